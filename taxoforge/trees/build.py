@@ -1,0 +1,447 @@
+"""From a directed graph to a rooted tree (paper 000 §4.1, SPEC §1).
+
+Input
+    An edge table ``(child, parent)`` of string node ids — e.g. Wikidata's subclass-of
+    (P279) edges, WordNet hypernym edges — and optionally more node ids that have no edge.
+
+Output
+    A :class:`TreeBuild`: the ``nodes`` table (``node_id``, ``parent_id``, ``depth``),
+    the ``report`` table naming every edge that was removed or chosen between, and
+    counts of each kind in ``stats``.
+
+Algorithm
+    1. Encode ids as integers in sorted id order (so nothing depends on input order);
+       drop duplicate edges.
+    2. Remove the nodes of the exclusion list (with all their edges) and self loops.
+    3. Break cycles. Find the strongly connected components (``scipy.sparse.csgraph``).
+       Policy ``"dfs_back_edges"`` (default): inside every non-trivial component run a
+       depth-first search from the top (parent → child), starting at the members that
+       have a parent outside the component, in sorted id order, then at the rest; remove
+       every back edge. Policy ``"drop_abstract"``: remove, from every non-trivial
+       component, its most abstract member (the most direct subclasses, ties by id) with
+       all its edges, and repeat until no cycle is left.
+    4. Give every parentless node a synthetic parent ``<source>:root`` when there is more
+       than one of them.
+    5. Longest root path: a level-synchronous topological sort (Kahn's algorithm, one
+       vectorised pass per level) gives each node the round in which its last parent was
+       settled, which is the length of its longest path from the root. In the same pass
+       ``log n(v)``, the log of the number of longest root paths, is accumulated over the
+       *tight* parents (``depth(p) = depth(v) - 1``).
+    6. Seeded ties: a node with several tight parents picks parent ``p`` with probability
+       ``n(p) / Σ n``, using a uniform draw that depends only on ``(seed, node id)``
+       (BLAKE2b), so every longest path of a node is equally likely, the result is one
+       tree, and changing one corner of the graph does not reshuffle the rest.
+
+Every step is vectorised over edge arrays; the only Python loops are over cycle members
+(step 3) and the tie draws (one hash per tied node).
+
+References
+    Kiritchenko et al., "Learning and evaluation in the presence of class hierarchies",
+    2006; Suchanek et al., "YAGO 4.5", SIGIR 2024 (deterministic cycle removal).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+from taxoforge.trees.tables import REPORT_SCHEMA
+
+__all__ = ["TreeBuild", "build_tree", "CYCLE_POLICIES", "tie_draw"]
+
+CYCLE_POLICIES = ("dfs_back_edges", "drop_abstract")
+
+
+class CycleError(RuntimeError):
+    """Raised if a cycle survives cycle removal (a bug, never expected)."""
+
+
+@dataclass
+class TreeBuild:
+    """Result of :func:`build_tree`.
+
+    ``nodes``: ``node_id``, ``parent_id`` (null for the root), ``depth``, ``n_longest_paths_log``
+    (natural log of the number of longest root paths of the node in the acyclic graph).
+    ``report``: one row per decision, ``kind`` one of ``excluded_node``, ``self_loop``,
+    ``cycle_back_edge``, ``abstract_on_cycle``, ``synthetic_root``, ``not_longest``, ``tie``.
+    ``stats``: counts by kind, and sizes.
+    """
+
+    nodes: pl.DataFrame
+    report: pl.DataFrame
+    stats: dict = field(default_factory=dict)
+    root_id: str = ""
+
+
+def tie_draw(seed: int, node_ids: Iterable[str]) -> np.ndarray:
+    """Uniform draws in [0, 1), one per node id, depending only on ``(seed, node id)``.
+
+    >>> float(tie_draw(0, ["wd:Q5"])[0]) == float(tie_draw(0, ["wd:Q5"])[0])
+    True
+    """
+    out = []
+    prefix = f"taxoforge-tie\x1f{int(seed)}\x1f".encode()
+    for nid in node_ids:
+        h = hashlib.blake2b(prefix + nid.encode(), digest_size=8).digest()
+        out.append(int.from_bytes(h, "big") >> 11)  # 53 bits: exact in float64
+    return np.asarray(out, dtype=np.float64) / float(1 << 53)
+
+
+def _ranges(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Positions ``indptr[r]:indptr[r+1]`` for every r in ``rows``, concatenated."""
+    starts = indptr[rows]
+    lens = indptr[rows + 1] - starts
+    total = int(lens.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    offs = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+    return offs + np.arange(total, dtype=np.int64)
+
+
+def _report_frame(kind: str, child: np.ndarray, parent: np.ndarray | None, ids: np.ndarray,
+                  detail: str | None = None) -> pl.DataFrame:
+    n = len(child)
+    return pl.DataFrame(
+        {
+            "kind": pl.Series([kind] * n, dtype=pl.String) if n else pl.Series([], dtype=pl.String),
+            "child_id": pl.Series(ids[child] if n else [], dtype=pl.String),
+            "parent_id": pl.Series(ids[parent] if (parent is not None and n) else [None] * n, dtype=pl.String),
+            "detail": pl.Series([detail] * n, dtype=pl.String),
+        }
+    )
+
+
+def _dfs_back_edges(members: np.ndarray, src: np.ndarray, dst: np.ndarray, eids: np.ndarray,
+                    entries: set[int]) -> list[int]:
+    """Back edges of a DFS over one component. ``src → dst`` is parent → child, edges sorted
+    by (src, dst); ``eids`` are the global edge indices. Returns global edge indices."""
+    adj: dict[int, list[tuple[int, int]]] = {}
+    for s, d, e in zip(src.tolist(), dst.tolist(), eids.tolist()):
+        adj.setdefault(s, []).append((d, e))
+    order = sorted(m for m in members.tolist() if m in entries) + sorted(
+        m for m in members.tolist() if m not in entries
+    )
+    state: dict[int, int] = {}  # 1 = on stack, 2 = done
+    back: list[int] = []
+    for start in order:
+        if start in state:
+            continue
+        state[start] = 1
+        stack = [(start, iter(adj.get(start, ())))]
+        while stack:
+            node, it = stack[-1]
+            for d, e in it:
+                st = state.get(d)
+                if st is None:
+                    state[d] = 1
+                    stack.append((d, iter(adj.get(d, ()))))
+                    break
+                if st == 1:
+                    back.append(e)
+            else:
+                state[node] = 2
+                stack.pop()
+    return back
+
+
+def build_tree(
+    edges: pl.DataFrame,
+    *,
+    source: str,
+    seed: int = 0,
+    cycle_policy: str = "dfs_back_edges",
+    exclude: Iterable[str] = (),
+    extra_nodes: Iterable[str] = (),
+    child_col: str = "child",
+    parent_col: str = "parent",
+) -> TreeBuild:
+    """Turn a child→parent edge table into one rooted tree by longest root paths.
+
+    Parameters
+    ----------
+    edges : polars.DataFrame
+        One row per edge with string columns ``child`` and ``parent``.
+    source : str
+        Source prefix, used to name a synthetic root ``<source>:root``.
+    seed : int
+        Seed of the tie draws.
+    cycle_policy : {"dfs_back_edges", "drop_abstract"}
+        How cycles are broken (module docstring, step 3).
+    exclude : iterable of str
+        Node ids removed, with their edges, before anything else.
+    extra_nodes : iterable of str
+        Node ids that have no edges but belong to the graph (they hang under the root).
+
+    Returns
+    -------
+    TreeBuild
+
+    Raises
+    ------
+    ValueError
+        On unknown ``cycle_policy``, missing columns, null ids, or an empty graph.
+
+    Examples
+    --------
+    >>> e = pl.DataFrame({"child": ["b", "c", "c", "d"], "parent": ["a", "a", "b", "c"]})
+    >>> t = build_tree(e, source="x")
+    >>> t.nodes.select("node_id", "parent_id", "depth").rows()
+    [('a', None, 0), ('b', 'a', 1), ('c', 'b', 2), ('d', 'c', 3)]
+    >>> t.stats["not_longest"]
+    1
+    """
+    if cycle_policy not in CYCLE_POLICIES:
+        raise ValueError(f"unknown cycle_policy {cycle_policy!r}; expected one of {CYCLE_POLICIES}")
+    for c in (child_col, parent_col):
+        if c not in edges.columns:
+            raise ValueError(f"edge table has no column {c!r}; columns are {edges.columns}")
+    e = edges.select(pl.col(child_col).cast(pl.String).alias("c"), pl.col(parent_col).cast(pl.String).alias("p"))
+    nulls = e.with_row_index("row").filter(pl.col("c").is_null() | pl.col("p").is_null())
+    if nulls.height:
+        raise ValueError(f"edge table has null ids in {nulls.height} row(s), first at row {nulls['row'][0]}")
+
+    extra = pl.Series("id", list(extra_nodes), dtype=pl.String)
+    ids_series = pl.concat([e["c"], e["p"], extra]).unique().sort()
+    ids = ids_series.to_numpy().astype(object)
+    n = len(ids)
+    if n == 0:
+        raise ValueError("empty graph: no edges and no nodes")
+    synthetic_root = f"{source}:root"
+
+    codes = pl.DataFrame({"id": ids_series, "code": np.arange(n, dtype=np.int64)})
+    enc = (
+        e.join(codes.rename({"id": "c", "code": "ci"}), on="c", how="left")
+        .join(codes.rename({"id": "p", "code": "pi"}), on="p", how="left")
+        .select("ci", "pi")
+        .unique()
+        .sort("pi", "ci")
+    )
+    stats: dict = {"input_edges": edges.height, "duplicate_edges": edges.height - enc.height}
+    child = enc["ci"].to_numpy()
+    parent = enc["pi"].to_numpy()
+    reports: list[pl.DataFrame] = []
+
+    alive = np.ones(n, dtype=bool)
+    # 2. exclusion list and self loops
+    excl_set = set(exclude)
+    excl_codes = np.searchsorted(ids, np.array(sorted(excl_set & set(ids_series.to_list())), dtype=object)) if excl_set else np.empty(0, np.int64)
+    excl_codes = np.asarray(excl_codes, dtype=np.int64)
+    stats["excluded_nodes"] = int(len(excl_codes))
+    if len(excl_codes):
+        alive[excl_codes] = False
+        drop = ~alive[child] | ~alive[parent]
+        reports.append(_report_frame("excluded_node", child[drop], parent[drop], ids, "edge touches an excluded node"))
+        child, parent = child[~drop], parent[~drop]
+    loops = child == parent
+    stats["self_loops"] = int(loops.sum())
+    if loops.any():
+        reports.append(_report_frame("self_loop", child[loops], parent[loops], ids, "child is its own parent"))
+        child, parent = child[~loops], parent[~loops]
+
+    # 3. cycles
+    stats["cycle_edges_removed"] = 0
+    stats["abstract_nodes_dropped"] = 0
+    stats["nontrivial_sccs"] = 0
+    first_pass = True
+    while True:
+        g = csr_matrix((np.ones(len(child), dtype=np.int8), (parent, child)), shape=(n, n))
+        ncomp, label = connected_components(g, directed=True, connection="strong")
+        if ncomp == n:
+            break
+        sizes = np.bincount(label, minlength=ncomp)
+        big = sizes > 1
+        in_cycle = big[label]
+        if first_pass:
+            stats["nontrivial_sccs"] = int(big.sum())
+            stats["nodes_on_cycles"] = int(in_cycle.sum())
+            first_pass = False
+        intra = in_cycle[child] & (label[child] == label[parent])
+        if cycle_policy == "dfs_back_edges":
+            entries = set(np.unique(child[in_cycle[child] & ~intra]).tolist())
+            intra_idx = np.flatnonzero(intra)
+            comp_of_edge = label[child[intra_idx]]
+            order = np.lexsort((child[intra_idx], parent[intra_idx], comp_of_edge))
+            intra_idx = intra_idx[order]
+            comp_of_edge = comp_of_edge[order]
+            bounds = np.flatnonzero(np.diff(comp_of_edge)) + 1
+            members_all = np.flatnonzero(in_cycle)
+            members_by_comp = {}
+            mlab = label[members_all]
+            morder = np.argsort(mlab, kind="stable")
+            for grp in np.split(members_all[morder], np.flatnonzero(np.diff(mlab[morder])) + 1):
+                members_by_comp[int(label[grp[0]])] = grp
+            back: list[int] = []
+            for grp in np.split(intra_idx, bounds):
+                comp = int(label[child[grp[0]]])
+                back.extend(_dfs_back_edges(members_by_comp[comp], parent[grp], child[grp], grp, entries))
+            back_arr = np.asarray(sorted(back), dtype=np.int64)
+            reports.append(_report_frame("cycle_back_edge", child[back_arr], parent[back_arr], ids,
+                                         "back edge of a DFS inside a strongly connected component"))
+            stats["cycle_edges_removed"] += len(back_arr)
+            keep = np.ones(len(child), dtype=bool)
+            keep[back_arr] = False
+            child, parent = child[keep], parent[keep]
+            # removing all DFS back edges of every component leaves no cycle; loop verifies.
+        else:  # drop_abstract
+            n_children = np.bincount(parent, minlength=n)
+            members = np.flatnonzero(in_cycle)
+            # most children first, then smallest id
+            order = np.lexsort((members, -n_children[members], label[members]))
+            members = members[order]
+            firsts = members[np.concatenate(([True], np.diff(label[members]) != 0))]
+            alive[firsts] = False
+            drop = ~alive[child] | ~alive[parent]
+            reports.append(_report_frame("abstract_on_cycle", child[drop], parent[drop], ids,
+                                         "edge of the most abstract class on a cycle (removed)"))
+            stats["abstract_nodes_dropped"] += len(firsts)
+            stats["cycle_edges_removed"] += int(drop.sum())
+            child, parent = child[~drop], parent[~drop]
+
+    # 4. roots
+    has_parent = np.zeros(n, dtype=bool)
+    has_parent[child] = True
+    roots = np.flatnonzero(alive & ~has_parent)
+    if len(roots) == 0:
+        raise CycleError("no root left after cycle removal")
+    all_ids = ids
+    if len(roots) > 1:
+        if synthetic_root in set(ids_series.to_list()):
+            raise ValueError(f"node id {synthetic_root!r} is reserved for the synthetic root")
+        root = n
+        all_ids = np.append(ids, np.array([synthetic_root], dtype=object))
+        n_all = n + 1
+        alive = np.append(alive, True)
+        child = np.concatenate([child, roots])
+        parent = np.concatenate([parent, np.full(len(roots), root, dtype=np.int64)])
+        reports.append(_report_frame("synthetic_root", roots, np.full(len(roots), root), all_ids,
+                                     "parentless node placed under the synthetic root"))
+    else:
+        root = int(roots[0])
+        n_all = n
+    stats["roots_in_graph"] = int(len(roots))
+
+    # 5. longest root path, path counts (log space), level by level
+    order = np.lexsort((child, parent))
+    child, parent = child[order], parent[order]
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(parent, minlength=n_all))))
+    remaining = np.bincount(child, minlength=n_all).astype(np.int64)
+    depth = np.full(n_all, -1, dtype=np.int32)
+    logn = np.full(n_all, -np.inf)
+    depth[root] = 0
+    logn[root] = 0.0
+    tight = np.zeros(len(child), dtype=bool)
+    frontier = np.array([root], dtype=np.int64)
+    level = 0
+    while len(frontier):
+        pos = _ranges(indptr, frontier)
+        if len(pos) == 0:
+            break
+        ch = child[pos]
+        dec = np.bincount(ch, minlength=n_all)
+        touched = np.flatnonzero(dec)
+        remaining[touched] -= dec[touched]
+        ready = touched[remaining[touched] == 0]
+        level += 1
+        depth[ready] = level
+        tpos = pos[depth[ch] == level]
+        tight[tpos] = True
+        tc, tp = child[tpos], parent[tpos]
+        mx = np.full(n_all, -np.inf)
+        np.maximum.at(mx, tc, logn[tp])
+        ssum = np.bincount(tc, weights=np.exp(logn[tp] - mx[tc]), minlength=n_all)
+        logn[ready] = mx[ready] + np.log(ssum[ready])
+        frontier = ready
+    unreached = np.flatnonzero(alive & (depth < 0))
+    if len(unreached):
+        raise CycleError(f"{len(unreached)} node(s) unreachable after cycle removal, e.g. {all_ids[unreached[0]]}")
+    stats["max_depth"] = int(depth.max())
+
+    # non-longest edges
+    nl = ~tight
+    stats["not_longest"] = int(nl.sum())
+    if nl.any():
+        reports.append(_report_frame("not_longest", child[nl], parent[nl], all_ids,
+                                     "parent is not on a longest root path"))
+
+    # 6. seeded ties among tight parents, weighted by path counts
+    tc, tp = child[tight], parent[tight]
+    o = np.lexsort((tp, tc))
+    tc, tp = tc[o], tp[o]
+    chosen_parent = np.full(n_all, -1, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], tc[1:] != tc[:-1]))) if len(tc) else np.empty(0, np.int64)
+    counts = np.diff(np.append(starts, len(tc)))
+    single = counts == 1
+    chosen_parent[tc[starts[single]]] = tp[starts[single]]
+    tie_groups = np.flatnonzero(~single)
+    stats["ties"] = int(len(tie_groups))
+    if len(tie_groups):
+        gstart, gcount = starts[tie_groups], counts[tie_groups]
+        pos = _ranges(np.append(starts, len(tc)), tie_groups)
+        gid = np.repeat(np.arange(len(tie_groups)), gcount)
+        w_log = logn[tp[pos]]
+        gmax = np.full(len(tie_groups), -np.inf)
+        np.maximum.at(gmax, gid, w_log)
+        w = np.exp(w_log - gmax[gid])
+        csum = np.cumsum(w)
+        group_base = np.concatenate(([0.0], csum[np.cumsum(gcount)[:-1] - 1]))
+        within = csum - group_base[gid]
+        totals = within[np.cumsum(gcount) - 1]
+        tie_nodes = tc[gstart]
+        u = tie_draw(seed, all_ids[tie_nodes].tolist())
+        # chosen: first candidate whose cumulative share exceeds u
+        exceeds = within > (u * totals)[gid]
+        first = np.full(len(tie_groups), -1, dtype=np.int64)
+        hit = np.flatnonzero(exceeds)
+        # first hit per group
+        _, first_idx = np.unique(gid[hit], return_index=True)
+        first[np.unique(gid[hit])] = hit[first_idx]
+        first[first < 0] = (np.cumsum(gcount) - 1)[first < 0]  # guard against rounding
+        chosen_parent[tie_nodes] = tp[pos[first]]
+        offsets = np.concatenate(([0], np.cumsum(gcount))).astype(np.int32)
+        cand = pa.ListArray.from_arrays(pa.array(offsets), pa.array(all_ids[tp[pos]].tolist(), type=pa.string()))
+        wts = pa.ListArray.from_arrays(pa.array(offsets), pa.array(w / totals[gid], type=pa.float64()))
+        reports.append(
+            pl.DataFrame(
+                {
+                    "kind": pl.Series(["tie"] * len(tie_groups), dtype=pl.String),
+                    "child_id": pl.Series(all_ids[tie_nodes].tolist(), dtype=pl.String),
+                    "candidates": pl.from_arrow(cand),
+                    "weights": pl.from_arrow(wts),
+                    "chosen": pl.Series(all_ids[tp[pos[first]]].tolist(), dtype=pl.String),
+                    "seed": pl.Series([int(seed)] * len(tie_groups), dtype=pl.Int64),
+                    "detail": pl.Series(["parent drawn with probability proportional to its number of longest root paths"] * len(tie_groups), dtype=pl.String),
+                }
+            )
+        )
+
+    keep_nodes = np.flatnonzero(alive)
+    par = chosen_parent[keep_nodes]
+    nodes = pl.DataFrame(
+        {
+            "node_id": pl.Series(all_ids[keep_nodes].tolist(), dtype=pl.String),
+            "parent_id": pl.Series(np.where(par >= 0, all_ids[np.maximum(par, 0)], None).tolist(), dtype=pl.String),
+            "depth": pl.Series(depth[keep_nodes], dtype=pl.Int32),
+            "n_longest_paths_log": pl.Series(logn[keep_nodes], dtype=pl.Float64),
+        }
+    ).sort("node_id")
+    stats["nodes"] = nodes.height
+    stats["edges_kept"] = nodes.height - 1
+    report = pl.concat([_conform_report(r) for r in reports]) if reports else pl.DataFrame(schema=REPORT_SCHEMA)
+    report = report.sort(["kind", "child_id", "parent_id"], nulls_last=True, maintain_order=True)
+    return TreeBuild(nodes=nodes, report=report, stats=stats, root_id=str(all_ids[root]))
+
+
+def _conform_report(df: pl.DataFrame) -> pl.DataFrame:
+    return df.select(
+        [
+            (pl.col(c).cast(t) if c in df.columns else pl.lit(None, dtype=t).alias(c))
+            for c, t in REPORT_SCHEMA.items()
+        ]
+    )

@@ -1,0 +1,177 @@
+"""The tree data model: the four tables of a taxonomy (SPEC §5) and their Parquet files.
+
+A taxonomy is stored as four tables, each one Parquet file:
+
+``nodes``   one row per tree node: ``node_id``, ``parent_id`` (null for the root),
+            ``depth`` (root = 0), ``label`` (display name), ``rank`` (taxonomic rank
+            or null), ``is_leaf``.
+``names``   every name of a node: ``node_id``, ``name``, ``kind`` (``label``,
+            ``alias``, ``lemma``, ``scientific``, ``synonym``, ``vernacular`` …),
+            ``lang`` (BCP-47 code, ``la`` for scientific names, null if unknown).
+``links``   dataset labels linked to nodes (see :mod:`taxoforge.links`).
+``report``  every edge the graph→tree step removed or chose between
+            (see :mod:`taxoforge.trees.build`).
+
+Files are written to a temporary name and renamed, so a reader never sees half a
+file, and rows are sorted canonically so the same content gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = [
+    "NODES_SCHEMA",
+    "NAMES_SCHEMA",
+    "LINKS_SCHEMA",
+    "REPORT_SCHEMA",
+    "TABLE_SCHEMAS",
+    "SCHEMA_VERSION",
+    "TreeTables",
+    "conform",
+    "write_parquet_atomic",
+]
+
+SCHEMA_VERSION = 1
+
+NODES_SCHEMA = {
+    "node_id": pl.String,
+    "parent_id": pl.String,
+    "depth": pl.Int32,
+    "label": pl.String,
+    "rank": pl.String,
+    "is_leaf": pl.Boolean,
+}
+NAMES_SCHEMA = {
+    "node_id": pl.String,
+    "name": pl.String,
+    "kind": pl.String,
+    "lang": pl.String,
+}
+LINKS_SCHEMA = {
+    "dataset": pl.String,
+    "label_id": pl.String,
+    "label_text": pl.String,
+    "external_id": pl.String,
+    "status": pl.String,  # linked | ambiguous | unmatched
+    "method": pl.String,  # external_id | exact | normalised | genus_fallback | … (null if not linked)
+    "node_id": pl.String,  # null unless linked
+    "candidates": pl.List(pl.String),  # all candidate node ids (ambiguous: ≥ 2)
+    "detail": pl.String,
+}
+REPORT_SCHEMA = {
+    "kind": pl.String,
+    "child_id": pl.String,
+    "parent_id": pl.String,
+    "candidates": pl.List(pl.String),
+    "weights": pl.List(pl.Float64),
+    "chosen": pl.String,
+    "seed": pl.Int64,
+    "detail": pl.String,
+}
+TABLE_SCHEMAS = {
+    "nodes": NODES_SCHEMA,
+    "names": NAMES_SCHEMA,
+    "links": LINKS_SCHEMA,
+    "report": REPORT_SCHEMA,
+}
+# Canonical row order of each table (deterministic bytes).
+SORT_KEYS = {
+    "nodes": ["node_id"],
+    "names": ["node_id", "kind", "name", "lang"],
+    "links": ["dataset", "label_id"],
+    "report": ["kind", "child_id", "parent_id"],
+}
+
+
+def conform(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
+    """Cast ``df`` to the schema of ``table`` (adding missing nullable columns, in canonical
+    column order) and sort its rows canonically. Raises ``ValueError`` naming the table and
+    the columns if a required key column is missing."""
+    schema = TABLE_SCHEMAS[table]
+    if df is None:
+        return pl.DataFrame(schema=schema)
+    missing_keys = [c for c in SORT_KEYS[table][:1] if c not in df.columns]
+    if missing_keys:
+        raise ValueError(f"table {table!r}: missing required column(s) {missing_keys}; got {df.columns}")
+    cols = []
+    for name, dtype in schema.items():
+        if name in df.columns:
+            cols.append(pl.col(name).cast(dtype))
+        else:
+            cols.append(pl.lit(None, dtype=dtype).alias(name))
+    out = df.select(cols)
+    return out.sort(SORT_KEYS[table], nulls_last=True, maintain_order=True)
+
+
+def write_parquet_atomic(df: pl.DataFrame, path: str | os.PathLike) -> Path:
+    """Write ``df`` to ``path`` via a temporary file in the same folder and an atomic rename.
+
+    Output is deterministic: no timestamps, fixed compression, statistics on."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        table: pa.Table = df.to_arrow()
+        # Drop polars' own schema metadata so bytes depend on content only.
+        table = table.replace_schema_metadata(None)
+        pq.write_table(table, tmp, compression="zstd", compression_level=3, use_dictionary=True,
+                       write_statistics=True, row_group_size=1_000_000)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+@dataclass
+class TreeTables:
+    """The four tables of one taxonomy, plus free-form ``info`` (source versions, stats)."""
+
+    name: str
+    nodes: pl.DataFrame
+    names: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=NAMES_SCHEMA))
+    links: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=LINKS_SCHEMA))
+    report: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REPORT_SCHEMA))
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.nodes = conform(self.nodes, "nodes")
+        self.names = conform(self.names, "names")
+        self.links = conform(self.links, "links")
+        self.report = conform(self.report, "report")
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        return {"nodes": self.nodes, "names": self.names, "links": self.links, "report": self.report}
+
+    def write(self, folder: str | os.PathLike) -> dict[str, Path]:
+        """Write ``<folder>/{nodes,names,links,report}.parquet`` atomically (file by file)."""
+        folder = Path(folder)
+        return {t: write_parquet_atomic(df, folder / f"{t}.parquet") for t, df in self.tables().items()}
+
+    @classmethod
+    def read(cls, folder: str | os.PathLike, name: str | None = None) -> "TreeTables":
+        """Read the tables written by :meth:`write`. A missing ``nodes.parquet`` is an error
+        naming the folder; the other tables are optional."""
+        folder = Path(folder)
+        if not (folder / "nodes.parquet").exists():
+            raise FileNotFoundError(f"{folder}: no nodes.parquet — not a taxonomy folder")
+        parts = {}
+        for t in TABLE_SCHEMAS:
+            p = folder / f"{t}.parquet"
+            parts[t] = pl.read_parquet(p) if p.exists() else None
+        return cls(name=name or folder.name, **parts)
+
+    def taxonomy(self):
+        """A :class:`taxoforge.trees.taxonomy.Taxonomy` over these tables."""
+        from taxoforge.trees.taxonomy import Taxonomy
+
+        return Taxonomy(self.nodes, self.names)
