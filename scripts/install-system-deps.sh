@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages taxoforge uses when they are missing:
+#   wordnet-base, wordnet-sense-index  WordNet 3.0 for NLTK (the embedded default)
+#   postgresql                         the Dagster instance storage the tests run against
+#   chromium                           headless screenshots of the Dagster UI in tests
+# Skips quietly where apt-get is unavailable or we are not root (then the code explains
+# what is missing when it needs it).
+set -u
+need=()
+[ -f /usr/share/wordnet/data.noun ] || need+=(wordnet-base)
+[ -f /usr/share/wordnet/index.sense ] || need+=(wordnet-sense-index)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ ${#need[@]} -eq 0 ] && exit 0
+if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then
+  echo "note: missing Debian packages ${need[*]} (not root or no apt-get); install them to enable all features" >&2
+  exit 0
+fi
+echo "installing Debian packages: ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null || {
+  echo "warning: apt-get install ${need[*]} failed" >&2
+  exit 0
+}
