@@ -1,0 +1,525 @@
+"""Catalogue of Life Data Package (ColDP) → taxonomy tree.
+
+Input
+    A ColDP archive, as a folder or a ``.zip``, in either flavour:
+
+    * **split**: ``Taxon`` (``ID``, ``parentID``, ``nameID``), ``Name`` (``ID``,
+      ``scientificName`` or its parts, ``rank``), optional ``Synonym`` (``taxonID``,
+      ``nameID``, ``status``) and ``VernacularName`` (``taxonID``, ``name``, ``language``);
+    * **NameUsage**: one ``NameUsage`` table (``ID``, ``parentID``, ``status``,
+      ``scientificName``, ``rank``) in which a synonym's ``parentID`` is its accepted
+      taxon; optional ``VernacularName``.
+
+    Files are tab-separated (``.tsv``/``.txt``, unquoted) or comma-separated (``.csv``,
+    quoted); file names are matched case-insensitively and without ``-``/``_``
+    (``vernacular-name.tsv``, ``VernacularName.tsv``); column names case-insensitively and
+    with or without the ``col:`` prefix.
+
+Output
+    :class:`~taxoforge.trees.tables.TreeTables`: accepted taxa (``col:<ID>``) linked by
+    ``parentID``, ranks kept, the scientific name as label; the ``names`` table holds the
+    accepted scientific names (kind ``scientific``, lang ``la``), synonyms (``synonym``,
+    ``la``), misapplied names (``misapplied``) and vernacular names (``vernacular``,
+    language as BCP-47 where a two-letter code exists).
+
+Algorithm
+    1. Locate the tables (a zip is first extracted into a temporary folder, refusing any
+       member that is absolute, contains ``..`` or is a link).
+    2. Scan only the needed columns lazily with polars, as strings, and collect with the
+       streaming engine, so a full release (millions of name usages) stays within memory.
+    3. Validate: missing IDs, duplicate taxon IDs and names that do not resolve are errors
+       naming the file and line; a ``parentID`` outside the dataset (a partial export)
+       makes that taxon a root and is reported (``dangling_parent``); synonyms of unknown
+       taxa are reported (``dangling_synonym``) and skipped.
+    4. Build the tree with :func:`taxoforge.trees.build.build_tree` (which roots a forest
+       under ``col:root`` and breaks any cycle, reporting what it removed).
+
+Downloads of releases go through :func:`download_release` (checksum, HTTP Range resume).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import tempfile
+import time
+import zipfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import polars as pl
+
+from taxoforge.sources.ranked import ranked_tree_tables, report_frame
+from taxoforge.trees.tables import TreeTables
+
+__all__ = [
+    "ColdpError",
+    "ChecksumError",
+    "ColdpTables",
+    "read_coldp",
+    "coldp_tree",
+    "coldp_synonyms",
+    "safe_extract",
+    "download_release",
+    "file_checksum",
+    "LANG_3_TO_2",
+]
+
+SOURCE = "col"
+ACCEPTED_STATUSES = {"accepted", "provisionally accepted"}
+SYNONYM_STATUSES = {"synonym", "ambiguous synonym"}
+MISAPPLIED_STATUSES = {"misapplied"}
+
+# ISO 639-3 (ColDP) → ISO 639-1 (BCP-47 prefers the shortest code) for common languages.
+LANG_3_TO_2 = {
+    "eng": "en", "deu": "de", "ger": "de", "fra": "fr", "fre": "fr", "spa": "es", "por": "pt",
+    "ita": "it", "nld": "nl", "dut": "nl", "jpn": "ja", "zho": "zh", "chi": "zh", "rus": "ru",
+    "pol": "pl", "ces": "cs", "cze": "cs", "swe": "sv", "nor": "no", "nob": "nb", "dan": "da",
+    "fin": "fi", "hun": "hu", "tur": "tr", "ara": "ar", "heb": "he", "hin": "hi", "kor": "ko",
+    "vie": "vi", "ind": "id", "msa": "ms", "tha": "th", "ukr": "uk", "ron": "ro", "rum": "ro",
+    "ell": "el", "gre": "el", "cat": "ca", "eus": "eu", "baq": "eu", "glg": "gl", "est": "et",
+    "lav": "lv", "lit": "lt", "slk": "sk", "slo": "sk", "slv": "sl", "hrv": "hr", "srp": "sr",
+    "bul": "bg", "isl": "is", "ice": "is", "gle": "ga", "cym": "cy", "wel": "cy", "afr": "af",
+    "swa": "sw", "fas": "fa", "per": "fa", "mri": "mi", "mao": "mi", "lat": "la",
+}
+
+# logical table → accepted file stems (lower case, without "-" and "_")
+_TABLE_STEMS = {
+    "taxon": ("taxon",),
+    "name": ("name",),
+    "synonym": ("synonym",),
+    "vernacular": ("vernacularname", "vernacular"),
+    "nameusage": ("nameusage",),
+}
+_EXTENSIONS = {".tsv": "\t", ".txt": "\t", ".csv": ","}
+
+
+class ColdpError(ValueError):
+    """Malformed ColDP input; the message names the file and, where it applies, the line."""
+
+
+class ChecksumError(ColdpError):
+    """A downloaded file does not match its expected checksum."""
+
+
+@dataclass
+class ColdpTables:
+    """The parts of a ColDP archive that make a tree, in the split flavour's shape.
+
+    ``taxa``: ``node_id``, ``parent_id``, ``label``, ``rank``, ``provisional``;
+    ``names``: names table rows; ``synonyms``: ``name``, ``accepted_id``, ``accepted_name``,
+    ``status``, ``rank``; ``report``: rows for dangling parents/synonyms;
+    ``info``: flavour, files, row counts.
+    """
+
+    taxa: pl.DataFrame
+    names: pl.DataFrame
+    synonyms: pl.DataFrame
+    report: pl.DataFrame
+    info: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def safe_extract(archive: str | os.PathLike, dest: str | os.PathLike) -> Path:
+    """Extract a zip into ``dest``, refusing members that would land outside it.
+
+    Raises :class:`ColdpError` naming the archive and member for absolute paths, ``..``
+    components, drive letters and symbolic links; nothing is written in that case.
+    """
+    archive, dest = Path(archive), Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    root = dest.resolve()
+    try:
+        zf = zipfile.ZipFile(archive)
+    except zipfile.BadZipFile as e:
+        raise ColdpError(f"{archive}: not a zip archive ({e})") from e
+    with zf:
+        members = zf.infolist()
+        for m in members:
+            name = m.filename
+            parts = re.split(r"[\\/]+", name)
+            if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or ".." in parts:
+                raise ColdpError(f"{archive}: member {name!r} would be extracted outside {dest} "
+                                 "(absolute path or '..'); refusing the archive")
+            if stat.S_ISLNK(m.external_attr >> 16):
+                raise ColdpError(f"{archive}: member {name!r} is a symbolic link; refusing the archive")
+            target = (root / name).resolve()
+            if target != root and root not in target.parents:
+                raise ColdpError(f"{archive}: member {name!r} resolves outside {dest}; refusing the archive")
+        for m in members:
+            zf.extract(m, root)
+    return root
+
+
+@contextmanager
+def _opened(path: str | os.PathLike) -> Iterator[Path]:
+    """A folder holding the archive's tables (zip extracted to a temporary folder)."""
+    path = Path(path)
+    if not path.exists():
+        raise ColdpError(f"{path}: no such file or folder")
+    if path.is_dir():
+        yield path
+        return
+    if not zipfile.is_zipfile(path):
+        raise ColdpError(f"{path}: expected a ColDP folder or a .zip archive")
+    with tempfile.TemporaryDirectory(prefix="coldp-") as tmp:
+        yield safe_extract(path, tmp)
+
+
+def _find_tables(folder: Path) -> dict[str, Path]:
+    """Map logical table name → file, searching ``folder`` and (for zips that wrap their
+    content in one folder) its subfolders, case-insensitively."""
+    found: dict[str, Path] = {}
+    candidates = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in _EXTENSIONS
+                        and len(p.relative_to(folder).parts) <= 3)
+    # prefer the shallowest file for each table
+    candidates.sort(key=lambda p: (len(p.relative_to(folder).parts), str(p)))
+    for p in candidates:
+        stem = re.sub(r"[-_\s]", "", p.stem.lower())
+        for table, stems in _TABLE_STEMS.items():
+            if stem in stems and table not in found:
+                found[table] = p
+    return found
+
+
+def _canon_column(c: str) -> str:
+    c = c.strip().lstrip("\ufeff")
+    if c.lower().startswith("col:"):
+        c = c[4:]
+    return c.lower()
+
+
+def _first_bad_line(path: Path, sep: str) -> str:
+    """Locate the first record whose field count differs from the header's (error path only)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        if sep == ",":
+            reader = csv.reader(fh)
+            header = next(reader, [])
+            for i, row in enumerate(reader, start=2):
+                if row and len(row) != len(header):
+                    return f"line {reader.line_num}: expected {len(header)} fields, found {len(row)}"
+        else:
+            header = fh.readline().rstrip("\r\n").split("\t")
+            for i, line in enumerate(fh, start=2):
+                line = line.rstrip("\r\n")
+                if line and len(line.split("\t")) != len(header):
+                    return f"line {i}: expected {len(header)} fields, found {len(line.split(chr(9)))}"
+    return "could not locate the faulty line"
+
+
+def _scan(path: Path, wanted: dict[str, bool]) -> pl.DataFrame:
+    """Read the ``wanted`` columns (canonical lower-case name → required) of one table as
+    strings, with a ``_line`` column (the 1-based line of the record; header is line 1)."""
+    sep = _EXTENSIONS[path.suffix.lower()]
+    lf = pl.scan_csv(path, separator=sep, infer_schema=False, quote_char='"' if sep == "," else None,
+                     with_column_names=lambda cols: [_canon_column(c) for c in cols],
+                     row_index_name="_line", row_index_offset=2, encoding="utf8-lossy")
+    try:
+        cols = lf.collect_schema().names()
+    except pl.exceptions.PolarsError as e:  # pragma: no cover - depends on polars' message
+        raise ColdpError(f"{path}: cannot read the header ({e})") from e
+    missing = [c for c, req in wanted.items() if req and c not in cols]
+    if missing:
+        raise ColdpError(f"{path}: missing required column(s) {missing}; found {cols[1:]}")
+    sel = ["_line"] + [c for c in wanted if c in cols]
+    try:
+        df = lf.select(sel).collect(engine="streaming")
+    except pl.exceptions.ComputeError as e:
+        raise ColdpError(f"{path}: {_first_bad_line(path, sep)} ({str(e).splitlines()[0]})") from e
+    for c in wanted:
+        if c not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype=pl.String).alias(c))
+    return df.with_columns(pl.col(c).str.strip_chars() for c in wanted)
+
+
+def _require(df: pl.DataFrame, col: str, path: Path, what: str) -> None:
+    bad = df.filter(pl.col(col).is_null())
+    if bad.height:
+        raise ColdpError(f"{path}: line {bad['_line'][0]}: {what} is empty ({bad.height} row(s) in all)")
+
+
+def _unique_ids(df: pl.DataFrame, col: str, path: Path) -> None:
+    dup = df.filter(pl.col(col).is_duplicated()).sort("_line")
+    if dup.height:
+        raise ColdpError(f"{path}: line {dup['_line'][1]}: duplicate {col} {dup[col][0]!r} "
+                         f"(first at line {dup['_line'][0]})")
+
+
+def _name_expr() -> pl.Expr:
+    """scientificName, or the name assembled from its parsed parts."""
+    parts = pl.concat_str([pl.col("genus").fill_null(pl.col("genericname")), pl.col("specificepithet"),
+                           pl.col("infraspecificepithet")], separator=" ", ignore_nulls=True)
+    return pl.coalesce(pl.col("scientificname"), pl.col("uninomial"),
+                       pl.when(parts.str.len_chars() > 0).then(parts))
+
+
+def _lang_expr(col: str = "language") -> pl.Expr:
+    low = pl.col(col).str.to_lowercase()
+    return low.replace(LANG_3_TO_2)
+
+
+_NAME_COLS = {"scientificname": False, "uninomial": False, "genus": False, "genericname": False,
+              "specificepithet": False, "infraspecificepithet": False, "rank": False}
+
+
+def _read_split(files: dict[str, Path]) -> ColdpTables:
+    tpath, npath = files["taxon"], files.get("name")
+    if npath is None:
+        raise ColdpError(f"{tpath.parent}: has a Taxon table but no Name table")
+    taxon = _scan(tpath, {"id": True, "parentid": False, "nameid": True, "provisional": False})
+    _require(taxon, "id", tpath, "ID")
+    _require(taxon, "nameid", tpath, "nameID")
+    _unique_ids(taxon, "id", tpath)
+    name = _scan(npath, {"id": True, **_NAME_COLS})
+    _require(name, "id", npath, "ID")
+    _unique_ids(name, "id", npath)
+    name = name.with_columns(_name_expr().alias("sci"), pl.col("rank").str.to_lowercase())
+    noname = name.filter(pl.col("sci").is_null())
+    if noname.height:
+        raise ColdpError(f"{npath}: line {noname['_line'][0]}: name {noname['id'][0]!r} has neither "
+                         "scientificName nor name parts")
+    t = taxon.join(name.select(pl.col("id").alias("nameid"), "sci", "rank"), on="nameid", how="left")
+    unresolved = t.filter(pl.col("sci").is_null()).sort("_line")
+    if unresolved.height:
+        raise ColdpError(f"{tpath}: line {unresolved['_line'][0]}: nameID {unresolved['nameid'][0]!r} "
+                         f"is not an ID of {npath.name}")
+    taxa = t.select(pl.col("id"), pl.col("parentid"), pl.col("sci").alias("label"), "rank",
+                    (pl.col("provisional").str.to_lowercase() == "true").fill_null(False).alias("provisional"))
+
+    synonyms = pl.DataFrame(schema={"taxonid": pl.String, "sci": pl.String, "status": pl.String,
+                                    "rank": pl.String, "_line": pl.UInt32})
+    dangling_syn = pl.DataFrame(schema={"taxonid": pl.String, "detail": pl.String})
+    if "synonym" in files:
+        spath = files["synonym"]
+        syn = _scan(spath, {"taxonid": True, "nameid": True, "status": False})
+        _require(syn, "taxonid", spath, "taxonID")
+        _require(syn, "nameid", spath, "nameID")
+        syn = syn.join(name.select(pl.col("id").alias("nameid"), "sci", "rank"), on="nameid", how="left")
+        bad = syn.filter(pl.col("sci").is_null()).sort("_line")
+        if bad.height:
+            raise ColdpError(f"{spath}: line {bad['_line'][0]}: nameID {bad['nameid'][0]!r} is not an ID of "
+                             f"{npath.name}")
+        syn = syn.with_columns(pl.col("status").str.to_lowercase().fill_null("synonym"))
+        known = syn["taxonid"].is_in(taxa["id"].implode())
+        dangling_syn = syn.filter(~known).select(
+            "taxonid", pl.format("{}: line {}: synonym {} of unknown taxon", pl.lit(spath.name), "_line", "sci")
+            .alias("detail"))
+        synonyms = syn.filter(known).select("taxonid", "sci", "status", "rank", "_line")
+    info = {"flavour": "split", "files": {k: str(v) for k, v in files.items()},
+            "rows": {"taxon": taxon.height, "name": name.height, "synonym": synonyms.height + dangling_syn.height}}
+    return _assemble(taxa, synonyms, dangling_syn, files, info)
+
+
+def _read_nameusage(files: dict[str, Path]) -> ColdpTables:
+    upath = files["nameusage"]
+    nu = _scan(upath, {"id": True, "parentid": False, "status": False, **_NAME_COLS})
+    _require(nu, "id", upath, "ID")
+    _unique_ids(nu, "id", upath)
+    nu = nu.with_columns(_name_expr().alias("sci"), pl.col("rank").str.to_lowercase(),
+                         pl.col("status").str.to_lowercase().fill_null("accepted"))
+    noname = nu.filter(pl.col("sci").is_null())
+    if noname.height:
+        raise ColdpError(f"{upath}: line {noname['_line'][0]}: name usage {noname['id'][0]!r} has neither "
+                         "scientificName nor name parts")
+    accepted = nu.filter(pl.col("status").is_in(list(ACCEPTED_STATUSES)))
+    taxa = accepted.select("id", "parentid", pl.col("sci").alias("label"), "rank",
+                           (pl.col("status") == "provisionally accepted").alias("provisional"))
+    syn = nu.filter(pl.col("status").is_in(list(SYNONYM_STATUSES | MISAPPLIED_STATUSES)))
+    no_parent = syn.filter(pl.col("parentid").is_null()).sort("_line")
+    if no_parent.height:
+        raise ColdpError(f"{upath}: line {no_parent['_line'][0]}: {no_parent['status'][0]} "
+                         f"{no_parent['sci'][0]!r} has no parentID (its accepted name usage)")
+    known = syn["parentid"].is_in(taxa["id"].implode())
+    dangling_syn = syn.filter(~known).select(
+        pl.col("parentid").alias("taxonid"),
+        pl.format("{}: line {}: synonym {} of unknown or non-accepted usage", pl.lit(upath.name), "_line", "sci")
+        .alias("detail"))
+    synonyms = syn.filter(known).select(pl.col("parentid").alias("taxonid"), "sci", "status", "rank", "_line")
+    other = nu.filter(~pl.col("status").is_in(list(ACCEPTED_STATUSES | SYNONYM_STATUSES | MISAPPLIED_STATUSES)))
+    info = {"flavour": "nameusage", "files": {k: str(v) for k, v in files.items()},
+            "rows": {"nameusage": nu.height}, "skipped_statuses": dict(other.group_by("status").len().rows())}
+    return _assemble(taxa, synonyms, dangling_syn, files, info)
+
+
+def _assemble(taxa: pl.DataFrame, synonyms: pl.DataFrame, dangling_syn: pl.DataFrame,
+              files: dict[str, Path], info: dict) -> ColdpTables:
+    nid = lambda c: pl.concat_str([pl.lit(f"{SOURCE}:"), pl.col(c)])  # noqa: E731
+    ids = taxa["id"].implode()
+    has_dangling = pl.col("parentid").is_not_null() & ~pl.col("parentid").is_in(ids)
+    dangling = taxa.filter(has_dangling)
+    taxa = taxa.with_columns(pl.when(has_dangling).then(None).otherwise(pl.col("parentid")).alias("parentid"))
+    out_taxa = taxa.select(nid("id").alias("node_id"), pl.when(pl.col("parentid").is_not_null())
+                           .then(nid("parentid")).alias("parent_id"), "label", "rank", "provisional")
+
+    vern = pl.DataFrame(schema={"node_id": pl.String, "name": pl.String, "kind": pl.String, "lang": pl.String})
+    if "vernacular" in files:
+        vpath = files["vernacular"]
+        v = _scan(vpath, {"taxonid": True, "name": True, "language": False})
+        _require(v, "taxonid", vpath, "taxonID")
+        v = v.filter(pl.col("name").is_not_null())
+        unknown = v.filter(~pl.col("taxonid").is_in(ids))
+        info.setdefault("rows", {})["vernacular_unknown_taxon"] = unknown.height
+        vern = v.filter(pl.col("taxonid").is_in(ids)).select(
+            nid("taxonid").alias("node_id"), "name", pl.lit("vernacular").alias("kind"),
+            _lang_expr("language").alias("lang"))
+    sci = out_taxa.select("node_id", pl.col("label").alias("name"), pl.lit("scientific").alias("kind"),
+                          pl.lit("la").alias("lang"))
+    syn_names = synonyms.select(
+        nid("taxonid").alias("node_id"), pl.col("sci").alias("name"),
+        pl.when(pl.col("status").is_in(list(MISAPPLIED_STATUSES))).then(pl.lit("misapplied"))
+        .otherwise(pl.lit("synonym")).alias("kind"), pl.lit("la").alias("lang"))
+    names = pl.concat([sci, syn_names, vern]).unique(maintain_order=True)
+
+    synonyms_out = synonyms.join(out_taxa.select(pl.col("node_id").alias("accepted_id"),
+                                                 pl.col("label").alias("accepted_name"),
+                                                 pl.col("node_id").str.slice(len(SOURCE) + 1).alias("taxonid")),
+                                 on="taxonid", how="left").select(
+        pl.col("sci").alias("name"), "accepted_id", "accepted_name", "status", "rank")
+    report = pl.concat([
+        report_frame("dangling_parent", ("col:" + dangling["id"]), ("col:" + dangling["parentid"]),
+                     "parentID is not a taxon of this dataset; the taxon becomes a root"),
+        report_frame("dangling_synonym", ("col:" + dangling_syn["taxonid"]), None, dangling_syn["detail"]),
+    ])
+    info["counts"] = {"accepted_taxa": out_taxa.height, "synonyms": int((syn_names["kind"] == "synonym").sum()),
+                      "misapplied": int((syn_names["kind"] == "misapplied").sum()),
+                      "vernacular_names": vern.height, "dangling_parents": dangling.height,
+                      "dangling_synonyms": dangling_syn.height}
+    return ColdpTables(taxa=out_taxa, names=names, synonyms=synonyms_out, report=report, info=info)
+
+
+def read_coldp(path: str | os.PathLike) -> ColdpTables:
+    """Read a ColDP folder or zip (either flavour) into :class:`ColdpTables`."""
+    with _opened(path) as folder:
+        files = _find_tables(folder)
+        if "taxon" in files:
+            tables = _read_split(files)
+        elif "nameusage" in files:
+            tables = _read_nameusage(files)
+        else:
+            raise ColdpError(f"{path}: no Taxon or NameUsage table found (looked for taxon.tsv/.csv, "
+                             "NameUsage.tsv/.csv, case-insensitively)")
+        tables.info["files"] = {k: os.path.relpath(v, folder) for k, v in files.items()}
+        tables.info["path"] = str(path)
+    return tables
+
+
+def coldp_tree(path: str | os.PathLike, *, name: str = "coldp") -> TreeTables:
+    """Build the tree of accepted taxa of a ColDP folder or zip.
+
+    Examples
+    --------
+    >>> t = coldp_tree("../shared/data/coldp/coldp_spec_example")  # doctest: +SKIP
+    >>> t.nodes.filter(pl.col("rank") == "genus").height  # doctest: +SKIP
+    4
+    """
+    ct = read_coldp(path)
+    edges = ct.taxa.filter(pl.col("parent_id").is_not_null()).select(
+        pl.col("node_id").alias("child"), pl.col("parent_id").alias("parent"))
+    return ranked_tree_tables(name, source=SOURCE, edges=edges, taxa=ct.taxa, names=ct.names,
+                              report=ct.report, root_label="Catalogue of Life root", info=ct.info)
+
+
+def coldp_synonyms(path: str | os.PathLike) -> pl.DataFrame:
+    """Synonym → accepted name table of a ColDP archive (``name``, ``accepted_id``,
+    ``accepted_name``, ``status``, ``rank``); misapplied names excluded."""
+    s = read_coldp(path).synonyms
+    return s.filter(~pl.col("status").is_in(list(MISAPPLIED_STATUSES)))
+
+
+# --------------------------------------------------------------------------- download
+
+
+def file_checksum(path: str | os.PathLike, algorithm: str = "sha256") -> str:
+    """Hex digest of a file, read in 1 MiB blocks."""
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _parse_checksum(checksum: str) -> tuple[str, str]:
+    if ":" in checksum:
+        algo, hexd = checksum.split(":", 1)
+        return algo.lower(), hexd.lower()
+    hexd = checksum.lower()
+    algo = {64: "sha256", 32: "md5", 40: "sha1", 128: "sha512"}.get(len(hexd))
+    if algo is None:
+        raise ValueError(f"cannot tell the algorithm of checksum {checksum!r}; write it as 'sha256:<hex>'")
+    return algo, hexd
+
+
+def download_release(url: str, dest: str | os.PathLike, *, checksum: str | None = None,
+                     retries: int = 5, timeout: float = 60.0, chunk_size: int = 1 << 20,
+                     backoff: float = 0.5) -> Path:
+    """Download ``url`` to ``dest`` with resume and checksum verification.
+
+    The body goes to ``<dest>.part``; an interrupted transfer is resumed with an HTTP
+    ``Range`` request (up to ``retries`` times; a server that ignores ``Range`` restarts
+    the file). When complete, the file is verified against ``checksum``
+    (``"sha256:<hex>"``, ``"md5:<hex>"`` or bare hex) and renamed to ``dest``. An existing
+    ``dest`` with the right checksum is not downloaded again.
+
+    Raises
+    ------
+    ChecksumError
+        The finished download does not match (the partial file is removed).
+    requests.HTTPError, ConnectionError
+        The server refused, or the transfer failed more than ``retries`` times.
+    """
+    import requests
+
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    algo_hex = _parse_checksum(checksum) if checksum else None
+    if dest.exists():
+        if algo_hex is None or file_checksum(dest, algo_hex[0]) == algo_hex[1]:
+            return dest
+    part = dest.with_name(dest.name + ".part")
+    attempt = 0
+    while True:
+        have = part.stat().st_size if part.exists() else 0
+        headers = {"Range": f"bytes={have}-"} if have else {}
+        try:
+            with requests.get(url, headers=headers, stream=True, timeout=timeout) as r:
+                if r.status_code == 416 and have:
+                    break  # nothing left to fetch: the partial file is complete
+                r.raise_for_status()
+                mode = "ab"
+                if r.status_code == 206:
+                    m = re.match(r"bytes (\d+)-", r.headers.get("Content-Range", ""))
+                    if not m or int(m.group(1)) != have:
+                        mode = "wb" if not m or int(m.group(1)) == 0 else None
+                        if mode is None:
+                            raise ColdpError(f"{url}: server resumed at {m.group(1)}, expected {have}")
+                else:
+                    mode = "wb"  # full body: start over
+                with open(part, mode) as fh:
+                    for chunk in r.iter_content(chunk_size=chunk_size):
+                        fh.write(chunk)
+                total = r.headers.get("Content-Length")
+                if total is not None and r.status_code == 200 and part.stat().st_size != int(total):
+                    raise requests.exceptions.ChunkedEncodingError("short body")
+            break
+        except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError,
+                requests.exceptions.Timeout) as e:
+            attempt += 1
+            if attempt > retries:
+                raise ConnectionError(f"{url}: download failed after {retries} retries ({e}); "
+                                      f"partial file kept at {part} for a later resume") from e
+            time.sleep(backoff * attempt)
+    if algo_hex is not None:
+        got = file_checksum(part, algo_hex[0])
+        if got != algo_hex[1]:
+            part.unlink(missing_ok=True)
+            raise ChecksumError(f"{url}: {algo_hex[0]} of the download is {got}, expected {algo_hex[1]}")
+    os.replace(part, dest)
+    return dest

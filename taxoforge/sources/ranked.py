@@ -1,0 +1,99 @@
+"""Shared last step of the biology sources: ranked taxa + parent edges → :class:`TreeTables`.
+
+Input
+    ``edges``  ``(child, parent)`` node ids of accepted taxa (already a forest in the
+               Catalogue of Life, iNaturalist and iNat21; :func:`build_tree` still
+               validates it, breaks any cycle and roots it).
+    ``taxa``   ``node_id``, ``label``, ``rank`` of every taxon.
+    ``names``  ``node_id``, ``name``, ``kind``, ``lang``.
+
+Output
+    One :class:`~taxoforge.trees.tables.TreeTables` whose ``nodes`` carry depth, label,
+    rank and ``is_leaf``; the source's own report rows (dangling parents, dropped rows)
+    are appended to the graph→tree report.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from taxoforge.trees.build import build_tree
+from taxoforge.trees.tables import REPORT_SCHEMA, TreeTables
+
+__all__ = ["ranked_tree_tables", "rank_counts", "report_frame", "check_tree"]
+
+
+def report_frame(kind: str, child_ids: pl.Series | list, parent_ids: pl.Series | list | None = None,
+                 detail: str | pl.Series | None = None) -> pl.DataFrame:
+    """Report rows of one ``kind`` in :data:`REPORT_SCHEMA`."""
+    child = pl.Series("child_id", child_ids, dtype=pl.String)
+    n = len(child)
+    parent = pl.Series("parent_id", parent_ids if parent_ids is not None else [None] * n, dtype=pl.String)
+    det = detail if isinstance(detail, pl.Series) else pl.Series("detail", [detail] * n, dtype=pl.String)
+    df = pl.DataFrame({"kind": pl.Series([kind] * n, dtype=pl.String), "child_id": child,
+                       "parent_id": parent, "detail": det.alias("detail").cast(pl.String)})
+    return df.select([pl.col(c).cast(t) if c in df.columns else pl.lit(None, dtype=t).alias(c)
+                      for c, t in REPORT_SCHEMA.items()])
+
+
+def ranked_tree_tables(name: str, *, source: str, edges: pl.DataFrame, taxa: pl.DataFrame,
+                       names: pl.DataFrame, report: pl.DataFrame | None = None,
+                       root_label: str | None = None, info: dict | None = None) -> TreeTables:
+    """Build the tree with :func:`build_tree` and attach labels, ranks, names and reports.
+
+    Nodes of ``taxa`` without any edge hang under the (synthetic) root. A synthetic root
+    ``<source>:root`` gets ``root_label`` (default ``"root"``) as its label and no rank.
+    """
+    edge_ids = pl.concat([edges["child"], edges["parent"]]).unique()
+    isolated = taxa.filter(~pl.col("node_id").is_in(edge_ids.implode()))["node_id"].to_list()
+    built = build_tree(edges.select("child", "parent"), source=source, extra_nodes=isolated)
+    nodes = built.nodes.join(taxa.select("node_id", "label", "rank").unique("node_id", keep="first"),
+                             on="node_id", how="left")
+    parents = nodes["parent_id"].drop_nulls().unique()
+    nodes = nodes.with_columns(
+        pl.when(pl.col("node_id") == f"{source}:root")
+        .then(pl.lit(root_label or "root"))
+        .otherwise(pl.col("label"))
+        .alias("label"),
+        (~pl.col("node_id").is_in(parents.implode())).alias("is_leaf"),
+    )
+    reports = [built.report]
+    if report is not None and report.height:
+        reports.append(report.select(list(REPORT_SCHEMA)).cast(REPORT_SCHEMA))
+    info = dict(info or {})
+    info.update({"build_stats": built.stats, "root_id": built.root_id})
+    return TreeTables(name=name, nodes=nodes, names=names, report=pl.concat(reports, how="vertical_relaxed"),
+                      info=info)
+
+
+def rank_counts(nodes: pl.DataFrame) -> dict[str, int]:
+    """Number of nodes per rank (``"(none)"`` for null), largest first."""
+    vc = nodes.group_by(pl.col("rank").fill_null("(none)")).len().sort(["len", "rank"], descending=[True, False])
+    return dict(zip(vc["rank"].to_list(), vc["len"].to_list()))
+
+
+def check_tree(nodes: pl.DataFrame) -> dict[str, object]:
+    """The structural facts the biology asset checks assert.
+
+    Returns ``roots`` (count), ``orphans`` (nodes whose parent is not a node),
+    ``species_not_under_genus`` (species-rank nodes whose parent is not at genus rank),
+    ``leaves``, ``max_depth`` and up to 5 examples of each failure.
+    """
+    ids = nodes["node_id"].implode()
+    roots = nodes.filter(pl.col("parent_id").is_null())
+    orphans = nodes.filter(pl.col("parent_id").is_not_null() & ~pl.col("parent_id").is_in(ids))
+    par = nodes.select(pl.col("node_id").alias("parent_id"), pl.col("rank").alias("parent_rank"))
+    sp = nodes.filter(pl.col("rank") == "species").join(par, on="parent_id", how="left")
+    bad_sp = sp.filter(pl.col("parent_rank").fill_null("") != "genus")
+    return {
+        "roots": roots.height,
+        "orphans": orphans.height,
+        "species": sp.height,
+        "species_not_under_genus": bad_sp.height,
+        "leaves": int(nodes["is_leaf"].sum()) if "is_leaf" in nodes.columns else None,
+        "max_depth": int(nodes["depth"].max()) if nodes.height else 0,
+        "orphan_examples": orphans["node_id"].head(5).to_list(),
+        "species_examples": bad_sp.select(pl.concat_str(["node_id", pl.lit(" under "),
+                                                         pl.col("parent_rank").fill_null("?")]))
+        .to_series().head(5).to_list(),
+    }
