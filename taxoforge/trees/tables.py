@@ -170,6 +170,47 @@ class TreeTables:
             parts[t] = pl.read_parquet(p) if p.exists() else None
         return cls(name=name or folder.name, **parts)
 
+    @classmethod
+    def from_build(
+        cls,
+        name: str,
+        build,
+        names: pl.DataFrame | None = None,
+        *,
+        ranks: pl.DataFrame | None = None,
+        links: pl.DataFrame | None = None,
+        info: dict | None = None,
+    ) -> "TreeTables":
+        """Tables of a tree made by :func:`taxoforge.trees.build.build_tree`.
+
+        ``label`` is each node's first name of kind ``label`` (else its first name, else its
+        id); ``ranks`` (``node_id``, ``rank``) fills ``rank``; names of nodes not in the tree
+        are dropped; ``info`` gets the build's stats under ``"build"``."""
+        nodes = build.nodes.select("node_id", "parent_id", "depth")
+        keep = nodes.select("node_id")
+        if names is not None and names.height:
+            names = names.join(keep, on="node_id", how="semi")
+            ordered = names.with_columns((pl.col("kind") != "label").alias("_nl")).sort(
+                "node_id", "_nl", maintain_order=True
+            )
+            labels = ordered.group_by("node_id", maintain_order=True).agg(pl.col("name").first().alias("label"))
+            nodes = nodes.join(labels, on="node_id", how="left", maintain_order="left")
+        else:
+            nodes = nodes.with_columns(pl.lit(None, dtype=pl.String).alias("label"))
+        nodes = nodes.with_columns(
+            pl.when(pl.col("node_id") == f"{build.root_id}").then(pl.coalesce("label", pl.lit("root")))
+            .otherwise(pl.coalesce("label", "node_id")).alias("label")
+        )
+        if ranks is not None:
+            nodes = nodes.join(ranks.select("node_id", pl.col("rank").cast(pl.String)), on="node_id", how="left",
+                               maintain_order="left")
+        parents = nodes.select(pl.col("parent_id").drop_nulls().unique().alias("node_id"))
+        nodes = nodes.with_columns((~pl.col("node_id").is_in(parents["node_id"].implode())).alias("is_leaf"))
+        meta = dict(info or {})
+        meta.setdefault("build", dict(build.stats))
+        meta.setdefault("root_id", build.root_id)
+        return cls(name=name, nodes=nodes, names=names, links=links, report=build.report, info=meta)
+
     def taxonomy(self):
         """A :class:`taxoforge.trees.taxonomy.Taxonomy` over these tables."""
         from taxoforge.trees.taxonomy import Taxonomy

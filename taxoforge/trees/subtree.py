@@ -1,0 +1,34 @@
+"""The smallest subtree of a taxonomy that holds a given set of nodes (and the root)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import polars as pl
+
+from taxoforge.trees.tables import TreeTables
+
+__all__ = ["spanning_subtree"]
+
+
+def spanning_subtree(tree: TreeTables, keep: Iterable[str], name: str,
+                     *, links: pl.DataFrame | None = None, extra_names: pl.DataFrame | None = None,
+                     info: dict | None = None) -> TreeTables:
+    """The nodes of ``keep``, all their ancestors, and nothing else, with depths unchanged.
+
+    ``names`` and ``report`` rows are restricted to the kept nodes; ``extra_names`` (e.g. a
+    dataset's own class names) are appended; ``is_leaf`` is recomputed for the subtree.
+    """
+    tax = tree.taxonomy()
+    sub = tax.subtree(sorted(set(keep)))
+    ids = sub.select("node_id")
+    nodes = tree.nodes.join(ids, on="node_id", how="semi")
+    parents = nodes.select(pl.col("parent_id").drop_nulls().unique().alias("node_id"))
+    nodes = nodes.with_columns((~pl.col("node_id").is_in(parents["node_id"].implode())).alias("is_leaf"))
+    names = tree.names.join(ids, on="node_id", how="semi")
+    if extra_names is not None and extra_names.height:
+        names = pl.concat([names, extra_names.join(ids, on="node_id", how="semi").select(names.columns)
+                           .cast(names.schema)]).unique(maintain_order=True)
+    report = tree.report.join(ids.rename({"node_id": "child_id"}), on="child_id", how="semi")
+    meta = {"parent_taxonomy": tree.name, **(info or {})}
+    return TreeTables(name=name, nodes=nodes, names=names, links=links, report=report, info=meta)
