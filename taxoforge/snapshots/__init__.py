@@ -1,0 +1,46 @@
+"""Frozen, versioned snapshots of taxonomies (SPEC §5): build, publish, pull, verify, diff.
+
+>>> from taxoforge.snapshots import SnapshotStore, load_taxonomy
+>>> store = SnapshotStore("data/snapshots")               # or s3://…, https://… (read only)
+>>> store.publish(tables, seed=0).ref                      # doctest: +SKIP
+'wordnet@3f2a9c0d1e4b'
+>>> load_taxonomy("wordnet@3f2a9c0d1e4b", store=store)     # doctest: +SKIP
+
+Modules: :mod:`.manifest` (what a snapshot is, the content-derived version id),
+:mod:`.store` (index, atomic publishing, locking), :mod:`.pull` (resumable, verified
+download), :mod:`.verify`, :mod:`.diff`, :mod:`.checks` (tree checks that gate
+publishing), :mod:`.load` (``load_taxonomy`` for the scoring side), :mod:`.cli`.
+"""
+
+from taxoforge.snapshots.checks import TreeCheck, check_tree, failed_checks
+from taxoforge.snapshots.diff import diff_tables, format_diff
+from taxoforge.snapshots.load import load_taxonomy, resolve_ref
+from taxoforge.snapshots.manifest import (
+    MANIFEST_NAME,
+    SnapshotError,
+    build_snapshot,
+    code_version,
+    content_id,
+    read_manifest,
+)
+from taxoforge.snapshots.pull import DownloadError, PullResult, pull
+from taxoforge.snapshots.store import (
+    ChecksumMismatch,
+    LockTimeout,
+    PublishResult,
+    ReadOnlyStore,
+    SnapshotConflict,
+    SnapshotNotFound,
+    SnapshotStore,
+    default_store_url,
+    parse_ref,
+)
+from taxoforge.snapshots.verify import VerifyReport, read_snapshot, summarise, verify_folder
+
+__all__ = [
+    "MANIFEST_NAME", "SnapshotError", "SnapshotNotFound", "SnapshotConflict", "ChecksumMismatch",
+    "ReadOnlyStore", "LockTimeout", "DownloadError", "SnapshotStore", "PublishResult", "PullResult",
+    "VerifyReport", "TreeCheck", "build_snapshot", "code_version", "content_id", "read_manifest",
+    "read_snapshot", "summarise", "verify_folder", "pull", "load_taxonomy", "resolve_ref",
+    "diff_tables", "format_diff", "check_tree", "failed_checks", "default_store_url", "parse_ref",
+]

@@ -86,11 +86,11 @@ class SnapshotError(Exception):
     exit_code = 1
 
 
-def validate_name(name: str) -> str:
-    """A taxonomy name is a path component: letters, digits, ``.``, ``_``, ``-``."""
+def validate_name(name: str, what: str = "taxonomy name") -> str:
+    """A taxonomy name (or version label) is a path component: letters, digits, ``.``, ``_``, ``-``."""
     if not isinstance(name, str) or not _NAME_RE.match(name) or name in {".", ".."}:
         raise SnapshotError(
-            f"invalid taxonomy name {name!r}: use letters, digits, '.', '_' or '-' (at most 100, "
+            f"invalid {what} {name!r}: use letters, digits, '.', '_' or '-' (at most 100, "
             "starting with a letter or digit)"
         )
     return name
@@ -216,17 +216,21 @@ def build_snapshot(
     source_versions: dict | None = None,
     created: str | None = None,
     extra: dict | None = None,
+    version: str | None = None,
 ) -> dict:
     """Write ``tables`` as a snapshot into ``folder`` (created; existing table files are
     replaced) and return its manifest.
 
     ``seed`` and ``source_versions`` default to ``tables.info["seed"]`` and
-    ``tables.info["source_versions"]``; ``extra`` is stored under ``"extra"``."""
+    ``tables.info["source_versions"]``; ``extra`` is stored under ``"extra"``. ``version``
+    replaces the content-derived id by a label (e.g. ``"2024-06"``); ``content_sha256``
+    still identifies the content."""
     name = validate_name(name or tables.name)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     canon = canonical_tables(tables)
-    version, full, per_table = content_id(canon, canonical=True)
+    cid, full, per_table = content_id(canon, canonical=True)
+    version = validate_name(version, "version") if version else cid
     paths = canon.write(folder)
     if seed is None:
         seed = tables.info.get("seed")
@@ -243,6 +247,7 @@ def build_snapshot(
         "schema_version": SCHEMA_VERSION,
         "taxonomy": name,
         "version": version,
+        "version_source": "label" if version != cid else "content",
         "content_sha256": full,
         "created": created or utc_now(),
         "source_versions": _json_safe(source_versions or {}),

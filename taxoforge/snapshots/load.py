@@ -1,0 +1,58 @@
+"""Load a frozen taxonomy by name for the scoring side: ``load_taxonomy("wordnet@3f2a…")``.
+
+A score must name the snapshot it used, so the returned tables carry it:
+``tables.info["snapshot"]`` is ``"NAME@VERSION"`` and ``tables.info["manifest"]`` the
+whole manifest.
+"""
+
+from __future__ import annotations
+
+import os
+
+from taxoforge.snapshots.store import ChecksumMismatch, SnapshotStore
+from taxoforge.snapshots.verify import read_snapshot, verify_folder
+from taxoforge.trees.tables import TreeTables
+
+__all__ = ["load_taxonomy", "resolve_ref"]
+
+
+def resolve_ref(ref: str, store: str | os.PathLike | SnapshotStore | None = None) -> str:
+    """The full ``NAME@VERSION`` that ``ref`` (``NAME``, ``NAME@VERSION`` or a version
+    prefix) names in ``store``."""
+    st = store if isinstance(store, SnapshotStore) else SnapshotStore(store)
+    name, entry = st.resolve(ref)
+    return f"{name}@{entry['version']}"
+
+
+def load_taxonomy(ref: str, store: str | os.PathLike | SnapshotStore | None = None, *,
+                  cache: str | os.PathLike | None = None, verify: bool = True,
+                  progress: bool = False) -> TreeTables:
+    """The :class:`TreeTables` of snapshot ``ref`` (``"NAME@VERSION"``, or ``"NAME"`` for
+    the latest) in ``store`` (default: ``$TAXOFORGE_SNAPSHOT_STORE`` or
+    ``data/snapshots``).
+
+    A local store is read in place (its files checked against the manifest when
+    ``verify``); a remote store is first pulled into the local store ``cache`` (default:
+    the default local store), which verifies every file.
+
+    Raises :class:`~taxoforge.snapshots.store.SnapshotNotFound` for an unknown name or
+    version and :class:`~taxoforge.snapshots.store.ChecksumMismatch` for a damaged copy.
+    """
+    st = store if isinstance(store, SnapshotStore) else SnapshotStore(store)
+    if st.is_local:
+        name, entry = st.resolve(ref)
+        folder = st.local_dir(name, entry["version"])
+        manifest = st.manifest(name, entry["version"], entry)
+        if verify:
+            rep = verify_folder(folder, deep=False)
+            if not rep.ok:
+                raise ChecksumMismatch(f"{folder}: " + "; ".join(rep.problems))
+        tables = read_snapshot(folder, manifest)
+        tables.info["store"] = st.url
+        return tables
+    from taxoforge.snapshots.pull import pull
+
+    res = pull(ref, store=st, dest=cache, progress=progress)
+    tables = read_snapshot(res.path)
+    tables.info["store"] = st.url
+    return tables

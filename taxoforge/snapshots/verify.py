@@ -1,0 +1,136 @@
+"""Check a local snapshot folder against its manifest, and summarise it.
+
+``verify_folder`` checks, in order: the manifest parses; every file it names exists with
+the recorded size and SHA-256; no other ``.parquet`` file lies beside them; and (``deep``,
+the default) the tables read back with the recorded row counts and the content hash
+recomputed from them equals ``content_sha256`` (and the version, when it is
+content-derived) — so a manifest edited to match a tampered file is caught too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from taxoforge.snapshots.manifest import (
+    MANIFEST_NAME,
+    TABLE_FILES,
+    VERSION_LENGTH,
+    SnapshotError,
+    content_id,
+    file_sha256,
+    read_manifest,
+)
+from taxoforge.trees.tables import TreeTables
+
+__all__ = ["VerifyReport", "verify_folder", "read_snapshot", "summarise"]
+
+
+@dataclass
+class VerifyReport:
+    path: Path
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+    manifest: dict | None = None
+
+    def as_dict(self) -> dict:
+        m = self.manifest or {}
+        return {"path": str(self.path), "ok": self.ok, "problems": self.problems, "checked": self.checked,
+                "taxonomy": m.get("taxonomy"), "version": m.get("version"),
+                "ref": f"{m.get('taxonomy')}@{m.get('version')}" if m else None}
+
+
+def verify_folder(folder: str | os.PathLike, *, deep: bool = True) -> VerifyReport:
+    """Verify the snapshot in ``folder`` (see module doc); never raises on a bad snapshot,
+    the report lists every problem."""
+    folder = Path(folder)
+    rep = VerifyReport(folder, ok=False)
+    try:
+        m = read_manifest(folder)
+    except SnapshotError as e:
+        rep.problems.append(str(e))
+        return rep
+    rep.manifest = m
+    for fname, meta in sorted(m["files"].items()):
+        p = folder / fname
+        if not p.is_file():
+            rep.problems.append(f"{fname}: missing")
+            continue
+        size = p.stat().st_size
+        if meta.get("size") is not None and size != meta["size"]:
+            rep.problems.append(f"{fname}: {size} bytes, manifest says {meta['size']}")
+            continue
+        got = file_sha256(p)
+        if got != meta["sha256"]:
+            rep.problems.append(f"{fname}: sha256 {got}, manifest says {meta['sha256']}")
+            continue
+        rep.checked.append(fname)
+    extra = sorted(p.name for p in folder.glob("*.parquet") if p.name not in m["files"])
+    if extra:
+        rep.problems.append(f"files not in the manifest: {', '.join(extra)}")
+    if deep and not rep.problems:
+        try:
+            tables = read_snapshot(folder, m)
+            for t, df in tables.tables().items():
+                want = m["row_counts"].get(t)
+                if want is not None and df.height != want:
+                    rep.problems.append(f"{TABLE_FILES[t]}: {df.height} rows, manifest says {want}")
+            _, full, _ = content_id(tables)
+            if full != m["content_sha256"]:
+                rep.problems.append(f"content hash {full[:16]}… differs from the manifest's "
+                                    f"{m['content_sha256'][:16]}…")
+            elif m.get("version_source", "content") == "content" and m["version"] != full[:VERSION_LENGTH]:
+                rep.problems.append(f"version {m['version']} is not the content id {full[:VERSION_LENGTH]}")
+            else:
+                rep.checked.append("content hash")
+        except Exception as e:  # unreadable Parquet despite a matching checksum
+            rep.problems.append(f"tables unreadable: {e}")
+    rep.ok = not rep.problems
+    return rep
+
+
+def read_snapshot(folder: str | os.PathLike, manifest: dict | None = None) -> TreeTables:
+    """The :class:`TreeTables` of a snapshot folder; ``info`` holds ``snapshot``
+    (``NAME@VERSION``) and the ``manifest``."""
+    folder = Path(folder)
+    m = manifest or read_manifest(folder)
+    parts = {}
+    for t, fname in TABLE_FILES.items():
+        p = folder / fname
+        parts[t] = pl.read_parquet(p) if p.exists() else None
+    if parts["nodes"] is None:
+        raise SnapshotError(f"{folder}: no nodes.parquet")
+    return TreeTables(name=m["taxonomy"], **parts,
+                      info={"snapshot": f"{m['taxonomy']}@{m['version']}", "manifest": m,
+                            "source_versions": m.get("source_versions", {}), "seed": m.get("seed")})
+
+
+def summarise(tables: TreeTables) -> dict:
+    """Counts a person wants to see: root, nodes, leaves, depth histogram, names, links by
+    status and dataset, report rows by kind."""
+    nodes = tables.nodes
+    roots = nodes.filter(pl.col("parent_id").is_null())["node_id"].to_list()
+    n_children = nodes.filter(pl.col("parent_id").is_not_null()).group_by("parent_id").len()
+    leaves = nodes.height - n_children.height
+    depth_hist = {int(d): int(n) for d, n in nodes.group_by("depth").len().sort("depth").iter_rows()}
+    links = {}
+    for ds, status, n in tables.links.group_by(["dataset", "status"]).len().sort(["dataset", "status"]).iter_rows():
+        links.setdefault(ds, {})[status] = int(n)
+    report = {k: int(n) for k, n in tables.report.group_by("kind").len().sort("kind").iter_rows()}
+    return {
+        "nodes": nodes.height,
+        "roots": roots,
+        "leaves": leaves,
+        "max_depth": int(nodes["depth"].max()) if nodes.height else None,
+        "depth_histogram": depth_hist,
+        "names": tables.names.height,
+        "links": links,
+        "report": report,
+    }
+
+
+__all__ += ["MANIFEST_NAME"]
