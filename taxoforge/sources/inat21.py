@@ -1,0 +1,168 @@
+"""iNaturalist 2021 (iNat21) categories → a seven-rank tree with Latin and English names.
+
+Input
+    The ``categories`` of an official iNat21 annotation file (``train.json``,
+    ``val.json``, ``train_mini.json``; plain, ``.gz`` or the published ``.tar.gz``), from a
+    local path or an ``http(s)`` URL. Each category has ``id``, ``name`` (the binomial),
+    ``common_name``, ``supercategory``, ``kingdom``, ``phylum``, ``class``, ``order``,
+    ``family``, ``genus`` and ``specific_epithet``.
+
+Output
+    :class:`~taxoforge.trees.tables.TreeTables`: ``inat21:root`` ("Life") → kingdom →
+    phylum → class → order → family → genus → species. Species are ``inat21:<category
+    id>``; a higher taxon is ``inat21:<rank>:<Name>`` (``inat21:genus:Esox``), or, where
+    the same name occurs at that rank under two different lineages, ``inat21:<rank>:<full
+    lineage joined by '/'>``. Names: every taxon's Latin name (``scientific``, ``la``), the
+    species' ``name`` field when it differs from genus + epithet, and the English
+    ``common_name`` (``vernacular``, ``en``) — paper 000 §11 matches against both.
+    Every species is a leaf at depth 7.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import tarfile
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+from taxoforge.sources.ranked import ranked_tree_tables
+from taxoforge.trees.tables import TreeTables
+
+__all__ = ["INAT21_RANKS", "Inat21Error", "read_inat21_categories", "inat21_tree", "categories_frame"]
+
+SOURCE = "inat21"
+INAT21_RANKS = ["kingdom", "phylum", "class", "order", "family", "genus"]
+REQUIRED = ["id", *INAT21_RANKS, "specific_epithet"]
+
+
+class Inat21Error(ValueError):
+    """Malformed iNat21 annotation input; the message names the file and category."""
+
+
+def _load_json(path: Path) -> dict:
+    name = path.name.lower()
+    if name.endswith((".tar.gz", ".tgz", ".tar")):
+        with tarfile.open(path) as tf:
+            members = [m for m in tf.getmembers() if m.isfile() and m.name.lower().endswith(".json")]
+            if not members:
+                raise Inat21Error(f"{path}: archive holds no .json file")
+            fh = tf.extractfile(members[0])
+            assert fh is not None
+            return json.load(io.TextIOWrapper(fh, encoding="utf-8"))
+    opener = gzip.open if name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def read_inat21_categories(source: str | os.PathLike, *, cache_dir: str | os.PathLike | None = None,
+                           checksum: str | None = None) -> tuple[list[dict], str]:
+    """The ``categories`` list of an iNat21 annotation file and where it was read from.
+
+    ``source`` is a local path or an ``http(s)://`` URL; a URL is downloaded (with resume and
+    the optional ``checksum``, see :func:`taxoforge.sources.coldp.download_release`) into
+    ``cache_dir`` (default: a temporary folder).
+    """
+    src = str(source)
+    if src.startswith(("http://", "https://")):
+        from taxoforge.sources.coldp import download_release
+
+        fname = src.rstrip("/").rsplit("/", 1)[-1] or "inat21.json"
+        if cache_dir is None:
+            with tempfile.TemporaryDirectory(prefix="inat21-") as tmp:
+                return _categories(_load_json(download_release(src, Path(tmp) / fname, checksum=checksum)), src), src
+        path = download_release(src, Path(cache_dir) / fname, checksum=checksum)
+    else:
+        path = Path(src)
+        if not path.exists():
+            raise Inat21Error(f"{path}: no such file")
+    try:
+        data = _load_json(path)
+    except json.JSONDecodeError as e:
+        raise Inat21Error(f"{path}: line {e.lineno}: invalid JSON ({e.msg})") from e
+    return _categories(data, str(path)), src
+
+
+def _categories(data: object, where: str) -> list[dict]:
+    cats = data.get("categories") if isinstance(data, dict) else None
+    if not isinstance(cats, list) or not cats:
+        raise Inat21Error(f"{where}: no 'categories' list (expected an iNat21 annotation file)")
+    for i, c in enumerate(cats):
+        if not isinstance(c, dict):
+            raise Inat21Error(f"{where}: categories[{i}] is not an object")
+        missing = [k for k in REQUIRED if c.get(k) in (None, "")]
+        if missing:
+            raise Inat21Error(f"{where}: categories[{i}] (id {c.get('id')!r}) is missing {missing}")
+    return cats
+
+
+def categories_frame(categories: list[dict], where: str = "categories") -> pl.DataFrame:
+    """The categories as a table with one column per field (strings; ``id`` as text)."""
+    rows = [{"id": str(c["id"]), **{r: str(c[r]).strip() for r in INAT21_RANKS},
+             "specific_epithet": str(c["specific_epithet"]).strip(),
+             "name": (c.get("name") or "").strip() or None,
+             "common_name": (c.get("common_name") or "").strip() or None,
+             "supercategory": c.get("supercategory")} for c in categories]
+    df = pl.DataFrame(rows, schema={"id": pl.String, **{r: pl.String for r in INAT21_RANKS},
+                                    "specific_epithet": pl.String, "name": pl.String,
+                                    "common_name": pl.String, "supercategory": pl.String})
+    dup = df.with_row_index("i").filter(pl.col("id").is_duplicated())
+    if dup.height:
+        raise Inat21Error(f"{where}: categories[{dup['i'][1]}]: duplicate category id {dup['id'][0]!r}")
+    return df
+
+
+def _higher_ids(df: pl.DataFrame) -> pl.DataFrame:
+    """Add ``<rank>_id`` columns: short ids unless a name recurs under different lineages."""
+    out = df
+    for i, rank in enumerate(INAT21_RANKS):
+        path = pl.concat_str([pl.col(r) for r in INAT21_RANKS[: i + 1]], separator="/")
+        lineages = df.select(pl.col(rank), path.alias("_p")).unique().group_by(rank).len()
+        clashing = lineages.filter(pl.col("len") > 1)[rank].implode()
+        out = out.with_columns(
+            pl.when(pl.col(rank).is_in(clashing))
+            .then(pl.format(f"{SOURCE}:{rank}:{{}}", path))
+            .otherwise(pl.format(f"{SOURCE}:{rank}:{{}}", pl.col(rank)))
+            .alias(f"{rank}_id"))
+    return out
+
+
+def inat21_tree(source: str | os.PathLike | list[dict], *, name: str = "inat21",
+                cache_dir: str | os.PathLike | None = None, checksum: str | None = None) -> TreeTables:
+    """Build the iNat21 tree from a file, a URL or an already loaded ``categories`` list."""
+    if isinstance(source, list):
+        cats, where = _categories({"categories": source}, "categories"), "categories"
+    else:
+        cats, where = read_inat21_categories(source, cache_dir=cache_dir, checksum=checksum)
+    df = _higher_ids(categories_frame(cats, where)).with_columns(
+        pl.format(f"{SOURCE}:{{}}", "id").alias("species_id"),
+        pl.concat_str(["genus", "specific_epithet"], separator=" ").alias("binomial"))
+    root = f"{SOURCE}:root"
+    levels = [*INAT21_RANKS, "species"]
+    edge_parts = [df.select(pl.col("kingdom_id").alias("child"), pl.lit(root).alias("parent"))]
+    taxa_parts = [pl.DataFrame({"node_id": [root], "label": ["Life"], "rank": [None]},
+                               schema={"node_id": pl.String, "label": pl.String, "rank": pl.String})]
+    for i, rank in enumerate(levels):
+        cid = f"{rank}_id"
+        label = "binomial" if rank == "species" else rank
+        if i:
+            edge_parts.append(df.select(pl.col(cid).alias("child"), pl.col(f"{levels[i - 1]}_id").alias("parent")))
+        taxa_parts.append(df.select(pl.col(cid).alias("node_id"), pl.col(label).alias("label"),
+                                    pl.lit(rank).alias("rank")))
+    edges = pl.concat(edge_parts).unique()
+    taxa = pl.concat(taxa_parts).unique("node_id", keep="first")
+    names = pl.concat([
+        taxa.select("node_id", pl.col("label").alias("name"), pl.lit("scientific").alias("kind"), pl.lit("la").alias("lang")),
+        df.filter(pl.col("name").is_not_null() & (pl.col("name") != pl.col("binomial"))).select(
+            pl.col("species_id").alias("node_id"), "name", pl.lit("scientific").alias("kind"), pl.lit("la").alias("lang")),
+        df.filter(pl.col("common_name").is_not_null()).select(
+            pl.col("species_id").alias("node_id"), pl.col("common_name").alias("name"),
+            pl.lit("vernacular").alias("kind"), pl.lit("en").alias("lang")),
+    ]).unique()
+    info = {"source": where, "categories": df.height,
+            "supercategories": dict(sorted(df.group_by("supercategory").len().rows(), key=lambda r: str(r[0])))}
+    return ranked_tree_tables(name, source=SOURCE, edges=edges, taxa=taxa, names=names, root_label="Life", info=info)
