@@ -3,6 +3,7 @@
 #   wordnet-base, wordnet-sense-index  WordNet 3.0 for NLTK (the embedded default)
 #   postgresql                         the Dagster instance storage the tests run against
 #   chromium                           headless screenshots of the Dagster UI in tests
+#   docker-compose                     `docker-compose config`: static validation of docker-compose.yml
 # Skips quietly where apt-get is unavailable or we are not root (then the code explains
 # what is missing when it needs it).
 set -u
@@ -11,6 +12,7 @@ need=()
 [ -f /usr/share/wordnet/index.sense ] || need+=(wordnet-sense-index)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
 [ ${#need[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then
   echo "note: missing Debian packages ${need[*]} (not root or no apt-get); install them to enable all features" >&2
