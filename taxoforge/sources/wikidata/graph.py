@@ -1,0 +1,56 @@
+"""The extracted Wikidata graph: edges and names, before it becomes a tree.
+
+Both extraction routes — SPARQL from seed entities (:mod:`.extract`) and a local dump
+(:mod:`.dump`) — produce a :class:`WikidataGraph`, and :func:`.tree.build_wikidata_tree`
+turns either into the four tree tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+__all__ = ["WikidataGraph", "EDGES_SCHEMA", "GRAPH_NAMES_SCHEMA"]
+
+EDGES_SCHEMA = {"child": pl.String, "parent": pl.String, "relation": pl.String}
+GRAPH_NAMES_SCHEMA = {"node_id": pl.String, "name": pl.String, "kind": pl.String, "lang": pl.String}
+
+
+@dataclass
+class WikidataGraph:
+    """``edges``: ``child``, ``parent`` (``wd:Q…`` node ids), ``relation`` (``P31`` for an
+    entity under its class, ``P279`` for a subclass under its superclass).
+    ``names``: ``node_id``, ``name``, ``kind`` (``label`` | ``alias``), ``lang``.
+    ``seeds``: the seed node ids (entities), in numeric order. ``info``: provenance
+    (endpoint, query time, file, counts)."""
+
+    edges: pl.DataFrame
+    names: pl.DataFrame
+    seeds: list[str] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.edges = (
+            self.edges.select([pl.col(c).cast(t) for c, t in EDGES_SCHEMA.items()])
+            .unique()
+            .sort("child", "parent", "relation")
+        )
+        self.names = (
+            self.names.select([pl.col(c).cast(t) for c, t in GRAPH_NAMES_SCHEMA.items()])
+            .unique()
+            .sort("node_id", "kind", "name", "lang")
+        )
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """The graph as a dict of tables (for Parquet storage): edges, names, seeds."""
+        return {
+            "edges": self.edges,
+            "names": self.names,
+            "seeds": pl.DataFrame({"node_id": pl.Series(self.seeds, dtype=pl.String)}),
+        }
+
+    @classmethod
+    def from_tables(cls, tables: dict[str, pl.DataFrame], info: dict | None = None) -> "WikidataGraph":
+        seeds = tables["seeds"]["node_id"].to_list() if "seeds" in tables else []
+        return cls(edges=tables["edges"], names=tables["names"], seeds=seeds, info=dict(info or {}))

@@ -1,0 +1,96 @@
+"""From a :class:`~taxoforge.sources.wikidata.graph.WikidataGraph` to the four tree tables.
+
+Input
+    The graph (P31 and P279 edges, names), an exclusion list, a seed, a cycle policy.
+
+Output
+    :class:`~taxoforge.trees.tables.TreeTables`: ``nodes`` (``label`` is the English label,
+    the QID when there is none), ``names`` (``label``/``alias``), ``report`` (every edge the
+    tree builder removed or chose between, plus ``unplaced_seed`` rows for seeds with no class
+    and no superclass), ``info`` (the graph's provenance and the builder's counts).
+
+Algorithm
+    1. Seeds with no edge at all are reported (``unplaced_seed``) and left out.
+    2. :func:`taxoforge.trees.build.build_tree` on the P31 and P279 edges together: exclusion
+       list, cycle removal, longest root path, seeded ties. Several roots get the synthetic
+       root ``wd:root``.
+    3. Labels, leaf flags and names of the nodes kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import polars as pl
+
+from taxoforge.sources.wikidata.graph import WikidataGraph
+from taxoforge.trees.build import build_tree
+from taxoforge.trees.tables import TreeTables
+
+__all__ = ["build_wikidata_tree", "SOURCE"]
+
+SOURCE = "wd"
+
+
+def build_wikidata_tree(
+    graph: WikidataGraph,
+    *,
+    exclude: Mapping[str, str] | Iterable[str] = (),
+    seed: int = 0,
+    cycle_policy: str = "dfs_back_edges",
+    name: str = "wikidata",
+) -> TreeTables:
+    """Build the tree of ``graph`` (module docstring). ``exclude`` holds node ids (``wd:Q…``),
+    e.g. :func:`~taxoforge.sources.wikidata.exclusions.exclusion_node_ids`."""
+    if graph.edges.height == 0:
+        raise ValueError("the Wikidata graph has no edges: no seed has a class or superclass")
+    excl = dict(exclude) if isinstance(exclude, Mapping) else {e: "" for e in exclude}
+    in_edges = set(graph.edges["child"].to_list()) | set(graph.edges["parent"].to_list())
+    unplaced = [s for s in graph.seeds if s not in in_edges]
+
+    tb = build_tree(graph.edges.select("child", "parent"), source=SOURCE, seed=seed,
+                    cycle_policy=cycle_policy, exclude=sorted(excl))
+    kept = tb.nodes.select("node_id")
+    names = graph.names.join(kept, on="node_id", how="semi")
+    labels = (
+        names.filter(pl.col("kind") == "label")
+        .sort("node_id", "lang", "name")
+        .unique("node_id", keep="first")
+        .select("node_id", pl.col("name").alias("label"))
+    )
+    parents = tb.nodes.select(pl.col("parent_id").alias("node_id")).drop_nulls().unique()
+    nodes = (
+        tb.nodes.join(labels, on="node_id", how="left")
+        .with_columns(
+            pl.coalesce(
+                "label",
+                pl.when(pl.col("node_id") == f"{SOURCE}:root").then(pl.lit("root")).otherwise(
+                    pl.col("node_id").str.strip_prefix(f"{SOURCE}:"))
+            ).alias("label"),
+            pl.lit(None, dtype=pl.String).alias("rank"),
+            (~pl.col("node_id").is_in(parents["node_id"].implode())).alias("is_leaf"),
+        )
+        .select("node_id", "parent_id", "depth", "label", "rank", "is_leaf")
+    )
+    report = tb.report
+    if unplaced:
+        report = pl.concat(
+            [report, pl.DataFrame({"kind": ["unplaced_seed"] * len(unplaced), "child_id": unplaced,
+                                   "detail": ["seed has no instance-of class and no superclass"] * len(unplaced)})],
+            how="diagonal_relaxed",
+        )
+    excluded_seen = sorted(set(excl) & in_edges)
+    info = {
+        **graph.info,
+        "tree": {
+            **tb.stats,
+            "root_id": tb.root_id,
+            "seed": seed,
+            "cycle_policy": cycle_policy,
+            "exclusion_list_size": len(excl),
+            "excluded_in_graph": excluded_seen,
+            "unplaced_seeds": len(unplaced),
+            "seeds_in_tree": int(pl.Series(graph.seeds, dtype=pl.String).is_in(kept["node_id"].implode()).sum()),
+        },
+    }
+    return TreeTables(name=name, nodes=nodes, names=names, report=report, info=info)
