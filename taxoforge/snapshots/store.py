@@ -379,6 +379,12 @@ class SnapshotStore:
                                 f"(expected \"format\": \"{INDEX_FORMAT}\")")
         return idx
 
+    def require_exists(self) -> None:
+        """:class:`SnapshotNotFound` when a local store's folder does not exist (remote
+        stores are checked when their index is read)."""
+        if self.is_local and not self.root.is_dir():
+            raise SnapshotNotFound(f"no snapshot store at {self.root} (the folder does not exist)")
+
     def taxonomies(self) -> list[str]:
         return sorted(self.index()["taxonomies"])
 
@@ -391,6 +397,7 @@ class SnapshotStore:
         """``(taxonomy, index entry)`` of ``"NAME"`` (latest) or ``"NAME@VERSION"`` (a
         unique prefix of at least 4 characters is accepted)."""
         name, version = parse_ref(ref)
+        self.require_exists()
         idx = self.index()
         tax = idx["taxonomies"].get(name)
         if not tax or not tax.get("versions"):
@@ -589,10 +596,17 @@ class SnapshotStore:
 
     def publish(self, tables: TreeTables, *, name: str | None = None, seed: int | None = None,
                 source_versions: dict | None = None, created: str | None = None,
-                extra: dict | None = None, version: str | None = None) -> PublishResult:
+                extra: dict | None = None, version: str | None = None, check: bool = True,
+                min_link_coverage: float | dict | None = None) -> PublishResult:
         """Snapshot ``tables`` and publish it (see the module doc). The version id is the
-        content hash unless ``version`` gives a label."""
+        content hash unless ``version`` gives a label. With ``check`` (the default) a tree
+        that fails :func:`taxoforge.snapshots.checks.check_tree` is refused with
+        :class:`~taxoforge.snapshots.checks.ChecksFailed` and nothing is written."""
         self._check_writable()
+        if check:
+            from taxoforge.snapshots.checks import require_publishable
+
+            require_publishable(tables, min_link_coverage=min_link_coverage)
         import tempfile
 
         if self.is_local:
