@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import polars as pl
 
 from taxoforge.trees.tables import TreeTables, write_parquet_atomic
 
-__all__ = ["ParquetIOManager", "default_resources", "default_data_dir"]
+__all__ = ["ParquetIOManager", "SnapshotStoreResource", "default_resources", "default_data_dir"]
 
 
 def default_data_dir() -> str:
@@ -37,6 +38,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         folder = self._folder(context.asset_key)
         if isinstance(obj, TreeTables):
             obj.write(folder)
+            _write_info(folder, obj.info)  # source versions and seed, for snapshots downstream
             (folder / "KIND").write_text("tree\n")
         elif isinstance(obj, pl.DataFrame):
             write_parquet_atomic(obj, folder / "table.parquet")
@@ -56,10 +58,34 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             raise FileNotFoundError(f"{folder}: asset {context.asset_key.to_user_string()} has not been materialised")
         kind = kind_file.read_text().strip()
         if kind == "tree":
-            return TreeTables.read(folder, name=context.asset_key.path[-1])
+            tree = TreeTables.read(folder, name=context.asset_key.path[-1])
+            if (folder / "info.json").exists():
+                tree.info = json.loads((folder / "info.json").read_text())
+            return tree
         if kind == "table":
             return pl.read_parquet(folder / "table.parquet")
         return {p.stem: pl.read_parquet(p) for p in sorted(folder.glob("*.parquet"))}
+
+
+def _write_info(folder: Path, info: dict) -> None:
+    """``info.json`` beside a tree's tables (temp file + rename); non-JSON values as text."""
+    tmp = folder / ".info.json.tmp"
+    tmp.write_text(json.dumps(info or {}, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, folder / "info.json")
+
+
+class SnapshotStoreResource(dg.ConfigurableResource):
+    """Where snapshot assets publish: a local folder or any fsspec URL (see
+    :mod:`taxoforge.snapshots.store`). Default ``$TAXOFORGE_SNAPSHOT_STORE`` or
+    ``<data_dir>/snapshots``."""
+
+    url: str = "data/snapshots"
+    min_link_coverage: float | None = None  # extra publishing gate, per dataset
+
+    def store(self):
+        from taxoforge.snapshots.store import SnapshotStore
+
+        return SnapshotStore(self.url)
 
 
 def default_resources(data_dir: str | None = None) -> dict[str, Any]:
@@ -67,4 +93,6 @@ def default_resources(data_dir: str | None = None) -> dict[str, Any]:
     data_dir = data_dir or default_data_dir()
     return {
         "io_manager": ParquetIOManager(data_dir=data_dir),
+        "snapshot_store": SnapshotStoreResource(
+            url=os.environ.get("TAXOFORGE_SNAPSHOT_STORE") or str(Path(data_dir) / "snapshots")),
     }
