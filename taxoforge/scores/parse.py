@@ -181,6 +181,8 @@ def parse_answer(raw, question: str | None = None, options: dict[str, str] | Non
                     flags.append("mc_letter_text_conflict")
             elif cand not in opts and (m.group("a") or single_letter_word or (m.group("b") and not rest)):
                 raise UnparseableAnswer(f"answer letter {cand!r} is not among the options {sorted(opts)}")
+            elif cand not in opts and m.group("b"):
+                flags.append("mc_letter_not_an_option")
             if letter is not None:
                 answer = opts[letter]
                 flags.append("mc_letter")

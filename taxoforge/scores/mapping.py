@@ -1,0 +1,438 @@
+"""Map free-text predictions onto taxonomy nodes: paper 000 Alg. 1 with SPEC §3's fixes.
+
+Input: a normalised prediction (:func:`taxoforge.text.normalise_text`) and a
+:class:`TaxonomyIndex` built once per taxonomy. Output: one node (the algorithm always
+returns a node), the stage that decided and the similarity of the chosen node.
+
+Algorithm (stages tried in order; ``k = 10``, ``thr_topk = 0.0015``, ``thr_top2 = 0.001``,
+``thr_vote = 4``, softmax temperature 100 — all in :class:`MappingConfig`):
+
+0. **Similarity.** A node's similarity is the best over its names (canonical, aliases,
+   scientific and common names). The nodes are ranked by similarity (ties: node id order);
+   ``V[:k]`` are the top-k nodes, ``S_k`` the softmax of ``temperature × similarity`` over them.
+1. **Contains.** Nodes with a name occurring in the prediction as whole words (SPEC §3; the
+   pseudocode's raw substring test, which makes "ant" match "plant", is
+   ``contains="substring"``). If some hit is among the top-k, the deepest such hit wins;
+   otherwise the deepest hit overall (``contains_scope="all"`` always takes the deepest hit
+   overall). Ties go to the more similar node.
+2. **n-grams**, for n = 4, 3, 2: nodes sharing a word n-gram with the prediction (a name
+   with fewer than n words has none); the same deepest-hit rule.
+3. **Voting** (fixed, SPEC §3), only when the top-k are near-tied
+   (``S_k[0] - S_k[1] < thr_top2`` and ``S_k[0] - S_k[-1] < thr_topk``): every node on the
+   root paths of the top-k gets one vote per top-k node below it (or equal); the deepest node
+   with at least ``thr_vote`` votes wins (``vote_rule="more_than"`` is the pseudocode's
+   ``> thr_vote``); ties go to more votes, then to the best-ranked candidate under it.
+4. **Fallback**: the most similar node ``V[0]``.
+
+Names that are English function words ("a", "it", "is" …, :data:`STOP_WORDS`) never count
+as contained, and n-grams made only of function words are ignored.
+
+Speed (no per-prediction scan of every name in Python): the index holds an Aho–Corasick
+automaton over the names (hits are then checked for word boundaries), an inverted index
+from word n-grams to names, and an inverted index from stemmed words to names. With a
+string measure the top-k is computed (rapidfuzz, C++) over the names sharing a stemmed
+content word with the prediction — **documented fallback**: when fewer than ``k`` nodes
+share a word, every name is scored. Contains and n-gram hits are exact either way; only
+the top-k list (softmax, vote, fallback) can differ from a full scan, and only for names
+that share no word with the prediction. ``prefilter=False`` always scores every name.
+Embedding measures always score every name (one matrix–vector product).
+Identical normalised predictions are mapped once.
+
+:func:`map_prediction_reference` is a direct transcription of Alg. 1 (with the same
+fixes), scanning every node per prediction; tests and the benchmark compare against it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+
+import ahocorasick
+import numpy as np
+
+from taxoforge.scores.similarity import Similarity, similarity_from_spec
+from taxoforge.text import normalise_text
+
+__all__ = [
+    "MappingConfig",
+    "MappingResult",
+    "TaxonomyIndex",
+    "STOP_WORDS",
+    "map_prediction_reference",
+]
+
+STOP_WORDS = frozenset(
+    "a an the this that these those it its is are was were be been being am of in on at to for from by with "
+    "and or nor but not no yes as if so than then there here which what who whom whose i me my we our you your "
+    "he him his she her they them their do does did has have had can could may might will would should shall "
+    "must very some any all each one also just only".split()
+)
+
+
+@dataclass(frozen=True)
+class MappingConfig:
+    """Parameters of Alg. 1 (SPEC §3) and of this implementation."""
+
+    k: int = 10
+    thr_topk: float = 0.0015
+    thr_top2: float = 0.001
+    thr_vote: int = 4
+    vote_rule: str = "at_least"  # "at_least" (the paper's prose) | "more_than" (its pseudocode)
+    temperature: float = 100.0  # softmax temperature (CLIP's logit scale)
+    contains: str = "whole_word"  # "whole_word" | "substring" (the pseudocode's raw test)
+    contains_scope: str = "topk_first"  # "topk_first" (the pseudocode) | "all"
+    ngram_sizes: tuple[int, ...] = (4, 3, 2)
+    similarity: str = "ratio"  # a rapidfuzz scorer name or "sentence-transformers:<local path>"
+    prefilter: bool = True  # string measures: top-k over names sharing a stemmed word (see module doc)
+
+    def __post_init__(self) -> None:
+        if self.vote_rule not in ("at_least", "more_than"):
+            raise ValueError(f"vote_rule must be 'at_least' or 'more_than', not {self.vote_rule!r}")
+        if self.contains not in ("whole_word", "substring"):
+            raise ValueError(f"contains must be 'whole_word' or 'substring', not {self.contains!r}")
+        if self.contains_scope not in ("topk_first", "all"):
+            raise ValueError(f"contains_scope must be 'topk_first' or 'all', not {self.contains_scope!r}")
+        if self.k < 2:
+            raise ValueError(f"k must be at least 2, not {self.k}")
+        object.__setattr__(self, "ngram_sizes", tuple(int(n) for n in self.ngram_sizes))
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["ngram_sizes"] = list(self.ngram_sizes)
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @property
+    def config_id(self) -> str:
+        """Short content hash of the configuration."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()[:12]
+
+
+@dataclass
+class MappingResult:
+    node_idx: np.ndarray  # int64, one per prediction
+    stage: np.ndarray  # object: contains | ngram4 | ngram3 | ngram2 | vote | top1 | empty
+    score: np.ndarray  # similarity of the chosen node
+    stats: dict = field(default_factory=dict)
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return _stemmer().stem(word)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    from nltk.stem import PorterStemmer
+
+    return PorterStemmer()
+
+
+def _ngrams(words: list[str], n: int) -> list[str]:
+    return [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
+
+
+def _csr(groups: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    lens = np.fromiter((len(g) for g in groups), dtype=np.int64, count=len(groups))
+    ptr = np.concatenate(([0], np.cumsum(lens)))
+    flat = np.fromiter((x for g in groups for x in g), dtype=np.int64, count=int(ptr[-1]))
+    return ptr, flat
+
+
+def _expand(ptr: np.ndarray, flat: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All entries of CSR ``rows``: (values, row position of each value)."""
+    starts = ptr[rows]
+    lens = ptr[rows + 1] - starts
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    owner = np.repeat(np.arange(len(rows)), lens)
+    offs = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
+    return flat[starts[owner] + offs], owner
+
+
+class TaxonomyIndex:
+    """Everything Alg. 1 needs about one taxonomy, built once.
+
+    ``TaxonomyIndex(taxonomy, config)`` reads ``taxonomy.names_table`` (``node_id``,
+    ``name``) plus every node's label, normalises the names and builds the automaton and the
+    inverted indexes. ``map(predictions)`` maps a batch of raw or normalised predictions.
+    """
+
+    def __init__(self, taxonomy, config: MappingConfig | None = None, similarity: Similarity | None = None) -> None:
+        self.taxonomy = taxonomy
+        self.config = config or MappingConfig()
+        self.similarity = similarity or similarity_from_spec(self.config.similarity)
+        cfg = self.config
+        names = taxonomy.names_table.select("node_id", "name").drop_nulls()
+        node_ids = names["node_id"].to_list()
+        raw_names = names["name"].to_list()
+        labels = getattr(taxonomy, "_labels", None)
+        if labels:  # every node's display label is a name too
+            node_ids = node_ids + [str(x) for x in taxonomy.ids.tolist()]
+            raw_names = raw_names + [lab or "" for lab in labels]
+        known = set(taxonomy.ids.tolist())
+        by_name: dict[str, set[int]] = defaultdict(set)
+        pos = {nid: i for i, nid in enumerate(taxonomy.ids.tolist())}
+        unknown = 0
+        for nid, nm in zip(node_ids, raw_names):
+            if nid not in known:
+                unknown += 1
+                continue
+            norm = normalise_text(nm)
+            if norm:
+                by_name[norm].add(pos[nid])
+        self.n_unknown_name_rows = unknown
+        self.names: list[str] = sorted(by_name)
+        self.name_id: dict[str, int] = {s: j for j, s in enumerate(self.names)}
+        n_names = len(self.names)
+        self.name_ptr, self.name_node = _csr([sorted(by_name[s]) for s in self.names])
+        # node -> names (for similarity of specific nodes)
+        n_nodes = len(taxonomy.ids)
+        node_names: list[list[int]] = [[] for _ in range(n_nodes)]
+        for j in range(n_names):
+            for v in self.name_node[self.name_ptr[j]:self.name_ptr[j + 1]].tolist():
+                node_names[v].append(j)
+        self.node_ptr, self.node_name = _csr(node_names)
+        self.depth = taxonomy.depth_arr.astype(np.int64)
+        self.parent = taxonomy.parent_idx
+        self.similarity.bind(self.names)
+        # contains: Aho–Corasick over names that are not function words
+        self._automaton = ahocorasick.Automaton()
+        for j, s in enumerate(self.names):
+            if s not in STOP_WORDS:
+                self._automaton.add_word(s, (j, len(s)))
+        if len(self._automaton):
+            self._automaton.make_automaton()
+        # n-gram and stemmed-word inverted indexes
+        ngram_post: dict[int, dict[str, list[int]]] = {n: defaultdict(list) for n in cfg.ngram_sizes}
+        word_post: dict[str, list[int]] = defaultdict(list)
+        for j, s in enumerate(self.names):
+            words = s.split()
+            for n in cfg.ngram_sizes:
+                for g in set(_ngrams(words, n)):
+                    if not all(w in STOP_WORDS for w in g.split()):
+                        ngram_post[n][g].append(j)
+            for w in set(words):
+                if w not in STOP_WORDS:
+                    word_post[_stem(w)].append(j)
+        self._ngram_post = {n: {g: np.asarray(v, np.int64) for g, v in d.items()} for n, d in ngram_post.items()}
+        self._word_post = {w: np.asarray(v, np.int64) for w, v in word_post.items()}
+        self._all_names = np.arange(n_names, dtype=np.int64)
+        self.stats = {"names": n_names, "nodes": n_nodes, "full_scans": 0, "prefiltered": 0}
+
+    # ------------------------------------------------------------------ helpers
+    def _node_scores(self, pred: str, name_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Nodes reached by ``name_ids`` and each node's best similarity over those names,
+        ordered by (similarity desc, node index asc)."""
+        if len(name_ids) == 0:
+            return np.zeros(0, np.int64), np.zeros(0)
+        sc = self.similarity.scores(pred, name_ids)
+        nodes, owner = _expand(self.name_ptr, self.name_node, name_ids)
+        s = sc[owner]
+        o = np.lexsort((-s, nodes))  # by node, best score first
+        nodes, s = nodes[o], s[o]
+        first = np.concatenate(([True], nodes[1:] != nodes[:-1]))
+        nodes, s = nodes[first], s[first]
+        o = np.lexsort((nodes, -s))
+        return nodes[o], s[o]
+
+    def _top_k(self, pred: str) -> tuple[np.ndarray, np.ndarray]:
+        k = self.config.k
+        cand = None
+        if self.config.prefilter and self.similarity.supports_prefilter:
+            posts = [self._word_post[w] for w in {_stem(x) for x in pred.split() if x not in STOP_WORDS} if w in self._word_post]
+            if posts:
+                cand = np.unique(np.concatenate(posts)) if len(posts) > 1 else posts[0]
+                nodes, s = self._node_scores(pred, cand)
+                if len(nodes) >= k:
+                    self.stats["prefiltered"] += 1
+                    return nodes[:k], s[:k]
+        self.stats["full_scans"] += 1
+        nodes, s = self._node_scores(pred, self._all_names)
+        return nodes[:k], s[:k]
+
+    def _pick_deepest(self, pred: str, hit_nodes: np.ndarray, top_nodes: np.ndarray, top_scores: np.ndarray):
+        """The contains/n-gram rule: the deepest hit among the top-k if any (``topk_first``),
+        else the deepest hit overall; ties to the more similar, then node order."""
+        hit_nodes = np.unique(hit_nodes)
+        if self.config.contains_scope == "topk_first":
+            in_top = np.isin(top_nodes, hit_nodes)
+            if in_top.any():
+                cand = top_nodes[in_top]
+                d = self.depth[cand]
+                best = np.flatnonzero(d == d.max())[0]  # top_nodes is ordered by similarity
+                return int(cand[best]), float(top_scores[in_top][best])
+        d = self.depth[hit_nodes]
+        deepest = hit_nodes[d == d.max()]
+        if len(deepest) == 1:
+            v = int(deepest[0])
+            return v, self._node_similarity(pred, v)
+        names, _ = _expand(self.node_ptr, self.node_name, deepest)
+        nodes, s = self._node_scores(pred, np.unique(names))
+        keep = np.isin(nodes, deepest)
+        return int(nodes[keep][0]), float(s[keep][0])
+
+    def _node_similarity(self, pred: str, v: int) -> float:
+        names = self.node_name[self.node_ptr[v]:self.node_ptr[v + 1]]
+        return float(self.similarity.scores(pred, names).max()) if len(names) else 0.0
+
+    def _contains_hits(self, pred: str) -> np.ndarray:
+        if not len(self._automaton):
+            return np.zeros(0, np.int64)
+        hits = []
+        whole = self.config.contains == "whole_word"
+        n = len(pred)
+        for end, (j, ln) in self._automaton.iter(pred):
+            if whole:
+                start = end - ln + 1
+                if (start > 0 and pred[start - 1] != " ") or (end + 1 < n and pred[end + 1] != " "):
+                    continue
+            hits.append(j)
+        if not hits:
+            return np.zeros(0, np.int64)
+        return _expand(self.name_ptr, self.name_node, np.unique(np.asarray(hits, np.int64)))[0]
+
+    def _ngram_hits(self, words: list[str], n: int) -> np.ndarray:
+        post = self._ngram_post.get(n, {})
+        found = [post[g] for g in set(_ngrams(words, n)) if g in post]
+        if not found:
+            return np.zeros(0, np.int64)
+        return _expand(self.name_ptr, self.name_node, np.unique(np.concatenate(found)))[0]
+
+    def _vote(self, top_nodes: np.ndarray, top_scores: np.ndarray):
+        cfg = self.config
+        if len(top_nodes) < 2:
+            return None
+        z = cfg.temperature * (top_scores - top_scores.max())
+        p = np.exp(z)
+        p /= p.sum()
+        if not (p[0] - p[1] < cfg.thr_top2 and p[0] - p[-1] < cfg.thr_topk):
+            return None
+        votes: dict[int, int] = defaultdict(int)
+        first_rank: dict[int, int] = {}
+        for rank, v in enumerate(top_nodes.tolist()):
+            while v >= 0:
+                votes[v] += 1
+                first_rank.setdefault(v, rank)
+                v = int(self.parent[v])
+        ok = [v for v, c in votes.items() if (c >= cfg.thr_vote if cfg.vote_rule == "at_least" else c > cfg.thr_vote)]
+        if not ok:
+            return None
+        return max(ok, key=lambda v: (self.depth[v], votes[v], -first_rank[v]))
+
+    # ------------------------------------------------------------------ public
+    def nodes_named(self, text: str) -> np.ndarray:
+        """Indexes of the nodes having a name whose normal form equals that of ``text``."""
+        j = self.name_id.get(normalise_text(text))
+        if j is None:
+            return np.zeros(0, np.int64)
+        return self.name_node[self.name_ptr[j]:self.name_ptr[j + 1]]
+
+    def map_one(self, pred: str) -> tuple[int, str, float]:
+        """Map one **normalised** prediction: ``(node index, stage, similarity)``."""
+        if not pred:
+            return self.taxonomy.root_idx, "empty", 0.0
+        top_nodes, top_scores = self._top_k(pred)
+        hits = self._contains_hits(pred)
+        if len(hits):
+            v, s = self._pick_deepest(pred, hits, top_nodes, top_scores)
+            return v, "contains", s
+        words = pred.split()
+        for n in self.config.ngram_sizes:
+            hits = self._ngram_hits(words, n)
+            if len(hits):
+                v, s = self._pick_deepest(pred, hits, top_nodes, top_scores)
+                return v, f"ngram{n}", s
+        v = self._vote(top_nodes, top_scores)
+        if v is not None:
+            return int(v), "vote", self._node_similarity(pred, int(v))
+        return int(top_nodes[0]), "top1", float(top_scores[0])
+
+    def map(self, predictions, normalised: bool = False, progress=None) -> MappingResult:
+        """Map a sequence of predictions (raw text unless ``normalised``). Identical normal
+        forms are mapped once. ``progress`` is an optional callable ``progress(n_done)``."""
+        preds = list(predictions) if normalised else [normalise_text(p) for p in predictions]
+        uniq: dict[str, int] = {}
+        inv = np.fromiter((uniq.setdefault(p, len(uniq)) for p in preds), dtype=np.int64, count=len(preds))
+        out_v = np.empty(len(uniq), np.int64)
+        out_s = np.empty(len(uniq))
+        out_stage = np.empty(len(uniq), dtype=object)
+        for i, p in enumerate(uniq):
+            out_v[i], out_stage[i], out_s[i] = self.map_one(p)
+            if progress is not None:
+                progress(1)
+        stages, counts = np.unique(out_stage[inv], return_counts=True) if len(inv) else ([], [])
+        stats = dict(self.stats, unique_predictions=len(uniq), stages=dict(zip([str(s) for s in stages], [int(c) for c in counts])))
+        return MappingResult(node_idx=out_v[inv], stage=out_stage[inv], score=out_s[inv], stats=stats)
+
+
+# ---------------------------------------------------------------------- reference
+def map_prediction_reference(pred: str, nodes: list[int], node_names: list[list[str]], depth, parent,
+                             sim, config: MappingConfig | None = None) -> tuple[int, str]:
+    """Direct transcription of Alg. 1 (with SPEC §3's fixes), scanning every node.
+
+    ``nodes`` are node indexes, ``node_names[i]`` the normalised names of ``nodes[i]``,
+    ``depth``/``parent`` arrays over node indexes, ``sim(a, b)`` a similarity. ``pred`` is
+    normalised. Slow by design: the baseline of ``benchmarks/bench_mapping.py``."""
+    cfg = config or MappingConfig()
+    k = cfg.k
+    if not pred:
+        return int(np.flatnonzero(np.asarray(parent) < 0)[0]), "empty"
+    S = [(max((sim(pred, nm) for nm in names), default=0.0), v) for v, names in zip(nodes, node_names)]
+    S.sort(key=lambda x: (-x[0], x[1]))
+    V = [v for _, v in S]
+    sims = [s for s, _ in S]
+    names_of = dict(zip(nodes, node_names))
+
+    def anc(v):
+        out = [v]
+        while parent[v] >= 0:
+            v = int(parent[v])
+            out.append(v)
+        return out
+
+    def contained(name: str) -> bool:
+        if name in STOP_WORDS:
+            return False
+        if cfg.contains == "substring":
+            return name in pred
+        return f" {name} " in f" {pred} "
+
+    def scan(test):
+        cand = None
+        for i, v in enumerate(V):
+            if test(v) and (cand is None or len(anc(v)) > len(anc(cand))):
+                cand = v
+            if cfg.contains_scope == "topk_first" and cand is not None and i == k - 1:
+                return cand
+        return cand
+
+    cand = scan(lambda v: any(contained(nm) for nm in names_of[v]))
+    if cand is not None:
+        return cand, "contains"
+    words = pred.split()
+    for n in cfg.ngram_sizes:
+        pg = {g for g in _ngrams(words, n) if not all(w in STOP_WORDS for w in g.split())}
+        cand = scan(lambda v: any(pg & set(_ngrams(nm.split(), n)) for nm in names_of[v]))
+        if cand is not None:
+            return cand, f"ngram{n}"
+    top = np.asarray(sims[:k])
+    p = np.exp(cfg.temperature * (top - top.max()))
+    p /= p.sum()
+    if len(top) >= 2 and p[0] - p[1] < cfg.thr_top2 and p[0] - p[-1] < cfg.thr_topk:
+        votes: dict[int, int] = defaultdict(int)
+        first: dict[int, int] = {}
+        for r, v in enumerate(V[:k]):
+            for a in anc(v):
+                votes[a] += 1
+                first.setdefault(a, r)
+        ok = [a for a, c in votes.items() if (c >= cfg.thr_vote if cfg.vote_rule == "at_least" else c > cfg.thr_vote)]
+        if ok:
+            return max(ok, key=lambda a: (depth[a], votes[a], -first[a])), "vote"
+    return V[0], "top1"

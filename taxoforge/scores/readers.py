@@ -1,0 +1,206 @@
+"""Read model-output files (JSONL, CSV, Parquet) into one canonical table (SPEC §4).
+
+Canonical columns (all strings but ``line``):
+
+``line``      1-based line of the row in the file (JSONL and CSV: the line the record starts
+              on; Parquet: the row number), used in every report about the row
+``id``        sample id (default: ``<file stem>:<line>``)
+``model``, ``prompt``, ``dataset``   optional grouping keys (default ``"unknown"``)
+``question``  the question put to the model (needed to resolve multiple-choice letters)
+``output``    the model's raw text, unchanged
+``label``     the ground truth as given: a node id, a dataset label id, or a label text
+
+**Column mapping.** ``columns={"output": "response", "label": "gt"}`` maps canonical names
+to the file's column names. Without a mapping the adapter is detected from the columns:
+
+``vlm4bio``   VLM4Bio result rows ``{"question", "target-class", "output", "option-gt",
+              "image-path", …}``: ``label`` = ``target-class``, ``id`` = ``image-path``;
+              ``model``, ``dataset``, ``prompt`` come from the file path
+              (``results/<dataset>/[<prompt>/]classification/<mode>/classification_<model>_<mode>_num_…jsonl``).
+``generic``   ``{id, model, prompt, dataset, output, label}`` (``question`` optional).
+
+A file that cannot be read — bad JSON, a CSV row with the wrong number of fields, no
+output/label column — raises :class:`OutputFileError` naming the file and the line.
+Rows that can be read but not scored are *not* dropped here; :mod:`taxoforge.scores.run`
+reports them with their line numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+
+__all__ = ["OutputFileError", "read_outputs", "CANONICAL", "detect_adapter", "vlm4bio_path_info"]
+
+CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label")
+_ADAPTERS = {
+    "vlm4bio": {"question": "question", "output": "output", "label": "target-class", "id": "image-path"},
+    "generic": {c: c for c in CANONICAL},
+}
+
+
+class OutputFileError(ValueError):
+    """A model-output file that cannot be read; the message names the file and line."""
+
+
+def _read_jsonl(path: Path) -> tuple[list[dict], list[int]]:
+    rows, lines = [], []
+    with path.open("r", encoding="utf-8") as fh:
+        for n, text in enumerate(fh, start=1):
+            s = text.strip()
+            if not s:
+                continue
+            try:
+                obj = json.loads(s)
+            except json.JSONDecodeError as e:
+                raise OutputFileError(f"{path}:{n}: not valid JSON ({e.msg} at column {e.colno}); "
+                                      "expected one JSON object per line") from None
+            if not isinstance(obj, dict):
+                raise OutputFileError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
+            rows.append(obj)
+            lines.append(n)
+    return rows, lines
+
+
+def _read_csv(path: Path, delimiter: str | None) -> tuple[list[dict], list[int]]:
+    rows, lines = [], []
+    with path.open("r", encoding="utf-8", newline="") as fh:
+        if delimiter is None:
+            delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+        reader = csv.reader(fh, delimiter=delimiter)
+        try:
+            header = next(reader)
+        except StopIteration:
+            return [], []
+        except csv.Error as e:
+            raise OutputFileError(f"{path}:1: cannot read the CSV header: {e}") from None
+        start = reader.line_num + 1
+        while True:
+            try:
+                rec = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as e:
+                raise OutputFileError(f"{path}:{start}: malformed CSV: {e}") from None
+            if rec and len(rec) != len(header):
+                raise OutputFileError(f"{path}:{start}: {len(rec)} fields, the header has {len(header)} "
+                                      f"({', '.join(header)})")
+            if rec:
+                rows.append({h: (v if v != "" else None) for h, v in zip(header, rec)})
+                lines.append(start)
+            start = reader.line_num + 1
+    return rows, lines
+
+
+def _read_parquet(path: Path) -> tuple[list[dict], list[int]]:
+    try:
+        df = pl.read_parquet(path)
+    except Exception as e:  # noqa: BLE001 - pyarrow/polars raise many kinds
+        raise OutputFileError(f"{path}: not a readable Parquet file: {e}") from None
+    return df.to_dicts(), list(range(1, df.height + 1))
+
+
+def detect_adapter(columns) -> str:
+    """``vlm4bio`` or ``generic`` from the column names; ``OutputFileError`` if neither fits."""
+    cols = set(columns)
+    if {"target-class", "output"} <= cols or {"option-gt", "output"} <= cols:
+        return "vlm4bio"
+    if {"output", "label"} <= cols:
+        return "generic"
+    raise OutputFileError(f"cannot tell the format from the columns {sorted(cols)}: expected VLM4Bio rows "
+                          "(question, target-class, output, option-gt) or generic rows (id, model, prompt, "
+                          "dataset, output, label); pass a column mapping")
+
+
+_VLM4BIO_FILE = re.compile(r"classification_(?P<model>.+?)_(?P<mode>selection|direct|open)(?:_num_\d+)?(?:_chunk_\d+)?$")
+
+
+def vlm4bio_path_info(path: str | Path) -> dict[str, str]:
+    """``model``, ``dataset``, ``prompt`` of a VLM4Bio result file from its path."""
+    p = Path(path)
+    m = _VLM4BIO_FILE.match(p.stem)
+    model = m.group("model") if m else p.stem
+    mode = m.group("mode") if m else "unknown"
+    parts = list(p.parts)
+    dataset, prompt = "unknown", mode
+    if "results" in parts:
+        rest = parts[parts.index("results") + 1:-1]
+        if rest:
+            dataset = rest[0]
+        if "classification" in rest:
+            pre = rest[1:rest.index("classification")]
+            if pre:
+                prompt = f"{'/'.join(pre)}/{mode}"
+    elif len(parts) >= 2:
+        dataset = parts[-2]
+    return {"model": model, "dataset": dataset, "prompt": prompt}
+
+
+def _fmt(path: Path, fmt: str | None) -> str:
+    if fmt:
+        return fmt.lower()
+    suf = "".join(path.suffixes[-2:]).lower() if path.suffix.lower() == ".gz" else path.suffix.lower()
+    if suf in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    if suf in (".csv", ".tsv", ".tab"):
+        return "csv"
+    if suf in (".parquet", ".pq"):
+        return "parquet"
+    raise OutputFileError(f"{path}: unknown file type {suf!r}; expected .jsonl, .csv/.tsv or .parquet (or pass fmt=)")
+
+
+def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str, str] | None = None,
+                 adapter: str = "auto", defaults: dict[str, str] | None = None,
+                 delimiter: str | None = None) -> pl.DataFrame:
+    """Read one model-output file into the canonical table (module docstring).
+
+    ``columns`` maps canonical names to the file's names and overrides the adapter's;
+    ``defaults`` fills ``model``/``prompt``/``dataset`` where the file has none."""
+    path = Path(path)
+    if not path.is_file():
+        raise OutputFileError(f"{path}: no such file")
+    kind = _fmt(path, fmt)
+    rows, lines = {"jsonl": _read_jsonl, "parquet": _read_parquet}.get(kind, lambda p: _read_csv(p, delimiter))(path)
+    present = set().union(*(r.keys() for r in rows)) if rows else set()
+    if adapter == "auto":
+        adapter = detect_adapter(present | set((columns or {}).values())) if rows else "generic"
+    if adapter not in _ADAPTERS:
+        raise ValueError(f"unknown adapter {adapter!r}; choose auto, {', '.join(_ADAPTERS)}")
+    mapping = dict(_ADAPTERS[adapter])
+    mapping.update(columns or {})
+    for need in ("output", "label"):
+        if rows and mapping.get(need) not in present:
+            raise OutputFileError(f"{path}: no column {mapping.get(need)!r} for {need!r} (columns: {sorted(present)}); "
+                                  "pass a column mapping")
+    fill = {"model": "unknown", "prompt": "unknown", "dataset": "unknown"}
+    if adapter == "vlm4bio":
+        fill.update(vlm4bio_path_info(path))
+    fill.update(defaults or {})
+    data: dict[str, list] = {c: [] for c in CANONICAL}
+    extra_gt = []
+    for r, n in zip(rows, lines):
+        for c in CANONICAL:
+            v = r.get(mapping.get(c, c)) if mapping.get(c) else None
+            if c == "output":
+                data[c].append(v)  # kept exactly; type problems are reported per row later
+                continue
+            if v is not None and not isinstance(v, str):
+                v = json.dumps(v) if isinstance(v, (list, dict)) else str(v)
+            if c == "id" and v is None:
+                v = f"{path.stem}:{n}"
+            if c in fill and v is None:
+                v = fill[c]
+            data[c].append(v)
+        extra_gt.append(r.get("option-gt") if adapter == "vlm4bio" else None)
+    out_type = [type(v).__name__ for v in data["output"]]
+    df = pl.DataFrame(
+        {"line": lines, **{c: data[c] for c in CANONICAL if c != "output"},
+         "output": [v if isinstance(v, str) or v is None else json.dumps(v) for v in data["output"]],
+         "output_type": out_type, "option_gt": [None if g is None else str(g) for g in extra_gt]},
+        schema_overrides={"line": pl.Int64, **{c: pl.String for c in CANONICAL}, "option_gt": pl.String},
+    )
+    return df.with_columns(pl.lit(str(path)).alias("file"), pl.lit(adapter).alias("adapter"))

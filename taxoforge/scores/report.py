@@ -1,0 +1,163 @@
+"""Results people can read: the leaderboard as Markdown and two PNG plots.
+
+* :func:`leaderboard_markdown` — the model × dataset × prompt table, with the taxonomy
+  version, mapping configuration and the bad-row counts under it.
+* :func:`plot_hp_hr` — hP against hR, one point per model (paper 000 Fig. 7), with iso-hF
+  curves.
+* :func:`plot_ranks` — each model's rank under each measure (paper 000 Fig. 5): a line per
+  model across the measures; rank 1 is best.
+
+Plots use matplotlib's Agg backend (no display needed) and are written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+__all__ = ["leaderboard_markdown", "markdown_table", "model_summary", "plot_hp_hr", "plot_ranks",
+           "write_text_atomic", "RANK_MEASURES"]
+
+RANK_MEASURES = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor", "accuracy", "hR", "hP", "hF")
+_PCT = {"accuracy", "exact_match", "contained", "rouge1_recall", "bleu2", "meteor"}
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _fmt(col: str, v) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return "–"
+    if isinstance(v, float):
+        return f"{100 * v:.1f}" if col in _PCT else f"{v:.3f}"
+    return str(v).replace("|", "\\|")
+
+
+def markdown_table(df: pl.DataFrame, max_rows: int = 50) -> str:
+    """A GitHub-flavoured Markdown table; text measures and accuracy ×100, h-measures 3 dp."""
+    head = "| " + " | ".join(df.columns) + " |"
+    sep = "|" + "|".join("---:" if df[c].dtype.is_numeric() else "---" for c in df.columns) + "|"
+    body = ["| " + " | ".join(_fmt(c, v) for c, v in zip(df.columns, row)) + " |" for row in df.head(max_rows).iter_rows()]
+    more = [f"\n… {df.height - max_rows} more rows"] if df.height > max_rows else []
+    return "\n".join([head, sep, *body, *more])
+
+
+def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: pl.DataFrame | None = None,
+                         max_rows: int = 50) -> str:
+    info = info or {}
+    show = [c for c in lb.columns if c not in ("taxonomy_version", "mapping_config_id")]
+    lines = ["## Leaderboard", ""]
+    if info:
+        cfg = info.get("mapping_config", {})
+        lines += [f"Taxonomy **{info.get('taxonomy')}** (`{info.get('taxonomy_version')}`), "
+                  f"mapping config `{info.get('mapping_config_id')}` (similarity {info.get('similarity')}, "
+                  f"k={cfg.get('k')}, softmax temperature {cfg.get('temperature')}, contains {cfg.get('contains')}, "
+                  f"vote {cfg.get('vote_rule')} {cfg.get('thr_vote')}). "
+                  f"{info.get('scored', 0)} of {info.get('rows', 0)} rows scored, "
+                  f"{info.get('abstentions', 0)} abstentions scored as the root.", ""]
+    lines.append(markdown_table(lb.select(show), max_rows=max_rows))
+    lines += ["", "hF = harmonic mean of mean hP and mean hR; hF_pairs = mean per-sample hF. "
+              "accuracy and text measures in %."]
+    if bad_rows is not None and bad_rows.height:
+        counts = bad_rows.group_by("reason").len().sort("reason")
+        lines += ["", f"**{bad_rows.height} rows not scored:** "
+                  + ", ".join(f"{r} {n}" for r, n in counts.iter_rows()) + "."]
+        ex = bad_rows.head(10)
+        lines += [""] + [f"- `{Path(str(f)).name}:{ln}` ({i}): {r} — {d}" for f, ln, i, r, d in
+                         ex.select("file", "line", "id", "reason", "detail").iter_rows()]
+        if bad_rows.height > 10:
+            lines.append(f"- … and {bad_rows.height - 10} more (bad_rows.parquet)")
+    return "\n".join(lines) + "\n"
+
+
+def model_summary(samples: pl.DataFrame) -> pl.DataFrame:
+    """One row per model over all its samples, measures as in the leaderboard."""
+    from taxoforge.scores.run import leaderboard
+
+    return leaderboard(samples, by=("model",))
+
+
+def _savefig(fig, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=120, bbox_inches="tight", metadata={"Software": None})
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_hp_hr(samples: pl.DataFrame, path: str | os.PathLike) -> Path:
+    """hP against hR per model (Fig. 7 of paper 000), with iso-hF curves."""
+    plt = _plt()
+    ms = model_summary(samples).sort("model")
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    r = np.linspace(0.01, 1, 200)
+    for f in (0.2, 0.4, 0.6, 0.8):
+        p = f * r / (2 * r - f)
+        ok = (p > 0) & (p <= 1)
+        ax.plot(r[ok], p[ok], color="0.85", lw=0.8, zorder=0)
+        ax.annotate(f"hF={f}", (r[ok][-1], p[ok][-1]), fontsize=7, color="0.6")
+    for model, hp, hr in ms.select("model", "hP", "hR").iter_rows():
+        ax.scatter(hr, hp, s=40, zorder=2)
+        ax.annotate(model, (hr, hp), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("hR (hierarchical recall)")
+    ax.set_ylabel("hP (hierarchical precision)")
+    ax.set_title("hP vs hR per model")
+    ax.grid(alpha=0.3)
+    try:
+        return _savefig(fig, Path(path))
+    finally:
+        plt.close(fig)
+
+
+def plot_ranks(samples: pl.DataFrame, path: str | os.PathLike, measures=RANK_MEASURES) -> Path:
+    """Rank of each model under each measure (Fig. 5 of paper 000); 1 = best."""
+    plt = _plt()
+    ms = model_summary(samples).sort("model")
+    measures = [m for m in measures if m in ms.columns and ms[m].drop_nans().drop_nulls().len() == ms.height]
+    ranks = ms.select("model", *[pl.col(m).rank(method="min", descending=True).alias(m) for m in measures])
+    fig, ax = plt.subplots(figsize=(1.0 + 0.8 * len(measures), 0.6 + 0.45 * max(ms.height, 2)))
+    x = np.arange(len(measures))
+    for row in ranks.iter_rows():
+        ax.plot(x, row[1:], marker="o", label=row[0])
+        ax.annotate(row[0], (x[-1], row[-1]), textcoords="offset points", xytext=(6, -3), fontsize=8)
+    ax.set_xticks(x, measures, rotation=30, ha="right")
+    ax.set_yticks(range(1, ms.height + 1))
+    ax.invert_yaxis()
+    ax.set_ylabel("rank (1 = best)")
+    ax.set_title("Model ranks per measure")
+    ax.grid(alpha=0.3, axis="x")
+    try:
+        return _savefig(fig, Path(path))
+    finally:
+        plt.close(fig)

@@ -1,0 +1,320 @@
+"""One scoring run: model outputs + a taxonomy → per-sample scores, leaderboard, bad rows.
+
+:func:`score_file` reads a file (:mod:`~taxoforge.scores.readers`), :func:`score_frame`
+does the rest:
+
+1. **Rows that cannot be scored** are reported with their line numbers and a reason —
+   ``missing ground truth``, ``missing model output``, ``unparseable output``,
+   ``unknown label``, ``ambiguous label`` — and counted; they never vanish silently.
+2. **Parse** each output (:func:`~taxoforge.scores.parse.parse_answer`): templates
+   stripped, multiple-choice letters resolved, abstentions detected.
+3. **Ground truth → node**, first rule that applies: the label is a node id; the label with
+   the taxonomy's source prefix (``n02084071`` → ``wn:n02084071``); a linked label of the
+   taxonomy's ``links`` table (by label id, then label text, within the row's dataset);
+   a node name (normalised; more than one node with that name → ``ambiguous label``).
+4. **Answer → node** with Alg. 1 (:mod:`~taxoforge.scores.mapping`); abstentions are
+   scored as the root.
+5. **Measures**: hP, hR, hF, accuracy (:mod:`~taxoforge.scores.measures`) and the text
+   measures (:mod:`~taxoforge.scores.text_measures`) against the reference text — the
+   row's label when it was given as text, else the ground-truth node's label.
+6. **Aggregate** by model × dataset × prompt (:func:`leaderboard`).
+
+Every sample row and every leaderboard row carries the taxonomy name, its snapshot
+version (``NAME@VERSION``; for an unpublished tree the content id a snapshot of it would
+get) and the mapping configuration (JSON and a short id).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+from taxoforge.scores.measures import hierarchical_scores
+from taxoforge.scores.parse import UnparseableAnswer, parse_answer
+from taxoforge.scores.readers import read_outputs
+from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
+from taxoforge.trees.tables import TreeTables, write_parquet_atomic
+
+__all__ = ["ScoreRun", "score_file", "score_frame", "load_taxonomy_tables", "leaderboard", "GROUP_KEYS",
+           "LEADERBOARD_MEASURES"]
+
+GROUP_KEYS = ("model", "dataset", "prompt")
+LEADERBOARD_MEASURES = ("accuracy", "hP", "hR", "hF", "hF_pairs") + TEXT_MEASURES
+BAD_ROW_SCHEMA = {"file": pl.String, "line": pl.Int64, "id": pl.String, "model": pl.String, "dataset": pl.String,
+                  "prompt": pl.String, "reason": pl.String, "detail": pl.String}
+
+
+# ---------------------------------------------------------------------------- taxonomy
+def load_taxonomy_tables(ref) -> TreeTables:
+    """A :class:`TreeTables` from ``ref``: a TreeTables; a snapshot folder (with
+    ``manifest.json``); a tree folder (``nodes.parquet`` …); or a snapshot reference
+    ``NAME[@VERSION]`` in the default snapshot store."""
+    if isinstance(ref, TreeTables):
+        return ref
+    p = Path(ref)
+    if p.is_dir():
+        if (p / "manifest.json").exists():
+            from taxoforge.snapshots.verify import read_snapshot
+
+            return read_snapshot(p)
+        return TreeTables.read(p)
+    if p.suffix or os.sep in str(ref):
+        raise FileNotFoundError(f"{ref}: no such taxonomy folder")
+    from taxoforge.snapshots.load import load_taxonomy
+
+    return load_taxonomy(str(ref))
+
+
+def taxonomy_version(tables: TreeTables) -> str:
+    """``NAME@VERSION`` of a snapshot; for other trees the content id a snapshot would get."""
+    snap = tables.info.get("snapshot") if tables.info else None
+    if snap:
+        return str(snap)
+    from taxoforge.snapshots.manifest import content_id
+
+    return f"{tables.name}@{content_id(tables)[0]}"
+
+
+# ---------------------------------------------------------------------------- run
+@dataclass
+class ScoreRun:
+    """The result of one run. ``samples`` (one row per scored sample), ``leaderboard`` (model ×
+    dataset × prompt), ``bad_rows`` (every row not scored, with its line and reason), ``info``
+    (taxonomy, version, mapping configuration, counts, timings)."""
+
+    samples: pl.DataFrame
+    leaderboard: pl.DataFrame
+    bad_rows: pl.DataFrame
+    info: dict = field(default_factory=dict)
+
+    def markdown(self, max_rows: int = 50) -> str:
+        from taxoforge.scores.report import leaderboard_markdown
+
+        return leaderboard_markdown(self.leaderboard, self.info, self.bad_rows, max_rows=max_rows)
+
+    def write(self, out_dir: str | os.PathLike, plots: bool = True) -> dict[str, Path]:
+        """Write ``scores.parquet``, ``leaderboard.parquet``, ``leaderboard.md``,
+        ``bad_rows.parquet``, ``run.json`` and the PNG plots into ``out_dir`` (atomically,
+        file by file)."""
+        from taxoforge.scores.report import plot_hp_hr, plot_ranks, write_text_atomic
+
+        out = Path(out_dir)
+        paths = {
+            "scores": write_parquet_atomic(self.samples, out / "scores.parquet"),
+            "leaderboard": write_parquet_atomic(self.leaderboard, out / "leaderboard.parquet"),
+            "bad_rows": write_parquet_atomic(self.bad_rows, out / "bad_rows.parquet"),
+            "leaderboard_md": write_text_atomic(out / "leaderboard.md", self.markdown(max_rows=10_000)),
+            "run": write_text_atomic(out / "run.json", json.dumps(self.info, indent=2, sort_keys=True, default=str)),
+        }
+        if plots and self.samples.height:
+            paths["hp_vs_hr"] = plot_hp_hr(self.samples, out / "hp_vs_hr.png")
+            paths["ranks"] = plot_ranks(self.samples, out / "model_ranks.png")
+        return paths
+
+
+def _resolver(tables: TreeTables, tax, index: TaxonomyIndex):
+    ids = tax.ids
+    prefixes = sorted({s.split(":", 1)[0] for s in ids[:: max(1, len(ids) // 1000)].tolist() if ":" in s})
+    links = tables.links.filter(pl.col("status") == "linked") if tables.links.height else None
+    by_id: dict[tuple[str, str], tuple[str, str]] = {}
+    by_text: dict[tuple[str, str], tuple[str, str]] = {}
+    if links is not None:
+        for ds, lid, ltext, nid in links.select("dataset", "label_id", "label_text", "node_id").iter_rows():
+            for d in (ds, "*"):
+                if lid is not None:
+                    by_id.setdefault((d, lid), (nid, ltext))
+                if ltext is not None:
+                    by_text.setdefault((d, ltext), (nid, ltext))
+    cache: dict[tuple[str, str], tuple] = {}
+
+    def resolve(label: str, dataset: str):
+        key = (label, dataset)
+        if key in cache:
+            return cache[key]
+        res = None
+        if label in tax:
+            res = (label, "node_id", tax.label(label) or label)
+        if res is None:
+            for p in prefixes:
+                if f"{p}:{label}" in tax:
+                    nid = f"{p}:{label}"
+                    res = (nid, "prefixed_id", tax.label(nid) or label)
+                    break
+        if res is None and links is not None:
+            hit = by_id.get((dataset, label)) or by_text.get((dataset, label)) or by_id.get(("*", label)) or by_text.get(("*", label))
+            if hit and hit[0] in tax:
+                res = (hit[0], "link", hit[1] or label)
+        if res is None:
+            nodes = index.nodes_named(label)
+            if len(nodes) == 1:
+                res = (str(ids[nodes[0]]), "name", label)
+            elif len(nodes) > 1:
+                cand = ids[nodes[:5]].tolist()
+                res = (None, "ambiguous label", f"{len(nodes)} nodes are named {label!r}: {', '.join(cand)}"
+                       + (" …" if len(nodes) > 5 else ""))
+        if res is None:
+            res = (None, "unknown label", f"{label!r} is not a node id, a linked label or a node name of {tables.name}")
+        cache[key] = res
+        return res
+
+    return resolve
+
+
+def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = None,
+                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
+                progress: bool | None = None) -> ScoreRun:
+    """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs`
+    against ``taxonomy`` (anything :func:`load_taxonomy_tables` accepts)."""
+    t0 = time.perf_counter()
+    tables = load_taxonomy_tables(taxonomy)
+    config = config or (index.config if index is not None else MappingConfig())
+    tax = tables.taxonomy() if index is None else index.taxonomy
+    version = taxonomy_version(tables)
+    t_index = time.perf_counter()
+    index = index or TaxonomyIndex(tax, config)
+    t_index = time.perf_counter() - t_index
+    resolve = _resolver(tables, tax, index)
+
+    bad: list[dict] = []
+    keep: list[dict] = []
+    for r in rows.iter_rows(named=True):
+        where = {k: r.get(k) for k in ("file", "line", "id", "model", "dataset", "prompt")}
+        if r["output_type"] == "NoneType":
+            bad.append({**where, "reason": "missing model output", "detail": "output is null or absent"})
+            continue
+        label = r["label"]
+        if label is None or not str(label).strip():
+            bad.append({**where, "reason": "missing ground truth", "detail": "label is null, absent or empty"})
+            continue
+        if r["output_type"] != "str":
+            bad.append({**where, "reason": "unparseable output", "detail": f"output is a JSON {r['output_type']}, not text"})
+            continue
+        try:
+            pa = parse_answer(r["output"], r.get("question"))
+        except UnparseableAnswer as e:
+            bad.append({**where, "reason": "unparseable output", "detail": str(e)})
+            continue
+        nid, how, ref = resolve(str(label).strip(), r["dataset"])
+        if nid is None:
+            bad.append({**where, "reason": how, "detail": ref})
+            continue
+        keep.append({**r, "answer": pa.answer, "abstained": pa.abstained, "parse_flags": ",".join(pa.flags),
+                     "gt_node": nid, "gt_via": how, "reference": ref})
+    bad_df = pl.DataFrame(bad, schema=BAD_ROW_SCHEMA) if bad else pl.DataFrame(schema=BAD_ROW_SCHEMA)
+
+    n = len(keep)
+    answers = [k["answer"] for k in keep]
+    abst = np.array([k["abstained"] for k in keep], dtype=bool)
+    to_map = [a for a, ab in zip(answers, abst) if not ab]
+    if progress is None:
+        progress = len(to_map) >= 5000
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(set(to_map)), desc="mapping answers", unit="answer", leave=False)
+    t_map = time.perf_counter()
+    mres = index.map(to_map, progress=bar.update if bar else None)
+    t_map = time.perf_counter() - t_map
+    if bar:
+        bar.close()
+    pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
+    stage = np.full(n, "abstention", dtype=object)
+    score = np.zeros(n)
+    pred_idx[~abst] = mres.node_idx
+    stage[~abst] = mres.stage
+    score[~abst] = mres.score
+    gt_idx = tax.index_of([k["gt_node"] for k in keep]) if n else np.zeros(0, np.int64)
+    h = hierarchical_scores(tax, pred_idx, gt_idx)
+    t_text = time.perf_counter()
+    if text_measures and n:
+        ts = text_scores(["" if ab else a for a, ab in zip(answers, abst)], [k["reference"] for k in keep], meteor=meteor)
+        meteor_status = ts.pop("meteor_status")
+    else:
+        ts = {m: np.full(n, np.nan) for m in TEXT_MEASURES}
+        meteor_status = "text measures disabled" if not text_measures else "no rows"
+    t_text = time.perf_counter() - t_text
+
+    labels = tax._labels
+    cfg_json = config.to_json()
+    samples = pl.DataFrame({
+        "file": [k["file"] for k in keep], "line": [k["line"] for k in keep], "id": [k["id"] for k in keep],
+        "model": [k["model"] for k in keep], "dataset": [k["dataset"] for k in keep],
+        "prompt": [k["prompt"] for k in keep], "output_raw": [k["output"] for k in keep], "answer": answers,
+        "abstained": abst, "parse_flags": [k["parse_flags"] for k in keep], "label": [k["label"] for k in keep],
+        "reference": [k["reference"] for k in keep], "gt_node": [k["gt_node"] for k in keep],
+        "gt_via": [k["gt_via"] for k in keep], "pred_node": tax.ids[pred_idx].tolist(),
+        "pred_label": [labels[i] if labels else None for i in pred_idx.tolist()],
+        "map_stage": stage.tolist(), "map_similarity": score, "depth_gt": h["depth_gt"],
+        "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],
+        "hP": h["hP"], "hR": h["hR"], "hF": h["hF"], **{m: ts[m] for m in TEXT_MEASURES},
+    }, schema_overrides={"line": pl.Int64, "label": pl.String, "pred_label": pl.String, "parse_flags": pl.String,
+                         "depth_gt": pl.Int64, "depth_pred": pl.Int64, "depth_lca": pl.Int64})
+    samples = samples.with_columns(
+        pl.lit(tables.name).alias("taxonomy"), pl.lit(version).alias("taxonomy_version"),
+        pl.lit(config.config_id).alias("mapping_config_id"), pl.lit(cfg_json).alias("mapping_config"),
+    )
+    info = {
+        "taxonomy": tables.name, "taxonomy_version": version, "taxonomy_nodes": len(tax),
+        "mapping_config": config.to_dict(), "mapping_config_id": config.config_id,
+        "similarity": index.similarity.name, "meteor": meteor_status,
+        "rows": rows.height, "scored": n, "bad_rows": bad_df.height,
+        "bad_rows_by_reason": {str(k): int(v) for k, v in bad_df.group_by("reason").len().iter_rows()} if bad_df.height else {},
+        "abstentions": int(abst.sum()), "mapping_stats": mres.stats,
+        "files": sorted(set(rows["file"].to_list())) if rows.height and "file" in rows.columns else [],
+        "seconds": {"index": round(t_index, 3), "mapping": round(t_map, 3), "text_measures": round(t_text, 3),
+                    "total": round(time.perf_counter() - t0, 3)},
+    }
+    return ScoreRun(samples=samples, leaderboard=leaderboard(samples), bad_rows=bad_df, info=info)
+
+
+def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS) -> pl.DataFrame:
+    """Aggregate per-sample scores by ``by`` (default model × dataset × prompt): ``n``,
+    ``abstained``, ``accuracy``, mean ``hP`` and ``hR``, ``hF`` = harmonic mean of those two
+    means, ``hF_pairs`` = mean per-sample hF, the means of the text measures, and the
+    taxonomy version and mapping configuration id. Sorted by hF, best first."""
+    if samples.height == 0:
+        return pl.DataFrame(schema={**{b: pl.String for b in by}, "n": pl.UInt32, "abstained": pl.Int64,
+                                    **{m: pl.Float64 for m in LEADERBOARD_MEASURES},
+                                    "taxonomy_version": pl.String, "mapping_config_id": pl.String})
+    g = samples.group_by(list(by)).agg(
+        pl.len().alias("n"), pl.col("abstained").sum().cast(pl.Int64).alias("abstained"),
+        pl.col("correct").mean().alias("accuracy"), pl.col("hP").mean(), pl.col("hR").mean(),
+        pl.col("hF").mean().alias("hF_pairs"), *[pl.col(m).mean() for m in TEXT_MEASURES],
+        pl.col("taxonomy_version").first(), pl.col("mapping_config_id").first(),
+    )
+    s = pl.col("hP") + pl.col("hR")
+    g = g.with_columns(pl.when(s > 0).then(2 * pl.col("hP") * pl.col("hR") / s).otherwise(0.0).alias("hF"))
+    cols = [*by, "n", "abstained", *LEADERBOARD_MEASURES, "taxonomy_version", "mapping_config_id"]
+    out = g.select(cols).sort(["hF", *by], descending=[True] + [False] * len(by))
+    return out
+
+
+def score_file(path: str | os.PathLike, taxonomy, *, out_dir: str | os.PathLike | None = None,
+               config: MappingConfig | None = None, columns: dict[str, str] | None = None,
+               adapter: str = "auto", fmt: str | None = None, defaults: dict[str, str] | None = None,
+               index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
+               progress: bool | None = None, plots: bool = True) -> ScoreRun:
+    """Score one model-output file against a taxonomy and, with ``out_dir``, write the
+    results there (see :meth:`ScoreRun.write`).
+
+    ``taxonomy``: a :class:`TreeTables`, a snapshot or tree folder, or ``NAME[@VERSION]``.
+    ``columns``/``adapter``/``fmt``/``defaults``: see :func:`read_outputs`.
+
+    >>> run = score_file("data/examples/imagenet_example_outputs.jsonl",
+    ...                  "data/assets/imagenet1k_taxonomy")            # doctest: +SKIP
+    >>> print(run.markdown())                                          # doctest: +SKIP
+    """
+    rows = read_outputs(path, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults)
+    run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
+                      progress=progress)
+    if out_dir is not None:
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=plots).items()}
+    return run
