@@ -1,0 +1,161 @@
+"""Test helpers: small real trees, and a real HTTP server on 127.0.0.1 that serves a
+snapshot store with Range support and injectable faults."""
+
+from __future__ import annotations
+
+import http.server
+import random
+import re
+import socket
+import threading
+from pathlib import Path
+
+import polars as pl
+
+from taxoforge.trees.build import build_tree
+from taxoforge.trees.tables import TreeTables
+
+
+def random_edges(n: int = 300, seed: int = 7, extra: int = 150) -> pl.DataFrame:
+    """A random DAG over ``t:0 … t:{n-1}`` (``t:0`` the top) with many multi-parent nodes,
+    so the tree builder has ties to break."""
+    rng = random.Random(seed)
+    rows = set()
+    for i in range(1, n):
+        rows.add((f"t:{i}", f"t:{rng.randrange(0, i)}"))
+    for _ in range(extra):
+        i = rng.randrange(2, n)
+        rows.add((f"t:{i}", f"t:{rng.randrange(0, i)}"))
+    child, parent = zip(*sorted(rows))
+    return pl.DataFrame({"child": list(child), "parent": list(parent)})
+
+
+def make_tree(edges: pl.DataFrame, name: str = "demo", seed: int = 0, with_links: bool = True) -> TreeTables:
+    """A full TreeTables (names, links, report) built by the real graph→tree step."""
+    b = build_tree(edges, source="t", seed=seed)
+    ids = b.nodes["node_id"].to_list()
+    names = pl.DataFrame({
+        "node_id": ids + ids[:50],
+        "name": [f"thing {i}" for i in ids] + [f"alias {i}" for i in ids[:50]],
+        "kind": ["label"] * len(ids) + ["alias"] * 50,
+        "lang": ["en"] * (len(ids) + 50),
+    })
+    links = None
+    if with_links:
+        links = pl.DataFrame({
+            "dataset": ["toy"] * 20,
+            "label_id": [str(i) for i in range(20)],
+            "label_text": [f"thing {ids[i]}" for i in range(20)],
+            "status": ["linked"] * 20,
+            "method": ["exact"] * 20,
+            "node_id": ids[:20],
+            "candidates": [[x] for x in ids[:20]],
+        })
+    return TreeTables.from_build(name, b, names, links=links,
+                                 info={"seed": seed, "source_versions": {"toy": "1.0", "query_time": "2024-06-01"}})
+
+
+def move_edge(edges: pl.DataFrame, child: str, new_parent: str) -> pl.DataFrame:
+    """``edges`` with every parent edge of ``child`` replaced by one to ``new_parent``."""
+    return pl.concat([edges.filter(pl.col("child") != child),
+                      pl.DataFrame({"child": [child], "parent": [new_parent]})])
+
+
+class StoreServer(http.server.ThreadingHTTPServer):
+    """Serves ``root`` read-only. Faults, keyed by URL path (``/demo/v/nodes.parquet``):
+
+    ``drop_after[path] = n``  the next response for ``path`` sends ``n`` body bytes (with the
+                              full Content-Length) and closes the connection;
+    ``corrupt[path] = bytes`` serve these bytes instead of the file (every time);
+    ``support_range``         False: ignore Range headers (always 200, whole file).
+    ``requests``              (path, Range header) of every GET, in order.
+    """
+
+    daemon_threads = True
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.drop_after: dict[str, int] = {}
+        self.corrupt: dict[str, bytes] = {}
+        self.support_range = True
+        self.requests: list[tuple[str, str | None]] = []
+        self._lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def ranges_for(self, path: str) -> list[str | None]:
+        return [r for p, r in self.requests if p == path]
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: StoreServer
+
+    def log_message(self, *args) -> None:  # keep test output quiet
+        pass
+
+    def do_GET(self) -> None:
+        srv = self.server
+        path = self.path.split("?", 1)[0]
+        rng = self.headers.get("Range")
+        with srv._lock:
+            srv.requests.append((path, rng))
+            drop = srv.drop_after.pop(path, None)
+            data = srv.corrupt.get(path)
+        if data is None:
+            f = (srv.root / path.lstrip("/")).resolve()
+            if srv.root.resolve() not in f.parents or not f.is_file():
+                self.send_error(404)
+                return
+            data = f.read_bytes()
+        start = 0
+        if rng and srv.support_range:
+            m = re.fullmatch(r"bytes=(\d+)-", rng.strip())
+            if not m:
+                self.send_error(400)
+                return
+            start = int(m.group(1))
+            if start >= len(data):
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{len(data)}")
+                self.end_headers()
+                return
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        else:
+            self.send_response(200)
+        body = data[start:]
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Accept-Ranges", "bytes" if srv.support_range else "none")
+        self.end_headers()
+        if drop is not None:
+            self.wfile.write(body[:drop])
+            self.wfile.flush()
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        self.wfile.write(body)
+
+
+def serve(root: Path) -> tuple[StoreServer, threading.Thread]:
+    srv = StoreServer(root)
+    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    t.start()
+    return srv, t
+
+
+def stop(srv: StoreServer, t: threading.Thread) -> None:
+    srv.shutdown()
+    srv.server_close()
+    t.join(timeout=5)
+
+
+def file_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(Path(folder).glob("*.parquet"))}
+
+

@@ -1,0 +1,100 @@
+"""Deterministic snapshots: same inputs, seed and code → byte-identical files, same id."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from taxoforge.snapshots.manifest import (
+    SnapshotError,
+    build_snapshot,
+    code_version,
+    content_id,
+    read_manifest,
+)
+from taxoforge.trees.tables import SCHEMA_VERSION
+from tests.taxoforge.snapshots.helpers import file_bytes, make_tree, random_edges
+
+
+def test_rebuild_twice_gives_identical_bytes_and_version(tmp_path, edges):
+    # two complete rebuilds from the raw edges: graph → tree → snapshot
+    m1 = build_snapshot(make_tree(edges), tmp_path / "a", created="2024-01-01T00:00:00Z")
+    m2 = build_snapshot(make_tree(edges.sample(fraction=1.0, shuffle=True, seed=3)), tmp_path / "b",
+                        created="2024-01-01T00:00:00Z")
+    assert m1["version"] == m2["version"]
+    assert m1["content_sha256"] == m2["content_sha256"]
+    a, b = file_bytes(tmp_path / "a"), file_bytes(tmp_path / "b")
+    assert set(a) == {"nodes.parquet", "names.parquet", "links.parquet", "report.parquet"}
+    assert a == b
+    # with a pinned creation time the manifest is byte-identical too
+    assert (tmp_path / "a" / "manifest.json").read_bytes() == (tmp_path / "b" / "manifest.json").read_bytes()
+
+
+def test_version_ignores_creation_time_and_code_version(tmp_path, tree, monkeypatch):
+    m1 = build_snapshot(tree, tmp_path / "a", created="2024-01-01T00:00:00Z")
+    monkeypatch.setenv("TAXOFORGE_CODE_VERSION", "some-other-commit")
+    m2 = build_snapshot(tree, tmp_path / "b", created="2025-06-30T12:00:00Z")
+    assert m2["code_version"]["git_commit"] == "some-other-commit"
+    assert m1["version"] == m2["version"]
+    assert file_bytes(tmp_path / "a") == file_bytes(tmp_path / "b")
+
+
+def test_source_date_epoch_pins_creation_time(tmp_path, tree, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    m = build_snapshot(tree, tmp_path / "a")
+    assert m["created"] == "2023-11-14T22:13:20Z"
+
+
+def test_row_order_does_not_change_the_id(tree):
+    shuffled = type(tree)(name=tree.name, **{t: df.sample(fraction=1.0, shuffle=True, seed=1)
+                                            for t, df in tree.tables().items()})
+    assert content_id(shuffled) == content_id(tree)
+
+
+def test_seed_and_edges_change_the_id(edges, tree):
+    v = content_id(tree)[0]
+    assert content_id(make_tree(edges, seed=1))[0] != v  # other tie decisions
+    assert content_id(make_tree(random_edges(seed=8)))[0] != v
+
+
+def test_manifest_has_everything_spec_5_lists(tmp_path, tree):
+    m = build_snapshot(tree, tmp_path / "s", extra={"note": "x"})
+    assert m == read_manifest(tmp_path / "s")
+    assert m["taxonomy"] == "demo"
+    assert m["schema_version"] == SCHEMA_VERSION
+    assert m["seed"] == 0
+    assert m["source_versions"] == {"toy": "1.0", "query_time": "2024-06-01"}
+    assert m["code_version"]["package"]
+    assert m["row_counts"] == {t: df.height for t, df in tree.tables().items()}
+    assert len(m["version"]) == 12 and m["content_sha256"].startswith(m["version"])
+    import hashlib
+
+    for fname, meta in m["files"].items():
+        data = (tmp_path / "s" / fname).read_bytes()
+        assert meta == {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    # the written tables read back equal to the input
+    back = pl.read_parquet(tmp_path / "s" / "nodes.parquet")
+    assert back.sort("node_id").equals(tree.nodes.sort("node_id"))
+    assert json.loads((tmp_path / "s" / "manifest.json").read_text())["extra"] == {"note": "x"}
+
+
+def test_code_version_is_stable_within_a_checkout():
+    assert code_version() == code_version()
+
+
+def test_bad_names_and_labels_are_refused(tmp_path, tree):
+    with pytest.raises(SnapshotError, match="invalid taxonomy name"):
+        build_snapshot(tree, tmp_path / "s", name="../evil")
+    with pytest.raises(SnapshotError, match="invalid version"):
+        build_snapshot(tree, tmp_path / "s", version="a/b")
+
+
+def test_read_manifest_errors_name_the_file(tmp_path):
+    (tmp_path / "manifest.json").write_text("{not json")
+    with pytest.raises(SnapshotError, match="manifest.json: not a valid manifest"):
+        read_manifest(tmp_path)
+    (tmp_path / "manifest.json").write_text('{"format": "taxoforge-snapshot"}')
+    with pytest.raises(SnapshotError, match="lacks field"):
+        read_manifest(tmp_path)
