@@ -458,7 +458,7 @@ def _parse_checksum(checksum: str) -> tuple[str, str]:
 
 
 def download_release(url: str, dest: str | os.PathLike, *, checksum: str | None = None,
-                     retries: int = 5, timeout: float = 60.0, chunk_size: int = 1 << 20,
+                     retries: int = 5, timeout: float = 60.0, chunk_size: int = 1 << 16,
                      backoff: float = 0.5) -> Path:
     """Download ``url`` to ``dest`` with resume and checksum verification.
 
@@ -487,7 +487,8 @@ def download_release(url: str, dest: str | os.PathLike, *, checksum: str | None 
     attempt = 0
     while True:
         have = part.stat().st_size if part.exists() else 0
-        headers = {"Range": f"bytes={have}-"} if have else {}
+        # identity encoding: byte offsets of Range must be offsets in the stored file
+        headers = {"Accept-Encoding": "identity", **({"Range": f"bytes={have}-"} if have else {})}
         try:
             with requests.get(url, headers=headers, stream=True, timeout=timeout) as r:
                 if r.status_code == 416 and have:

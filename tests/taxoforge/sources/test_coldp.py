@@ -1,0 +1,347 @@
+"""ColDP reader: the three real datasets in ../shared/data/coldp, both flavours, CSV/TSV,
+zip archives (and their path-escape attacks), bad rows, and resumable checksummed downloads
+from a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.util
+import shutil
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from taxoforge.links.scientific_names import link_scientific_names
+from taxoforge.sources.coldp import (
+    ChecksumError,
+    ColdpError,
+    coldp_synonyms,
+    coldp_tree,
+    download_release,
+    read_coldp,
+    safe_extract,
+)
+from taxoforge.sources.ranked import check_tree, rank_counts
+from tests.conftest import shared_file
+
+_spec = importlib.util.spec_from_file_location("_tf_httpfixture", Path(__file__).with_name("httpfixture.py"))
+httpfixture = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(httpfixture)
+
+
+def _csv_rows(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+# --------------------------------------------------------------------------- Pterophoroidea
+
+
+@pytest.fixture(scope="module")
+def ptero_dir() -> Path:
+    return shared_file("coldp", "pterophoroidea_world_catalogue")
+
+
+@pytest.fixture(scope="module")
+def ptero(ptero_dir):
+    return coldp_tree(ptero_dir, name="pterophoroidea")
+
+
+def test_pterophoroidea_counts_per_rank_match_the_raw_files(ptero, ptero_dir):
+    taxa = _csv_rows(ptero_dir / "taxon.csv")
+    names = {r["ID"]: r for r in _csv_rows(ptero_dir / "name.csv")}
+    expected = Counter(names[t["nameID"]]["rank"] for t in taxa)
+    assert rank_counts(ptero.nodes) == dict(expected)
+    # the figures PROVENANCE.md gives for this dataset
+    assert ptero.nodes.height == 1712
+    assert expected["species"] == 1604 and expected["genus"] == 91
+
+
+def test_pterophoroidea_is_one_tree_without_orphans(ptero, ptero_dir):
+    c = check_tree(ptero.nodes)
+    assert c["roots"] == 1 and c["orphans"] == 0
+    assert c["species_not_under_genus"] == 0
+    root = ptero.nodes.filter(pl.col("parent_id").is_null())
+    assert root["label"].to_list() == ["Animalia"] and root["node_id"][0] == "col:1"
+    # every parentID of the file is kept as the tree edge (it is already a tree)
+    raw = {("col:" + t["ID"], "col:" + t["parentID"]) for t in _csv_rows(ptero_dir / "taxon.csv") if t["parentID"]}
+    got = set(ptero.nodes.filter(pl.col("parent_id").is_not_null()).select("node_id", "parent_id").iter_rows())
+    assert got == raw
+    assert ptero.nodes.filter(pl.col("rank") == "species")["is_leaf"].all()
+
+
+def test_pterophoroidea_synonyms_are_attached_to_their_accepted_taxon(ptero, ptero_dir):
+    names = {r["ID"]: r["scientificName"] for r in _csv_rows(ptero_dir / "name.csv")}
+    syn = _csv_rows(ptero_dir / "synonym.csv")
+    want_syn = {("col:" + s["taxonID"], names[s["nameID"]]) for s in syn if s["status"] != "misapplied"}
+    want_mis = {("col:" + s["taxonID"], names[s["nameID"]]) for s in syn if s["status"] == "misapplied"}
+    got = ptero.names
+    got_syn = set(got.filter(pl.col("kind") == "synonym").select("node_id", "name").iter_rows())
+    got_mis = set(got.filter(pl.col("kind") == "misapplied").select("node_id", "name").iter_rows())
+    assert got_syn == want_syn and len(want_syn) > 1000
+    assert got_mis == want_mis and len(want_mis) == 11
+    assert set(got.filter(pl.col("kind") == "synonym")["lang"].unique()) == {"la"}
+    # each accepted taxon has exactly one scientific name: its label
+    sci = got.filter(pl.col("kind") == "scientific")
+    assert sci.height == ptero.nodes.height
+    assert sci.join(ptero.nodes, on="node_id").filter(pl.col("name") != pl.col("label")).height == 0
+
+
+def test_pterophoroidea_synonym_labels_link_to_accepted(ptero, ptero_dir):
+    names = {r["ID"]: r["scientificName"] for r in _csv_rows(ptero_dir / "name.csv")}
+    sci = set(names[t["nameID"]] for t in _csv_rows(ptero_dir / "taxon.csv"))
+    syn = [s for s in _csv_rows(ptero_dir / "synonym.csv") if s["status"] == "synonym"
+           and names[s["nameID"]] not in sci and " " in names[s["nameID"]]]
+    by_name = Counter(names[s["nameID"]] for s in syn)
+    pick = [s for s in syn if by_name[names[s["nameID"]]] == 1][:25]
+    labels = pl.DataFrame({"dataset": "ptero", "label_id": [s["nameID"] for s in pick],
+                           "label_text": [names[s["nameID"]].upper() for s in pick]})
+    links = link_scientific_names(labels, ptero.names, ptero.nodes)
+    want = {s["nameID"]: "col:" + s["taxonID"] for s in pick}
+    assert dict(links.select("label_id", "node_id").iter_rows()) == want
+    assert set(links["method"]) == {"synonym"}
+
+
+# --------------------------------------------------------------------------- spec example
+
+
+@pytest.fixture(scope="module")
+def spec_dir() -> Path:
+    return shared_file("coldp", "coldp_spec_example")
+
+
+def test_spec_example_edge_cases(spec_dir):
+    t = coldp_tree(spec_dir)
+    n = {r["node_id"]: r for r in t.nodes.iter_rows(named=True)}
+    assert t.nodes.height == 23
+    assert rank_counts(t.nodes) == {"species": 10, "genus": 4, "subspecies": 3, "tribe": 2, "family": 1,
+                                    "forma": 1, "kingdom": 1, "subfamily": 1}
+    c = check_tree(t.nodes)
+    assert c["roots"] == 1 and c["orphans"] == 0
+    # the hybrid "species" sits directly under the kingdom: the species check names it
+    assert c["species_not_under_genus"] == 1 and c["species_examples"] == ["col:hybrid under kingdom"]
+    # provisional taxon kept, with its rank and hybrid-marked name
+    assert n["col:fake"]["rank"] == "forma" and n["col:fake"]["parent_id"] == "col:1"
+    assert "×" in n["col:fake"]["label"]
+    # subspecies below their species
+    assert {k for k, v in n.items() if v["parent_id"] == "col:1001"} == {"col:1001a", "col:1001b", "col:1001c"}
+    # two treatment taxa reuse name 1011: three accepted taxa with one name
+    assert sorted(k for k, v in n.items() if v["label"] == "Gundelia tournefortii") == [
+        "col:1011", "col:Hind2013", "col:Jarvis2007"]
+    # synonyms (including the basionym-derived Leonida) attach to 1006; vernaculars carry BCP-47
+    syn = t.names.filter(pl.col("kind") == "synonym")
+    assert sorted(syn.filter(pl.col("node_id") == "col:1006")["name"]) == [
+        "Leonida taraxacoida", "Leontodon leysseri", "Leontodon saxatilis"]
+    assert set(syn.select("node_id", "name").iter_rows()) >= {("col:1", "Viridae"), ("col:10", "Compositae")}
+    vern = t.names.filter(pl.col("kind") == "vernacular")
+    assert set(vern.select("node_id", "name", "lang").iter_rows()) == {
+        ("col:1001", "Baker's hawksbeard", "en"), ("col:hybrid", "Heritage® Hybrid Oak", "en")}
+    # names with no taxon (virus, cultivar) are not nodes
+    assert not t.nodes.filter(pl.col("label").str.contains("virus|Sapphire")).height
+
+
+def test_spec_example_as_csv_with_other_file_names_and_col_prefix(spec_dir, tmp_path):
+    """The same archive as CSV, with CamelCase / upper-case file names and col: headers."""
+    renames = {"taxon.tsv": "Taxon.csv", "name.tsv": "NAME.csv", "synonym.tsv": "Synonym.csv",
+               "vernacular-name.tsv": "VernacularName.csv"}
+    for src, dst in renames.items():
+        df = pl.read_csv(spec_dir / src, separator="\t", infer_schema=False, quote_char=None)
+        df.rename({c: f"col:{c}" for c in df.columns}).write_csv(tmp_path / dst)
+    a, b = coldp_tree(spec_dir), coldp_tree(tmp_path)
+    assert a.nodes.equals(b.nodes) and a.names.equals(b.names)
+
+
+# --------------------------------------------------------------------------- NameUsage flavour
+
+
+def test_nameusage_flavour_with_col_prefixes():
+    t = coldp_tree(shared_file("coldp", "coldp_pypi_test_Tonzidae"))
+    assert read_coldp(shared_file("coldp", "coldp_pypi_test_Tonzidae")).info["flavour"] == "nameusage"
+    assert rank_counts(t.nodes) == {"species": 3, "family": 1, "genus": 1}
+    c = check_tree(t.nodes)
+    assert c["roots"] == 1 and c["orphans"] == 0 and c["species_not_under_genus"] == 0
+    assert t.nodes.filter(pl.col("parent_id").is_null())["label"].to_list() == ["Tonzidae"]
+    # Tonzidae's parent 233686 is outside this partial export: reported, not an orphan
+    dang = t.report.filter(pl.col("kind") == "dangling_parent")
+    assert dang.select("child_id", "parent_id").rows() == [("col:654337", "col:233686")]
+    assert sorted(t.nodes.filter(pl.col("parent_id") == "col:254505")["label"]) == [
+        "Tonza callicitra", "Tonza citrorrhoa", "Tonza purella"]
+
+
+def test_nameusage_synonyms_misapplied_and_vernacular(tmp_path):
+    (tmp_path / "nameusage.tsv").write_text(
+        "col:ID\tcol:parentID\tcol:status\tcol:scientificName\tcol:rank\n"
+        "f\t\taccepted\tEsocidae\tfamily\n"
+        "g\tf\taccepted\tEsox\tgenus\n"
+        "s1\tg\taccepted\tEsox lucius\tspecies\n"
+        "s2\tg\tprovisionally accepted\tEsox cisalpinus\tspecies\n"
+        "x1\ts1\tsynonym\tEsox estor\tspecies\n"
+        "x2\ts2\tambiguous synonym\tEsox flaviae\tspecies\n"
+        "x3\ts1\tmisapplied\tEsox reichertii\tspecies\n"
+        "x4\tnowhere\tsynonym\tEsox ghost\tspecies\n"
+        "b1\t\tbare name\tEsox nudus\tspecies\n")
+    (tmp_path / "VernacularName.tsv").write_text("taxonID\tname\tlanguage\ns1\tNorthern pike\teng\ns1\tHecht\tdeu\n")
+    t = coldp_tree(tmp_path)
+    assert sorted(t.nodes["node_id"]) == ["col:f", "col:g", "col:s1", "col:s2"]
+    names = set(t.names.select("node_id", "name", "kind", "lang").iter_rows())
+    assert {("col:s1", "Esox estor", "synonym", "la"), ("col:s2", "Esox flaviae", "synonym", "la"),
+            ("col:s1", "Esox reichertii", "misapplied", "la"), ("col:s1", "Northern pike", "vernacular", "en"),
+            ("col:s1", "Hecht", "vernacular", "de")} <= names
+    assert t.report.filter(pl.col("kind") == "dangling_synonym")["child_id"].to_list() == ["col:nowhere"]
+    syn = coldp_synonyms(tmp_path)
+    assert set(syn.select("name", "accepted_name").iter_rows()) == {("Esox estor", "Esox lucius"),
+                                                                    ("Esox flaviae", "Esox cisalpinus")}
+
+
+# --------------------------------------------------------------------------- zips
+
+
+def _zip_folder(folder: Path, out: Path, prefix: str = "") -> Path:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for p in sorted(folder.iterdir()):
+            if p.is_file():
+                zf.write(p, prefix + p.name)
+    return out
+
+
+def test_zip_archive_gives_the_same_tree(ptero, ptero_dir, tmp_path):
+    z = _zip_folder(ptero_dir, tmp_path / "ptero.zip", prefix="dataset/")
+    t = coldp_tree(z, name="pterophoroidea")
+    assert t.nodes.equals(ptero.nodes) and t.names.equals(ptero.names)
+
+
+@pytest.mark.parametrize("member", ["../evil.tsv", "/tmp/evil.tsv", "a/../../evil.tsv", "C:/evil.tsv"])
+def test_zip_with_path_escape_is_refused(tmp_path, member):
+    z = tmp_path / "bad.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("taxon.tsv", "ID\tparentID\tnameID\n")
+        zf.writestr(member, "pwned")
+    dest = tmp_path / "out" / "inner"
+    with pytest.raises(ColdpError, match="refusing the archive"):
+        safe_extract(z, dest)
+    assert not (tmp_path / "out" / "evil.tsv").exists() and not (tmp_path / "evil.tsv").exists()
+    assert list(dest.iterdir()) == []  # nothing extracted at all
+    with pytest.raises(ColdpError, match="refusing the archive"):
+        coldp_tree(z)
+
+
+def test_zip_with_symlink_is_refused(tmp_path):
+    z = tmp_path / "link.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        info = zipfile.ZipInfo("taxon.tsv")
+        info.external_attr = (0o120777 << 16)
+        zf.writestr(info, "/etc/passwd")
+    with pytest.raises(ColdpError, match="symbolic link"):
+        safe_extract(z, tmp_path / "x")
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _write_split(folder: Path, taxon: str, name: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "taxon.tsv").write_text(taxon)
+    (folder / "name.tsv").write_text(name)
+    return folder
+
+
+NAME_OK = "ID\tscientificName\trank\nn1\tEsox\tgenus\nn2\tEsox lucius\tspecies\n"
+
+
+def test_extra_field_names_file_and_line(tmp_path):
+    d = _write_split(tmp_path / "a", "ID\tparentID\tnameID\nt1\t\tn1\nt2\tt1\tn2\textra\n", NAME_OK)
+    with pytest.raises(ColdpError, match=r"taxon\.tsv: line 3: expected 3 fields, found 4"):
+        coldp_tree(d)
+
+
+def test_missing_id_and_unknown_name_name_the_line(tmp_path):
+    d = _write_split(tmp_path / "b", "ID\tparentID\tnameID\nt1\t\tn1\n\tt1\tn2\n", NAME_OK)
+    with pytest.raises(ColdpError, match=r"taxon\.tsv: line 3: ID is empty"):
+        coldp_tree(d)
+    d = _write_split(tmp_path / "c", "ID\tparentID\tnameID\nt1\t\tn1\nt2\tt1\tn9\n", NAME_OK)
+    with pytest.raises(ColdpError, match=r"taxon\.tsv: line 3: nameID 'n9' is not an ID of name\.tsv"):
+        coldp_tree(d)
+    d = _write_split(tmp_path / "d", "ID\tparentID\tnameID\nt1\t\tn1\nt1\tt1\tn2\n", NAME_OK)
+    with pytest.raises(ColdpError, match=r"line 3: duplicate id 't1' \(first at line 2\)"):
+        coldp_tree(d)
+    d = _write_split(tmp_path / "e", "ID\tparent\tnameID\nt1\t\tn1\n", NAME_OK)  # parentID optional
+    assert coldp_tree(d).nodes.height == 1
+    d = _write_split(tmp_path / "f", "Identifier\tnameID\nt1\tn1\n", NAME_OK)
+    with pytest.raises(ColdpError, match=r"taxon\.tsv: missing required column\(s\) \['id'\]"):
+        coldp_tree(d)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ColdpError, match="no Taxon or NameUsage table"):
+        coldp_tree(tmp_path / "empty")
+
+
+def test_cycle_in_parent_ids_is_broken_and_reported(tmp_path):
+    d = _write_split(tmp_path / "cyc", "ID\tparentID\tnameID\nt1\t\tn1\nt2\tt3\tn2\nt3\tt2\tn2\n",
+                     NAME_OK)
+    t = coldp_tree(d)
+    c = check_tree(t.nodes)
+    assert c["roots"] == 1 and c["orphans"] == 0 and t.nodes.height == 4  # synthetic col:root added
+    assert t.report.filter(pl.col("kind") == "cycle_back_edge").height == 1
+
+
+# --------------------------------------------------------------------------- download
+
+
+def test_download_resumes_with_range_and_verifies_checksum(ptero_dir, tmp_path):
+    body = _zip_folder(ptero_dir, tmp_path / "release.zip").read_bytes()
+    sha = hashlib.sha256(body).hexdigest()
+    with httpfixture.Server({"/col/release.zip": body}, cut_first=len(body) // 3) as srv:
+        out = download_release(f"{srv.url}/col/release.zip", tmp_path / "dl" / "release.zip",
+                               checksum=f"sha256:{sha}", backoff=0.01, chunk_size=4096)
+        log = list(srv.log)
+    assert out.read_bytes() == body
+    assert log[0] == ("/col/release.zip", None)
+    # resumed where it broke (at the last whole block written before the cut)
+    assert log[1][0] == "/col/release.zip" and log[1][1].startswith("bytes=")
+    assert 0 < int(log[1][1][6:-1]) <= len(body) // 3 and len(log) == 2
+    assert not (tmp_path / "dl" / "release.zip.part").exists()
+    assert coldp_tree(out).nodes.height == 1712
+    # already there with the right checksum: no request at all
+    with httpfixture.Server({"/col/release.zip": body}) as srv:
+        download_release(f"{srv.url}/col/release.zip", out, checksum=sha)
+        assert srv.log == []
+
+
+def test_download_resumes_a_part_file_left_by_an_earlier_run(tmp_path):
+    body = bytes(range(256)) * 1000
+    dest = tmp_path / "r.bin"
+    (tmp_path / "r.bin.part").write_bytes(body[:100_000])
+    with httpfixture.Server({"/r.bin": body}) as srv:
+        download_release(f"{srv.url}/r.bin", dest, checksum="md5:" + hashlib.md5(body).hexdigest())
+        assert srv.log == [("/r.bin", "bytes=100000-")]
+    assert dest.read_bytes() == body
+
+
+def test_download_restarts_when_server_ignores_range(tmp_path):
+    body = b"x" * 50_000 + b"y" * 50_000
+    dest = tmp_path / "r.bin"
+    (tmp_path / "r.bin.part").write_bytes(b"garbage")
+    with httpfixture.Server({"/r.bin": body}, honour_range=False) as srv:
+        download_release(f"{srv.url}/r.bin", dest, checksum=hashlib.sha256(body).hexdigest())
+    assert dest.read_bytes() == body
+
+
+def test_download_with_wrong_checksum_fails_and_keeps_nothing(tmp_path):
+    body = b"not the release"
+    with httpfixture.Server({"/r.zip": body}) as srv:
+        with pytest.raises(ChecksumError, match="expected 0000"):
+            download_release(f"{srv.url}/r.zip", tmp_path / "r.zip", checksum="sha256:" + "0" * 64)
+        with pytest.raises(Exception, match="404"):
+            download_release(f"{srv.url}/missing.zip", tmp_path / "m.zip")
+    assert not (tmp_path / "r.zip").exists() and not (tmp_path / "r.zip.part").exists()
+
+
+def test_reader_does_not_touch_the_shared_folder(ptero_dir, tmp_path):
+    """Reading is read-only: a copy's files are unchanged byte for byte afterwards."""
+    copy = Path(shutil.copytree(ptero_dir, tmp_path / "copy"))
+    before = {p.name: p.read_bytes() for p in copy.iterdir()}
+    coldp_tree(copy)
+    assert {p.name: p.read_bytes() for p in copy.iterdir()} == before
