@@ -1,0 +1,74 @@
+"""Diffs between versions: a changed edge gives a new version and a diff showing exactly it."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from taxoforge.snapshots import SnapshotStore, diff_tables, format_diff, load_taxonomy
+from taxoforge.trees.tables import TreeTables
+from tests.taxoforge.snapshots.helpers import make_tree, move_edge
+
+
+def _single_parent_leaf(edges: pl.DataFrame, tree: TreeTables) -> tuple[str, str, str]:
+    """A leaf with one parent edge, its parent, and another node to move it under."""
+    n_par = edges.group_by("child").len()
+    leaves = tree.nodes.filter(pl.col("is_leaf")).join(n_par.filter(pl.col("len") == 1),
+                                                       left_on="node_id", right_on="child")
+    row = leaves.sort("node_id").row(0, named=True)
+    other = tree.nodes.filter((pl.col("node_id") != row["node_id"]) & (pl.col("node_id") != row["parent_id"])
+                              & ~pl.col("is_leaf")).sort("node_id")["node_id"][0]
+    return row["node_id"], row["parent_id"], other
+
+
+def test_change_one_edge_gives_new_version_and_exact_diff(tmp_path, edges, tree):
+    store = SnapshotStore(tmp_path / "store")
+    old = store.publish(tree)
+    child, parent, new_parent = _single_parent_leaf(edges, tree)
+    new = store.publish(make_tree(move_edge(edges, child, new_parent)))
+    assert new.status == "published"
+    assert new.version != old.version
+    d = diff_tables(load_taxonomy(old.ref, store=store), load_taxonomy(new.ref, store=store))
+    assert d["moved"] == [{"node_id": child, "old_parent": parent, "new_parent": new_parent}]
+    assert {k: v for k, v in d["counts"].items() if v} == {"moved": 1}
+    assert d["a"] == old.ref and d["b"] == new.ref
+    assert not d["identical"]
+    text = format_diff(d)
+    assert f"> {child}  parent {parent} → {new_parent}" in text
+    assert "0 added, 0 removed, 0 renamed, 1 moved" in text
+
+
+def test_identical_versions_have_an_empty_diff(tree):
+    d = diff_tables(tree, TreeTables(tree.name, **{t: df.reverse() for t, df in tree.tables().items()}))
+    assert d["identical"] and not any(d["counts"].values())
+    assert "no differences" in format_diff(d)
+
+
+def test_added_removed_renamed_and_links():
+    a = TreeTables("t", pl.DataFrame({"node_id": ["r", "x", "y"], "parent_id": [None, "r", "r"], "depth": [0, 1, 1],
+                                      "label": ["root", "ex", "why"]}),
+                   names=pl.DataFrame({"node_id": ["x"], "name": ["ex"], "kind": ["label"], "lang": ["en"]}),
+                   links=pl.DataFrame({"dataset": ["d", "d"], "label_id": ["1", "2"], "label_text": ["ex", "why"],
+                                       "status": ["linked", "linked"], "method": ["exact", "exact"],
+                                       "node_id": ["x", "y"]}))
+    b = TreeTables("t", pl.DataFrame({"node_id": ["r", "x", "z"], "parent_id": [None, "r", "x"], "depth": [0, 1, 2],
+                                      "label": ["root", "EX", "zed"]}),
+                   names=pl.DataFrame({"node_id": ["x"], "name": ["EX"], "kind": ["label"], "lang": ["en"]}),
+                   links=pl.DataFrame({"dataset": ["d", "d", "d"], "label_id": ["1", "2", "3"],
+                                       "label_text": ["ex", "why", "zed"],
+                                       "status": ["linked", "unmatched", "linked"], "method": ["exact", None, "exact"],
+                                       "node_id": ["x", None, "z"]}))
+    d = diff_tables(a, b)
+    assert d["added"] == [{"node_id": "z", "parent_id": "x", "label": "zed"}]
+    assert d["removed"] == [{"node_id": "y", "parent_id": "r", "label": "why"}]
+    assert d["renamed"] == [{"node_id": "x", "old_label": "ex", "new_label": "EX"}]
+    assert d["moved"] == []
+    assert [r["name"] for r in d["names_added"]] == ["EX"] and [r["name"] for r in d["names_removed"]] == ["ex"]
+    assert [r["label_id"] for r in d["links_added"]] == ["3"]
+    assert d["links_removed"] == []
+    assert len(d["links_changed"]) == 1
+    ch = d["links_changed"][0]
+    assert (ch["label_id"], ch["old_status"], ch["new_status"], ch["old_node"], ch["new_node"]) == \
+        ("2", "linked", "unmatched", "y", None)
+    text = format_diff(d, limit=1)
+    assert "1 added, 1 removed, 1 renamed, 0 moved" in text
+    assert "+ z  zed  (parent x)" in text

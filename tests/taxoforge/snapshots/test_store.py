@@ -1,0 +1,178 @@
+"""The snapshot store: index, immutable atomic publishing, locking, concurrent publishers."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import uuid
+
+import polars as pl
+import pytest
+
+from taxoforge.snapshots import (
+    ChecksFailed,
+    LockTimeout,
+    ReadOnlyStore,
+    SnapshotConflict,
+    SnapshotError,
+    SnapshotNotFound,
+    SnapshotStore,
+    load_taxonomy,
+    parse_ref,
+    pull,
+    verify_folder,
+)
+from taxoforge.trees.tables import TreeTables
+from tests.taxoforge.snapshots.helpers import make_tree, random_edges
+
+
+def test_publish_lists_and_resolves(tmp_path, tree):
+    store = SnapshotStore(tmp_path / "s")
+    r = store.publish(tree)
+    assert r.status == "published" and r.ref == f"demo@{r.version}"
+    assert store.taxonomies() == ["demo"]
+    idx = json.loads((tmp_path / "s" / "index.json").read_text())
+    entry = idx["taxonomies"]["demo"]["versions"][0]
+    assert entry["version"] == r.version and entry["path"] == f"demo/{r.version}"
+    assert entry["row_counts"]["nodes"] == tree.nodes.height
+    assert idx["taxonomies"]["demo"]["latest"] == r.version
+    assert store.resolve("demo")[1]["version"] == r.version
+    assert store.resolve(f"demo@{r.version[:6]}")[1]["version"] == r.version  # unique prefix
+    assert verify_folder(store.local_dir("demo", r.version)).ok
+    assert not list((tmp_path / "s" / ".staging").iterdir())  # nothing left behind
+
+
+def test_publish_same_version_again_is_a_noop(tmp_path, edges, tree):
+    store = SnapshotStore(tmp_path / "s")
+    r1 = store.publish(tree)
+    before = (tmp_path / "s" / "demo" / r1.version / "manifest.json").read_bytes()
+    r2 = store.publish(make_tree(edges))  # a rebuild: same content, new creation time
+    assert (r2.status, r2.version) == ("unchanged", r1.version)
+    assert (tmp_path / "s" / "demo" / r1.version / "manifest.json").read_bytes() == before
+    assert len(store.versions("demo")) == 1
+
+
+def test_same_version_with_other_content_is_an_error(tmp_path, tree, edges):
+    store = SnapshotStore(tmp_path / "s")
+    store.publish(tree, version="2024-06")
+    other = make_tree(edges, seed=5)
+    with pytest.raises(SnapshotConflict, match="already published with other content"):
+        store.publish(other, version="2024-06")
+    assert store.publish(tree, version="2024-06").status == "unchanged"
+    assert [e["version"] for e in store.versions("demo")] == ["2024-06"]
+
+
+def test_latest_is_the_last_created(tmp_path, tree, edges):
+    store = SnapshotStore(tmp_path / "s")
+    a = store.publish(tree, created="2024-01-01T00:00:00Z")
+    b = store.publish(make_tree(edges, seed=3), created="2023-01-01T00:00:00Z")
+    assert store.resolve("demo")[1]["version"] == a.version
+    assert [e["version"] for e in store.versions("demo")] == [b.version, a.version]
+
+
+def test_missing_names_and_versions_are_clear_errors(tmp_path, tree):
+    with pytest.raises(SnapshotNotFound, match="no snapshot store at"):
+        SnapshotStore(tmp_path / "nope").resolve("demo")
+    store = SnapshotStore(tmp_path / "s")
+    r = store.publish(tree)
+    with pytest.raises(SnapshotNotFound, match=r"no taxonomy 'other' \(taxonomies: demo\)"):
+        store.resolve("other")
+    with pytest.raises(SnapshotNotFound, match=f"has no version 'beef' \\(versions: {r.version}\\)"):
+        store.resolve("demo@beef")
+    with pytest.raises(SnapshotError, match="expected NAME@VERSION"):
+        parse_ref("demo@")
+    assert parse_ref("demo") == ("demo", None)
+
+
+def test_broken_tree_is_not_published(tmp_path):
+    store = SnapshotStore(tmp_path / "s")
+    broken = TreeTables("bad", pl.DataFrame({"node_id": ["r", "a", "b"], "parent_id": [None, "b", "a"],
+                                             "depth": [0, 1, 2]}))
+    with pytest.raises(ChecksFailed, match="acyclic") as e:
+        store.publish(broken)
+    assert e.value.exit_code == 7
+    assert store.taxonomies() == []
+    assert not (tmp_path / "s" / "bad").exists()
+
+
+def test_lock_timeout(tmp_path, tree):
+    store = SnapshotStore(tmp_path / "s")
+    other = SnapshotStore(tmp_path / "s", lock_timeout=0.3)
+    with store.lock():
+        with pytest.raises(LockTimeout):
+            other.publish(tree)
+    assert other.publish(tree).status == "published"
+
+
+def test_reindex_rebuilds_a_lost_index(tmp_path, tree, edges):
+    store = SnapshotStore(tmp_path / "s")
+    a, b = store.publish(tree), store.publish(make_tree(edges, seed=2))
+    (tmp_path / "s" / "index.json").write_text("garbage")
+    with pytest.raises(SnapshotError, match="index.json: not valid JSON"):
+        store.versions("demo")
+    store.reindex()
+    assert sorted(e["version"] for e in store.versions("demo")) == sorted([a.version, b.version])
+
+
+def test_http_store_is_read_only(http_server, tree):
+    store = SnapshotStore(http_server.url)
+    with pytest.raises(ReadOnlyStore):
+        store.publish(tree)
+
+
+def test_fsspec_memory_store_publish_and_pull(tmp_path, tree):
+    url = f"memory://store-{uuid.uuid4().hex}"
+    remote = SnapshotStore(url)
+    r = remote.publish(tree)
+    assert remote.publish(tree).status == "unchanged"
+    assert remote.taxonomies() == ["demo"]
+    res = pull("demo", store=url, dest=tmp_path / "local", progress=False)
+    assert res.status == "pulled" and res.version == r.version
+    loaded = load_taxonomy(f"demo@{r.version}", store=url, cache=tmp_path / "local")
+    assert loaded.info["snapshot"] == r.ref
+    assert loaded.nodes.equals(tree.nodes.sort("node_id"))
+
+
+# ---- two publishers at once, in real processes ----------------------------------------------
+def _publisher(root: str, seeds: list[int], barrier, queue) -> None:
+    from taxoforge.snapshots import SnapshotStore
+    from tests.taxoforge.snapshots.helpers import make_tree, random_edges
+
+    trees = [make_tree(random_edges(n=120, extra=60), seed=s) for s in seeds]
+    barrier.wait(timeout=60)
+    out = []
+    for t in trees:
+        r = SnapshotStore(root).publish(t)
+        out.append((r.version, r.status))
+    queue.put(out)
+
+
+def test_concurrent_publishers_leave_a_valid_index(tmp_path):
+    root = str(tmp_path / "shared-store")
+    ctx = mp.get_context("spawn")
+    barrier, queue = ctx.Barrier(3), ctx.Queue()
+    # two publishers with their own versions, and a third racing to publish the same ones
+    jobs = [[0, 1, 2], [10, 11, 12], [0, 10, 2]]
+    procs = [ctx.Process(target=_publisher, args=(root, seeds, barrier, queue)) for seeds in jobs]
+    for p in procs:
+        p.start()
+    results = [queue.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+        assert p.exitcode == 0
+    versions = {v for res in results for v, _ in res}
+    assert len(versions) == 6
+    statuses = [s for res in results for _, s in res]
+    assert statuses.count("published") == 6 and statuses.count("unchanged") == 3
+    idx = json.loads((tmp_path / "shared-store" / "index.json").read_text())  # valid JSON
+    listed = [e["version"] for e in idx["taxonomies"]["demo"]["versions"]]
+    assert sorted(listed) == sorted(versions)  # every version once
+    store = SnapshotStore(root)
+    for v in versions:
+        assert verify_folder(store.local_dir("demo", v)).ok
+    assert not list((tmp_path / "shared-store" / ".staging").iterdir())
+    # and the expected content: each version is the tree its seed builds
+    expect = make_tree(random_edges(n=120, extra=60), seed=11)
+    from taxoforge.snapshots import content_id
+
+    assert content_id(expect)[0] in versions
