@@ -33,7 +33,11 @@ def main(argv: list[str] | None = None) -> int:
 
     job = defs.resolve_job_def("embedded_default")
     print("taxoforge demo: materialising the embedded default (offline) …", flush=True)
-    result = job.execute_in_process(instance=instance, raise_on_error=False)
+    result = job.execute_in_process(
+        instance=instance,
+        raise_on_error=False,
+        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+    )
     elapsed = time.perf_counter() - t0
     rows = []
     for ev in result.get_asset_materialization_events():
@@ -48,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nBuilt {len(rows)} assets in {elapsed:.1f} s:")
     for key, figs, path in sorted(rows):
         print(f"  {key:<{width}}  {figs}")
-    print(f"\nFiles: {Path(default_data_dir()).resolve() / 'assets'}/<asset>/*.parquet")
+    data = Path(default_data_dir()).resolve()
+    print(f"\nFiles: {data / 'assets'}/<asset>/*.parquet; frozen snapshots in {data / 'snapshots'}")
     checks = result.get_asset_check_evaluations()
     failed = [c for c in checks if not c.passed]
     print(f"Asset checks: {len(checks) - len(failed)} passed, {len(failed)} failed"
