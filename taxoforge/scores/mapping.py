@@ -52,6 +52,7 @@ from functools import lru_cache
 
 import ahocorasick
 import numpy as np
+import polars as pl
 
 from taxoforge.scores.similarity import Similarity, similarity_from_spec
 from taxoforge.text import normalise_text
@@ -87,6 +88,7 @@ class MappingConfig:
     ngram_sizes: tuple[int, ...] = (4, 3, 2)
     similarity: str = "ratio"  # a rapidfuzz scorer name or "sentence-transformers:<local path>"
     prefilter: bool = True  # string measures: top-k over names sharing a stemmed word (see module doc)
+    skip_name_kinds: tuple[str, ...] = ("synset",)  # name kinds that are identifiers, not names
 
     def __post_init__(self) -> None:
         if self.vote_rule not in ("at_least", "more_than"):
@@ -98,10 +100,12 @@ class MappingConfig:
         if self.k < 2:
             raise ValueError(f"k must be at least 2, not {self.k}")
         object.__setattr__(self, "ngram_sizes", tuple(int(n) for n in self.ngram_sizes))
+        object.__setattr__(self, "skip_name_kinds", tuple(self.skip_name_kinds))
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["ngram_sizes"] = list(self.ngram_sizes)
+        d["skip_name_kinds"] = list(self.skip_name_kinds)
         return d
 
     def to_json(self) -> str:
@@ -169,7 +173,10 @@ class TaxonomyIndex:
         self.config = config or MappingConfig()
         self.similarity = similarity or similarity_from_spec(self.config.similarity)
         cfg = self.config
-        names = taxonomy.names_table.select("node_id", "name").drop_nulls()
+        names = taxonomy.names_table
+        if "kind" in names.columns and cfg.skip_name_kinds:
+            names = names.filter(~pl.col("kind").is_in(list(cfg.skip_name_kinds)) | pl.col("kind").is_null())
+        names = names.select("node_id", "name").drop_nulls()
         node_ids = names["node_id"].to_list()
         raw_names = names["name"].to_list()
         labels = getattr(taxonomy, "_labels", None)
