@@ -64,8 +64,9 @@ _TRANSIENT = (ConnectionError, TimeoutError, OSError)
 def _transient_errors() -> tuple:
     try:
         import requests
+        import urllib3
 
-        return (*_TRANSIENT, requests.RequestException)
+        return (*_TRANSIENT, requests.RequestException, urllib3.exceptions.HTTPError)
     except ImportError:  # pragma: no cover
         return _TRANSIENT
 

@@ -305,7 +305,10 @@ class SnapshotStore:
         if self.kind == "http":
             import requests
 
-            headers = {"Range": f"bytes={offset}-"} if offset else {}
+            # identity: byte offsets must be those of the file, not of a compressed stream
+            headers = {"Accept-Encoding": "identity"}
+            if offset:
+                headers["Range"] = f"bytes={offset}-"
             try:
                 r = self._session.get(self.location(rel), headers=headers, stream=True, timeout=HTTP_TIMEOUT)
             except requests.RequestException as e:
@@ -333,8 +336,15 @@ class SnapshotStore:
                 resumed = True
 
             def gen() -> Iterator[bytes]:
+                # read1 hands over every byte that arrived before a connection drops, so
+                # the partial file holds all of them and a resume asks only for the rest
                 with r:
-                    yield from r.iter_content(chunk_size)
+                    read1 = getattr(r.raw, "read1", None)
+                    while True:
+                        b = read1(chunk_size) if read1 is not None else r.raw.read(chunk_size)
+                        if not b:
+                            return
+                        yield b
 
             return gen(), resumed
 
