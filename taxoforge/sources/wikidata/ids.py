@@ -44,7 +44,7 @@ def validate_qid(qid: object, *, where: str = "") -> str:
         s = s[len(NODE_PREFIX):]
     elif s.startswith(ENTITY_IRI):
         s = s[len(ENTITY_IRI):]
-    if not QID_RE.match(s):
+    if not QID_RE.fullmatch(s):
         raise ValueError(f"{where or 'id'}: {qid!r} is not a Wikidata QID (expected 'Q' followed by digits)")
     return s
 
@@ -79,4 +79,4 @@ def qid_of_iri(iri: str) -> str | None:
     if not iri.startswith(ENTITY_IRI):
         return None
     s = iri[len(ENTITY_IRI):]
-    return s if QID_RE.match(s) else None
+    return s if QID_RE.fullmatch(s) else None

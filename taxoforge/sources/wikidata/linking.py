@@ -30,7 +30,7 @@ __all__ = ["read_qid_label_set", "read_name_label_set", "link_to_wikidata", "lin
 
 def qid_to_node(qid: str) -> str | None:
     """``Q146`` → ``wd:Q146``; anything that is not a QID → ``None``."""
-    return f"wd:{qid}" if isinstance(qid, str) and QID_RE.match(qid) else None
+    return f"wd:{qid}" if isinstance(qid, str) and QID_RE.fullmatch(qid) else None
 
 
 def read_qid_label_set(path: str | os.PathLike, *, dataset: str = "oven") -> pl.DataFrame:

@@ -64,7 +64,7 @@ def _load(folder: str, name: str) -> str:
 
 def load_query(name: str) -> str:
     """The text of ``sql/wikidata/<name>.rq``; ``KeyError`` naming the known queries if absent."""
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):
         raise ValueError(f"bad query name {name!r}")
     folder = query_dir()
     if not (folder / f"{name}.rq").is_file():
@@ -91,7 +91,7 @@ def render(name: str, *, items=None, lang: str | None = None) -> str:
             raise ValueError(f"query {name!r}: empty batch of items")
         values["ITEMS"] = " ".join(node_id(q) for q in qids)
     if lang is not None:
-        if not isinstance(lang, str) or not LANG_RE.match(lang):
+        if not isinstance(lang, str) or not LANG_RE.fullmatch(lang):
             raise ValueError(f"query {name!r}: {lang!r} is not a language tag like 'en' or 'pt-br'")
         values["LANG"] = lang
     needed = set(_PLACEHOLDER.findall(text))

@@ -174,7 +174,8 @@ class SparqlClient:
         sw.setQuery(query)
         sw.setMethod(POST if self.method.upper() == "POST" else GET)
         sw.setReturnFormat(JSON)
-        sw.setTimeout(self.timeout)
+        # SPARQLWrapper.setTimeout() truncates to whole seconds (0.5 s would mean "no timeout")
+        sw.timeout = float(self.timeout)
         try:
             result = sw.query()
             body = result.response.read()

@@ -184,6 +184,12 @@ class LoopbackSparql:
             self.faults.extend(faults)
 
     def reset(self) -> None:
+        """Forget faults and requests; let hung handlers of earlier tests finish first."""
+        self._release.set()
+        deadline = time.monotonic() + 5
+        while self.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self._release.clear()
         with self._lock:
             self.faults.clear()
             self.requests.clear()
