@@ -87,7 +87,7 @@ _ABSTAIN_PHRASES = re.compile(
 _ABSTAIN_WHOLE = {"", "unknown", "none", "n a", "na", "nan", "null", "not sure", "unsure", "idk", "no answer",
                   "cannot be determined", "undetermined", "unclear", "uncertain", "i am not sure", "im not sure",
                   "i m not sure", "none of the above"}
-_HEDGE_THEN_GUESS = re.compile(r"\b(?:but|however|though|although|probably|likely|looks\s+like|appears\s+to\s+be|might\s+be|may\s+be|could\s+be|seems\s+to\s+be|my\s+best\s+guess)\b")
+_HEDGE_THEN_GUESS = re.compile(r"\b(?:but|however|maybe|perhaps|possibly|though|although|probably|likely|looks\s+like|appears\s+to\s+be|might\s+be|may\s+be|could\s+be|seems\s+to\s+be|my\s+best\s+guess)\b")
 
 
 def parse_options(question: str | None) -> dict[str, str]:

