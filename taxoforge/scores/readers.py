@@ -167,7 +167,10 @@ def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str,
     rows, lines = {"jsonl": _read_jsonl, "parquet": _read_parquet}.get(kind, lambda p: _read_csv(p, delimiter))(path)
     present = set().union(*(r.keys() for r in rows)) if rows else set()
     if adapter == "auto":
-        adapter = detect_adapter(present | set((columns or {}).values())) if rows else "generic"
+        if not rows or {"output", "label"} <= set(columns or {}):
+            adapter = "generic"
+        else:
+            adapter = detect_adapter(present)
     if adapter not in _ADAPTERS:
         raise ValueError(f"unknown adapter {adapter!r}; choose auto, {', '.join(_ADAPTERS)}")
     mapping = dict(_ADAPTERS[adapter])

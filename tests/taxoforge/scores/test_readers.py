@@ -1,0 +1,74 @@
+"""Reading model outputs: formats, adapters, column mapping, clear errors with file:line."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from taxoforge.scores.readers import OutputFileError, read_outputs, vlm4bio_path_info
+
+
+def test_vlm4bio_rows_and_path_info(vlm4bio_files):
+    f = next(p for p in vlm4bio_files if "fish-prompting" in str(p) and "cot" in str(p))
+    df = read_outputs(f)
+    assert df.height == sum(1 for _ in f.open())
+    assert set(df["adapter"]) == {"vlm4bio"}
+    assert set(df["model"]) == {"llava-v1.5-7b"}
+    assert set(df["dataset"]) == {"fish-prompting"}
+    assert set(df["prompt"]) == {"cot/selection"}
+    first = json.loads(f.open().readline())
+    assert df["label"][0] == first["target-class"] and df["output"][0] == first["output"]
+    assert df["line"].to_list() == list(range(1, df.height + 1))
+
+
+def test_path_info_without_prompt_folder():
+    info = vlm4bio_path_info("x/results/bird-medium/classification/selection/classification_llava-v1.5-7b_selection_num_20_chunk_0.jsonl")
+    assert info == {"model": "llava-v1.5-7b", "dataset": "bird-medium", "prompt": "selection"}
+
+
+def test_generic_csv_with_column_mapping(tmp_path):
+    p = tmp_path / "out.csv"
+    p.write_text('qid,response,gt\n1,"A: a dog",n02099601\n2,"multi\nline",n01443537\n3,,n01443537\n')
+    df = read_outputs(p, columns={"id": "qid", "output": "response", "label": "gt"}, defaults={"model": "m1"})
+    assert df["id"].to_list() == ["1", "2", "3"]
+    assert df["line"].to_list() == [2, 3, 5]  # the quoted newline makes record 2 span lines 3–4
+    assert df["output"].to_list() == ["A: a dog", "multi\nline", None]
+    assert set(df["model"]) == {"m1"} and set(df["dataset"]) == {"unknown"}
+
+
+def test_parquet(tmp_path):
+    p = tmp_path / "o.parquet"
+    pl.DataFrame({"id": ["a", "b"], "output": ["dog", "cat"], "label": ["x", None]}).write_parquet(p)
+    df = read_outputs(p)
+    assert df["line"].to_list() == [1, 2] and df["label"].to_list() == ["x", None]
+
+
+def test_malformed_jsonl_names_file_and_line(tmp_path):
+    p = tmp_path / "bad.jsonl"
+    p.write_text('{"output": "dog", "label": "x"}\n\n{"output": "cat", "label": \n')
+    with pytest.raises(OutputFileError, match=r"bad\.jsonl:3: not valid JSON"):
+        read_outputs(p)
+
+
+def test_csv_wrong_field_count_names_line(tmp_path):
+    p = tmp_path / "bad.csv"
+    p.write_text("id,output,label\n1,dog,x\n2,cat,y,extra\n")
+    with pytest.raises(OutputFileError, match=r"bad\.csv:3: 4 fields, the header has 3"):
+        read_outputs(p)
+
+
+def test_unknown_columns_and_types(tmp_path):
+    p = tmp_path / "o.jsonl"
+    p.write_text('{"answer": "dog", "truth": "x"}\n')
+    with pytest.raises(OutputFileError, match="cannot tell the format"):
+        read_outputs(p)
+    assert read_outputs(p, columns={"output": "answer", "label": "truth"})["output"].to_list() == ["dog"]
+    with pytest.raises(OutputFileError, match="unknown file type"):
+        read_outputs(tmp_path / "o.jsonl", fmt=None) if False else read_outputs(_touch(tmp_path / "o.xlsx"))
+
+
+def _touch(p):
+    p.write_text("")
+    return p

@@ -1,0 +1,160 @@
+"""Scoring runs end to end: the real VLM4Bio outputs against the real iNaturalist tree, the
+shipped example against the real ImageNet-1k taxonomy, bad rows, outputs on disk, the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from taxoforge.cli import main
+from taxoforge.scores.demo import EXAMPLE_OUTPUTS, score_example
+from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+from taxoforge.scores.run import score_file, score_frame
+from taxoforge.scores.readers import read_outputs
+
+
+def _letter(output: str) -> str | None:
+    m = re.search(r"\b([A-D])\)", output)
+    return m.group(1) if m else None
+
+
+def test_vlm4bio_end_to_end_against_inaturalist(vlm4bio_files, inat_vlm4bio_tree, tmp_path):
+    tax = inat_vlm4bio_tree.taxonomy()
+    index = TaxonomyIndex(tax)
+    total = 0
+    for f in vlm4bio_files:
+        run = score_file(f, inat_vlm4bio_tree, index=index, meteor=False)
+        rows = [json.loads(x) for x in f.read_text().splitlines()]
+        assert run.bad_rows.height == 0, run.bad_rows
+        assert run.samples.height == len(rows)
+        total += len(rows)
+        s = run.samples
+        # every target resolves to the iNaturalist node of that scientific name, on the species level
+        assert (s["gt_via"] == "name").all()
+        assert set(s["gt_node"].str.slice(0, 5)) == {"inat:"}
+        # accuracy equals the share of rows whose chosen letter is the right one (computed from the raw file),
+        # on rows where the letter and the written species agree
+        agree = s.filter(~s["parse_flags"].str.contains("conflict"))
+        expect = [_letter(rows[ln - 1]["output"]) == rows[ln - 1]["option-gt"] if _letter(rows[ln - 1]["output"])
+                  else rows[ln - 1]["target-class"] in rows[ln - 1]["output"] for ln in agree["line"].to_list()]
+        assert agree["correct"].to_list() == expect
+        # a wrong species in the same genus keeps hP = hR = 6/7 (life, kingdom … genus shared)
+        lb = run.leaderboard.row(0, named=True)
+        assert lb["hF"] == pytest.approx(2 * lb["hP"] * lb["hR"] / (lb["hP"] + lb["hR"]))
+        assert lb["taxonomy_version"].startswith("inaturalist-vlm4bio-cut@")
+    assert total == 210
+
+
+def test_rows_with_missing_target_are_reported_with_line_numbers(vlm4bio_files, inat_vlm4bio_tree, tmp_path):
+    f = next(p for p in vlm4bio_files if "bird-medium" in str(p))
+    rows = [json.loads(x) for x in f.read_text().splitlines()]
+    rows[2]["target-class"] = None          # line 3: null target
+    del rows[5]["target-class"]             # line 6: no target key
+    rows[7]["target-class"] = "Setophaga imaginaria"   # line 8: not in the tree
+    rows[9]["output"] = 7                   # line 10: not text
+    rows[11]["output"] = "The answer is: (F)"  # line 12: letter that is no option
+    p = tmp_path / "results" / "bird-medium" / "classification" / "selection" / f.name
+    p.parent.mkdir(parents=True)
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = score_file(p, inat_vlm4bio_tree, meteor=False, out_dir=tmp_path / "out")
+    bad = {ln: reason for ln, reason in run.bad_rows.select("line", "reason").iter_rows()}
+    assert bad == {3: "missing ground truth", 6: "missing ground truth", 8: "unknown label",
+                   10: "unparseable output", 12: "unparseable output"}
+    assert run.samples.height == len(rows) - 5
+    assert run.info["bad_rows"] == 5 and run.info["bad_rows_by_reason"]["missing ground truth"] == 2
+    md = (tmp_path / "out" / "leaderboard.md").read_text()
+    assert "5 rows not scored" in md and f"{f.name}:3" in md
+    assert pl.read_parquet(tmp_path / "out" / "bad_rows.parquet").height == 5
+
+
+def test_example_file_against_imagenet(imagenet_tree, tmp_path):
+    ex = [json.loads(x) for x in EXAMPLE_OUTPUTS.read_text().splitlines()]
+    assert 30 <= len(ex) <= 60 and all(r["example"] is True for r in ex)
+    run = score_file(EXAMPLE_OUTPUTS, imagenet_tree, out_dir=tmp_path)
+    s = run.samples
+    assert run.bad_rows.height == 0 and s.height == len(ex)
+    tax = imagenet_tree.taxonomy()
+    # abstentions are scored as the root: hP = 1, hR = 1 / (depth(gt) + 1)
+    ab = s.filter(pl.col("abstained"))
+    assert ab.height == 3 and set(ab["pred_node"]) == {tax.root}
+    assert ab["hR"].to_list() == pytest.approx([1 / (d + 1) for d in ab["depth_gt"].to_list()])
+    # "a dog" for a Golden Retriever: the dog node, on the correct path (hP = 1, hR < 1)
+    dog = s.filter(pl.col("id") == "img-001/beta").row(0, named=True)
+    assert dog["pred_label"] == "dog" and dog["hP"] == 1.0 and dog["hR"] < 1.0
+    assert tax.is_ancestor_idx(tax.index_of([dog["pred_node"]]), tax.index_of([dog["gt_node"]]))[0]
+    # multiple-choice letters resolve against the options in the question
+    mc = s.filter(pl.col("id") == "img-001/gamma").row(0, named=True)
+    assert mc["answer"] == "Golden Retriever" and mc["correct"]
+    lb = run.leaderboard
+    assert lb.height == 3 and lb["model"][0] == "example-vlm-alpha"
+    beta = lb.filter(pl.col("model") == "example-vlm-beta").row(0, named=True)
+    assert beta["accuracy"] == 0.0 and beta["hP"] > beta["hR"]  # general answers: precise, not specific
+    for name in ("scores.parquet", "leaderboard.parquet", "leaderboard.md", "bad_rows.parquet", "run.json",
+                 "hp_vs_hr.png", "model_ranks.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert (tmp_path / "hp_vs_hr.png").read_bytes()[:4] == b"\x89PNG"
+    on_disk = pl.read_parquet(tmp_path / "scores.parquet")
+    assert set(on_disk["mapping_config_id"]) == {MappingConfig().config_id}
+    assert json.loads(on_disk["mapping_config"][0])["k"] == 10
+    assert on_disk["taxonomy_version"][0] == run.info["taxonomy_version"]
+
+
+def test_demo_score_example_reads_the_asset_folder(imagenet_tree, tmp_path, monkeypatch):
+    monkeypatch.setenv("TAXOFORGE_SNAPSHOT_STORE", str(tmp_path / "no-store"))
+    imagenet_tree.write(tmp_path / "data" / "assets" / "imagenet1k_taxonomy")
+    printed = []
+    assert score_example(data_dir=tmp_path / "data", echo=printed.append)
+    text = "\n".join(printed)
+    assert "example-vlm-alpha" in text and "| model |" in text
+    assert (tmp_path / "data" / "scores" / "imagenet_example" / "leaderboard.md").exists()
+    assert not score_example(data_dir=tmp_path / "empty", echo=printed.append)
+
+
+def test_cli_scores_and_prints_leaderboard(inat_like, tmp_path):
+    folder = tmp_path / "tree"
+    inat_like.write(folder)
+    out = tmp_path / "o.jsonl"
+    out.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "1", "model": "m", "output": "A: Aloe vera", "label": "aloe_vera"},
+        {"id": "2", "model": "m", "output": "Toucan", "label": "Black-mandibled Toucan"},
+        {"id": "3", "model": "m", "output": "I cannot tell", "label": "iris_sibirica"},
+        {"id": "4", "model": "m", "output": "plant", "label": None},
+    ]) + "\n")
+    res = CliRunner().invoke(main, ["score", str(out), str(folder), "-o", str(tmp_path / "res"), "--no-meteor"])
+    assert res.exit_code == 0, res.output
+    assert "| m | unknown | unknown | 3 | 1 |" in res.output
+    assert "1 rows not scored" in res.output and "o.jsonl:4" in res.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"output": "x", "label": "y"}\n{oops}\n')
+    res = CliRunner().invoke(main, ["score", str(bad), str(folder)])
+    assert res.exit_code == 2 and "bad.jsonl:2" in res.output
+
+
+def test_score_frame_hand_checked(inat_like):
+    rows = read_outputs_from([
+        {"id": "a", "output": "Aloe vera", "label": "aloe_vera"},       # exact: 1, 1
+        {"id": "b", "output": "Aloes", "label": "aloe_vera"},           # genus: hP 1, hR 5/6
+        {"id": "c", "output": "sorry", "label": "aloe_vera"},           # root: hP 1, hR 1/6
+    ])
+    run = score_frame(rows, inat_like, meteor=False)
+    s = run.samples
+    assert s["hP"].to_list() == pytest.approx([1, 1, 1])
+    assert s["hR"].to_list() == pytest.approx([1, 5 / 6, 1 / 6])
+    lb = run.leaderboard.row(0, named=True)
+    mp, mr = 1.0, (1 + 5 / 6 + 1 / 6) / 3
+    assert lb["hF"] == pytest.approx(2 * mp * mr / (mp + mr)) and lb["accuracy"] == pytest.approx(1 / 3)
+    assert s["exact_match"].to_list() == [1.0, 0.0, 0.0]
+
+
+def read_outputs_from(records):
+    import tempfile
+    from pathlib import Path
+
+    d = Path(tempfile.mkdtemp())
+    p = d / "x.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return read_outputs(p)
