@@ -236,7 +236,7 @@ def show_cmd(target: str, store: str | None, as_json: bool) -> None:
     lines.append("  depths          " + " ".join(f"{d}:{n}" for d, n in s["depth_histogram"].items()))
     lines.append(f"  names           {s['names']}")
     for ds, counts in s["links"].items():
-        lines.append(f"  links {ds:<10}" + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        lines.append(f"  links           {ds}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     if s["report"]:
         lines.append("  report          " + ", ".join(f"{k} {v}" for k, v in s["report"].items()))
     click.echo("\n".join(lines))
