@@ -239,8 +239,7 @@ def link_scientific_names(
     genus_known = sci_names.select(pl.col("_key").alias("_g")).unique()
     links = links.with_columns(pl.col("_key").str.split(" ").list.first().alias("_g"))
     links = links.join(genus_known.with_columns(pl.lit(True).alias("_gk")), on="_g", how="left")
-    tried = "no match by scientific or vernacular name, synonym" + \
-            (" or epithet variant" if epithet_variants else "")
+    tried = "no name, synonym" + (" or epithet-variant" if epithet_variants else "") + " match"
     links = links.with_columns(
         pl.when(pl.col("status") == "unmatched")
         .then(pl.when(pl.col("_key") == "").then(pl.lit("empty label"))

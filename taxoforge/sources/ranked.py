@@ -61,7 +61,7 @@ def ranked_tree_tables(name: str, *, source: str, edges: pl.DataFrame, taxa: pl.
     if report is not None and report.height:
         reports.append(report.select(list(REPORT_SCHEMA)).cast(REPORT_SCHEMA))
     info = dict(info or {})
-    info.update({"build_stats": built.stats, "root_id": built.root_id})
+    info.update({"build": built.stats, "root_id": built.root_id})
     return TreeTables(name=name, nodes=nodes, names=names, report=pl.concat(reports, how="vertical_relaxed"),
                       info=info)
 

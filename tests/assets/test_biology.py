@@ -1,0 +1,95 @@
+"""The biology assets materialise in-process through the project's Parquet IO manager:
+the offline iNaturalist tree, a ColDP tree (shipped Notropis synonyms, then the real
+Pterophoroidea dataset), the iNat21 fixture tree and the VLM4Bio/BioCLIP links, with checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+import pytest
+
+import assets.biology as bio
+from pipelines.resources import default_resources
+from taxoforge.trees.tables import TreeTables
+from tests.conftest import shared_file
+
+INAT21_FIXTURE = Path(__file__).parents[1] / "taxoforge" / "sources" / "fixtures" / "inat21_categories.json"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    shared_file("vlm4bio")
+    data_dir = tmp_path_factory.mktemp("data")
+    result = dg.materialize(
+        [*bio.defs.assets, *bio.defs.asset_checks],
+        resources=default_resources(str(data_dir)),
+        instance=dg.DagsterInstance.ephemeral(),
+        run_config={"ops": {"inat21_tree": {"config": {"source": str(INAT21_FIXTURE)}},
+                            "biology_labels": {"config": {
+                                "vlm4bio_folder": str(shared_file("vlm4bio")),
+                                "bioclip_csv": str(shared_file("bioclip", "rare_species_400_lineage_common_names.csv"))}}}},
+    )
+    return result, data_dir
+
+
+def _md(result) -> dict:
+    return {e.asset_key.to_user_string(): e.materialization.metadata for e in result.get_asset_materialization_events()}
+
+
+def test_assets_materialise_and_structure_checks_pass(run):
+    result, _ = run
+    assert result.success
+    assert set(_md(result)) == {"inaturalist_tree", "coldp_tree", "inat21_tree", "biology_labels", "biology_links"}
+    checks = {(c.asset_key.to_user_string(), c.check_name): c for c in result.get_asset_check_evaluations()}
+    for tree in bio.TREES:
+        for name in bio.STRUCTURE:
+            assert checks[(tree, name)].passed, (tree, name)
+    # iNat21 and the shipped ColDP: every species under a genus; iNaturalist has real gaps (WARN)
+    assert checks[("inat21_tree", "inat21_tree_species_under_genus")].passed
+    assert checks[("coldp_tree", "coldp_tree_species_under_genus")].passed
+    inat_sp = checks[("inaturalist_tree", "inaturalist_tree_species_under_genus")]
+    assert not inat_sp.passed and inat_sp.severity == dg.AssetCheckSeverity.WARN
+    assert 0 < inat_sp.metadata["species_not_under_genus"].value < 1000
+    assert checks[("biology_links", "biology_links_complete")].passed
+
+
+def test_metadata_taxa_per_rank_leaves_unmatched(run):
+    result, _ = run
+    md = _md(result)
+    assert "| species |" in md["inaturalist_tree"]["taxa_per_rank"].value
+    assert md["inaturalist_tree"]["nodes"].value > 1_300_000
+    assert md["inat21_tree"]["leaves"].value == md["inat21_tree"]["categories"].value == 18
+    assert md["inat21_tree"]["max_depth"].value == 7
+    assert md["coldp_tree"]["synonyms"].value == 11
+    links = md["biology_links"]
+    assert links["labels"].value == links["linked"].value + links["ambiguous"].value + links["unmatched"].value
+    assert links["unmatched"].value >= 1 and "not in the tree" in links["unmatched_labels"].value
+    assert "synonym" in links["by_method"].value
+
+
+def test_files_on_disk(run):
+    _, data_dir = run
+    tree = TreeTables.read(data_dir / "assets" / "inat21_tree")
+    assert tree.taxonomy().root == "inat21:root"
+    links = pl.read_parquet(data_dir / "assets" / "biology_links" / "table.parquet")
+    fish = links.filter(pl.col("dataset") == "vlm4bio-fish")
+    assert set(fish["status"]) == {"linked"}
+    assert fish.filter(pl.col("label_text") == "Notropis hudsonius")["method"].to_list() == ["synonym"]
+
+
+def test_coldp_tree_asset_on_the_pterophoroidea_dataset(tmp_path):
+    src = shared_file("coldp", "pterophoroidea_world_catalogue")
+    result = dg.materialize(
+        [bio.coldp_tree, *(c for c in bio.defs.asset_checks if "coldp_tree" in str(c.check_keys))],
+        resources=default_resources(str(tmp_path)), instance=dg.DagsterInstance.ephemeral(),
+        run_config={"ops": {"coldp_tree": {"config": {"source": str(src), "name": "pterophoroidea"}}}},
+    )
+    assert result.success
+    md = _md(result)["coldp_tree"]
+    assert md["nodes"].value == 1712 and md["species"].value == 1604 and md["leaves"].value == 1604
+    assert "| genus | 91 |" in md["taxa_per_rank"].value
+    assert md["flavour"].value == "split"
+    checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
+    assert checks and all(checks.values())
