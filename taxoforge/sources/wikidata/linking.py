@@ -24,6 +24,7 @@ import polars as pl
 
 from taxoforge.links.linker import link_labels, link_summary
 from taxoforge.sources.wikidata.ids import QID_RE
+from taxoforge.trees.tables import TreeTables
 
 __all__ = ["read_qid_label_set", "read_name_label_set", "link_to_wikidata", "link_report", "qid_to_node"]
 
@@ -90,11 +91,22 @@ def read_name_label_set(path: str | os.PathLike, *, dataset: str | None = None, 
     )
 
 
-def link_to_wikidata(labels: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
-    """Link ``labels`` to the nodes whose ``names`` are given (a Wikidata tree's names table):
-    by QID where there is one, then by exact, then normalised, English label or alias.
-    Returns the links table."""
-    return link_labels(labels, names, external_id_to_node=qid_to_node, prefer_kinds=("label", "alias"))
+def link_to_wikidata(labels: pl.DataFrame, tree: TreeTables | pl.DataFrame) -> pl.DataFrame:
+    """Link ``labels`` to the nodes of a Wikidata tree: by QID where there is one, then by
+    exact, then normalised, English label or alias (a label beats an alias of another node).
+
+    ``tree`` is the tree (preferred) or its names table. With the tree, nodes that have no
+    name in the language still link by QID: each node also gets its QID as a name of kind
+    ``qid``. Returns the links table."""
+    if isinstance(tree, TreeTables):
+        ids = tree.nodes.select("node_id").filter(pl.col("node_id").str.starts_with("wd:Q"))
+        names = pl.concat(
+            [tree.names.select("node_id", "name", "kind"),
+             ids.select("node_id", pl.col("node_id").str.strip_prefix("wd:").alias("name"), pl.lit("qid").alias("kind"))]
+        )
+    else:
+        names = tree
+    return link_labels(labels, names, external_id_to_node=qid_to_node, prefer_kinds=("label", "alias", "qid"))
 
 
 def link_report(links: pl.DataFrame) -> dict:
