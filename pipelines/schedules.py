@@ -95,10 +95,19 @@ def cron_for(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -> str 
     value = raw.strip()
     if value.lower() in OFF_VALUES:
         return None
-    if not dg.is_valid_cron_string(value):
+    if not _valid_cron(value):
         raise ValueError(f"${rebuild.env_var}={raw!r} is not a valid cron string "
                          f"(five fields, e.g. '0 3 * * 1'; or 'off' to disable the schedule)")
     return value
+
+
+def _valid_cron(value: str) -> bool:
+    """Whether Dagster accepts ``value`` as a schedule's cron string."""
+    try:
+        dg.ScheduleDefinition(name="cron_probe", cron_schedule=value, job_name="cron_probe")
+    except (dg.DagsterInvalidDefinitionError, ValueError):
+        return False
+    return True
 
 
 def _selection(rebuild: Rebuild) -> dg.AssetSelection:
@@ -163,8 +172,7 @@ def rebuild_schedule(rebuild: Rebuild, job, cron: str,
             job_def = repo.get_job(rebuild.job_name)
             if not job_def.asset_layer.executable_asset_keys:
                 return dg.SkipReason(f"no assets in groups {', '.join(rebuild.groups)}: nothing to rebuild")
-        return dg.RunRequest(run_key=None, tags={"taxoforge/scheduled_for": context.scheduled_execution_time.isoformat()
-                                                  if context.scheduled_execution_time else ""})
+        return dg.RunRequest(run_key=None)
 
     return _schedule
 

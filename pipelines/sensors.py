@@ -29,6 +29,15 @@ def failure_log_path(data_dir: str | None = None) -> Path:
     return Path(data_dir or default_data_dir()) / "ops" / "run_failures.jsonl"
 
 
+def _error_text(error) -> str:
+    """The message of a serialisable error and of every cause under it, outermost first."""
+    parts = []
+    while error is not None and len(parts) < 5:
+        parts.append(error.message.strip())
+        error = error.cause
+    return " <- caused by: ".join(parts)
+
+
 def failure_record(context: dg.RunFailureSensorContext) -> dict:
     """The JSON record of one failed run."""
     run = context.dagster_run
@@ -38,7 +47,7 @@ def failure_record(context: dg.RunFailureSensorContext) -> dict:
         for ev in context.get_step_failure_events():
             steps.append(ev.step_key)
             if first_error is None and ev.step_failure_data and ev.step_failure_data.error:
-                first_error = ev.step_failure_data.error.message.strip()
+                first_error = _error_text(ev.step_failure_data.error)
     except Exception as exc:  # the record must still be written if events cannot be read
         first_error = first_error or f"(could not read step events: {exc})"
     return {
