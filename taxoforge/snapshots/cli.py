@@ -202,15 +202,17 @@ def verify_cmd(target: str, store: str | None, fast: bool, as_json: bool) -> Non
 @click.command("show", epilog=_EPILOG)
 @click.argument("target", metavar="FOLDER|NAME[@VERSION]")
 @_store_option
+@click.option("--dest", default=None, metavar="DIR",
+              help="Local store that snapshots of a remote --store are pulled into (default: data/snapshots).")
 @_json_option
 @_handle_errors
-def show_cmd(target: str, store: str | None, as_json: bool) -> None:
+def show_cmd(target: str, store: str | None, dest: str | None, as_json: bool) -> None:
     """Print a snapshot's manifest and a summary: nodes, leaves, depth histogram, names,
     links by dataset and status, report rows by kind. Remote snapshots are pulled into the
     local store first."""
     from taxoforge.snapshots.verify import summarise
 
-    tables = _load(target, store)
+    tables = _load(target, store, dest)
     m = tables.info["manifest"]
     s = summarise(tables)
     if as_json:
@@ -247,12 +249,15 @@ def show_cmd(target: str, store: str | None, as_json: bool) -> None:
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @_store_option
+@click.option("--dest", default=None, metavar="DIR",
+              help="Local store that snapshots of a remote --store are pulled into (default: data/snapshots).")
 @click.option("--limit", type=click.IntRange(0), default=20, show_default=True,
               help="Rows shown per kind of change (text output; --json lists all).")
 @click.option("--exit-code", "exit_code", is_flag=True, help="Exit with 1 when A and B differ (like git diff).")
 @_json_option
 @_handle_errors
-def diff_cmd(a: str, b: str, store: str | None, limit: int, exit_code: bool, as_json: bool) -> None:
+def diff_cmd(a: str, b: str, store: str | None, dest: str | None, limit: int, exit_code: bool,
+             as_json: bool) -> None:
     """Show what changed from snapshot A to snapshot B: nodes added, removed, renamed,
     moved to a new parent; names and links added, removed or changed. A and B are folders
     or NAME@VERSION in the store; B may be just @VERSION (same name as A)."""
@@ -260,7 +265,7 @@ def diff_cmd(a: str, b: str, store: str | None, limit: int, exit_code: bool, as_
 
     if b.startswith("@") and "@" in a and not _is_folder(a):
         b = a.split("@", 1)[0] + b
-    d = diff_tables(_load(a, store), _load(b, store))
+    d = diff_tables(_load(a, store, dest), _load(b, store, dest))
     _emit(d, as_json, format_diff(d, limit=limit))
     if exit_code and not d["identical"]:
         sys.exit(1)

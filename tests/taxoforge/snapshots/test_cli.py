@@ -180,6 +180,10 @@ def test_pull_over_http(runner, tmp_path, http_server, tree):
     assert out["status"] == "pulled" and out["ref"] == pub.ref
     r = runner.invoke(pull_cmd, [pub.ref, "--store", http_server.url, "--dest", dest, "--no-progress"])
     assert r.exit_code == 0 and "already present and verified" in r.output
+    listed = _json(runner.invoke(list_cmd, ["--store", http_server.url, "--json"]))
+    assert [x["ref"] for x in listed["snapshots"]] == [pub.ref]
+    shown = runner.invoke(show_cmd, ["demo", "--store", http_server.url, "--dest", str(tmp_path / "c"), "--json"])
+    assert shown.exit_code == 0 and _json(shown)["manifest"]["version"] == pub.version
     r = runner.invoke(pull_cmd, ["demo@abcdef123456", "--store", http_server.url, "--dest", dest])
     assert r.exit_code == 3 and "has no version 'abcdef123456'" in r.output
     path = f"/demo/{pub.version}/links.parquet"
