@@ -12,7 +12,7 @@ import polars as pl
 
 from taxoforge.trees.tables import TreeTables, write_parquet_atomic
 
-__all__ = ["ParquetIOManager", "SnapshotStoreResource", "default_resources", "default_data_dir"]
+__all__ = ["ParquetIOManager", "SnapshotStoreResource", "WikidataSparqlResource", "default_resources", "default_data_dir"]
 
 
 def default_data_dir() -> str:
@@ -88,6 +88,29 @@ class SnapshotStoreResource(dg.ConfigurableResource):
         return SnapshotStore(self.url)
 
 
+class WikidataSparqlResource(dg.ConfigurableResource):
+    """The Wikidata Query Service client (:class:`taxoforge.sources.wikidata.sparql.SparqlClient`):
+    endpoint, contact for the User-Agent (required by the public WDQS; default
+    ``$TAXOFORGE_WIKIDATA_CONTACT``), politeness and retry settings, and the folder where
+    finished query batches are checkpointed so an interrupted extraction resumes."""
+
+    endpoint: str = "https://query.wikidata.org/sparql"
+    contact: str = ""
+    timeout: float = 65.0
+    max_retries: int = 6
+    backoff_base: float = 1.0
+    backoff_max: float = 60.0
+    min_interval: float = 0.0
+    checkpoint_dir: str = "data/checkpoints/wikidata"
+
+    def client(self):
+        from taxoforge.sources.wikidata.sparql import SparqlClient
+
+        return SparqlClient(endpoint=self.endpoint, contact=self.contact, timeout=self.timeout,
+                            max_retries=self.max_retries, backoff_base=self.backoff_base,
+                            backoff_max=self.backoff_max, min_interval=self.min_interval)
+
+
 def default_resources(data_dir: str | None = None) -> dict[str, Any]:
     """The resources every code location gets. Domains add theirs here, by key."""
     data_dir = data_dir or default_data_dir()
@@ -95,4 +118,8 @@ def default_resources(data_dir: str | None = None) -> dict[str, Any]:
         "io_manager": ParquetIOManager(data_dir=data_dir),
         "snapshot_store": SnapshotStoreResource(
             url=os.environ.get("TAXOFORGE_SNAPSHOT_STORE") or str(Path(data_dir) / "snapshots")),
+        "wikidata_sparql": WikidataSparqlResource(
+            endpoint=os.environ.get("TAXOFORGE_WIKIDATA_ENDPOINT") or "https://query.wikidata.org/sparql",
+            contact=os.environ.get("TAXOFORGE_WIKIDATA_CONTACT", ""),
+            checkpoint_dir=str(Path(data_dir) / "checkpoints" / "wikidata")),
     }
