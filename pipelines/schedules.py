@@ -22,6 +22,8 @@ Configuration (environment variables, read when the code location loads):
 ``TAXOFORGE_CRON_<NAME>``       cron string of a rebuild (``<NAME>`` = ``WIKIDATA``,
                                 ``CATALOGUE_OF_LIFE``); ``off`` or ``never`` removes the
                                 schedule (the job stays, for manual runs).
+``TAXOFORGE_RUN_CONFIG_<NAME>`` a YAML file of run config for the scheduled runs (e.g. the
+                                ColDP release to fetch); read at every tick.
 ``TAXOFORGE_SCHEDULE_TZ``       time zone of every schedule (default ``UTC``).
 ``TAXOFORGE_SCHEDULES``         ``running`` to start schedules when the code location
                                 first loads (the docker-compose deployment sets it);
@@ -37,11 +39,13 @@ retry, not a week. Every other run is retried once only when its worker crashed 
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import dagster as dg
+import yaml
 
 __all__ = ["Rebuild", "REBUILDS", "rebuild_job", "rebuild_schedule", "rebuild_jobs", "rebuild_schedules",
-           "cron_for", "SNAPSHOT_GROUPS"]
+           "cron_for", "run_config_for", "SNAPSHOT_GROUPS"]
 
 # Asset groups holding published snapshots; a rebuild includes the ones downstream of its source.
 SNAPSHOT_GROUPS = ("snapshots",)
@@ -58,6 +62,9 @@ class Rebuild:
     default_cron: str | None  # None: never scheduled
     why: str
     network: bool = True
+    # Within ``groups``, only assets whose key contains one of these (the source's own
+    # assets, e.g. ``coldp`` in the shared ``biology`` group); empty: the whole groups.
+    key_substrings: tuple[str, ...] = ()
 
     @property
     def env_var(self) -> str:
@@ -76,7 +83,8 @@ REBUILDS: tuple[Rebuild, ...] = (
     Rebuild("wikidata", ("wikidata",), "0 3 * * 1",
             "Wikidata is edited continuously; rebuilt weekly (Mondays 03:00 UTC)."),
     Rebuild("catalogue_of_life", ("catalogue_of_life", "biology"), "0 4 * * 1",
-            "Catalogue of Life releases come out every few weeks; checked weekly (Mondays 04:00 UTC)."),
+            "Catalogue of Life releases come out every few weeks; checked weekly (Mondays 04:00 UTC).",
+            key_substrings=("coldp", "catalogue_of_life")),
     Rebuild("wordnet", ("wordnet", "imagenet"), None,
             "WordNet 3.0 is frozen (last release 2006) and ImageNet-1k's classes are fixed: never rescheduled.",
             network=False),
@@ -101,6 +109,33 @@ def cron_for(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -> str 
     return value
 
 
+def run_config_for(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -> dict:
+    """Run config of a scheduled rebuild: the YAML file named by ``$TAXOFORGE_RUN_CONFIG_<NAME>``
+    (read at every tick, so an edit applies to the next run), or ``{}``.
+
+    Raises ``ValueError`` naming the variable and the file when it is missing or is not a
+    YAML mapping; the tick then fails visibly in the UI."""
+    env = os.environ if environ is None else environ
+    var = f"TAXOFORGE_RUN_CONFIG_{rebuild.name.upper()}"
+    path = env.get(var, "").strip()
+    if not path:
+        return {}
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ValueError(f"${var}={path!r}: cannot read the run config file ({exc})") from exc
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"${var}={path!r}: not valid YAML ({exc})") from exc
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"${var}={path!r}: expected a YAML mapping (e.g. 'ops: {{coldp_tree: {{config: ...}}}}'), "
+                         f"got {type(value).__name__}")
+    return value
+
+
 def _valid_cron(value: str) -> bool:
     """Whether Dagster accepts ``value`` as a schedule's cron string."""
     try:
@@ -111,8 +146,16 @@ def _valid_cron(value: str) -> bool:
 
 
 def _selection(rebuild: Rebuild) -> dg.AssetSelection:
-    source = dg.AssetSelection.groups(*rebuild.groups)
-    return source | (source.downstream() & dg.AssetSelection.groups(*SNAPSHOT_GROUPS))
+    """The source's assets, and everything downstream of them within the source's groups and
+    the snapshot groups (links, published snapshots) — never scores or other sources."""
+    groups = dg.AssetSelection.groups(*rebuild.groups)
+    source = groups
+    if rebuild.key_substrings:
+        by_key = dg.AssetSelection.key_substring(rebuild.key_substrings[0])
+        for sub in rebuild.key_substrings[1:]:
+            by_key = by_key | dg.AssetSelection.key_substring(sub)
+        source = groups & by_key
+    return source | (source.downstream() & dg.AssetSelection.groups(*rebuild.groups, *SNAPSHOT_GROUPS))
 
 
 def _retry_tags(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -172,7 +215,7 @@ def rebuild_schedule(rebuild: Rebuild, job, cron: str,
             job_def = repo.get_job(rebuild.job_name)
             if not job_def.asset_layer.executable_asset_keys:
                 return dg.SkipReason(f"no assets in groups {', '.join(rebuild.groups)}: nothing to rebuild")
-        return dg.RunRequest(run_key=None)
+        return dg.RunRequest(run_key=None, run_config=run_config_for(rebuild, env))
 
     return _schedule
 

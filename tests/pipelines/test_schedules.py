@@ -86,3 +86,45 @@ def test_schedule_requests_a_run_of_the_source_and_its_snapshots():
     assert len(data.run_requests) == 1 and data.skip_message is None
     keys = {k.to_user_string() for k in defs.resolve_job_def("wikidata_rebuild").asset_layer.executable_asset_keys}
     assert keys == {"wikidata_tree", "wikidata_snapshot"}  # scores are not rebuilt by the schedule
+
+
+def test_run_config_file_is_read_at_every_tick(tmp_path):
+    @dg.asset(group_name="biology")
+    def coldp_tree(config: dg.PermissiveConfig):
+        return 1
+
+    cfg = tmp_path / "col.yaml"
+    env = {"TAXOFORGE_RUN_CONFIG_CATALOGUE_OF_LIFE": str(cfg)}
+    jobs = rebuild_jobs(env)
+    defs = dg.Definitions(assets=[coldp_tree], jobs=jobs, schedules=rebuild_schedules(jobs, env))
+    cfg.write_text("ops:\n  coldp_tree:\n    config:\n      source: https://example.org/col.zip\n")
+    (req,) = _tick(defs, "catalogue_of_life_rebuild_schedule").run_requests
+    assert req.run_config == {"ops": {"coldp_tree": {"config": {"source": "https://example.org/col.zip"}}}}
+    cfg.write_text("- not a mapping\n")
+    with pytest.raises(dg.DagsterError) as err:
+        _tick(defs, "catalogue_of_life_rebuild_schedule")
+    assert "expected a YAML mapping" in str(err.value.__cause__)
+    cfg.unlink()
+    with pytest.raises(dg.DagsterError) as err:
+        _tick(defs, "catalogue_of_life_rebuild_schedule")
+    assert "$TAXOFORGE_RUN_CONFIG_CATALOGUE_OF_LIFE=" in str(err.value.__cause__)
+    assert "cannot read" in str(err.value.__cause__)
+
+
+def test_catalogue_of_life_rebuild_takes_only_its_own_assets_from_a_shared_group():
+    @dg.asset(group_name="biology")
+    def coldp_tree():
+        return 1
+
+    @dg.asset(group_name="biology")
+    def inat21_tree():
+        return 1
+
+    @dg.asset(group_name="biology")
+    def biology_links(coldp_tree, inat21_tree):
+        return 1
+
+    defs = _defs(coldp_tree, inat21_tree, biology_links)
+    keys = {k.to_user_string() for k in
+            defs.resolve_job_def("catalogue_of_life_rebuild").asset_layer.executable_asset_keys}
+    assert keys == {"coldp_tree", "biology_links"}
