@@ -27,9 +27,11 @@ unfinished ones, with the same result as an uninterrupted run.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 
 import polars as pl
 
@@ -39,7 +41,7 @@ from taxoforge.sources.wikidata.ids import node_id, qid_of_iri, sort_qids, valid
 from taxoforge.sources.wikidata.queries import render
 from taxoforge.sources.wikidata.sparql import SparqlClient
 
-__all__ = ["extract_from_seeds", "ROOT_QID", "DEFAULT_BATCH_SIZE", "DEFAULT_LABEL_BATCH_SIZE"]
+__all__ = ["extract_from_seeds", "read_seeds", "ROOT_QID", "DEFAULT_BATCH_SIZE", "DEFAULT_LABEL_BATCH_SIZE"]
 
 ROOT_QID = "Q35120"  # "entity", the root of Wikidata's class tree
 # VALUES blocks of a few hundred ids answer in well under a second on WDQS for P31/P279
@@ -107,6 +109,27 @@ def _name_row(binding: dict) -> list | None:
     if not item or "value" not in name or kind not in ("label", "alias"):
         return None
     return [item, kind, name["value"], name.get("xml:lang")]
+
+
+def read_seeds(path: str | os.PathLike) -> list[str]:
+    """Seed QIDs from a file: a table with a ``qid`` column (tab-separated, e.g. OVEN's
+    ``qid<TAB>label`` list), or one QID per line (``#`` comments and blank lines skipped).
+    Raises ``ValueError`` naming the file and line of anything that is not a QID."""
+    path = Path(path)
+    out: list[str] = []
+    with path.open(encoding="utf-8") as f:
+        col = None
+        for lineno, raw in enumerate(f, 1):
+            line = raw.rstrip("\r\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            fields = line.split("\t")
+            if col is None and lineno == 1 and "qid" in [x.strip().lower() for x in fields]:
+                col = [x.strip().lower() for x in fields].index("qid")
+                continue
+            value = fields[col] if col is not None and col < len(fields) else fields[0]
+            out.append(validate_qid(value.strip(), where=f"{path}:{lineno}"))
+    return out
 
 
 def extract_from_seeds(

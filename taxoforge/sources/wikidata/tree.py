@@ -14,7 +14,8 @@ Algorithm
     2. :func:`taxoforge.trees.build.build_tree` on the P31 and P279 edges together: exclusion
        list, cycle removal, longest root path, seeded ties. Several roots get the synthetic
        root ``wd:root``.
-    3. Labels, leaf flags and names of the nodes kept.
+    3. Labels, leaf flags and names of the nodes kept
+       (:meth:`taxoforge.trees.tables.TreeTables.from_build`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import polars as pl
 
 from taxoforge.sources.wikidata.graph import WikidataGraph
 from taxoforge.trees.build import build_tree
-from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.tables import TreeTables, conform
 
 __all__ = ["build_wikidata_tree", "SOURCE"]
 
@@ -50,47 +51,27 @@ def build_wikidata_tree(
 
     tb = build_tree(graph.edges.select("child", "parent"), source=SOURCE, seed=seed,
                     cycle_policy=cycle_policy, exclude=sorted(excl))
+    gi = graph.info
+    if gi.get("method") == "sparql":
+        version = {k: gi.get(k) for k in ("method", "endpoint", "query_time_first", "query_time_last", "lang")}
+    else:
+        version = {k: gi.get(k) for k in ("method", "file", "file_bytes", "file_mtime", "lang")}
     kept = tb.nodes.select("node_id")
-    names = graph.names.join(kept, on="node_id", how="semi")
-    labels = (
-        names.filter(pl.col("kind") == "label")
-        .sort("node_id", "lang", "name")
-        .unique("node_id", keep="first")
-        .select("node_id", pl.col("name").alias("label"))
-    )
-    parents = tb.nodes.select(pl.col("parent_id").alias("node_id")).drop_nulls().unique()
-    nodes = (
-        tb.nodes.join(labels, on="node_id", how="left")
-        .with_columns(
-            pl.coalesce(
-                "label",
-                pl.when(pl.col("node_id") == f"{SOURCE}:root").then(pl.lit("root")).otherwise(
-                    pl.col("node_id").str.strip_prefix(f"{SOURCE}:"))
-            ).alias("label"),
-            pl.lit(None, dtype=pl.String).alias("rank"),
-            (~pl.col("node_id").is_in(parents["node_id"].implode())).alias("is_leaf"),
-        )
-        .select("node_id", "parent_id", "depth", "label", "rank", "is_leaf")
-    )
-    report = tb.report
-    if unplaced:
-        report = pl.concat(
-            [report, pl.DataFrame({"kind": ["unplaced_seed"] * len(unplaced), "child_id": unplaced,
-                                   "detail": ["seed has no instance-of class and no superclass"] * len(unplaced)})],
-            how="diagonal_relaxed",
-        )
-    excluded_seen = sorted(set(excl) & in_edges)
     info = {
-        **graph.info,
-        "tree": {
-            **tb.stats,
-            "root_id": tb.root_id,
-            "seed": seed,
-            "cycle_policy": cycle_policy,
+        "source_versions": {"wikidata": version},
+        "seed": seed,
+        "cycle_policy": cycle_policy,
+        "wikidata": {
+            **gi,
             "exclusion_list_size": len(excl),
-            "excluded_in_graph": excluded_seen,
+            "excluded_in_graph": sorted(set(excl) & in_edges),
             "unplaced_seeds": len(unplaced),
             "seeds_in_tree": int(pl.Series(graph.seeds, dtype=pl.String).is_in(kept["node_id"].implode()).sum()),
         },
     }
-    return TreeTables(name=name, nodes=nodes, names=names, report=report, info=info)
+    tree = TreeTables.from_build(name, tb, graph.names, info=info)
+    if unplaced:
+        extra = pl.DataFrame({"kind": ["unplaced_seed"] * len(unplaced), "child_id": unplaced,
+                              "detail": ["seed has no instance-of class and no superclass"] * len(unplaced)})
+        tree.report = conform(pl.concat([tree.report, extra], how="diagonal_relaxed"), "report")
+    return tree

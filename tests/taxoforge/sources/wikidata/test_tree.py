@@ -95,12 +95,12 @@ def test_real_graphs_give_rooted_trees(real_graph):
     check_tree(tree, dag)
     # cycle report: the real graphs are acyclic, and the builder says so
     n_scc = sum(1 for s in nx.strongly_connected_components(dag) if len(s) > 1)
-    assert n_scc == 0 and tree.info["tree"]["nontrivial_sccs"] == 0
+    assert n_scc == 0 and tree.info["build"]["nontrivial_sccs"] == 0
     assert tree.report.filter(pl.col("kind").is_in(["cycle_back_edge", "abstract_on_cycle"])).height == 0
     # several roots: all under the synthetic root, each reported
     roots = {n for n in dag.successors("wd:root")} if "wd:root" in dag else set()
     assert set(tree.report.filter(pl.col("kind") == "synthetic_root")["child_id"]) == roots
-    assert tree.info["tree"]["ties"] == tree.report.filter(pl.col("kind") == "tie").height > 10
+    assert tree.info["build"]["ties"] == tree.report.filter(pl.col("kind") == "tie").height > 10
 
 
 def test_same_seed_same_tree_other_seed_other_choices(real_graph):
@@ -124,7 +124,7 @@ def test_cycles_are_broken_and_reported(art_edges, policy):
     sccs = [s for s in nx.strongly_connected_components(full) if len(s) > 1]
     assert sccs, "the added edges must close cycles"
     tree = build_wikidata_tree(graph, exclude={}, cycle_policy=policy)
-    st = tree.info["tree"]
+    st = tree.info["build"]
     assert st["nontrivial_sccs"] == len(sccs)
     assert st["nodes_on_cycles"] == sum(len(s) for s in sccs)
     kind = "cycle_back_edge" if policy == "dfs_back_edges" else "abstract_on_cycle"
@@ -151,7 +151,7 @@ def test_exclusion_list_removes_nodes_and_reports_edges(pub_edges):
     assert victim not in set(tree.nodes["node_id"])
     rep = set(tree.report.filter(pl.col("kind") == "excluded_node").select("child_id", "parent_id").rows())
     assert rep == edges_of
-    assert tree.info["tree"]["excluded_in_graph"] == [victim]
+    assert tree.info["wikidata"]["excluded_in_graph"] == [victim]
     check_tree(tree, dag_of(graph, drop_nodes={victim}))
 
 
@@ -162,7 +162,7 @@ def test_default_exclusions_on_the_real_publication_graph(pub_edges):
     present = sorted(set(excl) & (set(graph.edges["child"]) | set(graph.edges["parent"])))
     assert present, "expected default-excluded classes in the publication graph"
     tree = build_wikidata_tree(graph, exclude=excl)
-    assert tree.info["tree"]["excluded_in_graph"] == present
+    assert tree.info["wikidata"]["excluded_in_graph"] == present
     assert not set(present) & set(tree.nodes["node_id"])
     check_tree(tree, dag_of(graph, drop_nodes=set(present)))
 
