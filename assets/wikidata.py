@@ -34,10 +34,12 @@ OWNERS = ["team:taxoforge"]
 
 class WikidataGraphConfig(dg.Config):
     """Where the graph comes from. With ``input_file`` set, a local dump (N-Triples or Turtle,
-    plain/.gz/.bz2) is read offline; otherwise the ``wikidata_sparql`` resource's endpoint is
-    queried. ``seeds``/``seeds_file`` (QIDs; a file with a ``qid`` column such as OVEN's list, or
+    plain/.gz/.bz2) is read offline; otherwise the ``wikidata_sparql`` resource's endpoint (or
+    ``endpoint``) is queried with a User-Agent carrying the resource's ``contact`` (or ``contact``). ``seeds``/``seeds_file`` (QIDs; a file with a ``qid`` column such as OVEN's list, or
     one QID per line) give the entities; a dump without seeds yields the whole subclass-of graph."""
 
+    endpoint: str | None = None  # overrides the wikidata_sparql resource's endpoint
+    contact: str | None = None  # overrides its contact (put into the User-Agent)
     input_file: str | None = None
     input_format: str | None = None  # "nt" | "ttl"; guessed from the file name
     seeds: list[str] = []
@@ -95,7 +97,7 @@ def wikidata_graph(context: dg.AssetExecutionContext, config: WikidataGraphConfi
         if not seeds:
             raise dg.Failure("wikidata_graph: give `seeds` or `seeds_file` (QIDs) for SPARQL extraction, "
                              "or `input_file` for a local dump")
-        client = wikidata_sparql.client()
+        client = wikidata_sparql.client(endpoint=config.endpoint, contact=config.contact)
         checkpoint = BatchCheckpoint(wikidata_sparql.checkpoint_dir) if config.resume else None
         graph = extract_from_seeds(client, seeds, root=config.root, lang=config.lang, batch_size=config.batch_size,
                                    label_batch_size=config.label_batch_size, checkpoint=checkpoint,

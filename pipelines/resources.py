@@ -103,10 +103,11 @@ class WikidataSparqlResource(dg.ConfigurableResource):
     min_interval: float = 0.0
     checkpoint_dir: str = "data/checkpoints/wikidata"
 
-    def client(self):
+    def client(self, *, endpoint: str | None = None, contact: str | None = None):
+        """A client; ``endpoint``/``contact`` override the resource's (e.g. from asset config)."""
         from taxoforge.sources.wikidata.sparql import SparqlClient
 
-        return SparqlClient(endpoint=self.endpoint, contact=self.contact, timeout=self.timeout,
+        return SparqlClient(endpoint=endpoint or self.endpoint, contact=contact or self.contact, timeout=self.timeout,
                             max_retries=self.max_retries, backoff_base=self.backoff_base,
                             backoff_max=self.backoff_max, min_interval=self.min_interval)
 

@@ -98,6 +98,19 @@ def test_dump_route_materialises(tmp_path):
     assert result.output_for_node("wikidata_links").height == 0
 
 
+def test_endpoint_and_contact_from_asset_config(tmp_path, endpoint):
+    """The asset config overrides the resource's endpoint and contact (User-Agent)."""
+    endpoint.reset()
+    cfg = {"ops": {"wikidata_graph": {"config": {"seeds": ["Q12418"], "endpoint": endpoint.url,
+                                                  "contact": "asset-config@taxoforge.invalid", "resume": False}}}}
+    res = dg.materialize([wd_assets.wikidata_graph], run_config=cfg, resources={
+        "io_manager": ParquetIOManager(data_dir=str(tmp_path / "data")),
+        "wikidata_sparql": WikidataSparqlResource(endpoint="http://127.0.0.1:9/unused", contact="resource@x.invalid"),
+    })
+    assert res.success and endpoint.requests
+    assert all("(asset-config@taxoforge.invalid)" in r["agent"] for r in endpoint.requests)
+
+
 def test_sparql_route_without_seeds_fails_clearly(tmp_path):
     with pytest.raises(dg.Failure, match="seeds"):
         run(tmp_path, {"wikidata_sparql": WikidataSparqlResource(endpoint="http://127.0.0.1:9/none")},
