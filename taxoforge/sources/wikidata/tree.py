@@ -46,8 +46,11 @@ def build_wikidata_tree(
     if graph.edges.height == 0:
         raise ValueError("the Wikidata graph has no edges: no seed has a class or superclass")
     excl = dict(exclude) if isinstance(exclude, Mapping) else {e: "" for e in exclude}
-    in_edges = set(graph.edges["child"].to_list()) | set(graph.edges["parent"].to_list())
-    unplaced = [s for s in graph.seeds if s not in in_edges]
+    in_edges = pl.concat([graph.edges["child"], graph.edges["parent"]]).unique().implode()
+    seeds = pl.Series("node_id", graph.seeds, dtype=pl.String)
+    unplaced = seeds.filter(~seeds.is_in(in_edges)).to_list()
+    excl_ids = pl.Series(list(excl), dtype=pl.String)
+    excluded_in_graph = sorted(excl_ids.filter(excl_ids.is_in(in_edges)).to_list())
 
     tb = build_tree(graph.edges.select("child", "parent"), source=SOURCE, seed=seed,
                     cycle_policy=cycle_policy, exclude=sorted(excl))
@@ -64,9 +67,9 @@ def build_wikidata_tree(
         "wikidata": {
             **gi,
             "exclusion_list_size": len(excl),
-            "excluded_in_graph": sorted(set(excl) & in_edges),
+            "excluded_in_graph": excluded_in_graph,
             "unplaced_seeds": len(unplaced),
-            "seeds_in_tree": int(pl.Series(graph.seeds, dtype=pl.String).is_in(kept["node_id"].implode()).sum()),
+            "seeds_in_tree": int(seeds.is_in(kept["node_id"].implode()).sum()),
         },
     }
     tree = TreeTables.from_build(name, tb, graph.names, info=info)
