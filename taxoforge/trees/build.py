@@ -105,15 +105,21 @@ def _ranges(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return offs + np.arange(total, dtype=np.int64)
 
 
-def _report_frame(kind: str, child: np.ndarray, parent: np.ndarray | None, ids: np.ndarray,
+def _gather(ids: pl.Series, idx: np.ndarray) -> pl.Series:
+    """``ids[idx]`` as a string Series (no Python objects per element)."""
+    return ids.gather(np.asarray(idx, dtype=np.int64))
+
+
+def _report_frame(kind: str, child: np.ndarray, parent: np.ndarray | None, ids: pl.Series,
                   detail: str | None = None) -> pl.DataFrame:
     n = len(child)
     return pl.DataFrame(
         {
-            "kind": pl.Series([kind] * n, dtype=pl.String) if n else pl.Series([], dtype=pl.String),
-            "child_id": pl.Series(ids[child] if n else [], dtype=pl.String),
-            "parent_id": pl.Series(ids[parent] if (parent is not None and n) else [None] * n, dtype=pl.String),
-            "detail": pl.Series([detail] * n, dtype=pl.String),
+            "kind": pl.repeat(kind, n, dtype=pl.String, eager=True),
+            "child_id": _gather(ids, child).alias("child_id"),
+            "parent_id": (_gather(ids, parent) if parent is not None
+                          else pl.repeat(None, n, dtype=pl.String, eager=True)).alias("parent_id"),
+            "detail": pl.repeat(detail, n, dtype=pl.String, eager=True),
         }
     )
 
@@ -208,31 +214,27 @@ def build_tree(
         raise ValueError(f"edge table has null ids in {nulls.height} row(s), first at row {nulls['row'][0]}")
 
     extra = pl.Series("id", list(extra_nodes), dtype=pl.String)
-    ids_series = pl.concat([e["c"], e["p"], extra]).unique().sort()
-    ids = ids_series.to_numpy().astype(object)
+    ends = pl.concat([e["c"], e["p"]]).alias("id")
+    ids = pl.concat([ends, extra]).unique().sort().alias("id")  # code = position
     n = len(ids)
     if n == 0:
         raise ValueError("empty graph: no edges and no nodes")
     synthetic_root = f"{source}:root"
 
-    codes = pl.DataFrame({"id": ids_series, "code": np.arange(n, dtype=np.int64)})
-    enc = (
-        e.join(codes.rename({"id": "c", "code": "ci"}), on="c", how="left")
-        .join(codes.rename({"id": "p", "code": "pi"}), on="p", how="left")
-        .select("ci", "pi")
-        .unique()
-        .sort("pi", "ci")
-    )
-    stats: dict = {"input_edges": edges.height, "duplicate_edges": edges.height - enc.height}
-    child = enc["ci"].to_numpy()
-    parent = enc["pi"].to_numpy()
+    codes = pl.DataFrame({"id": ids, "code": np.arange(n, dtype=np.int64)})
+    end_codes = ends.to_frame().join(codes, on="id", how="left", maintain_order="left")["code"].to_numpy()
+    m = e.height
+    # unique (parent, child) pairs sorted by parent then child, as one int64 key
+    key = np.sort(end_codes[m:] * np.int64(n) + end_codes[:m])
+    key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+    stats: dict = {"input_edges": edges.height, "duplicate_edges": edges.height - len(key)}
+    parent, child = np.divmod(key, np.int64(n))
+    del key, end_codes
     reports: list[pl.DataFrame] = []
 
     alive = np.ones(n, dtype=bool)
     # 2. exclusion list and self loops
-    excl_set = set(exclude)
-    excl_codes = np.searchsorted(ids, np.array(sorted(excl_set & set(ids_series.to_list())), dtype=object)) if excl_set else np.empty(0, np.int64)
-    excl_codes = np.asarray(excl_codes, dtype=np.int64)
+    excl_codes = _codes_of(ids, set(exclude))
     stats["excluded_nodes"] = int(len(excl_codes))
     if len(excl_codes):
         alive[excl_codes] = False
@@ -251,7 +253,9 @@ def build_tree(
     stats["nontrivial_sccs"] = 0
     first_pass = True
     while True:
-        g = csr_matrix((np.ones(len(child), dtype=np.int8), (parent, child)), shape=(n, n))
+        # edges stay sorted by (parent, child) throughout, so the CSR arrays are direct
+        g = csr_matrix((np.ones(len(child), dtype=np.int8), child,
+                        np.concatenate(([0], np.cumsum(np.bincount(parent, minlength=n))))), shape=(n, n))
         ncomp, label = connected_components(g, directed=True, connection="strong")
         if ncomp == n:
             break
@@ -288,7 +292,9 @@ def build_tree(
             keep = np.ones(len(child), dtype=bool)
             keep[back_arr] = False
             child, parent = child[keep], parent[keep]
-            # removing all DFS back edges of every component leaves no cycle; loop verifies.
+            # Removing every back edge of a DFS that explores all edges inside each
+            # component leaves no cycle; step 5 would raise CycleError otherwise.
+            break
         else:  # drop_abstract
             n_children = np.bincount(parent, minlength=n)
             members = np.flatnonzero(in_cycle)
@@ -312,10 +318,10 @@ def build_tree(
         raise CycleError("no root left after cycle removal")
     all_ids = ids
     if len(roots) > 1:
-        if synthetic_root in set(ids_series.to_list()):
+        if len(_codes_of(ids, {synthetic_root})):
             raise ValueError(f"node id {synthetic_root!r} is reserved for the synthetic root")
         root = n
-        all_ids = np.append(ids, np.array([synthetic_root], dtype=object))
+        all_ids = pl.concat([ids, pl.Series("id", [synthetic_root], dtype=pl.String)])
         n_all = n + 1
         alive = np.append(alive, True)
         child = np.concatenate([child, roots])
@@ -328,8 +334,11 @@ def build_tree(
     stats["roots_in_graph"] = int(len(roots))
 
     # 5. longest root path, path counts (log space), level by level
-    order = np.lexsort((child, parent))
-    child, parent = child[order], parent[order]
+    # edges are sorted by (parent, child): the synthetic root's edges come last (code n)
+    # with ascending children; every filter above kept the order.
+    if len(child) > 1 and not np.all((parent[1:] > parent[:-1]) | ((parent[1:] == parent[:-1]) & (child[1:] > child[:-1]))):
+        order = np.lexsort((child, parent))  # defensive; not expected
+        child, parent = child[order], parent[order]
     indptr = np.concatenate(([0], np.cumsum(np.bincount(parent, minlength=n_all))))
     remaining = np.bincount(child, minlength=n_all).astype(np.int64)
     depth = np.full(n_all, -1, dtype=np.int32)
@@ -339,28 +348,34 @@ def build_tree(
     tight = np.zeros(len(child), dtype=bool)
     frontier = np.array([root], dtype=np.int64)
     level = 0
+    # Every array operation below touches only the edges leaving the frontier, so the
+    # whole pass costs O(E log E) however deep the graph is.
     while len(frontier):
         pos = _ranges(indptr, frontier)
         if len(pos) == 0:
             break
         ch = child[pos]
-        dec = np.bincount(ch, minlength=n_all)
-        touched = np.flatnonzero(dec)
-        remaining[touched] -= dec[touched]
+        touched, dec = np.unique(ch, return_counts=True)
+        remaining[touched] -= dec
         ready = touched[remaining[touched] == 0]
         level += 1
         depth[ready] = level
         tpos = pos[depth[ch] == level]
         tight[tpos] = True
-        tc, tp = child[tpos], parent[tpos]
-        mx = np.full(n_all, -np.inf)
-        np.maximum.at(mx, tc, logn[tp])
-        ssum = np.bincount(tc, weights=np.exp(logn[tp] - mx[tc]), minlength=n_all)
-        logn[ready] = mx[ready] + np.log(ssum[ready])
+        if len(tpos):
+            # log-sum-exp of logn over the tight parents of each ready node, summed in
+            # edge order (a stable sort keeps the order within each node)
+            tc = child[tpos]
+            o = np.argsort(tc, kind="stable")
+            tc, lp = tc[o], logn[parent[tpos[o]]]
+            gstart = np.flatnonzero(np.concatenate(([True], tc[1:] != tc[:-1])))
+            mx = np.maximum.reduceat(lp, gstart)
+            ssum = np.add.reduceat(np.exp(lp - np.repeat(mx, np.diff(np.append(gstart, len(tc))))), gstart)
+            logn[tc[gstart]] = mx + np.log(ssum)
         frontier = ready
     unreached = np.flatnonzero(alive & (depth < 0))
     if len(unreached):
-        raise CycleError(f"{len(unreached)} node(s) unreachable after cycle removal, e.g. {all_ids[unreached[0]]}")
+        raise CycleError(f"{len(unreached)} node(s) unreachable after cycle removal, e.g. {all_ids[int(unreached[0])]}")
     stats["max_depth"] = int(depth.max())
 
     # non-longest edges
@@ -372,9 +387,13 @@ def build_tree(
 
     # 6. seeded ties among tight parents, weighted by path counts
     tc, tp = child[tight], parent[tight]
+    chosen_parent = np.full(n_all, -1, dtype=np.int64)
+    # most nodes have one tight parent: settle them without sorting all tight edges
+    one = np.bincount(tc, minlength=n_all)[tc] == 1
+    chosen_parent[tc[one]] = tp[one]
+    tc, tp = tc[~one], tp[~one]
     o = np.lexsort((tp, tc))
     tc, tp = tc[o], tp[o]
-    chosen_parent = np.full(n_all, -1, dtype=np.int64)
     starts = np.flatnonzero(np.concatenate(([True], tc[1:] != tc[:-1]))) if len(tc) else np.empty(0, np.int64)
     counts = np.diff(np.append(starts, len(tc)))
     single = counts == 1
@@ -394,7 +413,8 @@ def build_tree(
         within = csum - group_base[gid]
         totals = within[np.cumsum(gcount) - 1]
         tie_nodes = tc[gstart]
-        u = tie_draw(seed, all_ids[tie_nodes].tolist())
+        tie_ids = _gather(all_ids, tie_nodes)
+        u = tie_draw(seed, tie_ids.to_list())
         # chosen: first candidate whose cumulative share exceeds u
         exceeds = within > (u * totals)[gid]
         first = np.full(len(tie_groups), -1, dtype=np.int64)
@@ -405,16 +425,17 @@ def build_tree(
         first[first < 0] = (np.cumsum(gcount) - 1)[first < 0]  # guard against rounding
         chosen_parent[tie_nodes] = tp[pos[first]]
         offsets = np.concatenate(([0], np.cumsum(gcount))).astype(np.int32)
-        cand = pa.ListArray.from_arrays(pa.array(offsets), pa.array(all_ids[tp[pos]].tolist(), type=pa.string()))
+        cand = pa.ListArray.from_arrays(pa.array(offsets),
+                                        _gather(all_ids, tp[pos]).cast(pl.String).to_arrow().cast(pa.string()))
         wts = pa.ListArray.from_arrays(pa.array(offsets), pa.array(w / totals[gid], type=pa.float64()))
         reports.append(
             pl.DataFrame(
                 {
                     "kind": pl.Series(["tie"] * len(tie_groups), dtype=pl.String),
-                    "child_id": pl.Series(all_ids[tie_nodes].tolist(), dtype=pl.String),
+                    "child_id": tie_ids.alias("child_id"),
                     "candidates": pl.from_arrow(cand),
                     "weights": pl.from_arrow(wts),
-                    "chosen": pl.Series(all_ids[tp[pos[first]]].tolist(), dtype=pl.String),
+                    "chosen": _gather(all_ids, tp[pos[first]]).alias("chosen"),
                     "seed": pl.Series([int(seed)] * len(tie_groups), dtype=pl.Int64),
                     "detail": pl.Series(["parent drawn with probability proportional to its number of longest root paths"] * len(tie_groups), dtype=pl.String),
                 }
@@ -425,17 +446,37 @@ def build_tree(
     par = chosen_parent[keep_nodes]
     nodes = pl.DataFrame(
         {
-            "node_id": pl.Series(all_ids[keep_nodes].tolist(), dtype=pl.String),
-            "parent_id": pl.Series(np.where(par >= 0, all_ids[np.maximum(par, 0)], None).tolist(), dtype=pl.String),
+            "node_id": _gather(all_ids, keep_nodes).alias("node_id"),
+            "parent_id": _gather(all_ids, np.maximum(par, 0)).alias("parent_id"),
+            "_has_parent": par >= 0,
             "depth": pl.Series(depth[keep_nodes], dtype=pl.Int32),
             "n_longest_paths_log": pl.Series(logn[keep_nodes], dtype=pl.Float64),
         }
-    ).sort("node_id")
+    ).with_columns(pl.when(pl.col("_has_parent")).then(pl.col("parent_id")).alias("parent_id")).drop("_has_parent")
+    if root == n:  # the synthetic root sits after every real id: move it to its sorted place
+        at = int(np.searchsorted(keep_nodes[:-1], _insertion_point(ids, synthetic_root)))
+        nodes = pl.concat([nodes.slice(0, at), nodes.slice(nodes.height - 1, 1), nodes.slice(at, nodes.height - 1 - at)])
     stats["nodes"] = nodes.height
     stats["edges_kept"] = nodes.height - 1
     report = pl.concat([_conform_report(r) for r in reports]) if reports else pl.DataFrame(schema=REPORT_SCHEMA)
     report = report.sort(["kind", "child_id", "parent_id"], nulls_last=True, maintain_order=True)
-    return TreeBuild(nodes=nodes, report=report, stats=stats, root_id=str(all_ids[root]))
+    return TreeBuild(nodes=nodes, report=report, stats=stats, root_id=str(all_ids[int(root)]))
+
+
+def _insertion_point(ids: pl.Series, value: str) -> int:
+    """Position of ``value`` in the sorted string Series ``ids`` (left side)."""
+    return int(ids.search_sorted(value, side="left"))
+
+
+def _codes_of(ids: pl.Series, values: set[str]) -> np.ndarray:
+    """Codes (positions in the sorted ``ids``) of those ``values`` that are ids, ascending."""
+    if not values:
+        return np.empty(0, dtype=np.int64)
+    want = pl.Series("id", sorted(values), dtype=pl.String)
+    pos = ids.search_sorted(want, side="left").to_numpy().astype(np.int64)
+    ok = pos < len(ids)
+    ok[ok] = (ids.gather(pos[ok]) == want.filter(pl.Series(ok))).to_numpy()
+    return np.unique(pos[ok])
 
 
 def _conform_report(df: pl.DataFrame) -> pl.DataFrame:
