@@ -3,7 +3,8 @@ self-test (``ops_smoke``).
 
 ``ops_smoke`` is a tiny asset that proves a deployment works end to end: the code server
 loads, the run launcher starts a run, the data volume is writable and the instance stores
-events. ``ops_heartbeat`` (stopped by default) materialises it every minute — turn it on
+events; with config ``fail: true`` it fails on purpose, to check that failures reach
+``data/ops/run_failures.jsonl``. ``ops_heartbeat`` (stopped by default) materialises it every minute — turn it on
 in the UI to watch the daemon's scheduler work, then turn it off again.
 """
 
@@ -30,15 +31,24 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
+class OpsSmokeConfig(dg.Config):
+    """``fail: true`` makes the run fail on purpose: a check that failure alerting works."""
+
+    fail: bool = False
+
+
 @dg.asset(
     group_name="operations",
     owners=[OWNER],
     kinds={"python"},
     description="Deployment self-test: one row describing where and with what the run ran "
                 "(host, Python, taxoforge and Dagster versions, instance storage). Cheap; "
-                "materialise it to check a new deployment end to end.",
+                "materialise it to check a new deployment end to end. With config `fail: true` "
+                "it fails on purpose, to check that failed runs are reported.",
 )
-def ops_smoke(context: dg.AssetExecutionContext) -> dg.Output:
+def ops_smoke(context: dg.AssetExecutionContext, config: OpsSmokeConfig) -> dg.Output:
+    if config.fail:
+        raise RuntimeError("ops_smoke failed on purpose (config fail: true) to check failure alerting")
     instance = context.instance
     storage = type(instance.run_storage).__name__
     row = {

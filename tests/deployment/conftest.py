@@ -164,7 +164,7 @@ class Postgres:
                                 dbname=PG_DB, connect_timeout=10)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def postgres():
     """A throw-away PostgreSQL server on 127.0.0.1 (skips when the binaries are absent)."""
     pytest.importorskip("psycopg2", reason="psycopg2 is needed to query the Dagster storage")
@@ -279,7 +279,7 @@ WORKSPACE_QUERY = """
 """
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dagster_stack(postgres):
     """Code server, webserver and daemon against ``postgres``; yields a :class:`Stack`."""
     for exe in ("dagster", "dagster-webserver", "dagster-daemon"):

@@ -5,6 +5,7 @@ scheduler ticks a schedule switched on through GraphQL; the UI renders the asset
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -44,6 +45,7 @@ query Run($runId: ID!) {
       jobName
       eventConnection { events { __typename
         ... on MaterializationEvent { assetKey { path } }
+        ... on ExecutionStepFailureEvent { stepKey error { message cause { message } } }
         ... on MessageEvent { message } } }
     }
   }
@@ -115,7 +117,19 @@ def heartbeat(dagster_stack):
         pass
 
 
-def test_code_location_is_served(dagster_stack, heartbeat):
+@pytest.fixture(scope="module")
+def failed_run(dagster_stack):
+    """A run of ops_smoke with ``fail: true``, launched early so the failure sensor's next
+    tick (every 30 s) comes while the other tests run. Yields its run id."""
+    params = {"selector": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY,
+                           "jobName": "ops_smoke_job"},
+              "runConfigData": {"ops": {"ops_smoke": {"config": {"fail": True}}}}}
+    launched = dagster_stack.graphql(LAUNCH, {"params": params})["launchRun"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    return launched["run"]["runId"]
+
+
+def test_code_location_is_served(dagster_stack, heartbeat, failed_run):
     repo = dagster_stack.graphql(REPO_QUERY, {"sel": {"repositoryLocationName": LOCATION,
                                                       "repositoryName": REPOSITORY}})["repositoryOrError"]
     assert repo["__typename"] == "Repository", repo
@@ -279,3 +293,35 @@ def test_asset_graph_screenshot(dagster_stack, heartbeat):
     _assert_not_blank(png)
     missing = [a for a in groups[group] if a not in dom]
     assert not missing, f"lineage of group {group} does not show assets {missing}"
+
+
+def test_failed_run_is_logged_by_the_sensor_and_not_retried(dagster_stack, failed_run):
+    """A step failure: visible through GraphQL, recorded by run_failure_log in
+    data/ops/run_failures.jsonl, and — per run_retries in dagster.yaml — not retried."""
+    s = dagster_stack
+    st = s.wait(f"run {failed_run} to fail", lambda: s.graphql(RUN, {"runId": failed_run})["runOrError"]["status"]
+                in {"FAILURE", "SUCCESS", "CANCELED"} and s.graphql(RUN, {"runId": failed_run})["runOrError"],
+                timeout=120, interval=2)
+    assert st["status"] == "FAILURE"
+    (failure,) = [e for e in st["eventConnection"]["events"] if e["__typename"] == "ExecutionStepFailureEvent"]
+    assert failure["stepKey"] == "ops_smoke"
+    assert "failed on purpose" in json.dumps(failure["error"])
+
+    log = s.data_dir / "ops" / "run_failures.jsonl"
+
+    def recorded():
+        if not log.exists():
+            return None
+        recs = [json.loads(line) for line in log.read_text().splitlines()]
+        return next((r for r in recs if r["run_id"] == failed_run), None)
+
+    rec = s.wait("run_failure_log to record the failed run", recorded, timeout=100, interval=3)
+    assert rec["job"] == "ops_smoke_job" and rec["failed_steps"] == ["ops_smoke"]
+    assert "failed on purpose" in rec["error"]
+    with s.pg.connect() as conn, conn.cursor() as cur:
+        cur.execute("SELECT status FROM runs WHERE run_id = %s", (failed_run,))
+        assert cur.fetchall() == [("FAILURE",)]
+        cur.execute("SELECT value FROM run_tags WHERE run_id = %s AND key = 'dagster/will_retry'", (failed_run,))
+        assert cur.fetchall() == [("false",)]  # a step failure is not retried by default
+        cur.execute("SELECT count(*) FROM run_tags WHERE key = 'dagster/parent_run_id' AND value = %s", (failed_run,))
+        assert cur.fetchone()[0] == 0
