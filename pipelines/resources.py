@@ -112,6 +112,18 @@ class WikidataSparqlResource(dg.ConfigurableResource):
                             backoff_max=self.backoff_max, min_interval=self.min_interval)
 
 
+class ScoringResource(dg.ConfigurableResource):
+    """Where the scoring sensor looks for new model-output files, what they are scored
+    against by default, and where results go (``assets/scoring.py``).
+
+    ``taxonomy``: a snapshot reference ``NAME[@VERSION]`` or a tree or snapshot folder
+    (default: the materialised ``imagenet1k_taxonomy`` asset's folder)."""
+
+    outputs_dir: str = "data/model_outputs"
+    taxonomy: str = ""
+    scores_dir: str = "data/scores"
+
+
 def default_resources(data_dir: str | None = None) -> dict[str, Any]:
     """The resources every code location gets. Domains add theirs here, by key."""
     data_dir = data_dir or default_data_dir()
@@ -123,4 +135,8 @@ def default_resources(data_dir: str | None = None) -> dict[str, Any]:
             endpoint=os.environ.get("TAXOFORGE_WIKIDATA_ENDPOINT") or "https://query.wikidata.org/sparql",
             contact=os.environ.get("TAXOFORGE_WIKIDATA_CONTACT", ""),
             checkpoint_dir=str(Path(data_dir) / "checkpoints" / "wikidata")),
+        "scoring": ScoringResource(
+            outputs_dir=os.environ.get("TAXOFORGE_MODEL_OUTPUTS_DIR") or str(Path(data_dir) / "model_outputs"),
+            taxonomy=os.environ.get("TAXOFORGE_SCORING_TAXONOMY") or str(Path(data_dir) / "assets" / "imagenet1k_taxonomy"),
+            scores_dir=str(Path(data_dir) / "scores")),
     }

@@ -52,7 +52,7 @@ def hierarchical_scores(taxonomy, pred_idx, gt_idx) -> dict[str, np.ndarray]:
         z = np.zeros(0)
         return {"hP": z, "hR": z, "hF": z, "correct": z.astype(bool), "depth_pred": z.astype(np.int64),
                 "depth_gt": z.astype(np.int64), "depth_lca": z.astype(np.int64)}
-    d_lca = np.asarray(taxonomy.lca_depth(pred_idx, gt_idx), dtype=np.int64)
+    d_lca = _lca_depth_chunked(taxonomy, pred_idx, gt_idx)
     d_pr = taxonomy.depth_arr[pred_idx].astype(np.int64)
     d_gt = taxonomy.depth_arr[gt_idx].astype(np.int64)
     inter = (d_lca + 1).astype(np.float64)
@@ -60,6 +60,28 @@ def hierarchical_scores(taxonomy, pred_idx, gt_idx) -> dict[str, np.ndarray]:
     hr = inter / (d_gt + 1)
     return {"hP": hp, "hR": hr, "hF": harmonic_mean(hp, hr), "correct": pred_idx == gt_idx,
             "depth_pred": d_pr, "depth_gt": d_gt, "depth_lca": d_lca}
+
+
+_CHUNK = 1 << 18
+
+
+def _lca_depth_chunked(taxonomy, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``taxonomy.lca_depth`` over chunks of 2**18 pairs, run on a thread pool (numpy
+    releases the GIL): temporaries stay in cache and every core is used."""
+    n = len(u)
+    if n <= 2 * _CHUNK:
+        return np.asarray(taxonomy.lca_depth(u, v), dtype=np.int64)
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    out = np.empty(n, dtype=np.int64)
+
+    def work(start: int) -> None:
+        out[start:start + _CHUNK] = taxonomy.lca_depth(u[start:start + _CHUNK], v[start:start + _CHUNK])
+
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+        list(pool.map(work, range(0, n, _CHUNK)))
+    return out
 
 
 def aggregate_hierarchical(hp, hr, hf=None) -> dict[str, float]:
