@@ -3,7 +3,8 @@
 import dagster as dg
 import polars as pl
 
-from assets.wordnet import EMBEDDED, OWNERS, rooted_tree_check
+from assets.wordnet import EMBEDDED, OWNERS
+from pipelines.checks import tree_checks
 from pipelines.metadata import markdown_table, tree_metadata
 from taxoforge.links.linker import link_labels, link_summary
 from taxoforge.sources.imagenet import DATASET, imagenet1k_labels, package_version, wnid_to_node
@@ -83,5 +84,5 @@ def every_imagenet_class_linked(links: pl.DataFrame) -> dg.AssetCheckResult:
 
 defs = dg.Definitions(
     assets=[imagenet1k_labels_asset, imagenet1k_links, imagenet1k_taxonomy],
-    asset_checks=[every_imagenet_class_linked, rooted_tree_check("imagenet1k_taxonomy", "imagenet1k_taxonomy_is_rooted_tree")],
+    asset_checks=[every_imagenet_class_linked, *tree_checks("imagenet1k_taxonomy", min_link_coverage=1.0, require_links=True)],
 )

@@ -10,7 +10,7 @@ import json
 import dagster as dg
 import polars as pl
 
-from assets.wordnet import rooted_tree_check
+from pipelines.checks import tree_checks
 from pipelines.metadata import markdown_table, tree_metadata
 from pipelines.resources import WikidataSparqlResource
 from taxoforge.sources.wikidata.checkpoint import BatchCheckpoint
@@ -183,7 +183,7 @@ def wikidata_links(context: dg.AssetExecutionContext, wikidata_labels: pl.DataFr
     })
 
 
-wikidata_tree_is_rooted = rooted_tree_check("wikidata_tree", "wikidata_tree_is_rooted_tree")
+wikidata_tree_checks = tree_checks("wikidata_tree")
 
 
 @dg.asset_check(asset="wikidata_tree", name="wikidata_seeds_are_placed", blocking=False,
@@ -201,5 +201,5 @@ def wikidata_seeds_are_placed(wikidata_tree: TreeTables) -> dg.AssetCheckResult:
 
 defs = dg.Definitions(
     assets=[wikidata_graph, wikidata_tree, wikidata_labels, wikidata_links],
-    asset_checks=[wikidata_tree_is_rooted, wikidata_seeds_are_placed],
+    asset_checks=[*wikidata_tree_checks, wikidata_seeds_are_placed],
 )

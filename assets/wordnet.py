@@ -2,11 +2,11 @@
 
 import dagster as dg
 
+from pipelines.checks import tree_checks
 from pipelines.metadata import tree_metadata
 from taxoforge.sources.wordnet import WORDNET_VERSION, ensure_wordnet, noun_graph
 from taxoforge.trees.build import build_tree
 from taxoforge.trees.tables import TreeTables
-from taxoforge.trees.taxonomy import Taxonomy, TreeError
 
 OWNERS = ["team:taxoforge"]
 EMBEDDED = {"taxoforge/embedded_default": "true"}
@@ -72,21 +72,4 @@ def wordnet_tree(context: dg.AssetExecutionContext, config: TreeBuildConfig, wor
     return dg.Output(tree, metadata=tree_metadata(tree))
 
 
-def rooted_tree_check(asset_key: str, name: str) -> dg.AssetChecksDefinition:
-    """A blocking check that the asset's ``TreeTables`` is one rooted tree without orphans."""
-
-    @dg.asset_check(asset=asset_key, name=name, blocking=True,
-                    description="One root, no cycle, no orphan, depths consistent.")
-    def _check(tree: TreeTables) -> dg.AssetCheckResult:
-        try:
-            tax = Taxonomy(tree.nodes, tree.names)
-        except TreeError as exc:
-            return dg.AssetCheckResult(passed=False, metadata={"error": str(exc)})
-        return dg.AssetCheckResult(passed=True, metadata={"root": tax.root, "nodes": len(tax)})
-
-    return _check
-
-
-wordnet_tree_is_rooted = rooted_tree_check("wordnet_tree", "wordnet_tree_is_rooted_tree")
-
-defs = dg.Definitions(assets=[wordnet_noun_graph, wordnet_tree], asset_checks=[wordnet_tree_is_rooted])
+defs = dg.Definitions(assets=[wordnet_noun_graph, wordnet_tree], asset_checks=[*tree_checks("wordnet_tree")])

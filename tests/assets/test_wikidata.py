@@ -14,7 +14,7 @@ from tests.conftest import shared_file
 from tests.taxoforge.sources.wikidata.loopback_sparql import LoopbackSparql, build_store
 
 ASSETS = [wd_assets.wikidata_graph, wd_assets.wikidata_tree, wd_assets.wikidata_labels, wd_assets.wikidata_links]
-CHECKS = [wd_assets.wikidata_tree_is_rooted, wd_assets.wikidata_seeds_are_placed]
+CHECKS = [*wd_assets.wikidata_tree_checks, wd_assets.wikidata_seeds_are_placed]
 INSTANCES = {
     "Q12418": {"classes": ["Q3305213"], "label": "Mona Lisa", "aliases": ["La Gioconda"]},  # real: painting
     "Q990000001": {"classes": ["Q87167", "Q83790"], "label": "test manuscript textbook"},  # made up
@@ -70,7 +70,8 @@ def test_sparql_route_materialises(tmp_path, endpoint, shared_data):
     assert tree.info["source_versions"]["wikidata"]["query_time_last"]
     assert tree.info["seed"] == 3
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks == {"wikidata_tree_is_rooted_tree": True, "wikidata_seeds_are_placed": True}
+    assert checks == {"tree_one_root": True, "tree_acyclic": True, "tree_no_orphans": True,
+                      "tree_depths_consistent": True, "tree_link_coverage": True, "wikidata_seeds_are_placed": True}
     mat = {e.asset_key.to_user_string(): e.materialization.metadata for e in result.get_asset_materialization_events()}
     assert mat["wikidata_graph"]["p31_edges"].value == 3
     assert mat["wikidata_links"]["labels"].value == 6875 + 100
