@@ -226,7 +226,8 @@ def build_tree(
     m = e.height
     # unique (parent, child) pairs sorted by parent then child, as one int64 key
     key = np.sort(end_codes[m:] * np.int64(n) + end_codes[:m])
-    key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+    if len(key):
+        key = key[np.concatenate(([True], key[1:] != key[:-1]))]
     stats: dict = {"input_edges": edges.height, "duplicate_edges": edges.height - len(key)}
     parent, child = np.divmod(key, np.int64(n))
     del key, end_codes

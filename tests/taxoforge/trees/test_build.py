@@ -189,3 +189,10 @@ def test_ties_are_reported_with_candidates_weights_and_seed():
     assert chosen_parent == row["chosen"]
     # f has parents d (depth 2) and c (depth 1): c is not on a longest path
     assert ("f", "c") in removed_edges(built.report, ["not_longest"])
+
+
+def test_nodes_without_any_edge():
+    one = build_tree(edges_df([]), source="t", extra_nodes=["solo"])
+    assert one.nodes.select("node_id", "parent_id", "depth").rows() == [("solo", None, 0)]
+    two = build_tree(edges_df([]), source="t", extra_nodes=["a", "b"])
+    assert two.root_id == "t:root" and two.nodes.height == 3
