@@ -29,14 +29,26 @@ as contained, and n-grams made only of function words are ignored.
 
 Speed (no per-prediction scan of every name in Python): the index holds an Aho–Corasick
 automaton over the names (hits are then checked for word boundaries), an inverted index
-from word n-grams to names, and an inverted index from stemmed words to names. With a
-string measure the top-k is computed (rapidfuzz, C++) over the names sharing a stemmed
-content word with the prediction — **documented fallback**: when fewer than ``k`` nodes
-share a word, every name is scored. Contains and n-gram hits are exact either way; only
-the top-k list (softmax, vote, fallback) can differ from a full scan, and only for names
-that share no word with the prediction. ``prefilter=False`` always scores every name.
-Embedding measures always score every name (one matrix–vector product).
-Identical normalised predictions are mapped once.
+from word n-grams to names, and an inverted index from stemmed words to names. Identical
+normalised predictions are mapped once. The top-k similarity list is found in one of three
+ways, in this order:
+
+1. **Exact-name shortcut** (exact): a prediction that *is* a name has that name's node(s)
+   at similarity 1; if they are also the deepest contains-hits, Alg. 1 returns them
+   whatever the rest of the top-k is, so the top-k is not computed.
+2. **Token prefilter** (string measures; ``prefilter=True``): the top-k among the names
+   sharing a stemmed content word with the prediction. When the contains or n-gram check
+   has hits (they always share words) this list decides "is a hit among the top-k"; for
+   the vote and top-1 stages it is used when at least ``k`` nodes share a word. The hits
+   themselves are exact; only the top-k list can differ from a full scan, and only through
+   names that share no word with the prediction.
+3. **Batched full scan** (exact; the documented fallback when no node shares a word, or
+   fewer than ``k`` do and the vote / top-1 stages decide; always with ``prefilter=False``
+   or embedding measures): all pending
+   predictions against all names at once — rapidfuzz ``cdist`` in C++ on every core, or one
+   matrix product for embeddings — reduced to node level with ``np.maximum.reduceat``.
+
+Nodes without any name never enter the top-k.
 
 :func:`map_prediction_reference` is a direct transcription of Alg. 1 (with the same
 fixes), scanning every node per prediction; tests and the benchmark compare against it.
@@ -206,6 +218,8 @@ class TaxonomyIndex:
             for v in self.name_node[self.name_ptr[j]:self.name_ptr[j + 1]].tolist():
                 node_names[v].append(j)
         self.node_ptr, self.node_name = _csr(node_names)
+        self._named_nodes = np.flatnonzero(np.diff(self.node_ptr) > 0)  # nodes having ≥ 1 name
+        self._reduce_starts = self.node_ptr[self._named_nodes]
         self.depth = taxonomy.depth_arr.astype(np.int64)
         self.parent = taxonomy.parent_idx
         self.similarity.bind(self.names)
@@ -231,7 +245,7 @@ class TaxonomyIndex:
         self._ngram_post = {n: {g: np.asarray(v, np.int64) for g, v in d.items()} for n, d in ngram_post.items()}
         self._word_post = {w: np.asarray(v, np.int64) for w, v in word_post.items()}
         self._all_names = np.arange(n_names, dtype=np.int64)
-        self.stats = {"names": n_names, "nodes": n_nodes, "full_scans": 0, "prefiltered": 0}
+        self.stats = {"names": n_names, "nodes": n_nodes, "exact_shortcut": 0, "prefiltered": 0, "full_scans": 0}
 
     # ------------------------------------------------------------------ helpers
     def _node_scores(self, pred: str, name_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -249,20 +263,40 @@ class TaxonomyIndex:
         o = np.lexsort((nodes, -s))
         return nodes[o], s[o]
 
-    def _top_k(self, pred: str) -> tuple[np.ndarray, np.ndarray]:
+    def _top_k_prefiltered(self, pred: str, min_nodes: int, hits: np.ndarray):
+        """Top-k over the names sharing a stemmed content word with ``pred`` and the names of
+        the ``hits`` nodes, or None when fewer than ``min_nodes`` nodes are among them."""
+        if not (self.config.prefilter and self.similarity.supports_prefilter):
+            return None
+        posts = [self._word_post[w] for w in {_stem(x) for x in pred.split() if x not in STOP_WORDS} if w in self._word_post]
+        if len(hits):
+            posts.append(_expand(self.node_ptr, self.node_name, np.unique(hits))[0])
+        if not posts:
+            return None
+        cand = np.unique(np.concatenate(posts)) if len(posts) > 1 else posts[0]
+        nodes, s = self._node_scores(pred, cand)
+        if len(nodes) < max(1, min_nodes):
+            return None
+        return nodes[: self.config.k], s[: self.config.k]
+
+    def _top_k_full(self, preds: list[str], batch: int = 128) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Exact top-k nodes (similarity desc, node index asc) of every prediction, scoring
+        all names in batches (rapidfuzz ``cdist`` on all cores / one matrix product)."""
         k = self.config.k
-        cand = None
-        if self.config.prefilter and self.similarity.supports_prefilter:
-            posts = [self._word_post[w] for w in {_stem(x) for x in pred.split() if x not in STOP_WORDS} if w in self._word_post]
-            if posts:
-                cand = np.unique(np.concatenate(posts)) if len(posts) > 1 else posts[0]
-                nodes, s = self._node_scores(pred, cand)
-                if len(nodes) >= k:
-                    self.stats["prefiltered"] += 1
-                    return nodes[:k], s[:k]
-        self.stats["full_scans"] += 1
-        nodes, s = self._node_scores(pred, self._all_names)
-        return nodes[:k], s[:k]
+        out = []
+        for i in range(0, len(preds), batch):
+            S = self.similarity.batch_scores(preds[i:i + batch])
+            if S.shape[1] == 0:
+                out += [(np.zeros(0, np.int64), np.zeros(0))] * S.shape[0]
+                continue
+            N = np.maximum.reduceat(S[:, self.node_name], self._reduce_starts, axis=1)  # node-level best name
+            kk = min(k, N.shape[1])
+            kth = np.partition(N, N.shape[1] - kk, axis=1)[:, N.shape[1] - kk]
+            for row, t in zip(N, kth):
+                cand = np.flatnonzero(row >= t)
+                o = np.argsort(-row[cand], kind="stable")[:kk]
+                out.append((self._named_nodes[cand[o]], row[cand[o]]))
+        return out
 
     def _pick_deepest(self, pred: str, hit_nodes: np.ndarray, top_nodes: np.ndarray, top_scores: np.ndarray):
         """The contains/n-gram rule: the deepest hit among the top-k if any (``topk_first``),
@@ -341,25 +375,79 @@ class TaxonomyIndex:
             return np.zeros(0, np.int64)
         return self.name_node[self.name_ptr[j]:self.name_ptr[j + 1]]
 
-    def map_one(self, pred: str) -> tuple[int, str, float]:
-        """Map one **normalised** prediction: ``(node index, stage, similarity)``."""
-        if not pred:
-            return self.taxonomy.root_idx, "empty", 0.0
-        top_nodes, top_scores = self._top_k(pred)
-        hits = self._contains_hits(pred)
+    def _exact_shortcut(self, pred: str, hits: np.ndarray):
+        """When ``pred`` is exactly a name, its node(s) are the most similar (1.0) and if they
+        are also the deepest hits, Alg. 1 returns them whatever the rest of the top-k is."""
+        j = self.name_id.get(pred)
+        if j is None or not len(hits) or pred in STOP_WORDS:
+            return None
+        exact = self.name_node[self.name_ptr[j]:self.name_ptr[j + 1]]
+        if len(exact) > self.config.k or self.depth[exact].max() < self.depth[hits].max():
+            return None
+        d = self.depth[exact]
+        return int(exact[d == d.max()].min())
+
+    def _hit_stage(self, pred: str, hits: np.ndarray):
+        """(stage, hit nodes) of the contains and n-gram checks, or (None, empty)."""
         if len(hits):
-            v, s = self._pick_deepest(pred, hits, top_nodes, top_scores)
-            return v, "contains", s
+            return "contains", hits
         words = pred.split()
         for n in self.config.ngram_sizes:
-            hits = self._ngram_hits(words, n)
-            if len(hits):
-                v, s = self._pick_deepest(pred, hits, top_nodes, top_scores)
-                return v, f"ngram{n}", s
+            ng = self._ngram_hits(words, n)
+            if len(ng):
+                return f"ngram{n}", ng
+        return None, hits
+
+    def _finish(self, pred: str, stage, hits: np.ndarray, top_nodes: np.ndarray, top_scores: np.ndarray):
+        if stage is not None:
+            v, s = self._pick_deepest(pred, hits, top_nodes, top_scores)
+            return v, stage, s
         v = self._vote(top_nodes, top_scores)
         if v is not None:
             return int(v), "vote", self._node_similarity(pred, int(v))
         return int(top_nodes[0]), "top1", float(top_scores[0])
+
+    def map_one(self, pred: str) -> tuple[int, str, float]:
+        """Map one **normalised** prediction: ``(node index, stage, similarity)``."""
+        r = self._map_unique([pred])
+        return int(r[0][0]), str(r[1][0]), float(r[2][0])
+
+    def _map_unique(self, preds: list[str], progress=None):
+        n = len(preds)
+        out_v = np.empty(n, np.int64)
+        out_s = np.empty(n)
+        out_stage = np.empty(n, dtype=object)
+        pending: list[tuple[int, str | None, np.ndarray]] = []
+        for i, p in enumerate(preds):
+            if not p:
+                out_v[i], out_stage[i], out_s[i] = self.taxonomy.root_idx, "empty", 0.0
+                continue
+            hits = self._contains_hits(p)
+            v = self._exact_shortcut(p, hits)
+            if v is not None:
+                self.stats["exact_shortcut"] += 1
+                out_v[i], out_stage[i], out_s[i] = v, "contains", 1.0
+                continue
+            stage, hits = self._hit_stage(p, hits)
+            # the hits' own names are always candidates, so word-sharing names serve the
+            # contains / n-gram stages; the vote / top-1 stages need k of them
+            top = self._top_k_prefiltered(p, 1 if stage is not None else self.config.k, hits)
+            if top is None:
+                pending.append((i, stage, hits))
+                continue
+            self.stats["prefiltered"] += 1
+            out_v[i], out_stage[i], out_s[i] = self._finish(p, stage, hits, *top)
+        if progress is not None and n - len(pending):
+            progress(n - len(pending))
+        for start in range(0, len(pending), 1024):
+            chunk = pending[start:start + 1024]
+            tops = self._top_k_full([preds[i] for i, _, _ in chunk])
+            self.stats["full_scans"] += len(chunk)
+            for (i, stage, hits), top in zip(chunk, tops):
+                out_v[i], out_stage[i], out_s[i] = self._finish(preds[i], stage, hits, *top)
+            if progress is not None:
+                progress(len(chunk))
+        return out_v, out_stage, out_s
 
     def map(self, predictions, normalised: bool = False, progress=None) -> MappingResult:
         """Map a sequence of predictions (raw text unless ``normalised``). Identical normal
@@ -367,13 +455,7 @@ class TaxonomyIndex:
         preds = list(predictions) if normalised else [normalise_text(p) for p in predictions]
         uniq: dict[str, int] = {}
         inv = np.fromiter((uniq.setdefault(p, len(uniq)) for p in preds), dtype=np.int64, count=len(preds))
-        out_v = np.empty(len(uniq), np.int64)
-        out_s = np.empty(len(uniq))
-        out_stage = np.empty(len(uniq), dtype=object)
-        for i, p in enumerate(uniq):
-            out_v[i], out_stage[i], out_s[i] = self.map_one(p)
-            if progress is not None:
-                progress(1)
+        out_v, out_stage, out_s = self._map_unique(list(uniq), progress=progress)
         stages, counts = np.unique(out_stage[inv], return_counts=True) if len(inv) else ([], [])
         stats = dict(self.stats, unique_predictions=len(uniq), stages=dict(zip([str(s) for s in stages], [int(c) for c in counts])))
         return MappingResult(node_idx=out_v[inv], stage=out_stage[inv], score=out_s[inv], stats=stats)

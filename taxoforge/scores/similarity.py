@@ -60,6 +60,10 @@ class Similarity:
         """Similarity of two strings (used by the reference implementation)."""
         raise NotImplementedError
 
+    def batch_scores(self, queries: Sequence[str]) -> np.ndarray:
+        """``(len(queries), n_names)`` similarities of each query to every bound name."""
+        return np.stack([self.scores(q) for q in queries]) if len(queries) else np.zeros((0, 0))
+
 
 class StringSimilarity(Similarity):
     """A rapidfuzz scorer, rescaled from 0–100 to 0–1."""
@@ -84,6 +88,13 @@ class StringSimilarity(Similarity):
 
     def pair(self, a: str, b: str) -> float:
         return self._scorer(a, b) / 100.0
+
+    def batch_scores(self, queries: Sequence[str]) -> np.ndarray:
+        if not len(queries) or not self._names:
+            return np.zeros((len(queries), len(self._names)))
+        out = process.cdist(list(queries), self._names, scorer=self._scorer, dtype=np.float64, workers=-1)
+        out /= 100.0
+        return out
 
 
 class EmbeddingSimilarity(Similarity):
@@ -124,6 +135,12 @@ class EmbeddingSimilarity(Similarity):
 
     def pair(self, a: str, b: str) -> float:
         return float(self._query(a) @ self._query(b))
+
+    def batch_scores(self, queries: Sequence[str]) -> np.ndarray:
+        if self._emb is None:
+            raise RuntimeError("EmbeddingSimilarity.bind(names) must be called first")
+        q = np.stack([self._query(x) for x in queries]) if len(queries) else np.zeros((0, self._emb.shape[1]))
+        return (q @ self._emb.T).astype(np.float64)
 
 
 def sentence_transformer_similarity(model_path: str | Path) -> EmbeddingSimilarity:
