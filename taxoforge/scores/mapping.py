@@ -46,7 +46,8 @@ ways, in this order:
    fewer than ``k`` do and the vote / top-1 stages decide; always with ``prefilter=False``
    or embedding measures): all pending
    predictions against all names at once — rapidfuzz ``cdist`` in C++ on every core, or one
-   matrix product for embeddings — reduced to node level with ``np.maximum.reduceat``.
+   matrix product for embeddings — then, per prediction, the names at or above the
+   ``4k``-th best score reduced to nodes (exact: every other node scores lower).
 
 Nodes without any name never enter the top-k.
 
@@ -218,8 +219,6 @@ class TaxonomyIndex:
             for v in self.name_node[self.name_ptr[j]:self.name_ptr[j + 1]].tolist():
                 node_names[v].append(j)
         self.node_ptr, self.node_name = _csr(node_names)
-        self._named_nodes = np.flatnonzero(np.diff(self.node_ptr) > 0)  # nodes having ≥ 1 name
-        self._reduce_starts = self.node_ptr[self._named_nodes]
         self.depth = taxonomy.depth_arr.astype(np.int64)
         self.parent = taxonomy.parent_idx
         self.similarity.bind(self.names)
@@ -253,7 +252,9 @@ class TaxonomyIndex:
         ordered by (similarity desc, node index asc)."""
         if len(name_ids) == 0:
             return np.zeros(0, np.int64), np.zeros(0)
-        sc = self.similarity.scores(pred, name_ids)
+        return self._nodes_from_name_scores(name_ids, self.similarity.scores(pred, name_ids))
+
+    def _nodes_from_name_scores(self, name_ids: np.ndarray, sc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         nodes, owner = _expand(self.name_ptr, self.name_node, name_ids)
         s = sc[owner]
         o = np.lexsort((-s, nodes))  # by node, best score first
@@ -289,13 +290,18 @@ class TaxonomyIndex:
             if S.shape[1] == 0:
                 out += [(np.zeros(0, np.int64), np.zeros(0))] * S.shape[0]
                 continue
-            N = np.maximum.reduceat(S[:, self.node_name], self._reduce_starts, axis=1)  # node-level best name
-            kk = min(k, N.shape[1])
-            kth = np.partition(N, N.shape[1] - kk, axis=1)[:, N.shape[1] - kk]
-            for row, t in zip(N, kth):
+            n_names = S.shape[1]
+            # exact top-k without a node-level matrix: every node outside the names scoring at
+            # least the L-th best name scores below all of them, so when those names reach
+            # k distinct nodes the top-k is among them (ties at the threshold included)
+            L = min(n_names, 4 * k)
+            thr = np.partition(S, n_names - L, axis=1)[:, n_names - L]
+            for row, t in zip(S, thr):
                 cand = np.flatnonzero(row >= t)
-                o = np.argsort(-row[cand], kind="stable")[:kk]
-                out.append((self._named_nodes[cand[o]], row[cand[o]]))
+                nodes, sc = self._nodes_from_name_scores(cand, row[cand])
+                if len(nodes) < k and len(cand) < n_names:
+                    nodes, sc = self._nodes_from_name_scores(self._all_names, row)
+                out.append((nodes[:k], sc[:k]))
         return out
 
     def _pick_deepest(self, pred: str, hit_nodes: np.ndarray, top_nodes: np.ndarray, top_scores: np.ndarray):
