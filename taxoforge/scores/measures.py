@@ -43,6 +43,9 @@ def hierarchical_scores(taxonomy, pred_idx, gt_idx) -> dict[str, np.ndarray]:
     ``pred_idx`` and ``gt_idx`` are integer node indexes of ``taxonomy`` (see
     :meth:`Taxonomy.index_of`), of equal length. Returns numpy arrays keyed ``hP``, ``hR``,
     ``hF``, ``correct``, ``depth_pred``, ``depth_gt``, ``depth_lca``.
+
+    Large batches are processed in chunks of 2**16 pairs on a thread pool (numpy releases
+    the GIL), so temporaries stay in cache and every core is used.
     """
     pred_idx = np.asarray(pred_idx, dtype=np.int64)
     gt_idx = np.asarray(gt_idx, dtype=np.int64)
@@ -52,36 +55,43 @@ def hierarchical_scores(taxonomy, pred_idx, gt_idx) -> dict[str, np.ndarray]:
         z = np.zeros(0)
         return {"hP": z, "hR": z, "hF": z, "correct": z.astype(bool), "depth_pred": z.astype(np.int64),
                 "depth_gt": z.astype(np.int64), "depth_lca": z.astype(np.int64)}
-    d_lca = _lca_depth_chunked(taxonomy, pred_idx, gt_idx)
-    d_pr = taxonomy.depth_arr[pred_idx].astype(np.int64)
-    d_gt = taxonomy.depth_arr[gt_idx].astype(np.int64)
-    inter = (d_lca + 1).astype(np.float64)
-    hp = inter / (d_pr + 1)
-    hr = inter / (d_gt + 1)
-    return {"hP": hp, "hR": hr, "hF": harmonic_mean(hp, hr), "correct": pred_idx == gt_idx,
-            "depth_pred": d_pr, "depth_gt": d_gt, "depth_lca": d_lca}
+    n = len(pred_idx)
+    out = {"hP": np.empty(n), "hR": np.empty(n), "hF": np.empty(n), "correct": np.empty(n, dtype=bool),
+           "depth_pred": np.empty(n, np.int64), "depth_gt": np.empty(n, np.int64), "depth_lca": np.empty(n, np.int64)}
+    depth = taxonomy.depth_arr
 
+    def work(lo: int) -> None:
+        hi = min(n, lo + _CHUNK)
+        u, v = pred_idx[lo:hi], gt_idx[lo:hi]
+        d_lca = out["depth_lca"][lo:hi]
+        d_lca[:] = taxonomy.lca_depth(u, v)
+        d_pr, d_gt = out["depth_pred"][lo:hi], out["depth_gt"][lo:hi]
+        d_pr[:] = depth[u]
+        d_gt[:] = depth[v]
+        inter = d_lca + 1.0
+        hp, hr, hf = out["hP"][lo:hi], out["hR"][lo:hi], out["hF"][lo:hi]
+        np.divide(inter, d_pr + 1.0, out=hp)
+        np.divide(inter, d_gt + 1.0, out=hr)
+        # hP, hR > 0 always (the root is shared), so no zero division here
+        np.multiply(hp, hr, out=hf)
+        hf *= 2.0
+        hf /= hp + hr
+        np.equal(u, v, out=out["correct"][lo:hi])
 
-_CHUNK = 1 << 18
-
-
-def _lca_depth_chunked(taxonomy, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``taxonomy.lca_depth`` over chunks of 2**18 pairs, run on a thread pool (numpy
-    releases the GIL): temporaries stay in cache and every core is used."""
-    n = len(u)
+    starts = range(0, n, _CHUNK)
     if n <= 2 * _CHUNK:
-        return np.asarray(taxonomy.lca_depth(u, v), dtype=np.int64)
-    import os
-    from concurrent.futures import ThreadPoolExecutor
+        for lo in starts:
+            work(lo)
+    else:
+        import os
+        from concurrent.futures import ThreadPoolExecutor
 
-    out = np.empty(n, dtype=np.int64)
-
-    def work(start: int) -> None:
-        out[start:start + _CHUNK] = taxonomy.lca_depth(u[start:start + _CHUNK], v[start:start + _CHUNK])
-
-    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
-        list(pool.map(work, range(0, n, _CHUNK)))
+        with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+            list(pool.map(work, starts))
     return out
+
+
+_CHUNK = 1 << 16
 
 
 def aggregate_hierarchical(hp, hr, hf=None) -> dict[str, float]:
