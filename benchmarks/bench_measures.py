@@ -1,7 +1,7 @@
 """Benchmark: hP/hR/hF over many (prediction, ground truth) pairs on a big tree.
 
-``run(size)`` builds a seeded random tree (:func:`benchmarks.generate.random_tree_nodes`;
-``small``: 100 k nodes, 1 M pairs; ``full``: 1 M nodes, 10 M pairs), draws random pairs and
+``run(size)`` builds a seeded random tree (:func:`random_tree`: node ``i`` hangs under
+``⌊i·U^0.3⌋``, depths up to ~60 like a deep taxonomy; ``small``: 100 k nodes, 1 M pairs; ``full``: 1 M nodes, 10 M pairs), draws random pairs and
 times :func:`taxoforge.scores.measures.hierarchical_scores` (vectorised LCA depths through
 :meth:`Taxonomy.lca_depth`). Baselines on a sample of the same pairs: the plain-Python
 set-intersection formula (walk both root paths, intersect) and ``hiclass.metrics``
@@ -23,6 +23,19 @@ import numpy as np
 SIZES = {"small": {"nodes": 100_000, "pairs": 1_000_000, "sample": 2_000},
          "full": {"nodes": 1_000_000, "pairs": 10_000_000, "sample": 5_000}}
 TARGET_PAIRS_PER_S = 10_000_000
+
+
+def random_tree(n: int, seed: int = 0):
+    """Nodes table of a seeded random rooted tree with ``n`` nodes (ids ``t:<k>``, shuffled)."""
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    i = np.arange(n, dtype=np.int64)
+    parent = np.minimum(np.floor(i * rng.random(n) ** 0.3).astype(np.int64), i - 1)
+    ids = np.array([f"t:{k}" for k in rng.permutation(n).tolist()], dtype=object)
+    par = ids[np.maximum(parent, 0)].copy()
+    par[0] = None
+    return pl.DataFrame({"node_id": ids.tolist(), "parent_id": par.tolist()}, schema_overrides={"parent_id": pl.String})
 
 
 def _python_formula(parent: np.ndarray, pr: np.ndarray, gt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -67,13 +80,12 @@ def _hiclass(parent: np.ndarray, ids: np.ndarray, pr: np.ndarray, gt: np.ndarray
 
 
 def run(size: str = "small", seed: int = 0) -> dict:
-    from benchmarks.generate import random_tree_nodes
     from taxoforge.scores.measures import aggregate_hierarchical, hierarchical_scores
     from taxoforge.trees.taxonomy import Taxonomy
 
     cfg = SIZES[size]
     t0 = time.perf_counter()
-    tax = Taxonomy(random_tree_nodes(cfg["nodes"], seed=seed))
+    tax = Taxonomy(random_tree(cfg["nodes"], seed=seed))
     tax.lca_depth(np.array([0]), np.array([0]))  # build the sparse table outside the timing
     t_build = time.perf_counter() - t0
     rng = np.random.default_rng(seed)
