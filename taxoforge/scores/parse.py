@@ -10,7 +10,8 @@ The raw text is always kept; :func:`parse_answer` derives the answer:
    letter marker (``B)``, ``(b)``, ``b``, ``B.``, ``B:``, ``option B``) is resolved against
    them: if the text after the letter names an option, that option wins (flag
    ``mc_letter_text_conflict`` when it is not the letter's option); otherwise the letter's
-   option is the answer. A letter that is not among the options makes the row unparseable.
+   option is the answer. A bare letter that is not among the options makes the row
+   unparseable; one followed by text keeps the text (flag ``mc_letter_not_an_option``).
    Without options, a letter stays text (flag ``mc_letter_without_options``).
 3. **Abstentions** ("I cannot tell", "sorry", "I don't know", "unknown", empty answers) are
    detected on the normalised answer. A hedge followed by a guess ("I'm not sure, but it
