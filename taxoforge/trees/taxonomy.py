@@ -154,6 +154,35 @@ class Taxonomy:
             np.minimum(table[j - 1][: n - half], table[j - 1][half:], out=table[j][: n - half])
         return table.ravel()
 
+    @cached_property
+    def _depth_table(self) -> np.ndarray:
+        """Sparse table of depths only (flattened like :attr:`_sparse_table`), in the
+        narrowest integer type that holds the deepest node: :meth:`lca_depth` needs no
+        node ids, and a table of bytes keeps the random gathers in cache."""
+        pre, _ = self._preorder
+        n = len(self.ids)
+        order = np.empty(n, dtype=np.int64)
+        order[pre] = np.arange(n)
+        dmax = int(self.depth_arr.max())
+        dtype = np.uint8 if dmax < 2**8 else np.uint16 if dmax < 2**16 else np.int32
+        levels = max(1, int(n).bit_length())
+        table = np.empty((levels, n), dtype=dtype)
+        table[0] = self.depth_arr[order]
+        for j in range(1, levels):
+            half = 1 << (j - 1)
+            table[j] = table[j - 1]
+            np.minimum(table[j - 1][: n - half], table[j - 1][half:], out=table[j][: n - half])
+        return table.ravel()
+
+    @cached_property
+    def _floor_log2(self) -> np.ndarray:
+        """``floor(log2(w))`` for every window width ``w`` in ``1 … n`` (index 0 unused)."""
+        n = len(self.ids)
+        lg = np.zeros(n + 1, dtype=np.int8)
+        for k in range(1, max(1, int(n).bit_length())):
+            lg[1 << k:] = k
+        return lg
+
     # ---------------------------------------------------------------- ids
     def __len__(self) -> int:
         return len(self.ids)
@@ -284,8 +313,22 @@ class Taxonomy:
 
     def lca_depth(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Depth of the lowest common ancestor of index pairs; ``|anc(u) ∩ anc(v)| - 1``."""
-        u, v, packed = self._lca_packed(u, v)
-        return np.where(u == v, self.depth_arr[u], (packed >> 32) - 1)
+        u = np.asarray(u, dtype=np.int64)
+        v = np.asarray(v, dtype=np.int64)
+        pre, _ = self._preorder
+        table = self._depth_table
+        n = len(self.ids)
+        pu, pv = pre[u], pre[v]
+        hi = np.maximum(pu, pv)
+        lo = np.minimum(pu, pv)
+        same = lo == hi
+        lo += 1
+        np.minimum(lo, hi, out=lo)  # u == v: a dummy 1-wide range, masked below
+        k = self._floor_log2[hi - lo + 1].astype(np.int64)
+        base = k * n
+        shallowest = np.minimum(table[base + lo], table[base + hi + 1 - (np.int64(1) << k)]).astype(np.int64)
+        shallowest -= 1  # the LCA is the parent of the shallowest node in the range
+        return np.where(same, self.depth_arr[u], shallowest)
 
     def is_ancestor_idx(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """True where ``a[i]`` is an ancestor of (or equal to) ``b[i]``."""
