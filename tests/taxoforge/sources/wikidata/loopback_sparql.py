@@ -87,6 +87,7 @@ class LoopbackSparql:
 
             def _send(self, code: int, body: bytes, headers: dict | None = None,
                       ctype: str = "application/sparql-results+json") -> None:
+                self._leave()  # the answer is going out: the client may start its next request now
                 self.send_response(code)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(body)))
@@ -95,15 +96,21 @@ class LoopbackSparql:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def _leave(self) -> None:
+                if not getattr(self, "_left", True):
+                    self._left = True
+                    with outer._lock:
+                        outer.in_flight -= 1
+
             def _handle(self) -> None:
                 with outer._lock:
                     outer.in_flight += 1
                     outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
+                self._left = False
                 try:
                     self._handle_one()
                 finally:
-                    with outer._lock:
-                        outer.in_flight -= 1
+                    self._leave()
 
             def _handle_one(self) -> None:
                 query = self._query_text()
@@ -127,6 +134,7 @@ class LoopbackSparql:
                         return
                     if kind == "hang":
                         outer._release.wait(fault[1])
+                        self._leave()
                         self.close_connection = True
                         return
                 body = self._evaluate(query)
