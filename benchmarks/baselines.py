@@ -127,3 +127,16 @@ def python_hierarchical_scores(parent_idx: np.ndarray, pred: np.ndarray, gt: np.
         hp.append(inter / len(a_pr))
         hr.append(inter / len(a_gt))
     return hp, hr
+
+
+def hiclass_hierarchical_scores(parent_idx: np.ndarray, pred: np.ndarray, gt: np.ndarray) -> tuple[float, float]:
+    """Mean hP and mean hR from ``hiclass.metrics`` (``average="macro"``: per sample, then
+    averaged) over root-first label paths padded with ``""``, the root included."""
+    from hiclass import metrics
+
+    paths_p = ancestor_paths(parent_idx, pred)
+    paths_g = ancestor_paths(parent_idx, gt)
+    width = max(max(map(len, paths_p)), max(map(len, paths_g)))
+    yp = np.array([[str(x) for x in p] + [""] * (width - len(p)) for p in paths_p], dtype=object)
+    yt = np.array([[str(x) for x in g] + [""] * (width - len(g)) for g in paths_g], dtype=object)
+    return float(metrics.precision(yt, yp, average="macro")), float(metrics.recall(yt, yp, average="macro"))

@@ -95,7 +95,7 @@ def measure(setup: Callable, work: Callable, *args: Any, timeout: float | None =
     """
     ctx = mp.get_context("spawn")
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, setup, work, args), daemon=True)
+    proc = ctx.Process(target=_child, args=(send, setup, work, args))  # not daemonic: may nest
     proc.start()
     send.close()
     try:

@@ -1,0 +1,301 @@
+"""Run every benchmark and write ``benchmarks/results/latest.json`` and ``latest.md``.
+
+    python -m benchmarks.run --size small|full [--only NAME ...] [--out DIR]
+
+Each benchmark module exposes ``run(size) -> dict``. The runner calls each one in its own
+spawned process (so one benchmark's memory never counts against the next, and a crash is
+recorded instead of stopping the run), collects the dicts into one JSON document with the
+machine, load average, git commit and command, and renders a Markdown summary: one row
+per (candidate, baseline) comparison and one row per scaling curve. Files are written
+atomically (temporary file, then rename).
+
+Sizes: ``tiny`` (the CI smoke test, seconds), ``small`` (a minute or two), ``full`` (the
+sizes of issue 8; about 15–25 minutes on a 2-core machine). A module without a ``tiny``
+size runs at its ``small`` size and the JSON says so (``ran_at_size``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.harness import machine_info, measure
+
+__all__ = ["BENCHMARKS", "run_all", "render_markdown", "main"]
+
+# name → module; bench_measures and bench_mapping are the scoring engineer's
+BENCHMARKS = {
+    "graph_to_tree": "benchmarks.bench_tree",
+    "hierarchical_measures": "benchmarks.bench_measures",
+    "hierarchical_measures_scaling": "benchmarks.bench_measures_scale",
+    "text_to_node_mapping": "benchmarks.bench_mapping",
+}
+SIZES = ("tiny", "small", "full")
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _module_size(module: str, size: str) -> str:
+    sizes = getattr(importlib.import_module(module), "SIZES", None)
+    if sizes is None or size in sizes:
+        return size
+    for fallback in ("small", "tiny", "full"):
+        if fallback in sizes and (size != "full" or fallback == "full"):
+            return fallback
+    return size
+
+
+def _noop(*args):
+    return args
+
+
+def _call_run(args) -> dict:
+    module, size = args
+    return {"summary": importlib.import_module(module).run(size)}
+
+
+def run_all(size: str, only: list[str] | None = None, timeout: float | None = None) -> dict:
+    """Run the benchmarks (all, or the names in ``only``) and return the results document."""
+    if size not in SIZES:
+        raise ValueError(f"unknown size {size!r}; expected one of {SIZES}")
+    names = list(BENCHMARKS) if not only else only
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        raise ValueError(f"unknown benchmark(s) {unknown}; expected some of {list(BENCHMARKS)}")
+    doc: dict = {
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "size": size,
+        "command": f"python -m benchmarks.run --size {size}" + (f" --only {' '.join(only)}" if only else ""),
+        "git_commit": _git_commit(),
+        "machine_before": machine_info(),
+        "benchmarks": {},
+    }
+    for name in names:
+        module = BENCHMARKS[name]
+        t0 = time.perf_counter()
+        try:
+            msize = _module_size(module, size)
+        except Exception as exc:  # noqa: BLE001 - a missing module is a recorded failure
+            doc["benchmarks"][name] = {"status": "error", "module": module, "error": f"{type(exc).__name__}: {exc}"}
+            print(f"[bench] {name}: cannot import {module}: {exc}", file=sys.stderr, flush=True)
+            continue
+        print(f"[bench] {name} ({module}, size {msize}) …", file=sys.stderr, flush=True)
+        rec = measure(_noop, _call_run, module, msize, timeout=timeout)
+        entry = {"status": rec["status"], "module": module, "ran_at_size": msize,
+                 "elapsed_s": round(time.perf_counter() - t0, 2)}
+        if rec["status"] == "ok":
+            entry["result"] = rec["summary"]
+        else:
+            entry["error"] = rec.get("error")
+            entry["traceback"] = rec.get("traceback")
+        doc["benchmarks"][name] = entry
+        print(f"[bench] {name}: {entry['status']} in {entry['elapsed_s']} s", file=sys.stderr, flush=True)
+    doc["machine_after"] = machine_info()
+    doc["rows"] = summary_rows(doc)
+    doc["scaling_rows"] = scaling_rows(doc)
+    return doc
+
+
+def _git_commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).resolve().parent, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+# ---------------------------------------------------------------------- summary rows
+def _res(doc: dict, name: str) -> dict | None:
+    e = doc["benchmarks"].get(name)
+    return e.get("result") if e and e.get("status") == "ok" else None
+
+
+def _side(rec: dict | None, unit: str, extrapolated: bool = False) -> dict | None:
+    if not rec or rec.get("status", "ok") != "ok":
+        return None
+    return {"wall_s": rec.get("wall_s"), "cpu_s": rec.get("cpu_s"), "throughput": rec.get(f"{unit}_per_s"),
+            "peak_rss_bytes": rec.get("peak_rss_bytes"), "extrapolated": extrapolated}
+
+
+def summary_rows(doc: dict) -> list[dict]:
+    """One row per comparison: candidate vs baseline on the same input."""
+    rows: list[dict] = []
+    t = _res(doc, "graph_to_tree")
+    if t:
+        w = t["wikidata_like"]
+        rows.append({"benchmark": "Graph → tree", "input": f"Wikidata-shaped, {w['edges']:,} edges / "
+                     f"{w['input']['classes']:,} classes", "unit": "edges", "candidate": _side(w["candidate"], "edges"),
+                     "baseline": None, "baseline_name": "networkx: see the equal-size rows",
+                     "target": "≤ 10 s, ≤ 2 GiB", "met": all(w["meets_target"].values())})
+        for q in t["vs_networkx"] + [t["inaturalist"]]:
+            label = ("iNaturalist (real), " if q["case"] == "inaturalist" else "Wikidata-shaped, ") + f"{q['edges']:,} edges"
+            rows.append({"benchmark": "Graph → tree vs networkx", "input": label, "unit": "edges",
+                         "candidate": _side(q["candidate"], "edges"), "baseline": _side(q["baseline"], "edges"),
+                         "baseline_name": "networkx", "speedup": q.get("speedup_wall"),
+                         "memory_ratio": q.get("memory_ratio"), "agree": q["agreement"].get("agree"),
+                         "target": "≥ 20×", "met": bool(q.get("speedup_wall") and q["speedup_wall"] >= 20)})
+    m = _res(doc, "hierarchical_measures_scaling")
+    if m:
+        c = m["candidate"]
+        for key, bname in (("baseline_python", "plain-Python set formula"), ("baseline_hiclass", "hiclass.metrics")):
+            b = m.get(key) or {}
+            rows.append({"benchmark": "hP/hR/hF", "input": f"{c['pairs']:,} pairs, {m['tree_nodes']:,}-node tree",
+                         "unit": "pairs", "candidate": _side(c, "pairs"), "baseline": _side(b, "pairs", True),
+                         "baseline_name": f"{bname} ({b.get('pairs', 0):,}-pair sample, extrapolated)",
+                         "speedup": b.get("speedup_throughput"), "memory_ratio": b.get("memory_ratio"),
+                         "agree": m["agreement"].get("python_per_pair" if key == "baseline_python" else "hiclass_means"),
+                         "target": "≥ 10 M pairs/s", "met": m.get("meets_target")})
+    r = _res(doc, "hierarchical_measures")
+    if r:
+        bp = r.get("baseline_python") or {}
+        hc = r.get("baseline_hiclass") or {}
+        rows.append({"benchmark": "hP/hR/hF (in-process, bench_measures)",
+                     "input": f"{r.get('pairs', 0):,} pairs, {r.get('tree_nodes', 0):,}-node tree", "unit": "pairs",
+                     "candidate": {"wall_s": r.get("wall_s"), "throughput": r.get("pairs_per_s"),
+                                   "peak_traced_bytes": (r.get("peak_mem_mb") or 0) * 2**20},
+                     "baseline": {"wall_s": bp.get("wall_s"), "throughput": bp.get("pairs_per_s"), "extrapolated": True},
+                     "baseline_name": f"plain-Python formula ({bp.get('pairs', 0):,}-pair sample)",
+                     "speedup": r.get("speedup_vs_python"),
+                     "agree": bool(bp.get("agrees")) and (hc.get("agrees") in (True, None)),
+                     "target": "≥ 10 M pairs/s", "met": r.get("meets_target")})
+    mp = _res(doc, "text_to_node_mapping")
+    if mp:
+        for case in mp.get("cases", [mp]):
+            b = case.get("baseline") or {}
+            agr = case.get("agreement_with_baseline") or {}
+            rows.append({"benchmark": "Text → node (Alg. 1)",
+                         "input": f"{case.get('predictions', 0):,} predictions, {case.get('taxonomy_nodes', 0):,}-node tree",
+                         "unit": "predictions",
+                         "candidate": {"wall_s": case.get("wall_s"), "throughput": case.get("predictions_per_s"),
+                                       "peak_traced_bytes": (case.get("peak_mem_mb") or 0) * 2**20},
+                         "baseline": {"wall_s": b.get("wall_s"), "throughput": b.get("predictions_per_s"),
+                                      "peak_traced_bytes": (b.get("peak_mem_mb") or 0) * 2**20, "extrapolated": True},
+                         "baseline_name": f"direct Alg. 1, full scan ({b.get('predictions', 0):,}-prediction sample)",
+                         "speedup": case.get("speedup"),
+                         "agree": agr.get("prefilter_off") == 1.0 if agr else None,
+                         "agreement_detail": agr,
+                         "target": "≥ 5,000 predictions/s", "met": case.get("meets_target")})
+    return rows
+
+
+def scaling_rows(doc: dict) -> list[dict]:
+    rows = []
+    t = _res(doc, "graph_to_tree")
+    if t:
+        for key, label in (("scaling", "Graph → tree (taxoforge)"), ("baseline_scaling", "Graph → tree (networkx)")):
+            s = t.get(key) or {}
+            rows.append({"benchmark": label, "unit": "edge", "sizes": s.get("edges", []),
+                         "ns_per_unit": s.get("ns_per_edge", []), "cpu_ns_per_unit": s.get("cpu_ns_per_edge"),
+                         "slope_wall": s.get("loglog_slope_wall"), "slope_cpu": s.get("loglog_slope_cpu")})
+    m = _res(doc, "hierarchical_measures_scaling")
+    if m:
+        s = m["scaling"]
+        rows.append({"benchmark": "hP/hR/hF (taxoforge)", "unit": "pair", "sizes": s["pairs"],
+                     "ns_per_unit": s["ns_per_pair"], "cpu_ns_per_unit": s["cpu_ns_per_pair"],
+                     "slope_wall": s["loglog_slope_wall"], "slope_cpu": s["loglog_slope_cpu"]})
+    return rows
+
+
+# ---------------------------------------------------------------------- Markdown
+def _fmt_bytes(b) -> str:
+    return "–" if not b else f"{b / 2**30:.2f} GiB" if b >= 2**30 else f"{b / 2**20:.0f} MiB"
+
+
+def _fmt_rate(x) -> str:
+    if not x:
+        return "–"
+    return f"{x / 1e6:.2f} M/s" if x >= 1e6 else f"{x / 1e3:.1f} k/s" if x >= 1e3 else f"{x:.1f}/s"
+
+
+def _fmt_s(x) -> str:
+    return "–" if x is None else f"{x:.3g} s" if x < 100 else f"{x:.0f} s"
+
+
+def _fmt_side(s: dict | None) -> str:
+    if not s:
+        return "–"
+    mem = _fmt_bytes(s.get("peak_rss_bytes")) if s.get("peak_rss_bytes") else (
+        f"{_fmt_bytes(s.get('peak_traced_bytes'))} traced" if s.get("peak_traced_bytes") else "–")
+    cpu = f" (CPU {_fmt_s(s['cpu_s'])})" if s.get("cpu_s") is not None else ""
+    tag = " †" if s.get("extrapolated") else ""
+    return f"{_fmt_s(s.get('wall_s'))}{cpu}, {_fmt_rate(s.get('throughput'))}{tag}, {mem}"
+
+
+def _yn(v) -> str:
+    return "–" if v is None else "yes" if v else "**no**"
+
+
+def render_markdown(doc: dict) -> str:
+    mb, ma = doc.get("machine_before", {}), doc.get("machine_after", {})
+    lines = [
+        f"# Benchmark results ({doc['size']})",
+        "",
+        f"`{doc['command']}` · {doc['generated_at']} · commit `{doc.get('git_commit')}` · "
+        f"{mb.get('cpus')} CPUs, {_fmt_bytes(mb.get('memory_bytes'))} RAM · load average before "
+        f"{mb.get('load_average_1_5_15')}, after {ma.get('load_average_1_5_15')}",
+        "",
+        "Each cell: wall time (CPU time), throughput, peak resident memory of the measuring process "
+        "(fresh process per measurement; input loaded before the clock starts). "
+        "Speed-up = baseline time / taxoforge time at the same input size; memory ratio = baseline peak / "
+        "taxoforge peak. † = baseline run on a sample, throughput measured on the sample (time for the "
+        "whole input extrapolated in the JSON). \"traced\" = tracemalloc peak (in-process benchmarks).",
+        "",
+        "| Benchmark | Input | taxoforge | Baseline | Baseline is | Speed-up | Memory ratio | Agree | Target | Met |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in doc.get("rows", []):
+        sp = f"{r['speedup']:.1f}×" if r.get("speedup") else "–"
+        mr = f"{r['memory_ratio']:.2f}×" if r.get("memory_ratio") else "–"
+        lines.append(f"| {r['benchmark']} | {r['input']} | {_fmt_side(r.get('candidate'))} | "
+                     f"{_fmt_side(r.get('baseline'))} | {r.get('baseline_name', '')} | {sp} | {mr} | "
+                     f"{_yn(r.get('agree'))} | {r.get('target', '')} | {_yn(r.get('met'))} |")
+    lines += ["", "## Scaling", "",
+              "Time per unit at each size (wall; CPU in brackets) and the slope of a least-squares fit of "
+              "log(time) against log(size): 1.0 means cost grows linearly.", "",
+              "| What | Sizes | ns per unit (wall) | ns per unit (CPU) | log-log slope (wall) | log-log slope (CPU) |",
+              "|---|---|---|---|---|---|"]
+    for r in doc.get("scaling_rows", []):
+        sizes = ", ".join(f"{s:,}" for s in r["sizes"])
+        per = ", ".join(f"{x:,.0f}" for x in r["ns_per_unit"])
+        cpu = ", ".join(f"{x:,.0f}" for x in (r.get("cpu_ns_per_unit") or [])) or "–"
+        sw = f"{r['slope_wall']:.2f}" if r.get("slope_wall") is not None else "–"
+        sc = f"{r['slope_cpu']:.2f}" if r.get("slope_cpu") is not None else "–"
+        lines.append(f"| {r['benchmark']} | {sizes} {r['unit']}s | {per} | {cpu} | {sw} | {sc} |")
+    failed = {k: v for k, v in doc["benchmarks"].items() if v.get("status") != "ok"}
+    if failed:
+        lines += ["", "## Failed", ""]
+        for k, v in failed.items():
+            lines.append(f"- **{k}** ({v.get('module')}): {v.get('status')}: {v.get('error')}")
+    return "\n".join(lines) + "\n"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.run", description="Run taxoforge's benchmarks.")
+    ap.add_argument("--size", choices=SIZES, default="small")
+    ap.add_argument("--only", nargs="+", choices=list(BENCHMARKS), help="run only these benchmarks")
+    ap.add_argument("--out", type=Path, default=RESULTS, help="folder for latest.json and latest.md")
+    ap.add_argument("--timeout", type=float, default=None, help="seconds allowed per benchmark")
+    a = ap.parse_args(argv)
+    doc = run_all(a.size, a.only, a.timeout)
+    _write_atomic(a.out / "latest.json", json.dumps(doc, indent=2, default=str) + "\n")
+    md = render_markdown(doc)
+    _write_atomic(a.out / "latest.md", md)
+    print(md)
+    return 0 if all(v.get("status") == "ok" for v in doc["benchmarks"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
