@@ -20,6 +20,9 @@ def _instance():
 
     home = Path(os.environ.setdefault("DAGSTER_HOME", str(Path(".dagster_home").resolve())))
     home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():  # local SQLite storage in DAGSTER_HOME, no telemetry
+        config.write_text("telemetry:\n  enabled: false\n")
     return dg.DagsterInstance.get()
 
 
@@ -54,10 +57,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {key:<{width}}  {figs}")
     data = Path(default_data_dir()).resolve()
     print(f"\nFiles: {data / 'assets'}/<asset>/*.parquet; frozen snapshots in {data / 'snapshots'}")
+    import dagster as dg
+
     checks = result.get_asset_check_evaluations()
-    failed = [c for c in checks if not c.passed]
-    print(f"Asset checks: {len(checks) - len(failed)} passed, {len(failed)} failed"
-          + "".join(f"\n  FAILED {c.asset_key.to_user_string()}:{c.check_name}" for c in failed))
+    failed = [c for c in checks if not c.passed and c.severity == dg.AssetCheckSeverity.ERROR]
+    warned = [c for c in checks if not c.passed and c.severity != dg.AssetCheckSeverity.ERROR]
+    print(f"Asset checks: {len(checks) - len(failed) - len(warned)} passed, {len(warned)} warnings, {len(failed)} failed"
+          + "".join(f"\n  FAILED  {c.asset_key.to_user_string()}:{c.check_name}" for c in failed)
+          + "".join(f"\n  warning {c.asset_key.to_user_string()}:{c.check_name}: {_why(c)}" for c in warned))
     scored = _score_example()
     print("\nLineage in the Dagster UI: `make dev`, then open http://127.0.0.1:3000 "
           f"(runs are stored in DAGSTER_HOME={os.environ['DAGSTER_HOME']}).")
@@ -67,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
             if ev.is_step_failure:
                 print(f"step failed: {ev.step_key}: {ev.event_specific_data.error.message.strip()}", file=sys.stderr)
     return 0 if ok else 1
+
+
+def _why(check) -> str:
+    md = check.metadata or {}
+    figures = [f"{k}={v.value}" for k, v in md.items() if isinstance(v.value, (int, float))]
+    return ", ".join(figures[:4]) or "see the Dagster UI"
 
 
 def _score_example() -> bool:
