@@ -27,7 +27,7 @@ from taxoforge.links.scientific_names import (
     vlm4bio_labels,
 )
 from taxoforge.sources.coldp import coldp_tree as build_coldp_tree
-from taxoforge.sources.coldp import download_release
+from taxoforge.sources.download import download_file
 from taxoforge.sources.inat21 import inat21_tree as build_inat21_tree
 from taxoforge.sources.inaturalist import inat_tree
 from taxoforge.sources.ranked import check_tree, rank_counts
@@ -106,7 +106,7 @@ def coldp_tree(context: dg.AssetExecutionContext, config: ColdpConfig) -> dg.Out
     src = config.source
     if src.startswith(("http://", "https://")):
         dest = _downloads() / (src.rstrip("/").rsplit("/", 1)[-1] or "coldp.zip")
-        src = str(download_release(src, dest, checksum=config.checksum or None))
+        src = str(download_file(src, dest, checksum=config.checksum or None))
     t0 = time.perf_counter()
     tree = build_coldp_tree(src, name=config.name)
     md = biology_tree_metadata(tree, time.perf_counter() - t0)

@@ -64,12 +64,12 @@ def read_inat21_categories(source: str | os.PathLike, *, cache_dir: str | os.Pat
     """The ``categories`` list of an iNat21 annotation file and where it was read from.
 
     ``source`` is a local path or an ``http(s)://`` URL; a URL is downloaded (with resume and
-    the optional ``checksum``, see :func:`taxoforge.sources.coldp.download_release`) into
+    the optional ``checksum``, see :func:`taxoforge.sources.download.download_file`) into
     ``cache_dir`` (default: a temporary folder).
     """
     src = str(source)
     if src.startswith(("http://", "https://")):
-        from taxoforge.sources.coldp import download_release
+        from taxoforge.sources.download import download_file as download_release
 
         fname = src.rstrip("/").rsplit("/", 1)[-1] or "inat21.json"
         if cache_dir is None:
