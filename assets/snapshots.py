@@ -34,7 +34,13 @@ EMBEDDED = {"taxoforge/embedded_default": "true"}
 SNAPSHOTS: dict[str, str] = {
     "wordnet": "wordnet_tree",
     "imagenet1k": "imagenet1k_taxonomy",
+    "inaturalist": "inaturalist_tree",
+    "coldp": "coldp_tree",
+    "inat21": "inat21_tree",
+    "wikidata": "wikidata_tree",
 }
+#: The snapshots ``make demo`` publishes (the others follow their sources' rebuilds).
+EMBEDDED_SNAPSHOTS = ("wordnet", "imagenet1k")
 
 
 def _previous(store, name: str) -> str | None:
@@ -119,6 +125,7 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
     return _snapshot
 
 
-snapshot_assets = [snapshot_asset(name, key, tags=EMBEDDED) for name, key in SNAPSHOTS.items()]
+snapshot_assets = [snapshot_asset(name, key, tags=EMBEDDED if name in EMBEDDED_SNAPSHOTS else None)
+                   for name, key in SNAPSHOTS.items()]
 
 defs = dg.Definitions(assets=snapshot_assets)

@@ -90,8 +90,10 @@ def test_failing_tree_checks_block_publishing(tmp_path):
 
 
 @pytest.mark.parametrize("name", sorted(SNAPSHOTS))
-def test_every_snapshot_asset_is_tagged_for_the_demo(name):
-    from assets.snapshots import snapshot_assets
+def test_only_the_embedded_taxonomies_are_snapshotted_by_the_demo(name):
+    from assets.snapshots import EMBEDDED_SNAPSHOTS, snapshot_assets
 
     [asset] = [a for a in snapshot_assets if a.key == dg.AssetKey(f"{name}_snapshot")]
-    assert asset.tags_by_key[asset.key].get("taxoforge/embedded_default") == "true"
+    tagged = asset.tags_by_key[asset.key].get("taxoforge/embedded_default") == "true"
+    assert tagged == (name in EMBEDDED_SNAPSHOTS)
+    assert [dep.to_user_string() for dep in asset.dependency_keys] == [SNAPSHOTS[name]]
