@@ -98,6 +98,7 @@ def measure(setup: Callable, work: Callable, *args: Any, timeout: float | None =
     proc = ctx.Process(target=_child, args=(send, setup, work, args))  # not daemonic: may nest
     proc.start()
     send.close()
+    timed_out = False
     try:
         if recv.poll(timeout):
             try:
@@ -105,9 +106,10 @@ def measure(setup: Callable, work: Callable, *args: Any, timeout: float | None =
             except EOFError:
                 res = {"status": "error", "error": f"worker died (exit code {proc.exitcode})"}
         else:
+            timed_out = True
             res = {"status": "timeout", "error": f"did not finish within {timeout:.0f} s", "timeout_s": timeout}
     finally:
-        proc.join(5)
+        proc.join(0.1 if timed_out else 5)
         if proc.is_alive():
             proc.kill()  # only the process started above
             proc.join()

@@ -1,0 +1,145 @@
+"""Smoke test of the benchmarks: every benchmark at its tiniest size, through the one command.
+
+Benchmarks are not tests of speed; this checks that they run, that the JSON and Markdown
+have the documented shape, and that every candidate agrees with its baseline on the same
+input (depths and parents for graph → tree, per-pair hP/hR and hiclass means for the
+measures, chosen nodes for the mapping).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+from benchmarks import run as bench_run
+from benchmarks.generate import WIKIDATA_SHAPE, wikidata_like_edges
+from benchmarks.harness import loglog_slope, measure
+
+
+@pytest.fixture(scope="module")
+def tiny_results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    t = time.perf_counter()
+    code = bench_run.main(["--size", "tiny", "--out", str(out)])
+    elapsed = time.perf_counter() - t
+    doc = json.loads((out / "latest.json").read_text())
+    return code, doc, (out / "latest.md").read_text(), elapsed
+
+
+def test_every_benchmark_runs_and_writes_json_and_markdown(tiny_results):
+    code, doc, md, elapsed = tiny_results
+    failures = {k: v.get("error") for k, v in doc["benchmarks"].items() if v["status"] != "ok"}
+    assert code == 0 and not failures, failures
+    assert set(doc["benchmarks"]) == set(bench_run.BENCHMARKS)
+    for key in ("generated_at", "size", "command", "machine_before", "machine_after", "rows", "scaling_rows"):
+        assert key in doc, key
+    assert doc["size"] == "tiny"
+    assert md.startswith("# Benchmark results (tiny)")
+    for title in ("Graph → tree vs networkx", "hP/hR/hF", "Text → node", "## Scaling"):
+        assert title in md, title
+    # one Markdown table row per summary row
+    assert md.count("\n| ") >= len(doc["rows"]) + len(doc["scaling_rows"]) + 2
+
+
+def test_rows_have_measurements_for_candidate_and_baseline(tiny_results):
+    _, doc, _, _ = tiny_results
+    compared = [r for r in doc["rows"] if r.get("baseline")]
+    assert len(compared) >= 6
+    for r in compared:
+        c, b = r["candidate"], r["baseline"]
+        assert c["wall_s"] > 0 and c["throughput"] > 0, r
+        assert b["wall_s"] > 0 and b["throughput"] > 0, r
+        assert r["speedup"] and r["speedup"] > 0, r
+    fresh = [r for r in compared if r["candidate"].get("peak_rss_bytes")]
+    assert fresh, "no fresh-process memory measurement"
+    for r in fresh:  # measured separately in fresh processes: both have their own peak
+        assert r["candidate"]["peak_rss_bytes"] > 10 * 2**20 and r["baseline"]["peak_rss_bytes"] > 10 * 2**20
+        assert r["memory_ratio"] == pytest.approx(r["baseline"]["peak_rss_bytes"] / r["candidate"]["peak_rss_bytes"])
+
+
+def test_candidates_agree_with_baselines(tiny_results):
+    _, doc, _, _ = tiny_results
+    tree = doc["benchmarks"]["graph_to_tree"]["result"]
+    for q in tree["vs_networkx"] + [tree["inaturalist"]]:
+        a = q["agreement"]
+        assert a["compared"] and a["same_nodes"] and a["depth_disagreements"] == 0, (q["case"], a)
+        assert a["parent_disagreements"] == 0, (q["case"], a)
+    scale = doc["benchmarks"]["hierarchical_measures_scaling"]["result"]
+    assert scale["agreement"] == {"python_per_pair": True, "hiclass_means": True}
+    meas = doc["benchmarks"]["hierarchical_measures"]["result"]
+    assert meas["baseline_python"]["agrees"] is True
+    assert meas["baseline_hiclass"] is None or meas["baseline_hiclass"]["agrees"] is True
+    mapping = doc["benchmarks"]["text_to_node_mapping"]["result"]
+    for case in mapping.get("cases", [mapping]):
+        assert case["agreement_with_baseline"]["prefilter_off"] == 1.0
+    for case in doc["benchmarks"]["text_to_node_mapping_scale"]["result"]["cases"]:
+        assert case["agreement"]["exact_mode_same_node"] == 1.0, case["case"]
+    assert all(r["agree"] for r in doc["rows"] if r.get("agree") is not None)
+
+
+def test_scaling_rows_have_three_sizes_and_a_slope(tiny_results):
+    _, doc, _, _ = tiny_results
+    names = [r["benchmark"] for r in doc["scaling_rows"]]
+    assert "Graph → tree (taxoforge)" in names and "hP/hR/hF (taxoforge)" in names
+    for r in doc["scaling_rows"]:
+        assert len(r["sizes"]) == 3 and r["sizes"] == sorted(r["sizes"])
+        assert len(r["ns_per_unit"]) == 3 and all(x > 0 for x in r["ns_per_unit"])
+        assert isinstance(r["slope_wall"], float)
+
+
+def test_measure_sees_peak_memory_of_the_work_only():
+    rec = measure(_alloc_setup, _alloc_work, 64)
+    assert rec["status"] == "ok", rec
+    # the 64 MiB set-up is not counted, the 256 MiB the work touched is
+    assert rec["peak_delta_bytes"] >= 200 * 2**20
+    assert rec["peak_rss_bytes"] >= rec["rss_before_bytes"] + 200 * 2**20
+    assert rec["summary"] == {"sum": 0.0} and rec["check"] == "done"
+
+
+def test_measure_reports_errors_and_timeouts():
+    err = measure(_alloc_setup, _fail, 1)
+    assert err["status"] == "error" and "ValueError: boom" in err["error"]
+    slow = measure(_alloc_setup, _sleep, 1, timeout=2)
+    assert slow["status"] == "timeout"
+
+
+def test_loglog_slope():
+    assert loglog_slope([1, 10, 100], [2, 20, 200]) == pytest.approx(1.0)
+    assert loglog_slope([1, 10, 100], [1, 100, 10_000]) == pytest.approx(2.0)
+    assert loglog_slope([1], [1]) is None
+
+
+def test_wikidata_like_graph_has_the_shape_and_is_seeded():
+    e, info = wikidata_like_edges(0.01, seed=3)
+    assert info["classes"] == round(WIKIDATA_SHAPE["classes"] * 0.01)
+    assert abs(info["edges"] / WIKIDATA_SHAPE["edges"] / 0.01 - 1) < 0.02
+    share = info["classes_with_several_parents"] / info["classes"]
+    assert abs(share - WIKIDATA_SHAPE["multi_parent"] / WIKIDATA_SHAPE["classes"]) < 0.01
+    assert info["injected_cycles"] > 0 and info["long_chains"] > 0
+    assert e["child"].str.starts_with("wd:Q").all() and e["parent"].str.starts_with("wd:Q").all()
+    e2, _ = wikidata_like_edges(0.01, seed=3)
+    assert e.equals(e2)
+    e3, _ = wikidata_like_edges(0.01, seed=4)
+    assert not e.equals(e3)
+
+
+# module-level helpers (spawned processes import them by name)
+def _alloc_setup(mib):
+    return np.ones(mib * 2**17)  # mib MiB of float64
+
+
+def _alloc_work(state):
+    big = np.zeros(256 * 2**17)
+    big[:] = 1.0
+    return {"summary": {"sum": float(big.sum() - big.size)}, "check": "done"}
+
+
+def _fail(state):
+    raise ValueError("boom")
+
+
+def _sleep(state):
+    time.sleep(30)
