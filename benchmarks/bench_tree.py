@@ -9,7 +9,8 @@ Inputs (written once to Parquet by the parent; every measured process reads them
   (:func:`taxoforge.sources.inaturalist.inat_edges`, 1.38 M edges), or at smaller sizes
   the taxa of a random share of its families with everything above them.
 
-Measurements, each in a fresh process (:mod:`benchmarks.harness`):
+Measurements, each in a fresh process (:mod:`benchmarks.harness`), the fastest of
+``repeat`` runs (3 at ``small`` and ``full``, for candidate and baseline alike):
 
 * the candidate on the Wikidata-shaped graph at three sizes (the last is the headline
   figure), giving the scaling curve (time per edge, log-log slope);
@@ -40,11 +41,11 @@ __all__ = ["run", "SIZES"]
 # scales are fractions of the full Wikidata shape (4.2 M classes, 4.9 M edges)
 SIZES = {
     "tiny": {"scales": [0.002, 0.004, 0.008], "nx_scales": [0.001, 0.002, 0.004], "inat_fraction": 0.004,
-             "timeout": 120},
+             "timeout": 120, "repeat": 1},
     "small": {"scales": [0.025, 0.05, 0.1], "nx_scales": [0.01, 0.02, 0.04], "inat_fraction": 0.05,
-              "timeout": 600},
+              "timeout": 600, "repeat": 3},
     "full": {"scales": [0.1, 0.3, 1.0], "nx_scales": [0.05, 0.1, 0.2], "inat_fraction": 1.0,
-             "timeout": 1800},
+             "timeout": 1800, "repeat": 3},
 }
 TARGET_WALL_S = 10.0
 TARGET_PEAK_BYTES = 2 * 2**30
@@ -104,8 +105,8 @@ def _agreement(a: dict, b: dict) -> dict:
 
 def _public(rec: dict, units: int, unit: str) -> dict:
     """The JSON part of a measurement, with throughput."""
-    out = {k: rec.get(k) for k in ("status", "wall_s", "cpu_s", "peak_rss_bytes", "peak_delta_bytes",
-                                   "peak_includes_setup", "error")
+    out = {k: rec.get(k) for k in ("status", "wall_s", "cpu_s", "repeats", "wall_s_all", "peak_rss_bytes",
+                                   "peak_delta_bytes", "peak_includes_setup", "error")
            if rec.get(k) is not None}
     out["summary"] = rec.get("summary", {})
     if rec.get("status") == "ok" and rec.get("wall_s"):
@@ -115,9 +116,9 @@ def _public(rec: dict, units: int, unit: str) -> dict:
     return out
 
 
-def _pair(name: str, path: Path, source: str, n_edges: int, timeout: float, info: dict) -> dict:
-    cand = measure(_setup, _candidate, str(path), source, True, timeout=timeout)
-    base = measure(_setup, _baseline, str(path), source, True, timeout=timeout)
+def _pair(name: str, path: Path, source: str, n_edges: int, timeout: float, info: dict, repeat: int) -> dict:
+    cand = measure(_setup, _candidate, str(path), source, True, timeout=timeout, repeat=repeat)
+    base = measure(_setup, _baseline, str(path), source, True, timeout=timeout, repeat=repeat)
     return {
         "case": name, "input": info, "edges": n_edges,
         "candidate": _public(cand, n_edges, "edges"), "baseline": _public(base, n_edges, "edges"),
@@ -167,7 +168,7 @@ def run(size: str = "small") -> dict:
         scaling = []
         for scale in cfg["scales"]:
             p, info = wd(scale)
-            rec = measure(_setup, _candidate, str(p), "wd", False, timeout=cfg["timeout"])
+            rec = measure(_setup, _candidate, str(p), "wd", False, timeout=cfg["timeout"], repeat=cfg["repeat"])
             scaling.append({"scale": scale, "edges": info["edges"], "input": info,
                             "candidate": _public(rec, info["edges"], "edges")})
         head = scaling[-1]["candidate"]
@@ -191,7 +192,7 @@ def run(size: str = "small") -> dict:
         pairs = []
         for scale in cfg["nx_scales"]:
             p, info = wd(scale)
-            pairs.append(_pair(f"wikidata_like x{scale}", p, "wd", info["edges"], cfg["timeout"], info))
+            pairs.append(_pair(f"wikidata_like x{scale}", p, "wd", info["edges"], cfg["timeout"], info, cfg["repeat"]))
         out["vs_networkx"] = pairs
         good = [q for q in pairs if q["baseline"].get("status") == "ok" and q["candidate"].get("status") == "ok"]
         out["baseline_scaling"] = {
@@ -209,7 +210,7 @@ def run(size: str = "small") -> dict:
         e, info = _inat_edges(cfg["inat_fraction"], tmp)
         p = tmp / "inat_edges.parquet"
         e.write_parquet(p)
-        out["inaturalist"] = _pair("inaturalist", p, "inat", e.height, cfg["timeout"], info)
+        out["inaturalist"] = _pair("inaturalist", p, "inat", e.height, cfg["timeout"], info, cfg["repeat"])
 
     out["agree"] = all(q["agreement"].get("agree", False) for q in [*pairs, out["inaturalist"]])
     return out
