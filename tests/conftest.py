@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+# Nothing in the tests may reach outside the machine: no NLTK downloads, no public endpoints.
+os.environ.setdefault("TAXOFORGE_OFFLINE", "1")
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("TAXOFORGE_SHARED_DATA", REPO.parent / "shared" / "data"))
 
