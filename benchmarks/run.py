@@ -10,7 +10,7 @@ per (candidate, baseline) comparison and one row per scaling curve. Files are wr
 atomically (temporary file, then rename).
 
 Sizes: ``tiny`` (the CI smoke test, seconds), ``small`` (a minute or two), ``full`` (the
-sizes of issue 8; about 15–25 minutes on a 2-core machine). A module without a ``tiny``
+sizes of issue 8; about 10 minutes on a 2-core machine). A module without a ``tiny``
 size runs at its ``small`` size and the JSON says so (``ran_at_size``).
 """
 
