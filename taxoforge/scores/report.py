@@ -124,10 +124,13 @@ def plot_hp_hr(samples: pl.DataFrame, path: str | os.PathLike) -> Path:
         p = f * r / (2 * r - f)
         ok = (p > 0) & (p <= 1)
         ax.plot(r[ok], p[ok], color="0.85", lw=0.8, zorder=0)
-        ax.annotate(f"hF={f}", (r[ok][-1], p[ok][-1]), fontsize=7, color="0.6")
-    for model, hp, hr in ms.select("model", "hP", "hR").iter_rows():
-        ax.scatter(hr, hp, s=40, zorder=2)
-        ax.annotate(model, (hr, hp), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        ax.annotate(f"hF = {f}", (r[ok][-1], p[ok][-1]), textcoords="offset points", xytext=(-34, -10),
+                    fontsize=7, color="0.5")
+    markers = "osD^vP*Xh<>"
+    for i, (model, hp, hr) in enumerate(ms.select("model", "hP", "hR").iter_rows()):
+        # a legend, not text beside the points: close models would print over each other
+        ax.scatter(hr, hp, s=40, zorder=2, marker=markers[i % len(markers)], label=model)
+    ax.legend(loc="lower left", fontsize=8, frameon=True, title="model", title_fontsize=8)
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("hR (hierarchical recall)")
