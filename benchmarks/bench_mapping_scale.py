@@ -4,16 +4,15 @@ tree of about a million nodes, every run in a fresh process.
 Complements the scoring engineer's :mod:`benchmarks.bench_mapping` (50,000 predictions on
 the iNat21-sized tree, in-process) with the other half of issue 8's mapping benchmark:
 100,000 predictions, a large tree (the real iNaturalist taxonomy restricted to a
-random share of its families, every name a real scientific name; ~1 M nodes when memory
-allows, below), and peak resident
-memory of candidate and baseline measured the same way (:mod:`benchmarks.harness`).
+random share of its families, every name a real scientific name; ~1.1 M nodes), and peak
+resident memory of candidate and baseline measured the same way (:mod:`benchmarks.harness`).
 
 * Trees: ``inat21`` — :func:`benchmarks.bench_mapping.inat_sample_tree` (10,000 species and
   everything above them, like iNat21); ``large`` — the taxa of a random share of
   iNaturalist's families (:func:`benchmarks.generate.subsample_inat_taxa`): 0.72 gives
-  about 1 M taxa; the default at ``full`` is 0.2 (about 280 k), because the index needs
-  about 4 KB per node and this shared machine allows a benchmark 4 GiB — set
-  ``BENCH_MAPPING_LARGE_FRACTION=0.72`` on a machine with 8 GB or more to spare.
+  about 1.1 M taxa, the default at ``full`` (the index holds about 300 bytes per node:
+  numpy CSR arrays keyed by string hashes, see :mod:`taxoforge.scores.mapping`);
+  ``BENCH_MAPPING_LARGE_FRACTION=0.2`` gives the 280 k-node tree of earlier runs.
 * Predictions: :func:`benchmarks.bench_mapping.make_predictions` (answer templates,
   higher ranks, misspellings, names inside sentences, no-match text), parsed and
   normalised as in a scoring run.
@@ -45,11 +44,10 @@ SIZES = {
     "tiny": {"cases": {"inat21": {"species": 300}}, "predictions": 2_000, "sample": 3},
     "small": {"cases": {"inat21": {"species": 2_000}, "large": {"family_fraction": 0.05}},
               "predictions": 20_000, "sample": 5},
-    # 0.72 of the families is about 1 M taxa; the index needs ~4 KB per node, more than the
-    # 4 GiB this shared machine allows a benchmark, so the default is a fifth of iNaturalist
-    # (BENCH_MAPPING_LARGE_FRACTION=0.72 for the million-node case on a bigger machine)
+    # 0.72 of the families is about 1.1 M taxa (the index needs ~300 bytes per node; the
+    # whole process stays near 2 GiB); BENCH_MAPPING_LARGE_FRACTION=0.2 for the 280 k-node tree
     "full": {"cases": {"inat21": {"species": 10_000},
-                       "large": {"family_fraction": float(os.environ.get("BENCH_MAPPING_LARGE_FRACTION", 0.2))}},
+                       "large": {"family_fraction": float(os.environ.get("BENCH_MAPPING_LARGE_FRACTION", 0.72))}},
              "predictions": 100_000, "sample": 5},
 }
 TARGET_PER_S = 5_000

@@ -27,10 +27,16 @@ Algorithm (stages tried in order; ``k = 10``, ``thr_topk = 0.0015``, ``thr_top2 
 Names that are English function words ("a", "it", "is" …, :data:`STOP_WORDS`) never count
 as contained, and n-grams made only of function words are ignored.
 
-Speed (no per-prediction scan of every name in Python): the index holds an Aho–Corasick
-automaton over the names (hits are then checked for word boundaries), an inverted index
-from word n-grams to names, and an inverted index from stemmed words to names. Identical
-normalised predictions are mapped once. The top-k similarity list is found in one of three
+Speed and memory (no per-prediction scan of every name in Python; about 300 bytes per node
+besides the names themselves, so a 1.1 M-node tree fits in about 1.2 GiB): every table is a
+numpy array — name → nodes and node → names as CSR, and three inverted indexes (word
+n-gram → names, stemmed word → names, character trigram → names) as CSR keyed by sorted
+64-bit string hashes (collisions on exact-name lookups are checked against the name;
+``__reduce__`` rebuilds the index because ``hash(str)`` differs between processes). The
+whole-word contains check looks every run of up to max-name-length words of the prediction
+up among the names (equivalent to a whole-word search, since predictions and names are
+normalised to single spaces); the raw-substring variant builds an Aho–Corasick automaton
+on first use. Identical normalised predictions are mapped once. The top-k similarity list is found in one of three
 ways, in this order:
 
 1. **Exact-name shortcut** (exact): a prediction that *is* a name has that name's node(s)
@@ -42,11 +48,22 @@ ways, in this order:
    the vote and top-1 stages it is used when at least ``k`` nodes share a word. The hits
    themselves are exact; only the top-k list can differ from a full scan, and only through
    names that share no word with the prediction.
+   **Fuzzy candidates** (taxonomies with more than ``fuzzy_min_names`` = 100,000 names):
+   when fewer than the needed nodes share a word, the ``fuzzy_candidates`` = 1,024 names
+   sharing the most character trigrams with the prediction join the candidates (posting
+   lists read rarest trigram first, at most ``FUZZY_BUDGET`` entries, so the cost does not
+   grow with the taxonomy). This replaces the full scan for misspellings and for text that
+   names no taxon. *Approximation*: on the iNat-derived benchmark trees every prediction
+   naming a taxon (exact, contained, genus/family, misspelt) maps to the same node as the
+   exact full scan; text naming no taxon ("the bird a 0") maps to the most similar name
+   among the candidates, which is the full scan's choice for about half of such texts
+   (both are arbitrary nodes). ``prefilter=False`` or ``fuzzy_candidates=0`` keeps the exact
+   full scan.
 3. **Batched full scan** (exact; the documented fallback when no node shares a word, or
    fewer than ``k`` do and the vote / top-1 stages decide; always with ``prefilter=False``
    or embedding measures): all pending
-   predictions against all names at once — rapidfuzz ``cdist`` in C++ on every core, or one
-   matrix product for embeddings — then, per prediction, the names at or above the
+   predictions against all names at once, at most ~16 M similarities in memory — rapidfuzz
+   ``cdist`` in C++ on every core, or one matrix product for embeddings — then, per prediction, the names at or above the
    ``4k``-th best score reduced to nodes (exact: every other node scores lower).
 
 Nodes without any name never enter the top-k.
@@ -101,6 +118,8 @@ class MappingConfig:
     ngram_sizes: tuple[int, ...] = (4, 3, 2)
     similarity: str = "ratio"  # a rapidfuzz scorer name or "sentence-transformers:<local path>"
     prefilter: bool = True  # string measures: top-k over names sharing a stemmed word (see module doc)
+    fuzzy_candidates: int = 1024  # prefilter: names taken from the character-trigram index (0: off, see module doc)
+    fuzzy_min_names: int = 100_000  # ... only for taxonomies with more names than this (below: exact full scan)
     skip_name_kinds: tuple[str, ...] = ("synset",)  # name kinds that are identifiers, not names
 
     def __post_init__(self) -> None:
@@ -173,6 +192,78 @@ def _expand(ptr: np.ndarray, flat: np.ndarray, rows: np.ndarray) -> tuple[np.nda
     return flat[starts[owner] + offs], owner
 
 
+def _hash_csr(keys: list[int], ids: list[int]):
+    """(sorted unique keys, ptr, name ids) of an inverted index keyed by 64-bit string hashes."""
+    k = np.asarray(keys, dtype=np.int64)
+    v = np.asarray(ids, dtype=np.int32)
+    o = np.argsort(k, kind="stable")
+    k, v = k[o], v[o]
+    first = np.concatenate(([True], k[1:] != k[:-1])) if len(k) else np.zeros(0, bool)
+    starts = np.flatnonzero(first)
+    return k[starts], np.append(starts, len(k)).astype(np.int64), v
+
+
+def _hash_lookup(post, key: int) -> np.ndarray:
+    keys, ptr, vals = post
+    i = int(np.searchsorted(keys, key))
+    if i < len(keys) and keys[i] == key:
+        return vals[ptr[i]:ptr[i + 1]]
+    return vals[:0]
+
+
+def _trigram_codes(b: np.ndarray) -> np.ndarray:
+    b = b.astype(np.int64)
+    return (b[:-2] << 16) | (b[1:-1] << 8) | b[2:]
+
+
+def _trigram_csr(names: list[str]):
+    """Distinct byte trigrams of each name (padded with a space each side) -> name ids, as
+    (sorted unique trigram codes, ptr, name ids)."""
+    if not names:
+        return np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int32)
+    parts, owners = [], []
+    step = 200_000
+    for start in range(0, len(names), step):  # bounded working memory
+        chunk = names[start:start + step]
+        enc = [f" {x} ".encode() for x in chunk]
+        buf = np.frombuffer(b"\n".join(enc), dtype=np.uint8)
+        lens = np.fromiter((len(e) for e in enc), dtype=np.int64, count=len(enc))
+        owner = np.repeat(np.arange(start, start + len(chunk), dtype=np.int64), lens + 1)[:len(buf)]
+        codes = _trigram_codes(buf)
+        ok = owner[:-2] == owner[2:]  # the three bytes belong to one name (no separator)
+        key = np.unique((codes[ok] << 24) | owner[:-2][ok])  # distinct (trigram, name)
+        parts.append(key >> 24)
+        owners.append((key & 0xFFFFFF).astype(np.int32))
+    codes = np.concatenate(parts)
+    ids = np.concatenate(owners)
+    o = np.argsort(codes, kind="stable")
+    codes, ids = codes[o], ids[o]
+    first = np.concatenate(([True], codes[1:] != codes[:-1]))
+    starts = np.flatnonzero(first)
+    return codes[starts], np.append(starts, len(codes)).astype(np.int64), ids
+
+
+class _NameLookup:
+    def __init__(self, index: "TaxonomyIndex") -> None:
+        self._index = index
+
+    def get(self, s: str, default=None):
+        j = self._index._name_index(s)
+        return default if j is None else j
+
+    def __getitem__(self, s: str) -> int:
+        j = self._index._name_index(s)
+        if j is None:
+            raise KeyError(s)
+        return j
+
+    def __contains__(self, s: str) -> bool:
+        return self._index._name_index(s) is not None
+
+    def __len__(self) -> int:
+        return len(self._index.names)
+
+
 class TaxonomyIndex:
     """Everything Alg. 1 needs about one taxonomy, built once.
 
@@ -189,62 +280,88 @@ class TaxonomyIndex:
         names = taxonomy.names_table
         if "kind" in names.columns and cfg.skip_name_kinds:
             names = names.filter(~pl.col("kind").is_in(list(cfg.skip_name_kinds)) | pl.col("kind").is_null())
-        names = names.select("node_id", "name").drop_nulls()
-        node_ids = names["node_id"].to_list()
-        raw_names = names["name"].to_list()
+        rows = names.select(pl.col("node_id").cast(pl.String), pl.col("name").cast(pl.String)).drop_nulls()
         labels = getattr(taxonomy, "_labels", None)
+        ids = [str(x) for x in taxonomy.ids.tolist()]
         if labels:  # every node's display label is a name too
-            node_ids = node_ids + [str(x) for x in taxonomy.ids.tolist()]
-            raw_names = raw_names + [lab or "" for lab in labels]
-        known = set(taxonomy.ids.tolist())
-        by_name: dict[str, set[int]] = defaultdict(set)
-        pos = {nid: i for i, nid in enumerate(taxonomy.ids.tolist())}
-        unknown = 0
-        for nid, nm in zip(node_ids, raw_names):
-            if nid not in known:
-                unknown += 1
-                continue
-            norm = normalise_text(nm)
-            if norm:
-                by_name[norm].add(pos[nid])
-        self.n_unknown_name_rows = unknown
-        self.names: list[str] = sorted(by_name)
-        self.name_id: dict[str, int] = {s: j for j, s in enumerate(self.names)}
+            rows = pl.concat([rows, pl.DataFrame({"node_id": ids, "name": [lab or "" for lab in labels]},
+                                                 schema={"node_id": pl.String, "name": pl.String})])
+        n_nodes = len(ids)
+        rows = rows.join(pl.DataFrame({"node_id": ids, "idx": np.arange(n_nodes, dtype=np.int32)}),
+                         on="node_id", how="left")
+        self.n_unknown_name_rows = int(rows["idx"].null_count())
+        rows = rows.drop_nulls("idx").select("name", "idx")
+        raw = rows["name"].unique()
+        norm = pl.DataFrame({"name": raw, "norm": [normalise_text(x) for x in raw.to_list()]},
+                            schema={"name": pl.String, "norm": pl.String})
+        pairs = (rows.join(norm, on="name").filter(pl.col("norm") != "").select("norm", "idx").unique()
+                 .sort("norm", "idx"))  # code-point order of the names, as sorted() gives
+        del rows, raw, norm
+        code = pairs["norm"].rle_id().to_numpy().astype(np.int64)
+        self.names: list[str] = pairs["norm"].unique(maintain_order=True).to_list()
         n_names = len(self.names)
-        self.name_ptr, self.name_node = _csr([sorted(by_name[s]) for s in self.names])
+        self.name_node = pairs["idx"].to_numpy().astype(np.int32)
+        self.name_ptr = np.searchsorted(code, np.arange(n_names + 1)).astype(np.int64)
+        del pairs
         # node -> names (for similarity of specific nodes)
-        n_nodes = len(taxonomy.ids)
-        node_names: list[list[int]] = [[] for _ in range(n_nodes)]
-        for j in range(n_names):
-            for v in self.name_node[self.name_ptr[j]:self.name_ptr[j + 1]].tolist():
-                node_names[v].append(j)
-        self.node_ptr, self.node_name = _csr(node_names)
+        order = np.argsort(self.name_node, kind="stable")
+        self.node_name = code[order].astype(np.int32)
+        self.node_ptr = np.concatenate(([0], np.cumsum(np.bincount(self.name_node, minlength=n_nodes)))).astype(np.int64)
+        del code, order
         self.depth = taxonomy.depth_arr.astype(np.int64)
         self.parent = taxonomy.parent_idx
         self.similarity.bind(self.names)
-        # contains: Aho–Corasick over names that are not function words
-        self._automaton = ahocorasick.Automaton()
-        for j, s in enumerate(self.names):
-            if s not in STOP_WORDS:
-                self._automaton.add_word(s, (j, len(s)))
-        if len(self._automaton):
-            self._automaton.make_automaton()
-        # n-gram and stemmed-word inverted indexes
-        ngram_post: dict[int, dict[str, list[int]]] = {n: defaultdict(list) for n in cfg.ngram_sizes}
-        word_post: dict[str, list[int]] = defaultdict(list)
+        # exact name lookup: sorted 64-bit hashes of the names (collisions checked on lookup)
+        h = np.fromiter((hash(x) for x in self.names), dtype=np.int64, count=n_names)
+        self._name_hash_order = np.argsort(h, kind="stable").astype(np.int32)
+        self._name_hash = h[self._name_hash_order]
+        self._hash_salt = hash("taxoforge.scores.mapping")
+        self._name_len = np.fromiter((len(x) for x in self.names), dtype=np.int32, count=n_names)
+        # whole-word contains: every run of up to max-words words of the prediction is looked
+        # up among the names; the raw-substring variant uses an Aho–Corasick automaton (lazy)
+        self._max_words = max((x.count(" ") + 1 for x in self.names), default=0)
+        self._automaton = None
+        # n-gram and stemmed-word inverted indexes (CSR keyed by string hash)
+        ng_keys, ng_ids, w_keys, w_ids = [], [], [], []
+        stop = STOP_WORDS
         for j, s in enumerate(self.names):
             words = s.split()
             for n in cfg.ngram_sizes:
-                for g in set(_ngrams(words, n)):
-                    if not all(w in STOP_WORDS for w in g.split()):
-                        ngram_post[n][g].append(j)
+                if len(words) >= n:
+                    for g in {" ".join(words[i:i + n]) for i in range(len(words) - n + 1)}:
+                        if not all(w in stop for w in g.split()):
+                            ng_keys.append(hash(g))
+                            ng_ids.append(j)
             for w in set(words):
-                if w not in STOP_WORDS:
-                    word_post[_stem(w)].append(j)
-        self._ngram_post = {n: {g: np.asarray(v, np.int64) for g, v in d.items()} for n, d in ngram_post.items()}
-        self._word_post = {w: np.asarray(v, np.int64) for w, v in word_post.items()}
-        self._all_names = np.arange(n_names, dtype=np.int64)
+                if w not in stop:
+                    w_keys.append(hash(_stem(w)))
+                    w_ids.append(j)
+        self._ngram_post = _hash_csr(ng_keys, ng_ids)
+        self._word_post = _hash_csr(w_keys, w_ids)
+        del ng_keys, ng_ids, w_keys, w_ids
+        # character trigrams (UTF-8 bytes) -> names, for the fuzzy candidates of the prefilter
+        self._tri_post = (_trigram_csr(self.names) if cfg.fuzzy_candidates > 0 and n_names > cfg.fuzzy_min_names
+                          else None)
         self.stats = {"names": n_names, "nodes": n_nodes, "exact_shortcut": 0, "prefiltered": 0, "full_scans": 0}
+
+    @property
+    def name_id(self) -> "_NameLookup":
+        """``name_id.get(normalised_name)`` → name index or None (a dict-like view)."""
+        return _NameLookup(self)
+
+    def _name_index(self, s: str) -> int | None:
+        h = hash(s)
+        lo = int(np.searchsorted(self._name_hash, h))
+        while lo < len(self._name_hash) and self._name_hash[lo] == h:
+            j = int(self._name_hash_order[lo])
+            if self.names[j] == s:
+                return j
+            lo += 1
+        return None
+
+    def __reduce__(self):
+        # the lookup tables are keyed by str hashes, which differ between processes: rebuild
+        return (TaxonomyIndex, (self.taxonomy, self.config, self.similarity))
 
     # ------------------------------------------------------------------ helpers
     def _node_scores(self, pred: str, name_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -265,26 +382,62 @@ class TaxonomyIndex:
         return nodes[o], s[o]
 
     def _top_k_prefiltered(self, pred: str, min_nodes: int, hits: np.ndarray):
-        """Top-k over the names sharing a stemmed content word with ``pred`` and the names of
-        the ``hits`` nodes, or None when fewer than ``min_nodes`` nodes are among them."""
+        """Top-k over the names sharing a stemmed content word with ``pred``, the names of
+        the ``hits`` nodes and, when those reach fewer than ``min_nodes`` nodes, the fuzzy
+        candidates (:meth:`_fuzzy_candidates`); None when still fewer than ``min_nodes``."""
         if not (self.config.prefilter and self.similarity.supports_prefilter):
             return None
-        posts = [self._word_post[w] for w in {_stem(x) for x in pred.split() if x not in STOP_WORDS} if w in self._word_post]
+        posts = [p for w in {_stem(x) for x in pred.split() if x not in STOP_WORDS}
+                 if len(p := _hash_lookup(self._word_post, hash(w)))]
         if len(hits):
             posts.append(_expand(self.node_ptr, self.node_name, np.unique(hits))[0])
-        if not posts:
-            return None
-        cand = np.unique(np.concatenate(posts)) if len(posts) > 1 else posts[0]
-        nodes, s = self._node_scores(pred, cand)
-        if len(nodes) < max(1, min_nodes):
+        min_nodes = max(1, min_nodes)
+        nodes = s = None
+        if posts:
+            cand = np.unique(np.concatenate(posts)) if len(posts) > 1 else posts[0]
+            nodes, s = self._node_scores(pred, cand)
+        if (nodes is None or len(nodes) < min_nodes) and self._tri_post is not None:
+            fuzzy = self._fuzzy_candidates(pred)
+            if len(fuzzy):
+                cand = np.unique(np.concatenate(posts + [fuzzy]))
+                nodes, s = self._node_scores(pred, cand)
+        if nodes is None or len(nodes) < min_nodes:
             return None
         return nodes[: self.config.k], s[: self.config.k]
+
+    # work bound of the fuzzy candidates: posting entries read per prediction
+    FUZZY_BUDGET = 100_000
+
+    def _fuzzy_candidates(self, pred: str) -> np.ndarray:
+        """The ``fuzzy_candidates`` names sharing the most character trigrams with ``pred``
+        (ties: lower name index). Posting lists are read rarest trigram first until
+        ``FUZZY_BUDGET`` entries have been read, so the work is bounded whatever the size
+        of the taxonomy; a trigram left unread counts for no name."""
+        keys, ptr, vals = self._tri_post
+        q = np.unique(_trigram_codes(np.frombuffer(f" {pred} ".encode(), dtype=np.uint8)))
+        i = np.minimum(np.searchsorted(keys, q), max(len(keys) - 1, 0))
+        i = i[keys[i] == q] if len(keys) else i[:0]
+        if not len(i):
+            return np.zeros(0, np.int64)
+        lens = ptr[i + 1] - ptr[i]
+        o = np.argsort(lens, kind="stable")
+        i, lens = i[o], lens[o]
+        take = max(1, int(np.searchsorted(np.cumsum(lens), self.FUZZY_BUDGET, side="right")))
+        got = np.concatenate([vals[ptr[x]:ptr[x + 1]] for x in i[:take].tolist()])
+        ids, counts = np.unique(got, return_counts=True)
+        c = self.config.fuzzy_candidates
+        if len(ids) > c:
+            o = np.lexsort((ids, -counts))[:c]
+            ids = ids[o]
+        return ids.astype(np.int64)
 
     def _top_k_full(self, preds: list[str], batch: int = 128) -> list[tuple[np.ndarray, np.ndarray]]:
         """Exact top-k nodes (similarity desc, node index asc) of every prediction, scoring
         all names in batches (rapidfuzz ``cdist`` on all cores / one matrix product)."""
         k = self.config.k
         out = []
+        # at most ~16 M similarities (64 MB in float32) in memory at once
+        batch = max(1, min(batch, 16_000_000 // max(1, len(self.names))))
         for i in range(0, len(preds), batch):
             S = self.similarity.batch_scores(preds[i:i + batch])
             if S.shape[1] == 0:
@@ -300,7 +453,7 @@ class TaxonomyIndex:
                 cand = np.flatnonzero(row >= t)
                 nodes, sc = self._nodes_from_name_scores(cand, row[cand])
                 if len(nodes) < k and len(cand) < n_names:
-                    nodes, sc = self._nodes_from_name_scores(self._all_names, row)
+                    nodes, sc = self._nodes_from_name_scores(np.arange(n_names, dtype=np.int64), row)
                 out.append((nodes[:k], sc[:k]))
         return out
 
@@ -329,25 +482,39 @@ class TaxonomyIndex:
         names = self.node_name[self.node_ptr[v]:self.node_ptr[v + 1]]
         return float(self.similarity.scores(pred, names).max()) if len(names) else 0.0
 
+    def _substring_automaton(self):
+        if self._automaton is None:
+            a = ahocorasick.Automaton(ahocorasick.STORE_INTS)
+            for j, s in enumerate(self.names):
+                if s not in STOP_WORDS:
+                    a.add_word(s, j)
+            if len(a):
+                a.make_automaton()
+            self._automaton = a
+        return self._automaton
+
     def _contains_hits(self, pred: str) -> np.ndarray:
-        if not len(self._automaton):
-            return np.zeros(0, np.int64)
         hits = []
-        whole = self.config.contains == "whole_word"
-        n = len(pred)
-        for end, (j, ln) in self._automaton.iter(pred):
-            if whole:
-                start = end - ln + 1
-                if (start > 0 and pred[start - 1] != " ") or (end + 1 < n and pred[end + 1] != " "):
-                    continue
-            hits.append(j)
+        if self.config.contains == "whole_word":
+            # pred and names are normalised (single spaces): a whole-word occurrence of a
+            # name is a run of the prediction's words equal to it
+            words = pred.split()
+            m, mw = len(words), self._max_words
+            for i in range(m):
+                for j in range(i + 1, min(m, i + mw) + 1):
+                    g = " ".join(words[i:j])
+                    if g not in STOP_WORDS and (x := self._name_index(g)) is not None:
+                        hits.append(x)
+        else:
+            a = self._substring_automaton()
+            if len(a):
+                hits = [j for _, j in a.iter(pred)]
         if not hits:
             return np.zeros(0, np.int64)
         return _expand(self.name_ptr, self.name_node, np.unique(np.asarray(hits, np.int64)))[0]
 
     def _ngram_hits(self, words: list[str], n: int) -> np.ndarray:
-        post = self._ngram_post.get(n, {})
-        found = [post[g] for g in set(_ngrams(words, n)) if g in post]
+        found = [p for g in set(_ngrams(words, n)) if len(p := _hash_lookup(self._ngram_post, hash(g)))]
         if not found:
             return np.zeros(0, np.int64)
         return _expand(self.name_ptr, self.name_node, np.unique(np.concatenate(found)))[0]
@@ -376,7 +543,7 @@ class TaxonomyIndex:
     # ------------------------------------------------------------------ public
     def nodes_named(self, text: str) -> np.ndarray:
         """Indexes of the nodes having a name whose normal form equals that of ``text``."""
-        j = self.name_id.get(normalise_text(text))
+        j = self._name_index(normalise_text(text))
         if j is None:
             return np.zeros(0, np.int64)
         return self.name_node[self.name_ptr[j]:self.name_ptr[j + 1]]
@@ -384,7 +551,7 @@ class TaxonomyIndex:
     def _exact_shortcut(self, pred: str, hits: np.ndarray):
         """When ``pred`` is exactly a name, its node(s) are the most similar (1.0) and if they
         are also the deepest hits, Alg. 1 returns them whatever the rest of the top-k is."""
-        j = self.name_id.get(pred)
+        j = self._name_index(pred)
         if j is None or not len(hits) or pred in STOP_WORDS:
             return None
         exact = self.name_node[self.name_ptr[j]:self.name_ptr[j + 1]]

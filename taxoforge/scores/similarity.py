@@ -79,9 +79,10 @@ class StringSimilarity(Similarity):
 
     def bind(self, names: Sequence[str]) -> None:
         self._names = list(names)
+        self._names_arr = np.asarray(self._names, dtype=object)  # fast gathering of subsets
 
     def scores(self, query: str, name_ids: np.ndarray | None = None) -> np.ndarray:
-        choices = self._names if name_ids is None else [self._names[i] for i in name_ids.tolist()]
+        choices = self._names if name_ids is None else self._names_arr[name_ids].tolist()
         if not choices:
             return np.zeros(0)
         return process.cdist([query], choices, scorer=self._scorer, dtype=np.float64, workers=1)[0] / 100.0
