@@ -54,8 +54,8 @@ ways, in this order:
    lists read rarest trigram first, at most ``FUZZY_BUDGET`` entries, so the cost does not
    grow with the taxonomy). This replaces the full scan for misspellings and for text that
    names no taxon. *Approximation*: on the iNat-derived benchmark trees every prediction
-   naming a taxon (exact, contained, genus/family, misspelt) maps to the same node as the
-   exact full scan; text naming no taxon ("the bird a 0") maps to the most similar name
+   naming a taxon (exact, contained, genus/family, misspelt) maps to the same node as the previous
+   mapper (exact full scan as fallback); text naming no taxon ("the bird a 0") maps to the most similar name
    among the candidates, which is the full scan's choice for about half of such texts
    (both are arbitrary nodes). ``prefilter=False`` or ``fuzzy_candidates=0`` keeps the exact
    full scan.
