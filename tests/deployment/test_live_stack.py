@@ -244,7 +244,9 @@ def _render(exe: str, url: str, png: Path) -> str:
     """Screenshot ``url`` into ``png`` and return its rendered DOM (two headless runs)."""
     profile = tempfile.mkdtemp(prefix="taxoforge-chromium-")
     try:
-        dom = subprocess.run(_chromium_argv(exe, profile) + ["--dump-dom", url], capture_output=True, text=True,
+        # a large window: the lineage graph renders only the nodes inside the viewport
+        dom = subprocess.run(_chromium_argv(exe, profile) + ["--window-size=2400,1800", "--dump-dom", url],
+                             capture_output=True, text=True,
                              timeout=120)
         shot = subprocess.run(_chromium_argv(exe, profile) + [f"--screenshot={png}", "--window-size=1600,1000", url],
                               capture_output=True, text=True, timeout=120)
