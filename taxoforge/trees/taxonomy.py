@@ -136,18 +136,22 @@ class Taxonomy:
             pre[lvl] = pre[p] + 1 + before
         return pre, size
 
-    @cached_property
-    def _sparse_table(self) -> np.ndarray:
-        """Sparse table over pre-order positions of (depth, node) packed in one int64:
-        row ``j`` holds the minimum over the window of length ``2**j`` starting at each
-        position (flattened, row-major, so one gather answers a batch of queries)."""
+    def _preorder_values(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (one per node) rearranged into pre-order."""
         pre, _ = self._preorder
-        n = len(self.ids)
-        order = np.empty(n, dtype=np.int64)
-        order[pre] = np.arange(n)
+        order = np.empty(len(self.ids), dtype=np.int64)
+        order[pre] = np.arange(len(self.ids))
+        return values[order]
+
+    @staticmethod
+    def _min_sparse_table(row0: np.ndarray) -> np.ndarray:
+        """Range-minimum sparse table of ``row0``: row ``j`` holds the minimum over the window
+        of length ``2**j`` starting at each position, flattened row-major so one gather
+        answers a batch of queries."""
+        n = len(row0)
         levels = max(1, int(n).bit_length())
-        table = np.empty((levels, n), dtype=np.int64)
-        table[0] = (self.depth_arr[order].astype(np.int64) << 32) | order
+        table = np.empty((levels, n), dtype=row0.dtype)
+        table[0] = row0
         for j in range(1, levels):
             half = 1 << (j - 1)
             table[j] = table[j - 1]
@@ -155,24 +159,19 @@ class Taxonomy:
         return table.ravel()
 
     @cached_property
+    def _sparse_table(self) -> np.ndarray:
+        """Sparse table over pre-order positions of (depth, node) packed in one int64."""
+        nodes = np.arange(len(self.ids), dtype=np.int64)
+        return self._min_sparse_table(self._preorder_values((self.depth_arr.astype(np.int64) << 32) | nodes))
+
+    @cached_property
     def _depth_table(self) -> np.ndarray:
-        """Sparse table of depths only (flattened like :attr:`_sparse_table`), in the
-        narrowest integer type that holds the deepest node: :meth:`lca_depth` needs no
-        node ids, and a table of bytes keeps the random gathers in cache."""
-        pre, _ = self._preorder
-        n = len(self.ids)
-        order = np.empty(n, dtype=np.int64)
-        order[pre] = np.arange(n)
+        """Sparse table of depths only, in the narrowest integer type that holds the deepest
+        node: :meth:`lca_depth` needs no node ids, and a table of bytes keeps the random
+        gathers in cache."""
         dmax = int(self.depth_arr.max())
         dtype = np.uint8 if dmax < 2**8 else np.uint16 if dmax < 2**16 else np.int32
-        levels = max(1, int(n).bit_length())
-        table = np.empty((levels, n), dtype=dtype)
-        table[0] = self.depth_arr[order]
-        for j in range(1, levels):
-            half = 1 << (j - 1)
-            table[j] = table[j - 1]
-            np.minimum(table[j - 1][: n - half], table[j - 1][half:], out=table[j][: n - half])
-        return table.ravel()
+        return self._min_sparse_table(self._preorder_values(self.depth_arr).astype(dtype))
 
     @cached_property
     def _floor_log2(self) -> np.ndarray:
@@ -237,12 +236,16 @@ class Taxonomy:
             path.pop()
         return self.ids[path].tolist()
 
-    def descendants(self, node_id: str, include_self: bool = True) -> list[str]:
+    def _subtree_mask(self, node_id: str) -> np.ndarray:
+        """True for ``node_id`` and every node below it (a pre-order interval)."""
         pre, size = self._preorder
         i = self._index(node_id)
-        mask = (pre >= pre[i]) & (pre < pre[i] + size[i])
+        return (pre >= pre[i]) & (pre < pre[i] + size[i])
+
+    def descendants(self, node_id: str, include_self: bool = True) -> list[str]:
+        mask = self._subtree_mask(node_id)
         if not include_self:
-            mask[i] = False
+            mask[self._index(node_id)] = False
         return self.ids[mask].tolist()
 
     @cached_property
@@ -253,10 +256,7 @@ class Taxonomy:
 
     def leaf_descendants(self, node_id: str) -> list[str]:
         """Leaves of the subtree under ``node_id`` (itself if it is a leaf), in id order."""
-        pre, size = self._preorder
-        i = self._index(node_id)
-        mask = (pre >= pre[i]) & (pre < pre[i] + size[i]) & self.is_leaf
-        return self.ids[mask].tolist()
+        return self.ids[self._subtree_mask(node_id) & self.is_leaf].tolist()
 
     def nodes_at_depth(self, depth: int) -> list[str]:
         return self.ids[self.depth_arr == depth].tolist()
