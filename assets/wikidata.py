@@ -7,6 +7,8 @@
 
 import json
 
+from functools import partial
+
 import dagster as dg
 import polars as pl
 
@@ -30,6 +32,9 @@ from taxoforge.trees.tables import TreeTables
 
 GROUP = "wikidata"
 OWNERS = ["team:taxoforge"]
+
+#: ``@dg.asset`` with what every asset of this domain shares.
+wikidata_asset = partial(dg.asset, group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1")
 
 
 class WikidataGraphConfig(dg.Config):
@@ -76,8 +81,8 @@ def _info_table(info: dict) -> pl.DataFrame:
     return pl.DataFrame({"info_json": [json.dumps(info, sort_keys=True, default=str)]})
 
 
-@dg.asset(
-    group_name=GROUP, owners=OWNERS, kinds={"python", "sparql", "parquet"}, code_version="1",
+@wikidata_asset(
+    kinds={"python", "sparql", "parquet"},
     description=(
         "Wikidata's instance-of (P31) and subclass-of (P279) edges for the configured seed entities, "
         "up to Q35120 'entity', with English labels and aliases: over SPARQL (polite, resumable "
@@ -118,8 +123,7 @@ def wikidata_graph(context: dg.AssetExecutionContext, config: WikidataGraphConfi
     return dg.Output({**graph.tables(), "info": _info_table(graph.info)}, metadata=md)
 
 
-@dg.asset(
-    group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1",
+@wikidata_asset(
     description=(
         "The Wikidata taxonomy of the seeds as one rooted tree: exclusion list (Wikimedia-internal and "
         "meta classes, after YAGO 4.5), cycle removal, longest root path, seeded ties; seeds are leaves "
@@ -142,8 +146,7 @@ def wikidata_tree(context: dg.AssetExecutionContext, config: WikidataTreeConfig,
     return dg.Output(tree, metadata=md)
 
 
-@dg.asset(
-    group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1",
+@wikidata_asset(
     description="Label sets to link to Wikidata: QID lists (OVEN) and name-only class lists (Food101, SUN397, …).",
 )
 def wikidata_labels(context: dg.AssetExecutionContext, config: WikidataLabelsConfig) -> dg.Output[pl.DataFrame]:
@@ -158,8 +161,7 @@ def wikidata_labels(context: dg.AssetExecutionContext, config: WikidataLabelsCon
                                        "datasets": dg.MetadataValue.md(markdown_table(counts, max_rows=50))})
 
 
-@dg.asset(
-    group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1",
+@wikidata_asset(
     description=(
         "Every label linked to the Wikidata tree: by QID, else exact, else normalised English label or "
         "alias. Ambiguous labels (several items share the name) and unmatched ones are reported."
