@@ -10,6 +10,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from taxoforge.sources.wikidata.sparql import WDQS_ENDPOINT, SparqlClient
 from taxoforge.trees.tables import TreeTables, write_parquet_atomic
 
 __all__ = ["ParquetIOManager", "SnapshotStoreResource", "WikidataSparqlResource", "default_resources", "default_data_dir"]
@@ -94,19 +95,18 @@ class WikidataSparqlResource(dg.ConfigurableResource):
     ``$TAXOFORGE_WIKIDATA_CONTACT``), politeness and retry settings, and the folder where
     finished query batches are checkpointed so an interrupted extraction resumes."""
 
-    endpoint: str = "https://query.wikidata.org/sparql"
+    # the client's own defaults, so the two cannot drift apart
+    endpoint: str = WDQS_ENDPOINT
     contact: str = ""
-    timeout: float = 65.0
-    max_retries: int = 6
-    backoff_base: float = 1.0
-    backoff_max: float = 60.0
-    min_interval: float = 0.0
+    timeout: float = SparqlClient.timeout
+    max_retries: int = SparqlClient.max_retries
+    backoff_base: float = SparqlClient.backoff_base
+    backoff_max: float = SparqlClient.backoff_max
+    min_interval: float = SparqlClient.min_interval
     checkpoint_dir: str = "data/checkpoints/wikidata"
 
     def client(self, *, endpoint: str | None = None, contact: str | None = None):
         """A client; ``endpoint``/``contact`` override the resource's (e.g. from asset config)."""
-        from taxoforge.sources.wikidata.sparql import SparqlClient
-
         return SparqlClient(endpoint=endpoint or self.endpoint, contact=contact or self.contact, timeout=self.timeout,
                             max_retries=self.max_retries, backoff_base=self.backoff_base,
                             backoff_max=self.backoff_max, min_interval=self.min_interval)
