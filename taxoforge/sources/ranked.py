@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from taxoforge.trees import integrity
+
 from taxoforge.trees.build import build_tree
 from taxoforge.trees.tables import REPORT_SCHEMA, TreeTables
 
@@ -79,20 +81,18 @@ def check_tree(nodes: pl.DataFrame) -> dict[str, object]:
     ``species_not_under_genus`` (species-rank nodes whose parent is not at genus rank),
     ``leaves``, ``max_depth`` and up to 5 examples of each failure.
     """
-    ids = nodes["node_id"].implode()
-    roots = nodes.filter(pl.col("parent_id").is_null())
-    orphans = nodes.filter(pl.col("parent_id").is_not_null() & ~pl.col("parent_id").is_in(ids))
+    structure = integrity.check_tree(nodes)  # roots and orphans: the shared tree checks
     par = nodes.select(pl.col("node_id").alias("parent_id"), pl.col("rank").alias("parent_rank"))
     sp = nodes.filter(pl.col("rank") == "species").join(par, on="parent_id", how="left")
     bad_sp = sp.filter(pl.col("parent_rank").fill_null("") != "genus")
     return {
-        "roots": roots.height,
-        "orphans": orphans.height,
+        "roots": structure.n_roots,
+        "orphans": structure.n_orphans,
         "species": sp.height,
         "species_not_under_genus": bad_sp.height,
         "leaves": int(nodes["is_leaf"].sum()) if "is_leaf" in nodes.columns else None,
         "max_depth": int(nodes["depth"].max()) if nodes.height else 0,
-        "orphan_examples": orphans["node_id"].head(5).to_list(),
+        "orphan_examples": structure.orphans[:5],
         "species_examples": bad_sp.select(pl.concat_str(["node_id", pl.lit(" under "),
                                                          pl.col("parent_rank").fill_null("?")]))
         .to_series().head(5).to_list(),
