@@ -20,7 +20,7 @@ import dagster as dg
 import polars as pl
 
 from pipelines.checks import tree_checks
-from pipelines.metadata import markdown_table, tree_metadata
+from pipelines.metadata import markdown_preview, tree_metadata
 from taxoforge.links.linker import link_summary
 from taxoforge.links.scientific_names import (
     bioclip_labels,
@@ -60,7 +60,7 @@ def biology_tree_metadata(tree: TreeTables, seconds: float | None = None) -> dic
     ranks = pl.DataFrame({"rank": list(rank_counts(tree.nodes)), "taxa": list(rank_counts(tree.nodes).values())})
     c = check_tree(tree.nodes)
     md.update({
-        "taxa_per_rank": dg.MetadataValue.md(markdown_table(ranks, max_rows=60)),
+        "taxa_per_rank": dg.MetadataValue.md(markdown_preview(ranks, max_rows=60)),
         "species": dg.MetadataValue.int(int(c["species"])),
         "species_not_under_genus": dg.MetadataValue.int(int(c["species_not_under_genus"])),
         "synonyms": dg.MetadataValue.int(int((tree.names["kind"] == "synonym").sum())),
@@ -170,7 +170,7 @@ def biology_labels(context: dg.AssetExecutionContext, config: LabelsConfig) -> d
     per = labels.group_by("dataset").len().sort("dataset")
     return dg.Output(labels, metadata={
         "labels": dg.MetadataValue.int(labels.height),
-        "by_dataset": dg.MetadataValue.md(markdown_table(per.rename({"len": "labels"}))),
+        "by_dataset": dg.MetadataValue.md(markdown_preview(per.rename({"len": "labels"}))),
         "skipped_sources": dg.MetadataValue.text(", ".join(skipped) or "none"),
     })
 
@@ -198,9 +198,9 @@ def biology_links(context: dg.AssetExecutionContext, biology_labels: pl.DataFram
         "ambiguous": dg.MetadataValue.int(s["ambiguous"]),
         "unmatched": dg.MetadataValue.int(s["unmatched"]),
         "synonyms_available": dg.MetadataValue.int(synonyms.height),
-        "by_dataset": dg.MetadataValue.md(markdown_table(by.sort("dataset"))),
-        "by_method": dg.MetadataValue.md(markdown_table(methods.rename({"len": "labels"}))),
-        "unmatched_labels": dg.MetadataValue.md(markdown_table(rep.drop("candidates"), max_rows=50)),
+        "by_dataset": dg.MetadataValue.md(markdown_preview(by.sort("dataset"))),
+        "by_method": dg.MetadataValue.md(markdown_preview(methods.rename({"len": "labels"}))),
+        "unmatched_labels": dg.MetadataValue.md(markdown_preview(rep.drop("candidates"), max_rows=50)),
     })
 
 

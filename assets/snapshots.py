@@ -20,7 +20,7 @@ import json
 import dagster as dg
 import polars as pl
 
-from pipelines.metadata import markdown_table
+from pipelines.metadata import markdown_preview
 from pipelines.resources import SnapshotStoreResource
 from taxoforge.snapshots.checks import check_tree, checks_markdown, failed_checks
 from taxoforge.snapshots.diff import diff_tables
@@ -106,7 +106,7 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
             "location": res.location,
             "content_sha256": m["content_sha256"],
             "checksums": dg.MetadataValue.json({f: v["sha256"] for f, v in m["files"].items()}),
-            "files": dg.MetadataValue.md(markdown_table(files)),
+            "files": dg.MetadataValue.md(markdown_preview(files)),
             "row_counts": dg.MetadataValue.json(m["row_counts"]),
             "nodes": m["row_counts"]["nodes"],
             "source_versions": dg.MetadataValue.json(m.get("source_versions") or {}),

@@ -13,7 +13,7 @@ import dagster as dg
 import polars as pl
 
 from pipelines.checks import tree_checks
-from pipelines.metadata import markdown_table, tree_metadata
+from pipelines.metadata import markdown_preview, tree_metadata
 from pipelines.resources import WikidataSparqlResource
 from taxoforge.sources.wikidata.checkpoint import BatchCheckpoint
 from taxoforge.sources.wikidata.dump import read_dump
@@ -115,7 +115,7 @@ def wikidata_graph(context: dg.AssetExecutionContext, config: WikidataGraphConfi
         "p279_edges": dg.MetadataValue.int(int(by_rel.get("P279", 0))),
         "names": dg.MetadataValue.int(graph.names.height),
         "info": dg.MetadataValue.json(json.loads(json.dumps(graph.info, default=str))),
-        "preview": dg.MetadataValue.md(markdown_table(graph.edges)),
+        "preview": dg.MetadataValue.md(markdown_preview(graph.edges)),
     }
     if graph.info["method"] == "sparql":
         md["query_time"] = str(graph.info["query_time_last"])
@@ -158,7 +158,7 @@ def wikidata_labels(context: dg.AssetExecutionContext, config: WikidataLabelsCon
     labels = pl.concat(parts) if parts else pl.DataFrame(schema=schema)
     counts = labels.group_by("dataset").len().sort("dataset").rename({"len": "labels"})
     return dg.Output(labels, metadata={"labels": dg.MetadataValue.int(labels.height),
-                                       "datasets": dg.MetadataValue.md(markdown_table(counts, max_rows=50))})
+                                       "datasets": dg.MetadataValue.md(markdown_preview(counts, max_rows=50))})
 
 
 @wikidata_asset(
@@ -179,9 +179,9 @@ def wikidata_links(context: dg.AssetExecutionContext, wikidata_labels: pl.DataFr
         "ambiguous": dg.MetadataValue.int(rep["summary"]["ambiguous"]),
         "unmatched": dg.MetadataValue.int(rep["summary"]["unmatched"]),
         "by_method": dg.MetadataValue.json(rep["summary"]["by_method"]),
-        "per_dataset": dg.MetadataValue.md(markdown_table(per, max_rows=50) if per.height else "no labels"),
-        "ambiguous_preview": dg.MetadataValue.md(markdown_table(rep["ambiguous"])),
-        "unmatched_preview": dg.MetadataValue.md(markdown_table(rep["unmatched"])),
+        "per_dataset": dg.MetadataValue.md(markdown_preview(per, max_rows=50) if per.height else "no labels"),
+        "ambiguous_preview": dg.MetadataValue.md(markdown_preview(rep["ambiguous"])),
+        "unmatched_preview": dg.MetadataValue.md(markdown_preview(rep["unmatched"])),
     })
 
 

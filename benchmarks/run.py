@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from benchmarks.harness import machine_info, measure
+from taxoforge.markdown import markdown_table
 
 __all__ = ["BENCHMARKS", "run_all", "render_markdown", "main"]
 
@@ -246,6 +247,10 @@ def _yn(v) -> str:
     return "–" if v is None else "yes" if v else "**no**"
 
 
+def _cell(_column: str, value) -> str:
+    return str(value)
+
+
 def render_markdown(doc: dict) -> str:
     mb, ma = doc.get("machine_before", {}), doc.get("machine_after", {})
     lines = [
@@ -261,27 +266,23 @@ def render_markdown(doc: dict) -> str:
         "taxoforge peak. † = baseline run on a sample, throughput measured on the sample (time for the "
         "whole input extrapolated in the JSON). \"traced\" = tracemalloc peak (in-process benchmarks).",
         "",
-        "| Benchmark | Input | taxoforge | Baseline | Baseline is | Speed-up | Memory ratio | Agree | Target | Met |",
-        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in doc.get("rows", []):
-        sp = f"{r['speedup']:.1f}×" if r.get("speedup") else "–"
-        mr = f"{r['memory_ratio']:.2f}×" if r.get("memory_ratio") else "–"
-        lines.append(f"| {r['benchmark']} | {r['input']} | {_fmt_side(r.get('candidate'))} | "
-                     f"{_fmt_side(r.get('baseline'))} | {r.get('baseline_name', '')} | {sp} | {mr} | "
-                     f"{_yn(r.get('agree'))} | {r.get('target', '')} | {_yn(r.get('met'))} |")
+    rows = [(r["benchmark"], r["input"], _fmt_side(r.get("candidate")), _fmt_side(r.get("baseline")),
+             r.get("baseline_name", ""), f"{r['speedup']:.1f}×" if r.get("speedup") else "–",
+             f"{r['memory_ratio']:.2f}×" if r.get("memory_ratio") else "–", _yn(r.get("agree")),
+             r.get("target", ""), _yn(r.get("met"))) for r in doc.get("rows", [])]
+    lines.append(markdown_table(rows, columns=("Benchmark", "Input", "taxoforge", "Baseline", "Baseline is", "Speed-up",
+                                               "Memory ratio", "Agree", "Target", "Met"), format_cell=_cell))
     lines += ["", "## Scaling", "",
               "Time per unit at each size (wall; CPU in brackets) and the slope of a least-squares fit of "
-              "log(time) against log(size): 1.0 means cost grows linearly.", "",
-              "| What | Sizes | ns per unit (wall) | ns per unit (CPU) | log-log slope (wall) | log-log slope (CPU) |",
-              "|---|---|---|---|---|---|"]
-    for r in doc.get("scaling_rows", []):
-        sizes = ", ".join(f"{s:,}" for s in r["sizes"])
-        per = ", ".join(f"{x:,.0f}" for x in r["ns_per_unit"])
-        cpu = ", ".join(f"{x:,.0f}" for x in (r.get("cpu_ns_per_unit") or [])) or "–"
-        sw = f"{r['slope_wall']:.2f}" if r.get("slope_wall") is not None else "–"
-        sc = f"{r['slope_cpu']:.2f}" if r.get("slope_cpu") is not None else "–"
-        lines.append(f"| {r['benchmark']} | {sizes} {r['unit']}s | {per} | {cpu} | {sw} | {sc} |")
+              "log(time) against log(size): 1.0 means cost grows linearly.", ""]
+    rows = [(r["benchmark"], ", ".join(f"{s:,}" for s in r["sizes"]) + f" {r['unit']}s",
+             ", ".join(f"{x:,.0f}" for x in r["ns_per_unit"]),
+             ", ".join(f"{x:,.0f}" for x in (r.get("cpu_ns_per_unit") or [])) or "–",
+             f"{r['slope_wall']:.2f}" if r.get("slope_wall") is not None else "–",
+             f"{r['slope_cpu']:.2f}" if r.get("slope_cpu") is not None else "–") for r in doc.get("scaling_rows", [])]
+    lines.append(markdown_table(rows, columns=("What", "Sizes", "ns per unit (wall)", "ns per unit (CPU)",
+                                               "log-log slope (wall)", "log-log slope (CPU)"), format_cell=_cell))
     failed = {k: v for k, v in doc["benchmarks"].items() if v.get("status") != "ok"}
     if failed:
         lines += ["", "## Failed", ""]

@@ -29,6 +29,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from taxoforge.markdown import markdown_table
 from taxoforge.trees.integrity import check_tree, coverage_failures, link_coverage
 from taxoforge.trees.tables import TreeTables
 
@@ -58,13 +59,8 @@ def _tables(value: Any, key: dg.AssetKey) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def _md(df: pl.DataFrame) -> str:
-    if df.height == 0:
-        return "(none)"
-    cols = df.columns
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in df.iter_rows():
-        lines.append("| " + " | ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in row) + " |")
-    return "\n".join(lines)
+    return markdown_table(df, align_numeric=False, empty="(none)",
+                          format_cell=lambda _c, v: f"{v:.4f}" if isinstance(v, float) else str(v))
 
 
 def tree_checks(

@@ -7,25 +7,16 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from taxoforge.markdown import markdown_cell, markdown_table
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["tree_metadata", "markdown_table"]
+__all__ = ["tree_metadata", "markdown_preview"]
 
 
-def markdown_table(df: pl.DataFrame, max_rows: int = 10) -> str:
-    """A Markdown table of the first ``max_rows`` rows of ``df``."""
-    head = df.head(max_rows)
-    cols = head.columns
-
-    def cell(v: Any) -> str:
-        s = "" if v is None else (", ".join(map(str, v)) if isinstance(v, list) else str(v))
-        return s.replace("|", "\\|").replace("\n", " ")[:80]
-
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in head.iter_rows()]
-    if df.height > max_rows:
-        lines.append(f"\n… {df.height - max_rows:,} more rows")
-    return "\n".join(lines)
+def markdown_preview(df: pl.DataFrame, max_rows: int = 10) -> str:
+    """A Markdown preview for the UI: the first ``max_rows`` rows, cells cut to 80 characters."""
+    return markdown_table(df, max_rows=max_rows, align_numeric=False,
+                           format_cell=lambda _c, v: markdown_cell(v, max_chars=80))
 
 
 def tree_metadata(tree: TreeTables) -> dict[str, Any]:
@@ -43,10 +34,10 @@ def tree_metadata(tree: TreeTables) -> dict[str, Any]:
         "cycle_edges_removed": dg.MetadataValue.int(int(stats.get("cycle_edges_removed", 0))),
         "ties": dg.MetadataValue.int(int(stats.get("ties", 0))),
         "not_longest_edges_dropped": dg.MetadataValue.int(int(stats.get("not_longest", 0))),
-        "depth_histogram": dg.MetadataValue.md(markdown_table(hist.rename({"len": "nodes"}), max_rows=100)),
-        "report_by_kind": dg.MetadataValue.md(markdown_table(report_counts.rename({"len": "rows"}), max_rows=50)),
+        "depth_histogram": dg.MetadataValue.md(markdown_preview(hist.rename({"len": "nodes"}), max_rows=100)),
+        "report_by_kind": dg.MetadataValue.md(markdown_preview(report_counts.rename({"len": "rows"}), max_rows=50)),
         "preview": dg.MetadataValue.md(
-            markdown_table(tree.nodes.sort("depth", "node_id").select("node_id", "parent_id", "depth", "label", "rank"))
+            markdown_preview(tree.nodes.sort("depth", "node_id").select("node_id", "parent_id", "depth", "label", "rank"))
         ),
     }
     return md

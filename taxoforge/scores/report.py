@@ -19,7 +19,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-__all__ = ["leaderboard_markdown", "markdown_table", "model_summary", "plot_hp_hr", "plot_ranks",
+from taxoforge.markdown import markdown_table
+
+__all__ = ["leaderboard_markdown", "model_summary", "plot_hp_hr", "plot_ranks",
            "write_text_atomic", "RANK_MEASURES"]
 
 RANK_MEASURES = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor", "accuracy", "hR", "hP", "hF")
@@ -48,15 +50,6 @@ def _fmt(col: str, v) -> str:
     return str(v).replace("|", "\\|")
 
 
-def markdown_table(df: pl.DataFrame, max_rows: int = 50) -> str:
-    """A GitHub-flavoured Markdown table; text measures and accuracy ×100, h-measures 3 dp."""
-    head = "| " + " | ".join(df.columns) + " |"
-    sep = "|" + "|".join("---:" if df[c].dtype.is_numeric() else "---" for c in df.columns) + "|"
-    body = ["| " + " | ".join(_fmt(c, v) for c, v in zip(df.columns, row)) + " |" for row in df.head(max_rows).iter_rows()]
-    more = [f"\n… {df.height - max_rows} more rows"] if df.height > max_rows else []
-    return "\n".join([head, sep, *body, *more])
-
-
 def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: pl.DataFrame | None = None,
                          max_rows: int = 50) -> str:
     info = info or {}
@@ -70,7 +63,8 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
                   f"vote {cfg.get('vote_rule')} {cfg.get('thr_vote')}). "
                   f"{info.get('scored', 0)} of {info.get('rows', 0)} rows scored, "
                   f"{info.get('abstentions', 0)} abstentions scored as the root.", ""]
-    lines.append(markdown_table(lb.select(show), max_rows=max_rows))
+    # text measures and accuracy ×100, h-measures 3 dp
+    lines.append(markdown_table(lb.select(show), max_rows=max_rows, format_cell=_fmt))
     lines += ["", "hF = harmonic mean of mean hP and mean hR; hF_pairs = mean per-sample hF. "
               "accuracy and text measures in %."]
     if bad_rows is not None and bad_rows.height:

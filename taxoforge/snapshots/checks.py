@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from taxoforge.snapshots.manifest import SnapshotError
 from taxoforge.trees.integrity import check_tree as tree_integrity
 from taxoforge.trees.integrity import coverage_failures, link_coverage
+from taxoforge.markdown import markdown_table
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["TreeCheck", "check_tree", "failed_checks"]
@@ -97,10 +98,8 @@ def failed_checks(checks: list[TreeCheck]) -> list[TreeCheck]:
 
 
 def checks_markdown(checks: list[TreeCheck]) -> str:
-    lines = ["| check | passed | detail |", "|---|---|---|"]
-    for c in checks:
-        lines.append(f"| {c.name} | {'✅' if c.passed else '❌'} | {c.detail.replace('|', '/')} |")
-    return "\n".join(lines)
+    return markdown_table([(c.name, "✅" if c.passed else "❌", c.detail.replace("|", "/")) for c in checks],
+                          columns=("check", "passed", "detail"), format_cell=lambda _c, v: v)
 
 
 __all__ += ["checks_markdown"]

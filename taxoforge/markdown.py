@@ -1,0 +1,88 @@
+"""Markdown tables: the one renderer behind every table a person reads (leaderboards, the
+Dagster UI's metadata, check results, benchmark reports).
+
+>>> import polars as pl
+>>> print(markdown_table(pl.DataFrame({"model": ["a|b"], "hF": [0.5]})))
+| model | hF |
+|---|---:|
+| a\\|b | 0.5 |
+>>> print(markdown_table(pl.DataFrame({"n": [1, 2, 3]}), max_rows=2, align_numeric=False))
+| n |
+|---|
+| 1 |
+| 2 |
+<BLANKLINE>
+… 1 more rows
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import polars as pl
+
+__all__ = ["markdown_table", "markdown_cell"]
+
+
+def markdown_cell(value: Any, max_chars: int | None = None) -> str:
+    """One cell's text: ``None`` → empty, lists joined with ", ", ``|`` escaped, newlines
+    folded to spaces, cut to ``max_chars``."""
+    if value is None:
+        s = ""
+    elif isinstance(value, (list, tuple)):
+        s = ", ".join(map(str, value))
+    else:
+        s = str(value)
+    s = s.replace("|", "\\|").replace("\n", " ")
+    return s[:max_chars] if max_chars is not None else s
+
+
+def markdown_table(
+    table: pl.DataFrame | Sequence[Sequence[Any]],
+    *,
+    columns: Sequence[str] | None = None,
+    max_rows: int | None = None,
+    format_cell: Callable[[str, Any], str] | None = None,
+    align_numeric: bool = True,
+    empty: str | None = None,
+    more_rows: str = "\n… {n} more rows",
+) -> str:
+    """A GitHub-flavoured Markdown table of ``table``.
+
+    Parameters
+    ----------
+    table
+        A polars DataFrame, or rows (sequences of values) with ``columns`` naming them.
+    columns
+        Column names when ``table`` is a list of rows (ignored for a DataFrame).
+    max_rows
+        Show at most this many rows; a line ``more_rows`` (``{n}``: rows left out) follows.
+    format_cell
+        ``format_cell(column, value) -> str``; default :func:`markdown_cell`.
+    align_numeric
+        Right-align numeric columns of a DataFrame (``---:``).
+    empty
+        Text returned instead of a header-only table when there are no rows (default: the
+        header-only table).
+    """
+    if isinstance(table, pl.DataFrame):
+        cols = list(table.columns)
+        numeric = [align_numeric and table[c].dtype.is_numeric() for c in cols]
+        total = table.height
+        rows = (table.head(max_rows) if max_rows is not None else table).iter_rows()
+    else:
+        if columns is None:
+            raise ValueError("markdown_table: rows given without column names")
+        cols = list(columns)
+        numeric = [False] * len(cols)
+        total = len(table)
+        rows = table[:max_rows] if max_rows is not None else table
+    if total == 0 and empty is not None:
+        return empty
+    fmt = format_cell or (lambda _c, v: markdown_cell(v))
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+    lines += ["| " + " | ".join(fmt(c, v) for c, v in zip(cols, row)) + " |" for row in rows]
+    if max_rows is not None and total > max_rows:
+        lines.append(more_rows.format(n=f"{total - max_rows:,}"))
+    return "\n".join(lines)
