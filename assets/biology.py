@@ -19,8 +19,8 @@ from functools import partial
 import dagster as dg
 import polars as pl
 
-from pipelines.checks import tree_checks
-from pipelines.metadata import markdown_preview, tree_metadata
+from assets.common.checks import tree_checks
+from assets.common.metadata import markdown_preview, tree_metadata
 from taxoforge.links.linker import link_summary
 from taxoforge.links.scientific_names import (
     bioclip_labels,

@@ -6,8 +6,8 @@ import dagster as dg
 import polars as pl
 
 from assets.wordnet import EMBEDDED, OWNERS
-from pipelines.checks import tree_checks
-from pipelines.metadata import markdown_preview, tree_metadata
+from assets.common.checks import tree_checks
+from assets.common.metadata import markdown_preview, tree_metadata
 from taxoforge.links.linker import link_labels, link_summary
 from taxoforge.sources.imagenet import DATASET, imagenet1k_labels, package_version, wnid_to_node
 from taxoforge.trees.subtree import spanning_subtree

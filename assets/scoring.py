@@ -21,7 +21,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.resources import ScoringResource
+from assets.common.resources import ScoringResource
 
 OWNERS = ["team:taxoforge"]
 SUFFIXES = (".jsonl", ".ndjson", ".csv", ".tsv", ".parquet")

@@ -20,8 +20,8 @@ import json
 import dagster as dg
 import polars as pl
 
-from pipelines.metadata import markdown_preview
-from pipelines.resources import SnapshotStoreResource
+from assets.common.metadata import markdown_preview
+from assets.common.resources import SnapshotStoreResource
 from taxoforge.snapshots.checks import check_tree, checks_markdown, failed_checks
 from taxoforge.snapshots.diff import diff_tables
 from taxoforge.snapshots.load import load_taxonomy

@@ -12,9 +12,9 @@ from functools import partial
 import dagster as dg
 import polars as pl
 
-from pipelines.checks import tree_checks
-from pipelines.metadata import markdown_preview, tree_metadata
-from pipelines.resources import WikidataSparqlResource
+from assets.common.checks import tree_checks
+from assets.common.metadata import markdown_preview, tree_metadata
+from assets.common.resources import WikidataSparqlResource
 from taxoforge.sources.wikidata.checkpoint import BatchCheckpoint
 from taxoforge.sources.wikidata.dump import read_dump
 from taxoforge.sources.wikidata.exclusions import exclusion_node_ids

@@ -4,8 +4,8 @@ from functools import partial
 
 import dagster as dg
 
-from pipelines.checks import tree_checks
-from pipelines.metadata import tree_metadata
+from assets.common.checks import tree_checks
+from assets.common.metadata import tree_metadata
 from taxoforge.sources.wordnet import WORDNET_VERSION, ensure_wordnet, noun_graph
 from taxoforge.trees.build import build_tree
 from taxoforge.trees.tables import TreeTables

@@ -11,7 +11,7 @@ import pytest
 
 from assets.scoring import model_output_files, model_output_scores, model_outputs_sensor, result_folder
 from pipelines.definitions import build_definitions
-from pipelines.resources import ScoringResource
+from assets.common.resources import ScoringResource
 from taxoforge.trees.tables import TreeTables
 
 ROWS = [("life", None, "Life"), ("plantae", "life", "Plants"), ("animalia", "life", "Animals"),

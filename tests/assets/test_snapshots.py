@@ -7,7 +7,8 @@ import polars as pl
 import pytest
 
 from assets.snapshots import SNAPSHOTS, snapshot_asset
-from pipelines.resources import ParquetIOManager, SnapshotStoreResource
+from assets.common.io_manager import ParquetIOManager
+from assets.common.resources import SnapshotStoreResource
 from taxoforge.snapshots import SnapshotStore, verify_folder
 from taxoforge.trees.tables import TreeTables
 from tests.taxoforge.snapshots.helpers import make_tree, move_edge, random_edges

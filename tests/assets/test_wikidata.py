@@ -9,7 +9,8 @@ import pytest
 
 from assets import wikidata as wd_assets
 from pipelines.definitions import build_definitions
-from pipelines.resources import ParquetIOManager, WikidataSparqlResource
+from assets.common.io_manager import ParquetIOManager
+from assets.common.resources import WikidataSparqlResource
 from tests.conftest import shared_file
 from tests.taxoforge.sources.wikidata.loopback_sparql import LoopbackSparql, build_store
 

@@ -3,7 +3,7 @@
 
 Usage in a domain module (``assets/<domain>.py``)::
 
-    from pipelines.checks import tree_checks
+    from assets.common.checks import tree_checks
 
     @dg.asset(group_name="wikidata", ...)
     def wikidata_tree(...) -> TreeTables: ...

@@ -4,8 +4,8 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from pipelines.checks import TREE_CHECK_NAMES, tree_checks
-from pipelines.resources import ParquetIOManager
+from assets.common.checks import TREE_CHECK_NAMES, tree_checks
+from assets.common.io_manager import ParquetIOManager
 from taxoforge.trees.tables import TreeTables
 
 

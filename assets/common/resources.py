@@ -1,0 +1,78 @@
+"""The resource classes assets take: the data folder, the snapshot store, the Wikidata SPARQL
+client and the scoring folders. Configured instances for the code location are made in
+:func:`pipelines.resources.default_resources`; tests build their own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from taxoforge.sources.wikidata.sparql import WDQS_ENDPOINT, SparqlClient
+
+__all__ = ["DataDirResource", "SnapshotStoreResource", "WikidataSparqlResource", "ScoringResource"]
+
+
+class DataDirResource(dg.ConfigurableResource):
+    """The local data folder of the code location: asset files (through the IO manager),
+    downloaded source files, checkpoints, scores and the run-failure log live under it."""
+
+    path: str = "data"
+
+    def folder(self, *parts: str) -> Path:
+        """``<path>/<parts…>`` (not created)."""
+        return Path(self.path).joinpath(*parts)
+
+    @property
+    def downloads(self) -> Path:
+        """Where source files fetched over the network are cached (resumable, checksummed)."""
+        return self.folder("downloads")
+
+
+class SnapshotStoreResource(dg.ConfigurableResource):
+    """Where snapshot assets publish: a local folder or any fsspec URL (see
+    :mod:`taxoforge.snapshots.store`). Default ``$TAXOFORGE_SNAPSHOT_STORE`` or
+    ``<data_dir>/snapshots``."""
+
+    url: str = "data/snapshots"
+    min_link_coverage: float | None = None  # extra publishing gate, per dataset
+
+    def store(self):
+        from taxoforge.snapshots.store import SnapshotStore
+
+        return SnapshotStore(self.url)
+
+
+class WikidataSparqlResource(dg.ConfigurableResource):
+    """The Wikidata Query Service client (:class:`taxoforge.sources.wikidata.sparql.SparqlClient`):
+    endpoint, contact for the User-Agent (required by the public WDQS; default
+    ``$TAXOFORGE_WIKIDATA_CONTACT``), politeness and retry settings, and the folder where
+    finished query batches are checkpointed so an interrupted extraction resumes."""
+
+    # the client's own defaults, so the two cannot drift apart
+    endpoint: str = WDQS_ENDPOINT
+    contact: str = ""
+    timeout: float = SparqlClient.timeout
+    max_retries: int = SparqlClient.max_retries
+    backoff_base: float = SparqlClient.backoff_base
+    backoff_max: float = SparqlClient.backoff_max
+    min_interval: float = SparqlClient.min_interval
+    checkpoint_dir: str = "data/checkpoints/wikidata"
+
+    def client(self, *, endpoint: str | None = None, contact: str | None = None):
+        """A client; ``endpoint``/``contact`` override the resource's (e.g. from asset config)."""
+        return SparqlClient(endpoint=endpoint or self.endpoint, contact=contact or self.contact, timeout=self.timeout,
+                            max_retries=self.max_retries, backoff_base=self.backoff_base,
+                            backoff_max=self.backoff_max, min_interval=self.min_interval)
+
+
+class ScoringResource(dg.ConfigurableResource):
+    """Where the scoring sensor looks for new model-output files, what they are scored
+    against, and where results go (``assets/scoring.py``).
+
+    ``taxonomy``: a snapshot reference ``NAME[@VERSION]`` or a tree or snapshot folder to
+    score against instead of the ``imagenet1k_taxonomy`` asset (empty: that asset)."""
+
+    outputs_dir: str = "data/model_outputs"
+    taxonomy: str = ""
+    scores_dir: str = "data/scores"
