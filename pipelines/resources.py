@@ -35,6 +35,6 @@ def default_resources(data_dir: str | None = None) -> dict[str, Any]:
             checkpoint_dir=str(Path(data_dir) / "checkpoints" / "wikidata")),
         "scoring": ScoringResource(
             outputs_dir=os.environ.get("TAXOFORGE_MODEL_OUTPUTS_DIR") or str(Path(data_dir) / "model_outputs"),
-            taxonomy=os.environ.get("TAXOFORGE_SCORING_TAXONOMY") or str(Path(data_dir) / "assets" / "imagenet1k_taxonomy"),
+            taxonomy=os.environ.get("TAXOFORGE_SCORING_TAXONOMY", ""),
             scores_dir=str(Path(data_dir) / "scores")),
     }

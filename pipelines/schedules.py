@@ -1,4 +1,5 @@
-"""Scheduled rebuilds of the taxonomies, and the jobs they run.
+"""Schedules: the rebuilds of the taxonomies (and the jobs they run), and the
+``ops_heartbeat`` of the deployment self-test.
 
 How often each source changes decides its schedule:
 
@@ -44,8 +45,10 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
+from pipelines.jobs import ops_smoke_job
+
 __all__ = ["Rebuild", "REBUILDS", "rebuild_job", "rebuild_schedule", "rebuild_jobs", "rebuild_schedules",
-           "cron_for", "run_config_for", "SNAPSHOT_GROUPS"]
+           "cron_for", "run_config_for", "SNAPSHOT_GROUPS", "ops_heartbeat"]
 
 # Asset groups holding published snapshots; a rebuild includes the ones downstream of its source.
 SNAPSHOT_GROUPS = ("snapshots",)
@@ -233,3 +236,13 @@ def rebuild_schedules(jobs: list,
         if cron is not None:
             out.append(rebuild_schedule(r, by_name[r.job_name], cron, environ))
     return out
+
+
+ops_heartbeat = dg.ScheduleDefinition(
+    name="ops_heartbeat",
+    job=ops_smoke_job,
+    cron_schedule="* * * * *",
+    execution_timezone="UTC",
+    default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="Every minute: materialise ops_smoke. Off by default; turn it on to check the daemon's scheduler.",
+)

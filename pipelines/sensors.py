@@ -1,4 +1,4 @@
-"""Cross-domain sensors: failed runs made visible outside the UI.
+"""Sensors: failed runs made visible outside the UI, and new model-output files scored.
 
 ``run_failure_log``
     Fires on every failed run of the code location. It logs the failure (job, run id, the
@@ -7,21 +7,33 @@
     mail script or a chat hook can watch. It also says whether the daemon will retry the
     run (``dagster/will_retry``), so a retried flake is not mistaken for an outage.
 
-The model-output sensor (new score files → scoring runs) belongs to the scoring domain
-(``assets/scoring.py``).
+``model_outputs_sensor``
+    Watches ``ScoringResource.outputs_dir`` (default ``<data dir>/model_outputs/``) for
+    ``.jsonl``, ``.csv``, ``.tsv`` and ``.parquet`` files. A new file (or a changed one: its
+    size or modification time differs) becomes a partition of ``model_output_files``, keyed
+    by its path relative to the folder, and one run of ``score_model_outputs`` is requested
+    for it (:mod:`assets.scoring`). Files modified in the last two seconds wait for the next
+    tick (write, then rename).
 """
 
 
 import json
 import os
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import dagster as dg
 
+from assets.common.resources import ScoringResource
+from assets.scoring import SUFFIXES, model_output_files
+from pipelines.jobs import score_model_outputs
 from pipelines.resources import default_data_dir
 
-__all__ = ["run_failure_log", "failure_log_path", "failure_record"]
+__all__ = ["run_failure_log", "failure_log_path", "failure_record", "model_outputs_sensor", "SENSORS"]
+
+#: A model-output file younger than this (seconds) may still be being written.
+MIN_AGE_S = 2.0
 
 
 def failure_log_path(data_dir: str | None = None) -> Path:
@@ -88,3 +100,39 @@ def run_failure_log(context: dg.RunFailureSensorContext) -> None:
         f"run {rec['run_id']} of job {rec['job']} failed{retry}: steps {rec['failed_steps'] or '-'}; "
         f"{rec['error'] or rec['message']}")
     _append_jsonl(failure_log_path(), rec)
+
+
+def _scan(folder: Path, now: float) -> dict[str, str]:
+    """``{path relative to folder: "<mtime ns>-<size>"}`` of the model-output files old enough to score."""
+    found = {}
+    for p in sorted(folder.rglob("*")):
+        if not p.is_file() or p.suffix.lower() not in SUFFIXES or any(part.startswith(".") for part in p.relative_to(folder).parts):
+            continue
+        st = p.stat()
+        if now - st.st_mtime < MIN_AGE_S:
+            continue
+        found[p.relative_to(folder).as_posix()] = f"{st.st_mtime_ns}-{st.st_size}"
+    return found
+
+
+@dg.sensor(job=score_model_outputs, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING,
+           description="New or changed files in the model-outputs folder → one scoring run per file.")
+def model_outputs_sensor(context: dg.SensorEvaluationContext, scoring: ScoringResource):
+    folder = Path(scoring.outputs_dir)
+    if not folder.is_dir():
+        return dg.SkipReason(f"{folder} does not exist yet: drop model-output files there")
+    seen = json.loads(context.cursor) if context.cursor else {}
+    found = _scan(folder, time.time())
+    changed = {k: sig for k, sig in found.items() if seen.get(k) != sig}
+    if not changed:
+        return dg.SkipReason(f"no new files in {folder}")
+    known = set(context.instance.get_dynamic_partitions(model_output_files.name))
+    add = [k for k in changed if k not in known]
+    return dg.SensorResult(
+        run_requests=[dg.RunRequest(run_key=f"{k}@{sig}", partition_key=k) for k, sig in changed.items()],
+        dynamic_partitions_requests=[model_output_files.build_add_request(add)] if add else [],
+        cursor=json.dumps({**seen, **found}, sort_keys=True),
+    )
+
+
+SENSORS = [run_failure_log, model_outputs_sensor]

@@ -16,6 +16,8 @@ from taxoforge.trees.tables import TreeTables
 from tests.conftest import shared_file
 
 INAT21_FIXTURE = Path(__file__).parents[1] / "taxoforge" / "sources" / "fixtures" / "inat21_categories.json"
+ASSETS = dg.load_assets_from_modules([bio])
+CHECKS = dg.load_asset_checks_from_modules([bio])
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +25,7 @@ def run(tmp_path_factory):
     shared_file("vlm4bio")
     data_dir = tmp_path_factory.mktemp("data")
     result = dg.materialize(
-        [*bio.defs.assets, *bio.defs.asset_checks],
+        [*ASSETS, *CHECKS],
         resources=default_resources(str(data_dir)),
         instance=dg.DagsterInstance.ephemeral(),
         run_config={"ops": {"inat21_tree": {"config": {"source": str(INAT21_FIXTURE)}},
@@ -82,7 +84,7 @@ def test_files_on_disk(run):
 def test_coldp_tree_asset_on_the_pterophoroidea_dataset(tmp_path):
     src = shared_file("coldp", "pterophoroidea_world_catalogue")
     result = dg.materialize(
-        [bio.coldp_tree, *(c for c in bio.defs.asset_checks if "coldp_tree" in str(c.check_keys))],
+        [bio.coldp_tree, *(c for c in CHECKS if "coldp_tree" in str(c.check_keys))],
         resources=default_resources(str(tmp_path)), instance=dg.DagsterInstance.ephemeral(),
         run_config={"ops": {"coldp_tree": {"config": {"source": str(src), "name": "pterophoroidea"}}}},
     )

@@ -1,5 +1,6 @@
-"""The scoring sensor and the per-file scoring asset, run for real: files in a temp folder,
-an ephemeral Dagster instance, the project's resources."""
+"""The per-file scoring asset, run for real: a model-output file in a temp folder scored
+against its ``imagenet1k_taxonomy`` input (a small tree stored by the project's Parquet IO
+manager), an ephemeral Dagster instance, the project's resources."""
 
 import json
 import os
@@ -9,26 +10,42 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from assets.scoring import model_output_files, model_output_scores, model_outputs_sensor, result_folder
-from pipelines.definitions import build_definitions
+from assets.common.io_manager import ParquetIOManager
 from assets.common.resources import ScoringResource
+from assets.scoring import model_output_files, model_output_scores, result_folder
+from pipelines.definitions import build_definitions
 from taxoforge.trees.tables import TreeTables
 
 ROWS = [("life", None, "Life"), ("plantae", "life", "Plants"), ("animalia", "life", "Animals"),
         ("aves", "animalia", "Birds"), ("ramphastidae", "aves", "Toucans"),
         ("r_toco", "ramphastidae", "Toco Toucan"), ("formicidae", "animalia", "Ants")]
+RECORDS = [
+    {"id": "1", "model": "m1", "output": "A: Toco Toucan", "label": "r_toco"},
+    {"id": "2", "model": "m1", "output": "a bird", "label": "r_toco"},
+    {"id": "3", "model": "m2", "output": "I cannot tell", "label": "r_toco"},
+    {"id": "4", "model": "m2", "output": "ants", "label": None},
+]
+
+
+def mini_tree() -> TreeTables:
+    nodes = pl.DataFrame({"node_id": [r[0] for r in ROWS], "parent_id": [r[1] for r in ROWS],
+                          "label": [r[2] for r in ROWS]}, schema_overrides={"parent_id": pl.String})
+    return TreeTables("mini", nodes, pl.DataFrame({"node_id": [r[0] for r in ROWS], "name": [r[2] for r in ROWS]}))
+
+
+@dg.asset(name="imagenet1k_taxonomy")
+def mini_taxonomy() -> TreeTables:
+    """Stands in for the ImageNet-1k taxonomy: the scoring asset's input."""
+    return mini_tree()
 
 
 @pytest.fixture()
 def setup(tmp_path):
-    nodes = pl.DataFrame({"node_id": [r[0] for r in ROWS], "parent_id": [r[1] for r in ROWS],
-                          "label": [r[2] for r in ROWS]}, schema_overrides={"parent_id": pl.String})
-    TreeTables("mini", nodes, pl.DataFrame({"node_id": [r[0] for r in ROWS], "name": [r[2] for r in ROWS]})).write(
-        tmp_path / "tree")
     outputs = tmp_path / "model_outputs"
     (outputs / "batch1").mkdir(parents=True)
-    res = ScoringResource(outputs_dir=str(outputs), taxonomy=str(tmp_path / "tree"), scores_dir=str(tmp_path / "scores"))
-    return tmp_path, outputs, res
+    resources = {"io_manager": ParquetIOManager(data_dir=str(tmp_path / "data")),
+                 "scoring": ScoringResource(outputs_dir=str(outputs), scores_dir=str(tmp_path / "scores"))}
+    return outputs, resources
 
 
 def _write(path, records, age=10):
@@ -37,53 +54,22 @@ def _write(path, records, age=10):
     os.utime(path, (t, t))
 
 
-def _tick(instance, res, cursor=None):
-    ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"scoring": res})
-    return model_outputs_sensor(ctx), ctx
-
-
-def test_sensor_requests_one_run_per_new_file_then_scores_it(setup):
-    tmp_path, outputs, res = setup
+def test_a_file_is_scored_against_the_taxonomy_input(setup):
+    outputs, resources = setup
     instance = dg.DagsterInstance.ephemeral()
-    out, _ = _tick(instance, res)
-    assert isinstance(out, dg.SkipReason)
-
-    _write(outputs / "batch1" / "run_a.jsonl", [
-        {"id": "1", "model": "m1", "output": "A: Toco Toucan", "label": "r_toco"},
-        {"id": "2", "model": "m1", "output": "a bird", "label": "r_toco"},
-        {"id": "3", "model": "m2", "output": "I cannot tell", "label": "r_toco"},
-        {"id": "4", "model": "m2", "output": "ants", "label": None},
-    ])
-    _write(outputs / "notes.txt", [{"ignored": True}])
-    _write(outputs / "fresh.jsonl", [{"output": "x", "label": "life"}], age=0)  # still being written
-    res1, ctx = _tick(instance, res)
-    assert [r.partition_key for r in res1.run_requests] == ["batch1/run_a.jsonl"]
-    assert res1.dynamic_partitions_requests[0].partition_keys == ["batch1/run_a.jsonl"]
+    assert dg.materialize([mini_taxonomy], instance=instance, resources=resources).success
+    _write(outputs / "batch1" / "run_a.jsonl", RECORDS)
     instance.add_dynamic_partitions(model_output_files.name, ["batch1/run_a.jsonl"])
 
-    # the same file is not requested again; a changed file is
-    res2, _ = _tick(instance, res, res1.cursor)
-    assert isinstance(res2, dg.SkipReason) or not res2.run_requests
-    _write(outputs / "batch1" / "run_a.jsonl", [{"id": "1", "model": "m1", "output": "Toucans", "label": "r_toco"}], age=5)
-    res3, _ = _tick(instance, res, res1.cursor)
-    assert [r.partition_key for r in res3.run_requests] == ["batch1/run_a.jsonl"]
-    assert res3.run_requests[0].run_key != res1.run_requests[0].run_key
-    assert not res3.dynamic_partitions_requests  # partition already known
-
-    _write(outputs / "batch1" / "run_a.jsonl", [
-        {"id": "1", "model": "m1", "output": "A: Toco Toucan", "label": "r_toco"},
-        {"id": "2", "model": "m1", "output": "a bird", "label": "r_toco"},
-        {"id": "3", "model": "m2", "output": "I cannot tell", "label": "r_toco"},
-        {"id": "4", "model": "m2", "output": "ants", "label": None},
-    ])
-    result = dg.materialize([model_output_scores], partition_key="batch1/run_a.jsonl", instance=instance,
-                            resources={"scoring": res}, run_config={"ops": {"model_output_scores": {"config": {"meteor": False}}}})
+    result = dg.materialize([mini_taxonomy, model_output_scores], selection=[model_output_scores],
+                            partition_key="batch1/run_a.jsonl", instance=instance, resources=resources,
+                            run_config={"ops": {"model_output_scores": {"config": {"meteor": False}}}})
     assert result.success
     md = result.get_asset_materialization_events()[0].materialization.metadata
     assert md["rows"].value == 4 and md["scored"].value == 3 and md["bad_rows"].value == 1
     assert md["best_model"].value == "m1"
     assert "| m1 |" in md["leaderboard"].value and "missing ground truth" in md["leaderboard"].value
-    folder = result_folder(res.scores_dir, "batch1/run_a.jsonl")
+    folder = result_folder(resources["scoring"].scores_dir, "batch1/run_a.jsonl")
     scores = pl.read_parquet(folder / "scores.parquet")
     assert scores.height == 3 and set(scores["taxonomy_version"]) == {md["taxonomy_version"].value}
     assert (folder / "hp_vs_hr.png").exists() and (folder / "leaderboard.md").exists()

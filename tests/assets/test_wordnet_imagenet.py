@@ -21,9 +21,9 @@ def run(tmp_path_factory):
     except WordNetUnavailable as exc:
         pytest.skip(str(exc))
     data_dir = tmp_path_factory.mktemp("data")
-    defs = dg.Definitions.merge(wordnet_assets.defs, imagenet_assets.defs)
+    modules = [wordnet_assets, imagenet_assets]
     result = dg.materialize(
-        [*defs.assets, *defs.asset_checks],
+        [*dg.load_assets_from_modules(modules), *dg.load_asset_checks_from_modules(modules)],
         resources=default_resources(str(data_dir)),
         instance=dg.DagsterInstance.ephemeral(),
     )

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import pkgutil
+from importlib import import_module
+
 import dagster as dg
 
-from pipelines.definitions import build_definitions, domain_modules
+import assets
+from pipelines.definitions import build_definitions
+
+
+def asset_modules() -> list:
+    """Every module of the ``assets`` package, sub-packages included."""
+    return [import_module(m.name) for m in pkgutil.walk_packages(assets.__path__, prefix="assets.")]
 
 
 def test_definitions_load_and_jobs_resolve():
@@ -15,7 +24,38 @@ def test_definitions_load_and_jobs_resolve():
     for job in defs.resolve_all_job_defs():
         assert job.name
     assert defs.resolve_job_def("embedded_default") is not None
-    assert {m.__name__ for m in domain_modules()} >= {"assets.wordnet", "assets.imagenet"}
+    # every asset and check defined at module scope anywhere under assets/ is in the code location
+    loaded = {k for k in graph.get_all_asset_keys()}
+    checks = {c for k in loaded for c in graph.get(k).check_keys}
+    for mod in asset_modules():
+        for a in dg.load_assets_from_modules([mod]):
+            assert set(a.keys) <= loaded, f"{mod.__name__}: {a.keys} not loaded"
+        for c in dg.load_asset_checks_from_modules([mod]):
+            assert set(c.check_keys) <= checks, f"{mod.__name__}: {c.check_keys} not loaded"
+    assert {m.__name__ for m in asset_modules()} >= {"assets.wordnet", "assets.imagenet"}
+
+
+def test_every_schedule_and_job_resolves_in_the_code_location():
+    defs = build_definitions()
+    repo = defs.get_repository_def()
+    jobs = {j.name for j in repo.get_all_jobs()}
+    assert {"ops_smoke_job", "wikidata_rebuild", "catalogue_of_life_rebuild", "wordnet_rebuild"} <= jobs
+    for sched in repo.schedule_defs:
+        assert sched.job_name in jobs, sched.name
+    assert {s.name for s in repo.sensor_defs} >= {"run_failure_log"}
+    # WordNet is never rescheduled; its rebuild job is there for a manual run.
+    assert "wordnet_rebuild_schedule" not in {s.name for s in repo.schedule_defs}
+    selected = {k.to_user_string() for k in repo.get_job("wordnet_rebuild").asset_layer.executable_asset_keys}
+    assert "wordnet_tree" in selected
+
+
+def test_resources_are_defined_once_for_the_code_location():
+    """Asset modules take resources as parameters; none makes its own instance."""
+    for mod in asset_modules():
+        made = [name for name, value in vars(mod).items()
+                if isinstance(value, (dg.ResourceDefinition, dg.ConfigurableResource, dg.ConfigurableIOManager))]
+        assert not made, f"{mod.__name__} defines resource instances {made}; configure them in pipelines/resources.py"
+    assert set(build_definitions().resources) >= {"io_manager", "data_dir", "snapshot_store", "wikidata_sparql", "scoring"}
 
 
 def test_every_asset_has_group_description_and_owner():

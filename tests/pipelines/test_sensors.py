@@ -1,10 +1,15 @@
-"""The run-failure sensor logs a failed run and appends it to the failure file."""
+"""The sensors: the run-failure sensor logs a failed run and appends it to the failure file;
+the model-output sensor requests one scoring run per new or changed file."""
 
 import json
+import os
+import time
 
 import dagster as dg
 
-from pipelines.sensors import failure_log_path, run_failure_log
+from assets.common.resources import ScoringResource
+from assets.scoring import model_output_files
+from pipelines.sensors import failure_log_path, model_outputs_sensor, run_failure_log
 
 
 def test_failed_run_is_recorded(tmp_path, monkeypatch):
@@ -34,3 +39,43 @@ def test_failed_run_is_recorded(tmp_path, monkeypatch):
     assert rec["failed_steps"] == ["boom"]
     assert "the endpoint said 503" in rec["error"]
     assert rec["tags"] == {"taxoforge/rebuild": "x"} and rec["attempt"] == 1
+
+
+def _write(path, records, age=10):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    t = time.time() - age
+    os.utime(path, (t, t))
+
+
+def _tick(instance, res, cursor=None):
+    ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"scoring": res})
+    return model_outputs_sensor(ctx), ctx
+
+
+def test_model_outputs_sensor_requests_one_run_per_new_or_changed_file(tmp_path):
+    outputs = tmp_path / "model_outputs"
+    (outputs / "batch1").mkdir(parents=True)
+    res = ScoringResource(outputs_dir=str(outputs), scores_dir=str(tmp_path / "scores"))
+    instance = dg.DagsterInstance.ephemeral()
+    out, _ = _tick(instance, res)
+    assert isinstance(out, dg.SkipReason)
+
+    _write(outputs / "batch1" / "run_a.jsonl", [
+        {"id": "1", "model": "m1", "output": "A: Toco Toucan", "label": "r_toco"},
+        {"id": "2", "model": "m1", "output": "a bird", "label": "r_toco"},
+    ])
+    _write(outputs / "notes.txt", [{"ignored": True}])
+    _write(outputs / "fresh.jsonl", [{"output": "x", "label": "life"}], age=0)  # still being written
+    res1, ctx = _tick(instance, res)
+    assert [r.partition_key for r in res1.run_requests] == ["batch1/run_a.jsonl"]
+    assert res1.dynamic_partitions_requests[0].partition_keys == ["batch1/run_a.jsonl"]
+    instance.add_dynamic_partitions(model_output_files.name, ["batch1/run_a.jsonl"])
+
+    # the same file is not requested again; a changed file is
+    res2, _ = _tick(instance, res, res1.cursor)
+    assert isinstance(res2, dg.SkipReason) or not res2.run_requests
+    _write(outputs / "batch1" / "run_a.jsonl", [{"id": "1", "model": "m1", "output": "Toucans", "label": "r_toco"}], age=5)
+    res3, _ = _tick(instance, res, res1.cursor)
+    assert [r.partition_key for r in res3.run_requests] == ["batch1/run_a.jsonl"]
+    assert res3.run_requests[0].run_key != res1.run_requests[0].run_key
+    assert not res3.dynamic_partitions_requests  # partition already known
