@@ -4,6 +4,12 @@ Runs the ``embedded_default`` job in-process against a persistent Dagster instan
 ``$DAGSTER_HOME`` (default ``.dagster_home/``), so ``make dev`` afterwards shows the runs,
 materialisations and lineage in the Dagster UI; then scores the shipped example model
 outputs against the ImageNet-1k taxonomy and prints the leaderboard.
+
+The example, ``data/examples/imagenet_example_outputs.jsonl``, holds made-up answers (marked
+``"example": true``) of three fictional models to 15 ImageNet-1k images whose ground truth
+is a wnid (or a class name). :func:`score_example` scores it against the published snapshot
+``imagenet1k`` in the code location's snapshot store, else the ``imagenet1k_taxonomy`` asset
+as the IO manager stores it, and writes the results to ``<scores dir>/imagenet_example/``.
 """
 
 from __future__ import annotations
@@ -13,6 +19,9 @@ import os
 import sys
 import time
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE_OUTPUTS = REPO / "data" / "examples" / "imagenet_example_outputs.jsonl"
 
 
 def _instance():
@@ -65,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Asset checks: {len(checks) - len(failed) - len(warned)} passed, {len(warned)} warnings, {len(failed)} failed"
           + "".join(f"\n  FAILED  {c.asset_key.to_user_string()}:{c.check_name}" for c in failed)
           + "".join(f"\n  warning {c.asset_key.to_user_string()}:{c.check_name}: {_why(c)}" for c in warned))
-    scored = _score_example()
+    scored = score_example(defs, instance)
     print("\nLineage in the Dagster UI: `make dev`, then open http://127.0.0.1:3000 "
           f"(runs are stored in DAGSTER_HOME={os.environ['DAGSTER_HOME']}).")
     ok = result.success and not failed and scored
@@ -82,11 +91,33 @@ def _why(check) -> str:
     return ", ".join(figures[:4]) or "see the Dagster UI"
 
 
-def _score_example() -> bool:
-    """Score the shipped example outputs against the ImageNet-1k taxonomy and print the leaderboard."""
-    from taxoforge.scores.demo import score_example
+def example_taxonomy(defs, instance):
+    """The ImageNet-1k taxonomy the example is scored against: the ``imagenet1k`` snapshot in
+    the code location's snapshot store, else the ``imagenet1k_taxonomy`` asset's value."""
+    from taxoforge.snapshots.manifest import SnapshotError
+    from taxoforge.snapshots.load import load_taxonomy
 
-    return score_example()
+    try:
+        return load_taxonomy("imagenet1k", store=defs.resources["snapshot_store"].store())
+    except SnapshotError:  # no store, no snapshot or a damaged one: the asset itself
+        return defs.load_asset_value("imagenet1k_taxonomy", instance=instance)
+
+
+def score_example(defs, instance, echo=print) -> bool:
+    """Score the shipped example outputs, write the results to ``<scores dir>/imagenet_example/``
+    and print the leaderboard. True on success; a failure is reported, not raised."""
+    from taxoforge.scores.run import score_file
+
+    out_dir = Path(defs.resources["scoring"].scores_dir) / "imagenet_example"
+    try:
+        run = score_file(EXAMPLE_OUTPUTS, example_taxonomy(defs, instance), out_dir=out_dir)
+    except Exception as e:  # noqa: BLE001 - the demo reports and goes on
+        echo(f"\nScoring the example outputs failed: {type(e).__name__}: {e}")
+        return False
+    echo(f"\nScored the example model outputs {EXAMPLE_OUTPUTS.relative_to(REPO)} (made-up answers of fictional models):\n")
+    echo(run.markdown())
+    echo(f"Scores, leaderboard and plots: {out_dir.resolve()}/")
+    return True
 
 
 if __name__ == "__main__":

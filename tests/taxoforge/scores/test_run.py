@@ -11,10 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from taxoforge.cli import main
-from taxoforge.scores.demo import EXAMPLE_OUTPUTS, score_example
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.run import score_file, score_frame
 from taxoforge.scores.readers import read_outputs
+from tests.conftest import REPO
+
+EXAMPLE_OUTPUTS = REPO / "data" / "examples" / "imagenet_example_outputs.jsonl"
 
 
 def _letter(output: str) -> str | None:
@@ -101,17 +103,6 @@ def test_example_file_against_imagenet(imagenet_tree, tmp_path):
     assert set(on_disk["mapping_config_id"]) == {MappingConfig().config_id}
     assert json.loads(on_disk["mapping_config"][0])["k"] == 10
     assert on_disk["taxonomy_version"][0] == run.info["taxonomy_version"]
-
-
-def test_demo_score_example_reads_the_asset_folder(imagenet_tree, tmp_path, monkeypatch):
-    monkeypatch.setenv("TAXOFORGE_SNAPSHOT_STORE", str(tmp_path / "no-store"))
-    imagenet_tree.write(tmp_path / "data" / "assets" / "imagenet1k_taxonomy")
-    printed = []
-    assert score_example(data_dir=tmp_path / "data", echo=printed.append)
-    text = "\n".join(printed)
-    assert "example-vlm-alpha" in text and "| model |" in text
-    assert (tmp_path / "data" / "scores" / "imagenet_example" / "leaderboard.md").exists()
-    assert not score_example(data_dir=tmp_path / "empty", echo=printed.append)
 
 
 def test_cli_scores_and_prints_leaderboard(inat_like, tmp_path):

@@ -1,0 +1,62 @@
+"""The scoring step of ``make demo``: the shipped example scored against the ImageNet-1k
+taxonomy the code location built — its published snapshot, else the asset as the IO manager
+stores it — with the code location's own resources on a temp data folder."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+import assets.imagenet as imagenet_assets
+import assets.wordnet as wordnet_assets
+from assets.snapshots import snapshot_asset
+from pipelines.definitions import build_definitions
+from pipelines.demo import example_taxonomy, score_example
+from pipelines.resources import default_resources
+from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    """A data folder holding the materialised ImageNet-1k taxonomy (no snapshot yet)."""
+    try:
+        ensure_wordnet(allow_download=False)
+    except WordNetUnavailable as exc:
+        pytest.skip(str(exc))
+    data_dir = tmp_path_factory.mktemp("data")
+    modules = [wordnet_assets, imagenet_assets]
+    assert dg.materialize(dg.load_assets_from_modules(modules), resources=default_resources(str(data_dir)),
+                          instance=dg.DagsterInstance.ephemeral()).success
+    return data_dir
+
+
+def test_the_example_is_scored_against_the_asset_then_the_snapshot(data_dir, monkeypatch):
+    monkeypatch.delenv("TAXOFORGE_SNAPSHOT_STORE", raising=False)
+    defs = build_definitions(str(data_dir))
+    instance = dg.DagsterInstance.ephemeral()
+    printed = []
+    assert score_example(defs, instance, echo=printed.append)  # no snapshot store yet: the asset
+    text = "\n".join(printed)
+    assert "example-vlm-alpha" in text and "| model |" in text
+    assert "data/examples/imagenet_example_outputs.jsonl" in text
+    assert (data_dir / "scores" / "imagenet_example" / "leaderboard.md").exists()
+    from_asset = example_taxonomy(defs, instance)
+    assert from_asset.name == "imagenet1k_taxonomy" and from_asset.links.height == 1000
+
+    tree = defs.load_asset_value("imagenet1k_taxonomy", instance=instance)
+    published = dg.materialize([*dg.load_assets_from_modules([wordnet_assets, imagenet_assets]),
+                                snapshot_asset("imagenet1k", "imagenet1k_taxonomy")],
+                               selection=["imagenet1k_snapshot"], resources=default_resources(str(data_dir)),
+                               instance=instance)
+    assert published.success
+    from_snapshot = example_taxonomy(defs, instance)
+    assert from_snapshot.info.get("store") == str(data_dir / "snapshots")
+    assert from_snapshot.nodes.height == tree.nodes.height
+
+
+def test_nothing_built_reports_and_returns_false(tmp_path, monkeypatch):
+    monkeypatch.delenv("TAXOFORGE_SNAPSHOT_STORE", raising=False)
+    printed = []
+    assert not score_example(build_definitions(str(tmp_path / "empty")), dg.DagsterInstance.ephemeral(),
+                             echo=printed.append)
+    assert "Scoring the example outputs failed" in printed[-1] and "imagenet1k_taxonomy" in printed[-1]
