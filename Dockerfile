@@ -18,7 +18,7 @@ WORKDIR /opt/dagster/app
 COPY pyproject.toml README.md ./
 COPY taxoforge/__init__.py taxoforge/__init__.py
 RUN pip install --upgrade pip \
- && pip install . \
+ && pip install '.[dagster]' \
  && pip uninstall -y taxoforge
 
 # The code, installed editable so `-m pipelines.definitions` and the run workers import it.
