@@ -6,6 +6,8 @@ import pkgutil
 from importlib import import_module
 
 import dagster as dg
+import pytest
+from syrupy.extensions.json import JSONSnapshotExtension
 
 import assets
 from pipelines.definitions import build_definitions
@@ -76,7 +78,10 @@ def test_embedded_default_selects_only_offline_assets():
     assert isinstance(job, dg.JobDefinition)
 
 
-SNAPSHOT = __import__("pathlib").Path(__file__).parent / "__snapshots__" / "definitions.json"
+@pytest.fixture()
+def snapshot_json(snapshot):
+    """syrupy's snapshot stored as JSON: ``__snapshots__/test_definitions/<test name>.json``."""
+    return snapshot.use_extension(JSONSnapshotExtension)
 
 
 def lineage_snapshot() -> dict:
@@ -94,20 +99,15 @@ def lineage_snapshot() -> dict:
     return {
         "assets": assets,
         "jobs": sorted(j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__")),
-        "schedules": sorted((s.name, s.cron_schedule if isinstance(s.cron_schedule, str) else list(s.cron_schedule))
+        "schedules": sorted([s.name, s.cron_schedule if isinstance(s.cron_schedule, str) else list(s.cron_schedule)]
                             for s in defs.get_repository_def().schedule_defs),
         "sensors": sorted(s.name for s in defs.get_repository_def().sensor_defs),
     }
 
 
-def test_lineage_matches_the_reviewed_snapshot():
-    """A change in lineage, checks, jobs or automation shows up in review as a diff of
-    ``__snapshots__/definitions.json``. Regenerate with ``TAXOFORGE_UPDATE_SNAPSHOTS=1``."""
-    import json
-    import os
-
-    current = json.loads(json.dumps(lineage_snapshot()))
-    if os.environ.get("TAXOFORGE_UPDATE_SNAPSHOTS") or not SNAPSHOT.exists():
-        SNAPSHOT.parent.mkdir(exist_ok=True)
-        SNAPSHOT.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n")
-    assert current == json.loads(SNAPSHOT.read_text())
+def test_lineage_matches_the_reviewed_snapshot(snapshot_json):
+    """A change in lineage, checks, jobs or automation fails here and shows as a diff of
+    ``__snapshots__/test_definitions/test_lineage_matches_the_reviewed_snapshot.json``; a
+    missing snapshot fails too. After an intended change run
+    ``pytest --snapshot-update tests/pipelines/test_definitions.py`` and commit the diff."""
+    assert lineage_snapshot() == snapshot_json
