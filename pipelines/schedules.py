@@ -85,9 +85,9 @@ class Rebuild:
 REBUILDS: tuple[Rebuild, ...] = (
     Rebuild("wikidata", ("wikidata",), "0 3 * * 1",
             "Wikidata is edited continuously; rebuilt weekly (Mondays 03:00 UTC)."),
-    Rebuild("catalogue_of_life", ("catalogue_of_life", "biology"), "0 4 * * 1",
+    Rebuild("catalogue_of_life", ("biology",), "0 4 * * 1",
             "Catalogue of Life releases come out every few weeks; checked weekly (Mondays 04:00 UTC).",
-            key_substrings=("coldp", "catalogue_of_life")),
+            key_substrings=("coldp",)),
     Rebuild("wordnet", ("wordnet", "imagenet"), None,
             "WordNet 3.0 is frozen (last release 2006) and ImageNet-1k's classes are fixed: never rescheduled.",
             network=False),
@@ -184,7 +184,9 @@ def rebuild_job(rebuild: Rebuild, environ: Mapping[str, str] | None = None):
     return dg.define_asset_job(
         rebuild.job_name,
         selection=_selection(rebuild),
-        description=f"Rebuild of {rebuild.name} (groups {', '.join(rebuild.groups)} and their snapshots). {rebuild.why}",
+        description=f"Rebuild of {rebuild.name} (groups {', '.join(rebuild.groups)}"
+                    + (f", only assets whose key contains {' or '.join(rebuild.key_substrings)}," if rebuild.key_substrings else "")
+                    + f" and their snapshots). {rebuild.why}",
         tags=_retry_tags(rebuild, environ),
     )
 

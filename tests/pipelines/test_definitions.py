@@ -51,6 +51,40 @@ def test_every_schedule_and_job_resolves_in_the_code_location():
     assert "wordnet_tree" in selected
 
 
+def leaf_selections(selection: dg.AssetSelection):
+    """The selections a composed selection is made of (``a | b``, ``a & b``, ``a - b``,
+    ``a.downstream()``, …), one per group for a selection of several groups."""
+    parts = [*getattr(selection, "operands", ())]
+    parts += [getattr(selection, a) for a in ("child", "left", "right") if isinstance(getattr(selection, a, None), dg.AssetSelection)]
+    if parts:
+        for part in parts:
+            yield from leaf_selections(part)
+    elif len(getattr(selection, "selected_groups", ())) > 1:
+        for group in selection.selected_groups:
+            yield dg.AssetSelection.groups(group)
+    else:
+        yield selection
+
+
+def test_every_job_selection_names_assets_that_exist():
+    """Every job (and so every schedule and sensor, which run jobs) selects assets, and every
+    group, tag, key or key part its selection names matches at least one asset: a selection
+    naming a group that does not exist fails here instead of quietly selecting nothing."""
+    defs = build_definitions()
+    graph = defs.resolve_asset_graph()
+    jobs = [j for j in defs.jobs if getattr(j, "selection", None) is not None]  # asset jobs
+    assert {j.name for j in jobs} >= {"embedded_default", "wikidata_rebuild", "catalogue_of_life_rebuild"}
+    for job in jobs:
+        for leaf in leaf_selections(job.selection):
+            assert leaf.resolve(graph), f"job {job.name}: {leaf} matches no asset"
+    for job in defs.resolve_all_job_defs():
+        if not job.name.startswith("__"):
+            assert job.asset_layer.executable_asset_keys, f"job {job.name} selects no asset"
+    repo = defs.get_repository_def()
+    targets = [s.job_name for s in repo.schedule_defs] + [s.job_name for s in repo.sensor_defs if s.has_jobs]
+    assert set(targets) <= {j.name for j in jobs}
+
+
 def test_resources_are_defined_once_for_the_code_location():
     """Asset modules take resources as parameters; none makes its own instance."""
     for mod in asset_modules():
