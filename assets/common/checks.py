@@ -8,10 +8,7 @@ Usage in a domain module (``assets/<domain>.py``)::
     @dg.asset(group_name="wikidata", ...)
     def wikidata_tree(...) -> TreeTables: ...
 
-    defs = dg.Definitions(
-        assets=[wikidata_tree, ...],
-        asset_checks=[*tree_checks("wikidata_tree", min_link_coverage=0.95)],
-    )
+    wikidata_tree_checks = tree_checks("wikidata_tree", min_link_coverage=0.95)  # module scope: loaded
 
 The checks are ``blocking``: in a run that materialises the tree *and* assets downstream of
 it (e.g. its snapshot), a failed check (severity ERROR) stops the downstream assets — a
@@ -30,7 +27,7 @@ import dagster as dg
 import polars as pl
 
 from taxoforge.markdown import markdown_table
-from taxoforge.trees.integrity import check_tree, coverage_failures, link_coverage
+from taxoforge.trees.integrity import TreeIntegrity, check_tree, coverage_failures, link_coverage
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["tree_checks", "TREE_CHECK_NAMES"]
@@ -96,66 +93,99 @@ def tree_checks(
         One definition (one op that loads the tree once) holding one check per name.
     """
     key = dg.AssetKey.from_coercible_or_definition(asset_key)
+    names = _known_check_names(checks)
+    threshold = _threshold_text(min_link_coverage)
+    specs = [_check_spec(key, name, blocking=blocking, threshold=threshold) for name in names]
+
+    @dg.multi_asset_check(specs=specs, name="__".join(key.path).replace("-", "_") + "_tree_checks",
+                          ins={"tree": dg.AssetIn(key=key)},
+                          description=f"Tree integrity gates of {key.to_user_string()}.")
+    def _tree_checks(context, tree) -> Iterable[dg.AssetCheckResult]:
+        nodes, links = _tables(tree, key)
+        results = _structure_results(key, check_tree(nodes), severity)
+        if "tree_link_coverage" in names:
+            results["tree_link_coverage"] = _link_coverage_result(
+                key, nodes, links, min_link_coverage, require_links=require_links, threshold=threshold,
+                severity=severity)
+        for name in names:
+            yield _logged(context, key, results[name])
+
+    return [_tree_checks]
+
+
+def _known_check_names(checks: Iterable[str]) -> tuple[str, ...]:
+    """``checks`` as a tuple; a ``ValueError`` for a name not in :data:`TREE_CHECK_NAMES`."""
     names = tuple(checks)
     unknown = sorted(set(names) - set(TREE_CHECK_NAMES))
     if unknown:
         raise ValueError(f"unknown tree check(s) {unknown}; choose from {TREE_CHECK_NAMES}")
-    if isinstance(min_link_coverage, (int, float)) and not 0.0 <= float(min_link_coverage) <= 1.0:
-        raise ValueError(f"min_link_coverage must be within [0, 1], got {min_link_coverage}")
-    thr_text = (f"{float(min_link_coverage):.0%}" if isinstance(min_link_coverage, (int, float))
-                else ", ".join(f"{k}: {v:.0%}" for k, v in sorted(min_link_coverage.items())))
-    specs = [
-        dg.AssetCheckSpec(
-            name=n, asset=key, blocking=blocking,
-            description=_DESCRIPTIONS[n] + (f" Threshold: {thr_text}." if n == "tree_link_coverage" else ""),
-        )
-        for n in names
-    ]
-    op_name = "__".join(key.path).replace("-", "_") + "_tree_checks"
+    return names
 
-    @dg.multi_asset_check(specs=specs, name=op_name, ins={"tree": dg.AssetIn(key=key)},
-                          description=f"Tree integrity gates of {key.to_user_string()}.")
-    def _tree_checks(context, tree) -> Iterable[dg.AssetCheckResult]:
-        nodes, links = _tables(tree, key)
-        t = check_tree(nodes)
-        results = {
-            "tree_one_root": dg.AssetCheckResult(
-                check_name="tree_one_root", asset_key=key, passed=t.one_root, severity=severity,
-                metadata={"n_nodes": t.n_nodes, "n_roots": t.n_roots, "roots": ", ".join(t.roots),
-                          "n_duplicate_ids": t.n_duplicate_ids, "duplicate_ids": ", ".join(t.duplicate_ids),
-                          "n_null_ids": t.n_null_ids}),
-            "tree_acyclic": dg.AssetCheckResult(
-                check_name="tree_acyclic", asset_key=key, passed=t.acyclic, severity=severity,
-                metadata={"n_on_cycles": t.n_on_cycles, "cycle_example": " → ".join(t.cycle_example)}),
-            "tree_no_orphans": dg.AssetCheckResult(
-                check_name="tree_no_orphans", asset_key=key, passed=t.no_orphans, severity=severity,
-                metadata={"n_orphans": t.n_orphans, "orphans": ", ".join(t.orphans),
-                          "n_below_orphans": t.n_below_orphans}),
-            "tree_depths_consistent": dg.AssetCheckResult(
-                check_name="tree_depths_consistent", asset_key=key,
-                passed=t.depths_consistent and t.acyclic, severity=severity,
-                metadata={"n_depth_mismatches": -1 if t.n_depth_mismatches is None else t.n_depth_mismatches,
-                          "examples": ", ".join(t.depth_mismatch_examples),
-                          "max_depth": -1 if t.max_depth is None else t.max_depth}),
-        }
-        if "tree_link_coverage" in names:
-            cov = link_coverage(links, nodes["node_id"]) if links.height else link_coverage(pl.DataFrame())
-            reasons = coverage_failures(cov, min_link_coverage)
-            if cov.height == 0 and require_links:
-                reasons.append("the tree has no links, and require_links is set")
-            total = int(cov["n_labels"].sum()) if cov.height else 0
-            linked = int(cov["n_linked"].sum()) if cov.height else 0
-            results["tree_link_coverage"] = dg.AssetCheckResult(
-                check_name="tree_link_coverage", asset_key=key, passed=not reasons, severity=severity,
-                description="; ".join(reasons) if reasons else None,
-                metadata={"n_labels": total, "n_linked": linked,
-                          "coverage": (linked / total) if total else 1.0,
-                          "threshold": thr_text, "failures": "\n".join(reasons) or "none",
-                          "by_dataset": dg.MetadataValue.md(_md(cov))})
-        for n in names:
-            r = results[n]
-            if not r.passed:
-                context.log.error(f"{key.to_user_string()}: check {n} failed: {r.metadata}")
-            yield r
 
-    return [_tree_checks]
+def _threshold_text(min_link_coverage: float | Mapping[str, float]) -> str:
+    """The coverage threshold as people read it (``95%`` or ``ds1: 90%, ds2: 100%``); a
+    ``ValueError`` for a single threshold outside [0, 1]."""
+    if isinstance(min_link_coverage, (int, float)):
+        if not 0.0 <= float(min_link_coverage) <= 1.0:
+            raise ValueError(f"min_link_coverage must be within [0, 1], got {min_link_coverage}")
+        return f"{float(min_link_coverage):.0%}"
+    return ", ".join(f"{k}: {v:.0%}" for k, v in sorted(min_link_coverage.items()))
+
+
+def _check_spec(key: dg.AssetKey, name: str, *, blocking: bool, threshold: str) -> dg.AssetCheckSpec:
+    description = _DESCRIPTIONS[name] + (f" Threshold: {threshold}." if name == "tree_link_coverage" else "")
+    return dg.AssetCheckSpec(name=name, asset=key, blocking=blocking, description=description)
+
+
+def _structure_results(key: dg.AssetKey, t: TreeIntegrity,
+                       severity: dg.AssetCheckSeverity) -> dict[str, dg.AssetCheckResult]:
+    """One result per structure check (root, cycles, orphans, depths) from the integrity facts."""
+
+    def result(name: str, passed: bool, metadata: dict) -> dg.AssetCheckResult:
+        return dg.AssetCheckResult(check_name=name, asset_key=key, passed=passed, severity=severity,
+                                   metadata=metadata)
+
+    return {
+        "tree_one_root": result(
+            "tree_one_root", t.one_root,
+            {"n_nodes": t.n_nodes, "n_roots": t.n_roots, "roots": ", ".join(t.roots),
+             "n_duplicate_ids": t.n_duplicate_ids, "duplicate_ids": ", ".join(t.duplicate_ids),
+             "n_null_ids": t.n_null_ids}),
+        "tree_acyclic": result(
+            "tree_acyclic", t.acyclic,
+            {"n_on_cycles": t.n_on_cycles, "cycle_example": " → ".join(t.cycle_example)}),
+        "tree_no_orphans": result(
+            "tree_no_orphans", t.no_orphans,
+            {"n_orphans": t.n_orphans, "orphans": ", ".join(t.orphans), "n_below_orphans": t.n_below_orphans}),
+        "tree_depths_consistent": result(
+            "tree_depths_consistent", t.depths_consistent and t.acyclic,
+            {"n_depth_mismatches": -1 if t.n_depth_mismatches is None else t.n_depth_mismatches,
+             "examples": ", ".join(t.depth_mismatch_examples),
+             "max_depth": -1 if t.max_depth is None else t.max_depth}),
+    }
+
+
+def _link_coverage_result(key: dg.AssetKey, nodes: pl.DataFrame, links: pl.DataFrame,
+                          min_link_coverage: float | Mapping[str, float], *, require_links: bool,
+                          threshold: str, severity: dg.AssetCheckSeverity) -> dg.AssetCheckResult:
+    """Per-dataset link coverage against the threshold; dangling links always fail."""
+    cov = link_coverage(links, nodes["node_id"]) if links.height else link_coverage(pl.DataFrame())
+    reasons = coverage_failures(cov, min_link_coverage)
+    if cov.height == 0 and require_links:
+        reasons.append("the tree has no links, and require_links is set")
+    total = int(cov["n_labels"].sum()) if cov.height else 0
+    linked = int(cov["n_linked"].sum()) if cov.height else 0
+    return dg.AssetCheckResult(
+        check_name="tree_link_coverage", asset_key=key, passed=not reasons, severity=severity,
+        description="; ".join(reasons) if reasons else None,
+        metadata={"n_labels": total, "n_linked": linked,
+                  "coverage": (linked / total) if total else 1.0,
+                  "threshold": threshold, "failures": "\n".join(reasons) or "none",
+                  "by_dataset": dg.MetadataValue.md(_md(cov))})
+
+
+def _logged(context, key: dg.AssetKey, result: dg.AssetCheckResult) -> dg.AssetCheckResult:
+    """``result``, logged at ERROR level when it failed."""
+    if not result.passed:
+        context.log.error(f"{key.to_user_string()}: check {result.check_name} failed: {result.metadata}")
+    return result
