@@ -16,7 +16,7 @@ WordNet / ImageNet  never                WordNet 3.0 is frozen (last release 200
 
 Each rebuild is an asset job over the source's asset groups plus the snapshot assets
 downstream of them, so a scheduled rebuild publishes a new snapshot — and the blocking tree
-checks (:mod:`pipelines.checks`) stop it from publishing a broken one.
+checks (:mod:`assets.common.checks`) stop it from publishing a broken one.
 
 Configuration (environment variables, read when the code location loads):
 
