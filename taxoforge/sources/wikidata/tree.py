@@ -26,7 +26,7 @@ import polars as pl
 
 from taxoforge.sources.wikidata.graph import WikidataGraph
 from taxoforge.trees.build import build_tree
-from taxoforge.trees.tables import TreeTables, conform
+from taxoforge.trees.tables import TreeTables
 
 __all__ = ["build_wikidata_tree", "SOURCE"]
 
@@ -72,9 +72,7 @@ def build_wikidata_tree(
             "seeds_in_tree": int(seeds.is_in(kept["node_id"].implode()).sum()),
         },
     }
-    tree = TreeTables.from_build(name, tb, graph.names, info=info)
-    if unplaced:
-        extra = pl.DataFrame({"kind": ["unplaced_seed"] * len(unplaced), "child_id": unplaced,
-                              "detail": ["seed has no instance-of class and no superclass"] * len(unplaced)})
-        tree.report = conform(pl.concat([tree.report, extra], how="diagonal_relaxed"), "report")
-    return tree
+    unplaced_report = pl.DataFrame({"kind": ["unplaced_seed"] * len(unplaced), "child_id": unplaced,
+                                    "detail": ["seed has no instance-of class and no superclass"] * len(unplaced)},
+                                   schema={"kind": pl.String, "child_id": pl.String, "detail": pl.String})
+    return TreeTables.from_build(name, tb, graph.names, report=unplaced_report, info=info)
