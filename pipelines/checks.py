@@ -30,7 +30,7 @@ import dagster as dg
 import polars as pl
 
 from taxoforge.markdown import markdown_table
-from taxoforge.trees.integrity import check_tree, coverage_failures, link_coverage
+from taxoforge.trees.integrity import coverage_failures, link_coverage, tree_integrity
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["tree_checks", "TREE_CHECK_NAMES"]
@@ -117,7 +117,7 @@ def tree_checks(
                           description=f"Tree integrity gates of {key.to_user_string()}.")
     def _tree_checks(context, tree) -> Iterable[dg.AssetCheckResult]:
         nodes, links = _tables(tree, key)
-        t = check_tree(nodes)
+        t = tree_integrity(nodes)
         results = {
             "tree_one_root": dg.AssetCheckResult(
                 check_name="tree_one_root", asset_key=key, passed=t.one_root, severity=severity,

@@ -22,7 +22,7 @@ from taxoforge.trees import integrity
 from taxoforge.trees.build import build_tree
 from taxoforge.trees.tables import REPORT_SCHEMA, TreeTables
 
-__all__ = ["ranked_tree_tables", "rank_counts", "report_frame", "check_tree"]
+__all__ = ["ranked_tree_tables", "rank_counts", "report_frame", "ranked_tree_facts"]
 
 
 def report_frame(kind: str, child_ids: pl.Series | list, parent_ids: pl.Series | list | None = None,
@@ -62,14 +62,14 @@ def rank_counts(nodes: pl.DataFrame) -> dict[str, int]:
     return dict(zip(vc["rank"].to_list(), vc["len"].to_list()))
 
 
-def check_tree(nodes: pl.DataFrame) -> dict[str, object]:
+def ranked_tree_facts(nodes: pl.DataFrame) -> dict[str, object]:
     """The structural facts the biology asset checks assert.
 
     Returns ``roots`` (count), ``orphans`` (nodes whose parent is not a node),
     ``species_not_under_genus`` (species-rank nodes whose parent is not at genus rank),
     ``leaves``, ``max_depth`` and up to 5 examples of each failure.
     """
-    structure = integrity.check_tree(nodes)  # roots and orphans: the shared tree checks
+    structure = integrity.tree_integrity(nodes)  # roots and orphans: the shared tree checks
     par = nodes.select(pl.col("node_id").alias("parent_id"), pl.col("rank").alias("parent_rank"))
     sp = nodes.filter(pl.col("rank") == "species").join(par, on="parent_id", how="left")
     bad_sp = sp.filter(pl.col("parent_rank").fill_null("") != "genus")
