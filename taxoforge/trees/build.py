@@ -28,7 +28,7 @@ Algorithm
        ``log n(v)``, the log of the number of longest root paths, is accumulated over the
        *tight* parents (``depth(p) = depth(v) - 1``).
     6. Seeded ties: a node with several tight parents picks parent ``p`` with probability
-       ``n(p) / Σ n``, using a uniform draw that depends only on ``(seed, node id)``
+       ``n(p) / Σ n``, using a uniform draw that depends only on ``(tie_seed, node id)``
        (BLAKE2b), so every longest path of a node is equally likely, the result is one
        tree, and changing one corner of the graph does not reshuffle the rest.
     7. Report: the ``nodes`` table in id order, the removed and chosen-between edges
@@ -82,14 +82,14 @@ class TreeBuild:
     root_id: str = ""
 
 
-def tie_draw(seed: int, node_ids: Iterable[str]) -> np.ndarray:
-    """Uniform draws in [0, 1), one per node id, depending only on ``(seed, node id)``.
+def tie_draw(tie_seed: int, node_ids: Iterable[str]) -> np.ndarray:
+    """Uniform draws in [0, 1), one per node id, depending only on ``(tie_seed, node id)``.
 
     >>> float(tie_draw(0, ["wd:Q5"])[0]) == float(tie_draw(0, ["wd:Q5"])[0])
     True
     """
     out = []
-    prefix = f"taxoforge-tie\x1f{int(seed)}\x1f".encode()
+    prefix = f"taxoforge-tie\x1f{int(tie_seed)}\x1f".encode()
     for nid in node_ids:
         h = hashlib.blake2b(prefix + nid.encode(), digest_size=8).digest()
         out.append(int.from_bytes(h, "big") >> 11)  # 53 bits: exact in float64
@@ -100,7 +100,7 @@ def build_tree(
     edges: pl.DataFrame,
     *,
     source: str,
-    seed: int = 0,
+    tie_seed: int = 0,
     cycle_policy: str = "dfs_back_edges",
     exclude: Iterable[str] = (),
     extra_nodes: Iterable[str] = (),
@@ -120,8 +120,8 @@ def build_tree(
         One row per edge with string columns ``child`` and ``parent``.
     source : str
         Source prefix, used to name a synthetic root ``<source>:root``.
-    seed : int
-        Seed of the tie draws.
+    tie_seed : int
+        Seed of the tie draws (step 6); recorded in the ``seed`` column of ``tie`` report rows.
     cycle_policy : {"dfs_back_edges", "drop_abstract"}
         How cycles are broken (module docstring, step 3).
     exclude : iterable of str
@@ -155,7 +155,7 @@ def build_tree(
     _break_cycles(graph, cycle_policy, decisions)
     root = _add_root(graph, f"{source}:root", decisions)
     paths = _longest_root_paths(graph, root, decisions)
-    chosen_parent = _draw_ties(graph, paths, seed, decisions)
+    chosen_parent = _draw_ties(graph, paths, tie_seed, decisions)
     nodes = _nodes_table(graph, root, paths, chosen_parent)
     decisions.stats["nodes"] = nodes.height
     decisions.stats["edges_kept"] = nodes.height - 1
@@ -463,7 +463,7 @@ def _longest_root_paths(graph: _Graph, root: int, decisions: _Decisions) -> _Pat
     return _Paths(depth=depth, logn=logn, tight=tight)
 
 
-def _draw_ties(graph: _Graph, paths: _Paths, seed: int, decisions: _Decisions) -> np.ndarray:
+def _draw_ties(graph: _Graph, paths: _Paths, tie_seed: int, decisions: _Decisions) -> np.ndarray:
     """Step 6: the parent of every node (-1 for the root). A node with several tight parents
     draws one with probability proportional to its number of longest root paths."""
     n_all = graph.n_nodes
@@ -496,7 +496,7 @@ def _draw_ties(graph: _Graph, paths: _Paths, seed: int, decisions: _Decisions) -
     totals = within[np.cumsum(gcount) - 1]
     tie_nodes = tc[gstart]
     tie_ids = _gather(graph.ids, tie_nodes)
-    u = tie_draw(seed, tie_ids.to_list())
+    u = tie_draw(tie_seed, tie_ids.to_list())
     # chosen: first candidate whose cumulative share exceeds u
     exceeds = within > (u * totals)[gid]
     first = np.full(len(tie_groups), -1, dtype=np.int64)
@@ -508,14 +508,14 @@ def _draw_ties(graph: _Graph, paths: _Paths, seed: int, decisions: _Decisions) -
     chosen_parent[tie_nodes] = tp[pos[first]]
     offsets = np.concatenate(([0], np.cumsum(gcount))).astype(np.int32)
     decisions.frames.append(_tie_report(tie_ids, offsets, _gather(graph.ids, tp[pos]),
-                                        w / totals[gid], _gather(graph.ids, tp[pos[first]]), seed))
+                                        w / totals[gid], _gather(graph.ids, tp[pos[first]]), tie_seed))
     return chosen_parent
 
 
 def _tie_report(tie_ids: pl.Series, offsets: np.ndarray, candidates: pl.Series,
-                weights: np.ndarray, chosen: pl.Series, seed: int) -> pl.DataFrame:
+                weights: np.ndarray, chosen: pl.Series, tie_seed: int) -> pl.DataFrame:
     """One ``tie`` report row per tied node: its candidates (flattened, cut at ``offsets``),
-    their weights, the chosen parent and the seed."""
+    their weights, the chosen parent and the tie seed."""
     n = len(tie_ids)
     cand = pa.ListArray.from_arrays(pa.array(offsets), candidates.cast(pl.String).to_arrow().cast(pa.string()))
     wts = pa.ListArray.from_arrays(pa.array(offsets), pa.array(weights, type=pa.float64()))
@@ -526,7 +526,7 @@ def _tie_report(tie_ids: pl.Series, offsets: np.ndarray, candidates: pl.Series,
             "candidates": pl.from_arrow(cand),
             "weights": pl.from_arrow(wts),
             "chosen": chosen.alias("chosen"),
-            "seed": pl.Series([int(seed)] * n, dtype=pl.Int64),
+            "seed": pl.Series([int(tie_seed)] * n, dtype=pl.Int64),
             "detail": pl.Series(["parent drawn with probability proportional to its number of longest root paths"] * n,
                                 dtype=pl.String),
         }
