@@ -15,7 +15,7 @@ ENV DAGSTER_HOME=/opt/dagster/dagster_home \
 WORKDIR /opt/dagster/app
 
 # Dependencies first (cached while only the code changes).
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY taxoforge/__init__.py taxoforge/__init__.py
 RUN pip install --upgrade pip \
  && pip install '.[dagster]' \

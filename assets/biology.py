@@ -33,7 +33,7 @@ from taxoforge.sources.coldp import coldp_tree as build_coldp_tree
 from taxoforge.sources.download import download_file
 from taxoforge.sources.inat21 import inat21_tree as build_inat21_tree
 from taxoforge.sources.inaturalist import inat_tree
-from taxoforge.sources.ranked import check_tree, rank_counts
+from taxoforge.sources.ranked import rank_counts, ranked_tree_facts
 from taxoforge.trees.tables import TreeTables
 
 GROUP = "biology"
@@ -49,7 +49,7 @@ def biology_tree_metadata(tree: TreeTables, seconds: float | None = None) -> dic
     """The shared tree metadata plus taxa per rank and the species/genus facts."""
     md = tree_metadata(tree)
     ranks = pl.DataFrame({"rank": list(rank_counts(tree.nodes)), "taxa": list(rank_counts(tree.nodes).values())})
-    c = check_tree(tree.nodes)
+    c = ranked_tree_facts(tree.nodes)
     md.update({
         "taxa_per_rank": dg.MetadataValue.md(markdown_preview(ranks, max_rows=60)),
         "species": dg.MetadataValue.int(int(c["species"])),
@@ -205,7 +205,7 @@ def species_under_genus_check(asset_key: str) -> dg.AssetChecksDefinition:
     @dg.asset_check(asset=asset_key, name=f"{asset_key}_species_under_genus", blocking=False,
                     description="Every species-rank node sits directly under a genus-rank node.")
     def _check(tree: TreeTables) -> dg.AssetCheckResult:
-        c = check_tree(tree.nodes)
+        c = ranked_tree_facts(tree.nodes)
         return dg.AssetCheckResult(
             passed=c["species_not_under_genus"] == 0, severity=dg.AssetCheckSeverity.WARN,
             metadata={"species": int(c["species"]), "species_not_under_genus": int(c["species_not_under_genus"]),

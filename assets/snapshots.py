@@ -23,7 +23,7 @@ import polars as pl
 from assets.common.metadata import markdown_preview
 from assets.common.resources import SnapshotStoreResource
 from assets.common.tags import EMBEDDED_DEFAULT
-from taxoforge.snapshots.checks import check_tree, checks_markdown, failed_checks
+from taxoforge.snapshots.checks import checks_markdown, failed_checks, publishing_checks
 from taxoforge.snapshots.diff import diff_tables
 from taxoforge.snapshots.load import load_taxonomy
 from taxoforge.trees.tables import TreeTables
@@ -80,7 +80,7 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
     )
     def _snapshot(context: dg.AssetExecutionContext, snapshot_store: SnapshotStoreResource,
                   tree: TreeTables) -> dg.MaterializeResult:
-        checks = check_tree(tree, min_link_coverage=snapshot_store.min_link_coverage)
+        checks = publishing_checks(tree, min_link_coverage=snapshot_store.min_link_coverage)
         bad = failed_checks(checks)
         if bad:
             raise dg.Failure(

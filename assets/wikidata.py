@@ -24,7 +24,7 @@ from taxoforge.sources.wikidata.extract import (
     DEFAULT_LABEL_BATCH_SIZE,
     ROOT_QID,
     extract_from_seeds,
-    read_seeds,
+    read_seed_qids,
 )
 from taxoforge.sources.wikidata.graph import WikidataGraph
 from taxoforge.sources.wikidata.linking import link_report, link_to_wikidata, read_name_label_set, read_qid_label_set
@@ -40,15 +40,15 @@ wikidata_asset = partial(dg.asset, group_name=GROUP, owners=[TAXOFORGE_TEAM], ki
 class WikidataGraphConfig(dg.Config):
     """Where the graph comes from. With ``input_file`` set, a local dump (N-Triples or Turtle,
     plain/.gz/.bz2) is read offline; otherwise the ``wikidata_sparql`` resource's endpoint (or
-    ``endpoint``) is queried with a User-Agent carrying the resource's ``contact`` (or ``contact``). ``seeds``/``seeds_file`` (QIDs; a file with a ``qid`` column such as OVEN's list, or
+    ``endpoint``) is queried with a User-Agent carrying the resource's ``contact`` (or ``contact``). ``seed_qids``/``seed_qids_file`` (QIDs; a file with a ``qid`` column such as OVEN's list, or
     one QID per line) give the entities; a dump without seeds yields the whole subclass-of graph."""
 
     endpoint: str | None = None  # overrides the wikidata_sparql resource's endpoint
     contact: str | None = None  # overrides its contact (put into the User-Agent)
     input_file: str | None = None
     input_format: str | None = None  # "nt" | "ttl"; guessed from the file name
-    seeds: list[str] = []
-    seeds_file: str | None = None
+    seed_qids: list[str] = []
+    seed_qids_file: str | None = None
     root: str = ROOT_QID
     lang: str = "en"
     batch_size: int = DEFAULT_BATCH_SIZE
@@ -61,7 +61,7 @@ class WikidataTreeConfig(dg.Config):
     documented default list of :mod:`taxoforge.sources.wikidata.exclusions`, a file of QIDs
     with reasons, and extra QIDs)."""
 
-    seed: int = 0
+    tie_seed: int = 0
     cycle_policy: str = "dfs_back_edges"
     use_default_exclusions: bool = True
     exclusion_file: str | None = None
@@ -92,15 +92,15 @@ def _info_table(info: dict) -> pl.DataFrame:
 )
 def wikidata_graph(context: dg.AssetExecutionContext, config: WikidataGraphConfig,
                    wikidata_sparql: WikidataSparqlResource) -> dg.Output[dict]:
-    seeds = list(config.seeds)
-    if config.seeds_file:
-        seeds += read_seeds(config.seeds_file)
+    seeds = list(config.seed_qids)
+    if config.seed_qids_file:
+        seeds += read_seed_qids(config.seed_qids_file)
     if config.input_file:
-        graph = read_dump(config.input_file, seeds=seeds or None, lang=config.lang, root=config.root,
+        graph = read_dump(config.input_file, seed_qids=seeds or None, lang=config.lang, root=config.root,
                           format=config.input_format)
     else:
         if not seeds:
-            raise dg.Failure("wikidata_graph: give `seeds` or `seeds_file` (QIDs) for SPARQL extraction, "
+            raise dg.Failure("wikidata_graph: give `seed_qids` or `seed_qids_file` (QIDs) for SPARQL extraction, "
                              "or `input_file` for a local dump")
         client = wikidata_sparql.client(endpoint=config.endpoint, contact=config.contact)
         checkpoint = BatchCheckpoint(wikidata_sparql.checkpoint_dir) if config.resume else None
@@ -110,7 +110,7 @@ def wikidata_graph(context: dg.AssetExecutionContext, config: WikidataGraphConfi
     by_rel = dict(graph.edges.group_by("relation").len().iter_rows())
     md = {
         "method": graph.info["method"],
-        "seeds": dg.MetadataValue.int(len(graph.seeds)),
+        "seeds": dg.MetadataValue.int(len(graph.seed_node_ids)),
         "p31_edges": dg.MetadataValue.int(int(by_rel.get("P31", 0))),
         "p279_edges": dg.MetadataValue.int(int(by_rel.get("P279", 0))),
         "names": dg.MetadataValue.int(graph.names.height),
@@ -136,7 +136,7 @@ def wikidata_tree(context: dg.AssetExecutionContext, config: WikidataTreeConfig,
     graph = WikidataGraph.from_tables(wikidata_graph, info=info)
     exclude = exclusion_node_ids(use_default=config.use_default_exclusions, file=config.exclusion_file,
                                  extra=config.exclude)
-    tree = build_wikidata_tree(graph, exclude=exclude, seed=config.seed, cycle_policy=config.cycle_policy)
+    tree = build_wikidata_tree(graph, exclude=exclude, tie_seed=config.tie_seed, cycle_policy=config.cycle_policy)
     md = tree_metadata(tree)
     wd = tree.info["wikidata"]
     md["excluded_in_graph"] = dg.MetadataValue.md(

@@ -19,7 +19,7 @@ wordnet_asset = partial(dg.asset, group_name="wordnet", owners=[TAXOFORGE_TEAM],
 class TreeBuildConfig(dg.Config):
     """How the graph→tree step runs (SPEC §1)."""
 
-    seed: int = 0
+    tie_seed: int = 0
     cycle_policy: str = "dfs_back_edges"
     exclude: list[str] = []
 
@@ -56,12 +56,12 @@ def wordnet_noun_graph(context: dg.AssetExecutionContext) -> dg.Output[dict]:
 )
 def wordnet_tree(context: dg.AssetExecutionContext, config: TreeBuildConfig, wordnet_noun_graph: dict) -> dg.Output[TreeTables]:
     build = build_tree(
-        wordnet_noun_graph["edges"], source="wn", seed=config.seed, cycle_policy=config.cycle_policy,
+        wordnet_noun_graph["edges"], source="wn", tie_seed=config.tie_seed, cycle_policy=config.cycle_policy,
         exclude=config.exclude,
     )
     tree = TreeTables.from_build(
         "wordnet", build, wordnet_noun_graph["names"],
-        info={"source_versions": {"wordnet": WORDNET_VERSION}, "seed": config.seed, "cycle_policy": config.cycle_policy},
+        info={"source_versions": {"wordnet": WORDNET_VERSION}, "seed": config.tie_seed, "cycle_policy": config.cycle_policy},
     )
     return dg.Output(tree, metadata=tree_metadata(tree))
 

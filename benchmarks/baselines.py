@@ -9,7 +9,7 @@
     be compared); hang several roots under ``<source>:root``; longest root path by
     dynamic programming in topological order; among the tight parents pick one with
     probability proportional to its number of longest paths, with the same
-    ``(seed, node)`` draw (:func:`taxoforge.trees.build.tie_draw`).
+    ``(tie_seed, node)`` draw (:func:`taxoforge.trees.build.tie_draw`).
 :func:`python_hierarchical_scores`
     The paper's formula, literally: build ``anc(pr)`` and ``anc(gt)`` as Python sets and
     intersect them, one pair at a time.
@@ -54,7 +54,7 @@ def _back_edges(g: nx.DiGraph, comp: set) -> list[tuple]:
     return back
 
 
-def networkx_build_tree(edges: pl.DataFrame, *, source: str, seed: int = 0) -> pl.DataFrame:
+def networkx_build_tree(edges: pl.DataFrame, *, source: str, tie_seed: int = 0) -> pl.DataFrame:
     """``node_id, parent_id, depth`` (sorted by node id) of the longest-path tree, networkx style."""
     g = nx.DiGraph()
     g.add_edges_from(zip(edges["parent"].to_list(), edges["child"].to_list()))  # parent → child
@@ -83,7 +83,7 @@ def networkx_build_tree(edges: pl.DataFrame, *, source: str, seed: int = 0) -> p
         if len(tight) == 1:
             parent[v] = tight[0]
         else:
-            u = float(tie_draw(seed, [v])[0])
+            u = float(tie_draw(tie_seed, [v])[0])
             total, acc, chosen = sum(w), 0.0, tight[-1]
             for p, wi in zip(tight, w):
                 acc += wi

@@ -69,7 +69,7 @@ def _candidate(state) -> dict:
     from taxoforge.trees.build import build_tree
 
     edges, source, want_check = state
-    t = build_tree(edges, source=source, seed=SEED)
+    t = build_tree(edges, source=source, tie_seed=SEED)
     out = {"summary": {"nodes": t.nodes.height, "max_depth": int(t.stats["max_depth"]),
                        "cycle_edges_removed": int(t.stats["cycle_edges_removed"]), "ties": int(t.stats["ties"]),
                        "not_longest": int(t.stats["not_longest"])}}
@@ -82,7 +82,7 @@ def _baseline(state) -> dict:
     from benchmarks.baselines import networkx_build_tree
 
     edges, source, want_check = state
-    nodes = networkx_build_tree(edges, source=source, seed=SEED)
+    nodes = networkx_build_tree(edges, source=source, tie_seed=SEED)
     out = {"summary": {"nodes": nodes.height, "max_depth": int(nodes["depth"].max())}}
     if want_check:
         out["check"] = nodes

@@ -27,7 +27,7 @@ import dagster as dg
 import polars as pl
 
 from taxoforge.markdown import markdown_table
-from taxoforge.trees.integrity import TreeIntegrity, check_tree, coverage_failures, link_coverage
+from taxoforge.trees.integrity import TreeIntegrity, coverage_failures, link_coverage, tree_integrity
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["tree_checks", "TREE_CHECK_NAMES"]
@@ -102,7 +102,7 @@ def tree_checks(
                           description=f"Tree integrity gates of {key.to_user_string()}.")
     def _tree_checks(context, tree) -> Iterable[dg.AssetCheckResult]:
         nodes, links = _tables(tree, key)
-        results = _structure_results(key, check_tree(nodes), severity)
+        results = _structure_results(key, tree_integrity(nodes), severity)
         if "tree_link_coverage" in names:
             results["tree_link_coverage"] = _link_coverage_result(
                 key, nodes, links, min_link_coverage, require_links=require_links, threshold=threshold,

@@ -12,7 +12,7 @@ download), :mod:`.verify`, :mod:`.diff`, :mod:`.checks` (tree checks that gate
 publishing), :mod:`.load` (``load_taxonomy`` for the scoring side), :mod:`.cli`.
 """
 
-from taxoforge.snapshots.checks import ChecksFailed, TreeCheck, check_tree, failed_checks, require_publishable
+from taxoforge.snapshots.checks import ChecksFailed, TreeCheck, failed_checks, publishing_checks, require_publishable
 from taxoforge.snapshots.diff import diff_tables, format_diff
 from taxoforge.snapshots.load import load_taxonomy, resolve_ref
 from taxoforge.snapshots.manifest import (
@@ -42,5 +42,5 @@ __all__ = [
     "ReadOnlyStore", "LockTimeout", "DownloadError", "SnapshotStore", "PublishResult", "PullResult",
     "VerifyReport", "TreeCheck", "build_snapshot", "code_version", "content_id", "read_manifest",
     "read_snapshot", "summarise", "verify_folder", "pull", "load_taxonomy", "resolve_ref",
-    "diff_tables", "format_diff", "check_tree", "failed_checks", "require_publishable", "ChecksFailed", "default_store_url", "parse_ref",
+    "diff_tables", "format_diff", "publishing_checks", "failed_checks", "require_publishable", "ChecksFailed", "default_store_url", "parse_ref",
 ]

@@ -22,12 +22,12 @@ from dataclasses import asdict, dataclass
 
 
 from taxoforge.snapshots.manifest import SnapshotError
-from taxoforge.trees.integrity import check_tree as tree_integrity
+from taxoforge.trees.integrity import tree_integrity
 from taxoforge.trees.integrity import coverage_failures, link_coverage
 from taxoforge.markdown import markdown_table
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["TreeCheck", "check_tree", "failed_checks"]
+__all__ = ["TreeCheck", "publishing_checks", "failed_checks"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def _ex(values) -> str:
     return ", ".join(str(v) for v in list(values)[:5])
 
 
-def check_tree(tables: TreeTables, *, min_link_coverage: float | Mapping[str, float] | None = None) -> list[TreeCheck]:
+def publishing_checks(tables: TreeTables, *, min_link_coverage: float | Mapping[str, float] | None = None) -> list[TreeCheck]:
     """Run every check on ``tables``; one :class:`TreeCheck` per check, in order."""
     t = tree_integrity(tables.nodes)
     out = [TreeCheck("nodes_present", t.n_nodes > 0, f"{t.n_nodes} nodes" if t.n_nodes else "no nodes",
@@ -119,8 +119,8 @@ class ChecksFailed(SnapshotError):
 
 def require_publishable(tables: TreeTables, *,
                         min_link_coverage: float | Mapping[str, float] | None = None) -> list[TreeCheck]:
-    """Run :func:`check_tree`; raise :class:`ChecksFailed` if any check fails, else return them."""
-    checks = check_tree(tables, min_link_coverage=min_link_coverage)
+    """Run :func:`publishing_checks`; raise :class:`ChecksFailed` if any check fails, else return them."""
+    checks = publishing_checks(tables, min_link_coverage=min_link_coverage)
     if failed_checks(checks):
         raise ChecksFailed(tables.name, checks)
     return checks

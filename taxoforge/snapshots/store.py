@@ -610,7 +610,7 @@ class SnapshotStore:
                 min_link_coverage: float | dict | None = None) -> PublishResult:
         """Snapshot ``tables`` and publish it (see the module doc). The version id is the
         content hash unless ``version`` gives a label. With ``check`` (the default) a tree
-        that fails :func:`taxoforge.snapshots.checks.check_tree` is refused with
+        that fails :func:`taxoforge.snapshots.checks.publishing_checks` is refused with
         :class:`~taxoforge.snapshots.checks.ChecksFailed` and nothing is written."""
         self._check_writable()
         if check:

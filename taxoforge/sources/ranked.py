@@ -22,7 +22,7 @@ from taxoforge.trees import integrity
 from taxoforge.trees.build import build_tree
 from taxoforge.trees.tables import REPORT_SCHEMA, TreeTables
 
-__all__ = ["ranked_tree_tables", "rank_counts", "report_frame", "check_tree"]
+__all__ = ["ranked_tree_tables", "rank_counts", "report_frame", "ranked_tree_facts"]
 
 
 def report_frame(kind: str, child_ids: pl.Series | list, parent_ids: pl.Series | list | None = None,
@@ -41,7 +41,8 @@ def report_frame(kind: str, child_ids: pl.Series | list, parent_ids: pl.Series |
 def ranked_tree_tables(name: str, *, source: str, edges: pl.DataFrame, taxa: pl.DataFrame,
                        names: pl.DataFrame, report: pl.DataFrame | None = None,
                        root_label: str | None = None, info: dict | None = None) -> TreeTables:
-    """Build the tree with :func:`build_tree` and attach labels, ranks, names and reports.
+    """Build the tree with :func:`build_tree`; :meth:`TreeTables.from_build` attaches the
+    taxa's labels and ranks, the names and the source's report rows.
 
     Nodes of ``taxa`` without any edge hang under the (synthetic) root. A synthetic root
     ``<source>:root`` gets ``root_label`` (default ``"root"``) as its label and no rank.
@@ -49,23 +50,10 @@ def ranked_tree_tables(name: str, *, source: str, edges: pl.DataFrame, taxa: pl.
     edge_ids = pl.concat([edges["child"], edges["parent"]]).unique()
     isolated = taxa.filter(~pl.col("node_id").is_in(edge_ids.implode()))["node_id"].to_list()
     built = build_tree(edges.select("child", "parent"), source=source, extra_nodes=isolated)
-    nodes = built.nodes.join(taxa.select("node_id", "label", "rank").unique("node_id", keep="first"),
-                             on="node_id", how="left")
-    parents = nodes["parent_id"].drop_nulls().unique()
-    nodes = nodes.with_columns(
-        pl.when(pl.col("node_id") == f"{source}:root")
-        .then(pl.lit(root_label or "root"))
-        .otherwise(pl.col("label"))
-        .alias("label"),
-        (~pl.col("node_id").is_in(parents.implode())).alias("is_leaf"),
-    )
-    reports = [built.report]
-    if report is not None and report.height:
-        reports.append(report.select(list(REPORT_SCHEMA)).cast(REPORT_SCHEMA))
-    info = dict(info or {})
-    info.update({"build": built.stats, "root_id": built.root_id})
-    return TreeTables(name=name, nodes=nodes, names=names, report=pl.concat(reports, how="vertical_relaxed"),
-                      info=info)
+    taxa = taxa.select("node_id", "label", "rank").unique("node_id", keep="first")
+    return TreeTables.from_build(name, built, names, labels=taxa.select("node_id", "label"),
+                                 ranks=taxa.select("node_id", "rank"), report=report,
+                                 root_label=root_label or "root", info=info)
 
 
 def rank_counts(nodes: pl.DataFrame) -> dict[str, int]:
@@ -74,14 +62,14 @@ def rank_counts(nodes: pl.DataFrame) -> dict[str, int]:
     return dict(zip(vc["rank"].to_list(), vc["len"].to_list()))
 
 
-def check_tree(nodes: pl.DataFrame) -> dict[str, object]:
+def ranked_tree_facts(nodes: pl.DataFrame) -> dict[str, object]:
     """The structural facts the biology asset checks assert.
 
     Returns ``roots`` (count), ``orphans`` (nodes whose parent is not a node),
     ``species_not_under_genus`` (species-rank nodes whose parent is not at genus rank),
     ``leaves``, ``max_depth`` and up to 5 examples of each failure.
     """
-    structure = integrity.check_tree(nodes)  # roots and orphans: the shared tree checks
+    structure = integrity.tree_integrity(nodes)  # roots and orphans: the shared tree checks
     par = nodes.select(pl.col("node_id").alias("parent_id"), pl.col("rank").alias("parent_rank"))
     sp = nodes.filter(pl.col("rank") == "species").join(par, on="parent_id", how="left")
     bad_sp = sp.filter(pl.col("parent_rank").fill_null("") != "genus")

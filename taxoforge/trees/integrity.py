@@ -21,7 +21,7 @@ Algorithm
 >>> import polars as pl
 >>> nodes = pl.DataFrame({"node_id": ["r", "a", "b", "c", "x", "y"],
 ...                       "parent_id": [None, "r", "r", "gone", "y", "x"]})
->>> t = check_tree(nodes)
+>>> t = tree_integrity(nodes)
 >>> t.roots, t.orphans, t.n_on_cycles, t.cycle_example
 (['r'], ['c'], 2, ['x', 'y'])
 """
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-__all__ = ["TreeIntegrity", "check_tree", "link_coverage", "coverage_failures"]
+__all__ = ["TreeIntegrity", "tree_integrity", "link_coverage", "coverage_failures"]
 
 _ROOT = -1
 _ORPHAN = -2
@@ -43,7 +43,7 @@ EXAMPLES = 10
 
 @dataclass
 class TreeIntegrity:
-    """What :func:`check_tree` found. Lists of ids are examples, capped at ``EXAMPLES``."""
+    """What :func:`tree_integrity` found. Lists of ids are examples, capped at ``EXAMPLES``."""
 
     n_nodes: int
     n_null_ids: int = 0
@@ -77,7 +77,7 @@ class TreeIntegrity:
         return not self.n_depth_mismatches
 
 
-def check_tree(nodes: pl.DataFrame) -> TreeIntegrity:
+def tree_integrity(nodes: pl.DataFrame) -> TreeIntegrity:
     """Count roots, orphans, nodes on cycles and depth mismatches of a ``nodes`` table.
 
     Parameters

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.tables import TreeTables, with_is_leaf
 
 __all__ = ["spanning_subtree"]
 
@@ -22,9 +22,7 @@ def spanning_subtree(tree: TreeTables, keep: Iterable[str], name: str,
     tax = tree.taxonomy()
     sub = tax.subtree(sorted(set(keep)))
     ids = sub.select("node_id")
-    nodes = tree.nodes.join(ids, on="node_id", how="semi")
-    parents = nodes.select(pl.col("parent_id").drop_nulls().unique().alias("node_id"))
-    nodes = nodes.with_columns((~pl.col("node_id").is_in(parents["node_id"].implode())).alias("is_leaf"))
+    nodes = with_is_leaf(tree.nodes.join(ids, on="node_id", how="semi"))
     names = tree.names.join(ids, on="node_id", how="semi")
     if extra_names is not None and extra_names.height:
         names = pl.concat([names, extra_names.join(ids, on="node_id", how="semi").select(names.columns)

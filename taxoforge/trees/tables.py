@@ -36,6 +36,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "TreeTables",
     "conform",
+    "with_is_leaf",
     "write_parquet_atomic",
 ]
 
@@ -111,6 +112,19 @@ def conform(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
     return out.sort(SORT_KEYS[table], nulls_last=True, maintain_order=True)
 
 
+def with_is_leaf(nodes: pl.DataFrame) -> pl.DataFrame:
+    """``nodes`` with its ``is_leaf`` column (re)computed: true for every node that is no
+    node's parent. (:attr:`taxoforge.trees.taxonomy.Taxonomy.is_leaf` is the same flag as an
+    array over a validated tree.)
+
+    >>> nodes = pl.DataFrame({"node_id": ["r", "a", "b"], "parent_id": [None, "r", "a"]})
+    >>> with_is_leaf(nodes)["is_leaf"].to_list()
+    [False, False, True]
+    """
+    parents = nodes["parent_id"].drop_nulls().unique()
+    return nodes.with_columns((~pl.col("node_id").is_in(parents.implode())).alias("is_leaf"))
+
+
 def write_parquet_atomic(df: pl.DataFrame, path: str | os.PathLike) -> Path:
     """Write ``df`` to ``path`` via a temporary file in the same folder and an atomic rename.
 
@@ -177,39 +191,83 @@ class TreeTables:
         build,
         names: pl.DataFrame | None = None,
         *,
+        labels: pl.DataFrame | None = None,
         ranks: pl.DataFrame | None = None,
         links: pl.DataFrame | None = None,
+        report: pl.DataFrame | None = None,
+        root_label: str = "root",
         info: dict | None = None,
     ) -> "TreeTables":
-        """Tables of a tree made by :func:`taxoforge.trees.build.build_tree`.
+        """Tables of a tree made by :func:`taxoforge.trees.build.build_tree`; every source
+        ends here.
 
-        ``label`` is each node's first name of kind ``label`` (else its first name, else its
-        id); ``ranks`` (``node_id``, ``rank``) fills ``rank``; names of nodes not in the tree
-        are dropped; ``info`` gets the build's stats under ``"build"``."""
+        Parameters
+        ----------
+        name : str
+            Name of the taxonomy.
+        build : TreeBuild
+            The built tree (its ``nodes``, ``report``, ``stats`` and ``root_id``).
+        names : polars.DataFrame, optional
+            The names table; names of nodes not in the tree are dropped.
+        labels : polars.DataFrame, optional
+            ``node_id``, ``label``: each node's label (one row per node, e.g. a ranked
+            source's taxa). Without it, a node's label is its first name of kind
+            ``label``, else its first name. A node with neither gets its id, the root
+            ``root_label``.
+        ranks : polars.DataFrame, optional
+            ``node_id``, ``rank`` (one row per node) fills ``rank``.
+        links : polars.DataFrame, optional
+            The links table.
+        report : polars.DataFrame, optional
+            The source's own report rows (any subset of the report columns), appended to
+            the build's.
+        root_label : str
+            Label of a root that has none (the synthetic root).
+        info : dict, optional
+            Free-form info; gets the build's stats under ``"build"`` and ``"root_id"``.
+
+        Returns
+        -------
+        TreeTables
+
+        Examples
+        --------
+        >>> from taxoforge.trees.build import build_tree
+        >>> b = build_tree(pl.DataFrame({"child": ["a", "b"], "parent": ["r", "r"]}), source="x")
+        >>> t = TreeTables.from_build("toy", b, labels=pl.DataFrame({"node_id": ["a"], "label": ["Alpha"]}))
+        >>> t.nodes.select("node_id", "label", "is_leaf").rows()
+        [('a', 'Alpha', True), ('b', 'b', True), ('r', 'root', False)]
+        """
         nodes = build.nodes.select("node_id", "parent_id", "depth")
         keep = nodes.select("node_id")
         if names is not None and names.height:
             names = names.join(keep, on="node_id", how="semi")
+        if labels is not None:
+            nodes = nodes.join(labels.select("node_id", pl.col("label").cast(pl.String)), on="node_id", how="left",
+                               maintain_order="left")
+        elif names is not None and names.height:
             ordered = names.with_columns((pl.col("kind") != "label").alias("_nl")).sort(
                 "node_id", "_nl", maintain_order=True
             )
-            labels = ordered.group_by("node_id", maintain_order=True).agg(pl.col("name").first().alias("label"))
-            nodes = nodes.join(labels, on="node_id", how="left", maintain_order="left")
+            first_names = ordered.group_by("node_id", maintain_order=True).agg(pl.col("name").first().alias("label"))
+            nodes = nodes.join(first_names, on="node_id", how="left", maintain_order="left")
         else:
             nodes = nodes.with_columns(pl.lit(None, dtype=pl.String).alias("label"))
         nodes = nodes.with_columns(
-            pl.when(pl.col("node_id") == f"{build.root_id}").then(pl.coalesce("label", pl.lit("root")))
+            pl.when(pl.col("node_id") == f"{build.root_id}").then(pl.coalesce("label", pl.lit(root_label)))
             .otherwise(pl.coalesce("label", "node_id")).alias("label")
         )
         if ranks is not None:
             nodes = nodes.join(ranks.select("node_id", pl.col("rank").cast(pl.String)), on="node_id", how="left",
                                maintain_order="left")
-        parents = nodes.select(pl.col("parent_id").drop_nulls().unique().alias("node_id"))
-        nodes = nodes.with_columns((~pl.col("node_id").is_in(parents["node_id"].implode())).alias("is_leaf"))
+        nodes = with_is_leaf(nodes)
+        reports = build.report
+        if report is not None and report.height:
+            reports = pl.concat([reports, conform(report, "report")])
         meta = dict(info or {})
         meta.setdefault("build", dict(build.stats))
         meta.setdefault("root_id", build.root_id)
-        return cls(name=name, nodes=nodes, names=names, links=links, report=build.report, info=meta)
+        return cls(name=name, nodes=nodes, names=names, links=links, report=reports, info=meta)
 
     def taxonomy(self):
         """A :class:`taxoforge.trees.taxonomy.Taxonomy` over these tables."""

@@ -53,8 +53,8 @@ def test_sparql_route_materialises(tmp_path, endpoint, shared_data):
     caltech = shared_data / "label_sets/lmms_owc_classnames/caltech101_metadata.csv"
     oven = shared_file("wikidata", "oven_bm25_candidate_qid_labels.tsv")
     cfg = {"ops": {
-        "wikidata_graph": {"config": {"seeds": sorted(INSTANCES), "batch_size": 5, "label_batch_size": 5}},
-        "wikidata_tree": {"config": {"seed": 3}},
+        "wikidata_graph": {"config": {"seed_qids": sorted(INSTANCES), "batch_size": 5, "label_batch_size": 5}},
+        "wikidata_tree": {"config": {"tie_seed": 3}},
         "wikidata_labels": {"config": {"qid_label_sets": [str(oven)], "name_label_sets": [str(caltech)]}},
     }}
     result = run(tmp_path, {"wikidata_sparql": sparql}, cfg)
@@ -103,7 +103,7 @@ def test_dump_route_materialises(tmp_path):
 def test_endpoint_and_contact_from_asset_config(tmp_path, endpoint):
     """The asset config overrides the resource's endpoint and contact (User-Agent)."""
     endpoint.reset()
-    cfg = {"ops": {"wikidata_graph": {"config": {"seeds": ["Q12418"], "endpoint": endpoint.url,
+    cfg = {"ops": {"wikidata_graph": {"config": {"seed_qids": ["Q12418"], "endpoint": endpoint.url,
                                                   "contact": "asset-config@taxoforge.invalid", "resume": False}}}}
     res = dg.materialize([wd_assets.wikidata_graph], run_config=cfg, resources={
         "io_manager": ParquetIOManager(data_dir=str(tmp_path / "data")),
@@ -114,6 +114,6 @@ def test_endpoint_and_contact_from_asset_config(tmp_path, endpoint):
 
 
 def test_sparql_route_without_seeds_fails_clearly(tmp_path):
-    with pytest.raises(dg.Failure, match="seeds"):
+    with pytest.raises(dg.Failure, match="seed_qids"):
         run(tmp_path, {"wikidata_sparql": WikidataSparqlResource(endpoint="http://127.0.0.1:9/none")},
             {"ops": {}})

@@ -327,7 +327,7 @@ def _closure(child: np.ndarray, parent: np.ndarray, starts: np.ndarray) -> np.nd
 def read_dump(
     path: str | os.PathLike,
     *,
-    seeds: Iterable[str] | None = None,
+    seed_qids: Iterable[str] | None = None,
     lang: str = "en",
     names: bool = True,
     root: str = ROOT_QID,
@@ -339,8 +339,8 @@ def read_dump(
     ----------
     path : path
         N-Triples or Turtle, plain, ``.gz`` or ``.bz2``.
-    seeds : iterable of str, optional
-        Seed QIDs; without them the whole subclass-of graph is read.
+    seed_qids : iterable of str, optional
+        Seed entities (QIDs); without them the whole subclass-of graph is read.
     lang : str
         Language of labels and aliases.
     names : bool
@@ -358,7 +358,7 @@ def read_dump(
         raise ValueError(f"format must be 'nt' or 'ttl', got {fmt!r}")
     lang = lang.lower()
     root_num = qid_number(validate_qid(root, where="root"))
-    seed_qids = validate_qids(seeds, where="seeds") if seeds is not None else None
+    seed_qids = validate_qids(seed_qids, where="seed_qids") if seed_qids is not None else None
     seed_nums = {qid_number(q) for q in seed_qids} if seed_qids is not None else None
     counts = {"non_item_edges": 0}
     t0 = time.perf_counter()
@@ -423,5 +423,5 @@ def read_dump(
         "seconds_edges": round(t_pass1, 3),
         "seconds_names": round(time.perf_counter() - t1, 3),
     }
-    seeds_out = [f"wd:{q}" for q in seed_qids] if seed_qids is not None else []
-    return WikidataGraph(edges=edges, names=names_df, seeds=seeds_out, info=info)
+    seed_node_ids = [f"wd:{q}" for q in seed_qids] if seed_qids is not None else []
+    return WikidataGraph(edges=edges, names=names_df, seed_node_ids=seed_node_ids, info=info)

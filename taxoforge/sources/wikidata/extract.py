@@ -41,7 +41,7 @@ from taxoforge.sources.wikidata.ids import node_id, qid_of_iri, sort_qids, valid
 from taxoforge.sources.wikidata.queries import render
 from taxoforge.sources.wikidata.sparql import SparqlClient
 
-__all__ = ["extract_from_seeds", "read_seeds", "ROOT_QID", "DEFAULT_BATCH_SIZE", "DEFAULT_LABEL_BATCH_SIZE"]
+__all__ = ["extract_from_seeds", "read_seed_qids", "ROOT_QID", "DEFAULT_BATCH_SIZE", "DEFAULT_LABEL_BATCH_SIZE"]
 
 ROOT_QID = "Q35120"  # "entity", the root of Wikidata's class tree
 # VALUES blocks of a few hundred ids answer in well under a second on WDQS for P31/P279
@@ -111,7 +111,7 @@ def _name_row(binding: dict) -> list | None:
     return [item, kind, name["value"], name.get("xml:lang")]
 
 
-def read_seeds(path: str | os.PathLike) -> list[str]:
+def read_seed_qids(path: str | os.PathLike) -> list[str]:
     """Seed QIDs from a file: a table with a ``qid`` column (tab-separated, e.g. OVEN's
     ``qid<TAB>label`` list), or one QID per line (``#`` comments and blank lines skipped).
     Raises ``ValueError`` naming the file and line of anything that is not a QID."""
@@ -134,7 +134,7 @@ def read_seeds(path: str | os.PathLike) -> list[str]:
 
 def extract_from_seeds(
     client: SparqlClient,
-    seeds: Iterable[str],
+    seed_qids: Iterable[str],
     *,
     root: str = ROOT_QID,
     lang: str = "en",
@@ -143,13 +143,13 @@ def extract_from_seeds(
     checkpoint: BatchCheckpoint | str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> WikidataGraph:
-    """Fetch the classes of ``seeds``, their subclass-of closure and their names (module docstring).
+    """Fetch the classes of ``seed_qids``, their subclass-of closure and their names (module docstring).
 
     Parameters
     ----------
     client : SparqlClient
-    seeds : iterable of str
-        QIDs (``Q146``, ``wd:Q146`` or entity IRIs); anything else raises ``ValueError``.
+    seed_qids : iterable of str
+        The seed entities: QIDs (``Q146``, ``wd:Q146`` or entity IRIs); anything else raises ``ValueError``.
     root : str
         The class not to expand further (default Q35120 "entity").
     lang : str
@@ -163,7 +163,7 @@ def extract_from_seeds(
     -------
     WikidataGraph
     """
-    seed_qids = validate_qids(seeds, where="seeds")
+    seed_qids = validate_qids(seed_qids, where="seed_qids")
     if not seed_qids:
         raise ValueError("no seeds given")
     root = validate_qid(root, where="root")
@@ -229,4 +229,4 @@ def extract_from_seeds(
         "requests": client.summary(),
         "seconds": round(time.perf_counter() - t_start, 3),
     }
-    return WikidataGraph(edges=edges, names=names_df, seeds=[node_id(q) for q in seed_qids], info=info)
+    return WikidataGraph(edges=edges, names=names_df, seed_node_ids=[node_id(q) for q in seed_qids], info=info)

@@ -22,12 +22,13 @@ class WikidataGraph:
     """``edges``: ``child``, ``parent`` (``wd:Q…`` node ids), ``relation`` (``P31`` for an
     entity under its class, ``P279`` for a subclass under its superclass).
     ``names``: ``node_id``, ``name``, ``kind`` (``label`` | ``alias``), ``lang``.
-    ``seeds``: the seed node ids (entities), in numeric order. ``info``: provenance
+    ``seed_node_ids``: the node ids of the seed entities, in numeric QID order (stored as the
+    ``seeds`` table). ``info``: provenance
     (endpoint, query time, file, counts)."""
 
     edges: pl.DataFrame
     names: pl.DataFrame
-    seeds: list[str] = field(default_factory=list)
+    seed_node_ids: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -47,10 +48,10 @@ class WikidataGraph:
         return {
             "edges": self.edges,
             "names": self.names,
-            "seeds": pl.DataFrame({"node_id": pl.Series(self.seeds, dtype=pl.String)}),
+            "seeds": pl.DataFrame({"node_id": pl.Series(self.seed_node_ids, dtype=pl.String)}),
         }
 
     @classmethod
     def from_tables(cls, tables: dict[str, pl.DataFrame], info: dict | None = None) -> "WikidataGraph":
-        seeds = tables["seeds"]["node_id"].to_list() if "seeds" in tables else []
-        return cls(edges=tables["edges"], names=tables["names"], seeds=seeds, info=dict(info or {}))
+        seed_node_ids = tables["seeds"]["node_id"].to_list() if "seeds" in tables else []
+        return cls(edges=tables["edges"], names=tables["names"], seed_node_ids=seed_node_ids, info=dict(info or {}))

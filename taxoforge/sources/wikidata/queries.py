@@ -1,4 +1,4 @@
-"""SPARQL queries, kept as ``.rq`` files in ``sql/wikidata/`` and loaded by name.
+"""SPARQL queries, kept as ``.rq`` files in the repository's ``sql/wikidata/`` and loaded by name.
 
 The same files run against the Wikidata Query Service and, in the tests, against a local
 Oxigraph endpoint; they declare every prefix they use, so they run on any SPARQL 1.1 engine.
@@ -7,59 +7,60 @@ A query has ``{{NAME}}`` placeholders. :func:`render` fills them only with value
 passed validation: ``ITEMS`` from QIDs (:func:`taxoforge.sources.wikidata.ids.validate_qids`),
 ``LANG`` from a language tag matching :data:`LANG_RE`. Anything else is refused.
 
-The folder is found, in order, at ``$TAXOFORGE_SQL_DIR/wikidata``, at ``sql/wikidata`` of
-the source checkout this module sits in (editable install, repo root), and in the
-installed ``sql`` package data.
+The top-level ``sql/`` folder installs as the package :data:`QUERY_PACKAGE` (``setup.py``
+maps it), so the files are package data, read with :mod:`importlib.resources` in an editable
+install and from a wheel alike. ``$TAXOFORGE_SQL_DIR/wikidata``, when set, replaces them.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 
 from taxoforge.sources.wikidata.ids import node_id, validate_qids
 
-__all__ = ["query_dir", "load_query", "render", "query_names", "LANG_RE"]
+__all__ = ["QUERY_PACKAGE", "query_dir", "load_query", "render", "query_names", "LANG_RE"]
 
+#: The package the top-level ``sql/`` folder installs as.
+QUERY_PACKAGE = "taxoforge.sql"
 LANG_RE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{1,8})*$")
 _PLACEHOLDER = re.compile(r"\{\{([A-Z_]+)\}\}")
 _NAME_RE = re.compile(r"^[a-z0-9_]+$")
+_SUFFIX = ".rq"
+_texts: dict[str, str] = {}
 
 
-def query_dir() -> Path:
-    """The folder holding the Wikidata ``.rq`` files (see the module docstring)."""
-    tried = []
+def query_dir():
+    """The folder of the Wikidata ``.rq`` files: ``$TAXOFORGE_SQL_DIR/wikidata`` when that
+    variable is set, else ``wikidata`` of the package :data:`QUERY_PACKAGE`.
+
+    Returns a :class:`importlib.resources.abc.Traversable` (a :class:`pathlib.Path` when the
+    package sits in a folder).
+
+    >>> query_dir().name
+    'wikidata'
+    """
     env = os.environ.get("TAXOFORGE_SQL_DIR")
     if env:
-        p = Path(env) / "wikidata"
-        if p.is_dir():
-            return p
-        tried.append(str(p))
-    repo = Path(__file__).resolve().parents[3] / "sql" / "wikidata"
-    if repo.is_dir():
-        return repo
-    tried.append(str(repo))
-    try:  # a non-editable install ships sql/ as package data
-        from importlib.resources import files
-
-        p = Path(str(files("sql") / "wikidata"))
-        if p.is_dir():
-            return p
-        tried.append(str(p))
-    except (ModuleNotFoundError, TypeError):
-        tried.append("installed package 'sql'")
-    raise FileNotFoundError(f"no sql/wikidata folder with the .rq queries; looked in: {', '.join(tried)}")
+        folder = Path(env) / "wikidata"
+        if not folder.is_dir():
+            raise FileNotFoundError(f"TAXOFORGE_SQL_DIR={env}: no folder {folder} with the .rq queries")
+        return folder
+    folder = files(QUERY_PACKAGE) / "wikidata"
+    if not folder.is_dir():
+        raise FileNotFoundError(f"package {QUERY_PACKAGE} has no wikidata/ folder of .rq queries ({folder})")
+    return folder
 
 
 def query_names() -> list[str]:
-    return sorted(p.stem for p in query_dir().glob("*.rq"))
+    """Names of the queries (their file names without ``.rq``), sorted.
 
-
-@lru_cache(maxsize=None)
-def _load(folder: str, name: str) -> str:
-    return (Path(folder) / f"{name}.rq").read_text(encoding="utf-8")
+    >>> {"instance_of", "subclass_of", "labels"} <= set(query_names())
+    True
+    """
+    return sorted(p.name[: -len(_SUFFIX)] for p in query_dir().iterdir() if p.name.endswith(_SUFFIX) and p.is_file())
 
 
 def load_query(name: str) -> str:
@@ -67,9 +68,13 @@ def load_query(name: str) -> str:
     if not _NAME_RE.fullmatch(name):
         raise ValueError(f"bad query name {name!r}")
     folder = query_dir()
-    if not (folder / f"{name}.rq").is_file():
+    path = folder / f"{name}{_SUFFIX}"
+    if not path.is_file():
         raise KeyError(f"no query {name!r} in {folder}; known: {query_names()}")
-    return _load(str(folder), name)
+    key = str(path)
+    if key not in _texts:
+        _texts[key] = path.read_text(encoding="utf-8")
+    return _texts[key]
 
 
 def render(name: str, *, items=None, lang: str | None = None) -> str:

@@ -1,7 +1,7 @@
 """From a :class:`~taxoforge.sources.wikidata.graph.WikidataGraph` to the four tree tables.
 
 Input
-    The graph (P31 and P279 edges, names), an exclusion list, a seed, a cycle policy.
+    The graph (P31 and P279 edges, names), an exclusion list, a tie seed, a cycle policy.
 
 Output
     :class:`~taxoforge.trees.tables.TreeTables`: ``nodes`` (``label`` is the English label,
@@ -26,7 +26,7 @@ import polars as pl
 
 from taxoforge.sources.wikidata.graph import WikidataGraph
 from taxoforge.trees.build import build_tree
-from taxoforge.trees.tables import TreeTables, conform
+from taxoforge.trees.tables import TreeTables
 
 __all__ = ["build_wikidata_tree", "SOURCE"]
 
@@ -37,7 +37,7 @@ def build_wikidata_tree(
     graph: WikidataGraph,
     *,
     exclude: Mapping[str, str] | Iterable[str] = (),
-    seed: int = 0,
+    tie_seed: int = 0,
     cycle_policy: str = "dfs_back_edges",
     name: str = "wikidata",
 ) -> TreeTables:
@@ -47,12 +47,12 @@ def build_wikidata_tree(
         raise ValueError("the Wikidata graph has no edges: no seed has a class or superclass")
     excl = dict(exclude) if isinstance(exclude, Mapping) else {e: "" for e in exclude}
     in_edges = pl.concat([graph.edges["child"], graph.edges["parent"]]).unique().implode()
-    seeds = pl.Series("node_id", graph.seeds, dtype=pl.String)
+    seeds = pl.Series("node_id", graph.seed_node_ids, dtype=pl.String)
     unplaced = seeds.filter(~seeds.is_in(in_edges)).to_list()
     excl_ids = pl.Series(list(excl), dtype=pl.String)
     excluded_in_graph = sorted(excl_ids.filter(excl_ids.is_in(in_edges)).to_list())
 
-    tb = build_tree(graph.edges.select("child", "parent"), source=SOURCE, seed=seed,
+    tb = build_tree(graph.edges.select("child", "parent"), source=SOURCE, tie_seed=tie_seed,
                     cycle_policy=cycle_policy, exclude=sorted(excl))
     gi = graph.info
     if gi.get("method") == "sparql":
@@ -62,7 +62,7 @@ def build_wikidata_tree(
     kept = tb.nodes.select("node_id")
     info = {
         "source_versions": {"wikidata": version},
-        "seed": seed,
+        "seed": tie_seed,
         "cycle_policy": cycle_policy,
         "wikidata": {
             **gi,
@@ -72,9 +72,7 @@ def build_wikidata_tree(
             "seeds_in_tree": int(seeds.is_in(kept["node_id"].implode()).sum()),
         },
     }
-    tree = TreeTables.from_build(name, tb, graph.names, info=info)
-    if unplaced:
-        extra = pl.DataFrame({"kind": ["unplaced_seed"] * len(unplaced), "child_id": unplaced,
-                              "detail": ["seed has no instance-of class and no superclass"] * len(unplaced)})
-        tree.report = conform(pl.concat([tree.report, extra], how="diagonal_relaxed"), "report")
-    return tree
+    unplaced_report = pl.DataFrame({"kind": ["unplaced_seed"] * len(unplaced), "child_id": unplaced,
+                                    "detail": ["seed has no instance-of class and no superclass"] * len(unplaced)},
+                                   schema={"kind": pl.String, "child_id": pl.String, "detail": pl.String})
+    return TreeTables.from_build(name, tb, graph.names, report=unplaced_report, info=info)

@@ -32,7 +32,7 @@ def random_edges(n: int = 300, seed: int = 7, extra: int = 150) -> pl.DataFrame:
 
 def make_tree(edges: pl.DataFrame, name: str = "demo", seed: int = 0, with_links: bool = True) -> TreeTables:
     """A full TreeTables (names, links, report) built by the real graph→tree step."""
-    b = build_tree(edges, source="t", seed=seed)
+    b = build_tree(edges, source="t", tie_seed=seed)
     ids = b.nodes["node_id"].to_list()
     names = pl.DataFrame({
         "node_id": ids + ids[:50],

@@ -22,7 +22,7 @@ from taxoforge.sources.coldp import (
     read_coldp,
     safe_extract,
 )
-from taxoforge.sources.ranked import check_tree, rank_counts
+from taxoforge.sources.ranked import ranked_tree_facts, rank_counts
 from tests.conftest import shared_file
 
 _spec = importlib.util.spec_from_file_location("_tf_httpfixture", Path(__file__).with_name("httpfixture.py"))
@@ -59,7 +59,7 @@ def test_pterophoroidea_counts_per_rank_match_the_raw_files(ptero, ptero_dir):
 
 
 def test_pterophoroidea_is_one_tree_without_orphans(ptero, ptero_dir):
-    c = check_tree(ptero.nodes)
+    c = ranked_tree_facts(ptero.nodes)
     assert c["roots"] == 1 and c["orphans"] == 0
     assert c["species_not_under_genus"] == 0
     root = ptero.nodes.filter(pl.col("parent_id").is_null())
@@ -117,7 +117,7 @@ def test_spec_example_edge_cases(spec_dir):
     assert t.nodes.height == 23
     assert rank_counts(t.nodes) == {"species": 10, "genus": 4, "subspecies": 3, "tribe": 2, "family": 1,
                                     "forma": 1, "kingdom": 1, "subfamily": 1}
-    c = check_tree(t.nodes)
+    c = ranked_tree_facts(t.nodes)
     assert c["roots"] == 1 and c["orphans"] == 0
     # the hybrid "species" sits directly under the kingdom: the species check names it
     assert c["species_not_under_genus"] == 1 and c["species_examples"] == ["col:hybrid under kingdom"]
@@ -159,7 +159,7 @@ def test_nameusage_flavour_with_col_prefixes():
     t = coldp_tree(shared_file("coldp", "coldp_pypi_test_Tonzidae"))
     assert read_coldp(shared_file("coldp", "coldp_pypi_test_Tonzidae")).info["flavour"] == "nameusage"
     assert rank_counts(t.nodes) == {"species": 3, "family": 1, "genus": 1}
-    c = check_tree(t.nodes)
+    c = ranked_tree_facts(t.nodes)
     assert c["roots"] == 1 and c["orphans"] == 0 and c["species_not_under_genus"] == 0
     assert t.nodes.filter(pl.col("parent_id").is_null())["label"].to_list() == ["Tonzidae"]
     # Tonzidae's parent 233686 is outside this partial export: reported, not an orphan
@@ -279,7 +279,7 @@ def test_cycle_in_parent_ids_is_broken_and_reported(tmp_path):
     d = _write_split(tmp_path / "cyc", "ID\tparentID\tnameID\nt1\t\tn1\nt2\tt3\tn2\nt3\tt2\tn2\n",
                      NAME_OK)
     t = coldp_tree(d)
-    c = check_tree(t.nodes)
+    c = ranked_tree_facts(t.nodes)
     assert c["roots"] == 1 and c["orphans"] == 0 and t.nodes.height == 4  # synthetic col:root added
     assert t.report.filter(pl.col("kind") == "cycle_back_edge").height == 1
 

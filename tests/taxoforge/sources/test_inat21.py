@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from taxoforge.sources.inat21 import INAT21_RANKS, Inat21Error, inat21_tree
-from taxoforge.sources.ranked import check_tree
+from taxoforge.sources.ranked import ranked_tree_facts
 
 FIXTURE = Path(__file__).with_name("fixtures") / "inat21_categories.json"
 _spec = importlib.util.spec_from_file_location("_tf_httpfixture", Path(__file__).with_name("httpfixture.py"))
@@ -41,7 +41,7 @@ def test_every_species_is_a_leaf_at_the_same_depth(tree, cats):
     assert set(species["depth"]) == {len(INAT21_RANKS) + 1}
     # and nothing else is a leaf
     assert nodes.filter(pl.col("is_leaf"))["rank"].unique().to_list() == ["species"]
-    c = check_tree(nodes)
+    c = ranked_tree_facts(nodes)
     assert c["roots"] == 1 and c["orphans"] == 0 and c["species_not_under_genus"] == 0
 
 

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from taxoforge.sources.inaturalist import RANK_LEVEL, SPINE, SPINE_RANKS, inat_edges, inat_tree, read_inat_taxa
-from taxoforge.sources.ranked import check_tree, rank_counts
+from taxoforge.sources.ranked import ranked_tree_facts, rank_counts
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def test_builds_offline_and_quickly(built, raw):
 
 def test_structure(built):
     t, _ = built
-    c = check_tree(t.nodes)
+    c = ranked_tree_facts(t.nodes)
     assert c["roots"] == 1 and c["orphans"] == 0
     root = t.nodes.filter(pl.col("parent_id").is_null())
     assert root.select("node_id", "label").rows() == [("inat:48460", "Life")]

@@ -36,7 +36,7 @@ def test_noun_graph_has_every_synset_and_both_edge_kinds(graph):
 
 def test_tree_depth_equals_nltk_max_depth_for_every_noun_synset(wn, graph):
     edges, _ = graph
-    built = build_tree(edges, source="wn", seed=0)
+    built = build_tree(edges, source="wn", tie_seed=0)
     assert built.root_id == "wn:n00001740"  # entity.n.01
     assert built.stats["cycle_edges_removed"] == 0
     depth = dict(zip(built.nodes["node_id"].to_list(), built.nodes["depth"].to_list()))

@@ -41,7 +41,7 @@ def removed_edges(report: pl.DataFrame, kinds) -> set[tuple[str, str]]:
 @given(random_graphs(), st.sampled_from(["dfs_back_edges", "drop_abstract"]), st.integers(0, 2**31))
 def test_random_graph_gives_one_rooted_tree_with_longest_path_depths(pairs, policy, seed):
     e = edges_df(pairs)
-    built = build_tree(e, source="t", seed=seed, cycle_policy=policy)
+    built = build_tree(e, source="t", tie_seed=seed, cycle_policy=policy)
     nodes = built.nodes
     # one rooted tree (Taxonomy validates: one root, no orphans, no cycle, depths consistent)
     tax = Taxonomy(nodes)
@@ -73,8 +73,8 @@ def test_random_graph_gives_one_rooted_tree_with_longest_path_depths(pairs, poli
 def test_same_seed_same_tree_whatever_the_input_order(pairs, seed, rnd):
     shuffled = list(pairs)
     rnd.shuffle(shuffled)
-    a = build_tree(edges_df(pairs), source="t", seed=seed)
-    b = build_tree(edges_df(shuffled), source="t", seed=seed)
+    a = build_tree(edges_df(pairs), source="t", tie_seed=seed)
+    b = build_tree(edges_df(shuffled), source="t", tie_seed=seed)
     assert a.nodes.equals(b.nodes)
     assert a.report.equals(b.report)
 
@@ -132,7 +132,7 @@ def test_path_counts_are_exact_in_log_space_on_a_deep_lattice():
         l, r, bottom = f"l{i}", f"r{i}", f"n{i + 1}"
         pairs += [(l, top), (r, top), (bottom, l), (bottom, r)]
         top = bottom
-    built = build_tree(edges_df(pairs), source="t", seed=3)
+    built = build_tree(edges_df(pairs), source="t", tie_seed=3)
     last = built.nodes.filter(pl.col("node_id") == "n200")
     assert last["depth"][0] == 400
     assert math.isclose(last["n_longest_paths_log"][0], 200 * math.log(2), rel_tol=1e-12)
@@ -159,7 +159,7 @@ def test_every_longest_path_is_equally_likely_across_seeds():
     counts: Counter = Counter()
     n_seeds = 3000
     for seed in range(n_seeds):
-        tax = Taxonomy(build_tree(e, source="t", seed=seed).nodes)
+        tax = Taxonomy(build_tree(e, source="t", tie_seed=seed).nodes)
         counts[tuple(tax.ancestors("4.2"))] += 1
     assert len(counts) == 6
     _, p = chisquare(list(counts.values()))
@@ -179,7 +179,7 @@ def test_tie_draw_depends_only_on_seed_and_node():
 
 def test_ties_are_reported_with_candidates_weights_and_seed():
     pairs = [("b", "a"), ("c", "a"), ("d", "b"), ("d", "c"), ("e", "d"), ("f", "d"), ("f", "c")]
-    built = build_tree(edges_df(pairs), source="t", seed=11)
+    built = build_tree(edges_df(pairs), source="t", tie_seed=11)
     ties = built.report.filter(pl.col("kind") == "tie")
     assert ties["child_id"].to_list() == ["d"]
     row = ties.row(0, named=True)

@@ -4,7 +4,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from taxoforge.trees.integrity import check_tree, coverage_failures, link_coverage
+from taxoforge.trees.integrity import tree_integrity, coverage_failures, link_coverage
 
 
 def nodes(pairs, depth=None):
@@ -16,26 +16,26 @@ def nodes(pairs, depth=None):
 
 
 def test_clean_tree_passes_everything():
-    t = check_tree(nodes([("r", None), ("a", "r"), ("b", "r"), ("a1", "a")], depth=[0, 1, 1, 2]))
+    t = tree_integrity(nodes([("r", None), ("a", "r"), ("b", "r"), ("a1", "a")], depth=[0, 1, 1, 2]))
     assert (t.one_root, t.acyclic, t.no_orphans, t.depths_consistent) == (True, True, True, True)
     assert t.roots == ["r"] and t.max_depth == 2 and t.n_depth_mismatches == 0
 
 
 def test_two_roots_and_duplicates_fail_one_root():
-    t = check_tree(nodes([("r", None), ("s", None), ("a", "r"), ("a", "s")]))
+    t = tree_integrity(nodes([("r", None), ("s", None), ("a", "r"), ("a", "s")]))
     assert not t.one_root
     assert t.n_roots == 2 and t.roots == ["r", "s"]
     assert t.duplicate_ids == ["a"]
 
 
 def test_orphans_are_counted_with_their_descendants():
-    t = check_tree(nodes([("r", None), ("c", "gone"), ("c1", "c"), ("c2", "c1")]))
+    t = tree_integrity(nodes([("r", None), ("c", "gone"), ("c1", "c"), ("c2", "c1")]))
     assert t.orphans == ["c"] and t.n_orphans == 1 and t.n_below_orphans == 2
     assert t.acyclic  # hanging below an orphan is not a cycle
 
 
 def test_cycle_and_nodes_below_it_are_found_and_traced():
-    t = check_tree(nodes([("r", None), ("x", "z"), ("y", "x"), ("z", "y"), ("below", "x")]))
+    t = tree_integrity(nodes([("r", None), ("x", "z"), ("y", "x"), ("z", "y"), ("below", "x")]))
     assert not t.acyclic
     assert t.n_on_cycles == 4  # x, y, z and "below"
     assert t.cycle_example == ["x", "z", "y"]  # child → parent order, smallest id first
@@ -43,12 +43,12 @@ def test_cycle_and_nodes_below_it_are_found_and_traced():
 
 
 def test_self_loop_is_a_cycle():
-    t = check_tree(nodes([("r", None), ("s", "s")]))
+    t = tree_integrity(nodes([("r", None), ("s", "s")]))
     assert t.n_on_cycles == 1 and t.cycle_example == ["s"]
 
 
 def test_depth_mismatch():
-    t = check_tree(nodes([("r", None), ("a", "r"), ("b", "a")], depth=[0, 1, 1]))
+    t = tree_integrity(nodes([("r", None), ("a", "r"), ("b", "a")], depth=[0, 1, 1]))
     assert not t.depths_consistent and t.depth_mismatch_examples == ["b"]
 
 
@@ -56,17 +56,17 @@ def test_long_chain_is_vectorised_and_correct():
     n = 200_000
     ids = [f"n{i}" for i in range(n)]
     df = pl.DataFrame({"node_id": ids, "parent_id": [None] + ids[:-1], "depth": np.arange(n, dtype=np.int32)})
-    t = check_tree(df)
+    t = tree_integrity(df)
     assert t.one_root and t.acyclic and t.depths_consistent and t.max_depth == n - 1
     # Closing the chain into a ring leaves no root and every node on the cycle.
     ring = df.with_columns(pl.when(pl.col("node_id") == "n0").then(pl.lit(ids[-1])).otherwise(pl.col("parent_id")).alias("parent_id"))
-    t = check_tree(ring)
+    t = tree_integrity(ring)
     assert t.n_roots == 0 and t.n_on_cycles == n
 
 
 def test_missing_columns_are_named():
     with pytest.raises(ValueError, match="parent_id"):
-        check_tree(pl.DataFrame({"node_id": ["a"]}))
+        tree_integrity(pl.DataFrame({"node_id": ["a"]}))
 
 
 def test_link_coverage_per_dataset_and_dangling_links():

@@ -54,10 +54,10 @@ def test_dump_equals_sparql_extraction(kind, dump_files, endpoint, instances):
     """The same seeds give the same graph offline as over SPARQL, whatever the file format."""
     seeds = sorted(instances)
     online = extract_from_seeds(SparqlClient(endpoint=endpoint.url, contact="t@t.invalid"), seeds)
-    offline = read_dump(dump_files[kind], seeds=seeds)
+    offline = read_dump(dump_files[kind], seed_qids=seeds)
     assert offline.edges.equals(online.edges)
     assert offline.names.equals(online.names)
-    assert offline.seeds == online.seeds
+    assert offline.seed_node_ids == online.seed_node_ids
     assert offline.info["format"] == kind.split(".")[0]
 
 
@@ -108,8 +108,8 @@ def test_bad_lines_name_file_and_line(tmp_path):
         dump_format(tmp_path / "x.json")
     with pytest.raises(FileNotFoundError):
         read_dump(tmp_path / "missing.nt")
-    with pytest.raises(ValueError, match=r"seeds\[0\]"):
-        read_dump(tmp_path / "bad.nt", seeds=["Q1>"])
+    with pytest.raises(ValueError, match=r"seed_qids\[0\]"):
+        read_dump(tmp_path / "bad.nt", seed_qids=["Q1>"])
 
 
 def _synthetic_dump(path, n_edges: int, seed: int = 0) -> None:

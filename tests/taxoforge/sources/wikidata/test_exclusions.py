@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from taxoforge.sources.wikidata.exclusions import DEFAULT_EXCLUSIONS, exclusion_node_ids, load_exclusions
-from taxoforge.sources.wikidata.extract import read_seeds
+from taxoforge.sources.wikidata.extract import read_seed_qids
 from taxoforge.sources.wikidata.ids import QID_RE
 
 
@@ -33,10 +33,10 @@ def test_exclusion_file(tmp_path):
 
 
 def test_seed_files(tmp_path, wikidata_dir):
-    assert read_seeds(wikidata_dir / "oven_bm25_candidate_qid_labels.tsv")[:3] == ["Q15", "Q16", "Q17"]
+    assert read_seed_qids(wikidata_dir / "oven_bm25_candidate_qid_labels.tsv")[:3] == ["Q15", "Q16", "Q17"]
     p = tmp_path / "seeds.txt"
     p.write_text("# seeds\nQ146\n\nQ5\n")
-    assert read_seeds(p) == ["Q146", "Q5"]
+    assert read_seed_qids(p) == ["Q146", "Q5"]
     p.write_text("qid\tlabel\nQ1\tuniverse\nQx\tbad\n")
     with pytest.raises(ValueError, match=r"seeds\.txt:3"):
-        read_seeds(p)
+        read_seed_qids(p)

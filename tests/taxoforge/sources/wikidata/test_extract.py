@@ -56,7 +56,7 @@ def test_extraction_matches_the_graph(endpoint, instances, all_p279):
     g = extract(endpoint, seeds)
     got = set(g.edges.iter_rows())
     assert got == expected_edges(instances, seeds, all_p279)
-    assert g.seeds == [f"wd:{q}" for q in sorted(seeds, key=lambda q: int(q[1:]))]
+    assert g.seed_node_ids == [f"wd:{q}" for q in sorted(seeds, key=lambda q: int(q[1:]))]
     # the root is reached and never expanded
     assert "wd:Q35120" in set(g.edges["parent"]) and "wd:Q35120" not in set(g.edges["child"])
     # labels and aliases of the seeds
@@ -67,7 +67,7 @@ def test_extraction_matches_the_graph(endpoint, instances, all_p279):
     # every node that has an English label in the data has it in the names
     nodes = set(g.edges["child"]) | set(g.edges["parent"])
     labelled = set(g.names.filter(pl.col("kind") == "label")["node_id"])
-    assert labelled <= nodes | set(g.seeds)
+    assert labelled <= nodes | set(g.seed_node_ids)
     # query time for the snapshot manifest
     assert g.info["query_time_first"] and g.info["query_time_first"] <= g.info["query_time_last"]
     assert g.info["requests"]["succeeded"] == g.info["batches_queried"] == len(endpoint.requests)
@@ -93,7 +93,7 @@ def test_entities_become_leaves_under_their_classes(endpoint, instances, all_p27
 
 
 def test_invalid_seed_never_queried(endpoint):
-    with pytest.raises(ValueError, match=r"seeds\[1\]"):
+    with pytest.raises(ValueError, match=r"seed_qids\[1\]"):
         extract(endpoint, ["Q12418", "Q1 } ; DROP ALL"])
     assert endpoint.requests == []
 

@@ -27,10 +27,10 @@ def tree(store, tmp_path_factory):
     p.write_bytes(store.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.DefaultGraph()))
     seeds = ["Q12418", "Q990000001", "Q990000101"]
     g = read_dump(p)  # all P279 edges
-    g2 = read_dump(p, seeds=seeds)  # plus the seeds' P31 edges and names
+    g2 = read_dump(p, seed_qids=seeds)  # plus the seeds' P31 edges and names
     from taxoforge.sources.wikidata.graph import WikidataGraph
 
-    both = WikidataGraph(edges=pl.concat([g.edges, g2.edges]), names=pl.concat([g.names, g2.names]), seeds=g2.seeds)
+    both = WikidataGraph(edges=pl.concat([g.edges, g2.edges]), names=pl.concat([g.names, g2.names]), seed_node_ids=g2.seed_node_ids)
     return build_wikidata_tree(both, exclude={})
 
 

@@ -7,7 +7,7 @@ import networkx as nx
 import pytest
 
 from taxoforge.sources.wikidata.ids import validate_qid, validate_qids
-from taxoforge.sources.wikidata.queries import load_query, query_dir, query_names, render
+from taxoforge.sources.wikidata.queries import QUERY_PACKAGE, load_query, query_dir, query_names, render
 from taxoforge.sources.wikidata.sparql import SparqlClient
 
 
@@ -32,6 +32,19 @@ def test_query_dir_env_override(tmp_path, monkeypatch):
     monkeypatch.setenv("TAXOFORGE_SQL_DIR", str(tmp_path))
     assert query_dir() == tmp_path / "wikidata"
     assert render("labels", items=["Q1"]).strip() == "SELECT * WHERE { VALUES ?item { wd:Q1 } }"
+
+
+def test_query_files_are_package_data_of_taxoforge_sql():
+    from importlib.resources import files
+
+    assert query_dir() == files(QUERY_PACKAGE) / "wikidata"
+    assert load_query("labels") == (files(QUERY_PACKAGE) / "wikidata" / "labels.rq").read_text(encoding="utf-8")
+
+
+def test_query_dir_env_override_without_the_folder_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAXOFORGE_SQL_DIR", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="TAXOFORGE_SQL_DIR"):
+        load_query("labels")
 
 
 def test_unknown_query_names_the_known_ones():

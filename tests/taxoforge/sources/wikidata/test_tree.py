@@ -50,7 +50,7 @@ def longest_and_counts(dag: nx.DiGraph) -> tuple[dict, dict]:
     return depth, count
 
 
-def check_tree(tree, dag: nx.DiGraph) -> None:
+def assert_tree_matches_dag(tree, dag: nx.DiGraph) -> None:
     nodes = tree.nodes
     roots = nodes.filter(pl.col("parent_id").is_null())["node_id"].to_list()
     assert len(roots) == 1
@@ -90,9 +90,9 @@ def real_graph(request, art_edges, pub_edges) -> WikidataGraph:
 
 
 def test_real_graphs_give_rooted_trees(real_graph):
-    tree = build_wikidata_tree(real_graph, exclude={}, seed=0)
+    tree = build_wikidata_tree(real_graph, exclude={}, tie_seed=0)
     dag = dag_of(real_graph)
-    check_tree(tree, dag)
+    assert_tree_matches_dag(tree, dag)
     # cycle report: the real graphs are acyclic, and the builder says so
     n_scc = sum(1 for s in nx.strongly_connected_components(dag) if len(s) > 1)
     assert n_scc == 0 and tree.info["build"]["nontrivial_sccs"] == 0
@@ -104,10 +104,10 @@ def test_real_graphs_give_rooted_trees(real_graph):
 
 
 def test_same_seed_same_tree_other_seed_other_choices(real_graph):
-    a = build_wikidata_tree(real_graph, seed=1)
-    b = build_wikidata_tree(real_graph, seed=1)
+    a = build_wikidata_tree(real_graph, tie_seed=1)
+    b = build_wikidata_tree(real_graph, tie_seed=1)
     assert a.nodes.equals(b.nodes) and a.report.equals(b.report)
-    others = [build_wikidata_tree(real_graph, seed=s) for s in range(2, 7)]
+    others = [build_wikidata_tree(real_graph, tie_seed=s) for s in range(2, 7)]
     ties = a.report.filter(pl.col("kind") == "tie")
     assert any(not o.report.filter(pl.col("kind") == "tie")["chosen"].equals(ties["chosen"]) for o in others)
     for o in others:
@@ -140,7 +140,7 @@ def test_cycles_are_broken_and_reported(art_edges, policy):
         assert removed == {(c, p) for c, p, _ in graph.edges.iter_rows() if c in gone or p in gone}
         dag = dag_of(graph, drop_nodes=gone)
     assert nx.is_directed_acyclic_graph(dag)
-    check_tree(tree, dag)
+    assert_tree_matches_dag(tree, dag)
 
 
 def test_exclusion_list_removes_nodes_and_reports_edges(pub_edges):
@@ -152,7 +152,7 @@ def test_exclusion_list_removes_nodes_and_reports_edges(pub_edges):
     rep = set(tree.report.filter(pl.col("kind") == "excluded_node").select("child_id", "parent_id").rows())
     assert rep == edges_of
     assert tree.info["wikidata"]["excluded_in_graph"] == [victim]
-    check_tree(tree, dag_of(graph, drop_nodes={victim}))
+    assert_tree_matches_dag(tree, dag_of(graph, drop_nodes={victim}))
 
 
 def test_default_exclusions_on_the_real_publication_graph(pub_edges):
@@ -164,7 +164,7 @@ def test_default_exclusions_on_the_real_publication_graph(pub_edges):
     tree = build_wikidata_tree(graph, exclude=excl)
     assert tree.info["wikidata"]["excluded_in_graph"] == present
     assert not set(present) & set(tree.nodes["node_id"])
-    check_tree(tree, dag_of(graph, drop_nodes=set(present)))
+    assert_tree_matches_dag(tree, dag_of(graph, drop_nodes=set(present)))
 
 
 def test_labels_and_leaf_flags(wikidata_dir):
