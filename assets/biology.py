@@ -29,7 +29,7 @@ from taxoforge.links.scientific_names import (
     vlm4bio_labels,
 )
 from taxoforge.sources.coldp import coldp_tree as build_coldp_tree
-from taxoforge.sources.download import download_file
+from taxoforge.files import download_file
 from taxoforge.sources.inat21 import inat21_tree as build_inat21_tree
 from taxoforge.sources.inaturalist import inat_tree
 from taxoforge.sources.ranked import check_tree, rank_counts

@@ -11,7 +11,8 @@ import dagster as dg
 import polars as pl
 
 from taxoforge.sources.wikidata.sparql import WDQS_ENDPOINT, SparqlClient
-from taxoforge.trees.tables import TreeTables, write_parquet_atomic
+from taxoforge.files import write_parquet_atomic, write_text_atomic
+from taxoforge.trees.tables import TreeTables
 
 __all__ = ["ParquetIOManager", "SnapshotStoreResource", "WikidataSparqlResource", "default_resources", "default_data_dir"]
 
@@ -70,9 +71,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
 
 def _write_info(folder: Path, info: dict) -> None:
     """``info.json`` beside a tree's tables (temp file + rename); non-JSON values as text."""
-    tmp = folder / ".info.json.tmp"
-    tmp.write_text(json.dumps(info or {}, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, folder / "info.json")
+    write_text_atomic(folder / "info.json", json.dumps(info or {}, indent=2, sort_keys=True, default=str) + "\n")
 
 
 class SnapshotStoreResource(dg.ConfigurableResource):

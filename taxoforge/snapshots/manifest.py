@@ -51,6 +51,8 @@ from typing import Any
 
 import polars as pl
 
+from taxoforge.files import file_sha256, write_bytes_atomic
+from taxoforge.snapshots.errors import SnapshotError
 from taxoforge.trees.tables import SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform
 
 __all__ = [
@@ -78,12 +80,6 @@ TABLE_FILES = {t: f"{t}.parquet" for t in TABLE_SCHEMAS}
 VERSION_LENGTH = 12
 _CHUNK_ROWS = 200_000
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-
-
-class SnapshotError(Exception):
-    """Base class of every snapshot error (the CLI maps each subclass to an exit code)."""
-
-    exit_code = 1
 
 
 def validate_name(name: str, what: str = "taxonomy name") -> str:
@@ -186,17 +182,6 @@ def utc_now() -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def file_sha256(path: str | os.PathLike, bufsize: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while True:
-            b = f.read(bufsize)
-            if not b:
-                break
-            h.update(b)
-    return h.hexdigest()
-
-
 def manifest_bytes(manifest: dict) -> bytes:
     """The canonical bytes of a manifest (sorted keys, two-space indent, final newline)."""
     return (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
@@ -259,9 +244,7 @@ def build_snapshot(
     }
     if extra:
         manifest["extra"] = _json_safe(extra)
-    tmp = folder / f".{MANIFEST_NAME}.tmp"
-    tmp.write_bytes(manifest_bytes(manifest))
-    os.replace(tmp, folder / MANIFEST_NAME)
+    write_bytes_atomic(folder / MANIFEST_NAME, manifest_bytes(manifest))
     return manifest
 
 

@@ -64,18 +64,18 @@ def read_inat21_categories(source: str | os.PathLike, *, cache_dir: str | os.Pat
     """The ``categories`` list of an iNat21 annotation file and where it was read from.
 
     ``source`` is a local path or an ``http(s)://`` URL; a URL is downloaded (with resume and
-    the optional ``checksum``, see :func:`taxoforge.sources.download.download_file`) into
+    the optional ``checksum``, see :func:`taxoforge.files.download_file`) into
     ``cache_dir`` (default: a temporary folder).
     """
     src = str(source)
     if src.startswith(("http://", "https://")):
-        from taxoforge.sources.download import download_file as download_release
+        from taxoforge.files import download_file
 
         fname = src.rstrip("/").rsplit("/", 1)[-1] or "inat21.json"
         if cache_dir is None:
             with tempfile.TemporaryDirectory(prefix="inat21-") as tmp:
-                return _categories(_load_json(download_release(src, Path(tmp) / fname, checksum=checksum)), src), src
-        path = download_release(src, Path(cache_dir) / fname, checksum=checksum)
+                return _categories(_load_json(download_file(src, Path(tmp) / fname, checksum=checksum)), src), src
+        path = download_file(src, Path(cache_dir) / fname, checksum=checksum)
     else:
         path = Path(src)
         if not path.exists():
