@@ -29,7 +29,7 @@ from taxoforge.links.scientific_names import (
     vlm4bio_labels,
 )
 from taxoforge.sources.coldp import coldp_tree as build_coldp_tree
-from taxoforge.files import download_file
+from taxoforge.files import cache_path, download
 from taxoforge.sources.inat21 import inat21_tree as build_inat21_tree
 from taxoforge.sources.inaturalist import inat_tree
 from taxoforge.sources.ranked import check_tree, rank_counts
@@ -107,12 +107,14 @@ class ColdpConfig(dg.Config):
     ),
 )
 def coldp_tree(context: dg.AssetExecutionContext, config: ColdpConfig) -> dg.Output[TreeTables]:
-    src = config.source
+    src, got = config.source, None
     if src.startswith(("http://", "https://")):
-        dest = _downloads() / (src.rstrip("/").rsplit("/", 1)[-1] or "coldp.zip")
-        src = str(download_file(src, dest, checksum=config.checksum or None))
+        got = download(src, cache_path(_downloads(), src), checksum=config.checksum or None)
+        src = str(got.path)
     t0 = time.perf_counter()
     tree = build_coldp_tree(src, name=config.name)
+    if got is not None:  # the release actually read (URL, ETag/Last-Modified, SHA-256) goes into the manifest
+        tree.info.setdefault("source_versions", {})["coldp"] = got.provenance()
     md = biology_tree_metadata(tree, time.perf_counter() - t0)
     md["source"] = dg.MetadataValue.text(config.source)
     md["flavour"] = dg.MetadataValue.text(str(tree.info.get("flavour")))

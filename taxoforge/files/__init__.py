@@ -5,8 +5,9 @@ snapshot pulls.
 * :mod:`.atomic` — :func:`write_bytes_atomic`, :func:`write_text_atomic`,
   :func:`write_parquet_atomic`, :func:`atomic_writer`, :func:`atomic_directory`;
 * :mod:`.checksums` — :func:`file_sha256`, :func:`file_checksum`, :func:`parse_checksum`;
-* :mod:`.download` — :func:`download` / :func:`download_file`, :class:`DownloadError`,
-  :class:`ChecksumError`.
+* :mod:`.download` — :func:`download` / :func:`download_file`, :func:`cache_path`,
+  :class:`DownloadError`, :class:`ChecksumError`;
+* :mod:`.paths` — :func:`path_inside` for paths built from names that came from outside.
 """
 
 from taxoforge.files.atomic import (
@@ -18,10 +19,22 @@ from taxoforge.files.atomic import (
     write_text_atomic,
 )
 from taxoforge.files.checksums import file_checksum, file_sha256, parse_checksum
-from taxoforge.files.download import ChecksumError, DownloadError, Downloaded, download, download_file, is_http_url
+from taxoforge.files.download import (
+    RETRY_STATUSES,
+    ChecksumError,
+    Downloaded,
+    DownloadError,
+    cache_path,
+    download,
+    download_file,
+    is_http_url,
+    retry_after_seconds,
+)
+from taxoforge.files.paths import UnsafePath, path_inside
 
 __all__ = [
     "atomic_directory", "atomic_writer", "make_private_dir", "write_bytes_atomic", "write_parquet_atomic",
     "write_text_atomic", "file_checksum", "file_sha256", "parse_checksum", "ChecksumError", "DownloadError",
-    "Downloaded", "download", "download_file", "is_http_url",
+    "Downloaded", "download", "download_file", "is_http_url", "cache_path", "retry_after_seconds", "RETRY_STATUSES",
+    "UnsafePath", "path_inside",
 ]
