@@ -38,6 +38,8 @@ def parse_ref(ref: str) -> tuple[str, str | None]:
     if sep and not version:
         raise SnapshotError(f"bad snapshot reference {ref!r}: expected NAME@VERSION with a version after '@'")
     validate_name(name)
+    if version:
+        validate_name(version, "version")
     return name, (version or None)
 
 
@@ -53,7 +55,33 @@ def parse_index(data: bytes, where: str) -> dict:
         raise SnapshotError(f"{where}: not valid JSON ({e}); rebuild it with SnapshotStore.reindex()") from e
     if not isinstance(idx, dict) or idx.get("format") != INDEX_FORMAT:
         raise SnapshotError(f"{where}: not a taxoforge snapshot index (expected \"format\": \"{INDEX_FORMAT}\")")
+    _check_ids(idx, where)
     return idx
+
+
+def _check_ids(idx: dict, where: str) -> None:
+    """Every taxonomy name and version in ``idx`` follows the id grammar
+    (:func:`~taxoforge.snapshots.manifest.validate_name`) before any of them becomes part
+    of a path: a store is untrusted input (a hostile or tampered ``index.json`` could name
+    ``../../…``)."""
+    taxonomies = idx.get("taxonomies")
+    if not isinstance(taxonomies, dict):
+        raise SnapshotError(f"{where}: \"taxonomies\" must be an object of taxonomy name → versions")
+    for name, tax in taxonomies.items():
+        try:
+            validate_name(name)
+        except SnapshotError as e:
+            raise SnapshotError(f"{where}: {e}; this store cannot be used") from None
+        versions = tax.get("versions") if isinstance(tax, dict) else None
+        if not isinstance(versions, list):
+            raise SnapshotError(f"{where}: taxonomy {name!r} has no \"versions\" list")
+        for i, entry in enumerate(versions):
+            if not isinstance(entry, dict):
+                raise SnapshotError(f"{where}: taxonomy {name!r}, versions[{i}] is not an object")
+            try:
+                validate_name(entry.get("version"), "version")
+            except SnapshotError as e:
+                raise SnapshotError(f"{where}: taxonomy {name!r}, versions[{i}]: {e}; this store cannot be used") from None
 
 
 def _sort_key(entry: dict) -> tuple:

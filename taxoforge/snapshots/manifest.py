@@ -79,12 +79,12 @@ MANIFEST_FORMAT = "taxoforge-snapshot"
 TABLE_FILES = {t: f"{t}.parquet" for t in TABLE_SCHEMAS}
 VERSION_LENGTH = 12
 _CHUNK_ROWS = 200_000
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used with fullmatch: no "\n" after it
 
 
 def validate_name(name: str, what: str = "taxonomy name") -> str:
     """A taxonomy name (or version label) is a path component: letters, digits, ``.``, ``_``, ``-``."""
-    if not isinstance(name, str) or not _NAME_RE.match(name) or name in {".", ".."}:
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or name in {".", ".."}:
         raise SnapshotError(
             f"invalid {what} {name!r}: use letters, digits, '.', '_' or '-' (at most 100, "
             "starting with a letter or digit)"
@@ -262,8 +262,16 @@ def parse_manifest(data: bytes, where: str) -> dict:
     missing = [k for k in _REQUIRED if k not in m]
     if missing:
         raise SnapshotError(f"{where}: manifest lacks field(s) {missing}")
+    try:  # names become paths: the id grammar first (a store is untrusted input)
+        validate_name(m["taxonomy"])
+        validate_name(m["version"], "version")
+    except SnapshotError as e:
+        raise SnapshotError(f"{where}: {e}") from None
+    if not isinstance(m["files"], dict):
+        raise SnapshotError(f"{where}: \"files\" must be an object of file name → sha256 and size")
     for fname, meta in m["files"].items():
-        if "/" in fname or "\\" in fname or fname.startswith(".") or not isinstance(meta, dict) or "sha256" not in meta:
+        if (not isinstance(fname, str) or not _NAME_RE.fullmatch(fname) or fname == MANIFEST_NAME
+                or not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str)):
             raise SnapshotError(f"{where}: bad file entry {fname!r} in manifest (expected a plain file name with sha256)")
     return m
 

@@ -107,7 +107,7 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
     if manifest["taxonomy"] != name or manifest["version"] != version:
         raise SnapshotError(f"{src.location(f'{name}/{version}')}: manifest names "
                             f"{manifest['taxonomy']}@{manifest['version']}, expected {name}@{version}")
-    work = dst.root / ".partial" / name / version
+    work = dst.local_path(".partial", name, version)
     work.mkdir(parents=True, exist_ok=True)
     files = sorted(manifest["files"].items())
     total = sum(int(m.get("size") or 0) for _, m in files)

@@ -38,11 +38,20 @@ import contextlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from taxoforge.files import make_private_dir, write_bytes_atomic
+from taxoforge.files import (
+    RETRY_STATUSES,
+    UnsafePath,
+    make_private_dir,
+    path_inside,
+    retry_after_seconds,
+    write_bytes_atomic,
+)
+from taxoforge.files.download import MAX_RETRY_AFTER
 from taxoforge.snapshots.catalogue import (
     INDEX_NAME,
     describe_entry,
@@ -114,12 +123,13 @@ class SnapshotStore:
     URL). ``storage_options`` go to fsspec (credentials, endpoints)."""
 
     def __init__(self, url: str | os.PathLike | None = None, *, storage_options: dict | None = None,
-                 lock_timeout: float = 120.0) -> None:
+                 lock_timeout: float = 120.0, retries: int = 3, backoff: float = 0.5) -> None:
         import fsspec
         from fsspec.implementations.local import LocalFileSystem
 
         self.url = str(url) if url is not None else default_store_url()
         self.lock_timeout = lock_timeout
+        self.retries, self.backoff = retries, backoff  # for 429/5xx answers of remote stores
         self.storage_options = dict(storage_options or {})
         protocol, path = fsspec.core.split_protocol(self.url)
         self.fs, fs_root = fsspec.core.url_to_fs(self.url, **self.storage_options)
@@ -140,17 +150,22 @@ class SnapshotStore:
         return self._path(rel) if self.is_local else self.fs.unstrip_protocol(self._path(rel))
 
     def read_bytes(self, rel: str) -> bytes:
-        """The bytes of ``rel``; :class:`SnapshotNotFound` when it does not exist."""
-        try:
-            return self.fs.cat_file(self._path(rel))
-        except FileNotFoundError:
-            raise SnapshotNotFound(f"{self.location(rel)}: not found") from None
-        except SnapshotError:
-            raise
-        except Exception as e:  # the backend's own errors (aiohttp, botocore, …)
-            status = getattr(e, "status", None)
-            what = f"HTTP {status}" if status else f"cannot reach the store ({type(e).__name__}: {e})"
-            raise SnapshotError(f"{self.location(rel)}: {what}") from e
+        """The bytes of ``rel``; :class:`SnapshotNotFound` when it does not exist. A 429 or
+        5xx answer is retried ``retries`` times, waiting as its ``Retry-After`` asks."""
+        for attempt in range(self.retries + 1):
+            try:
+                return self.fs.cat_file(self._path(rel))
+            except FileNotFoundError:
+                raise SnapshotNotFound(f"{self.location(rel)}: not found") from None
+            except Exception as e:  # the backend's own errors (aiohttp, botocore, …)
+                status = getattr(e, "status", None)
+                if status in RETRY_STATUSES and attempt < self.retries:
+                    wait = retry_after_seconds((getattr(e, "headers", None) or {}).get("Retry-After"))
+                    time.sleep(min(MAX_RETRY_AFTER, wait if wait is not None else self.backoff * 2 ** attempt))
+                    continue
+                what = f"HTTP {status}" if status else f"cannot reach the store ({type(e).__name__}: {e})"
+                raise SnapshotError(f"{self.location(rel)}: {what}") from e
+        raise AssertionError("unreachable")  # pragma: no cover
 
     # ---- catalogue -----------------------------------------------------------------------------
     def index(self) -> dict:
@@ -196,9 +211,18 @@ class SnapshotStore:
         return parse_manifest(data, self.location(rel))
 
     def local_dir(self, name: str, version: str) -> Path:
+        """The folder of ``name@version`` in a local store (both checked against the id
+        grammar, the path checked to stay inside the store)."""
         if not self.is_local:
             raise SnapshotError(f"store {self.url} is not a local folder")
-        return Path(self.root) / name / version
+        return self.local_path(validate_name(name), validate_name(version, "version"))
+
+    def local_path(self, *parts: str) -> Path:
+        """``<store>/<parts…>`` of a local store; :class:`SnapshotError` if it would leave the store."""
+        try:
+            return path_inside(self.root, *parts)
+        except UnsafePath as e:
+            raise SnapshotError(f"store {self.url}: {e}") from None
 
     # ---- writing -------------------------------------------------------------------------------
     def _check_writable(self) -> None:
