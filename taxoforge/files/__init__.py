@@ -5,8 +5,9 @@ snapshot pulls.
 * :mod:`.atomic` — :func:`write_bytes_atomic`, :func:`write_text_atomic`,
   :func:`write_parquet_atomic`, :func:`atomic_writer`, :func:`atomic_directory`;
 * :mod:`.checksums` — :func:`file_sha256`, :func:`file_checksum`, :func:`parse_checksum`;
-* :mod:`.download` — :func:`download` / :func:`download_file`, :func:`cache_path`,
-  :class:`DownloadError`, :class:`ChecksumError`;
+* :mod:`.download` — :func:`download` / :func:`download_file`, :func:`cache_path`;
+  :mod:`.transport` — one checked answer from an HTTP server or an fsspec filesystem;
+  :mod:`.errors` — :class:`DownloadError`, :class:`ChecksumError`;
 * :mod:`.paths` — :func:`path_inside` for paths built from names that came from outside.
 """
 

@@ -43,49 +43,34 @@ verification failure.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
-import email.utils
 import hashlib
 import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from taxoforge.files.atomic import write_text_atomic
 from taxoforge.files.checksums import file_checksum, file_sha256, parse_checksum
+from taxoforge.files.errors import ChecksumError, DownloadError
+from taxoforge.files.transport import (
+    MAX_RETRY_AFTER,
+    RETRY_STATUSES,
+    Answer,
+    TransientError,
+    fsspec_get,
+    http_get,
+    is_http_url,
+    retry_after_seconds,
+)
 
 __all__ = ["DownloadError", "ChecksumError", "Downloaded", "download", "download_file", "cache_path",
            "is_http_url", "retry_after_seconds", "RETRY_STATUSES"]
 
 CHUNK_SIZE = 1 << 16
-#: answers worth waiting for: rate limits and passing server trouble
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-#: the longest ``Retry-After`` honoured (seconds); longer waits fail the attempt
-MAX_RETRY_AFTER = 300.0
-
-
-class DownloadError(Exception):
-    """A download could not be completed as asked; the message names the URL."""
-
-    exit_code = 8
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class ChecksumError(DownloadError):
-    """A downloaded file does not match its expected checksum (it was deleted)."""
-
-    exit_code = 4
-
-    def __init__(self, message: str, *, algorithm: str, got: str, expected: str) -> None:
-        super().__init__(message)
-        self.algorithm, self.got, self.expected = algorithm, got, expected
 
 
 @dataclass
@@ -106,10 +91,6 @@ class Downloaded:
         ``source_versions``."""
         keys = ("url", "etag", "last_modified", "size", "sha256", "checksum", "fetched")
         return {k: self.record[k] for k in keys if self.record.get(k) is not None}
-
-
-def is_http_url(url: str) -> bool:
-    return str(url).startswith(("http://", "https://"))
 
 
 def cache_path(cache_dir: str | os.PathLike, url: str) -> Path:
@@ -143,141 +124,6 @@ def _write_record(dest: Path, rec: dict) -> None:
 
 def _utc_now() -> str:
     return _dt.datetime.now(tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# ---- HTTP ---------------------------------------------------------------------------------------
-class _Retry(Exception):
-    """A transient failure: wait ``wait`` seconds (None: back-off) and try again."""
-
-    def __init__(self, message: str, wait: float | None = None, status: int | None = None) -> None:
-        super().__init__(message)
-        self.wait, self.status = wait, status
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delay in seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.timezone.utc)
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-@dataclass
-class _Answer:
-    """One answer to "bytes from ``offset`` on": ``start`` is the byte the chunks begin at,
-    ``length`` how many bytes the answer announces (None: unknown), ``total`` the file's
-    size where known; ``complete``: nothing is left; ``not_modified``: a 304."""
-
-    chunks: Iterator[bytes]
-    start: int = 0
-    length: int | None = None
-    total: int | None = None
-    etag: str | None = None
-    last_modified: str | None = None
-    complete: bool = False
-    not_modified: bool = False
-
-
-def _content_range(value: str | None) -> tuple[int, int, int | None] | None:
-    m = re.fullmatch(r"bytes (\d+)-(\d+)/(\d+|\*)", (value or "").strip())
-    if not m:
-        return None
-    return int(m.group(1)), int(m.group(2)), (None if m.group(3) == "*" else int(m.group(3)))
-
-
-@contextlib.contextmanager
-def _http_get(url: str, offset: int, *, if_range: str | None, conditional: dict, timeout: float,
-              chunk_size: int) -> Iterator[_Answer]:
-    import requests
-
-    # identity: Range offsets must be offsets in the stored file, not in a compressed stream
-    headers = {"Accept-Encoding": "identity", **conditional}
-    if offset:
-        headers["Range"] = f"bytes={offset}-"
-        if if_range:
-            headers["If-Range"] = if_range
-    r = requests.get(url, headers=headers, stream=True, timeout=timeout)
-    with r:
-        st = r.status_code
-        if st in RETRY_STATUSES:
-            raise _Retry(f"HTTP {st}", retry_after_seconds(r.headers.get("Retry-After")), st)
-        if st == 404:
-            raise DownloadError(f"{url}: not found (HTTP 404)", status=404)
-        if st == 304 and conditional:
-            yield _Answer(iter(()), not_modified=True)
-            return
-        etag, modified = r.headers.get("ETag"), r.headers.get("Last-Modified")
-        if st == 416 and offset:
-            cr = (r.headers.get("Content-Range") or "").strip()
-            m = re.fullmatch(r"bytes \*/(\d+)", cr)
-            yield _Answer(iter(()), offset, 0, int(m.group(1)) if m else None, etag, modified, complete=True)
-            return
-        if st not in (200, 206):
-            raise DownloadError(f"{url}: HTTP {st} {r.reason or ''}".rstrip(), status=st)
-        length = int(r.headers["Content-Length"]) if r.headers.get("Content-Length", "").isdigit() else None
-        if st == 206:
-            cr = _content_range(r.headers.get("Content-Range"))
-            if cr is None or cr[1] < cr[0] or (cr[2] is not None and cr[1] >= cr[2]):
-                raise DownloadError(f"{url}: HTTP 206 with a bad Content-Range "
-                                    f"{r.headers.get('Content-Range')!r} (asked for bytes={offset}-)", status=206)
-            start, end, total = cr
-            if start not in (0, offset):
-                raise DownloadError(f"{url}: asked for bytes from {offset}, the server sent them from {start}",
-                                    status=206)
-            if length is not None and length != end - start + 1:
-                raise DownloadError(f"{url}: Content-Length {length} does not match Content-Range "
-                                    f"bytes {start}-{end}", status=206)
-            length = end - start + 1
-        else:
-            start, total = 0, length
-
-        def chunks() -> Iterator[bytes]:
-            # read1 hands over every byte that arrived before a connection drops, so the
-            # .part holds all of them and a resume asks only for the rest
-            read1 = getattr(r.raw, "read1", None)
-            while True:
-                b = read1(chunk_size) if read1 is not None else r.raw.read(chunk_size)
-                if not b:
-                    return
-                yield b
-
-        yield _Answer(chunks(), start, length, total, etag, modified)
-
-
-@contextlib.contextmanager
-def _fsspec_get(url: str, offset: int, chunk_size: int, storage_options: dict | None) -> Iterator[_Answer]:
-    import fsspec
-
-    fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
-    try:
-        f = fs.open(path, "rb")
-    except FileNotFoundError:
-        raise DownloadError(f"{url}: not found", status=404) from None
-    with f:
-        total = getattr(f, "size", None)
-        if total is not None and offset >= total:
-            yield _Answer(iter(()), offset, 0, total, complete=True)
-            return
-        f.seek(offset)
-
-        def chunks() -> Iterator[bytes]:
-            while True:
-                b = f.read(chunk_size)
-                if not b:
-                    return
-                yield b
-
-        yield _Answer(chunks(), offset, None if total is None else total - offset, total)
 
 
 # ---- the transfer -------------------------------------------------------------------------------
@@ -331,7 +177,7 @@ class _Transfer:
                 return self._attempt(offset, rec, conditional if not offset else {})
             except DownloadError:
                 raise
-            except (_Retry, *transient) as e:
+            except (TransientError, *transient) as e:
                 attempt += 1
                 have = _size(self.part)
                 wait = getattr(e, "wait", None)
@@ -354,10 +200,10 @@ class _Transfer:
     def _attempt(self, offset: int, rec: dict, conditional: dict) -> str:
         if is_http_url(self.url):
             if_range = _strong_etag(rec.get("etag")) or rec.get("last_modified")
-            opener = _http_get(self.url, offset, if_range=if_range, conditional=conditional,
+            opener = http_get(self.url, offset, if_range=if_range, conditional=conditional,
                                timeout=self.timeout, chunk_size=self.chunk_size)
         else:
-            opener = _fsspec_get(self.url, offset, self.chunk_size, self.storage_options)
+            opener = fsspec_get(self.url, offset, self.chunk_size, self.storage_options)
         with opener as ans:
             if ans.not_modified:
                 return "not-modified"
@@ -376,7 +222,7 @@ class _Transfer:
         self._discard_part()
         return self._attempt(0, {}, {})
 
-    def _write(self, ans: _Answer, offset: int, rec: dict) -> str:
+    def _write(self, ans: Answer, offset: int, rec: dict) -> str:
         if ans.start != offset:  # a whole file (200, or a 206 from byte 0): start over
             self._discard_part()
             offset = 0

@@ -51,7 +51,7 @@ from taxoforge.files import (
     retry_after_seconds,
     write_bytes_atomic,
 )
-from taxoforge.files.download import MAX_RETRY_AFTER
+from taxoforge.files.transport import MAX_RETRY_AFTER
 from taxoforge.snapshots.catalogue import (
     INDEX_NAME,
     describe_entry,

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from taxoforge.files import DownloadError, cache_path, download, retry_after_seconds
+from taxoforge.files import DownloadError, cache_path, download
 from tests.taxoforge.files.scripted_http import Reply, Request, ScriptedServer, file_reply
 
 BODY_V1 = bytes(range(256)) * 400  # 102,400 bytes
@@ -227,8 +227,3 @@ def test_503_forever_gives_up_after_the_retries_with_a_clear_error(tmp_path):
             download(f"{srv.url}/r.bin", tmp_path / "r.bin", retries=2, backoff=0.01)
         assert len(srv.log) == 3 and e.value.status == 503 and e.value.exit_code == 8
 
-
-def test_retry_after_accepts_seconds_and_http_dates():
-    assert retry_after_seconds("7") == 7.0
-    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:30 GMT", now=1445412480.0) == pytest.approx(30.0)
-    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
