@@ -284,7 +284,7 @@ def download(url: str, dest: str | os.PathLike, *, checksum: str | None = None, 
     dest.parent.mkdir(parents=True, exist_ok=True)
     want = parse_checksum(checksum) if checksum else None
     progress = progress or (lambda n: None)
-    lock = filelock.FileLock(str(dest.with_name(f".{dest.name}.lock")), timeout=lock_timeout, mode=0o666)
+    lock = filelock.FileLock(str(dest.with_name(f".{dest.name}.lock")), timeout=lock_timeout)
     try:
         lock.acquire()
     except filelock.Timeout:

@@ -31,7 +31,7 @@ def local_lock(path: str | os.PathLike, timeout: float) -> Iterator[None]:
     import filelock
 
     os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
-    lock = filelock.FileLock(os.fspath(path), timeout=timeout, mode=0o666)
+    lock = filelock.FileLock(os.fspath(path), timeout=timeout)
     try:
         lock.acquire()
     except filelock.Timeout:
