@@ -30,7 +30,7 @@ from taxoforge.links.scientific_names import (
     vlm4bio_labels,
 )
 from taxoforge.sources.coldp import coldp_tree as build_coldp_tree
-from taxoforge.sources.download import download_file
+from taxoforge.files import cache_path, download
 from taxoforge.sources.inat21 import inat21_tree as build_inat21_tree
 from taxoforge.sources.inaturalist import inat_tree
 from taxoforge.sources.ranked import rank_counts, ranked_tree_facts
@@ -98,12 +98,14 @@ class ColdpConfig(dg.Config):
     ),
 )
 def coldp_tree(context: dg.AssetExecutionContext, config: ColdpConfig, data_dir: DataDirResource) -> dg.Output[TreeTables]:
-    src = config.source
+    src, got = config.source, None
     if src.startswith(("http://", "https://")):
-        dest = data_dir.downloads / (src.rstrip("/").rsplit("/", 1)[-1] or "coldp.zip")
-        src = str(download_file(src, dest, checksum=config.checksum or None))
+        got = download(src, cache_path(data_dir.downloads, src), checksum=config.checksum or None)
+        src = str(got.path)
     t0 = time.perf_counter()
     tree = build_coldp_tree(src, name=config.name)
+    if got is not None:  # the release actually read (URL, ETag/Last-Modified, SHA-256) goes into the manifest
+        tree.info.setdefault("source_versions", {})["coldp"] = got.provenance()
     md = biology_tree_metadata(tree, time.perf_counter() - t0)
     md["source"] = dg.MetadataValue.text(config.source)
     md["flavour"] = dg.MetadataValue.text(str(tree.info.get("flavour")))

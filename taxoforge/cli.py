@@ -5,6 +5,11 @@
 
 Commands are looked up lazily so ``taxoforge --help`` stays fast and one broken domain does
 not take the others down.
+
+Whatever command raises a snapshot or download error (a snapshot that fails verification
+while ``score`` loads it, an interrupted pull …) ends with ``error: …`` on stderr and that
+error's documented exit code (see :mod:`taxoforge.snapshots.cli`: 3 not found, 4
+verification failed, 8 download interrupted …), never with a traceback.
 """
 
 from __future__ import annotations
@@ -28,6 +33,16 @@ COMMANDS = {
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
+
+    def invoke(self, ctx: click.Context):
+        from taxoforge.files import DownloadError
+        from taxoforge.snapshots.errors import SnapshotError
+
+        try:
+            return super().invoke(ctx)
+        except (SnapshotError, DownloadError) as e:
+            click.echo(f"error: {e}", err=True)
+            ctx.exit(getattr(e, "exit_code", 1))
 
     def get_command(self, ctx: click.Context, name: str):
         target = COMMANDS.get(name)

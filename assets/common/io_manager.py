@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import polars as pl
 
-from taxoforge.trees.tables import TreeTables, write_parquet_atomic
+from taxoforge.files import write_parquet_atomic, write_text_atomic
+from taxoforge.trees.tables import TreeTables
 
 __all__ = ["ParquetIOManager"]
 
@@ -64,6 +64,4 @@ class ParquetIOManager(dg.ConfigurableIOManager):
 
 def _write_info(folder: Path, info: dict) -> None:
     """``info.json`` beside a tree's tables (temp file + rename); non-JSON values as text."""
-    tmp = folder / ".info.json.tmp"
-    tmp.write_text(json.dumps(info or {}, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, folder / "info.json")
+    write_text_atomic(folder / "info.json", json.dumps(info or {}, indent=2, sort_keys=True, default=str) + "\n")

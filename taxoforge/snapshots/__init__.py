@@ -7,34 +7,33 @@
 >>> load_taxonomy("wordnet@3f2a9c0d1e4b", store=store)     # doctest: +SKIP
 
 Modules: :mod:`.manifest` (what a snapshot is, the content-derived version id),
-:mod:`.store` (index, atomic publishing, locking), :mod:`.pull` (resumable, verified
-download), :mod:`.verify`, :mod:`.diff`, :mod:`.checks` (tree checks that gate
+:mod:`.errors` (the errors and their exit codes), :mod:`.catalogue` (``index.json`` and
+``NAME@VERSION`` references), :mod:`.locks` (the publishers' lock), :mod:`.store` (a store
+on fsspec: atomic publishing), :mod:`.pull` (resumable, verified download), :mod:`.verify`, :mod:`.diff`, :mod:`.checks` (tree checks that gate
 publishing), :mod:`.load` (``load_taxonomy`` for the scoring side), :mod:`.cli`.
 """
 
 from taxoforge.snapshots.checks import ChecksFailed, TreeCheck, failed_checks, publishing_checks, require_publishable
 from taxoforge.snapshots.diff import diff_tables, format_diff
 from taxoforge.snapshots.load import load_taxonomy, resolve_ref
+from taxoforge.snapshots.errors import (
+    ChecksumMismatch,
+    LockTimeout,
+    ReadOnlyStore,
+    SnapshotConflict,
+    SnapshotError,
+    SnapshotNotFound,
+)
 from taxoforge.snapshots.manifest import (
     MANIFEST_NAME,
-    SnapshotError,
     build_snapshot,
     code_version,
     content_id,
     read_manifest,
 )
 from taxoforge.snapshots.pull import DownloadError, PullResult, pull
-from taxoforge.snapshots.store import (
-    ChecksumMismatch,
-    LockTimeout,
-    PublishResult,
-    ReadOnlyStore,
-    SnapshotConflict,
-    SnapshotNotFound,
-    SnapshotStore,
-    default_store_url,
-    parse_ref,
-)
+from taxoforge.snapshots.catalogue import parse_ref
+from taxoforge.snapshots.store import PublishResult, SnapshotStore, default_store_url
 from taxoforge.snapshots.verify import VerifyReport, read_snapshot, summarise, verify_folder
 
 __all__ = [

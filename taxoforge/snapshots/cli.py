@@ -27,7 +27,9 @@ from pathlib import Path
 
 import click
 
-from taxoforge.snapshots.manifest import MANIFEST_NAME, SnapshotError
+from taxoforge.files import DownloadError
+from taxoforge.snapshots.errors import SnapshotError
+from taxoforge.snapshots.manifest import MANIFEST_NAME
 
 EXIT_CODES = __doc__.split("Exit codes:", 1)[1]
 
@@ -54,14 +56,14 @@ def _emit(obj, as_json: bool, text: str | None = None) -> None:
 
 
 def _handle_errors(f):
-    """Turn snapshot errors into a message on stderr (or JSON) and their exit code."""
+    """Turn snapshot and download errors into a message on stderr (or JSON) and their exit code."""
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         as_json = kwargs.get("as_json", False)
         try:
             return f(*args, **kwargs)
-        except SnapshotError as e:
+        except (SnapshotError, DownloadError) as e:
             code = getattr(e, "exit_code", 1)
             if as_json:
                 _emit({"error": str(e), "exit_code": code, "kind": type(e).__name__}, True)
@@ -113,7 +115,8 @@ def _is_folder(target: str) -> bool:
 def list_cmd(name: str | None, store: str | None, as_json: bool) -> None:
     """List the taxonomies and versions in a store (all, or only NAME's), oldest first;
     the latest version of each is marked with *."""
-    from taxoforge.snapshots.store import SnapshotNotFound, describe_entry
+    from taxoforge.snapshots.catalogue import describe_entry
+    from taxoforge.snapshots.errors import SnapshotNotFound
 
     st = _store(store)
     st.require_exists()
@@ -176,7 +179,7 @@ def verify_cmd(target: str, store: str | None, fast: bool, as_json: bool) -> Non
     """Check a local snapshot (a folder, or NAME[@VERSION] in a local store) against its
     manifest: every file's size and SHA-256 and, unless --fast, the content hash
     recomputed from the tables. Exit code 4 when anything differs."""
-    from taxoforge.snapshots.store import ChecksumMismatch
+    from taxoforge.snapshots.errors import ChecksumMismatch
     from taxoforge.snapshots.verify import verify_folder
 
     if _is_folder(target):
@@ -305,7 +308,7 @@ def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | N
     checks run first: a broken tree is refused (exit code 7). Publishing a version that
     is already there is a no-op when its content is the same, exit code 5 otherwise."""
     from taxoforge.snapshots.checks import require_publishable
-    from taxoforge.snapshots.store import ChecksumMismatch
+    from taxoforge.snapshots.errors import ChecksumMismatch
     from taxoforge.snapshots.verify import read_snapshot, verify_folder
     from taxoforge.trees.tables import TreeTables
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 
-from taxoforge.snapshots.store import ChecksumMismatch, SnapshotStore
+from taxoforge.snapshots.errors import ChecksumMismatch
+from taxoforge.snapshots.store import SnapshotStore
 from taxoforge.snapshots.verify import read_snapshot, verify_folder
 from taxoforge.trees.tables import TreeTables
 

@@ -51,6 +51,8 @@ from typing import Any
 
 import polars as pl
 
+from taxoforge.files import file_sha256, write_bytes_atomic
+from taxoforge.snapshots.errors import SnapshotError
 from taxoforge.trees.tables import SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform
 
 __all__ = [
@@ -77,18 +79,12 @@ MANIFEST_FORMAT = "taxoforge-snapshot"
 TABLE_FILES = {t: f"{t}.parquet" for t in TABLE_SCHEMAS}
 VERSION_LENGTH = 12
 _CHUNK_ROWS = 200_000
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-
-
-class SnapshotError(Exception):
-    """Base class of every snapshot error (the CLI maps each subclass to an exit code)."""
-
-    exit_code = 1
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used with fullmatch: no "\n" after it
 
 
 def validate_name(name: str, what: str = "taxonomy name") -> str:
     """A taxonomy name (or version label) is a path component: letters, digits, ``.``, ``_``, ``-``."""
-    if not isinstance(name, str) or not _NAME_RE.match(name) or name in {".", ".."}:
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or name in {".", ".."}:
         raise SnapshotError(
             f"invalid {what} {name!r}: use letters, digits, '.', '_' or '-' (at most 100, "
             "starting with a letter or digit)"
@@ -186,17 +182,6 @@ def utc_now() -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def file_sha256(path: str | os.PathLike, bufsize: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while True:
-            b = f.read(bufsize)
-            if not b:
-                break
-            h.update(b)
-    return h.hexdigest()
-
-
 def manifest_bytes(manifest: dict) -> bytes:
     """The canonical bytes of a manifest (sorted keys, two-space indent, final newline)."""
     return (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
@@ -259,9 +244,7 @@ def build_snapshot(
     }
     if extra:
         manifest["extra"] = _json_safe(extra)
-    tmp = folder / f".{MANIFEST_NAME}.tmp"
-    tmp.write_bytes(manifest_bytes(manifest))
-    os.replace(tmp, folder / MANIFEST_NAME)
+    write_bytes_atomic(folder / MANIFEST_NAME, manifest_bytes(manifest))
     return manifest
 
 
@@ -279,8 +262,16 @@ def parse_manifest(data: bytes, where: str) -> dict:
     missing = [k for k in _REQUIRED if k not in m]
     if missing:
         raise SnapshotError(f"{where}: manifest lacks field(s) {missing}")
+    try:  # names become paths: the id grammar first (a store is untrusted input)
+        validate_name(m["taxonomy"])
+        validate_name(m["version"], "version")
+    except SnapshotError as e:
+        raise SnapshotError(f"{where}: {e}") from None
+    if not isinstance(m["files"], dict):
+        raise SnapshotError(f"{where}: \"files\" must be an object of file name → sha256 and size")
     for fname, meta in m["files"].items():
-        if "/" in fname or "\\" in fname or fname.startswith(".") or not isinstance(meta, dict) or "sha256" not in meta:
+        if (not isinstance(fname, str) or not _NAME_RE.fullmatch(fname) or fname == MANIFEST_NAME
+                or not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str)):
             raise SnapshotError(f"{where}: bad file entry {fname!r} in manifest (expected a plain file name with sha256)")
     return m
 

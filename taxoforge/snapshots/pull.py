@@ -4,16 +4,13 @@ Algorithm
     1. Resolve ``NAME[@VERSION]`` in the source store's ``index.json`` (latest by default).
     2. If the local store already has that version and it verifies, stop (``present``).
     3. Fetch ``manifest.json`` and check its SHA-256 against the index.
-    4. For every file of the manifest, download into
-       ``<local store>/.partial/<name>/<version>/<file>.part``. When a ``.part`` is left by
-       an interrupted run, ask only for the missing bytes (HTTP ``Range: bytes=N-``; a
-       seek on other filesystems); a server that ignores Range gets the file from the
-       start. A connection dropped mid-file is retried ``retries`` times, each time
-       resuming where it stopped; after that the ``.part`` is kept so the next ``pull``
-       resumes it.
-    5. Check each file's size and SHA-256 against the manifest. A mismatch deletes the
-       file and refuses the snapshot (:class:`ChecksumMismatch`) — after one clean retry
-       when the bad file had been resumed from an earlier run's ``.part``.
+    4. Download every file of the manifest into ``<local store>/.partial/<name>/<version>/``
+       with :func:`taxoforge.files.download`: an interrupted run's ``.part`` is resumed
+       (HTTP ``Range: bytes=N-``; a seek on other filesystems), a dropped connection is
+       retried ``retries`` times, and the file's size and SHA-256 are checked against the
+       manifest. A mismatch deletes the file and refuses the snapshot
+       (:class:`ChecksumMismatch`) — after one clean retry when the bad file had been
+       resumed from an earlier run's ``.part``.
     6. Move the complete folder into the local store under its lock and add it to the
        local ``index.json``.
 """
@@ -23,19 +20,16 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taxoforge.snapshots.manifest import MANIFEST_NAME, SnapshotError, parse_manifest, read_manifest
-from taxoforge.snapshots.store import ChecksumMismatch, SnapshotNotFound, SnapshotStore
+from taxoforge.files import ChecksumError, DownloadError, download, write_bytes_atomic
+from taxoforge.snapshots.errors import ChecksumMismatch, SnapshotError, SnapshotNotFound
+from taxoforge.snapshots.manifest import MANIFEST_NAME, parse_manifest, read_manifest
+from taxoforge.snapshots.store import SnapshotStore
 from taxoforge.snapshots.verify import verify_folder
 
-__all__ = ["pull", "PullResult", "DownloadError"]
-
-
-class DownloadError(SnapshotError):
-    exit_code = 8
+__all__ = ["pull", "PullResult", "DownloadError", "SnapshotNotFound", "ChecksumMismatch"]
 
 
 @dataclass
@@ -58,69 +52,20 @@ class PullResult:
                 "source": self.source}
 
 
-_TRANSIENT = (ConnectionError, TimeoutError, OSError)
-
-
-def _transient_errors() -> tuple:
+def _fetch(src: SnapshotStore, rel: str, dest: Path, meta: dict, bar, retries: int, backoff: float):
+    """Download one file of a snapshot into ``dest``, verified against its manifest entry."""
     try:
-        import requests
-        import urllib3
-
-        return (*_TRANSIENT, requests.RequestException, urllib3.exceptions.HTTPError)
-    except ImportError:  # pragma: no cover
-        return _TRANSIENT
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for b in iter(lambda: f.read(1 << 20), b""):
-            h.update(b)
-    return h.hexdigest()
-
-
-def _download(src: SnapshotStore, rel: str, part: Path, size: int | None, bar, retries: int,
-              backoff: float) -> tuple[int, bool]:
-    """Fetch ``rel`` into ``part`` (resuming). Returns (bytes fetched now, resumed?)."""
-    fetched = 0
-    resumed_any = False
-    attempt = 0
-    transient = _transient_errors()
-    while True:
-        offset = part.stat().st_size if part.exists() else 0
-        if size is not None and offset > size:
-            bar.update(-offset)
-            part.unlink()
-            offset = 0
-        if size is not None and offset == size:
-            return fetched, resumed_any
-        try:
-            chunks, honoured = src.open_stream(rel, offset)
-            if offset and not honoured:
-                bar.update(-offset)
-                offset = 0
-            resumed_any = resumed_any or (offset > 0)
-            with open(part, "ab" if offset else "wb") as f:
-                for chunk in chunks:
-                    f.write(chunk)
-                    fetched += len(chunk)
-                    bar.update(len(chunk))
-            got = part.stat().st_size
-            if size is None or got == size:
-                return fetched, resumed_any
-            if got > size:
-                return fetched, resumed_any  # the checksum step refuses it
-            raise ConnectionError(f"connection closed after {got} of {size} bytes")
-        except SnapshotError:
-            raise
-        except transient as e:
-            attempt += 1
-            have = part.stat().st_size if part.exists() else 0
-            if attempt > retries:
-                raise DownloadError(
-                    f"{src.location(rel)}: download interrupted at {have} of {size} bytes after "
-                    f"{attempt} attempt(s) ({e}); run the same pull again to resume from byte {have}") from e
-            time.sleep(backoff * 2 ** (attempt - 1))
+        return download(src.location(rel), dest, checksum=f"sha256:{meta['sha256']}", size=meta.get("size"),
+                        retries=retries, backoff=backoff, storage_options=src.storage_options,
+                        progress=bar.update, again="run the same pull again")
+    except ChecksumError as e:
+        raise ChecksumMismatch(
+            f"{src.location(rel)}: sha256 {e.got} but the manifest says {meta['sha256']} — the file "
+            f"is corrupted; it was deleted and the snapshot was not installed") from e
+    except DownloadError as e:
+        if e.status == 404:
+            raise SnapshotNotFound(f"{src.location(rel)}: not found (the store lists it in a manifest)") from e
+        raise
 
 
 def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.PathLike | SnapshotStore | None = None,
@@ -162,7 +107,7 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
     if manifest["taxonomy"] != name or manifest["version"] != version:
         raise SnapshotError(f"{src.location(f'{name}/{version}')}: manifest names "
                             f"{manifest['taxonomy']}@{manifest['version']}, expected {name}@{version}")
-    work = dst.root / ".partial" / name / version
+    work = dst.local_path(".partial", name, version)
     work.mkdir(parents=True, exist_ok=True)
     files = sorted(manifest["files"].items())
     total = sum(int(m.get("size") or 0) for _, m in files)
@@ -177,28 +122,14 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
     with tqdm(total=total, initial=have, unit="B", unit_scale=True, unit_divisor=1024,
               desc=f"{name}@{version}", disable=not progress, leave=False) as bar:
         for fname, meta in files:
-            final = work / fname
-            rel = f"{name}/{version}/{fname}"
-            if final.exists() and _sha256(final) == meta["sha256"]:
-                continue
-            final.unlink(missing_ok=True)
-            part = work / f"{fname}.part"
-            for clean_retry in (False, True):
-                n, was_resumed = _download(src, rel, part, meta.get("size"), bar, retries, backoff)
-                downloaded += n
-                got = _sha256(part)
-                if got == meta["sha256"]:
-                    if was_resumed:
-                        resumed.append(fname)
-                    os.replace(part, final)
-                    break
-                bar.update(-part.stat().st_size)
-                part.unlink()
-                if not was_resumed or clean_retry:
-                    raise ChecksumMismatch(
-                        f"{src.location(rel)}: sha256 {got} but the manifest says {meta['sha256']} — the file "
-                        f"is corrupted; it was deleted and {name}@{version} was not installed")
-    (work / MANIFEST_NAME).write_bytes(mbytes)
+            got = _fetch(src, f"{name}/{version}/{fname}", work / fname, meta, bar, retries, backoff)
+            downloaded += got.bytes_fetched
+            if got.resumed:
+                resumed.append(fname)
+    for p in work.iterdir():  # locks and records of the downloads: not part of the snapshot
+        if p.name not in manifest["files"]:
+            p.unlink()
+    write_bytes_atomic(work / MANIFEST_NAME, mbytes)
     result = dst.install(work, move=True)
     shutil.rmtree(work, ignore_errors=True)
     for p in (work.parent, work.parent.parent):
@@ -209,5 +140,3 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
     return PullResult(name, version, "pulled" if result.status == "published" else "present", target,
                       downloaded, resumed, src.url)
 
-
-__all__ += ["SnapshotNotFound", "ChecksumMismatch"]

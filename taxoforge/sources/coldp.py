@@ -34,7 +34,7 @@ Algorithm
     4. Build the tree with :func:`taxoforge.trees.build.build_tree` (which roots a forest
        under ``col:root`` and breaks any cycle, reporting what it removed).
 
-Downloads of releases go through :func:`download_release` (checksum, HTTP Range resume).
+Releases are downloaded with :func:`taxoforge.files.download_file` (checksum, HTTP Range resume).
 """
 
 from __future__ import annotations
@@ -51,20 +51,16 @@ from typing import Iterator
 
 import polars as pl
 
-from taxoforge.sources.download import ChecksumError, download_file, file_checksum  # noqa: F401 (re-exported)
 from taxoforge.sources.ranked import ranked_tree_tables, report_frame
 from taxoforge.trees.tables import TreeTables
 
 __all__ = [
     "ColdpError",
-    "ChecksumError",
     "ColdpTables",
     "read_coldp",
     "coldp_tree",
     "coldp_synonyms",
     "safe_extract",
-    "download_release",
-    "file_checksum",
     "LANG_3_TO_2",
 ]
 
@@ -428,6 +424,3 @@ def coldp_synonyms(path: str | os.PathLike) -> pl.DataFrame:
     s = read_coldp(path).synonyms
     return s.filter(~pl.col("status").is_in(list(MISAPPLIED_STATUSES)))
 
-
-#: A ColDP release is downloaded like any other file (kept under its old name).
-download_release = download_file

@@ -63,28 +63,37 @@ def read_inat21_categories(source: str | os.PathLike, *, cache_dir: str | os.Pat
                            checksum: str | None = None) -> tuple[list[dict], str]:
     """The ``categories`` list of an iNat21 annotation file and where it was read from.
 
-    ``source`` is a local path or an ``http(s)://`` URL; a URL is downloaded (with resume and
-    the optional ``checksum``, see :func:`taxoforge.sources.download.download_file`) into
-    ``cache_dir`` (default: a temporary folder).
+    ``source`` is a local path or an ``http(s)://`` URL; a URL is downloaded (with resume,
+    the optional ``checksum`` and the server's validators, see :func:`taxoforge.files.download`)
+    into ``cache_dir`` (default: a temporary folder), in a slot keyed by the URL.
     """
+    cats, src, _ = _read_categories(source, cache_dir=cache_dir, checksum=checksum)
+    return cats, src
+
+
+def _read_categories(source: str | os.PathLike, *, cache_dir, checksum) -> tuple[list[dict], str, dict | None]:
+    """:func:`read_inat21_categories` plus the download's provenance (None for a local file)."""
     src = str(source)
     if src.startswith(("http://", "https://")):
-        from taxoforge.sources.download import download_file as download_release
+        from taxoforge.files import cache_path, download
 
-        fname = src.rstrip("/").rsplit("/", 1)[-1] or "inat21.json"
         if cache_dir is None:
             with tempfile.TemporaryDirectory(prefix="inat21-") as tmp:
-                return _categories(_load_json(download_release(src, Path(tmp) / fname, checksum=checksum)), src), src
-        path = download_release(src, Path(cache_dir) / fname, checksum=checksum)
-    else:
-        path = Path(src)
-        if not path.exists():
-            raise Inat21Error(f"{path}: no such file")
+                got = download(src, cache_path(tmp, src), checksum=checksum)
+                return _categories(_parse_json(got.path), src), src, got.provenance()
+        got = download(src, cache_path(cache_dir, src), checksum=checksum)
+        return _categories(_parse_json(got.path), src), src, got.provenance()
+    path = Path(src)
+    if not path.exists():
+        raise Inat21Error(f"{path}: no such file")
+    return _categories(_parse_json(path), str(path)), src, None
+
+
+def _parse_json(path: Path) -> dict:
     try:
-        data = _load_json(path)
+        return _load_json(path)
     except json.JSONDecodeError as e:
         raise Inat21Error(f"{path}: line {e.lineno}: invalid JSON ({e.msg})") from e
-    return _categories(data, str(path)), src
 
 
 def _categories(data: object, where: str) -> list[dict]:
@@ -134,10 +143,11 @@ def _higher_ids(df: pl.DataFrame) -> pl.DataFrame:
 def inat21_tree(source: str | os.PathLike | list[dict], *, name: str = "inat21",
                 cache_dir: str | os.PathLike | None = None, checksum: str | None = None) -> TreeTables:
     """Build the iNat21 tree from a file, a URL or an already loaded ``categories`` list."""
+    provenance = None
     if isinstance(source, list):
         cats, where = _categories({"categories": source}, "categories"), "categories"
     else:
-        cats, where = read_inat21_categories(source, cache_dir=cache_dir, checksum=checksum)
+        cats, where, provenance = _read_categories(source, cache_dir=cache_dir, checksum=checksum)
     df = _higher_ids(categories_frame(cats, where)).with_columns(
         pl.format(f"{SOURCE}:{{}}", "id").alias("species_id"),
         pl.concat_str(["genus", "specific_epithet"], separator=" ").alias("binomial"))
@@ -165,4 +175,6 @@ def inat21_tree(source: str | os.PathLike | list[dict], *, name: str = "inat21",
     ]).unique()
     info = {"source": where, "categories": df.height,
             "supercategories": dict(sorted(df.group_by("supercategory").len().rows(), key=lambda r: str(r[0])))}
+    if provenance is not None:  # the release actually read: URL, validators, SHA-256
+        info["source_versions"] = {SOURCE: provenance}
     return ranked_tree_tables(name, source=SOURCE, edges=edges, taxa=taxa, names=names, root_label="Life", info=info)

@@ -22,10 +22,11 @@ import gzip
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 import polars as pl
+
+from taxoforge.files import atomic_directory
 
 __all__ = [
     "WordNetUnavailable",
@@ -92,19 +93,11 @@ def build_nltk_wordnet(system_dir: Path, nltk_data: Path) -> Path:
     target = nltk_data / "corpora" / "wordnet"
     if (target / "lexnames").exists() and all((target / f).exists() for f in _REQUIRED):
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".wordnet.", dir=target.parent))
-    try:
+    with atomic_directory(target) as tmp:
         for f in system_dir.iterdir():
             if f.is_file():
                 shutil.copyfile(f, tmp / f.name)  # copies through symlinks: NLTK rejects links
         (tmp / "lexnames").write_text(lexnames_text())
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return target
 
 

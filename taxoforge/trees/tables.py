@@ -12,20 +12,20 @@ A taxonomy is stored as four tables, each one Parquet file:
 ``report``  every edge the graph→tree step removed or chose between
             (see :mod:`taxoforge.trees.build`).
 
-Files are written to a temporary name and renamed, so a reader never sees half a
-file, and rows are sorted canonically so the same content gives the same bytes.
+Files are written with :func:`taxoforge.files.write_parquet_atomic` (a temporary name,
+then a rename, so a reader never sees half a file), and rows are sorted canonically so
+the same content gives the same bytes.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
+
+from taxoforge.files import write_parquet_atomic
 
 __all__ = [
     "NODES_SCHEMA",
@@ -123,27 +123,6 @@ def with_is_leaf(nodes: pl.DataFrame) -> pl.DataFrame:
     """
     parents = nodes["parent_id"].drop_nulls().unique()
     return nodes.with_columns((~pl.col("node_id").is_in(parents.implode())).alias("is_leaf"))
-
-
-def write_parquet_atomic(df: pl.DataFrame, path: str | os.PathLike) -> Path:
-    """Write ``df`` to ``path`` via a temporary file in the same folder and an atomic rename.
-
-    Output is deterministic: no timestamps, fixed compression, statistics on."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        table: pa.Table = df.to_arrow()
-        # Drop polars' own schema metadata so bytes depend on content only.
-        table = table.replace_schema_metadata(None)
-        pq.write_table(table, tmp, compression="zstd", compression_level=3, use_dictionary=True,
-                       write_statistics=True, row_group_size=1_000_000)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 @dataclass

@@ -95,3 +95,45 @@ def test_coldp_tree_asset_on_the_pterophoroidea_dataset(tmp_path):
     assert md["flavour"].value == "split"
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
     assert checks and all(checks.values())
+
+
+def test_coldp_release_at_a_fixed_url_is_refetched_when_it_changes_and_recorded(tmp_path, monkeypatch):
+    """Issue 15 item 3: a weekly run on a "latest" URL rebuilds from the new release, and
+    the metadata names the bytes it used (URL, ETag, SHA-256), not just the URL."""
+    import hashlib
+    import io
+    import json
+    import zipfile
+
+    from tests.taxoforge.files.scripted_http import ScriptedServer, file_reply
+
+    usage = (Path(bio.NOTROPIS_COLDP) / "NameUsage.tsv").read_text()
+
+    def release(text: str) -> bytes:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            zf.writestr("NameUsage.tsv", text)
+        return buf.getvalue()
+
+    v1 = release(usage)
+    v2 = release(usage.rstrip("\n") + "\nnewgenus\tleuciscidae\taccepted\tNovogenus\tgenus\n")
+    served = {"body": v1, "etag": '"r1"'}
+    monkeypatch.setenv("TAXOFORGE_DATA_DIR", str(tmp_path))
+    with ScriptedServer() as srv:
+        srv.routes["/latest/coldp.zip"] = lambda r: file_reply(r, served["body"], etag=served["etag"])
+        url = f"{srv.url}/latest/coldp.zip"
+
+        def materialise():
+            result = dg.materialize([bio.coldp_tree], resources=default_resources(str(tmp_path)),
+                                    instance=dg.DagsterInstance.ephemeral(),
+                                    run_config={"ops": {"coldp_tree": {"config": {"source": url}}}})
+            assert result.success
+            info = json.loads((tmp_path / "assets" / "coldp_tree" / "info.json").read_text())
+            return _md(result)["coldp_tree"]["nodes"].value, info["source_versions"]["coldp"]
+
+        n1, prov1 = materialise()
+        served.update(body=v2, etag='"r2"')  # next week: a new release behind the same URL
+        n2, prov2 = materialise()
+    assert n2 == n1 + 1
+    assert prov1["etag"] == '"r1"' and prov2["etag"] == '"r2"' and prov2["url"] == url
+    assert prov2["sha256"] == hashlib.sha256(v2).hexdigest()

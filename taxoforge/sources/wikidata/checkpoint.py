@@ -16,8 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from taxoforge.files import write_text_atomic
 
 __all__ = ["BatchCheckpoint", "batch_key"]
 
@@ -57,17 +58,7 @@ class BatchCheckpoint:
 
     def put(self, query_name: str, key: str, doc: dict) -> Path:
         p = self._path(query_name, key)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=p.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({**doc, "key": key}, f, ensure_ascii=False, sort_keys=True)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, p)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text_atomic(p, json.dumps({**doc, "key": key}, ensure_ascii=False, sort_keys=True))
         self.writes += 1
         return p
 

@@ -159,3 +159,48 @@ def file_bytes(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(Path(folder).glob("*.parquet"))}
 
 
+
+
+def hostile_store(srv, tmp_path: Path, tree: TreeTables, *, version: str, name: str = "demo") -> str:
+    """Make the scripted server ``srv`` (``tests.taxoforge.files.scripted_http``) play a
+    malicious store: a real snapshot of ``tree`` whose ``index.json`` and manifest call it
+    ``name@version`` (e.g. ``../../../../escaped``), consistently, with the index's
+    manifest checksum recomputed. Any path ending in a snapshot file name gets that file.
+    Returns the version as listed."""
+    import hashlib
+    import json
+
+    from taxoforge.snapshots import SnapshotStore
+    from taxoforge.snapshots.manifest import manifest_bytes
+    from tests.taxoforge.files.scripted_http import Reply, file_reply
+
+    honest = SnapshotStore(tmp_path / "honest-store")
+    r = honest.publish(tree)
+    folder = honest.local_dir(r.taxonomy, r.version)
+    m = json.loads((folder / "manifest.json").read_bytes())
+    m.update(taxonomy=name, version=version)
+    mbytes = manifest_bytes(m)
+    idx = json.loads((tmp_path / "honest-store" / "index.json").read_bytes())
+    entry = idx["taxonomies"][r.taxonomy]["versions"][0]
+    entry.update(version=version, manifest_sha256=hashlib.sha256(mbytes).hexdigest(), path=f"{name}/{version}")
+    idx["taxonomies"] = {name: {"versions": [entry], "latest": version}}
+    ibytes = json.dumps(idx).encode()
+    files = {p.name: p.read_bytes() for p in folder.glob("*.parquet")}
+
+    def route(req):
+        last = req.path.rsplit("/", 1)[-1]
+        if last == "index.json":
+            return Reply(200, {}, ibytes)
+        if last == "manifest.json":
+            return Reply(200, {}, mbytes)
+        if last in files:
+            return file_reply(req, files[last])
+        return Reply(404, {}, b"")
+
+    srv.default = route
+    return version
+
+
+def files_under(root: Path) -> set[str]:
+    """Every file below ``root``, as paths relative to it."""
+    return {str(p.relative_to(root)) for p in Path(root).rglob("*") if p.is_file()}

@@ -111,7 +111,7 @@ def test_verify_catches_manifest_edited_to_match(runner, published):
     import polars as pl
 
     from taxoforge.snapshots.manifest import manifest_bytes, read_manifest
-    from taxoforge.trees.tables import write_parquet_atomic
+    from taxoforge.files import write_parquet_atomic
 
     store, a, b = published
     folder = SnapshotStore(store).local_dir("demo", a.version)
@@ -207,3 +207,21 @@ def test_through_the_taxoforge_group(runner, published):
     assert r.exit_code == 0 and len(_json(r)["snapshots"]) == 2
     r = runner.invoke(main, ["verify", "--help"])
     assert r.exit_code == 0 and "FOLDER|NAME[@VERSION]" in r.output
+
+
+@pytest.mark.parametrize("command", ["show", "diff"])
+def test_show_and_diff_refuse_a_store_naming_a_version_that_climbs_out(runner, tmp_path, tree, command):
+    """Issue 15 item 1: show/diff --store pull remote snapshots; a hostile index must not
+    steer where they are written."""
+    from tests.taxoforge.files.scripted_http import ScriptedServer
+    from tests.taxoforge.snapshots.helpers import files_under, hostile_store
+
+    dest = tmp_path / "a" / "b" / "local"
+    with ScriptedServer() as srv:
+        hostile_store(srv, tmp_path / "setup", tree, version="../../../../escaped")
+        args = ["demo"] if command == "show" else ["demo", "demo"]
+        r = runner.invoke(SNAPSHOT_COMMANDS[command], [*args, "--store", srv.url, "--dest", str(dest)])
+    assert r.exit_code == 1 and "invalid version '../../../../escaped'" in r.stderr
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    assert {f for f in files_under(tmp_path) if not f.startswith("setup/")} == set()
+

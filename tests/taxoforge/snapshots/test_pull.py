@@ -3,18 +3,24 @@ corrupted, missing."""
 
 from __future__ import annotations
 
+import json
+import os
+import stat
+
 import pytest
 
 from taxoforge.snapshots import (
     ChecksumMismatch,
     DownloadError,
+    SnapshotError,
     SnapshotNotFound,
     SnapshotStore,
     load_taxonomy,
     pull,
     verify_folder,
 )
-from tests.taxoforge.snapshots.helpers import file_bytes, make_tree, random_edges
+from tests.taxoforge.files.scripted_http import Reply, ScriptedServer
+from tests.taxoforge.snapshots.helpers import file_bytes, files_under, hostile_store, make_tree, random_edges
 
 
 @pytest.fixture()
@@ -147,3 +153,57 @@ def test_load_taxonomy_from_http_names_its_snapshot(tmp_path, remote, tree):
     # a second version published remotely becomes the latest
     r2 = SnapshotStore(srv.root).publish(make_tree(random_edges(seed=9)), created="2999-01-01T00:00:00Z")
     assert load_taxonomy("demo", store=srv.url, cache=tmp_path / "cache").info["snapshot"] == r2.ref
+
+
+# ---- a hostile store (issue 15 item 1) ---------------------------------------------------------
+HOSTILE_VERSIONS = ["../../../../escaped", "..", "x/../../../../escaped"]
+
+
+@pytest.mark.parametrize("version", HOSTILE_VERSIONS)
+def test_a_store_naming_a_version_that_climbs_out_writes_nothing_outside_dest(tmp_path, tree, version):
+    dest = tmp_path / "a" / "b" / "local"
+    with ScriptedServer() as srv:
+        hostile_store(srv, tmp_path / "setup", tree, version=version)
+        with pytest.raises(SnapshotError, match=r"index\.json: taxonomy 'demo', versions\[0\]: invalid version"):
+            pull("demo", store=srv.url, dest=dest, progress=False)
+        with pytest.raises(SnapshotError, match="invalid version"):
+            load_taxonomy("demo", store=srv.url, cache=dest)
+        assert not [r for r in srv.log if r.path.endswith(".parquet")]  # refused before any download
+    assert {f for f in files_under(tmp_path) if not f.startswith("setup/")} == set()
+
+
+def test_a_manifest_naming_a_file_outside_its_folder_is_refused(tmp_path, tree):
+    from taxoforge.snapshots.manifest import parse_manifest
+
+    with pytest.raises(SnapshotError, match="bad file entry '../nodes.parquet'"):
+        parse_manifest(json.dumps({"format": "taxoforge-snapshot", "schema_version": 1, "taxonomy": "demo",
+                                   "version": "v1", "content_sha256": "0", "created": "x", "row_counts": {},
+                                   "files": {"../nodes.parquet": {"sha256": "0"}}}).encode(), "m.json")
+    with pytest.raises(SnapshotError, match="m.json: invalid version"):
+        parse_manifest(json.dumps({"format": "taxoforge-snapshot", "schema_version": 1, "taxonomy": "demo",
+                                   "version": "../v1", "content_sha256": "0", "created": "x", "row_counts": {},
+                                   "files": {}}).encode(), "m.json")
+
+
+def test_a_store_answering_503_with_retry_after_is_waited_for(tmp_path, tree):
+    """Issue 15 item 5: 503/Retry-After honoured for the catalogue reads too."""
+    with ScriptedServer() as srv:
+        hostile_store(srv, tmp_path / "setup", tree, version="v1")
+        honest = srv.default
+        srv.default = lambda r: Reply(503, {"Retry-After": "1"}, b"busy") if r.n == 0 else honest(r)
+        res = pull("demo", store=srv.url, dest=tmp_path / "local", progress=False)
+        first, second = srv.requests_for("/index.json")[:2]
+    assert res.status == "pulled" and second.t - first.t >= 0.9
+
+
+def test_pulled_snapshots_are_readable_by_others_under_the_usual_umask(tmp_path, remote):
+    """Issue 15 item 10: files were 0600 while index.json was 0644."""
+    srv, r = remote
+    old = os.umask(0o022)
+    try:
+        res = pull("demo", store=srv.url, dest=tmp_path / "local", progress=False)
+    finally:
+        os.umask(old)
+    for p in [res.path, *res.path.iterdir(), tmp_path / "local" / "index.json"]:
+        assert stat.S_IMODE(p.stat().st_mode) == (0o755 if p.is_dir() else 0o644), p
+    assert sorted(p.name for p in res.path.iterdir()) == sorted([*r.manifest["files"], "manifest.json"])

@@ -176,3 +176,19 @@ def test_concurrent_publishers_leave_a_valid_index(tmp_path):
     from taxoforge.snapshots import content_id
 
     assert content_id(expect)[0] in versions
+
+
+def test_published_files_follow_the_umask_so_another_user_can_pull_them(tmp_path, tree):
+    """Issue 15 item 10: snapshot files were written 0600 (mkstemp) while index.json was 0644,
+    so a store served by another user listed its snapshots but could not hand them out."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        r = SnapshotStore(tmp_path / "s").publish(tree)
+    finally:
+        os.umask(old)
+    folder = tmp_path / "s" / "demo" / r.version
+    for p in [folder, *folder.iterdir(), tmp_path / "s" / "index.json"]:
+        assert stat.S_IMODE(p.stat().st_mode) == (0o755 if p.is_dir() else 0o644), p

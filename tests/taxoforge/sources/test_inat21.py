@@ -4,6 +4,7 @@ files in three encodings, a URL on a loopback HTTP server, and malformed input."
 from __future__ import annotations
 
 import gzip
+import hashlib
 import importlib.util
 import io
 import json
@@ -13,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from taxoforge.files import cache_path
 from taxoforge.sources.inat21 import INAT21_RANKS, Inat21Error, inat21_tree
 from taxoforge.sources.ranked import ranked_tree_facts
 
@@ -95,10 +97,14 @@ def test_gz_and_tar_gz_files_give_the_same_tree(tree, tmp_path):
 def test_from_a_url(tree, tmp_path):
     raw = FIXTURE.read_bytes()
     with httpfixture.Server({"/inat2021/val.json": raw}) as srv:
-        t = inat21_tree(f"{srv.url}/inat2021/val.json", cache_dir=tmp_path)
+        url = f"{srv.url}/inat2021/val.json"
+        t = inat21_tree(url, cache_dir=tmp_path)
         assert srv.log == [("/inat2021/val.json", None)]
     assert t.nodes.equals(tree.nodes)
-    assert (tmp_path / "val.json").read_bytes() == raw
+    # cached in a slot keyed by the whole URL (issue 15 item 3), and the release recorded
+    assert cache_path(tmp_path, url).read_bytes() == raw and cache_path(tmp_path, url).name == "val.json"
+    assert t.info["source_versions"]["inat21"]["url"] == url
+    assert t.info["source_versions"]["inat21"]["sha256"] == hashlib.sha256(raw).hexdigest()
 
 
 def test_malformed_input_names_the_category(tmp_path, cats):

@@ -6,15 +6,16 @@ import hashlib
 
 import pytest
 
-from taxoforge.sources.coldp import coldp_tree
-from taxoforge.sources.download import ChecksumError, download_file
 import importlib.util
 import zipfile
 from pathlib import Path
 
+from taxoforge.files import ChecksumError, download_file
+from taxoforge.sources.coldp import coldp_tree
 from tests.conftest import shared_file
 
-_spec = importlib.util.spec_from_file_location("_tf_httpfixture_dl", Path(__file__).with_name("httpfixture.py"))
+_spec = importlib.util.spec_from_file_location(
+    "_tf_httpfixture_dl", Path(__file__).parents[1] / "sources" / "httpfixture.py")
 httpfixture = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(httpfixture)
 

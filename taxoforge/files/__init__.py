@@ -1,0 +1,41 @@
+"""File I/O, one home for each idea: atomic writes (bytes, text, Parquet, folders), file
+checksums, and the one resumable, checksummed download used by the sources and by
+snapshot pulls.
+
+* :mod:`.atomic` — :func:`write_bytes_atomic`, :func:`write_text_atomic`,
+  :func:`write_parquet_atomic`, :func:`atomic_writer`, :func:`atomic_directory`;
+* :mod:`.checksums` — :func:`file_sha256`, :func:`file_checksum`, :func:`parse_checksum`;
+* :mod:`.download` — :func:`download` / :func:`download_file`, :func:`cache_path`;
+  :mod:`.transport` — one checked answer from an HTTP server or an fsspec filesystem;
+  :mod:`.errors` — :class:`DownloadError`, :class:`ChecksumError`;
+* :mod:`.paths` — :func:`path_inside` for paths built from names that came from outside.
+"""
+
+from taxoforge.files.atomic import (
+    atomic_directory,
+    atomic_writer,
+    make_private_dir,
+    write_bytes_atomic,
+    write_parquet_atomic,
+    write_text_atomic,
+)
+from taxoforge.files.checksums import file_checksum, file_sha256, parse_checksum
+from taxoforge.files.download import (
+    RETRY_STATUSES,
+    ChecksumError,
+    Downloaded,
+    DownloadError,
+    cache_path,
+    download,
+    download_file,
+    is_http_url,
+    retry_after_seconds,
+)
+from taxoforge.files.paths import UnsafePath, path_inside
+
+__all__ = [
+    "atomic_directory", "atomic_writer", "make_private_dir", "write_bytes_atomic", "write_parquet_atomic",
+    "write_text_atomic", "file_checksum", "file_sha256", "parse_checksum", "ChecksumError", "DownloadError",
+    "Downloaded", "download", "download_file", "is_http_url", "cache_path", "retry_after_seconds", "RETRY_STATUSES",
+    "UnsafePath", "path_inside",
+]
