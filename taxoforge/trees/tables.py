@@ -19,7 +19,7 @@ file, and rows are sorted canonically so the same content gives the same bytes.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,11 +114,11 @@ def conform(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
 def write_parquet_atomic(df: pl.DataFrame, path: str | os.PathLike) -> Path:
     """Write ``df`` to ``path`` via a temporary file in the same folder and an atomic rename.
 
-    Output is deterministic: no timestamps, fixed compression, statistics on."""
+    Output is deterministic: no timestamps, fixed compression, statistics on. The file is
+    created with the caller's umask (a ``mkstemp`` file would stay 0600 after the rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
     try:
         table: pa.Table = df.to_arrow()
         # Drop polars' own schema metadata so bytes depend on content only.
