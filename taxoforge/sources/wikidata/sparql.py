@@ -318,6 +318,16 @@ class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
                             context=self._context)
 
 
+class _HTTPOnlyRedirectHandler(urllib.request.HTTPRedirectHandler):
+    """Redirects stay on HTTP(S), under the request's deadline (urllib would follow ftp:)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if urllib.parse.urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            raise urllib.error.HTTPError(newurl, code, f"redirect to a non-HTTP URL refused: {newurl}",
+                                         headers, fp)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 # --------------------------------------------------------------------------- the client
 
 
@@ -394,13 +404,15 @@ class SparqlClient:
     def _attempt(self, query: str) -> list[dict]:
         request = self._request(query)
         with _Deadline(float(self.timeout)) as deadline:
-            opener = urllib.request.build_opener(_DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline))
+            opener = urllib.request.build_opener(_DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline),
+                                                 _HTTPOnlyRedirectHandler())
             try:
                 try:
                     with opener.open(request, timeout=float(self.timeout)) as response:
                         body = response.read()
                 except urllib.error.HTTPError as e:
                     text = _safe_read(e)
+                    e.close()
                     if deadline.expired:
                         raise _Retryable("client timeout") from e
                     raise self._http_error(e, text) from e
