@@ -10,10 +10,13 @@ Input
       ``scientificName``, ``rank``) in which a synonym's ``parentID`` is its accepted
       taxon; optional ``VernacularName``.
 
-    Files are tab-separated (``.tsv``/``.txt``, unquoted) or comma-separated (``.csv``,
-    quoted); file names are matched case-insensitively and without ``-``/``_``
+    Files are tab-separated (``.tsv``/``.tab``/``.txt``, unquoted) or comma-separated
+    (``.csv``, quoted); file names are matched case-insensitively and without ``-``/``_``
     (``vernacular-name.tsv``, ``VernacularName.tsv``); column names case-insensitively and
-    with or without the ``col:`` prefix.
+    with or without the ``col:`` prefix. Files are UTF-8, as ColDP requires, read strictly:
+    a byte that is not UTF-8 is an error naming the file, line and byte. A dataset in
+    another encoding says so — ``read_coldp(..., encoding="latin-1")`` or an ``encoding``
+    key in its ``metadata.yaml`` — and is transcoded on the way in.
 
 Output
     :class:`~taxoforge.trees.tables.TreeTables`: accepted taxa (``col:<ID>``) linked by
@@ -23,8 +26,11 @@ Output
     language as BCP-47 where a two-letter code exists).
 
 Algorithm
-    1. Locate the tables (a zip is first extracted into a temporary folder, refusing any
-       member that is absolute, contains ``..`` or is a link).
+    1. Locate the tables. Of a zip only those members are extracted, into a temporary
+       folder, after checking every member: an archive with a member that is absolute,
+       contains ``..`` or is a link is refused whole; so is one whose needed members
+       expand more than ``max_ratio`` (default 100×: a zip bomb) or beyond
+       ``max_extract_bytes`` (default 32 GiB) or the free disk space.
     2. Scan only the needed columns lazily with polars, as strings, and collect with the
        streaming engine, so a full release (millions of name usages) stays within memory.
     3. Validate: missing IDs, duplicate taxon IDs and names that do not resolve are errors
@@ -39,15 +45,18 @@ Releases are downloaded with :func:`taxoforge.files.download_file` (checksum, HT
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
+import shutil
 import stat
 import tempfile
 import zipfile
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Iterable, Iterator
 
 import polars as pl
 
@@ -61,6 +70,8 @@ __all__ = [
     "coldp_tree",
     "coldp_synonyms",
     "safe_extract",
+    "DEFAULT_MAX_EXTRACT_BYTES",
+    "DEFAULT_MAX_RATIO",
     "LANG_3_TO_2",
 ]
 
@@ -90,7 +101,7 @@ _TABLE_STEMS = {
     "vernacular": ("vernacularname", "vernacular"),
     "nameusage": ("nameusage",),
 }
-_EXTENSIONS = {".tsv": "\t", ".txt": "\t", ".csv": ","}
+_EXTENSIONS = {".tsv": "\t", ".tab": "\t", ".txt": "\t", ".csv": ","}
 
 
 class ColdpError(ValueError):
@@ -116,67 +127,259 @@ class ColdpTables:
 
 # --------------------------------------------------------------------------- files
 
+#: Most bytes a zip may expand to (the members the reader needs, together).
+DEFAULT_MAX_EXTRACT_BYTES = 32 * 2**30
+#: Highest compression ratio (uncompressed / compressed) of a member. Real ColDP tables
+#: compress 3–15×; a zip bomb, 1000× and more.
+DEFAULT_MAX_RATIO = 100.0
+_RATIO_FLOOR = 1 << 20  # members below 1 MiB are never refused for their ratio
+_MAX_MEMBERS = 100_000
+_MAX_METADATA_BYTES = 16 << 20
+_METADATA_NAMES = ("metadata.yaml", "metadata.yml", "metadata.json")
 
-def safe_extract(archive: str | os.PathLike, dest: str | os.PathLike) -> Path:
-    """Extract a zip into ``dest``, refusing members that would land outside it.
 
-    Raises :class:`ColdpError` naming the archive and member for absolute paths, ``..``
-    components, drive letters and symbolic links; nothing is written in that case.
+@dataclass(frozen=True)
+class _TableFile:
+    """One table of the dataset: ``path`` is the UTF-8 file polars scans (the original, an
+    extracted member or a transcoded copy); ``label`` is how messages name it (the file,
+    or the member and its archive); ``source`` the path inside the dataset."""
+
+    path: Path
+    label: str
+    source: str
+
+    def __str__(self) -> str:
+        return self.label
+
+    @property
+    def name(self) -> str:
+        return PurePosixPath(self.source).name
+
+
+def _pick(relpaths: Iterable[str]) -> dict[str, str]:
+    """Logical table (and ``metadata``) → the file holding it, among paths relative to the
+    dataset root ('/'-separated): names matched case-insensitively without ``-``/``_``,
+    at most three levels deep (zips often wrap their content in one folder), the shallowest
+    first."""
+    found: dict[str, str] = {}
+    cands = []
+    for rel in relpaths:
+        parts = PurePosixPath(rel).parts
+        if 1 <= len(parts) <= 3:
+            cands.append((len(parts), rel))
+    for _, rel in sorted(cands):
+        base = PurePosixPath(rel)
+        if base.name.lower() in _METADATA_NAMES:
+            found.setdefault("metadata", rel)
+            continue
+        if base.suffix.lower() not in _EXTENSIONS:
+            continue
+        stem = re.sub(r"[-_\s]", "", base.stem.lower())
+        for table, stems in _TABLE_STEMS.items():
+            if stem in stems and table not in found:
+                found[table] = rel
+    return found
+
+
+def _check_member_names(zf: zipfile.ZipFile, archive: Path, dest: Path) -> None:
+    """Refuse the whole archive if any member would land outside ``dest`` or is a link."""
+    root = dest.resolve()
+    members = zf.infolist()
+    if len(members) > _MAX_MEMBERS:
+        raise ColdpError(f"{archive}: {len(members)} members, more than {_MAX_MEMBERS}; refusing the archive")
+    for m in members:
+        name = m.filename
+        parts = re.split(r"[\\/]+", name)
+        if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or ".." in parts:
+            raise ColdpError(f"{archive}: member {name!r} would be extracted outside {dest} "
+                             "(absolute path or '..'); refusing the archive")
+        if stat.S_ISLNK(m.external_attr >> 16):
+            raise ColdpError(f"{archive}: member {name!r} is a symbolic link; refusing the archive")
+        target = (root / name).resolve()
+        if target != root and root not in target.parents:
+            raise ColdpError(f"{archive}: member {name!r} resolves outside {dest}; refusing the archive")
+
+
+def _check_sizes(archive: Path, infos: list[zipfile.ZipInfo], dest: Path, max_bytes: int, max_ratio: float) -> None:
+    total = 0
+    for m in infos:
+        if m.flag_bits & 0x1:
+            raise ColdpError(f"{archive}: member {m.filename!r} is encrypted; refusing the archive")
+        ratio = m.file_size / max(m.compress_size, 1)
+        if m.file_size > _RATIO_FLOOR and ratio > max_ratio:
+            raise ColdpError(
+                f"{archive}: member {m.filename!r} would expand {m.compress_size:,} bytes to {m.file_size:,} "
+                f"(ratio {ratio:,.0f}, more than max_ratio={max_ratio:g}): a zip bomb or a damaged archive; "
+                "refusing the archive (raise max_ratio if the file is genuine)")
+        total += m.file_size
+    if total > max_bytes:
+        raise ColdpError(f"{archive}: the tables to extract hold {total:,} bytes, more than "
+                         f"max_extract_bytes={max_bytes:,}; refusing the archive (raise the limit if it is genuine)")
+    free = shutil.disk_usage(dest).free
+    if total > free:
+        raise ColdpError(f"{archive}: extracting needs {total:,} bytes but {dest} has {free:,} free")
+
+
+def _extract_member(zf: zipfile.ZipFile, m: zipfile.ZipInfo, root: Path, archive: Path) -> Path:
+    """Stream one member to ``root/<name>``, never more than its declared size (zipfile
+    stops there and checks the CRC); a damaged member is an error naming it."""
+    target = root.joinpath(*re.split(r"[\\/]+", m.filename))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(target.name + ".part")
+    written = 0
+    try:
+        with zf.open(m) as src, open(part, "wb") as out:
+            while chunk := src.read(1 << 20):
+                written += len(chunk)
+                if written > m.file_size:
+                    raise ColdpError(f"{archive}: member {m.filename!r} holds more than its declared "
+                                     f"{m.file_size:,} bytes; refusing the archive")
+                out.write(chunk)
+        os.replace(part, target)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as e:
+        raise ColdpError(f"{archive}: member {m.filename!r} is damaged or truncated ({e})") from e
+    finally:
+        part.unlink(missing_ok=True)
+    return target
+
+
+def safe_extract(archive: str | os.PathLike, dest: str | os.PathLike, *, members: Iterable[str] | None = None,
+                 max_bytes: int = DEFAULT_MAX_EXTRACT_BYTES, max_ratio: float = DEFAULT_MAX_RATIO) -> Path:
+    """Extract ``members`` (default: every file) of a zip into ``dest``; return ``dest``.
+
+    Refused, with a :class:`ColdpError` naming the archive and member, before anything is
+    written: any member (extracted or not) that is absolute, contains ``..``, a drive
+    letter or is a symbolic link; an encrypted member; a member expanding more than
+    ``max_ratio`` times (a zip bomb); members together larger than ``max_bytes`` or than
+    the free space of ``dest``. A member that turns out damaged is an error naming it.
     """
     archive, dest = Path(archive), Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     root = dest.resolve()
     try:
         zf = zipfile.ZipFile(archive)
-    except zipfile.BadZipFile as e:
-        raise ColdpError(f"{archive}: not a zip archive ({e})") from e
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ColdpError(f"{archive}: not a readable zip archive ({e})") from e
     with zf:
-        members = zf.infolist()
-        for m in members:
-            name = m.filename
-            parts = re.split(r"[\\/]+", name)
-            if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or ".." in parts:
-                raise ColdpError(f"{archive}: member {name!r} would be extracted outside {dest} "
-                                 "(absolute path or '..'); refusing the archive")
-            if stat.S_ISLNK(m.external_attr >> 16):
-                raise ColdpError(f"{archive}: member {name!r} is a symbolic link; refusing the archive")
-            target = (root / name).resolve()
-            if target != root and root not in target.parents:
-                raise ColdpError(f"{archive}: member {name!r} resolves outside {dest}; refusing the archive")
-        for m in members:
-            zf.extract(m, root)
+        _check_member_names(zf, archive, dest)
+        files = [m for m in zf.infolist() if not m.is_dir()]
+        if members is not None:
+            wanted = set(members)
+            files = [m for m in files if m.filename in wanted]
+            missing = wanted - {m.filename for m in files}
+            if missing:
+                raise ColdpError(f"{archive}: no member(s) {sorted(missing)}")
+        _check_sizes(archive, files, root, max_bytes, max_ratio)
+        for m in files:
+            _extract_member(zf, m, root, archive)
     return root
 
 
+def _declared_encoding(encoding: str | None, metadata: Path | None, label: str) -> tuple[str, str]:
+    """(codec name, where it was declared): the ``encoding`` argument, else an ``encoding``
+    key of the dataset's metadata (a taxoforge extension: ColDP itself requires UTF-8),
+    else UTF-8."""
+    where = "argument"
+    if encoding is None and metadata is not None:
+        if metadata.stat().st_size > _MAX_METADATA_BYTES:
+            raise ColdpError(f"{label}: larger than {_MAX_METADATA_BYTES:,} bytes; not a metadata file")
+        try:
+            import yaml
+
+            doc = yaml.safe_load(metadata.read_bytes().decode("utf-8"))
+        except Exception:  # an unreadable metadata file declares nothing; the tables say the rest
+            doc = None
+        if isinstance(doc, dict) and isinstance(doc.get("encoding"), str):
+            encoding, where = doc["encoding"], label
+    if encoding is None:
+        return "utf-8", "default (ColDP files are UTF-8)"
+    try:
+        codec = codecs.lookup(encoding).name
+    except LookupError as e:
+        raise ColdpError(f"{label if where != 'argument' else 'encoding'}: unknown encoding {encoding!r}") from e
+    return codec, where
+
+
+def _locate_decoding_error(path: Path, encoding: str, label: str) -> str:
+    """The first undecodable byte of ``path`` as ``label: line N, byte B of the file: …``
+    (error path only: one pass over the file, line by line)."""
+    dec = codecs.getincrementaldecoder(encoding)("strict")
+    offset = 0
+    with open(path, "rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            try:
+                dec.decode(line)
+            except UnicodeDecodeError as e:
+                pos = max(0, min(e.start, len(line) - 1))
+                shown = line.decode(encoding, "replace").rstrip("\r\n")
+                if len(shown) > 80:
+                    shown = shown[:77] + "..."
+                return (f"{label}: line {lineno}, byte {offset + pos} of the file (0x{line[pos]:02x}): "
+                        f"not valid {encoding} ({e.reason}) in {shown!r}")
+            offset += len(line)
+        try:
+            dec.decode(b"", final=True)
+        except UnicodeDecodeError as e:
+            return f"{label}: the file ends inside a {encoding} character ({e.reason})"
+    return f"{label}: not valid {encoding}"
+
+
+def _encoding_error(table: _TableFile, encoding: str, declared_where: str) -> ColdpError:
+    where = _locate_decoding_error(table.path, encoding, table.label)
+    hint = ("ColDP files must be UTF-8: convert the file, or declare its encoding (read_coldp(..., "
+            "encoding='latin-1'), or 'encoding: latin-1' in the dataset's metadata.yaml)"
+            if encoding == "utf-8" else f"the encoding {encoding} was declared by the {declared_where}")
+    return ColdpError(f"{where}; {hint}")
+
+
+def _transcode(table: _TableFile, encoding: str, declared_where: str, scratch: Path) -> _TableFile:
+    """A UTF-8 copy of a table in a declared encoding, in ``scratch`` (same lines)."""
+    out = scratch / "utf-8" / table.source
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(table.path, encoding=encoding, errors="strict", newline="") as src, \
+                open(out, "w", encoding="utf-8", newline="") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    except UnicodeDecodeError:
+        raise _encoding_error(table, encoding, declared_where) from None
+    return _TableFile(out, table.label, table.source)
+
+
 @contextmanager
-def _opened(path: str | os.PathLike) -> Iterator[Path]:
-    """A folder holding the archive's tables (zip extracted to a temporary folder)."""
+def _opened(path: str | os.PathLike, *, encoding: str | None = None,
+            max_extract_bytes: int = DEFAULT_MAX_EXTRACT_BYTES,
+            max_ratio: float = DEFAULT_MAX_RATIO) -> Iterator[tuple[dict[str, _TableFile], dict]]:
+    """The dataset's tables as UTF-8 files, and what was done to get them: a folder is read
+    in place; of a zip only the needed members are extracted, under the size limits, into
+    a temporary folder; tables in a declared non-UTF-8 encoding are transcoded there."""
     path = Path(path)
     if not path.exists():
         raise ColdpError(f"{path}: no such file or folder")
-    if path.is_dir():
-        yield path
-        return
-    if not zipfile.is_zipfile(path):
+    if not path.is_dir() and not zipfile.is_zipfile(path):
         raise ColdpError(f"{path}: expected a ColDP folder or a .zip archive")
     with tempfile.TemporaryDirectory(prefix="coldp-") as tmp:
-        yield safe_extract(path, tmp)
-
-
-def _find_tables(folder: Path) -> dict[str, Path]:
-    """Map logical table name → file, searching ``folder`` and (for zips that wrap their
-    content in one folder) its subfolders, case-insensitively."""
-    found: dict[str, Path] = {}
-    candidates = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in _EXTENSIONS
-                        and len(p.relative_to(folder).parts) <= 3)
-    # prefer the shallowest file for each table
-    candidates.sort(key=lambda p: (len(p.relative_to(folder).parts), str(p)))
-    for p in candidates:
-        stem = re.sub(r"[-_\s]", "", p.stem.lower())
-        for table, stems in _TABLE_STEMS.items():
-            if stem in stems and table not in found:
-                found[table] = p
-    return found
+        scratch = Path(tmp)
+        if path.is_dir():
+            rels = [p.relative_to(path).as_posix() for p in path.rglob("*")
+                    if p.is_file() and len(p.relative_to(path).parts) <= 3]
+            picked = _pick(rels)
+            files = {k: _TableFile(path / rel, str(path / rel), rel) for k, rel in picked.items()}
+        else:
+            try:
+                with zipfile.ZipFile(path) as zf:
+                    names = [m.filename for m in zf.infolist() if not m.is_dir()]
+            except (zipfile.BadZipFile, OSError) as e:
+                raise ColdpError(f"{path}: not a readable zip archive ({e})") from e
+            picked = _pick(names)
+            root = safe_extract(path, scratch / "zip", members=picked.values(), max_bytes=max_extract_bytes,
+                                max_ratio=max_ratio)
+            files = {k: _TableFile(root.joinpath(*re.split(r"[\\/]+", rel)), f"{path} (member {rel})", rel)
+                     for k, rel in picked.items()}
+        meta = files.pop("metadata", None)
+        codec, where = _declared_encoding(encoding, meta.path if meta else None, meta.label if meta else "")
+        if codec != "utf-8":
+            files = {k: _transcode(t, codec, where, scratch) for k, t in files.items()}
+        yield files, {"encoding": codec, "encoding_declared_by": where}
 
 
 def _canon_column(c: str) -> str:
@@ -206,38 +409,52 @@ def _first_bad_line(path: Path, sep: str) -> str:
     return "could not locate the faulty line"
 
 
-def _scan(path: Path, wanted: dict[str, bool]) -> pl.DataFrame:
+def _scan(table: _TableFile, wanted: dict[str, bool]) -> pl.DataFrame:
     """Read the ``wanted`` columns (canonical lower-case name → required) of one table as
-    strings, with a ``_line`` column (the 1-based line of the record; header is line 1)."""
+    strings, with a ``_line`` column (the 1-based line of the record; header is line 1).
+    The file is UTF-8 (strictly: a byte that is not is an error naming line and byte)."""
+    path = table.path
     sep = _EXTENSIONS[path.suffix.lower()]
-    lf = pl.scan_csv(path, separator=sep, infer_schema=False, quote_char='"' if sep == "," else None,
-                     with_column_names=lambda cols: [_canon_column(c) for c in cols],
-                     row_index_name="_line", row_index_offset=2, encoding="utf8-lossy")
     try:
+        lf = pl.scan_csv(path, separator=sep, infer_schema=False, quote_char='"' if sep == "," else None,
+                         with_column_names=lambda cols: [_canon_column(c) for c in cols],
+                         row_index_name="_line", row_index_offset=2, encoding="utf8")
         cols = lf.collect_schema().names()
-    except pl.exceptions.PolarsError as e:  # pragma: no cover - depends on polars' message
-        raise ColdpError(f"{path}: cannot read the header ({e})") from e
+    except pl.exceptions.NoDataError as e:
+        raise ColdpError(f"{table}: the file is empty (expected a header line naming the columns, "
+                         "then one record per line)") from e
+    except pl.exceptions.PolarsError as e:
+        if "utf-8" in str(e).lower():
+            raise _encoding_error(table, "utf-8", "") from e
+        raise ColdpError(f"{table}: cannot read the header ({e})") from e  # pragma: no cover
     missing = [c for c, req in wanted.items() if req and c not in cols]
     if missing:
-        raise ColdpError(f"{path}: missing required column(s) {missing}; found {cols[1:]}")
+        raise ColdpError(f"{table}: missing required column(s) {missing}; found {cols[1:]}")
     sel = ["_line"] + [c for c in wanted if c in cols]
     try:
         df = lf.select(sel).collect(engine="streaming")
     except pl.exceptions.ComputeError as e:
-        raise ColdpError(f"{path}: {_first_bad_line(path, sep)} ({str(e).splitlines()[0]})") from e
+        if "utf-8" in str(e).lower():
+            raise _encoding_error(table, "utf-8", "") from e
+        raise ColdpError(f"{table}: {_first_bad_line(path, sep)} ({str(e).splitlines()[0]})") from e
     for c in wanted:
         if c not in df.columns:
             df = df.with_columns(pl.lit(None, dtype=pl.String).alias(c))
     return df.with_columns(pl.col(c).str.strip_chars() for c in wanted)
 
 
-def _require(df: pl.DataFrame, col: str, path: Path, what: str) -> None:
+def _require_records(df: pl.DataFrame, table: _TableFile, what: str) -> None:
+    if df.height == 0:
+        raise ColdpError(f"{table}: a header but no records: no {what} to build a tree from")
+
+
+def _require(df: pl.DataFrame, col: str, path: _TableFile, what: str) -> None:
     bad = df.filter(pl.col(col).is_null())
     if bad.height:
         raise ColdpError(f"{path}: line {bad['_line'][0]}: {what} is empty ({bad.height} row(s) in all)")
 
 
-def _unique_ids(df: pl.DataFrame, col: str, path: Path) -> None:
+def _unique_ids(df: pl.DataFrame, col: str, path: _TableFile) -> None:
     dup = df.filter(pl.col(col).is_duplicated()).sort("_line")
     if dup.height:
         raise ColdpError(f"{path}: line {dup['_line'][1]}: duplicate {col} {dup[col][0]!r} "
@@ -261,11 +478,12 @@ _NAME_COLS = {"scientificname": False, "uninomial": False, "genus": False, "gene
               "specificepithet": False, "infraspecificepithet": False, "rank": False}
 
 
-def _read_split(files: dict[str, Path]) -> ColdpTables:
+def _read_split(files: dict[str, _TableFile]) -> ColdpTables:
     tpath, npath = files["taxon"], files.get("name")
     if npath is None:
-        raise ColdpError(f"{tpath.parent}: has a Taxon table but no Name table")
+        raise ColdpError(f"{tpath}: a Taxon table but no Name table beside it")
     taxon = _scan(tpath, {"id": True, "parentid": False, "nameid": True, "provisional": False})
+    _require_records(taxon, tpath, "taxa")
     _require(taxon, "id", tpath, "ID")
     _require(taxon, "nameid", tpath, "nameID")
     _unique_ids(taxon, "id", tpath)
@@ -304,14 +522,15 @@ def _read_split(files: dict[str, Path]) -> ColdpTables:
             "taxonid", pl.format("{}: line {}: synonym {} of unknown taxon", pl.lit(spath.name), "_line", "sci")
             .alias("detail"))
         synonyms = syn.filter(known).select("taxonid", "sci", "status", "rank", "_line")
-    info = {"flavour": "split", "files": {k: str(v) for k, v in files.items()},
+    info = {"flavour": "split", "files": {k: v.source for k, v in files.items()},
             "rows": {"taxon": taxon.height, "name": name.height, "synonym": synonyms.height + dangling_syn.height}}
     return _assemble(taxa, synonyms, dangling_syn, files, info)
 
 
-def _read_nameusage(files: dict[str, Path]) -> ColdpTables:
+def _read_nameusage(files: dict[str, _TableFile]) -> ColdpTables:
     upath = files["nameusage"]
     nu = _scan(upath, {"id": True, "parentid": False, "status": False, **_NAME_COLS})
+    _require_records(nu, upath, "name usages")
     _require(nu, "id", upath, "ID")
     _unique_ids(nu, "id", upath)
     nu = nu.with_columns(_name_expr().alias("sci"), pl.col("rank").str.to_lowercase(),
@@ -335,13 +554,13 @@ def _read_nameusage(files: dict[str, Path]) -> ColdpTables:
         .alias("detail"))
     synonyms = syn.filter(known).select(pl.col("parentid").alias("taxonid"), "sci", "status", "rank", "_line")
     other = nu.filter(~pl.col("status").is_in(list(ACCEPTED_STATUSES | SYNONYM_STATUSES | MISAPPLIED_STATUSES)))
-    info = {"flavour": "nameusage", "files": {k: str(v) for k, v in files.items()},
+    info = {"flavour": "nameusage", "files": {k: v.source for k, v in files.items()},
             "rows": {"nameusage": nu.height}, "skipped_statuses": dict(other.group_by("status").len().rows())}
     return _assemble(taxa, synonyms, dangling_syn, files, info)
 
 
 def _assemble(taxa: pl.DataFrame, synonyms: pl.DataFrame, dangling_syn: pl.DataFrame,
-              files: dict[str, Path], info: dict) -> ColdpTables:
+              files: dict[str, _TableFile], info: dict) -> ColdpTables:
     nid = lambda c: pl.concat_str([pl.lit(f"{SOURCE}:"), pl.col(c)])  # noqa: E731
     ids = taxa["id"].implode()
     has_dangling = pl.col("parentid").is_not_null() & ~pl.col("parentid").is_in(ids)
@@ -386,10 +605,17 @@ def _assemble(taxa: pl.DataFrame, synonyms: pl.DataFrame, dangling_syn: pl.DataF
     return ColdpTables(taxa=out_taxa, names=names, synonyms=synonyms_out, report=report, info=info)
 
 
-def read_coldp(path: str | os.PathLike) -> ColdpTables:
-    """Read a ColDP folder or zip (either flavour) into :class:`ColdpTables`."""
-    with _opened(path) as folder:
-        files = _find_tables(folder)
+def read_coldp(path: str | os.PathLike, *, encoding: str | None = None,
+               max_extract_bytes: int = DEFAULT_MAX_EXTRACT_BYTES,
+               max_ratio: float = DEFAULT_MAX_RATIO) -> ColdpTables:
+    """Read a ColDP folder or zip (either flavour) into :class:`ColdpTables`.
+
+    ``encoding``: the tables' encoding when it is not UTF-8 (ColDP requires UTF-8; an
+    ``encoding`` key in ``metadata.yaml`` is read too). Undeclared, a byte that is not
+    UTF-8 is an error naming the file, line and byte — never silent mojibake.
+    ``max_extract_bytes``, ``max_ratio``: limits of a zip's extraction (:func:`safe_extract`);
+    only the tables the reader needs are extracted."""
+    with _opened(path, encoding=encoding, max_extract_bytes=max_extract_bytes, max_ratio=max_ratio) as (files, how):
         if "taxon" in files:
             tables = _read_split(files)
         elif "nameusage" in files:
@@ -397,12 +623,13 @@ def read_coldp(path: str | os.PathLike) -> ColdpTables:
         else:
             raise ColdpError(f"{path}: no Taxon or NameUsage table found (looked for taxon.tsv/.csv, "
                              "NameUsage.tsv/.csv, case-insensitively)")
-        tables.info["files"] = {k: os.path.relpath(v, folder) for k, v in files.items()}
+        tables.info["files"] = {k: v.source for k, v in files.items()}
         tables.info["path"] = str(path)
+        tables.info.update(how)
     return tables
 
 
-def coldp_tree(path: str | os.PathLike, *, name: str = "coldp") -> TreeTables:
+def coldp_tree(path: str | os.PathLike, *, name: str = "coldp", **read_options) -> TreeTables:
     """Build the tree of accepted taxa of a ColDP folder or zip.
 
     Examples
@@ -411,16 +638,17 @@ def coldp_tree(path: str | os.PathLike, *, name: str = "coldp") -> TreeTables:
     >>> t.nodes.filter(pl.col("rank") == "genus").height  # doctest: +SKIP
     4
     """
-    ct = read_coldp(path)
+    ct = read_coldp(path, **read_options)
     edges = ct.taxa.filter(pl.col("parent_id").is_not_null()).select(
         pl.col("node_id").alias("child"), pl.col("parent_id").alias("parent"))
     return ranked_tree_tables(name, source=SOURCE, edges=edges, taxa=ct.taxa, names=ct.names,
                               report=ct.report, root_label="Catalogue of Life root", info=ct.info)
 
 
-def coldp_synonyms(path: str | os.PathLike) -> pl.DataFrame:
+def coldp_synonyms(path: str | os.PathLike, **read_options) -> pl.DataFrame:
     """Synonym → accepted name table of a ColDP archive (``name``, ``accepted_id``,
-    ``accepted_name``, ``status``, ``rank``); misapplied names excluded."""
-    s = read_coldp(path).synonyms
+    ``accepted_name``, ``status``, ``rank``); misapplied names excluded. ``read_options``:
+    those of :func:`read_coldp`."""
+    s = read_coldp(path, **read_options).synonyms
     return s.filter(~pl.col("status").is_in(list(MISAPPLIED_STATUSES)))
 

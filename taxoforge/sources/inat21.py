@@ -2,8 +2,13 @@
 
 Input
     The ``categories`` of an official iNat21 annotation file (``train.json``,
-    ``val.json``, ``train_mini.json``; plain, ``.gz`` or the published ``.tar.gz``), from a
-    local path or an ``http(s)`` URL. Each category has ``id``, ``name`` (the binomial),
+    ``val.json``, ``train_mini.json``; plain, gzip, bzip2 or xz — recognised by their
+    magic bytes — or the published ``.tar.gz``), from a local path or an ``http(s)`` URL.
+    Of a tar archive, the member read is the one the caller names (``member``), else the
+    one the archive is named after (``train.json`` of ``train.json.tar.gz``), else the only
+    ``.json`` file; an archive holding several and naming none is an error, never a guess.
+    macOS metadata (``._train.json``, ``__MACOSX/``) is never picked. A truncated or
+    corrupt archive or compressed file is an error naming it. Each category has ``id``, ``name`` (the binomial),
     ``common_name``, ``supercategory``, ``kingdom``, ``phylum``, ``class``, ``order``,
     ``family``, ``genus`` and ``specific_epithet``.
 
@@ -20,13 +25,17 @@ Output
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
 import json
+import lzma
 import os
 import tarfile
 import tempfile
-from pathlib import Path
+import zlib
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 import polars as pl
 
@@ -44,34 +53,118 @@ class Inat21Error(ValueError):
     """Malformed iNat21 annotation input; the message names the file and category."""
 
 
-def _load_json(path: Path) -> dict:
-    name = path.name.lower()
-    if name.endswith((".tar.gz", ".tgz", ".tar")):
-        with tarfile.open(path) as tf:
-            members = [m for m in tf.getmembers() if m.isfile() and m.name.lower().endswith(".json")]
-            if not members:
-                raise Inat21Error(f"{path}: archive holds no .json file")
-            fh = tf.extractfile(members[0])
-            assert fh is not None
-            return json.load(io.TextIOWrapper(fh, encoding="utf-8"))
-    opener = gzip.open if name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        return json.load(fh)
+_MAGIC = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open), (b"\xfd7zXZ\x00", "xz", lzma.open))
+_TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+# What a truncated or corrupt archive or compressed stream raises, by library.
+_DAMAGED = (EOFError, tarfile.TarError, zlib.error, gzip.BadGzipFile, OSError, lzma.LZMAError)
+_NOT_DAMAGE = (PermissionError, FileNotFoundError, IsADirectoryError)
+
+
+def _open_decompressed(path: Path) -> tuple[BinaryIO, str]:
+    """``path`` opened for reading, decompressed by its magic bytes; and the format's name."""
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    for magic, kind, opener in _MAGIC:
+        if head.startswith(magic):
+            return opener(path, "rb"), kind
+    return open(path, "rb"), "file"
+
+
+def _is_tar(path: Path) -> bool:
+    if path.name.lower().endswith(_TAR_SUFFIXES):
+        return True
+    fh, _ = _open_decompressed(path)
+    with fh:
+        try:
+            block = fh.read(512)
+        except _DAMAGED:
+            return False
+    return len(block) == 512 and block[257:262] == b"ustar"
+
+
+def _is_macos_metadata(name: str) -> bool:
+    parts = PurePosixPath(name).parts
+    return "__MACOSX" in parts or any(p.startswith("._") for p in parts) or PurePosixPath(name).name == ".DS_Store"
+
+
+def _choose_member(path: Path, members: list[tarfile.TarInfo], member: str | None) -> tarfile.TarInfo:
+    """The annotation file of a tar archive (see the module docstring); never a guess."""
+    cands = [m for m in members if m.isfile() and m.name.lower().endswith(".json") and not _is_macos_metadata(m.name)]
+    names = [m.name for m in cands]
+    if not cands:
+        raise Inat21Error(f"{path}: archive holds no .json file"
+                          + (f" (only macOS metadata: {[m.name for m in members if m.isfile()][:5]})"
+                             if members else ""))
+    if member is not None:
+        hits = [m for m in cands if m.name == member or PurePosixPath(m.name).name == member]
+        if len(hits) != 1:
+            raise Inat21Error(f"{path}: {'no' if not hits else 'more than one'} member {member!r}; "
+                              f"the annotation files are {names}")
+        return hits[0]
+    low = path.name.lower()
+    stem = next((low[: -len(s)] for s in _TAR_SUFFIXES if low.endswith(s)), low)
+    expected = stem if stem.endswith(".json") else stem + ".json"
+    hits = [m for m in cands if PurePosixPath(m.name).name.lower() == expected]
+    if len(hits) == 1:
+        return hits[0]
+    if len(cands) == 1:
+        return cands[0]
+    raise Inat21Error(f"{path}: holds {len(cands)} annotation files {names}; say which split to read "
+                      f"(member='train.json', or an archive named after it)")
+
+
+def _load_json(path: Path, member: str | None = None) -> tuple[dict, str | None]:
+    """The parsed annotation file and, for a tar archive, the member it came from."""
+    if _is_tar(path):
+        try:
+            with tarfile.open(path) as tf:
+                chosen = _choose_member(path, tf.getmembers(), member)
+                where = f"{path} (member {chosen.name})"
+                fh = tf.extractfile(chosen)
+                assert fh is not None
+                return _parse(io.TextIOWrapper(fh, encoding="utf-8"), where), chosen.name
+        except _NOT_DAMAGE:
+            raise
+        except _DAMAGED as e:
+            raise Inat21Error(f"{path}: truncated or corrupt archive ({type(e).__name__}: {e})") from e
+    if member is not None:
+        raise Inat21Error(f"{path}: not a tar archive, so there is no member {member!r} to choose")
+    fh, kind = _open_decompressed(path)
+    try:
+        with fh:
+            return _parse(io.TextIOWrapper(fh, encoding="utf-8"), str(path)), None
+    except _NOT_DAMAGE:
+        raise
+    except _DAMAGED as e:
+        what = "file" if kind == "file" else f"{kind} file"
+        raise Inat21Error(f"{path}: truncated or corrupt {what} ({type(e).__name__}: {e})") from e
+
+
+def _parse(text: io.TextIOWrapper, where: str) -> dict:
+    try:
+        return json.load(text)
+    except json.JSONDecodeError as e:
+        raise Inat21Error(f"{where}: line {e.lineno}: invalid JSON ({e.msg})") from e
+    except UnicodeDecodeError as e:
+        raise Inat21Error(f"{where}: not UTF-8 text (byte 0x{e.object[e.start]:02x}: {e.reason})") from e
 
 
 def read_inat21_categories(source: str | os.PathLike, *, cache_dir: str | os.PathLike | None = None,
-                           checksum: str | None = None) -> tuple[list[dict], str]:
+                           checksum: str | None = None, member: str | None = None) -> tuple[list[dict], str]:
     """The ``categories`` list of an iNat21 annotation file and where it was read from.
 
     ``source`` is a local path or an ``http(s)://`` URL; a URL is downloaded (with resume,
     the optional ``checksum`` and the server's validators, see :func:`taxoforge.files.download`)
-    into ``cache_dir`` (default: a temporary folder), in a slot keyed by the URL.
+    into ``cache_dir`` (default: a temporary folder), in a slot keyed by the URL. ``member``:
+    the annotation file to read from a tar archive holding several (``"train.json"``; module
+    docstring).
     """
-    cats, src, _ = _read_categories(source, cache_dir=cache_dir, checksum=checksum)
-    return cats, src
+    cats, where, _ = _read_categories(source, cache_dir=cache_dir, checksum=checksum, member=member)
+    return cats, where
 
 
-def _read_categories(source: str | os.PathLike, *, cache_dir, checksum) -> tuple[list[dict], str, dict | None]:
+def _read_categories(source: str | os.PathLike, *, cache_dir, checksum,
+                     member: str | None = None) -> tuple[list[dict], str, dict | None]:
     """:func:`read_inat21_categories` plus the download's provenance (None for a local file)."""
     src = str(source)
     if src.startswith(("http://", "https://")):
@@ -80,20 +173,22 @@ def _read_categories(source: str | os.PathLike, *, cache_dir, checksum) -> tuple
         if cache_dir is None:
             with tempfile.TemporaryDirectory(prefix="inat21-") as tmp:
                 got = download(src, cache_path(tmp, src), checksum=checksum)
-                return _categories(_parse_json(got.path), src), src, got.provenance()
+                cats, where = _categories_of(got.path, src, member)
+                return cats, where, got.provenance()
         got = download(src, cache_path(cache_dir, src), checksum=checksum)
-        return _categories(_parse_json(got.path), src), src, got.provenance()
+        cats, where = _categories_of(got.path, src, member)
+        return cats, where, got.provenance()
     path = Path(src)
     if not path.exists():
         raise Inat21Error(f"{path}: no such file")
-    return _categories(_parse_json(path), str(path)), src, None
+    cats, where = _categories_of(path, src, member)
+    return cats, where, None
 
 
-def _parse_json(path: Path) -> dict:
-    try:
-        return _load_json(path)
-    except json.JSONDecodeError as e:
-        raise Inat21Error(f"{path}: line {e.lineno}: invalid JSON ({e.msg})") from e
+def _categories_of(path: Path, src: str, member: str | None) -> tuple[list[dict], str]:
+    data, chosen = _load_json(path, member)
+    where = f"{src} (member {chosen})" if chosen else src
+    return _categories(data, where), where
 
 
 def _categories(data: object, where: str) -> list[dict]:
@@ -141,13 +236,15 @@ def _higher_ids(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def inat21_tree(source: str | os.PathLike | list[dict], *, name: str = "inat21",
-                cache_dir: str | os.PathLike | None = None, checksum: str | None = None) -> TreeTables:
-    """Build the iNat21 tree from a file, a URL or an already loaded ``categories`` list."""
+                cache_dir: str | os.PathLike | None = None, checksum: str | None = None,
+                member: str | None = None) -> TreeTables:
+    """Build the iNat21 tree from a file, a URL or an already loaded ``categories`` list
+    (``member``: see :func:`read_inat21_categories`)."""
     provenance = None
     if isinstance(source, list):
         cats, where = _categories({"categories": source}, "categories"), "categories"
     else:
-        cats, where, provenance = _read_categories(source, cache_dir=cache_dir, checksum=checksum)
+        cats, where, provenance = _read_categories(source, cache_dir=cache_dir, checksum=checksum, member=member)
     df = _higher_ids(categories_frame(cats, where)).with_columns(
         pl.format(f"{SOURCE}:{{}}", "id").alias("species_id"),
         pl.concat_str(["genus", "specific_epithet"], separator=" ").alias("binomial"))

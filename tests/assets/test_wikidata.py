@@ -49,7 +49,7 @@ def run(tmp_path, resources_extra: dict, run_config: dict):
 
 def test_sparql_route_materialises(tmp_path, endpoint, shared_data):
     sparql = WikidataSparqlResource(endpoint=endpoint.url, contact="tests@taxoforge.invalid", timeout=5,
-                                    backoff_base=0.01, checkpoint_dir=str(tmp_path / "ck"))
+                                    backoff_base=0.01, min_interval=0, checkpoint_dir=str(tmp_path / "ck"))
     caltech = shared_data / "label_sets/lmms_owc_classnames/caltech101_metadata.csv"
     oven = shared_file("wikidata", "oven_bm25_candidate_qid_labels.tsv")
     cfg = {"ops": {

@@ -38,7 +38,7 @@ import polars as pl
 from taxoforge.sources.wikidata.checkpoint import BatchCheckpoint, batch_key
 from taxoforge.sources.wikidata.graph import WikidataGraph
 from taxoforge.sources.wikidata.ids import node_id, qid_of_iri, sort_qids, validate_qid, validate_qids
-from taxoforge.sources.wikidata.queries import render
+from taxoforge.sources.wikidata.queries import language_tag, render
 from taxoforge.sources.wikidata.sparql import SparqlClient
 
 __all__ = ["extract_from_seeds", "read_seed_qids", "ROOT_QID", "DEFAULT_BATCH_SIZE", "DEFAULT_LABEL_BATCH_SIZE"]
@@ -169,6 +169,7 @@ def extract_from_seeds(
     root = validate_qid(root, where="root")
     if batch_size < 1 or label_batch_size < 1:
         raise ValueError("batch sizes must be positive")
+    lang = language_tag(lang)  # refused before the first query, not after the closure
     if checkpoint is not None and not isinstance(checkpoint, BatchCheckpoint):
         checkpoint = BatchCheckpoint(checkpoint)
     runner = _BatchRunner(client, checkpoint, progress)

@@ -5,7 +5,10 @@ Oxigraph endpoint; they declare every prefix they use, so they run on any SPARQL
 
 A query has ``{{NAME}}`` placeholders. :func:`render` fills them only with values that
 passed validation: ``ITEMS`` from QIDs (:func:`taxoforge.sources.wikidata.ids.validate_qids`),
-``LANG`` from a language tag matching :data:`LANG_RE`. Anything else is refused.
+``LANG`` from a BCP-47 language tag (RFC 5646: ``en``, ``en-GB``, ``zh-Hant``,
+``sr-Latn-RS``, ``be-tarask``; :func:`language_tag`), written in lower case as WDQS stores
+its tags. Anything else is refused: a tag is ASCII letters, digits and hyphens only, so no
+quote, brace or space can reach a query.
 
 The top-level ``sql/`` folder installs as the package :data:`QUERY_PACKAGE` (``setup.py``
 maps it), so the files are package data, read with :mod:`importlib.resources` in an editable
@@ -21,11 +24,28 @@ from pathlib import Path
 
 from taxoforge.sources.wikidata.ids import node_id, validate_qids
 
-__all__ = ["QUERY_PACKAGE", "query_dir", "load_query", "render", "query_names", "LANG_RE"]
+__all__ = ["QUERY_PACKAGE", "query_dir", "load_query", "render", "query_names", "language_tag", "LANG_RE"]
 
 #: The package the top-level ``sql/`` folder installs as.
 QUERY_PACKAGE = "taxoforge.sql"
-LANG_RE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{1,8})*$")
+
+# RFC 5646 (BCP 47), section 2.1: the "langtag" production, "privateuse" and the
+# grandfathered tags; ASCII only (no \d, which would admit other scripts' digits).
+_ALNUM = "[A-Za-z0-9]"
+_LANGTAG = (
+    r"(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})"  # language (with extlang)
+    r"(?:-[A-Za-z]{4})?"  # script
+    r"(?:-(?:[A-Za-z]{2}|[0-9]{3}))?"  # region
+    rf"(?:-(?:{_ALNUM}{{5,8}}|[0-9]{_ALNUM}{{3}}))*"  # variants
+    rf"(?:-[0-9A-WYZa-wyz](?:-{_ALNUM}{{2,8}})+)*"  # extensions
+    rf"(?:-[Xx](?:-{_ALNUM}{{1,8}})+)?"  # private use
+)
+_PRIVATEUSE = rf"[Xx](?:-{_ALNUM}{{1,8}})+"
+_GRANDFATHERED = ("en-gb-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|i-pwn|"
+                  "i-tao|i-tay|i-tsu|sgn-be-fr|sgn-be-nl|sgn-ch-de|art-lojban|cel-gaulish|no-bok|no-nyn|"
+                  "zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang")
+#: A BCP-47 language tag (case-insensitive, as the RFC says).
+LANG_RE = re.compile(rf"^(?:{_LANGTAG}|{_PRIVATEUSE}|(?i:{_GRANDFATHERED}))$")
 _PLACEHOLDER = re.compile(r"\{\{([A-Z_]+)\}\}")
 _NAME_RE = re.compile(r"^[a-z0-9_]+$")
 _SUFFIX = ".rq"
@@ -77,6 +97,22 @@ def load_query(name: str) -> str:
     return _texts[key]
 
 
+def language_tag(tag: object, *, where: str = "lang") -> str:
+    """``tag`` checked against BCP 47 and lower-cased (tags are case-insensitive; WDQS and
+    Oxigraph store them in lower case).
+
+    >>> [language_tag(t) for t in ("en", "en-GB", "zh-Hant", "sr-Latn-RS")]
+    ['en', 'en-gb', 'zh-hant', 'sr-latn-rs']
+    >>> language_tag('en") } #')
+    Traceback (most recent call last):
+    ...
+    ValueError: lang: 'en") } #' is not a BCP-47 language tag like 'en', 'en-GB' or 'zh-Hant'
+    """
+    if not isinstance(tag, str) or len(tag) > 64 or not LANG_RE.fullmatch(tag):
+        raise ValueError(f"{where}: {tag!r} is not a BCP-47 language tag like 'en', 'en-GB' or 'zh-Hant'")
+    return tag.lower()
+
+
 def render(name: str, *, items=None, lang: str | None = None) -> str:
     """Load query ``name`` and fill its placeholders with validated values.
 
@@ -96,9 +132,7 @@ def render(name: str, *, items=None, lang: str | None = None) -> str:
             raise ValueError(f"query {name!r}: empty batch of items")
         values["ITEMS"] = " ".join(node_id(q) for q in qids)
     if lang is not None:
-        if not isinstance(lang, str) or not LANG_RE.fullmatch(lang):
-            raise ValueError(f"query {name!r}: {lang!r} is not a language tag like 'en' or 'pt-br'")
-        values["LANG"] = lang
+        values["LANG"] = language_tag(lang, where=f"query {name!r}")
     needed = set(_PLACEHOLDER.findall(text))
     missing = needed - set(values)
     if missing:

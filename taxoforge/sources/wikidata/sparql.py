@@ -4,11 +4,24 @@ Being a good citizen of WDQS (https://www.mediawiki.org/wiki/Wikidata_Query_Serv
 
 * a descriptive ``User-Agent`` with contact details (:func:`user_agent`); the public
   endpoint is refused without a contact, since WDQS blocks anonymous generic agents;
-* one request at a time: a lock per endpoint, shared by every client in the process,
-  plus an optional minimum interval between requests;
-* HTTP 429: wait what ``Retry-After`` says (seconds or an HTTP date), then retry;
+* one request at a time per endpoint *on the machine*: a lock per endpoint shared by every
+  client in the process, and a file lock (``filelock``) on a lock file named after the
+  endpoint (:func:`default_lock_dir`), so that several processes — a scheduled rebuild and
+  a run launched from the UI, two CLI calls — queue their queries instead of piling them
+  on the endpoint;
+* a pace: at least ``min_interval`` seconds (default :data:`DEFAULT_MIN_INTERVAL`, 1 s)
+  between the starts of two requests to one endpoint, across those processes too (the last
+  start is kept beside the lock file). WDQS allows a handful of parallel queries and 60 s
+  of query time per minute per client; one query at a time, one start per second at most,
+  keeps a weekly rebuild far below that;
+* HTTP 429 and 503: wait what ``Retry-After`` says (seconds or an HTTP date), then retry;
+  a server asking for more than ``max_retry_after`` is an error, not a hang;
 * HTTP 5xx, timeouts, dropped connections and truncated or malformed JSON bodies:
   exponential backoff (``backoff_base * 2**attempt``, capped at ``backoff_max``);
+* a *deadline* per request: ``timeout`` bounds the whole request — connecting, the
+  headers and the body together — not each socket read, so a server trickling a byte
+  every half second cannot hold a run: at the deadline the connection is shut down and
+  the attempt counts as a client timeout;
 * a query the *server* timed out (WDQS's 60 s limit: a 500 whose body names a
   ``TimeoutException``) is not hammered: one more try, then :class:`QueryTimeout`, which
   says to use smaller batches;
@@ -21,30 +34,39 @@ time can go into a snapshot manifest (:meth:`SparqlClient.summary`).
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import http.client
 import json
+import os
 import socket
+import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
+import urllib.request
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
+from filelock import FileLock
 from SPARQLWrapper import JSON, POST, GET, SPARQLWrapper
-from SPARQLWrapper.SPARQLExceptions import EndPointInternalError, SPARQLWrapperException
 
 __all__ = [
     "WDQS_ENDPOINT",
+    "DEFAULT_MIN_INTERVAL",
     "SparqlClient",
     "SparqlError",
     "QueryTimeout",
     "RequestRecord",
+    "default_lock_dir",
     "user_agent",
 ]
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
-_ENDPOINT_LOCKS: dict[str, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
+#: Least time between the starts of two requests to one endpoint, by default (seconds).
+DEFAULT_MIN_INTERVAL = 1.0
+_ERROR_BODY_LIMIT = 64 * 1024  # bytes of an error response kept for the message
 
 
 class SparqlError(RuntimeError):
@@ -115,6 +137,200 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+# --------------------------------------------------------------------------- one endpoint at a time
+
+
+def default_lock_dir() -> Path:
+    """Where the endpoint lock files live: ``$TAXOFORGE_LOCK_DIR``, else
+    ``$XDG_CACHE_HOME/taxoforge/locks`` (``~/.cache/taxoforge/locks``), else — when the home
+    folder is not writable, as for a service account without one — a per-user folder in the
+    temporary directory. Processes of one user on one machine share it."""
+    env = os.environ.get("TAXOFORGE_LOCK_DIR")
+    if env:
+        return Path(env)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    candidate = Path(cache) / "taxoforge" / "locks"
+    try:
+        candidate.mkdir(parents=True, exist_ok=True)
+        if os.access(candidate, os.W_OK):
+            return candidate
+    except OSError:
+        pass
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    return Path(tempfile.gettempdir()) / f"taxoforge-locks-{uid}"
+
+
+def _endpoint_key(endpoint: str) -> str:
+    """A file-name-safe key of an endpoint URL (scheme and host case-folded, no trailing /)."""
+    parts = urllib.parse.urlsplit(endpoint.strip())
+    canon = urllib.parse.urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"),
+                                     parts.query, ""))
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:32]
+
+
+class _EndpointGate:
+    """Serialises the requests to one endpoint: a thread lock for the clients of this process,
+    a file lock for the other processes of the machine, and the start time of the last
+    request (kept in a file beside the lock, under the lock) for the pace."""
+
+    def __init__(self, endpoint: str, lock_dir: Path):
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        key = _endpoint_key(endpoint)
+        self.endpoint = endpoint
+        self.thread_lock = threading.Lock()
+        self.lock_path = lock_dir / f"sparql-{key}.lock"
+        self.file_lock = FileLock(str(self.lock_path))
+        self.last_start_path = lock_dir / f"sparql-{key}.last"
+
+    def __enter__(self) -> "_EndpointGate":
+        self.thread_lock.acquire()
+        try:
+            self.file_lock.acquire()
+        except BaseException:
+            self.thread_lock.release()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.file_lock.release()
+        finally:
+            self.thread_lock.release()
+
+    def pace(self, min_interval: float) -> float:
+        """Wait until ``min_interval`` has passed since the last request to this endpoint from
+        any process holding the gate, then record this start. Returns the seconds waited."""
+        waited = 0.0
+        if min_interval > 0:
+            try:
+                last = float(self.last_start_path.read_text(encoding="ascii").strip() or 0)
+            except (OSError, ValueError):
+                last = 0.0
+            # a clock step backwards must not mean a long sleep: never more than min_interval
+            gap = min(min_interval, last + min_interval - time.time())
+            if gap > 0:
+                time.sleep(gap)
+                waited = gap
+        try:
+            self.last_start_path.write_text(f"{time.time():.6f}\n", encoding="ascii")
+        except OSError:  # pragma: no cover - the lock folder went read-only: pace within the process only
+            pass
+        return waited
+
+
+_GATES: dict[tuple[str, str], _EndpointGate] = {}
+_GATES_GUARD = threading.Lock()
+
+
+def _gate(endpoint: str, lock_dir: Path) -> _EndpointGate:
+    key = (_endpoint_key(endpoint), str(lock_dir))
+    with _GATES_GUARD:
+        gate = _GATES.get(key)
+        if gate is None:
+            gate = _GATES[key] = _EndpointGate(endpoint, lock_dir)
+        return gate
+
+
+# --------------------------------------------------------------------------- a deadline per request
+
+
+class _Deadline:
+    """Shuts every socket of one request down when ``seconds`` have passed, whatever the
+    request is doing (connecting, waiting for headers, reading a trickling body)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.expired = False
+        self._socks: list[socket.socket] = []
+        self._guard = threading.Lock()
+        self._end = time.monotonic() + seconds
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> "_Deadline":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+
+    def remaining(self) -> float:
+        return max(0.001, self._end - time.monotonic())
+
+    def _expire(self) -> None:
+        with self._guard:
+            self.expired = True
+            socks = list(self._socks)
+        for sock in socks:
+            _shutdown(sock)
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._guard:
+            self._socks.append(sock)
+            expired = self.expired
+        if expired:
+            _shutdown(sock)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _connection_factory(base: type[http.client.HTTPConnection], deadline: _Deadline):
+    """``base`` whose sockets are watched by ``deadline`` (the raw TCP socket, before any
+    TLS wrapping, so a slow handshake is bounded too)."""
+
+    def make(host, **kwargs):
+        conn = base(host, **kwargs)
+
+        def create_connection(address, timeout=socket._GLOBAL_DEFAULT_TIMEOUT, source_address=None, **kw):
+            if timeout is socket._GLOBAL_DEFAULT_TIMEOUT or timeout is None:
+                timeout = deadline.remaining()
+            sock = socket.create_connection(address, min(timeout, deadline.remaining()), source_address, **kw)
+            deadline.watch(sock)
+            return sock
+
+        conn._create_connection = create_connection
+        return conn
+
+    return make
+
+
+class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline):
+        super().__init__()
+        self._deadline = deadline
+
+    def http_open(self, req):
+        return self.do_open(_connection_factory(http.client.HTTPConnection, self._deadline), req)
+
+
+class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: _Deadline):
+        super().__init__()
+        self._deadline = deadline
+
+    def https_open(self, req):
+        return self.do_open(_connection_factory(http.client.HTTPSConnection, self._deadline), req,
+                            context=self._context)
+
+
+class _HTTPOnlyRedirectHandler(urllib.request.HTTPRedirectHandler):
+    """Redirects stay on HTTP(S), under the request's deadline (urllib would follow ftp:)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if urllib.parse.urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            raise urllib.error.HTTPError(newurl, code, f"redirect to a non-HTTP URL refused: {newurl}",
+                                         headers, fp)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+# --------------------------------------------------------------------------- the client
+
+
 @dataclass
 class SparqlClient:
     """Runs SELECT queries and returns their bindings, retrying politely (module docstring).
@@ -128,17 +344,21 @@ class SparqlClient:
     agent : str, optional
         A full User-Agent, overriding the one built from ``contact``.
     timeout : float
-        Client-side timeout of one HTTP request, in seconds.
+        Deadline of one HTTP request in seconds: connecting, headers and body together.
     max_retries : int
         Retries after the first attempt (429s, 5xx, timeouts, bad bodies).
     backoff_base, backoff_max : float
         Backoff before retry ``k`` (0-based) is ``min(backoff_max, backoff_base * 2**k)``.
     max_retry_after : float
-        Longest ``Retry-After`` honoured; a server asking for more is an error.
+        Longest ``Retry-After`` (429, 503) honoured; a server asking for more is an error.
     min_interval : float
-        Least time between the starts of two requests to this endpoint.
+        Least time between the starts of two requests to this endpoint, from any client of
+        any process of this user on this machine (default :data:`DEFAULT_MIN_INTERVAL`).
+        ``0`` switches the pace off (a local endpoint).
     method : {"POST", "GET"}
         HTTP method (POST keeps long ``VALUES`` blocks out of the URL).
+    lock_dir : str, optional
+        Folder of the endpoint lock files (default :func:`default_lock_dir`).
     """
 
     endpoint: str = WDQS_ENDPOINT
@@ -149,13 +369,18 @@ class SparqlClient:
     backoff_base: float = 1.0
     backoff_max: float = 60.0
     max_retry_after: float = 900.0
-    min_interval: float = 0.0
+    min_interval: float = DEFAULT_MIN_INTERVAL
     method: str = "POST"
+    lock_dir: str | None = None
     log: list[RequestRecord] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         if self.method.upper() not in ("POST", "GET"):
             raise ValueError(f"method must be POST or GET, got {self.method!r}")
+        if not (self.timeout > 0):
+            raise ValueError(f"timeout must be a positive number of seconds, got {self.timeout!r}")
+        if self.min_interval < 0:
+            raise ValueError(f"min_interval must be >= 0, got {self.min_interval!r}")
         if self.agent is None:
             if not self.contact.strip() and self.endpoint.rstrip("/") == WDQS_ENDPOINT:
                 raise ValueError(
@@ -164,49 +389,53 @@ class SparqlClient:
                     "field contact, or $TAXOFORGE_WIKIDATA_CONTACT)"
                 )
             self.agent = user_agent(self.contact or "no contact given")
-        with _LOCKS_GUARD:
-            self._lock = _ENDPOINT_LOCKS.setdefault(self.endpoint, threading.Lock())
-        self._last_start = 0.0
+        self._gate = _gate(self.endpoint, Path(self.lock_dir) if self.lock_dir else default_lock_dir())
 
     # ------------------------------------------------------------------ one attempt
-    def _attempt(self, query: str) -> list[dict]:
+    def _request(self, query: str) -> urllib.request.Request:
         sw = SPARQLWrapper(self.endpoint, agent=self.agent)
         sw.setQuery(query)
         sw.setMethod(POST if self.method.upper() == "POST" else GET)
         sw.setReturnFormat(JSON)
-        # SPARQLWrapper.setTimeout() truncates to whole seconds (0.5 s would mean "no timeout")
-        sw.timeout = float(self.timeout)
-        try:
-            result = sw.query()
-            body = result.response.read()
-        except urllib.error.HTTPError as e:
-            code = e.code
-            if code == 429:
-                wait = _parse_retry_after(e.headers.get("Retry-After") if e.headers else None)
-                raise _Retryable("HTTP 429 Too Many Requests", wait=wait) from e
-            if code == 403:
-                raise SparqlError(
-                    f"HTTP 403 from {self.endpoint}: the endpoint refused this client "
-                    f"(User-Agent {self.agent!r}); check the contact details and the request rate"
-                ) from e
-            if 500 <= code < 600:
-                text = _safe_read(e)
-                raise _Retryable(f"HTTP {code}", server_timeout="TimeoutException" in text) from e
-            raise SparqlError(f"HTTP {code} from {self.endpoint}: {_safe_read(e)[:500]}") from e
-        except EndPointInternalError as e:  # SPARQLWrapper's wrapper of HTTP 500
-            raise _Retryable("HTTP 500", server_timeout="TimeoutException" in str(e)) from e
-        except SPARQLWrapperException as e:  # 400, 401, 404, 414: retrying cannot help
-            raise SparqlError(f"{type(e).__name__} from {self.endpoint}: {str(e)[:500]}") from e
-        except (TimeoutError, socket.timeout) as e:
-            raise _Retryable("client timeout") from e
-        except urllib.error.URLError as e:
-            if isinstance(e.reason, (TimeoutError, socket.timeout)):
+        # SPARQLWrapper builds the protocol request (parameters, Accept, User-Agent); this
+        # client sends it, so that the whole request runs under one deadline.
+        return sw._createRequest()
+
+    def _attempt(self, query: str) -> list[dict]:
+        request = self._request(query)
+        with _Deadline(float(self.timeout)) as deadline:
+            opener = urllib.request.build_opener(_DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline),
+                                                 _HTTPOnlyRedirectHandler())
+            try:
+                try:
+                    with opener.open(request, timeout=float(self.timeout)) as response:
+                        body = response.read()
+                except urllib.error.HTTPError as e:
+                    text = _safe_read(e)
+                    e.close()
+                    if deadline.expired:
+                        raise _Retryable("client timeout") from e
+                    raise self._http_error(e, text) from e
+            except _Retryable:
+                raise
+            except SparqlError:
+                raise
+            except (TimeoutError, socket.timeout) as e:
                 raise _Retryable("client timeout") from e
-            raise _Retryable(f"connection error: {e.reason}") from e
-        except (http.client.IncompleteRead, http.client.RemoteDisconnected, ConnectionError) as e:
-            raise _Retryable(f"connection dropped: {type(e).__name__}") from e
-        except http.client.HTTPException as e:
-            raise _Retryable(f"bad HTTP response: {type(e).__name__}") from e
+            except urllib.error.URLError as e:
+                if deadline.expired or isinstance(e.reason, (TimeoutError, socket.timeout)):
+                    raise _Retryable("client timeout") from e
+                raise _Retryable(f"connection error: {e.reason}") from e
+            except (http.client.IncompleteRead, http.client.RemoteDisconnected, ConnectionError) as e:
+                if deadline.expired:
+                    raise _Retryable("client timeout") from e
+                raise _Retryable(f"connection dropped: {type(e).__name__}") from e
+            except (http.client.HTTPException, OSError) as e:
+                if deadline.expired:
+                    raise _Retryable("client timeout") from e
+                raise _Retryable(f"bad HTTP response: {type(e).__name__}: {e}") from e
+            if deadline.expired:  # a close-delimited body cut at the deadline looks complete
+                raise _Retryable("client timeout")
         try:
             doc = json.loads(body)
             bindings = doc["results"]["bindings"]
@@ -216,20 +445,33 @@ class SparqlClient:
             raise _Retryable(f"truncated or malformed JSON body ({len(body)} bytes): {e}") from e
         return bindings
 
+    def _http_error(self, e: urllib.error.HTTPError, text: str) -> Exception:
+        """The exception for an HTTP error status: :class:`_Retryable` or :class:`SparqlError`."""
+        code = e.code
+        if code in (429, 503):
+            wait = _parse_retry_after(e.headers.get("Retry-After") if e.headers else None)
+            reason = "HTTP 429 Too Many Requests" if code == 429 else "HTTP 503"
+            return _Retryable(reason, wait=wait)
+        if code == 403:
+            return SparqlError(
+                f"HTTP 403 from {self.endpoint}: the endpoint refused this client "
+                f"(User-Agent {self.agent!r}); check the contact details and the request rate")
+        if 500 <= code < 600:
+            return _Retryable(f"HTTP {code}", server_timeout="TimeoutException" in text)
+        if code == 400:
+            return SparqlError(f"QueryBadFormed: HTTP 400 from {self.endpoint}: {text[:500]}")
+        return SparqlError(f"HTTP {code} from {self.endpoint}: {text[:500]}")
+
     # ------------------------------------------------------------------ public API
     def select(self, query: str, *, name: str = "query") -> list[dict[str, dict]]:
         """Run a SELECT query; return its JSON bindings (``var -> {"type", "value", ...}``).
 
         Raises :class:`SparqlError` (or :class:`QueryTimeout`) when the query fails for good."""
-        with self._lock:
+        with self._gate as gate:
             attempt = 0
             server_timeouts = 0
             while True:
-                if self.min_interval > 0:
-                    gap = self._last_start + self.min_interval - time.monotonic()
-                    if gap > 0:
-                        time.sleep(gap)
-                self._last_start = time.monotonic()
+                gate.pace(self.min_interval)
                 started = _now_iso()
                 t0 = time.perf_counter()
                 try:
@@ -283,7 +525,8 @@ class SparqlClient:
 
 
 def _safe_read(e: urllib.error.HTTPError) -> str:
+    """The start of an error response's body (bounded: an error page cannot fill memory)."""
     try:
-        return e.read().decode("utf-8", "replace")
+        return e.read(_ERROR_BODY_LIMIT).decode("utf-8", "replace")
     except Exception:
         return ""

@@ -290,3 +290,138 @@ def test_reader_does_not_touch_the_shared_folder(ptero_dir, tmp_path):
     before = {p.name: p.read_bytes() for p in copy.iterdir()}
     coldp_tree(copy)
     assert {p.name: p.read_bytes() for p in copy.iterdir()} == before
+
+
+# --------------------------------------------------------------------------- issue 15: archives, encodings, empty files
+
+TAXON_OK = "ID\tparentID\tnameID\nt1\t\tn1\nt2\tt1\tn2\n"
+
+
+def _zip(out: Path, members: dict[str, bytes | str]) -> Path:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return out
+
+
+def _bomb(mib: int) -> bytes:
+    """``mib`` MiB of a valid-looking name table that deflates about 500 to 1."""
+    row = b"n1\tEsox\tgenus\n"
+    return b"ID\tscientificName\trank\n" + row * (mib * 2**20 // len(row))
+
+
+def test_zip_bomb_attack_in_a_needed_table_is_refused_before_writing(tmp_path):
+    """A ~400 KB zip whose name table expands to 200 MiB (ratio ~500) is refused by its
+    ratio before a byte is written, naming the archive and member."""
+    z = _zip(tmp_path / "bomb.zip", {"taxon.tsv": TAXON_OK, "name.tsv": _bomb(200)})
+    assert z.stat().st_size < 500_000
+    dest = tmp_path / "out"
+    with pytest.raises(ColdpError, match=r"bomb\.zip: member 'name\.tsv' would expand .*\(ratio \d+, more than max_ratio=100\)"):
+        safe_extract(z, dest)
+    assert list(dest.iterdir()) == []
+    with pytest.raises(ColdpError, match="max_ratio"):
+        coldp_tree(z)
+
+
+def test_zip_bomb_attack_in_an_unneeded_member_is_never_extracted(tmp_path, monkeypatch):
+    """Only the members the reader needs are extracted: a bomb among the other tables of
+    the package (here Distribution) is never opened, and the tree is built."""
+    z = _zip(tmp_path / "pkg.zip", {"data/taxon.tsv": TAXON_OK, "data/name.tsv": NAME_OK,
+                                    "data/distribution.tsv": _bomb(200), "data/metadata.yaml": "title: t\n"})
+    opened = []
+    real_open = zipfile.ZipFile.open
+
+    def spy(self, name, *a, **kw):
+        opened.append(getattr(name, "filename", name))
+        return real_open(self, name, *a, **kw)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+    t = coldp_tree(z)
+    assert t.nodes.height == 2
+    assert sorted(opened) == ["data/metadata.yaml", "data/name.tsv", "data/taxon.tsv"]
+
+
+def test_zip_total_size_limit(tmp_path):
+    z = _zip(tmp_path / "big.zip", {"taxon.tsv": TAXON_OK, "name.tsv": NAME_OK})
+    with pytest.raises(ColdpError, match=r"big\.zip: the tables to extract hold \d+ bytes, more than "
+                                         r"max_extract_bytes=40"):
+        read_coldp(z, max_extract_bytes=40)
+    assert read_coldp(z).taxa.height == 2  # the default admits it
+
+
+def test_zip_with_a_damaged_member_names_it(tmp_path):
+    z = _zip(tmp_path / "dmg.zip", {"taxon.tsv": TAXON_OK * 50, "name.tsv": NAME_OK})
+    raw = bytearray(z.read_bytes())
+    with zipfile.ZipFile(z) as zf:
+        info = zf.getinfo("taxon.tsv")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    for i in range(start + 5, start + 25):  # scramble the compressed data
+        raw[i] ^= 0x5A
+    z.write_bytes(bytes(raw))
+    with pytest.raises(ColdpError, match=r"dmg\.zip: member 'taxon\.tsv' is damaged or truncated"):
+        read_coldp(z)
+
+
+LATIN1_NAME = "ID\tscientificName\tauthorship\trank\nn1\tLinnaea\tGronov. ex L.\tgenus\nn2\tLinnaea borealis\tLinné\tspecies\n"
+
+
+def test_latin1_mojibake_attack_is_an_error_naming_file_line_and_byte(tmp_path):
+    """A Latin-1 table used to be read as 'Linn\\ufffd' without a word; it is an error naming
+    the file, the line and the byte, and saying how to declare the encoding."""
+    d = tmp_path / "latin1"
+    d.mkdir()
+    (d / "taxon.tsv").write_text(TAXON_OK)
+    (d / "name.tsv").write_bytes(LATIN1_NAME.encode("latin-1"))
+    offset = LATIN1_NAME.encode("latin-1").index(b"\xe9")
+    with pytest.raises(ColdpError, match=rf"name\.tsv: line 3, byte {offset} of the file \(0xe9\): not valid "
+                                         r"utf-8 .*encoding='latin-1'"):
+        coldp_tree(d)
+    # the same inside a zip names the member and the archive
+    z = _zip(tmp_path / "latin1.zip", {"ds/taxon.tsv": TAXON_OK, "ds/name.tsv": LATIN1_NAME.encode("latin-1")})
+    with pytest.raises(ColdpError, match=r"latin1\.zip \(member ds/name\.tsv\): line 3"):
+        coldp_tree(z)
+
+
+def test_declared_latin1_is_read_correctly(tmp_path):
+    d = tmp_path / "latin1"
+    d.mkdir()
+    (d / "taxon.tsv").write_text(TAXON_OK)
+    (d / "name.tsv").write_bytes(LATIN1_NAME.replace("Linnaea borealis", "Linnæa borealis").encode("latin-1"))
+    ct = read_coldp(d, encoding="latin-1")
+    assert set(ct.taxa["label"]) == {"Linnaea", "Linnæa borealis"}
+    assert ct.info["encoding"] == "iso8859-1" and ct.info["encoding_declared_by"] == "argument"
+    # declared in the dataset's metadata.yaml (a zip, so it is extracted and read too)
+    z = _zip(tmp_path / "meta.zip", {"taxon.tsv": TAXON_OK, "metadata.yaml": "title: x\nencoding: cp1252\n",
+                                     "name.tsv": (d / "name.tsv").read_bytes()})
+    ct = read_coldp(z)
+    assert "Linnæa borealis" in set(ct.taxa["label"]) and ct.info["encoding"] == "cp1252"
+    # a declared encoding the bytes do not fit is an error too (0x81 is undefined in cp1252)
+    (d / "name.tsv").write_bytes(b"ID\tscientificName\nn1\tA\x81b\nn2\tB\n")
+    with pytest.raises(ColdpError, match=r"name\.tsv: line 2, byte \d+ of the file \(0x81\): not valid cp1252"):
+        read_coldp(d, encoding="cp1252")
+    with pytest.raises(ColdpError, match="unknown encoding 'klingon'"):
+        read_coldp(d, encoding="klingon")
+
+
+def test_utf8_with_bom_and_real_utf8_still_read(tmp_path):
+    d = tmp_path / "bom"
+    d.mkdir()
+    (d / "taxon.tsv").write_bytes(b"\xef\xbb\xbf" + TAXON_OK.encode())
+    (d / "name.tsv").write_text(LATIN1_NAME, encoding="utf-8")
+    assert set(read_coldp(d).taxa["label"]) == {"Linnaea", "Linnaea borealis"}
+
+
+@pytest.mark.parametrize("flavour", ["split", "nameusage"])
+def test_empty_taxon_table_attack_is_an_error_naming_the_file(tmp_path, flavour):
+    """An empty Taxon.tsv gave polars' bare NoDataError; now the file is named."""
+    d = tmp_path / flavour
+    d.mkdir()
+    main = "Taxon.tsv" if flavour == "split" else "NameUsage.tsv"
+    if flavour == "split":
+        (d / "Name.tsv").write_text(NAME_OK)
+    (d / main).write_bytes(b"")
+    with pytest.raises(ColdpError, match=rf"{main}: the file is empty \(expected a header line"):
+        coldp_tree(d)
+    (d / main).write_text("ID\tparentID\tnameID\tscientificName\n")
+    with pytest.raises(ColdpError, match=rf"{main}: a header but no records"):
+        coldp_tree(d)

@@ -125,3 +125,92 @@ def test_malformed_input_names_the_category(tmp_path, cats):
     p.write_text('{"categories": [\n{"id": 1,,}]}')
     with pytest.raises(Inat21Error, match=r"line 2: invalid JSON"):
         inat21_tree(p)
+
+
+# --------------------------------------------------------------------------- issue 15, item 10: archives
+
+
+def _tar(out: Path, members: list[tuple[str, bytes]], mode: str = "w:gz") -> Path:
+    with tarfile.open(out, mode) as tf:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return out
+
+
+def _split(cats: list[dict], keep: int) -> bytes:
+    """An annotation file of another split: fewer categories (what reading it would build)."""
+    return json.dumps({"images": [], "categories": cats[:keep]}).encode()
+
+
+def test_val_before_train_attack_archive_named_train_reads_train(tree, cats, tmp_path):
+    """``train.json.tar.gz`` holding ``val.json`` first: the train split is read, not the
+    first .json of the archive."""
+    tgz = _tar(tmp_path / "train.json.tar.gz", [("val.json", _split(cats, 3)), ("train.json", FIXTURE.read_bytes())])
+    t = inat21_tree(tgz)
+    assert t.nodes.equals(tree.nodes)
+    assert t.info["source"].endswith("(member train.json)")
+    # and the other way round, by name too
+    tgz = _tar(tmp_path / "val.json.tar.gz", [("train.json", FIXTURE.read_bytes()), ("val.json", _split(cats, 3))])
+    assert inat21_tree(tgz).nodes.filter(pl.col("rank") == "species").height == 3
+
+
+def test_val_before_train_attack_ambiguous_archive_is_an_error_not_a_guess(tree, cats, tmp_path):
+    tgz = _tar(tmp_path / "inat2021_annotations.tar.gz",
+               [("val.json", _split(cats, 3)), ("train.json", FIXTURE.read_bytes())])
+    with pytest.raises(Inat21Error, match=r"holds 2 annotation files \['val\.json', 'train\.json'\]; say which"):
+        inat21_tree(tgz)
+    assert inat21_tree(tgz, member="train.json").nodes.equals(tree.nodes)
+    with pytest.raises(Inat21Error, match="no member 'test.json'"):
+        inat21_tree(tgz, member="test.json")
+
+
+def test_appledouble_attack_macos_metadata_is_never_picked(tree, tmp_path):
+    """A tar made on macOS carries ``._train.json`` (AppleDouble resource data, not JSON)
+    before ``train.json``, and ``__MACOSX/`` copies: neither is ever read."""
+    junk = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        \x00\x02"
+    tgz = _tar(tmp_path / "annotations.tar.gz",
+               [("._train.json", junk), ("__MACOSX/inat/._train.json", junk), ("inat/._train.json", junk),
+                ("inat/train.json", FIXTURE.read_bytes())])
+    assert inat21_tree(tgz).nodes.equals(tree.nodes)
+    only_junk = _tar(tmp_path / "train.json.tar.gz", [("._train.json", junk)])
+    with pytest.raises(Inat21Error, match="no .json file.*macOS metadata"):
+        inat21_tree(only_junk)
+
+
+def _truncate(path: Path) -> Path:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 2 // 3])
+    return path
+
+
+@pytest.mark.parametrize("kind", ["tar.gz", "gz", "bz2", "tar.bz2", "xz"])
+def test_truncated_download_attack_names_the_file(tmp_path, kind):
+    """A download cut short gave a bare EOFError; now the error names the file."""
+    import bz2
+    import lzma
+
+    raw = FIXTURE.read_bytes()
+    p = tmp_path / f"train.json.{kind}"
+    if kind == "tar.gz":
+        _tar(p, [("train.json", raw)])
+    elif kind == "tar.bz2":
+        _tar(p, [("train.json", raw)], mode="w:bz2")
+    elif kind == "gz":
+        p.write_bytes(gzip.compress(raw))
+    elif kind == "bz2":
+        p.write_bytes(bz2.compress(raw))
+    else:
+        p.write_bytes(lzma.compress(raw))
+    assert inat21_tree(p).nodes.height > 0  # whole, it reads (bz2 and xz recognised by their magic bytes)
+    _truncate(p)
+    with pytest.raises(Inat21Error, match=rf"train\.json\.{kind.replace('.', '[.]')}: truncated or corrupt"):
+        inat21_tree(p)
+
+
+def test_not_utf8_annotation_file_names_the_file(tmp_path):
+    p = tmp_path / "val.json"
+    p.write_bytes(b'{"categories": [{"id": 1, "name": "Linn\xe9"}]}')
+    with pytest.raises(Inat21Error, match=r"val\.json: not UTF-8 text \(byte 0xe9"):
+        inat21_tree(p)

@@ -87,3 +87,10 @@ def endpoint(_server) -> LoopbackSparql:
     _server.reset()
     yield _server
     _server.reset()
+
+
+@pytest.fixture(autouse=True)
+def _private_lock_dir(tmp_path_factory, monkeypatch):
+    """The SPARQL client's endpoint lock files go to a folder of this test session, not the
+    user's cache."""
+    monkeypatch.setenv("TAXOFORGE_LOCK_DIR", str(tmp_path_factory.getbasetemp() / "sparql-locks"))

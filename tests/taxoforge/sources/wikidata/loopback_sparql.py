@@ -3,7 +3,7 @@
 It speaks the SPARQL 1.1 protocol as WDQS does (GET ``?query=`` or POST form), answers in
 ``application/sparql-results+json``, and can be told to misbehave for the next requests
 (:meth:`LoopbackSparql.inject`): HTTP 429 with ``Retry-After``, 5xx, a WDQS-style server
-timeout, a response that hangs, a JSON body cut short.
+timeout, a response that hangs, a JSON body cut short, a response trickled byte by byte.
 
 The store holds the real Wikidata data of ``../shared/data/wikidata``: the art-object
 classes (Turtle, loaded as is) and the publication-type classes (JSKOS JSON, converted to
@@ -137,6 +137,9 @@ class LoopbackSparql:
                         self._leave()
                         self.close_connection = True
                         return
+                    if kind == "trickle":
+                        self._trickle(fault[1], fault[2], self._evaluate(query))
+                        return
                 body = self._evaluate(query)
                 if body is None:
                     return
@@ -160,6 +163,28 @@ class LoopbackSparql:
                     self.close_connection = True
                     return
                 self._send(200, body)
+
+            def _trickle(self, interval: float, phase: str, body: bytes) -> None:
+                """Send the response one byte every ``interval`` seconds — the status line and
+                headers too when ``phase`` is "headers" — until it is sent, the client goes
+                away or the server is reset. Each byte comes well within a socket timeout."""
+                head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\n"
+                        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+                if phase == "body":
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                    data = body
+                else:
+                    data = head + body
+                self.close_connection = True
+                for i in range(len(data)):
+                    if outer._release.wait(interval):
+                        return
+                    try:
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                    except OSError:  # the client gave up
+                        return
 
             def _evaluate(self, query: str) -> bytes | None:
                 try:
@@ -187,7 +212,8 @@ class LoopbackSparql:
     def inject(self, *faults) -> None:
         """Queue faults for the next requests, one per request, e.g. ``("status", 429,
         {"Retry-After": "1"})``, ``("status", 503, {})``, ``("server_timeout",)``,
-        ``("hang", 5.0)``, ``("truncate",)``, ``("truncate_unannounced",)``."""
+        ``("hang", 5.0)``, ``("truncate",)``, ``("truncate_unannounced",)``,
+        ``("trickle", 0.5, "body")`` (one byte every 0.5 s; ``"headers"``: from the status line)."""
         with self._lock:
             self.faults.extend(faults)
 

@@ -25,7 +25,7 @@ BATCH = 7  # small batches: many requests over the small real graph
 
 def make_client(endpoint, **kw) -> SparqlClient:
     opts = dict(endpoint=endpoint.url, contact="tests@taxoforge.invalid", timeout=2.0, max_retries=5,
-                backoff_base=0.005, backoff_max=0.02)
+                backoff_base=0.005, backoff_max=0.02, min_interval=0)  # a loopback endpoint needs no pace
     opts.update(kw)
     return SparqlClient(**opts)
 
@@ -142,7 +142,7 @@ CHILD = textwrap.dedent(
     from taxoforge.sources.wikidata.extract import extract_from_seeds
     from taxoforge.sources.wikidata.sparql import SparqlClient
     url, ck, out, seeds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
-    c = SparqlClient(endpoint=url, contact="tests@taxoforge.invalid", timeout=5, backoff_base=0.005)
+    c = SparqlClient(endpoint=url, contact="tests@taxoforge.invalid", timeout=5, backoff_base=0.005, min_interval=0)
     g = extract_from_seeds(c, seeds, batch_size=%d, label_batch_size=%d, checkpoint=ck)
     g.edges.write_parquet(out + ".edges.parquet")
     g.names.write_parquet(out + ".names.parquet")

@@ -7,7 +7,7 @@ import networkx as nx
 import pytest
 
 from taxoforge.sources.wikidata.ids import validate_qid, validate_qids
-from taxoforge.sources.wikidata.queries import QUERY_PACKAGE, load_query, query_dir, query_names, render
+from taxoforge.sources.wikidata.queries import QUERY_PACKAGE, language_tag, load_query, query_dir, query_names, render
 from taxoforge.sources.wikidata.sparql import SparqlClient
 
 
@@ -17,7 +17,8 @@ def qid(binding: dict, var: str) -> str:
 
 @pytest.fixture
 def client(endpoint) -> SparqlClient:
-    return SparqlClient(endpoint=endpoint.url, contact="tests@taxoforge.invalid", timeout=5, backoff_base=0.01)
+    return SparqlClient(endpoint=endpoint.url, contact="tests@taxoforge.invalid", timeout=5, backoff_base=0.01,
+                        min_interval=0)
 
 
 def test_query_files_are_found():
@@ -63,9 +64,52 @@ def test_nothing_unchecked_reaches_a_query(bad):
 
 def test_lang_is_validated():
     assert 'LANG(?name) = "pt-br"' in render("labels", items=["Q1"], lang="pt-br")
-    for bad in ['en") } #', "EN", "e", ""]:
+    for bad in ['en") } #', "e", ""]:
         with pytest.raises(ValueError, match="language tag"):
             render("labels", items=["Q1"], lang=bad)
+
+
+# BCP 47 (RFC 5646) tags, and the Wikidata codes that are tags too.
+GOOD_TAGS = ["en", "EN", "en-GB", "en-gb", "zh-Hant", "zh-Hant-TW", "sr-Latn-RS", "sr-Cyrl", "es-419", "pt-BR",
+             "de-CH-1901", "sl-rozaj-biske", "be-tarask", "zh-min-nan", "roa-tara", "simple", "mul",
+             "en-US-x-twain", "x-whatever", "i-klingon", "en-GB-oed", "de-DE-u-co-phonebk"]
+# Not tags — among them every way out of the string literal the tag is written into.
+BAD_TAGS = ['en") } #', 'en"', "en'", "en\n", "en gb", "en_GB", "en-", "-en", "en--gb", "e", "",
+            "en-GB;DROP", "toolongtag", "en-abcdefghi", "zh-\u0661\u0662\u0663", "\u0435n", "en-GB\u200b",
+            "en-x", "en-a", "x", "en}", "en\\u0022", b"en", 5]
+
+
+@pytest.mark.parametrize("tag", GOOD_TAGS)
+def test_bcp47_tag_refused_attack_valid_tags_are_accepted(tag):
+    """``en-GB``, ``zh-Hant``, ``sr-Latn-RS`` were refused; every BCP-47 form is taken, in
+    lower case (tags are case-insensitive; WDQS stores them lower-cased)."""
+    assert language_tag(tag) == tag.lower()
+    assert f'LANG(?name) = "{tag.lower()}"' in render("labels", items=["Q1"], lang=tag)
+
+
+@pytest.mark.parametrize("tag", BAD_TAGS)
+def test_bcp47_tags_still_refuse_sparql_injection(tag):
+    with pytest.raises(ValueError, match="BCP-47 language tag"):
+        render("labels", items=["Q1"], lang=tag)
+
+
+def test_regional_and_script_tags_select_their_labels_on_a_real_engine():
+    """Against Oxigraph on loopback: ``en-GB`` returns the British label only, ``zh-Hant``
+    the traditional-script one, however the tag is cased."""
+    import pyoxigraph as ox
+
+    from tests.taxoforge.sources.wikidata.loopback_sparql import RDFS_LABEL, WD, LoopbackSparql
+
+    labels = {"en": "color", "en-GB": "colour", "zh-Hans": "颜色", "zh-Hant": "顏色", "sr-Latn-RS": "boja",
+              "sr-Cyrl-RS": "боја"}
+    store = ox.Store()
+    store.extend(ox.Quad(ox.NamedNode(WD + "Q1075"), ox.NamedNode(RDFS_LABEL), ox.Literal(text, language=tag))
+                 for tag, text in labels.items())
+    with LoopbackSparql(store) as srv:
+        c = SparqlClient(endpoint=srv.url, contact="tests@taxoforge.invalid", timeout=5, min_interval=0)
+        for tag in ["en-GB", "EN-gb", "zh-Hant", "sr-Latn-RS", "en"]:
+            rows = c.select(render("labels", items=["Q1075"], lang=tag))
+            assert [r["name"]["value"] for r in rows] == [labels[next(k for k in labels if k.lower() == tag.lower())]]
 
 
 def test_placeholders_must_be_filled():

@@ -24,7 +24,7 @@ Q = render("subclass_of", items=["Q3305213"])  # painting → its superclasses
 
 def client(endpoint, **kw) -> SparqlClient:
     opts = dict(endpoint=endpoint.url, contact="tests@taxoforge.invalid", timeout=2.0, max_retries=4,
-                backoff_base=0.01, backoff_max=0.05)
+                backoff_base=0.01, backoff_max=0.05, min_interval=0)  # a loopback endpoint needs no pace
     opts.update(kw)
     return SparqlClient(**opts)
 
@@ -184,3 +184,110 @@ def test_min_interval_spaces_requests(endpoint):
 def test_user_agent_format():
     ua = user_agent("a b\n c", version="9.9")
     assert ua.startswith("taxoforge/9.9 (a b c) SPARQLWrapper/")
+
+
+# --------------------------------------------------------------------------- issue 15, item 10
+
+
+def test_503_retry_after_ignored_attack_is_honoured(endpoint, all_p279):
+    """A 503 with Retry-After (WDQS under load) is waited out like a 429, not retried
+    after the short exponential backoff."""
+    endpoint.inject(("status", 503, {"Retry-After": "1"}))
+    c = client(endpoint)
+    rows = c.select(Q)
+    assert supers(rows) == set(all_p279.successors("Q3305213"))
+    gap = endpoint.requests[1]["at"] - endpoint.requests[0]["at"]
+    assert gap >= 0.95, f"the retry came {gap:.2f} s after a 503 asking for 1 s"
+    assert [r.outcome for r in c.log] == ["HTTP 503", "ok"] and c.log[0].waited == 1.0
+
+
+def test_503_retry_after_too_long_is_an_error(endpoint):
+    endpoint.inject(("status", 503, {"Retry-After": "7200"}))
+    with pytest.raises(SparqlError, match="Retry-After"):
+        client(endpoint, max_retry_after=10).select(Q)
+    assert len(endpoint.requests) == 1
+
+
+@pytest.mark.parametrize("phase", ["body", "headers"])
+def test_trickling_server_attack_is_cut_at_the_request_deadline(endpoint, phase):
+    """A server sending one byte every 0.25 s never trips a per-read timeout of 1 s; the
+    deadline of the whole request (1 s) cuts it all the same. (Per-read, the ~40 bytes of
+    headers alone or the whole body would take 10 s to several minutes.)"""
+    endpoint.inject(("trickle", 0.25, phase))
+    c = client(endpoint, timeout=1.0, max_retries=0)
+    t0 = time.monotonic()
+    with pytest.raises(SparqlError, match="client timeout"):
+        c.select(Q)
+    elapsed = time.monotonic() - t0
+    assert elapsed < 3.0, f"the request ran {elapsed:.1f} s past a 1 s deadline"
+    assert c.log[0].outcome == "client timeout" and 0.9 <= c.log[0].seconds < 2.5
+
+
+def test_trickled_attempt_is_retried_within_its_deadline(endpoint, all_p279):
+    endpoint.inject(("trickle", 0.25, "body"))
+    c = client(endpoint, timeout=1.0)
+    rows = c.select(Q)
+    assert supers(rows) == set(all_p279.successors("Q3305213"))
+    assert [r.outcome for r in c.log] == ["client timeout", "ok"]
+
+
+def test_polite_pace_by_default():
+    """Without a setting the client spaces its requests (documented default), and the
+    Dagster resource takes the client's defaults."""
+    from pipelines.resources import WikidataSparqlResource
+    from taxoforge.sources.wikidata.sparql import DEFAULT_MIN_INTERVAL
+
+    assert DEFAULT_MIN_INTERVAL > 0
+    assert SparqlClient(endpoint="http://127.0.0.1:9/sparql").min_interval == DEFAULT_MIN_INTERVAL
+    assert WikidataSparqlResource().min_interval == DEFAULT_MIN_INTERVAL
+    with pytest.raises(ValueError, match="min_interval"):
+        SparqlClient(endpoint="http://127.0.0.1:9/sparql", min_interval=-1)
+
+
+def test_pace_is_shared_by_every_client_of_an_endpoint(endpoint):
+    """Two clients of one endpoint keep the pace between them, not each on its own."""
+    a, b = client(endpoint, min_interval=0.3), client(endpoint, min_interval=0.3)
+    for c in (a, b, a, b):
+        c.select(Q)
+    at = [r["at"] for r in endpoint.requests]
+    assert len(at) == 4 and all(y - x >= 0.28 for x, y in zip(at, at[1:]))
+
+
+CHILD = """
+import sys
+from taxoforge.sources.wikidata.queries import render
+from taxoforge.sources.wikidata.sparql import SparqlClient
+url, lock_dir = sys.argv[1], sys.argv[2]
+c = SparqlClient(endpoint=url, contact="tests@taxoforge.invalid", timeout=10, min_interval=0,
+                 lock_dir=lock_dir, max_retries=0)
+for _ in range(3):
+    c.select(render("subclass_of", items=["Q3305213"]))
+"""
+
+
+def _run_children(endpoint, lock_dirs) -> None:
+    import subprocess
+    import sys
+
+    endpoint.on_request = lambda n: time.sleep(0.25)  # each query keeps the server busy a while
+    procs = [subprocess.Popen([sys.executable, "-c", CHILD, endpoint.url, str(d)], stderr=subprocess.PIPE)
+             for d in lock_dirs]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err.decode()
+    assert len(endpoint.requests) == 3 * len(lock_dirs)
+
+
+def test_parallel_processes_attack_without_a_shared_lock_they_overlap(endpoint, tmp_path):
+    """The attack, reproduced: processes that do not share the lock folder hit the endpoint
+    at the same time (what every process did before the file lock)."""
+    _run_children(endpoint, [tmp_path / f"own-{i}" for i in range(3)])
+    assert endpoint.max_in_flight > 1
+
+
+def test_parallel_processes_attack_serialised_by_the_endpoint_file_lock(endpoint, tmp_path):
+    """Three processes on one machine, one endpoint: the server never sees two of their
+    queries at once."""
+    _run_children(endpoint, [tmp_path / "shared"] * 3)
+    assert endpoint.max_in_flight == 1
+    assert list((tmp_path / "shared").glob("sparql-*.lock"))
