@@ -160,11 +160,13 @@ def noun_graph(wn=None) -> tuple[pl.DataFrame, pl.DataFrame]:
     n_id, n_name, n_kind = [], [], []
     for s in wn.all_synsets("n"):
         sid = wnid(s.offset())
-        for h in s.hypernyms():
+        # NLTK keeps a synset's pointers in a set (order varies with PYTHONHASHSEED):
+        # parents in offset order, so the same WordNet gives the same bytes
+        for h in sorted(s.hypernyms(), key=lambda x: x.offset()):
             child.append(sid)
             parent.append(wnid(h.offset()))
             rel.append("hypernym")
-        for h in s.instance_hypernyms():
+        for h in sorted(s.instance_hypernyms(), key=lambda x: x.offset()):
             child.append(sid)
             parent.append(wnid(h.offset()))
             rel.append("instance_hypernym")
