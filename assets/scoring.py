@@ -9,8 +9,8 @@ partitions and requests one run of ``score_model_outputs`` per new or changed fi
 
 ``model_output_scores`` (one partition per file) scores the file with
 :func:`taxoforge.scores.run.score_file` against its input ``imagenet1k_taxonomy`` (loaded by
-the IO manager; ``ScoringResource.taxonomy`` or the run config can name another snapshot or
-folder instead), writes ``scores.parquet``, ``leaderboard.md/.parquet``, ``bad_rows.parquet``,
+the IO manager, so it must have been materialised; ``ScoringResource.taxonomy`` or the run
+config can name another snapshot or folder to score against instead), writes ``scores.parquet``, ``leaderboard.md/.parquet``, ``bad_rows.parquet``,
 ``run.json`` and the PNG plots to ``<data dir>/scores/<file key>/`` and shows the leaderboard
 as Markdown.
 """
