@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 
 from taxoforge.markdown import markdown_table
+from taxoforge.scores.leaderboard import leaderboard
 
 __all__ = ["leaderboard_markdown", "model_summary", "plot_hp_hr", "plot_ranks",
            "write_text_atomic", "RANK_MEASURES"]
@@ -81,8 +82,6 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
 
 def model_summary(samples: pl.DataFrame) -> pl.DataFrame:
     """One row per model over all its samples, measures as in the leaderboard."""
-    from taxoforge.scores.run import leaderboard
-
     return leaderboard(samples, by=("model",))
 
 

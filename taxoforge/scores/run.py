@@ -1,23 +1,25 @@
 """One scoring run: model outputs + a taxonomy → per-sample scores, leaderboard, bad rows.
 
 :func:`score_file` reads a file (:mod:`~taxoforge.scores.readers`), :func:`score_frame`
-does the rest:
+does the rest in named steps (:func:`screen_rows`, :func:`parse_rows`,
+:func:`resolve_labels`, :func:`map_answers`, :func:`measure_rows`, :func:`assemble_samples`):
 
-1. **Rows that cannot be scored** are reported with their line numbers and a reason —
+1. **Screen.** Rows that cannot be scored are reported with their line numbers and a reason —
    ``missing ground truth``, ``missing model output``, ``unparseable output``,
    ``unknown label``, ``ambiguous label`` — and counted; they never vanish silently.
 2. **Parse** each output (:func:`~taxoforge.scores.parse.parse_answer`): templates
    stripped, multiple-choice letters resolved, abstentions detected.
-3. **Ground truth → node**, first rule that applies: the label is a node id; the label with
+3. **Resolve labels**: ground truth → node, first rule that applies: the label is a node id; the label with
    the taxonomy's source prefix (``n02084071`` → ``wn:n02084071``); a linked label of the
    taxonomy's ``links`` table (by label id, then label text, within the row's dataset);
    a node name (normalised; more than one node with that name → ``ambiguous label``).
-4. **Answer → node** with Alg. 1 (:mod:`~taxoforge.scores.mapping`); abstentions are
+4. **Map** answer → node with Alg. 1 (:mod:`~taxoforge.scores.mapping`); abstentions are
    scored as the root.
-5. **Measures**: hP, hR, hF, accuracy (:mod:`~taxoforge.scores.measures`) and the text
+5. **Measure** hP, hR, hF, accuracy (:mod:`~taxoforge.scores.measures`) and the text
    measures (:mod:`~taxoforge.scores.text_measures`) against the reference text — the
    row's label when it was given as text, else the ground-truth node's label.
-6. **Aggregate** by model × dataset × prompt (:func:`leaderboard`).
+6. **Assemble** the per-sample table, and aggregate it by model × dataset × prompt
+   (:func:`taxoforge.scores.leaderboard.leaderboard`).
 
 Every sample row and every leaderboard row carries the taxonomy name, its snapshot
 version (``NAME@VERSION``; for an unpublished tree the content id a snapshot of it would
@@ -35,18 +37,18 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.measures import hierarchical_scores
 from taxoforge.scores.parse import UnparseableAnswer, parse_answer
 from taxoforge.scores.readers import read_outputs
+from taxoforge.scores.report import leaderboard_markdown, plot_hp_hr, plot_ranks, write_text_atomic
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
 from taxoforge.trees.tables import TreeTables, write_parquet_atomic
 
 __all__ = ["ScoreRun", "score_file", "score_frame", "load_taxonomy_tables", "leaderboard", "GROUP_KEYS",
-           "LEADERBOARD_MEASURES"]
-
-GROUP_KEYS = ("model", "dataset", "prompt")
-LEADERBOARD_MEASURES = ("accuracy", "hP", "hR", "hF", "hF_pairs") + TEXT_MEASURES
+           "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels", "map_answers", "measure_rows",
+           "assemble_samples"]
 BAD_ROW_SCHEMA = {"file": pl.String, "line": pl.Int64, "id": pl.String, "model": pl.String, "dataset": pl.String,
                   "prompt": pl.String, "reason": pl.String, "detail": pl.String}
 
@@ -95,16 +97,12 @@ class ScoreRun:
     info: dict = field(default_factory=dict)
 
     def markdown(self, max_rows: int = 50) -> str:
-        from taxoforge.scores.report import leaderboard_markdown
-
         return leaderboard_markdown(self.leaderboard, self.info, self.bad_rows, max_rows=max_rows)
 
     def write(self, out_dir: str | os.PathLike, plots: bool = True) -> dict[str, Path]:
         """Write ``scores.parquet``, ``leaderboard.parquet``, ``leaderboard.md``,
         ``bad_rows.parquet``, ``run.json`` and the PNG plots into ``out_dir`` (atomically,
         file by file)."""
-        from taxoforge.scores.report import plot_hp_hr, plot_ranks, write_text_atomic
-
         out = Path(out_dir)
         paths = {
             "scores": write_parquet_atomic(self.samples, out / "scores.parquet"),
@@ -167,52 +165,67 @@ def _resolver(tables: TreeTables, tax, index: TaxonomyIndex):
     return resolve
 
 
-def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = None,
-                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-                progress: bool | None = None) -> ScoreRun:
-    """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs`
-    against ``taxonomy`` (anything :func:`load_taxonomy_tables` accepts)."""
-    t0 = time.perf_counter()
-    tables = load_taxonomy_tables(taxonomy)
-    config = config or (index.config if index is not None else MappingConfig())
-    tax = tables.taxonomy() if index is None else index.taxonomy
-    version = taxonomy_version(tables)
-    t_index = time.perf_counter()
-    index = index or TaxonomyIndex(tax, config)
-    t_index = time.perf_counter() - t_index
-    resolve = _resolver(tables, tax, index)
-
-    bad: list[dict] = []
-    keep: list[dict] = []
-    for r in rows.iter_rows(named=True):
-        where = {k: r.get(k) for k in ("file", "line", "id", "model", "dataset", "prompt")}
+def screen_rows(rows: pl.DataFrame) -> tuple[list[dict], list[dict]]:
+    """Step 1 — rows that cannot be scored (no output, no ground truth, output not text)
+    become bad rows; the rest go on. Each row keeps its position ``_pos``."""
+    keep, bad = [], []
+    for pos, r in enumerate(rows.iter_rows(named=True)):
+        where = {"_pos": pos, **{k: r.get(k) for k in ("file", "line", "id", "model", "dataset", "prompt")}}
+        label = r["label"]
         if r["output_type"] == "NoneType":
             bad.append({**where, "reason": "missing model output", "detail": "output is null or absent"})
-            continue
-        label = r["label"]
-        if label is None or not str(label).strip():
+        elif label is None or not str(label).strip():
             bad.append({**where, "reason": "missing ground truth", "detail": "label is null, absent or empty"})
-            continue
-        if r["output_type"] != "str":
-            bad.append({**where, "reason": "unparseable output", "detail": f"output is a JSON {r['output_type']}, not text"})
-            continue
+        elif r["output_type"] != "str":
+            bad.append({**where, "reason": "unparseable output",
+                        "detail": f"output is a JSON {r['output_type']}, not text"})
+        else:
+            keep.append({**r, "_pos": pos, "_where": where})
+    return keep, bad
+
+
+def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Step 2 — parse each output (:func:`~taxoforge.scores.parse.parse_answer`)."""
+    keep, bad = [], []
+    for r in rows:
         try:
             pa = parse_answer(r["output"], r.get("question"))
         except UnparseableAnswer as e:
-            bad.append({**where, "reason": "unparseable output", "detail": str(e)})
+            bad.append({**r["_where"], "reason": "unparseable output", "detail": str(e)})
             continue
-        nid, how, ref = resolve(str(label).strip(), r["dataset"])
-        if nid is None:
-            bad.append({**where, "reason": how, "detail": ref})
-            continue
-        keep.append({**r, "answer": pa.answer, "abstained": pa.abstained, "parse_flags": ",".join(pa.flags),
-                     "gt_node": nid, "gt_via": how, "reference": ref})
-    bad_df = pl.DataFrame(bad, schema=BAD_ROW_SCHEMA) if bad else pl.DataFrame(schema=BAD_ROW_SCHEMA)
+        keep.append({**r, "answer": pa.answer, "abstained": pa.abstained, "parse_flags": ",".join(pa.flags)})
+    return keep, bad
 
-    n = len(keep)
-    answers = [k["answer"] for k in keep]
-    abst = np.array([k["abstained"] for k in keep], dtype=bool)
-    to_map = [a for a, ab in zip(answers, abst) if not ab]
+
+def resolve_labels(rows: list[dict], resolve) -> tuple[list[dict], list[dict]]:
+    """Step 3 — ground truth → node (:func:`_resolver`); unresolved labels become bad rows."""
+    keep, bad = [], []
+    for r in rows:
+        nid, how, ref = resolve(str(r["label"]).strip(), r["dataset"])
+        if nid is None:
+            bad.append({**r["_where"], "reason": how, "detail": ref})
+            continue
+        keep.append({**r, "gt_node": nid, "gt_via": how, "reference": ref})
+    return keep, bad
+
+
+@dataclass
+class MappedAnswers:
+    """Step 4's result: per kept row the predicted node, the deciding stage and similarity."""
+
+    pred_idx: np.ndarray
+    stage: np.ndarray
+    score: np.ndarray
+    stats: dict
+    seconds: float
+
+
+def map_answers(rows: list[dict], index: TaxonomyIndex, progress: bool | None) -> MappedAnswers:
+    """Step 4 — answers → nodes with Alg. 1; abstentions are the root (stage ``abstention``)."""
+    tax = index.taxonomy
+    n = len(rows)
+    abst = np.array([r["abstained"] for r in rows], dtype=bool)
+    to_map = [r["answer"] for r in rows if not r["abstained"]]
     if progress is None:
         progress = len(to_map) >= 5000
     bar = None
@@ -220,9 +233,9 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(set(to_map)), desc="mapping answers", unit="answer", leave=False)
-    t_map = time.perf_counter()
+    t = time.perf_counter()
     mres = index.map(to_map, progress=bar.update if bar else None)
-    t_map = time.perf_counter() - t_map
+    t = time.perf_counter() - t
     if bar:
         bar.close()
     pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
@@ -231,70 +244,95 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     pred_idx[~abst] = mres.node_idx
     stage[~abst] = mres.stage
     score[~abst] = mres.score
-    gt_idx = tax.index_of([k["gt_node"] for k in keep]) if n else np.zeros(0, np.int64)
-    h = hierarchical_scores(tax, pred_idx, gt_idx)
-    t_text = time.perf_counter()
+    return MappedAnswers(pred_idx, stage, score, mres.stats, t)
+
+
+def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bool, meteor: bool):
+    """Step 5 — hP, hR, hF, accuracy and the text measures (an abstention's text is empty).
+    Returns (hierarchical scores, text scores, METEOR status, seconds of the text measures)."""
+    n = len(rows)
+    gt_idx = tax.index_of([r["gt_node"] for r in rows]) if n else np.zeros(0, np.int64)
+    h = hierarchical_scores(tax, mapped.pred_idx, gt_idx)
+    t = time.perf_counter()
     if text_measures and n:
-        ts = text_scores(["" if ab else a for a, ab in zip(answers, abst)], [k["reference"] for k in keep], meteor=meteor)
+        ts = text_scores(["" if r["abstained"] else r["answer"] for r in rows], [r["reference"] for r in rows],
+                         meteor=meteor)
         meteor_status = ts.pop("meteor_status")
     else:
         ts = {m: np.full(n, np.nan) for m in TEXT_MEASURES}
         meteor_status = "text measures disabled" if not text_measures else "no rows"
-    t_text = time.perf_counter() - t_text
+    return h, ts, meteor_status, time.perf_counter() - t
 
+
+def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: dict, tables: TreeTables,
+                     version: str, config: MappingConfig) -> pl.DataFrame:
+    """Step 6 — one row per scored sample, with the taxonomy version and mapping config."""
     labels = tax._labels
-    cfg_json = config.to_json()
+    pred_idx = mapped.pred_idx
+
+    def col(name):
+        return [r[name] for r in rows]
+
     samples = pl.DataFrame({
-        "file": [k["file"] for k in keep], "line": [k["line"] for k in keep], "id": [k["id"] for k in keep],
-        "model": [k["model"] for k in keep], "dataset": [k["dataset"] for k in keep],
-        "prompt": [k["prompt"] for k in keep], "output_raw": [k["output"] for k in keep], "answer": answers,
-        "abstained": abst, "parse_flags": [k["parse_flags"] for k in keep], "label": [k["label"] for k in keep],
-        "reference": [k["reference"] for k in keep], "gt_node": [k["gt_node"] for k in keep],
-        "gt_via": [k["gt_via"] for k in keep], "pred_node": tax.ids[pred_idx].tolist(),
+        "file": col("file"), "line": col("line"), "id": col("id"), "model": col("model"),
+        "dataset": col("dataset"), "prompt": col("prompt"), "output_raw": col("output"), "answer": col("answer"),
+        "abstained": np.array(col("abstained"), dtype=bool), "parse_flags": col("parse_flags"),
+        "label": col("label"), "reference": col("reference"), "gt_node": col("gt_node"), "gt_via": col("gt_via"),
+        "pred_node": tax.ids[pred_idx].tolist(),
         "pred_label": [labels[i] if labels else None for i in pred_idx.tolist()],
-        "map_stage": stage.tolist(), "map_similarity": score, "depth_gt": h["depth_gt"],
+        "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "depth_gt": h["depth_gt"],
         "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],
         "hP": h["hP"], "hR": h["hR"], "hF": h["hF"], **{m: ts[m] for m in TEXT_MEASURES},
     }, schema_overrides={"line": pl.Int64, "label": pl.String, "pred_label": pl.String, "parse_flags": pl.String,
                          "depth_gt": pl.Int64, "depth_pred": pl.Int64, "depth_lca": pl.Int64})
-    samples = samples.with_columns(
+    return samples.with_columns(
         pl.lit(tables.name).alias("taxonomy"), pl.lit(version).alias("taxonomy_version"),
-        pl.lit(config.config_id).alias("mapping_config_id"), pl.lit(cfg_json).alias("mapping_config"),
+        pl.lit(config.config_id).alias("mapping_config_id"), pl.lit(config.to_json()).alias("mapping_config"),
     )
+
+
+def _bad_rows_frame(bad: list[dict]) -> pl.DataFrame:
+    """Bad rows in file order, whichever step rejected them."""
+    bad = sorted(bad, key=lambda b: b["_pos"])
+    rows = [{k: b.get(k) for k in BAD_ROW_SCHEMA} for b in bad]
+    return pl.DataFrame(rows, schema=BAD_ROW_SCHEMA) if rows else pl.DataFrame(schema=BAD_ROW_SCHEMA)
+
+
+def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = None,
+                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
+                progress: bool | None = None) -> ScoreRun:
+    """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs`
+    against ``taxonomy`` (anything :func:`load_taxonomy_tables` accepts), in the steps of
+    the module docstring: screen, parse, resolve labels, map, measure, assemble."""
+    t0 = time.perf_counter()
+    tables = load_taxonomy_tables(taxonomy)
+    config = config or (index.config if index is not None else MappingConfig())
+    tax = tables.taxonomy() if index is None else index.taxonomy
+    version = taxonomy_version(tables)
+    t_index = time.perf_counter()
+    index = index or TaxonomyIndex(tax, config)
+    t_index = time.perf_counter() - t_index
+
+    screened, bad_screen = screen_rows(rows)
+    parsed, bad_parse = parse_rows(screened)
+    kept, bad_label = resolve_labels(parsed, _resolver(tables, tax, index))
+    bad_df = _bad_rows_frame(bad_screen + bad_parse + bad_label)
+    mapped = map_answers(kept, index, progress)
+    h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
+    samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config)
+
     info = {
         "taxonomy": tables.name, "taxonomy_version": version, "taxonomy_nodes": len(tax),
         "mapping_config": config.to_dict(), "mapping_config_id": config.config_id,
         "similarity": index.similarity.name, "meteor": meteor_status,
-        "rows": rows.height, "scored": n, "bad_rows": bad_df.height,
+        "rows": rows.height, "scored": len(kept), "bad_rows": bad_df.height,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad_df.group_by("reason").len().iter_rows()} if bad_df.height else {},
-        "abstentions": int(abst.sum()), "mapping_stats": mres.stats,
+        "abstentions": int(samples["abstained"].sum()), "mapping_stats": mapped.stats,
         "files": sorted(set(rows["file"].to_list())) if rows.height and "file" in rows.columns else [],
-        "seconds": {"index": round(t_index, 3), "mapping": round(t_map, 3), "text_measures": round(t_text, 3),
+        "seconds": {"index": round(t_index, 3), "mapping": round(mapped.seconds, 3), "text_measures": round(t_text, 3),
                     "total": round(time.perf_counter() - t0, 3)},
     }
     return ScoreRun(samples=samples, leaderboard=leaderboard(samples), bad_rows=bad_df, info=info)
-
-
-def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS) -> pl.DataFrame:
-    """Aggregate per-sample scores by ``by`` (default model × dataset × prompt): ``n``,
-    ``abstained``, ``accuracy``, mean ``hP`` and ``hR``, ``hF`` = harmonic mean of those two
-    means, ``hF_pairs`` = mean per-sample hF, the means of the text measures, and the
-    taxonomy version and mapping configuration id. Sorted by hF, best first."""
-    if samples.height == 0:
-        return pl.DataFrame(schema={**{b: pl.String for b in by}, "n": pl.UInt32, "abstained": pl.Int64,
-                                    **{m: pl.Float64 for m in LEADERBOARD_MEASURES},
-                                    "taxonomy_version": pl.String, "mapping_config_id": pl.String})
-    g = samples.group_by(list(by)).agg(
-        pl.len().alias("n"), pl.col("abstained").sum().cast(pl.Int64).alias("abstained"),
-        pl.col("correct").mean().alias("accuracy"), pl.col("hP").mean(), pl.col("hR").mean(),
-        pl.col("hF").mean().alias("hF_pairs"), *[pl.col(m).mean() for m in TEXT_MEASURES],
-        pl.col("taxonomy_version").first(), pl.col("mapping_config_id").first(),
-    )
-    s = pl.col("hP") + pl.col("hR")
-    g = g.with_columns(pl.when(s > 0).then(2 * pl.col("hP") * pl.col("hR") / s).otherwise(0.0).alias("hF"))
-    cols = [*by, "n", "abstained", *LEADERBOARD_MEASURES, "taxonomy_version", "mapping_config_id"]
-    out = g.select(cols).sort(["hF", *by], descending=[True] + [False] * len(by))
-    return out
 
 
 def score_file(path: str | os.PathLike, taxonomy, *, out_dir: str | os.PathLike | None = None,

@@ -14,6 +14,12 @@ import pytest
 from taxoforge.trees.tables import TreeTables
 
 
+def mapped(index, text: str) -> tuple[str, str]:
+    """(node id, stage) that ``index`` maps ``text`` to."""
+    r = index.map([text])
+    return str(index.taxonomy.ids[r.node_idx[0]]), str(r.stage[0])
+
+
 def tree_tables(rows, names=(), name="t") -> TreeTables:
     """``rows``: (node_id, parent_id, label); ``names``: extra (node_id, name)."""
     nodes = pl.DataFrame({"node_id": [r[0] for r in rows], "parent_id": [r[1] for r in rows],
