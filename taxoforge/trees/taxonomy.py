@@ -620,17 +620,18 @@ class Taxonomy:
     def lca_depth(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Depth of the lowest common ancestor of index pairs: ``|anc(u) ∩ anc(v)| - 1``.
 
-        Faster than ``depth_arr[lca_idx(u, v)]``: no node ids are looked up.
+        Faster than ``depth_arr[lca_idx(u, v)]``: it reads a sparse table of depths only,
+        in the narrowest integer type that holds them.
 
         Parameters
         ----------
-        u, v : numpy.ndarray
-            Node indexes (:meth:`index_of`) of equal length.
+        u, v : array_like of int
+            Index pairs, as for :meth:`lca_idx`.
 
         Returns
         -------
         numpy.ndarray
-            One depth per pair.
+            The depth of each pair's lowest common ancestor (0: only the root is shared).
 
         Examples
         --------
@@ -659,15 +660,19 @@ class Taxonomy:
     def is_ancestor_idx(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Whether ``a[i]`` is an ancestor of, or equal to, ``b[i]``, for index arrays.
 
+        A pre-order interval test: ``b`` lies in the interval of ``a``'s subtree.
+
         Parameters
         ----------
-        a, b : numpy.ndarray
-            Node indexes (:meth:`index_of`) of equal length.
+        a : array_like of int
+            Indexes of the candidate ancestors.
+        b : array_like of int
+            Indexes of the nodes to test, as many as ``a``.
 
         Returns
         -------
         numpy.ndarray
-            One boolean per pair.
+            ``True`` where ``a[i]`` is on the root path of ``b[i]``.
 
         Examples
         --------
