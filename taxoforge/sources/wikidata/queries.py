@@ -5,7 +5,10 @@ Oxigraph endpoint; they declare every prefix they use, so they run on any SPARQL
 
 A query has ``{{NAME}}`` placeholders. :func:`render` fills them only with values that
 passed validation: ``ITEMS`` from QIDs (:func:`taxoforge.sources.wikidata.ids.validate_qids`),
-``LANG`` from a language tag matching :data:`LANG_RE`. Anything else is refused.
+``LANG`` from a language tag matching :data:`LANG_RE`, ``LANGS`` from a list of such tags
+(as string literals for a ``VALUES`` block), ``EXTERNAL_IDS`` from external identifiers
+matching :data:`EXTERNAL_ID_RE` (digits, such as iNaturalist taxon ids; as string literals,
+the way Wikidata stores external ids). Anything else is refused.
 
 The folder is found, in order, at ``$TAXOFORGE_SQL_DIR/wikidata``, at ``sql/wikidata`` of
 the source checkout this module sits in (editable install, repo root), and in the
@@ -21,9 +24,12 @@ from pathlib import Path
 
 from taxoforge.sources.wikidata.ids import node_id, validate_qids
 
-__all__ = ["query_dir", "load_query", "render", "query_names", "LANG_RE"]
+__all__ = ["query_dir", "load_query", "render", "query_names", "LANG_RE", "EXTERNAL_ID_RE", "validate_lang"]
 
 LANG_RE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{1,8})*$")
+#: External ids put into a query: a positive decimal integer without leading zero (iNaturalist
+#: taxon ids, P3151). Wikidata stores external ids as plain string literals.
+EXTERNAL_ID_RE = re.compile(r"^[1-9][0-9]{0,18}$")
 _PLACEHOLDER = re.compile(r"\{\{([A-Z_]+)\}\}")
 _NAME_RE = re.compile(r"^[a-z0-9_]+$")
 
@@ -72,11 +78,32 @@ def load_query(name: str) -> str:
     return _load(str(folder), name)
 
 
-def render(name: str, *, items=None, lang: str | None = None) -> str:
+def validate_lang(lang: object, *, where: str = "lang") -> str:
+    """``lang`` if it is a lower-case BCP-47 tag like ``en`` or ``pt-br`` (:data:`LANG_RE`),
+    else ``ValueError`` naming ``where``."""
+    if not isinstance(lang, str) or not LANG_RE.fullmatch(lang):
+        raise ValueError(f"{where}: {lang!r} is not a language tag like 'en' or 'pt-br'")
+    return lang
+
+
+def _external_ids(ids, where: str) -> list[str]:
+    out: set[str] = set()
+    for i, x in enumerate(ids):
+        s = str(x) if isinstance(x, int) and not isinstance(x, bool) else x
+        if not isinstance(s, str) or not EXTERNAL_ID_RE.fullmatch(s):
+            raise ValueError(f"{where}[{i}]: {x!r} is not an external id (expected a positive integer "
+                             "without leading zeros, such as an iNaturalist taxon id)")
+        out.add(s)
+    return sorted(out, key=int)
+
+
+def render(name: str, *, items=None, lang: str | None = None, langs=None, external_ids=None) -> str:
     """Load query ``name`` and fill its placeholders with validated values.
 
     >>> q = render("instance_of", items=["Q146", "wd:Q5"])
     >>> "VALUES ?item { wd:Q5 wd:Q146 }" in q
+    True
+    >>> 'VALUES ?inat { "7" "49591" }' in render("inat_taxon_names", external_ids=[49591, "7"], langs=["en"])
     True
     >>> render("instance_of", items=["Q1 } ; DROP ALL"])
     Traceback (most recent call last):
@@ -91,9 +118,19 @@ def render(name: str, *, items=None, lang: str | None = None) -> str:
             raise ValueError(f"query {name!r}: empty batch of items")
         values["ITEMS"] = " ".join(node_id(q) for q in qids)
     if lang is not None:
-        if not isinstance(lang, str) or not LANG_RE.fullmatch(lang):
-            raise ValueError(f"query {name!r}: {lang!r} is not a language tag like 'en' or 'pt-br'")
-        values["LANG"] = lang
+        values["LANG"] = validate_lang(lang, where=f"query {name!r}")
+    if langs is not None:
+        if isinstance(langs, str):
+            raise ValueError(f"query {name!r}: langs must be a list of language tags, not the string {langs!r}")
+        tags = sorted({validate_lang(x, where=f"query {name!r}: langs[{i}]") for i, x in enumerate(langs)})
+        if not tags:
+            raise ValueError(f"query {name!r}: empty list of languages")
+        values["LANGS"] = " ".join(f'"{t}"' for t in tags)
+    if external_ids is not None:
+        ext = _external_ids(external_ids, where=f"query {name!r}: external_ids")
+        if not ext:
+            raise ValueError(f"query {name!r}: empty batch of external ids")
+        values["EXTERNAL_IDS"] = " ".join(f'"{x}"' for x in ext)
     needed = set(_PLACEHOLDER.findall(text))
     missing = needed - set(values)
     if missing:
