@@ -55,6 +55,7 @@ __all__ = [
     "WikidataTaxonNames",
     "inat_ids",
     "fetch_inat_taxon_names",
+    "validate_name_rows",
 ]
 
 QUERY = "inat_taxon_names"
@@ -122,8 +123,11 @@ def _lang_matches(langs: Sequence[str]) -> pl.Expr:
     return expr
 
 
-def _validate(raw: list[list], requested: set[str], langs: Sequence[str]) -> tuple[pl.DataFrame, dict, dict]:
-    """Rows → (names, dropped counts by reason, dropped examples)."""
+def validate_name_rows(raw: list[list], requested: set[str] | None,
+                       langs: Sequence[str]) -> tuple[pl.DataFrame, dict, dict]:
+    """Raw rows ``[inat id, item IRI, property, value, language tag]`` → (names in
+    :data:`TAXON_NAMES_SCHEMA`, dropped counts by reason, dropped examples), by the rules of
+    the module docstring (step 3). ``requested=None`` accepts every id."""
     df = pl.DataFrame(raw, schema={"inat": pl.String, "item": pl.String, "property": pl.String,
                                    "value": pl.String, "tag": pl.String}, orient="row")
     df = df.with_row_index("_row").with_columns(
@@ -134,7 +138,9 @@ def _validate(raw: list[list], requested: set[str], langs: Sequence[str]) -> tup
     )
     is_vern = pl.col("kind") == "vernacular"
     reason = (
-        pl.when(pl.col("inat").is_null() | ~pl.col("inat").is_in(sorted(requested))).then(pl.lit("id_not_requested"))
+        pl.when(pl.col("inat").is_null() | ~pl.col("inat").str.contains(r"^[1-9][0-9]*$")
+                | (pl.lit(False) if requested is None else ~pl.col("inat").is_in(sorted(requested))))
+        .then(pl.lit("id_not_requested"))
         .when(pl.col("qid").is_null()).then(pl.lit("item_not_a_qid"))
         .when(pl.col("kind").is_null()).then(pl.lit("unknown_property"))
         .when(pl.col("name").is_null() | (pl.col("name") == "")).then(pl.lit("empty_name"))
@@ -200,7 +206,7 @@ def fetch_inat_taxon_names(
     t0 = time.perf_counter()
     raw = runner.run(QUERY, requested, batch_size, row=_raw_row,
                      render_batch=lambda batch: render(QUERY, external_ids=batch, langs=langs)) if requested else []
-    names, dropped, examples = _validate(raw, set(requested), langs)
+    names, dropped, examples = validate_name_rows(raw, set(requested), langs)
     times = sorted(runner.query_times)
     by_kind = {k: int(n) for k, n in names.group_by("kind").len().sort("kind").iter_rows()}
     info = {

@@ -16,7 +16,7 @@ from taxoforge.links.scientific_names import link_scientific_names
 from taxoforge.sources.wikidata.checkpoint import BatchCheckpoint
 from taxoforge.sources.wikidata.queries import render
 from taxoforge.sources.wikidata.sparql import SparqlClient, SparqlError
-from taxoforge.sources.wikidata.taxon_names import _validate, fetch_inat_taxon_names, inat_ids
+from taxoforge.sources.wikidata.taxon_names import fetch_inat_taxon_names, inat_ids, validate_name_rows
 from taxoforge.trees.tables import TreeTables, name_kind_counts
 from tests.taxoforge.sources.wikidata.loopback_sparql import LoopbackSparql
 
@@ -194,7 +194,7 @@ def test_rows_an_endpoint_should_not_send_are_dropped_and_counted():
         ["5", E + "Q1", "P1843", "Kiefer", "de"],
         ["5", E + "Q1", "P225", "Pinus tagged", "la"],
     ]
-    names, dropped, examples = _validate(raw, {"5"}, ["en"])
+    names, dropped, examples = validate_name_rows(raw, {"5"}, ["en"])
     assert names.rows() == [("inat:5", "good name", "vernacular", "en-gb", "Q1", "P1843")]
     assert dropped == {"bad_lang_tag": 2, "empty_name": 1, "id_not_requested": 1, "item_not_a_qid": 1,
                        "lang_not_requested": 1, "scientific_name_with_lang_tag": 1, "unknown_property": 1}
