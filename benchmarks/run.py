@@ -38,6 +38,7 @@ BENCHMARKS = {
     "hierarchical_measures_scaling": "benchmarks.bench_measures_scale",
     "text_to_node_mapping": "benchmarks.bench_mapping",
     "text_to_node_mapping_scale": "benchmarks.bench_mapping_scale",
+    "wikidata_taxon_names": "benchmarks.bench_wikidata_names",
 }
 SIZES = ("tiny", "small", "full")
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -40,6 +40,13 @@ Algorithm
     4. Build the tree with :func:`taxoforge.trees.build.build_tree` (which roots a forest
        under ``col:root`` and breaks any cycle, reporting what it removed).
 
+Names for another tree
+    :func:`coldp_names` gives every synonym, misapplied and vernacular name keyed by its
+    accepted taxon's scientific name, rank and kingdom; :func:`coldp_names_for_tree` resolves
+    those accepted names to the nodes of another tree (e.g. the iNaturalist tree: ColDP
+    synonym → accepted name → iNaturalist node by scientific name), ready for
+    :func:`taxoforge.links.external_names.merge_names`.
+
 Releases are downloaded with :func:`taxoforge.files.download_file` (checksum, HTTP Range resume).
 """
 
@@ -60,7 +67,7 @@ from typing import Iterable, Iterator
 
 import polars as pl
 
-from taxoforge.sources.ranked import ranked_tree_tables, report_frame
+from taxoforge.sources.ranked import ancestor_at_rank, ranked_tree_tables, report_frame
 from taxoforge.trees.tables import TreeTables
 
 __all__ = [
@@ -69,6 +76,9 @@ __all__ = [
     "read_coldp",
     "coldp_tree",
     "coldp_synonyms",
+    "coldp_names",
+    "coldp_names_for_tree",
+    "coldp_version",
     "safe_extract",
     "DEFAULT_MAX_EXTRACT_BYTES",
     "DEFAULT_MAX_RATIO",
@@ -651,4 +661,74 @@ def coldp_synonyms(path: str | os.PathLike, **read_options) -> pl.DataFrame:
     those of :func:`read_coldp`."""
     s = read_coldp(path, **read_options).synonyms
     return s.filter(~pl.col("status").is_in(list(MISAPPLIED_STATUSES)))
+
+
+def coldp_names(source: str | os.PathLike | ColdpTables) -> pl.DataFrame:
+    """Every name of a ColDP archive that is not an accepted scientific name, keyed by its
+    accepted taxon: ``accepted_id``, ``accepted_name``, ``accepted_rank``, ``accepted_kingdom``
+    (label of the kingdom-rank ancestor, null if none), ``name``, ``kind`` (``synonym``,
+    ``misapplied``, ``vernacular``), ``lang`` (``la`` for scientific names; vernacular names
+    as BCP-47 where a two-letter code exists).
+
+    ``source``: a ColDP folder or zip, or the :class:`ColdpTables` already read.
+
+    Examples
+    --------
+    >>> n = coldp_names("../shared/data/coldp/coldp_spec_example")  # doctest: +SKIP
+    >>> n.filter(pl.col("name") == "Leontodon saxatilis")["accepted_name"].to_list()  # doctest: +SKIP
+    ['Leontodon taraxacoides']
+    """
+    ct = source if isinstance(source, ColdpTables) else read_coldp(source)
+    taxa = ct.taxa.select("node_id", "parent_id", "label", "rank")
+    kingdoms = ancestor_at_rank(taxa, taxa["node_id"], "kingdom")
+    accepted = taxa.join(kingdoms, on="node_id", how="left").select(
+        pl.col("node_id").alias("accepted_id"), pl.col("label").alias("accepted_name"),
+        pl.col("rank").alias("accepted_rank"), pl.col("ancestor_label").alias("accepted_kingdom"))
+    other = ct.names.filter(pl.col("kind") != "scientific")
+    return other.join(accepted, left_on="node_id", right_on="accepted_id", how="inner").select(
+        pl.col("node_id").alias("accepted_id"), "accepted_name", "accepted_rank", "accepted_kingdom",
+        "name", "kind", "lang")
+
+
+def coldp_names_for_tree(source: str | os.PathLike | ColdpTables, tree: TreeTables, *,
+                         kinds: tuple[str, ...] = ("synonym", "vernacular")):
+    """The synonyms and vernacular names of a ColDP archive placed on the nodes of another
+    ``tree`` through their accepted scientific names
+    (:func:`taxoforge.links.external_names.names_onto_tree`).
+
+    Returns a :class:`~taxoforge.links.external_names.CarriedNames`; merge its ``names``
+    into the tree with :func:`~taxoforge.links.external_names.merge_names`, e.g.::
+
+        carried = coldp_names_for_tree("col-release.zip", inat_tree())
+        tree = merge_names(inat_tree(), carried.names, source="col", source_version=coldp_version(...))
+    """
+    from taxoforge.links.external_names import names_onto_tree
+
+    return names_onto_tree(coldp_names(source), tree, kinds=kinds)
+
+
+def coldp_version(path: str | os.PathLike) -> dict:
+    """What identifies a ColDP archive in a snapshot manifest: its path, and ``title``,
+    ``version``, ``issued`` from its ``metadata.yaml`` when it has one (folder or zip)."""
+    import yaml
+
+    path = Path(path)
+    out: dict = {"path": str(path)}
+    text = None
+    if path.is_dir():
+        meta = next((p for p in sorted(path.rglob("metadata.yaml")) if len(p.relative_to(path).parts) <= 2), None)
+        text = meta.read_text(encoding="utf-8", errors="replace") if meta else None
+    elif path.is_file() and zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as zf:
+            member = next((m for m in zf.namelist() if m.rsplit("/", 1)[-1] == "metadata.yaml"), None)
+            text = zf.read(member).decode("utf-8", "replace") if member else None
+        out["bytes"] = path.stat().st_size
+    if text:
+        try:
+            meta = yaml.safe_load(text) or {}
+        except yaml.YAMLError:
+            meta = {}
+        if isinstance(meta, dict):
+            out.update({k: str(meta[k]) for k in ("title", "version", "issued") if meta.get(k) is not None})
+    return out
 

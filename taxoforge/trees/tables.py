@@ -38,6 +38,7 @@ __all__ = [
     "conform",
     "with_is_leaf",
     "write_parquet_atomic",
+    "name_kind_counts",
 ]
 
 SCHEMA_VERSION = 1
@@ -253,3 +254,27 @@ class TreeTables:
         from taxoforge.trees.taxonomy import Taxonomy
 
         return Taxonomy(self.nodes, self.names)
+
+
+def name_kind_counts(tree: "TreeTables | pl.DataFrame", *, by_lang: bool = False) -> pl.DataFrame:
+    """Which kinds of names a tree has, and how many: one row per ``kind`` (per ``kind`` and
+    ``lang`` with ``by_lang``) with ``names`` (rows), ``nodes`` (distinct nodes having such a
+    name) and, per kind, ``langs`` (distinct languages, null counted as one). Sorted by kind
+    (then lang). A tree without names gives an empty table with these columns.
+
+    >>> t = TreeTables("t", pl.DataFrame({"node_id": ["a", "b"], "parent_id": [None, "a"]}),
+    ...                names=pl.DataFrame({"node_id": ["a", "b", "b", "b"], "name": ["A", "B", "bee", "Biene"],
+    ...                                    "kind": ["scientific", "scientific", "vernacular", "vernacular"],
+    ...                                    "lang": ["la", "la", "en", "de"]}))
+    >>> name_kind_counts(t).rows()
+    [('scientific', 2, 2, 1), ('vernacular', 2, 1, 2)]
+    >>> name_kind_counts(t, by_lang=True).rows()[1:]
+    [('vernacular', 'de', 1, 1), ('vernacular', 'en', 1, 1)]
+    """
+    names = tree.names if isinstance(tree, TreeTables) else tree
+    keys = ["kind", "lang"] if by_lang else ["kind"]
+    aggs = [pl.len().cast(pl.Int64).alias("names"), pl.col("node_id").n_unique().cast(pl.Int64).alias("nodes")]
+    if not by_lang:
+        aggs.append(pl.col("lang").n_unique().cast(pl.Int64).alias("langs"))
+    out = names.group_by(keys).agg(aggs).sort(keys, nulls_last=True)
+    return out

@@ -10,7 +10,8 @@ Data flow::
 Modules: :mod:`.ids` (QID validation), :mod:`.queries` (the ``sql/wikidata/*.rq`` files),
 :mod:`.sparql` (the polite WDQS client), :mod:`.checkpoint` (resumable batches),
 :mod:`.extract`, :mod:`.dump`, :mod:`.exclusions` (default exclusion list), :mod:`.tree`,
-:mod:`.linking`.
+:mod:`.linking`; :mod:`.taxon_names` and :mod:`.taxon_names_dump` (common names and synonyms of
+iNaturalist taxa, over SPARQL or from a dump file).
 """
 
 from taxoforge.sources.wikidata.checkpoint import BatchCheckpoint
@@ -27,6 +28,8 @@ from taxoforge.sources.wikidata.linking import (
 )
 from taxoforge.sources.wikidata.queries import load_query, render
 from taxoforge.sources.wikidata.sparql import WDQS_ENDPOINT, QueryTimeout, SparqlClient, SparqlError
+from taxoforge.sources.wikidata.taxon_names import WikidataTaxonNames, fetch_inat_taxon_names, inat_ids
+from taxoforge.sources.wikidata.taxon_names_dump import read_inat_taxon_names_dump
 from taxoforge.sources.wikidata.tree import build_wikidata_tree
 
 __all__ = [
@@ -38,14 +41,18 @@ __all__ = [
     "SparqlClient",
     "SparqlError",
     "WikidataGraph",
+    "WikidataTaxonNames",
     "build_wikidata_tree",
     "exclusion_node_ids",
     "extract_from_seeds",
+    "fetch_inat_taxon_names",
+    "inat_ids",
     "link_report",
     "link_to_wikidata",
     "load_exclusions",
     "load_query",
     "read_dump",
+    "read_inat_taxon_names_dump",
     "read_name_label_set",
     "read_qid_label_set",
     "render",

@@ -41,7 +41,8 @@ from taxoforge.sources.wikidata.ids import node_id, qid_of_iri, sort_qids, valid
 from taxoforge.sources.wikidata.queries import language_tag, render
 from taxoforge.sources.wikidata.sparql import SparqlClient
 
-__all__ = ["extract_from_seeds", "read_seed_qids", "ROOT_QID", "DEFAULT_BATCH_SIZE", "DEFAULT_LABEL_BATCH_SIZE"]
+__all__ = ["extract_from_seeds", "read_seed_qids", "BatchRunner", "ROOT_QID", "DEFAULT_BATCH_SIZE",
+           "DEFAULT_LABEL_BATCH_SIZE"]
 
 ROOT_QID = "Q35120"  # "entity", the root of Wikidata's class tree
 # VALUES blocks of a few hundred ids answer in well under a second on WDQS for P31/P279
@@ -55,8 +56,13 @@ def _chunks(seq: Sequence[str], n: int) -> Iterable[list[str]]:
         yield list(seq[i:i + n])
 
 
-class _BatchRunner:
-    """Runs one query over id batches, through the checkpoint when there is one."""
+class BatchRunner:
+    """Runs one query over id batches, through the checkpoint when there is one.
+
+    Each batch is rendered (by default ``render(name, items=batch, lang=lang)``; another
+    query shape passes ``render_batch``), looked up in the checkpoint by the hash of its
+    text, and queried only when absent. ``row`` turns one binding into a stored row (or
+    ``None`` to drop it)."""
 
     def __init__(self, client: SparqlClient, checkpoint: BatchCheckpoint | None,
                  progress: Callable[[str], None] | None):
@@ -68,10 +74,11 @@ class _BatchRunner:
         self.query_times: list[str] = []
 
     def run(self, name: str, ids: Sequence[str], batch_size: int, *, lang: str | None = None,
-            row: Callable[[dict], list | None]) -> list[list]:
+            row: Callable[[dict], list | None],
+            render_batch: Callable[[list[str]], str] | None = None) -> list[list]:
         out: list[list] = []
         for batch in _chunks(ids, batch_size):
-            text = render(name, items=batch, lang=lang)
+            text = render_batch(batch) if render_batch else render(name, items=batch, lang=lang)
             key = batch_key(name, text, self.client.endpoint)
             doc = self.checkpoint.get(name, key) if self.checkpoint else None
             if doc is None:
@@ -172,7 +179,7 @@ def extract_from_seeds(
     lang = language_tag(lang)  # refused before the first query, not after the closure
     if checkpoint is not None and not isinstance(checkpoint, BatchCheckpoint):
         checkpoint = BatchCheckpoint(checkpoint)
-    runner = _BatchRunner(client, checkpoint, progress)
+    runner = BatchRunner(client, checkpoint, progress)
     t_start = time.perf_counter()
 
     p31 = runner.run("instance_of", seed_qids, batch_size, row=_pair("item", "class"))

@@ -8,7 +8,9 @@ passed validation: ``ITEMS`` from QIDs (:func:`taxoforge.sources.wikidata.ids.va
 ``LANG`` from a BCP-47 language tag (RFC 5646: ``en``, ``en-GB``, ``zh-Hant``,
 ``sr-Latn-RS``, ``be-tarask``; :func:`language_tag`), written in lower case as WDQS stores
 its tags. Anything else is refused: a tag is ASCII letters, digits and hyphens only, so no
-quote, brace or space can reach a query.
+quote, brace or space can reach a query; ``LANGS`` from a list of such tags (as string literals for a ``VALUES``
+block), ``EXTERNAL_IDS`` from external identifiers matching :data:`EXTERNAL_ID_RE` (digits,
+such as iNaturalist taxon ids; as string literals, the way Wikidata stores external ids).
 
 The top-level ``sql/`` folder installs as the package :data:`QUERY_PACKAGE` (``setup.py``
 maps it), so the files are package data, read with :mod:`importlib.resources` in an editable
@@ -24,7 +26,8 @@ from pathlib import Path
 
 from taxoforge.sources.wikidata.ids import node_id, validate_qids
 
-__all__ = ["QUERY_PACKAGE", "query_dir", "load_query", "render", "query_names", "language_tag", "LANG_RE"]
+__all__ = ["QUERY_PACKAGE", "query_dir", "load_query", "render", "query_names", "language_tag", "LANG_RE",
+           "EXTERNAL_ID_RE"]
 
 #: The package the top-level ``sql/`` folder installs as.
 QUERY_PACKAGE = "taxoforge.sql"
@@ -46,6 +49,9 @@ _GRANDFATHERED = ("en-gb-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-
                   "zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang")
 #: A BCP-47 language tag (case-insensitive, as the RFC says).
 LANG_RE = re.compile(rf"^(?:{_LANGTAG}|{_PRIVATEUSE}|(?i:{_GRANDFATHERED}))$")
+#: External ids put into a query: a positive decimal integer without leading zero (iNaturalist
+#: taxon ids, P3151). Wikidata stores external ids as plain string literals.
+EXTERNAL_ID_RE = re.compile(r"^[1-9][0-9]{0,18}$")
 _PLACEHOLDER = re.compile(r"\{\{([A-Z_]+)\}\}")
 _NAME_RE = re.compile(r"^[a-z0-9_]+$")
 _SUFFIX = ".rq"
@@ -113,11 +119,24 @@ def language_tag(tag: object, *, where: str = "lang") -> str:
     return tag.lower()
 
 
-def render(name: str, *, items=None, lang: str | None = None) -> str:
+def _external_ids(ids, where: str) -> list[str]:
+    out: set[str] = set()
+    for i, x in enumerate(ids):
+        s = str(x) if isinstance(x, int) and not isinstance(x, bool) else x
+        if not isinstance(s, str) or not EXTERNAL_ID_RE.fullmatch(s):
+            raise ValueError(f"{where}[{i}]: {x!r} is not an external id (expected a positive integer "
+                             "without leading zeros, such as an iNaturalist taxon id)")
+        out.add(s)
+    return sorted(out, key=int)
+
+
+def render(name: str, *, items=None, lang: str | None = None, langs=None, external_ids=None) -> str:
     """Load query ``name`` and fill its placeholders with validated values.
 
     >>> q = render("instance_of", items=["Q146", "wd:Q5"])
     >>> "VALUES ?item { wd:Q5 wd:Q146 }" in q
+    True
+    >>> 'VALUES ?inat { "7" "49591" }' in render("inat_taxon_names", external_ids=[49591, "7"], langs=["en"])
     True
     >>> render("instance_of", items=["Q1 } ; DROP ALL"])
     Traceback (most recent call last):
@@ -133,6 +152,18 @@ def render(name: str, *, items=None, lang: str | None = None) -> str:
         values["ITEMS"] = " ".join(node_id(q) for q in qids)
     if lang is not None:
         values["LANG"] = language_tag(lang, where=f"query {name!r}")
+    if langs is not None:
+        if isinstance(langs, str):
+            raise ValueError(f"query {name!r}: langs must be a list of language tags, not the string {langs!r}")
+        tags = sorted({language_tag(x, where=f"query {name!r}: langs[{i}]") for i, x in enumerate(langs)})
+        if not tags:
+            raise ValueError(f"query {name!r}: empty list of languages")
+        values["LANGS"] = " ".join(f'"{t}"' for t in tags)
+    if external_ids is not None:
+        ext = _external_ids(external_ids, where=f"query {name!r}: external_ids")
+        if not ext:
+            raise ValueError(f"query {name!r}: empty batch of external ids")
+        values["EXTERNAL_IDS"] = " ".join(f'"{x}"' for x in ext)
     needed = set(_PLACEHOLDER.findall(text))
     missing = needed - set(values)
     if missing:

@@ -17,8 +17,10 @@ import pytest
 from taxoforge.links.scientific_names import link_scientific_names
 from taxoforge.sources.coldp import (
     ColdpError,
+    coldp_names,
     coldp_synonyms,
     coldp_tree,
+    coldp_version,
     read_coldp,
     safe_extract,
 )
@@ -150,6 +152,36 @@ def test_spec_example_as_csv_with_other_file_names_and_col_prefix(spec_dir, tmp_
         df.rename({c: f"col:{c}" for c in df.columns}).write_csv(tmp_path / dst)
     a, b = coldp_tree(spec_dir), coldp_tree(tmp_path)
     assert a.nodes.equals(b.nodes) and a.names.equals(b.names)
+
+
+def test_spec_example_names_keyed_by_accepted_taxon(spec_dir):
+    """Every non-accepted name with its accepted taxon's name, rank and kingdom, as the tree
+    holds them (the tree's synonym/vernacular rows, one for one)."""
+    n = coldp_names(spec_dir)
+    t = coldp_tree(spec_dir)
+    assert n.height == t.names.filter(pl.col("kind") != "scientific").height
+    rows = set(n.select("accepted_name", "accepted_rank", "accepted_kingdom", "name", "kind", "lang").iter_rows())
+    assert {("Leontodon taraxacoides", "species", "Plantae", "Leontodon saxatilis", "synonym", "la"),
+            ("Asteraceae", "family", "Plantae", "Compositae", "synonym", "la"),
+            ("Crepis bakeri", "species", "Plantae", "Baker's hawksbeard", "vernacular", "en")} <= rows
+    # the kingdom itself is its own kingdom
+    assert ("Plantae", "kingdom", "Plantae", "Viridae", "synonym", "la") in rows
+    labels = dict(t.nodes.select("node_id", "label").iter_rows())
+    assert all(labels[i] == a for i, a in n.select("accepted_id", "accepted_name").iter_rows())
+    assert coldp_names(read_coldp(spec_dir)).equals(n)  # the tables already read work too
+
+
+def test_coldp_version_from_metadata(tmp_path):
+    ptero = shared_file("coldp", "pterophoroidea_world_catalogue")
+    v = coldp_version(ptero)
+    assert v["version"] == "1.1.25.304" and v["issued"] == "2025-10-31" and v["path"] == str(ptero)
+    assert v["title"].startswith("Catalogue of the Pterophoroidea")
+    z = tmp_path / "p.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.write(ptero / "metadata.yaml", "dataset/metadata.yaml")
+    assert coldp_version(z)["version"] == "1.1.25.304" and coldp_version(z)["bytes"] == z.stat().st_size
+    assert coldp_version(shared_file("coldp", "coldp_spec_example")) == {
+        "path": str(shared_file("coldp", "coldp_spec_example"))}  # no metadata.yaml
 
 
 # --------------------------------------------------------------------------- NameUsage flavour
