@@ -87,6 +87,6 @@ def test_bad_lines_and_inputs_name_the_problem(tmp_path):
     with pytest.raises(ValueError, match=r"ids\[0\]"):
         read_inat_taxon_names_dump(bad, ids=["x"])
     with pytest.raises(ValueError, match="language tag"):
-        read_inat_taxon_names_dump(bad, langs=["English"])
+        read_inat_taxon_names_dump(bad, langs=["en_GB"])
     with pytest.raises(FileNotFoundError):
         read_inat_taxon_names_dump(tmp_path / "missing.nt")
