@@ -28,7 +28,7 @@ ancestor with it)
     the same three bands are taken by levels above the answer: ``hard`` = siblings (LCA =
     parent), ``medium`` = cousins (LCA = grandparent), ``easy`` = LCA above the grandparent
     (above the great-grandparent where possible, distractors pairwise under different
-    grandparents); distractors are leaves when the answer is a leaf, otherwise nodes at the
+    parents); distractors are leaves when the answer is a leaf, otherwise nodes at the
     answer's depth.
 
     A ground truth with fewer than ``options - 1`` valid distractors gets no question: it is
@@ -243,7 +243,7 @@ def _plan(tree: RankedTree, a: int, difficulty: str, ranked: bool) -> tuple[_Pla
         return None, "the answer has no grandparent (easy needs nodes outside it)"
     root = tree.taxonomy.root_idx
     tiers = ((root, p3), (p3, p2)) if p3 >= 0 else ((root, p2),)
-    return _Plan(tiers, cls, ("up", 2), "nodes outside the answer's grandparent"), None
+    return _Plan(tiers, cls, ("up", 1), "nodes outside the answer's grandparent"), None
 
 
 def _class_mask(tree: RankedTree, cls: tuple) -> np.ndarray:
