@@ -176,3 +176,295 @@ def _read_jsonl(path) -> list[dict]:
 def evaluate_group() -> None:
     """Evaluations of papers 000, 002, 003 and 004 on a per-sample scores table
     (scores.parquet of `taxoforge score`), a score matrix, or a tree."""
+
+
+def _read_table(path: str):
+    import polars as pl
+
+    p = Path(path)
+    if not p.exists():
+        _fail(f"{path}: no such file")
+    suf = p.suffix.lower()
+    try:
+        if suf == ".parquet":
+            return pl.read_parquet(p)
+        if suf in (".jsonl", ".ndjson"):
+            return pl.DataFrame(_read_jsonl(p), infer_schema_length=None)
+        if suf in (".csv", ".tsv"):
+            return pl.read_csv(p, separator="\t" if suf == ".tsv" else ",")
+    except Exception as e:  # noqa: BLE001 - reported with the file name
+        _fail(f"{path}: cannot read ({e})")
+    _fail(f"{path}: unknown table format {suf!r}; expected .parquet, .jsonl, .csv or .tsv")
+
+
+def _show(title: str, df, out_dir: Path | None, name: str) -> None:
+    from taxoforge.markdown import markdown_table
+
+    click.echo(f"\n## {title}\n")
+    click.echo(markdown_table(df, max_rows=60) if df.height else "(no rows)")
+    if out_dir is not None:
+        from taxoforge.trees.tables import write_parquet_atomic
+
+        write_parquet_atomic(df, out_dir / f"{name}.parquet")
+
+
+def _by(value: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in value.split(",") if x.strip())
+
+
+@evaluate_group.command("breakdowns", short_help="Per level/rank, HCA, MTA, Correct/Incorrect/Other, four groups.")
+@click.argument("scores", type=click.Path(exists=True, dir_okay=False))
+@click.argument("tree")
+@click.option("--by", default="model,dataset,prompt", show_default=True, help="Group keys (comma-separated).")
+@click.option("--cuts", "n_cuts", type=int, default=25, show_default=True, help="Random tree cuts for MTA.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the tree cuts.")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Also write every table as Parquet here.")
+def evaluate_breakdowns_cmd(scores, tree, by, n_cuts, seed, out_dir):
+    """Per-level and per-rank accuracy and hP/hR, rank-level correctness from the LCA, HCA,
+    MTA, VLM4Bio's Correct/Incorrect/Other % and (with LI and CS columns) paper 003's four
+    groups, from SCORES (scores.parquet of `taxoforge score`) on TREE."""
+    from taxoforge.evaluation.breakdowns import breakdown_tables
+
+    samples = _read_table(scores)
+    t = _load_tree(tree)
+    try:
+        tables = breakdown_tables(samples, t, _by(by), n_cuts=n_cuts, seed=seed)
+    except (ValueError, KeyError) as e:
+        _fail(f"{scores}: {e}")
+    out = Path(out_dir) if out_dir else None
+    titles = {"by_level": "Per ground-truth level", "by_rank": "Per ground-truth rank",
+              "correct_by_level": "Right down to level k (depth_lca ≥ k)",
+              "correct_by_rank": "Right at rank R (in the ground truth's rank-R taxon)",
+              "consistency": f"HCA and MTA ({n_cuts} tree cuts, seed {seed})",
+              "outcomes": "Correct / Incorrect / Other % (paper 002)",
+              "open_world_groups": "Four outcome groups (paper 003: LI ≥ 0.5 correct, CS ≥ 0.6 specific)"}
+    for name, df in tables.items():
+        _show(titles.get(name, name), df, out, name)
+
+
+@evaluate_group.command("probes", short_help="HCA from rank-probe answers.")
+@click.argument("scores", type=click.Path(exists=True, dir_okay=False))
+@click.argument("questions", type=click.Path(exists=True, dir_okay=False))
+@click.option("--by", default="model", show_default=True)
+def evaluate_probes_cmd(scores, questions, by):
+    """HCA from rank-probe answers: SCORES (scored answers, `id` = question id, `correct`) and
+    the QUESTIONS JSONL of `taxoforge mc build --probe-rank …` (one file or several ranks
+    concatenated); a sample counts when every probe about it is right."""
+    from taxoforge.evaluation.breakdowns import probe_consistency
+
+    try:
+        t = probe_consistency(_read_table(scores), _read_table(questions), _by(by))
+    except ValueError as e:
+        _fail(str(e))
+    _show("Hierarchical consistent accuracy from rank probes", t, None, "probes")
+
+
+@evaluate_group.command("open-world", short_help="TI, SS, CS, LI and the four groups (paper 003).")
+@click.argument("scores", type=click.Path(exists=True, dir_okay=False))
+@click.option("--prediction-column", default="answer", show_default=True)
+@click.option("--reference-column", default="reference", show_default=True)
+@click.option("--encoder", default="minilm", show_default=True,
+              help="'minilm' (all-MiniLM-L6-v2 from the 'semantic' extra), a local sentence-transformers folder, "
+                   "or 'none' to skip SS and CS.")
+@click.option("--judge-model", default=None, type=click.Path(file_okay=False),
+              help="Local text-generation model folder for LI; without it LI is skipped (and said so).")
+@click.option("--by", default="model,dataset,prompt", show_default=True)
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None,
+              help="Write the samples with TI/SS/CS/LI columns here (.parquet).")
+def evaluate_open_world_cmd(scores, prediction_column, reference_column, encoder, judge_model, by, out):
+    """Paper 003's TI, SS, CS and LI for every answer in SCORES, their means per group, and
+    the four outcome groups when LI and CS are both there."""
+    import polars as pl
+
+    from taxoforge.evaluation import similarity_measures as sm
+    from taxoforge.evaluation.breakdowns import open_world_groups
+
+    s = _read_table(scores)
+    for c in (prediction_column, reference_column):
+        if c not in s.columns:
+            _fail(f"{scores}: no column {c!r}; columns are {s.columns}")
+    enc = None
+    if encoder != "none":
+        try:
+            enc = sm.sentence_encoder(None if encoder == "minilm" else encoder)
+        except (ImportError, OSError, ValueError) as e:
+            _fail(str(e))
+    judge = sm.local_text_generation_judge(judge_model) if judge_model else None
+    preds = [x or "" for x in s[prediction_column].cast(pl.String).to_list()]
+    refs = [x or "" for x in s[reference_column].cast(pl.String).to_list()]
+    vals, skipped = sm.open_world_measures(preds, refs, encode=enc, judge=judge)
+    s = s.with_columns(*[pl.Series(k, v) for k, v in vals.items()])
+    for k, why in skipped.items():
+        click.echo(f"{k} skipped: {why}", err=True)
+    keys = [k for k in _by(by) if k in s.columns]
+    means = s.group_by(keys or pl.lit(1).alias("_all")).agg(pl.len().alias("n"), *[pl.col(k).mean() for k in vals])
+    _show("Open-world measures (paper 003)", means.drop("_all", strict=False).sort(keys or "n"), None, "open_world")
+    if "LI" in vals and "CS" in vals:
+        _show("Four outcome groups", open_world_groups(s, keys), None, "groups")
+    if out:
+        from taxoforge.trees.tables import write_parquet_atomic
+
+        write_parquet_atomic(s, out)
+
+
+def _matrix(path: str, truth_column: str, drop: tuple[str, ...] = ("image", "id", "image-path")):
+    import numpy as np
+
+    df = _read_table(path)
+    if truth_column not in df.columns:
+        _fail(f"{path}: no ground-truth column {truth_column!r}; columns start {df.columns[:8]}")
+    cols = [c for c in df.columns if c != truth_column and c not in drop]
+    try:
+        m = df.select(cols).to_numpy().astype(np.float64)
+    except Exception as e:  # noqa: BLE001
+        _fail(f"{path}: the score columns must be numeric ({e})")
+    return m, cols, df[truth_column].cast(str).to_list()
+
+
+@evaluate_group.command("granularity", short_help="Propagated mAP per level (paper 004 Table 2, Fig. 3).")
+@click.argument("scores", type=click.Path(exists=True, dir_okay=False))
+@click.argument("tree")
+@click.option("--truth-column", default="label", show_default=True)
+def evaluate_granularity_cmd(scores, tree, truth_column):
+    """Paper 004 §4: SCORES is a matrix (one row per image, one column per class named by node
+    id or name, plus the ground-truth column); prints mAP of the leaves, of the ancestors raw
+    and propagated by max-child and max-leaf with Δ (Table 2), and mAP per level (Fig. 3)."""
+    import polars as pl
+
+    from taxoforge.evaluation.propagation import granularity_table, per_level_map
+
+    m, cols, gts = _matrix(scores, truth_column)
+    t = _load_tree(tree)
+    try:
+        table = granularity_table(m, cols, gts, t)
+        levels = per_level_map(m, cols, gts, t)
+    except ValueError as e:
+        _fail(f"{scores}: {e}")
+    _show("Granularity (paper 004 Table 2)", pl.DataFrame([table]), None, "granularity")
+    _show("mAP per level (paper 004 Fig. 3)", levels, None, "levels")
+
+
+@evaluate_group.command("tiered", short_help="Two-level fine/coarse benchmark (paper 004 App. A).")
+@click.argument("tree")
+@click.argument("fine", type=click.Path(exists=True, dir_okay=False))
+@click.option("--coarse-depth", type=int, default=None, help="Coarse class = the fine class's ancestor at this depth.")
+@click.option("--coarse-rank", default=None, help="Coarse class = the fine class's ancestor of this rank.")
+@click.option("--coarse", "coarse_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="File of coarse classes (e.g. tiered-ImageNet's 34 wnids), one per line.")
+@click.option("--scores", "scores", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Fine-class score matrix (columns = the fine classes) with a ground-truth column.")
+@click.option("--coarse-scores", "coarse_scores", multiple=True, metavar="NAME=FILE",
+              help="Coarse-class score matrices, e.g. CG_direct=direct.parquet (repeatable).")
+@click.option("--truth-column", default="label", show_default=True)
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None, help="Write the two-level set here.")
+def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scores, coarse_scores, truth_column, out):
+    """Paper 004 App. A: the two-level (fine / coarse) label set of the FINE classes (a labels
+    file, e.g. the 1,000 ImageNet-1k wnids) and, with --scores, FG_direct, CG_FG-label and
+    each coarse matrix's accuracy with its Δ to CG_direct."""
+    import polars as pl
+
+    from taxoforge.evaluation.multiple_choice import read_labels
+    from taxoforge.evaluation.propagation import tiered_accuracy, tiered_classes
+
+    t = _load_tree(tree)
+    fine_labels = read_labels(fine)["label"].to_list()
+    coarse = read_labels(coarse_file)["label"].to_list() if coarse_file else None
+    try:
+        classes = tiered_classes(t, fine_labels, coarse=coarse, depth=coarse_depth, rank=coarse_rank)
+    except ValueError as e:
+        _fail(str(e))
+    click.echo(f"{classes.height} fine classes under {classes['coarse_node'].n_unique()} coarse classes "
+               f"({len(fine_labels) - classes.height} fine classes without a coarse class left out)")
+    if out:
+        from taxoforge.trees.tables import write_parquet_atomic
+
+        write_parquet_atomic(classes, out)
+    if scores:
+        m, cols, gts = _matrix(scores, truth_column)
+        ids = t.ids[t.resolve_strict(cols, what="score column")].tolist()
+        order = {c: i for i, c in enumerate(ids)}
+        missing = [c for c in classes["fine_node"].to_list() if c not in order]
+        if missing:
+            _fail(f"{scores}: no score column for fine class {missing[0]!r} ({len(missing)} missing)")
+        fm = m[:, [order[c] for c in classes["fine_node"].to_list()]]
+        cs = {}
+        for spec in coarse_scores:
+            name, _, path = spec.partition("=")
+            cm, ccols, _ = _matrix(path, truth_column)
+            cids = t.ids[t.resolve_strict(ccols, what="coarse score column")].tolist()
+            want = sorted(set(classes["coarse_node"].to_list()))
+            pos = {c: i for i, c in enumerate(cids)}
+            if any(c not in pos for c in want):
+                _fail(f"{path}: a coarse class has no score column")
+            cs[name] = cm[:, [pos[c] for c in want]]
+        res = tiered_accuracy(fm, gts, classes, coarse_scores=cs, tree=t)
+        _show("Tiered benchmark (paper 004 App. A)", pl.DataFrame([res]), None, "tiered")
+
+
+_TEXT = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor")
+
+
+@evaluate_group.command("validate", short_help="Kendall-τ validation of measures on synthetic pairs (paper 000 Table 1).")
+@click.argument("tree")
+@click.option("--measures", default="exact_match,contained,rouge1_recall,bleu2,meteor,TI", show_default=True,
+              help="Comma-separated: paper 000's text measures, TI, SS, CS (SS/CS need the 'semantic' extra).")
+@click.option("--pairs", "n_pairs", type=int, default=100_000, show_default=True)
+@click.option("--max-distance", type=int, default=7, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def evaluate_validate_cmd(tree, measures, n_pairs, max_distance, seed):
+    """Paper 000 Table 1: Kendall's τ between each measure and hP (any node pairs) and hR
+    (ancestor pairs) on synthetic pairs of TREE's labels at uniform distances."""
+    from taxoforge.evaluation import similarity_measures as sm
+    from taxoforge.evaluation.validation import kendall_tau_validation
+
+    names = [m.strip() for m in measures.split(",") if m.strip()]
+    fns = {}
+    enc = None
+    for name in names:
+        if name in _TEXT:
+            def fn(p, r, _n=name):
+                from taxoforge.scores.text_measures import text_scores
+
+                return text_scores(p, r, meteor=_n == "meteor")[_n]
+            fns[name] = fn
+        elif name == "TI":
+            fns[name] = sm.text_inclusion
+        elif name in ("SS", "CS"):
+            if enc is None:
+                try:
+                    enc = sm.sentence_encoder()
+                except ImportError as e:
+                    _fail(str(e))
+            fns[name] = (lambda p, r: sm.semantic_similarity(p, r, enc)) if name == "SS" else (
+                lambda p, r: sm.concept_similarity(p, r, enc))
+        else:
+            _fail(f"unknown measure {name!r}; expected some of {', '.join(_TEXT)}, TI, SS, CS")
+    t = _load_tree(tree)
+    table = kendall_tau_validation(t, fns, n_pairs=n_pairs, max_distance=max_distance, seed=seed)
+    _show(f"Kendall τ with hP and hR on {n_pairs} synthetic pairs (paper 000 Table 1)", table, None, "validation")
+
+
+@evaluate_group.command("agreement", short_help="Agreement in node placement between mapping runs (paper 000 Fig. 4).")
+@click.argument("scores", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--key", default="id", show_default=True, help="Column identifying an answer across the files.")
+def evaluate_agreement_cmd(scores, key):
+    """Paper 000 Fig. 4: the share of answers two mapping runs place on the same node, for
+    every pair of SCORES files (scores.parquet of `taxoforge score` with different
+    --similarity settings; each file is one method, named by its file or mapping config)."""
+    import polars as pl
+
+    from taxoforge.evaluation.validation import placement_agreement
+
+    parts = []
+    for path in scores:
+        df = _read_table(path)
+        if key not in df.columns or "pred_node" not in df.columns:
+            _fail(f"{path}: needs columns {key!r} and 'pred_node'")
+        name = Path(path).parent.name if Path(path).name == "scores.parquet" else Path(path).stem
+        parts.append(df.select(pl.col(key).cast(pl.String), pl.col("pred_node"), pl.lit(name).alias("method")))
+    try:
+        t = placement_agreement(pl.concat(parts), key=key)
+    except ValueError as e:
+        _fail(str(e))
+    _show("Agreement in node placement (paper 000 Fig. 4)", t, None, "agreement")

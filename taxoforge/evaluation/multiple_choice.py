@@ -607,8 +607,10 @@ def build_rank_probes(tree, ground_truths, rank: str | int, *, options: int = 4,
         rows.append(r)
     skipped = pl.concat([skipped, pl.DataFrame(skips, schema=_SKIPPED_SCHEMA, orient="row")]).sort("row")
     if not rows:
+        reasons = skipped["detail"].drop_nulls().value_counts(sort=True).head(3)
+        why = "; ".join(f"{r} ({n}×)" for r, n in reasons.iter_rows()) or "no ground truth resolved"
         raise TreeTooShallow(f"no {set_name} question can be built on {tree.name} from {df.height} ground truth(s) "
-                             f"with {options} options")
+                             f"with {options} options: {why}")
     return _question_set(rows, skipped, tree, set_name, options, seed, not by_depth, df.height)
 
 
