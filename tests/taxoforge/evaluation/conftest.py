@@ -48,6 +48,11 @@ def toy_tables(rows=TOY, name="toy") -> TreeTables:
                           "label": [r[2] for r in rows], "rank": [r[3] for r in rows]},
                          schema_overrides={"parent_id": pl.String, "rank": pl.String})
     names = pl.DataFrame({"node_id": [r[0] for r in rows], "name": [r[2] for r in rows], "kind": "label"})
+    from taxoforge.trees.taxonomy import Taxonomy
+
+    tax = Taxonomy(nodes)
+    nodes = nodes.join(pl.DataFrame({"node_id": tax.ids.tolist(), "depth": tax.depth_arr,
+                                     "is_leaf": tax.is_leaf}), on="node_id", how="left")
     return TreeTables(name, nodes, names)
 
 
