@@ -89,3 +89,13 @@ def test_properties_on_random_trees(tree_seed, pair_seed):
     assert acc - 1e-12 <= con["HCA"] <= cr["genus"] + 1e-12
     out = bd.outcome_shares(s).row(0, named=True)
     assert out["correct_pct"] + out["incorrect_pct"] + out["other_pct"] == pytest.approx(100.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(li=st.lists(st.sampled_from([0.0, 1.0]), min_size=1, max_size=30), seed=st.integers(0, 2**32 - 1))
+def test_open_world_group_shares_partition_the_samples(li, seed):
+    cs = np.random.default_rng(seed).random(len(li))
+    g = bd.open_world_groups(pl.DataFrame({"model": "m", "LI": li, "CS": cs}), by=("model",)).row(0, named=True)
+    assert sum(g[f"{k}_pct"] for k in bd.OPEN_WORLD_GROUPS) == pytest.approx(100.0)
+    assert g["correct_specific_pct"] + g["correct_generic_pct"] == pytest.approx(100.0 * np.mean(li))
+    assert g["correct_specific_pct"] + g["wrong_specific_pct"] == pytest.approx(100.0 * np.mean(cs >= 0.6))

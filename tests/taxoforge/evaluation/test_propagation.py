@@ -117,3 +117,14 @@ def test_imagenet_tiered_and_propagation(imagenet_tree):
     assert r["FG_direct"] == 1.0 and r["CG_FG-label"] == 1.0
     t = pg.granularity_table(f, fine, gts, tree)
     assert t["leaves_mAP"] == pytest.approx(1.0) and t["anc_max-leaf_mAP"] == pytest.approx(1.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 25))
+def test_tiered_coarse_from_fine_labels_is_never_below_fine_accuracy(seed, n):
+    rng = np.random.default_rng(seed)
+    fine = ["lion", "cat", "tiger", "leopard", "wolf", "fox"]
+    classes = pg.tiered_classes(TREE, fine, depth=1)
+    gts = [fine[i] for i in rng.integers(0, len(fine), n)]
+    r = pg.tiered_accuracy(rng.random((n, len(fine))), gts, classes)
+    assert 0.0 <= r["FG_direct"] <= r["CG_FG-label"] <= 1.0

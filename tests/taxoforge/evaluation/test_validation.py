@@ -65,3 +65,15 @@ def test_placement_agreement_errors():
     t = pl.DataFrame({"id": [1, 1], "method": ["a", "a"], "pred_node": ["x", "y"]})
     with pytest.raises(ValueError, match="placed twice"):
         va.placement_agreement(t)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 20), methods=st.integers(1, 4))
+def test_placement_agreement_is_symmetric_with_a_unit_diagonal(seed, n, methods):
+    rng = np.random.default_rng(seed)
+    t = pl.DataFrame({"id": [i for _ in range(methods) for i in range(n)],
+                      "method": [f"m{k}" for k in range(methods) for _ in range(n)],
+                      "pred_node": [f"n{x}" for x in rng.integers(0, 3, n * methods)]})
+    a = va.placement_agreement(t)
+    m = a.drop("method").to_numpy()
+    assert np.allclose(np.diag(m), 1.0) and np.allclose(m, m.T) and ((m >= 0) & (m <= 1)).all()
