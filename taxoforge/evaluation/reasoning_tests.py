@@ -75,22 +75,32 @@ def _as_frame(questions) -> pl.DataFrame:
     return questions
 
 
-def nota_variant(questions) -> QuestionSet:
-    """The NOTA set of ``questions`` (a :class:`QuestionSet`, DataFrame or rows); module docstring."""
+def nota_variant(questions, *, position: str = "last") -> QuestionSet:
+    """The NOTA set of ``questions`` (a :class:`QuestionSet`, DataFrame or rows); module docstring.
+
+    ``position="last"`` is VLM4Bio's code (None of the Above moved to the last letter);
+    ``"in_place"`` keeps it at the true option's letter, as the paper's prose reads."""
+    if position not in ("last", "in_place"):
+        raise ValueError(f"position must be 'last' or 'in_place', not {position!r}")
     q = _as_frame(questions)
     rows = []
     for r in q.iter_rows(named=True):
         stem, instruction = split_question(r["question"], r["options"])
         pos = LETTERS.index(r["option-gt"])
-        opts = [o for i, o in enumerate(r["options"]) if i != pos] + [NONE_OF_THE_ABOVE]
-        nodes = [n for i, n in enumerate(r["option-nodes"]) if i != pos] + [None]
+        if position == "last":
+            opts = [o for i, o in enumerate(r["options"]) if i != pos] + [NONE_OF_THE_ABOVE]
+            nodes = [n for i, n in enumerate(r["option-nodes"]) if i != pos] + [None]
+        else:
+            opts = [NONE_OF_THE_ABOVE if i == pos else o for i, o in enumerate(r["options"])]
+            nodes = [None if i == pos else n for i, n in enumerate(r["option-nodes"])]
+        nota_at = len(opts) - 1 if position == "last" else pos
         letters = ", ".join(f"{LETTERS[i]}) {o}" for i, o in enumerate(opts))
         out = dict(r)
         out.update({
             "id": f"nota-{r['id']}",
             "question": f"{stem} Options: {letters}. {instruction}".rstrip(),
             "target-class": f"{NONE_OF_THE_ABOVE}.",
-            "option-gt": LETTERS[len(opts) - 1],
+            "option-gt": LETTERS[nota_at],
             "options": opts,
             "option-nodes": nodes,
             "variant": "nota",

@@ -32,6 +32,9 @@ def test_nota_replaces_the_answer_moves_nota_last_and_reletters():
     assert (r["target-class"], r["option-gt"]) == ("None of the Above.", "D")
     assert (r["nota-target-class"], r["nota-option-gt"]) == ("Notropis atherinoides", "B")
     assert r["option-nodes"] == ["n0", "n2", "n3", None]
+    inplace = nota_variant(q, position="in_place").questions.row(0, named=True)
+    assert inplace["options"] == ["Esox lucius", "None of the Above", "Notropis hudsonius", "Gambusia affinis"]
+    assert inplace["option-gt"] == "B" and inplace["nota-option-gt"] == "B"
 
 
 def test_fct_adds_the_chosen_answer_and_vlm4bio_instruction():
