@@ -49,14 +49,16 @@ def mc_group() -> None:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--variant", type=click.Choice(["standard", "nota", "fct"]), default="standard", show_default=True,
               help="nota: the true option replaced by 'None of the Above'; fct: a suggested 'Chosen Answer'.")
+@click.option("--nota-position", type=click.Choice(["last", "in_place"]), default="last", show_default=True,
+              help="NOTA: move 'None of the Above' to the last letter (VLM4Bio's code) or keep it in place.")
 @click.option("--organism", default="organism", show_default=True, help="Word used in the question text.")
 @click.option("--label-column", default=None, help="Label column of a CSV/JSONL/Parquet LABELS file.")
 @click.option("-o", "--out", "out", type=click.Path(dir_okay=False), required=True, help="Questions JSONL.")
 @click.option("--skipped", "skipped_out", type=click.Path(dir_okay=False), default=None,
               help="Write the ground truths that got no question here (default: OUT with .skipped.jsonl).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant, organism, label_column, out,
-                 skipped_out, as_json):
+def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant, nota_position, organism,
+                 label_column, out, skipped_out, as_json):
     """Build one question per ground truth in LABELS (a .txt/.csv/.tsv/.jsonl/.parquet file;
     other columns such as image-path are copied into the questions; or 'sample:N' for N
     seeded ground truths drawn from the tree) from TREE (a tree or snapshot folder, or
@@ -83,7 +85,7 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
     except (mc.LabelFileError, ValueError) as e:
         _fail(str(e))
     if variant == "nota":
-        qs = nota_variant(qs)
+        qs = nota_variant(qs, position=nota_position)
     elif variant == "fct":
         qs = fct_variant(qs, seed=seed)
     qs.write_jsonl(out)
