@@ -88,11 +88,16 @@ def _candidate(state) -> dict:
     from taxoforge.evaluation import multiple_choice as mc
 
     tree, gts, cfg = state
-    per, hashes, counts = {}, {}, {}
+    per, cpu, hashes, counts = {}, {}, {}, {}
+    # the one-time indexes of the tree (pre-order numbering, rank ancestors, candidate
+    # classes), timed apart: every later question set on the same tree reuses them
+    t, c = time.perf_counter(), time.process_time()
+    mc.prepare_tree(tree)
+    index_s, index_cpu = time.perf_counter() - t, time.process_time() - c
     for d in DIFFICULTIES:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         qs = mc.build_questions(tree, gts[d], d, seed=1)
-        per[d] = time.perf_counter() - t
+        per[d], cpu[d] = time.perf_counter() - t, time.process_time() - c
         hashes[d] = hashlib.sha256(qs.to_jsonl().encode()).hexdigest()
         counts[d] = {"questions": qs.questions.height, "skipped": qs.skipped.height}
     invalid = {}
@@ -101,8 +106,9 @@ def _candidate(state) -> dict:
         qs = mc.build_questions(tree, gts[d], d, seed=1)
         invalid[d] = mc.check_questions(tree, qs, d).height
     check_s = time.perf_counter() - t
-    return {"summary": {"seconds": per, "counts": counts, "sha256": hashes, "invalid": invalid,
-                        "check_seconds": check_s, "tree_nodes": len(tree)}}
+    return {"summary": {"seconds": per, "cpu_seconds": cpu, "index_seconds": index_s, "index_cpu_seconds": index_cpu,
+                        "counts": counts, "sha256": hashes, "invalid": invalid, "check_seconds": check_s,
+                        "tree_nodes": len(tree)}}
 
 
 def _baseline(state) -> dict:
@@ -115,12 +121,12 @@ def _baseline(state) -> dict:
     family = tree._rank_ancestor_table("family")
     species_of = tree._rank_ancestor_table("species")
     by_rank: dict = {}
-    per, rows_all = {}, {}
+    per, cpu, rows_all = {}, {}, {}
     for d in DIFFICULTIES:
         labels = gts[d]["label"].to_list()[:n]
         idx = tree.resolve_strict(labels)
         rng = random.Random(1)
-        t = time.perf_counter()
+        t, c0 = time.perf_counter(), time.process_time()
         rows = []
         for row, a in enumerate(idx.tolist()):
             rank = tree.ranks[a]
@@ -149,10 +155,11 @@ def _baseline(state) -> dict:
             rows.append({"id": f"b-{row}", "target-class": str(tree.labels[a]), "option-gt": "ABCD"[pos],
                          "options": [str(tree.labels[v]) for v in nodes], "option-nodes": [str(tree.ids[v]) for v in nodes],
                          "target-node": str(tree.ids[a]), "set": d, "variant": "standard"})
-        per[d] = time.perf_counter() - t
+        per[d], cpu[d] = time.perf_counter() - t, time.process_time() - c0
         rows_all[d] = rows
     invalid = {d: mc.check_questions(tree, rows_all[d], d).height if rows_all[d] else 0 for d in DIFFICULTIES}
-    return {"summary": {"seconds": per, "questions": {d: len(rows_all[d]) for d in DIFFICULTIES}, "invalid": invalid}}
+    return {"summary": {"seconds": per, "cpu_seconds": cpu, "questions": {d: len(rows_all[d]) for d in DIFFICULTIES},
+                        "invalid": invalid}}
 
 
 def run(size: str = "small") -> dict:
@@ -175,9 +182,10 @@ def run(size: str = "small") -> dict:
         built = c["counts"][d]["questions"]
         bq = max(1, b["questions"][d])
         out["per_difficulty"][d] = {
-            "seconds": c["seconds"][d], "questions": built, "skipped": c["counts"][d]["skipped"],
+            "seconds": c["seconds"][d], "cpu_seconds": c["cpu_seconds"][d], "questions": built, "skipped": c["counts"][d]["skipped"],
             "questions_per_s": built / c["seconds"][d], "invalid": c["invalid"][d],
-            "baseline_seconds_sample": b["seconds"][d], "baseline_questions": b["questions"][d],
+            "baseline_seconds_sample": b["seconds"][d], "baseline_cpu_seconds_sample": b["cpu_seconds"][d],
+            "baseline_questions": b["questions"][d],
             "baseline_questions_per_s": bq / b["seconds"][d] if b["seconds"][d] else None,
             "baseline_extrapolated_seconds": b["seconds"][d] / bq * q, "baseline_invalid": b["invalid"][d],
             "identical_bytes_in_two_processes": c["sha256"][d] == again["summary"]["sha256"][d],
@@ -187,6 +195,7 @@ def run(size: str = "small") -> dict:
     built = sum(v["questions"] for v in pd.values())
     btotal = sum(v["baseline_extrapolated_seconds"] for v in pd.values())
     out.update({
+        "index_seconds": c["index_seconds"], "index_cpu_seconds": c["index_cpu_seconds"],
         "total_seconds": total, "questions": built, "questions_per_s": built / total,
         "check_seconds": c["check_seconds"],
         "baseline_questions_per_s": sum(v["baseline_questions"] for v in pd.values()) / sum(
@@ -196,7 +205,9 @@ def run(size: str = "small") -> dict:
         "zero_invalid": all(v["invalid"] == 0 for v in pd.values()),
         "baseline_zero_invalid": all(v["baseline_invalid"] == 0 for v in pd.values()),
         "identical_bytes": all(v["identical_bytes_in_two_processes"] for v in pd.values()),
-        "meets_target": all(v["seconds"] < TARGET_S for v in pd.values()) and all(v["invalid"] == 0 for v in pd.values()),
+        # target: index + any one difficulty's 10,000 questions in under 10 s, none invalid
+        "meets_target": c["index_seconds"] + max(v["seconds"] for v in pd.values()) < TARGET_S
+                        and all(v["invalid"] == 0 for v in pd.values()),
     })
     return out
 

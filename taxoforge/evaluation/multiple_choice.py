@@ -81,7 +81,7 @@ import polars as pl
 
 from taxoforge.evaluation.ranked_tree import INFRASPECIFIC_RANKS, RankedTree
 
-__all__ = ["DIFFICULTIES", "QuestionSet", "TreeTooShallow", "LabelFileError", "build_questions",
+__all__ = ["DIFFICULTIES", "QuestionSet", "TreeTooShallow", "LabelFileError", "build_questions", "prepare_tree",
            "build_rank_probes", "check_questions", "read_labels", "sample_ground_truths", "question_text",
            "SeededStream", "LETTERS"]
 
@@ -252,6 +252,22 @@ def _class_mask(tree: RankedTree, cls: tuple) -> np.ndarray:
     if cls[0] == "leaf":
         return tree.is_leaf.copy()
     return tree.depth == cls[1]
+
+
+def prepare_tree(tree) -> RankedTree:
+    """Build the indexes question sets use (pre-order numbering, genus/species/family
+    ancestors, the candidates of every rank) once, ahead of time; later sets reuse them."""
+    tree = RankedTree.of(tree)
+    tree.taxonomy._preorder
+    if _ranked(tree):
+        for r in ("genus", "species", "family"):
+            if r in tree.rank_set:
+                tree._rank_ancestor_table(r)
+        for r in sorted(tree.rank_set):
+            _candidates(tree, ("rank", r))
+    else:
+        _candidates(tree, ("leaf",))
+    return tree
 
 
 def _candidates(tree: RankedTree, cls: tuple) -> _Candidates:
