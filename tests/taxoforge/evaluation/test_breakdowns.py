@@ -99,3 +99,28 @@ def test_open_world_group_shares_partition_the_samples(li, seed):
     assert sum(g[f"{k}_pct"] for k in bd.OPEN_WORLD_GROUPS) == pytest.approx(100.0)
     assert g["correct_specific_pct"] + g["correct_generic_pct"] == pytest.approx(100.0 * np.mean(li))
     assert g["correct_specific_pct"] + g["wrong_specific_pct"] == pytest.approx(100.0 * np.mean(cs >= 0.6))
+
+
+def test_on_the_samples_table_of_a_real_scoring_run(tmp_path):
+    """The breakdowns read the samples table `taxoforge score` writes, and their leaderboard
+    columns join onto its leaderboard by model × dataset × prompt."""
+    import json
+
+    from taxoforge.scores.readers import read_outputs
+    from taxoforge.scores.run import score_frame
+    from tests.taxoforge.evaluation.conftest import toy_tables
+
+    rows = [("Esox lucius", "The answer is: Esox lucius"), ("Esox lucius", "Esox niger"),
+            ("Umbra limi", "It is some Umbridae fish"), ("Umbra limi", "Sorry, I cannot tell.")]
+    path = tmp_path / "out.jsonl"
+    path.write_text("".join(json.dumps({"id": str(i), "model": "m", "dataset": "d", "prompt": "p", "label": gt,
+                                        "output": out}) + "\n" for i, (gt, out) in enumerate(rows)))
+    tables = toy_tables()
+    run = score_frame(read_outputs(path), tables, text_measures=False)
+    cols = bd.leaderboard_columns(run.samples, tables, n_cuts=5)
+    board = run.leaderboard.join(cols, on=["model", "dataset", "prompt"], how="left")
+    r = board.row(0, named=True)
+    assert r["accuracy"] == pytest.approx(0.25) and r["HCA"] == pytest.approx(0.25)
+    assert (r["correct_pct"], r["incorrect_pct"], r["other_pct"]) == pytest.approx((25.0, 50.0, 25.0))
+    assert r["accuracy_genus"] == pytest.approx(0.5) and r["accuracy_family"] == pytest.approx(0.75)
+    assert set(bd.breakdown_tables(run.samples, tables, n_cuts=5)) >= {"by_level", "by_rank", "consistency", "outcomes"}
