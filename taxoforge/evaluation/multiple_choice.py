@@ -530,7 +530,7 @@ def _question_set(rows, skipped, tree, set_name, options, seed, ranked, n_in) ->
         else:
             data[c] = pl.Series(c, [r[c] for r in rows], dtype=dtype)
     for c in extra_cols:
-        data[c] = pl.Series(c, [r.get(c) for r in rows])
+        data[c] = pl.Series(c, [r.get(c) for r in rows], strict=False)
     q = pl.DataFrame(data)
     info = {"set": set_name, "options": options, "seed": seed, "mode": "ranks" if ranked else "levels",
             "ground_truths": n_in, "questions": q.height, "skipped": skipped.height,
