@@ -2,6 +2,7 @@
 
 * ``taxoforge.snapshots.cli`` — ``list``, ``pull``, ``verify``, ``show``, ``diff``, ``publish``
 * ``taxoforge.scores.cli`` — ``score``
+* ``taxoforge.evaluation.cli`` — ``mc`` (multiple-choice sets), ``evaluate`` (every other evaluation)
 
 Commands are looked up lazily so ``taxoforge --help`` stays fast and one broken domain does
 not take the others down.
@@ -27,6 +28,8 @@ COMMANDS = {
     "diff": "taxoforge.snapshots.cli:diff_cmd",
     "publish": "taxoforge.snapshots.cli:publish_cmd",
     "score": "taxoforge.scores.cli:score_cmd",
+    "mc": "taxoforge.evaluation.cli:mc_group",
+    "evaluate": "taxoforge.evaluation.cli:evaluate_group",
 }
 
 

@@ -1,0 +1,146 @@
+"""Random tree cuts, and the tree-cut accuracy they give (ProTeCt, Wu, Ho & Vasconcelos,
+CVPR 2024, "Prompt Tuning for Taxonomic Open Set Classification", arXiv:2306.02240).
+
+A **tree cut** of the evaluation tree (the ground truths and all their ancestors) is the
+label set of a pruned tree: starting at the root, every internal node is *expanded* (its
+children replace it) or not; the cut is the set of nodes reached that are not expanded
+(or are leaves of the evaluation tree). Each ground truth then has exactly one cut node on
+its root path, and a classifier restricted to the cut is right when it picks that node.
+
+Sampling (ProTeCt's ``sample_treecuts.py --multi``): each internal node is kept unexpanded
+with probability ``p`` (a "dropout" of the node; the root is always expanded), for ``p`` in
+``(0.9, 0.7, 0.5, 0.3, 0.1)``, the same number of cuts per ``p`` (25 in all by default), and
+a cut already drawn is drawn again — so the cuts are distinct. Small trees have few
+distinct cuts; sampling stops after ``max_attempts`` draws per ``p`` and the result says how
+many cuts it found.
+
+The draws are counter-based: the uniform of node ``v`` in attempt ``a`` is SplitMix64 of
+BLAKE2b(node id) mixed with ``(seed, p, a)`` — the same cuts on any machine, and a node's
+draws do not depend on the rest of the tree.
+
+**Tree-cut accuracy of one predicted node.** The cut node of the ground truth ``g`` is the
+shallowest node on its root path that is not expanded (``g`` itself when every ancestor
+is expanded). A prediction ``p`` is right for that cut when the cut node lies on ``p``'s
+root path too, i.e. ``depth(lca(p, g)) ≥ depth(cut node)``: a prediction at or below the
+right cut node is right, one above the cut (too generic to choose a cut node) or in another
+branch is wrong. **MTA** is the mean of this accuracy over the cuts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from taxoforge.evaluation.ranked_tree import RankedTree
+
+__all__ = ["TreeCuts", "sample_tree_cuts", "PROTECT_DROPOUT_RATES"]
+
+PROTECT_DROPOUT_RATES = (0.1, 0.3, 0.5, 0.7, 0.9)
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _key64(s: str) -> int:
+    return int.from_bytes(hashlib.blake2b(s.encode(), digest_size=8).digest(), "big")
+
+
+@dataclass
+class TreeCuts:
+    """``cut_depth[c, i]``: the depth of ground truth ``i``'s cut node in cut ``c``;
+    ``dropout[c]``: the ``p`` cut ``c`` was drawn with; ``cut_nodes[c]``: its node indexes."""
+
+    cut_depth: np.ndarray
+    dropout: np.ndarray
+    cut_nodes: list[np.ndarray]
+    requested: int
+
+    def __len__(self) -> int:
+        return len(self.dropout)
+
+    def accuracy(self, lca_depth: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """Accuracy of every cut for predictions whose LCA with the ground truth has depth
+        ``lca_depth`` (one per ground truth, in the order given to :func:`sample_tree_cuts`)."""
+        right = np.asarray(lca_depth)[None, :] >= self.cut_depth
+        if sample_weight is None:
+            return right.mean(axis=1)
+        w = np.asarray(sample_weight, dtype=np.float64)
+        return (right * w[None, :]).sum(axis=1) / w.sum()
+
+
+def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=PROTECT_DROPOUT_RATES,
+                     seed: int = 0, max_attempts: int = 200) -> TreeCuts:
+    """Distinct random tree cuts of the evaluation tree spanned by ``ground_truth_idx`` (module
+    docstring); ``n_cuts`` is split evenly over ``dropout_rates`` (the remainder to the
+    first rates, in ProTeCt's order from 0.9 down)."""
+    tree = RankedTree.of(tree)
+    gt = np.asarray(ground_truth_idx, dtype=np.int64)
+    if not len(gt):
+        raise ValueError("no ground truths")
+    n = len(tree)
+    parent, depth = tree.parent, tree.depth.astype(np.int64)
+    # the evaluation tree: every ground truth and its ancestors
+    in_eval = np.zeros(n, dtype=bool)
+    frontier = np.unique(gt)
+    while len(frontier):
+        frontier = frontier[~in_eval[frontier]]
+        in_eval[frontier] = True
+        frontier = parent[frontier]
+        frontier = np.unique(frontier[frontier >= 0])
+    nodes = np.flatnonzero(in_eval)
+    internal = np.zeros(n, dtype=bool)
+    p_of = parent[nodes]
+    internal[p_of[p_of >= 0]] = True
+    order = nodes[np.argsort(depth[nodes], kind="stable")]
+    keys = np.array([_key64(str(tree.ids[v])) for v in order.tolist()], dtype=np.uint64)
+    root = tree.taxonomy.root_idx
+    rates = sorted(dropout_rates, reverse=True)
+    per_rate = [n_cuts // len(rates) + (1 if i < n_cuts % len(rates) else 0) for i in range(len(rates))]
+    seen: set[bytes] = set()
+    depths, drops, members = [], [], []
+    inf = np.iinfo(np.int64).max
+    levels = _by_depth(order, depth)
+    for r_i, (rate, want) in enumerate(zip(rates, per_rate)):
+        got = 0
+        for attempt in range(max_attempts):
+            if got >= want:
+                break
+            salt = np.uint64(_key64(f"{int(seed)}|{rate!r}|{attempt}"))
+            u = (_splitmix64(keys ^ salt) >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+            expanded = np.zeros(n, dtype=bool)
+            expanded[order] = (u >= rate) & internal[order]
+            expanded[root] = True
+            # top-down: depth of the first unexpanded node on each root path (inclusive)
+            blocked = np.full(n, inf, dtype=np.int64)
+            reach_exp = np.zeros(n, dtype=bool)
+            for v_chunk in levels:
+                par = parent[v_chunk]
+                pb = np.where(par >= 0, blocked[np.maximum(par, 0)], inf)
+                pexp = np.where(par >= 0, reach_exp[np.maximum(par, 0)], True)
+                blocked[v_chunk] = np.where(pb < inf, pb, np.where(expanded[v_chunk], inf, depth[v_chunk]))
+                reach_exp[v_chunk] = pexp & expanded[v_chunk] & (pb == inf)
+            sig = np.flatnonzero(reach_exp).tobytes()
+            if sig in seen:
+                continue
+            seen.add(sig)
+            got += 1
+            depths.append(np.minimum(blocked[gt], depth[gt]))
+            drops.append(rate)
+            par_all = parent[nodes]
+            in_cut = (~reach_exp[nodes]) & np.where(par_all >= 0, reach_exp[np.maximum(par_all, 0)], False)
+            members.append(nodes[in_cut])
+    return TreeCuts(np.vstack(depths).astype(np.int64), np.array(drops), members, n_cuts)
+
+
+def _by_depth(order: np.ndarray, depth: np.ndarray):
+    d = depth[order]
+    bounds = np.flatnonzero(np.diff(d)) + 1
+    return np.split(order, bounds)
