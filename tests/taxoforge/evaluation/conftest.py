@@ -111,7 +111,7 @@ def imagenet_tree() -> TreeTables:
     except WordNetUnavailable as exc:
         pytest.skip(str(exc))
     edges, names = noun_graph()
-    wt = TreeTables.from_build("wordnet", build_tree(edges, source="wn", seed=0), names)
+    wt = TreeTables.from_build("wordnet", build_tree(edges, source="wn", tie_seed=0), names)
     links = link_labels(imagenet1k_labels(), wt.names, external_id_to_node=wnid_to_node, prefer_kinds=("label", "lemma"))
     linked = links.filter(pl.col("status") == "linked")
     extra = linked.select("node_id", pl.col("label_text").alias("name"), pl.lit("dataset_label").alias("kind"),
