@@ -323,21 +323,14 @@ def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | N
         res = st.install(folder)
     else:
         try:
-            tables = TreeTables.read(folder, name=name or folder.name)
-        except FileNotFoundError as e:
+            tables = TreeTables.read(folder, name=name or folder.name)  # with its info.json
+        except (FileNotFoundError, ValueError) as e:
             raise SnapshotError(str(e)) from e
-        info = {}
-        if (folder / "info.json").exists():
-            try:
-                info = json.loads((folder / "info.json").read_text())
-            except json.JSONDecodeError as e:
-                raise SnapshotError(f"{folder / 'info.json'}: not valid JSON ({e})") from e
-        sv = dict(info.get("source_versions") or {})
+        sv = dict(tables.info.get("source_versions") or {})
         sv.update(_parse_kv(source_versions))
         if not skip_checks:
             checks = require_publishable(tables, min_link_coverage=min_link_coverage)
-        res = st.publish(tables, seed=seed if seed is not None else info.get("seed"), source_versions=sv,
-                         version=version_label, check=False)
+        res = st.publish(tables, seed=seed, source_versions=sv, version=version_label, check=False)
     out = res.as_dict()
     out["store"] = st.url
     out["checks"] = [c.as_dict() for c in checks]

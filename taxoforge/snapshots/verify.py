@@ -94,8 +94,10 @@ def verify_folder(folder: str | os.PathLike, *, deep: bool = True) -> VerifyRepo
 
 
 def read_snapshot(folder: str | os.PathLike, manifest: dict | None = None) -> TreeTables:
-    """The :class:`TreeTables` of a snapshot folder; ``info`` holds ``snapshot``
-    (``NAME@VERSION``) and the ``manifest``."""
+    """The :class:`TreeTables` of a snapshot folder (not verified: see
+    :func:`verify_folder`). ``info`` is the tree's provenance recorded in the manifest
+    (seed, cycle policy, source versions …) plus ``snapshot`` (``NAME@VERSION``) and the
+    ``manifest``."""
     folder = Path(folder)
     m = manifest or read_manifest(folder)
     parts = {}
@@ -104,9 +106,10 @@ def read_snapshot(folder: str | os.PathLike, manifest: dict | None = None) -> Tr
         parts[t] = pl.read_parquet(p) if p.exists() else None
     if parts["nodes"] is None:
         raise SnapshotError(f"{folder}: no nodes.parquet")
-    return TreeTables(name=m["taxonomy"], **parts,
-                      info={"snapshot": f"{m['taxonomy']}@{m['version']}", "manifest": m,
-                            "source_versions": m.get("source_versions", {}), "seed": m.get("seed")})
+    info = dict(m.get("info") or {})
+    info.update(source_versions=m.get("source_versions", {}), seed=m.get("seed"),
+                snapshot=f"{m['taxonomy']}@{m['version']}", manifest=m)
+    return TreeTables(name=m["taxonomy"], **parts, info=info)
 
 
 def summarise(tables: TreeTables) -> dict:

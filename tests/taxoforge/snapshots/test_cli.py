@@ -147,6 +147,20 @@ def test_publish_folder_of_tables(runner, tmp_path, tree):
     assert r.exit_code == 0 and _json(r)["version"] == out["version"]
 
 
+def test_publish_a_folder_written_by_treetables_records_its_provenance(runner, tmp_path, edges):
+    """Issue 13 item 3: `publish data/assets/<tree>` recorded `seed None` and no source versions."""
+    t = make_tree(edges, seed=3)
+    t.write(tmp_path / "inaturalist_tree")  # what the Dagster IO manager writes
+    store = str(tmp_path / "store")
+    r = runner.invoke(publish_cmd, [str(tmp_path / "inaturalist_tree"), "--name", "inaturalist", "--store", store,
+                                    "--json"])
+    assert r.exit_code == 0, r.output
+    m = SnapshotStore(store).manifest("inaturalist", _json(r)["version"])
+    assert m["seed"] == 3 and m["cycle_policy"] == "dfs_back_edges"
+    assert m["source_versions"] == {"toy": "1.0", "query_time": "2024-06-01"}
+    assert m["info"]["build"]["nodes"] == t.nodes.height
+
+
 def test_publish_refuses_broken_tree_and_conflicts(runner, tmp_path, tree, edges):
     import polars as pl
 
