@@ -65,6 +65,7 @@ __all__ = [
     "table_content_hash",
     "content_id",
     "code_version",
+    "package_version",
     "utc_now",
     "file_sha256",
     "build_snapshot",
@@ -141,7 +142,7 @@ def content_id(tables: TreeTables, *, canonical: bool = False) -> tuple[str, str
     return full[:VERSION_LENGTH], full, per_table
 
 
-def _package_version() -> str:
+def package_version() -> str:
     try:
         from importlib.metadata import version
 
@@ -154,7 +155,7 @@ def _package_version() -> str:
 
 def code_version() -> dict[str, Any]:
     """The code that built a snapshot: package version and, where known, the git commit."""
-    out: dict[str, Any] = {"package": _package_version(), "git_commit": None, "git_dirty": None}
+    out: dict[str, Any] = {"package": package_version(), "git_commit": None, "git_dirty": None}
     env = os.environ.get("TAXOFORGE_CODE_VERSION")
     if env:
         out["git_commit"] = env

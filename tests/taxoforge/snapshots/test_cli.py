@@ -26,7 +26,7 @@ def published(tmp_path, tree, edges):
     """A local store with two versions of 'demo' (the second moves one leaf)."""
     store = SnapshotStore(tmp_path / "store")
     a = store.publish(tree, created="2024-01-01T00:00:00Z")
-    b = store.publish(make_tree(move_edge(edges, "t:299", "t:1")), created="2024-02-01T00:00:00Z")
+    b = store.publish(make_tree(move_edge(edges, "t:299", "t:1")), created="2024-02-01T00:00:00Z", latest=True)
     return str(tmp_path / "store"), a, b
 
 
@@ -159,6 +159,21 @@ def test_publish_a_folder_written_by_treetables_records_its_provenance(runner, t
     assert m["seed"] == 3 and m["cycle_policy"] == "dfs_back_edges"
     assert m["source_versions"] == {"toy": "1.0", "query_time": "2024-06-01"}
     assert m["info"]["build"]["nodes"] == t.nodes.height
+
+
+def test_publish_moves_latest_only_with_the_flag(runner, tmp_path, edges):
+    store = str(tmp_path / "store")
+    make_tree(edges).write(tmp_path / "wordnet_tree")
+    make_tree(edges, seed=1).write(tmp_path / "seed1")
+    first = _json(runner.invoke(publish_cmd, [str(tmp_path / "wordnet_tree"), "--name", "wordnet", "--store", store,
+                                              "--json"]))
+    assert first["latest"] == first["version"]  # the first version
+    r = runner.invoke(publish_cmd, [str(tmp_path / "seed1"), "--name", "wordnet", "--store", store])
+    assert r.exit_code == 0 and f"wordnet still means wordnet@{first['version']} (--latest" in r.output
+    assert _json(runner.invoke(show_cmd, ["wordnet", "--store", store, "--json"]))["manifest"]["seed"] == 0
+    r = runner.invoke(publish_cmd, [str(tmp_path / "seed1"), "--name", "wordnet", "--store", store, "--latest"])
+    assert r.exit_code == 0 and "already published (identical)" in r.output and "wordnet means this version" in r.output
+    assert _json(runner.invoke(show_cmd, ["wordnet", "--store", store, "--json"]))["manifest"]["seed"] == 1
 
 
 def test_publish_refuses_broken_tree_and_conflicts(runner, tmp_path, tree, edges):

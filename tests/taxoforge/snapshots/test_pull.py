@@ -150,8 +150,8 @@ def test_load_taxonomy_from_http_names_its_snapshot(tmp_path, remote, tree):
     assert t.info["snapshot"] == r.ref and t.info["store"] == srv.url
     assert t.info["manifest"]["content_sha256"] == r.manifest["content_sha256"]
     assert t.nodes.equals(tree.nodes.sort("node_id"))
-    # a second version published remotely becomes the latest
-    r2 = SnapshotStore(srv.root).publish(make_tree(random_edges(seed=9)), created="2999-01-01T00:00:00Z")
+    # a second version published remotely as the latest
+    r2 = SnapshotStore(srv.root).publish(make_tree(random_edges(seed=9)), created="2999-01-01T00:00:00Z", latest=True)
     assert load_taxonomy("demo", store=srv.url, cache=tmp_path / "cache").info["snapshot"] == r2.ref
 
 

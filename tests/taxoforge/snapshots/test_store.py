@@ -62,12 +62,29 @@ def test_same_version_with_other_content_is_an_error(tmp_path, tree, edges):
     assert [e["version"] for e in store.versions("demo")] == ["2024-06"]
 
 
-def test_latest_is_the_last_created(tmp_path, tree, edges):
+def test_latest_moves_only_when_asked(tmp_path, tree, edges):
+    """Issue 13 item 3: publishing a seed-1 test build made it `latest`, so `score … NAME`
+    silently switched trees. The first version becomes latest; later ones only on request."""
     store = SnapshotStore(tmp_path / "s")
     a = store.publish(tree, created="2024-01-01T00:00:00Z")
-    b = store.publish(make_tree(edges, seed=3), created="2023-01-01T00:00:00Z")
-    assert store.resolve("demo")[1]["version"] == a.version
-    assert [e["version"] for e in store.versions("demo")] == [b.version, a.version]
+    assert store.latest("demo") == a.version  # the first version
+    test_build = store.publish(make_tree(edges, seed=1), created="2024-06-01T00:00:00Z")
+    assert store.resolve("demo")[1]["version"] == a.version  # still the same tree
+    assert [e["version"] for e in store.versions("demo")] == [a.version, test_build.version]
+    c = store.publish(make_tree(edges, seed=3), created="2023-01-01T00:00:00Z", latest=True)
+    assert store.resolve("demo")[1]["version"] == c.version  # latest is not "created last"
+    assert json.loads((tmp_path / "s" / "index.json").read_text())["taxonomies"]["demo"]["latest"] == c.version
+    # publishing an existing version with latest=True moves latest to it, nothing else changes
+    again = store.publish(tree, latest=True)
+    assert (again.status, store.latest("demo")) == ("unchanged", a.version)
+    assert store.set_latest(f"demo@{test_build.version[:6]}") == test_build.ref
+    assert store.resolve("demo")[1]["version"] == test_build.version
+    # a lost index rebuilt from the manifests keeps the latest of the old one when it can
+    store.reindex()
+    assert store.latest("demo") == test_build.version
+    (tmp_path / "s" / "index.json").write_text("garbage")
+    store.reindex()
+    assert store.latest("demo") == test_build.version  # created last: the only rule left
 
 
 def test_missing_names_and_versions_are_clear_errors(tmp_path, tree):
@@ -75,7 +92,8 @@ def test_missing_names_and_versions_are_clear_errors(tmp_path, tree):
         SnapshotStore(tmp_path / "nope").resolve("demo")
     store = SnapshotStore(tmp_path / "s")
     r = store.publish(tree)
-    with pytest.raises(SnapshotNotFound, match=r"no taxonomy 'other' \(taxonomies: demo\)"):
+    with pytest.raises(SnapshotNotFound, match=rf"no taxonomy 'other' \(taxonomies: demo \(latest demo@{r.version}, "
+                                               r"1 version\)\)"):
         store.resolve("other")
     with pytest.raises(SnapshotNotFound, match=f"has no version 'beef' \\(versions: {r.version}\\)"):
         store.resolve("demo@beef")
