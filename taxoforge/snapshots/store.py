@@ -113,6 +113,10 @@ DEFAULT_STORE = "data/snapshots"
 _READ_ONLY_PROTOCOLS = ("http", "https")
 
 
+def _as_tuple(protocol) -> tuple:
+    return tuple(protocol) if isinstance(protocol, (tuple, list)) else (protocol,)
+
+
 def default_store_url() -> str:
     """``$TAXOFORGE_SNAPSHOT_STORE`` or ``data/snapshots``."""
     return os.environ.get("TAXOFORGE_SNAPSHOT_STORE") or DEFAULT_STORE
@@ -280,11 +284,19 @@ class SnapshotStore:
         """Write ``index.json``, then ``index.html`` rendered from it, each whole or not at all."""
         data = index_bytes(idx)
         page = render_page(idx, self.display_url, public=bool(self.public_url)).encode("utf-8")
-        for rel, payload in ((INDEX_NAME, data), (PAGE_NAME, page)):
-            if self.is_local:
-                write_bytes_atomic(self._path(rel), payload)
-            else:
-                self.fs.pipe_file(self._path(rel), payload)  # one object PUT: whole or nothing
+        self._put(INDEX_NAME, data, "application/json")
+        self._put(PAGE_NAME, page, "text/html; charset=utf-8")
+
+    def _put(self, rel: str, payload: bytes, content_type: str) -> None:
+        """Write ``rel`` whole or not at all: a temporary file and a rename locally, one
+        object PUT elsewhere (on S3 with its Content-Type, so a bucket served as a website
+        shows ``index.html`` as a page)."""
+        if self.is_local:
+            write_bytes_atomic(self._path(rel), payload)
+        elif set(_as_tuple(self.fs.protocol)) & {"s3", "s3a"}:
+            self.fs.pipe_file(self._path(rel), payload, ContentType=content_type)
+        else:
+            self.fs.pipe_file(self._path(rel), payload)
 
     # ---- reading whole snapshots -------------------------------------------------------------
     def read_tables(self, name: str, version: str, entry: dict | None = None) -> TreeTables:
@@ -313,7 +325,8 @@ class SnapshotStore:
         """Check ``ref`` where it lies, on any kind of store: the manifest against the
         index's SHA-256, every file's size and SHA-256 against the manifest and (``deep``)
         the content hash recomputed from the tables. Never raises on a bad snapshot: the
-        report lists every problem. Remote files are streamed, nothing is written."""
+        report lists every problem. Remote files are read into memory one at a time (kept
+        for the content hash when ``deep``); nothing is written."""
         name, entry = self.resolve(ref)
         version = entry["version"]
         if self.is_local:
@@ -333,25 +346,21 @@ class SnapshotStore:
             return rep
         data: dict[str, bytes] = {}
         for fname, meta in sorted(m["files"].items()):
-            rel = f"{name}/{version}/{fname}"
             try:
-                h, size = hashlib.sha256(), 0
-                with self.fs.open(self._path(rel), "rb") as f:
-                    for chunk in iter(lambda: f.read(1 << 20), b""):
-                        h.update(chunk)
-                        size += len(chunk)
-                        if deep:
-                            data.setdefault(fname, b"")
-                            data[fname] += chunk
-            except FileNotFoundError:
+                blob = self.read_bytes(f"{name}/{version}/{fname}")  # one GET (retried on 429/5xx)
+            except SnapshotNotFound:
                 rep.problems.append(f"{fname}: missing")
                 continue
-            if meta.get("size") is not None and size != meta["size"]:
-                rep.problems.append(f"{fname}: {size} bytes, manifest says {meta['size']}")
-            elif h.hexdigest() != meta["sha256"]:
-                rep.problems.append(f"{fname}: sha256 {h.hexdigest()}, manifest says {meta['sha256']}")
+            got = hashlib.sha256(blob).hexdigest()
+            if meta.get("size") is not None and len(blob) != meta["size"]:
+                rep.problems.append(f"{fname}: {len(blob)} bytes, manifest says {meta['size']}")
+            elif got != meta["sha256"]:
+                rep.problems.append(f"{fname}: sha256 {got}, manifest says {meta['sha256']}")
             else:
                 rep.checked.append(fname)
+                if deep:
+                    data[fname] = blob
+            del blob
         if deep and not rep.problems:
             check_content(rep, lambda: tables_from_bytes(m, data))
         rep.ok = not rep.problems
