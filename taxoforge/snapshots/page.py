@@ -39,6 +39,7 @@ h1 { font-size: 1.5rem; margin-bottom: .2rem; } h2 { margin-top: 2.2rem; font-si
 table { border-collapse: collapse; width: 100%; margin-top: .6rem; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #dde3e8; vertical-align: top; }
 th { background: #f3f6f8; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, td.created { white-space: nowrap; }
 .badge { background: #1f7a4d; color: #fff; border-radius: .6rem; padding: 0 .45rem; font-size: 12px; margin-left: .3rem; }
 .pull { display: flex; gap: .4rem; align-items: center; } .pull code { background: #f3f6f8; padding: .15rem .35rem; border-radius: .25rem; }
 button.copy { font-size: 12px; cursor: pointer; }
@@ -57,12 +58,12 @@ button.copy { font-size: 12px; cursor: pointer; }
 <h2>{{ tax.name }}</h2>
 <p class="muted">{{ tax.versions|length }} version{{ '' if tax.versions|length == 1 else 's' }}{% if tax.latest %}; <code>{{ tax.name }}</code> means <code>{{ tax.name }}@{{ tax.latest }}</code>{% endif %}</p>
 <table>
-<thead><tr><th>version</th><th>created</th><th>nodes</th><th>names</th><th>links</th><th>size</th><th>seed</th><th>source versions</th><th>changes from the version before</th><th>pull</th></tr></thead>
+<thead><tr><th>version</th><th>created</th><th>nodes</th><th>names</th><th>links</th><th>size</th><th>seed</th><th>source versions</th><th title="what changed from the version before">changes</th><th>pull</th></tr></thead>
 <tbody>
 {% for v in tax.versions %}
 <tr class="version" id="v-{{ tax.name }}-{{ v.version }}" data-ref="{{ v.ref }}" data-latest="{{ 'true' if v.latest else 'false' }}">
 <td><code>{{ v.version }}</code>{% if v.latest %}<span class="badge">latest</span>{% endif %}</td>
-<td>{{ v.created }}</td>
+<td class="created">{{ v.created }}</td>
 <td class="num nodes">{{ v.nodes }}</td><td class="num">{{ v.names }}</td><td class="num">{{ v.links }}</td>
 <td class="num size" data-bytes="{{ v.bytes }}">{{ v.size }}</td>
 <td>{{ v.seed }}</td>

@@ -250,10 +250,18 @@ class MotoS3:
         return s3fs.S3FileSystem(**self.storage_options())
 
     def new_bucket(self) -> str:
+        """A new bucket whose objects anyone may read (the bucket policy of a store served
+        to the public, so a browser or an HTTP client reads it without credentials)."""
+        import json
         import uuid
 
         name = f"snapshots-{uuid.uuid4().hex[:12]}"
-        self.filesystem().mkdir(name)
+        fs = self.filesystem()
+        fs.mkdir(name)
+        policy = {"Version": "2012-10-17", "Statement": [{"Sid": "PublicRead", "Effect": "Allow", "Principal": "*",
+                                                          "Action": "s3:GetObject",
+                                                          "Resource": f"arn:aws:s3:::{name}/*"}]}
+        fs.call_s3("put_bucket_policy", Bucket=name, Policy=json.dumps(policy))
         return name
 
     def stop(self) -> None:
