@@ -178,19 +178,19 @@ def pull_cmd(ref: str, store: str | None, dest: str | None, retries: int, progre
 @_json_option
 @_handle_errors
 def verify_cmd(target: str, store: str | None, fast: bool, as_json: bool) -> None:
-    """Check a local snapshot (a folder, or NAME[@VERSION] in a local store) against its
-    manifest: every file's size and SHA-256 and, unless --fast, the content hash
-    recomputed from the tables. Exit code 4 when anything differs."""
+    """Check a snapshot where it lies (a folder, or NAME[@VERSION] in any store: local,
+    HTTP, S3 …) against its manifest, and the manifest against the store's index: every
+    file's size and SHA-256 and, unless --fast, the content hash recomputed from the
+    tables. Remote files are read, never written. Exit code 4 when anything differs."""
     from taxoforge.snapshots.errors import ChecksumMismatch
     from taxoforge.snapshots.verify import verify_folder
 
     if _is_folder(target):
         folder = Path(target)
+        rep = verify_folder(folder, deep=not fast)
     else:
-        st = _store(store)
-        name, entry = st.resolve(target)
-        folder = st.local_dir(name, entry["version"])
-    rep = verify_folder(folder, deep=not fast)
+        rep = _store(store).verify(target, deep=not fast)
+        folder = rep.path
     if as_json:
         _emit(rep.as_dict(), True)
     elif rep.ok:

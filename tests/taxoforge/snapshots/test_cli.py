@@ -254,3 +254,24 @@ def test_show_and_diff_refuse_a_store_naming_a_version_that_climbs_out(runner, t
     assert r.exception is None or isinstance(r.exception, SystemExit)
     assert {f for f in files_under(tmp_path) if not f.startswith("setup/")} == set()
 
+
+
+def test_publish_list_and_pull_an_s3_store_with_the_standard_aws_variables(runner, tmp_path, monkeypatch, s3_server,
+                                                                         edges):
+    """What docs/snapshots.md tells a user: `--store s3://bucket/path`, credentials and an
+    S3-compatible endpoint in the standard AWS variables."""
+    bucket = s3_server.new_bucket()
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "eu-west-1",
+                 "AWS_ENDPOINT_URL": s3_server.endpoint}.items():
+        monkeypatch.setenv(k, v)
+    make_tree(edges).write(tmp_path / "wordnet_tree")
+    url = f"s3://{bucket}/snapshots"
+    r = runner.invoke(publish_cmd, [str(tmp_path / "wordnet_tree"), "--name", "wordnet", "--store", url, "--json"])
+    assert r.exit_code == 0, r.output
+    ref = _json(r)["ref"]
+    listed = _json(runner.invoke(list_cmd, ["--store", url, "--json"]))["snapshots"]
+    assert [(s["ref"], s["latest"]) for s in listed] == [(ref, True)]
+    r = runner.invoke(verify_cmd, [ref, "--store", url])
+    assert r.exit_code == 0 and f"{ref}: OK" in r.output, r.output
+    r = runner.invoke(pull_cmd, ["wordnet", "--store", url, "--dest", str(tmp_path / "local"), "--no-progress", "--json"])
+    assert r.exit_code == 0 and _json(r)["ref"] == ref, r.output
