@@ -12,6 +12,11 @@ Publishing is gated twice:
   itself before publishing and fails without writing anything when one fails — this also
   covers runs that materialise the snapshot alone, from a tree built earlier.
 
+Each publish makes the version what the bare name means (config ``latest``, default true:
+set it false for a test build), records the tree's provenance (seed, cycle policy, source
+versions) in the manifest, and rewrites the store's ``index.json`` and ``index.html``
+catalogue with a summary of what changed from the version before.
+
 Add a taxonomy by adding a line to :data:`SNAPSHOTS`.
 """
 
@@ -24,8 +29,6 @@ from assets.common.metadata import markdown_preview
 from assets.common.resources import SnapshotStoreResource
 from assets.common.tags import EMBEDDED_DEFAULT
 from taxoforge.snapshots.checks import checks_markdown, failed_checks, publishing_checks
-from taxoforge.snapshots.diff import diff_tables
-from taxoforge.snapshots.load import load_taxonomy
 from taxoforge.trees.tables import TreeTables
 
 OWNER = "team:snapshots"
@@ -39,25 +42,28 @@ SNAPSHOTS: dict[str, str] = {
     "inat21": "inat21_tree",
     "wikidata": "wikidata_tree",
 }
-#: The snapshots ``make demo`` publishes (the others follow their sources' rebuilds).
-EMBEDDED_SNAPSHOTS = ("wordnet", "imagenet1k")
+#: The snapshots ``make demo`` publishes: every tree the demo builds (the others follow
+#: their sources' rebuilds).
+EMBEDDED_SNAPSHOTS = ("wordnet", "imagenet1k", "inaturalist")
 
 
-def _previous(store, name: str) -> str | None:
-    versions = store.versions(name)
-    return versions[-1]["version"] if versions else None
+class SnapshotConfig(dg.Config):
+    """``latest``: make the published version what the bare taxonomy name means (``score …
+    NAME``, ``load_taxonomy("NAME")``). Set it false for a test build (another seed, an
+    experimental exclusion list …) so it is published beside the current one without
+    replacing it; the first version of a taxonomy becomes latest either way."""
+
+    latest: bool = True
 
 
-def _diff_summary(store, name: str, old: str, new: TreeTables) -> dict | None:
-    """Counts of what changed since the previous latest version (local stores only)."""
-    if not store.is_local:
+def _diff_summary(store, name: str, version: str) -> dict | None:
+    """What changed from the version before ``version``, as the store's catalogue records
+    it (:meth:`taxoforge.snapshots.store.SnapshotStore.publish` computes it)."""
+    entry = next((e for e in store.versions(name) if e["version"] == version), None)
+    d = (entry or {}).get("diff") or {}
+    if "counts" not in d:
         return None
-    try:
-        d = diff_tables(load_taxonomy(f"{name}@{old}", store=store, verify=False), new)
-    except Exception:  # a damaged old version must not block publishing the new one
-        return None
-    return {**d["counts"], "depth_changed": d["depth_changed"],
-            "examples": {k: d[k][:5] for k in ("added", "removed", "renamed", "moved", "links_changed") if d[k]}}
+    return {"from": d["from"], **d["counts"], "depth_changed": d["depth_changed"], "examples": d.get("examples", {})}
 
 
 def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.AssetsDefinition:
@@ -74,11 +80,12 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
             f"The `{tree_key}` tree frozen as a snapshot `{name}@<version>` in the snapshot store: "
             "four Parquet tables and a manifest.json (source versions, seed, code version, row counts, "
             "SHA-256 of every file). Version and data version are a hash of the tables' content, so an "
-            "unchanged rebuild keeps its version. Refused when a tree check fails. "
+            "unchanged rebuild keeps its version. Refused when a tree check fails. Config `latest` "
+            f"(default true) makes it what `{name}` means; false publishes a test build beside it. "
             f"Load it with `load_taxonomy(\"{name}@VERSION\")`; pull it with `taxoforge pull {name}`."
         ),
     )
-    def _snapshot(context: dg.AssetExecutionContext, snapshot_store: SnapshotStoreResource,
+    def _snapshot(context: dg.AssetExecutionContext, config: SnapshotConfig, snapshot_store: SnapshotStoreResource,
                   tree: TreeTables) -> dg.MaterializeResult:
         checks = publishing_checks(tree, min_link_coverage=snapshot_store.min_link_coverage)
         bad = failed_checks(checks)
@@ -89,12 +96,14 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
                 metadata={"checks": dg.MetadataValue.md(checks_markdown(checks))},
             )
         store = snapshot_store.store()
-        previous = _previous(store, name)
-        res = store.publish(tree, name=name, check=False)
+        previous = store.latest(name)
+        res = store.publish(tree, name=name, check=False, latest=config.latest)
         m = res.manifest
         changed = previous != res.version
+        latest = store.latest(name)
         context.log.info(f"{res.ref}: {res.status} in {store.url}"
-                         + ("" if changed else " (same content as the latest version)"))
+                         + ("" if changed else " (same content as the latest version)")
+                         + ("" if latest == res.version else f"; {name} still means {name}@{latest} (latest: false)"))
         files = pl.DataFrame([{"file": f, "sha256": v["sha256"], "bytes": v["size"]} for f, v in sorted(m["files"].items())])
         metadata = {
             "version": res.version,
@@ -102,6 +111,8 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
             "status": res.status,
             "changed": changed,
             "previous_version": previous or "(none)",
+            "latest": latest or "(none)",
+            "is_latest": latest == res.version,
             "store_url": store.url,
             "location": res.location,
             "content_sha256": m["content_sha256"],
@@ -111,13 +122,15 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
             "nodes": m["row_counts"]["nodes"],
             "source_versions": dg.MetadataValue.json(m.get("source_versions") or {}),
             "seed": m.get("seed") if m.get("seed") is not None else "(none)",
+            "cycle_policy": m.get("cycle_policy") or "(none)",
             "code_version": dg.MetadataValue.json(m.get("code_version") or {}),
             "created": m["created"],
             "checks": dg.MetadataValue.md(checks_markdown(checks)),
             "load_with": dg.MetadataValue.md(f"`load_taxonomy(\"{res.ref}\", store=\"{store.url}\")`"),
+            "catalogue": dg.MetadataValue.path(store.location("index.html")),
         }
-        if previous and changed:
-            summary = _diff_summary(store, name, previous, tree)
+        if changed:
+            summary = _diff_summary(store, name, res.version)
             if summary is not None:
                 metadata["diff_vs_previous"] = dg.MetadataValue.json(json.loads(json.dumps(summary, default=str)))
         return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(res.version))

@@ -28,7 +28,8 @@ def default_resources(data_dir: str | None = None) -> dict[str, Any]:
         "io_manager": ParquetIOManager(data_dir=data_dir),
         "data_dir": DataDirResource(path=data_dir),
         "snapshot_store": SnapshotStoreResource(
-            url=os.environ.get("TAXOFORGE_SNAPSHOT_STORE") or str(Path(data_dir) / "snapshots")),
+            url=os.environ.get("TAXOFORGE_SNAPSHOT_STORE") or str(Path(data_dir) / "snapshots"),
+            public_url=os.environ.get("TAXOFORGE_SNAPSHOT_PUBLIC_URL", "")),
         "wikidata_sparql": WikidataSparqlResource(
             endpoint=os.environ.get("TAXOFORGE_WIKIDATA_ENDPOINT") or WDQS_ENDPOINT,
             contact=os.environ.get("TAXOFORGE_WIKIDATA_CONTACT", ""),

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import polars as pl
 
-from taxoforge.files import write_parquet_atomic, write_text_atomic
+from taxoforge.files import write_parquet_atomic
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["ParquetIOManager"]
@@ -18,7 +17,8 @@ __all__ = ["ParquetIOManager"]
 class ParquetIOManager(dg.ConfigurableIOManager):
     """Stores asset values as Parquet under ``<data_dir>/assets/<asset key>/``.
 
-    A :class:`~taxoforge.trees.tables.TreeTables` becomes a folder of the four tree tables;
+    A :class:`~taxoforge.trees.tables.TreeTables` becomes a folder of the four tree tables
+    and its ``info.json`` (seed, cycle policy, source versions: :meth:`TreeTables.write`);
     a polars DataFrame one ``table.parquet``; a dict of DataFrames one file per key.
     Every file is written to a temporary name and renamed."""
 
@@ -32,8 +32,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             return
         folder = self._folder(context.asset_key)
         if isinstance(obj, TreeTables):
-            obj.write(folder)
-            _write_info(folder, obj.info)  # source versions and seed, for snapshots downstream
+            obj.write(folder)  # tables and info.json (the provenance snapshots downstream record)
             (folder / "KIND").write_text("tree\n")
         elif isinstance(obj, pl.DataFrame):
             write_parquet_atomic(obj, folder / "table.parquet")
@@ -53,15 +52,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             raise FileNotFoundError(f"{folder}: asset {context.asset_key.to_user_string()} has not been materialised")
         kind = kind_file.read_text().strip()
         if kind == "tree":
-            tree = TreeTables.read(folder, name=context.asset_key.path[-1])
-            if (folder / "info.json").exists():
-                tree.info = json.loads((folder / "info.json").read_text())
-            return tree
+            return TreeTables.read(folder, name=context.asset_key.path[-1])
         if kind == "table":
             return pl.read_parquet(folder / "table.parquet")
         return {p.stem: pl.read_parquet(p) for p in sorted(folder.glob("*.parquet"))}
-
-
-def _write_info(folder: Path, info: dict) -> None:
-    """``info.json`` beside a tree's tables (temp file + rename); non-JSON values as text."""
-    write_text_atomic(folder / "info.json", json.dumps(info or {}, indent=2, sort_keys=True, default=str) + "\n")

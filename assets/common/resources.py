@@ -36,11 +36,12 @@ class SnapshotStoreResource(dg.ConfigurableResource):
 
     url: str = "data/snapshots"
     min_link_coverage: float | None = None  # extra publishing gate, per dataset
+    public_url: str = ""  # where users reach the store, for the pull commands of its index.html
 
     def store(self):
         from taxoforge.snapshots.store import SnapshotStore
 
-        return SnapshotStore(self.url)
+        return SnapshotStore(self.url, public_url=self.public_url or None)
 
 
 class WikidataSparqlResource(dg.ConfigurableResource):

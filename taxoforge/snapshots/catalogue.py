@@ -2,8 +2,22 @@
 
 ``index.json`` lists, per taxonomy, every published version with its creation and
 publication times, ``content_sha256``, the SHA-256 of its ``manifest.json`` (so a reader
-checks the chain index → manifest → files), row counts, total size and path. The latest
-version of a taxonomy is the one created last (ties: published last).
+checks the chain index → manifest → files), row counts, total size, path, provenance
+(seed, cycle policy, source versions) and, once known, a summary of what changed from the
+version before it (``diff``: counts of nodes added, removed, renamed, moved …).
+
+``latest``
+    What a bare ``NAME`` means. It moves only when asked (``publish(..., latest=True)``,
+    ``taxoforge publish --latest``, :meth:`~taxoforge.snapshots.store.SnapshotStore.set_latest`);
+    the first version of a taxonomy becomes its latest. Publishing a test build therefore
+    never switches what ``NAME`` means. (An index written before ``latest`` was kept, or
+    one without the field, falls back to the version created last.)
+
+References
+    ``NAME`` (its latest), ``NAME@VERSION`` (a unique prefix of at least 4 characters is
+    accepted), and ``sha256:HEX`` or ``NAME@sha256:HEX`` (the content hash, at least 12 hex
+    digits): the version of any taxonomy whose ``content_sha256`` starts so — how a score
+    of an unpublished tree folder cites it, resolvable once that content is published.
 
 This module only reads and edits the parsed document; :mod:`.store` fetches and writes it.
 """
@@ -13,16 +27,22 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import re
 from typing import Any
 
 from taxoforge.snapshots.errors import SnapshotError, SnapshotNotFound
 from taxoforge.snapshots.manifest import validate_name
 
-__all__ = ["INDEX_NAME", "INDEX_FORMAT", "empty_index", "parse_index", "index_bytes", "index_entry", "register",
-           "sorted_versions", "resolve_entry", "parse_ref", "describe_entry", "now"]
+__all__ = ["INDEX_NAME", "INDEX_FORMAT", "CONTENT_PREFIX", "empty_index", "parse_index", "index_bytes", "index_entry",
+           "register", "set_latest", "latest_version", "sorted_versions", "resolve_entry", "parse_ref", "describe_entry",
+           "now", "content_ref", "describe_taxonomies"]
 
 INDEX_NAME = "index.json"
 INDEX_FORMAT = "taxoforge-snapshot-index"
+#: ``sha256:HEX`` names a snapshot by its content hash (``content_sha256``)
+CONTENT_PREFIX = "sha256:"
+_MIN_CONTENT_HEX = 12
+_HEX_RE = re.compile(r"[0-9a-f]{12,64}")
 
 
 def now() -> str:
@@ -30,14 +50,34 @@ def now() -> str:
     return _dt.datetime.now(tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def parse_ref(ref: str) -> tuple[str, str | None]:
-    """``"NAME@VERSION"`` → ``(NAME, VERSION)``; ``"NAME"`` → ``(NAME, None)`` (latest)."""
+def content_ref(content_sha256: str) -> str:
+    """The reference ``sha256:<hex>`` of a snapshot content hash."""
+    return f"{CONTENT_PREFIX}{content_sha256}"
+
+
+def _content_hex(text: str, ref: str) -> str:
+    hexpart = text[len(CONTENT_PREFIX):].lower()
+    if not _HEX_RE.fullmatch(hexpart):
+        raise SnapshotError(f"bad snapshot reference {ref!r}: expected sha256: and {_MIN_CONTENT_HEX} to 64 "
+                            "hex digits of a content hash")
+    return hexpart
+
+
+def parse_ref(ref: str) -> tuple[str | None, str | None]:
+    """``"NAME@VERSION"`` → ``(NAME, VERSION)``; ``"NAME"`` → ``(NAME, None)`` (latest);
+    ``"sha256:HEX"`` → ``(None, "sha256:HEX")`` and ``"NAME@sha256:HEX"`` →
+    ``(NAME, "sha256:HEX")`` (by content hash)."""
     if not isinstance(ref, str) or not ref.strip():
-        raise SnapshotError("empty snapshot reference: expected NAME or NAME@VERSION")
-    name, sep, version = ref.strip().partition("@")
+        raise SnapshotError("empty snapshot reference: expected NAME, NAME@VERSION or sha256:HEX")
+    ref = ref.strip()
+    if ref.startswith(CONTENT_PREFIX):
+        return None, CONTENT_PREFIX + _content_hex(ref, ref)
+    name, sep, version = ref.partition("@")
     if sep and not version:
         raise SnapshotError(f"bad snapshot reference {ref!r}: expected NAME@VERSION with a version after '@'")
     validate_name(name)
+    if version.startswith(CONTENT_PREFIX):
+        return name, CONTENT_PREFIX + _content_hex(version, ref)
     if version:
         validate_name(version, "version")
     return name, (version or None)
@@ -93,13 +133,29 @@ def sorted_versions(entries: list[dict]) -> list[dict]:
     return sorted(entries, key=_sort_key)
 
 
+def latest_version(tax: dict) -> str | None:
+    """The version a bare ``NAME`` means in the index entry ``tax`` of one taxonomy: its
+    ``latest`` when set to a listed version, else (an index without the field) the
+    version created last."""
+    listed = {e.get("version") for e in tax.get("versions", [])}
+    if tax.get("latest") in listed:
+        return tax["latest"]
+    if "latest" not in tax and tax.get("versions"):
+        return sorted_versions(tax["versions"])[-1]["version"]
+    return None
+
+
 def index_bytes(idx: dict) -> bytes:
-    """The bytes to store: versions sorted, ``latest`` and ``updated`` set."""
+    """The bytes to store: versions sorted, ``updated`` set, ``latest`` kept (a taxonomy
+    whose ``latest`` is unset or names no listed version gets the version created last:
+    only an index rebuilt from scratch has none)."""
     idx["updated"] = now()
     for tax in idx["taxonomies"].values():
         tax["versions"] = sorted_versions(tax["versions"])
-        tax["latest"] = tax["versions"][-1]["version"] if tax["versions"] else None
-    return (json.dumps(idx, indent=2, sort_keys=True) + "\n").encode()
+        listed = {e["version"] for e in tax["versions"]}
+        if tax.get("latest") not in listed:
+            tax["latest"] = tax["versions"][-1]["version"] if tax["versions"] else None
+    return (json.dumps(idx, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def index_entry(manifest: dict, mbytes: bytes) -> dict:
@@ -114,29 +170,65 @@ def index_entry(manifest: dict, mbytes: bytes) -> dict:
         "row_counts": manifest["row_counts"],
         "size": int(sum(f.get("size", 0) for f in manifest["files"].values())),
         "path": f"{name}/{version}",
+        "seed": manifest.get("seed"),
+        "cycle_policy": manifest.get("cycle_policy"),
+        "source_versions": manifest.get("source_versions") or {},
     }
 
 
-def register(idx: dict, manifest: dict, mbytes: bytes) -> bool:
-    """Add ``manifest`` to ``idx`` unless its version is there; True when added."""
+def register(idx: dict, manifest: dict, mbytes: bytes, *, latest: bool = False) -> bool:
+    """Add ``manifest`` to ``idx`` unless its version is there; True when added. With
+    ``latest`` (or when it is the taxonomy's first version) it becomes the latest."""
     tax = idx["taxonomies"].setdefault(manifest["taxonomy"], {"versions": []})
-    if any(e["version"] == manifest["version"] for e in tax["versions"]):
+    first = not tax["versions"]
+    added = not any(e["version"] == manifest["version"] for e in tax["versions"])
+    if added:
+        tax["versions"].append(index_entry(manifest, mbytes))
+    if latest or first:
+        tax["latest"] = manifest["version"]
+    elif "latest" not in tax:  # an index from before ``latest`` was kept: pin what it meant
+        tax["latest"] = latest_version({"versions": [e for e in tax["versions"] if e["version"] != manifest["version"]]})
+    return added
+
+
+def set_latest(idx: dict, name: str, version: str) -> bool:
+    """Make ``name@version`` (listed in ``idx``) the latest; True when that changed it."""
+    tax = idx["taxonomies"][name]
+    if tax.get("latest") == version:
         return False
-    tax["versions"].append(index_entry(manifest, mbytes))
+    tax["latest"] = version
     return True
 
 
+def _by_content(idx: dict, name: str | None, hexpart: str, store: str) -> tuple[str, dict]:
+    found = [(n, e) for n, tax in sorted(idx["taxonomies"].items()) if name is None or n == name
+             for e in sorted_versions(tax.get("versions", []))
+             if str(e.get("content_sha256", "")).startswith(hexpart)]
+    if not found:
+        where = f"taxonomy {name!r}" if name else "any taxonomy"
+        raise SnapshotNotFound(f"store {store}: no version of {where} has content sha256 {hexpart[:16]}…")
+    if len({e["content_sha256"] for _, e in found}) > 1:
+        refs = ", ".join(f"{n}@{e['version']}" for n, e in found)
+        raise SnapshotNotFound(f"store {store}: content hash prefix {hexpart} is ambiguous ({refs})")
+    return found[0]
+
+
 def resolve_entry(idx: dict, ref: str, store: str) -> tuple[str, dict]:
-    """``(taxonomy, index entry)`` of ``"NAME"`` (latest) or ``"NAME@VERSION"`` (a unique
-    prefix of at least 4 characters is accepted) in ``idx``, the index of ``store``."""
+    """``(taxonomy, index entry)`` of a reference (see the module doc) in ``idx``, the
+    index of ``store``."""
     name, version = parse_ref(ref)
+    if version is not None and version.startswith(CONTENT_PREFIX):
+        return _by_content(idx, name, version[len(CONTENT_PREFIX):], store)
     tax = idx["taxonomies"].get(name)
     if not tax or not tax.get("versions"):
-        known = ", ".join(sorted(idx["taxonomies"])) or "none"
-        raise SnapshotNotFound(f"store {store}: no taxonomy {name!r} (taxonomies: {known})")
+        raise SnapshotNotFound(f"store {store}: no taxonomy {name!r} (taxonomies: {describe_taxonomies(idx)})")
     entries = sorted_versions(tax["versions"])
     if version is None:
-        return name, entries[-1]
+        latest = latest_version(tax)
+        if latest is None:
+            raise SnapshotNotFound(f"store {store}: taxonomy {name!r} has no latest version; name one "
+                                   f"(versions: {', '.join(e['version'] for e in entries)})")
+        return name, next(e for e in entries if e["version"] == latest)
     exact = [e for e in entries if e["version"] == version]
     if exact:
         return name, exact[0]
@@ -148,6 +240,17 @@ def resolve_entry(idx: dict, ref: str, store: str) -> tuple[str, dict]:
                                f"({', '.join(e['version'] for e in pref)})")
     avail = ", ".join(e["version"] for e in entries)
     raise SnapshotNotFound(f"store {store}: taxonomy {name!r} has no version {version!r} (versions: {avail})")
+
+
+def describe_taxonomies(idx: dict) -> str:
+    """``"imagenet1k (latest imagenet1k@…, 1 version), wordnet (…)"``, or ``"none"``:
+    what a store has, for error messages."""
+    parts = []
+    for n, tax in sorted(idx["taxonomies"].items()):
+        k = len(tax.get("versions", []))
+        latest = latest_version(tax)
+        parts.append(f"{n} ({'latest ' + n + '@' + latest + ', ' if latest else ''}{k} version{'s' if k != 1 else ''})")
+    return ", ".join(parts) or "none"
 
 
 def describe_entry(name: str, entry: dict, latest: bool = False) -> dict[str, Any]:

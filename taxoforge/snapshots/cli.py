@@ -114,21 +114,23 @@ def _is_folder(target: str) -> bool:
 @_handle_errors
 def list_cmd(name: str | None, store: str | None, as_json: bool) -> None:
     """List the taxonomies and versions in a store (all, or only NAME's), oldest first;
-    the latest version of each is marked with *."""
-    from taxoforge.snapshots.catalogue import describe_entry
+    the latest version of each (what a bare NAME means) is marked with *."""
+    from taxoforge.snapshots.catalogue import describe_entry, describe_taxonomies, latest_version, sorted_versions
     from taxoforge.snapshots.errors import SnapshotNotFound
 
     st = _store(store)
     st.require_exists()
-    names = [name] if name else st.taxonomies()
+    idx = st.index()
+    names = [name] if name else sorted(idx["taxonomies"])
     rows = []
     for n in names:
-        entries = st.versions(n)
+        tax = idx["taxonomies"].get(n) or {"versions": []}
+        entries = sorted_versions(tax["versions"])
         if name and not entries:
-            raise SnapshotNotFound(f"store {st.url}: no taxonomy {n!r} (taxonomies: "
-                                   f"{', '.join(st.taxonomies()) or 'none'})")
-        for i, e in enumerate(entries):
-            rows.append(describe_entry(n, e, latest=(i == len(entries) - 1)))
+            raise SnapshotNotFound(f"store {st.url}: no taxonomy {n!r} (taxonomies: {describe_taxonomies(idx)})")
+        latest = latest_version(tax)
+        for e in entries:
+            rows.append(describe_entry(n, e, latest=e["version"] == latest))
     if as_json:
         _emit({"store": st.url, "snapshots": rows}, True)
         return
@@ -176,19 +178,19 @@ def pull_cmd(ref: str, store: str | None, dest: str | None, retries: int, progre
 @_json_option
 @_handle_errors
 def verify_cmd(target: str, store: str | None, fast: bool, as_json: bool) -> None:
-    """Check a local snapshot (a folder, or NAME[@VERSION] in a local store) against its
-    manifest: every file's size and SHA-256 and, unless --fast, the content hash
-    recomputed from the tables. Exit code 4 when anything differs."""
+    """Check a snapshot where it lies (a folder, or NAME[@VERSION] in any store: local,
+    HTTP, S3 …) against its manifest, and the manifest against the store's index: every
+    file's size and SHA-256 and, unless --fast, the content hash recomputed from the
+    tables. Remote files are read, never written. Exit code 4 when anything differs."""
     from taxoforge.snapshots.errors import ChecksumMismatch
     from taxoforge.snapshots.verify import verify_folder
 
     if _is_folder(target):
         folder = Path(target)
+        rep = verify_folder(folder, deep=not fast)
     else:
-        st = _store(store)
-        name, entry = st.resolve(target)
-        folder = st.local_dir(name, entry["version"])
-    rep = verify_folder(folder, deep=not fast)
+        rep = _store(store).verify(target, deep=not fast)
+        folder = rep.path
     if as_json:
         _emit(rep.as_dict(), True)
     elif rep.ok:
@@ -297,22 +299,31 @@ def _parse_kv(values: tuple[str, ...]) -> dict:
 @click.option("--min-link-coverage", type=click.FloatRange(0, 1), default=None,
               help="Also refuse when a dataset has a smaller share of linked labels.")
 @click.option("--skip-checks", is_flag=True, help="Publish even if the tree checks fail (not recommended).")
+@click.option("--latest", is_flag=True,
+              help="Make this version what the bare NAME means (also for a version already published). "
+                   "Without it the latest stays where it was, except for a taxonomy's first version.")
+@click.option("--public-url", default=None, metavar="URL",
+              help="Where users reach this store (e.g. the HTTPS address it is served at), for the pull "
+                   "commands of its index.html.")
 @_json_option
 @_handle_errors
 def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | None,
                 source_versions: tuple[str, ...], version_label: str | None, min_link_coverage: float | None,
-                skip_checks: bool, as_json: bool) -> None:
+                skip_checks: bool, latest: bool, public_url: str | None, as_json: bool) -> None:
     """Publish FOLDER into the store. FOLDER holds the tree tables (nodes.parquet, …, e.g.
-    data/assets/wordnet_tree; an info.json beside them gives source versions and seed) or
-    is a snapshot with its manifest.json, which is verified and copied as is. The tree
-    checks run first: a broken tree is refused (exit code 7). Publishing a version that
-    is already there is a no-op when its content is the same, exit code 5 otherwise."""
+    data/assets/wordnet_tree, with the info.json that records its seed, cycle policy and
+    source versions) or is a snapshot with its manifest.json, which is verified and copied
+    as is. The tree checks run first: a broken tree is refused (exit code 7). Publishing a
+    version that is already there is a no-op when its content is the same, exit code 5
+    otherwise. The store's index.json and index.html are rewritten."""
     from taxoforge.snapshots.checks import require_publishable
     from taxoforge.snapshots.errors import ChecksumMismatch
     from taxoforge.snapshots.verify import read_snapshot, verify_folder
     from taxoforge.trees.tables import TreeTables
 
-    st = _store(store)
+    from taxoforge.snapshots.store import SnapshotStore
+
+    st = SnapshotStore(store, public_url=public_url)
     checks = []
     if (folder / MANIFEST_NAME).exists():
         rep = verify_folder(folder)
@@ -320,29 +331,25 @@ def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | N
             raise ChecksumMismatch(f"{folder}: " + "; ".join(rep.problems))
         if not skip_checks:
             checks = require_publishable(read_snapshot(folder), min_link_coverage=min_link_coverage)
-        res = st.install(folder)
+        res = st.install(folder, latest=latest)
     else:
         try:
-            tables = TreeTables.read(folder, name=name or folder.name)
-        except FileNotFoundError as e:
+            tables = TreeTables.read(folder, name=name or folder.name)  # with its info.json
+        except (FileNotFoundError, ValueError) as e:
             raise SnapshotError(str(e)) from e
-        info = {}
-        if (folder / "info.json").exists():
-            try:
-                info = json.loads((folder / "info.json").read_text())
-            except json.JSONDecodeError as e:
-                raise SnapshotError(f"{folder / 'info.json'}: not valid JSON ({e})") from e
-        sv = dict(info.get("source_versions") or {})
+        sv = dict(tables.info.get("source_versions") or {})
         sv.update(_parse_kv(source_versions))
         if not skip_checks:
             checks = require_publishable(tables, min_link_coverage=min_link_coverage)
-        res = st.publish(tables, seed=seed if seed is not None else info.get("seed"), source_versions=sv,
-                         version=version_label, check=False)
+        res = st.publish(tables, seed=seed, source_versions=sv, version=version_label, check=False, latest=latest)
     out = res.as_dict()
     out["store"] = st.url
     out["checks"] = [c.as_dict() for c in checks]
-    verb = "published" if res.status == "published" else "already published (identical), nothing to do"
-    _emit(out, as_json, f"{res.ref}: {verb} → {res.location}")
+    out["latest"] = st.latest(res.taxonomy)
+    verb = "published" if res.status == "published" else "already published (identical)"
+    where = (f"; {res.taxonomy} means this version" if out["latest"] == res.version else
+             f"; {res.taxonomy} still means {res.taxonomy}@{out['latest']} (--latest to change that)")
+    _emit(out, as_json, f"{res.ref}: {verb} → {res.location}{where}")
 
 
 __all__ = ["list_cmd", "pull_cmd", "verify_cmd", "show_cmd", "diff_cmd", "publish_cmd", "EXIT_CODES"]

@@ -21,7 +21,7 @@ import polars as pl
 
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["diff_tables", "format_diff", "DIFF_KINDS"]
+__all__ = ["diff_tables", "diff_frames", "diff_summary", "summary_text", "format_diff", "DIFF_KINDS"]
 
 DIFF_KINDS = ("added", "removed", "renamed", "moved", "names_added", "names_removed",
               "links_added", "links_removed", "links_changed")
@@ -31,9 +31,9 @@ def _rows(df: pl.DataFrame) -> list[dict]:
     return df.to_dicts()
 
 
-def diff_tables(a: TreeTables, b: TreeTables) -> dict:
-    """The differences from ``a`` (old) to ``b`` (new) as a JSON-ready dict: one list of
-    rows per kind in :data:`DIFF_KINDS`, ``counts`` of each, and ``depth_changed``."""
+def diff_frames(a: TreeTables, b: TreeTables) -> tuple[dict[str, pl.DataFrame], int]:
+    """The differences from ``a`` (old) to ``b`` (new): one table per kind in
+    :data:`DIFF_KINDS`, and the number of nodes whose depth changed."""
     na = a.nodes.select("node_id", "parent_id", "label", "depth")
     nb = b.nodes.select("node_id", "parent_id", "label", "depth")
     added = nb.join(na, on="node_id", how="anti").select("node_id", "parent_id", "label").sort("node_id")
@@ -68,23 +68,51 @@ def diff_tables(a: TreeTables, b: TreeTables) -> dict:
                              pl.col("node_id").alias("old_node"), pl.col("node_id_new").alias("new_node"),
                              pl.col("method").alias("old_method"), pl.col("method_new").alias("new_method"))
                      .sort(key_l))
-    out = {
-        "a": a.info.get("snapshot") or a.name,
-        "b": b.info.get("snapshot") or b.name,
-        "added": _rows(added),
-        "removed": _rows(removed),
-        "renamed": _rows(renamed),
-        "moved": _rows(moved),
-        "names_added": _rows(names_added),
-        "names_removed": _rows(names_removed),
-        "links_added": _rows(links_added),
-        "links_removed": _rows(links_removed),
-        "links_changed": _rows(links_changed),
-        "depth_changed": depth_changed,
-    }
+    frames = {"added": added, "removed": removed, "renamed": renamed, "moved": moved,
+              "names_added": names_added, "names_removed": names_removed, "links_added": links_added,
+              "links_removed": links_removed, "links_changed": links_changed}
+    return frames, depth_changed
+
+
+def diff_tables(a: TreeTables, b: TreeTables) -> dict:
+    """The differences from ``a`` (old) to ``b`` (new) as a JSON-ready dict: one list of
+    rows per kind in :data:`DIFF_KINDS`, ``counts`` of each, and ``depth_changed``."""
+    frames, depth_changed = diff_frames(a, b)
+    out = {"a": a.info.get("snapshot") or a.name, "b": b.info.get("snapshot") or b.name,
+           **{k: _rows(frames[k]) for k in DIFF_KINDS}, "depth_changed": depth_changed}
     out["counts"] = {k: len(out[k]) for k in DIFF_KINDS}
     out["identical"] = not any(out["counts"].values()) and depth_changed == 0
     return out
+
+
+def diff_summary(a: TreeTables, b: TreeTables, examples: int = 5) -> dict:
+    """What changed from ``a`` to ``b``, small enough for a catalogue: ``counts`` per kind,
+    ``depth_changed``, ``identical`` and the first ``examples`` rows of each node and link
+    change (never every row of a 1.4 M-node diff)."""
+    frames, depth_changed = diff_frames(a, b)
+    counts = {k: frames[k].height for k in DIFF_KINDS}
+    return {"counts": counts, "depth_changed": depth_changed,
+            "identical": not any(counts.values()) and depth_changed == 0,
+            "examples": {k: _rows(frames[k].head(examples))
+                         for k in ("added", "removed", "renamed", "moved", "links_changed") if frames[k].height}}
+
+
+def summary_text(summary: dict) -> str:
+    """One line of :func:`diff_summary`: ``"+3 −1 nodes, 2 renamed, 1 moved; links +1 −0 ~2"``."""
+    if summary.get("identical"):
+        return "no changes"
+    c = summary["counts"]
+    parts = [f"+{c['added']:,} −{c['removed']:,} nodes"]
+    if c["renamed"]:
+        parts.append(f"{c['renamed']:,} renamed")
+    if c["moved"]:
+        parts.append(f"{c['moved']:,} moved")
+    text = ", ".join(parts)
+    if c["names_added"] or c["names_removed"]:
+        text += f"; names +{c['names_added']:,} −{c['names_removed']:,}"
+    if c["links_added"] or c["links_removed"] or c["links_changed"]:
+        text += f"; links +{c['links_added']:,} −{c['links_removed']:,} ~{c['links_changed']:,}"
+    return text
 
 
 def _fmt_row(kind: str, r: dict) -> str:

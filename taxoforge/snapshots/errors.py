@@ -3,8 +3,8 @@ Download failures are :class:`taxoforge.files.DownloadError` (exit code 8)."""
 
 from __future__ import annotations
 
-__all__ = ["SnapshotError", "SnapshotNotFound", "ChecksumMismatch", "SnapshotConflict", "ReadOnlyStore",
-           "LockTimeout"]
+__all__ = ["SnapshotError", "SnapshotNotFound", "TaxonomyNotFound", "ChecksumMismatch", "AlteredSnapshot",
+           "SnapshotConflict", "ReadOnlyStore", "LockTimeout"]
 
 
 class SnapshotError(Exception):
@@ -19,10 +19,30 @@ class SnapshotNotFound(SnapshotError):
     exit_code = 3
 
 
+class TaxonomyNotFound(SnapshotNotFound):
+    """A taxonomy named for use (scoring, loading) is neither a folder nor in the store.
+    The message lists what the store has; ``store`` is its URL, ``available`` its
+    taxonomies' latest references, ``ref`` what was asked for."""
+
+    def __init__(self, message: str, *, ref: str = "", store: str | None = None,
+                 available: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.ref, self.store, self.available = ref, store, list(available or [])
+
+
 class ChecksumMismatch(SnapshotError):
     """A checksum, size or content hash does not match."""
 
     exit_code = 4
+
+
+class AlteredSnapshot(ChecksumMismatch):
+    """A snapshot folder whose tables no longer match its manifest: it must not be cited as
+    the version the manifest names. ``problems`` lists what differs."""
+
+    def __init__(self, message: str, *, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = list(problems or [])
 
 
 class SnapshotConflict(SnapshotError):

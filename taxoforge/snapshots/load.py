@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from taxoforge.snapshots.errors import ChecksumMismatch
+from taxoforge.snapshots.errors import AlteredSnapshot
 from taxoforge.snapshots.store import SnapshotStore
 from taxoforge.snapshots.verify import read_snapshot, verify_folder
 from taxoforge.trees.tables import TreeTables
@@ -37,7 +37,9 @@ def load_taxonomy(ref: str, store: str | os.PathLike | SnapshotStore | None = No
     the default local store), which verifies every file.
 
     Raises :class:`~taxoforge.snapshots.store.SnapshotNotFound` for an unknown name or
-    version and :class:`~taxoforge.snapshots.store.ChecksumMismatch` for a damaged copy.
+    version and :class:`~taxoforge.snapshots.errors.AlteredSnapshot` (a
+    :class:`~taxoforge.snapshots.store.ChecksumMismatch`) for a damaged copy. To cite what
+    was loaded, use :func:`taxoforge.snapshots.cite.resolve_taxonomy`.
     """
     st = store if isinstance(store, SnapshotStore) else SnapshotStore(store)
     if st.is_local:
@@ -47,7 +49,10 @@ def load_taxonomy(ref: str, store: str | os.PathLike | SnapshotStore | None = No
         if verify:
             rep = verify_folder(folder, deep=False)
             if not rep.ok:
-                raise ChecksumMismatch(f"{folder}: " + "; ".join(rep.problems))
+                ref_ = f"{name}@{entry['version']}"
+                raise AlteredSnapshot(f"{folder}: the local copy of {ref_} does not match its manifest ("
+                                      + "; ".join(rep.problems) + f"); refusing to use it. Delete that folder and "
+                                      f"`taxoforge pull {ref_} --store URL` again", problems=rep.problems)
         tables = read_snapshot(folder, manifest)
         tables.info["store"] = st.url
         return tables

@@ -53,7 +53,7 @@ import polars as pl
 
 from taxoforge.files import file_sha256, write_bytes_atomic
 from taxoforge.snapshots.errors import SnapshotError
-from taxoforge.trees.tables import SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform
+from taxoforge.trees.tables import SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform, provenance
 
 __all__ = [
     "MANIFEST_NAME",
@@ -65,6 +65,7 @@ __all__ = [
     "table_content_hash",
     "content_id",
     "code_version",
+    "package_version",
     "utc_now",
     "file_sha256",
     "build_snapshot",
@@ -141,7 +142,7 @@ def content_id(tables: TreeTables, *, canonical: bool = False) -> tuple[str, str
     return full[:VERSION_LENGTH], full, per_table
 
 
-def _package_version() -> str:
+def package_version() -> str:
     try:
         from importlib.metadata import version
 
@@ -154,7 +155,7 @@ def _package_version() -> str:
 
 def code_version() -> dict[str, Any]:
     """The code that built a snapshot: package version and, where known, the git commit."""
-    out: dict[str, Any] = {"package": _package_version(), "git_commit": None, "git_dirty": None}
+    out: dict[str, Any] = {"package": package_version(), "git_commit": None, "git_dirty": None}
     env = os.environ.get("TAXOFORGE_CODE_VERSION")
     if env:
         out["git_commit"] = env
@@ -206,21 +207,27 @@ def build_snapshot(
     """Write ``tables`` as a snapshot into ``folder`` (created; existing table files are
     replaced) and return its manifest.
 
-    ``seed`` and ``source_versions`` default to ``tables.info["seed"]`` and
-    ``tables.info["source_versions"]``; ``extra`` is stored under ``"extra"``. ``version``
-    replaces the content-derived id by a label (e.g. ``"2024-06"``); ``content_sha256``
-    still identifies the content."""
+    The tree's provenance, ``tables.info`` (less where it was loaded from:
+    :func:`~taxoforge.trees.tables.provenance`), is copied into the manifest under
+    ``"info"``; its ``seed``, ``cycle_policy`` and ``source_versions`` also stand at the
+    top level. ``seed`` and ``source_versions`` given here override the info's;
+    ``extra`` is stored under ``"extra"``. ``version`` replaces the content-derived id by
+    a label (e.g. ``"2024-06"``); ``content_sha256`` still identifies the content."""
     name = validate_name(name or tables.name)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     canon = canonical_tables(tables)
     cid, full, per_table = content_id(canon, canonical=True)
     version = validate_name(version, "version") if version else cid
-    paths = canon.write(folder)
+    paths = canon.write(folder, info=False)  # the info goes into the manifest
+    info = provenance(tables.info)
     if seed is None:
-        seed = tables.info.get("seed")
+        seed = info.get("seed")
     if source_versions is None:
-        source_versions = tables.info.get("source_versions", {})
+        source_versions = info.get("source_versions") or {}
+    seed = None if seed is None else int(seed)
+    source_versions = _json_safe(source_versions or {})
+    info.update(seed=seed, source_versions=source_versions)
     files = {}
     table_meta = {}
     for t, path in paths.items():
@@ -235,8 +242,10 @@ def build_snapshot(
         "version_source": "label" if version != cid else "content",
         "content_sha256": full,
         "created": created or utc_now(),
-        "source_versions": _json_safe(source_versions or {}),
-        "seed": None if seed is None else int(seed),
+        "source_versions": source_versions,
+        "seed": seed,
+        "cycle_policy": info.get("cycle_policy"),
+        "info": info,
         "code_version": code_version(),
         "row_counts": {t: m["rows"] for t, m in table_meta.items()},
         "tables": table_meta,

@@ -3,6 +3,7 @@
 Layout::
 
     <store>/index.json                      the catalogue (:mod:`.catalogue`)
+    <store>/index.html                      the same catalogue for people (:mod:`.page`)
     <store>/<taxonomy>/<version>/manifest.json
     <store>/<taxonomy>/<version>/{nodes,names,links,report}.parquet
     <store>/.lock                            local stores: the publishers' lock (:mod:`.locks`)
@@ -30,11 +31,24 @@ Publishing is atomic and immutable
 
     Publishing a version that exists is a no-op when the content hash is the same and a
     :class:`SnapshotConflict` otherwise.
+
+``latest`` moves only when asked
+    ``publish(..., latest=True)`` (CLI ``publish --latest``) or :meth:`SnapshotStore.set_latest`;
+    the first version of a taxonomy becomes its latest. A test build published beside the
+    real one never changes what ``NAME`` means.
+
+The catalogue
+    Every change of the index also writes ``index.html`` (:mod:`.page`), and fills in, for
+    the taxonomy just published, the summary of what changed between each pair of
+    consecutive versions (:func:`~taxoforge.snapshots.diff.diff_summary`; computed once,
+    kept in ``index.json``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import io
 import os
 import shutil
 import tempfile
@@ -57,11 +71,13 @@ from taxoforge.snapshots.catalogue import (
     describe_entry,
     empty_index,
     index_bytes,
+    latest_version,
     now,
     parse_index,
     parse_ref,
     register,
     resolve_entry,
+    set_latest,
     sorted_versions,
 )
 from taxoforge.snapshots.errors import (
@@ -74,6 +90,8 @@ from taxoforge.snapshots.errors import (
 )
 from taxoforge.snapshots.locks import LOCK_NAME, local_lock, remote_lock
 from taxoforge.snapshots.manifest import MANIFEST_NAME, build_snapshot, parse_manifest, read_manifest, validate_name
+from taxoforge.snapshots.page import PAGE_NAME, render_page
+from taxoforge.snapshots.verify import VerifyReport, check_content, read_snapshot, tables_from_bytes, verify_folder
 from taxoforge.trees.tables import TreeTables
 
 __all__ = [
@@ -93,6 +111,10 @@ __all__ = [
 
 DEFAULT_STORE = "data/snapshots"
 _READ_ONLY_PROTOCOLS = ("http", "https")
+
+
+def _as_tuple(protocol) -> tuple:
+    return tuple(protocol) if isinstance(protocol, (tuple, list)) else (protocol,)
 
 
 def default_store_url() -> str:
@@ -120,14 +142,19 @@ class PublishResult:
 
 class SnapshotStore:
     """A snapshot store at ``url`` (a local path, ``file://``, ``http(s)://`` or any fsspec
-    URL). ``storage_options`` go to fsspec (credentials, endpoints)."""
+    URL). ``storage_options`` go to fsspec (credentials, endpoints: for an S3-compatible
+    server ``{"client_kwargs": {"endpoint_url": "https://…"}}``). ``public_url``: where
+    users reach this store (e.g. the HTTPS address a local folder is served at), named in
+    the catalogue page's pull commands."""
 
     def __init__(self, url: str | os.PathLike | None = None, *, storage_options: dict | None = None,
-                 lock_timeout: float = 120.0, retries: int = 3, backoff: float = 0.5) -> None:
+                 lock_timeout: float = 120.0, retries: int = 3, backoff: float = 0.5,
+                 public_url: str | None = None) -> None:
         import fsspec
         from fsspec.implementations.local import LocalFileSystem
 
         self.url = str(url) if url is not None else default_store_url()
+        self.public_url = public_url or None
         self.lock_timeout = lock_timeout
         self.retries, self.backoff = retries, backoff  # for 429/5xx answers of remote stores
         self.storage_options = dict(storage_options or {})
@@ -140,6 +167,14 @@ class SnapshotStore:
 
     def __repr__(self) -> str:
         return f"SnapshotStore({self.url!r})"
+
+    @property
+    def display_url(self) -> str:
+        """The store as users should name it: ``public_url``, else the absolute folder of a
+        local store, else its URL."""
+        if self.public_url:
+            return self.public_url
+        return str(Path(self.root).resolve()) if self.is_local else self.url
 
     # ---- access ------------------------------------------------------------------------------
     def _path(self, rel: str) -> str:
@@ -186,6 +221,11 @@ class SnapshotStore:
 
     def taxonomies(self) -> list[str]:
         return sorted(self.index()["taxonomies"])
+
+    def latest(self, name: str) -> str | None:
+        """The version a bare ``name`` means (None when the store has no such taxonomy)."""
+        tax = self.index()["taxonomies"].get(name)
+        return latest_version(tax) if tax else None
 
     def versions(self, name: str) -> list[dict]:
         """Index entries of ``name``, oldest first (the last one is the latest)."""
@@ -241,16 +281,126 @@ class SnapshotStore:
                 yield
 
     def _write_index(self, idx: dict) -> None:
+        """Write ``index.json``, then ``index.html`` rendered from it, each whole or not at all."""
         data = index_bytes(idx)
-        if self.is_local:
-            write_bytes_atomic(self._path(INDEX_NAME), data)
-        else:
-            self.fs.pipe_file(self._path(INDEX_NAME), data)  # one object PUT: whole or nothing
+        page = render_page(idx, self.display_url, public=bool(self.public_url)).encode("utf-8")
+        self._put(INDEX_NAME, data, "application/json")
+        self._put(PAGE_NAME, page, "text/html; charset=utf-8")
 
-    def install(self, folder: str | os.PathLike, *, move: bool = False) -> PublishResult:
+    def _put(self, rel: str, payload: bytes, content_type: str) -> None:
+        """Write ``rel`` whole or not at all: a temporary file and a rename locally, one
+        object PUT elsewhere (on S3 with its Content-Type, so a bucket served as a website
+        shows ``index.html`` as a page)."""
+        if self.is_local:
+            write_bytes_atomic(self._path(rel), payload)
+        elif set(_as_tuple(self.fs.protocol)) & {"s3", "s3a"}:
+            self.fs.pipe_file(self._path(rel), payload, ContentType=content_type)
+        else:
+            self.fs.pipe_file(self._path(rel), payload)
+
+    # ---- reading whole snapshots -------------------------------------------------------------
+    def read_tables(self, name: str, version: str, entry: dict | None = None) -> TreeTables:
+        """The tables of ``name@version`` read straight from the store, every file checked
+        against the manifest's SHA-256 (remote stores: into memory, nothing written)."""
+        manifest = self.manifest(name, version, entry)
+        if self.is_local:
+            rep = verify_folder(self.local_dir(name, version), deep=False)
+            if not rep.ok:
+                raise ChecksumMismatch(f"{rep.path}: " + "; ".join(rep.problems))
+            return read_snapshot(rep.path, manifest)
+        return tables_from_bytes(manifest, self._fetch_files(name, version, manifest))
+
+    def _fetch_files(self, name: str, version: str, manifest: dict) -> dict[str, bytes]:
+        out = {}
+        for fname, meta in sorted(manifest["files"].items()):
+            rel = f"{name}/{version}/{fname}"
+            data = self.read_bytes(rel)
+            got = hashlib.sha256(data).hexdigest()
+            if got != meta["sha256"]:
+                raise ChecksumMismatch(f"{self.location(rel)}: sha256 {got} but the manifest says {meta['sha256']}")
+            out[fname] = data
+        return out
+
+    def verify(self, ref: str, *, deep: bool = True) -> VerifyReport:
+        """Check ``ref`` where it lies, on any kind of store: the manifest against the
+        index's SHA-256, every file's size and SHA-256 against the manifest and (``deep``)
+        the content hash recomputed from the tables. Never raises on a bad snapshot: the
+        report lists every problem. Remote files are read into memory one at a time (kept
+        for the content hash when ``deep``); nothing is written."""
+        name, entry = self.resolve(ref)
+        version = entry["version"]
+        if self.is_local:
+            rep = verify_folder(self.local_dir(name, version), deep=deep)
+            if rep.ok and entry.get("manifest_sha256"):
+                got = hashlib.sha256(self.read_bytes(f"{name}/{version}/{MANIFEST_NAME}")).hexdigest()
+                if got != entry["manifest_sha256"]:
+                    rep.ok = False
+                    rep.problems.append(f"{MANIFEST_NAME}: sha256 {got}, the store index says {entry['manifest_sha256']}")
+            return rep
+        rep = VerifyReport(Path(f"{name}/{version}"), ok=False)
+        rep.path = self.location(f"{name}/{version}")  # a URL: the report names where it looked
+        try:
+            rep.manifest = m = self.manifest(name, version, entry)
+        except SnapshotError as e:
+            rep.problems.append(str(e))
+            return rep
+        data: dict[str, bytes] = {}
+        for fname, meta in sorted(m["files"].items()):
+            try:
+                blob = self.read_bytes(f"{name}/{version}/{fname}")  # one GET (retried on 429/5xx)
+            except SnapshotNotFound:
+                rep.problems.append(f"{fname}: missing")
+                continue
+            got = hashlib.sha256(blob).hexdigest()
+            if meta.get("size") is not None and len(blob) != meta["size"]:
+                rep.problems.append(f"{fname}: {len(blob)} bytes, manifest says {meta['size']}")
+            elif got != meta["sha256"]:
+                rep.problems.append(f"{fname}: sha256 {got}, manifest says {meta['sha256']}")
+            else:
+                rep.checked.append(fname)
+                if deep:
+                    data[fname] = blob
+            del blob
+        if deep and not rep.problems:
+            check_content(rep, lambda: tables_from_bytes(m, data))
+        rep.ok = not rep.problems
+        return rep
+
+    # ---- diffs between consecutive versions, for the catalogue --------------------------------
+    def _fill_diffs(self, idx: dict, name: str, fresh: dict[str, TreeTables] | None = None) -> None:
+        """Give every version of ``name`` in ``idx`` the summary of what changed from the
+        version before it, where it is missing or compared with another version (a version
+        published out of order). A version that cannot be read leaves its summary empty:
+        the catalogue must never block publishing."""
+        from taxoforge.snapshots.diff import diff_summary
+
+        entries = sorted_versions(idx["taxonomies"].get(name, {}).get("versions", []))
+        cache = dict(fresh or {})
+
+        def tables(entry: dict) -> TreeTables:
+            v = entry["version"]
+            if v not in cache:
+                cache[v] = self.read_tables(name, v, entry)
+            return cache[v]
+
+        for prev, entry in zip(entries, entries[1:]):
+            if (entry.get("diff") or {}).get("from") == prev["version"]:
+                continue
+            try:
+                entry["diff"] = {"from": prev["version"], **diff_summary(tables(prev), tables(entry))}
+            except Exception as e:  # noqa: BLE001 - a damaged old version must not block publishing
+                entry["diff"] = {"from": prev["version"], "error": f"{type(e).__name__}: {e}"}
+            for old in list(cache):  # keep memory to the two versions being compared
+                if old not in (prev["version"], entry["version"]):
+                    del cache[old]
+
+    def install(self, folder: str | os.PathLike, *, move: bool = False, latest: bool = False,
+                _fresh: TreeTables | None = None) -> PublishResult:
         """Publish a complete snapshot folder (with its ``manifest.json``). With ``move`` the
         folder (which must be on the store's filesystem, for local stores) is renamed into
-        place instead of copied."""
+        place instead of copied. With ``latest`` it becomes what the bare taxonomy name
+        means (so does a taxonomy's first version); a version already published is then
+        made the latest too."""
         self._check_writable()
         folder = Path(folder)
         manifest = read_manifest(folder)
@@ -259,9 +409,10 @@ class SnapshotStore:
             if not (folder / fname).is_file():
                 raise SnapshotError(f"{folder}: file {fname} named in the manifest is missing")
         mbytes = (folder / MANIFEST_NAME).read_bytes()
+        fresh = {manifest["version"]: _fresh} if _fresh is not None else None
         if self.is_local:
-            return self._install_by_rename(folder, manifest, mbytes, move=move)
-        return self._install_manifest_last(folder, manifest, mbytes)
+            return self._install_by_rename(folder, manifest, mbytes, move=move, latest=latest, fresh=fresh)
+        return self._install_manifest_last(folder, manifest, mbytes, latest=latest, fresh=fresh)
 
     def _published_manifest(self, name: str, version: str) -> tuple[dict, bytes] | None:
         rel = f"{name}/{version}/{MANIFEST_NAME}"
@@ -271,18 +422,29 @@ class SnapshotStore:
             return None
         return parse_manifest(data, self.location(rel)), data
 
-    def _unchanged(self, idx: dict, manifest: dict, old: tuple[dict, bytes]) -> PublishResult:
+    def _unchanged(self, idx: dict, manifest: dict, old: tuple[dict, bytes], *, latest: bool) -> PublishResult:
         name, version = manifest["taxonomy"], manifest["version"]
         if old[0]["content_sha256"] != manifest["content_sha256"]:
             raise SnapshotConflict(
                 f"{self.location(f'{name}/{version}')}: {name}@{version} is already published with other content "
                 f"(content_sha256 {old[0]['content_sha256'][:16]}… ≠ {manifest['content_sha256'][:16]}…); "
                 "published snapshots are immutable")
-        if register(idx, *old):
-            self._write_index(idx)  # repair an index that missed it
+        was = latest_version(idx["taxonomies"].get(name, {}))
+        added = register(idx, *old, latest=latest)  # repairs an index that missed it
+        if added or latest_version(idx["taxonomies"][name]) != was or not self._has_page():
+            if added:
+                self._fill_diffs(idx, name)
+            self._write_index(idx)
         return PublishResult(name, version, "unchanged", old[0], self.location(f"{name}/{version}"))
 
-    def _install_by_rename(self, folder: Path, manifest: dict, mbytes: bytes, *, move: bool) -> PublishResult:
+    def _has_page(self) -> bool:
+        try:
+            return bool(self.fs.exists(self._path(PAGE_NAME)))
+        except Exception:  # noqa: BLE001 - then write it again
+            return False
+
+    def _install_by_rename(self, folder: Path, manifest: dict, mbytes: bytes, *, move: bool, latest: bool,
+                           fresh: dict | None) -> PublishResult:
         name, version = manifest["taxonomy"], manifest["version"]
         target = self.local_dir(name, version)
         staging = None
@@ -297,14 +459,15 @@ class SnapshotStore:
                 idx = self.index()
                 old = self._published_manifest(name, version)
                 if old is not None:
-                    result = self._unchanged(idx, manifest, old)
+                    result = self._unchanged(idx, manifest, old, latest=latest)
                 else:
                     if target.exists():  # leftover without manifest: never complete
                         shutil.rmtree(target)
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.rename(src, target)
                     src = None
-                    register(idx, manifest, mbytes)
+                    register(idx, manifest, mbytes, latest=latest)
+                    self._fill_diffs(idx, name, fresh)
                     self._write_index(idx)
                     result = PublishResult(name, version, "published", manifest, str(target))
             if move and src is not None:
@@ -314,30 +477,34 @@ class SnapshotStore:
                 shutil.rmtree(staging, ignore_errors=True)
         return result
 
-    def _install_manifest_last(self, folder: Path, manifest: dict, mbytes: bytes) -> PublishResult:
+    def _install_manifest_last(self, folder: Path, manifest: dict, mbytes: bytes, *, latest: bool,
+                               fresh: dict | None) -> PublishResult:
         name, version = manifest["taxonomy"], manifest["version"]
         base = self._path(f"{name}/{version}")
         with self.lock():
             idx = self.index()
             old = self._published_manifest(name, version)
             if old is not None:
-                return self._unchanged(idx, manifest, old)
+                return self._unchanged(idx, manifest, old, latest=latest)
             self.fs.makedirs(base, exist_ok=True)
             for fname in manifest["files"]:
                 self.fs.put_file(str(folder / fname), f"{base}/{fname}")
             self.fs.pipe_file(f"{base}/{MANIFEST_NAME}", mbytes)  # last: marks the version complete
-            register(idx, manifest, mbytes)
+            register(idx, manifest, mbytes, latest=latest)
+            self._fill_diffs(idx, name, fresh)
             self._write_index(idx)
         return PublishResult(name, version, "published", manifest, self.location(f"{name}/{version}"))
 
     def publish(self, tables: TreeTables, *, name: str | None = None, seed: int | None = None,
                 source_versions: dict | None = None, created: str | None = None,
                 extra: dict | None = None, version: str | None = None, check: bool = True,
-                min_link_coverage: float | dict | None = None) -> PublishResult:
+                min_link_coverage: float | dict | None = None, latest: bool = False) -> PublishResult:
         """Snapshot ``tables`` and publish it (see the module doc). The version id is the
         content hash unless ``version`` gives a label. With ``check`` (the default) a tree
         that fails the publishing checks (:func:`taxoforge.snapshots.checks.require_publishable`)
-        is refused with :class:`~taxoforge.snapshots.checks.ChecksFailed` and nothing is written."""
+        is refused with :class:`~taxoforge.snapshots.checks.ChecksFailed` and nothing is written.
+        With ``latest`` the version becomes what the bare name means (the first version of
+        a taxonomy always does); otherwise the latest stays where it was."""
         self._check_writable()
         if check:
             from taxoforge.snapshots.checks import require_publishable
@@ -350,21 +517,33 @@ class SnapshotStore:
         try:
             build_snapshot(tables, tmp, name=name, seed=seed, source_versions=source_versions,
                            created=created, extra=extra, version=version)
-            return self.install(tmp, move=self.is_local)
+            return self.install(tmp, move=self.is_local, latest=latest, _fresh=tables)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def set_latest(self, ref: str) -> str:
+        """Make ``ref`` (``NAME@VERSION``, a version prefix or ``sha256:…``) what the bare
+        ``NAME`` means; returns ``NAME@VERSION``."""
+        self._check_writable()
+        with self.lock():
+            idx = self.index()
+            name, entry = resolve_entry(idx, ref, self.url)
+            set_latest(idx, name, entry["version"])
+            self._write_index(idx)
+        return f"{name}@{entry['version']}"
+
     def reindex(self) -> dict:
-        """Rebuild ``index.json`` from the manifests in the store (keeps publication times
-        of versions already listed). Returns the new index."""
+        """Rebuild ``index.json`` (and ``index.html``) from the manifests in the store. Keeps,
+        of versions already listed, the publication times and diff summaries, and each
+        taxonomy's latest (a taxonomy the old index did not list gets its version created
+        last). Returns the new index."""
         self._check_writable()
         with self.lock():
             try:
                 old = self.index()
             except SnapshotError:
                 old = empty_index()
-            published = {(t, e["version"]): e.get("published")
-                         for t, v in old["taxonomies"].items() for e in v.get("versions", [])}
+            kept = {(t, e["version"]): e for t, v in old["taxonomies"].items() for e in v.get("versions", [])}
             idx = empty_index()
             paths = sorted(p for p in self.fs.glob(self._path(f"*/*/{MANIFEST_NAME}"))
                            if not p.rstrip("/").split("/")[-3].startswith("."))
@@ -373,6 +552,13 @@ class SnapshotStore:
                 m = parse_manifest(data, p)
                 register(idx, m, data)
                 entry = idx["taxonomies"][m["taxonomy"]]["versions"][-1]
-                entry["published"] = published.get((m["taxonomy"], m["version"])) or entry["published"]
+                before = kept.get((m["taxonomy"], m["version"]), {})
+                entry["published"] = before.get("published") or entry["published"]
+                if before.get("diff"):
+                    entry["diff"] = before["diff"]
+            for name, tax in idx["taxonomies"].items():
+                was = latest_version(old["taxonomies"].get(name, {"versions": []}))
+                listed = {e["version"] for e in tax["versions"]}
+                tax["latest"] = was if was in listed else sorted_versions(tax["versions"])[-1]["version"]
             self._write_index(idx)
             return idx

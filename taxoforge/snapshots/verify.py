@@ -9,7 +9,9 @@ content-derived) — so a manifest edited to match a tampered file is caught too
 
 from __future__ import annotations
 
+import io
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,12 +28,12 @@ from taxoforge.snapshots.manifest import (
 )
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["VerifyReport", "verify_folder", "read_snapshot", "summarise"]
+__all__ = ["VerifyReport", "verify_folder", "check_content", "read_snapshot", "tables_from_bytes", "summarise"]
 
 
 @dataclass
 class VerifyReport:
-    path: Path
+    path: Path | str  # the folder checked (a URL for a snapshot checked in a remote store)
     ok: bool
     problems: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
@@ -73,40 +75,62 @@ def verify_folder(folder: str | os.PathLike, *, deep: bool = True) -> VerifyRepo
     if extra:
         rep.problems.append(f"files not in the manifest: {', '.join(extra)}")
     if deep and not rep.problems:
-        try:
-            tables = read_snapshot(folder, m)
-            for t, df in tables.tables().items():
-                want = m["row_counts"].get(t)
-                if want is not None and df.height != want:
-                    rep.problems.append(f"{TABLE_FILES[t]}: {df.height} rows, manifest says {want}")
-            _, full, _ = content_id(tables)
-            if full != m["content_sha256"]:
-                rep.problems.append(f"content hash {full[:16]}… differs from the manifest's "
-                                    f"{m['content_sha256'][:16]}…")
-            elif m.get("version_source", "content") == "content" and m["version"] != full[:VERSION_LENGTH]:
-                rep.problems.append(f"version {m['version']} is not the content id {full[:VERSION_LENGTH]}")
-            else:
-                rep.checked.append("content hash")
-        except Exception as e:  # unreadable Parquet despite a matching checksum
-            rep.problems.append(f"tables unreadable: {e}")
+        check_content(rep, lambda: read_snapshot(folder, m))
     rep.ok = not rep.problems
     return rep
 
 
+def check_content(rep: VerifyReport, read: Callable[[], TreeTables]) -> TreeTables | None:
+    """The deep check of :func:`verify_folder` on the tables ``read()`` returns: row counts
+    and the recomputed content hash against ``rep.manifest`` (problems go into ``rep``).
+    Returns the tables when they could be read."""
+    m = rep.manifest
+    try:
+        tables = read()
+    except Exception as e:  # noqa: BLE001 - unreadable Parquet despite a matching checksum
+        rep.problems.append(f"tables unreadable: {e}")
+        return None
+    for t, df in tables.tables().items():
+        want = m["row_counts"].get(t)
+        if want is not None and df.height != want:
+            rep.problems.append(f"{TABLE_FILES[t]}: {df.height} rows, manifest says {want}")
+    _, full, _ = content_id(tables)
+    if full != m["content_sha256"]:
+        rep.problems.append(f"content hash {full[:16]}… differs from the manifest's "
+                            f"{m['content_sha256'][:16]}…")
+    elif m.get("version_source", "content") == "content" and m["version"] != full[:VERSION_LENGTH]:
+        rep.problems.append(f"version {m['version']} is not the content id {full[:VERSION_LENGTH]}")
+    else:
+        rep.checked.append("content hash")
+    return tables
+
+
+def tables_from_bytes(manifest: dict, data: dict[str, bytes]) -> TreeTables:
+    """The :class:`TreeTables` of a snapshot whose files' bytes are ``data`` (file name →
+    bytes, e.g. fetched from a remote store), like :func:`read_snapshot`."""
+    return _snapshot_tables(manifest, lambda fname: pl.read_parquet(io.BytesIO(data[fname])) if fname in data else None,
+                            where=f"{manifest['taxonomy']}@{manifest['version']}")
+
+
 def read_snapshot(folder: str | os.PathLike, manifest: dict | None = None) -> TreeTables:
-    """The :class:`TreeTables` of a snapshot folder; ``info`` holds ``snapshot``
-    (``NAME@VERSION``) and the ``manifest``."""
+    """The :class:`TreeTables` of a snapshot folder (not verified: see
+    :func:`verify_folder`). ``info`` is the tree's provenance recorded in the manifest
+    (seed, cycle policy, source versions …) plus ``snapshot`` (``NAME@VERSION``) and the
+    ``manifest``."""
     folder = Path(folder)
     m = manifest or read_manifest(folder)
-    parts = {}
-    for t, fname in TABLE_FILES.items():
-        p = folder / fname
-        parts[t] = pl.read_parquet(p) if p.exists() else None
+    return _snapshot_tables(m, lambda fname: pl.read_parquet(folder / fname) if (folder / fname).exists() else None,
+                            where=str(folder))
+
+
+def _snapshot_tables(m: dict, read: Callable[[str], pl.DataFrame | None], where: str) -> TreeTables:
+    parts = {t: read(fname) for t, fname in TABLE_FILES.items()}
     if parts["nodes"] is None:
-        raise SnapshotError(f"{folder}: no nodes.parquet")
-    return TreeTables(name=m["taxonomy"], **parts,
-                      info={"snapshot": f"{m['taxonomy']}@{m['version']}", "manifest": m,
-                            "source_versions": m.get("source_versions", {}), "seed": m.get("seed")})
+        raise SnapshotError(f"{where}: no nodes.parquet")
+    info = dict(m.get("info") or {})
+    info.update(source_versions=m.get("source_versions", {}), seed=m.get("seed"),
+                snapshot=f"{m['taxonomy']}@{m['version']}", manifest=m)
+    return TreeTables(name=m["taxonomy"], **parts, info=info)
 
 
 def summarise(tables: TreeTables) -> dict:

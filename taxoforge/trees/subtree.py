@@ -8,7 +8,10 @@ import polars as pl
 
 from taxoforge.trees.tables import TreeTables, with_is_leaf
 
-__all__ = ["spanning_subtree"]
+__all__ = ["spanning_subtree", "INHERITED"]
+
+#: The provenance a subtree keeps from the tree it was cut from.
+INHERITED = ("seed", "cycle_policy", "source_versions")
 
 
 def spanning_subtree(tree: TreeTables, keep: Iterable[str], name: str,
@@ -18,6 +21,9 @@ def spanning_subtree(tree: TreeTables, keep: Iterable[str], name: str,
 
     ``names`` and ``report`` rows are restricted to the kept nodes; ``extra_names`` (e.g. a
     dataset's own class names) are appended; ``is_leaf`` is recomputed for the subtree.
+    ``info``: the parent tree's provenance (``seed``, ``cycle_policy``,
+    ``source_versions``; ``parent_snapshot`` when it was loaded from a snapshot) and
+    ``parent_taxonomy``, updated with ``info``.
     """
     tax = tree.taxonomy()
     sub = tax.subtree(sorted(set(keep)))
@@ -28,5 +34,8 @@ def spanning_subtree(tree: TreeTables, keep: Iterable[str], name: str,
         names = pl.concat([names, extra_names.join(ids, on="node_id", how="semi").select(names.columns)
                            .cast(names.schema)]).unique(maintain_order=True)
     report = tree.report.join(ids.rename({"node_id": "child_id"}), on="child_id", how="semi")
-    meta = {"parent_taxonomy": tree.name, **(info or {})}
+    inherited = {k: tree.info[k] for k in INHERITED if k in tree.info}
+    if tree.info.get("snapshot"):
+        inherited["parent_snapshot"] = tree.info["snapshot"]
+    meta = {"parent_taxonomy": tree.name, **inherited, **(info or {})}
     return TreeTables(name=name, nodes=nodes, names=names, links=links, report=report, info=meta)

@@ -12,6 +12,11 @@ A taxonomy is stored as four tables, each one Parquet file:
 ``report``  every edge the graph→tree step removed or chose between
             (see :mod:`taxoforge.trees.build`).
 
+Beside them, ``info.json`` holds the tree's provenance (:attr:`TreeTables.info`): the
+tie seed (``seed``), the ``cycle_policy``, the ``source_versions`` (release, dump date,
+file checksums, query time …) and the build's counts. Publishing a folder copies it into
+the snapshot's manifest, so a tree keeps its provenance from build to snapshot to score.
+
 Files are written with :func:`taxoforge.files.write_parquet_atomic` (a temporary name,
 then a rename, so a reader never sees half a file), and rows are sorted canonically so
 the same content gives the same bytes.
@@ -19,13 +24,14 @@ the same content gives the same bytes.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
-from taxoforge.files import write_parquet_atomic
+from taxoforge.files import write_bytes_atomic, write_parquet_atomic
 
 __all__ = [
     "NODES_SCHEMA",
@@ -35,6 +41,11 @@ __all__ = [
     "TABLE_SCHEMAS",
     "SCHEMA_VERSION",
     "TreeTables",
+    "INFO_NAME",
+    "LOADING_KEYS",
+    "provenance",
+    "info_json_bytes",
+    "read_info",
     "conform",
     "with_is_leaf",
     "write_parquet_atomic",
@@ -93,6 +104,45 @@ SORT_KEYS = {
 }
 
 
+INFO_NAME = "info.json"
+#: ``info`` keys that say where the tables were loaded from (a snapshot, its manifest, its
+#: store, the citation of it), not what they are: never written to ``info.json`` nor
+#: copied into a manifest.
+LOADING_KEYS = ("snapshot", "manifest", "store", "citation")
+
+
+def provenance(info: dict | None) -> dict:
+    """``info`` without the :data:`LOADING_KEYS`, made JSON-safe (dates, paths and numpy
+    scalars as text, keys as strings): what ``info.json`` and a manifest record.
+
+    >>> provenance({"seed": 0, "snapshot": "t@abc", "source_versions": {"wordnet": "3.0"}})
+    {'seed': 0, 'source_versions': {'wordnet': '3.0'}}
+    """
+    kept = {str(k): v for k, v in (info or {}).items() if k not in LOADING_KEYS}
+    return json.loads(json.dumps(kept, default=str))
+
+
+def info_json_bytes(info: dict | None) -> bytes:
+    """The bytes of ``info.json``: :func:`provenance` of ``info``, keys sorted, two-space
+    indent, final newline (the same info gives the same bytes)."""
+    return (json.dumps(provenance(info), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def read_info(folder: str | os.PathLike) -> dict:
+    """The ``info.json`` of a tree folder (``{}`` when there is none). ``ValueError`` naming
+    the file when it is not a JSON object."""
+    path = Path(folder) / INFO_NAME
+    if not path.exists():
+        return {}
+    try:
+        info = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from e
+    if not isinstance(info, dict):
+        raise ValueError(f"{path}: expected a JSON object (the tree's provenance), got {type(info).__name__}")
+    return info
+
+
 def conform(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
     """Cast ``df`` to the schema of ``table`` (adding missing nullable columns, in canonical
     column order) and sort its rows canonically. Raises ``ValueError`` naming the table and
@@ -146,15 +196,21 @@ class TreeTables:
     def tables(self) -> dict[str, pl.DataFrame]:
         return {"nodes": self.nodes, "names": self.names, "links": self.links, "report": self.report}
 
-    def write(self, folder: str | os.PathLike) -> dict[str, Path]:
-        """Write ``<folder>/{nodes,names,links,report}.parquet`` atomically (file by file)."""
+    def write(self, folder: str | os.PathLike, *, info: bool = True) -> dict[str, Path]:
+        """Write ``<folder>/{nodes,names,links,report}.parquet`` and (unless ``info`` is
+        false) ``info.json``, each atomically (temporary file, then a rename). Returns the
+        table paths."""
         folder = Path(folder)
-        return {t: write_parquet_atomic(df, folder / f"{t}.parquet") for t, df in self.tables().items()}
+        paths = {t: write_parquet_atomic(df, folder / f"{t}.parquet") for t, df in self.tables().items()}
+        if info:
+            write_bytes_atomic(folder / INFO_NAME, info_json_bytes(self.info))
+        return paths
 
     @classmethod
     def read(cls, folder: str | os.PathLike, name: str | None = None) -> "TreeTables":
-        """Read the tables written by :meth:`write`. A missing ``nodes.parquet`` is an error
-        naming the folder; the other tables are optional."""
+        """Read the tables and ``info.json`` written by :meth:`write`. A missing
+        ``nodes.parquet`` is an error naming the folder; the other tables and
+        ``info.json`` are optional (a folder without it has an empty ``info``)."""
         folder = Path(folder)
         if not (folder / "nodes.parquet").exists():
             raise FileNotFoundError(f"{folder}: no nodes.parquet — not a taxonomy folder")
@@ -162,7 +218,7 @@ class TreeTables:
         for t in TABLE_SCHEMAS:
             p = folder / f"{t}.parquet"
             parts[t] = pl.read_parquet(p) if p.exists() else None
-        return cls(name=name or folder.name, **parts)
+        return cls(name=name or folder.name, **parts, info=read_info(folder))
 
     @classmethod
     def from_build(
@@ -204,7 +260,8 @@ class TreeTables:
         root_label : str
             Label of a root that has none (the synthetic root).
         info : dict, optional
-            Free-form info; gets the build's stats under ``"build"`` and ``"root_id"``.
+            Free-form info; gets the build's stats under ``"build"``, ``"root_id"``, and
+            (unless given) the build's tie ``"seed"`` and ``"cycle_policy"``.
 
         Returns
         -------
@@ -247,6 +304,8 @@ class TreeTables:
         meta = dict(info or {})
         meta.setdefault("build", dict(build.stats))
         meta.setdefault("root_id", build.root_id)
+        meta.setdefault("seed", build.tie_seed)
+        meta.setdefault("cycle_policy", build.cycle_policy)
         return cls(name=name, nodes=nodes, names=names, links=links, report=reports, info=meta)
 
     def taxonomy(self):

@@ -22,12 +22,13 @@ def _upstream(tree: TreeTables):
     return _tree
 
 
-def _run(tmp_path, tree: TreeTables, raise_on_error: bool = True):
+def _run(tmp_path, tree: TreeTables, raise_on_error: bool = True, latest: bool | None = None):
+    config = None if latest is None else {"ops": {"wordnet_snapshot": {"config": {"latest": latest}}}}
     return dg.materialize(
         [_upstream(tree), snapshot_asset("wordnet", "wordnet_tree")],
         resources={"io_manager": ParquetIOManager(data_dir=str(tmp_path / "data")),
                    "snapshot_store": SnapshotStoreResource(url=str(tmp_path / "snapshots"))},
-        raise_on_error=raise_on_error,
+        raise_on_error=raise_on_error, run_config=config,
     )
 
 
@@ -62,8 +63,10 @@ def test_data_version_is_the_content_id_and_unchanged_rebuilds_keep_it(tmp_path)
     manifest = store.manifest("wordnet", entry["version"])
     assert md["checksums"].value == {f: v["sha256"] for f, v in manifest["files"].items()}
     assert md["changed"].value is True
-    # the tree's info crossed the IO manager into the manifest
+    # the tree's info crossed the IO manager (its info.json) into the manifest
+    assert (tmp_path / "data" / "assets" / "wordnet_tree" / "info.json").exists()
     assert manifest["seed"] == 0 and manifest["source_versions"]["toy"] == "1.0"
+    assert manifest["cycle_policy"] == "dfs_back_edges" and manifest["info"]["build"]["nodes"] == 150
     assert verify_folder(store.local_dir("wordnet", entry["version"])).ok
 
     again = _materialization(_run(tmp_path, make_tree(edges)))  # a scheduled rebuild, nothing changed
@@ -76,7 +79,20 @@ def test_data_version_is_the_content_id_and_unchanged_rebuilds_keep_it(tmp_path)
     assert moved.metadata["previous_version"].value == entry["version"]
     diff = moved.metadata["diff_vs_previous"].value
     assert diff["moved"] == 1 and diff["added"] == diff["removed"] == diff["renamed"] == 0
+    assert diff["from"] == entry["version"] and diff["examples"]["moved"][0]["node_id"] == "t:149"
     assert len(store.versions("wordnet")) == 2
+    assert store.latest("wordnet") == moved.metadata["version"].value and moved.metadata["is_latest"].value
+    assert (tmp_path / "snapshots" / "index.html").exists()
+
+
+def test_a_test_build_published_with_latest_false_does_not_switch_the_name(tmp_path):
+    edges = random_edges(n=150, extra=60)
+    first = _materialization(_run(tmp_path, make_tree(edges)))
+    test_build = _materialization(_run(tmp_path, make_tree(edges, seed=1), latest=False))
+    store = SnapshotStore(tmp_path / "snapshots")
+    assert test_build.metadata["status"].value == "published" and not test_build.metadata["is_latest"].value
+    assert store.latest("wordnet") == first.metadata["version"].value
+    assert store.manifest("wordnet", test_build.metadata["version"].value)["seed"] == 1
 
 
 def test_failing_tree_checks_block_publishing(tmp_path):

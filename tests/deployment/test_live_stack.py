@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.chromium import chromium_argv, find_chromium
 from tests.deployment.conftest import ARTIFACTS, LOGS
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.timeout(420)]
@@ -225,30 +226,15 @@ def test_daemon_ticks_a_schedule_started_through_graphql(dagster_stack, heartbea
         assert cur.fetchall() == [("ops_heartbeat",)]
 
 
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def _chromium_argv(exe: str, profile: str) -> list[str]:
-    return [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--disable-dev-shm-usage", "--hide-scrollbars", f"--user-data-dir={profile}",
-            "--virtual-time-budget=25000"]
-
-
 def _render(exe: str, url: str, png: Path) -> str:
     """Screenshot ``url`` into ``png`` and return its rendered DOM (two headless runs)."""
     profile = tempfile.mkdtemp(prefix="taxoforge-chromium-")
     try:
         # a large window: the lineage graph renders only the nodes inside the viewport
-        dom = subprocess.run(_chromium_argv(exe, profile) + ["--window-size=2400,1800", "--dump-dom", url],
+        dom = subprocess.run(chromium_argv(exe, profile) + ["--window-size=2400,1800", "--dump-dom", url],
                              capture_output=True, text=True,
                              timeout=120)
-        shot = subprocess.run(_chromium_argv(exe, profile) + [f"--screenshot={png}", "--window-size=1600,1000", url],
+        shot = subprocess.run(chromium_argv(exe, profile) + [f"--screenshot={png}", "--window-size=1600,1000", url],
                               capture_output=True, text=True, timeout=120)
     finally:
         shutil.rmtree(profile, ignore_errors=True)
@@ -270,7 +256,7 @@ def _assert_not_blank(png: Path) -> None:
 def test_asset_graph_screenshot(dagster_stack, heartbeat):
     """The lineage browser renders: the global graph shows every asset group, and the
     largest group's graph shows each of its assets. PNGs kept in tests/artifacts/."""
-    exe = _chromium()
+    exe = find_chromium()
     if exe is None:
         pytest.skip("chromium not installed (scripts/install-system-deps.sh installs it)")
     s = dagster_stack

@@ -2,7 +2,18 @@ from __future__ import annotations
 
 import pytest
 
-from tests.taxoforge.snapshots.helpers import make_tree, random_edges, serve, stop
+from tests.taxoforge.snapshots.helpers import (
+    MotoS3,
+    http_kind,
+    local_kind,
+    make_tree,
+    random_edges,
+    s3_kind,
+    serve,
+    stop,
+)
+
+STORE_KINDS = ("local", "http", "s3")
 
 
 @pytest.fixture(scope="session")
@@ -25,3 +36,28 @@ def http_server(tmp_path):
         yield srv
     finally:
         stop(srv, t)
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A real S3 API server (moto, server mode) on 127.0.0.1 for the whole session."""
+    pytest.importorskip("s3fs", reason="the S3 store needs the s3 extra: pip install 'taxoforge[s3]'")
+    pytest.importorskip("moto.server", reason="the S3 tests need moto[server] (the dev extra)")
+    server = MotoS3()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store_kind(request, tmp_path):
+    """Each kind of store in turn (:class:`~tests.taxoforge.snapshots.helpers.StoreKind`):
+    a local folder, that folder served read-only over HTTP on 127.0.0.1, and an S3 bucket
+    on a real S3 API server on 127.0.0.1. The same tests run against each."""
+    if request.param == "local":
+        yield local_kind(tmp_path / "store")
+    elif request.param == "http":
+        yield http_kind(request.getfixturevalue("http_server"))
+    else:
+        yield s3_kind(request.getfixturevalue("s3_server"))

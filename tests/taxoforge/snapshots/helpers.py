@@ -204,3 +204,116 @@ def hostile_store(srv, tmp_path: Path, tree: TreeTables, *, version: str, name: 
 def files_under(root: Path) -> set[str]:
     """Every file below ``root``, as paths relative to it."""
     return {str(p.relative_to(root)) for p in Path(root).rglob("*") if p.is_file()}
+
+
+# ---- a real S3 API server on 127.0.0.1, and the three kinds of store --------------------------
+class MotoS3:
+    """``moto`` in server mode, in its own process, listening on 127.0.0.1 only: a real S3
+    API over HTTP that s3fs talks to like any S3-compatible endpoint. Buckets are made
+    per test (:meth:`new_bucket`)."""
+
+    def __init__(self) -> None:
+        import os
+        import subprocess
+        import sys
+        import time
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError("the moto S3 server did not start on 127.0.0.1") from None
+                time.sleep(0.1)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def storage_options(self) -> dict:
+        """What a user passes for an S3-compatible endpoint (credentials are moto's dummies)."""
+        return {"key": "testing", "secret": "testing",
+                "client_kwargs": {"endpoint_url": self.endpoint, "region_name": "eu-west-1"}}
+
+    def filesystem(self):
+        import s3fs
+
+        return s3fs.S3FileSystem(**self.storage_options())
+
+    def new_bucket(self) -> str:
+        """A new bucket whose objects anyone may read (the bucket policy of a store served
+        to the public, so a browser or an HTTP client reads it without credentials)."""
+        import json
+        import uuid
+
+        name = f"snapshots-{uuid.uuid4().hex[:12]}"
+        fs = self.filesystem()
+        fs.mkdir(name)
+        policy = {"Version": "2012-10-17", "Statement": [{"Sid": "PublicRead", "Effect": "Allow", "Principal": "*",
+                                                          "Action": "s3:GetObject",
+                                                          "Resource": f"arn:aws:s3:::{name}/*"}]}
+        fs.call_s3("put_bucket_policy", Bucket=name, Policy=json.dumps(policy))
+        return name
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+class StoreKind:
+    """One kind of store under test: ``writer`` is where snapshots are published,
+    ``reader`` how a user reaches the same store (the same object for local and S3 stores;
+    for HTTP, the folder published into and the read-only URL serving it).
+    ``page_url``: where a browser opens its ``index.html``."""
+
+    def __init__(self, kind: str, writer, reader, page_url: str, overwrite) -> None:
+        self.kind, self.writer, self.reader, self.page_url = kind, writer, reader, page_url
+        self._overwrite = overwrite
+
+    def __repr__(self) -> str:
+        return f"StoreKind({self.kind}: {self.reader.url})"
+
+    def overwrite(self, rel: str, data: bytes) -> None:
+        """Replace the file ``rel`` of the store behind its back (damage, tampering)."""
+        self._overwrite(rel, data)
+
+    def read(self, rel: str) -> bytes:
+        return self.writer.read_bytes(rel)
+
+
+def local_kind(root: Path) -> StoreKind:
+    from taxoforge.snapshots import SnapshotStore
+
+    st = SnapshotStore(root)
+    return StoreKind("local", st, st, (Path(root).resolve() / "index.html").as_uri(),
+                     lambda rel, data: (Path(root) / rel).write_bytes(data))
+
+
+def http_kind(srv: StoreServer) -> StoreKind:
+    from taxoforge.snapshots import SnapshotStore
+
+    return StoreKind("http", SnapshotStore(srv.root), SnapshotStore(srv.url), f"{srv.url}/index.html",
+                     lambda rel, data: (srv.root / rel).write_bytes(data))
+
+
+def s3_kind(s3: MotoS3) -> StoreKind:
+    from taxoforge.snapshots import SnapshotStore
+
+    bucket = s3.new_bucket()
+    st = SnapshotStore(f"s3://{bucket}/store", storage_options=s3.storage_options())
+    fs = s3.filesystem()
+    return StoreKind("s3", st, st, f"{s3.endpoint}/{bucket}/store/index.html",
+                     lambda rel, data: fs.pipe_file(f"{bucket}/store/{rel}", data))

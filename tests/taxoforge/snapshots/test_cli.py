@@ -26,7 +26,7 @@ def published(tmp_path, tree, edges):
     """A local store with two versions of 'demo' (the second moves one leaf)."""
     store = SnapshotStore(tmp_path / "store")
     a = store.publish(tree, created="2024-01-01T00:00:00Z")
-    b = store.publish(make_tree(move_edge(edges, "t:299", "t:1")), created="2024-02-01T00:00:00Z")
+    b = store.publish(make_tree(move_edge(edges, "t:299", "t:1")), created="2024-02-01T00:00:00Z", latest=True)
     return str(tmp_path / "store"), a, b
 
 
@@ -147,6 +147,35 @@ def test_publish_folder_of_tables(runner, tmp_path, tree):
     assert r.exit_code == 0 and _json(r)["version"] == out["version"]
 
 
+def test_publish_a_folder_written_by_treetables_records_its_provenance(runner, tmp_path, edges):
+    """Issue 13 item 3: `publish data/assets/<tree>` recorded `seed None` and no source versions."""
+    t = make_tree(edges, seed=3)
+    t.write(tmp_path / "inaturalist_tree")  # what the Dagster IO manager writes
+    store = str(tmp_path / "store")
+    r = runner.invoke(publish_cmd, [str(tmp_path / "inaturalist_tree"), "--name", "inaturalist", "--store", store,
+                                    "--json"])
+    assert r.exit_code == 0, r.output
+    m = SnapshotStore(store).manifest("inaturalist", _json(r)["version"])
+    assert m["seed"] == 3 and m["cycle_policy"] == "dfs_back_edges"
+    assert m["source_versions"] == {"toy": "1.0", "query_time": "2024-06-01"}
+    assert m["info"]["build"]["nodes"] == t.nodes.height
+
+
+def test_publish_moves_latest_only_with_the_flag(runner, tmp_path, edges):
+    store = str(tmp_path / "store")
+    make_tree(edges).write(tmp_path / "wordnet_tree")
+    make_tree(edges, seed=1).write(tmp_path / "seed1")
+    first = _json(runner.invoke(publish_cmd, [str(tmp_path / "wordnet_tree"), "--name", "wordnet", "--store", store,
+                                              "--json"]))
+    assert first["latest"] == first["version"]  # the first version
+    r = runner.invoke(publish_cmd, [str(tmp_path / "seed1"), "--name", "wordnet", "--store", store])
+    assert r.exit_code == 0 and f"wordnet still means wordnet@{first['version']} (--latest" in r.output
+    assert _json(runner.invoke(show_cmd, ["wordnet", "--store", store, "--json"]))["manifest"]["seed"] == 0
+    r = runner.invoke(publish_cmd, [str(tmp_path / "seed1"), "--name", "wordnet", "--store", store, "--latest"])
+    assert r.exit_code == 0 and "already published (identical)" in r.output and "wordnet means this version" in r.output
+    assert _json(runner.invoke(show_cmd, ["wordnet", "--store", store, "--json"]))["manifest"]["seed"] == 1
+
+
 def test_publish_refuses_broken_tree_and_conflicts(runner, tmp_path, tree, edges):
     import polars as pl
 
@@ -225,3 +254,24 @@ def test_show_and_diff_refuse_a_store_naming_a_version_that_climbs_out(runner, t
     assert r.exception is None or isinstance(r.exception, SystemExit)
     assert {f for f in files_under(tmp_path) if not f.startswith("setup/")} == set()
 
+
+
+def test_publish_list_and_pull_an_s3_store_with_the_standard_aws_variables(runner, tmp_path, monkeypatch, s3_server,
+                                                                         edges):
+    """What docs/snapshots.md tells a user: `--store s3://bucket/path`, credentials and an
+    S3-compatible endpoint in the standard AWS variables."""
+    bucket = s3_server.new_bucket()
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "eu-west-1",
+                 "AWS_ENDPOINT_URL": s3_server.endpoint}.items():
+        monkeypatch.setenv(k, v)
+    make_tree(edges).write(tmp_path / "wordnet_tree")
+    url = f"s3://{bucket}/snapshots"
+    r = runner.invoke(publish_cmd, [str(tmp_path / "wordnet_tree"), "--name", "wordnet", "--store", url, "--json"])
+    assert r.exit_code == 0, r.output
+    ref = _json(r)["ref"]
+    listed = _json(runner.invoke(list_cmd, ["--store", url, "--json"]))["snapshots"]
+    assert [(s["ref"], s["latest"]) for s in listed] == [(ref, True)]
+    r = runner.invoke(verify_cmd, [ref, "--store", url])
+    assert r.exit_code == 0 and f"{ref}: OK" in r.output, r.output
+    r = runner.invoke(pull_cmd, ["wordnet", "--store", url, "--dest", str(tmp_path / "local"), "--no-progress", "--json"])
+    assert r.exit_code == 0 and _json(r)["ref"] == ref, r.output

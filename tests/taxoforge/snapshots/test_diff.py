@@ -20,14 +20,15 @@ def _single_parent_leaf(edges: pl.DataFrame, tree: TreeTables) -> tuple[str, str
     return row["node_id"], row["parent_id"], other
 
 
-def test_change_one_edge_gives_new_version_and_exact_diff(tmp_path, edges, tree):
-    store = SnapshotStore(tmp_path / "store")
+def test_change_one_edge_gives_new_version_and_exact_diff(tmp_path, store_kind, edges, tree):
+    store, reader = store_kind.writer, store_kind.reader
     old = store.publish(tree)
     child, parent, new_parent = _single_parent_leaf(edges, tree)
     new = store.publish(make_tree(move_edge(edges, child, new_parent)))
     assert new.status == "published"
     assert new.version != old.version
-    d = diff_tables(load_taxonomy(old.ref, store=store), load_taxonomy(new.ref, store=store))
+    cache = tmp_path / "cache"
+    d = diff_tables(load_taxonomy(old.ref, store=reader, cache=cache), load_taxonomy(new.ref, store=reader, cache=cache))
     assert d["moved"] == [{"node_id": child, "old_parent": parent, "new_parent": new_parent}]
     assert {k: v for k, v in d["counts"].items() if v} == {"moved": 1}
     assert d["a"] == old.ref and d["b"] == new.ref
@@ -35,6 +36,22 @@ def test_change_one_edge_gives_new_version_and_exact_diff(tmp_path, edges, tree)
     text = format_diff(d)
     assert f"> {child}  parent {parent} → {new_parent}" in text
     assert "0 added, 0 removed, 0 renamed, 1 moved" in text
+    # the store's catalogue keeps the same summary between the consecutive versions
+    [first, second] = reader.versions("demo")
+    assert "diff" not in first
+    assert second["diff"]["from"] == old.version
+    assert {k: v for k, v in second["diff"]["counts"].items() if v} == {"moved": 1}
+    assert second["diff"]["examples"]["moved"] == d["moved"]
+
+
+def test_versions_published_out_of_order_get_the_right_neighbour(tmp_path, edges, tree):
+    store = SnapshotStore(tmp_path / "store")
+    child, _, new_parent = _single_parent_leaf(edges, tree)
+    late = store.publish(make_tree(move_edge(edges, child, new_parent)), created="2024-03-01T00:00:00Z")
+    early = store.publish(tree, created="2024-01-01T00:00:00Z")  # belongs before ``late``
+    [a, b] = store.versions("demo")
+    assert (a["version"], b["version"]) == (early.version, late.version)
+    assert "diff" not in a and b["diff"]["from"] == early.version and b["diff"]["counts"]["moved"] == 1
 
 
 def test_identical_versions_have_an_empty_diff(tree):

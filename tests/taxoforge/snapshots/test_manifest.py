@@ -98,3 +98,27 @@ def test_read_manifest_errors_name_the_file(tmp_path):
     (tmp_path / "manifest.json").write_text('{"format": "taxoforge-snapshot"}')
     with pytest.raises(SnapshotError, match="lacks field"):
         read_manifest(tmp_path)
+
+
+def test_the_trees_info_goes_into_the_manifest_and_comes_back(tmp_path, edges):
+    """Issue 13 item 3: a tree built in Python (or a tree folder) is published with its seed,
+    cycle policy and source versions, not `seed None` and no source versions."""
+    from taxoforge.snapshots.verify import read_snapshot
+    from taxoforge.trees.build import build_tree
+    from taxoforge.trees.tables import TreeTables
+
+    t = TreeTables.from_build("toy", build_tree(edges, source="t", tie_seed=5),
+                              info={"source_versions": {"toy": "2.1"}, "note": "built in Python"})
+    m = build_snapshot(t, tmp_path / "s")
+    assert (m["seed"], m["cycle_policy"], m["source_versions"]) == (5, "dfs_back_edges", {"toy": "2.1"})
+    assert m["info"]["note"] == "built in Python" and m["info"]["build"]["nodes"] == t.nodes.height
+    assert not (tmp_path / "s" / "info.json").exists()  # a snapshot's provenance lives in its manifest
+    back = read_snapshot(tmp_path / "s")
+    assert back.info["snapshot"] == f"toy@{m['version']}"
+    # written out as a tree folder and published again: the same provenance, the same version
+    back.write(tmp_path / "tree")
+    again = build_snapshot(TreeTables.read(tmp_path / "tree", name="toy"), tmp_path / "s2")
+    assert (again["version"], again["seed"], again["info"]) == (m["version"], 5, m["info"])
+    # an explicit seed or source versions override the info's
+    m3 = build_snapshot(t, tmp_path / "s3", seed=9, source_versions={"toy": "3"})
+    assert (m3["seed"], m3["info"]["seed"], m3["source_versions"]) == (9, 9, {"toy": "3"})

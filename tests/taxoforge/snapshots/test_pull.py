@@ -150,8 +150,8 @@ def test_load_taxonomy_from_http_names_its_snapshot(tmp_path, remote, tree):
     assert t.info["snapshot"] == r.ref and t.info["store"] == srv.url
     assert t.info["manifest"]["content_sha256"] == r.manifest["content_sha256"]
     assert t.nodes.equals(tree.nodes.sort("node_id"))
-    # a second version published remotely becomes the latest
-    r2 = SnapshotStore(srv.root).publish(make_tree(random_edges(seed=9)), created="2999-01-01T00:00:00Z")
+    # a second version published remotely as the latest
+    r2 = SnapshotStore(srv.root).publish(make_tree(random_edges(seed=9)), created="2999-01-01T00:00:00Z", latest=True)
     assert load_taxonomy("demo", store=srv.url, cache=tmp_path / "cache").info["snapshot"] == r2.ref
 
 
@@ -207,3 +207,34 @@ def test_pulled_snapshots_are_readable_by_others_under_the_usual_umask(tmp_path,
     for p in [res.path, *res.path.iterdir(), tmp_path / "local" / "index.json"]:
         assert stat.S_IMODE(p.stat().st_mode) == (0o755 if p.is_dir() else 0o644), p
     assert sorted(p.name for p in res.path.iterdir()) == sorted([*r.manifest["files"], "manifest.json"])
+
+
+# ---- the same pull, load and cite on every kind of store (issue 13 item 4) -------------------
+def test_pull_load_and_cite_from_every_kind_of_store(tmp_path, store_kind, tree, edges):
+    from taxoforge.snapshots import resolve_taxonomy
+
+    r = store_kind.writer.publish(tree)
+    res = pull("demo", store=store_kind.reader, dest=tmp_path / "local", progress=False)
+    assert (res.status, res.version) == ("pulled", r.version)
+    assert verify_folder(res.path).ok
+    assert file_bytes(res.path) == {f: store_kind.read(f"demo/{r.version}/{f}") for f in r.manifest["files"]}
+    again = pull(r.ref, store=store_kind.reader, dest=tmp_path / "local", progress=False)
+    assert (again.status, again.bytes_downloaded) == ("present", 0)
+    loaded = load_taxonomy("demo", store=store_kind.reader, cache=tmp_path / "cache")
+    assert loaded.info["snapshot"] == r.ref and loaded.nodes.equals(tree.nodes.sort("node_id"))
+    tables, cite = resolve_taxonomy("demo", store=store_kind.reader, cache=tmp_path / "cache")
+    assert (cite.ref, cite.store, cite.published) == (r.ref, store_kind.reader.url, True)
+    # a file damaged in the store is refused by a fresh pull, and nothing is installed
+    good = store_kind.read(f"demo/{r.version}/names.parquet")
+    store_kind.overwrite(f"demo/{r.version}/names.parquet", good[:-10] + b"0123456789")
+    with pytest.raises(ChecksumMismatch, match="names.parquet: sha256 .* but the manifest says"):
+        pull("demo", store=store_kind.reader, dest=tmp_path / "fresh", progress=False)
+    assert SnapshotStore(tmp_path / "fresh").versions("demo") == []
+
+
+def test_a_name_the_remote_store_lacks_lists_what_it_has(tmp_path, store_kind, tree):
+    from taxoforge.snapshots import TaxonomyNotFound, resolve_taxonomy
+
+    r = store_kind.writer.publish(tree, name="wordnet")
+    with pytest.raises(TaxonomyNotFound, match=f"no taxonomy 'inaturalist' \\(taxonomies: wordnet \\(latest {r.ref}"):
+        resolve_taxonomy("inaturalist", store=store_kind.reader, cache=tmp_path / "cache")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing as mp
 import uuid
@@ -26,48 +27,100 @@ from taxoforge.trees.tables import TreeTables
 from tests.taxoforge.snapshots.helpers import make_tree, random_edges
 
 
-def test_publish_lists_and_resolves(tmp_path, tree):
-    store = SnapshotStore(tmp_path / "s")
-    r = store.publish(tree)
+def test_publish_lists_and_resolves(store_kind, tree):
+    w, r_ = store_kind.writer, store_kind.reader
+    r = w.publish(tree)
     assert r.status == "published" and r.ref == f"demo@{r.version}"
-    assert store.taxonomies() == ["demo"]
-    idx = json.loads((tmp_path / "s" / "index.json").read_text())
+    assert r_.taxonomies() == ["demo"]
+    idx = json.loads(store_kind.read("index.json"))
     entry = idx["taxonomies"]["demo"]["versions"][0]
     assert entry["version"] == r.version and entry["path"] == f"demo/{r.version}"
     assert entry["row_counts"]["nodes"] == tree.nodes.height
+    assert (entry["seed"], entry["source_versions"]) == (0, {"toy": "1.0", "query_time": "2024-06-01"})
     assert idx["taxonomies"]["demo"]["latest"] == r.version
-    assert store.resolve("demo")[1]["version"] == r.version
-    assert store.resolve(f"demo@{r.version[:6]}")[1]["version"] == r.version  # unique prefix
-    assert verify_folder(store.local_dir("demo", r.version)).ok
-    assert not list((tmp_path / "s" / ".staging").iterdir())  # nothing left behind
+    assert r_.resolve("demo")[1]["version"] == r.version
+    assert r_.resolve(f"demo@{r.version[:6]}")[1]["version"] == r.version  # unique prefix
+    assert r_.manifest("demo", r.version)["content_sha256"] == r.manifest["content_sha256"]
+    rep = r_.verify("demo")
+    assert rep.ok and rep.checked == [*sorted(r.manifest["files"]), "content hash"], rep.problems
+    if store_kind.kind != "s3":  # a folder on this machine: nothing left behind
+        assert not list((w.root / ".staging").iterdir())
 
 
-def test_publish_same_version_again_is_a_noop(tmp_path, edges, tree):
-    store = SnapshotStore(tmp_path / "s")
-    r1 = store.publish(tree)
-    before = (tmp_path / "s" / "demo" / r1.version / "manifest.json").read_bytes()
-    r2 = store.publish(make_tree(edges))  # a rebuild: same content, new creation time
+def test_publish_same_version_again_is_a_noop(store_kind, edges, tree):
+    w = store_kind.writer
+    r1 = w.publish(tree)
+    before = store_kind.read(f"demo/{r1.version}/manifest.json")
+    r2 = w.publish(make_tree(edges))  # a rebuild: same content, new creation time
     assert (r2.status, r2.version) == ("unchanged", r1.version)
-    assert (tmp_path / "s" / "demo" / r1.version / "manifest.json").read_bytes() == before
-    assert len(store.versions("demo")) == 1
+    assert store_kind.read(f"demo/{r1.version}/manifest.json") == before
+    assert len(store_kind.reader.versions("demo")) == 1
 
 
-def test_same_version_with_other_content_is_an_error(tmp_path, tree, edges):
-    store = SnapshotStore(tmp_path / "s")
-    store.publish(tree, version="2024-06")
+def test_same_version_with_other_content_is_an_error(store_kind, tree, edges):
+    w = store_kind.writer
+    w.publish(tree, version="2024-06")
     other = make_tree(edges, seed=5)
     with pytest.raises(SnapshotConflict, match="already published with other content"):
-        store.publish(other, version="2024-06")
-    assert store.publish(tree, version="2024-06").status == "unchanged"
-    assert [e["version"] for e in store.versions("demo")] == ["2024-06"]
+        w.publish(other, version="2024-06")
+    assert w.publish(tree, version="2024-06").status == "unchanged"
+    assert [e["version"] for e in store_kind.reader.versions("demo")] == ["2024-06"]
 
 
-def test_latest_is_the_last_created(tmp_path, tree, edges):
-    store = SnapshotStore(tmp_path / "s")
+def test_latest_moves_only_when_asked(store_kind, tree, edges):
+    """Issue 13 item 3: publishing a seed-1 test build made it `latest`, so `score … NAME`
+    silently switched trees. The first version becomes latest; later ones only on request."""
+    store, reader = store_kind.writer, store_kind.reader
     a = store.publish(tree, created="2024-01-01T00:00:00Z")
-    b = store.publish(make_tree(edges, seed=3), created="2023-01-01T00:00:00Z")
-    assert store.resolve("demo")[1]["version"] == a.version
-    assert [e["version"] for e in store.versions("demo")] == [b.version, a.version]
+    assert reader.latest("demo") == a.version  # the first version
+    test_build = store.publish(make_tree(edges, seed=1), created="2024-06-01T00:00:00Z")
+    assert reader.resolve("demo")[1]["version"] == a.version  # still the same tree
+    assert [e["version"] for e in reader.versions("demo")] == [a.version, test_build.version]
+    c = store.publish(make_tree(edges, seed=3), created="2023-01-01T00:00:00Z", latest=True)
+    assert reader.resolve("demo")[1]["version"] == c.version  # latest is not "created last"
+    assert json.loads(store_kind.read("index.json"))["taxonomies"]["demo"]["latest"] == c.version
+    # publishing an existing version with latest=True moves latest to it, nothing else changes
+    again = store.publish(tree, latest=True)
+    assert (again.status, reader.latest("demo")) == ("unchanged", a.version)
+    assert store.set_latest(f"demo@{test_build.version[:6]}") == test_build.ref
+    assert reader.resolve("demo")[1]["version"] == test_build.version
+    # a lost index rebuilt from the manifests keeps the latest of the old one when it can
+    store.reindex()
+    assert reader.latest("demo") == test_build.version
+    store_kind.overwrite("index.json", b"garbage")
+    store.reindex()
+    assert reader.latest("demo") == test_build.version  # created last: the only rule left
+
+
+def test_verify_finds_damage_where_the_snapshot_lies(store_kind, tree):
+    """`SnapshotStore.verify` checks a snapshot in place on every kind of store (remote files
+    streamed, nothing written): a flipped byte, and a manifest edited to match it."""
+    r = store_kind.writer.publish(tree)
+    reader = store_kind.reader
+    assert reader.verify(r.ref).ok
+    good = store_kind.read(f"demo/{r.version}/nodes.parquet")
+    bad = bytearray(good)
+    bad[len(bad) // 2] ^= 0xFF
+    store_kind.overwrite(f"demo/{r.version}/nodes.parquet", bytes(bad))
+    rep = reader.verify(r.ref, deep=False)
+    assert not rep.ok and rep.problems == [f"nodes.parquet: sha256 {hashlib.sha256(bad).hexdigest()}, "
+                                           f"manifest says {r.manifest['files']['nodes.parquet']['sha256']}"]
+    store_kind.overwrite(f"demo/{r.version}/nodes.parquet", good)
+    m = json.loads(store_kind.read(f"demo/{r.version}/manifest.json"))
+    m["seed"] = 99  # the manifest edited behind the index's back
+    store_kind.overwrite(f"demo/{r.version}/manifest.json", json.dumps(m).encode())
+    rep = reader.verify(r.ref)
+    assert not rep.ok and "manifest.json: sha256" in rep.problems[0] and "index says" in rep.problems[0]
+
+
+def test_reindex_rebuilds_a_lost_index(store_kind, tree, edges):
+    store = store_kind.writer
+    a, b = store.publish(tree), store.publish(make_tree(edges, seed=2))
+    store_kind.overwrite("index.json", b"garbage")
+    with pytest.raises(SnapshotError, match="index.json: not valid JSON"):
+        store_kind.reader.versions("demo")
+    store.reindex()
+    assert sorted(e["version"] for e in store_kind.reader.versions("demo")) == sorted([a.version, b.version])
 
 
 def test_missing_names_and_versions_are_clear_errors(tmp_path, tree):
@@ -75,7 +128,8 @@ def test_missing_names_and_versions_are_clear_errors(tmp_path, tree):
         SnapshotStore(tmp_path / "nope").resolve("demo")
     store = SnapshotStore(tmp_path / "s")
     r = store.publish(tree)
-    with pytest.raises(SnapshotNotFound, match=r"no taxonomy 'other' \(taxonomies: demo\)"):
+    with pytest.raises(SnapshotNotFound, match=rf"no taxonomy 'other' \(taxonomies: demo \(latest demo@{r.version}, "
+                                               r"1 version\)\)"):
         store.resolve("other")
     with pytest.raises(SnapshotNotFound, match=f"has no version 'beef' \\(versions: {r.version}\\)"):
         store.resolve("demo@beef")
@@ -102,16 +156,6 @@ def test_lock_timeout(tmp_path, tree):
         with pytest.raises(LockTimeout):
             other.publish(tree)
     assert other.publish(tree).status == "published"
-
-
-def test_reindex_rebuilds_a_lost_index(tmp_path, tree, edges):
-    store = SnapshotStore(tmp_path / "s")
-    a, b = store.publish(tree), store.publish(make_tree(edges, seed=2))
-    (tmp_path / "s" / "index.json").write_text("garbage")
-    with pytest.raises(SnapshotError, match="index.json: not valid JSON"):
-        store.versions("demo")
-    store.reindex()
-    assert sorted(e["version"] for e in store.versions("demo")) == sorted([a.version, b.version])
 
 
 def test_http_store_is_read_only(http_server, tree):

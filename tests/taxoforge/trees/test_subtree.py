@@ -20,3 +20,16 @@ def test_subtree_keeps_ancestors_and_flags_its_own_leaves():
     tax = Taxonomy(sub.nodes)
     assert leaves == set(tax.ids[tax.is_leaf].tolist())
     assert sub.info["parent_taxonomy"] == "full"
+
+
+def test_subtree_keeps_the_provenance_of_the_tree_it_was_cut_from():
+    edges = pl.DataFrame({"child": ["a", "b", "a1"], "parent": ["r", "r", "a"]})
+    tree = TreeTables.from_build("full", build_tree(edges, source="s", tie_seed=7),
+                                 info={"source_versions": {"wordnet": "3.0"}})
+    tree.info["snapshot"] = "full@0123456789ab"
+    sub = spanning_subtree(tree, ["a1"], "sub", info={"source_versions": {"wordnet": "3.0", "classes": "0.2"}})
+    assert sub.info["seed"] == 7 and sub.info["cycle_policy"] == "dfs_back_edges"
+    assert sub.info["source_versions"] == {"wordnet": "3.0", "classes": "0.2"}  # given info wins
+    assert sub.info["parent_snapshot"] == "full@0123456789ab"
+    assert "snapshot" not in sub.info
+    assert spanning_subtree(tree, ["a1"], "sub").info["source_versions"] == {"wordnet": "3.0"}

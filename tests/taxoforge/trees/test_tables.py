@@ -65,4 +65,35 @@ def test_source_report_rows_join_the_build_report_in_canonical_order():
     assert t.report.height == build.report.height + 2
     assert t.report.equals(t.report.sort(["kind", "child_id", "parent_id"], nulls_last=True, maintain_order=True))
     assert t.report.filter(pl.col("kind") == "dangling_parent")["detail"].to_list() == ["d1"]
-    assert t.info == {"source": "toy", "build": build.stats, "root_id": "r"}
+    assert t.info == {"source": "toy", "build": build.stats, "root_id": "r", "seed": 0, "cycle_policy": "dfs_back_edges"}
+
+
+# ---- provenance: info.json beside the tables (issue 13 item 3) -------------------------------
+def test_write_and_read_keep_the_provenance(tmp_path):
+    b = build_tree(pl.DataFrame({"child": ["a", "b", "b"], "parent": ["r", "r", "a"]}), source="x",
+                   tie_seed=3, cycle_policy="drop_abstract")
+    t = TreeTables.from_build("toy", b, info={"source_versions": {"toy": {"release": "2024-06", "sha256": "ab"}}})
+    assert (t.info["seed"], t.info["cycle_policy"]) == (3, "drop_abstract")
+    t.info["snapshot"] = "toy@0123456789ab"  # where it was loaded from: not provenance
+    t.write(tmp_path / "a")
+    back = TreeTables.read(tmp_path / "a")
+    assert back.info == {k: v for k, v in t.info.items() if k != "snapshot"}
+    assert back.info["source_versions"] == {"toy": {"release": "2024-06", "sha256": "ab"}}
+    # deterministic bytes, and nothing but the tables and info.json left behind
+    back.write(tmp_path / "b")
+    assert (tmp_path / "a" / "info.json").read_bytes() == (tmp_path / "b" / "info.json").read_bytes()
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [
+        "info.json", "links.parquet", "names.parquet", "nodes.parquet", "report.parquet"]
+
+
+def test_a_folder_without_info_reads_with_empty_info_and_a_bad_one_names_the_file(tmp_path):
+    t = TreeTables("toy", pl.DataFrame({"node_id": ["r"], "parent_id": [None], "depth": [0]}))
+    t.write(tmp_path / "t", info=False)
+    assert not (tmp_path / "t" / "info.json").exists()
+    assert TreeTables.read(tmp_path / "t").info == {}
+    (tmp_path / "t" / "info.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match=r"t/info\.json: expected a JSON object"):
+        TreeTables.read(tmp_path / "t")
+    (tmp_path / "t" / "info.json").write_text("{oops")
+    with pytest.raises(ValueError, match=r"t/info\.json: not valid JSON"):
+        TreeTables.read(tmp_path / "t")

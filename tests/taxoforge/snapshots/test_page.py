@@ -1,0 +1,144 @@
+"""The store's catalogue page, index.html (issue 13 item 4): every published version listed,
+with sizes, node counts, diff summaries and the pull command; values from manifests escaped;
+rendered in headless Chromium from each kind of store."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from taxoforge.snapshots import SnapshotStore, pull, verify_folder
+from taxoforge.snapshots.page import human_size, pull_command, render_page
+from tests.chromium import dump_dom, find_chromium
+from tests.taxoforge.snapshots.helpers import make_tree, move_edge
+
+HOSTILE = '</td><script>window.pwned=1</script><img src=x onerror="window.pwned=2">"\'&'
+
+
+class Page(HTMLParser):
+    """The parts of a catalogue page a test looks at: version rows, their cells, the pull
+    commands, and every element name seen."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.rows: list[dict] = []
+        self.store_url = ""
+        self._row: dict | None = None
+        self._cell: str | None = None
+        self._text: list[str] = []
+        self._in = None
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        cls = a.get("class") or ""
+        if tag == "tr" and "version" in cls.split():
+            self._row = {"ref": a["data-ref"], "latest": a["data-latest"] == "true", "id": a.get("id")}
+            self.rows.append(self._row)
+        elif tag == "td" and self._row is not None:
+            self._cell = cls or f"td{sum(1 for k in self._row if k.startswith('td'))}"
+            self._text = []
+        elif tag == "code" and "pull-command" in cls.split():
+            self._in, self._text = "pull", []
+        elif tag == "code" and a.get("id") == "store-url":
+            self._in, self._text = "store", []
+
+    def handle_endtag(self, tag):
+        if tag == "code" and self._in:
+            text = "".join(self._text).strip()
+            if self._in == "pull":
+                self._row["pull"] = text
+            else:
+                self.store_url = text
+            self._in = None
+        elif tag == "td" and self._row is not None and self._cell:
+            self._row.setdefault(self._cell, "".join(self._text).strip())
+            self._cell = None
+        elif tag == "tr":
+            self._row = None
+
+    def handle_data(self, data):
+        self._text.append(data)
+
+
+def _publish_three(store: SnapshotStore, edges, tree):
+    """Three versions of demo: the first; a moved leaf; a renamed node from a source with a
+    hostile version string. The second is made latest explicitly."""
+    a = store.publish(tree, created="2024-01-01T00:00:00Z")
+    b = store.publish(make_tree(move_edge(edges, "t:299", "t:1")), created="2024-02-01T00:00:00Z", latest=True)
+    c_tree = make_tree(move_edge(edges, "t:299", "t:1"))
+    c_tree.nodes = c_tree.nodes.with_columns(
+        c_tree.nodes["label"].scatter(0, "renamed node"))
+    c_tree.info["source_versions"] = {"toy": HOSTILE}
+    c = store.publish(c_tree, created="2024-03-01T00:00:00Z")
+    return a, b, c
+
+
+def test_the_page_lists_every_version_and_escapes_what_came_from_manifests(tmp_path, edges, tree):
+    store = SnapshotStore(tmp_path / "s", public_url='https://example.org/"><b>x')
+    a, b, c = _publish_three(store, edges, tree)
+    html = (tmp_path / "s" / "index.html").read_text()
+    assert html == render_page(json.loads((tmp_path / "s" / "index.json").read_text()), store.public_url, public=True)
+    page = Page(html)
+    assert [r["ref"] for r in page.rows] == [a.ref, b.ref, c.ref]
+    assert [r["latest"] for r in page.rows] == [False, True, False]
+    assert page.tags.count("script") == 1 and "img" not in page.tags and "b" not in page.tags
+    assert HOSTILE not in html and "&lt;script&gt;window.pwned=1&lt;/script&gt;" in html
+    assert page.store_url == 'https://example.org/"><b>x'
+    rows = {r["ref"]: r for r in page.rows}
+    assert rows[b.ref]["num nodes"] == f"{tree.nodes.height:,}"
+    assert rows[b.ref]["num size"] == human_size(sum(m["size"] for m in b.manifest["files"].values()))
+    assert rows[a.ref]["diff"] == "first version"
+    assert rows[b.ref]["diff"] == "+0 −0 nodes, 1 moved"
+    assert rows[c.ref]["diff"] == "+0 −0 nodes, 1 renamed"
+    assert rows[c.ref]["pull"] == pull_command(c.ref, store.public_url)
+    assert shlex.split(rows[c.ref]["pull"]) == ["taxoforge", "pull", c.ref, "--store", store.public_url]
+
+
+def test_the_page_is_rewritten_atomically_with_the_index(tmp_path, tree, edges):
+    store = SnapshotStore(tmp_path / "s")
+    assert not (tmp_path / "s" / "index.html").exists()
+    r = store.publish(tree)
+    assert r.ref in (tmp_path / "s" / "index.html").read_text()
+    store.set_latest(r.ref)
+    assert sorted(p.name for p in (tmp_path / "s").iterdir() if p.name.startswith((".index", "index"))) == [
+        "index.html", "index.json"]  # no temporary files left beside them
+    assert Page((tmp_path / "s" / "index.html").read_text()).store_url == str((tmp_path / "s").resolve())
+
+
+def test_an_empty_store_has_a_page_saying_so():
+    page = render_page({"taxonomies": {}, "updated": None}, "s3://bucket/store")
+    assert 'id="empty"' in page and Page(page).rows == []
+
+
+@pytest.mark.timeout(300)
+def test_the_catalogue_renders_in_chromium_from_every_kind_of_store(tmp_path, store_kind, edges, tree):
+    """Headless Chromium opens the store's index.html where users would (a local file; the
+    HTTP server; the S3 server's own HTTP endpoint): every published version is listed, the
+    page's script ran (pull commands name the folder the page was served from), nothing
+    from a manifest was executed, and the pull command it shows works."""
+    exe = find_chromium()
+    if exe is None:
+        pytest.skip("chromium not installed (scripts/install-system-deps.sh installs it)")
+    a, b, c = _publish_three(store_kind.writer, edges, tree)
+    dom = dump_dom(exe, store_kind.page_url)
+    page = Page(dom)
+    assert [r["ref"] for r in page.rows] == [a.ref, b.ref, c.ref]
+    assert [r["latest"] for r in page.rows] == [False, True, False]
+    assert "img" not in page.tags and page.tags.count("script") == 1
+    assert "window.pwned" in dom and "&lt;script&gt;window.pwned=1&lt;/script&gt;" in dom  # shown, as text
+    folder = store_kind.page_url.rsplit("/", 1)[0]
+    expect_store = str(Path(store_kind.writer.root).resolve()) if store_kind.kind == "local" else folder
+    assert page.store_url == expect_store
+    for r in page.rows:
+        assert r["pull"] == f"taxoforge pull {r['ref']} --store {expect_store}"
+    # what the page tells a user to run, run: it downloads the latest-marked version
+    argv = shlex.split(next(r["pull"] for r in page.rows if r["latest"]))
+    res = pull(argv[2], store=argv[4], dest=tmp_path / "user", progress=False)
+    assert res.version == b.version and verify_folder(res.path).ok
