@@ -1,48 +1,70 @@
 """Offline extraction from a local Wikidata dump file (N-Triples or Turtle, plain, gzip or bz2).
 
 Input
-    A file of ``wdt:P279`` / ``wdt:P31`` / label triples, e.g. a filter of the "truthy"
-    N-Triples dump (``latest-truthy.nt.gz``) such as
+    A file of ``wdt:P279`` / ``wdt:P31`` / label triples: Wikidata's whole "truthy" N-Triples
+    dump (``latest-truthy.nt.gz`` / ``.bz2``) or any filter of it such as
     ``zgrep -E 'prop/direct/P(31|279)>|rdf-schema#label|core#altLabel' latest-truthy.nt.gz``.
-    Optionally seed QIDs.
+    Optionally seed QIDs, and the languages of the names.
 
 Output
     A :class:`~taxoforge.sources.wikidata.graph.WikidataGraph`, as the SPARQL route gives:
 
     * without seeds, the whole subclass-of graph (every P279 edge between items);
     * with seeds, their P31 edges and the P279 closure of their classes (as
-      :func:`~taxoforge.sources.wikidata.extract.extract_from_seeds` fetches it).
+      :func:`~taxoforge.sources.wikidata.extract.extract_from_seeds` fetches it);
+    * labels and aliases, in the chosen languages, of every node of the graph and every seed.
 
-Algorithm (memory stays bounded: no RDF graph of the file is ever built)
-    1. Pass 1 streams the triples (N-Triples in 16 MB chunks of whole lines, matched by a
-       regex in C, lines re-read one by one only in a chunk with an odd line; Turtle through
-       pyoxigraph's streaming parser) and keeps only P279 edges, and P31 edges of seeds, as pairs of QID *numbers* in
-       growable ``int64`` arrays: 16 bytes per edge, ~80 MB for Wikidata's 4.9 M P279 edges.
-    2. With seeds: the closure is a breadth-first search over the compressed sparse graph
-       (``scipy.sparse.csgraph``) from the seeds' classes; edges outside it are dropped.
-       Edges out of the root (Q35120) are dropped in both modes, as the SPARQL route never
-       expands it.
-    3. Pass 2 (when names are wanted) streams the file again and keeps the labels and aliases
-       in ``lang`` of the nodes that are left.
+Algorithm: one pass over the file, in parallel; memory bounded by what is kept
+    1. The file is read once, in blocks of whole lines (:data:`_CHUNK` bytes), decompressed
+       in parallel where the format allows it (``rapidgzip`` for gzip, ``indexed_bzip2`` for
+       bzip2: both decode blocks of the stream on every core). Each block is scanned by
+       compiled code (:func:`.dump_scan.scan_block`, no Python per line) in a pool of one
+       thread per core. It keeps P279 edges, P31 edges of the seeds, and labels and aliases
+       of items in the wanted languages; the rare *odd* lines (non-item objects, unusual
+       whitespace, malformed lines) are classified one by one in Python.
+    2. Kept: edges as pairs of ``int64`` QID numbers (16 bytes an edge, ~80 MB for Wikidata's
+       4.9 M P279 edges); names as Arrow strings, in memory up to ``spill_bytes`` and beyond
+       that in a temporary compressed file (which names are wanted is only known once every
+       edge has been read: the whole truthy dump has about 100 M English labels and aliases,
+       the taxonomy needs a few million).
+    3. The graph: edges out of the root (Q35120) are dropped, as the SPARQL route never
+       expands it; with seeds, the closure is a breadth-first search over the compressed
+       sparse graph (``scipy.sparse.csgraph``) from the seeds' classes; the names are
+       restricted to the nodes left and the seeds.
 
-Bad lines among those used (a P279 line that is not a triple) raise ``ValueError`` naming
-the file and line number.
+    Turtle files are streamed through pyoxigraph's parser (one pass, one core).
+
+Errors
+    A bad line among those used raises ``ValueError`` naming the file and the line number
+    (counted by the scanner on the way, so the hot path pays nothing for them): a P279 line
+    that is not a triple, whose object is a literal or a corrupted IRI (a NUL byte, say), or
+    whose QID has more than 18 digits (QIDs are kept as 64-bit integers; Wikidata's are below
+    10⁹); the same for the P31 lines of seeds; a label or alias of a node of the graph that is
+    malformed, is not UTF-8 or holds an escape that is not a Unicode character (``\\U00110000``)
+    — those are checked for every item and reported only when the node is kept. Lines with
+    other predicates, and names of nodes that are not kept, are not checked. A truncated or
+    corrupt compressed file raises ``ValueError`` naming the file.
 """
 
 from __future__ import annotations
 
 import bz2
 import gzip
-import io
 import os
 import re
+import shutil
+import tempfile
 import time
 from array import array
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
@@ -50,18 +72,18 @@ from taxoforge.sources.wikidata.extract import ROOT_QID
 from taxoforge.sources.wikidata.graph import WikidataGraph
 from taxoforge.sources.wikidata.ids import qid_number, validate_qid, validate_qids
 
-__all__ = ["read_dump", "open_dump", "dump_format"]
+__all__ = ["read_dump", "open_dump", "dump_format", "dump_languages", "graph_from_tables", "MAX_QID_DIGITS"]
 
-_ENTITY = b"<http://www.wikidata.org/entity/Q"
-_P31 = b"<http://www.wikidata.org/prop/direct/P31>"
-_P279 = b"<http://www.wikidata.org/prop/direct/P279>"
-_LABEL = b"<http://www.w3.org/2000/01/rdf-schema#label>"
-_ALIAS = b"<http://www.w3.org/2004/02/skos/core#altLabel>"
-_NAME_PREDICATES = {_LABEL: "label", _ALIAS: "alias"}
-_ENTITY_RE = re.compile(rb"^<http://www\.wikidata\.org/entity/Q([1-9][0-9]*)>$")
-_LITERAL_RE = re.compile(rb'^"((?:[^"\\]|\\.)*)"(?:@([A-Za-z0-9-]+)|\^\^<[^>]*>)?$')
-_ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[tbnrf\"'\\])")
+#: QIDs are kept as int64: at most 18 digits (Wikidata's QIDs have 9).
+MAX_QID_DIGITS = 18
+#: Bytes read per block (whole lines; a block grows to hold a longer line).
+_CHUNK = 1 << 25
+#: Names held in memory before they are spilled to a temporary file.
+_SPILL_BYTES = 512 << 20
+
+_LANG_RE = re.compile(r"^[A-Za-z]+(?:-[A-Za-z0-9]+)*$")
 _SIMPLE_ESC = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_ESCAPE_RE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.S)
 
 _IRI = {
     "P31": "http://www.wikidata.org/prop/direct/P31",
@@ -70,29 +92,69 @@ _IRI = {
     "alias": "http://www.w3.org/2004/02/skos/core#altLabel",
 }
 _ENTITY_IRI = "http://www.wikidata.org/entity/Q"
+_KINDS = ("label", "alias")
 
 
 def _unescape(s: str) -> str:
+    """N-Triples string escapes (``\\t``, ``\\"``, ``\\uXXXX``, ``\\UXXXXXXXX``, …) decoded;
+    ``ValueError`` for an unknown escape or one that is not a Unicode scalar value."""
     if "\\" not in s:
         return s
 
     def sub(m: re.Match) -> str:
-        e = m.group(1)
-        return chr(int(e[1:], 16)) if e[0] in "uU" else _SIMPLE_ESC[e]
+        hexa = m.group(1) or m.group(2)
+        if hexa:
+            cp = int(hexa, 16)
+            if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
+                raise ValueError(f"the escape {m.group(0)} is not a Unicode character "
+                                 "(code points stop at U+10FFFF and exclude the surrogates D800-DFFF)")
+            return chr(cp)
+        c = m.group(3)
+        if c not in _SIMPLE_ESC:
+            raise ValueError(f"unknown escape \\{c} (N-Triples has \\t \\b \\n \\r \\f \\\" \\' \\\\ \\u \\U)")
+        return _SIMPLE_ESC[c]
 
     return _ESCAPE_RE.sub(sub, s)
 
 
-def open_dump(path: str | os.PathLike) -> io.BufferedIOBase:
-    """Open ``path`` for binary reading, decompressing gzip or bz2 (recognised by magic bytes)."""
-    path = Path(path)
+# ---------------------------------------------------------------- files
+def _cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _compression(path: Path) -> str:
     with path.open("rb") as f:
         magic = f.read(3)
     if magic[:2] == b"\x1f\x8b":
-        return gzip.open(path, "rb")
+        return "gzip"
     if magic == b"BZh":
-        return bz2.open(path, "rb")
-    return path.open("rb")
+        return "bzip2"
+    return "none"
+
+
+def open_dump(path: str | os.PathLike, threads: int | None = None):
+    """Open ``path`` for binary reading, decompressing gzip or bz2 (recognised by magic bytes)
+    on ``threads`` cores (all by default) with ``rapidgzip`` / ``indexed_bzip2``, or with the
+    standard library where those are not installed. Use it as a context manager."""
+    path = Path(path)
+    kind = _compression(path)
+    threads = threads or _cpus()
+    if kind == "gzip":
+        try:
+            import rapidgzip
+        except ImportError:  # pragma: no cover - a core dependency
+            return gzip.open(path, "rb")
+        return rapidgzip.open(str(path), parallelization=threads)
+    if kind == "bzip2":
+        try:
+            import indexed_bzip2
+        except ImportError:  # pragma: no cover - a core dependency
+            return bz2.open(path, "rb")
+        return indexed_bzip2.open(str(path), parallelization=threads)
+    return path.open("rb", buffering=0)
 
 
 def dump_format(path: str | os.PathLike) -> str:
@@ -108,140 +170,358 @@ def dump_format(path: str | os.PathLike) -> str:
     raise ValueError(f"{path}: cannot tell the format from the name; give format='nt' or 'ttl'")
 
 
-class _Edges:
-    """Growable pair of int64 arrays."""
-
-    def __init__(self) -> None:
-        self.child = array("q")
-        self.parent = array("q")
-
-    def add(self, c: int, p: int) -> None:
-        self.child.append(c)
-        self.parent.append(p)
-
-    def numpy(self) -> tuple[np.ndarray, np.ndarray]:
-        return (np.frombuffer(self.child, dtype=np.int64).copy(), np.frombuffer(self.parent, dtype=np.int64).copy())
-
-
-# ---------------------------------------------------------------- N-Triples, chunk by chunk
-# Fast path: a multi-line regex over 16 MB chunks pulls out the well-formed triples in C. Each
-# chunk's count of predicate occurrences is compared with the regex's matches; where they differ
-# (a non-item object, an odd line) the chunk is re-read line by line, which reports a bad line
-# with its number.
-_CHUNK = 1 << 24
-_E = rb"<http://www\.wikidata\.org/entity/Q([1-9][0-9]*)>"
-_EDGE_FAST = {
-    False: re.compile(rb"^" + _E + rb"[ \t]+<http://www\.wikidata\.org/prop/direct/(P279)>[ \t]+" + _E
-                      + rb"[ \t]*\.[ \t]*\r?$", re.M),
-    True: re.compile(rb"^" + _E + rb"[ \t]+<http://www\.wikidata\.org/prop/direct/(P279|P31)>[ \t]+" + _E
-                     + rb"[ \t]*\.[ \t]*\r?$", re.M),
-}
-_NAME_FAST = re.compile(
-    rb"^" + _E + rb"[ \t]+<http://www\.w3\.org/(2000/01/rdf-schema#label|2004/02/skos/core#altLabel)>[ \t]+"
-    rb'"((?:[^"\\\n]|\\.)*)"@([A-Za-z0-9-]+)[ \t]*\.[ \t]*\r?$', re.M)
-_FAST_KIND = {b"2000/01/rdf-schema#label": "label", b"2004/02/skos/core#altLabel": "alias"}
+def dump_languages(lang: str | Sequence[str]) -> tuple[str, ...]:
+    """Language tags to keep, lower case, from ``"en"``, ``"en,de"`` or ``["en", "de-AT"]``."""
+    tags = lang.split(",") if isinstance(lang, str) else list(lang)
+    out: list[str] = []
+    for t in tags:
+        t = str(t).strip()
+        if not _LANG_RE.match(t):
+            raise ValueError(f"lang: {t!r} is not a language tag (letters, then '-' and letters or digits, "
+                             "like 'en' or 'en-gb')")
+        if t.lower() not in out:
+            out.append(t.lower())
+    if not out:
+        raise ValueError("lang: give at least one language tag")
+    return tuple(out)
 
 
-def _chunks(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(number of the chunk's first line, chunk of whole lines) over the (decompressed) file."""
-    line0 = 1
+def _read_full(f, view: memoryview) -> int:
+    got = 0
+    while got < len(view):
+        n = f.readinto(view[got:])
+        if not n:
+            break
+        got += n
+    return got
+
+
+def _blocks(path: Path, threads: int) -> Iterator[memoryview | bytes]:
+    """Blocks of whole lines of the (decompressed) file, each ending in a newline."""
+    total = 0
     rest = b""
-    with open_dump(path) as f:
-        while True:
-            block = f.read(_CHUNK)
-            if not block:
-                if rest:
-                    yield line0, rest + b"\n"
-                return
-            block = rest + block
-            cut = block.rfind(b"\n") + 1
-            if cut == 0:
-                rest = block
-                continue
-            chunk, rest = block[:cut], block[cut:]
-            yield line0, chunk
-            line0 += chunk.count(b"\n")
+    try:
+        with open_dump(path, threads) as f:
+            first = True
+            while True:
+                size = _CHUNK
+                buf = bytearray(len(rest) + size)
+                buf[: len(rest)] = rest
+                view = memoryview(buf)
+                got = _read_full(f, view[len(rest):])
+                total += got
+                n = len(rest) + got
+                if first and buf[:3] == b"\xef\xbb\xbf":  # a byte-order mark: whitespace to the scanner
+                    buf[:3] = b"   "
+                first = False
+                if got == 0:
+                    if n:
+                        yield bytes(view[:n]) + b"\n"
+                    return
+                cut = buf.rfind(b"\n", 0, n) + 1
+                if cut == 0:  # a line longer than the block: read on
+                    rest = bytes(view[:n])
+                    continue
+                rest = bytes(view[cut:n])
+                yield view[:cut]
+    except (OSError, RuntimeError, EOFError, ValueError) as e:
+        kind = _compression(path)
+        if kind == "none":
+            raise
+        raise ValueError(f"{path}: cannot decompress the {kind} data after {total:,} bytes of output: the file is "
+                         f"truncated or corrupt ({type(e).__name__}: {str(e)[:300]})") from e
 
 
-def _nt_lines(path: Path, chunk: bytes, line0: int, wanted: set[bytes]) -> Iterator[tuple[int, bytes, bytes, bytes]]:
-    """Slow path: (line number, subject, predicate, object) of the chunk's lines whose predicate is wanted."""
-    for lineno, line in enumerate(chunk.split(b"\n"), line0):
-        parts = line.split(None, 2)
-        if len(parts) < 3 or parts[1] not in wanted:
-            continue
-        obj = parts[2].rstrip()
-        if not obj.endswith(b"."):
-            raise ValueError(f"{path}:{lineno}: expected an N-Triples statement ending in ' .', got {line[:200]!r}")
-        yield lineno, parts[0], parts[1], obj[:-1].rstrip()
+# ---------------------------------------------------------------- odd lines, one by one
+_UCHAR = rb"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
+_IRI_TOKEN = rb"<(?:[^\x00-\x20<>\"{}|^`\\]|" + _UCHAR + rb")*>"
+_BNODE_TOKEN = rb"_:[A-Za-z0-9_\x80-\xff](?:[A-Za-z0-9_.\-\x80-\xff]*[A-Za-z0-9_\-\x80-\xff])?"
+_LITERAL = (rb'"(?P<text>(?:[^"\\\n\r]|\\[tbnrf"\'\\]|' + _UCHAR + rb')*)"'
+            rb"(?:@(?P<lang>[A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^" + _IRI_TOKEN + rb")?")
+_TRIPLE_RE = re.compile(
+    rb"^[ \t]*(?P<s>" + _IRI_TOKEN + rb"|" + _BNODE_TOKEN + rb")[ \t]*(?P<p>" + _IRI_TOKEN + rb")[ \t]*"
+    rb"(?P<o>" + _IRI_TOKEN + rb"|" + _BNODE_TOKEN + rb"|" + _LITERAL + rb")[ \t]*\.[ \t]*(?:#[^\n]*)?\r?$")
+_ITEM_RE = re.compile(rb"<http://www\.wikidata\.org/entity/Q([1-9][0-9]*)>")
+_SUBJECT_RE = re.compile(rb"^[ \t]*<http://www\.wikidata\.org/entity/Q([1-9][0-9]*)>")
+_PRED_NAME = {1: "P279", 2: "P31", 3: "rdfs:label", 4: "skos:altLabel"}
 
 
-def _nt_edges(path: Path, seeds: set[int] | None, counts: dict) -> tuple[_Edges, _Edges]:
-    p279, p31 = _Edges(), _Edges()
-    with_p31 = seeds is not None
-    wanted = {_P279, _P31} if with_p31 else {_P279}
-    fast = _EDGE_FAST[with_p31]
-    for line0, chunk in _chunks(path):
-        n = chunk.count(_P279) + (chunk.count(_P31) if with_p31 else 0)
-        if n == 0:
-            continue
-        found = fast.findall(chunk)
-        if len(found) == n:
-            for c, prop, par in found:
-                if prop == b"P279":
-                    p279.add(int(c), int(par))
-                else:
-                    ci = int(c)
-                    if ci in seeds:
-                        p31.add(ci, int(par))
-            continue
-        counts["slow_chunks"] = counts.get("slow_chunks", 0) + 1
-        for lineno, s, p, o in _nt_lines(path, chunk, line0, wanted):
-            ms = _ENTITY_RE.match(s)
-            mo = _ENTITY_RE.match(o)
-            if not ms or not mo:
-                if not o.startswith(b"<") and not o.startswith(b"_:"):
-                    raise ValueError(f"{path}:{lineno}: expected an entity IRI as object of {p.decode()}, got {o[:200]!r}")
-                counts["non_item_edges"] += 1  # lexemes, properties, "unknown value" blank nodes
-                continue
-            if p == _P279:
-                p279.add(int(ms.group(1)), int(mo.group(1)))
+class _LineError(ValueError):
+    pass
+
+
+def _item_number(token: bytes) -> int | None:
+    """QID number of an item IRI token, ``None`` for any other term; ``_LineError`` beyond 18 digits."""
+    m = _ITEM_RE.fullmatch(token)
+    if not m:
+        return None
+    if len(m.group(1)) > MAX_QID_DIGITS:
+        raise _LineError(f"the QID Q{m.group(1)[:40].decode()}… has more than {MAX_QID_DIGITS} digits; QIDs are read "
+                         "as 64-bit integers (Wikidata's have at most 9 digits): a corrupted line?")
+    return int(m.group(1))
+
+
+@dataclass
+class _Block:
+    """What one block of lines yields (line indexes count from the block's first line)."""
+
+    lines: int
+    p279: tuple[np.ndarray, np.ndarray]
+    p31: tuple[np.ndarray, np.ndarray]
+    names: pl.DataFrame | None
+    non_item_edges: int = 0
+    odd_lines: int = 0
+    errors: list[tuple[int, str]] = field(default_factory=list)
+    deferred: list[tuple[int, int, str]] = field(default_factory=list)  # (QID number, line index, message)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    path: Path
+    want_p31: bool
+    seeds: np.ndarray
+    want_names: bool
+    langs: tuple[str, ...]
+    lang_table: np.ndarray
+    lang_lens: np.ndarray
+
+
+def _classify_odd(line: bytes, pred: int, plan: _Plan, out: dict) -> None:
+    """One odd line: an edge, a name, a non-item edge, nothing, or an error (module docstring)."""
+    m = _TRIPLE_RE.match(line)
+    what = _PRED_NAME[pred]
+    shown = line[:200]
+    if pred == 1:  # P279: always used
+        if not m:
+            raise _LineError(f"expected an N-Triples statement '<subject> <predicate> <object> .' (IRIs without "
+                             f"spaces or control characters), got {shown!r}")
+        if m.group("o").startswith(b'"'):
+            raise _LineError(f"expected an entity IRI as object of {what}, got {m.group('o')[:200]!r}")
+        s, o = _item_number(m.group("s")), _item_number(m.group("o"))
+        if s is None or o is None:
+            out["non_item_edges"] += 1  # lexemes, properties, blank nodes of "unknown value"
+        else:
+            out["p279"].append((s, o))
+        return
+    sm = _SUBJECT_RE.match(line)
+    subject = int(sm.group(1)) if sm and len(sm.group(1)) <= MAX_QID_DIGITS else None
+    if pred == 2:  # P31: used for the seeds only
+        if subject is None or not _is_seed(plan.seeds, subject):
+            return
+        if not m:
+            raise _LineError(f"expected an N-Triples statement '<subject> <predicate> <object> .', got {shown!r}")
+        if m.group("o").startswith(b'"'):
+            raise _LineError(f"expected an entity IRI as object of {what}, got {m.group('o')[:200]!r}")
+        o = _item_number(m.group("o"))
+        if o is None:
+            out["non_item_edges"] += 1
+        else:
+            out["p31"].append((subject, o))
+        return
+    # a name: used if the item ends up in the graph, so problems are deferred until that is known
+    if subject is None:
+        return
+    try:
+        if not m:
+            raise _LineError(f"expected an N-Triples statement '<subject> <predicate> \"literal\"@lang .', got {shown!r}")
+        if not m.group("o").startswith(b'"'):
+            raise _LineError(f"expected a literal as object of {what}, got {m.group('o')[:200]!r}")
+        tag = (m.group("lang") or b"").decode("ascii").lower()
+        if tag not in plan.langs:
+            return
+        try:
+            text = _unescape(m.group("text").decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise _LineError(f"the {what} is not UTF-8 text ({e})") from None
+        except ValueError as e:
+            raise _LineError(f"{e}, in the {what} {m.group('o')[:200]!r}") from None
+        out["names"].append((subject, 0 if pred == 3 else 1, plan.langs.index(tag), text))
+    except _LineError as e:
+        out["deferred"].append((subject, str(e)))
+
+
+def _is_seed(seeds: np.ndarray, q: int) -> bool:
+    k = int(np.searchsorted(seeds, q))
+    return k < len(seeds) and int(seeds[k]) == q
+
+
+# ---------------------------------------------------------------- one block
+def _scan_block(block, plan: _Plan) -> _Block:
+    from taxoforge.sources.wikidata.dump_scan import scan_block
+
+    buf = np.frombuffer(block, dtype=np.uint8)
+    (lines, e_pred, e_child, e_parent, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line,
+     o_line, o_start, o_end, o_pred) = scan_block(buf, plan.want_p31, plan.seeds, plan.want_names,
+                                                  plan.lang_table, plan.lang_lens)
+    is_279 = e_pred == 1
+    res = _Block(lines=int(lines), p279=(e_child[is_279], e_parent[is_279]),
+                 p31=(e_child[~is_279], e_parent[~is_279]), names=None, odd_lines=len(o_line))
+    extra = {"p279": [], "p31": [], "names": [], "deferred": [], "non_item_edges": 0}
+    for k in range(len(o_line)):
+        n_deferred = len(extra["deferred"])
+        try:
+            _classify_odd(bytes(buf[o_start[k]:o_end[k]]), int(o_pred[k]), plan, extra)
+        except _LineError as e:
+            res.errors.append((int(o_line[k]), str(e)))
+            break  # the first bad line of the block is the one reported
+        for q, msg in extra["deferred"][n_deferred:]:
+            res.deferred.append((q, int(o_line[k]), msg))
+    res.non_item_edges = extra["non_item_edges"]
+    for key, rel in (("p279", 0), ("p31", 1)):
+        if extra[key]:
+            add = np.array(extra[key], dtype=np.int64)
+            old = res.p279 if rel == 0 else res.p31
+            new = (np.concatenate([old[0], add[:, 0]]), np.concatenate([old[1], add[:, 1]]))
+            if rel == 0:
+                res.p279 = new
             else:
-                c = int(ms.group(1))
-                if c in seeds:
-                    p31.add(c, int(mo.group(1)))
-    return p279, p31
+                res.p31 = new
+    if plan.want_names:
+        res.names = _names_of_block(buf, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line, extra["names"], res)
+    return res
 
 
-def _nt_names(path: Path, keep: set[int], lang: str, counts: dict) -> list[tuple[int, str, str]]:
-    out: list[tuple[int, str, str]] = []
-    blang = lang.encode()
-    for line0, chunk in _chunks(path):
-        n = chunk.count(_LABEL) + chunk.count(_ALIAS)
-        if n == 0:
-            continue
-        found = _NAME_FAST.findall(chunk)
-        if len(found) == n:
-            for q, pred, text, tag in found:
-                if tag.lower() == blang:
-                    qi = int(q)
-                    if qi in keep:
-                        out.append((qi, _FAST_KIND[pred], _unescape(text.decode("utf-8"))))
-            continue
-        counts["slow_chunks"] = counts.get("slow_chunks", 0) + 1
-        for lineno, s, p, o in _nt_lines(path, chunk, line0, set(_NAME_PREDICATES)):
-            ms = _ENTITY_RE.match(s)
-            if not ms:
-                continue
-            q = int(ms.group(1))
-            if q not in keep:
-                continue
-            mo = _LITERAL_RE.match(o)
-            if not mo:
-                raise ValueError(f"{path}:{lineno}: expected a literal as object of {p.decode()}, got {o[:200]!r}")
-            if (mo.group(2) or b"").decode().lower() != lang:
-                continue
-            out.append((q, _NAME_PREDICATES[p], _unescape(mo.group(1).decode("utf-8"))))
-    return out
+def _names_of_block(buf, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line, extra: list, res: _Block) -> pl.DataFrame:
+    from taxoforge.sources.wikidata.dump_scan import gather_spans
+
+    offsets, data = gather_spans(buf, n_start, n_end)
+    raw = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(n_q), [None, pa.py_buffer(offsets),
+                                                                          pa.py_buffer(data)])
+    bad = np.zeros(len(n_q), dtype=bool)
+    try:
+        text = raw.cast(pa.large_string())
+    except pa.ArrowInvalid:  # invalid UTF-8 somewhere in the block: find it (rare)
+        values = []
+        for k in range(len(n_q)):
+            try:
+                values.append(bytes(data[offsets[k]:offsets[k + 1]]).decode("utf-8"))
+            except UnicodeDecodeError as e:
+                values.append(None)
+                bad[k] = True
+                kind = "rdfs:label" if n_kind[k] == 0 else "skos:altLabel"
+                res.deferred.append((int(n_q[k]), int(n_line[k]), f"the {kind} is not UTF-8 text ({e})"))
+        text = pa.array(values, type=pa.large_string())
+    names = pl.from_arrow(text)
+    escaped = np.flatnonzero(n_esc & ~bad)
+    if len(escaped):  # N-Triples escapes are rare in Wikidata: decoded one by one
+        fixed = []
+        for k in escaped:
+            try:
+                fixed.append(_unescape(names[int(k)]))
+            except ValueError as e:
+                fixed.append(None)
+                bad[k] = True
+                kind = "rdfs:label" if n_kind[k] == 0 else "skos:altLabel"
+                res.deferred.append((int(n_q[k]), int(n_line[k]), f"{e}, in the {kind} \"{names[int(k)][:200]}\""))
+        names = names.scatter(escaped, fixed)
+    df = pl.DataFrame({"q": n_q, "kind": n_kind, "lang": n_lang, "name": names})
+    if bad.any():
+        df = df.filter(pl.Series(~bad))
+    if extra:
+        df = pl.concat([df, pl.DataFrame(extra, schema=df.schema, orient="row")])
+    return df
+
+
+# ---------------------------------------------------------------- the whole file
+class _NameStore:
+    """Names read so far: in memory up to ``spill_bytes``, then in temporary IPC files."""
+
+    def __init__(self, spill_bytes: int) -> None:
+        self.spill_bytes = spill_bytes
+        self.frames: list[pl.DataFrame] = []
+        self.size = 0
+        self.rows = 0
+        self.dir: str | None = None
+        self.files: list[str] = []
+
+    def add(self, df: pl.DataFrame) -> None:
+        if df is None or df.height == 0:
+            return
+        self.frames.append(df)
+        self.rows += df.height
+        self.size += df.estimated_size()
+        if self.size > self.spill_bytes:
+            self._spill()
+
+    def _spill(self) -> None:
+        if self.dir is None:
+            self.dir = tempfile.mkdtemp(prefix="taxoforge-dump-names-")
+        path = os.path.join(self.dir, f"{len(self.files):05d}.arrow")
+        pl.concat(self.frames).write_ipc(path, compression="lz4")
+        self.files.append(path)
+        self.frames, self.size = [], 0
+
+    def select(self, keep: np.ndarray) -> pl.DataFrame:
+        """Names of the QID numbers in ``keep``."""
+        keep_s = pl.Series("q", keep, dtype=pl.Int64)
+        parts = [df.filter(pl.col("q").is_in(keep_s)) for df in self.frames]
+        parts += [pl.scan_ipc(p).filter(pl.col("q").is_in(keep_s)).collect() for p in self.files]
+        schema = {"q": pl.Int64, "kind": pl.Int8, "lang": pl.Int8, "name": pl.String}
+        return pl.concat(parts) if parts else pl.DataFrame(schema=schema)
+
+    def close(self) -> None:
+        self.frames = []
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+
+@dataclass
+class _Scan:
+    """Everything one pass keeps: edges as QID numbers, names, counts."""
+
+    p279: list = field(default_factory=list)
+    p31: list = field(default_factory=list)
+    names: _NameStore | None = None
+    deferred: list[tuple[int, int, str]] = field(default_factory=list)  # (QID number, line, message)
+    counts: dict = field(default_factory=lambda: {"non_item_edges": 0})
+
+    def arrays(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        parts = getattr(self, key)
+        if not parts:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        return (np.concatenate([c for c, _ in parts]).astype(np.int64, copy=False),
+                np.concatenate([p for _, p in parts]).astype(np.int64, copy=False))
+
+
+def _scan_nt(plan: _Plan, workers: int, spill_bytes: int) -> _Scan:
+    scan = _Scan(names=_NameStore(spill_bytes) if plan.want_names else None)
+    counts = scan.counts
+    counts.update(lines=0, odd_lines=0)
+    line0 = 0
+
+    def collect(res: _Block) -> None:
+        nonlocal line0
+        if res.errors:
+            idx, msg = res.errors[0]
+            raise ValueError(f"{plan.path}:{line0 + idx + 1}: {msg}")
+        scan.p279.append(res.p279)
+        if len(res.p31[0]):
+            scan.p31.append(res.p31)
+        if scan.names is not None:
+            scan.names.add(res.names)
+        scan.deferred += [(q, line0 + idx + 1, msg) for q, idx, msg in res.deferred]
+        counts["non_item_edges"] += res.non_item_edges
+        counts["odd_lines"] += res.odd_lines
+        line0 += res.lines
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="taxoforge-dump")
+    pending: deque = deque()
+    try:
+        for block in _blocks(plan.path, workers):
+            pending.append(pool.submit(_scan_block, block, plan))
+            while len(pending) > workers:
+                collect(pending.popleft().result())
+        while pending:
+            collect(pending.popleft().result())
+    except BaseException:
+        if scan.names is not None:
+            scan.names.close()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    counts["lines"] = line0
+    return scan
 
 
 # ---------------------------------------------------------------- Turtle, streamed by pyoxigraph
@@ -268,46 +548,51 @@ def _ttl_triples(path: Path) -> Iterator[tuple[str, str, object]]:
         yield str(s), str(p), o
 
 
-def _qnum(iri: str) -> int | None:
+def _qnum(iri: str, where: str) -> int | None:
     if iri.startswith(_ENTITY_IRI):
         rest = iri[len(_ENTITY_IRI):]
-        if rest.isdigit() and rest[0] != "0":
+        if rest.isdigit() and rest[0] != "0" and rest.isascii():
+            if len(rest) > MAX_QID_DIGITS:
+                raise ValueError(f"{where}: the QID Q{rest[:40]}… has more than {MAX_QID_DIGITS} digits; QIDs are "
+                                 "read as 64-bit integers")
             return int(rest)
     return None
 
 
-def _ttl_edges(path: Path, seeds: set[int] | None, counts: dict) -> tuple[_Edges, _Edges]:
-    p279, p31 = _Edges(), _Edges()
-    for s, p, o in _ttl_triples(path):
-        if p == _IRI["P279"] or (seeds is not None and p == _IRI["P31"]):
-            c, par = _qnum(s), _qnum(getattr(o, "value", str(o)))
-            if c is None or par is None:
-                counts["non_item_edges"] += 1
+def _scan_ttl(plan: _Plan) -> _Scan:
+    scan = _Scan()
+    p279, p31 = (array("q"), array("q")), (array("q"), array("q"))
+    names: list[tuple[int, int, int, str]] = []
+    kinds = {_IRI["label"]: 0, _IRI["alias"]: 1}
+    where = str(plan.path)
+    for s, p, o in _ttl_triples(plan.path):
+        if p == _IRI["P279"] or (plan.want_p31 and p == _IRI["P31"]):
+            c = _qnum(s, where)
+            if p == _IRI["P31"] and (c is None or not _is_seed(plan.seeds, c)):
                 continue
-            if p == _IRI["P279"]:
-                p279.add(c, par)
-            elif c in seeds:
-                p31.add(c, par)
-    return p279, p31
+            par = _qnum(getattr(o, "value", str(o)), where)
+            if c is None or par is None:
+                scan.counts["non_item_edges"] += 1
+                continue
+            pair = p279 if p == _IRI["P279"] else p31
+            pair[0].append(c)
+            pair[1].append(par)
+        elif plan.want_names and p in kinds:
+            tag = (getattr(o, "language", None) or "").lower()
+            if tag in plan.langs:
+                q = _qnum(s, where)
+                if q is not None:
+                    names.append((q, kinds[p], plan.langs.index(tag), str(getattr(o, "value", o))))
+    scan.p279.append(tuple(np.frombuffer(a, dtype=np.int64).copy() for a in p279))
+    scan.p31.append(tuple(np.frombuffer(a, dtype=np.int64).copy() for a in p31))
+    if plan.want_names:
+        scan.names = _NameStore(_SPILL_BYTES)
+        scan.names.add(pl.DataFrame(names, schema={"q": pl.Int64, "kind": pl.Int8, "lang": pl.Int8, "name": pl.String},
+                                    orient="row"))
+    return scan
 
 
-def _ttl_names(path: Path, keep: set[int], lang: str, counts: dict) -> list[tuple[int, str, str]]:
-    out = []
-    kinds = {_IRI["label"]: "label", _IRI["alias"]: "alias"}
-    for s, p, o in _ttl_triples(path):
-        kind = kinds.get(p)
-        if kind is None:
-            continue
-        q = _qnum(s)
-        if q is None or q not in keep:
-            continue
-        if (getattr(o, "language", None) or "").lower() != lang:
-            continue
-        out.append((q, kind, str(getattr(o, "value", o))))
-    return out
-
-
-# ---------------------------------------------------------------- the closure
+# ---------------------------------------------------------------- from the kept edges to the graph
 def _closure(child: np.ndarray, parent: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """QID numbers reachable upward from ``starts`` over child→parent edges (starts included)."""
     ids = np.unique(np.concatenate([child, parent, starts]))
@@ -324,16 +609,65 @@ def _closure(child: np.ndarray, parent: np.ndarray, starts: np.ndarray) -> np.nd
     return ids[np.sort(order)]
 
 
+def _graph_edges(c279: np.ndarray, p279: np.ndarray, c31: np.ndarray, p31: np.ndarray,
+                 seed_nums: np.ndarray | None, root_num: int, counts: dict, *, nodes: bool = True):
+    """The graph's edges (root's out-edges dropped; with seeds, the closure) and, with
+    ``nodes``, its nodes' QID numbers (sorted), seeds included."""
+    not_root = c279 != root_num
+    c279, p279 = c279[not_root], p279[not_root]
+    if seed_nums is not None:
+        classless = np.setdiff1d(seed_nums, c31)
+        starts = np.unique(np.concatenate([p31, classless]))
+        reach = _closure(c279, p279, starts) if len(starts) else np.empty(0, np.int64)
+        keep = np.isin(c279, reach)
+        c279, p279 = c279[keep], p279[keep]
+        counts["seeds_without_class"] = int(len(classless))
+    child = np.concatenate([c31, c279])
+    parent = np.concatenate([p31, p279])
+    relation = np.concatenate([np.zeros(len(c31), dtype=np.int8), np.ones(len(c279), dtype=np.int8)])
+    node_ids = (np.unique(np.concatenate([child, parent] + ([seed_nums] if seed_nums is not None else [])))
+                if nodes else None)
+    edges = pl.DataFrame({"c": child, "p": parent, "r": relation}).select(
+        (pl.lit("wd:Q") + pl.col("c").cast(pl.String)).alias("child"),
+        (pl.lit("wd:Q") + pl.col("p").cast(pl.String)).alias("parent"),
+        pl.when(pl.col("r") == 0).then(pl.lit("P31")).otherwise(pl.lit("P279")).alias("relation"),
+    )
+    return edges, node_ids
+
+
+def _names_table(names: pl.DataFrame, langs: tuple[str, ...]) -> pl.DataFrame:
+    """``q, kind (0/1), lang (index), name`` → the graph's ``node_id, name, kind, lang``."""
+    return names.select(
+        (pl.lit("wd:Q") + pl.col("q").cast(pl.String)).alias("node_id"),
+        pl.col("name"),
+        pl.col("kind").replace_strict(list(range(len(_KINDS))), list(_KINDS), return_dtype=pl.String).alias("kind"),
+        pl.col("lang").replace_strict(list(range(len(langs))), list(langs), return_dtype=pl.String).alias("lang"),
+    )
+
+
+def _seed_numbers(seeds: Iterable[str] | None) -> tuple[list[str] | None, np.ndarray | None]:
+    if seeds is None:
+        return None, None
+    seed_qids = validate_qids(seeds, where="seeds")
+    for i, q in enumerate(seed_qids):
+        if len(q) - 1 > MAX_QID_DIGITS:
+            raise ValueError(f"seeds: {q[:40]}… has more than {MAX_QID_DIGITS} digits; QIDs are read as 64-bit "
+                             "integers (Wikidata's have at most 9 digits)")
+    return seed_qids, np.array([qid_number(q) for q in seed_qids], dtype=np.int64)
+
+
 def read_dump(
     path: str | os.PathLike,
     *,
     seeds: Iterable[str] | None = None,
-    lang: str = "en",
+    lang: str | Sequence[str] = "en",
     names: bool = True,
     root: str = ROOT_QID,
     format: str | None = None,
+    workers: int | None = None,
+    spill_bytes: int = _SPILL_BYTES,
 ) -> WikidataGraph:
-    """Read a dump file into a :class:`WikidataGraph` (module docstring).
+    """Read a dump file into a :class:`WikidataGraph` in one pass (module docstring).
 
     Parameters
     ----------
@@ -341,14 +675,18 @@ def read_dump(
         N-Triples or Turtle, plain, ``.gz`` or ``.bz2``.
     seeds : iterable of str, optional
         Seed QIDs; without them the whole subclass-of graph is read.
-    lang : str
-        Language of labels and aliases.
+    lang : str or sequence of str
+        Language(s) of labels and aliases: ``"en"``, ``"en,de"`` or ``["en", "de"]``.
     names : bool
-        Read labels and aliases (a second pass over the file).
+        Read labels and aliases.
     root : str
         The root class, whose own superclasses are not followed.
     format : {"nt", "ttl"}, optional
         Guessed from the file name when not given.
+    workers : int, optional
+        Threads scanning blocks and decompressing (default: every core this process may use).
+    spill_bytes : int
+        Names held in memory before the rest go to a temporary file.
     """
     path = Path(path)
     if not path.is_file():
@@ -356,72 +694,93 @@ def read_dump(
     fmt = format or dump_format(path)
     if fmt not in ("nt", "ttl"):
         raise ValueError(f"format must be 'nt' or 'ttl', got {fmt!r}")
-    lang = lang.lower()
+    langs = dump_languages(lang)
     root_num = qid_number(validate_qid(root, where="root"))
-    seed_qids = validate_qids(seeds, where="seeds") if seeds is not None else None
-    seed_nums = {qid_number(q) for q in seed_qids} if seed_qids is not None else None
-    counts = {"non_item_edges": 0}
+    seed_qids, seed_nums = _seed_numbers(seeds)
+    workers = max(1, int(workers or _cpus()))
+    from taxoforge.sources.wikidata.dump_scan import encode_langs
+
+    lang_table, lang_lens = encode_langs(langs if names else ())
+    plan = _Plan(path=path, want_p31=seed_nums is not None,
+                 seeds=np.sort(seed_nums) if seed_nums is not None else np.empty(0, np.int64),
+                 want_names=names, langs=langs, lang_table=lang_table, lang_lens=lang_lens)
     t0 = time.perf_counter()
-
-    e279, e31 = (_nt_edges if fmt == "nt" else _ttl_edges)(path, seed_nums, counts)
-    c279, p279 = e279.numpy()
-    c31, p31 = e31.numpy()
-    del e279, e31
-    counts["p279_edges_read"] = int(len(c279))
-    counts["p31_edges_read"] = int(len(c31))
-    t_pass1 = time.perf_counter() - t0
-
-    not_root = c279 != root_num
-    c279, p279 = c279[not_root], p279[not_root]
-    if seed_nums is not None:
-        has_class = set(np.unique(c31).tolist())
-        classless = np.array(sorted(seed_nums - has_class), dtype=np.int64)
-        starts = np.unique(np.concatenate([p31, classless]))
-        reach = _closure(c279, p279, starts) if len(starts) else np.empty(0, np.int64)
-        keep = np.isin(c279, reach)
-        c279, p279 = c279[keep], p279[keep]
-        counts["seeds_without_class"] = int(len(classless))
-
-    child = np.concatenate([c31, c279])
-    parent = np.concatenate([p31, p279])
-    relation = np.concatenate([np.zeros(len(c31), dtype=np.int8), np.ones(len(c279), dtype=np.int8)])
-    edges = pl.DataFrame({"c": child, "p": parent, "r": relation}).select(
-        (pl.lit("wd:Q") + pl.col("c").cast(pl.String)).alias("child"),
-        (pl.lit("wd:Q") + pl.col("p").cast(pl.String)).alias("parent"),
-        pl.when(pl.col("r") == 0).then(pl.lit("P31")).otherwise(pl.lit("P279")).alias("relation"),
-    )
-
-    name_rows: list[tuple[int, str, str]] = []
-    t1 = time.perf_counter()
-    if names:
-        keep_nodes = set(np.unique(np.concatenate([child, parent])).tolist())
-        if seed_nums:
-            keep_nodes |= seed_nums
-        name_rows = (_nt_names if fmt == "nt" else _ttl_names)(path, keep_nodes, lang, counts)
-    names_df = pl.DataFrame(
-        {
-            "node_id": [f"wd:Q{q}" for q, _, _ in name_rows],
-            "name": [n for _, _, n in name_rows],
-            "kind": [k for _, k, _ in name_rows],
-            "lang": [lang] * len(name_rows),
-        },
-        schema={"node_id": pl.String, "name": pl.String, "kind": pl.String, "lang": pl.String},
-    )
+    scan = _scan_nt(plan, workers, spill_bytes) if fmt == "nt" else _scan_ttl(plan)
+    try:
+        c279, p279 = scan.arrays("p279")
+        c31, p31 = scan.arrays("p31")
+        scan.p279, scan.p31 = [], []  # the blocks' arrays, now copied into one
+        counts = scan.counts
+        counts["p279_edges_read"] = int(len(c279))
+        counts["p31_edges_read"] = int(len(c31))
+        t_scan = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        edges, nodes = _graph_edges(c279, p279, c31, p31, seed_nums, root_num, counts, nodes=names)
+        del c279, p279, c31, p31
+        if names:
+            counts["names_read"] = scan.names.rows
+            counts["names_spilled_files"] = len(scan.names.files)
+            if scan.deferred:
+                kept = [d for d in scan.deferred if _is_seed(nodes, d[0])]
+                if kept:
+                    q, line, msg = min(kept, key=lambda d: d[1])
+                    raise ValueError(f"{path}:{line}: {msg}")
+            names_df = _names_table(scan.names.select(nodes), langs)
+        else:
+            names_df = pl.DataFrame(schema={"node_id": pl.String, "name": pl.String, "kind": pl.String,
+                                            "lang": pl.String})
+    finally:
+        if scan.names is not None:
+            scan.names.close()
+    graph = WikidataGraph(edges=edges, names=names_df,
+                          seeds=[f"wd:{q}" for q in seed_qids] if seed_qids is not None else [])
     st = path.stat()
-    info = {
+    graph.info = {
         "method": "dump",
         "file": str(path.resolve()),
         "file_bytes": st.st_size,
         "file_mtime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(st.st_mtime)),
         "format": fmt,
+        "compression": _compression(path),
         "root": f"wd:Q{root_num}",
-        "lang": lang,
+        "lang": ",".join(langs),
         "seeds": len(seed_qids) if seed_qids is not None else None,
+        "workers": workers if fmt == "nt" else 1,
         **counts,
-        "edges": edges.height,
-        "names": names_df.height,
-        "seconds_edges": round(t_pass1, 3),
-        "seconds_names": round(time.perf_counter() - t1, 3),
+        "edges": graph.edges.height,
+        "names": graph.names.height,
+        "seconds_scan": round(t_scan, 3),
+        "seconds_graph": round(time.perf_counter() - t1, 3),
     }
-    seeds_out = [f"wd:{q}" for q in seed_qids] if seed_qids is not None else []
-    return WikidataGraph(edges=edges, names=names_df, seeds=seeds_out, info=info)
+    return graph
+
+
+def _qid_number(column: str) -> pl.Expr:
+    return pl.col(column).str.strip_prefix("wd:Q").cast(pl.Int64)
+
+
+def graph_from_tables(edges: pl.DataFrame, names: pl.DataFrame, *, seeds: Iterable[str] | None = None,
+                      root: str = ROOT_QID, info: dict | None = None) -> WikidataGraph:
+    """The graph :func:`read_dump` gives, from the tables of the same filter run elsewhere (the
+    Spark job of :mod:`.dump_spark`): ``edges`` (``child``, ``parent``, ``relation``: every P279
+    edge between items and the P31 edges of the seeds) and ``names`` (``node_id``, ``name``,
+    ``kind``, ``lang``). Drops the root's out-edges, takes the seeds' closure and restricts
+    the names exactly as :func:`read_dump` does."""
+    root_num = qid_number(validate_qid(root, where="root"))
+    seed_qids, seed_nums = _seed_numbers(seeds)
+    e = edges.select(_qid_number("child").alias("c"), _qid_number("parent").alias("p"), "relation")
+    is_279 = e["relation"] == "P279"
+    c279, p279 = e.filter(is_279)["c"].to_numpy(), e.filter(is_279)["p"].to_numpy()
+    e31 = e.filter(~is_279)
+    if seed_nums is not None:
+        e31 = e31.filter(pl.col("c").is_in(pl.Series(seed_nums)))
+    counts = {"p279_edges_read": int(len(c279)), "p31_edges_read": e31.height}
+    out_edges, nodes = _graph_edges(c279, p279, e31["c"].to_numpy(), e31["p"].to_numpy(), seed_nums, root_num,
+                                    counts)
+    out_names = names.filter(_qid_number("node_id").is_in(pl.Series(nodes, dtype=pl.Int64)))
+    graph = WikidataGraph(edges=out_edges, names=out_names,
+                          seeds=[f"wd:{q}" for q in seed_qids] if seed_qids is not None else [])
+    graph.info = {**(info or {}), **counts, "root": f"wd:Q{root_num}",
+                  "seeds": len(seed_qids) if seed_qids is not None else None,
+                  "edges": graph.edges.height, "names": graph.names.height}
+    return graph
