@@ -165,7 +165,7 @@ def _words(rng: np.random.Generator, n: int, *, escapes: bool = True) -> pl.Seri
 
 
 def wikidata_like_ntriples(path, scale: float = 1.0, *, seed: int = 0, instances: int = 50_000,
-                           alias_share: float = 0.15, other_lang_share: float = 0.25,
+                           alias_share: float = 0.1, other_lang_share: float = 0.06,
                            description_share: float = 0.0, non_item_per_million: int = 200) -> dict:
     """Write a Wikidata-shaped *truthy* N-Triples file to ``path`` and describe it.
 

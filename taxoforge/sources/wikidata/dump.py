@@ -347,11 +347,11 @@ def _is_seed(seeds: np.ndarray, q: int) -> bool:
 
 # ---------------------------------------------------------------- one block
 def _scan_block(block, plan: _Plan) -> _Block:
-    from taxoforge.sources.wikidata.dump_scan import scan_block
+    from taxoforge.sources.wikidata.dump_scan import scan_block, words_of
 
     buf = np.frombuffer(block, dtype=np.uint8)
     (lines, e_pred, e_child, e_parent, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line,
-     o_line, o_start, o_end, o_pred) = scan_block(buf, plan.want_p31, plan.seeds, plan.want_names,
+     o_line, o_start, o_end, o_pred) = scan_block(buf, words_of(buf), plan.want_p31, plan.seeds, plan.want_names,
                                                   plan.lang_table, plan.lang_lens)
     is_279 = e_pred == 1
     res = _Block(lines=int(lines), p279=(e_child[is_279], e_parent[is_279]),
@@ -451,12 +451,13 @@ class _NameStore:
         self.files.append(path)
         self.frames, self.size = [], 0
 
-    def select(self, keep: np.ndarray) -> pl.DataFrame:
-        """Names of the QID numbers in ``keep``."""
-        keep_s = pl.Series("q", keep, dtype=pl.Int64)
-        parts = [df.filter(pl.col("q").is_in(keep_s)) for df in self.frames]
-        parts += [pl.scan_ipc(p).filter(pl.col("q").is_in(keep_s)).collect() for p in self.files]
+    def select(self, index: "_Index") -> pl.DataFrame:
+        """Names of the QID numbers in ``index``."""
         schema = {"q": pl.Int64, "kind": pl.Int8, "lang": pl.Int8, "name": pl.String}
+        parts = [df.filter(pl.Series(index.positions(df["q"].to_numpy()) >= 0)) for df in self.frames]
+        for path in self.files:
+            df = pl.read_ipc(path, memory_map=False)
+            parts.append(df.filter(pl.Series(index.positions(df["q"].to_numpy()) >= 0)))
         return pl.concat(parts) if parts else pl.DataFrame(schema=schema)
 
     def close(self) -> None:
@@ -593,13 +594,53 @@ def _scan_ttl(plan: _Plan) -> _Scan:
 
 
 # ---------------------------------------------------------------- from the kept edges to the graph
+# Sorting and set operations on QID numbers go through np.sort (numpy's vectorised sort):
+# np.unique, np.isin and np.setdiff1d on int64 arrays are 20-60x slower in numpy 2.4.
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+
+
+def _unique(x: np.ndarray) -> np.ndarray:
+    s = np.sort(x)
+    if len(s) < 2:
+        return s
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
+class _Index:
+    """Positions of QID numbers in a sorted array of distinct ones: a dense table when the
+    numbers are dense enough (one int32 per number up to the largest), else binary search."""
+
+    def __init__(self, ids: np.ndarray) -> None:
+        self.ids = ids
+        top = int(ids[-1]) + 1 if len(ids) else 0
+        self.table = None
+        if top and top <= max(1 << 26, 16 * len(ids)):
+            self.table = np.full(top, -1, dtype=np.int32 if len(ids) < 2**31 else np.int64)
+            self.table[ids] = np.arange(len(ids), dtype=self.table.dtype)
+
+    def positions(self, q: np.ndarray) -> np.ndarray:
+        """Index of each number in ``ids``, or -1 where it is not there."""
+        if not len(self.ids):
+            return np.full(len(q), -1, dtype=np.int64)
+        if self.table is not None:
+            inside = (q >= 0) & (q < len(self.table))
+            out = np.full(len(q), -1, dtype=np.int64)
+            out[inside] = self.table[q[inside]]
+            return out
+        pos = np.searchsorted(self.ids, q)
+        pos[pos == len(self.ids)] = 0
+        return np.where(self.ids[pos] == q, pos, -1)
+
+
 def _closure(child: np.ndarray, parent: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """QID numbers reachable upward from ``starts`` over child→parent edges (starts included)."""
-    ids = np.unique(np.concatenate([child, parent, starts]))
+    ids = _unique(np.concatenate([child, parent, starts]))
+    index = _Index(ids)
     n = len(ids)
-    c = np.searchsorted(ids, child)
-    p = np.searchsorted(ids, parent)
-    s = np.searchsorted(ids, starts)
+    c, p, s = index.positions(child), index.positions(parent), index.positions(starts)
     # one virtual source (index n) pointing at every start
     rows = np.concatenate([c, np.full(len(s), n)])
     cols = np.concatenate([p, s])
@@ -609,40 +650,93 @@ def _closure(child: np.ndarray, parent: np.ndarray, starts: np.ndarray) -> np.nd
     return ids[np.sort(order)]
 
 
-def _graph_edges(c279: np.ndarray, p279: np.ndarray, c31: np.ndarray, p31: np.ndarray,
-                 seed_nums: np.ndarray | None, root_num: int, counts: dict, *, nodes: bool = True):
-    """The graph's edges (root's out-edges dropped; with seeds, the closure) and, with
-    ``nodes``, its nodes' QID numbers (sorted), seeds included."""
+def _select_edges(c279: np.ndarray, p279: np.ndarray, c31: np.ndarray, p31: np.ndarray,
+                  seed_nums: np.ndarray | None, root_num: int, counts: dict):
+    """The graph's P279 and P31 edges: the root's out-edges dropped; with seeds, the closure."""
     not_root = c279 != root_num
     c279, p279 = c279[not_root], p279[not_root]
     if seed_nums is not None:
-        classless = np.setdiff1d(seed_nums, c31)
-        starts = np.unique(np.concatenate([p31, classless]))
+        with_class = _Index(_unique(c31))
+        classless = seed_nums[with_class.positions(seed_nums) < 0]
+        starts = _unique(np.concatenate([p31, classless]))
         reach = _closure(c279, p279, starts) if len(starts) else np.empty(0, np.int64)
-        keep = np.isin(c279, reach)
+        keep = _Index(reach).positions(c279) >= 0
         c279, p279 = c279[keep], p279[keep]
         counts["seeds_without_class"] = int(len(classless))
-    child = np.concatenate([c31, c279])
-    parent = np.concatenate([p31, p279])
-    relation = np.concatenate([np.zeros(len(c31), dtype=np.int8), np.ones(len(c279), dtype=np.int8)])
-    node_ids = (np.unique(np.concatenate([child, parent] + ([seed_nums] if seed_nums is not None else [])))
-                if nodes else None)
-    edges = pl.DataFrame({"c": child, "p": parent, "r": relation}).select(
-        (pl.lit("wd:Q") + pl.col("c").cast(pl.String)).alias("child"),
-        (pl.lit("wd:Q") + pl.col("p").cast(pl.String)).alias("parent"),
-        pl.when(pl.col("r") == 0).then(pl.lit("P31")).otherwise(pl.lit("P279")).alias("relation"),
-    )
-    return edges, node_ids
+    return c279, p279, c31, p31
 
 
-def _names_table(names: pl.DataFrame, langs: tuple[str, ...]) -> pl.DataFrame:
-    """``q, kind (0/1), lang (index), name`` → the graph's ``node_id, name, kind, lang``."""
-    return names.select(
-        (pl.lit("wd:Q") + pl.col("q").cast(pl.String)).alias("node_id"),
-        pl.col("name"),
-        pl.col("kind").replace_strict(list(range(len(_KINDS))), list(_KINDS), return_dtype=pl.String).alias("kind"),
-        pl.col("lang").replace_strict(list(range(len(langs))), list(langs), return_dtype=pl.String).alias("lang"),
-    )
+def _lex_keys(q: np.ndarray) -> np.ndarray | None:
+    """Integer keys that sort QID numbers as their ids ``wd:Q<n>`` sort as strings (``Q10`` before
+    ``Q2``): the digits left-aligned, then the length; ``None`` past 17 digits."""
+    if not len(q):
+        return q.copy()
+    if int(q.max()) >= 10**17:
+        return None
+    digits = np.searchsorted(_POW10[:18], q, side="right")
+    return q * _POW10[17 - digits] * 18 + digits
+
+
+def _node_ids(q: np.ndarray) -> pl.Series:
+    return pl.select((pl.lit("wd:Q") + pl.Series(q, dtype=pl.Int64).cast(pl.String)).alias("id")).to_series()
+
+
+_EDGE_COLS = {"child": pl.String, "parent": pl.String, "relation": pl.String}
+_NAME_COLS = {"node_id": pl.String, "name": pl.String, "kind": pl.String, "lang": pl.String}
+
+
+def _assemble(c279: np.ndarray, p279: np.ndarray, c31: np.ndarray, p31: np.ndarray, seed_nums: np.ndarray | None,
+              names_of, langs: tuple[str, ...], seeds: list[str], info: dict) -> WikidataGraph:
+    """The graph from its edges (QID numbers) and ``names_of(index)``, the names of the nodes in
+    ``index`` (``q``, ``kind`` 0 label / 1 alias, ``lang`` index in ``langs``, ``name``), or
+    ``None`` for no names.
+
+    The tables are built sorted and without repeats, in the form :class:`WikidataGraph`
+    normalises to: sorting millions of ``wd:Q…`` strings costs seconds, sorting integers a
+    fraction of one. Each node's rank in string order comes from an integer key
+    (:func:`_lex_keys`); an edge is then one int64 (child rank, parent rank, relation)."""
+    nodes = _unique(np.concatenate([c31, p31, c279, p279] + ([seed_nums] if seed_nums is not None else [])))
+    index = _Index(nodes)
+    names = names_of(index) if names_of is not None else None
+    lex = _lex_keys(nodes)
+    if lex is None:  # a QID of 18 digits: WikidataGraph sorts the strings
+        edges = pl.DataFrame({"child": _node_ids(np.concatenate([c31, c279])),
+                              "parent": _node_ids(np.concatenate([p31, p279])),
+                              "relation": ["P31"] * len(c31) + ["P279"] * len(c279)}, schema=_EDGE_COLS)
+        names_df = pl.DataFrame(schema=_NAME_COLS) if names is None else names.select(
+            _node_ids(names["q"].to_numpy()).alias("node_id"), "name",
+            pl.col("kind").replace_strict([0, 1], list(_KINDS), return_dtype=pl.String),
+            pl.col("lang").replace_strict(list(range(len(langs))), list(langs), return_dtype=pl.String))
+        return WikidataGraph(edges=edges, names=names_df, seeds=seeds, info=info)
+    rank = np.empty(len(nodes), dtype=np.int64)
+    rank[np.argsort(lex, kind="stable")] = np.arange(len(nodes), dtype=np.int64)
+    ids = _node_ids(nodes[np.argsort(rank)])  # node ids in string order
+    n = max(1, len(nodes))
+    key = _unique(np.concatenate([  # "P279" sorts before "P31"
+        (rank[index.positions(c279)] * n + rank[index.positions(p279)]) * 2,
+        (rank[index.positions(c31)] * n + rank[index.positions(p31)]) * 2 + 1,
+    ]))
+    edges = pl.DataFrame({"child": ids.gather(key // (2 * n)), "parent": ids.gather((key // 2) % n),
+                          "relation": pl.Series(np.where(key % 2 == 0, "P279", "P31"), dtype=pl.String)})
+    if names is None:
+        names_df = pl.DataFrame(schema=_NAME_COLS)
+    else:
+        by_string = sorted(langs)
+        cols = ["r", "k", "name", "l"]
+        t = names.select(
+            pl.Series("r", rank[index.positions(names["q"].to_numpy())]),
+            (1 - pl.col("kind")).alias("k"),  # "alias" sorts before "label"
+            "name",
+            pl.col("lang").replace_strict(list(range(len(langs))), [by_string.index(t) for t in langs],
+                                          return_dtype=pl.Int8).alias("l"),
+        ).sort(cols)
+        t = t.filter(pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in cols]))  # repeats
+        names_df = t.select(
+            ids.gather(t["r"]).alias("node_id"), "name",
+            pl.col("k").replace_strict([0, 1], ["alias", "label"], return_dtype=pl.String).alias("kind"),
+            pl.col("l").replace_strict(list(range(len(by_string))), by_string, return_dtype=pl.String).alias("lang"),
+        )
+    return WikidataGraph.from_normalised(edges=edges, names=names_df, seeds=seeds, info=info)
 
 
 def _seed_numbers(seeds: Iterable[str] | None) -> tuple[list[str] | None, np.ndarray | None]:
@@ -706,36 +800,8 @@ def read_dump(
                  want_names=names, langs=langs, lang_table=lang_table, lang_lens=lang_lens)
     t0 = time.perf_counter()
     scan = _scan_nt(plan, workers, spill_bytes) if fmt == "nt" else _scan_ttl(plan)
-    try:
-        c279, p279 = scan.arrays("p279")
-        c31, p31 = scan.arrays("p31")
-        scan.p279, scan.p31 = [], []  # the blocks' arrays, now copied into one
-        counts = scan.counts
-        counts["p279_edges_read"] = int(len(c279))
-        counts["p31_edges_read"] = int(len(c31))
-        t_scan = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        edges, nodes = _graph_edges(c279, p279, c31, p31, seed_nums, root_num, counts, nodes=names)
-        del c279, p279, c31, p31
-        if names:
-            counts["names_read"] = scan.names.rows
-            counts["names_spilled_files"] = len(scan.names.files)
-            if scan.deferred:
-                kept = [d for d in scan.deferred if _is_seed(nodes, d[0])]
-                if kept:
-                    q, line, msg = min(kept, key=lambda d: d[1])
-                    raise ValueError(f"{path}:{line}: {msg}")
-            names_df = _names_table(scan.names.select(nodes), langs)
-        else:
-            names_df = pl.DataFrame(schema={"node_id": pl.String, "name": pl.String, "kind": pl.String,
-                                            "lang": pl.String})
-    finally:
-        if scan.names is not None:
-            scan.names.close()
-    graph = WikidataGraph(edges=edges, names=names_df,
-                          seeds=[f"wd:{q}" for q in seed_qids] if seed_qids is not None else [])
     st = path.stat()
-    graph.info = {
+    info = {
         "method": "dump",
         "file": str(path.resolve()),
         "file_bytes": st.st_size,
@@ -746,12 +812,36 @@ def read_dump(
         "lang": ",".join(langs),
         "seeds": len(seed_qids) if seed_qids is not None else None,
         "workers": workers if fmt == "nt" else 1,
-        **counts,
-        "edges": graph.edges.height,
-        "names": graph.names.height,
-        "seconds_scan": round(t_scan, 3),
-        "seconds_graph": round(time.perf_counter() - t1, 3),
     }
+    try:
+        c279, p279 = scan.arrays("p279")
+        c31, p31 = scan.arrays("p31")
+        scan.p279, scan.p31 = [], []  # the blocks' arrays, now copied into one
+        counts = scan.counts
+        counts["p279_edges_read"] = int(len(c279))
+        counts["p31_edges_read"] = int(len(c31))
+        t_scan = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        c279, p279, c31, p31 = _select_edges(c279, p279, c31, p31, seed_nums, root_num, counts)
+
+        def names_of(index: _Index) -> pl.DataFrame:
+            if scan.deferred:  # bad names: an error if their node is in the graph
+                q = np.array([d[0] for d in scan.deferred], dtype=np.int64)
+                kept = [d for d, pos in zip(scan.deferred, index.positions(q)) if pos >= 0]
+                if kept:
+                    _, line, msg = min(kept, key=lambda d: d[1])
+                    raise ValueError(f"{path}:{line}: {msg}")
+            counts["names_read"] = scan.names.rows
+            counts["names_spilled_files"] = len(scan.names.files)
+            return scan.names.select(index)
+
+        graph = _assemble(c279, p279, c31, p31, seed_nums, names_of if names else None, langs,
+                          [f"wd:{q}" for q in seed_qids] if seed_qids is not None else [], info)
+    finally:
+        if scan.names is not None:
+            scan.names.close()
+    graph.info.update(counts, edges=graph.edges.height, names=graph.names.height, seconds_scan=round(t_scan, 3),
+                      seconds_graph=round(time.perf_counter() - t1, 3))
     return graph
 
 
@@ -764,23 +854,32 @@ def graph_from_tables(edges: pl.DataFrame, names: pl.DataFrame, *, seeds: Iterab
     """The graph :func:`read_dump` gives, from the tables of the same filter run elsewhere (the
     Spark job of :mod:`.dump_spark`): ``edges`` (``child``, ``parent``, ``relation``: every P279
     edge between items and the P31 edges of the seeds) and ``names`` (``node_id``, ``name``,
-    ``kind``, ``lang``). Drops the root's out-edges, takes the seeds' closure and restricts
+    ``kind``, ``lang``: labels and aliases in the wanted languages of at least the graph's
+    nodes and the seeds). Drops the root's out-edges, takes the seeds' closure and restricts
     the names exactly as :func:`read_dump` does."""
     root_num = qid_number(validate_qid(root, where="root"))
     seed_qids, seed_nums = _seed_numbers(seeds)
     e = edges.select(_qid_number("child").alias("c"), _qid_number("parent").alias("p"), "relation")
-    is_279 = e["relation"] == "P279"
-    c279, p279 = e.filter(is_279)["c"].to_numpy(), e.filter(is_279)["p"].to_numpy()
-    e31 = e.filter(~is_279)
+    e279 = e.filter(pl.col("relation") == "P279")
+    e31 = e.filter(pl.col("relation") == "P31")
     if seed_nums is not None:
         e31 = e31.filter(pl.col("c").is_in(pl.Series(seed_nums)))
-    counts = {"p279_edges_read": int(len(c279)), "p31_edges_read": e31.height}
-    out_edges, nodes = _graph_edges(c279, p279, e31["c"].to_numpy(), e31["p"].to_numpy(), seed_nums, root_num,
-                                    counts)
-    out_names = names.filter(_qid_number("node_id").is_in(pl.Series(nodes, dtype=pl.Int64)))
-    graph = WikidataGraph(edges=out_edges, names=out_names,
-                          seeds=[f"wd:{q}" for q in seed_qids] if seed_qids is not None else [])
-    graph.info = {**(info or {}), **counts, "root": f"wd:Q{root_num}",
-                  "seeds": len(seed_qids) if seed_qids is not None else None,
-                  "edges": graph.edges.height, "names": graph.names.height}
+    else:
+        e31 = e31.clear()
+    counts = {"p279_edges_read": e279.height, "p31_edges_read": e31.height}
+    c279, p279, c31, p31 = _select_edges(e279["c"].to_numpy(), e279["p"].to_numpy(), e31["c"].to_numpy(),
+                                         e31["p"].to_numpy(), seed_nums, root_num, counts)
+    langs = tuple(sorted(names["lang"].unique().to_list())) or ("en",)
+
+    def names_of(index: _Index) -> pl.DataFrame:
+        t = names.select(_qid_number("node_id").alias("q"),
+                         pl.col("kind").replace_strict(list(_KINDS), [0, 1], return_dtype=pl.Int8),
+                         pl.col("lang").replace_strict(list(langs), list(range(len(langs))), return_dtype=pl.Int8),
+                         "name")
+        return t.filter(pl.Series(index.positions(t["q"].to_numpy()) >= 0))
+
+    graph = _assemble(c279, p279, c31, p31, seed_nums, names_of, langs,
+                      [f"wd:{q}" for q in seed_qids] if seed_qids is not None else [], dict(info or {}))
+    graph.info.update(counts, root=f"wd:Q{root_num}", seeds=len(seed_qids) if seed_qids is not None else None,
+                      edges=graph.edges.height, names=graph.names.height)
     return graph

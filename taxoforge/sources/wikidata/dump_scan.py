@@ -30,9 +30,13 @@ splitting into lines with polars' CSV reader took 0.32 s and its capture-group r
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-__all__ = ["PRED_P279", "PRED_P31", "PRED_LABEL", "PRED_ALIAS", "scan_block", "gather_spans", "encode_langs"]
+__all__ = ["PRED_P279", "PRED_P31", "PRED_LABEL", "PRED_ALIAS", "scan_block", "gather_spans", "encode_langs",
+           "words_of"]
 
 PRED_P279, PRED_P31, PRED_LABEL, PRED_ALIAS = 1, 2, 3, 4
 
@@ -41,9 +45,15 @@ _P279 = np.frombuffer(b"<http://www.wikidata.org/prop/direct/P279>", dtype=np.ui
 _P31 = np.frombuffer(b"<http://www.wikidata.org/prop/direct/P31>", dtype=np.uint8)
 _LABEL = np.frombuffer(b"<http://www.w3.org/2000/01/rdf-schema#label>", dtype=np.uint8)
 _ALIAS = np.frombuffer(b"<http://www.w3.org/2004/02/skos/core#altLabel>", dtype=np.uint8)
+_N_ENT, _N_P279, _N_P31, _N_LABEL, _N_ALIAS = 33, 42, 41, 44, 46
 
 _NL, _CR, _SP, _TAB, _HASH, _DOT, _QUOTE, _BSL, _AT, _LT, _GT, _DASH = 10, 13, 32, 9, 35, 46, 34, 92, 64, 60, 62, 45
 _MAX_DIGITS = 18  # 10**18 - 1 < 2**63: every accepted QID number fits an int64
+# eight bytes at a time (SWAR): a word holds a newline when (v - ONES) & ~v & HIGH != 0 for v = word ^ NLS
+_ONES = np.uint64(0x0101010101010101)
+_HIGH = np.uint64(0x8080808080808080)
+_NLS = np.uint64(0x0A0A0A0A0A0A0A0A)
+_ZERO = np.uint64(0)
 
 
 def encode_langs(langs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -60,58 +70,122 @@ def encode_langs(langs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     return table, lens
 
 
-@njit(cache=True, nogil=True, inline="always")
+def words_of(buf: np.ndarray) -> np.ndarray:
+    """The block as 64-bit words (its last ``len % 8`` bytes left out), for :func:`scan_block`."""
+    return buf[: len(buf) - len(buf) % 8].view(np.uint64)
+
+
+@intrinsic
+def _memchr(typingctx, addr, byte, size):
+    """libc's ``memchr`` (SIMD) on an address: the address of the first ``byte``, or 0."""
+    sig = types.uint64(types.uint64, types.int64, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        a, b, size_ = args
+        i8p = ir.IntType(8).as_pointer()
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i8p, [i8p, ir.IntType(32), ir.IntType(64)]),
+                                            "memchr")
+        r = builder.call(fn, [builder.inttoptr(a, i8p), builder.trunc(b, ir.IntType(32)), size_])
+        return builder.ptrtoint(r, ir.IntType(64))
+
+    return sig, codegen
+
+
+@intrinsic
+def _memcmp(typingctx, a, b, size):
+    """libc's ``memcmp`` on two addresses."""
+    sig = types.int32(types.uint64, types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        x, y, size_ = args
+        i8p = ir.IntType(8).as_pointer()
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), [i8p, i8p, ir.IntType(64)]),
+                                            "memcmp")
+        return builder.call(fn, [builder.inttoptr(x, i8p), builder.inttoptr(y, i8p), size_])
+
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True)
 def _eq(buf, i, n, pat):
     m = pat.shape[0]
     if i + m > n:
         return False
-    for k in range(m):
-        if buf[i + k] != pat[k]:
-            return False
-    return True
+    return _memcmp(np.uint64(buf.ctypes.data) + np.uint64(i), np.uint64(pat.ctypes.data), np.uint64(m)) == 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _ws(c):
     return c == _SP or c == _TAB
 
 
 @njit(cache=True, nogil=True)
-def _item(buf, i, n):
-    """``<http://www.wikidata.org/entity/Q<digits>>`` at ``i``: (QID number, end) or (-1, i)."""
-    if not _eq(buf, i, n, _ENT):
-        return -1, i
-    j = i + _ENT.shape[0]
-    if j >= n or buf[j] < 49 or buf[j] > 57:  # first digit 1-9
-        return -1, i
-    q = 0
-    d = 0
-    while j < n and 48 <= buf[j] <= 57:
-        d += 1
-        if d > _MAX_DIGITS:
-            return -1, i
-        q = q * 10 + (buf[j] - 48)
-        j += 1
-    if j >= n or buf[j] != _GT:
-        return -1, i
-    return q, j + 1
+def _eol(buf, words, i, n):
+    """Index of the first newline at or after ``i`` (``n`` if none)."""
+    if i >= n:
+        return n
+    base = np.uint64(buf.ctypes.data)
+    r = _memchr(base + np.uint64(i), _NL, np.uint64(n - i))
+    return n if r == _ZERO else np.int64(r - base)
 
 
 @njit(cache=True, nogil=True)
-def _tail(buf, i, n):
-    """Whether ``[ \\t]* . [ \\t]* (# …)? \\r?`` runs from ``i`` to the end of the line."""
+def _number(buf, j, n):
+    """QID digits at ``j`` (1-18, no leading zero) then ``>``: (number, index after '>') or (-1, j)."""
+    if j >= n or buf[j] < 49 or buf[j] > 57:
+        return -1, j
+    q = 0
+    k = j
+    while k < n and 48 <= buf[k] <= 57:
+        if k - j == _MAX_DIGITS:
+            return -1, j
+        q = q * 10 + (buf[k] - 48)
+        k += 1
+    if k >= n or buf[k] != _GT:
+        return -1, j
+    return q, k + 1
+
+
+@njit(cache=True, nogil=True)
+def _end_of_statement(buf, i, n):
+    """After an object: the index of the line's newline if ``[ \\t]* . [ \\t]* \\r?`` ends the
+    line there, ``-2`` if a ``# comment`` follows the dot, ``-1`` if it is not a statement end."""
     while i < n and _ws(buf[i]):
         i += 1
     if i >= n or buf[i] != _DOT:
-        return False
+        return -1
     i += 1
     while i < n and _ws(buf[i]):
         i += 1
-    if i >= n or buf[i] == _NL or buf[i] == _HASH:
-        return True
+    if i >= n or buf[i] == _NL:
+        return i
+    if buf[i] == _HASH:
+        return -2
     if buf[i] == _CR and (i + 1 >= n or buf[i + 1] == _NL):
-        return True
-    return False
+        return i + 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _predicate(buf, j, n, want_p31, want_names):
+    """Which of the four predicates starts at ``j`` (0 for any other): a check of its last
+    bytes first (most lines have other predicates), then of the whole IRI."""
+    if j + _N_P31 > n or buf[j] != _LT:
+        return 0
+    if j + _N_P279 <= n and buf[j + 41] == _GT and buf[j + 40] == 57 and buf[j + 39] == 55:  # ...79>
+        if _eq(buf, j, n, _P279):
+            return PRED_P279
+    if want_p31 and buf[j + 40] == _GT and buf[j + 39] == 49 and buf[j + 38] == 51:  # ...31>
+        if _eq(buf, j, n, _P31):
+            return PRED_P31
+    if want_names:
+        if j + _N_LABEL <= n and buf[j + 43] == _GT and buf[j + 42] == 108 and buf[j + 41] == 101:  # ...el>
+            if _eq(buf, j, n, _LABEL):
+                return PRED_LABEL
+        if j + _N_ALIAS <= n and buf[j + 45] == _GT and buf[j + 44] == 108 and buf[j + 43] == 101:
+            if _eq(buf, j, n, _ALIAS):
+                return PRED_ALIAS
+    return 0
 
 
 @njit(cache=True, nogil=True)
@@ -128,8 +202,27 @@ def _grow(a, n):
 
 
 @njit(cache=True, nogil=True)
-def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
-    """Scan one block of whole lines (module docstring).
+def _lang_index(buf, t0, t1, lang_table, lang_lens):
+    tl = t1 - t0
+    for li in range(lang_lens.shape[0]):
+        if lang_lens[li] != tl:
+            continue
+        same = True
+        for m in range(tl):
+            c = buf[t0 + m]
+            if 65 <= c <= 90:
+                c += 32
+            if c != lang_table[li, m]:
+                same = False
+                break
+        if same:
+            return li
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def scan_block(buf, words, want_p31, seeds, want_names, lang_table, lang_lens):
+    """Scan one block of whole lines (module docstring); ``words`` is :func:`words_of` ``(buf)``.
 
     Returns ``(n_lines, edge_pred, edge_child, edge_parent, name_q, name_kind, name_lang,
     name_start, name_end, name_escaped, name_line, odd_line, odd_start, odd_end, odd_pred)``;
@@ -157,43 +250,45 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
     nn = 0
     no = 0
     line = 0
-    n_langs = lang_lens.shape[0]
     i = 0
     while i < n:
         ls = i
         odd = False
         pred = 0
-        # subject
+        le = -1  # the line's newline, once known
         while i < n and _ws(buf[i]):
             i += 1
         if i < n and buf[i] != _NL and buf[i] != _HASH:
-            q, j = _item(buf, i, n)
-            if q >= 0:
-                i = j
-            elif buf[i] == _LT:  # another IRI (or a corrupted one): to its '>'
-                while i < n and buf[i] != _GT and buf[i] != _NL:
-                    i += 1
-                if i < n and buf[i] == _GT:
-                    i += 1
-            else:  # a blank node, or garbage
-                while i < n and not _ws(buf[i]) and buf[i] != _NL and buf[i] != _LT:
-                    i += 1
+            # subject: an item (its IRI's prefix is checked in full only on lines that are used)
+            s0 = i
+            q = -1
+            if buf[i] == _LT and i + _N_ENT < n and buf[i + 32] == 81:  # 'Q'
+                q, j = _number(buf, i + _N_ENT, n)
+                if q >= 0:
+                    i = j
+            if q < 0:
+                if buf[i] == _LT:  # another IRI (or a corrupted one): to its '>'
+                    while i < n and buf[i] != _GT and buf[i] != _NL:
+                        i += 1
+                    if i < n and buf[i] == _GT:
+                        i += 1
+                else:  # a blank node, or garbage
+                    while i < n and not _ws(buf[i]) and buf[i] != _NL and buf[i] != _LT:
+                        i += 1
             while i < n and _ws(buf[i]):
                 i += 1
-            # predicate (tokens end in '>': no whitespace needed after them, as in N-Triples)
-            if _eq(buf, i, n, _P279):
-                pred = PRED_P279
-                i += _P279.shape[0]
-            elif want_p31 and _eq(buf, i, n, _P31):
-                pred = PRED_P31
-                i += _P31.shape[0]
-            elif want_names and _eq(buf, i, n, _LABEL):
-                pred = PRED_LABEL
-                i += _LABEL.shape[0]
-            elif want_names and _eq(buf, i, n, _ALIAS):
-                pred = PRED_ALIAS
-                i += _ALIAS.shape[0]
+            pred = _predicate(buf, i, n, want_p31, want_names)
             if pred != 0:
+                if pred == PRED_P279:
+                    i += _N_P279
+                elif pred == PRED_P31:
+                    i += _N_P31
+                elif pred == PRED_LABEL:
+                    i += _N_LABEL
+                else:
+                    i += _N_ALIAS
+                if q >= 0 and not _eq(buf, s0, n, _ENT):
+                    q = -1
                 while i < n and _ws(buf[i]):
                     i += 1
                 if pred == PRED_P279 or pred == PRED_P31:
@@ -202,8 +297,12 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
                     elif pred == PRED_P31 and not _is_seed(seeds, q):
                         pass  # not a seed's class: not used
                     else:
-                        p, j = _item(buf, i, n)
-                        if p >= 0 and _tail(buf, j, n):
+                        p = -1
+                        j = i
+                        if _eq(buf, i, n, _ENT):
+                            p, j = _number(buf, i + _N_ENT, n)
+                        end = _end_of_statement(buf, j, n) if p >= 0 else -1
+                        if end >= 0 or end == -2:  # -2: a comment follows the dot
                             if ne == e_child.shape[0]:
                                 e_pred = _grow(e_pred, ne)
                                 e_child = _grow(e_child, ne)
@@ -212,58 +311,50 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
                             e_child[ne] = q
                             e_parent[ne] = p
                             ne += 1
+                            le = end if end >= 0 else -1
                         else:
                             odd = True
                 elif q >= 0:  # label or alias of an item (names of anything else are never kept)
-                    if i >= n or buf[i] != _QUOTE:
-                        odd = True
+                    le = _eol(buf, words, i, n)
+                    # parsed from the end: "text"@tag . \r?
+                    e = le
+                    if e > i and buf[e - 1] == _CR:
+                        e -= 1
+                    while e > i and _ws(buf[e - 1]):
+                        e -= 1
+                    if buf[i] != _QUOTE or e <= i or buf[e - 1] != _DOT:
+                        odd = True  # not a literal, or a comment after the dot, or no dot
                     else:
-                        ts = i + 1
-                        j = ts
-                        esc = False
-                        closed = False
-                        while j < n:
-                            c = buf[j]
-                            if c == _QUOTE:
-                                closed = True
-                                break
-                            if c == _BSL:
-                                esc = True
-                                j += 1
-                                if j < n and (buf[j] == _NL or buf[j] == _CR):
-                                    break
-                            elif c == _NL or c == _CR:
-                                break
-                            j += 1
-                        if not closed or j + 1 >= n or buf[j + 1] != _AT:
+                        e -= 1
+                        while e > i and _ws(buf[e - 1]):
+                            e -= 1
+                        t1 = e
+                        while e > i and (65 <= buf[e - 1] <= 90 or 97 <= buf[e - 1] <= 122
+                                         or 48 <= buf[e - 1] <= 57 or buf[e - 1] == _DASH):
+                            e -= 1
+                        t0 = e
+                        if t0 == t1 or e - 2 <= i or buf[e - 1] != _AT or buf[e - 2] != _QUOTE:
                             odd = True
                         else:
-                            te = j
-                            k = j + 2
-                            tag0 = k
-                            while k < n and (65 <= buf[k] <= 90 or 97 <= buf[k] <= 122 or 48 <= buf[k] <= 57
-                                             or buf[k] == _DASH):
-                                k += 1
-                            if k == tag0 or not _tail(buf, k, n):
-                                odd = True
-                            else:
-                                lang = -1
-                                tl = k - tag0
-                                for li in range(n_langs):
-                                    if lang_lens[li] != tl:
-                                        continue
-                                    same = True
-                                    for m in range(tl):
-                                        c = buf[tag0 + m]
-                                        if 65 <= c <= 90:
-                                            c += 32
-                                        if c != lang_table[li, m]:
-                                            same = False
-                                            break
-                                    if same:
-                                        lang = li
+                            lang = _lang_index(buf, t0, t1, lang_table, lang_lens)
+                            if lang >= 0:  # a wanted language: the text is checked
+                                ts = i + 1
+                                te = e - 2
+                                esc = False
+                                k = ts
+                                while k < te:
+                                    c = buf[k]
+                                    if c == _BSL:
+                                        esc = True
+                                        k += 2
+                                        if k > te:
+                                            odd = True  # the closing quote is escaped
+                                    elif c == _QUOTE or c == _CR:
+                                        odd = True
                                         break
-                                if lang >= 0:
+                                    else:
+                                        k += 1
+                                if not odd:
                                     if nn == n_q.shape[0]:
                                         n_q = _grow(n_q, nn)
                                         n_kind = _grow(n_kind, nn)
@@ -280,9 +371,8 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
                                     n_esc[nn] = esc
                                     n_line[nn] = line
                                     nn += 1
-        # to the end of the line
-        while i < n and buf[i] != _NL:
-            i += 1
+        if le < 0:
+            le = _eol(buf, words, i, n)
         if odd:
             if no == o_line.shape[0]:
                 o_line = _grow(o_line, no)
@@ -291,10 +381,10 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
                 o_pred = _grow(o_pred, no)
             o_line[no] = line
             o_start[no] = ls
-            o_end[no] = i
+            o_end[no] = le
             o_pred[no] = pred
             no += 1
-        i += 1
+        i = le + 1
         line += 1
     return (line, e_pred[:ne], e_child[:ne], e_parent[:ne], n_q[:nn], n_kind[:nn], n_lang[:nn], n_start[:nn],
             n_end[:nn], n_esc[:nn], n_line[:nn], o_line[:no], o_start[:no], o_end[:no], o_pred[:no])
