@@ -347,11 +347,11 @@ def _is_seed(seeds: np.ndarray, q: int) -> bool:
 
 # ---------------------------------------------------------------- one block
 def _scan_block(block, plan: _Plan) -> _Block:
-    from taxoforge.sources.wikidata.dump_scan import scan_block, words_of
+    from taxoforge.sources.wikidata.dump_scan import scan_block
 
     buf = np.frombuffer(block, dtype=np.uint8)
     (lines, e_pred, e_child, e_parent, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line,
-     o_line, o_start, o_end, o_pred) = scan_block(buf, words_of(buf), plan.want_p31, plan.seeds, plan.want_names,
+     o_line, o_start, o_end, o_pred) = scan_block(buf, plan.want_p31, plan.seeds, plan.want_names,
                                                   plan.lang_table, plan.lang_lens)
     is_279 = e_pred == 1
     res = _Block(lines=int(lines), p279=(e_child[is_279], e_parent[is_279]),

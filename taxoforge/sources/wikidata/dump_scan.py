@@ -35,8 +35,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["PRED_P279", "PRED_P31", "PRED_LABEL", "PRED_ALIAS", "scan_block", "gather_spans", "encode_langs",
-           "words_of"]
+__all__ = ["PRED_P279", "PRED_P31", "PRED_LABEL", "PRED_ALIAS", "scan_block", "gather_spans", "encode_langs"]
 
 PRED_P279, PRED_P31, PRED_LABEL, PRED_ALIAS = 1, 2, 3, 4
 
@@ -49,10 +48,6 @@ _N_ENT, _N_P279, _N_P31, _N_LABEL, _N_ALIAS = 33, 42, 41, 44, 46
 
 _NL, _CR, _SP, _TAB, _HASH, _DOT, _QUOTE, _BSL, _AT, _LT, _GT, _DASH = 10, 13, 32, 9, 35, 46, 34, 92, 64, 60, 62, 45
 _MAX_DIGITS = 18  # 10**18 - 1 < 2**63: every accepted QID number fits an int64
-# eight bytes at a time (SWAR): a word holds a newline when (v - ONES) & ~v & HIGH != 0 for v = word ^ NLS
-_ONES = np.uint64(0x0101010101010101)
-_HIGH = np.uint64(0x8080808080808080)
-_NLS = np.uint64(0x0A0A0A0A0A0A0A0A)
 _ZERO = np.uint64(0)
 
 
@@ -68,11 +63,6 @@ def encode_langs(langs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     if not langs:
         lens[0] = -1  # matches nothing
     return table, lens
-
-
-def words_of(buf: np.ndarray) -> np.ndarray:
-    """The block as 64-bit words (its last ``len % 8`` bytes left out), for :func:`scan_block`."""
-    return buf[: len(buf) - len(buf) % 8].view(np.uint64)
 
 
 @intrinsic
@@ -120,7 +110,7 @@ def _ws(c):
 
 
 @njit(cache=True, nogil=True)
-def _eol(buf, words, i, n):
+def _eol(buf, i, n):
     """Index of the first newline at or after ``i`` (``n`` if none)."""
     if i >= n:
         return n
@@ -195,13 +185,6 @@ def _is_seed(seeds, q):
 
 
 @njit(cache=True, nogil=True)
-def _grow(a, n):
-    b = np.empty(max(16, 2 * a.shape[0]), dtype=a.dtype)
-    b[:n] = a[:n]
-    return b
-
-
-@njit(cache=True, nogil=True)
 def _lang_index(buf, t0, t1, lang_table, lang_lens):
     tl = t1 - t0
     for li in range(lang_lens.shape[0]):
@@ -221,8 +204,8 @@ def _lang_index(buf, t0, t1, lang_table, lang_lens):
 
 
 @njit(cache=True, nogil=True)
-def scan_block(buf, words, want_p31, seeds, want_names, lang_table, lang_lens):
-    """Scan one block of whole lines (module docstring); ``words`` is :func:`words_of` ``(buf)``.
+def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
+    """Scan one block of whole lines (module docstring).
 
     Returns ``(n_lines, edge_pred, edge_child, edge_parent, name_q, name_kind, name_lang,
     name_start, name_end, name_escaped, name_line, odd_line, odd_start, odd_end, odd_pred)``;
@@ -230,11 +213,14 @@ def scan_block(buf, words, want_p31, seeds, want_names, lang_table, lang_lens):
     1 for an alias, ``name_lang`` the index of the tag in ``lang_table``; line indexes count
     from 0 at the block's first line."""
     n = buf.shape[0]
-    cap_e = n // 100 + 16  # an edge line is at least 115 bytes
+    # capacities are upper bounds (no array is re-bound in the loop: that would cost reference
+    # counting on every line): an edge line has at least 112 bytes, a name line of an item 84,
+    # and an odd line holds one of the four predicates (41 bytes or more)
+    cap_e = n // 100 + 16
     e_pred = np.empty(cap_e, dtype=np.int8)
     e_child = np.empty(cap_e, dtype=np.int64)
     e_parent = np.empty(cap_e, dtype=np.int64)
-    cap_n = (n // 80 + 16) if want_names else 16  # a name line of an item is at least 86 bytes
+    cap_n = (n // 80 + 16) if want_names else 16
     n_q = np.empty(cap_n, dtype=np.int64)
     n_kind = np.empty(cap_n, dtype=np.int8)
     n_lang = np.empty(cap_n, dtype=np.int8)
@@ -242,10 +228,11 @@ def scan_block(buf, words, want_p31, seeds, want_names, lang_table, lang_lens):
     n_end = np.empty(cap_n, dtype=np.int64)
     n_esc = np.empty(cap_n, dtype=np.bool_)
     n_line = np.empty(cap_n, dtype=np.int64)
-    o_line = np.empty(16, dtype=np.int64)
-    o_start = np.empty(16, dtype=np.int64)
-    o_end = np.empty(16, dtype=np.int64)
-    o_pred = np.empty(16, dtype=np.int8)
+    cap_o = n // 40 + 16
+    o_line = np.empty(cap_o, dtype=np.int64)
+    o_start = np.empty(cap_o, dtype=np.int64)
+    o_end = np.empty(cap_o, dtype=np.int64)
+    o_pred = np.empty(cap_o, dtype=np.int8)
     ne = 0
     nn = 0
     no = 0
@@ -303,10 +290,6 @@ def scan_block(buf, words, want_p31, seeds, want_names, lang_table, lang_lens):
                             p, j = _number(buf, i + _N_ENT, n)
                         end = _end_of_statement(buf, j, n) if p >= 0 else -1
                         if end >= 0 or end == -2:  # -2: a comment follows the dot
-                            if ne == e_child.shape[0]:
-                                e_pred = _grow(e_pred, ne)
-                                e_child = _grow(e_child, ne)
-                                e_parent = _grow(e_parent, ne)
                             e_pred[ne] = pred
                             e_child[ne] = q
                             e_parent[ne] = p
@@ -315,7 +298,7 @@ def scan_block(buf, words, want_p31, seeds, want_names, lang_table, lang_lens):
                         else:
                             odd = True
                 elif q >= 0:  # label or alias of an item (names of anything else are never kept)
-                    le = _eol(buf, words, i, n)
+                    le = _eol(buf, i, n)
                     # parsed from the end: "text"@tag . \r?
                     e = le
                     if e > i and buf[e - 1] == _CR:
@@ -355,14 +338,6 @@ def scan_block(buf, words, want_p31, seeds, want_names, lang_table, lang_lens):
                                     else:
                                         k += 1
                                 if not odd:
-                                    if nn == n_q.shape[0]:
-                                        n_q = _grow(n_q, nn)
-                                        n_kind = _grow(n_kind, nn)
-                                        n_lang = _grow(n_lang, nn)
-                                        n_start = _grow(n_start, nn)
-                                        n_end = _grow(n_end, nn)
-                                        n_esc = _grow(n_esc, nn)
-                                        n_line = _grow(n_line, nn)
                                     n_q[nn] = q
                                     n_kind[nn] = 0 if pred == PRED_LABEL else 1
                                     n_lang[nn] = lang
@@ -372,13 +347,8 @@ def scan_block(buf, words, want_p31, seeds, want_names, lang_table, lang_lens):
                                     n_line[nn] = line
                                     nn += 1
         if le < 0:
-            le = _eol(buf, words, i, n)
+            le = _eol(buf, i, n)
         if odd:
-            if no == o_line.shape[0]:
-                o_line = _grow(o_line, no)
-                o_start = _grow(o_start, no)
-                o_end = _grow(o_end, no)
-                o_pred = _grow(o_pred, no)
             o_line[no] = line
             o_start[no] = ls
             o_end[no] = le
