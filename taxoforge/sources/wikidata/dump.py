@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import mmap
 import os
 import re
 import shutil
@@ -186,6 +187,118 @@ def dump_languages(lang: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _last_newline(buf: np.ndarray, lo: int, hi: int) -> int:
+    """Index just after the last newline in ``buf[lo:hi]`` (``lo`` if there is none)."""
+    start = max(lo, hi - (1 << 16))
+    while True:
+        found = np.flatnonzero(buf[start:hi] == 10)
+        if len(found):
+            return start + int(found[-1]) + 1
+        if start == lo:
+            return lo
+        hi, start = start, max(lo, start - (1 << 20))
+
+
+class _Blocks:
+    """Blocks of whole lines of the (decompressed) file as read-only ``uint8`` arrays, each
+    ending in a newline (one is added after a last line without). A plain file is mapped
+    into memory (the blocks are views of the mapping: no copy); a compressed one is
+    decompressed on ``threads`` cores into fresh buffers. Used as a context manager that
+    outlives the blocks' users (the mapping is closed on exit)."""
+
+    def __init__(self, path: Path, threads: int) -> None:
+        self.path, self.threads = path, threads
+        self.kind = _compression(path)
+        self._file = self._map = None
+        self._released = 0
+
+    def __enter__(self) -> "_Blocks":
+        if self.kind == "none" and self.path.stat().st_size:
+            self._file = self.path.open("rb")
+            self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+            if hasattr(self._map, "madvise"):
+                self._map.madvise(mmap.MADV_SEQUENTIAL)
+        return self
+
+    def release(self, upto: int) -> None:
+        """The blocks before byte ``upto`` are done with: their pages leave this process's memory
+        (they stay in the page cache), so resident memory follows the blocks in flight, not the file."""
+        if self._map is None or not hasattr(self._map, "madvise"):
+            return
+        page = mmap.PAGESIZE
+        a, b = self._released // page * page, min(upto, len(self._map)) // page * page
+        if b > a:
+            self._map.madvise(mmap.MADV_DONTNEED, a, b - a)
+            self._released = b
+
+    def __exit__(self, *exc) -> None:
+        if self._map is not None:
+            try:
+                self._map.close()
+            except BufferError:  # a block is still referenced somewhere: unmapped when it goes
+                pass
+            self._file.close()
+            self._map = self._file = None
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        if self.kind == "none":
+            if self._map is not None:
+                yield from self._mapped()
+            return
+        total = 0
+        try:
+            with open_dump(self.path, self.threads) as f:
+                rest = np.empty(0, dtype=np.uint8)
+                first = True
+                while True:
+                    buf = np.empty(len(rest) + _CHUNK, dtype=np.uint8)
+                    buf[: len(rest)] = rest
+                    got = _read_full(f, memoryview(buf)[len(rest):])
+                    total += got
+                    n = len(rest) + got
+                    if first and n >= 3 and bytes(buf[:3]) == b"\xef\xbb\xbf":  # a byte-order mark
+                        buf[:3] = 32
+                    first = False
+                    if got == 0:
+                        if n:
+                            yield _readonly(np.concatenate([buf[:n], [10]]).astype(np.uint8))
+                        return
+                    cut = _last_newline(buf, 0, n)
+                    rest = buf[cut:n].copy()
+                    if cut:
+                        yield _readonly(buf[:cut])
+        except (OSError, RuntimeError, EOFError, ValueError) as e:
+            raise ValueError(f"{self.path}: cannot decompress the {self.kind} data after {total:,} bytes of output: "
+                             f"the file is truncated or corrupt ({type(e).__name__}: {str(e)[:300]})") from e
+
+    def _mapped(self) -> Iterator[np.ndarray]:
+        data = np.frombuffer(self._map, dtype=np.uint8)
+        size = len(data)
+        start = 0
+        while start < size:
+            end = min(start + _CHUNK, size)
+            if end < size:
+                cut = _last_newline(data, start, end)
+                if cut == start:  # a line longer than the block
+                    nl = np.flatnonzero(data[end:] == 10)
+                    cut = end + int(nl[0]) + 1 if len(nl) else size
+                end = cut
+            block = data[start:end]
+            if start == 0 and bytes(block[:3]) == b"\xef\xbb\xbf":  # a byte-order mark: whitespace
+                block = block.copy()
+                block[:3] = 32
+            if block[-1] != 10:
+                block = np.concatenate([block, np.array([10], dtype=np.uint8)])
+            yield _readonly(block)
+            start = end
+        del data
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False  # one compiled signature for mapped and decompressed blocks
+    return a
+
+
 def _read_full(f, view: memoryview) -> int:
     got = 0
     while got < len(view):
@@ -194,42 +307,6 @@ def _read_full(f, view: memoryview) -> int:
             break
         got += n
     return got
-
-
-def _blocks(path: Path, threads: int) -> Iterator[memoryview | bytes]:
-    """Blocks of whole lines of the (decompressed) file, each ending in a newline."""
-    total = 0
-    rest = b""
-    try:
-        with open_dump(path, threads) as f:
-            first = True
-            while True:
-                size = _CHUNK
-                buf = bytearray(len(rest) + size)
-                buf[: len(rest)] = rest
-                view = memoryview(buf)
-                got = _read_full(f, view[len(rest):])
-                total += got
-                n = len(rest) + got
-                if first and buf[:3] == b"\xef\xbb\xbf":  # a byte-order mark: whitespace to the scanner
-                    buf[:3] = b"   "
-                first = False
-                if got == 0:
-                    if n:
-                        yield bytes(view[:n]) + b"\n"
-                    return
-                cut = buf.rfind(b"\n", 0, n) + 1
-                if cut == 0:  # a line longer than the block: read on
-                    rest = bytes(view[:n])
-                    continue
-                rest = bytes(view[cut:n])
-                yield view[:cut]
-    except (OSError, RuntimeError, EOFError, ValueError) as e:
-        kind = _compression(path)
-        if kind == "none":
-            raise
-        raise ValueError(f"{path}: cannot decompress the {kind} data after {total:,} bytes of output: the file is "
-                         f"truncated or corrupt ({type(e).__name__}: {str(e)[:300]})") from e
 
 
 # ---------------------------------------------------------------- odd lines, one by one
@@ -266,6 +343,7 @@ class _Block:
     """What one block of lines yields (line indexes count from the block's first line)."""
 
     lines: int
+    nbytes: int
     p279: tuple[np.ndarray, np.ndarray]
     p31: tuple[np.ndarray, np.ndarray]
     names: pl.DataFrame | None
@@ -346,15 +424,14 @@ def _is_seed(seeds: np.ndarray, q: int) -> bool:
 
 
 # ---------------------------------------------------------------- one block
-def _scan_block(block, plan: _Plan) -> _Block:
+def _scan_block(buf: np.ndarray, plan: _Plan) -> _Block:
     from taxoforge.sources.wikidata.dump_scan import scan_block
 
-    buf = np.frombuffer(block, dtype=np.uint8)
     (lines, e_pred, e_child, e_parent, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line,
      o_line, o_start, o_end, o_pred) = scan_block(buf, plan.want_p31, plan.seeds, plan.want_names,
                                                   plan.lang_table, plan.lang_lens)
     is_279 = e_pred == 1
-    res = _Block(lines=int(lines), p279=(e_child[is_279], e_parent[is_279]),
+    res = _Block(lines=int(lines), nbytes=len(buf), p279=(e_child[is_279], e_parent[is_279]),
                  p31=(e_child[~is_279], e_parent[~is_279]), names=None, odd_lines=len(o_line))
     extra = {"p279": [], "p31": [], "names": [], "deferred": [], "non_item_edges": 0}
     for k in range(len(o_line)):
@@ -452,13 +529,16 @@ class _NameStore:
         self.frames, self.size = [], 0
 
     def select(self, index: "_Index") -> pl.DataFrame:
-        """Names of the QID numbers in ``index``."""
+        """Names of the QID numbers in ``index`` (once: the store is emptied)."""
         schema = {"q": pl.Int64, "kind": pl.Int8, "lang": pl.Int8, "name": pl.String}
-        parts = [df.filter(pl.Series(index.positions(df["q"].to_numpy()) >= 0)) for df in self.frames]
+        parts = []
+        while self.frames:  # frees each block's names as it goes
+            df = self.frames.pop(0)
+            parts.append(df.filter(pl.Series(index.positions(df["q"].to_numpy()) >= 0)))
         for path in self.files:
             df = pl.read_ipc(path, memory_map=False)
             parts.append(df.filter(pl.Series(index.positions(df["q"].to_numpy()) >= 0)))
-        return pl.concat(parts) if parts else pl.DataFrame(schema=schema)
+        return pl.concat(parts, rechunk=True) if parts else pl.DataFrame(schema=schema)
 
     def close(self) -> None:
         self.frames = []
@@ -490,9 +570,10 @@ def _scan_nt(plan: _Plan, workers: int, spill_bytes: int) -> _Scan:
     counts = scan.counts
     counts.update(lines=0, odd_lines=0)
     line0 = 0
+    offset = 0
 
     def collect(res: _Block) -> None:
-        nonlocal line0
+        nonlocal line0, offset
         if res.errors:
             idx, msg = res.errors[0]
             raise ValueError(f"{plan.path}:{line0 + idx + 1}: {msg}")
@@ -505,22 +586,28 @@ def _scan_nt(plan: _Plan, workers: int, spill_bytes: int) -> _Scan:
         counts["non_item_edges"] += res.non_item_edges
         counts["odd_lines"] += res.odd_lines
         line0 += res.lines
+        offset += res.nbytes
+        blocks.release(offset)
 
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="taxoforge-dump")
     pending: deque = deque()
     try:
-        for block in _blocks(plan.path, workers):
-            pending.append(pool.submit(_scan_block, block, plan))
-            while len(pending) > workers:
-                collect(pending.popleft().result())
-        while pending:
-            collect(pending.popleft().result())
+        with _Blocks(plan.path, workers) as blocks:
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="taxoforge-dump")
+            try:
+                for block in blocks:
+                    pending.append(pool.submit(_scan_block, block, plan))
+                    del block
+                    while len(pending) > workers:
+                        collect(pending.popleft().result())
+                while pending:
+                    collect(pending.popleft().result())
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+                pending.clear()
     except BaseException:
         if scan.names is not None:
             scan.names.close()
         raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
     counts["lines"] = line0
     return scan
 
@@ -626,6 +713,8 @@ class _Index:
         if not len(self.ids):
             return np.full(len(q), -1, dtype=np.int64)
         if self.table is not None:
+            if not len(q) or (int(q.min()) >= 0 and int(q.max()) < len(self.table)):
+                return self.table[q].astype(np.int64, copy=False)
             inside = (q >= 0) & (q < len(self.table))
             out = np.full(len(q), -1, dtype=np.int64)
             out[inside] = self.table[q[inside]]
@@ -685,58 +774,97 @@ _EDGE_COLS = {"child": pl.String, "parent": pl.String, "relation": pl.String}
 _NAME_COLS = {"node_id": pl.String, "name": pl.String, "kind": pl.String, "lang": pl.String}
 
 
-def _assemble(c279: np.ndarray, p279: np.ndarray, c31: np.ndarray, p31: np.ndarray, seed_nums: np.ndarray | None,
-              names_of, langs: tuple[str, ...], seeds: list[str], info: dict) -> WikidataGraph:
-    """The graph from its edges (QID numbers) and ``names_of(index)``, the names of the nodes in
-    ``index`` (``q``, ``kind`` 0 label / 1 alias, ``lang`` index in ``langs``, ``name``), or
+def _assemble(edges: dict[str, np.ndarray], seed_nums: np.ndarray | None, names_of, langs: tuple[str, ...],
+              seeds: list[str], info: dict) -> WikidataGraph:
+    """The graph from its edges (QID numbers ``c279, p279, c31, p31``, taken out of ``edges`` as
+    they are used, so their memory goes early) and ``names_of(index)``, the names of the nodes
+    in ``index`` (``q``, ``kind`` 0 label / 1 alias, ``lang`` index in ``langs``, ``name``), or
     ``None`` for no names.
 
     The tables are built sorted and without repeats, in the form :class:`WikidataGraph`
     normalises to: sorting millions of ``wd:Q…`` strings costs seconds, sorting integers a
     fraction of one. Each node's rank in string order comes from an integer key
-    (:func:`_lex_keys`); an edge is then one int64 (child rank, parent rank, relation)."""
-    nodes = _unique(np.concatenate([c31, p31, c279, p279] + ([seed_nums] if seed_nums is not None else [])))
+    (:func:`_lex_keys`); an edge is then one int64 (child rank, parent rank, relation), sorted."""
+    parts = [edges["c31"], edges["p31"], edges["c279"], edges["p279"]]
+    nodes = _unique(np.concatenate(parts + ([seed_nums] if seed_nums is not None else [])))
+    del parts
     index = _Index(nodes)
-    names = names_of(index) if names_of is not None else None
     lex = _lex_keys(nodes)
     if lex is None:  # a QID of 18 digits: WikidataGraph sorts the strings
-        edges = pl.DataFrame({"child": _node_ids(np.concatenate([c31, c279])),
-                              "parent": _node_ids(np.concatenate([p31, p279])),
-                              "relation": ["P31"] * len(c31) + ["P279"] * len(c279)}, schema=_EDGE_COLS)
+        c31, p31, c279, p279 = (edges.pop(k) for k in ("c31", "p31", "c279", "p279"))
+        edge_df = pl.DataFrame({"child": _node_ids(np.concatenate([c31, c279])),
+                                "parent": _node_ids(np.concatenate([p31, p279])),
+                                "relation": ["P31"] * len(c31) + ["P279"] * len(c279)}, schema=_EDGE_COLS)
+        names = names_of(index) if names_of is not None else None
         names_df = pl.DataFrame(schema=_NAME_COLS) if names is None else names.select(
             _node_ids(names["q"].to_numpy()).alias("node_id"), "name",
             pl.col("kind").replace_strict([0, 1], list(_KINDS), return_dtype=pl.String),
             pl.col("lang").replace_strict(list(range(len(langs))), list(langs), return_dtype=pl.String))
-        return WikidataGraph(edges=edges, names=names_df, seeds=seeds, info=info)
+        return WikidataGraph(edges=edge_df, names=names_df, seeds=seeds, info=info)
+    order = np.argsort(lex, kind="stable")
+    del lex
     rank = np.empty(len(nodes), dtype=np.int64)
-    rank[np.argsort(lex, kind="stable")] = np.arange(len(nodes), dtype=np.int64)
-    ids = _node_ids(nodes[np.argsort(rank)])  # node ids in string order
+    rank[order] = np.arange(len(nodes), dtype=np.int64)
+    ids = _node_ids(nodes[order])  # node ids in string order
+    del order
     n = max(1, len(nodes))
+
+    def ranks(key: str) -> np.ndarray:
+        return rank[index.positions(edges.pop(key))]
+
     key = _unique(np.concatenate([  # "P279" sorts before "P31"
-        (rank[index.positions(c279)] * n + rank[index.positions(p279)]) * 2,
-        (rank[index.positions(c31)] * n + rank[index.positions(p31)]) * 2 + 1,
+        (ranks("c279") * n + ranks("p279")) * 2,
+        (ranks("c31") * n + ranks("p31")) * 2 + 1,
     ]))
-    edges = pl.DataFrame({"child": ids.gather(key // (2 * n)), "parent": ids.gather((key // 2) % n),
-                          "relation": pl.Series(np.where(key % 2 == 0, "P279", "P31"), dtype=pl.String)})
+    edge_df = pl.DataFrame({"child": ids.gather(key // (2 * n)), "parent": ids.gather((key // 2) % n),
+                            "relation": pl.Series(["P279", "P31"]).gather(key % 2)})
+    del key
+    names = names_of(index) if names_of is not None else None
     if names is None:
         names_df = pl.DataFrame(schema=_NAME_COLS)
     else:
         by_string = sorted(langs)
-        cols = ["r", "k", "name", "l"]
-        t = names.select(
-            pl.Series("r", rank[index.positions(names["q"].to_numpy())]),
-            (1 - pl.col("kind")).alias("k"),  # "alias" sorts before "label"
-            "name",
-            pl.col("lang").replace_strict(list(range(len(langs))), [by_string.index(t) for t in langs],
-                                          return_dtype=pl.Int8).alias("l"),
-        ).sort(cols)
-        t = t.filter(pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in cols]))  # repeats
-        names_df = t.select(
-            ids.gather(t["r"]).alias("node_id"), "name",
-            pl.col("k").replace_strict([0, 1], ["alias", "label"], return_dtype=pl.String).alias("kind"),
-            pl.col("l").replace_strict(list(range(len(by_string))), by_string, return_dtype=pl.String).alias("lang"),
-        )
-    return WikidataGraph.from_normalised(edges=edges, names=names_df, seeds=seeds, info=info)
+        # sort by (node rank, kind, name, lang): the integer part by one np.sort of packed keys, names only
+        # within the groups of equal (rank, kind) — several aliases or languages of one node
+        k0 = rank[index.positions(names["q"].to_numpy())] * 2 + (1 - names["kind"].to_numpy())  # alias < label
+        lang_pos = np.array([by_string.index(t) for t in langs], dtype=np.int8)[names["lang"].to_numpy()]
+        t = pl.DataFrame({"k0": k0, "name": names["name"], "l": lang_pos})
+        del names, k0, lang_pos
+        row_order = _sort_names(t)
+        t = t[row_order]
+        del row_order
+        t = t.filter(pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in t.columns]))  # repeats
+        names_df = pl.DataFrame({
+            "node_id": ids.gather(t["k0"] // 2),
+            "name": t["name"],
+            "kind": pl.Series(["alias", "label"]).gather(t["k0"] % 2),
+            "lang": pl.Series(by_string).gather(t["l"]),
+        })
+    return WikidataGraph.from_normalised(edges=edge_df, names=names_df, seeds=seeds, info=info)
+
+
+def _sort_names(t: pl.DataFrame) -> np.ndarray:
+    """Row order of ``t`` (``k0`` int64 ≥ 0, ``name``, ``l``) sorted by ``k0, name, l``."""
+    rows = t.height
+    if rows == 0:
+        return np.empty(0, dtype=np.int64)
+    k0 = t["k0"].to_numpy()
+    bits = int(rows).bit_length()
+    if int(k0.max()).bit_length() + bits > 62:
+        return t.with_row_index("i").sort("k0", "name", "l")["i"].to_numpy().astype(np.int64)
+    packed = np.sort((k0 << bits) | np.arange(rows, dtype=np.int64))
+    order = packed & ((1 << bits) - 1)
+    k_sorted = packed >> bits
+    del packed
+    tie = np.zeros(rows, dtype=bool)
+    same = k_sorted[1:] == k_sorted[:-1]
+    tie[1:] |= same
+    tie[:-1] |= same
+    at = np.flatnonzero(tie)
+    if len(at):  # runs of equal k0 are contiguous: sort each by (name, lang), put back in place
+        sub = t[order[at]].with_columns(pl.Series("i", order[at])).sort("k0", "name", "l")
+        order[at] = sub["i"].to_numpy()
+    return order
 
 
 def _seed_numbers(seeds: Iterable[str] | None) -> tuple[list[str] | None, np.ndarray | None]:
@@ -823,6 +951,8 @@ def read_dump(
         t_scan = time.perf_counter() - t0
         t1 = time.perf_counter()
         c279, p279, c31, p31 = _select_edges(c279, p279, c31, p31, seed_nums, root_num, counts)
+        edges = {"c279": c279, "p279": p279, "c31": c31, "p31": p31}
+        del c279, p279, c31, p31
 
         def names_of(index: _Index) -> pl.DataFrame:
             if scan.deferred:  # bad names: an error if their node is in the graph
@@ -835,7 +965,7 @@ def read_dump(
             counts["names_spilled_files"] = len(scan.names.files)
             return scan.names.select(index)
 
-        graph = _assemble(c279, p279, c31, p31, seed_nums, names_of if names else None, langs,
+        graph = _assemble(edges, seed_nums, names_of if names else None, langs,
                           [f"wd:{q}" for q in seed_qids] if seed_qids is not None else [], info)
     finally:
         if scan.names is not None:
@@ -878,7 +1008,7 @@ def graph_from_tables(edges: pl.DataFrame, names: pl.DataFrame, *, seeds: Iterab
                          "name")
         return t.filter(pl.Series(index.positions(t["q"].to_numpy()) >= 0))
 
-    graph = _assemble(c279, p279, c31, p31, seed_nums, names_of, langs,
+    graph = _assemble({"c279": c279, "p279": p279, "c31": c31, "p31": p31}, seed_nums, names_of, langs,
                       [f"wd:{q}" for q in seed_qids] if seed_qids is not None else [], dict(info or {}))
     graph.info.update(counts, root=f"wd:Q{root_num}", seeds=len(seed_qids) if seed_qids is not None else None,
                       edges=graph.edges.height, names=graph.names.height)
