@@ -260,6 +260,7 @@ class _Blocks:
                         buf[:3] = 32
                     first = False
                     if got == 0:
+                        _check_complete(f, self.path, self.kind)
                         if n:
                             yield _readonly(np.concatenate([buf[:n], [10]]).astype(np.uint8))
                         return
@@ -292,6 +293,22 @@ class _Blocks:
             yield _readonly(block)
             start = end
         del data
+
+
+def _check_complete(f, path: Path, kind: str) -> None:
+    """At the end of the output: a parallel decompressor may stop quietly where a truncated
+    file ends. gzip: its position in the input must be the file's end. bzip2: the file must end
+    with the stream-end marker (48 bits, then the 32-bit CRC and up to 7 bits of padding)."""
+    if kind == "gzip" and hasattr(f, "tell_compressed"):
+        size_bits = path.stat().st_size * 8
+        if f.tell_compressed() != size_bits:
+            raise EOFError(f"the gzip stream stops at bit {f.tell_compressed():,} of {size_bits:,}")
+    elif kind == "bzip2":
+        with path.open("rb") as raw:
+            raw.seek(max(0, path.stat().st_size - 16))
+            tail = int.from_bytes(raw.read(), "big")
+        if not any((tail >> (32 + pad)) & 0xFFFFFFFFFFFF == 0x177245385090 for pad in range(8)):
+            raise EOFError("the bzip2 stream has no end-of-stream marker")
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -536,7 +553,7 @@ class _NameStore:
             df = self.frames.pop(0)
             parts.append(df.filter(pl.Series(index.positions(df["q"].to_numpy()) >= 0)))
         for path in self.files:
-            df = pl.read_ipc(path, memory_map=False)
+            df = pl.read_ipc(path)
             parts.append(df.filter(pl.Series(index.positions(df["q"].to_numpy()) >= 0)))
         return pl.concat(parts, rechunk=True) if parts else pl.DataFrame(schema=schema)
 
