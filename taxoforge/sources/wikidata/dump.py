@@ -52,7 +52,6 @@ import bz2
 import gzip
 import mmap
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -72,19 +71,15 @@ from scipy.sparse.csgraph import breadth_first_order
 from taxoforge.sources.wikidata.extract import ROOT_QID
 from taxoforge.sources.wikidata.graph import WikidataGraph
 from taxoforge.sources.wikidata.ids import qid_number, validate_qid, validate_qids
+from taxoforge.sources.wikidata.ntriples import LANG_RE, MAX_QID_DIGITS, PRED_P279, LineError, classify, unescape
 
 __all__ = ["read_dump", "open_dump", "dump_format", "dump_languages", "graph_from_tables", "MAX_QID_DIGITS"]
 
-#: QIDs are kept as int64: at most 18 digits (Wikidata's QIDs have 9).
-MAX_QID_DIGITS = 18
 #: Bytes read per block (whole lines; a block grows to hold a longer line).
 _CHUNK = 1 << 25
 #: Names held in memory before they are spilled to a temporary file.
 _SPILL_BYTES = 512 << 20
 
-_LANG_RE = re.compile(r"^[A-Za-z]+(?:-[A-Za-z0-9]+)*$")
-_SIMPLE_ESC = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_ESCAPE_RE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.S)
 
 _IRI = {
     "P31": "http://www.wikidata.org/prop/direct/P31",
@@ -94,28 +89,6 @@ _IRI = {
 }
 _ENTITY_IRI = "http://www.wikidata.org/entity/Q"
 _KINDS = ("label", "alias")
-
-
-def _unescape(s: str) -> str:
-    """N-Triples string escapes (``\\t``, ``\\"``, ``\\uXXXX``, ``\\UXXXXXXXX``, …) decoded;
-    ``ValueError`` for an unknown escape or one that is not a Unicode scalar value."""
-    if "\\" not in s:
-        return s
-
-    def sub(m: re.Match) -> str:
-        hexa = m.group(1) or m.group(2)
-        if hexa:
-            cp = int(hexa, 16)
-            if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
-                raise ValueError(f"the escape {m.group(0)} is not a Unicode character "
-                                 "(code points stop at U+10FFFF and exclude the surrogates D800-DFFF)")
-            return chr(cp)
-        c = m.group(3)
-        if c not in _SIMPLE_ESC:
-            raise ValueError(f"unknown escape \\{c} (N-Triples has \\t \\b \\n \\r \\f \\\" \\' \\\\ \\u \\U)")
-        return _SIMPLE_ESC[c]
-
-    return _ESCAPE_RE.sub(sub, s)
 
 
 # ---------------------------------------------------------------- files
@@ -177,7 +150,7 @@ def dump_languages(lang: str | Sequence[str]) -> tuple[str, ...]:
     out: list[str] = []
     for t in tags:
         t = str(t).strip()
-        if not _LANG_RE.match(t):
+        if not LANG_RE.match(t):
             raise ValueError(f"lang: {t!r} is not a language tag (letters, then '-' and letters or digits, "
                              "like 'en' or 'en-gb')")
         if t.lower() not in out:
@@ -326,35 +299,7 @@ def _read_full(f, view: memoryview) -> int:
     return got
 
 
-# ---------------------------------------------------------------- odd lines, one by one
-_UCHAR = rb"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
-_IRI_TOKEN = rb"<(?:[^\x00-\x20<>\"{}|^`\\]|" + _UCHAR + rb")*>"
-_BNODE_TOKEN = rb"_:[A-Za-z0-9_\x80-\xff](?:[A-Za-z0-9_.\-\x80-\xff]*[A-Za-z0-9_\-\x80-\xff])?"
-_LITERAL = (rb'"(?P<text>(?:[^"\\\n\r]|\\[tbnrf"\'\\]|' + _UCHAR + rb')*)"'
-            rb"(?:@(?P<lang>[A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^" + _IRI_TOKEN + rb")?")
-_TRIPLE_RE = re.compile(
-    rb"^[ \t]*(?P<s>" + _IRI_TOKEN + rb"|" + _BNODE_TOKEN + rb")[ \t]*(?P<p>" + _IRI_TOKEN + rb")[ \t]*"
-    rb"(?P<o>" + _IRI_TOKEN + rb"|" + _BNODE_TOKEN + rb"|" + _LITERAL + rb")[ \t]*\.[ \t]*(?:#[^\n]*)?\r?$")
-_ITEM_RE = re.compile(rb"<http://www\.wikidata\.org/entity/Q([1-9][0-9]*)>")
-_SUBJECT_RE = re.compile(rb"^[ \t]*<http://www\.wikidata\.org/entity/Q([1-9][0-9]*)>")
-_PRED_NAME = {1: "P279", 2: "P31", 3: "rdfs:label", 4: "skos:altLabel"}
-
-
-class _LineError(ValueError):
-    pass
-
-
-def _item_number(token: bytes) -> int | None:
-    """QID number of an item IRI token, ``None`` for any other term; ``_LineError`` beyond 18 digits."""
-    m = _ITEM_RE.fullmatch(token)
-    if not m:
-        return None
-    if len(m.group(1)) > MAX_QID_DIGITS:
-        raise _LineError(f"the QID Q{m.group(1)[:40].decode()}… has more than {MAX_QID_DIGITS} digits; QIDs are read "
-                         "as 64-bit integers (Wikidata's have at most 9 digits): a corrupted line?")
-    return int(m.group(1))
-
-
+# ---------------------------------------------------------------- one block
 @dataclass
 class _Block:
     """What one block of lines yields (line indexes count from the block's first line)."""
@@ -381,60 +326,6 @@ class _Plan:
     lang_lens: np.ndarray
 
 
-def _classify_odd(line: bytes, pred: int, plan: _Plan, out: dict) -> None:
-    """One odd line: an edge, a name, a non-item edge, nothing, or an error (module docstring)."""
-    m = _TRIPLE_RE.match(line)
-    what = _PRED_NAME[pred]
-    shown = line[:200]
-    if pred == 1:  # P279: always used
-        if not m:
-            raise _LineError(f"expected an N-Triples statement '<subject> <predicate> <object> .' (IRIs without "
-                             f"spaces or control characters), got {shown!r}")
-        if m.group("o").startswith(b'"'):
-            raise _LineError(f"expected an entity IRI as object of {what}, got {m.group('o')[:200]!r}")
-        s, o = _item_number(m.group("s")), _item_number(m.group("o"))
-        if s is None or o is None:
-            out["non_item_edges"] += 1  # lexemes, properties, blank nodes of "unknown value"
-        else:
-            out["p279"].append((s, o))
-        return
-    sm = _SUBJECT_RE.match(line)
-    subject = int(sm.group(1)) if sm and len(sm.group(1)) <= MAX_QID_DIGITS else None
-    if pred == 2:  # P31: used for the seeds only
-        if subject is None or not _is_seed(plan.seeds, subject):
-            return
-        if not m:
-            raise _LineError(f"expected an N-Triples statement '<subject> <predicate> <object> .', got {shown!r}")
-        if m.group("o").startswith(b'"'):
-            raise _LineError(f"expected an entity IRI as object of {what}, got {m.group('o')[:200]!r}")
-        o = _item_number(m.group("o"))
-        if o is None:
-            out["non_item_edges"] += 1
-        else:
-            out["p31"].append((subject, o))
-        return
-    # a name: used if the item ends up in the graph, so problems are deferred until that is known
-    if subject is None:
-        return
-    try:
-        if not m:
-            raise _LineError(f"expected an N-Triples statement '<subject> <predicate> \"literal\"@lang .', got {shown!r}")
-        if not m.group("o").startswith(b'"'):
-            raise _LineError(f"expected a literal as object of {what}, got {m.group('o')[:200]!r}")
-        tag = (m.group("lang") or b"").decode("ascii").lower()
-        if tag not in plan.langs:
-            return
-        try:
-            text = _unescape(m.group("text").decode("utf-8"))
-        except UnicodeDecodeError as e:
-            raise _LineError(f"the {what} is not UTF-8 text ({e})") from None
-        except ValueError as e:
-            raise _LineError(f"{e}, in the {what} {m.group('o')[:200]!r}") from None
-        out["names"].append((subject, 0 if pred == 3 else 1, plan.langs.index(tag), text))
-    except _LineError as e:
-        out["deferred"].append((subject, str(e)))
-
-
 def _is_seed(seeds: np.ndarray, q: int) -> bool:
     k = int(np.searchsorted(seeds, q))
     return k < len(seeds) and int(seeds[k]) == q
@@ -447,26 +338,35 @@ def _scan_block(buf: np.ndarray, plan: _Plan) -> _Block:
     (lines, e_pred, e_child, e_parent, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line,
      o_line, o_start, o_end, o_pred) = scan_block(buf, plan.want_p31, plan.seeds, plan.want_names,
                                                   plan.lang_table, plan.lang_lens)
-    is_279 = e_pred == 1
+    is_279 = e_pred == PRED_P279
     res = _Block(lines=int(lines), nbytes=len(buf), p279=(e_child[is_279], e_parent[is_279]),
                  p31=(e_child[~is_279], e_parent[~is_279]), names=None, odd_lines=len(o_line))
-    extra = {"p279": [], "p31": [], "names": [], "deferred": [], "non_item_edges": 0}
+    extra = {"P279": [], "P31": [], "names": []}
+
+    def is_seed(q: int) -> bool:
+        return _is_seed(plan.seeds, q)
+
     for k in range(len(o_line)):
-        n_deferred = len(extra["deferred"])
         try:
-            _classify_odd(bytes(buf[o_start[k]:o_end[k]]), int(o_pred[k]), plan, extra)
-        except _LineError as e:
+            verdict = classify(bytes(buf[o_start[k]:o_end[k]]), int(o_pred[k]), is_seed, plan.langs)
+        except LineError as e:
             res.errors.append((int(o_line[k]), str(e)))
             break  # the first bad line of the block is the one reported
-        for q, msg in extra["deferred"][n_deferred:]:
-            res.deferred.append((q, int(o_line[k]), msg))
-    res.non_item_edges = extra["non_item_edges"]
-    for key, rel in (("p279", 0), ("p31", 1)):
+        kind = verdict[0]
+        if kind in ("P279", "P31"):
+            extra[kind].append(verdict[1:])
+        elif kind == "non_item":
+            res.non_item_edges += 1
+        elif kind == "name":
+            extra["names"].append(verdict[1:])
+        elif kind == "deferred":
+            res.deferred.append((verdict[1], int(o_line[k]), verdict[2]))
+    for key in ("P279", "P31"):
         if extra[key]:
             add = np.array(extra[key], dtype=np.int64)
-            old = res.p279 if rel == 0 else res.p31
+            old = res.p279 if key == "P279" else res.p31
             new = (np.concatenate([old[0], add[:, 0]]), np.concatenate([old[1], add[:, 1]]))
-            if rel == 0:
+            if key == "P279":
                 res.p279 = new
             else:
                 res.p31 = new
@@ -501,7 +401,7 @@ def _names_of_block(buf, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line, ext
         fixed = []
         for k in escaped:
             try:
-                fixed.append(_unescape(names[int(k)]))
+                fixed.append(unescape(names[int(k)]))
             except ValueError as e:
                 fixed.append(None)
                 bad[k] = True

@@ -35,9 +35,9 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["PRED_P279", "PRED_P31", "PRED_LABEL", "PRED_ALIAS", "scan_block", "gather_spans", "encode_langs"]
+from taxoforge.sources.wikidata.ntriples import MAX_QID_DIGITS, PRED_ALIAS, PRED_LABEL, PRED_P31, PRED_P279
 
-PRED_P279, PRED_P31, PRED_LABEL, PRED_ALIAS = 1, 2, 3, 4
+__all__ = ["scan_block", "gather_spans", "encode_langs"]
 
 _ENT = np.frombuffer(b"<http://www.wikidata.org/entity/Q", dtype=np.uint8)
 _P279 = np.frombuffer(b"<http://www.wikidata.org/prop/direct/P279>", dtype=np.uint8)
@@ -47,7 +47,7 @@ _ALIAS = np.frombuffer(b"<http://www.w3.org/2004/02/skos/core#altLabel>", dtype=
 _N_ENT, _N_P279, _N_P31, _N_LABEL, _N_ALIAS = 33, 42, 41, 44, 46
 
 _NL, _CR, _SP, _TAB, _HASH, _DOT, _QUOTE, _BSL, _AT, _LT, _GT, _DASH = 10, 13, 32, 9, 35, 46, 34, 92, 64, 60, 62, 45
-_MAX_DIGITS = 18  # 10**18 - 1 < 2**63: every accepted QID number fits an int64
+_MAX_DIGITS = MAX_QID_DIGITS  # 10**18 - 1 < 2**63: every accepted QID number fits an int64
 _ZERO = np.uint64(0)
 
 
