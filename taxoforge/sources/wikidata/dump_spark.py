@@ -285,8 +285,12 @@ def main(argv: list[str] | None = None) -> int:
     spark = builder.getOrCreate()
     try:
         counts = run_dump_filter(spark, a.input, a.output, langs=langs, seeds=seeds, names=not a.no_names)
-    except ValueError as e:
+    except ValueError as e:  # a bad line: the message (file:line) also goes to <output>/error.txt for the caller
         print(f"error: {e}", file=sys.stderr)
+        local = _local_path(a.output)
+        if local is not None:
+            local.mkdir(parents=True, exist_ok=True)
+            (local / "error.txt").write_text(f"{e}\n", encoding="utf-8")
         return 2
     finally:
         spark.stop()
