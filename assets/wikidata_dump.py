@@ -109,7 +109,8 @@ class WikidataDumpSparkConfig(dg.Config):
     ),
 )
 def wikidata_dump_graph(context: dg.AssetExecutionContext, config: WikidataDumpSparkConfig,
-                        spark: SparkSubmitResource, pipes_subprocess_client: dg.PipesSubprocessClient) -> dg.Output[dict]:
+                        spark: SparkSubmitResource,
+                        pipes_subprocess_client: dg.PipesSubprocessClient) -> dg.Output[dict]:
     seeds = list(config.seeds) + (read_seeds(config.seeds_file) if config.seeds_file else [])
     seed_qids = validate_qids(seeds, where="seeds") if seeds else None
     langs = dump_languages(config.lang)

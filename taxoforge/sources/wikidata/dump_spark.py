@@ -183,7 +183,8 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
             raise ValueError(f"{_where(e['file'], e['line'])}: {e['message']}")
 
         rel = F.when(F.col("code") == 1, "P279").otherwise("P31")
-        edges = (x.where(F.col("form") == "edge").select(F.col("a").alias("c"), F.col("b").alias("p"), rel.alias("relation"))
+        edges = (x.where(F.col("form") == "edge")
+                 .select(F.col("a").alias("c"), F.col("b").alias("p"), rel.alias("relation"))
                  .unionByName(odd.where(F.col("v").isin("P279", "P31"))
                               .select(F.col("a").alias("c"), F.col("b").alias("p"), F.col("v").alias("relation"))))
         node_id = lambda c: F.concat(F.lit("wd:Q"), F.col(c).cast("string"))  # noqa: E731
@@ -208,7 +209,8 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
                                  useArrow=False)
             lang_of = F.create_map(*[v for i, t in enumerate(langs) for v in (F.lit(i), F.lit(t))])
             strict = (x.where(F.col("form") == "name")
-                      .select("file", "mid", "line", "a", F.when(F.col("code") == 3, "label").otherwise("alias").alias("kind"),
+                      .select("file", "mid", "line", "a",
+                              F.when(F.col("code") == 3, "label").otherwise("alias").alias("kind"),
                               "lang", "text"))
             cols = ["file", "mid", "line", "a", "kind", "lang", "text", "message"]
             plain = strict.where(~F.col("text").contains("\\")).withColumn("message", F.lit(None).cast("string"))

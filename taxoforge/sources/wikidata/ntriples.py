@@ -127,7 +127,8 @@ def classify(line: bytes, pred: int, is_seed: Callable[[int], bool], langs: tupl
         return ("skip",)
     try:
         if not m:
-            raise LineError(f"expected an N-Triples statement '<subject> <predicate> \"literal\"@lang .', got {shown!r}")
+            raise LineError("expected an N-Triples statement '<subject> <predicate> \"literal\"@lang .', "
+                            f"got {shown!r}")
         if not m.group("o").startswith(b'"'):
             raise LineError(f"expected a literal as object of {what}, got {m.group('o')[:200]!r}")
         tag = (m.group("lang") or b"").decode("ascii").lower()
