@@ -15,9 +15,11 @@ Output
     * labels and aliases, in the chosen languages, of every node of the graph and every seed.
 
 Algorithm: one pass over the file, in parallel; memory bounded by what is kept
-    1. The file is read once, in blocks of whole lines (:data:`_CHUNK` bytes), decompressed
-       in parallel where the format allows it (``rapidgzip`` for gzip, ``indexed_bzip2`` for
-       bzip2: both decode blocks of the stream on every core). Each block is scanned by
+    1. The file is read once, in blocks of whole lines (:data:`_CHUNK` bytes): a plain file
+       memory-mapped (its pages released as blocks are done), a compressed one decoded in
+       parallel where that pays (``rapidgzip`` for gzip on more than four cores, one ISA-L
+       thread beside the scanners below that; ``indexed_bzip2`` for bzip2 on every core).
+       Each block is scanned by
        compiled code (:func:`.dump_scan.scan_block`, no Python per line) in a pool of one
        thread per core. It keeps P279 edges, P31 edges of the seeds, and labels and aliases
        of items in the wanted languages; the rare *odd* lines (non-item objects, unusual
@@ -30,7 +32,8 @@ Algorithm: one pass over the file, in parallel; memory bounded by what is kept
     3. The graph: edges out of the root (Q35120) are dropped, as the SPARQL route never
        expands it; with seeds, the closure is a breadth-first search over the compressed
        sparse graph (``scipy.sparse.csgraph``) from the seeds' classes; the names are
-       restricted to the nodes left and the seeds.
+       restricted to the nodes left and the seeds. The tables are built sorted on integer
+       keys, in :class:`WikidataGraph`'s normal form (:func:`_assemble`).
 
     Turtle files are streamed through pyoxigraph's parser (one pass, one core).
 
@@ -111,7 +114,8 @@ def _compression(path: Path) -> str:
 
 def open_dump(path: str | os.PathLike, threads: int | None = None):
     """Open ``path`` for binary reading, decompressing gzip or bz2 (recognised by magic bytes)
-    on ``threads`` cores (all by default) with ``rapidgzip`` / ``indexed_bzip2``, or with the
+    with ``rapidgzip`` (parallel decoding on ``threads`` cores when there are more than four,
+    one fast ISA-L thread otherwise) / ``indexed_bzip2`` (on ``threads`` cores), or with the
     standard library where those are not installed. Use it as a context manager."""
     path = Path(path)
     kind = _compression(path)
