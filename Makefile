@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	bash scripts/install-system-deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[dagster,dev,s3]'
+	$(VENV)/bin/pip install -q -e '.[dagster,dev,s3,spark]'
 	touch $(STAMP)
 
 system-deps:

@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from assets.common.io_manager import ParquetIOManager
-from assets.common.resources import DataDirResource, ScoringResource, SnapshotStoreResource, WikidataSparqlResource
+import dagster as dg
+
+from assets.common.resources import (DataDirResource, ScoringResource, SnapshotStoreResource, SparkSubmitResource,
+                                     WikidataSparqlResource)
 from taxoforge.sources.wikidata.sparql import WDQS_ENDPOINT
 
 __all__ = ["default_resources", "default_data_dir"]
@@ -38,4 +41,6 @@ def default_resources(data_dir: str | None = None) -> dict[str, Any]:
             outputs_dir=os.environ.get("TAXOFORGE_MODEL_OUTPUTS_DIR") or str(Path(data_dir) / "model_outputs"),
             taxonomy=os.environ.get("TAXOFORGE_SCORING_TAXONOMY", ""),
             scores_dir=str(Path(data_dir) / "scores")),
+        "spark": SparkSubmitResource(master=os.environ.get("TAXOFORGE_SPARK_MASTER") or "local[*]"),
+        "pipes_subprocess_client": dg.PipesSubprocessClient(),
     }

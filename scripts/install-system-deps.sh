@@ -4,6 +4,8 @@
 #   postgresql                         the Dagster instance storage the tests run against
 #   chromium                           headless screenshots of the Dagster UI in tests
 #   docker-compose                     `docker-compose config`: static validation of docker-compose.yml
+#   default-jre-headless               Java for Spark in local mode (the Wikidata dump filter on Spark)
+#   pigz                               parallel gzip: the baseline of the dump reader's gzip benchmark
 # Skips quietly where apt-get is unavailable or we are not root (then the code explains
 # what is missing when it needs it).
 set -u
@@ -13,6 +15,8 @@ need=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
+command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+command -v pigz >/dev/null 2>&1 || need+=(pigz)
 [ ${#need[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then
   echo "note: missing Debian packages ${need[*]} (not root or no apt-get); install them to enable all features" >&2

@@ -4,6 +4,9 @@ client and the scoring folders. Configured instances for the code location are m
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from pathlib import Path
 
 import dagster as dg
@@ -77,3 +80,59 @@ class ScoringResource(dg.ConfigurableResource):
     outputs_dir: str = "data/model_outputs"
     taxonomy: str = ""
     scores_dir: str = "data/scores"
+
+
+class SparkSubmitResource(dg.ConfigurableResource):
+    """Where Spark jobs run, as ``spark-submit`` arguments.
+
+    ``master``: ``local[*]`` (every core of this machine; the default), or a cluster:
+    ``spark://host:7077`` (standalone), ``yarn``, ``k8s://https://host:6443``. ``deploy_mode``:
+    ``client`` (the driver runs here) or ``cluster``. ``conf``: ``--conf`` pairs
+    (``spark.executor.memory``, ``spark.executor.instances``, ``spark.kubernetes.container.image``,
+    …). ``python``: the Python of the driver and executors (``PYSPARK_PYTHON``; default: this
+    interpreter in local mode, the cluster's own otherwise). ``spark_submit``: the command
+    (default: the one installed with pyspark beside this interpreter, else ``spark-submit``
+    on the PATH, else ``$SPARK_HOME/bin/spark-submit``)."""
+
+    master: str = "local[*]"
+    deploy_mode: str | None = None
+    conf: dict[str, str] = {}
+    python: str | None = None
+    spark_submit: str | None = None
+    extra_args: list[str] = []
+
+    @property
+    def is_local(self) -> bool:
+        return self.master.startswith("local")
+
+    def executable(self) -> str:
+        if self.spark_submit:
+            return self.spark_submit
+        beside = Path(sys.executable).with_name("spark-submit")
+        if beside.is_file():
+            return str(beside)
+        found = shutil.which("spark-submit")
+        if found:
+            return found
+        home = os.environ.get("SPARK_HOME")
+        if home and (Path(home) / "bin" / "spark-submit").is_file():
+            return str(Path(home) / "bin" / "spark-submit")
+        raise dg.Failure("spark-submit not found: install the 'spark' extra (pip install 'taxoforge[spark]'), "
+                         "or set the spark resource's spark_submit, or SPARK_HOME")
+
+    def command(self, script: str, args: list[str]) -> list[str]:
+        cmd = [self.executable(), "--master", self.master]
+        if self.deploy_mode:
+            cmd += ["--deploy-mode", self.deploy_mode]
+        conf = dict(self.conf)
+        if self.is_local:
+            conf.setdefault("spark.ui.enabled", "false")
+            conf.setdefault("spark.driver.host", "127.0.0.1")
+            conf.setdefault("spark.driver.bindAddress", "127.0.0.1")
+        for k, v in sorted(conf.items()):
+            cmd += ["--conf", f"{k}={v}"]
+        return cmd + list(self.extra_args) + [script, *args]
+
+    def env(self) -> dict[str, str]:
+        python = self.python or (sys.executable if self.is_local else None)
+        return {"PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python} if python else {}

@@ -143,3 +143,15 @@ def _fail(state):
 
 def _sleep(state):
     time.sleep(30)
+
+
+def test_dump_benchmark_checks_its_answers(tiny_results):
+    """The dump reader against grep / pigz on the same generated file, and Spark beside it:
+    counts agree with the shell tools, and the Spark job's tables equal the reader's."""
+    _, doc, md, _ = tiny_results
+    d = doc["benchmarks"]["wikidata_dump"]["result"]
+    assert d["plain"]["agreement"]["agree"] and d["gzip"]["agreement"]["agree"]
+    assert d["plain"]["candidate"]["status"] == "ok" and d["plain"]["ratio_to_baseline"] > 0
+    assert d["memory"]["peak_rss_bytes"] > 0
+    assert d["spark"].get("status") == "skipped" or d["spark"]["agreement"]["agree"], d["spark"]
+    assert "Dump → graph, plain (read_dump)" in md

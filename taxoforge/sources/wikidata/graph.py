@@ -43,6 +43,17 @@ class WikidataGraph:
             .sort("node_id", "kind", "name", "lang")
         )
 
+    @classmethod
+    def from_normalised(cls, edges: pl.DataFrame, names: pl.DataFrame, seed_node_ids: list[str] | None = None,
+                        info: dict | None = None) -> "WikidataGraph":
+        """A graph from tables already in the form ``__post_init__`` gives them (these columns and
+        types, no repeated rows, sorted), kept as they are: for a reader that builds them sorted
+        (the dump reader, where sorting millions of id strings again would cost seconds)."""
+        graph = cls.__new__(cls)
+        graph.edges, graph.names = edges.select(list(EDGES_SCHEMA)), names.select(list(GRAPH_NAMES_SCHEMA))
+        graph.seed_node_ids, graph.info = list(seed_node_ids or []), dict(info or {})
+        return graph
+
     def tables(self) -> dict[str, pl.DataFrame]:
         """The graph as a dict of tables (for Parquet storage): edges, names, seeds."""
         return {

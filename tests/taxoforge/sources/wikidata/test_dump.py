@@ -14,6 +14,7 @@ import pytest
 from taxoforge.sources.wikidata import dump as dump_mod
 from taxoforge.sources.wikidata.dump import dump_format, read_dump
 from taxoforge.sources.wikidata.extract import extract_from_seeds
+from taxoforge.sources.wikidata.graph import WikidataGraph
 from taxoforge.sources.wikidata.sparql import SparqlClient
 
 WD = "http://www.wikidata.org/entity/"
@@ -155,3 +156,174 @@ def test_chunk_boundaries_do_not_matter(tmp_path, monkeypatch, dump_files):
     monkeypatch.setattr(dump_mod, "_CHUNK", 97)
     got = read_dump(dump_files["nt.gz"])
     assert got.edges.equals(want.edges) and got.names.equals(want.names)
+
+
+# ---------------------------------------------------------------- the one-pass reader: bad input and edge cases
+LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"
+ALIAS = "<http://www.w3.org/2004/02/skos/core#altLabel>"
+
+
+def _write(tmp_path, name: str, lines: list[str] | bytes) -> object:
+    p = tmp_path / name
+    p.write_bytes(lines if isinstance(lines, bytes) else ("\n".join(lines) + "\n").encode("utf-8"))
+    return p
+
+
+def test_qids_beyond_64_bits_name_file_and_line(tmp_path):
+    """Issue 15: a QID too long for int64 gave a bare OverflowError; now the line is named."""
+    huge = "1" * 25
+    p = _write(tmp_path, "huge.nt", [f"<{WD}Q2> {P279} <{WD}Q1> .", f"<{WD}Q{huge}> {P279} <{WD}Q1> ."])
+    with pytest.raises(ValueError, match=r"huge\.nt:2: the QID Q1{25}… has more than 18 digits"):
+        read_dump(p)
+    p = _write(tmp_path, "huge.nt", [f"<{WD}Q2> {P279} <{WD}Q{huge}> ."])
+    with pytest.raises(ValueError, match=r"huge\.nt:1: the QID"):
+        read_dump(p, names=False)
+    p = _write(tmp_path, "huge31.nt", [f"<{WD}Q2> {P279} <{WD}Q1> .", f"<{WD}Q7> {P31} <{WD}Q{huge}> .",
+                                       f"<{WD}Q{huge}> {P31} <{WD}Q2> .", f'<{WD}Q{huge}> {LABEL} "x"@en .'])
+    with pytest.raises(ValueError, match=r"huge31\.nt:2: the QID"):
+        read_dump(p, seed_qids=["Q7"])
+    g = read_dump(p, seed_qids=["Q8"])  # lines of other entities (and names of nodes not kept) are not used
+    assert g.edges.height == 0 and g.info["seeds_without_class"] == 1
+    with pytest.raises(ValueError, match=r"seed_qids: Q1+… has more than 18 digits"):
+        read_dump(p, seed_qids=["Q" + huge])
+    t = _write(tmp_path, "huge.ttl", [f"<{WD}Q{huge}> {P279} <{WD}Q1> ."])
+    with pytest.raises(ValueError, match=r"huge\.ttl: the QID"):
+        read_dump(t)
+
+
+def test_an_18_digit_qid_is_read(tmp_path):
+    """18 digits still fit: such a graph is sorted by WikidataGraph itself (the fast path needs ≤ 17)."""
+    big = "9" * 18
+    p = _write(tmp_path, "big.nt", [f"<{WD}Q{big}> {P279} <{WD}Q10> .", f"<{WD}Q10> {P279} <{WD}Q2> .",
+                                    f'<{WD}Q{big}> {LABEL} "big"@en .'])
+    g = read_dump(p)
+    assert g.edges.rows() == [("wd:Q10", "wd:Q2", "P279"), (f"wd:Q{big}", "wd:Q10", "P279")]
+    assert g.names.rows() == [(f"wd:Q{big}", "big", "label", "en")]
+
+
+def test_bad_unicode_escapes_name_file_and_line(tmp_path):
+    """Issue 15: an out-of-range \\U escape aborted without a line number. Names of nodes that
+    are not in the graph are not checked (they are not used)."""
+    lines = [f"<{WD}Q2> {P279} <{WD}Q1> .", f'<{WD}Q2> {LABEL} "fine \\u00E9"@en .',
+             f'<{WD}Q99> {LABEL} "not kept \\U00110000"@en .', f'<{WD}Q1> {ALIAS} "bad \\U00110000"@en .']
+    p = _write(tmp_path, "esc.nt", lines)
+    with pytest.raises(ValueError, match=r"esc\.nt:4: the escape \\U00110000 is not a Unicode character"):
+        read_dump(p)
+    assert read_dump(p, names=False).edges.height == 1
+    assert read_dump(p, lang="de").names.height == 0  # another language: not used
+    p = _write(tmp_path, "sur.nt", lines[:2] + [f'<{WD}Q1> {LABEL} "half \\uD800 pair"@en .'])
+    with pytest.raises(ValueError, match=r"sur\.nt:3: the escape \\uD800"):
+        read_dump(p)
+    p = _write(tmp_path, "unk.nt", lines[:2] + [f'<{WD}Q1> {LABEL} "what \\q"@en .'])
+    with pytest.raises(ValueError, match=r"unk\.nt:3: unknown escape \\q"):
+        read_dump(p)
+
+
+def test_names_that_are_not_utf8_name_file_and_line(tmp_path):
+    data = (f"<{WD}Q2> {P279} <{WD}Q1> .\n".encode() + f'<{WD}Q1> {LABEL} "Linn'.encode() + b"\xe9" + b'"@en .\n')
+    p = _write(tmp_path, "latin1.nt", data)
+    with pytest.raises(ValueError, match=r"latin1\.nt:2: the rdfs:label is not UTF-8"):
+        read_dump(p)
+
+
+def test_nul_corrupted_lines_are_errors_not_non_items(tmp_path):
+    """Issue 15: a NUL byte inside a P279 line's IRI was counted as a non-item edge."""
+    for bad in (f"<{WD}Q3> {P279} <{WD}Q1\x00> .", f"<{WD}Q3\x00> {P279} <{WD}Q1> .",
+                f"<{WD}Q3> {P279} <http://www.wikidata.org/ent\x00ity/Q1> ."):
+        p = _write(tmp_path, "nul.nt", [f"<{WD}Q2> {P279} <{WD}Q1> .", bad])
+        with pytest.raises(ValueError, match=r"nul\.nt:2: expected an N-Triples statement"):
+            read_dump(p)
+    p = _write(tmp_path, "nul31.nt", [f"<{WD}Q2> {P279} <{WD}Q1> .", f"<{WD}Q7> {P31} <{WD}Q2\x00> ."])
+    with pytest.raises(ValueError, match=r"nul31\.nt:2: expected an N-Triples statement"):
+        read_dump(p, seed_qids=["Q7"])
+    assert read_dump(p).edges.height == 1  # without seeds P31 lines are not used
+
+
+def test_trailing_comments_and_compact_whitespace_are_n_triples(tmp_path):
+    """Issue 15: a valid trailing '# comment' was rejected. N-Triples also allows no space between
+    terms, tabs, CRLF line ends; a comment line that quotes a predicate is a comment."""
+    lines = [
+        f"<{WD}Q2> {P279} <{WD}Q1> . # subclass, says the comment",
+        f"<{WD}Q3>{P279}<{WD}Q2>.",
+        f"<{WD}Q4>\t{P279}\t<{WD}Q2> .\r",
+        f"  # <{WD}Q9> {P279} <{WD}Q8> .",
+        f"<{WD}Q7> {P31} <{WD}Q4> .#",
+        f'<{WD}Q4> {LABEL} "four"@en . # a label',
+        f'<{WD}Q4> {LABEL} "quatre"@FR .',
+        f'<{WD}Q3> {ALIAS} "# not a comment"@en .',
+    ]
+    p = _write(tmp_path, "c.nt", lines)
+    g = read_dump(p, seed_qids=["Q7"], lang="en,fr")
+    assert g.edges.rows() == [("wd:Q2", "wd:Q1", "P279"), ("wd:Q4", "wd:Q2", "P279"), ("wd:Q7", "wd:Q4", "P31")]
+    g = read_dump(p, lang=["en", "fr"])
+    assert set(g.edges.select("child", "parent").rows()) == {("wd:Q2", "wd:Q1"), ("wd:Q3", "wd:Q2"), ("wd:Q4", "wd:Q2")}
+    assert g.names.rows() == [("wd:Q3", "# not a comment", "alias", "en"), ("wd:Q4", "four", "label", "en"),
+                              ("wd:Q4", "quatre", "label", "fr")]
+    assert g.info["non_item_edges"] == 0 and g.info["lines"] == len(lines)
+    with pytest.raises(ValueError, match="lang: 'en_GB' is not a language tag"):
+        read_dump(p, lang="en_GB")
+
+
+def test_truncated_compressed_dumps_name_the_file(tmp_path, nt_bytes):
+    body = nt_bytes * 20 + bytes(random.Random(1).randbytes(200_000)).hex().encode()
+    for name, data in (("cut.nt.gz", gzip.compress(body)), ("cut.nt.bz2", bz2.compress(body))):
+        for end in (len(data) * 2 // 3, len(data) - 3):  # the parallel decompressors stop quietly at some cuts
+            p = _write(tmp_path, name, data[:end])
+            pattern = (rf"{name.replace('.', '[.]')}: cannot decompress the (gzip|bzip2) data after [\d,]+ bytes of "
+                       r"output: the file is truncated or corrupt")
+            with pytest.raises(ValueError, match=pattern):
+                read_dump(p)
+
+
+def _reference_graph(path, lang: str) -> tuple[set, set]:
+    """Whole-graph edges and names of an N-Triples file, through pyoxigraph's parser (independent of the scanner)."""
+    edges, names = set(), set()
+    ent = "http://www.wikidata.org/entity/Q"
+    with open(path, "rb") as f:
+        for t in ox.parse(input=f, format=ox.RdfFormat.N_TRIPLES):
+            s, p, o = t.subject.value, t.predicate.value, t.object
+            if p.endswith("prop/direct/P279") and s.startswith(ent) and isinstance(o, ox.NamedNode) \
+                    and o.value.startswith(ent) and s != ent + "35120":
+                edges.add((s.replace(ent, "wd:Q"), o.value.replace(ent, "wd:Q")))
+            elif p.endswith(("rdf-schema#label", "core#altLabel")) and s.startswith(ent) and o.language == lang:
+                names.add((s.replace(ent, "wd:Q"), o.value, "label" if p.endswith("label") else "alias"))
+    nodes = {n for e in edges for n in e}
+    return edges, {n for n in names if n[0] in nodes}
+
+
+def test_generated_dump_matches_an_independent_parser_and_the_normal_form(tmp_path, monkeypatch):
+    """A Wikidata-shaped file (aliases, other languages, escapes, non-items, lines grouped by subject)
+    with repeated lines: the reader's tables equal pyoxigraph's reading of the file, and are in
+    exactly the form WikidataGraph's own normalisation gives (built sorted on integer keys)."""
+    from benchmarks.generate import wikidata_like_ntriples
+
+    p = tmp_path / "gen.nt"
+    info = wikidata_like_ntriples(p, 0.002, seed=5, alias_share=0.4, other_lang_share=0.3)
+    with p.open("ab") as f:  # repeated lines, and ids of every length
+        f.write(b"".join(p.read_bytes().splitlines(keepends=True)[:50]))
+        f.write(f"<{WD}Q1> {P279} <{WD}Q10> .\n<{WD}Q100000000000> {P279} <{WD}Q1> .\n".encode())
+        f.write(f'<{WD}Q1> {ALIAS} "b"@en .\n<{WD}Q1> {ALIAS} "a"@en .\n<{WD}Q1> {ALIAS} "a"@en .\n'.encode())
+    monkeypatch.setattr(dump_mod, "_CHUNK", 1 << 16)  # many blocks
+    g = read_dump(p, workers=3)
+    want_edges, want_names = _reference_graph(p, "en")
+    assert set(g.edges.select("child", "parent").rows()) == want_edges
+    assert set(g.names.select("node_id", "name", "kind").rows()) == want_names
+    assert g.info["non_item_edges"] == info["non_item_edges"]
+    renormalised = WikidataGraph(edges=g.edges.sample(fraction=1, shuffle=True, seed=1),
+                                 names=g.names.sample(fraction=1, shuffle=True, seed=1))
+    assert g.edges.equals(renormalised.edges) and g.names.equals(renormalised.names)
+    # with seeds and two languages, through the same normal-form check
+    gs = read_dump(p, seed_qids=info["seeds"][:40], lang="de,en-gb,en")
+    assert set(gs.names["lang"]) == {"de", "en-gb", "en"}
+    again = WikidataGraph(edges=gs.edges.reverse(), names=gs.names.reverse())
+    assert gs.edges.equals(again.edges) and gs.names.equals(again.names)
+    assert gs.edges.filter(pl.col("relation") == "P31")["child"].n_unique() == 40
+
+
+def test_spilled_names_and_worker_counts_give_the_same_graph(tmp_path, dump_files, monkeypatch):
+    want = read_dump(dump_files["nt"])
+    monkeypatch.setattr(dump_mod, "_CHUNK", 2048)
+    for kw in ({"workers": 1}, {"workers": 4, "spill_bytes": 1}):
+        got = read_dump(dump_files["nt.gz"], **kw)
+        assert got.edges.equals(want.edges) and got.names.equals(want.names), kw
+    assert got.info["names_spilled_files"] > 1

@@ -1,0 +1,111 @@
+"""The Spark job of the dump filter, in local mode: the same graph as the one-pass local reader."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+
+import pytest
+
+from taxoforge.sources.wikidata.dump import graph_from_tables, read_dump
+
+pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (the 'spark' extra)")
+if shutil.which("java") is None:
+    pytest.skip("no Java runtime: Spark needs one (Debian's default-jre-headless, installed by "
+                "scripts/install-system-deps.sh)", allow_module_level=True)
+
+from taxoforge.sources.wikidata.dump_spark import line_number, read_filter_output, run_dump_filter  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+WD = "http://www.wikidata.org/entity/"
+P279 = "<http://www.wikidata.org/prop/direct/P279>"
+P31 = "<http://www.wikidata.org/prop/direct/P31>"
+LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"
+ALIAS = "<http://www.w3.org/2004/02/skos/core#altLabel>"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers run this environment's Python
+
+    s = (SparkSession.builder.master("local[2]").appName("taxoforge-test")
+         .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def dump(tmp_path_factory):
+    """A Wikidata-shaped file plus the odd lines both engines must agree on."""
+    from benchmarks.generate import wikidata_like_ntriples
+
+    d = tmp_path_factory.mktemp("spark")
+    p = d / "gen.nt"
+    info = wikidata_like_ntriples(p, 0.002, seed=11, alias_share=0.3, other_lang_share=0.3)
+    seed = info["seeds"][0]
+    extra = [
+        f"<{WD}Q1> {P279} <{WD}Q10> . # a comment",
+        f"<{WD}Q10>\t{P279}\t<{WD}Q35120> .",
+        f"<{WD}Q35120> {P279} <{WD}Q7> .",  # out of the root: dropped by both
+        f"<{WD}Q10> {P279} _:unknown .",
+        f"<{WD}P31> {P279} <{WD}Q10> .",
+        f"  # <{WD}Q3> {P279} <{WD}Q4> .",
+        f"<{WD}{seed}> {P31} <{WD}Q1> .",
+        f"<{WD}{seed}> {P31} <http://www.wikidata.org/entity/L1> .",
+        f'<{WD}Q1> {LABEL} "one \\"quoted\\" \\u00E9"@en .',
+        f'<{WD}Q1> {ALIAS} "eins"@DE . # case of the tag',
+        f'<{WD}Q10> {LABEL} "ten"@en .',
+        f'<{WD}Q10> {LABEL} "ten"@en .',
+        f'<{WD}Q99999999> {LABEL} "not in the graph \\U00110000"@en .',
+    ]
+    with p.open("a", encoding="utf-8") as f:
+        f.write("\n".join(extra) + "\n")
+    gz = d / "gen.nt.gz"
+    gz.write_bytes(gzip.compress(p.read_bytes()))
+    return {"nt": p, "gz": gz, "seeds": info["seeds"][:30]}
+
+
+def _spark_graph(spark, path, out, **kw):
+    seeds = kw.pop("seeds", None)
+    counts = run_dump_filter(spark, [str(path)], str(out), seed_numbers=[int(q[1:]) for q in seeds] if seeds else None, **kw)
+    edges, names, written = read_filter_output(out)
+    assert written == counts
+    return graph_from_tables(edges, names, seed_qids=seeds), counts
+
+
+def test_spark_filter_gives_the_local_readers_graph(spark, dump, tmp_path):
+    want = read_dump(dump["nt"])
+    got, counts = _spark_graph(spark, dump["nt"], tmp_path / "all")
+    assert got.edges.equals(want.edges)
+    assert got.names.equals(want.names)
+    assert counts["non_item_edges"] == want.info["non_item_edges"]
+    assert counts["p279_edges_read"] == want.info["p279_edges_read"]
+    assert (tmp_path / "all" / "counts.json").is_file()
+
+
+def test_spark_filter_with_seeds_languages_and_gzip(spark, dump, tmp_path):
+    want = read_dump(dump["nt"], seed_qids=dump["seeds"], lang="en,de")
+    got, counts = _spark_graph(spark, dump["gz"], tmp_path / "seeds", seeds=dump["seeds"], langs=("en", "de"))
+    assert got.edges.equals(want.edges)
+    assert got.names.equals(want.names)
+    assert got.seed_node_ids == want.seed_node_ids
+    assert set(got.names["lang"]) == {"en", "de"}
+    assert counts["p31_edges_read"] == want.info["p31_edges_read"]
+
+
+def test_spark_filter_names_the_bad_line(spark, tmp_path):
+    p = tmp_path / "bad.nt"
+    p.write_text(f"<{WD}Q2> {P279} <{WD}Q1> .\n<{WD}Q3> {P279} <{WD}Q1\x00> .\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad\.nt:2: expected an N-Triples statement"):
+        run_dump_filter(spark, [str(p)], str(tmp_path / "out"))
+    p.write_text(f"<{WD}Q2> {P279} <{WD}Q1> .\n<{WD}Q1> {LABEL} \"x \\U00110000\"@en .\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad\.nt:2: the escape \\U00110000 is not a Unicode character"):
+        run_dump_filter(spark, [str(p)], str(tmp_path / "out"))
+    assert line_number(p, f'<{WD}Q1> {LABEL} "x \\U00110000"@en .') == 2
