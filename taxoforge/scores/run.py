@@ -40,7 +40,7 @@ import polars as pl
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.measures import hierarchical_scores
-from taxoforge.scores.parse import UnparseableAnswer, parse_answer
+from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer
 from taxoforge.scores.readers import read_outputs
 from taxoforge.scores.report import leaderboard_markdown, plot_hp_hr, plot_ranks, write_text_atomic
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
@@ -193,7 +193,7 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
         except UnparseableAnswer as e:
             bad.append({**r["_where"], "reason": "unparseable output", "detail": str(e)})
             continue
-        keep.append({**r, "answer": pa.answer, "abstained": pa.abstained, "parse_flags": ",".join(pa.flags)})
+        keep.append({**r, "parsed": pa, "answer": pa.answer})
     return keep, bad
 
 
@@ -211,40 +211,92 @@ def resolve_labels(rows: list[dict], resolve) -> tuple[list[dict], list[dict]]:
 
 @dataclass
 class MappedAnswers:
-    """Step 4's result: per kept row the predicted node, the deciding stage and similarity."""
+    """Step 4's result, per kept row: the predicted node, the deciding stage, similarity,
+    nodes tied, whether the row abstained, the text that was mapped and the parse flags."""
 
     pred_idx: np.ndarray
     stage: np.ndarray
     score: np.ndarray
+    tied: np.ndarray
+    abstained: np.ndarray
+    mapped_text: list
+    flags: list
     stats: dict
     seconds: float
 
 
-def map_answers(rows: list[dict], index: TaxonomyIndex, progress: bool | None) -> MappedAnswers:
-    """Step 4 — answers → nodes with Alg. 1; abstentions are the root (stage ``abstention``)."""
+def _nota_is_right(row: dict, resolve) -> bool:
+    """A "none of the above" answer is right when the ground truth is none of the other options."""
+    others = [v for v in row["parsed"].options.values() if not is_nota(v)]
+    nodes = {resolve(v.strip(), row["dataset"])[0] for v in others}
+    return row["gt_node"] not in nodes
+
+
+def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None) -> MappedAnswers:
+    """Step 4 — answers → nodes with Alg. 1 (:mod:`~taxoforge.scores.mapping`).
+
+    * an answer with a refusal cue is an abstention (stage ``abstention``, the root) unless
+      its unrefused part names a node (``index.names_anything``); then that part is mapped
+      (flag ``hedged_answer``);
+    * "none of the above" chosen where the question offers it (stage
+      ``none_of_the_above``) is right — the ground-truth node — when the ground truth is
+      none of the other options, and otherwise wrong, scored as the root (an answer, not an
+      abstention);
+    * every other answer is mapped as it is; the question breaks ties between nodes
+      sharing a name."""
     tax = index.taxonomy
     n = len(rows)
-    abst = np.array([r["abstained"] for r in rows], dtype=bool)
-    to_map = [r["answer"] for r in rows if not r["abstained"]]
+    pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
+    stage = np.full(n, "abstention", dtype=object)
+    score = np.zeros(n)
+    tied = np.zeros(n, np.int64)
+    abstained = np.zeros(n, bool)
+    mapped_text: list = [None] * n
+    flags = [[f for f in r["parsed"].flags if f not in ("abstention", "hedged_answer")] for r in rows]
+    refusals = [i for i, r in enumerate(rows) if r["parsed"].refusal and not r["parsed"].nota]
+    named = index.names_anything([rows[i]["parsed"].unrefused for i in refusals])
+    names_something = dict(zip(refusals, named.tolist()))
+    to_map: list[int] = []
+    for i, r in enumerate(rows):
+        pa = r["parsed"]
+        if pa.nota:
+            stage[i] = "none_of_the_above"
+            if _nota_is_right(r, resolve):
+                pred_idx[i] = tax.index_of([r["gt_node"]])[0]
+                score[i], tied[i] = 1.0, 1
+        elif pa.refusal and not names_something[i]:
+            abstained[i] = True
+            flags[i].append("abstention")
+        else:
+            if pa.refusal:
+                flags[i].append("hedged_answer")
+            mapped_text[i] = pa.unrefused if pa.refusal else pa.answer
+            to_map.append(i)
+    texts = [mapped_text[i] for i in to_map]
     if progress is None:
-        progress = len(to_map) >= 5000
+        progress = len(texts) >= 5000
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(set(to_map)), desc="mapping answers", unit="answer", leave=False)
+        bar = tqdm(total=len(set(texts)), desc="mapping answers", unit="answer", leave=False)
     t = time.perf_counter()
-    mres = index.map(to_map, progress=bar.update if bar else None)
+    mres = index.map(texts, progress=bar.update if bar else None,
+                     contexts=[rows[i].get("question") for i in to_map])
     t = time.perf_counter() - t
     if bar:
         bar.close()
-    pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
-    stage = np.full(n, "abstention", dtype=object)
-    score = np.zeros(n)
-    pred_idx[~abst] = mres.node_idx
-    stage[~abst] = mres.stage
-    score[~abst] = mres.score
-    return MappedAnswers(pred_idx, stage, score, mres.stats, t)
+    sel = np.asarray(to_map, np.int64)
+    pred_idx[sel] = mres.node_idx
+    stage[sel] = mres.stage
+    score[sel] = mres.score
+    tied[sel] = mres.tied
+    for i in np.flatnonzero(tied > 1).tolist():
+        flags[i].append("ambiguous_name")
+    stages, counts = np.unique(stage, return_counts=True) if n else ([], [])
+    stats = dict(mres.stats, stages=dict(zip([str(x) for x in stages], [int(c) for c in counts])))
+    return MappedAnswers(pred_idx, stage, score, tied, abstained, mapped_text, [",".join(f) for f in flags],
+                         stats, t)
 
 
 def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bool, meteor: bool):
@@ -255,8 +307,8 @@ def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bo
     h = hierarchical_scores(tax, mapped.pred_idx, gt_idx)
     t = time.perf_counter()
     if text_measures and n:
-        ts = text_scores(["" if r["abstained"] else r["answer"] for r in rows], [r["reference"] for r in rows],
-                         meteor=meteor)
+        ts = text_scores(["" if ab else r["answer"] for r, ab in zip(rows, mapped.abstained.tolist())],
+                         [r["reference"] for r in rows], meteor=meteor)
         meteor_status = ts.pop("meteor_status")
     else:
         ts = {m: np.full(n, np.nan) for m in TEXT_MEASURES}
@@ -276,14 +328,16 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
     samples = pl.DataFrame({
         "file": col("file"), "line": col("line"), "id": col("id"), "model": col("model"),
         "dataset": col("dataset"), "prompt": col("prompt"), "output_raw": col("output"), "answer": col("answer"),
-        "abstained": np.array(col("abstained"), dtype=bool), "parse_flags": col("parse_flags"),
+        "abstained": mapped.abstained, "mapped_text": mapped.mapped_text, "parse_flags": mapped.flags,
         "label": col("label"), "reference": col("reference"), "gt_node": col("gt_node"), "gt_via": col("gt_via"),
         "pred_node": tax.ids[pred_idx].tolist(),
         "pred_label": [labels[i] if labels else None for i in pred_idx.tolist()],
-        "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "depth_gt": h["depth_gt"],
+        "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "map_tied": mapped.tied,
+        "depth_gt": h["depth_gt"],
         "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],
         "hP": h["hP"], "hR": h["hR"], "hF": h["hF"], **{m: ts[m] for m in TEXT_MEASURES},
     }, schema_overrides={"line": pl.Int64, "label": pl.String, "pred_label": pl.String, "parse_flags": pl.String,
+                         "mapped_text": pl.String,
                          "depth_gt": pl.Int64, "depth_pred": pl.Int64, "depth_lca": pl.Int64})
     return samples.with_columns(
         pl.lit(tables.name).alias("taxonomy"), pl.lit(version).alias("taxonomy_version"),
@@ -315,9 +369,10 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
 
     screened, bad_screen = screen_rows(rows)
     parsed, bad_parse = parse_rows(screened)
-    kept, bad_label = resolve_labels(parsed, _resolver(tables, tax, index))
+    resolve = _resolver(tables, tax, index)
+    kept, bad_label = resolve_labels(parsed, resolve)
     bad_df = _bad_rows_frame(bad_screen + bad_parse + bad_label)
-    mapped = map_answers(kept, index, progress)
+    mapped = map_answers(kept, index, resolve, progress)
     h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
     samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config)
 
@@ -328,6 +383,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         "rows": rows.height, "scored": len(kept), "bad_rows": bad_df.height,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad_df.group_by("reason").len().iter_rows()} if bad_df.height else {},
         "abstentions": int(samples["abstained"].sum()), "mapping_stats": mapped.stats,
+        "temperature": config.temperature, "stage_counts": mapped.stats["stages"],
         "files": sorted(set(rows["file"].to_list())) if rows.height and "file" in rows.columns else [],
         "seconds": {"index": round(t_index, 3), "mapping": round(mapped.seconds, 3), "text_measures": round(t_text, 3),
                     "total": round(time.perf_counter() - t0, 3)},
