@@ -38,6 +38,7 @@ BENCHMARKS = {
     "hierarchical_measures_scaling": "benchmarks.bench_measures_scale",
     "text_to_node_mapping": "benchmarks.bench_mapping",
     "text_to_node_mapping_scale": "benchmarks.bench_mapping_scale",
+    "text_to_node_fidelity": "benchmarks.bench_mapping_fidelity",
 }
 SIZES = ("tiny", "small", "full")
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -197,6 +198,18 @@ def summary_rows(doc: dict) -> list[dict]:
                          "agreement_detail": case["agreement"],
                          "target": "≥ 5,000 predictions/s" if case["case"] == "inat21" else "–",
                          "met": case.get("meets_target")})
+    mf = _res(doc, "text_to_node_fidelity")
+    if mf:
+        for case in mf["cases"]:
+            for fam in ("singular", "plural"):
+                acc = case["accuracy"].get(fam)
+                rows.append({"benchmark": f"Text → node fidelity ({fam} templates)",
+                             "input": f"{case['answers_per_template'].get(fam, 0):,} answers from "
+                                      f"{case['names_in_gold']:,} names, {case['tree']} ({case['nodes']:,} nodes)",
+                             "unit": "answers",
+                             "candidate": {"wall_s": case.get("mapping_wall_s"), "throughput": case.get("answers_per_s")},
+                             "baseline": None, "baseline_name": f"accuracy {100 * acc:.2f} % (answers mapped to their node)",
+                             "target": f"≥ {100 * case['targets'][fam]:g} %", "met": case["meets_target"][fam]})
     return rows
 
 
