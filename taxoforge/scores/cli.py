@@ -58,11 +58,13 @@ def _columns(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--skip-name-kind", "skip_name_kinds", multiple=True, default=("synset",), show_default=True,
               help="Name kinds that are identifiers, not names (repeatable).")
 @click.option("--no-prefilter", is_flag=True, help="Always scan every name for the top-k (same results, slower).")
+@click.option("--max-answer-chars", type=int, default=2000, show_default=True,
+              help="Longer answers are cut to this many characters (flagged truncated_to_<n>_chars).")
 @click.option("--no-meteor", is_flag=True, help="Skip METEOR (needs WordNet).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on for long runs).")
 def score_cmd(outputs, taxonomy, out_dir, columns, adapter, fmt, model, dataset, prompt, similarity, k, thr_topk,
               thr_top2, thr_vote, vote_rule, temperature, exact_stage, drop_nested, contains, contains_scope,
-              ngram_sizes, base_forms, skip_name_kinds, no_prefilter, no_meteor, progress):
+              ngram_sizes, base_forms, skip_name_kinds, no_prefilter, max_answer_chars, no_meteor, progress):
     """Score model OUTPUTS (JSONL, CSV or Parquet) against TAXONOMY (a snapshot or tree
     folder, or NAME[@VERSION] in the snapshot store) and print the leaderboard.
 
@@ -85,7 +87,7 @@ def score_cmd(outputs, taxonomy, out_dir, columns, adapter, fmt, model, dataset,
                                temperature=temperature, exact_stage=exact_stage, drop_nested=drop_nested,
                                contains=contains, contains_scope=contains_scope, ngram_sizes=sizes,
                                base_forms=base_forms, similarity=similarity, prefilter=not no_prefilter,
-                               skip_name_kinds=skip_name_kinds)
+                               skip_name_kinds=skip_name_kinds, max_answer_chars=max_answer_chars)
         run = score_file(outputs, taxonomy, out_dir=out_dir, config=config, columns=_columns(columns),
                          adapter=adapter, fmt=fmt, defaults=defaults, meteor=not no_meteor, progress=progress)
     except (OutputFileError, FileNotFoundError, ValueError, ImportError) as e:

@@ -77,6 +77,15 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
         lines += ["", f"Answers decided per mapping stage (softmax temperature {info.get('temperature')}): "
                   + ", ".join(f"{s} {stages[s]}" for s in order) + "."
                   + (f" {amb} answers named a name several nodes share (tie broken, see map_tied)." if amb else "")]
+    notes = []
+    if info.get("truncated_answers"):
+        notes.append(f"{info['truncated_answers']} answers longer than "
+                     f"{info.get('mapping_config', {}).get('max_answer_chars')} characters were cut before mapping "
+                     "(flag truncated_to_<n>_chars)")
+    if info.get("duplicate_ids"):
+        notes.append(f"{info['duplicate_ids']} sample ids occur on more than one row (all rows scored)")
+    if notes:
+        lines += ["", "**Note:** " + "; ".join(notes) + "."]
     if bad_rows is not None and bad_rows.height:
         counts = bad_rows.group_by("reason").len().sort("reason")
         lines += ["", f"**{bad_rows.height} rows not scored:** "

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +43,7 @@ from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leade
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.measures import hierarchical_scores
 from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer
-from taxoforge.scores.readers import read_outputs
+from taxoforge.scores.readers import duplicate_ids, read_outputs
 from taxoforge.scores.report import leaderboard_markdown, plot_hp_hr, plot_ranks, write_text_atomic
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
 from taxoforge.trees.tables import TreeTables, write_parquet_atomic
@@ -101,20 +103,82 @@ class ScoreRun:
 
     def write(self, out_dir: str | os.PathLike, plots: bool = True) -> dict[str, Path]:
         """Write ``scores.parquet``, ``leaderboard.parquet``, ``leaderboard.md``,
-        ``bad_rows.parquet``, ``run.json`` and the PNG plots into ``out_dir`` (atomically,
-        file by file)."""
+        ``bad_rows.parquet``, ``run.json`` and the PNG plots (when there are samples) as one
+        folder ``out_dir``: everything is written into a temporary folder beside it, which
+        then replaces ``out_dir`` whole (:func:`replace_folder`), so a killed run never
+        leaves a mix of two runs and a run without samples never keeps an older run's plots.
+        An existing ``out_dir`` must be empty or an earlier run's folder."""
+
+        def fill(tmp: Path) -> dict[str, Path]:
+            paths = {
+                "scores": write_parquet_atomic(self.samples, tmp / "scores.parquet"),
+                "leaderboard": write_parquet_atomic(self.leaderboard, tmp / "leaderboard.parquet"),
+                "bad_rows": write_parquet_atomic(self.bad_rows, tmp / "bad_rows.parquet"),
+                "leaderboard_md": write_text_atomic(tmp / "leaderboard.md", self.markdown(max_rows=10_000)),
+                "run": write_text_atomic(tmp / "run.json", json.dumps(self.info, indent=2, sort_keys=True, default=str)),
+            }
+            if plots and self.samples.height:
+                paths["hp_vs_hr"] = plot_hp_hr(self.samples, tmp / "hp_vs_hr.png")
+                paths["ranks"] = plot_ranks(self.samples, tmp / "model_ranks.png")
+            return paths
+
         out = Path(out_dir)
-        paths = {
-            "scores": write_parquet_atomic(self.samples, out / "scores.parquet"),
-            "leaderboard": write_parquet_atomic(self.leaderboard, out / "leaderboard.parquet"),
-            "bad_rows": write_parquet_atomic(self.bad_rows, out / "bad_rows.parquet"),
-            "leaderboard_md": write_text_atomic(out / "leaderboard.md", self.markdown(max_rows=10_000)),
-            "run": write_text_atomic(out / "run.json", json.dumps(self.info, indent=2, sort_keys=True, default=str)),
-        }
-        if plots and self.samples.height:
-            paths["hp_vs_hr"] = plot_hp_hr(self.samples, out / "hp_vs_hr.png")
-            paths["ranks"] = plot_ranks(self.samples, out / "model_ranks.png")
-        return paths
+        return {k: out / p.name for k, p in replace_folder(out, fill, RUN_FILES).items()}
+
+
+RUN_FILES = frozenset({"scores.parquet", "leaderboard.parquet", "bad_rows.parquet", "leaderboard.md", "run.json",
+                       "hp_vs_hr.png", "model_ranks.png"})
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
+    system or file system cannot."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def replace_folder(out: Path, fill, allowed: frozenset[str]) -> dict[str, Path]:
+    """Build a folder with ``fill(tmp_folder) -> {key: path}`` and put it in place of
+    ``out`` whole: an atomic swap where the system offers one (Linux), else two renames
+    (the old folder is moved aside first, so no moment holds a mix of both). ``out``, if
+    it exists, must be an empty folder or hold only names in ``allowed`` — a folder of
+    other files is never replaced."""
+    out = Path(out)
+    if out.exists():
+        if not out.is_dir():
+            raise FileExistsError(f"{out}: exists and is not a folder")
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in allowed)
+        if foreign:
+            raise FileExistsError(f"{out}: holds files that are not a scoring run's ({', '.join(foreign[:5])}); "
+                                  "write the results to a new or empty folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        paths = fill(tmp)
+        if not out.exists():
+            os.rename(tmp, out)
+        elif _exchange(tmp, out):
+            shutil.rmtree(tmp)  # now the old run
+        else:
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+            os.rmdir(old)
+            os.rename(out, old)
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return paths
 
 
 def _resolver(tables: TreeTables, tax, index: TaxonomyIndex):
@@ -243,7 +307,8 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
       none of the other options, and otherwise wrong, scored as the root (an answer, not an
       abstention);
     * every other answer is mapped as it is; the question breaks ties between nodes
-      sharing a name."""
+      sharing a name. An answer longer than the mapping's ``max_answer_chars`` is cut there
+      and flagged ``truncated_to_<n>_chars`` (so the cost per answer stays bounded)."""
     tax = index.taxonomy
     n = len(rows)
     pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
@@ -293,6 +358,8 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
     tied[sel] = mres.tied
     for i in np.flatnonzero(tied > 1).tolist():
         flags[i].append("ambiguous_name")
+    for i in sel[mres.truncated].tolist():
+        flags[i].append(f"truncated_to_{index.config.max_answer_chars}_chars")
     stages, counts = np.unique(stage, return_counts=True) if n else ([], [])
     stats = dict(mres.stats, stages=dict(zip([str(x) for x in stages], [int(c) for c in counts])))
     return MappedAnswers(pred_idx, stage, score, tied, abstained, mapped_text, [",".join(f) for f in flags],
@@ -383,6 +450,8 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         "rows": rows.height, "scored": len(kept), "bad_rows": bad_df.height,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad_df.group_by("reason").len().iter_rows()} if bad_df.height else {},
         "abstentions": int(samples["abstained"].sum()), "mapping_stats": mapped.stats,
+        "duplicate_ids": duplicate_ids(rows).height if rows.height and {"model", "dataset", "prompt", "id", "line"} <= set(rows.columns) else 0,
+        "truncated_answers": int(mapped.stats.get("truncated", 0)),
         "temperature": config.temperature, "stage_counts": mapped.stats["stages"],
         "files": sorted(set(rows["file"].to_list())) if rows.height and "file" in rows.columns else [],
         "seconds": {"index": round(t_index, 3), "mapping": round(mapped.seconds, 3), "text_measures": round(t_text, 3),

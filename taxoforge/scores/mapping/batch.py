@@ -20,7 +20,17 @@ from taxoforge.scores.mapping.stages import Alg1Stages, Decision
 from taxoforge.scores.similarity import Similarity, similarity_from_spec
 from taxoforge.text import normalise_text
 
-__all__ = ["TaxonomyIndex", "subtree_sizes"]
+__all__ = ["TaxonomyIndex", "subtree_sizes", "truncate_answer"]
+
+
+def truncate_answer(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, at the last whitespace of the last
+    fifth when there is one (a word is not cut in two)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ", int(limit * 0.8))
+    return cut[:space] if space > 0 else cut
 
 
 def subtree_sizes(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
@@ -163,10 +173,15 @@ class TaxonomyIndex:
 
     def map(self, predictions, normalised: bool = False, progress=None, contexts=None) -> MappingResult:
         """Map a sequence of answers (raw text unless ``normalised``: already in their
-        normal form). Identical (joined) normal forms are mapped once. ``contexts`` (optional, one text per answer, e.g. the question)
+        normal form). An answer longer than ``max_answer_chars`` is cut there first and
+        flagged in ``truncated``. Identical (joined) normal forms are mapped once. ``contexts`` (optional, one text per answer, e.g. the question)
         break ties between nodes sharing a name. ``progress`` is an optional callable
         ``progress(n_done)``."""
-        preds = list(predictions) if normalised else [joined_normal_form(p) for p in predictions]
+        cap = self.config.max_answer_chars
+        raw = [p or "" for p in predictions]
+        truncated = np.fromiter((len(p) > cap for p in raw), bool, count=len(raw))
+        raw = [truncate_answer(p, cap) if t else p for p, t in zip(raw, truncated.tolist())]
+        preds = raw if normalised else [joined_normal_form(p) for p in raw]
         uniq: dict[str, int] = {}
         inv = np.fromiter((uniq.setdefault(p, len(uniq)) for p in preds), dtype=np.int64, count=len(preds))
         answers = [Answer.read(p, self.config.base_forms) for p in uniq]
@@ -181,8 +196,8 @@ class TaxonomyIndex:
         stages, counts = np.unique(stage, return_counts=True) if n else ([], [])
         stats = dict(self.stats, unique_predictions=len(uniq), temperature=self.config.temperature,
                      stages=dict(zip([str(s) for s in stages], [int(c) for c in counts])),
-                     ambiguous=int((tied > 1).sum()))
-        return MappingResult(node_idx=node, stage=stage, score=score, tied=tied, stats=stats)
+                     ambiguous=int((tied > 1).sum()), truncated=int(truncated.sum()))
+        return MappingResult(node_idx=node, stage=stage, score=score, tied=tied, stats=stats, truncated=truncated)
 
     def _redecide_ties(self, answers, inv, contexts, node, stage, score, tied) -> None:
         for r in np.flatnonzero(tied > 1).tolist():

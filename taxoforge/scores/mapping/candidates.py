@@ -79,7 +79,17 @@ class CandidateRetrieval:
 
     # ------------------------------------------------------------------ top-k
     def top_k(self, queries: list[tuple[str, list[str]]]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Exact top-k ``(nodes, similarities)`` of every ``(query, content words)``."""
+        """Exact top-k ``(nodes, similarities)`` of every ``(query, content words)``. The
+        top-k depends on the query alone (the words only steer how it is found), so each
+        distinct query is computed once."""
+        first: dict[str, int] = {}
+        owner = [first.setdefault(q, i) for i, (q, _) in enumerate(queries)]
+        uniq = [i for i, o in enumerate(owner) if o == i]
+        tops = self._top_k_distinct([queries[i] for i in uniq])
+        got = dict(zip(uniq, tops))
+        return [got[o] for o in owner]
+
+    def _top_k_distinct(self, queries: list[tuple[str, list[str]]]) -> list[tuple[np.ndarray, np.ndarray]]:
         out: list = [None] * len(queries)
         pending = []
         for i, (q, words) in enumerate(queries):
@@ -103,7 +113,10 @@ class CandidateRetrieval:
         if not (cfg.prefilter and getattr(self.similarity, "bound", None) == "indel" and query):
             return None
         cand = self.tables.names_sharing_words(words)
-        if not len(cand):
+        a = len(query)
+        b = self.tables.name_len[cand]
+        # only names within the length filter of INDEL_BOUND_MIN can lift the k-th best above it
+        if int((2.0 * np.minimum(a, b) > INDEL_BOUND_MIN * (a + b)).sum()) < cfg.k:
             return None
         nodes, s = self.node_scores(query, cand)
         if len(nodes) < cfg.k or s[cfg.k - 1] <= INDEL_BOUND_MIN:
@@ -111,7 +124,6 @@ class CandidateRetrieval:
         t = float(s[cfg.k - 1])
         tri = self.tables.trigrams
         ids, shared = tri.shared_counts(query)
-        a = len(query)
         b = tri.lengths[ids]
         eps = 1e-9
         ok = (2.0 * np.minimum(a, b) >= (t - eps) * (a + b)) & (shared >= (2.5 * t - 2.0) * (a + b) - eps)

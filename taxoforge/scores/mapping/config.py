@@ -55,6 +55,7 @@ class MappingConfig:
     similarity: str = "ratio"  # a rapidfuzz scorer name or "sentence-transformers:<local path>"
     prefilter: bool = True  # exact candidate bound before the full scan (package docstring)
     skip_name_kinds: tuple[str, ...] = ("synset",)  # name kinds that are identifiers, not names
+    max_answer_chars: int = 2000  # longer answers are cut (at a word boundary) and flagged: bounded cost
 
     def __post_init__(self) -> None:
         if self.vote_rule not in ("at_least", "more_than"):
@@ -65,6 +66,8 @@ class MappingConfig:
             raise ValueError(f"contains_scope must be 'topk_first' or 'all', not {self.contains_scope!r}")
         if self.k < 2:
             raise ValueError(f"k must be at least 2, not {self.k}")
+        if self.max_answer_chars < 1:
+            raise ValueError(f"max_answer_chars must be positive, not {self.max_answer_chars}")
         if self.thr_vote < 1:
             raise ValueError(f"thr_vote must be at least 1, not {self.thr_vote}")
         if not self.ngram_sizes or any(int(n) < 1 for n in self.ngram_sizes):
@@ -96,14 +99,15 @@ class MappingConfig:
 class MappingResult:
     """One batch mapped: per prediction the node index, the deciding stage (:data:`STAGES`),
     the similarity of the chosen node and how many nodes tied under the deciding rule before
-    the tie-break (``tied`` > 1: an ambiguous name, reported); ``stats`` counts stages and
-    retrieval paths."""
+    the tie-break (``tied`` > 1: an ambiguous name, reported), whether it was cut to
+    ``max_answer_chars`` (``truncated``); ``stats`` counts stages and retrieval paths."""
 
     node_idx: np.ndarray  # int64, one per prediction
     stage: np.ndarray  # object
     score: np.ndarray  # similarity of the chosen node
     tied: np.ndarray | None = None  # int64: nodes tied under the deciding rule (1: unambiguous)
     stats: dict = field(default_factory=dict)
+    truncated: np.ndarray | None = None  # bool: the answer was longer than max_answer_chars and was cut
 
 
 STAGES = ("empty", "exact", "contains", "ngram4", "ngram3", "ngram2", "vote", "top1")

@@ -177,6 +177,8 @@ class NameTables:
             self.surface_nodes.setdefault(self._key_index[key], {})[norm] = np.asarray(idx, np.int64)
         del split
         self.max_words = max((x.count(" ") + 1 for x in self.names), default=0)
+        self.first_words = frozenset(x.split(" ", 1)[0] for x in self.names)  # a name can only start there
+        self.name_len = np.fromiter((len(x) for x in self.names), dtype=np.int64, count=n_names)
         # names made only of words that name nothing on their own ("two", "image", "the one")
         self.name_non_naming = np.fromiter((all(is_non_naming(w) for w in x.split()) for x in self.names),
                                            dtype=bool, count=n_names)

@@ -84,8 +84,10 @@ class Alg1Stages:
         matches: list[tuple[int, int, int]] = []  # (start, end, name) in words or characters
         if self.config.contains == "whole_word":
             words, flags = ans.words, ans.non_naming
-            m, mw = len(words), t.max_words
+            m, mw, first = len(words), t.max_words, t.first_words
             for i in range(m):
+                if words[i] not in first:
+                    continue
                 for j in range(i + 1, min(m, i + mw) + 1):
                     if all(flags[i:j]) or (ans.counting[i] and j > i + 1):
                         continue

@@ -231,3 +231,46 @@ def test_cli_exposes_every_mapping_parameter(inat_like, tmp_path):
                    "skip_name_kinds": ["vernacular"], "prefilter": False}
     bad = CliRunner().invoke(main, ["score", str(out), str(folder), "--ngram-sizes", "a,b"])
     assert bad.exit_code != 0 and "ngram-sizes" in bad.output
+
+
+def test_results_folder_is_replaced_whole(inat_like, tmp_path):
+    from taxoforge.scores.run import RUN_FILES, replace_folder
+
+    out = tmp_path / "res"
+    full = read_outputs_from([{"id": "1", "model": "m", "output": "Aloe vera", "label": "aloe_vera"}])
+    score_frame(full, inat_like, meteor=False).write(out)
+    assert (out / "hp_vs_hr.png").exists()
+    # a run without samples leaves no plot of the earlier run behind
+    empty = read_outputs_from([{"id": "1", "output": "Aloe vera", "label": None}])
+    score_frame(empty, inat_like, meteor=False).write(out)
+    assert not (out / "hp_vs_hr.png").exists() and pl.read_parquet(out / "scores.parquet").height == 0
+    assert pl.read_parquet(out / "bad_rows.parquet").height == 1
+    # a run that dies while writing leaves the previous folder as it was, and no temporary folder
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def dies(tmp):
+        (tmp / "scores.parquet").write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        replace_folder(out, dies, RUN_FILES)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    # a folder holding other files is never replaced
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    with pytest.raises(FileExistsError, match="notes.txt"):
+        score_frame(full, inat_like, meteor=False).write(other)
+    assert (other / "notes.txt").read_text() == "keep me"
+
+
+def test_long_answers_are_cut_and_flagged(inat_like):
+    long = "Aloe vera " + "and some more words " * 200
+    rows = read_outputs_from([{"id": "1", "output": long, "label": "aloe_vera"},
+                              {"id": "2", "output": "Aloe vera", "label": "aloe_vera"}])
+    run = score_frame(rows, inat_like, meteor=False, config=MappingConfig(max_answer_chars=500))
+    flags = run.samples["parse_flags"].to_list()
+    assert "truncated_to_500_chars" in flags[0] and "truncated" not in flags[1]
+    assert run.info["truncated_answers"] == 1 and "cut before mapping" in run.markdown()
+    assert run.samples["pred_node"].to_list() == ["aloe_vera", "aloe_vera"]
