@@ -141,8 +141,15 @@ class TaxonomyIndex:
     def _map_unique(self, answers: list[Answer], progress=None) -> list[Decision]:
         out: list = [None] * len(answers)
         pending = []
+        gap = self.stages.vote_ruled_out_gap()
         for i, ans in enumerate(answers):
             dec, wait = self._decide_without_top_k(ans)
+            if dec is None and wait[0] is None and gap < 1 and ans.lo < ans.hi:
+                # no stage before the vote decided and the answer has words that could name
+                # something: the top-1 alone decides when the vote is provably off
+                top1 = self.retrieval.top1_without_vote(ans.query, sorted(ans.content_words()), gap)
+                if top1 is not None:
+                    dec = (top1[0], "top1", top1[1], 1)
             if dec is None:
                 pending.append((i, *wait))
             else:

@@ -25,8 +25,24 @@ prefilter only decides how much work finding it takes, never what it is:
    at most ~16 M similarities in memory — rapidfuzz ``cdist`` in C++ on every core, or one
    matrix product for embeddings.
 
-``stats`` counts answers served by the bound (``bounded``) and by the full scan
-(``full_scans``).
+**Top-1 when the vote is provably off** (:meth:`CandidateRetrieval.top1_without_vote`,
+``ratio`` with the prefilter): the vote needs ``p0 − p1 < thr_top2``, and since the
+softmax's normaliser is at most ``k·exp(T·s0)``, ``p0 − p1 ≥ (1 − exp(−T·(s0 − s1)))/k``;
+so a top-2 gap of at least ``gap = −ln(1 − k·thr_top2)/T`` rules the vote out and the
+top-1 alone decides. The best of a few candidates (names sharing a word, and the names
+sharing the most trigrams) gives ``c0 ≤ s0``; every name that could reach
+``u = c0 − gap`` is retrieved with the bound above (when ``u > 0.8``) and scored; when no
+other node reaches ``s0 − gap`` among them (the rest score below ``u``), the best node is
+the answer, exactly as the full algorithm would decide. Typos of a name ("qurcus alba")
+take this path.
+
+Both bounds pay off only where a full scan is expensive: on trees with fewer than
+``bound_min_names`` names (default 100,000) the batched full scan in C++ is cheaper than
+the per-answer candidate work, so it serves every top-k there — with the same result, as
+every path is exact.
+
+``stats`` counts answers served by the bound (``bounded``), by the top-1 shortcut
+(``top1_bounded``) and by the full scan (``full_scans``).
 """
 
 from __future__ import annotations
@@ -47,11 +63,13 @@ INDEL_BOUND_MIN = 0.8
 class CandidateRetrieval:
     """Similarities of an answer to nodes, and its exact top-k nodes."""
 
-    def __init__(self, tables: NameTables, similarity: Similarity, config: MappingConfig) -> None:
+    def __init__(self, tables: NameTables, similarity: Similarity, config: MappingConfig,
+                 bound_min_names: int = 100_000) -> None:
         self.tables = tables
         self.similarity = similarity
         self.config = config
-        self.stats = {"bounded": 0, "full_scans": 0}
+        self.bound_min_names = bound_min_names  # smaller trees: the full scan is cheaper (same result)
+        self.stats = {"bounded": 0, "top1_bounded": 0, "full_scans": 0}
 
     # ------------------------------------------------------------------ node similarities
     def node_scores(self, query: str, name_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -78,6 +96,10 @@ class CandidateRetrieval:
         return float(self.similarity.scores(query, names).max()) if len(names) else 0.0
 
     # ------------------------------------------------------------------ top-k
+    def _bounds_apply(self, query: str) -> bool:
+        return bool(query and self.config.prefilter and getattr(self.similarity, "bound", None) == "indel"
+                    and len(self.tables) >= self.bound_min_names)
+
     def top_k(self, queries: list[tuple[str, list[str]]]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Exact top-k ``(nodes, similarities)`` of every ``(query, content words)``. The
         top-k depends on the query alone (the words only steer how it is found), so each
@@ -110,7 +132,7 @@ class CandidateRetrieval:
         """The top-k from the word-sharing candidates and the names passing the Indel
         bound, or None when the bound does not apply (module docstring)."""
         cfg = self.config
-        if not (cfg.prefilter and getattr(self.similarity, "bound", None) == "indel" and query):
+        if not self._bounds_apply(query):
             return None
         cand = self.tables.names_sharing_words(words)
         a = len(query)
@@ -121,16 +143,45 @@ class CandidateRetrieval:
         nodes, s = self.node_scores(query, cand)
         if len(nodes) < cfg.k or s[cfg.k - 1] <= INDEL_BOUND_MIN:
             return None
-        t = float(s[cfg.k - 1])
-        tri = self.tables.trigrams
-        ids, shared = tri.shared_counts(query)
-        b = tri.lengths[ids]
-        eps = 1e-9
-        ok = (2.0 * np.minimum(a, b) >= (t - eps) * (a + b)) & (shared >= (2.5 * t - 2.0) * (a + b) - eps)
-        extra = ids[ok]
+        extra = self._names_reaching(query, float(s[cfg.k - 1]))
         if len(extra):
             nodes, s = self.node_scores(query, np.union1d(cand, extra))
         return nodes[: cfg.k], s[: cfg.k]
+
+    def _names_reaching(self, query: str, t: float) -> np.ndarray:
+        """Every name that could score at least ``t > INDEL_BOUND_MIN`` against ``query``:
+        a superset, by the length filter and the q-gram count filter (module docstring),
+        the latter applied as a prefix filter on the rarest trigrams (a name must share
+        ``(2.5·t − 2)·(a + b)`` trigram occurrences, at least the value at the shortest
+        length ``b`` the length filter allows)."""
+        tri = self.tables.trigrams
+        a = len(query)
+        b_min = a * t / (2.0 - t)
+        ids = tri.names_sharing(query, (2.5 * t - 2.0) * (a + b_min) - 1e-9)
+        b = tri.lengths[ids]
+        return ids[2.0 * np.minimum(a, b) >= (t - 1e-9) * (a + b)]
+
+    def top1_without_vote(self, query: str, words: list[str], gap: float):
+        """``(node, similarity)`` of the most similar node when the top-2 gap provably rules
+        the vote out (module docstring), else None."""
+        if not self._bounds_apply(query):
+            return None
+        a = len(query)
+        lo, hi = a * INDEL_BOUND_MIN / (2 - INDEL_BOUND_MIN), a * (2 - INDEL_BOUND_MIN) / INDEL_BOUND_MIN
+        seeds = np.union1d(self.tables.names_sharing_words(words), self.tables.trigrams.seeds(query))
+        b = self.tables.name_len[seeds]
+        seeds = seeds[(b >= lo) & (b <= hi)]  # only these can score above INDEL_BOUND_MIN
+        if not len(seeds):
+            return None
+        c0 = float(self.similarity.scores(query, seeds).max())
+        u = c0 - gap
+        if u <= INDEL_BOUND_MIN:
+            return None
+        nodes, s = self.node_scores(query, np.union1d(seeds, self._names_reaching(query, u)))
+        if len(nodes) > 1 and s[0] - s[1] < gap:
+            return None
+        self.stats["top1_bounded"] += 1
+        return int(nodes[0]), float(s[0])
 
     def top_k_full(self, queries: list[str], batch: int = 128) -> list[tuple[np.ndarray, np.ndarray]]:
         """Exact top-k nodes (similarity desc, node index asc) of every query, scoring all

@@ -106,23 +106,46 @@ class TrigramIndex:
         v = np.concatenate(owners) if owners else np.zeros(0, np.int32)
         self.keys, self.ptr, self.names = _csr_by_key(k, v)
 
-    def shared_counts(self, query: str) -> tuple[np.ndarray, np.ndarray]:
-        """(name ids, S) for every name sharing a trigram with ``query``, where
-        ``S = Σ over the distinct trigrams g shared of (occurrences of g in the padded
-        query)`` — an upper bound of the multiset intersection of the two trigram lists."""
+    def _postings(self, query: str):
+        """(distinct trigram rows present in the index, their occurrences in the padded
+        query), rarest first, and the query's trigram count."""
         q = padded_trigrams(query)
-        if not len(q):
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        if not len(q) or not len(self.keys):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), len(q)
         g, cnt = np.unique(q, return_counts=True)
-        i = np.minimum(np.searchsorted(self.keys, g), max(len(self.keys) - 1, 0))
-        hit = self.keys[i] == g if len(self.keys) else np.zeros(len(g), bool)
+        i = np.minimum(np.searchsorted(self.keys, g), len(self.keys) - 1)
+        hit = self.keys[i] == g
         i, cnt = i[hit], cnt[hit]
-        if not len(i):
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        names, owner = expand_csr(self.ptr, self.names, i)
-        s = np.bincount(names, weights=cnt[owner], minlength=0)
-        ids = np.flatnonzero(s)
-        return ids, s[ids].astype(np.int64)
+        o = np.argsort(self.ptr[i + 1] - self.ptr[i], kind="stable")
+        return i[o], cnt[o], len(q)
+
+    def names_sharing(self, query: str, min_shared: float) -> np.ndarray:
+        """Every name that may share at least ``min_shared`` of the padded query's trigram
+        occurrences: a superset, read from the rarest posting lists only (prefix filter —
+        such a name shares a trigram with any set of the query's trigrams weighing more
+        than the weight of all the query's indexed trigrams minus ``min_shared``). All names
+        when ``min_shared ≤ 0``."""
+        rows, cnt, _ = self._postings(query)
+        if min_shared <= 0:
+            return np.arange(len(self.lengths), dtype=np.int64)
+        need = int(cnt.sum()) - min_shared  # read postings until their weight exceeds this
+        take = int(np.searchsorted(np.cumsum(cnt), need, side="right")) + 1
+        if take > len(rows):  # the present trigrams cannot weigh that much: no name qualifies
+            return np.zeros(0, np.int64)
+        return np.unique(expand_csr(self.ptr, self.names, rows[:take])[0]).astype(np.int64)
+
+    def seeds(self, query: str, budget: int = 1000, n: int = 16) -> np.ndarray:
+        """Up to ``n`` names sharing the most of the query's rarer trigrams (posting lists
+        read rarest first, at most ``budget`` entries): good candidates, not a complete set."""
+        rows, _, _ = self._postings(query)
+        if not len(rows):
+            return np.zeros(0, np.int64)
+        lens = self.ptr[rows + 1] - self.ptr[rows]
+        take = max(1, int(np.searchsorted(np.cumsum(lens), budget, side="right")))
+        ids, counts = np.unique(expand_csr(self.ptr, self.names, rows[:take])[0], return_counts=True)
+        if len(ids) > n:
+            ids = ids[np.argpartition(-counts, n)[:n]]
+        return ids.astype(np.int64)
 
 
 class NameTables:

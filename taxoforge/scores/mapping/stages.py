@@ -188,6 +188,16 @@ class Alg1Stages:
         p /= p.sum()
         return bool(p[0] - p[1] < cfg.thr_top2 and p[0] - p[-1] < cfg.thr_topk)
 
+    def vote_ruled_out_gap(self) -> float:
+        """A top-2 similarity gap at least this large makes the near-tie test fail whatever
+        the rest of the top-k (``p0 − p1 ≥ (1 − exp(−T·gap))/k ≥ thr_top2``); inf when
+        no gap can (``k·thr_top2 ≥ 1``). A relative margin of 1e-6 covers rounding."""
+        cfg = self.config
+        x = cfg.k * cfg.thr_top2 * (1 + 1e-6)
+        if x >= 1:
+            return float("inf")
+        return -np.log1p(-x) / cfg.temperature * (1 + 1e-9) + 1e-12
+
     def vote(self, top_nodes: np.ndarray, top_scores: np.ndarray):
         """The shared-ancestor vote (SPEC §3) when the top-k are near-tied: the deepest
         node with enough votes (ties: more votes, then the best-ranked candidate under

@@ -4,8 +4,9 @@ A hypothesis property over 10,000 generated answers on an iNat21-sized tree of r
 iNaturalist taxa (the benchmark's tree): names, misspelt names, names in answer templates,
 truncated and reordered names, words of the tree mixed with filler and non-naming words,
 arbitrary text — mapped with the prefilter on and off, the nodes, stages and similarities
-are identical. A second configuration (k = 2, the pseudocode's top-k-first scan; 2,000 answers) makes the
-q-gram bound serve answers, so that path is exercised, not only the full scan."""
+are identical. The bounds are switched on for this tree size (by default they serve trees of 100,000 names
+and more), and a second configuration (k = 2, the pseudocode's top-k-first scan; 2,000
+answers) makes the k-th-best bound serve answers too, so every path is exercised."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ def answers(draw, names: list[str], words: list[str]):
                          ids=["default", "k2-topk-first"])
 def test_prefilter_on_and_off_map_every_answer_alike(inat21_sized, cfg, examples):
     on = TaxonomyIndex(inat21_sized, MappingConfig(**cfg))
+    on.retrieval.bound_min_names = 0  # the bounds serve trees of every size here (by default: ≥ 100,000 names)
     off = TaxonomyIndex(inat21_sized, MappingConfig(prefilter=False, **cfg))
     names = [x for x in inat21_sized._labels if x]
     words = sorted({w for x in names for w in x.split()})
@@ -77,9 +79,11 @@ def test_prefilter_on_and_off_map_every_answer_alike(inat21_sized, cfg, examples
 
     prop()
     assert seen["answers"] >= 50 * examples
-    assert off.stats["bounded"] == 0 and off.stats["full_scans"] > 0
+    assert off.stats["bounded"] == off.stats["top1_bounded"] == 0 and off.stats["full_scans"] > 0
+    # the bounds served answers: the top-1 shortcut (typos), the k-th-best bound (k = 2)
+    assert on.stats["top1_bounded"] > 0 and on.stats["full_scans"] > 0, on.stats
     if cfg:
-        assert on.stats["bounded"] > 0, on.stats  # the q-gram bound served answers
+        assert on.stats["bounded"] > 0, on.stats
 
 
 def test_index_survives_pickling(inat_like):
@@ -87,3 +91,24 @@ def test_index_survives_pickling(inat_like):
     again = pickle.loads(pickle.dumps(ix))  # rebuilt: string hashes differ per process
     preds = ["Aloe vera", "two toucans", "zzz", "keel billed hornbill"]
     assert again.map(preds).node_idx.tolist() == ix.map(preds).node_idx.tolist()
+
+
+def test_names_reaching_a_threshold_are_never_missed(inat21_sized):
+    """The length and q-gram prefix filters keep every name whose ratio reaches t."""
+    from rapidfuzz import fuzz, process
+
+    ix = TaxonomyIndex(inat21_sized)
+    names = ix.names
+    rng = np.random.default_rng(5)
+    checked = 0
+    for j in rng.choice(len(names), 300, replace=False):
+        q = names[j]
+        i = int(rng.integers(len(q)))
+        q = q[:i] + "xyz"[int(rng.integers(3))] + q[i + 1:]  # one substitution
+        scores = process.cdist([q], names, scorer=fuzz.ratio, dtype=np.float64)[0] / 100
+        for t in (0.81, 0.85, 0.9, 0.95):
+            want = set(np.flatnonzero(scores >= t).tolist())
+            got = set(ix.retrieval._names_reaching(q, t).tolist())
+            assert want <= got, (q, t, sorted(want - got)[:3])
+            checked += len(want)
+    assert checked > 300
