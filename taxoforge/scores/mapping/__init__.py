@@ -36,10 +36,11 @@ softmax temperature is calibrated per similarity measure; all in :class:`Mapping
 **Similarity and top-k.** A node's similarity is the best over its names, between the
 answer's core and the name keys (:mod:`taxoforge.scores.similarity`: rapidfuzz ``ratio``
 by default, or sentence embeddings). The top-k is needed only by stages 4–5 (and the
-``topk_first`` scan) and is always exact: word-sharing candidates give a lower bound of the
-``k``-th similarity, a provable q-gram bound retrieves every other name that could reach it,
-and the batched full scan serves the cases where that bound is weak
-(:mod:`.candidates`). ``prefilter=False`` always scans: same results, more time.
+``topk_first`` scan) and is always exact (:mod:`.candidates`): on large trees (100,000
+names and more) a provable q-gram bound retrieves every name that could reach the ``k``-th
+similarity of the word-sharing candidates, and when the top-2 gap provably rules the vote
+out the top-1 alone decides; otherwise, and on smaller trees, a batched full scan in C++.
+``prefilter=False`` always scans: same results, more time.
 
 Identical normalised answers are mapped once. Nodes without names never enter the top-k.
 

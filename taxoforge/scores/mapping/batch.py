@@ -130,9 +130,9 @@ class TaxonomyIndex:
         if not ans.words:
             return (self.taxonomy.root_idx, "empty", 0.0, 1), None
         if self.config.exact_stage:
-            nodes = st.exact(ans)
-            if nodes is not None:
-                return st.decide_exact(ans, nodes, context), None
+            found = st.exact_span(ans)
+            if found is not None:
+                return st.decide_exact(ans, found[0], context, key=found[1]), None
         stage, hits = st.hits(ans)
         if stage is not None and self.config.contains_scope == "all":
             return st.pick(ans, stage, hits, context=context), None

@@ -60,11 +60,17 @@ class Alg1Stages:
     # ------------------------------------------------------------------ hits
     def exact(self, ans: Answer) -> np.ndarray | None:
         """Nodes named by the widest span that may count as the whole answer, or None."""
+        found = self.exact_span(ans)
+        return None if found is None else found[0]
+
+    def exact_span(self, ans: Answer):
+        """(nodes, matched key) of the widest span that may count as the whole answer, or None."""
         t = self.tables
         for i, j in ans.exact_spans():
-            x = t.lookup(" ".join(ans.words[i:j]))
+            key = " ".join(ans.words[i:j])
+            x = t.lookup(key)
             if x is not None:
-                return t.nodes_of_name(x, " ".join(ans.surface[i:j])).astype(np.int64)
+                return t.nodes_of_name(x, " ".join(ans.surface[i:j])).astype(np.int64), key
         return None
 
     def _substring_automaton(self):
@@ -146,15 +152,19 @@ class Alg1Stages:
         """How many of the ``context`` words occur in the names of ``v``'s ancestors."""
         return len(context & self._ancestor_word_set(v)) if context else 0
 
-    def decide_exact(self, ans: Answer, nodes: np.ndarray, context: frozenset[str] = frozenset()) -> Decision:
+    def decide_exact(self, ans: Answer, nodes: np.ndarray, context: frozenset[str] = frozenset(),
+                     key: str | None = None) -> Decision:
+        """The exact stage's node among ``nodes`` (ties: module docstring). ``key``, the
+        matched name, spares computing a similarity of 1 when it is the whole query."""
         nodes = np.unique(nodes)
         q = ans.query
         if len(nodes) == 1:
             v = int(nodes[0])
-            return v, "exact", self.retrieval.node_similarity(q, v), 1
-        v = max(nodes.tolist(), key=lambda u: (self.context_overlap(u, context), self.depth[u],
-                                               self.subtree_size[u], -u))
-        return int(v), "exact", self.retrieval.node_similarity(q, int(v)), len(nodes)
+        else:
+            v = int(max(nodes.tolist(), key=lambda u: (self.context_overlap(u, context), self.depth[u],
+                                                       self.subtree_size[u], -u)))
+        sim = 1.0 if key == q else self.retrieval.node_similarity(q, v)
+        return v, "exact", sim, len(nodes)
 
     def pick(self, ans: Answer, stage: str, hits: np.ndarray, top=None,
              context: frozenset[str] = frozenset()) -> Decision:
