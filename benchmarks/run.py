@@ -41,6 +41,7 @@ BENCHMARKS = {
     "wikidata_taxon_names": "benchmarks.bench_wikidata_names",
     "multiple_choice_sets": "benchmarks.bench_multiple_choice",
     "wikidata_dump": "benchmarks.bench_dump",
+    "text_to_node_fidelity": "benchmarks.bench_mapping_fidelity",
 }
 SIZES = ("tiny", "small", "full")
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -252,6 +253,18 @@ def summary_rows(doc: dict) -> list[dict]:
                          "speedup": base["wall_s"] / cand["wall_s"] if cand and base else None,
                          "agree": sp["agreement"].get("agree"), "target": "identical tables",
                          "met": sp["agreement"].get("agree")})
+    mf = _res(doc, "text_to_node_fidelity")
+    if mf:
+        for case in mf["cases"]:
+            for fam in ("singular", "plural"):
+                acc = case["accuracy"].get(fam)
+                rows.append({"benchmark": f"Text → node fidelity ({fam} templates)",
+                             "input": f"{case['answers_per_template'].get(fam, 0):,} answers from "
+                                      f"{case['names_in_gold']:,} names, {case['tree']} ({case['nodes']:,} nodes)",
+                             "unit": "answers",
+                             "candidate": {"wall_s": case.get("mapping_wall_s"), "throughput": case.get("answers_per_s")},
+                             "baseline": None, "baseline_name": f"accuracy {100 * acc:.2f} % (answers mapped to their node)",
+                             "target": f"≥ {100 * case['targets'][fam]:g} %", "met": case["meets_target"][fam]})
     return rows
 
 

@@ -1,8 +1,20 @@
 """Text normalisation shared by label linking and prediction mapping (SPEC §3).
 
 ``normalise_text`` is the one normal form used everywhere a name is compared with
-another name: Unicode NFKC, casefold, dashes to spaces, every other punctuation
-character removed, whitespace collapsed.
+another name: Unicode NFKC, casefold, every punctuation or symbol character becomes a
+space (dashes, slashes, brackets, full stops …: never deleted, so "dog/wolf" stays two
+words), whitespace collapsed. One exception keeps words whole: an **apostrophe between two
+letters or digits** (``'``, ``’``, ``ʼ``, ``‘``) is deleted, so contractions and
+possessives stay one word — "can't" → ``cant``, "John's" → ``johns``, "O'Neill" →
+``oneill``. Split there, they would leave stray one-letter words ("can t", "john s") that
+match nothing and that an answer written without the apostrophe ("Coopers hawk") would not
+match either. Any other apostrophe (quotes, a trailing plural possessive "the dogs' bowl")
+is punctuation like the rest.
+
+``base_form_text`` goes one step further for mapping free text (SPEC §3, "words are
+compared in a base form"): every word of the normal form is replaced by its noun base form
+(:func:`base_form`), so plurals match singulars on both sides ("two tenches" →
+``two tench``).
 
 >>> normalise_text("  Pied-billed   Grebe! ")
 'pied billed grebe'
@@ -10,33 +22,202 @@ character removed, whitespace collapsed.
 'esox americanus'
 >>> normalise_text("St. John's-wort")
 'st johns wort'
+>>> normalise_text("a dog/wolf hybrid (F1)")
+'a dog wolf hybrid f1'
+>>> base_form_text("There are two Tenches, and three mice")
+'there are two tench and three mouse'
+
+**Base forms.** :func:`base_form` follows WordNet's ``morphy`` for nouns: a word's
+analyses are its exception-list entries ("mice" → *mouse*), else the results of the
+detachment rules ``-s``, ``-ses``, ``-ves``, ``-xes``, ``-zes``, ``-ches``, ``-shes``,
+``-men``, ``-ies``, each counting only where it is a WordNet noun. Words linked by
+analyses form one class ("lenses" → *lens* and *lense*; "glasses" → *glass*), and every
+member of a class gets the same base form — a member that is a noun and not an inflected
+form of the exception list (*mouse*, not *mice*), then the shortest, then the first in
+code point order — so a plural always gets its singular's base form, whichever spelling
+variant or plural-looking noun (*glasses*, *arms*) it also is, and
+``base_form(base_form(w)) == base_form(w)``. It works without the WordNet corpus, the same
+way everywhere:
+
+1. a table derived from WordNet 3.0 (``noun_base_forms.tsv`` beside this module, written by
+   ``scripts/derive_noun_base_forms.py`` from the Debian ``wordnet-base`` files — never by
+   hand) holds every word of WordNet's noun vocabulary (its one-word lemmas, their regular
+   plurals and the exception list) whose base form the rules below would get wrong
+   ("species" → ``specie``, "mice" → ``mouse``, "wolves" → ``wolf``, "bass" → ``bass``);
+2. every other word goes through the rules, repeated until nothing changes: words of at
+   most three letters and words ending in ``ss``, ``us`` or ``is`` stay; ``-ies`` → ``-y``;
+   ``-ches``, ``-shes``, ``-xes``, ``-zes``, ``-sses``, ``-uses``, ``-ises`` lose ``es``;
+   ``-men`` → ``-man`` (longer than five letters); any other final ``s`` goes.
+
+On WordNet's vocabulary the result is the class representative above (a test recomputes
+the analyses with NLTK's own ``morphy`` wherever the corpus is installed); outside it
+(Latin epithets, rare words) the rules apply the same way to names and answers, which is
+all matching needs.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
 
-__all__ = ["normalise_text"]
+__all__ = ["normalise_text", "base_form", "base_form_text", "derive_noun_base_forms", "morphy_analyses",
+           "read_wordnet_nouns", "BASE_FORM_TABLE"]
 
-# Every Unicode dash (Pd) plus the underscore WordNet uses between lemma words.
-_DASHES = "".join(chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Pd") + "_"
-_DASH_TABLE = str.maketrans({ch: " " for ch in _DASHES})
-# Punctuation (P*) and symbols (S*) other than dashes are deleted.
+BASE_FORM_TABLE = "noun_base_forms.tsv"
+
+# An apostrophe between two word characters is deleted (contractions, possessives).
+_INNER_APOSTROPHE = re.compile(r"(?<=\w)['’ʼ‘](?=\w)")
+# Every other punctuation (P*) or symbol (S*) character becomes a space.
 _PUNCT_TABLE = str.maketrans(
-    {
-        chr(c): None
-        for c in range(0x110000)
-        if unicodedata.category(chr(c))[0] in "PS" and chr(c) not in _DASHES
-    }
+    {chr(c): " " for c in range(0x110000) if unicodedata.category(chr(c))[0] in "PS"}
 )
 _WS = re.compile(r"\s+")
 
 
 def normalise_text(text: str | None) -> str:
-    """Return the normal form of ``text`` (SPEC §3); ``None`` becomes ``""``."""
+    """Return the normal form of ``text`` (module docstring); ``None`` becomes ``""``."""
     if not text:
         return ""
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = text.translate(_DASH_TABLE).translate(_PUNCT_TABLE)
+    text = _INNER_APOSTROPHE.sub("", text).translate(_PUNCT_TABLE)
     return _WS.sub(" ", text).strip()
+
+
+# ---------------------------------------------------------------------------- base forms
+def _rule_step(w: str) -> str:
+    if len(w) <= 3 or w.endswith(("ss", "us", "is")):
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("ches", "shes", "xes", "zes", "sses", "uses", "ises")):
+        return w[:-2]
+    if w.endswith("men") and len(w) > 5:
+        return w[:-3] + "man"
+    if w.endswith("s"):
+        return w[:-1]
+    return w
+
+
+def _rule_base_form(w: str) -> str:
+    """The corpus-free detachment rules (module docstring, step 2), until nothing changes."""
+    while (b := _rule_step(w)) != w:
+        w = b
+    return w
+
+
+@lru_cache(maxsize=1)
+def _base_form_table() -> dict[str, str]:
+    text = resources.files("taxoforge").joinpath(BASE_FORM_TABLE).read_text(encoding="utf-8")
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            w, b = line.split("\t")
+            out[w] = b
+    return out
+
+
+@lru_cache(maxsize=500_000)
+def base_form(word: str) -> str:
+    """Noun base form of one normalised word (module docstring).
+
+    >>> [base_form(w) for w in ("dogs", "tenches", "geese", "glasses", "bass", "butterflies", "lenses", "lens")]
+    ['dog', 'tench', 'goose', 'glass', 'bass', 'butterfly', 'lens', 'lens']
+    """
+    b = _base_form_table().get(word)
+    return b if b is not None else _rule_base_form(word)
+
+
+def base_form_text(text: str | None) -> str:
+    """``normalise_text(text)`` with every word in its base form."""
+    return " ".join(base_form(w) for w in normalise_text(text).split())
+
+
+_MORPHY_RULES = (("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"),
+                 ("shes", "sh"), ("men", "man"), ("ies", "y"))  # WordNet's noun detachment rules
+
+
+def read_wordnet_nouns(wordnet_dir: str | Path) -> tuple[set[str], dict[str, list[str]]]:
+    """(noun lemmas, noun exception list) of a WordNet 3.0 dictionary folder."""
+    d = Path(wordnet_dir)
+    lemmas = set()
+    with open(d / "index.noun", encoding="utf-8", errors="surrogateescape") as fh:
+        for line in fh:
+            if not line.startswith(" "):
+                lemmas.add(line.split(" ", 1)[0])
+    exceptions: dict[str, list[str]] = {}
+    with open(d / "noun.exc", encoding="utf-8", errors="surrogateescape") as fh:
+        for line in fh:
+            parts = line.split()
+            if parts:
+                exceptions[parts[0]] = parts[1:]
+    return lemmas, exceptions
+
+
+def morphy_analyses(w: str, lemmas: set[str], exceptions: dict[str, list[str]]) -> list[str]:
+    """WordNet's ``morphy`` analyses of the noun ``w`` (as NLTK's ``_morphy``), the word
+    itself left out: its exception-list entries, else the detachment rules' results, each
+    kept only where it is a noun lemma."""
+    forms = exceptions[w] if w in exceptions else [w[:-len(a)] + b for a, b in _MORPHY_RULES if w.endswith(a)]
+    return [f for f in dict.fromkeys(forms) if f in lemmas and f != w]
+
+
+def derive_noun_base_forms(wordnet_dir: str | Path) -> dict[str, str]:
+    """The table of :data:`BASE_FORM_TABLE` from a WordNet 3.0 dictionary folder
+    (``index.noun``, ``noun.exc``; Debian: ``/usr/share/wordnet``).
+
+    For every word of the noun vocabulary — one-word lemmas (one word under
+    :func:`normalise_text`), their regular plurals, the exception list's inflected forms —
+    the base form of its class (module docstring), kept where the corpus-free rules give
+    something else."""
+    lemmas, exceptions = read_wordnet_nouns(wordnet_dir)
+
+    def analyses(w: str) -> list[str]:
+        return morphy_analyses(w, lemmas, exceptions)
+
+    def one_word(s: str) -> bool:
+        return bool(s) and normalise_text(s.replace("_", " ")) == s
+
+    words = {w for w in lemmas if one_word(w)}
+    plurals = set()
+    for w in words:
+        if w.endswith(("ss", "us", "is", "x", "z", "ch", "sh")):
+            plurals.add(w + "es")
+        elif not w.endswith("s"):
+            plurals.add(w + "s")
+        if w.endswith("y"):
+            plurals.add(w[:-1] + "ies")
+        if w.endswith("f"):
+            plurals.add(w[:-1] + "ves")
+        if w.endswith("man"):
+            plurals.add(w[:-3] + "men")
+    domain = words | plurals | {w for w in exceptions if one_word(w)}
+    # classes of words linked by analyses (union-find); each represented by a member that
+    # is a noun and not an inflected form of the exception list, then the shortest, then
+    # the first in code point order
+    root: dict[str, str] = {}
+
+    def rank(w: str):
+        return (w not in lemmas or w in exceptions, len(w), w)
+
+    def find(w: str) -> str:
+        root.setdefault(w, w)
+        while root[w] != w:
+            root[w] = root[root[w]]
+            w = root[w]
+        return w
+
+    for w in sorted(domain):
+        for a in analyses(w):
+            ra, rw = find(a), find(w)
+            if ra != rw:
+                keep, drop = sorted((ra, rw), key=rank)
+                root[drop] = keep
+    table = {}
+    for w in sorted(domain):
+        b = find(w)
+        if b != _rule_base_form(w):
+            table[w] = b
+    return table

@@ -13,9 +13,21 @@ The raw text is always kept; :func:`parse_answer` derives the answer:
    option is the answer. A bare letter that is not among the options makes the row
    unparseable; one followed by text keeps the text (flag ``mc_letter_not_an_option``).
    Without options, a letter stays text (flag ``mc_letter_without_options``).
-3. **Abstentions** ("I cannot tell", "sorry", "I don't know", "unknown", empty answers) are
-   detected on the normalised answer. A hedge followed by a guess ("I'm not sure, but it
-   looks like a heron") is *not* an abstention: the guess is scored.
+3. **Refusals** are decided by *whether the answer names anything* plus refusal cues
+   (SPEC §3). The answer is cut into clauses (at punctuation and at "but", "however",
+   "though" …); a clause carrying a refusal cue — an apology, an inability or
+   impossibility to tell/determine/identify, "I don't know", "not sure", "not enough
+   detail", "unknown", "unclear" — is *refused*, names in it included ("I can't tell which
+   bird this is": *bird* is not an answer). The rest is ``unrefused``. An answer with a
+   cue is an **abstention** when the unrefused rest names nothing (scoring asks the
+   taxonomy: :meth:`taxoforge.scores.mapping.TaxonomyIndex.names_anything`; without one,
+   any word outside the closed classes of :mod:`taxoforge.scores.vocabulary` counts), and
+   otherwise an answer, however hedged ("It might be a golden retriever, I don't know for
+   sure" → ``It might be a golden retriever``). Empty answers and whole-answer
+   non-answers ("unknown", "N/A", "none", "no idea") are abstentions.
+4. **None of the above** is an answer (``nota``) when the question offers it as an option
+   (VLM4Bio's NOTA set: the correct option was replaced by "None of the above"), and an
+   abstention otherwise.
 
 >>> parse_answer("The answer is: D) Gambusia affinis.",
 ...              "Options: A) Esox lucius, B) Notropis atherinoides, C) Cottus bairdii, D) Gambusia affinis.").answer
@@ -24,6 +36,9 @@ The raw text is always kept; :func:`parse_answer` derives the answer:
 'a golden retriever'
 >>> parse_answer("Sorry, I cannot tell from this image.").abstained
 True
+>>> p = parse_answer("It might be a golden retriever, I don't know for sure.")
+>>> p.abstained, p.unrefused
+(False, 'It might be a golden retriever')
 """
 
 from __future__ import annotations
@@ -33,7 +48,8 @@ from dataclasses import dataclass, field
 
 from taxoforge.text import normalise_text
 
-__all__ = ["ParsedAnswer", "parse_answer", "parse_options", "is_abstention", "UnparseableAnswer"]
+__all__ = ["ParsedAnswer", "parse_answer", "parse_options", "is_abstention", "split_refusal", "is_nota",
+           "UnparseableAnswer"]
 
 
 class UnparseableAnswer(ValueError):
@@ -42,11 +58,21 @@ class UnparseableAnswer(ValueError):
 
 @dataclass
 class ParsedAnswer:
+    """``answer``: the text after templates and letters; ``refusal``: a refusal cue was
+    found, and ``unrefused`` is the answer without its refused clauses (what gets mapped
+    when it names something); ``abstained``: the taxonomy-free decision (module
+    docstring); ``nota``: "none of the above" chosen where the question offers it;
+    ``options``: the question's options."""
+
     raw: str
     answer: str
     abstained: bool = False
     option_letter: str | None = None
     flags: list[str] = field(default_factory=list)
+    refusal: bool = False
+    unrefused: str = ""
+    nota: bool = False
+    options: dict[str, str] = field(default_factory=dict)
 
 
 _TEMPLATE_PREFIXES = re.compile(
@@ -73,22 +99,66 @@ _LETTER_ANSWER = re.compile(
     re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
 
-_ABSTAIN_PHRASES = re.compile(
-    r"""\b(?:
-        sorry
-      | (?:i\s+)?(?:can\s*not|cant|can\s+t|could\s*not|couldnt|am\s+unable\s+to|m\s+unable\s+to|unable\s+to|not\s+able\s+to|impossible\s+to|not\s+possible\s+to|difficult\s+to|hard\s+to)
-        \s+(?:\w+\s+){0,2}?(?:tell|determine|identify|say|know|see|answer|recogni[sz]e|classify|be\s+sure)
-      | (?:i\s+)?(?:do\s+not|dont|don\s+t)\s+know
-      | no\s+idea
-      | not\s+(?:enough|sufficient)\s+information
-      | insufficient\s+information
+# Refusal cues, matched on the normal form of one clause (apostrophes inside words are
+# deleted: "can't" -> "cant", "I'm" -> "im").
+_TELL = (r"(?:tell|determine|identify|say|know|see|answer|recogni[sz]e|classify|be\s+sure|be\s+certain|make\s+out|"
+         r"distinguish|confirm|provide|give|specify|discern|decide|judge|assess|verify|pinpoint|name|guess)")
+_REFUSAL_CUE = re.compile(
+    rf"""\b(?:
+        sorry | apologi[sz]e | unfortunately
+      | (?:cant|cannot|can\s+not|couldnt|could\s+not|unable\s+to|not\s+able\s+to|impossible\s+to|
+           not\s+possible\s+to|no\s+way\s+to|hard\s+to|difficult\s+to|too\s+\w+\s+to)
+        \s+(?:\w+\s+){{0,3}}?{_TELL}
+      | (?:cant|cannot|can\s+not|couldnt|could\s+not|not)\s+be\s+(?:determined|identified|told|known|seen|
+           recogni[sz]ed|classified|confirmed|ascertained|established|said)
+      | (?:dont|do\s+not|doesnt|does\s+not|didnt|did\s+not)\s+know
+      | not\s+(?:\w+\s+)?(?:sure|certain|confident|clear|visible|identifiable|recogni[sz]able|enough|sufficient|possible)
+      | no\s+idea | unsure | insufficient | lack\s+of | lacks
+      | unknown | unidentifiable | unidentified | undetermined | indeterminate | unclear | uncertain
+      | unrecogni[sz]able | ambiguous
     )\b""",
     re.VERBOSE,
 )
-_ABSTAIN_WHOLE = {"", "unknown", "none", "n a", "na", "nan", "null", "not sure", "unsure", "idk", "no answer",
-                  "cannot be determined", "undetermined", "unclear", "uncertain", "i am not sure", "im not sure",
-                  "i m not sure", "none of the above"}
-_HEDGE_THEN_GUESS = re.compile(r"\b(?:but|however|maybe|perhaps|possibly|though|although|probably|likely|looks\s+like|appears\s+to\s+be|might\s+be|may\s+be|could\s+be|seems\s+to\s+be|my\s+best\s+guess)\b")
+_NON_ANSWERS = {"", "n a", "na", "nan", "null", "none", "nil", "nothing", "idk", "no answer", "not applicable",
+                "pass", "skip", "no"}
+_NOTA = re.compile(r"^none of (?:the )?(?:above|these|those|them|options|choices|the options|the choices|the above options)$")
+# Clause boundaries: punctuation, free-standing dashes, and contrastive conjunctions (which
+# start the next clause).
+_CLAUSE_SPLIT = re.compile(
+    r"[.;:!?,()\[\]{}\n]+|\s[-‐‑‒–—―]+\s|[–—―]|(?=\b(?:but|however|though|although|whereas|yet|nevertheless|"
+    r"nonetheless|except)\b)",
+    re.IGNORECASE,
+)
+
+
+def is_nota(text: str | None) -> bool:
+    """Is ``text`` a "none of the above" answer (or option)?"""
+    return bool(_NOTA.match(normalise_text(text)))
+
+
+def split_refusal(answer: str) -> tuple[bool, str]:
+    """``(refusal cue found, the answer without its refused clauses)``; whole-answer
+    non-answers ("unknown", "N/A", "none", empty) are refusals with nothing left."""
+    norm = normalise_text(answer)
+    if norm in _NON_ANSWERS or is_nota(norm):
+        return True, ""
+    kept, refused = [], False
+    for clause in _CLAUSE_SPLIT.split(answer):
+        c = normalise_text(clause)
+        if not c:
+            continue
+        if _REFUSAL_CUE.search(c) or c in _NON_ANSWERS:
+            refused = True
+        else:
+            kept.append(clause.strip())
+    return refused, " ".join(kept) if refused else answer
+
+
+def _names_something(text: str) -> bool:
+    """Taxonomy-free reading of "names anything": a word outside the closed classes."""
+    from taxoforge.scores.vocabulary import is_non_naming
+
+    return any(not is_non_naming(w) for w in normalise_text(text).split())
 
 
 def parse_options(question: str | None) -> dict[str, str]:
@@ -140,15 +210,13 @@ def _strip_templates(text: str) -> str:
     return text
 
 
-def is_abstention(answer: str) -> bool:
-    """True when ``answer`` declines to answer (see the module docstring)."""
-    norm = normalise_text(answer)
-    if norm in _ABSTAIN_WHOLE:
-        return True
-    m = _ABSTAIN_PHRASES.search(norm)
-    if not m:
+def is_abstention(answer: str, names_anything=None) -> bool:
+    """True when ``answer`` declines to answer (module docstring). ``names_anything(text)``
+    decides whether the unrefused rest names something (default: the taxonomy-free rule)."""
+    refusal, rest = split_refusal(answer)
+    if not refusal:
         return False
-    return not _HEDGE_THEN_GUESS.search(norm, m.end())
+    return not (rest and (names_anything or _names_something)(rest))
 
 
 def parse_answer(raw, question: str | None = None, options: dict[str, str] | None = None) -> ParsedAnswer:
@@ -189,7 +257,14 @@ def parse_answer(raw, question: str | None = None, options: dict[str, str] | Non
                 flags.append("mc_letter")
         elif single_letter_word or m.group("a"):
             flags.append("mc_letter_without_options")
-    abstained = is_abstention(answer)
-    if abstained:
-        flags.append("abstention")
-    return ParsedAnswer(raw=raw, answer=answer, abstained=abstained, option_letter=letter, flags=flags)
+    nota_offered = any(is_nota(v) for v in opts.values())
+    if nota_offered and (is_nota(answer) or normalise_text(answer) == "none"):
+        flags.append("none_of_the_above")
+        return ParsedAnswer(raw=raw, answer=answer, option_letter=letter, flags=flags, unrefused=answer, nota=True,
+                            options=dict(opts))
+    refusal, rest = split_refusal(answer)
+    abstained = refusal and not (rest and _names_something(rest))
+    if refusal:
+        flags.append("abstention" if abstained else "hedged_answer")
+    return ParsedAnswer(raw=raw, answer=answer, abstained=abstained, option_letter=letter, flags=flags,
+                        refusal=refusal, unrefused=rest, options=dict(opts))

@@ -19,8 +19,12 @@ to the file's column names. Without a mapping the adapter is detected from the c
               (``results/<dataset>/[<prompt>/]classification/<mode>/classification_<model>_<mode>_num_…jsonl``).
 ``generic``   ``{id, model, prompt, dataset, output, label}`` (``question`` optional).
 
-A file that cannot be read — bad JSON, a CSV row with the wrong number of fields, no
-output/label column — raises :class:`OutputFileError` naming the file and the line.
+A file that cannot be read — bad JSON, JSON nested too deeply, bytes that are not UTF-8, a
+CSV row with the wrong number of fields or a header naming a column twice, no output/label
+column — raises :class:`OutputFileError` naming the file and the line. A byte-order mark at
+the start of a JSONL or CSV file is allowed. Sample ids that several rows share (within a
+model, dataset and prompt) raise a :class:`DuplicateIdWarning` naming them and their lines;
+every row is still scored, and the run reports the count.
 Rows that can be read but not scored are *not* dropped here; :mod:`taxoforge.scores.run`
 reports them with their line numbers.
 """
@@ -30,11 +34,13 @@ from __future__ import annotations
 import csv
 import json
 import re
+import warnings
 from pathlib import Path
 
 import polars as pl
 
-__all__ = ["OutputFileError", "read_outputs", "CANONICAL", "detect_adapter", "vlm4bio_path_info"]
+__all__ = ["OutputFileError", "DuplicateIdWarning", "read_outputs", "duplicate_ids", "CANONICAL", "detect_adapter",
+           "vlm4bio_path_info"]
 
 CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label")
 _ADAPTERS = {
@@ -47,11 +53,19 @@ class OutputFileError(ValueError):
     """A model-output file that cannot be read; the message names the file and line."""
 
 
+def _decode(raw: bytes, path: Path, n: int) -> str:
+    try:
+        return raw.decode("utf-8-sig" if n == 1 else "utf-8")  # a byte-order mark opens a file, not a line
+    except UnicodeDecodeError as e:
+        raise OutputFileError(f"{path}:{n}: not UTF-8 text ({e.reason}: byte {raw[e.start:e.start + 1]!r} at "
+                              f"column {e.start + 1}); re-encode the file as UTF-8") from None
+
+
 def _read_jsonl(path: Path) -> tuple[list[dict], list[int]]:
     rows, lines = [], []
-    with path.open("r", encoding="utf-8") as fh:
-        for n, text in enumerate(fh, start=1):
-            s = text.strip()
+    with path.open("rb") as fh:
+        for n, raw in enumerate(fh, start=1):
+            s = _decode(raw, path, n).strip()
             if not s:
                 continue
             try:
@@ -59,6 +73,9 @@ def _read_jsonl(path: Path) -> tuple[list[dict], list[int]]:
             except json.JSONDecodeError as e:
                 raise OutputFileError(f"{path}:{n}: not valid JSON ({e.msg} at column {e.colno}); "
                                       "expected one JSON object per line") from None
+            except RecursionError:
+                raise OutputFileError(f"{path}:{n}: JSON nested too deeply to read; "
+                                      "expected one flat JSON object per line") from None
             if not isinstance(obj, dict):
                 raise OutputFileError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
             rows.append(obj)
@@ -66,18 +83,39 @@ def _read_jsonl(path: Path) -> tuple[list[dict], list[int]]:
     return rows, lines
 
 
+class _Utf8Lines:
+    """The lines of a binary file as text, for :mod:`csv`; a byte that is not UTF-8 is an
+    :class:`OutputFileError` naming the physical line."""
+
+    def __init__(self, fh, path: Path) -> None:
+        self._fh, self._path, self.n = fh, path, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        raw = self._fh.readline()
+        if not raw:
+            raise StopIteration
+        self.n += 1
+        return _decode(raw, self._path, self.n)
+
+
 def _read_csv(path: Path, delimiter: str | None) -> tuple[list[dict], list[int]]:
     rows, lines = [], []
-    with path.open("r", encoding="utf-8", newline="") as fh:
+    with path.open("rb") as fh:
         if delimiter is None:
             delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
-        reader = csv.reader(fh, delimiter=delimiter)
+        reader = csv.reader(_Utf8Lines(fh, path), delimiter=delimiter)
         try:
             header = next(reader)
         except StopIteration:
             return [], []
         except csv.Error as e:
             raise OutputFileError(f"{path}:1: cannot read the CSV header: {e}") from None
+        dup = sorted({h for h in header if header.count(h) > 1})
+        if dup:
+            raise OutputFileError(f"{path}:1: the CSV header names a column twice ({', '.join(dup)})")
         start = reader.line_num + 1
         while True:
             try:
@@ -206,4 +244,27 @@ def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str,
          "output_type": out_type, "option_gt": [None if g is None else str(g) for g in extra_gt]},
         schema_overrides={"line": pl.Int64, **{c: pl.String for c in CANONICAL}, "option_gt": pl.String},
     )
+    _warn_duplicate_ids(df, path)
     return df.with_columns(pl.lit(str(path)).alias("file"), pl.lit(adapter).alias("adapter"))
+
+
+class DuplicateIdWarning(UserWarning):
+    """Rows of one file share a sample id (within a model, dataset and prompt)."""
+
+
+def duplicate_ids(df: pl.DataFrame) -> pl.DataFrame:
+    """``model``, ``dataset``, ``prompt``, ``id`` and the ``lines`` of every id that more than
+    one row of the canonical table carries."""
+    keys = ["model", "dataset", "prompt", "id"]
+    return (df.group_by(keys, maintain_order=True).agg(pl.col("line").sort().alias("lines"))
+            .filter(pl.col("lines").list.len() > 1))
+
+
+def _warn_duplicate_ids(df: pl.DataFrame, path: Path) -> None:
+    if not df.height:
+        return
+    dup = duplicate_ids(df)
+    if dup.height:
+        ex = "; ".join(f"{i!r} on lines {', '.join(map(str, ls[:5]))}" for i, ls in dup.select("id", "lines").head(3).iter_rows())
+        warnings.warn(f"{path}: {dup.height} sample id(s) occur more than once ({ex}"
+                      f"{' …' if dup.height > 3 else ''}); every row is scored", DuplicateIdWarning, stacklevel=3)

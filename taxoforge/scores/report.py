@@ -25,6 +25,8 @@ from taxoforge.scores.leaderboard import leaderboard
 __all__ = ["leaderboard_markdown", "model_summary", "plot_hp_hr", "plot_ranks",
            "write_text_atomic", "RANK_MEASURES"]
 
+STAGE_ORDER = ("exact", "contains", "ngram4", "ngram3", "ngram2", "vote", "top1", "empty", "abstention",
+               "none_of_the_above")
 RANK_MEASURES = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor", "accuracy", "hR", "hP", "hF")
 _PCT = {"accuracy", "exact_match", "contained", "rouge1_recall", "bleu2", "meteor"}
 
@@ -68,6 +70,22 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
     lines.append(markdown_table(lb.select(show), max_rows=max_rows, format_cell=_fmt))
     lines += ["", "hF = harmonic mean of mean hP and mean hR; hF_pairs = mean per-sample hF. "
               "accuracy and text measures in %."]
+    stages = info.get("stage_counts") or {}
+    if stages:
+        order = [s for s in STAGE_ORDER if s in stages] + sorted(s for s in stages if s not in STAGE_ORDER)
+        amb = (info.get("mapping_stats") or {}).get("ambiguous", 0)
+        lines += ["", f"Answers decided per mapping stage (softmax temperature {info.get('temperature')}): "
+                  + ", ".join(f"{s} {stages[s]}" for s in order) + "."
+                  + (f" {amb} answers named a name several nodes share (tie broken, see map_tied)." if amb else "")]
+    notes = []
+    if info.get("truncated_answers"):
+        notes.append(f"{info['truncated_answers']} answers longer than "
+                     f"{info.get('mapping_config', {}).get('max_answer_chars')} characters were cut before mapping "
+                     "(flag truncated_to_<n>_chars)")
+    if info.get("duplicate_ids"):
+        notes.append(f"{info['duplicate_ids']} sample ids occur on more than one row (all rows scored)")
+    if notes:
+        lines += ["", "**Note:** " + "; ".join(notes) + "."]
     if bad_rows is not None and bad_rows.height:
         counts = bad_rows.group_by("reason").len().sort("reason")
         lines += ["", f"**{bad_rows.height} rows not scored:** "

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,8 +42,8 @@ import polars as pl
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.measures import hierarchical_scores
-from taxoforge.scores.parse import UnparseableAnswer, parse_answer
-from taxoforge.scores.readers import read_outputs
+from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer
+from taxoforge.scores.readers import duplicate_ids, read_outputs
 from taxoforge.scores.report import leaderboard_markdown, plot_hp_hr, plot_ranks, write_text_atomic
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
 from taxoforge.trees.tables import TreeTables, write_parquet_atomic
@@ -101,20 +103,82 @@ class ScoreRun:
 
     def write(self, out_dir: str | os.PathLike, plots: bool = True) -> dict[str, Path]:
         """Write ``scores.parquet``, ``leaderboard.parquet``, ``leaderboard.md``,
-        ``bad_rows.parquet``, ``run.json`` and the PNG plots into ``out_dir`` (atomically,
-        file by file)."""
+        ``bad_rows.parquet``, ``run.json`` and the PNG plots (when there are samples) as one
+        folder ``out_dir``: everything is written into a temporary folder beside it, which
+        then replaces ``out_dir`` whole (:func:`replace_folder`), so a killed run never
+        leaves a mix of two runs and a run without samples never keeps an older run's plots.
+        An existing ``out_dir`` must be empty or an earlier run's folder."""
+
+        def fill(tmp: Path) -> dict[str, Path]:
+            paths = {
+                "scores": write_parquet_atomic(self.samples, tmp / "scores.parquet"),
+                "leaderboard": write_parquet_atomic(self.leaderboard, tmp / "leaderboard.parquet"),
+                "bad_rows": write_parquet_atomic(self.bad_rows, tmp / "bad_rows.parquet"),
+                "leaderboard_md": write_text_atomic(tmp / "leaderboard.md", self.markdown(max_rows=10_000)),
+                "run": write_text_atomic(tmp / "run.json", json.dumps(self.info, indent=2, sort_keys=True, default=str)),
+            }
+            if plots and self.samples.height:
+                paths["hp_vs_hr"] = plot_hp_hr(self.samples, tmp / "hp_vs_hr.png")
+                paths["ranks"] = plot_ranks(self.samples, tmp / "model_ranks.png")
+            return paths
+
         out = Path(out_dir)
-        paths = {
-            "scores": write_parquet_atomic(self.samples, out / "scores.parquet"),
-            "leaderboard": write_parquet_atomic(self.leaderboard, out / "leaderboard.parquet"),
-            "bad_rows": write_parquet_atomic(self.bad_rows, out / "bad_rows.parquet"),
-            "leaderboard_md": write_text_atomic(out / "leaderboard.md", self.markdown(max_rows=10_000)),
-            "run": write_text_atomic(out / "run.json", json.dumps(self.info, indent=2, sort_keys=True, default=str)),
-        }
-        if plots and self.samples.height:
-            paths["hp_vs_hr"] = plot_hp_hr(self.samples, out / "hp_vs_hr.png")
-            paths["ranks"] = plot_ranks(self.samples, out / "model_ranks.png")
-        return paths
+        return {k: out / p.name for k, p in replace_folder(out, fill, RUN_FILES).items()}
+
+
+RUN_FILES = frozenset({"scores.parquet", "leaderboard.parquet", "bad_rows.parquet", "leaderboard.md", "run.json",
+                       "hp_vs_hr.png", "model_ranks.png"})
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
+    system or file system cannot."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def replace_folder(out: Path, fill, allowed: frozenset[str]) -> dict[str, Path]:
+    """Build a folder with ``fill(tmp_folder) -> {key: path}`` and put it in place of
+    ``out`` whole: an atomic swap where the system offers one (Linux), else two renames
+    (the old folder is moved aside first, so no moment holds a mix of both). ``out``, if
+    it exists, must be an empty folder or hold only names in ``allowed`` — a folder of
+    other files is never replaced."""
+    out = Path(out)
+    if out.exists():
+        if not out.is_dir():
+            raise FileExistsError(f"{out}: exists and is not a folder")
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in allowed)
+        if foreign:
+            raise FileExistsError(f"{out}: holds files that are not a scoring run's ({', '.join(foreign[:5])}); "
+                                  "write the results to a new or empty folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        paths = fill(tmp)
+        if not out.exists():
+            os.rename(tmp, out)
+        elif _exchange(tmp, out):
+            shutil.rmtree(tmp)  # now the old run
+        else:
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+            os.rmdir(old)
+            os.rename(out, old)
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return paths
 
 
 def _resolver(tables: TreeTables, tax, index: TaxonomyIndex):
@@ -193,7 +257,7 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
         except UnparseableAnswer as e:
             bad.append({**r["_where"], "reason": "unparseable output", "detail": str(e)})
             continue
-        keep.append({**r, "answer": pa.answer, "abstained": pa.abstained, "parse_flags": ",".join(pa.flags)})
+        keep.append({**r, "parsed": pa, "answer": pa.answer})
     return keep, bad
 
 
@@ -211,40 +275,95 @@ def resolve_labels(rows: list[dict], resolve) -> tuple[list[dict], list[dict]]:
 
 @dataclass
 class MappedAnswers:
-    """Step 4's result: per kept row the predicted node, the deciding stage and similarity."""
+    """Step 4's result, per kept row: the predicted node, the deciding stage, similarity,
+    nodes tied, whether the row abstained, the text that was mapped and the parse flags."""
 
     pred_idx: np.ndarray
     stage: np.ndarray
     score: np.ndarray
+    tied: np.ndarray
+    abstained: np.ndarray
+    mapped_text: list
+    flags: list
     stats: dict
     seconds: float
 
 
-def map_answers(rows: list[dict], index: TaxonomyIndex, progress: bool | None) -> MappedAnswers:
-    """Step 4 — answers → nodes with Alg. 1; abstentions are the root (stage ``abstention``)."""
+def _nota_is_right(row: dict, resolve) -> bool:
+    """A "none of the above" answer is right when the ground truth is none of the other options."""
+    others = [v for v in row["parsed"].options.values() if not is_nota(v)]
+    nodes = {resolve(v.strip(), row["dataset"])[0] for v in others}
+    return row["gt_node"] not in nodes
+
+
+def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None) -> MappedAnswers:
+    """Step 4 — answers → nodes with Alg. 1 (:mod:`~taxoforge.scores.mapping`).
+
+    * an answer with a refusal cue is an abstention (stage ``abstention``, the root) unless
+      its unrefused part names a node (``index.names_anything``); then that part is mapped
+      (flag ``hedged_answer``);
+    * "none of the above" chosen where the question offers it (stage
+      ``none_of_the_above``) is right — the ground-truth node — when the ground truth is
+      none of the other options, and otherwise wrong, scored as the root (an answer, not an
+      abstention);
+    * every other answer is mapped as it is; the question breaks ties between nodes
+      sharing a name. An answer longer than the mapping's ``max_answer_chars`` is cut there
+      and flagged ``truncated_to_<n>_chars`` (so the cost per answer stays bounded)."""
     tax = index.taxonomy
     n = len(rows)
-    abst = np.array([r["abstained"] for r in rows], dtype=bool)
-    to_map = [r["answer"] for r in rows if not r["abstained"]]
+    pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
+    stage = np.full(n, "abstention", dtype=object)
+    score = np.zeros(n)
+    tied = np.zeros(n, np.int64)
+    abstained = np.zeros(n, bool)
+    mapped_text: list = [None] * n
+    flags = [[f for f in r["parsed"].flags if f not in ("abstention", "hedged_answer")] for r in rows]
+    refusals = [i for i, r in enumerate(rows) if r["parsed"].refusal and not r["parsed"].nota]
+    named = index.names_anything([rows[i]["parsed"].unrefused for i in refusals])
+    names_something = dict(zip(refusals, named.tolist()))
+    to_map: list[int] = []
+    for i, r in enumerate(rows):
+        pa = r["parsed"]
+        if pa.nota:
+            stage[i] = "none_of_the_above"
+            if _nota_is_right(r, resolve):
+                pred_idx[i] = tax.index_of([r["gt_node"]])[0]
+                score[i], tied[i] = 1.0, 1
+        elif pa.refusal and not names_something[i]:
+            abstained[i] = True
+            flags[i].append("abstention")
+        else:
+            if pa.refusal:
+                flags[i].append("hedged_answer")
+            mapped_text[i] = pa.unrefused if pa.refusal else pa.answer
+            to_map.append(i)
+    texts = [mapped_text[i] for i in to_map]
     if progress is None:
-        progress = len(to_map) >= 5000
+        progress = len(texts) >= 5000
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(set(to_map)), desc="mapping answers", unit="answer", leave=False)
+        bar = tqdm(total=len(set(texts)), desc="mapping answers", unit="answer", leave=False)
     t = time.perf_counter()
-    mres = index.map(to_map, progress=bar.update if bar else None)
+    mres = index.map(texts, progress=bar.update if bar else None,
+                     contexts=[rows[i].get("question") for i in to_map])
     t = time.perf_counter() - t
     if bar:
         bar.close()
-    pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
-    stage = np.full(n, "abstention", dtype=object)
-    score = np.zeros(n)
-    pred_idx[~abst] = mres.node_idx
-    stage[~abst] = mres.stage
-    score[~abst] = mres.score
-    return MappedAnswers(pred_idx, stage, score, mres.stats, t)
+    sel = np.asarray(to_map, np.int64)
+    pred_idx[sel] = mres.node_idx
+    stage[sel] = mres.stage
+    score[sel] = mres.score
+    tied[sel] = mres.tied
+    for i in np.flatnonzero(tied > 1).tolist():
+        flags[i].append("ambiguous_name")
+    for i in sel[mres.truncated].tolist():
+        flags[i].append(f"truncated_to_{index.config.max_answer_chars}_chars")
+    stages, counts = np.unique(stage, return_counts=True) if n else ([], [])
+    stats = dict(mres.stats, stages=dict(zip([str(x) for x in stages], [int(c) for c in counts])))
+    return MappedAnswers(pred_idx, stage, score, tied, abstained, mapped_text, [",".join(f) for f in flags],
+                         stats, t)
 
 
 def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bool, meteor: bool):
@@ -255,8 +374,8 @@ def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bo
     h = hierarchical_scores(tax, mapped.pred_idx, gt_idx)
     t = time.perf_counter()
     if text_measures and n:
-        ts = text_scores(["" if r["abstained"] else r["answer"] for r in rows], [r["reference"] for r in rows],
-                         meteor=meteor)
+        ts = text_scores(["" if ab else r["answer"] for r, ab in zip(rows, mapped.abstained.tolist())],
+                         [r["reference"] for r in rows], meteor=meteor)
         meteor_status = ts.pop("meteor_status")
     else:
         ts = {m: np.full(n, np.nan) for m in TEXT_MEASURES}
@@ -276,14 +395,16 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
     samples = pl.DataFrame({
         "file": col("file"), "line": col("line"), "id": col("id"), "model": col("model"),
         "dataset": col("dataset"), "prompt": col("prompt"), "output_raw": col("output"), "answer": col("answer"),
-        "abstained": np.array(col("abstained"), dtype=bool), "parse_flags": col("parse_flags"),
+        "abstained": mapped.abstained, "mapped_text": mapped.mapped_text, "parse_flags": mapped.flags,
         "label": col("label"), "reference": col("reference"), "gt_node": col("gt_node"), "gt_via": col("gt_via"),
         "pred_node": tax.ids[pred_idx].tolist(),
         "pred_label": [labels[i] if labels else None for i in pred_idx.tolist()],
-        "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "depth_gt": h["depth_gt"],
+        "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "map_tied": mapped.tied,
+        "depth_gt": h["depth_gt"],
         "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],
         "hP": h["hP"], "hR": h["hR"], "hF": h["hF"], **{m: ts[m] for m in TEXT_MEASURES},
     }, schema_overrides={"line": pl.Int64, "label": pl.String, "pred_label": pl.String, "parse_flags": pl.String,
+                         "mapped_text": pl.String,
                          "depth_gt": pl.Int64, "depth_pred": pl.Int64, "depth_lca": pl.Int64})
     return samples.with_columns(
         pl.lit(tables.name).alias("taxonomy"), pl.lit(version).alias("taxonomy_version"),
@@ -315,9 +436,10 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
 
     screened, bad_screen = screen_rows(rows)
     parsed, bad_parse = parse_rows(screened)
-    kept, bad_label = resolve_labels(parsed, _resolver(tables, tax, index))
+    resolve = _resolver(tables, tax, index)
+    kept, bad_label = resolve_labels(parsed, resolve)
     bad_df = _bad_rows_frame(bad_screen + bad_parse + bad_label)
-    mapped = map_answers(kept, index, progress)
+    mapped = map_answers(kept, index, resolve, progress)
     h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
     samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config)
 
@@ -328,6 +450,9 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         "rows": rows.height, "scored": len(kept), "bad_rows": bad_df.height,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad_df.group_by("reason").len().iter_rows()} if bad_df.height else {},
         "abstentions": int(samples["abstained"].sum()), "mapping_stats": mapped.stats,
+        "duplicate_ids": duplicate_ids(rows).height if rows.height and {"model", "dataset", "prompt", "id", "line"} <= set(rows.columns) else 0,
+        "truncated_answers": int(mapped.stats.get("truncated", 0)),
+        "temperature": config.temperature, "stage_counts": mapped.stats["stages"],
         "files": sorted(set(rows["file"].to_list())) if rows.height and "file" in rows.columns else [],
         "seconds": {"index": round(t_index, 3), "mapping": round(mapped.seconds, 3), "text_measures": round(t_text, 3),
                     "total": round(time.perf_counter() - t0, 3)},

@@ -6,8 +6,9 @@ scores one query against all names or a subset of them, returning similarities i
 
 * :class:`StringSimilarity` — the offline default, `rapidfuzz <https://rapidfuzz.github.io>`_
   scorers run in C++: ``ratio`` (normalised Indel similarity, the default), ``wratio``,
-  ``token_sort_ratio``, ``token_set_ratio``, ``partial_ratio``. String measures allow the
-  token prefilter of :mod:`taxoforge.scores.mapping` (``supports_prefilter``).
+  ``token_sort_ratio``, ``token_set_ratio``, ``partial_ratio``. ``ratio`` has a provable
+  candidate bound that the exact prefilter of :mod:`taxoforge.scores.mapping` uses
+  (``bound = "indel"``).
 * :class:`EmbeddingSimilarity` — cosine similarity of embeddings from any encoder
   ``encode(list[str]) -> array``; names are encoded once.
 * :func:`sentence_transformer_similarity` — an :class:`EmbeddingSimilarity` over a
@@ -48,7 +49,7 @@ class Similarity:
     """Interface: ``bind(names)`` once, then ``scores(query, name_ids)``."""
 
     name: str = "similarity"
-    supports_prefilter: bool = False
+    bound: str | None = None  # a candidate bound the prefilter may use ("indel": the ratio's q-gram bound)
 
     def bind(self, names: Sequence[str]) -> None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -66,14 +67,14 @@ class Similarity:
 
 
 class StringSimilarity(Similarity):
-    """A rapidfuzz scorer, rescaled from 0–100 to 0–1."""
-
-    supports_prefilter = True
+    """A rapidfuzz scorer, rescaled from 0–100 to 0–1. ``ratio`` (normalised Indel
+    similarity) has a q-gram candidate bound (:mod:`taxoforge.scores.mapping.candidates`)."""
 
     def __init__(self, scorer: str = "ratio") -> None:
         if scorer not in STRING_SCORERS:
             raise ValueError(f"unknown string similarity {scorer!r}; choose one of {sorted(STRING_SCORERS)}")
         self.name = scorer
+        self.bound = "indel" if scorer == "ratio" else None
         self._scorer = STRING_SCORERS[scorer]
         self._names: list[str] = []
 
@@ -85,6 +86,8 @@ class StringSimilarity(Similarity):
         choices = self._names if name_ids is None else self._names_arr[name_ids].tolist()
         if not choices:
             return np.zeros(0)
+        if len(choices) <= 16:  # a few pairs: the scorer directly, without cdist's set-up
+            return np.fromiter((self._scorer(query, c) for c in choices), np.float64, count=len(choices)) / 100.0
         return process.cdist([query], choices, scorer=self._scorer, dtype=np.float64, workers=1)[0] / 100.0
 
     def pair(self, a: str, b: str) -> float:
@@ -100,8 +103,6 @@ class StringSimilarity(Similarity):
 
 class EmbeddingSimilarity(Similarity):
     """Cosine similarity of embeddings. ``encoder(list_of_texts) -> (n, d) array``."""
-
-    supports_prefilter = False
 
     def __init__(self, encoder: Callable[[list[str]], np.ndarray], name: str = "embedding", batch_size: int = 256) -> None:
         self.name = name

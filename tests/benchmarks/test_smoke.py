@@ -38,7 +38,7 @@ def test_every_benchmark_runs_and_writes_json_and_markdown(tiny_results):
         assert key in doc, key
     assert doc["size"] == "tiny"
     assert md.startswith("# Benchmark results (tiny)")
-    for title in ("Graph → tree vs networkx", "hP/hR/hF", "Text → node", "## Scaling"):
+    for title in ("Graph → tree vs networkx", "hP/hR/hF", "Text → node", "Text → node fidelity", "## Scaling"):
         assert title in md, title
     # one Markdown table row per summary row
     assert md.count("\n| ") >= len(doc["rows"]) + len(doc["scaling_rows"]) + 2
@@ -74,9 +74,16 @@ def test_candidates_agree_with_baselines(tiny_results):
     assert meas["baseline_hiclass"] is None or meas["baseline_hiclass"]["agrees"] is True
     mapping = doc["benchmarks"]["text_to_node_mapping"]["result"]
     for case in mapping.get("cases", [mapping]):
-        assert case["agreement_with_baseline"]["prefilter_off"] == 1.0
+        # the prefilter is exact: on and off agree with each other and with the reference
+        assert case["agreement_with_baseline"] == {"prefilter_on": 1.0, "prefilter_off": 1.0}
+        assert case["prefilter_off"]["same_nodes_and_stages_as_prefilter_on"]
     for case in doc["benchmarks"]["text_to_node_mapping_scale"]["result"]["cases"]:
         assert case["agreement"]["exact_mode_same_node"] == 1.0, case["case"]
+        assert case["agreement"]["prefilter_same_node"] == 1.0, case["case"]
+    fidelity = doc["benchmarks"]["text_to_node_fidelity"]["result"]
+    assert {c["tree"] for c in fidelity["cases"]} == {"imagenet1k", "wordnet"}
+    for case in fidelity["cases"]:
+        assert case["answers_per_template"]["singular"] > 1000 and case["answers_per_template"]["plural"] > 300
     assert all(r["agree"] for r in doc["rows"] if r.get("agree") is not None)
 
 

@@ -1,48 +1,83 @@
-"""Candidate retrieval: the top-k most similar nodes of a prediction.
+"""Candidate retrieval: the exact top-k most similar nodes of an answer.
 
-A node's similarity is the best over its names. The top-k list (similarity descending,
-node index ascending) is found in one of two ways:
+A node's similarity is the best over its names; the top-k list is ordered by similarity
+(descending), then node index. Only the stages that need it (the vote and top-1, and the
+``topk_first`` scan of the pseudocode) ask for it, and it is always **exact** — the
+prefilter only decides how much work finding it takes, never what it is:
 
-* **Token prefilter** (:meth:`CandidateRetrieval.top_k_prefiltered`; string measures with
-  ``prefilter=True``): the top-k among the names sharing a stemmed content word with the
-  prediction and the names of the contains / n-gram hits; on taxonomies with more than
-  ``fuzzy_min_names`` names, when fewer than the needed nodes share a word, the
-  ``fuzzy_candidates`` names sharing the most character trigrams join (posting lists read
-  rarest trigram first, at most ``FUZZY_BUDGET`` entries). See the package docstring for
-  what is exact and what is an approximation.
-* **Batched full scan** (:meth:`CandidateRetrieval.top_k_full`; exact): all pending
-  predictions against all names at once, at most ~16 M similarities in memory — rapidfuzz
-  ``cdist`` in C++ on every core, or one matrix product for embeddings.
+1. **Word-sharing candidates** (``prefilter=True``): the names sharing a content word with
+   the answer. When they reach at least ``k`` nodes, the ``k``-th best of them, ``t``, is a
+   lower bound of the true ``k``-th best similarity, so only names scoring ``≥ t`` can
+   belong to the true top-k (ties included: they are ordered by node index).
+2. **Candidate bound** (string measure ``ratio``, normalised Indel similarity
+   ``2·LCS / (a + b)``): a name of ``b`` code points can reach ``t`` against an answer of
+   ``a`` only if ``2·min(a, b) / (a + b) ≥ t`` (length filter) and, counting the trigrams
+   of both strings padded with one space each side, the trigram lists share at least
+   ``5·LCS − 2·(a + b) ≥ (2.5·t − 2)·(a + b)`` trigrams: the padded LCS has ``LCS``
+   trigrams, and each maximal gap of the alignment — at most ``a − LCS`` in the answer,
+   ``b − LCS`` in the name — breaks at most two of them (q-gram count filter; the count
+   used, a sum over shared distinct trigrams of their occurrences in the answer, bounds
+   the shared count from above, so no name that could reach ``t`` is dropped). The bound
+   excludes names sharing no trigram only when ``t > 0.8``; then the top-k is computed
+   from the word-sharing candidates plus every name passing both filters.
+3. **Full scan** otherwise (weak bound, fewer than ``k`` word-sharing nodes, measures
+   without a bound, ``prefilter=False``): all pending answers against all names at once,
+   at most ~16 M similarities in memory — rapidfuzz ``cdist`` in C++ on every core, or one
+   matrix product for embeddings.
+
+**Top-1 when the vote is provably off** (:meth:`CandidateRetrieval.top1_without_vote`,
+``ratio`` with the prefilter): the vote needs ``p0 − p1 < thr_top2``, and since the
+softmax's normaliser is at most ``k·exp(T·s0)``, ``p0 − p1 ≥ (1 − exp(−T·(s0 − s1)))/k``;
+so a top-2 gap of at least ``gap = −ln(1 − k·thr_top2)/T`` rules the vote out and the
+top-1 alone decides. The best of a few candidates (names sharing a word, and the names
+sharing the most trigrams) gives ``c0 ≤ s0``; every name that could reach
+``u = c0 − gap`` is retrieved with the bound above (when ``u > 0.8``) and scored; when no
+other node reaches ``s0 − gap`` among them (the rest score below ``u``), the best node is
+the answer, exactly as the full algorithm would decide. Typos of a name ("qurcus alba")
+take this path.
+
+Both bounds pay off only where a full scan is expensive: on trees with fewer than
+``bound_min_names`` names (default 100,000) the batched full scan in C++ is cheaper than
+the per-answer candidate work, so it serves every top-k there — with the same result, as
+every path is exact.
+
+``stats`` counts answers served by the bound (``bounded``), by the top-1 shortcut
+(``top1_bounded``) and by the full scan (``full_scans``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from taxoforge.scores.mapping.config import STOP_WORDS, MappingConfig
-from taxoforge.scores.mapping.index import NameTables, expand_csr, hash_lookup, stem, trigram_codes
+from taxoforge.scores.mapping.config import MappingConfig
+from taxoforge.scores.mapping.index import NameTables, expand_csr
 from taxoforge.scores.similarity import Similarity
 
-__all__ = ["CandidateRetrieval", "FUZZY_BUDGET"]
+__all__ = ["CandidateRetrieval", "INDEL_BOUND_MIN"]
 
-# work bound of the fuzzy candidates: posting entries read per prediction
-FUZZY_BUDGET = 100_000
+# below this k-th best similarity the trigram count filter cannot exclude a name that
+# shares no trigram with the answer (module docstring), so the bound is not used
+INDEL_BOUND_MIN = 0.8
 
 
 class CandidateRetrieval:
-    """Similarities of a prediction to nodes, and its top-k nodes."""
+    """Similarities of an answer to nodes, and its exact top-k nodes."""
 
-    def __init__(self, tables: NameTables, similarity: Similarity, config: MappingConfig) -> None:
+    def __init__(self, tables: NameTables, similarity: Similarity, config: MappingConfig,
+                 bound_min_names: int = 100_000) -> None:
         self.tables = tables
         self.similarity = similarity
         self.config = config
+        self.bound_min_names = bound_min_names  # smaller trees: the full scan is cheaper (same result)
+        self.stats = {"bounded": 0, "top1_bounded": 0, "full_scans": 0}
 
-    def node_scores(self, pred: str, name_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # ------------------------------------------------------------------ node similarities
+    def node_scores(self, query: str, name_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Nodes reached by ``name_ids`` and each node's best similarity over those names,
         ordered by (similarity desc, node index asc)."""
         if len(name_ids) == 0:
             return np.zeros(0, np.int64), np.zeros(0)
-        return self.nodes_from_name_scores(name_ids, self.similarity.scores(pred, name_ids))
+        return self.nodes_from_name_scores(name_ids, self.similarity.scores(query, name_ids))
 
     def nodes_from_name_scores(self, name_ids: np.ndarray, sc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         t = self.tables
@@ -55,68 +90,108 @@ class CandidateRetrieval:
         o = np.lexsort((nodes, -s))
         return nodes[o], s[o]
 
-    def node_similarity(self, pred: str, v: int) -> float:
-        """Similarity of ``pred`` to node ``v`` (best over its names; 0 without names)."""
+    def node_similarity(self, query: str, v: int) -> float:
+        """Similarity of ``query`` to node ``v`` (best over its names; 0 without names)."""
         names = self.tables.names_of_node(v)
-        return float(self.similarity.scores(pred, names).max()) if len(names) else 0.0
+        return float(self.similarity.scores(query, names).max()) if len(names) else 0.0
 
-    def top_k_prefiltered(self, pred: str, min_nodes: int, hits: np.ndarray):
-        """Top-k over the names sharing a stemmed content word with ``pred``, the names of
-        the ``hits`` nodes and, when those reach fewer than ``min_nodes`` nodes, the fuzzy
-        candidates (:meth:`fuzzy_candidates`); None when still fewer than ``min_nodes``."""
-        if not (self.config.prefilter and self.similarity.supports_prefilter):
+    # ------------------------------------------------------------------ top-k
+    def _bounds_apply(self, query: str) -> bool:
+        return bool(query and self.config.prefilter and getattr(self.similarity, "bound", None) == "indel"
+                    and len(self.tables) >= self.bound_min_names)
+
+    def top_k(self, queries: list[tuple[str, list[str]]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Exact top-k ``(nodes, similarities)`` of every ``(query, content words)``. The
+        top-k depends on the query alone (the words only steer how it is found), so each
+        distinct query is computed once."""
+        first: dict[str, int] = {}
+        owner = [first.setdefault(q, i) for i, (q, _) in enumerate(queries)]
+        uniq = [i for i, o in enumerate(owner) if o == i]
+        tops = self._top_k_distinct([queries[i] for i in uniq])
+        got = dict(zip(uniq, tops))
+        return [got[o] for o in owner]
+
+    def _top_k_distinct(self, queries: list[tuple[str, list[str]]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        out: list = [None] * len(queries)
+        pending = []
+        for i, (q, words) in enumerate(queries):
+            top = self._top_k_bounded(q, words)
+            if top is None:
+                pending.append(i)
+            else:
+                out[i] = top
+                self.stats["bounded"] += 1
+        for start in range(0, len(pending), 1024):
+            chunk = pending[start:start + 1024]
+            for i, top in zip(chunk, self.top_k_full([queries[i][0] for i in chunk])):
+                out[i] = top
+            self.stats["full_scans"] += len(chunk)
+        return out
+
+    def _top_k_bounded(self, query: str, words: list[str]):
+        """The top-k from the word-sharing candidates and the names passing the Indel
+        bound, or None when the bound does not apply (module docstring)."""
+        cfg = self.config
+        if not self._bounds_apply(query):
             return None
-        t = self.tables
-        posts = [p for w in {stem(x) for x in pred.split() if x not in STOP_WORDS}
-                 if len(p := hash_lookup(t.word_post, hash(w)))]
-        if len(hits):
-            posts.append(expand_csr(t.node_ptr, t.node_name, np.unique(hits))[0])
-        min_nodes = max(1, min_nodes)
-        nodes = s = None
-        if posts:
-            cand = np.unique(np.concatenate(posts)) if len(posts) > 1 else posts[0]
-            nodes, s = self.node_scores(pred, cand)
-        if (nodes is None or len(nodes) < min_nodes) and t.trigram_post is not None:
-            fuzzy = self.fuzzy_candidates(pred)
-            if len(fuzzy):
-                cand = np.unique(np.concatenate(posts + [fuzzy]))
-                nodes, s = self.node_scores(pred, cand)
-        if nodes is None or len(nodes) < min_nodes:
+        cand = self.tables.names_sharing_words(words)
+        a = len(query)
+        b = self.tables.name_len[cand]
+        # only names within the length filter of INDEL_BOUND_MIN can lift the k-th best above it
+        if int((2.0 * np.minimum(a, b) > INDEL_BOUND_MIN * (a + b)).sum()) < cfg.k:
             return None
-        return nodes[: self.config.k], s[: self.config.k]
+        nodes, s = self.node_scores(query, cand)
+        if len(nodes) < cfg.k or s[cfg.k - 1] <= INDEL_BOUND_MIN:
+            return None
+        extra = self._names_reaching(query, float(s[cfg.k - 1]))
+        if len(extra):
+            nodes, s = self.node_scores(query, np.union1d(cand, extra))
+        return nodes[: cfg.k], s[: cfg.k]
 
-    def fuzzy_candidates(self, pred: str) -> np.ndarray:
-        """The ``fuzzy_candidates`` names sharing the most character trigrams with ``pred``
-        (ties: lower name index). Posting lists are read rarest trigram first until
-        ``FUZZY_BUDGET`` entries have been read, so the work is bounded whatever the size
-        of the taxonomy; a trigram left unread counts for no name."""
-        keys, ptr, vals = self.tables.trigram_post
-        q = np.unique(trigram_codes(np.frombuffer(f" {pred} ".encode(), dtype=np.uint8)))
-        i = np.minimum(np.searchsorted(keys, q), max(len(keys) - 1, 0))
-        i = i[keys[i] == q] if len(keys) else i[:0]
-        if not len(i):
-            return np.zeros(0, np.int64)
-        lens = ptr[i + 1] - ptr[i]
-        o = np.argsort(lens, kind="stable")
-        i, lens = i[o], lens[o]
-        take = max(1, int(np.searchsorted(np.cumsum(lens), FUZZY_BUDGET, side="right")))
-        got = np.concatenate([vals[ptr[x]:ptr[x + 1]] for x in i[:take].tolist()])
-        ids, counts = np.unique(got, return_counts=True)
-        c = self.config.fuzzy_candidates
-        if len(ids) > c:
-            o = np.lexsort((ids, -counts))[:c]
-            ids = ids[o]
-        return ids.astype(np.int64)
+    def _names_reaching(self, query: str, t: float) -> np.ndarray:
+        """Every name that could score at least ``t > INDEL_BOUND_MIN`` against ``query``:
+        a superset, by the length filter and the q-gram count filter (module docstring),
+        the latter applied as a prefix filter on the rarest trigrams (a name must share
+        ``(2.5·t − 2)·(a + b)`` trigram occurrences, at least the value at the shortest
+        length ``b`` the length filter allows)."""
+        tri = self.tables.trigrams
+        a = len(query)
+        b_min = a * t / (2.0 - t)
+        ids = tri.names_sharing(query, (2.5 * t - 2.0) * (a + b_min) - 1e-9)
+        b = tri.lengths[ids]
+        return ids[2.0 * np.minimum(a, b) >= (t - 1e-9) * (a + b)]
 
-    def top_k_full(self, preds: list[str], batch: int = 128) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Exact top-k nodes (similarity desc, node index asc) of every prediction, scoring
-        all names in batches (rapidfuzz ``cdist`` on all cores / one matrix product)."""
+    def top1_without_vote(self, query: str, words: list[str], gap: float):
+        """``(node, similarity)`` of the most similar node when the top-2 gap provably rules
+        the vote out (module docstring), else None."""
+        if not self._bounds_apply(query):
+            return None
+        a = len(query)
+        lo, hi = a * INDEL_BOUND_MIN / (2 - INDEL_BOUND_MIN), a * (2 - INDEL_BOUND_MIN) / INDEL_BOUND_MIN
+        seeds = np.union1d(self.tables.names_sharing_words(words), self.tables.trigrams.seeds(query))
+        b = self.tables.name_len[seeds]
+        seeds = seeds[(b >= lo) & (b <= hi)]  # only these can score above INDEL_BOUND_MIN
+        if not len(seeds):
+            return None
+        c0 = float(self.similarity.scores(query, seeds).max())
+        u = c0 - gap
+        if u <= INDEL_BOUND_MIN:
+            return None
+        nodes, s = self.node_scores(query, np.union1d(seeds, self._names_reaching(query, u)))
+        if len(nodes) > 1 and s[0] - s[1] < gap:
+            return None
+        self.stats["top1_bounded"] += 1
+        return int(nodes[0]), float(s[0])
+
+    def top_k_full(self, queries: list[str], batch: int = 128) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Exact top-k nodes (similarity desc, node index asc) of every query, scoring all
+        names in batches (rapidfuzz ``cdist`` on all cores / one matrix product)."""
         k = self.config.k
         out = []
-        # at most ~16 M similarities (64 MB in float32) in memory at once
+        # at most ~16 M similarities in memory at once
         batch = max(1, min(batch, 16_000_000 // max(1, len(self.tables))))
-        for i in range(0, len(preds), batch):
-            S = self.similarity.batch_scores(preds[i:i + batch])
+        for i in range(0, len(queries), batch):
+            S = self.similarity.batch_scores(queries[i:i + batch])
             if S.shape[1] == 0:
                 out += [(np.zeros(0, np.int64), np.zeros(0))] * S.shape[0]
                 continue

@@ -1,5 +1,5 @@
 """Configuration of the text → node mapping: the parameters of Alg. 1 (SPEC §3) and of
-this implementation, the result type, and the function words that never name a node."""
+this implementation, the result type, and the calibrated softmax temperatures."""
 
 from __future__ import annotations
 
@@ -9,34 +9,53 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-__all__ = ["MappingConfig", "MappingResult", "STOP_WORDS"]
+__all__ = ["MappingConfig", "MappingResult", "STAGES", "CALIBRATED_TEMPERATURES", "default_temperature"]
 
-STOP_WORDS = frozenset(
-    "a an the this that these those it its is are was were be been being am of in on at to for from by with "
-    "and or nor but not no yes as if so than then there here which what who whom whose i me my we our you your "
-    "he him his she her they them their do does did has have had can could may might will would should shall "
-    "must very some any all each one also just only".split()
-)
+# Softmax temperature per similarity measure (SPEC §3), from
+# ``python -m benchmarks.calibrate_temperature`` (taxoforge.scores.mapping.calibration; its
+# output is kept in benchmarks/results/temperature_calibration.json): the smallest temperature
+# at which at most 1 % of the answers that are a node label with one character typo pass the
+# near-tie test, pooled over the ImageNet-1k and iNat21-sized trees (seed 0, 3,000 labels per
+# tree). Embedding measures keep the paper's CLIP logit scale (100) unless calibrated with a model.
+CALIBRATED_TEMPERATURES = {
+    "ratio": 0.112202,
+    "wratio": 0.188365,
+    "token_sort_ratio": 0.169824,
+    "token_set_ratio": 0.113501,
+    "partial_ratio": 0.301995,
+}
+EMBEDDING_TEMPERATURE = 100.0
+
+
+def default_temperature(similarity: str) -> float:
+    """The calibrated softmax temperature of a similarity measure (by its spec string)."""
+    return CALIBRATED_TEMPERATURES.get(similarity, EMBEDDING_TEMPERATURE)
 
 
 @dataclass(frozen=True)
 class MappingConfig:
-    """Parameters of Alg. 1 (SPEC §3) and of this implementation."""
+    """Parameters of Alg. 1 (SPEC §3) and of this implementation (package docstring).
+
+    ``temperature=None`` takes the calibrated temperature of ``similarity``
+    (:data:`CALIBRATED_TEMPERATURES`); the resolved value is what the configuration records.
+    """
 
     k: int = 10
     thr_topk: float = 0.0015
     thr_top2: float = 0.001
     thr_vote: int = 4
     vote_rule: str = "at_least"  # "at_least" (the paper's prose) | "more_than" (its pseudocode)
-    temperature: float = 100.0  # softmax temperature (CLIP's logit scale)
+    temperature: float | None = None  # softmax temperature; None: calibrated per similarity measure
+    exact_stage: bool = True  # SPEC §3 step 1: whole-answer exact match first (False: the pseudocode's order)
+    drop_nested: bool = True  # contains: a match inside a longer match is dropped (False: the pseudocode)
     contains: str = "whole_word"  # "whole_word" | "substring" (the pseudocode's raw test)
-    contains_scope: str = "topk_first"  # "topk_first" (the pseudocode) | "all"
+    contains_scope: str = "all"  # "all" (SPEC §3: deepest match) | "topk_first" (the pseudocode's scan)
     ngram_sizes: tuple[int, ...] = (4, 3, 2)
+    base_forms: bool = True  # words compared in their noun base form ("tenches" = "tench")
     similarity: str = "ratio"  # a rapidfuzz scorer name or "sentence-transformers:<local path>"
-    prefilter: bool = True  # string measures: top-k over names sharing a stemmed word (see the package doc)
-    fuzzy_candidates: int = 1024  # prefilter: names taken from the character-trigram index (0: off)
-    fuzzy_min_names: int = 100_000  # ... only for taxonomies with more names than this (below: exact full scan)
+    prefilter: bool = True  # exact candidate bound before the full scan (package docstring)
     skip_name_kinds: tuple[str, ...] = ("synset",)  # name kinds that are identifiers, not names
+    max_answer_chars: int = 2000  # longer answers are cut (at a word boundary) and flagged: bounded cost
 
     def __post_init__(self) -> None:
         if self.vote_rule not in ("at_least", "more_than"):
@@ -47,6 +66,17 @@ class MappingConfig:
             raise ValueError(f"contains_scope must be 'topk_first' or 'all', not {self.contains_scope!r}")
         if self.k < 2:
             raise ValueError(f"k must be at least 2, not {self.k}")
+        if self.max_answer_chars < 1:
+            raise ValueError(f"max_answer_chars must be positive, not {self.max_answer_chars}")
+        if self.thr_vote < 1:
+            raise ValueError(f"thr_vote must be at least 1, not {self.thr_vote}")
+        if not self.ngram_sizes or any(int(n) < 1 for n in self.ngram_sizes):
+            raise ValueError(f"ngram_sizes must be positive integers, not {self.ngram_sizes!r}")
+        if self.temperature is None:
+            object.__setattr__(self, "temperature", default_temperature(str(self.similarity)))
+        if not self.temperature > 0:
+            raise ValueError(f"temperature must be positive, not {self.temperature}")
+        object.__setattr__(self, "temperature", float(self.temperature))
         object.__setattr__(self, "ngram_sizes", tuple(int(n) for n in self.ngram_sizes))
         object.__setattr__(self, "skip_name_kinds", tuple(self.skip_name_kinds))
 
@@ -67,11 +97,17 @@ class MappingConfig:
 
 @dataclass
 class MappingResult:
-    """One batch mapped: per prediction the node index, the deciding stage (``contains``,
-    ``ngram4``, ``ngram3``, ``ngram2``, ``vote``, ``top1``, ``empty``) and the similarity of
-    the chosen node; ``stats`` counts stages and retrieval paths."""
+    """One batch mapped: per prediction the node index, the deciding stage (:data:`STAGES`),
+    the similarity of the chosen node and how many nodes tied under the deciding rule before
+    the tie-break (``tied`` > 1: an ambiguous name, reported), whether it was cut to
+    ``max_answer_chars`` (``truncated``); ``stats`` counts stages and retrieval paths."""
 
     node_idx: np.ndarray  # int64, one per prediction
     stage: np.ndarray  # object
     score: np.ndarray  # similarity of the chosen node
+    tied: np.ndarray | None = None  # int64: nodes tied under the deciding rule (1: unambiguous)
     stats: dict = field(default_factory=dict)
+    truncated: np.ndarray | None = None  # bool: the answer was longer than max_answer_chars and was cut
+
+
+STAGES = ("empty", "exact", "contains", "ngram4", "ngram3", "ngram2", "vote", "top1")

@@ -1,18 +1,28 @@
-"""The stages of Alg. 1 (SPEC §3): contains, n-grams, voting, top-1.
+"""The decisions of Alg. 1 in SPEC §3's order: exact, contains, n-grams, vote, top-1.
 
-Each function takes the prediction (normalised) and what earlier steps found; the batch
-driver (:mod:`taxoforge.scores.mapping.batch`) calls them in order.
+Each method reads an :class:`~taxoforge.scores.mapping.answers.Answer`; the batch driver
+(:mod:`taxoforge.scores.mapping.batch`) calls them in order and fetches the top-k only
+for answers that need it.
 
-* :meth:`Alg1Stages.contains_hits` — nodes with a name occurring in the prediction as
-  whole words (every run of up to ``max_words`` words is looked up among the names), or as
-  a raw substring (``contains="substring"``, an Aho–Corasick automaton built on first use).
-* :meth:`Alg1Stages.exact_shortcut` — a prediction that *is* a name has that name's nodes
-  at similarity 1; when they are also the deepest hits Alg. 1 returns them whatever the
-  rest of the top-k is, so the top-k is not needed.
-* :meth:`Alg1Stages.hit_stage` — the contains hits, else the first n-gram size with hits.
-* :meth:`Alg1Stages.pick_deepest` — the deepest hit among the top-k (``topk_first``), else
-  the deepest hit overall; ties to the more similar, then node order.
+* :meth:`Alg1Stages.exact` — a span that may count as the whole answer (the core, with
+  any framing words around it, widest first, then rightmost) is a name → that name's nodes.
+* :meth:`Alg1Stages.contains` — names occurring in the answer as whole words (every run of
+  up to ``max_words`` words is looked up), or as raw substrings (``contains="substring"``,
+  an Aho–Corasick automaton built on first use). A match made only of non-naming words
+  (:mod:`taxoforge.scores.vocabulary`) does not count; with ``drop_nested`` a match lying
+  inside a longer match ("pig" in "guinea pig") is dropped.
+* :meth:`Alg1Stages.ngram` — names sharing a word n-gram (not made only of non-naming words).
+* :meth:`Alg1Stages.pick` — the rule among the hits: the deepest (``contains_scope="all"``,
+  SPEC §3), or the pseudocode's scan (``"topk_first"``: the deepest hit among the top-k,
+  else the deepest overall).
 * :meth:`Alg1Stages.vote` — the fixed shared-ancestor vote when the top-k are near-tied.
+
+**Ties** (reported: :attr:`MappingResult.tied` counts the nodes tied under the rule):
+exact — the node whose ancestors' names share the most words with the answer's context
+(the question, when given), then the deepest, then the one with the larger subtree (the
+sense the taxonomy details more: *butterfly* the insect, not the swimming stroke, in
+WordNet), then the smallest index; contains and n-grams — the deepest, then the more
+similar, then context, subtree and index as above.
 """
 
 from __future__ import annotations
@@ -22,124 +32,188 @@ from collections import defaultdict
 import ahocorasick
 import numpy as np
 
+from taxoforge.scores.mapping.answers import Answer
 from taxoforge.scores.mapping.candidates import CandidateRetrieval
-from taxoforge.scores.mapping.config import STOP_WORDS, MappingConfig
-from taxoforge.scores.mapping.index import NameTables, expand_csr, hash_lookup, word_ngrams
+from taxoforge.scores.mapping.config import MappingConfig
+from taxoforge.scores.mapping.index import NameTables, hash_lookup, word_ngrams
+from taxoforge.scores.vocabulary import is_non_naming
 
-__all__ = ["Alg1Stages"]
+__all__ = ["Alg1Stages", "Decision"]
+
+Decision = tuple[int, str, float, int]  # (node, stage, similarity, nodes tied)
 
 
 class Alg1Stages:
     """The decisions of Alg. 1 over one taxonomy's name tables."""
 
     def __init__(self, tables: NameTables, retrieval: CandidateRetrieval, depth: np.ndarray,
-                 parent: np.ndarray, config: MappingConfig) -> None:
+                 parent: np.ndarray, subtree_size: np.ndarray, config: MappingConfig) -> None:
         self.tables = tables
         self.retrieval = retrieval
         self.depth = depth
         self.parent = parent
+        self.subtree_size = subtree_size
         self.config = config
         self._automaton = None
+        self._ancestor_words: dict[int, frozenset[str]] = {}
 
-    # ------------------------------------------------------------------ contains / n-grams
+    # ------------------------------------------------------------------ hits
+    def exact(self, ans: Answer) -> np.ndarray | None:
+        """Nodes named by the widest span that may count as the whole answer, or None."""
+        found = self.exact_span(ans)
+        return None if found is None else found[0]
+
+    def exact_span(self, ans: Answer):
+        """(nodes, matched key) of the widest span that may count as the whole answer, or None."""
+        t = self.tables
+        for i, j in ans.exact_spans():
+            key = " ".join(ans.words[i:j])
+            x = t.lookup(key)
+            if x is not None:
+                return t.nodes_of_name(x, " ".join(ans.surface[i:j])).astype(np.int64), key
+        return None
+
     def _substring_automaton(self):
         if self._automaton is None:
             a = ahocorasick.Automaton(ahocorasick.STORE_INTS)
             for j, s in enumerate(self.tables.names):
-                if s not in STOP_WORDS:
+                if not self.tables.name_non_naming[j]:
                     a.add_word(s, j)
             if len(a):
                 a.make_automaton()
             self._automaton = a
         return self._automaton
 
-    def contains_hits(self, pred: str) -> np.ndarray:
-        """Node indexes (with repeats) of the names contained in ``pred``."""
+    def contains(self, ans: Answer) -> np.ndarray:
+        """Node indexes of the contained names (module docstring)."""
         t = self.tables
-        hits = []
+        matches: list[tuple[int, int, int]] = []  # (start, end, name) in words or characters
         if self.config.contains == "whole_word":
-            # pred and names are normalised (single spaces): a whole-word occurrence of a
-            # name is a run of the prediction's words equal to it
-            words = pred.split()
-            m, mw = len(words), t.max_words
+            words, flags = ans.words, ans.non_naming
+            m, mw, first = len(words), t.max_words, t.first_words
             for i in range(m):
+                if words[i] not in first:
+                    continue
                 for j in range(i + 1, min(m, i + mw) + 1):
-                    g = " ".join(words[i:j])
-                    if g not in STOP_WORDS and (x := t.lookup(g)) is not None:
-                        hits.append(x)
+                    if all(flags[i:j]) or (ans.counting[i] and j > i + 1):
+                        continue
+                    x = t.lookup(" ".join(words[i:j]))
+                    if x is not None and not t.name_non_naming[x]:
+                        matches.append((i, j, x))
         else:
             a = self._substring_automaton()
             if len(a):
-                hits = [j for _, j in a.iter(pred)]
-        if not hits:
+                matches = [(end - len(t.names[x]) + 1, end + 1, x) for end, x in a.iter(ans.key)]
+        if not matches:
             return np.zeros(0, np.int64)
-        return t.nodes_of_names(np.unique(np.asarray(hits, np.int64)))
+        if self.config.drop_nested:
+            matches = [(s, e, x) for s, e, x in matches
+                       if not any(s2 <= s and e <= e2 and e2 - s2 > e - s for s2, e2, _ in matches)]
+        if self.config.contains == "whole_word" and t.surface_nodes:
+            return np.unique(np.concatenate([t.nodes_of_name(x, " ".join(ans.surface[s:e])) for s, e, x in matches]))
+        return t.nodes_of_names(np.unique(np.asarray([x for _, _, x in matches], np.int64)))
 
-    def ngram_hits(self, words: list[str], n: int) -> np.ndarray:
-        """Node indexes of the names sharing a word n-gram with ``words``."""
+    def ngram(self, ans: Answer, n: int) -> np.ndarray:
+        """Node indexes of the names sharing a word n-gram with the answer."""
         t = self.tables
-        found = [p for g in set(word_ngrams(words, n)) if len(p := hash_lookup(t.ngram_post, hash(g)))]
+        grams = {" ".join(ans.words[i:i + n]) for i in range(len(ans.words) - n + 1)
+                 if not all(ans.non_naming[i:i + n])}
+        found = [p for g in grams if len(p := hash_lookup(t.ngram_post, hash(g)))]
         if not found:
             return np.zeros(0, np.int64)
         return t.nodes_of_names(np.unique(np.concatenate(found)))
 
-    def exact_shortcut(self, pred: str, hits: np.ndarray):
-        """When ``pred`` is exactly a name, its node(s) are the most similar (1.0) and if they
-        are also the deepest hits, Alg. 1 returns them whatever the rest of the top-k is."""
-        t = self.tables
-        j = t.lookup(pred)
-        if j is None or not len(hits) or pred in STOP_WORDS:
-            return None
-        exact = t.nodes_of_name(j)
-        if len(exact) > self.config.k or self.depth[exact].max() < self.depth[hits].max():
-            return None
-        d = self.depth[exact]
-        return int(exact[d == d.max()].min())
-
-    def hit_stage(self, pred: str, hits: np.ndarray):
+    def hits(self, ans: Answer) -> tuple[str | None, np.ndarray]:
         """(stage, hit nodes) of the contains and n-gram checks, or (None, empty)."""
-        if len(hits):
-            return "contains", hits
-        words = pred.split()
+        h = self.contains(ans)
+        if len(h):
+            return "contains", h
         for n in self.config.ngram_sizes:
-            ng = self.ngram_hits(words, n)
-            if len(ng):
-                return f"ngram{n}", ng
-        return None, hits
+            h = self.ngram(ans, n)
+            if len(h):
+                return f"ngram{n}", h
+        return None, h
 
-    # ------------------------------------------------------------------ deciding
-    def pick_deepest(self, pred: str, hit_nodes: np.ndarray, top_nodes: np.ndarray, top_scores: np.ndarray):
-        """The contains/n-gram rule: the deepest hit among the top-k if any (``topk_first``),
-        else the deepest hit overall; ties to the more similar, then node order."""
-        hit_nodes = np.unique(hit_nodes)
-        if self.config.contains_scope == "topk_first":
-            in_top = np.isin(top_nodes, hit_nodes)
+    # ------------------------------------------------------------------ ties
+    def _ancestor_word_set(self, v: int) -> frozenset[str]:
+        got = self._ancestor_words.get(v)
+        if got is None:
+            t = self.tables
+            words = set()
+            u = int(self.parent[v])
+            while u >= 0:
+                for j in t.names_of_node(u).tolist():
+                    words.update(w for w in t.names[j].split() if not is_non_naming(w))
+                u = int(self.parent[u])
+            got = self._ancestor_words[v] = frozenset(words)
+        return got
+
+    def context_overlap(self, v: int, context: frozenset[str]) -> int:
+        """How many of the ``context`` words occur in the names of ``v``'s ancestors."""
+        return len(context & self._ancestor_word_set(v)) if context else 0
+
+    def decide_exact(self, ans: Answer, nodes: np.ndarray, context: frozenset[str] = frozenset(),
+                     key: str | None = None) -> Decision:
+        """The exact stage's node among ``nodes`` (ties: module docstring). ``key``, the
+        matched name, spares computing a similarity of 1 when it is the whole query."""
+        nodes = np.unique(nodes)
+        q = ans.query
+        if len(nodes) == 1:
+            v = int(nodes[0])
+        else:
+            v = int(max(nodes.tolist(), key=lambda u: (self.context_overlap(u, context), self.depth[u],
+                                                       self.subtree_size[u], -u)))
+        sim = 1.0 if key == q else self.retrieval.node_similarity(q, v)
+        return v, "exact", sim, len(nodes)
+
+    def pick(self, ans: Answer, stage: str, hits: np.ndarray, top=None,
+             context: frozenset[str] = frozenset()) -> Decision:
+        """The deepest hit (or the pseudocode's top-k-first scan when ``top`` is given)."""
+        hits = np.unique(hits)
+        q = ans.query
+        if top is not None:
+            top_nodes, top_scores = top
+            in_top = np.isin(top_nodes, hits)
             if in_top.any():
                 cand = top_nodes[in_top]
                 d = self.depth[cand]
-                best = np.flatnonzero(d == d.max())[0]  # top_nodes is ordered by similarity
-                return int(cand[best]), float(top_scores[in_top][best])
-        d = self.depth[hit_nodes]
-        deepest = hit_nodes[d == d.max()]
+                best = np.flatnonzero(d == d.max())
+                return int(cand[best[0]]), stage, float(top_scores[in_top][best[0]]), len(best)
+        d = self.depth[hits]
+        deepest = hits[d == d.max()]
         if len(deepest) == 1:
             v = int(deepest[0])
-            return v, self.retrieval.node_similarity(pred, v)
-        t = self.tables
-        names, _ = expand_csr(t.node_ptr, t.node_name, deepest)
-        nodes, s = self.retrieval.node_scores(pred, np.unique(names))
-        keep = np.isin(nodes, deepest)
-        return int(nodes[keep][0]), float(s[keep][0])
+            return v, stage, self.retrieval.node_similarity(q, v), 1
+        sims = {int(u): self.retrieval.node_similarity(q, int(u)) for u in deepest.tolist()}
+        v = max(sims, key=lambda u: (sims[u], self.context_overlap(u, context), self.subtree_size[u], -u))
+        return v, stage, sims[v], len(deepest)
+
+    # ------------------------------------------------------------------ vote / top-1
+    def near_tie(self, top_scores: np.ndarray) -> bool:
+        """The vote's test: softmax (temperature) of the top-k near-tied (SPEC §3)."""
+        cfg = self.config
+        if len(top_scores) < 2:
+            return False
+        p = np.exp(cfg.temperature * (top_scores - top_scores.max()))
+        p /= p.sum()
+        return bool(p[0] - p[1] < cfg.thr_top2 and p[0] - p[-1] < cfg.thr_topk)
+
+    def vote_ruled_out_gap(self) -> float:
+        """A top-2 similarity gap at least this large makes the near-tie test fail whatever
+        the rest of the top-k (``p0 − p1 ≥ (1 − exp(−T·gap))/k ≥ thr_top2``); inf when
+        no gap can (``k·thr_top2 ≥ 1``). A relative margin of 1e-6 covers rounding."""
+        cfg = self.config
+        x = cfg.k * cfg.thr_top2 * (1 + 1e-6)
+        if x >= 1:
+            return float("inf")
+        return -np.log1p(-x) / cfg.temperature * (1 + 1e-9) + 1e-12
 
     def vote(self, top_nodes: np.ndarray, top_scores: np.ndarray):
-        """The shared-ancestor vote (SPEC §3) when the softmax of the top-k is near-tied;
-        None when it does not fire."""
+        """The shared-ancestor vote (SPEC §3) when the top-k are near-tied: the deepest
+        node with enough votes (ties: more votes, then the best-ranked candidate under
+        it); None when it does not fire."""
         cfg = self.config
-        if len(top_nodes) < 2:
-            return None
-        z = cfg.temperature * (top_scores - top_scores.max())
-        p = np.exp(z)
-        p /= p.sum()
-        if not (p[0] - p[1] < cfg.thr_top2 and p[0] - p[-1] < cfg.thr_topk):
+        if not self.near_tie(top_scores):
             return None
         votes: dict[int, int] = defaultdict(int)
         first_rank: dict[int, int] = {}
@@ -153,13 +227,17 @@ class Alg1Stages:
             return None
         return max(ok, key=lambda v: (self.depth[v], votes[v], -first_rank[v]))
 
-    def finish(self, pred: str, stage, hits: np.ndarray, top_nodes: np.ndarray, top_scores: np.ndarray):
-        """(node, stage, similarity) once the top-k is known: the hit rule, else the vote,
-        else the most similar node."""
+    def finish(self, ans: Answer, stage: str | None, hits: np.ndarray, top,
+               context: frozenset[str] = frozenset()) -> Decision:
+        """The decision once the top-k is known: the hit rule (pseudocode scan), else the
+        vote, else the most similar node."""
+        top_nodes, top_scores = top
         if stage is not None:
-            v, s = self.pick_deepest(pred, hits, top_nodes, top_scores)
-            return v, stage, s
+            return self.pick(ans, stage, hits, top, context)
+        if not len(top_nodes):
+            return -1, "top1", 0.0, 0
         v = self.vote(top_nodes, top_scores)
         if v is not None:
-            return int(v), "vote", self.retrieval.node_similarity(pred, int(v))
-        return int(top_nodes[0]), "top1", float(top_scores[0])
+            return int(v), "vote", self.retrieval.node_similarity(ans.query, int(v)), 1
+        n_tied = int((top_scores == top_scores[0]).sum())
+        return int(top_nodes[0]), "top1", float(top_scores[0]), n_tied

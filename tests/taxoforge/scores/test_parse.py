@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from taxoforge.scores.parse import UnparseableAnswer, is_abstention, parse_answer, parse_options
+from taxoforge.scores.parse import UnparseableAnswer, is_abstention, is_nota, parse_answer, parse_options, split_refusal
 
 Q = ("What is the scientific name of the fish in the image? Options: A) Lepomis megalotis, B) Perca flavescens, "
      "C) Esox americanus, D) Gambusia affinis. Write the answer after writing 'The answer is: '.")
@@ -61,6 +61,54 @@ def test_templates_stripped(raw, answer):
 ])
 def test_abstentions(text, abstains):
     assert is_abstention(text) is abstains
+
+
+@pytest.mark.parametrize("text,rest", [
+    ("I'm sorry, but I can't determine the species from this image.", ""),   # names only inside the refusal
+    ("Cannot be determined from the image.", ""),
+    ("I cannot identify the bird in this image", ""),
+    ("Not enough detail to tell whether it is a cat or a dog", ""),
+    ("The image is too blurry to identify the species.", ""),
+    ("It might be a golden retriever, I don't know for sure.", "It might be a golden retriever"),
+    ("I can't be certain; however it looks like a heron", "however it looks like a heron"),
+    ("This is a dog, but I cannot tell the breed", "This is a dog"),
+    ("Hard to tell - maybe a sparrow", "maybe a sparrow"),
+])
+def test_refused_clauses_are_cut_off(text, rest):
+    refusal, unrefused = split_refusal(text)
+    assert refusal and unrefused == rest
+
+
+@pytest.mark.parametrize("text", ["A golden retriever", "I can see a heron", "It is a dog, not a wolf",
+                                  "Probably a heron", "common sorrel"])
+def test_no_refusal_cue(text):
+    assert split_refusal(text) == (False, text)
+
+
+def test_hedged_answer_naming_a_taxon_is_an_answer_and_keeps_the_named_part():
+    p = parse_answer("It might be a golden retriever, I don't know for sure.")
+    assert not p.abstained and p.refusal and p.unrefused == "It might be a golden retriever"
+    assert "hedged_answer" in p.flags
+    # a taxonomy decides what names something: here nothing does
+    assert is_abstention("I think it's a blurry thing, not sure", names_anything=lambda t: False)
+
+
+NOTA_Q = ("What is the scientific name of the fish in the image? Options: A) Esox lucius, B) None of the above, "
+          "C) Cottus bairdii, D) Gambusia affinis.")
+
+
+def test_none_of_the_above_is_an_answer_where_offered():
+    for raw in ("None of the above", "B) None of the Above", "The answer is: B", "none"):
+        p = parse_answer(raw, NOTA_Q)
+        assert p.nota and not p.abstained and "none_of_the_above" in p.flags, raw
+        assert p.options["B"] == "None of the above"
+    assert is_nota("None of these.") and not is_nota("Esox lucius")
+
+
+def test_none_of_the_above_is_an_abstention_where_not_offered():
+    p = parse_answer("None of the above", Q)
+    assert p.abstained and not p.nota
+    assert parse_answer("None of the above").abstained
 
 
 def test_non_text_output_is_unparseable():

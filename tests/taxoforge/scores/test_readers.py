@@ -72,3 +72,47 @@ def test_unknown_columns_and_types(tmp_path):
 def _touch(p):
     p.write_text("")
     return p
+
+
+def test_bytes_that_are_not_utf8_are_named_by_file_and_line(tmp_path):
+    j = tmp_path / "latin1.jsonl"
+    j.write_bytes(b'{"output": "a dog", "label": "x"}\n{"output": "caf\xe9", "label": "x"}\n')
+    with pytest.raises(OutputFileError, match=r"latin1\.jsonl:2: not UTF-8 text .*column 16"):
+        read_outputs(j)
+    c = tmp_path / "latin1.csv"
+    c.write_bytes(b'output,label\n"a dog",x\n"multi\nline caf\xe9",x\n')
+    with pytest.raises(OutputFileError, match=r"latin1\.csv:4: not UTF-8 text"):
+        read_outputs(c)
+
+
+def test_byte_order_marks_are_allowed(tmp_path):
+    c = tmp_path / "bom.csv"
+    c.write_bytes("\ufeffoutput,label\nA: a dog,x\n".encode("utf-8"))
+    assert read_outputs(c)["output"].to_list() == ["A: a dog"]
+    j = tmp_path / "bom.jsonl"
+    j.write_bytes("\ufeff".encode() + b'{"output": "a dog", "label": "x"}\n')
+    assert read_outputs(j)["output"].to_list() == ["a dog"]
+
+
+def test_deeply_nested_json_and_repeated_csv_columns_are_errors_with_lines(tmp_path):
+    j = tmp_path / "deep.jsonl"
+    j.write_text('{"output": "a", "label": "x"}\n{"output": ' + "[" * 100_000 + "]" * 100_000 + ', "label": "x"}\n')
+    with pytest.raises(OutputFileError, match=r"deep\.jsonl:2: JSON nested too deeply"):
+        read_outputs(j)
+    c = tmp_path / "twice.csv"
+    c.write_text("output,label,output\na,b,c\n")
+    with pytest.raises(OutputFileError, match=r"twice\.csv:1: .*column twice \(output\)"):
+        read_outputs(c)
+
+
+def test_duplicate_ids_are_warned_with_their_lines(tmp_path):
+    from taxoforge.scores.readers import DuplicateIdWarning, duplicate_ids
+
+    p = tmp_path / "dup.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": "a", "model": "m", "output": "x", "label": "y"}, {"id": "b", "model": "m", "output": "x", "label": "y"},
+        {"id": "a", "model": "m", "output": "z", "label": "y"}, {"id": "a", "model": "other", "output": "z", "label": "y"},
+    ]))
+    with pytest.warns(DuplicateIdWarning, match=r"dup\.jsonl: 1 sample id\(s\) occur more than once \('a' on lines 1, 3\)"):
+        df = read_outputs(p)
+    assert df.height == 4 and duplicate_ids(df)["lines"].to_list() == [[1, 3]]

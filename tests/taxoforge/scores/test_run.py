@@ -149,3 +149,119 @@ def read_outputs_from(records):
     p = d / "x.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in records))
     return read_outputs(p)
+
+
+def test_refusals_and_hedges_are_decided_by_what_the_answer_names(inat_like):
+    rows = read_outputs_from([
+        {"id": "1", "output": "I'm sorry, but I can't determine the species from this image.", "label": "aloe_vera"},
+        {"id": "2", "output": "It might be an Aloe vera, I don't know for sure.", "label": "aloe_vera"},
+        {"id": "3", "output": "I can't tell which bird this is", "label": "r_toco"},   # "bird" is inside the refusal
+        {"id": "4", "output": "Not sure. The image is blurry.", "label": "r_toco"},     # names nothing outside it
+        {"id": "5", "output": "Hard to say, but probably a toco toucan", "label": "r_toco"},
+        {"id": "6", "output": "N/A", "label": "r_toco"},
+    ])
+    s = score_frame(rows, inat_like, meteor=False).samples
+    assert s["abstained"].to_list() == [True, False, True, True, False, True]
+    got = dict(zip(s["id"], zip(s["pred_node"], s["map_stage"])))
+    assert got["2"] == ("aloe_vera", "exact") and got["5"] == ("r_toco", "exact")
+    assert got["1"] == ("life", "abstention")
+    assert s.filter(pl.col("id") == "2")["mapped_text"][0] == "It might be an Aloe vera"
+    assert "hedged_answer" in s.filter(pl.col("id") == "5")["parse_flags"][0]
+
+
+def test_none_of_the_above_where_offered(inat_like):
+    q = "Which is it? Options: A) Aloe vera, B) None of the above, C) Iris sibirica."
+    rows = read_outputs_from([
+        {"id": "right", "output": "B) None of the above", "label": "r_toco", "question": q},
+        {"id": "wrong", "output": "None of the above", "label": "aloe_vera", "question": q},
+        {"id": "plain", "output": "None of the above", "label": "aloe_vera"},
+    ])
+    run = score_frame(rows, inat_like, meteor=False)
+    s = {r["id"]: r for r in run.samples.iter_rows(named=True)}
+    assert s["right"]["map_stage"] == "none_of_the_above" and s["right"]["correct"] and s["right"]["hF"] == 1.0
+    assert s["wrong"]["map_stage"] == "none_of_the_above" and not s["wrong"]["correct"] and not s["wrong"]["abstained"]
+    assert s["plain"]["abstained"] and s["plain"]["map_stage"] == "abstention"
+    assert run.info["stage_counts"] == {"abstention": 1, "none_of_the_above": 2}
+
+
+def test_run_reports_temperature_and_answers_per_stage(inat_like):
+    rows = read_outputs_from([{"id": str(i), "output": o, "label": "aloe_vera"} for i, o in enumerate(
+        ["Aloe vera", "a small plant", "keel billed hornbill", "zzzz qqq", "sorry"])])
+    run = score_frame(rows, inat_like, meteor=False)
+    assert run.info["temperature"] == MappingConfig().temperature
+    assert run.info["stage_counts"] == {"exact": 1, "contains": 1, "ngram2": 1, "abstention": 1,
+                                        **{k: 1 for k in run.info["stage_counts"] if k in ("vote", "top1")}}
+    md = run.markdown()
+    assert f"softmax temperature {MappingConfig().temperature}" in md and "exact 1, contains 1, ngram2 1" in md
+
+
+def test_cli_exposes_every_mapping_parameter(inat_like, tmp_path):
+    import dataclasses
+
+    from taxoforge.scores.cli import score_cmd
+
+    options = {o for p in score_cmd.params for o in p.opts + p.secondary_opts}
+    for f in dataclasses.fields(MappingConfig):
+        flag = "--" + f.name.replace("_", "-")
+        assert {flag, flag.rstrip("s"), "--no-" + f.name.replace("_", "-"), "-" + f.name} & options, f.name
+    folder = tmp_path / "tree"
+    inat_like.write(folder)
+    out = tmp_path / "o.jsonl"
+    out.write_text(json.dumps({"id": "1", "output": "plant", "label": "aloe_vera"}) + "\n")
+    res = CliRunner().invoke(main, ["score", str(out), str(folder), "-o", str(tmp_path / "res"), "--no-meteor",
+                                    "-k", "7", "--thr-topk", "0.01", "--thr-top2", "0.02", "--thr-vote", "3",
+                                    "--vote-rule", "more_than", "--temperature", "2.5", "--no-exact-stage",
+                                    "--keep-nested", "--contains", "substring", "--contains-scope", "topk_first",
+                                    "--ngram-sizes", "3,2", "--no-base-forms", "--skip-name-kind", "vernacular",
+                                    "--no-prefilter"])
+    assert res.exit_code == 0, res.output
+    cfg = json.loads((tmp_path / "res" / "run.json").read_text())["mapping_config"]
+    assert cfg == {**cfg, "k": 7, "thr_topk": 0.01, "thr_top2": 0.02, "thr_vote": 3, "vote_rule": "more_than",
+                   "temperature": 2.5, "exact_stage": False, "drop_nested": False, "contains": "substring",
+                   "contains_scope": "topk_first", "ngram_sizes": [3, 2], "base_forms": False,
+                   "skip_name_kinds": ["vernacular"], "prefilter": False}
+    bad = CliRunner().invoke(main, ["score", str(out), str(folder), "--ngram-sizes", "a,b"])
+    assert bad.exit_code != 0 and "ngram-sizes" in bad.output
+
+
+def test_results_folder_is_replaced_whole(inat_like, tmp_path):
+    from taxoforge.scores.run import RUN_FILES, replace_folder
+
+    out = tmp_path / "res"
+    full = read_outputs_from([{"id": "1", "model": "m", "output": "Aloe vera", "label": "aloe_vera"}])
+    score_frame(full, inat_like, meteor=False).write(out)
+    assert (out / "hp_vs_hr.png").exists()
+    # a run without samples leaves no plot of the earlier run behind
+    empty = read_outputs_from([{"id": "1", "output": "Aloe vera", "label": None}])
+    score_frame(empty, inat_like, meteor=False).write(out)
+    assert not (out / "hp_vs_hr.png").exists() and pl.read_parquet(out / "scores.parquet").height == 0
+    assert pl.read_parquet(out / "bad_rows.parquet").height == 1
+    # a run that dies while writing leaves the previous folder as it was, and no temporary folder
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def dies(tmp):
+        (tmp / "scores.parquet").write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        replace_folder(out, dies, RUN_FILES)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    # a folder holding other files is never replaced
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    with pytest.raises(FileExistsError, match="notes.txt"):
+        score_frame(full, inat_like, meteor=False).write(other)
+    assert (other / "notes.txt").read_text() == "keep me"
+
+
+def test_long_answers_are_cut_and_flagged(inat_like):
+    long = "Aloe vera " + "and some more words " * 200
+    rows = read_outputs_from([{"id": "1", "output": long, "label": "aloe_vera"},
+                              {"id": "2", "output": "Aloe vera", "label": "aloe_vera"}])
+    run = score_frame(rows, inat_like, meteor=False, config=MappingConfig(max_answer_chars=500))
+    flags = run.samples["parse_flags"].to_list()
+    assert "truncated_to_500_chars" in flags[0] and "truncated" not in flags[1]
+    assert run.info["truncated_answers"] == 1 and "cut before mapping" in run.markdown()
+    assert run.samples["pred_node"].to_list() == ["aloe_vera", "aloe_vera"]

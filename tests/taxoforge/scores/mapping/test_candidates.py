@@ -1,38 +1,114 @@
-"""Candidate retrieval: the token prefilter and the fuzzy (trigram) candidates against the
-exact full scan."""
+"""Candidate retrieval: the prefilter never changes a result.
+
+A hypothesis property over 10,000 generated answers on an iNat21-sized tree of real
+iNaturalist taxa (the benchmark's tree): names, misspelt names, names in answer templates,
+truncated and reordered names, words of the tree mixed with filler and non-naming words,
+arbitrary text — mapped with the prefilter on and off, the nodes, stages and similarities
+are identical. The bounds are switched on for this tree size (by default they serve trees of 100,000 names
+and more), and a second configuration (k = 2, the pseudocode's top-k-first scan; 2,000
+answers) makes the k-th-best bound serve answers too, so every path is exercised."""
 
 from __future__ import annotations
 
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 
+TEMPLATES = ["{}", "A: {}", "The answer is: {}", "This is a {}.", "I think it's a {}", "two {}s", "{} sp.",
+             "It looks like a {} on a branch", "{}!!", "a photo of the {} in the image", "maybe {} or {}"]
+FILLER = ["the", "a", "photo", "image", "species", "small", "green", "bird", "plant", "on", "branch", "two",
+          "looks", "like", "probably", "wild", "leaf", "123", "sp", "x"]
 
 
-def test_prefilter_agrees_with_full_scan_on_contains_and_ngram_hits(inat_like):
-    exact = TaxonomyIndex(inat_like.taxonomy(), MappingConfig(prefilter=False))
-    fast = TaxonomyIndex(inat_like.taxonomy())
-    preds = ["Aloe vera", "Toucan", "a bird", "keel billed hornbill", "Iris", "ants", "a toucan bird", "zzz"]
-    a, b = exact.map(preds), fast.map(preds)
-    assert a.node_idx.tolist() == b.node_idx.tolist()
-    assert fast.stats["full_scans"] >= 1  # "zzz" shares no word with any name: documented fallback
+@pytest.fixture(scope="module")
+def inat21_sized():
+    from benchmarks.bench_mapping import inat_sample_tree
+
+    return inat_sample_tree(10_000, seed=0).taxonomy()
 
 
-def test_fuzzy_candidates_keep_every_taxon_naming_answer_and_survive_pickling(imagenet_tree):
-    """The trigram candidates (used on trees with > fuzzy_min_names names, forced here on the
-    real ImageNet-1k tree) never change the node of an answer that names a taxon, exactly or
-    misspelt, and an index pickles (it is rebuilt, since string hashes differ per process)."""
-    import pickle
+@st.composite
+def answers(draw, names: list[str], words: list[str]):
+    kind = draw(st.integers(0, 6))
+    name = names[draw(st.integers(0, len(names) - 1))]
+    if kind == 0:
+        return name
+    if kind == 1:  # one character edit
+        i = draw(st.integers(0, max(0, len(name) - 1)))
+        c = draw(st.sampled_from("abcdefghijklmnopqrstuvwxyz -"))
+        return draw(st.sampled_from([name[:i] + name[i + 1:], name[:i] + c + name[i + 1:], name[:i] + c + name[i:]]))
+    if kind == 2:  # template
+        t = draw(st.sampled_from(TEMPLATES))
+        other = names[draw(st.integers(0, len(names) - 1))]
+        return t.format(name, other) if t.count("{}") == 2 else t.format(name)
+    if kind == 3:  # truncated or reordered words
+        w = name.split()
+        return " ".join(draw(st.permutations(w))[: draw(st.integers(1, len(w)))])
+    if kind == 4:  # words of the tree among filler
+        n = draw(st.integers(1, 6))
+        return " ".join(draw(st.sampled_from(words + FILLER)) for _ in range(n))
+    if kind == 5:
+        return draw(st.text(max_size=30))
+    return " ".join(draw(st.sampled_from(FILLER)) for _ in range(draw(st.integers(1, 5))))
 
-    tax = imagenet_tree.taxonomy()
-    exact = TaxonomyIndex(tax, MappingConfig(prefilter=False))
-    fuzzy = TaxonomyIndex(tax, MappingConfig(fuzzy_min_names=0))
-    preds = ["golden retriever", "a goldfish", "grey whale", "it is a tabby cat", "pembroke welsh corgi",
-             "goldfsh", "golden retreiver", "tarantla", "american alligatr", "a dog", "zzqx"]
-    a, b = exact.map(preds), fuzzy.map(preds)
-    named = slice(0, 9)
-    assert a.node_idx[named].tolist() == b.node_idx[named].tolist()
-    # the misspelt answers share no word with any name: the exact index scans every name,
-    # the fuzzy one answers them from trigram candidates ("zzqx" shares no trigram either)
-    assert exact.stats["full_scans"] >= 4 and fuzzy.stats["full_scans"] <= 1
-    assert fuzzy.stats["prefiltered"] >= 4
-    again = pickle.loads(pickle.dumps(fuzzy))
-    assert again.map(preds).node_idx.tolist() == b.node_idx.tolist()
+
+@pytest.mark.parametrize("cfg,examples", [({}, 200), ({"k": 2, "contains_scope": "topk_first"}, 40)],
+                         ids=["default", "k2-topk-first"])
+def test_prefilter_on_and_off_map_every_answer_alike(inat21_sized, cfg, examples):
+    on = TaxonomyIndex(inat21_sized, MappingConfig(**cfg))
+    on.retrieval.bound_min_names = 0  # the bounds serve trees of every size here (by default: ≥ 100,000 names)
+    off = TaxonomyIndex(inat21_sized, MappingConfig(prefilter=False, **cfg))
+    names = [x for x in inat21_sized._labels if x]
+    words = sorted({w for x in names for w in x.split()})
+    seen = {"answers": 0}
+
+    @settings(max_examples=examples, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(st.lists(answers(names, words), min_size=50, max_size=50))
+    def prop(batch):
+        a, b = on.map(batch), off.map(batch)
+        assert a.node_idx.tolist() == b.node_idx.tolist()
+        assert a.stage.tolist() == b.stage.tolist()
+        assert np.array_equal(a.score, b.score) and a.tied.tolist() == b.tied.tolist()
+        seen["answers"] += len(batch)
+
+    prop()
+    assert seen["answers"] >= 50 * examples
+    assert off.stats["bounded"] == off.stats["top1_bounded"] == 0 and off.stats["full_scans"] > 0
+    # the bounds served answers: the top-1 shortcut (typos), the k-th-best bound (k = 2)
+    assert on.stats["top1_bounded"] > 0 and on.stats["full_scans"] > 0, on.stats
+    if cfg:
+        assert on.stats["bounded"] > 0, on.stats
+
+
+def test_index_survives_pickling(inat_like):
+    ix = TaxonomyIndex(inat_like.taxonomy())
+    again = pickle.loads(pickle.dumps(ix))  # rebuilt: string hashes differ per process
+    preds = ["Aloe vera", "two toucans", "zzz", "keel billed hornbill"]
+    assert again.map(preds).node_idx.tolist() == ix.map(preds).node_idx.tolist()
+
+
+def test_names_reaching_a_threshold_are_never_missed(inat21_sized):
+    """The length and q-gram prefix filters keep every name whose ratio reaches t."""
+    from rapidfuzz import fuzz, process
+
+    ix = TaxonomyIndex(inat21_sized)
+    names = ix.names
+    rng = np.random.default_rng(5)
+    checked = 0
+    for j in rng.choice(len(names), 300, replace=False):
+        q = names[j]
+        i = int(rng.integers(len(q)))
+        q = q[:i] + "xyz"[int(rng.integers(3))] + q[i + 1:]  # one substitution
+        scores = process.cdist([q], names, scorer=fuzz.ratio, dtype=np.float64)[0] / 100
+        for t in (0.81, 0.85, 0.9, 0.95):
+            want = set(np.flatnonzero(scores >= t).tolist())
+            got = set(ix.retrieval._names_reaching(q, t).tolist())
+            assert want <= got, (q, t, sorted(want - got)[:3])
+            checked += len(want)
+    assert checked > 300

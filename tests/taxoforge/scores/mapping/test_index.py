@@ -1,0 +1,44 @@
+"""Name tables: keys in base form, the forms each shared key came from, non-naming names,
+and the character-trigram index."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from taxoforge.scores.mapping import MappingConfig
+from taxoforge.scores.mapping.index import NameTables, TrigramIndex, padded_trigrams
+
+from ..conftest import tree_tables
+
+
+def _tables(base_forms: bool = True) -> tuple:
+    rows = [("r", None, "entity"), ("brake", "r", "brake"), ("system", "r", "brake system"),
+            ("two", "r", "two"), ("pig", "r", "Guinea-Pig")]
+    names = [("system", "brakes"), ("pig", "guinea pigs")]
+    tax = tree_tables(rows, names).taxonomy()
+    return tax, NameTables(tax, MappingConfig(base_forms=base_forms))
+
+
+def test_keys_are_normal_forms_in_base_form_and_shared_keys_remember_their_forms():
+    tax, t = _tables()
+    assert "guinea pig" in t.names and "guinea pigs" not in t.names
+    j = t.lookup("brake")
+    ids = lambda nodes: sorted(str(tax.ids[v]) for v in nodes)  # noqa: E731
+    assert ids(t.nodes_of_name(j)) == ["brake", "system"]
+    assert ids(t.nodes_of_name(j, "brakes")) == ["system"] and ids(t.nodes_of_name(j, "brake")) == ["brake"]
+    assert ids(t.nodes_of_name(t.lookup("guinea pig"), "guinea pigs")) == ["pig"]  # one node: no split
+    assert t.name_non_naming[t.lookup("two")] and not t.name_non_naming[j]
+    assert {"brake", "guinea", "two", "entity"} <= t.first_words
+    _, plain = _tables(base_forms=False)
+    assert "brakes" in plain.names and "guinea pigs" in plain.names
+
+
+def test_trigram_index():
+    names = ["aloe vera", "aloe ferox", "iris"]
+    tri = TrigramIndex(names)
+    assert tri.lengths.tolist() == [9, 10, 4]
+    assert len(padded_trigrams("iris")) == 4  # " iris " has four trigrams
+    got = tri.names_sharing("aloe verra", min_shared=5)
+    assert 0 in got.tolist() and 2 not in got.tolist()
+    assert tri.names_sharing("zzzz", min_shared=1).tolist() == []
+    assert np.array_equal(tri.names_sharing("x", min_shared=0), np.arange(3))
