@@ -37,7 +37,7 @@ class ScoreFileConfig(dg.Config):
     taxonomy: str = ""
     similarity: str = "ratio"
     k: int = 10
-    temperature: float = 100.0
+    temperature: float | None = None  # None: the calibrated temperature of the similarity measure
     meteor: bool = True
 
 

@@ -97,21 +97,42 @@ def make_private_dir(parent: str | os.PathLike, prefix: str = "") -> Path:
             continue
 
 
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
+    system or file system cannot."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
 @contextlib.contextmanager
 def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
-    """Fill a temporary folder beside ``path``; on a clean exit it replaces ``path`` (an
-    existing folder is moved aside first and then deleted), on an exception it is removed
-    and ``path`` is left as it was."""
+    """Fill a temporary folder beside ``path``; on a clean exit it takes the place of
+    ``path`` whole, on an exception it is removed and ``path`` is left as it was.
+
+    An existing folder is swapped out in one step where the system offers it (Linux
+    ``renameat2(RENAME_EXCHANGE)``), else moved aside first and then replaced (two renames:
+    no moment holds a mix of the old and the new content); the old content is deleted."""
     path = Path(path)
     tmp = make_private_dir(path.parent, prefix=f".{path.name}.")
     try:
         yield tmp
-        old = None
-        if path.exists():
+        if not path.exists():
+            os.replace(tmp, path)
+        elif _exchange(tmp, path):
+            shutil.rmtree(tmp, ignore_errors=True)  # now the old content
+        else:
             old = _beside(path, "old")
             os.replace(path, old)
-        os.replace(tmp, path)
-        if old is not None:
+            os.replace(tmp, path)
             shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -13,36 +13,22 @@ Plots use matplotlib's Agg backend (no display needed) and are written atomicall
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from taxoforge.files import atomic_writer
 from taxoforge.markdown import markdown_table
 from taxoforge.scores.leaderboard import leaderboard
 
 __all__ = ["leaderboard_markdown", "model_summary", "plot_hp_hr", "plot_ranks",
-           "write_text_atomic", "RANK_MEASURES"]
+           "RANK_MEASURES"]
 
 STAGE_ORDER = ("exact", "contains", "ngram4", "ngram3", "ngram2", "vote", "top1", "empty", "abstention",
                "none_of_the_above")
 RANK_MEASURES = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor", "accuracy", "hR", "hP", "hF")
 _PCT = {"accuracy", "exact_match", "contained", "rouge1_recall", "bleu2", "meteor"}
-
-
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def _fmt(col: str, v) -> str:
@@ -104,15 +90,8 @@ def model_summary(samples: pl.DataFrame) -> pl.DataFrame:
 
 
 def _savefig(fig, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=120, bbox_inches="tight", metadata={"Software": None})
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=120, bbox_inches="tight", metadata={"Software": None})
     return path
 
 

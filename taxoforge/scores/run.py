@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,14 +37,16 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_atomic
+
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.measures import hierarchical_scores
 from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer
 from taxoforge.scores.readers import duplicate_ids, read_outputs
-from taxoforge.scores.report import leaderboard_markdown, plot_hp_hr, plot_ranks, write_text_atomic
+from taxoforge.scores.report import leaderboard_markdown, plot_hp_hr, plot_ranks
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
-from taxoforge.trees.tables import TreeTables, write_parquet_atomic
+from taxoforge.trees.tables import TreeTables
 
 __all__ = ["ScoreRun", "score_file", "score_frame", "load_taxonomy_tables", "leaderboard", "GROUP_KEYS",
            "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels", "map_answers", "measure_rows",
@@ -105,11 +105,13 @@ class ScoreRun:
         """Write ``scores.parquet``, ``leaderboard.parquet``, ``leaderboard.md``,
         ``bad_rows.parquet``, ``run.json`` and the PNG plots (when there are samples) as one
         folder ``out_dir``: everything is written into a temporary folder beside it, which
-        then replaces ``out_dir`` whole (:func:`replace_folder`), so a killed run never
+        then replaces ``out_dir`` whole (:func:`taxoforge.files.atomic_directory`), so a killed run never
         leaves a mix of two runs and a run without samples never keeps an older run's plots.
         An existing ``out_dir`` must be empty or an earlier run's folder."""
 
-        def fill(tmp: Path) -> dict[str, Path]:
+        out = Path(out_dir)
+        _check_replaceable(out, RUN_FILES)
+        with atomic_directory(out) as tmp:
             paths = {
                 "scores": write_parquet_atomic(self.samples, tmp / "scores.parquet"),
                 "leaderboard": write_parquet_atomic(self.leaderboard, tmp / "leaderboard.parquet"),
@@ -120,65 +122,24 @@ class ScoreRun:
             if plots and self.samples.height:
                 paths["hp_vs_hr"] = plot_hp_hr(self.samples, tmp / "hp_vs_hr.png")
                 paths["ranks"] = plot_ranks(self.samples, tmp / "model_ranks.png")
-            return paths
-
-        out = Path(out_dir)
-        return {k: out / p.name for k, p in replace_folder(out, fill, RUN_FILES).items()}
+        return {k: out / p.name for k, p in paths.items()}
 
 
 RUN_FILES = frozenset({"scores.parquet", "leaderboard.parquet", "bad_rows.parquet", "leaderboard.md", "run.json",
                        "hp_vs_hr.png", "model_ranks.png"})
 
 
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two folders in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
-    system or file system cannot."""
-    import ctypes
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
-
-
-def replace_folder(out: Path, fill, allowed: frozenset[str]) -> dict[str, Path]:
-    """Build a folder with ``fill(tmp_folder) -> {key: path}`` and put it in place of
-    ``out`` whole: an atomic swap where the system offers one (Linux), else two renames
-    (the old folder is moved aside first, so no moment holds a mix of both). ``out``, if
-    it exists, must be an empty folder or hold only names in ``allowed`` — a folder of
-    other files is never replaced."""
-    out = Path(out)
-    if out.exists():
-        if not out.is_dir():
-            raise FileExistsError(f"{out}: exists and is not a folder")
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in allowed)
-        if foreign:
-            raise FileExistsError(f"{out}: holds files that are not a scoring run's ({', '.join(foreign[:5])}); "
-                                  "write the results to a new or empty folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
-    try:
-        paths = fill(tmp)
-        if not out.exists():
-            os.rename(tmp, out)
-        elif _exchange(tmp, out):
-            shutil.rmtree(tmp)  # now the old run
-        else:
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
-            os.rmdir(old)
-            os.rename(out, old)
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return paths
+def _check_replaceable(out: Path, allowed: frozenset[str]) -> None:
+    """``out`` may be replaced by a new run: absent, or a folder holding only ``allowed``
+    names (an earlier run's) — a folder of other files is never replaced."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise FileExistsError(f"{out}: exists and is not a folder")
+    foreign = sorted(p.name for p in out.iterdir() if p.name not in allowed)
+    if foreign:
+        raise FileExistsError(f"{out}: holds files that are not a scoring run's ({', '.join(foreign[:5])}); "
+                              "write the results to a new or empty folder")
 
 
 def _resolver(tables: TreeTables, tax, index: TaxonomyIndex):

@@ -35,7 +35,7 @@ import numpy as np
 from taxoforge.scores.mapping.answers import Answer
 from taxoforge.scores.mapping.candidates import CandidateRetrieval
 from taxoforge.scores.mapping.config import MappingConfig
-from taxoforge.scores.mapping.index import NameTables, hash_lookup, word_ngrams
+from taxoforge.scores.mapping.index import NameTables, hash_lookup
 from taxoforge.scores.vocabulary import is_non_naming
 
 __all__ = ["Alg1Stages", "Decision"]

@@ -225,7 +225,7 @@ def test_cli_exposes_every_mapping_parameter(inat_like, tmp_path):
 
 
 def test_results_folder_is_replaced_whole(inat_like, tmp_path):
-    from taxoforge.scores.run import RUN_FILES, replace_folder
+    from taxoforge.files import atomic_directory
 
     out = tmp_path / "res"
     full = read_outputs_from([{"id": "1", "model": "m", "output": "Aloe vera", "label": "aloe_vera"}])
@@ -239,12 +239,9 @@ def test_results_folder_is_replaced_whole(inat_like, tmp_path):
     # a run that dies while writing leaves the previous folder as it was, and no temporary folder
     before = {p.name: p.read_bytes() for p in out.iterdir()}
 
-    def dies(tmp):
+    with pytest.raises(KeyboardInterrupt), atomic_directory(out) as tmp:
         (tmp / "scores.parquet").write_bytes(b"half")
         raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        replace_folder(out, dies, RUN_FILES)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     # a folder holding other files is never replaced
