@@ -9,10 +9,14 @@ does the rest in named steps (:func:`screen_rows`, :func:`parse_rows`,
    ``unknown label``, ``ambiguous label`` — and counted; they never vanish silently.
 2. **Parse** each output (:func:`~taxoforge.scores.parse.parse_answer`): templates
    stripped, multiple-choice letters resolved, abstentions detected.
-3. **Resolve labels**: ground truth → node, first rule that applies: the label is a node id; the label with
-   the taxonomy's source prefix (``n02084071`` → ``wn:n02084071``); a linked label of the
-   taxonomy's ``links`` table (by label id, then label text, within the row's dataset);
-   a node name (normalised; more than one node with that name → ``ambiguous label``).
+3. **Resolve labels**: ground truth → node by the label linker,
+   :func:`taxoforge.links.resolve.resolve_labels` (SPEC §3 "Ground truths": node id, id with
+   the taxonomy's source prefix, the taxonomy's ``links`` table, exact and normalised name,
+   synonym, epithet variant, genus transfer, and last the species or genus as a *partial*
+   ground truth). Every sample says how (``gt_via``, ``gt_detail``) and whether its ground
+   truth is partial (``gt_partial``; counted apart in the leaderboard); ``info`` counts the
+   rows per method. A label that does not resolve is a bad row (``unknown label`` or
+   ``ambiguous label``) whose detail says what was tried.
 4. **Map** answer → node with Alg. 1 (:mod:`~taxoforge.scores.mapping`); abstentions are
    scored as the root.
 5. **Measure** hP, hR, hF, accuracy (:mod:`~taxoforge.scores.measures`) and the text
@@ -37,6 +41,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from taxoforge.links.resolve import PARTIAL_METHODS, is_partial
+from taxoforge.links.resolve import resolve_labels as link_ground_truths
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.measures import hierarchical_scores
@@ -49,6 +55,7 @@ from taxoforge.trees.tables import TreeTables, write_parquet_atomic
 __all__ = ["ScoreRun", "score_file", "score_frame", "load_taxonomy_tables", "leaderboard", "GROUP_KEYS",
            "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels", "map_answers", "measure_rows",
            "assemble_samples"]
+LINK_LABEL_COLUMNS = ("dataset", "label_id", "label_text")
 BAD_ROW_SCHEMA = {"file": pl.String, "line": pl.Int64, "id": pl.String, "model": pl.String, "dataset": pl.String,
                   "prompt": pl.String, "reason": pl.String, "detail": pl.String}
 
@@ -117,54 +124,6 @@ class ScoreRun:
         return paths
 
 
-def _resolver(tables: TreeTables, tax, index: TaxonomyIndex):
-    ids = tax.ids
-    prefixes = sorted({s.split(":", 1)[0] for s in ids[:: max(1, len(ids) // 1000)].tolist() if ":" in s})
-    links = tables.links.filter(pl.col("status") == "linked") if tables.links.height else None
-    by_id: dict[tuple[str, str], tuple[str, str]] = {}
-    by_text: dict[tuple[str, str], tuple[str, str]] = {}
-    if links is not None:
-        for ds, lid, ltext, nid in links.select("dataset", "label_id", "label_text", "node_id").iter_rows():
-            for d in (ds, "*"):
-                if lid is not None:
-                    by_id.setdefault((d, lid), (nid, ltext))
-                if ltext is not None:
-                    by_text.setdefault((d, ltext), (nid, ltext))
-    cache: dict[tuple[str, str], tuple] = {}
-
-    def resolve(label: str, dataset: str):
-        key = (label, dataset)
-        if key in cache:
-            return cache[key]
-        res = None
-        if label in tax:
-            res = (label, "node_id", tax.label(label) or label)
-        if res is None:
-            for p in prefixes:
-                if f"{p}:{label}" in tax:
-                    nid = f"{p}:{label}"
-                    res = (nid, "prefixed_id", tax.label(nid) or label)
-                    break
-        if res is None and links is not None:
-            hit = by_id.get((dataset, label)) or by_text.get((dataset, label)) or by_id.get(("*", label)) or by_text.get(("*", label))
-            if hit and hit[0] in tax:
-                res = (hit[0], "link", hit[1] or label)
-        if res is None:
-            nodes = index.nodes_named(label)
-            if len(nodes) == 1:
-                res = (str(ids[nodes[0]]), "name", label)
-            elif len(nodes) > 1:
-                cand = ids[nodes[:5]].tolist()
-                res = (None, "ambiguous label", f"{len(nodes)} nodes are named {label!r}: {', '.join(cand)}"
-                       + (" …" if len(nodes) > 5 else ""))
-        if res is None:
-            res = (None, "unknown label", f"{label!r} is not a node id, a linked label or a node name of {tables.name}")
-        cache[key] = res
-        return res
-
-    return resolve
-
-
 def screen_rows(rows: pl.DataFrame) -> tuple[list[dict], list[dict]]:
     """Step 1 — rows that cannot be scored (no output, no ground truth, output not text)
     become bad rows; the rest go on. Each row keeps its position ``_pos``."""
@@ -197,16 +156,34 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     return keep, bad
 
 
-def resolve_labels(rows: list[dict], resolve) -> tuple[list[dict], list[dict]]:
-    """Step 3 — ground truth → node (:func:`_resolver`); unresolved labels become bad rows."""
+#: Methods whose ground truth was given as an id, not as text: the reference text is the node's label.
+_ID_METHODS = ("node_id", "external_id", "linked_label")
+
+
+def resolve_labels(rows: list[dict], tables: TreeTables, tax) -> tuple[list[dict], list[dict], pl.DataFrame]:
+    """Step 3 — ground truth → node by :func:`taxoforge.links.resolve.resolve_labels`, once
+    per distinct (dataset, label), in one batch. Each kept row gets ``gt_node``, ``gt_via``
+    (the method), ``gt_detail`` and ``gt_partial``; a label that does not resolve makes a bad
+    row (``unknown label`` / ``ambiguous label``) whose detail says what was tried.
+    Returns (kept rows, bad rows, the links table of the distinct labels)."""
+    pairs = sorted({(str(r["dataset"]), str(r["label"]).strip()) for r in rows})
+    labels = pl.DataFrame({"dataset": [p[0] for p in pairs], "label_id": [p[1] for p in pairs],
+                           "label_text": [p[1] for p in pairs]}, schema={c: pl.String for c in LINK_LABEL_COLUMNS})
+    links = link_ground_truths(labels, tables.names, tables.nodes, links=tables.links)
+    found = {(ds, lid): (st, m, nid, det) for ds, lid, st, m, nid, det in
+             links.select("dataset", "label_id", "status", "method", "node_id", "detail").iter_rows()}
     keep, bad = [], []
     for r in rows:
-        nid, how, ref = resolve(str(r["label"]).strip(), r["dataset"])
-        if nid is None:
-            bad.append({**r["_where"], "reason": how, "detail": ref})
+        label = str(r["label"]).strip()
+        status, method, nid, detail = found[(str(r["dataset"]), label)]
+        if status != "linked" or nid not in tax:
+            reason = "ambiguous label" if status == "ambiguous" else "unknown label"
+            bad.append({**r["_where"], "reason": reason, "detail": f"{label!r}: {detail}"})
             continue
-        keep.append({**r, "gt_node": nid, "gt_via": how, "reference": ref})
-    return keep, bad
+        ref = (tax.label(nid) or label) if method in _ID_METHODS else label
+        keep.append({**r, "gt_node": nid, "gt_via": method, "gt_detail": detail, "gt_partial": is_partial(method),
+                     "reference": ref})
+    return keep, bad, links
 
 
 @dataclass
@@ -278,12 +255,14 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
         "dataset": col("dataset"), "prompt": col("prompt"), "output_raw": col("output"), "answer": col("answer"),
         "abstained": np.array(col("abstained"), dtype=bool), "parse_flags": col("parse_flags"),
         "label": col("label"), "reference": col("reference"), "gt_node": col("gt_node"), "gt_via": col("gt_via"),
+        "gt_detail": col("gt_detail"), "gt_partial": np.array(col("gt_partial"), dtype=bool),
         "pred_node": tax.ids[pred_idx].tolist(),
         "pred_label": [labels[i] if labels else None for i in pred_idx.tolist()],
         "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "depth_gt": h["depth_gt"],
         "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],
         "hP": h["hP"], "hR": h["hR"], "hF": h["hF"], **{m: ts[m] for m in TEXT_MEASURES},
     }, schema_overrides={"line": pl.Int64, "label": pl.String, "pred_label": pl.String, "parse_flags": pl.String,
+                         "gt_via": pl.String, "gt_detail": pl.String,
                          "depth_gt": pl.Int64, "depth_pred": pl.Int64, "depth_lca": pl.Int64})
     return samples.with_columns(
         pl.lit(tables.name).alias("taxonomy"), pl.lit(version).alias("taxonomy_version"),
@@ -315,7 +294,9 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
 
     screened, bad_screen = screen_rows(rows)
     parsed, bad_parse = parse_rows(screened)
-    kept, bad_label = resolve_labels(parsed, _resolver(tables, tax, index))
+    t_gt = time.perf_counter()
+    kept, bad_label, gt_links = resolve_labels(parsed, tables, tax)
+    t_gt = time.perf_counter() - t_gt
     bad_df = _bad_rows_frame(bad_screen + bad_parse + bad_label)
     mapped = map_answers(kept, index, progress)
     h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
@@ -328,8 +309,13 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         "rows": rows.height, "scored": len(kept), "bad_rows": bad_df.height,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad_df.group_by("reason").len().iter_rows()} if bad_df.height else {},
         "abstentions": int(samples["abstained"].sum()), "mapping_stats": mapped.stats,
+        "ground_truth_methods": {m: int(n) for m, n in samples.group_by("gt_via").len().sort("gt_via").iter_rows()}
+        if samples.height else {},
+        "partial_ground_truths": int(samples["gt_partial"].sum()) if samples.height else 0,
+        "partial_methods": list(PARTIAL_METHODS), "distinct_labels": gt_links.height,
         "files": sorted(set(rows["file"].to_list())) if rows.height and "file" in rows.columns else [],
-        "seconds": {"index": round(t_index, 3), "mapping": round(mapped.seconds, 3), "text_measures": round(t_text, 3),
+        "seconds": {"index": round(t_index, 3), "ground_truths": round(t_gt, 3), "mapping": round(mapped.seconds, 3),
+                    "text_measures": round(t_text, 3),
                     "total": round(time.perf_counter() - t0, 3)},
     }
     return ScoreRun(samples=samples, leaderboard=leaderboard(samples), bad_rows=bad_df, info=info)

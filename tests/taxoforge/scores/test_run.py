@@ -36,7 +36,9 @@ def test_vlm4bio_end_to_end_against_inaturalist(vlm4bio_files, inat_vlm4bio_tree
         total += len(rows)
         s = run.samples
         # every target resolves to the iNaturalist node of that scientific name, on the species level
-        assert (s["gt_via"] == "name").all()
+        assert (s["gt_via"] == "exact").all() and not s["gt_partial"].any()
+        assert s["gt_detail"].null_count() == 0
+        assert run.info["ground_truth_methods"] == {"exact": len(rows)}
         assert set(s["gt_node"].str.slice(0, 5)) == {"inat:"}
         # accuracy equals the share of rows whose chosen letter is the right one (computed from the raw file),
         # on rows where the letter and the written species agree
@@ -56,7 +58,8 @@ def test_rows_with_missing_target_are_reported_with_line_numbers(vlm4bio_files, 
     rows = [json.loads(x) for x in f.read_text().splitlines()]
     rows[2]["target-class"] = None          # line 3: null target
     del rows[5]["target-class"]             # line 6: no target key
-    rows[7]["target-class"] = "Setophaga imaginaria"   # line 8: not in the tree
+    rows[7]["target-class"] = "Imaginaria fictitia"    # line 8: neither species nor genus in the tree
+    rows[13]["target-class"] = "Setophaga imaginaria"  # line 14: genus in the tree: a partial ground truth
     rows[9]["output"] = 7                   # line 10: not text
     rows[11]["output"] = "The answer is: (F)"  # line 12: letter that is no option
     p = tmp_path / "results" / "bird-medium" / "classification" / "selection" / f.name
@@ -68,8 +71,16 @@ def test_rows_with_missing_target_are_reported_with_line_numbers(vlm4bio_files, 
                    10: "unparseable output", 12: "unparseable output"}
     assert run.samples.height == len(rows) - 5
     assert run.info["bad_rows"] == 5 and run.info["bad_rows_by_reason"]["missing ground truth"] == 2
+    why = run.bad_rows.filter(pl.col("line") == 8)["detail"][0]
+    assert "Imaginaria fictitia" in why and "genus Imaginaria is not a genus of the tree" in why
+    part = run.samples.filter(pl.col("gt_partial"))
+    assert part["line"].to_list() == [14] and part["gt_via"].to_list() == ["genus"]
+    assert inat_vlm4bio_tree.taxonomy().label(part["gt_node"][0]) == "Setophaga"
+    assert run.info["partial_ground_truths"] == 1 and run.info["ground_truth_methods"]["genus"] == 1
+    lb = run.leaderboard.row(0, named=True)
+    assert lb["partial_gt"] == 1 and lb["n"] == run.samples.height - 1 and "genus 1" in lb["gt_methods"]
     md = (tmp_path / "out" / "leaderboard.md").read_text()
-    assert "5 rows not scored" in md and f"{f.name}:3" in md
+    assert "5 rows not scored" in md and f"{f.name}:3" in md and "1 rows have a partial ground truth" in md
     assert pl.read_parquet(tmp_path / "out" / "bad_rows.parquet").height == 5
 
 
