@@ -527,9 +527,9 @@ def _explain_unmatched(state: pl.DataFrame, tree: _Tree, flags: dict[str, bool])
     tried += ", linked labels, exact and normalised names, synonyms"
     if flags["epithet_variants"]:
         tried += ", epithet variants"
-    if flags["genus_transfer"]:
+    if flags["genus_transfer"] and tree.ranked:
         tried += ", genus transfer"
-    if flags["partial"]:
+    if flags["partial"] and tree.ranked:
         tried += ", species and genus"
     genera = _label_genera(state, tree) if tree.ranked else pl.DataFrame(
         schema={"_row": pl.UInt32, "_gname": pl.String, "_famname": pl.String, "_gvia": pl.String})

@@ -134,7 +134,8 @@ def screen_rows(rows: pl.DataFrame) -> tuple[list[dict], list[dict]]:
         if r["output_type"] == "NoneType":
             bad.append({**where, "reason": "missing model output", "detail": "output is null or absent"})
         elif label is None or not str(label).strip():
-            bad.append({**where, "reason": "missing ground truth", "detail": "label is null, absent or empty"})
+            bad.append({**where, "reason": "missing ground truth",
+                        "detail": r.get("note") or "label is null, absent or empty"})
         elif r["output_type"] != "str":
             bad.append({**where, "reason": "unparseable output",
                         "detail": f"output is a JSON {r['output_type']}, not text"})
@@ -325,18 +326,21 @@ def score_file(path: str | os.PathLike, taxonomy, *, out_dir: str | os.PathLike 
                config: MappingConfig | None = None, columns: dict[str, str] | None = None,
                adapter: str = "auto", fmt: str | None = None, defaults: dict[str, str] | None = None,
                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-               progress: bool | None = None, plots: bool = True) -> ScoreRun:
+               progress: bool | None = None, plots: bool = True, header: bool = True,
+               column_names=None, derive: dict[str, tuple[str, str]] | None = None) -> ScoreRun:
     """Score one model-output file against a taxonomy and, with ``out_dir``, write the
     results there (see :meth:`ScoreRun.write`).
 
     ``taxonomy``: a :class:`TreeTables`, a snapshot or tree folder, or ``NAME[@VERSION]``.
-    ``columns``/``adapter``/``fmt``/``defaults``: see :func:`read_outputs`.
+    ``columns``/``adapter``/``fmt``/``defaults``/``header``/``column_names``/``derive``: see
+    :func:`read_outputs`.
 
     >>> run = score_file("data/examples/imagenet_example_outputs.jsonl",
     ...                  "data/assets/imagenet1k_taxonomy")            # doctest: +SKIP
     >>> print(run.markdown())                                          # doctest: +SKIP
     """
-    rows = read_outputs(path, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults)
+    rows = read_outputs(path, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
+                        column_names=column_names, derive=derive)
     run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
                       progress=progress)
     if out_dir is not None:
