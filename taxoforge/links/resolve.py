@@ -486,7 +486,8 @@ def _by_species(state: pl.DataFrame, tree: _Tree, rules) -> pl.DataFrame:
     if not todo.height or not tree.ranked:
         return state
     sub = todo.select("dataset", pl.col("_row").cast(pl.String).alias("label_id"),
-                      pl.col("_key").str.split(" ").list.slice(0, 2).list.join(" ").alias("label_text"))
+                      pl.concat_str([pl.col("_g").str.slice(0, 1).str.to_uppercase(), pl.col("_g").str.slice(1),
+                                     pl.lit(" "), pl.col("_rest").str.split(" ").list.first()]).alias("label_text"))
     inner = _initial_state(sub)
     for rule in rules:
         inner = rule(inner)
@@ -510,9 +511,12 @@ def _by_genus(state: pl.DataFrame, tree: _Tree) -> pl.DataFrame:
     if not g.height:
         return state
     g = g.join(_pending(state).select("_row", "label_text"), on="_row")
+    why = pl.when(pl.col("_famname").is_null()).then(pl.lit("its genus has no family in the tree to look for a "
+                                                             "genus transfer in")).otherwise(
+        pl.format("its epithet is in no other genus of {}", "_famname"))
     hits = g.select("_row", pl.col("_gid").alias("node_id"), pl.format(
-        "'{}' is not in the tree and its epithet is in no other genus of {}; partial ground truth: the genus {}{}",
-        "label_text", pl.col("_famname").fill_null("its family"), "_gname", "_gvia").alias("_detail"))
+        "'{}' is not in the tree and {}; partial ground truth: the genus {}{}", "label_text", why, "_gname", "_gvia")
+        .alias("_detail"))
     return _decide(state, hits, "genus", tree)
 
 
