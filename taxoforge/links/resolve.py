@@ -95,6 +95,9 @@ INFRASPECIFIC_RANKS = ("subspecies", "variety", "form", "infrahybrid", "infraspe
 GENUS_RANKS = ("genus", "genushybrid")
 _SCIENTIFIC_KINDS = ("scientific", "label")
 _SYNONYM_KIND = "synonym"
+# Names of a subgenus or section, given to its genus (taxoforge.sources.inaturalist): they name
+# part of the genus, so they find the genus for rules 9 and 11 but never resolve a label whole.
+_INFRAGENERIC_KIND = "infrageneric"
 _MAX_LISTED = 8
 
 
@@ -211,20 +214,29 @@ class _Tree:
         return pl.concat([f.cast(schema) for f in found]) if found else pl.DataFrame(schema=schema)
 
     def _genera(self) -> pl.DataFrame:
-        """``_g`` (a key word) → genus node named so (``_gid``, ``_gname``; ``_gvia`` says when
-        only a synonym names it) and its family (``_fam``, ``_famname``)."""
+        """``_g`` (a key word) → genus node named so (``_gid``, ``_gname``; ``_gnote`` and
+        ``_gvia`` say so when a synonym or a subgenus name finds it) and its family (``_fam``,
+        ``_famname``)."""
         gen = self.keyed.filter(pl.col("rank").is_in(list(GENUS_RANKS))
-                                & pl.col("kind").is_in([*_SCIENTIFIC_KINDS, _SYNONYM_KIND])
+                                & pl.col("kind").is_in([*_SCIENTIFIC_KINDS, _SYNONYM_KIND, _INFRAGENERIC_KIND])
                                 & ~pl.col("_key").str.contains(" "))
         g = gen.select(pl.col("_key").alias("_g"), pl.col("node_id").alias("_gid"), "kind")
-        # a genus named by its own name is not also reached through a synonym
-        g = g.sort(pl.col("kind") == _SYNONYM_KIND).unique(["_g", "_gid"], keep="first", maintain_order=True)
+        # a genus named by its own name is not also reached through a synonym or a subgenus
+        # and a word that is a genus's own name does not also find other genera through them
+        indirect = pl.col("kind").is_in([_SYNONYM_KIND, _INFRAGENERIC_KIND])
+        g = g.sort(indirect).unique(["_g", "_gid"], keep="first", maintain_order=True)
+        g = g.filter(~indirect | ~(~indirect).any().over("_g"))
         g = g.join(self.label_of(g["_gid"]).rename({"node_id": "_gid", "_nlabel": "_gname"}), on="_gid", how="left")
         fam = self.ancestor(g["_gid"], "family").select(
             pl.col("node_id").alias("_gid"), pl.col("ancestor_id").alias("_fam"), pl.col("ancestor_label").alias("_famname"))
         return g.join(fam, on="_gid", how="left").with_columns(
-            pl.when(pl.col("kind") == _SYNONYM_KIND).then(pl.format(" (named by its synonym {})", "_g"))
-            .otherwise(pl.lit("")).alias("_gvia")).drop("kind")
+            pl.when(pl.col("kind") == _SYNONYM_KIND)
+            .then(pl.format("{} is a synonym of the genus {}", pl.col("_g").str.to_titlecase(), "_gname"))
+            .when(pl.col("kind") == _INFRAGENERIC_KIND)
+            .then(pl.format("{} is a subgenus or section of {}", pl.col("_g").str.to_titlecase(), "_gname"))
+            .otherwise(pl.lit("")).alias("_gnote")).with_columns(
+            pl.when(pl.col("_gnote") != "").then(pl.format(" ({})", "_gnote")).otherwise(pl.lit("")).alias("_gvia")
+        ).drop("kind")
 
     def scientific(self) -> pl.DataFrame:
         return self.keyed.filter(pl.col("kind").is_in(_SCIENTIFIC_KINDS))
@@ -386,7 +398,7 @@ def _by_linked_label(state: pl.DataFrame, tree: _Tree) -> pl.DataFrame:
 def _by_names(state: pl.DataFrame, tree: _Tree, prefer_kinds: Sequence[str]) -> pl.DataFrame:
     """Rules 4 (exact) and 5 (normalised) over every name kind but synonyms."""
     rank = {k: i for i, k in enumerate(prefer_kinds)}
-    nm = tree.keyed.filter(pl.col("kind") != _SYNONYM_KIND).with_columns(
+    nm = tree.keyed.filter(~pl.col("kind").is_in([_SYNONYM_KIND, _INFRAGENERIC_KIND])).with_columns(
         pl.col("kind").replace_strict(rank, default=len(rank), return_dtype=pl.Int32).alias("_krank"))
     todo = _pending(state)
     exact = todo.join(nm, left_on="label_text", right_on="name").select(
@@ -460,7 +472,7 @@ def _by_genus_transfer(state: pl.DataFrame, tree: _Tree) -> pl.DataFrame:
     genera = _label_genera(state, tree).filter(pl.col("_fam").is_not_null())
     if not genera.height:
         return state
-    todo = _pending(state).join(genera.select("_row", "_fam", "_famname").unique(), on="_row")
+    todo = _pending(state).join(genera.select("_row", "_fam", "_famname", "_gnote").unique(), on="_row")
     todo = todo.with_columns(_stems(pl.col("_rest")).alias("_st"))
     # every species-level taxon of those families, keyed
     ranks = [*SPECIES_RANKS, *INFRASPECIFIC_RANKS]
@@ -474,9 +486,10 @@ def _by_genus_transfer(state: pl.DataFrame, tree: _Tree) -> pl.DataFrame:
     # same spelling first; the Latin-ending variants only where no genus has the same spelling
     pairs = pairs.with_columns((pl.col("_rest2") == pl.col("_rest")).alias("_same"))
     pairs = pairs.filter(pl.col("_same") | ~pl.col("_same").any().over("_row"))
-    hits = _hits(pairs, pl.format("genus transfer: '{}' → {} (its epithet occurs in no other genus of {}{})",
-                                  "label_text", "name", "_famname",
-                                  pl.when(pl.col("_same")).then(pl.lit("")).otherwise(pl.lit(", up to its Latin ending"))))
+    note = pl.when(pl.col("_gnote") != "").then(pl.format("; {}", "_gnote")).otherwise(pl.lit(""))
+    ending = pl.when(pl.col("_same")).then(pl.lit("")).otherwise(pl.lit(", up to its Latin ending"))
+    hits = _hits(pairs, pl.format("genus transfer: '{}' → {} (its epithet occurs in no other genus of {}{}{})",
+                                  "label_text", "name", "_famname", ending, note))
     return _decide(state, hits, "genus_transfer", tree)
 
 

@@ -6,7 +6,8 @@ A taxonomy is stored as four tables, each one Parquet file:
             ``depth`` (root = 0), ``label`` (display name), ``rank`` (taxonomic rank
             or null), ``is_leaf``.
 ``names``   every name of a node: ``node_id``, ``name``, ``kind`` (``label``,
-            ``alias``, ``lemma``, ``scientific``, ``synonym``, ``vernacular`` …),
+            ``alias``, ``lemma``, ``scientific``, ``synonym``, ``vernacular``,
+            ``infrageneric`` — a subgenus or section of a genus the tree does not place …),
             ``lang`` (BCP-47 code, ``la`` for scientific names, null if unknown).
 ``links``   dataset labels linked to nodes (see :mod:`taxoforge.links`).
 ``report``  every edge the graph→tree step removed or chose between

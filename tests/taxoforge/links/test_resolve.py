@@ -76,6 +76,8 @@ TAXA = [
 EXTRA_NAMES = [
     ("t:chr_eos", "Phoxinus eos", "synonym"),
     ("t:pont", "Eichhornia", "synonym"),  # a genus synonym (e.g. from Wikidata P1420)
+    ("t:fax", "Gremicambarus", "infrageneric"),  # a subgenus of Faxonius (taxoforge.sources.inaturalist)
+    ("t:eut", "Tamias", "infrageneric"),  # a subgenus name that is also a genus's own name
     ("t:fax_rus", "Rusty crayfish", "vernacular"),
     ("t:tam_str", "Eastern chipmunk", "vernacular"),
 ]
@@ -152,7 +154,7 @@ def test_every_rule_by_hand():
 
 def test_genus_transfer_unique_ambiguous_across_families_and_through_a_genus_synonym():
     r = resolve(["Tamias sibiricus", "Andropogon virginicus", "Orconectes setaceus", "Eichhornia crassipes",
-                 "Notropis hudsonius"])
+                 "Notropis hudsonius", "Gremicambarus virilis", "Tamias imaginarius", "Gremicambarus"])
     # spelled the same in exactly one other genus (Eutamias) beats a Latin-ending variant (Marmota sibirica)
     assert (r["Tamias sibiricus"]["method"], r["Tamias sibiricus"]["node_id"]) == ("genus_transfer", "t:eut_sib")
     # two other genera of Poaceae have the epithet: ambiguous, both listed, and no genus is guessed
@@ -166,6 +168,13 @@ def test_genus_transfer_unique_ambiguous_across_families_and_through_a_genus_syn
     # Eichhornia is a synonym of the genus Pontederia: its family is searched
     e = r["Eichhornia crassipes"]
     assert (e["method"], e["node_id"]) == ("genus_transfer", "t:pont_cra") and "Pontederiaceae" in e["detail"]
+    # a subgenus name finds its genus and family, but never resolves a label whole
+    g = r["Gremicambarus virilis"]
+    assert (g["method"], g["node_id"]) == ("genus_transfer", "t:fax_vir")
+    assert g["detail"].endswith("; Gremicambarus is a subgenus or section of Faxonius)")
+    assert r["Gremicambarus"]["status"] == "unmatched"
+    # a genus's own name wins over the same word as another genus's subgenus
+    assert (r["Tamias imaginarius"]["status"], r["Tamias imaginarius"]["node_id"]) == ("linked", "t:tam")
     # without a synonym table the general rule finds the renamed shiner too
     assert (r["Notropis hudsonius"]["method"], r["Notropis hudsonius"]["node_id"]) == ("genus_transfer", "t:hud_hud")
 
