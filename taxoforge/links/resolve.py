@@ -153,20 +153,26 @@ class _Tree:
                 pl.col("method").cast(pl.String).alias("_lmethod")).join(nd.select("node_id"), on="node_id")
         return cls(nm, nd, lk, ranked, prefixes)
 
-    def key_names(self, first_words: pl.Series) -> None:
-        """Key the names whose key's first word is in ``first_words``, and find the genus
-        nodes (and their families) named by those words.
+    def key_names(self, first_words: pl.Series, word_stems: pl.Series) -> None:
+        """Key the names that may equal a label up to its epithets' endings: whose key's first
+        word is in ``first_words`` and whose last word's epithet stem is in ``word_stems``;
+        and find the genus nodes (and their families) named by those first words.
 
-        Cut first with a case-insensitive multi-substring search (Aho-Corasick) that keeps a
-        superset — every name containing one of the words (after NFKC and lower case for
-        names beyond printable ASCII) — then keyed exactly and cut to the words."""
+        The cut is made before keying and keeps a superset: a case-insensitive multi-substring
+        search (Aho-Corasick) for the first words, then the raw last word's stem (names beyond
+        printable ASCII, and names ending in a rank marker, are kept whole), then keyed exactly
+        and cut to the first words."""
         words = first_words.cast(pl.String).drop_nulls().unique()
         words = words.filter(words != "")
         if words.len():
             wl = words.to_list()
             other = pl.col("name").str.contains(r"[^\x20-\x7e]")
+            last = _raw_last_word("name")
+            ascii_cut = self.names.filter(~other & pl.col("name").str.contains_any(wl, ascii_case_insensitive=True))
+            ascii_cut = ascii_cut.filter(epithet_stem_expr(last).is_in(word_stems.drop_nulls().unique().implode())
+                                         | last.is_in(sorted(RANK_MARKERS)))
             cut = pl.concat([
-                self.names.filter(~other & pl.col("name").str.contains_any(wl, ascii_case_insensitive=True)),
+                ascii_cut,
                 self.names.filter(other).filter(pl.col("name").str.normalize("NFKC").str.to_lowercase()
                                                 .str.contains_any(wl, ascii_case_insensitive=True)),
             ])
@@ -275,6 +281,18 @@ def _initial_state(labels: pl.DataFrame) -> pl.DataFrame:
 
 
 _LABEL_COLS = ("_row", "dataset", "label_id", "label_text", "external_id", "common_name", "_key", "_nw", "_g", "_rest")
+
+
+def _raw_last_word(col: str) -> pl.Expr:
+    """The last run of letters and digits of ``col``, lower case, apostrophes dropped: the last
+    word of its scientific key for printable-ASCII text that does not end in a rank marker."""
+    return (pl.col(col).str.to_lowercase().str.replace_all("['\u2019\u02bc]", "")
+            .str.extract(r"([\p{L}\p{N}]+)[^\p{L}\p{N}]*$", 1))
+
+
+def _word_stems(keys: pl.Expr) -> pl.Expr:
+    """The epithet stems of every word of ``keys`` (one list per row)."""
+    return keys.str.split(" ").list.eval(epithet_stem_expr(pl.element()))
 
 
 def _pending(state: pl.DataFrame) -> pl.DataFrame:
@@ -479,6 +497,11 @@ def _by_genus_transfer(state: pl.DataFrame, tree: _Tree) -> pl.DataFrame:
     members = tree.descendants(todo.select(pl.col("_fam").alias("_root")).unique(), ranks).rename({"_root": "_fam"})
     sci = tree.names.filter(pl.col("node_id").is_in(members["node_id"].unique().implode())
                             & pl.col("kind").is_in(_SCIENTIFIC_KINDS))
+    # cut to the names whose last word has the stem of a label's last word before keying
+    last_stems = todo.select(_word_stems(pl.col("_rest")).list.last()).to_series().unique()
+    last = _raw_last_word("name")
+    sci = sci.filter(epithet_stem_expr(last).is_in(last_stems.implode()) | last.is_in(sorted(RANK_MARKERS))
+                     | pl.col("name").str.contains(r"[^\x20-\x7e]"))
     sci = _split(with_scientific_key(sci, "name").filter(pl.col("_key") != "")).join(members, on="node_id")
     sci = sci.with_columns(_stems(pl.col("_rest2")).alias("_st2"))
     pairs = todo.join(sci, on=["_fam"]).filter(
@@ -645,7 +668,13 @@ def resolve_labels(
     if state["common_name"].is_not_null().any():
         firsts.append(with_scientific_key(state.select("common_name"), "common_name", "_c").select(
             pl.col("_c").str.split(" ").list.first().alias("_f")))
-    tree.key_names(pl.concat(firsts).to_series().drop_nulls())
+    keys = [state.select("_key")]
+    if syn is not None:
+        keys.append(syn.select(pl.col("_akey").alias("_key")))
+    if state["common_name"].is_not_null().any():
+        keys.append(with_scientific_key(state.select("common_name"), "common_name", "_key").select("_key"))
+    stems = pl.concat(keys).select(_word_stems(pl.col("_key").fill_null("")).explode()).to_series()
+    tree.key_names(pl.concat(firsts).to_series().drop_nulls(), stems)
 
     name_rules = [
         lambda s: _by_names(s, tree, prefer_kinds),

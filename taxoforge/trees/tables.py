@@ -64,7 +64,7 @@ LINKS_SCHEMA = {
     "label_text": pl.String,
     "external_id": pl.String,
     "status": pl.String,  # linked | ambiguous | unmatched
-    "method": pl.String,  # external_id | exact | normalised | genus_fallback | … (null if not linked)
+    "method": pl.String,  # taxoforge.links.resolve.METHODS: exact | synonym | genus_transfer | genus … (null if none)
     "node_id": pl.String,  # null unless linked
     "candidates": pl.List(pl.String),  # all candidate node ids (ambiguous: ≥ 2)
     "detail": pl.String,
