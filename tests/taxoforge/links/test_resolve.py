@@ -26,6 +26,7 @@ TAXA = [
     ("t:fax", "t:cam", "Faxonius", "genus"),
     ("t:fax_vir", "t:fax", "Faxonius virilis", "species"),
     ("t:fax_rus", "t:fax", "Faxonius rusticus", "species"),
+    ("t:fax_rus_rex", "t:fax_rus", "Faxonius rusticus rex", "subspecies"),
     ("t:leu", "t:an", "Leuciscidae", "family"),
     ("t:not", "t:leu", "Notropis", "genus"),
     ("t:not_ath", "t:not", "Notropis atherinoides", "species"),
@@ -154,7 +155,8 @@ def test_every_rule_by_hand():
 
 def test_genus_transfer_unique_ambiguous_across_families_and_through_a_genus_synonym():
     r = resolve(["Tamias sibiricus", "Andropogon virginicus", "Orconectes setaceus", "Eichhornia crassipes",
-                 "Notropis hudsonius", "Gremicambarus virilis", "Tamias imaginarius", "Gremicambarus"])
+                 "Notropis hudsonius", "Gremicambarus virilis", "Tamias imaginarius", "Gremicambarus",
+                 "Orconectes rusticus rex", "Orconectes rusticus regina"])
     # spelled the same in exactly one other genus (Eutamias) beats a Latin-ending variant (Marmota sibirica)
     assert (r["Tamias sibiricus"]["method"], r["Tamias sibiricus"]["node_id"]) == ("genus_transfer", "t:eut_sib")
     # two other genera of Poaceae have the epithet: ambiguous, both listed, and no genus is guessed
@@ -175,6 +177,12 @@ def test_genus_transfer_unique_ambiguous_across_families_and_through_a_genus_syn
     assert r["Gremicambarus"]["status"] == "unmatched"
     # a genus's own name wins over the same word as another genus's subgenus
     assert (r["Tamias imaginarius"]["status"], r["Tamias imaginarius"]["node_id"]) == ("linked", "t:tam")
+    # trinomials: the subspecies moved with its species; a subspecies not in the tree gives the moved species
+    assert (r["Orconectes rusticus rex"]["method"], r["Orconectes rusticus rex"]["node_id"]) == (
+        "genus_transfer", "t:fax_rus_rex")
+    assert (r["Orconectes rusticus regina"]["method"], r["Orconectes rusticus regina"]["node_id"]) == (
+        "species", "t:fax_rus")
+    assert "found by genus_transfer" in r["Orconectes rusticus regina"]["detail"]
     # without a synonym table the general rule finds the renamed shiner too
     assert (r["Notropis hudsonius"]["method"], r["Notropis hudsonius"]["node_id"]) == ("genus_transfer", "t:hud_hud")
 
