@@ -4,7 +4,7 @@ tree, the iNat21 tree, and VLM4Bio / BioCLIP species names linked to iNaturalist
 Lineage::
 
     inaturalist_tree ─┐
-    coldp_tree ───────┼─> biology_links      (synonyms of the ColDP tree recover renamed species)
+    coldp_tree ───────┼─> biology_links      (the label linker: names, synonyms, genus transfers …)
     biology_labels ───┘
     inat21_tree
 """
@@ -12,7 +12,6 @@ Lineage::
 
 import time
 from functools import partial
-from importlib import resources
 from pathlib import Path
 
 import dagster as dg
@@ -22,13 +21,8 @@ from assets.common.checks import tree_checks
 from assets.common.metadata import markdown_preview, tree_metadata
 from assets.common.resources import DataDirResource
 from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
-from taxoforge.links.linker import link_summary
-from taxoforge.links.scientific_names import (
-    bioclip_labels,
-    link_scientific_names,
-    unmatched_report,
-    vlm4bio_labels,
-)
+from taxoforge.links.resolve import resolution_summary, resolve_labels
+from taxoforge.links.scientific_names import bioclip_labels, unmatched_report, vlm4bio_labels
 from taxoforge.sources.coldp import coldp_tree as build_coldp_tree
 from taxoforge.files import cache_path, download
 from taxoforge.sources.inat21 import inat21_tree as build_inat21_tree
@@ -40,8 +34,6 @@ GROUP = "biology"
 
 #: ``@dg.asset`` with what every asset of this domain shares.
 biology_asset = partial(dg.asset, group_name=GROUP, owners=[TAXOFORGE_TEAM], kinds={"python", "parquet"}, code_version="1")
-#: The small ColDP synonym table of the genus *Notropis* shipped with taxoforge (package data).
-NOTROPIS_COLDP = str(resources.files("taxoforge.sources.data") / "notropis_synonyms")
 INAT21_VAL_URL = "https://ml-inat-competition-datasets.s3.amazonaws.com/2021/val.json.tar.gz"
 
 
@@ -82,10 +74,10 @@ def inaturalist_tree(context: dg.AssetExecutionContext) -> dg.Output[TreeTables]
 
 
 class ColdpConfig(dg.Config):
-    """A ColDP archive: a folder, a .zip, or an http(s) URL of a release (e.g. a ChecklistBank
-    export). The default is the small Notropis synonym table shipped with taxoforge."""
+    """A ColDP archive: a folder, a .zip, or an http(s) URL of a release (e.g. a Catalogue of
+    Life release or another ChecklistBank export). Required: taxoforge ships no ColDP data."""
 
-    source: str = NOTROPIS_COLDP
+    source: str
     checksum: str = ""  # "sha256:<hex>" for downloads
     name: str = "coldp"
 
@@ -93,8 +85,8 @@ class ColdpConfig(dg.Config):
 @biology_asset(
     description=(
         "Accepted taxa of a Catalogue of Life Data Package (`col:<ID>`), linked by parentID, with "
-        "scientific names, synonyms and vernacular names. Config `source`: folder, zip or URL "
-        "(downloaded with resume and checksum). Default: the shipped Notropis synonyms."
+        "scientific names, synonyms and vernacular names. Config `source` (required): folder, zip or URL "
+        "(downloaded with resume and checksum), e.g. a Catalogue of Life release."
     ),
 )
 def coldp_tree(context: dg.AssetExecutionContext, config: ColdpConfig, data_dir: DataDirResource) -> dg.Output[TreeTables]:
@@ -173,29 +165,34 @@ def biology_labels(context: dg.AssetExecutionContext, config: LabelsConfig) -> d
 
 @biology_asset(
     description=(
-        "Every biology label linked to the iNaturalist tree: exact / case-insensitive scientific names, "
-        "trinomials, synonyms from the ColDP tree (→ accepted name), epithet gender variants, "
-        "species/genus fallbacks marked as such; unmatched labels listed with reasons."
+        "Every biology label linked to the iNaturalist tree by the label linker "
+        "(`taxoforge.links.resolve.resolve_labels`, the one scoring uses): exact / case-insensitive scientific "
+        "names, trinomials, synonyms (the tree's own, and the ColDP tree's synonym → accepted name), epithet "
+        "gender variants, genus transfers (the epithet in exactly one other genus of the family), and partial "
+        "species/genus ground truths marked as such; unmatched and ambiguous labels listed with reasons."
     ),
 )
 def biology_links(context: dg.AssetExecutionContext, biology_labels: pl.DataFrame,
                   inaturalist_tree: TreeTables, coldp_tree: TreeTables) -> dg.Output[pl.DataFrame]:
     sci = coldp_tree.names.filter(pl.col("kind") == "scientific").select("node_id", pl.col("name").alias("accepted_name"))
     synonyms = coldp_tree.names.filter(pl.col("kind") == "synonym").join(sci, on="node_id").select("name", "accepted_name")
-    links = link_scientific_names(biology_labels, inaturalist_tree.names, inaturalist_tree.nodes,
-                                  synonyms=synonyms, synonym_source=f"ColDP tree {coldp_tree.name}")
-    s = link_summary(links)
+    links = resolve_labels(biology_labels, inaturalist_tree.names, inaturalist_tree.nodes, links=inaturalist_tree.links,
+                           synonyms=synonyms, synonym_source=f"ColDP tree {coldp_tree.name}")
+    s = resolution_summary(links)
     by = links.group_by("dataset", "status").len().pivot(on="status", index="dataset", values="len").fill_null(0)
     methods = links.group_by("method").len().sort("len", descending=True)
     rep = unmatched_report(links)
+    transfers = links.filter(pl.col("method") == "genus_transfer").select("dataset", "label_text", "detail")
     return dg.Output(links, metadata={
         "labels": dg.MetadataValue.int(s["labels"]),
         "linked": dg.MetadataValue.int(s["linked"]),
+        "partial": dg.MetadataValue.int(s["partial"]),
         "ambiguous": dg.MetadataValue.int(s["ambiguous"]),
         "unmatched": dg.MetadataValue.int(s["unmatched"]),
         "synonyms_available": dg.MetadataValue.int(synonyms.height),
         "by_dataset": dg.MetadataValue.md(markdown_preview(by.sort("dataset"))),
         "by_method": dg.MetadataValue.md(markdown_preview(methods.rename({"len": "labels"}))),
+        "genus_transfers": dg.MetadataValue.md(markdown_preview(transfers, max_rows=50)),
         "unmatched_labels": dg.MetadataValue.md(markdown_preview(rep.drop("candidates"), max_rows=50)),
     })
 

@@ -68,6 +68,9 @@ class Rebuild:
     # Within ``groups``, only assets whose key contains one of these (the source's own
     # assets, e.g. ``coldp`` in the shared ``biology`` group); empty: the whole groups.
     key_substrings: tuple[str, ...] = ()
+    # What a run of this source cannot do without (its ``$TAXOFORGE_RUN_CONFIG_<NAME>``);
+    # without a run config a tick skips and says this instead of starting a run that fails.
+    needs_run_config: str | None = None
 
     @property
     def env_var(self) -> str:
@@ -87,7 +90,9 @@ REBUILDS: tuple[Rebuild, ...] = (
             "Wikidata is edited continuously; rebuilt weekly (Mondays 03:00 UTC)."),
     Rebuild("catalogue_of_life", ("biology",), "0 4 * * 1",
             "Catalogue of Life releases come out every few weeks; checked weekly (Mondays 04:00 UTC).",
-            key_substrings=("coldp",)),
+            key_substrings=("coldp",),
+            needs_run_config="the ColDP release to read (ops: {coldp_tree: {config: {source: <URL, zip or "
+                             "folder>}}}); taxoforge ships none"),
     Rebuild("wordnet", ("wordnet", "imagenet"), None,
             "WordNet 3.0 is frozen (last release 2006) and ImageNet-1k's classes are fixed: never rescheduled.",
             network=False),
@@ -220,7 +225,11 @@ def rebuild_schedule(rebuild: Rebuild, job, cron: str,
             job_def = repo.get_job(rebuild.job_name)
             if not job_def.asset_layer.executable_asset_keys:
                 return dg.SkipReason(f"no assets in groups {', '.join(rebuild.groups)}: nothing to rebuild")
-        return dg.RunRequest(run_key=None, run_config=run_config_for(rebuild, env))
+        run_config = run_config_for(rebuild, env)
+        if not run_config and rebuild.needs_run_config:
+            return dg.SkipReason(f"no run config: set $TAXOFORGE_RUN_CONFIG_{rebuild.name.upper()} to a YAML file "
+                                 f"giving {rebuild.needs_run_config}")
+        return dg.RunRequest(run_key=None, run_config=run_config)
 
     return _schedule
 

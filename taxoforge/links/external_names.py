@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from taxoforge.links.scientific_names import RANK_MARKERS, scientific_key
+from taxoforge.links.scientific_names import first_word_expr, with_scientific_key
 from taxoforge.sources.ranked import ancestor_at_rank
 from taxoforge.trees.tables import NAMES_SCHEMA, TreeTables
 
@@ -78,43 +78,10 @@ class CarriedNames:
     counts: dict = field(default_factory=dict)
 
 
-def _first_word(col: str) -> pl.Expr:
-    """The first word of ``col`` in (a vectorised approximation of) the scientific key's normal
-    form: NFKC, lower case, dashes to spaces, other punctuation and symbols removed. Only used to
-    cut the tree's names down before the exact keys are computed."""
-    return (pl.col(col).str.normalize("NFKC").str.to_lowercase().str.replace_all(r"[\p{Pd}_]", " ")
-            .str.replace_all(r"[\p{P}\p{S}]", "").str.strip_chars().str.extract(r"^(\S+)", 1))
-
-
 def _firsts(df: pl.DataFrame, name_col: str, key_col: str) -> pl.Series:
     """First words of the raw names and of their keys (a key drops a leading rank marker)."""
-    return pl.concat([df.select(_first_word(name_col).alias("_f")), df.select(_first_word(key_col).alias("_f"))]
+    return pl.concat([df.select(first_word_expr(name_col).alias("_f")), df.select(first_word_expr(key_col).alias("_f"))]
                      ).to_series().drop_nulls().unique()
-
-
-_PRINTABLE_ASCII = r"^[\x20-\x7e]*$"
-_MARKERS_RE = r"(?:^|\b)(?:" + "|".join(sorted(RANK_MARKERS)) + r")(?:\b|$)"
-
-
-def _ascii_key(col: str) -> pl.Expr:
-    """:func:`~taxoforge.links.scientific_names.scientific_key`, vectorised, for printable-ASCII
-    text (where NFKC changes nothing and casefold is lower case): dashes and underscores to
-    spaces, other punctuation and symbols removed, whitespace collapsed, rank markers dropped.
-    Equal to the Python function on every printable-ASCII string (tested)."""
-    text = pl.col(col).str.to_lowercase().str.replace_all(r"[\p{Pd}_]", " ").str.replace_all(r"[\p{P}\p{S}]", "")
-    text = text.str.replace_all(_MARKERS_RE, " ")  # words are letters and digits only by now
-    return text.str.replace_all(r"\s+", " ").str.strip_chars()
-
-
-def _with_key(df: pl.DataFrame, col: str, out: str = "_key") -> pl.DataFrame:
-    """``df`` with the scientific key of ``col``, computed once per distinct value: vectorised
-    for printable ASCII (nearly every scientific name), by the Python function otherwise."""
-    distinct = df.select(pl.col(col).drop_nulls().unique())
-    simple = pl.col(col).str.contains(_PRINTABLE_ASCII)
-    fast = distinct.filter(simple).with_columns(_ascii_key(col).alias(out))
-    slow = distinct.filter(~simple).with_columns(
-        pl.col(col).map_elements(scientific_key, return_dtype=pl.String).alias(out))
-    return df.join(pl.concat([fast, slow]), on=col, how="left")
 
 
 def _scientific_keys(tree: TreeTables, firsts: pl.Series | None = None) -> pl.DataFrame:
@@ -125,8 +92,8 @@ def _scientific_keys(tree: TreeTables, firsts: pl.Series | None = None) -> pl.Da
     if not sci.height:  # a tree with neither: its node labels
         sci = tree.nodes.select("node_id", pl.col("label").alias("name")).drop_nulls()
     if firsts is not None:
-        sci = sci.filter(_first_word("name").is_in(firsts.unique().implode()))
-    return _with_key(sci, "name").filter(pl.col("_key") != "")
+        sci = sci.filter(first_word_expr("name").is_in(firsts.unique().implode()))
+    return with_scientific_key(sci, "name").filter(pl.col("_key") != "")
 
 
 def _narrow(cand: pl.DataFrame, source_col: str, target_col: str) -> pl.DataFrame:
@@ -161,7 +128,7 @@ def resolve_accepted_names(accepted: pl.DataFrame, tree: TreeTables) -> pl.DataF
         raise ValueError(f"accepted names need column 'accepted_name'; got {accepted.columns}")
     acc = accepted.select([pl.col(c).cast(pl.String) if c in accepted.columns else pl.lit(None, dtype=pl.String)
                            .alias(c) for c in _ACCEPTED_COLS]).unique(maintain_order=True)
-    acc = _with_key(acc.with_row_index("_acc"), "accepted_name", "_akey")
+    acc = with_scientific_key(acc.with_row_index("_acc"), "accepted_name", "_akey")
     sci = _scientific_keys(tree, _firsts(acc, "accepted_name", "_akey")).select("node_id", pl.col("_key").alias("_akey")).unique()
     ranks = tree.nodes.select("node_id", pl.col("rank").alias("_rank"))
     cand = acc.select("_acc", "_akey", "accepted_rank", "accepted_kingdom").join(sci, on="_akey").join(
@@ -241,7 +208,7 @@ def merge_names(tree: TreeTables, names: pl.DataFrame, *, source: str, source_ve
 
     syn = incoming.filter(pl.col("_drop").is_null() & pl.col("kind").is_in(list(SYNONYM_KINDS)))
     if syn.height:
-        syn = _with_key(syn.select("_row", "node_id", "name"), "name", "_key")
+        syn = with_scientific_key(syn.select("_row", "node_id", "name"), "name", "_key")
         sci = _scientific_keys(tree, _firsts(syn, "name", "_key"))
         hits = syn.join(sci.select(pl.col("node_id").alias("_holder"), "_key"), on="_key")
         own = hits.filter(pl.col("_holder") == pl.col("node_id")).select("_row").unique()

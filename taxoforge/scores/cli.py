@@ -29,6 +29,12 @@ def _columns(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--adapter", type=click.Choice(["auto", "vlm4bio", "generic"]), default="auto", show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default=None,
               help="File format (default: from the extension).")
+@click.option("--no-header", is_flag=True, help="CSV/TSV without a header line (name its fields with --names).")
+@click.option("--names", "column_names", default=None, metavar="NAME,NAME,…",
+              help="Names of the CSV/TSV fields in order (fields beyond them are column_<n>).")
+@click.option("--derive", "derive", multiple=True, nargs=3, metavar="CANONICAL COLUMN REGEX",
+              help="Take a canonical column from another column by a regex (group 'value', else group 1, "
+                   "else the match), repeatable: e.g. --derive label image '([^/]+?)_\\d+\\.jpg$'.")
 @click.option("--model", default=None, help="Model name for rows that have none.")
 @click.option("--dataset", default=None, help="Dataset name for rows that have none.")
 @click.option("--prompt", default=None, help="Prompt name for rows that have none.")
@@ -62,9 +68,10 @@ def _columns(values: tuple[str, ...]) -> dict[str, str]:
               help="Longer answers are cut to this many characters (flagged truncated_to_<n>_chars).")
 @click.option("--no-meteor", is_flag=True, help="Skip METEOR (needs WordNet).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on for long runs).")
-def score_cmd(outputs, taxonomy, out_dir, columns, adapter, fmt, model, dataset, prompt, similarity, k, thr_topk,
-              thr_top2, thr_vote, vote_rule, temperature, exact_stage, drop_nested, contains, contains_scope,
-              ngram_sizes, base_forms, skip_name_kinds, no_prefilter, max_answer_chars, no_meteor, progress):
+def score_cmd(outputs, taxonomy, out_dir, columns, adapter, fmt, no_header, column_names, derive, model, dataset,
+              prompt, similarity, k, thr_topk, thr_top2, thr_vote, vote_rule, temperature, exact_stage, drop_nested,
+              contains, contains_scope, ngram_sizes, base_forms, skip_name_kinds, no_prefilter, max_answer_chars,
+              no_meteor, progress):
     """Score model OUTPUTS (JSONL, CSV or Parquet) against TAXONOMY (a snapshot or tree
     folder, or NAME[@VERSION] in the snapshot store) and print the leaderboard.
 
@@ -89,7 +96,10 @@ def score_cmd(outputs, taxonomy, out_dir, columns, adapter, fmt, model, dataset,
                                base_forms=base_forms, similarity=similarity, prefilter=not no_prefilter,
                                skip_name_kinds=skip_name_kinds, max_answer_chars=max_answer_chars)
         run = score_file(outputs, taxonomy, out_dir=out_dir, config=config, columns=_columns(columns),
-                         adapter=adapter, fmt=fmt, defaults=defaults, meteor=not no_meteor, progress=progress)
+                         adapter=adapter, fmt=fmt, defaults=defaults, meteor=not no_meteor, progress=progress,
+                         header=not no_header,
+                         column_names=[c.strip() for c in column_names.split(",")] if column_names else None,
+                         derive={c: (col, rx) for c, col, rx in derive} or None)
     except (OutputFileError, FileNotFoundError, ValueError, ImportError) as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)

@@ -3,6 +3,14 @@
 hP, hR, hF and hF_pairs go through :func:`taxoforge.scores.measures.aggregate_hierarchical`
 (SPEC §2: hF is the harmonic mean of mean hP and mean hR), so the leaderboard runs the
 function the measure tests check; accuracy and the text measures are plain means.
+
+**Partial ground truths** (``gt_partial``: the label resolved only to its species or genus,
+:data:`taxoforge.links.resolve.PARTIAL_METHODS`) are counted apart: the measures are over the
+rows with a full ground truth (``n``); ``partial_gt`` counts the others and
+``partial_within`` is the share of them whose prediction lies at or under their partial
+ground truth (a species of the right genus). Against a genus, a right species and a wrong
+one of the same genus score alike, so mixing those rows into accuracy and hP/hR would blur
+both. ``gt_methods`` says how many rows of the group each resolution method gave.
 """
 
 from __future__ import annotations
@@ -12,32 +20,61 @@ import polars as pl
 from taxoforge.scores.measures import aggregate_hierarchical
 from taxoforge.scores.text_measures import TEXT_MEASURES
 
-__all__ = ["leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES"]
+__all__ = ["leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "method_counts"]
 
 GROUP_KEYS = ("model", "dataset", "prompt")
 LEADERBOARD_MEASURES = ("accuracy", "hP", "hR", "hF", "hF_pairs") + TEXT_MEASURES
 _H = ("hP", "hR", "hF", "hF_pairs")
 
 
+def method_counts(methods) -> str:
+    """``"exact 18, genus_transfer 2"``: how many rows each ground-truth method gave, most first."""
+    s = pl.Series(list(methods), dtype=pl.String).drop_nulls()
+    if not s.len():
+        return ""
+    vc = s.value_counts().sort(["count", s.name], descending=[True, False])
+    return ", ".join(f"{m} {n}" for m, n in vc.iter_rows())
+
+
 def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS) -> pl.DataFrame:
-    """Aggregate per-sample scores by ``by`` (default model × dataset × prompt): ``n``,
-    ``abstained``, ``accuracy``, mean ``hP`` and ``hR``, ``hF`` = harmonic mean of those two
-    means, ``hF_pairs`` = mean per-sample hF, the means of the text measures, and the
-    taxonomy version and mapping configuration id. Sorted by hF, best first."""
+    """Aggregate per-sample scores by ``by`` (default model × dataset × prompt): ``n`` (rows
+    with a full ground truth), ``abstained``, ``accuracy``, mean ``hP`` and ``hR``, ``hF`` =
+    harmonic mean of those two means, ``hF_pairs`` = mean per-sample hF, the means of the
+    text measures — all over the full-ground-truth rows — then ``partial_gt``,
+    ``partial_within`` and ``gt_methods`` (module docstring), the taxonomy version and
+    mapping configuration id. Sorted by hF, best first."""
     by = tuple(by)
+    tail = {"partial_gt": pl.Int64, "partial_within": pl.Float64, "gt_methods": pl.String,
+            "taxonomy_version": pl.String, "mapping_config_id": pl.String}
     if samples.height == 0:
         return pl.DataFrame(schema={**{b: pl.String for b in by}, "n": pl.UInt32, "abstained": pl.Int64,
-                                    **{m: pl.Float64 for m in LEADERBOARD_MEASURES},
-                                    "taxonomy_version": pl.String, "mapping_config_id": pl.String})
+                                    **{m: pl.Float64 for m in LEADERBOARD_MEASURES}, **tail})
+    if "gt_partial" not in samples.columns:
+        samples = samples.with_columns(pl.lit(False).alias("gt_partial"))
+    if "gt_via" not in samples.columns:
+        samples = samples.with_columns(pl.lit(None, dtype=pl.String).alias("gt_via"))
+    if "depth_lca" not in samples.columns or "depth_gt" not in samples.columns:
+        within = pl.lit(None, dtype=pl.Boolean)
+    else:
+        within = pl.col("depth_lca") == pl.col("depth_gt")
+    full = ~pl.col("gt_partial")
     g = samples.group_by(list(by), maintain_order=True).agg(
-        pl.len().alias("n"), pl.col("abstained").sum().cast(pl.Int64).alias("abstained"),
-        pl.col("correct").mean().alias("accuracy"), *[pl.col(m).mean() for m in TEXT_MEASURES],
+        full.sum().cast(pl.UInt32).alias("n"),
+        pl.col("abstained").filter(full).sum().cast(pl.Int64).alias("abstained"),
+        pl.col("correct").filter(full).mean().alias("accuracy"),
+        *[pl.col(m).filter(full).mean() for m in TEXT_MEASURES],
+        pl.col("gt_partial").sum().cast(pl.Int64).alias("partial_gt"),
+        within.filter(pl.col("gt_partial")).mean().cast(pl.Float64).alias("partial_within"),
+        pl.col("gt_via").alias("_via"),
         pl.col("taxonomy_version").first(), pl.col("mapping_config_id").first(),
-        pl.col("hP").alias("_hp"), pl.col("hR").alias("_hr"), pl.col("hF").alias("_hf"),
+        pl.col("hP").filter(full).alias("_hp"), pl.col("hR").filter(full).alias("_hr"),
+        pl.col("hF").filter(full).alias("_hf"),
     )
     h = [aggregate_hierarchical(hp.to_numpy(), hr.to_numpy(), hf.to_numpy())
          for hp, hr, hf in zip(g["_hp"], g["_hr"], g["_hf"])]
-    g = g.drop("_hp", "_hr", "_hf").with_columns(
-        *[pl.Series(m, [x[m] for x in h], dtype=pl.Float64) for m in _H])
-    cols = [*by, "n", "abstained", *LEADERBOARD_MEASURES, "taxonomy_version", "mapping_config_id"]
-    return g.select(cols).sort(["hF", *by], descending=[True] + [False] * len(by))
+    g = g.with_columns(
+        *[pl.Series(m, [x[m] for x in h], dtype=pl.Float64).fill_nan(None) for m in _H],  # no full rows: null
+        pl.Series("gt_methods", [method_counts(v) for v in g["_via"]], dtype=pl.String),
+    ).drop("_hp", "_hr", "_hf", "_via")
+    cols = [*by, "n", "abstained", *LEADERBOARD_MEASURES, *tail]
+    return g.select(cols).sort(["hF", *by], descending=[True] + [False] * len(by), nulls_last=True)

@@ -19,6 +19,28 @@ to the file's column names. Without a mapping the adapter is detected from the c
               (``results/<dataset>/[<prompt>/]classification/<mode>/classification_<model>_<mode>_num_…jsonl``).
 ``generic``   ``{id, model, prompt, dataset, output, label}`` (``question`` optional).
 
+**Headerless CSV/TSV.** ``header=False`` reads the first line as data; ``column_names``
+declares the names of the fields in order (fields beyond them are ``column_<n>``, 1-based;
+without names every field is ``column_<n>``). Every line must have as many fields as the
+first. With a header line, ``column_names`` replaces its names.
+
+**Derived columns.** ``derive={"label": ("image", REGEX)}`` takes a canonical column from
+another column of the file: the regex is searched in that column's value, and the named group
+``value`` (else group 1, else the whole match) becomes the canonical value. A row where it
+does not match keeps a null value and a ``note`` saying so (reported as a bad row by
+scoring). E.g. an iNat2021 classifier's top-6 predictions, a headerless TSV of the image path
+then name/probability pairs, whose ground truth is the image file name
+(``…/acacia_saligna_gold_01.jpg`` → ``acacia_saligna``)::
+
+    read_outputs(path, header=False,
+                 column_names=["image", "top1", "p1", "top2", "p2", "top3", "p3"],
+                 columns={"output": "top1", "id": "image"},
+                 derive={"label": ("image", r"([^/]+?)_(?:(?:gold|obs)_)?\d+[^/]*$")})
+
+(from the command line: ``--no-header --names image,top1,p1,… --column output=top1
+--derive label image REGEX``). Label texts such as ``acacia_saligna`` resolve through the
+label linker's normal form (underscores and case ignored).
+
 A file that cannot be read — bad JSON, JSON nested too deeply, bytes that are not UTF-8, a
 CSV row with the wrong number of fields or a header naming a column twice, no output/label
 column — raises :class:`OutputFileError` naming the file and the line. A byte-order mark at
@@ -101,22 +123,38 @@ class _Utf8Lines:
         return _decode(raw, self._path, self.n)
 
 
-def _read_csv(path: Path, delimiter: str | None) -> tuple[list[dict], list[int]]:
+def _field_names(declared, n: int) -> list[str]:
+    """``declared`` names for the first fields, ``column_<i>`` (1-based) for the rest."""
+    names = list(declared or [])[:n]
+    return names + [f"column_{i}" for i in range(len(names) + 1, n + 1)]
+
+
+def _read_csv(path: Path, delimiter: str | None, header: bool = True,
+              column_names=None) -> tuple[list[dict], list[int]]:
     rows, lines = [], []
+    if column_names is not None and len(set(column_names)) != len(list(column_names)):
+        raise OutputFileError(f"{path}: column names must be distinct, got {list(column_names)}")
     with path.open("rb") as fh:
         if delimiter is None:
             delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
         reader = csv.reader(_Utf8Lines(fh, path), delimiter=delimiter)
-        try:
-            header = next(reader)
-        except StopIteration:
-            return [], []
-        except csv.Error as e:
-            raise OutputFileError(f"{path}:1: cannot read the CSV header: {e}") from None
-        dup = sorted({h for h in header if header.count(h) > 1})
-        if dup:
-            raise OutputFileError(f"{path}:1: the CSV header names a column twice ({', '.join(dup)})")
-        start = reader.line_num + 1
+        if header:
+            try:
+                header_row = next(reader)
+            except StopIteration:
+                return [], []
+            except csv.Error as e:
+                raise OutputFileError(f"{path}:1: cannot read the CSV header: {e}") from None
+            if column_names is not None:
+                header_row = _field_names(column_names, len(header_row))
+            dup = sorted({h for h in header_row if header_row.count(h) > 1})
+            if dup:
+                raise OutputFileError(f"{path}:1: the CSV header names a column twice ({', '.join(dup)})")
+            start = reader.line_num + 1
+        else:
+            header_row = None
+            start = 1
+        header = header_row
         while True:
             try:
                 rec = next(reader)
@@ -124,9 +162,11 @@ def _read_csv(path: Path, delimiter: str | None) -> tuple[list[dict], list[int]]
                 break
             except csv.Error as e:
                 raise OutputFileError(f"{path}:{start}: malformed CSV: {e}") from None
+            if rec and header is None:
+                header = _field_names(column_names, len(rec))
             if rec and len(rec) != len(header):
-                raise OutputFileError(f"{path}:{start}: {len(rec)} fields, the header has {len(header)} "
-                                      f"({', '.join(header)})")
+                raise OutputFileError(f"{path}:{start}: {len(rec)} fields, the {'header' if header_row else 'first line'} "
+                                      f"has {len(header)} ({', '.join(header)})")
             if rec:
                 rows.append({h: (v if v != "" else None) for h, v in zip(header, rec)})
                 lines.append(start)
@@ -191,21 +231,60 @@ def _fmt(path: Path, fmt: str | None) -> str:
     raise OutputFileError(f"{path}: unknown file type {suf!r}; expected .jsonl, .csv/.tsv or .parquet (or pass fmt=)")
 
 
+def _derivations(path: Path, derive) -> dict[str, tuple[str, re.Pattern]]:
+    out = {}
+    for canon, spec in (derive or {}).items():
+        if canon not in CANONICAL:
+            raise OutputFileError(f"{path}: cannot derive {canon!r}; derivable columns are {', '.join(CANONICAL)}")
+        try:
+            source, pattern = spec
+            out[canon] = (str(source), re.compile(pattern))
+        except (TypeError, ValueError) as e:
+            raise OutputFileError(f"{path}: derive {canon!r} needs (column, regex), got {spec!r}") from e
+        except re.error as e:
+            raise OutputFileError(f"{path}: derive {canon!r}: the regex {spec[1]!r} does not compile ({e})") from None
+    return out
+
+
+def _derived(row: dict, source: str, pattern: re.Pattern) -> tuple[str | None, str | None]:
+    """(value, note) of one derivation on one row."""
+    raw = row.get(source)
+    if raw is None:
+        return None, f"column {source!r} is empty"
+    m = pattern.search(str(raw))
+    if m is None:
+        return None, f"pattern {pattern.pattern!r} does not match column {source!r} ({str(raw)!r})"
+    if "value" in pattern.groupindex:
+        return m.group("value"), None
+    return (m.group(1) if pattern.groups else m.group(0)), None
+
+
 def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str, str] | None = None,
                  adapter: str = "auto", defaults: dict[str, str] | None = None,
-                 delimiter: str | None = None) -> pl.DataFrame:
+                 delimiter: str | None = None, header: bool = True, column_names=None,
+                 derive: dict[str, tuple[str, str]] | None = None) -> pl.DataFrame:
     """Read one model-output file into the canonical table (module docstring).
 
     ``columns`` maps canonical names to the file's names and overrides the adapter's;
-    ``defaults`` fills ``model``/``prompt``/``dataset`` where the file has none."""
+    ``defaults`` fills ``model``/``prompt``/``dataset`` where the file has none;
+    ``header``/``column_names`` read a CSV/TSV without a header line; ``derive`` takes
+    canonical columns from other columns by a regex (module docstring)."""
     path = Path(path)
     if not path.is_file():
         raise OutputFileError(f"{path}: no such file")
     kind = _fmt(path, fmt)
-    rows, lines = {"jsonl": _read_jsonl, "parquet": _read_parquet}.get(kind, lambda p: _read_csv(p, delimiter))(path)
+    if kind != "csv" and (not header or column_names is not None):
+        raise OutputFileError(f"{path}: header=False and column_names apply to CSV/TSV files, not {kind}")
+    derivations = _derivations(path, derive)
+    readers = {"jsonl": _read_jsonl, "parquet": _read_parquet}
+    rows, lines = readers.get(kind, lambda p: _read_csv(p, delimiter, header, column_names))(path)
     present = set().union(*(r.keys() for r in rows)) if rows else set()
+    for canon, (source, _) in derivations.items():
+        if rows and source not in present:
+            raise OutputFileError(f"{path}: derive {canon!r}: no column {source!r} (columns: {sorted(present)})")
+    given = set(columns or {}) | set(derivations)
     if adapter == "auto":
-        if not rows or {"output", "label"} <= set(columns or {}):
+        if not rows or {"output", "label"} <= given:
             adapter = "generic"
         else:
             adapter = detect_adapter(present)
@@ -214,7 +293,7 @@ def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str,
     mapping = dict(_ADAPTERS[adapter])
     mapping.update(columns or {})
     for need in ("output", "label"):
-        if rows and mapping.get(need) not in present:
+        if rows and need not in derivations and mapping.get(need) not in present:
             raise OutputFileError(f"{path}: no column {mapping.get(need)!r} for {need!r} (columns: {sorted(present)}); "
                                   "pass a column mapping")
     fill = {"model": "unknown", "prompt": "unknown", "dataset": "unknown"}
@@ -222,10 +301,16 @@ def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str,
         fill.update(vlm4bio_path_info(path))
     fill.update(defaults or {})
     data: dict[str, list] = {c: [] for c in CANONICAL}
-    extra_gt = []
+    extra_gt, notes = [], []
     for r, n in zip(rows, lines):
+        note = []
         for c in CANONICAL:
-            v = r.get(mapping.get(c, c)) if mapping.get(c) else None
+            if c in derivations:
+                v, why = _derived(r, *derivations[c])
+                if why:
+                    note.append(f"{c}: {why}")
+            else:
+                v = r.get(mapping.get(c, c)) if mapping.get(c) else None
             if c == "output":
                 data[c].append(v)  # kept exactly; type problems are reported per row later
                 continue
@@ -237,12 +322,14 @@ def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str,
                 v = fill[c]
             data[c].append(v)
         extra_gt.append(r.get("option-gt") if adapter == "vlm4bio" else None)
+        notes.append("; ".join(note) or None)
     out_type = [type(v).__name__ for v in data["output"]]
     df = pl.DataFrame(
         {"line": lines, **{c: data[c] for c in CANONICAL if c != "output"},
          "output": [v if isinstance(v, str) or v is None else json.dumps(v) for v in data["output"]],
-         "output_type": out_type, "option_gt": [None if g is None else str(g) for g in extra_gt]},
-        schema_overrides={"line": pl.Int64, **{c: pl.String for c in CANONICAL}, "option_gt": pl.String},
+         "output_type": out_type, "option_gt": [None if g is None else str(g) for g in extra_gt], "note": notes},
+        schema_overrides={"line": pl.Int64, **{c: pl.String for c in CANONICAL}, "option_gt": pl.String,
+                          "note": pl.String},
     )
     _warn_duplicate_ids(df, path)
     return df.with_columns(pl.lit(str(path)).alias("file"), pl.lit(adapter).alias("adapter"))

@@ -42,7 +42,7 @@ def _fmt(col: str, v) -> str:
 def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: pl.DataFrame | None = None,
                          max_rows: int = 50) -> str:
     info = info or {}
-    show = [c for c in lb.columns if c not in ("taxonomy_version", "mapping_config_id")]
+    show = [c for c in lb.columns if c not in ("taxonomy_version", "mapping_config_id", "gt_methods")]
     lines = ["## Leaderboard", ""]
     if info:
         cfg = info.get("mapping_config", {})
@@ -52,6 +52,14 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
                   f"vote {cfg.get('vote_rule')} {cfg.get('thr_vote')}). "
                   f"{info.get('scored', 0)} of {info.get('rows', 0)} rows scored, "
                   f"{info.get('abstentions', 0)} abstentions scored as the root.", ""]
+        methods = info.get("ground_truth_methods") or {}
+        if methods:
+            partial = info.get("partial_ground_truths", 0)
+            listed = ", ".join(f"{m} {n}" for m, n in sorted(methods.items(), key=lambda kv: (-kv[1], kv[0])))
+            lines += [f"Ground truths resolved by: {listed}. "
+                      + (f"{partial} rows have a partial ground truth ({' or '.join(info.get('partial_methods', []))} "
+                         "only): counted apart in `partial_gt`, not in n or the measures; `partial_within` is the "
+                         "share of them predicted at or under it." if partial else "No partial ground truths."), ""]
     # text measures and accuracy ×100, h-measures 3 dp
     lines.append(markdown_table(lb.select(show), max_rows=max_rows, format_cell=_fmt))
     lines += ["", "hF = harmonic mean of mean hP and mean hR; hF_pairs = mean per-sample hF. "

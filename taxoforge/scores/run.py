@@ -9,10 +9,14 @@ does the rest in named steps (:func:`screen_rows`, :func:`parse_rows`,
    ``unknown label``, ``ambiguous label`` — and counted; they never vanish silently.
 2. **Parse** each output (:func:`~taxoforge.scores.parse.parse_answer`): templates
    stripped, multiple-choice letters resolved, abstentions detected.
-3. **Resolve labels**: ground truth → node, first rule that applies: the label is a node id; the label with
-   the taxonomy's source prefix (``n02084071`` → ``wn:n02084071``); a linked label of the
-   taxonomy's ``links`` table (by label id, then label text, within the row's dataset);
-   a node name (normalised; more than one node with that name → ``ambiguous label``).
+3. **Resolve labels**: ground truth → node by the label linker,
+   :func:`taxoforge.links.resolve.resolve_labels` (SPEC §3 "Ground truths": node id, id with
+   the taxonomy's source prefix, the taxonomy's ``links`` table, exact and normalised name,
+   synonym, epithet variant, genus transfer, and last the species or genus as a *partial*
+   ground truth). Every sample says how (``gt_via``, ``gt_detail``) and whether its ground
+   truth is partial (``gt_partial``; counted apart in the leaderboard); ``info`` counts the
+   rows per method. A label that does not resolve is a bad row (``unknown label`` or
+   ``ambiguous label``) whose detail says what was tried.
 4. **Map** answer → node with Alg. 1 (:mod:`~taxoforge.scores.mapping`); abstentions are
    scored as the root.
 5. **Measure** hP, hR, hF, accuracy (:mod:`~taxoforge.scores.measures`) and the text
@@ -39,6 +43,8 @@ import polars as pl
 
 from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_atomic
 
+from taxoforge.links.resolve import PARTIAL_METHODS, is_partial
+from taxoforge.links.resolve import resolve_labels as link_ground_truths
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.measures import hierarchical_scores
@@ -48,9 +54,10 @@ from taxoforge.scores.report import leaderboard_markdown, plot_hp_hr, plot_ranks
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["ScoreRun", "score_file", "score_frame", "load_taxonomy_tables", "leaderboard", "GROUP_KEYS",
+__all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_frame", "load_taxonomy_tables", "leaderboard", "GROUP_KEYS",
            "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels", "map_answers", "measure_rows",
            "assemble_samples"]
+LINK_LABEL_COLUMNS = ("dataset", "label_id", "label_text")
 BAD_ROW_SCHEMA = {"file": pl.String, "line": pl.Int64, "id": pl.String, "model": pl.String, "dataset": pl.String,
                   "prompt": pl.String, "reason": pl.String, "detail": pl.String}
 
@@ -142,54 +149,6 @@ def _check_replaceable(out: Path, allowed: frozenset[str]) -> None:
                               "write the results to a new or empty folder")
 
 
-def _resolver(tables: TreeTables, tax, index: TaxonomyIndex):
-    ids = tax.ids
-    prefixes = sorted({s.split(":", 1)[0] for s in ids[:: max(1, len(ids) // 1000)].tolist() if ":" in s})
-    links = tables.links.filter(pl.col("status") == "linked") if tables.links.height else None
-    by_id: dict[tuple[str, str], tuple[str, str]] = {}
-    by_text: dict[tuple[str, str], tuple[str, str]] = {}
-    if links is not None:
-        for ds, lid, ltext, nid in links.select("dataset", "label_id", "label_text", "node_id").iter_rows():
-            for d in (ds, "*"):
-                if lid is not None:
-                    by_id.setdefault((d, lid), (nid, ltext))
-                if ltext is not None:
-                    by_text.setdefault((d, ltext), (nid, ltext))
-    cache: dict[tuple[str, str], tuple] = {}
-
-    def resolve(label: str, dataset: str):
-        key = (label, dataset)
-        if key in cache:
-            return cache[key]
-        res = None
-        if label in tax:
-            res = (label, "node_id", tax.label(label) or label)
-        if res is None:
-            for p in prefixes:
-                if f"{p}:{label}" in tax:
-                    nid = f"{p}:{label}"
-                    res = (nid, "prefixed_id", tax.label(nid) or label)
-                    break
-        if res is None and links is not None:
-            hit = by_id.get((dataset, label)) or by_text.get((dataset, label)) or by_id.get(("*", label)) or by_text.get(("*", label))
-            if hit and hit[0] in tax:
-                res = (hit[0], "link", hit[1] or label)
-        if res is None:
-            nodes = index.nodes_named(label)
-            if len(nodes) == 1:
-                res = (str(ids[nodes[0]]), "name", label)
-            elif len(nodes) > 1:
-                cand = ids[nodes[:5]].tolist()
-                res = (None, "ambiguous label", f"{len(nodes)} nodes are named {label!r}: {', '.join(cand)}"
-                       + (" …" if len(nodes) > 5 else ""))
-        if res is None:
-            res = (None, "unknown label", f"{label!r} is not a node id, a linked label or a node name of {tables.name}")
-        cache[key] = res
-        return res
-
-    return resolve
-
-
 def screen_rows(rows: pl.DataFrame) -> tuple[list[dict], list[dict]]:
     """Step 1 — rows that cannot be scored (no output, no ground truth, output not text)
     become bad rows; the rest go on. Each row keeps its position ``_pos``."""
@@ -200,7 +159,8 @@ def screen_rows(rows: pl.DataFrame) -> tuple[list[dict], list[dict]]:
         if r["output_type"] == "NoneType":
             bad.append({**where, "reason": "missing model output", "detail": "output is null or absent"})
         elif label is None or not str(label).strip():
-            bad.append({**where, "reason": "missing ground truth", "detail": "label is null, absent or empty"})
+            bad.append({**where, "reason": "missing ground truth",
+                        "detail": r.get("note") or "label is null, absent or empty"})
         elif r["output_type"] != "str":
             bad.append({**where, "reason": "unparseable output",
                         "detail": f"output is a JSON {r['output_type']}, not text"})
@@ -222,15 +182,68 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     return keep, bad
 
 
-def resolve_labels(rows: list[dict], resolve) -> tuple[list[dict], list[dict]]:
-    """Step 3 — ground truth → node (:func:`_resolver`); unresolved labels become bad rows."""
+#: Methods whose ground truth was given as an id, not as text: the reference text is the node's label.
+_ID_METHODS = ("node_id", "external_id", "linked_label")
+
+
+class GroundTruthResolver:
+    """``(label, dataset)`` → ``(node_id or None, method or bad-row reason, detail)``, by the
+    label linker :func:`taxoforge.links.resolve.resolve_labels` over the taxonomy's tables.
+
+    :meth:`prefetch` resolves many labels in one batch (scoring prefetches every distinct
+    label of a file); a label asked for without a prefetch is resolved alone and cached.
+    ``links`` holds every label resolved so far (the links table)."""
+
+    def __init__(self, tables: TreeTables, tax) -> None:
+        self.tables, self.tax = tables, tax
+        self._cache: dict[tuple[str, str], tuple] = {}
+        self.links = pl.DataFrame(schema={"dataset": pl.String, "label_id": pl.String})
+
+    def prefetch(self, pairs) -> None:
+        """Resolve the ``(label, dataset)`` pairs not resolved yet, in one batch."""
+        todo = sorted({(str(d), str(lab).strip()) for lab, d in pairs} - set((d, lab) for lab, d in self._cache))
+        if not todo:
+            return
+        labels = pl.DataFrame({"dataset": [p[0] for p in todo], "label_id": [p[1] for p in todo],
+                               "label_text": [p[1] for p in todo]}, schema={c: pl.String for c in LINK_LABEL_COLUMNS})
+        links = link_ground_truths(labels, self.tables.names, self.tables.nodes, links=self.tables.links)
+        self.links = pl.concat([self.links, links], how="diagonal_relaxed") if self.links.height else links
+        for ds, lid, status, method, nid, detail in links.select(
+                "dataset", "label_id", "status", "method", "node_id", "detail").iter_rows():
+            if status != "linked" or nid not in self.tax:
+                reason = "ambiguous label" if status == "ambiguous" else "unknown label"
+                self._cache[(lid, ds)] = (None, reason, f"{lid!r}: {detail}")
+            else:
+                self._cache[(lid, ds)] = (nid, method, detail)
+
+    def __call__(self, label: str, dataset: str) -> tuple[str | None, str, str]:
+        key = (str(label).strip(), str(dataset))
+        if key not in self._cache:
+            self.prefetch([key])
+        return self._cache[key]
+
+
+def _resolver(tables: TreeTables, tax, index=None) -> GroundTruthResolver:
+    """The ground-truth resolver of a run (``index`` is not needed; kept for callers)."""
+    return GroundTruthResolver(tables, tax)
+
+
+def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list[dict], list[dict]]:
+    """Step 3 — ground truth → node by the label linker (:class:`GroundTruthResolver`), every
+    distinct (label, dataset) in one batch. Each kept row gets ``gt_node``, ``gt_via`` (the
+    method), ``gt_detail`` and ``gt_partial``; a label that does not resolve makes a bad row
+    (``unknown label`` / ``ambiguous label``) whose detail says what was tried."""
+    resolve.prefetch((str(r["label"]), r["dataset"]) for r in rows)
     keep, bad = [], []
     for r in rows:
-        nid, how, ref = resolve(str(r["label"]).strip(), r["dataset"])
+        label = str(r["label"]).strip()
+        nid, method, detail = resolve(label, r["dataset"])
         if nid is None:
-            bad.append({**r["_where"], "reason": how, "detail": ref})
+            bad.append({**r["_where"], "reason": method, "detail": detail})
             continue
-        keep.append({**r, "gt_node": nid, "gt_via": how, "reference": ref})
+        ref = (resolve.tax.label(nid) or label) if method in _ID_METHODS else label
+        keep.append({**r, "gt_node": nid, "gt_via": method, "gt_detail": detail, "gt_partial": is_partial(method),
+                     "reference": ref})
     return keep, bad
 
 
@@ -282,6 +295,9 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
     refusals = [i for i, r in enumerate(rows) if r["parsed"].refusal and not r["parsed"].nota]
     named = index.names_anything([rows[i]["parsed"].unrefused for i in refusals])
     names_something = dict(zip(refusals, named.tolist()))
+    # the other options of every "none of the above" answer, resolved in one batch
+    resolve.prefetch((v.strip(), r["dataset"]) for r in rows if r["parsed"].nota
+                     for v in r["parsed"].options.values() if not is_nota(v))
     to_map: list[int] = []
     for i, r in enumerate(rows):
         pa = r["parsed"]
@@ -358,6 +374,7 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
         "dataset": col("dataset"), "prompt": col("prompt"), "output_raw": col("output"), "answer": col("answer"),
         "abstained": mapped.abstained, "mapped_text": mapped.mapped_text, "parse_flags": mapped.flags,
         "label": col("label"), "reference": col("reference"), "gt_node": col("gt_node"), "gt_via": col("gt_via"),
+        "gt_detail": col("gt_detail"), "gt_partial": np.array(col("gt_partial"), dtype=bool),
         "pred_node": tax.ids[pred_idx].tolist(),
         "pred_label": [labels[i] if labels else None for i in pred_idx.tolist()],
         "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "map_tied": mapped.tied,
@@ -366,6 +383,7 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
         "hP": h["hP"], "hR": h["hR"], "hF": h["hF"], **{m: ts[m] for m in TEXT_MEASURES},
     }, schema_overrides={"line": pl.Int64, "label": pl.String, "pred_label": pl.String, "parse_flags": pl.String,
                          "mapped_text": pl.String,
+                         "gt_via": pl.String, "gt_detail": pl.String,
                          "depth_gt": pl.Int64, "depth_pred": pl.Int64, "depth_lca": pl.Int64})
     return samples.with_columns(
         pl.lit(tables.name).alias("taxonomy"), pl.lit(version).alias("taxonomy_version"),
@@ -397,8 +415,10 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
 
     screened, bad_screen = screen_rows(rows)
     parsed, bad_parse = parse_rows(screened)
+    t_gt = time.perf_counter()
     resolve = _resolver(tables, tax, index)
     kept, bad_label = resolve_labels(parsed, resolve)
+    t_gt = time.perf_counter() - t_gt
     bad_df = _bad_rows_frame(bad_screen + bad_parse + bad_label)
     mapped = map_answers(kept, index, resolve, progress)
     h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
@@ -414,8 +434,13 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         "duplicate_ids": duplicate_ids(rows).height if rows.height and {"model", "dataset", "prompt", "id", "line"} <= set(rows.columns) else 0,
         "truncated_answers": int(mapped.stats.get("truncated", 0)),
         "temperature": config.temperature, "stage_counts": mapped.stats["stages"],
+        "ground_truth_methods": {m: int(n) for m, n in samples.group_by("gt_via").len().sort("gt_via").iter_rows()}
+        if samples.height else {},
+        "partial_ground_truths": int(samples["gt_partial"].sum()) if samples.height else 0,
+        "partial_methods": list(PARTIAL_METHODS), "distinct_labels": resolve.links.height,
         "files": sorted(set(rows["file"].to_list())) if rows.height and "file" in rows.columns else [],
-        "seconds": {"index": round(t_index, 3), "mapping": round(mapped.seconds, 3), "text_measures": round(t_text, 3),
+        "seconds": {"index": round(t_index, 3), "ground_truths": round(t_gt, 3), "mapping": round(mapped.seconds, 3),
+                    "text_measures": round(t_text, 3),
                     "total": round(time.perf_counter() - t0, 3)},
     }
     return ScoreRun(samples=samples, leaderboard=leaderboard(samples), bad_rows=bad_df, info=info)
@@ -425,18 +450,21 @@ def score_file(path: str | os.PathLike, taxonomy, *, out_dir: str | os.PathLike 
                config: MappingConfig | None = None, columns: dict[str, str] | None = None,
                adapter: str = "auto", fmt: str | None = None, defaults: dict[str, str] | None = None,
                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-               progress: bool | None = None, plots: bool = True) -> ScoreRun:
+               progress: bool | None = None, plots: bool = True, header: bool = True,
+               column_names=None, derive: dict[str, tuple[str, str]] | None = None) -> ScoreRun:
     """Score one model-output file against a taxonomy and, with ``out_dir``, write the
     results there (see :meth:`ScoreRun.write`).
 
     ``taxonomy``: a :class:`TreeTables`, a snapshot or tree folder, or ``NAME[@VERSION]``.
-    ``columns``/``adapter``/``fmt``/``defaults``: see :func:`read_outputs`.
+    ``columns``/``adapter``/``fmt``/``defaults``/``header``/``column_names``/``derive``: see
+    :func:`read_outputs`.
 
     >>> run = score_file("data/examples/imagenet_example_outputs.jsonl",
     ...                  "data/assets/imagenet1k_taxonomy")            # doctest: +SKIP
     >>> print(run.markdown())                                          # doctest: +SKIP
     """
-    rows = read_outputs(path, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults)
+    rows = read_outputs(path, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
+                        column_names=column_names, derive=derive)
     run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
                       progress=progress)
     if out_dir is not None:

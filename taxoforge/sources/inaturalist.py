@@ -10,7 +10,8 @@ Output
     :func:`inat_edges` — the ``(child, parent)`` edge table of ``inat:<id>`` node ids (the
     realistic large input for benchmarks); :func:`inat_tree` — the
     :class:`~taxoforge.trees.tables.TreeTables` (label = scientific name, rank kept,
-    names of kind ``scientific``/``la``), rooted at ``inat:48460`` "Life".
+    names of kind ``scientific``/``la``, and of kind ``infrageneric`` for the subgenera and
+    sections of a genus, step 3), rooted at ``inat:48460`` "Life".
 
 Algorithm
     1. Give every rank a level on the Linnean spine: kingdom 0, phylum 1, class 2,
@@ -26,7 +27,11 @@ Algorithm
     3. Ranks between the spine levels (subfamily, tribe, subgenus, section, complex,
        superfamily, …; about 40,000 taxa) are left out: the Parquet file records no
        membership for them, so they could only hang as empty leaves. They are reported
-       (``no_lineage_position``) and counted in ``info``.
+       (``no_lineage_position``) and counted in ``info``. A subgenus, section or
+       subsection does record its genus, though: its one-word name becomes a name of kind
+       ``infrageneric`` of that genus (*Eichhornia*, a subgenus of *Pontederia* — the genus
+       of the water hyacinth before it was sunk), so a label or an answer using the old
+       genus still finds where it went (:mod:`taxoforge.links.resolve`, genus transfer).
     4. :func:`taxoforge.trees.build.build_tree` validates and roots the tree.
 
 Everything is vectorised in polars; no Python loop runs per taxon.
@@ -51,6 +56,8 @@ ROOT_RANK = "stateofmatter"
 # Lineage columns of the spine, in order; level i uses columns[: i + 1].
 SPINE = ["kingdom", "phylum", "class", "order", "family", "genus", "specificEpithet", "infraspecificEpithet"]
 SPINE_RANKS = ["kingdom", "phylum", "class", "order", "family", "genus", "species"]
+#: Ranks between genus and species whose one-word names become ``infrageneric`` names of their genus.
+INFRAGENERIC_RANKS = ("subgenus", "section", "subsection")
 RANK_LEVEL = {
     "kingdom": 0, "phylum": 1, "class": 2, "order": 3, "family": 4, "genus": 5, "genushybrid": 5,
     "species": 6, "hybrid": 6, "subspecies": 7, "variety": 7, "form": 7, "infrahybrid": 7,
@@ -84,8 +91,22 @@ def _key(level: int) -> pl.Expr:
     return pl.concat_str([pl.col(c).fill_null("") for c in SPINE[: level + 1]], separator="\x1f")
 
 
-def _parents(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """(edges, kept taxa, report) from the taxa table."""
+def _infrageneric_names(dropped: pl.DataFrame, kept: pl.DataFrame) -> pl.DataFrame:
+    """Names (``node_id`` of the genus, ``name``) of the subgenera and sections left out of the
+    tree: one-word names other than the genus's own, under the genus of the same lineage
+    (the smallest id among homonyms in one lineage, as for children)."""
+    genera = (kept.filter(pl.col("rank") == "genus").select(pl.col("id").alias("_gid"), _key(5).alias("_k"))
+              .sort("_gid").unique("_k", keep="first"))
+    sub = dropped.filter(pl.col("rank").is_in(INFRAGENERIC_RANKS) & pl.col("genus").is_not_null()
+                         & ~pl.col("scientificName").str.contains(r"\s")
+                         & (pl.col("scientificName") != pl.col("genus")))
+    return (sub.with_columns(_key(5).alias("_k")).join(genera, on="_k")
+            .select(pl.format("inat:{}", "_gid").alias("node_id"), pl.col("scientificName").alias("name"))
+            .unique().sort("node_id", "name"))
+
+
+def _parents(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(edges, kept taxa, report, infrageneric names) from the taxa table."""
     df = df.with_columns(
         pl.col("taxonRank").str.to_lowercase().alias("rank"),
     ).with_columns(pl.col("rank").replace_strict(RANK_LEVEL, default=None, return_dtype=pl.Int8).alias("level"))
@@ -125,11 +146,11 @@ def _parents(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame
     taxa = pl.concat([kept, root]).select(pl.format("inat:{}", "id").alias("node_id"),
                                           pl.col("scientificName").alias("label"), "rank")
     report = pl.concat(reports) if reports else report_frame("none", [])
-    return edges, taxa, report
+    return edges, taxa, report, _infrageneric_names(dropped, kept)
 
 
 @lru_cache(maxsize=2)
-def _cached(path: str | None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def _cached(path: str | None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     return _parents(read_inat_taxa(path))
 
 
@@ -145,9 +166,11 @@ def inat_edges(path: str | Path | None = None) -> pl.DataFrame:
 
 def inat_tree(path: str | Path | None = None, *, name: str = "inaturalist") -> TreeTables:
     """The iNaturalist taxonomy as a tree (see the module docstring)."""
-    edges, taxa, report = _cached(str(path) if path else None)
-    names = taxa.select("node_id", pl.col("label").alias("name"), pl.lit("scientific").alias("kind"),
-                        pl.lit("la").alias("lang"))
+    edges, taxa, report, infrageneric = _cached(str(path) if path else None)
+    names = pl.concat([
+        taxa.select("node_id", pl.col("label").alias("name"), pl.lit("scientific").alias("kind"), pl.lit("la").alias("lang")),
+        infrageneric.select("node_id", "name", pl.lit("infrageneric").alias("kind"), pl.lit("la").alias("lang")),
+    ])
     src = Path(path) if path else inat_parquet_path()
     size, package = src.stat().st_size, _package_version()
     info = {"source_file": str(src), "source_bytes": size, "package": package,

@@ -6,7 +6,8 @@ A taxonomy is stored as four tables, each one Parquet file:
             ``depth`` (root = 0), ``label`` (display name), ``rank`` (taxonomic rank
             or null), ``is_leaf``.
 ``names``   every name of a node: ``node_id``, ``name``, ``kind`` (``label``,
-            ``alias``, ``lemma``, ``scientific``, ``synonym``, ``vernacular`` …),
+            ``alias``, ``lemma``, ``scientific``, ``synonym``, ``vernacular``,
+            ``infrageneric`` — a subgenus or section of a genus the tree does not place …),
             ``lang`` (BCP-47 code, ``la`` for scientific names, null if unknown).
 ``links``   dataset labels linked to nodes (see :mod:`taxoforge.links`).
 ``report``  every edge the graph→tree step removed or chose between
@@ -74,7 +75,7 @@ LINKS_SCHEMA = {
     "label_text": pl.String,
     "external_id": pl.String,
     "status": pl.String,  # linked | ambiguous | unmatched
-    "method": pl.String,  # external_id | exact | normalised | genus_fallback | … (null if not linked)
+    "method": pl.String,  # taxoforge.links.resolve.METHODS: exact | synonym | genus_transfer | genus … (null if none)
     "node_id": pl.String,  # null unless linked
     "candidates": pl.List(pl.String),  # all candidate node ids (ambiguous: ≥ 2)
     "detail": pl.String,

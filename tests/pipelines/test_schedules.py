@@ -109,6 +109,12 @@ def test_run_config_file_is_read_at_every_tick(tmp_path):
         _tick(defs, "catalogue_of_life_rebuild_schedule")
     assert "$TAXOFORGE_RUN_CONFIG_CATALOGUE_OF_LIFE=" in str(err.value.__cause__)
     assert "cannot read" in str(err.value.__cause__)
+    # without a run config the Catalogue of Life rebuild has no release to read: the tick skips, saying so
+    jobs = rebuild_jobs({})
+    defs = dg.Definitions(assets=[coldp_tree], jobs=jobs, schedules=rebuild_schedules(jobs, {}))
+    data = _tick(defs, "catalogue_of_life_rebuild_schedule")
+    assert not data.run_requests and "TAXOFORGE_RUN_CONFIG_CATALOGUE_OF_LIFE" in data.skip_message
+    assert "coldp_tree" in data.skip_message
 
 
 def test_catalogue_of_life_rebuild_takes_only_its_own_assets_from_a_shared_group():

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from taxoforge.links.external_names import _with_key, merge_names, names_onto_tree, resolve_accepted_names
-from taxoforge.links.scientific_names import link_scientific_names, scientific_key
+from taxoforge.links.external_names import merge_names, names_onto_tree, resolve_accepted_names
+from taxoforge.links.resolve import resolve_labels
+from taxoforge.links.scientific_names import scientific_key
 from taxoforge.sources.coldp import coldp_names, coldp_names_for_tree, coldp_version
 from taxoforge.trees.tables import TreeTables, name_kind_counts
 from tests.conftest import shared_file
@@ -185,8 +184,8 @@ def test_pterophoroidea_synonyms_carried_onto_the_inaturalist_tree(inat):
     single = added.filter(pl.col("name").is_unique()).head(40)
     labels = single.select(pl.lit("ptero").alias("dataset"), pl.col("name").alias("label_id"),
                            pl.col("name").alias("label_text"))
-    before = link_scientific_names(labels, inat.names, inat.nodes, fallback=False, epithet_variants=False)
-    after = link_scientific_names(labels, merged.names, merged.nodes, fallback=False, epithet_variants=False)
+    before = resolve_labels(labels, inat.names, inat.nodes, partial=False, epithet_variants=False, genus_transfer=False)
+    after = resolve_labels(labels, merged.names, merged.nodes, partial=False, epithet_variants=False, genus_transfer=False)
     assert before.filter(pl.col("status") == "linked").height == 0
     got = dict(after.filter(pl.col("method") == "synonym").select("label_text", "node_id").iter_rows())
     assert got == dict(single.select("name", "node_id").iter_rows())
@@ -204,15 +203,3 @@ def test_spec_example_vernacular_name_reaches_the_inaturalist_tree(inat):
         carried.names.filter(pl.col("node_id") == node[0]).select("name", "kind", "lang").iter_rows())
     merged = merge_names(inat, carried.names, source="coldp-spec")
     assert set(name_kind_counts(merged)["kind"]) >= {"scientific", "vernacular"}
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=40)
-                | st.lists(st.sampled_from(["Crepis", "bakeri", "subsp.", "var", "f.", "x", "-", "_", " ", "cf",
-                                            "O'Neill", "(L.)", "sp", "ssp.", "  ", "Forma", "×"]), max_size=8)
-                .map(" ".join), min_size=1, max_size=20))
-def test_vectorised_key_equals_scientific_key(texts):
-    """The vectorised key used for printable ASCII is exactly scientific_key; other text goes
-    through scientific_key itself."""
-    df = _with_key(pl.DataFrame({"n": texts}), "n")
-    assert df["_key"].to_list() == [scientific_key(t) for t in texts]

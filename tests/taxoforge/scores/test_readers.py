@@ -116,3 +116,51 @@ def test_duplicate_ids_are_warned_with_their_lines(tmp_path):
     with pytest.warns(DuplicateIdWarning, match=r"dup\.jsonl: 1 sample id\(s\) occur more than once \('a' on lines 1, 3\)"):
         df = read_outputs(p)
     assert df.height == 4 and duplicate_ids(df)["lines"].to_list() == [[1, 3]]
+
+
+# A classifier's top-k file: no header, the image path then name/probability pairs (and a
+# trailing tab), the ground truth only in the image file name.
+TOP2 = ("../img/general/acacia_saligna_gold_01.jpg\tAcacia pycnantha\t0.65\tAcacia saligna\t0.30\t\n"
+        "../img/general/esox_lucius_obs_02.png\tEsox lucius\t0.91\tEsox niger\t0.05\t\n"
+        "../img/general/thumbnail.jpg\tEsox lucius\t0.50\tEsox niger\t0.40\t\n")
+NAMES = ["image", "top1", "p1", "top2", "p2"]
+FROM_FILE_NAME = r"([^/]+?)_(?:(?:gold|obs)_)?\d+[^/]*$"
+
+
+def test_headerless_tsv_with_declared_columns_and_a_derived_label(tmp_path):
+    p = tmp_path / "top2.tsv"
+    p.write_text(TOP2)
+    df = read_outputs(p, header=False, column_names=NAMES, columns={"output": "top1", "id": "image"},
+                      derive={"label": ("image", FROM_FILE_NAME)}, defaults={"model": "clf"})
+    assert df["line"].to_list() == [1, 2, 3]  # the first line is data
+    assert df["output"].to_list() == ["Acacia pycnantha", "Esox lucius", "Esox lucius"]
+    assert df["label"].to_list() == ["acacia_saligna", "esox_lucius", None]
+    assert df["id"][0] == "../img/general/acacia_saligna_gold_01.jpg" and set(df["model"]) == {"clf"}
+    assert df["note"].to_list()[:2] == [None, None]
+    assert "does not match column 'image'" in df["note"][2] and "thumbnail.jpg" in df["note"][2]
+    # a named group 'value' wins over group 1; without groups the whole match is the value
+    df = read_outputs(p, header=False, column_names=NAMES, columns={"output": "top1"},
+                      derive={"label": ("image", r"(gold|obs)_(?P<value>\d+)"), "model": ("top2", r"Esox|Acacia")})
+    assert df["label"].to_list() == ["01", "02", None] and df["model"].to_list() == ["Acacia", "Esox", "Esox"]
+    # undeclared fields get positional names
+    df = read_outputs(p, header=False, column_names=["image"], columns={"output": "column_2", "label": "column_4"})
+    assert df["label"].to_list() == ["Acacia saligna", "Esox niger", "Esox niger"]
+
+
+def test_headerless_and_derive_errors_name_the_file_and_line(tmp_path):
+    p = tmp_path / "top2.tsv"
+    p.write_text(TOP2 + "../img/x_gold_01.jpg\tEsox lucius\n")
+    with pytest.raises(OutputFileError, match=r"top2.tsv:4: 2 fields, the first line has 6"):
+        read_outputs(p, header=False, column_names=NAMES, columns={"output": "top1", "label": "top2"})
+    p.write_text(TOP2)
+    with pytest.raises(OutputFileError, match="does not compile"):
+        read_outputs(p, header=False, column_names=NAMES, columns={"output": "top1"}, derive={"label": ("image", "(")})
+    with pytest.raises(OutputFileError, match="no column 'picture'"):
+        read_outputs(p, header=False, column_names=NAMES, columns={"output": "top1"},
+                     derive={"label": ("picture", FROM_FILE_NAME)})
+    with pytest.raises(OutputFileError, match="cannot derive 'colour'"):
+        read_outputs(p, header=False, column_names=NAMES, columns={"output": "top1"}, derive={"colour": ("image", "x")})
+    j = tmp_path / "x.jsonl"
+    j.write_text('{"output": "a", "label": "b"}\n')
+    with pytest.raises(OutputFileError, match="apply to CSV/TSV"):
+        read_outputs(j, header=False)

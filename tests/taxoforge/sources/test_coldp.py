@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from taxoforge.links.scientific_names import link_scientific_names
+from taxoforge.links.resolve import resolve_labels
 from taxoforge.sources.coldp import (
     ColdpError,
     coldp_names,
@@ -99,7 +99,7 @@ def test_pterophoroidea_synonym_labels_link_to_accepted(ptero, ptero_dir):
     pick = [s for s in syn if by_name[names[s["nameID"]]] == 1][:25]
     labels = pl.DataFrame({"dataset": "ptero", "label_id": [s["nameID"] for s in pick],
                            "label_text": [names[s["nameID"]].upper() for s in pick]})
-    links = link_scientific_names(labels, ptero.names, ptero.nodes)
+    links = resolve_labels(labels, ptero.names, ptero.nodes)
     want = {s["nameID"]: "col:" + s["taxonID"] for s in pick}
     assert dict(links.select("label_id", "node_id").iter_rows()) == want
     assert set(links["method"]) == {"synonym"}

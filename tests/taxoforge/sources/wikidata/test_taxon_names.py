@@ -12,7 +12,7 @@ import pytest
 import rdflib
 
 from taxoforge.links.external_names import merge_names
-from taxoforge.links.scientific_names import link_scientific_names
+from taxoforge.links.resolve import resolve_labels
 from taxoforge.sources.wikidata.checkpoint import BatchCheckpoint
 from taxoforge.sources.wikidata.queries import render
 from taxoforge.sources.wikidata.sparql import SparqlClient, SparqlError
@@ -232,9 +232,9 @@ def test_renamed_species_link_by_their_wikidata_synonyms(names_endpoint):
     labels = labels.with_columns(pl.col("label_text").alias("label_id"))
     want = {"Notropis hudsonius": "inat:1545613", "Phoxinus eos": "inat:97764", "Pennisetum setaceum": "inat:430581",
             "Eichhornia crassipes": "inat:962637", "Canis lupus familiaris": "inat:47144"}
-    before = link_scientific_names(labels, inat.names, inat.nodes, fallback=False, epithet_variants=False)
+    before = resolve_labels(labels, inat.names, inat.nodes, partial=False, epithet_variants=False, genus_transfer=False)
     assert before.filter(pl.col("status") == "linked").height == 0
-    after = link_scientific_names(labels, merged.names, merged.nodes, fallback=False, epithet_variants=False)
+    after = resolve_labels(labels, merged.names, merged.nodes, partial=False, epithet_variants=False, genus_transfer=False)
     assert dict(after.select("label_text", "node_id").iter_rows()) == want
     assert set(after["method"]) == {"synonym"}
     # Wikidata's own P225 equal to iNaturalist's name adds nothing; a different one is a synonym
