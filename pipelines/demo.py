@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("nodes", "leaves", "max_depth", "ties", "cycle_edges_removed", "linked", "unmatched", "rows", "synsets", "classes", "taxa"):
             if key in md:
                 figs.append(f"{key}={md[key].value:,}" if isinstance(md[key].value, int) else f"{key}={md[key].value}")
+        if "name_kinds" in md:
+            figs.append(f"names: {md['name_kinds'].value}")
         path = md["path"].value if "path" in md else ""
         rows.append((ev.asset_key.to_user_string(), ", ".join(figs), path))
     width = max((len(r[0]) for r in rows), default=10)
