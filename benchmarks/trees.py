@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import polars as pl
 
 __all__ = ["wordnet_tree", "imagenet1k_tree"]
 
@@ -16,22 +15,14 @@ __all__ = ["wordnet_tree", "imagenet1k_tree"]
 @lru_cache(maxsize=1)
 def wordnet_tree():
     from taxoforge.sources.wordnet import ensure_wordnet, noun_graph
-    from taxoforge.trees.build import build_tree
-    from taxoforge.trees.tables import TreeTables
+    from taxoforge.sources.wordnet import wordnet_tree as build_wordnet_tree
 
-    edges, names = noun_graph(ensure_wordnet(allow_download=False))
-    return TreeTables.from_build("wordnet", build_tree(edges, source="wn", tie_seed=0), names)
+    return build_wordnet_tree(*noun_graph(ensure_wordnet(allow_download=False)), tie_seed=0)
 
 
 @lru_cache(maxsize=1)
 def imagenet1k_tree():
-    from taxoforge.links.linker import link_labels
-    from taxoforge.sources.imagenet import imagenet1k_labels, wnid_to_node
-    from taxoforge.trees.subtree import spanning_subtree
+    from taxoforge.sources.imagenet import imagenet1k_labels, imagenet1k_taxonomy, link_imagenet1k
 
     wt = wordnet_tree()
-    links = link_labels(imagenet1k_labels(), wt.names, external_id_to_node=wnid_to_node, prefer_kinds=("label", "lemma"))
-    linked = links.filter(pl.col("status") == "linked")
-    extra = linked.select("node_id", pl.col("label_text").alias("name"), pl.lit("dataset_label").alias("kind"),
-                          pl.lit("en").alias("lang"))
-    return spanning_subtree(wt, linked["node_id"].to_list(), "imagenet1k", links=links, extra_names=extra)
+    return imagenet1k_taxonomy(wt, link_imagenet1k(imagenet1k_labels(), wt))
