@@ -259,16 +259,37 @@ def _derived(row: dict, source: str, pattern: re.Pattern) -> tuple[str | None, s
     return (m.group(1) if pattern.groups else m.group(0)), None
 
 
+def _check_mapping(path: Path, columns: dict[str, str] | None, present: set[str], has_rows: bool) -> None:
+    """Every ``canonical=column`` pair names a canonical column and a column of the file; a
+    typo says which column is missing, the nearest names, and lists the file's columns."""
+    import difflib
+
+    for canon, col in (columns or {}).items():
+        if canon not in CANONICAL:
+            near = difflib.get_close_matches(canon, CANONICAL, n=1)
+            raise OutputFileError(f"{path}: column mapping {canon}={col}: {canon!r} is not a canonical column"
+                                  + (f" (did you mean {near[0]!r}?)" if near else "")
+                                  + f"; canonical columns are {', '.join(CANONICAL)}")
+        if has_rows and col not in present:
+            near = difflib.get_close_matches(col, sorted(present), n=3)
+            raise OutputFileError(f"{path}: column mapping {canon}={col}: the file has no column {col!r}"
+                                  + (f" (did you mean {' or '.join(repr(x) for x in near)}?)" if near else "")
+                                  + f"; its columns are {', '.join(sorted(present))}")
+
+
 def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str, str] | None = None,
                  adapter: str = "auto", defaults: dict[str, str] | None = None,
                  delimiter: str | None = None, header: bool = True, column_names=None,
-                 derive: dict[str, tuple[str, str]] | None = None) -> pl.DataFrame:
+                 derive: dict[str, tuple[str, str]] | None = None,
+                 require: tuple[str, ...] = ("output", "label")) -> pl.DataFrame:
     """Read one model-output file into the canonical table (module docstring).
 
-    ``columns`` maps canonical names to the file's names and overrides the adapter's;
+    ``columns`` maps canonical names to the file's names and overrides the adapter's (a
+    name the file lacks is an :class:`OutputFileError` listing the file's columns);
     ``defaults`` fills ``model``/``prompt``/``dataset`` where the file has none;
     ``header``/``column_names`` read a CSV/TSV without a header line; ``derive`` takes
-    canonical columns from other columns by a regex (module docstring)."""
+    canonical columns from other columns by a regex (module docstring). ``require``: the
+    canonical columns the file must have (mapping answers to nodes needs no ``label``)."""
     path = Path(path)
     if not path.is_file():
         raise OutputFileError(f"{path}: no such file")
@@ -282,17 +303,23 @@ def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str,
     for canon, (source, _) in derivations.items():
         if rows and source not in present:
             raise OutputFileError(f"{path}: derive {canon!r}: no column {source!r} (columns: {sorted(present)})")
+    _check_mapping(path, columns, present, bool(rows))
     given = set(columns or {}) | set(derivations)
     if adapter == "auto":
-        if not rows or {"output", "label"} <= given:
+        if not rows or set(require) <= given:
             adapter = "generic"
         else:
-            adapter = detect_adapter(present)
+            try:
+                adapter = detect_adapter(present)
+            except OutputFileError:
+                if "label" in require:
+                    raise
+                adapter = "generic"  # answers without ground truths
     if adapter not in _ADAPTERS:
         raise ValueError(f"unknown adapter {adapter!r}; choose auto, {', '.join(_ADAPTERS)}")
     mapping = dict(_ADAPTERS[adapter])
     mapping.update(columns or {})
-    for need in ("output", "label"):
+    for need in require:
         if rows and need not in derivations and mapping.get(need) not in present:
             raise OutputFileError(f"{path}: no column {mapping.get(need)!r} for {need!r} (columns: {sorted(present)}); "
                                   "pass a column mapping")
