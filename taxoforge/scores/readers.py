@@ -54,6 +54,7 @@ reports them with their line numbers.
 from __future__ import annotations
 
 import csv
+import glob
 import json
 import re
 import warnings
@@ -62,7 +63,10 @@ from pathlib import Path
 import polars as pl
 
 __all__ = ["OutputFileError", "DuplicateIdWarning", "read_outputs", "duplicate_ids", "CANONICAL", "detect_adapter",
-           "vlm4bio_path_info"]
+           "vlm4bio_path_info", "OUTPUT_SUFFIXES", "expand_output_paths"]
+
+#: The file kinds read as model outputs (a folder given to :func:`expand_output_paths` means these files in it).
+OUTPUT_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".tsv", ".parquet")
 
 CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label")
 _ADAPTERS = {
@@ -382,3 +386,38 @@ def _warn_duplicate_ids(df: pl.DataFrame, path: Path) -> None:
         ex = "; ".join(f"{i!r} on lines {', '.join(map(str, ls[:5]))}" for i, ls in dup.select("id", "lines").head(3).iter_rows())
         warnings.warn(f"{path}: {dup.height} sample id(s) occur more than once ({ex}"
                       f"{' …' if dup.height > 3 else ''}); every row is scored", DuplicateIdWarning, stacklevel=3)
+
+
+def expand_output_paths(patterns) -> list[Path]:
+    """The model-output files ``patterns`` name, in the order given, each once: a file as
+    it is; a folder as every :data:`OUTPUT_SUFFIXES` file under it (recursively, hidden
+    files and folders skipped, sorted); a glob pattern (``*``, ``?``, ``[…]``, ``**`` for
+    any depth) as its matching files, sorted — so ``'results/**/*.jsonl'`` works whether
+    or not the shell expanded it. A pattern that matches nothing, or a path that does not
+    exist, raises :class:`OutputFileError` naming it."""
+    out: list[Path] = []
+    for pat in patterns:
+        text = str(pat)
+        p = Path(text)
+        if p.is_file():
+            found = [p]
+        elif p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in OUTPUT_SUFFIXES
+                           and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            if not found:
+                raise OutputFileError(f"{text}: a folder without model-output files ({', '.join(OUTPUT_SUFFIXES)})")
+        elif glob.escape(text) != text:
+            found = sorted(Path(f) for f in glob.glob(text, recursive=True) if Path(f).is_file())
+            if not found:
+                raise OutputFileError(f"{text}: no file matches this pattern")
+        else:
+            raise OutputFileError(f"{text}: no such file")
+        out.extend(found)
+    seen: set[Path] = set()
+    unique = []
+    for f in out:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique

@@ -15,6 +15,7 @@ from taxoforge.cli import main
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.run import score_file, score_frame
 from taxoforge.scores.readers import read_outputs
+from taxoforge.snapshots.manifest import content_id
 from tests.conftest import REPO
 
 EXAMPLE_OUTPUTS = REPO / "data" / "examples" / "imagenet_example_outputs.jsonl"
@@ -50,7 +51,9 @@ def test_vlm4bio_end_to_end_against_inaturalist(vlm4bio_files, inat_vlm4bio_tree
         # a wrong species in the same genus keeps hP = hR = 6/7 (life, kingdom … genus shared)
         lb = run.leaderboard.row(0, named=True)
         assert lb["hF"] == pytest.approx(2 * lb["hP"] * lb["hR"] / (lb["hP"] + lb["hR"]))
-        assert lb["taxonomy_version"].startswith("inaturalist-vlm4bio-cut@")
+        # an unpublished tree is cited by its content hash, a reference any store resolves once it is published
+        assert lb["taxonomy_version"] == f"sha256:{content_id(inat_vlm4bio_tree)[1]}"
+        assert run.info["citation"]["published"] is False and run.info["taxonomy"] == "inaturalist-vlm4bio-cut"
     assert total == 210
 
 
@@ -150,7 +153,7 @@ def test_cli_scores_a_headerless_top_k_file_whose_label_is_in_the_image_name(ina
                                     "--derive", "label", "image", r"([^/]+?)_(?:(?:gold|obs)_)?\d+[^/]*$",
                                     "--no-meteor", "-o", str(tmp_path / "res")])
     assert res.exit_code == 0, res.output
-    assert "| clf | unknown | unknown | 2 | 0 | 50.0 |" in res.output
+    assert "| clf | unknown | unknown | 2 | 0 | 50.0 (0.0–100.0) |" in res.output  # accuracy with its bootstrap interval
     assert "Ground truths resolved by: normalised 2." in res.output
     bad = pl.read_parquet(tmp_path / "res" / "bad_rows.parquet")
     assert bad.select("line", "reason").rows() == [(3, "unknown label"), (4, "missing ground truth")]
