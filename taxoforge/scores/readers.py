@@ -316,9 +316,15 @@ def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str,
             try:
                 adapter = detect_adapter(present)
             except OutputFileError:
-                if "label" in require:
+                if "label" not in require:
+                    adapter = "generic"  # answers without ground truths
+                elif "label" not in given and "label" not in present and "output" in given:
+                    raise OutputFileError(
+                        f"{path}: no ground-truth column: name it with a column mapping label=COLUMN (the file's "
+                        f"columns are {', '.join(sorted(present))}); answers without ground truths can be mapped to "
+                        "nodes but not scored (`taxoforge map`)") from None
+                else:
                     raise
-                adapter = "generic"  # answers without ground truths
     if adapter not in _ADAPTERS:
         raise ValueError(f"unknown adapter {adapter!r}; choose auto, {', '.join(_ADAPTERS)}")
     mapping = dict(_ADAPTERS[adapter])
