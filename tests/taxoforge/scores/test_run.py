@@ -374,3 +374,33 @@ def test_ground_truth_resolver_answers_one_label_or_a_prefetched_batch(inat_like
     assert r("Toco Toucan", "d")[:2] == ("r_toco", "exact")
     nid, reason, detail = r("Unicornia", "d")
     assert nid is None and reason == "unknown label" and detail.startswith("'Unicornia': no node is named")
+
+
+def test_all_vlm4bio_files_in_one_run_with_intervals_and_breakdowns(vlm4bio_files, inat_vlm4bio_tree, tmp_path):
+    """The six VLM4Bio result files scored as one run: one leaderboard row per model ×
+    dataset × prompt, with bootstrap intervals and issue 14's breakdown columns (the
+    iNaturalist tree has ranks: genus, family and order accuracy)."""
+    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.scores.confidence import BootstrapConfig
+    from taxoforge.scores.run import score_files
+
+    cited = cite_taxonomy(inat_vlm4bio_tree)
+    run = score_files(vlm4bio_files, cited, meteor=False, out_dir=tmp_path / "out", ci=BootstrapConfig(n_resamples=500))
+    lb = run.leaderboard
+    groups = run.samples.select("model", "dataset", "prompt").unique()
+    assert lb.height == groups.height and len(run.info["per_file"]) == len(vlm4bio_files)
+    assert sum(f["rows"] for f in run.info["per_file"]) == run.info["rows"] == run.samples.height
+    for row in lb.iter_rows(named=True):
+        for m in ("accuracy", "hP", "hR", "hF"):
+            assert row[f"{m}_ci_low"] <= row[m] <= row[f"{m}_ci_high"], (row["model"], m)
+        # species ground truths are leaves: right at every level = right; right genus ⊇ right species
+        assert row["HCA"] == pytest.approx(row["accuracy"])
+        assert row["accuracy"] <= row["accuracy_genus"] <= row["accuracy_family"] <= row["accuracy_order"]
+        assert row["correct_pct"] + row["incorrect_pct"] + row["other_pct"] == pytest.approx(100)
+        assert 0 <= row["MTA"] <= 1
+    out = tmp_path / "out"
+    for name in ("by_level", "by_rank", "correct_by_rank", "consistency", "outcomes"):
+        assert pl.read_csv(out / "breakdowns" / f"{name}.csv").height > 0, name
+    assert pl.read_csv(out / "leaderboard.csv").height == lb.height
+    tex = (out / "leaderboard.tex").read_text()
+    assert tex.count(r"\\") >= lb.height + 1 and "HCA (\\%)" in tex
