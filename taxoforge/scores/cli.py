@@ -8,7 +8,9 @@ without ground truths.
 
 TAXONOMY is a tree or snapshot folder, ``NAME[@VERSION]`` or ``sha256:HEX`` in the snapshot
 store (``--store``: a folder, HTTP(S), S3 or any fsspec URL; a remote snapshot is pulled
-into ``--dest`` and verified first). A snapshot folder is verified against its manifest
+into ``--dest`` and verified first). A name the local store lacks is pulled from
+``--remote`` (``$TAXOFORGE_SNAPSHOT_REMOTE``) into it, verified, and cited with the remote's
+URL; the next call finds it local. A snapshot folder is verified against its manifest
 before it is used: an altered one is refused (exit code 4) unless ``--allow-altered``,
 which cites it by the content hash of what it holds.
 
@@ -135,6 +137,9 @@ taxonomy_options = _options(
     click.option("--store", "store", envvar="TAXOFORGE_SNAPSHOT_STORE", default=None, show_envvar=True,
                  metavar="URL", help="Snapshot store TAXONOMY is looked up in: a folder, file://, http(s):// or any "
                                      "fsspec URL (s3:// …). Default: data/snapshots."),
+    click.option("--remote", "remote", envvar="TAXOFORGE_SNAPSHOT_REMOTE", default=None, show_envvar=True,
+                 metavar="URL", help="Store to pull TAXONOMY from when --store does not have it (HTTP(S), S3 …); "
+                                     "it is pulled into --store (or --dest), verified, and cited with this URL."),
     click.option("--dest", default=None, metavar="DIR",
                  help="Local store a snapshot of a remote --store is pulled into (default: data/snapshots)."),
     click.option("--allow-altered", is_flag=True,
@@ -203,7 +208,6 @@ def _handled(f):
 
 def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...]):
     """Files read, taxonomy resolved and cited, one mapping index built: (rows, cited, index, paths)."""
-    from taxoforge.scores.cited import cite_taxonomy
     from taxoforge.scores.readers import expand_output_paths
     from taxoforge.scores.run import index_for, read_files
 
@@ -211,8 +215,7 @@ def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...]):
     paths = expand_output_paths(outputs)
     rows = read_files(paths, require=require, **_read_kwargs(o))
     _say(o["as_json"], f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
-    cited = cite_taxonomy(taxonomy, store=o["store"], cache=o["dest"],
-                          altered="content" if o["allow_altered"] else "refuse", progress=o["progress"] is not False)
+    cited = _cite(taxonomy, o)
     _say(o["as_json"], f"taxonomy {cited.citation}" + (" — verified against its manifest"
                                                          if cited.citation.verified in ("store", "content") else ""))
     t = time.perf_counter()
@@ -220,6 +223,22 @@ def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...]):
     index = index_for(cited, config)
     _say(o["as_json"], f"mapping index ready ({time.perf_counter() - t:.1f} s)")
     return rows, cited, index, paths
+
+
+def _cite(taxonomy: str, o: dict):
+    """The taxonomy from ``--store``; a name it lacks is pulled from ``--remote`` when one is given."""
+    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.snapshots.errors import TaxonomyNotFound
+
+    kw = dict(altered="content" if o["allow_altered"] else "refuse", progress=o["progress"] is not False)
+    try:
+        return cite_taxonomy(taxonomy, store=o["store"], cache=o["dest"], **kw)
+    except TaxonomyNotFound:
+        if not o.get("remote"):
+            raise
+    local = o["dest"] or o["store"]
+    _say(o["as_json"], f"{taxonomy}: not in the local store; pulling it from {o['remote']} …")
+    return cite_taxonomy(taxonomy, store=o["remote"], cache=local, **kw)
 
 
 def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons: dict) -> str | None:

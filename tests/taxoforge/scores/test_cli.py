@@ -142,6 +142,13 @@ def test_a_snapshot_of_a_remote_store_is_pulled_verified_and_cited(inat_like, tm
         assert cit["ref"] == pub.ref and cit["store"] == srv.url and cit["verified"] == "store"
         assert (tmp_path / "local" / "inat_like" / pub.version / "manifest.json").exists()
         assert CliRunner().invoke(main, args).exit_code == 0  # the second call finds it pulled
+        # the local store lacks it: pulled from --remote into the local store, cited with the remote's URL
+        local = tmp_path / "mine"
+        r = CliRunner().invoke(main, ["score", str(f), "inat_like", "--store", str(local), "--remote", srv.url,
+                                      "--json", *FAST])
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["info"]["citation"]["store"] == srv.url and "pulling it from" in r.stderr
+        assert (local / "inat_like" / pub.version / "manifest.json").exists()
     finally:
         stop(srv, t)
 
