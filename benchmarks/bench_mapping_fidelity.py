@@ -261,11 +261,38 @@ def evaluate_tree(name: str, tables, cfg: dict, seed: int, similarity: str, meas
 
 
 # ---------------------------------------------------------------------- prefilter and speed
+def _perturbed(names: list[str], n: int, rng) -> list[str]:
+    """``n`` answers made from ``names`` the way :func:`benchmarks.bench_mapping.make_predictions`
+    makes them from species (for trees without ranks): a name behind "A: ", its first word,
+    a misspelling (one character dropped), the name among filler words, filler words alone."""
+    from benchmarks.bench_mapping import FILLER
+
+    out = []
+    for i in range(n):
+        s = names[int(rng.integers(len(names)))]
+        kind = int(rng.integers(0, 5))
+        if kind == 0:
+            out.append(f"A: {s}")
+        elif kind == 1:
+            out.append(s.split()[0])
+        elif kind == 2 and len(s) > 1:
+            j = int(rng.integers(1, len(s)))
+            out.append(s[:j - 1] + s[j:])
+        elif kind == 3:
+            words = list(rng.choice(FILLER, size=int(rng.integers(2, 6))))
+            out.append(" ".join(words[:1] + s.split() + words[1:]))
+        else:
+            out.append(" ".join(rng.choice(FILLER, size=int(rng.integers(2, 5)))) + f" {i}")
+    return out
+
+
 def generated_answers(tables, n: int, seed: int) -> list[str]:
-    """``n`` seeded answers: half from :func:`benchmarks.bench_mapping.make_predictions`
-    (names behind templates, genus only, misspellings, names among filler words, text naming
-    nothing), half drawn from the gold sets' answer templates on this tree's names."""
+    """``n`` seeded answers: half perturbed names — :func:`benchmarks.bench_mapping.make_predictions`
+    on a ranked tree (names behind templates, genus only, misspellings, names among filler
+    words, text naming nothing), :func:`_perturbed` on others — and half drawn from the gold
+    sets' answer templates (names, hedges, refusals) on this tree's names."""
     from benchmarks.bench_mapping import make_predictions
+    from benchmarks.mapping_gold import tree_names
 
     from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 
@@ -276,7 +303,10 @@ def generated_answers(tables, n: int, seed: int) -> list[str]:
     pool += [it.text for it in hedge_items(tables, index, max(1, n // 100), seed)]
     pool += [it.text for it in refusal_items(tables, 5, seed)]
     half = n // 2
-    return make_predictions(tables, n - half, seed=seed) + [pool[i] for i in rng.integers(0, len(pool), half)]
+    ranked = "rank" in tables.nodes.columns and (tables.nodes["rank"] == "species").any()
+    first = (make_predictions(tables, n - half, seed=seed) if ranked
+             else _perturbed([x[1] for x in tree_names(tables, None, seed)], n - half, rng))
+    return first + [pool[i] for i in rng.integers(0, len(pool), half)]
 
 
 def prefilter_and_speed(tables, n: int, seed: int, emb_spec: str | None, emb_n: int) -> dict:
@@ -309,6 +339,91 @@ def prefilter_and_speed(tables, n: int, seed: int, emb_spec: str | None, emb_n: 
         out["embedding_cpu"] = {"answers": len(sub), "index_build_s": round(t_index, 2), "wall_s": round(w, 3),
                                 "cpu_s": round(c, 3), "answers_per_s": round(len(sub) / w, 1)}
     return out
+
+
+# ---------------------------------------------------------------------- Markdown
+def _pct(x) -> str:
+    return "–" if x is None else f"{100 * x:.2f} %"
+
+
+def _cell(_column: str, value) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_section(result: dict) -> str:
+    """The mapping-quality tables of one result (for ``benchmarks/results/latest.md``)."""
+    from taxoforge.markdown import markdown_table
+
+    ok = [c for c in result["cases"] if c["status"] == "ok"]
+    col = [f"{c['tree']} · {c['measure']}" for c in ok]
+
+    def setval(c, s, key="accuracy", fam=None):
+        v = c["sets"].get(s)
+        if not v:
+            return "–"
+        if fam is not None:
+            v = v["families"].get(fam)
+            if not v:
+                return "–"
+        return f"{_pct(v[key])} of {v['answers']:,}"
+
+    rows = [("templates: singular", *[setval(c, "templates", fam="singular") for c in ok]),
+            ("templates: plural", *[setval(c, "templates", fam="plural") for c in ok]),
+            ("Table 9: paper's node", *[setval(c, "table9") for c in ok]),
+            ("VLM4Bio: free text", *[setval(c, "vlm4bio", fam="free_text") for c in ok]),
+            ("VLM4Bio: as scored", *[setval(c, "vlm4bio", fam="as_scored") for c in ok]),
+            ("refusals: abstained", *[setval(c, "refusals", "abstained") for c in ok]),
+            ("hedges: abstained", *[setval(c, "hedges", "abstained") for c in ok]),
+            ("hedges: mapped to the named node", *[setval(c, "hedges") for c in ok]),
+            ("real refusals: abstained", *[setval(c, "real_refusals_and_hedges", "abstained", "refusal") for c in ok]),
+            ("real hedges: abstained", *[setval(c, "real_refusals_and_hedges", "abstained", "hedged") for c in ok])]
+    out = [f"## Mapping quality ({result['size']})", "",
+           "Accuracy = answers mapped to a gold node (abstentions for the refusal sets); every answer scored "
+           "through `score_frame`. Columns: tree · similarity measure.", "",
+           markdown_table(rows, columns=("gold set", *col), format_cell=_cell)]
+    fams = [*SINGULAR, *PLURAL]
+    rows = [(f, *[(lambda v: _pct(v["accuracy"]) if v else "–")(c["sets"].get("templates", {}).get("families", {}).get(f))
+                  for c in ok]) for f in fams]
+    out += ["", "Per template family:", "", markdown_table(rows, columns=("family", *col), format_cell=_cell)]
+    stages = sorted({st for c in ok for s in c["sets"].values() for st in s["stages"]})
+    rows = []
+    for st in stages:
+        cells = []
+        for c in ok:
+            n = sum(s["stages"].get(st, {}).get("answers", 0) for s in c["sets"].values())
+            k = sum(round((s["stages"].get(st, {}).get("accuracy") or 0) * s["stages"].get(st, {}).get("answers", 0))
+                    for s in c["sets"].values())
+            cells.append(f"{n:,}: {_pct(k / n)}" if n else "–")
+        rows.append((st, *cells))
+    out += ["", "Per deciding stage (all gold sets): answers the stage decided: their accuracy.", "",
+            markdown_table(rows, columns=("stage", *col), format_cell=_cell)]
+    t9 = {c["measure"]: {r["row"]: r for r in c.get("table9_rows", [])} for c in ok if c.get("table9_rows")}
+    if t9:
+        measures = sorted(t9)
+        first = t9[measures[0]]
+        rows = [(r, first[r]["answer"], first[r]["paper_node"],
+                 *[f"{t9[m][r]['got']} ({t9[m][r]['stage']}){' ✓' if t9[m][r]['agrees'] else ''}" for m in measures])
+                for r in sorted(first)]
+        out += ["", "Paper 000, Table 9 (iNat21-shaped tree; ✓ = the paper's node):", "",
+                markdown_table(rows, columns=("row", "answer", "paper's node", *measures), format_cell=_cell)]
+        skipped = next(c["notes"].get("table9_not_evaluated", []) for c in ok if "table9_not_evaluated" in c["notes"])
+        out += [""] + [f"- row {s['row']} not evaluated: {s['reason']}" for s in skipped]
+    ps = result["prefilter_and_speed"]
+    out += ["", "Prefilter on vs off and speed (generated answers, mapping only):", ""]
+    for k, v in ps.items():
+        line = (f"- {k} ({v['nodes']:,} nodes), {v['answers']:,} answers: {v['differences']} differences; "
+                f"prefilter on {v['prefilter_on']['answers_per_s']:,}/s (CPU {v['prefilter_on']['answers_per_cpu_s']:,}/s), "
+                f"off {v['prefilter_off']['answers_per_s']:,}/s")
+        if v.get("embedding_cpu"):
+            e = v["embedding_cpu"]
+            line += f"; embedding measure on CPU {e['answers_per_s']}/s ({e['answers']:,} answers)"
+        out.append(line)
+    skipped = [c for c in result["cases"] if c["status"] != "ok"]
+    if skipped:
+        out += ["", "Skipped:", ""] + [f"- {c['tree']} · {c['measure']}: {c['reason']}" for c in skipped]
+    met = result["meets_target"]
+    out += ["", "Targets: " + ", ".join(f"{k} {'yes' if v else '**no**'}" for k, v in met.items())]
+    return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------------- run

@@ -222,7 +222,8 @@ def inat21_shaped_tree(n_species: int = 10_000, seed: int = 0, extra_taxa: tuple
       options, the iNat2021 classifier's top-6 file; resolved by the label linker, renamed ones
       included), one species under each of ``extra_taxa`` (node ids that must be in the tree),
       then random species (seeded) up to ``n_species`` (iNat21 has 10,000);
-    * English names (kind ``vernacular``, lang ``en``): the Rare Species common names, and
+    * English names (kind ``vernacular``, lang ``en``): the Rare Species common names (where the
+      list gives the scientific name as the common name, none), and
       WordNet's English names of Latin taxa (:func:`wordnet_english_names`).
 
     ``info["english_names"]`` counts the English names per source; ``info["species_sources"]``
@@ -235,7 +236,8 @@ def inat21_shaped_tree(n_species: int = 10_000, seed: int = 0, extra_taxa: tuple
     rare = rare_species_common_names()
     if rare is not None:
         res = resolve_species(rare["scientific_name"].to_list(), full)
-        named = rare.join(res, left_on="scientific_name", right_on="label_text").drop_nulls("node_id")
+        named = (rare.join(res, left_on="scientific_name", right_on="label_text").drop_nulls("node_id")
+                 .filter(pl.col("common_name").str.to_lowercase() != pl.col("scientific_name").str.to_lowercase()))
         english.append(named.select("node_id", pl.col("common_name").alias("name"),
                                     pl.lit("bioclip_rare_species").alias("source")))
         keep.update({n: "bioclip_rare_species" for n in named["node_id"].to_list()})
