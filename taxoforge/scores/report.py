@@ -25,7 +25,7 @@ from taxoforge.scores.leaderboard import leaderboard
 __all__ = ["leaderboard_markdown", "model_summary", "plot_hp_hr", "plot_ranks",
            "RANK_MEASURES"]
 
-STAGE_ORDER = ("exact", "contains", "ngram4", "ngram3", "ngram2", "vote", "top1", "empty", "abstention",
+STAGE_ORDER = ("exact", "linked_name", "contains", "ngram4", "ngram3", "ngram2", "vote", "top1", "empty", "abstention",
                "none_of_the_above")
 RANK_MEASURES = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor", "accuracy", "hR", "hP", "hF")
 _PCT = {"accuracy", "exact_match", "contained", "rouge1_recall", "bleu2", "meteor"}
