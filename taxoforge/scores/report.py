@@ -39,7 +39,7 @@ __all__ = ["leaderboard_markdown", "leaderboard_latex", "model_summary", "plot_h
            "hp_hr_figure", "ranks_figure", "figure_bytes", "RANK_MEASURES", "FIGURE_FORMATS", "PNG_DPI",
            "FIGURE_CAPTIONS"]
 
-STAGE_ORDER = ("exact", "contains", "ngram4", "ngram3", "ngram2", "vote", "top1", "empty", "abstention",
+STAGE_ORDER = ("exact", "linked_name", "contains", "ngram4", "ngram3", "ngram2", "vote", "top1", "empty", "abstention",
                "none_of_the_above")
 RANK_MEASURES = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor", "accuracy", "hR", "hP", "hF")
 #: Every figure is written in these formats; PNG at :data:`PNG_DPI`.

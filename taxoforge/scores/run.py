@@ -18,7 +18,8 @@ does the rest in named steps (:func:`screen_rows`, :func:`parse_rows`,
    rows per method. A label that does not resolve is a bad row (``unknown label`` or
    ``ambiguous label``) whose detail says what was tried.
 4. **Map** answer → node with Alg. 1 (:mod:`~taxoforge.scores.mapping`); abstentions are
-   scored as the root.
+   scored as the root; an answer that is a renamed species' name resolves as its label would
+   (:func:`map_answers`).
 5. **Measure** hP, hR, hF, accuracy (:mod:`~taxoforge.scores.measures`) and the text
    measures (:mod:`~taxoforge.scores.text_measures`) against the reference text — the
    row's label when it was given as text, else the ground-truth node's label.
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -315,6 +317,20 @@ def _nota_is_right(row: dict, resolve) -> bool:
     return row["gt_node"] not in nodes
 
 
+#: Label-linker methods by which an answer that is no name of the tree as written still names a
+#: taxon (a renamed species, a gender variant, a rank marker): the answer then means the node the
+#: same text means as a ground truth (stage ``linked_name``).
+ANSWER_LINK_METHODS = ("normalised", "synonym", "epithet_variant", "genus_transfer")
+_TAXON_NAME = re.compile(r"^[A-Za-z][a-z-]+(?:\s+(?:subsp\.|ssp\.|var\.|f\.)?\s*[a-z-]+){1,2}$")
+
+
+def _taxon_name(text: str | None) -> str | None:
+    """``text`` without a closing full stop when it has the shape of a binomial or trinomial
+    (a genus then one or two lower-case epithets), else None."""
+    t = (text or "").strip().rstrip(".").strip()
+    return t if _TAXON_NAME.match(t) else None
+
+
 def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None) -> MappedAnswers:
     """Step 4 — answers → nodes with Alg. 1 (:mod:`~taxoforge.scores.mapping`).
 
@@ -327,7 +343,12 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
       abstention);
     * every other answer is mapped as it is; the question breaks ties between nodes
       sharing a name. An answer longer than the mapping's ``max_answer_chars`` is cut there
-      and flagged ``truncated_to_<n>_chars`` (so the cost per answer stays bounded)."""
+      and flagged ``truncated_to_<n>_chars`` (so the cost per answer stays bounded);
+    * an answer shaped like a binomial or trinomial that no stage matched as a whole name
+      (a species renamed since the model learnt it: *Notropis heterodon*) is resolved by the
+      label linker, as a ground truth is: by one of :data:`ANSWER_LINK_METHODS` it is that
+      node (stage ``linked_name``, flag ``answer_<method>``), so an answer equal to its label
+      always means the label's node."""
     tax = index.taxonomy
     n = len(rows)
     pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
@@ -378,6 +399,13 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
     stage[sel] = mres.stage
     score[sel] = mres.score
     tied[sel] = mres.tied
+    linkable = {i: name for i in to_map if stage[i] != "exact" and (name := _taxon_name(mapped_text[i]))}
+    resolve.prefetch((name, rows[i]["dataset"]) for i, name in linkable.items())
+    for i, name in linkable.items():
+        nid, method, _detail = resolve(name, rows[i]["dataset"])
+        if nid is not None and method in ANSWER_LINK_METHODS:
+            pred_idx[i], stage[i], score[i], tied[i] = tax.index_of([nid])[0], "linked_name", 1.0, 1
+            flags[i].append(f"answer_{method}")
     for i in np.flatnonzero(tied > 1).tolist():
         flags[i].append("ambiguous_name")
     for i in sel[mres.truncated].tolist():

@@ -404,3 +404,57 @@ def test_all_vlm4bio_files_in_one_run_with_intervals_and_breakdowns(vlm4bio_file
     assert pl.read_csv(out / "leaderboard.csv").height == lb.height
     tex = (out / "leaderboard.tex").read_text()
     assert tex.count(r"\\") >= lb.height + 1 and "HCA (\\%)" in tex
+
+
+def _ranked_tree(rows):
+    """TreeTables with ranks: ``rows`` (node_id, parent_id, label, rank); every label a
+    scientific name."""
+    from taxoforge.trees.tables import TreeTables
+
+    nodes = pl.DataFrame({"node_id": [r[0] for r in rows], "parent_id": [r[1] for r in rows],
+                          "label": [r[2] for r in rows], "rank": [r[3] for r in rows]},
+                         schema_overrides={"parent_id": pl.String})
+    names = pl.DataFrame({"node_id": [r[0] for r in rows], "name": [r[2] for r in rows],
+                          "kind": ["scientific"] * len(rows)})
+    return TreeTables("ranked", nodes, names)
+
+
+RENAMED = [
+    ("life", None, "Life", "stateofmatter"), ("animalia", "life", "Animalia", "kingdom"),
+    ("chordata", "animalia", "Chordata", "phylum"), ("actinopterygii", "chordata", "Actinopterygii", "class"),
+    ("cypriniformes", "actinopterygii", "Cypriniformes", "order"),
+    ("leuciscidae", "cypriniformes", "Leuciscidae", "family"),
+    ("notropis", "leuciscidae", "Notropis", "genus"), ("n_ather", "notropis", "Notropis atherinoides", "species"),
+    ("alburnops", "leuciscidae", "Alburnops", "genus"), ("a_hetero", "alburnops", "Alburnops heterodon", "species"),
+    ("aves", "chordata", "Aves", "class"), ("anseriformes", "aves", "Anseriformes", "order"),
+    ("anatidae", "anseriformes", "Anatidae", "family"), ("alopochen", "anatidae", "Alopochen", "genus"),
+    ("a_aeg", "alopochen", "Alopochen aegyptiaca", "species"),
+]
+
+
+def test_an_answer_naming_a_renamed_species_means_what_its_label_means():
+    """An answer that is no name of the tree as written but a name the label linker resolves
+    (a species moved to another genus of its family, an epithet in the other gender) maps
+    where the same text resolves as a ground truth — never to the old genus it contains."""
+    tree = _ranked_tree(RENAMED)
+    q = "Options: A) Notropis atherinoides, B) Notropis heterodon, C) Alopochen aegyptiacus."
+    rows = read_outputs_from([
+        {"id": "transfer", "output": "Notropis heterodon", "label": "Notropis heterodon"},
+        {"id": "letter", "output": "The answer is: B) Notropis heterodon.", "label": "Notropis heterodon", "question": q},
+        {"id": "gender", "output": "alopochen aegyptiacus", "label": "Alopochen aegyptiacus"},
+        {"id": "current", "output": "Notropis atherinoides", "label": "Notropis atherinoides"},
+        {"id": "genus", "output": "Notropis", "label": "Notropis heterodon"},
+        {"id": "unknown", "output": "Notropis imaginarius", "label": "Notropis atherinoides"},
+    ])
+    run = score_frame(rows, tree, meteor=False)
+    s = {r["id"]: r for r in run.samples.iter_rows(named=True)}
+    for key, node, via in (("transfer", "a_hetero", "genus_transfer"), ("letter", "a_hetero", "genus_transfer"),
+                           ("gender", "a_aeg", "epithet_variant")):
+        assert s[key]["gt_node"] == node and s[key]["pred_node"] == node, s[key]
+        assert s[key]["map_stage"] == "linked_name" and s[key]["correct"]
+        assert f"answer_{via}" in s[key]["parse_flags"]
+    assert (s["current"]["pred_node"], s["current"]["map_stage"]) == ("n_ather", "exact")
+    # a genus alone, or an epithet the family does not know, stays with Alg. 1 (the genus)
+    assert (s["genus"]["pred_node"], s["genus"]["map_stage"]) == ("notropis", "exact")
+    assert s["unknown"]["pred_node"] == "notropis" and s["unknown"]["map_stage"] != "linked_name"
+    assert run.info["stage_counts"]["linked_name"] == 3
