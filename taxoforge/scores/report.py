@@ -152,8 +152,9 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
         lines += ["", "**Note:** " + "; ".join(notes) + "."]
     per_file = info.get("per_file") or []
     if len(per_file) > 1:
+        shown = _distinct_file_names([f["file"] for f in per_file])
         lines += ["", f"**{len(per_file)} files:**", "",
-                  markdown_table([[Path(f["file"]).name, f["rows"], f["scored"], f["bad_rows"],
+                  markdown_table([[shown[f["file"]], f["rows"], f["scored"], f["bad_rows"],
                                    ", ".join(f"{r} {n}" for r, n in sorted(f["bad_rows_by_reason"].items()))]
                                   for f in per_file], columns=["file", "rows", "scored", "bad rows", "reasons"])]
     if bad_rows is not None and bad_rows.height:
@@ -403,3 +404,16 @@ def plot_ranks(table: pl.DataFrame, path: str | os.PathLike, measures=RANK_MEASU
     """Rank (1 = best) of every leaderboard row under each measure (Fig. 5 of paper 000;
     module docstring). Written as ``path`` in each of ``formats``; returns ``{format: path}``."""
     return _save(ranks_figure(table, measures), path, formats)
+
+
+def _distinct_file_names(files: list[str]) -> dict[str, str]:
+    """Each file as the shortest tail of its path that tells it from the others (the file
+    name when names differ; ``fish-easy/…/a.jsonl`` style tails when several files share it)."""
+    parts = {f: Path(f).parts for f in files}
+    shown: dict[str, str] = {}
+    for f, p in parts.items():
+        n = 1
+        while n < len(p) and any(q != p and q[-n:] == p[-n:] for q in parts.values()):
+            n += 1
+        shown[f] = "/".join(p[-n:])
+    return shown

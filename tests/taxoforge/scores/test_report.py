@@ -110,3 +110,17 @@ def test_markdown_shows_intervals_and_the_citation():
     assert f"{row['hF']:.3f} ({row['hF_ci_low']:.3f}–{row['hF_ci_high']:.3f})" in md
     assert "`t@v1` in the store `/s`" in md and "bootstrap 95 % interval" in md
     assert "hF_ci_low" not in md  # shown inline, not as columns
+
+
+def test_files_sharing_a_name_are_told_apart_in_the_per_file_table():
+    """VLM4Bio writes every result file under the same name in different folders: the
+    per-file table shows as much of each path as tells the files apart."""
+    from taxoforge.scores.report import _distinct_file_names
+
+    files = ["/r/fish-easy/classification/selection/c_20.jsonl", "/r/bird-medium/classification/selection/c_20.jsonl",
+             "/r/fish-prompting/cot/selection/c_50.jsonl", "/r/other.jsonl"]
+    shown = _distinct_file_names(files)
+    assert shown["/r/other.jsonl"] == "other.jsonl" and shown[files[2]] == "c_50.jsonl"
+    assert shown[files[0]] == "fish-easy/classification/selection/c_20.jsonl"
+    assert len(set(shown.values())) == len(files)
+    assert all(f.endswith(s) for f, s in shown.items())
