@@ -1,5 +1,5 @@
 """``taxoforge mc …`` (multiple-choice sets) and ``taxoforge evaluate …`` (every other
-evaluation of papers 000, 002, 003 and 004 on a scores table or a tree).
+evaluation of the taxonomy-aware, VLM4Bio, open-world and granularity papers on a scores table or a tree).
 
 Exit codes: 0 ok; 1 the evaluation cannot be done on this input (e.g. a tree too shallow
 for a difficulty); 2 unreadable input or bad usage (the message names the file and line).
@@ -133,7 +133,7 @@ def mc_check_cmd(tree, questions, difficulty):
 @click.option("--json", "as_json", is_flag=True)
 def mc_score_cmd(outputs, as_json):
     """Score a model's answers (OUTPUTS: the question rows with an 'output' field) to a NOTA
-    or FCT set: NOTA accuracy; FCT accuracy and agreement score (paper 002 Table 5)."""
+    or FCT set: NOTA accuracy; FCT accuracy and agreement score (VLM4Bio Table 5)."""
     from taxoforge.evaluation.reasoning_tests import fct_scores, nota_scores
 
     rows = _read_jsonl(outputs)
@@ -176,7 +176,7 @@ def _read_jsonl(path) -> list[dict]:
 # ============================================================================ evaluate
 @click.group("evaluate", context_settings={"help_option_names": ["-h", "--help"]})
 def evaluate_group() -> None:
-    """Evaluations of papers 000, 002, 003 and 004 on a per-sample scores table
+    """Evaluations of the taxonomy-aware, VLM4Bio, open-world and granularity papers on a per-sample scores table
     (scores.parquet of `taxoforge score`), a score matrix, or a tree."""
 
 
@@ -224,7 +224,7 @@ def _by(value: str) -> tuple[str, ...]:
               help="Also write every table as Parquet here.")
 def evaluate_breakdowns_cmd(scores, tree, by, n_cuts, seed, out_dir):
     """Per-level and per-rank accuracy and hP/hR, rank-level correctness from the LCA, HCA,
-    MTA, VLM4Bio's Correct/Incorrect/Other % and (with LI and CS columns) paper 003's four
+    MTA, VLM4Bio's Correct/Incorrect/Other % and (with LI and CS columns) LMMs as open-world classifiers's four
     groups, from SCORES (scores.parquet of `taxoforge score`) on TREE."""
     from taxoforge.evaluation.breakdowns import breakdown_tables
 
@@ -239,8 +239,8 @@ def evaluate_breakdowns_cmd(scores, tree, by, n_cuts, seed, out_dir):
               "correct_by_level": "Right down to level k (depth_lca ≥ k)",
               "correct_by_rank": "Right at rank R (in the ground truth's rank-R taxon)",
               "consistency": f"HCA and MTA ({n_cuts} tree cuts, seed {seed})",
-              "outcomes": "Correct / Incorrect / Other % (paper 002)",
-              "open_world_groups": "Four outcome groups (paper 003: LI ≥ 0.5 correct, CS ≥ 0.6 specific)"}
+              "outcomes": "Correct / Incorrect / Other % (VLM4Bio)",
+              "open_world_groups": "Four outcome groups (LMMs as open-world classifiers: LI ≥ 0.5 correct, CS ≥ 0.6 specific)"}
     for name, df in tables.items():
         _show(titles.get(name, name), df, out, name)
 
@@ -262,7 +262,7 @@ def evaluate_probes_cmd(scores, questions, by):
     _show("Hierarchical consistent accuracy from rank probes", t, None, "probes")
 
 
-@evaluate_group.command("open-world", short_help="TI, SS, CS, LI and the four groups (paper 003).")
+@evaluate_group.command("open-world", short_help="TI, SS, CS, LI and the four groups (LMMs as open-world classifiers).")
 @click.argument("scores", type=click.Path(exists=True, dir_okay=False))
 @click.option("--prediction-column", default="answer", show_default=True)
 @click.option("--reference-column", default="reference", show_default=True)
@@ -275,7 +275,7 @@ def evaluate_probes_cmd(scores, questions, by):
 @click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None,
               help="Write the samples with TI/SS/CS/LI columns here (.parquet).")
 def evaluate_open_world_cmd(scores, prediction_column, reference_column, encoder, judge_model, by, out):
-    """Paper 003's TI, SS, CS and LI for every answer in SCORES, their means per group, and
+    """LMMs as open-world classifiers's TI, SS, CS and LI for every answer in SCORES, their means per group, and
     the four outcome groups when LI and CS are both there."""
     import polars as pl
 
@@ -301,7 +301,7 @@ def evaluate_open_world_cmd(scores, prediction_column, reference_column, encoder
         click.echo(f"{k} skipped: {why}", err=True)
     keys = [k for k in _by(by) if k in s.columns]
     means = s.group_by(keys or pl.lit(1).alias("_all")).agg(pl.len().alias("n"), *[pl.col(k).mean() for k in vals])
-    _show("Open-world measures (paper 003)", means.drop("_all", strict=False).sort(keys or "n"), None, "open_world")
+    _show("Open-world measures (LMMs as open-world classifiers)", means.drop("_all", strict=False).sort(keys or "n"), None, "open_world")
     if "LI" in vals and "CS" in vals:
         _show("Four outcome groups", open_world_groups(s, keys), None, "groups")
     if out:
@@ -324,12 +324,12 @@ def _matrix(path: str, truth_column: str, drop: tuple[str, ...] = ("image", "id"
     return m, cols, df[truth_column].cast(str).to_list()
 
 
-@evaluate_group.command("granularity", short_help="Propagated mAP per level (paper 004 Table 2, Fig. 3).")
+@evaluate_group.command("granularity", short_help="Propagated mAP per level (Granularity and specificity of zero-shot recognition Table 2, Fig. 3).")
 @click.argument("scores", type=click.Path(exists=True, dir_okay=False))
 @click.argument("tree")
 @click.option("--truth-column", default="label", show_default=True)
 def evaluate_granularity_cmd(scores, tree, truth_column):
-    """Paper 004 §4: SCORES is a matrix (one row per image, one column per class named by node
+    """Granularity and specificity of zero-shot recognition §4: SCORES is a matrix (one row per image, one column per class named by node
     id or name, plus the ground-truth column); prints mAP of the leaves, of the ancestors raw
     and propagated by max-child and max-leaf with Δ (Table 2), and mAP per level (Fig. 3)."""
     import polars as pl
@@ -343,11 +343,11 @@ def evaluate_granularity_cmd(scores, tree, truth_column):
         levels = per_level_map(m, cols, gts, t)
     except ValueError as e:
         _fail(f"{scores}: {e}")
-    _show("Granularity (paper 004 Table 2)", pl.DataFrame([table]), None, "granularity")
-    _show("mAP per level (paper 004 Fig. 3)", levels, None, "levels")
+    _show("Granularity (Granularity and specificity of zero-shot recognition Table 2)", pl.DataFrame([table]), None, "granularity")
+    _show("mAP per level (Granularity and specificity of zero-shot recognition Fig. 3)", levels, None, "levels")
 
 
-@evaluate_group.command("tiered", short_help="Two-level fine/coarse benchmark (paper 004 App. A).")
+@evaluate_group.command("tiered", short_help="Two-level fine/coarse benchmark (Granularity and specificity of zero-shot recognition App. A).")
 @click.argument("tree")
 @click.argument("fine", type=click.Path(exists=True, dir_okay=False))
 @click.option("--coarse-depth", type=int, default=None, help="Coarse class = the fine class's ancestor at this depth.")
@@ -361,7 +361,7 @@ def evaluate_granularity_cmd(scores, tree, truth_column):
 @click.option("--truth-column", default="label", show_default=True)
 @click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None, help="Write the two-level set here.")
 def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scores, coarse_scores, truth_column, out):
-    """Paper 004 App. A: the two-level (fine / coarse) label set of the FINE classes (a labels
+    """Granularity and specificity of zero-shot recognition App. A: the two-level (fine / coarse) label set of the FINE classes (a labels
     file, e.g. the 1,000 ImageNet-1k wnids) and, with --scores, FG_direct, CG_FG-label and
     each coarse matrix's accuracy with its Δ to CG_direct."""
     import polars as pl
@@ -401,21 +401,21 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
                 _fail(f"{path}: a coarse class has no score column")
             cs[name] = cm[:, [pos[c] for c in want]]
         res = tiered_accuracy(fm, gts, classes, coarse_scores=cs, tree=t)
-        _show("Tiered benchmark (paper 004 App. A)", pl.DataFrame([res]), None, "tiered")
+        _show("Tiered benchmark (Granularity and specificity of zero-shot recognition App. A)", pl.DataFrame([res]), None, "tiered")
 
 
 _TEXT = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor")
 
 
-@evaluate_group.command("validate", short_help="Kendall-τ validation of measures on synthetic pairs (paper 000 Table 1).")
+@evaluate_group.command("validate", short_help="Kendall-τ validation of measures on synthetic pairs (Taxonomy-Aware Evaluation of VLMs Table 1).")
 @click.argument("tree")
 @click.option("--measures", default="exact_match,contained,rouge1_recall,bleu2,meteor,TI", show_default=True,
-              help="Comma-separated: paper 000's text measures, TI, SS, CS (SS/CS need the 'semantic' extra).")
+              help="Comma-separated: Taxonomy-Aware Evaluation of VLMs's text measures, TI, SS, CS (SS/CS need the 'semantic' extra).")
 @click.option("--pairs", "n_pairs", type=int, default=100_000, show_default=True)
 @click.option("--max-distance", type=int, default=7, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 def evaluate_validate_cmd(tree, measures, n_pairs, max_distance, seed):
-    """Paper 000 Table 1: Kendall's τ between each measure and hP (any node pairs) and hR
+    """Taxonomy-Aware Evaluation of VLMs Table 1: Kendall's τ between each measure and hP (any node pairs) and hR
     (ancestor pairs) on synthetic pairs of TREE's labels at uniform distances."""
     from taxoforge.evaluation import similarity_measures as sm
     from taxoforge.evaluation.validation import kendall_tau_validation
@@ -444,14 +444,14 @@ def evaluate_validate_cmd(tree, measures, n_pairs, max_distance, seed):
             _fail(f"unknown measure {name!r}; expected some of {', '.join(_TEXT)}, TI, SS, CS")
     t = _load_tree(tree)
     table = kendall_tau_validation(t, fns, n_pairs=n_pairs, max_distance=max_distance, seed=seed)
-    _show(f"Kendall τ with hP and hR on {n_pairs} synthetic pairs (paper 000 Table 1)", table, None, "validation")
+    _show(f"Kendall τ with hP and hR on {n_pairs} synthetic pairs (Taxonomy-Aware Evaluation of VLMs Table 1)", table, None, "validation")
 
 
-@evaluate_group.command("agreement", short_help="Agreement in node placement between mapping runs (paper 000 Fig. 4).")
+@evaluate_group.command("agreement", short_help="Agreement in node placement between mapping runs (Taxonomy-Aware Evaluation of VLMs Fig. 4).")
 @click.argument("scores", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--key", default="id", show_default=True, help="Column identifying an answer across the files.")
 def evaluate_agreement_cmd(scores, key):
-    """Paper 000 Fig. 4: the share of answers two mapping runs place on the same node, for
+    """Taxonomy-Aware Evaluation of VLMs Fig. 4: the share of answers two mapping runs place on the same node, for
     every pair of SCORES files (scores.parquet of `taxoforge score` with different
     --similarity settings; each file is one method, named by its file or mapping config)."""
     import polars as pl
@@ -469,4 +469,4 @@ def evaluate_agreement_cmd(scores, key):
         t = placement_agreement(pl.concat(parts), key=key)
     except ValueError as e:
         _fail(str(e))
-    _show("Agreement in node placement (paper 000 Fig. 4)", t, None, "agreement")
+    _show("Agreement in node placement (Taxonomy-Aware Evaluation of VLMs Fig. 4)", t, None, "agreement")

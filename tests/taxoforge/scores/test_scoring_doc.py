@@ -102,6 +102,14 @@ def test_the_glossary_names_every_bad_row_reason_and_breakdown_file(ranked_run, 
         assert f.name in files, f.name
 
 
+def test_the_readme_opens_with_the_same_three_commands():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    title = "## Score your model in three commands"
+    block = re.search(r"```sh\n(.*?)```", _section(title), flags=re.S).group(1)
+    assert title in readme and block in readme[readme.index(title):]
+    assert readme.index(title) < readme.index("## The two commands")
+
+
 def test_the_three_command_quickstart_runs_as_written(imagenet_tree, tmp_path, monkeypatch):
     """Command 1 (``make demo``) publishes the ImageNet-1k taxonomy as ``imagenet1k``; here the
     same tree is published into a fresh store, then commands 2 and 3 run as the doc writes
