@@ -8,17 +8,17 @@ for a difficulty); 2 unreadable input or bad usage (the message names the file a
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
+
+from taxoforge.cli_output import fail
 
 __all__ = ["mc_group", "evaluate_group"]
 
 
 def _fail(msg: str, code: int = 2) -> None:
-    click.echo(f"error: {msg}", err=True)
-    sys.exit(code)
+    fail(msg, code)
 
 
 def _load_tree(ref: str):

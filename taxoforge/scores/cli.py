@@ -30,12 +30,12 @@ Exit codes (both commands; ``--json`` prints errors as ``{"error", "exit_code"}`
 
 from __future__ import annotations
 
-import functools
-import json
 import sys
 import time
 
 import click
+
+from taxoforge.cli_output import emit_json, handle_errors
 
 __all__ = ["score_cmd", "map_cmd", "EXIT_TOO_FEW_SCORED"]
 
@@ -43,12 +43,6 @@ __all__ = ["score_cmd", "map_cmd", "EXIT_TOO_FEW_SCORED"]
 EXIT_TOO_FEW_SCORED = 10
 _EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 4 verification failed, "
            "8 download interrupted, 10 too few rows scored (results still written).")
-
-
-class _Fail(Exception):
-    def __init__(self, message: str, code: int, kind: str = "error") -> None:
-        super().__init__(message)
-        self.code, self.kind = code, kind
 
 
 def _columns(values: tuple[str, ...]) -> dict[str, str]:
@@ -59,20 +53,6 @@ def _columns(values: tuple[str, ...]) -> dict[str, str]:
         k, c = v.split("=", 1)
         out[k.strip()] = c.strip()
     return out
-
-
-def _json_safe(obj):
-    if isinstance(obj, float):
-        return None if obj != obj or obj in (float("inf"), float("-inf")) else obj
-    if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    return obj
-
-
-def _emit_json(obj) -> None:
-    click.echo(json.dumps(_json_safe(obj), indent=2, sort_keys=True, default=str, ensure_ascii=False))
 
 
 # ---------------------------------------------------------------------------- shared options
@@ -179,31 +159,14 @@ def _say(as_json: bool, message: str) -> None:
     click.echo(message, err=True)
 
 
-def _handled(f):
-    """Errors end with ``error: …`` on stderr (or a JSON document) and their exit code, never a traceback."""
+def _usage_errors():
+    from taxoforge.scores.readers import OutputFileError
 
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
-        from taxoforge.files import DownloadError
-        from taxoforge.scores.readers import OutputFileError
-        from taxoforge.snapshots.errors import SnapshotError
+    return (OutputFileError, FileNotFoundError, ValueError, ImportError)
 
-        as_json = kwargs.get("as_json", False)
-        try:
-            return f(*args, **kwargs)
-        except (SnapshotError, DownloadError) as e:
-            err = _Fail(str(e), getattr(e, "exit_code", 1), type(e).__name__)
-        except (OutputFileError, FileNotFoundError, ValueError, ImportError) as e:
-            err = _Fail(str(e), 2, type(e).__name__)
-        except _Fail as e:
-            err = e
-        if as_json:
-            _emit_json({"error": str(err), "exit_code": err.code, "kind": err.kind})
-        else:
-            click.echo(f"error: {err}", err=True)
-        sys.exit(err.code)
 
-    return wrapper
+#: errors end with ``error: …`` on stderr (or a JSON document) and their exit code, never a traceback
+_handled = handle_errors(usage_errors=_usage_errors)
 
 
 def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...]):
@@ -292,7 +255,7 @@ def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plot
     code = EXIT_TOO_FEW_SCORED if failure else 0
     if as_json:
         bad = run.bad_rows.head(1000).to_dicts()
-        _emit_json({"leaderboard": run.leaderboard.to_dicts(), "info": run.info, "bad_rows": bad,
+        emit_json({"leaderboard": run.leaderboard.to_dicts(), "info": run.info, "bad_rows": bad,
                     "bad_rows_truncated": run.bad_rows.height > len(bad), "exit_code": code,
                     **({"error": failure} if failure else {})})
     else:
@@ -337,7 +300,7 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
     failure = _quality_gate(info["mapped"], info["rows"], min_mapped, "mapped", info["bad_rows_by_reason"])
     code = EXIT_TOO_FEW_SCORED if failure else 0
     if as_json:
-        _emit_json({"info": info, "rows": res.table.head(20).to_dicts() if out is None else [],
+        emit_json({"info": info, "rows": res.table.head(20).to_dicts() if out is None else [],
                     "bad_rows": res.bad_rows.head(1000).to_dicts(), "exit_code": code,
                     **({"error": failure} if failure else {})})
     else:

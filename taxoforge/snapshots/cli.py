@@ -19,7 +19,6 @@ Every command takes ``--json`` (one JSON document on stdout, for scripts; errors
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sys
@@ -27,7 +26,8 @@ from pathlib import Path
 
 import click
 
-from taxoforge.files import DownloadError
+from taxoforge.cli_output import emit_json, handle_errors
+
 from taxoforge.snapshots.errors import SnapshotError
 from taxoforge.snapshots.manifest import MANIFEST_NAME
 
@@ -50,28 +50,13 @@ def _json_option(f):
 
 def _emit(obj, as_json: bool, text: str | None = None) -> None:
     if as_json:
-        click.echo(json.dumps(obj, indent=2, sort_keys=True, default=str, ensure_ascii=False))
+        emit_json(obj)
     elif text is not None:
         click.echo(text)
 
 
-def _handle_errors(f):
-    """Turn snapshot and download errors into a message on stderr (or JSON) and their exit code."""
-
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
-        as_json = kwargs.get("as_json", False)
-        try:
-            return f(*args, **kwargs)
-        except (SnapshotError, DownloadError) as e:
-            code = getattr(e, "exit_code", 1)
-            if as_json:
-                _emit({"error": str(e), "exit_code": code, "kind": type(e).__name__}, True)
-            else:
-                click.echo(f"error: {e}", err=True)
-            sys.exit(code)
-
-    return wrapper
+#: snapshot and download errors end with their exit code (module docstring), never a traceback
+_handle_errors = handle_errors()
 
 
 def _store(url):

@@ -15,11 +15,13 @@ resolved (OUT is still written; the unresolved labels are listed).
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
+
+from taxoforge.cli_output import emit_json, handle_errors
+from taxoforge.cli_output import fail as cli_fail
 
 __all__ = ["subset_cmd"]
 
@@ -55,6 +57,7 @@ def _check_replaceable(out: Path) -> None:
 @click.option("--store", "store", envvar="TAXOFORGE_SNAPSHOT_STORE", default=None, show_envvar=True, metavar="URL",
               help="Snapshot store TREE is looked up in (default: data/snapshots).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@handle_errors()
 def subset_cmd(tree, labels, out, name, dataset, label_column, id_column, external_id_column, min_linked, store,
                as_json):
     """Cut the taxonomy of the label set LABELS (.txt one per line, .csv/.tsv/.jsonl/.parquet
@@ -68,11 +71,7 @@ def subset_cmd(tree, labels, out, name, dataset, label_column, id_column, extern
     from taxoforge.trees.subtree import label_set_subtree
 
     def fail(msg: str, code: int):
-        if as_json:
-            click.echo(json.dumps({"error": msg, "exit_code": code}, indent=2))
-        else:
-            click.echo(f"error: {msg}", err=True)
-        sys.exit(code)
+        cli_fail(msg, code, as_json=as_json)
 
     _check_replaceable(out)
     try:
@@ -104,7 +103,7 @@ def subset_cmd(tree, labels, out, name, dataset, label_column, id_column, extern
                "not_linked": failed.select("label_id", "label_text", "status", "detail").to_dicts(),
                "exit_code": code}
     if as_json:
-        click.echo(json.dumps(summary, indent=2, default=str, ensure_ascii=False))
+        emit_json(summary)
     else:
         methods = ", ".join(f"{m} {n}" for m, n in s["by_method"].items())
         click.echo(f"{out}: {name}, {sub.nodes.height:,} nodes ({summary['leaves']:,} leaves) cut from {citation.ref}; "
