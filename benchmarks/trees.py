@@ -20,7 +20,7 @@ def wordnet_tree():
     from taxoforge.trees.tables import TreeTables
 
     edges, names = noun_graph(ensure_wordnet(allow_download=False))
-    return TreeTables.from_build("wordnet", build_tree(edges, source="wn", seed=0), names)
+    return TreeTables.from_build("wordnet", build_tree(edges, source="wn", tie_seed=0), names)
 
 
 @lru_cache(maxsize=1)

@@ -59,7 +59,7 @@ class TaxonomyIndex:
         self.depth = taxonomy.depth_arr.astype(np.int64)
         self.parent = taxonomy.parent_idx
         self.subtree_size = subtree_sizes(self.parent, self.depth)
-        self.similarity.bind(self.tables.names)
+        self.similarity.bind(self.tables.strings)
         self.retrieval = CandidateRetrieval(self.tables, self.similarity, self.config)
         self.stages = Alg1Stages(self.tables, self.retrieval, self.depth, self.parent, self.subtree_size,
                                  self.config)
