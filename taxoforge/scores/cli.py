@@ -68,10 +68,14 @@ def _columns(values: tuple[str, ...]) -> dict[str, str]:
               help="Longer answers are cut to this many characters (flagged truncated_to_<n>_chars).")
 @click.option("--no-meteor", is_flag=True, help="Skip METEOR (needs WordNet).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on for long runs).")
+@click.option("--index-dir", type=click.Path(file_okay=False), default=None, envvar="TAXOFORGE_INDEX_DIR",
+              help="Where the mapping index is stored when the tree's folder cannot be written "
+                   "(default: $TAXOFORGE_CACHE_DIR/mapping-index, i.e. ~/.cache/taxoforge/mapping-index). "
+                   "Built once per tree and configuration, then loaded by every run.")
 def score_cmd(outputs, taxonomy, out_dir, columns, adapter, fmt, no_header, column_names, derive, model, dataset,
               prompt, similarity, k, thr_topk, thr_top2, thr_vote, vote_rule, temperature, exact_stage, drop_nested,
               contains, contains_scope, ngram_sizes, base_forms, skip_name_kinds, no_prefilter, max_answer_chars,
-              no_meteor, progress):
+              no_meteor, progress, index_dir):
     """Score model OUTPUTS (JSONL, CSV or Parquet) against TAXONOMY (a snapshot or tree
     folder, or NAME[@VERSION] in the snapshot store) and print the leaderboard.
 
@@ -99,7 +103,7 @@ def score_cmd(outputs, taxonomy, out_dir, columns, adapter, fmt, no_header, colu
                          adapter=adapter, fmt=fmt, defaults=defaults, meteor=not no_meteor, progress=progress,
                          header=not no_header,
                          column_names=[c.strip() for c in column_names.split(",")] if column_names else None,
-                         derive={c: (col, rx) for c, col, rx in derive} or None)
+                         derive={c: (col, rx) for c, col, rx in derive} or None, index_dir=index_dir)
     except (OutputFileError, FileNotFoundError, ValueError, ImportError) as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)

@@ -400,17 +400,21 @@ def _bad_rows_frame(bad: list[dict]) -> pl.DataFrame:
 
 def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = None,
                 index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-                progress: bool | None = None) -> ScoreRun:
+                progress: bool | None = None, index_dir: str | os.PathLike | None = None) -> ScoreRun:
     """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs`
     against ``taxonomy`` (anything :func:`load_taxonomy_tables` accepts), in the steps of
-    the module docstring: screen, parse, resolve labels, map, measure, assemble."""
+    the module docstring: screen, parse, resolve labels, map, measure, assemble.
+
+    Without ``index``, the mapping index is the one stored beside the tree's folder (or
+    under ``index_dir``, default ``$TAXOFORGE_CACHE_DIR/mapping-index``), built and stored
+    the first time (:meth:`TaxonomyIndex.open`)."""
     t0 = time.perf_counter()
     tables = load_taxonomy_tables(taxonomy)
     config = config or (index.config if index is not None else MappingConfig())
     tax = tables.taxonomy() if index is None else index.taxonomy
     version = taxonomy_version(tables)
     t_index = time.perf_counter()
-    index = index or TaxonomyIndex(tax, config)
+    index = index or TaxonomyIndex.open(tables, config, taxonomy=tax, cache_dir=index_dir, progress=progress)
     t_index = time.perf_counter() - t_index
 
     screened, bad_screen = screen_rows(rows)
@@ -428,6 +432,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         "taxonomy": tables.name, "taxonomy_version": version, "taxonomy_nodes": len(tax),
         "mapping_config": config.to_dict(), "mapping_config_id": config.config_id,
         "similarity": index.similarity.name, "meteor": meteor_status,
+        "mapping_index": index.store.as_dict() if index.store is not None else {"built": True, "path": None},
         "rows": rows.height, "scored": len(kept), "bad_rows": bad_df.height,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad_df.group_by("reason").len().iter_rows()} if bad_df.height else {},
         "abstentions": int(samples["abstained"].sum()), "mapping_stats": mapped.stats,
@@ -451,7 +456,8 @@ def score_file(path: str | os.PathLike, taxonomy, *, out_dir: str | os.PathLike 
                adapter: str = "auto", fmt: str | None = None, defaults: dict[str, str] | None = None,
                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
                progress: bool | None = None, plots: bool = True, header: bool = True,
-               column_names=None, derive: dict[str, tuple[str, str]] | None = None) -> ScoreRun:
+               column_names=None, derive: dict[str, tuple[str, str]] | None = None,
+               index_dir: str | os.PathLike | None = None) -> ScoreRun:
     """Score one model-output file against a taxonomy and, with ``out_dir``, write the
     results there (see :meth:`ScoreRun.write`).
 
@@ -466,7 +472,7 @@ def score_file(path: str | os.PathLike, taxonomy, *, out_dir: str | os.PathLike 
     rows = read_outputs(path, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
                         column_names=column_names, derive=derive)
     run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
-                      progress=progress)
+                      progress=progress, index_dir=index_dir)
     if out_dir is not None:
         run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=plots).items()}
     return run
