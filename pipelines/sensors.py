@@ -9,11 +9,17 @@
 
 ``model_outputs_sensor``
     Watches ``ScoringResource.outputs_dir`` (default ``<data dir>/model_outputs/``) for
-    ``.jsonl``, ``.csv``, ``.tsv`` and ``.parquet`` files. A new file (or a changed one: its
-    size or modification time differs) becomes a partition of ``model_output_files``, keyed
-    by its path relative to the folder, and one run of ``score_model_outputs`` is requested
-    for it (:mod:`assets.scoring`). Files modified in the last two seconds wait for the next
-    tick (write, then rename).
+    ``.jsonl``, ``.ndjson``, ``.csv``, ``.tsv`` and ``.parquet`` files and picks each one's
+    taxonomy by its folder (:mod:`taxoforge.scores.folders`): the nearest ``taxonomy.txt``
+    in its folder or above (one line: ``NAME``, ``NAME@VERSION``, ``sha256:HEX`` or a tree
+    folder), else a first-level folder named after a taxonomy (``model_outputs/inaturalist/…``),
+    else ``ScoringResource.taxonomy`` (``imagenet1k``). A new file — or a changed one: its
+    size, modification time or taxonomy differs — becomes a partition of the scoring asset
+    of that taxonomy (``<name>_scores``, downstream of ``<name>_snapshot``; others:
+    ``model_output_scores``), keyed by its path relative to the folder, and one run of that
+    asset's job is requested for it (:mod:`assets.scoring`). A sidecar that cannot be read
+    is logged and its files wait until it is fixed. Files modified in the last two seconds
+    wait for the next tick (write, then rename).
 """
 
 
@@ -26,9 +32,10 @@ from pathlib import Path
 import dagster as dg
 
 from assets.common.resources import ScoringResource
-from assets.scoring import SUFFIXES, model_output_files
-from pipelines.jobs import score_model_outputs
+from assets.scoring import SUFFIXES, partitions_for, taxonomy_rule
+from pipelines.jobs import JOBS, scoring_job_for
 from pipelines.resources import default_data_dir
+from taxoforge.scores.folders import taxonomy_name
 
 __all__ = ["run_failure_log", "failure_log_path", "failure_record", "model_outputs_sensor", "SENSORS"]
 
@@ -115,22 +122,43 @@ def _scan(folder: Path, now: float) -> dict[str, str]:
     return found
 
 
-@dg.sensor(job=score_model_outputs, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING,
-           description="New or changed files in the model-outputs folder → one scoring run per file.")
+_SCORING_JOBS = [j for j in JOBS if j.name.startswith("score_")]
+
+
+@dg.sensor(jobs=_SCORING_JOBS, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING,
+           description="New or changed files in the model-outputs folder → one scoring run per file, against the "
+                       "taxonomy its folder names (taxonomy.txt, a folder named after a taxonomy, else the default).")
 def model_outputs_sensor(context: dg.SensorEvaluationContext, scoring: ScoringResource):
     folder = Path(scoring.outputs_dir)
     if not folder.is_dir():
         return dg.SkipReason(f"{folder} does not exist yet: drop model-output files there")
     seen = json.loads(context.cursor) if context.cursor else {}
-    found = _scan(folder, time.time())
+    found, routes = {}, {}
+    for k, sig in _scan(folder, time.time()).items():
+        try:
+            rule = taxonomy_rule(scoring, k)
+        except (OSError, ValueError) as e:  # an unreadable sidecar: say so, retry on the next tick
+            context.log.warning(f"{k}: not scored yet: {e}")
+            continue
+        if rule is None:
+            context.log.warning(f"{k}: no taxonomy (no taxonomy.txt above it, no default): not scored")
+            continue
+        found[k], routes[k] = f"{sig}|{rule.ref}", rule.ref
     changed = {k: sig for k, sig in found.items() if seen.get(k) != sig}
     if not changed:
         return dg.SkipReason(f"no new files in {folder}")
-    known = set(context.instance.get_dynamic_partitions(model_output_files.name))
-    add = [k for k in changed if k not in known]
+    adds: dict[str, list[str]] = {}
+    requests = []
+    for k, sig in changed.items():
+        parts = partitions_for(routes[k])
+        if k not in set(context.instance.get_dynamic_partitions(parts.name)):
+            adds.setdefault(parts.name, []).append(k)
+        requests.append(dg.RunRequest(run_key=f"{k}@{sig}", partition_key=k,
+                                      job_name=scoring_job_for(taxonomy_name(routes[k])).name,
+                                      tags={"taxoforge/taxonomy": routes[k]}))
     return dg.SensorResult(
-        run_requests=[dg.RunRequest(run_key=f"{k}@{sig}", partition_key=k) for k, sig in changed.items()],
-        dynamic_partitions_requests=[model_output_files.build_add_request(add)] if add else [],
+        run_requests=requests,
+        dynamic_partitions_requests=[dg.AddDynamicPartitionsRequest(name, keys) for name, keys in adds.items()],
         cursor=json.dumps({**seen, **found}, sort_keys=True),
     )
 

@@ -1,7 +1,8 @@
 """The ``taxoforge`` command line. Each domain contributes a click command or group:
 
 * ``taxoforge.snapshots.cli`` — ``list``, ``pull``, ``verify``, ``show``, ``diff``, ``publish``
-* ``taxoforge.scores.cli`` — ``score``
+* ``taxoforge.scores.cli`` — ``score`` (many files, one run), ``map`` (answers → nodes, no ground truth)
+* ``taxoforge.trees.cli`` — ``subset`` (the taxonomy of a label set, cut from a tree)
 * ``taxoforge.evaluation.cli`` — ``mc`` (multiple-choice sets), ``evaluate`` (every other evaluation)
 
 Commands are looked up lazily so ``taxoforge --help`` stays fast and one broken domain does
@@ -28,6 +29,8 @@ COMMANDS = {
     "diff": "taxoforge.snapshots.cli:diff_cmd",
     "publish": "taxoforge.snapshots.cli:publish_cmd",
     "score": "taxoforge.scores.cli:score_cmd",
+    "map": "taxoforge.scores.cli:map_cmd",
+    "subset": "taxoforge.trees.cli:subset_cmd",
     "mc": "taxoforge.evaluation.cli:mc_group",
     "evaluate": "taxoforge.evaluation.cli:evaluate_group",
 }

@@ -47,6 +47,7 @@ def markdown_table(
     align_numeric: bool = True,
     empty: str | None = None,
     more_rows: str = "\n… {n} more rows",
+    right_align: Sequence[str] | None = None,
 ) -> str:
     """A GitHub-flavoured Markdown table of ``table``.
 
@@ -65,6 +66,9 @@ def markdown_table(
     empty
         Text returned instead of a header-only table when there are no rows (default: the
         header-only table).
+    right_align
+        The columns to right-align (default: the numeric columns of a DataFrame, see
+        ``align_numeric``; none for rows).
     """
     if isinstance(table, pl.DataFrame):
         cols = list(table.columns)
@@ -78,6 +82,8 @@ def markdown_table(
         numeric = [False] * len(cols)
         total = len(table)
         rows = table[:max_rows] if max_rows is not None else table
+    if right_align is not None:
+        numeric = [c in set(right_align) for c in cols]
     if total == 0 and empty is not None:
         return empty
     fmt = format_cell or (lambda _c, v: markdown_cell(v))

@@ -8,7 +8,7 @@ import dagster as dg
 import polars as pl
 
 from taxoforge.markdown import markdown_cell, markdown_table
-from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.tables import TreeTables, name_kind_counts
 
 __all__ = ["tree_metadata", "markdown_preview"]
 
@@ -24,10 +24,14 @@ def tree_metadata(tree: TreeTables) -> dict[str, Any]:
     stats = tree.info.get("build", {})
     hist = tree.nodes.group_by("depth").len().sort("depth")
     report_counts = tree.report.group_by("kind").len().sort("kind")
+    kinds = name_kind_counts(tree)
     md: dict[str, Any] = {
         "nodes": dg.MetadataValue.int(tree.nodes.height),
         "leaves": dg.MetadataValue.int(int(tree.nodes["is_leaf"].sum() or 0)),
         "names": dg.MetadataValue.int(tree.names.height),
+        # which kinds of names answers and labels can match (scientific, vernacular, synonym …)
+        "name_kinds": dg.MetadataValue.text(
+            ", ".join(f"{k} {n:,}" for k, n in kinds.select("kind", "names").iter_rows()) or "none"),
         "links": dg.MetadataValue.int(tree.links.height),
         "max_depth": dg.MetadataValue.int(int(tree.nodes["depth"].max() or 0)),
         "root": dg.MetadataValue.text(str(tree.nodes.filter(pl.col("parent_id").is_null())["node_id"][0])),

@@ -74,12 +74,16 @@ class ScoringResource(dg.ConfigurableResource):
     """Where the scoring sensor looks for new model-output files, what they are scored
     against, and where results go (``assets/scoring.py``).
 
-    ``taxonomy``: a snapshot reference ``NAME[@VERSION]`` or a tree or snapshot folder to
-    score against instead of the ``imagenet1k_taxonomy`` asset (empty: that asset)."""
+    ``taxonomy``: the taxonomy of files whose folder names none (no ``taxonomy.txt`` above
+    them, no first-level folder named after a taxonomy; :mod:`taxoforge.scores.folders`):
+    ``NAME[@VERSION]`` in the snapshot store, ``sha256:HEX`` or a tree or snapshot folder
+    (empty: such files are not scored). ``min_scored_fraction``: the threshold of the
+    scoring assets' ``scored_fraction`` check."""
 
     outputs_dir: str = "data/model_outputs"
-    taxonomy: str = ""
+    taxonomy: str = "imagenet1k"
     scores_dir: str = "data/scores"
+    min_scored_fraction: float = 0.95
 
 
 class SparkSubmitResource(dg.ConfigurableResource):

@@ -1,112 +1,358 @@
-"""``taxoforge score``: score a model-output file against a taxonomy and print the leaderboard."""
+"""``taxoforge score`` and ``taxoforge map``: model outputs against a taxonomy.
+
+``taxoforge score A.jsonl B.jsonl 'results/**/*.jsonl' TAXONOMY`` scores every file named
+(globs expanded here too, for shells that leave them alone; a folder means its model-output
+files) in one run: one taxonomy resolution, one mapping index, one combined leaderboard,
+the rows each file gave. ``taxoforge map FILE… TAXONOMY -o OUT`` maps answers to nodes
+without ground truths.
+
+TAXONOMY is a tree or snapshot folder, ``NAME[@VERSION]`` or ``sha256:HEX`` in the snapshot
+store (``--store``: a folder, HTTP(S), S3 or any fsspec URL; a remote snapshot is pulled
+into ``--dest`` and verified first). A name the local store lacks is pulled from
+``--remote`` (``$TAXOFORGE_SNAPSHOT_REMOTE``) into it, verified, and cited with the remote's
+URL; the next call finds it local. A snapshot folder is verified against its manifest
+before it is used: an altered one is refused (exit code 4) unless ``--allow-altered``,
+which cites it by the content hash of what it holds.
+
+Exit codes (both commands; ``--json`` prints errors as ``{"error", "exit_code"}`` too):
+
+====  =============================================================
+0     success: at least ``--min-scored`` of the rows were scored (mapped)
+2     bad usage or an unreadable model-output file (the message names file and line,
+      or the column a ``--column`` mapping names and the file's columns)
+3     taxonomy not found (the message lists what the store has)
+4     verification failed: the snapshot does not match its manifest
+8     download interrupted (run the same command again to resume)
+10    too few rows scored: none, or fewer than ``--min-scored`` of them (the
+      results are still written, and the reasons printed)
+====  =============================================================
+"""
 
 from __future__ import annotations
 
+import functools
+import json
 import sys
+import time
 
 import click
 
-__all__ = ["score_cmd"]
+__all__ = ["score_cmd", "map_cmd", "EXIT_TOO_FEW_SCORED"]
+
+#: Exit code of a run that scored no row, or fewer than ``--min-scored`` of them.
+EXIT_TOO_FEW_SCORED = 10
+_EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 4 verification failed, "
+           "8 download interrupted, 10 too few rows scored (results still written).")
+
+
+class _Fail(Exception):
+    def __init__(self, message: str, code: int, kind: str = "error") -> None:
+        super().__init__(message)
+        self.code, self.kind = code, kind
 
 
 def _columns(values: tuple[str, ...]) -> dict[str, str]:
     out = {}
     for v in values:
         if "=" not in v:
-            raise click.BadParameter(f"{v!r}: expected CANONICAL=COLUMN, e.g. output=response")
+            raise click.BadParameter(f"{v!r}: expected CANONICAL=COLUMN, e.g. output=response", param_hint="--column")
         k, c = v.split("=", 1)
         out[k.strip()] = c.strip()
     return out
 
 
-@click.command("score")
-@click.argument("outputs", type=click.Path(exists=True, dir_okay=False))
+def _json_safe(obj):
+    if isinstance(obj, float):
+        return None if obj != obj or obj in (float("inf"), float("-inf")) else obj
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
+def _emit_json(obj) -> None:
+    click.echo(json.dumps(_json_safe(obj), indent=2, sort_keys=True, default=str, ensure_ascii=False))
+
+
+# ---------------------------------------------------------------------------- shared options
+def _options(*decorators):
+    def apply(f):
+        for d in reversed(decorators):
+            f = d(f)
+        return f
+    return apply
+
+
+read_options = _options(
+    click.option("--column", "columns", multiple=True, metavar="CANONICAL=COLUMN",
+                 help="Column mapping, repeatable: id, model, prompt, dataset, question, output, label."),
+    click.option("--adapter", type=click.Choice(["auto", "vlm4bio", "generic"]), default="auto", show_default=True),
+    click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default=None,
+                 help="File format (default: from the extension)."),
+    click.option("--no-header", is_flag=True, help="CSV/TSV without a header line (name its fields with --names)."),
+    click.option("--names", "column_names", default=None, metavar="NAME,NAME,…",
+                 help="Names of the CSV/TSV fields in order (fields beyond them are column_<n>)."),
+    click.option("--derive", "derive", multiple=True, nargs=3, metavar="CANONICAL COLUMN REGEX",
+                 help="Take a canonical column from another column by a regex (group 'value', else group 1, "
+                      "else the match), repeatable: e.g. --derive label image '([^/]+?)_\\d+\\.jpg$'."),
+    click.option("--model", default=None, help="Model name for rows that have none."),
+    click.option("--dataset", default=None, help="Dataset name for rows that have none."),
+    click.option("--prompt", default=None, help="Prompt name for rows that have none."),
+)
+
+mapping_options = _options(
+    click.option("--similarity", default="ratio", show_default=True,
+                 help="ratio | wratio | token_sort_ratio | token_set_ratio | partial_ratio | "
+                      "sentence-transformers:<local model folder>"),
+    click.option("-k", "k", type=int, default=10, show_default=True, help="Alg. 1: top-k nodes for the vote."),
+    click.option("--thr-topk", type=float, default=0.0015, show_default=True,
+                 help="Alg. 1: near-tie test, max softmax difference between top-1 and top-k."),
+    click.option("--thr-top2", type=float, default=0.001, show_default=True,
+                 help="Alg. 1: near-tie test, max softmax difference between top-1 and top-2."),
+    click.option("--thr-vote", type=int, default=4, show_default=True, help="Alg. 1: votes a node needs."),
+    click.option("--vote-rule", type=click.Choice(["at_least", "more_than"]), default="at_least", show_default=True,
+                 help="at_least: the paper's prose (>= thr-vote); more_than: its pseudocode (> thr-vote)."),
+    click.option("--temperature", type=float, default=None,
+                 help="Softmax temperature of the near-tie test (default: calibrated for the similarity measure)."),
+    click.option("--exact-stage/--no-exact-stage", default=True, show_default=True,
+                 help="Whole-answer exact match first; off: the pseudocode's order."),
+    click.option("--drop-nested/--keep-nested", default=True, show_default=True,
+                 help="Drop a contained match lying inside a longer one (\"pig\" in \"guinea pig\")."),
+    click.option("--contains", type=click.Choice(["whole_word", "substring"]), default="whole_word",
+                 show_default=True),
+    click.option("--contains-scope", type=click.Choice(["all", "topk_first"]), default="all", show_default=True,
+                 help="all: the deepest contained match; topk_first: the pseudocode's scan."),
+    click.option("--ngram-sizes", default="4,3,2", show_default=True, help="Word n-gram sizes, in order."),
+    click.option("--base-forms/--no-base-forms", default=True, show_default=True,
+                 help="Compare words in their noun base form (plurals = singulars)."),
+    click.option("--skip-name-kind", "skip_name_kinds", multiple=True, default=("synset",), show_default=True,
+                 help="Name kinds that are identifiers, not names (repeatable)."),
+    click.option("--no-prefilter", is_flag=True, help="Always scan every name for the top-k (same results, slower)."),
+    click.option("--max-answer-chars", type=int, default=2000, show_default=True,
+                 help="Longer answers are cut to this many characters (flagged truncated_to_<n>_chars)."),
+)
+
+taxonomy_options = _options(
+    click.option("--store", "store", envvar="TAXOFORGE_SNAPSHOT_STORE", default=None, show_envvar=True,
+                 metavar="URL", help="Snapshot store TAXONOMY is looked up in: a folder, file://, http(s):// or any "
+                                     "fsspec URL (s3:// …). Default: data/snapshots."),
+    click.option("--remote", "remote", envvar="TAXOFORGE_SNAPSHOT_REMOTE", default=None, show_envvar=True,
+                 metavar="URL", help="Store to pull TAXONOMY from when --store does not have it (HTTP(S), S3 …); "
+                                     "it is pulled into --store (or --dest), verified, and cited with this URL."),
+    click.option("--dest", default=None, metavar="DIR",
+                 help="Local store a snapshot of a remote --store is pulled into (default: data/snapshots)."),
+    click.option("--allow-altered", is_flag=True,
+                 help="Use a snapshot folder whose tables no longer match its manifest, cited by the content hash "
+                      "of what it holds (default: refuse it, exit code 4)."),
+    click.option("--progress/--no-progress", default=None, help="Progress bars (default: on for long runs)."),
+    click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout (errors too)."),
+)
+
+
+def _mapping_config(o: dict):
+    from taxoforge.scores.mapping import MappingConfig
+
+    try:
+        sizes = tuple(int(x) for x in o["ngram_sizes"].replace(" ", "").split(",") if x)
+    except ValueError:
+        raise click.BadParameter(f"{o['ngram_sizes']!r}: expected comma-separated integers, e.g. 4,3,2",
+                                 param_hint="--ngram-sizes") from None
+    return MappingConfig(k=o["k"], thr_topk=o["thr_topk"], thr_top2=o["thr_top2"], thr_vote=o["thr_vote"],
+                         vote_rule=o["vote_rule"], temperature=o["temperature"], exact_stage=o["exact_stage"],
+                         drop_nested=o["drop_nested"], contains=o["contains"], contains_scope=o["contains_scope"],
+                         ngram_sizes=sizes, base_forms=o["base_forms"], similarity=o["similarity"],
+                         prefilter=not o["no_prefilter"], skip_name_kinds=o["skip_name_kinds"],
+                         max_answer_chars=o["max_answer_chars"])
+
+
+def _read_kwargs(o: dict) -> dict:
+    defaults = {k: o[k] for k in ("model", "dataset", "prompt") if o.get(k)}
+    names = o.get("column_names")
+    return dict(columns=_columns(o["columns"]), adapter=o["adapter"], fmt=o["fmt"], defaults=defaults,
+                header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
+                derive={c: (col, rx) for c, col, rx in o["derive"]} or None)
+
+
+def _say(as_json: bool, message: str) -> None:
+    """Progress for a person, on stderr (never mixed into --json output)."""
+    click.echo(message, err=True)
+
+
+def _handled(f):
+    """Errors end with ``error: …`` on stderr (or a JSON document) and their exit code, never a traceback."""
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        from taxoforge.files import DownloadError
+        from taxoforge.scores.readers import OutputFileError
+        from taxoforge.snapshots.errors import SnapshotError
+
+        as_json = kwargs.get("as_json", False)
+        try:
+            return f(*args, **kwargs)
+        except (SnapshotError, DownloadError) as e:
+            err = _Fail(str(e), getattr(e, "exit_code", 1), type(e).__name__)
+        except (OutputFileError, FileNotFoundError, ValueError, ImportError) as e:
+            err = _Fail(str(e), 2, type(e).__name__)
+        except _Fail as e:
+            err = e
+        if as_json:
+            _emit_json({"error": str(err), "exit_code": err.code, "kind": err.kind})
+        else:
+            click.echo(f"error: {err}", err=True)
+        sys.exit(err.code)
+
+    return wrapper
+
+
+def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...]):
+    """Files read, taxonomy resolved and cited, one mapping index built: (rows, cited, index, paths)."""
+    from taxoforge.scores.readers import expand_output_paths
+    from taxoforge.scores.run import index_for, read_files
+
+    config = _mapping_config(o)
+    paths = expand_output_paths(outputs)
+    rows = read_files(paths, require=require, **_read_kwargs(o))
+    _say(o["as_json"], f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
+    cited = _cite(taxonomy, o)
+    _say(o["as_json"], f"taxonomy {cited.citation}" + (" — verified against its manifest"
+                                                         if cited.citation.verified in ("store", "content") else ""))
+    t = time.perf_counter()
+    _say(o["as_json"], f"building the mapping index of {cited.tables.nodes.height:,} nodes …")
+    index = index_for(cited, config)
+    _say(o["as_json"], f"mapping index ready ({time.perf_counter() - t:.1f} s)")
+    return rows, cited, index, paths
+
+
+def _cite(taxonomy: str, o: dict):
+    """The taxonomy from ``--store``; a name it lacks is pulled from ``--remote`` when one is given."""
+    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.snapshots.errors import TaxonomyNotFound
+
+    kw = dict(altered="content" if o["allow_altered"] else "refuse", progress=o["progress"] is not False)
+    try:
+        return cite_taxonomy(taxonomy, store=o["store"], cache=o["dest"], **kw)
+    except TaxonomyNotFound:
+        if not o.get("remote"):
+            raise
+    local = o["dest"] or o["store"]
+    _say(o["as_json"], f"{taxonomy}: not in the local store; pulling it from {o['remote']} …")
+    return cite_taxonomy(taxonomy, store=o["remote"], cache=local, **kw)
+
+
+def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons: dict) -> str | None:
+    """Why the run fails the ``--min-scored`` gate, or None."""
+    why = "; ".join(f"{r} {n}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])) or "no rows in the files"
+    if done == 0:
+        return f"no row was {verb} ({rows:,} rows read: {why})"
+    if done / rows < min_fraction:
+        return (f"only {done:,} of {rows:,} rows {verb} ({100 * done / rows:.1f} %, below --min-scored "
+                f"{100 * min_fraction:g} %): {why}")
+    return None
+
+
+# ---------------------------------------------------------------------------- score
+@click.command("score", epilog=_EPILOG)
+@click.argument("outputs", nargs=-1, required=True, metavar="OUTPUTS...")
 @click.argument("taxonomy")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Write scores.parquet, leaderboard.md/.parquet, bad_rows.parquet, run.json and PNG plots here.")
-@click.option("--column", "columns", multiple=True, metavar="CANONICAL=COLUMN",
-              help="Column mapping, repeatable: id, model, prompt, dataset, question, output, label.")
-@click.option("--adapter", type=click.Choice(["auto", "vlm4bio", "generic"]), default="auto", show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default=None,
-              help="File format (default: from the extension).")
-@click.option("--no-header", is_flag=True, help="CSV/TSV without a header line (name its fields with --names).")
-@click.option("--names", "column_names", default=None, metavar="NAME,NAME,…",
-              help="Names of the CSV/TSV fields in order (fields beyond them are column_<n>).")
-@click.option("--derive", "derive", multiple=True, nargs=3, metavar="CANONICAL COLUMN REGEX",
-              help="Take a canonical column from another column by a regex (group 'value', else group 1, "
-                   "else the match), repeatable: e.g. --derive label image '([^/]+?)_\\d+\\.jpg$'.")
-@click.option("--model", default=None, help="Model name for rows that have none.")
-@click.option("--dataset", default=None, help="Dataset name for rows that have none.")
-@click.option("--prompt", default=None, help="Prompt name for rows that have none.")
-@click.option("--similarity", default="ratio", show_default=True,
-              help="ratio | wratio | token_sort_ratio | token_set_ratio | partial_ratio | "
-                   "sentence-transformers:<local model folder>")
-@click.option("-k", "k", type=int, default=10, show_default=True, help="Alg. 1: top-k nodes for the vote.")
-@click.option("--thr-topk", type=float, default=0.0015, show_default=True,
-              help="Alg. 1: near-tie test, max softmax difference between top-1 and top-k.")
-@click.option("--thr-top2", type=float, default=0.001, show_default=True,
-              help="Alg. 1: near-tie test, max softmax difference between top-1 and top-2.")
-@click.option("--thr-vote", type=int, default=4, show_default=True, help="Alg. 1: votes a node needs.")
-@click.option("--vote-rule", type=click.Choice(["at_least", "more_than"]), default="at_least", show_default=True,
-              help="at_least: the paper's prose (>= thr-vote); more_than: its pseudocode (> thr-vote).")
-@click.option("--temperature", type=float, default=None,
-              help="Softmax temperature of the near-tie test (default: calibrated for the similarity measure).")
-@click.option("--exact-stage/--no-exact-stage", default=True, show_default=True,
-              help="Whole-answer exact match first (SPEC §3); off: the pseudocode's order.")
-@click.option("--drop-nested/--keep-nested", default=True, show_default=True,
-              help="Drop a contained match lying inside a longer one (\"pig\" in \"guinea pig\").")
-@click.option("--contains", type=click.Choice(["whole_word", "substring"]), default="whole_word", show_default=True)
-@click.option("--contains-scope", type=click.Choice(["all", "topk_first"]), default="all", show_default=True,
-              help="all: the deepest contained match (SPEC §3); topk_first: the pseudocode's scan.")
-@click.option("--ngram-sizes", default="4,3,2", show_default=True, help="Word n-gram sizes, in order.")
-@click.option("--base-forms/--no-base-forms", default=True, show_default=True,
-              help="Compare words in their noun base form (plurals = singulars).")
-@click.option("--skip-name-kind", "skip_name_kinds", multiple=True, default=("synset",), show_default=True,
-              help="Name kinds that are identifiers, not names (repeatable).")
-@click.option("--no-prefilter", is_flag=True, help="Always scan every name for the top-k (same results, slower).")
-@click.option("--max-answer-chars", type=int, default=2000, show_default=True,
-              help="Longer answers are cut to this many characters (flagged truncated_to_<n>_chars).")
+              help="Write scores, leaderboard (.md/.csv/.tex/.parquet), breakdowns/, bad rows, run.json and the "
+                   "figures (PNG 300 dpi, PDF, SVG) here.")
+@read_options
+@mapping_options
+@taxonomy_options
+@click.option("--min-scored", type=click.FloatRange(0, 1), default=0.95, show_default=True, metavar="FRACTION",
+              help="Fail (exit code 10) when fewer than this share of the rows is scored; no row scored always fails.")
+@click.option("--bootstrap", "n_resamples", type=click.IntRange(0), default=9999, show_default=True,
+              help="Bootstrap resamples of the 95 % intervals of accuracy, hP, hR, hF (0: none).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--no-plots", is_flag=True, help="Write no figures.")
 @click.option("--no-meteor", is_flag=True, help="Skip METEOR (needs WordNet).")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on for long runs).")
-@click.option("--index-dir", type=click.Path(file_okay=False), default=None, envvar="TAXOFORGE_INDEX_DIR",
-              help="Where the mapping index is stored when the tree's folder cannot be written "
-                   "(default: $TAXOFORGE_CACHE_DIR/mapping-index, i.e. ~/.cache/taxoforge/mapping-index). "
-                   "Built once per tree and configuration, then loaded by every run.")
-def score_cmd(outputs, taxonomy, out_dir, columns, adapter, fmt, no_header, column_names, derive, model, dataset,
-              prompt, similarity, k, thr_topk, thr_top2, thr_vote, vote_rule, temperature, exact_stage, drop_nested,
-              contains, contains_scope, ngram_sizes, base_forms, skip_name_kinds, no_prefilter, max_answer_chars,
-              no_meteor, progress, index_dir):
-    """Score model OUTPUTS (JSONL, CSV or Parquet) against TAXONOMY (a snapshot or tree
-    folder, or NAME[@VERSION] in the snapshot store) and print the leaderboard.
+@_handled
+def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor, **o):
+    """Score model OUTPUTS (JSONL, CSV/TSV or Parquet files, folders of them, or glob
+    patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
+    NAME[@VERSION] in the snapshot store) in one run, and print the leaderboard: one row per
+    model × dataset × prompt, with bootstrap 95 % intervals and the taxonomy it cites.
 
-    Every parameter of the mapping (paper 000 Alg. 1, SPEC §3) has an option; the run
-    records them all (run.json, the leaderboard's footnote). Rows that cannot be scored
-    are listed with their line numbers; the exit code is 0 when the file was scored (even
-    with bad rows), 2 when it could not be read."""
-    from taxoforge.scores.mapping import MappingConfig
-    from taxoforge.scores.readers import OutputFileError
-    from taxoforge.scores.run import score_file
+    Every parameter of the mapping (Alg. 1) has an option; the run records them all
+    (run.json, the leaderboard's footnote). Rows that cannot be scored are listed with
+    their file, line and reason."""
+    from taxoforge.scores.confidence import BootstrapConfig
+    from taxoforge.scores.run import score_frame
 
-    defaults = {k2: v for k2, v in (("model", model), ("dataset", dataset), ("prompt", prompt)) if v}
-    try:
-        sizes = tuple(int(x) for x in ngram_sizes.replace(" ", "").split(",") if x)
-    except ValueError:
-        raise click.BadParameter(f"{ngram_sizes!r}: expected comma-separated integers, e.g. 4,3,2",
-                                 param_hint="--ngram-sizes") from None
-    try:
-        config = MappingConfig(k=k, thr_topk=thr_topk, thr_top2=thr_top2, thr_vote=thr_vote, vote_rule=vote_rule,
-                               temperature=temperature, exact_stage=exact_stage, drop_nested=drop_nested,
-                               contains=contains, contains_scope=contains_scope, ngram_sizes=sizes,
-                               base_forms=base_forms, similarity=similarity, prefilter=not no_prefilter,
-                               skip_name_kinds=skip_name_kinds, max_answer_chars=max_answer_chars)
-        run = score_file(outputs, taxonomy, out_dir=out_dir, config=config, columns=_columns(columns),
-                         adapter=adapter, fmt=fmt, defaults=defaults, meteor=not no_meteor, progress=progress,
-                         header=not no_header,
-                         column_names=[c.strip() for c in column_names.split(",")] if column_names else None,
-                         derive={c: (col, rx) for c, col, rx in derive} or None, index_dir=index_dir)
-    except (OutputFileError, FileNotFoundError, ValueError, ImportError) as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(2)
-    click.echo(run.markdown())
+    as_json = o["as_json"]
+    rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"))
+    run = score_frame(rows, cited, index=index, meteor=not no_meteor, progress=o["progress"],
+                      ci=BootstrapConfig(n_resamples=n_resamples, seed=seed))
     if out_dir:
-        click.echo(f"Results written to {out_dir}/")
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=not no_plots).items()}
+    failure = _quality_gate(run.info["scored"], run.info["rows"], min_scored, "scored", run.info["bad_rows_by_reason"])
+    code = EXIT_TOO_FEW_SCORED if failure else 0
+    if as_json:
+        bad = run.bad_rows.head(1000).to_dicts()
+        _emit_json({"leaderboard": run.leaderboard.to_dicts(), "info": run.info, "bad_rows": bad,
+                    "bad_rows_truncated": run.bad_rows.height > len(bad), "exit_code": code,
+                    **({"error": failure} if failure else {})})
+    else:
+        click.echo(run.markdown())
+        if out_dir:
+            click.echo(f"Results written to {out_dir}/")
+        if failure:
+            click.echo(f"error: {failure}" + (f"; the leaderboard and bad rows are in {out_dir}/" if out_dir else ""),
+                       err=True)
+    sys.exit(code)
+
+
+# ---------------------------------------------------------------------------- map
+@click.command("map", epilog=_EPILOG)
+@click.argument("outputs", nargs=-1, required=True, metavar="OUTPUTS...")
+@click.argument("taxonomy")
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None,
+              help="Write the mapped answers here: .parquet, .csv, .tsv or .jsonl (default: print the first rows).")
+@read_options
+@mapping_options
+@taxonomy_options
+@click.option("--min-scored", "min_mapped", type=click.FloatRange(0, 1), default=0.95, show_default=True,
+              metavar="FRACTION", help="Fail (exit code 10) when fewer than this share of the rows is mapped.")
+@_handled
+def map_cmd(outputs, taxonomy, out, min_mapped, **o):
+    """Map the answers in OUTPUTS to nodes of TAXONOMY without scoring them: no ground
+    truth needed (unlabelled answers, e.g. OVEN-style open-world predictions:
+    --column id=data_id --column output=prediction). One row per answer: the node id, its
+    label and depth, the mapping stage that decided, the similarity, ties, whether the
+    answer abstained."""
+    from taxoforge.scores.map_outputs import MAP_FORMATS, map_frame
+    from taxoforge.markdown import markdown_table
+
+    as_json = o["as_json"]
+    if out is not None and not any(out.lower().endswith(s) for s in MAP_FORMATS):
+        raise click.BadParameter(f"{out}: use one of {', '.join(MAP_FORMATS)}", param_hint="-o/--out")
+    rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output",))
+    res = map_frame(rows, cited, index=index, progress=o["progress"])
+    if out is not None:
+        res.info["output"] = str(res.write(out))
+    info = res.info
+    failure = _quality_gate(info["mapped"], info["rows"], min_mapped, "mapped", info["bad_rows_by_reason"])
+    code = EXIT_TOO_FEW_SCORED if failure else 0
+    if as_json:
+        _emit_json({"info": info, "rows": res.table.head(20).to_dicts() if out is None else [],
+                    "bad_rows": res.bad_rows.head(1000).to_dicts(), "exit_code": code,
+                    **({"error": failure} if failure else {})})
+    else:
+        stages = ", ".join(f"{s} {n}" for s, n in sorted(info["stage_counts"].items(), key=lambda kv: -kv[1]))
+        click.echo(f"{info['mapped']:,} of {info['rows']:,} answers mapped to {cited.ref} "
+                   f"({info['abstentions']:,} abstentions); by stage: {stages or '–'}.")
+        if res.bad_rows.height:
+            click.echo(f"{res.bad_rows.height:,} rows not mapped: "
+                       + ", ".join(f"{r} {n}" for r, n in sorted(info["bad_rows_by_reason"].items())))
+        if out is not None:
+            click.echo(f"Written to {out}")
+        else:
+            show = res.table.select("line", "id", "answer", "node_id", "node_label", "stage", "similarity",
+                                    "abstained")
+            click.echo(markdown_table(show, max_rows=20))
+        if failure:
+            click.echo(f"error: {failure}", err=True)
+    sys.exit(code)

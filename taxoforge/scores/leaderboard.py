@@ -11,20 +11,38 @@ rows with a full ground truth (``n``); ``partial_gt`` counts the others and
 ground truth (a species of the right genus). Against a genus, a right species and a wrong
 one of the same genus score alike, so mixing those rows into accuracy and hP/hR would blur
 both. ``gt_methods`` says how many rows of the group each resolution method gave.
+
+**Confidence intervals.** ``accuracy``, ``hP``, ``hR`` and ``hF`` get bootstrap 95 %
+intervals (``<measure>_ci_low``, ``<measure>_ci_high``; :mod:`taxoforge.scores.confidence`:
+percentile bootstrap, seeded; hF's by resampling (hP, hR) pairs and taking the harmonic
+mean of their means).
+
+**Breakdowns** (issue 14; :func:`taxoforge.evaluation.breakdowns.leaderboard_columns`),
+when the tree is given: ``HCA`` (share of samples right at every level of the ground
+truth's path), ``MTA`` (mean tree-cut accuracy over seeded cuts), VLM4Bio's
+``correct_pct`` / ``incorrect_pct`` / ``other_pct`` (other = abstained), and
+``accuracy_genus`` / ``accuracy_family`` / ``accuracy_order`` (prediction within the
+ground truth's taxon of that rank) where the tree has those ranks — all over the rows with
+a full ground truth, like the measures.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from taxoforge.scores.confidence import BootstrapConfig, ci_columns, group_intervals
 from taxoforge.scores.measures import aggregate_hierarchical
 from taxoforge.scores.text_measures import TEXT_MEASURES
 
-__all__ = ["leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "method_counts"]
+__all__ = ["leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "BREAKDOWN_RANKS", "method_counts",
+           "breakdown_columns"]
 
 GROUP_KEYS = ("model", "dataset", "prompt")
 LEADERBOARD_MEASURES = ("accuracy", "hP", "hR", "hF", "hF_pairs") + TEXT_MEASURES
 _H = ("hP", "hR", "hF", "hF_pairs")
+#: Ranks whose accuracy the leaderboard reports (where the tree has them).
+BREAKDOWN_RANKS = ("genus", "family", "order")
+_DEFAULT_CI = BootstrapConfig()
 
 
 def method_counts(methods) -> str:
@@ -36,23 +54,43 @@ def method_counts(methods) -> str:
     return ", ".join(f"{m} {n}" for m, n in vc.iter_rows())
 
 
-def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS) -> pl.DataFrame:
+def breakdown_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS) -> pl.DataFrame:
+    """HCA, MTA, Correct/Incorrect/Other % and accuracy per rank (:data:`BREAKDOWN_RANKS`)
+    per group, over the rows with a full ground truth
+    (:func:`taxoforge.evaluation.breakdowns.leaderboard_columns`)."""
+    from taxoforge.evaluation.breakdowns import leaderboard_columns
+
+    full = samples.filter(~pl.col("gt_partial")) if "gt_partial" in samples.columns else samples
+    if not full.height:
+        return pl.DataFrame(schema={b: samples.schema[b] for b in by})
+    return leaderboard_columns(full, tree, by, ranks=BREAKDOWN_RANKS)
+
+
+def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
+                ci: BootstrapConfig | None = _DEFAULT_CI, tree=None) -> pl.DataFrame:
     """Aggregate per-sample scores by ``by`` (default model × dataset × prompt): ``n`` (rows
     with a full ground truth), ``abstained``, ``accuracy``, mean ``hP`` and ``hR``, ``hF`` =
     harmonic mean of those two means, ``hF_pairs`` = mean per-sample hF, the means of the
-    text measures — all over the full-ground-truth rows — then ``partial_gt``,
-    ``partial_within`` and ``gt_methods`` (module docstring), the taxonomy version and
-    mapping configuration id. Sorted by hF, best first."""
+    text measures — all over the full-ground-truth rows — their bootstrap intervals
+    (``ci``; None: none), the breakdown columns when ``tree`` (anything
+    :meth:`~taxoforge.evaluation.ranked_tree.RankedTree.of` takes) is given, then
+    ``partial_gt``, ``partial_within`` and ``gt_methods`` (module docstring), the taxonomy
+    reference, its store and the mapping configuration id. Sorted by hF, best first."""
     by = tuple(by)
     tail = {"partial_gt": pl.Int64, "partial_within": pl.Float64, "gt_methods": pl.String,
-            "taxonomy_version": pl.String, "mapping_config_id": pl.String}
+            "taxonomy_version": pl.String, "taxonomy_store": pl.String, "mapping_config_id": pl.String}
+    cis = ci_columns() if ci is not None and ci.n_resamples > 0 else []
     if samples.height == 0:
         return pl.DataFrame(schema={**{b: pl.String for b in by}, "n": pl.UInt32, "abstained": pl.Int64,
-                                    **{m: pl.Float64 for m in LEADERBOARD_MEASURES}, **tail})
+                                    **{m: pl.Float64 for m in LEADERBOARD_MEASURES}, **{c: pl.Float64 for c in cis},
+                                    **tail})
     if "gt_partial" not in samples.columns:
         samples = samples.with_columns(pl.lit(False).alias("gt_partial"))
     if "gt_via" not in samples.columns:
         samples = samples.with_columns(pl.lit(None, dtype=pl.String).alias("gt_via"))
+    for c in ("taxonomy_version", "taxonomy_store", "mapping_config_id"):
+        if c not in samples.columns:
+            samples = samples.with_columns(pl.lit(None, dtype=pl.String).alias(c))
     if "depth_lca" not in samples.columns or "depth_gt" not in samples.columns:
         within = pl.lit(None, dtype=pl.Boolean)
     else:
@@ -66,7 +104,7 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS) -> pl.D
         pl.col("gt_partial").sum().cast(pl.Int64).alias("partial_gt"),
         within.filter(pl.col("gt_partial")).mean().cast(pl.Float64).alias("partial_within"),
         pl.col("gt_via").alias("_via"),
-        pl.col("taxonomy_version").first(), pl.col("mapping_config_id").first(),
+        pl.col("taxonomy_version").first(), pl.col("taxonomy_store").first(), pl.col("mapping_config_id").first(),
         pl.col("hP").filter(full).alias("_hp"), pl.col("hR").filter(full).alias("_hr"),
         pl.col("hF").filter(full).alias("_hf"),
     )
@@ -76,5 +114,13 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS) -> pl.D
         *[pl.Series(m, [x[m] for x in h], dtype=pl.Float64).fill_nan(None) for m in _H],  # no full rows: null
         pl.Series("gt_methods", [method_counts(v) for v in g["_via"]], dtype=pl.String),
     ).drop("_hp", "_hr", "_hf", "_via")
-    cols = [*by, "n", "abstained", *LEADERBOARD_MEASURES, *tail]
+    if cis:
+        g = g.join(group_intervals(samples.filter(full), by, ci), on=list(by), how="left", nulls_equal=True)
+    extra = []
+    if tree is not None:
+        bd = breakdown_columns(samples, tree, by)
+        extra = [c for c in bd.columns if c not in by]
+        if extra:
+            g = g.join(bd, on=list(by), how="left", nulls_equal=True)
+    cols = [*by, "n", "abstained", *LEADERBOARD_MEASURES, *cis, *extra, *tail]
     return g.select(cols).sort(["hF", *by], descending=[True] + [False] * len(by), nulls_last=True)

@@ -17,8 +17,9 @@ The raw text is always kept; :func:`parse_answer` derives the answer:
    (SPEC §3). The answer is cut into clauses (at punctuation and at "but", "however",
    "though" …); a clause carrying a refusal cue — an apology, an inability or
    impossibility to tell/determine/identify, "I don't know", "not sure", "not enough
-   detail", "unknown", "unclear" — is *refused*, names in it included ("I can't tell which
-   bird this is": *bird* is not an answer). The rest is ``unrefused``. An answer with a
+   detail", "unknown", "unclear", or a bare denial ("no one", "no company": "no" and one or
+   two words) — is *refused*, names in it included ("I can't tell which bird this is": *bird*
+   is not an answer). The rest is ``unrefused``. An answer with a
    cue is an **abstention** when the unrefused rest names nothing (scoring asks the
    taxonomy: :meth:`taxoforge.scores.mapping.TaxonomyIndex.names_anything`; without one,
    any word outside the closed classes of :mod:`taxoforge.scores.vocabulary` counts), and
@@ -120,7 +121,10 @@ _REFUSAL_CUE = re.compile(
     re.VERBOSE,
 )
 _NON_ANSWERS = {"", "n a", "na", "nan", "null", "none", "nil", "nothing", "idk", "no answer", "not applicable",
-                "pass", "skip", "no"}
+                "pass", "skip", "no", "nobody", "noone"}
+# A clause that is a bare denial: "no" and a noun phrase of one or two words, written apart
+# ("no one", "no company", "no bird"): it says there is nothing to name ("no-see-um" is a name).
+_DENIAL = re.compile(r"^\s*no\s+[^\W\d_]+(?:\s+[^\W\d_]+)?\s*$", re.IGNORECASE)
 _NOTA = re.compile(r"^none of (?:the )?(?:above|these|those|them|options|choices|the options|the choices|the above options)$")
 # Clause boundaries: punctuation, free-standing dashes, and contrastive conjunctions (which
 # start the next clause).
@@ -147,7 +151,7 @@ def split_refusal(answer: str) -> tuple[bool, str]:
         c = normalise_text(clause)
         if not c:
             continue
-        if _REFUSAL_CUE.search(c) or c in _NON_ANSWERS:
+        if _REFUSAL_CUE.search(c) or c in _NON_ANSWERS or _DENIAL.match(clause):
             refused = True
         else:
             kept.append(clause.strip())

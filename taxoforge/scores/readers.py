@@ -54,6 +54,7 @@ reports them with their line numbers.
 from __future__ import annotations
 
 import csv
+import glob
 import json
 import re
 import warnings
@@ -62,7 +63,10 @@ from pathlib import Path
 import polars as pl
 
 __all__ = ["OutputFileError", "DuplicateIdWarning", "read_outputs", "duplicate_ids", "CANONICAL", "detect_adapter",
-           "vlm4bio_path_info"]
+           "vlm4bio_path_info", "OUTPUT_SUFFIXES", "expand_output_paths"]
+
+#: The file kinds read as model outputs (a folder given to :func:`expand_output_paths` means these files in it).
+OUTPUT_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".tsv", ".parquet")
 
 CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label")
 _ADAPTERS = {
@@ -259,16 +263,37 @@ def _derived(row: dict, source: str, pattern: re.Pattern) -> tuple[str | None, s
     return (m.group(1) if pattern.groups else m.group(0)), None
 
 
+def _check_mapping(path: Path, columns: dict[str, str] | None, present: set[str], has_rows: bool) -> None:
+    """Every ``canonical=column`` pair names a canonical column and a column of the file; a
+    typo says which column is missing, the nearest names, and lists the file's columns."""
+    import difflib
+
+    for canon, col in (columns or {}).items():
+        if canon not in CANONICAL:
+            near = difflib.get_close_matches(canon, CANONICAL, n=1)
+            raise OutputFileError(f"{path}: column mapping {canon}={col}: {canon!r} is not a canonical column"
+                                  + (f" (did you mean {near[0]!r}?)" if near else "")
+                                  + f"; canonical columns are {', '.join(CANONICAL)}")
+        if has_rows and col not in present:
+            near = difflib.get_close_matches(col, sorted(present), n=3)
+            raise OutputFileError(f"{path}: column mapping {canon}={col}: the file has no column {col!r}"
+                                  + (f" (did you mean {' or '.join(repr(x) for x in near)}?)" if near else "")
+                                  + f"; its columns are {', '.join(sorted(present))}")
+
+
 def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str, str] | None = None,
                  adapter: str = "auto", defaults: dict[str, str] | None = None,
                  delimiter: str | None = None, header: bool = True, column_names=None,
-                 derive: dict[str, tuple[str, str]] | None = None) -> pl.DataFrame:
+                 derive: dict[str, tuple[str, str]] | None = None,
+                 require: tuple[str, ...] = ("output", "label")) -> pl.DataFrame:
     """Read one model-output file into the canonical table (module docstring).
 
-    ``columns`` maps canonical names to the file's names and overrides the adapter's;
+    ``columns`` maps canonical names to the file's names and overrides the adapter's (a
+    name the file lacks is an :class:`OutputFileError` listing the file's columns);
     ``defaults`` fills ``model``/``prompt``/``dataset`` where the file has none;
     ``header``/``column_names`` read a CSV/TSV without a header line; ``derive`` takes
-    canonical columns from other columns by a regex (module docstring)."""
+    canonical columns from other columns by a regex (module docstring). ``require``: the
+    canonical columns the file must have (mapping answers to nodes needs no ``label``)."""
     path = Path(path)
     if not path.is_file():
         raise OutputFileError(f"{path}: no such file")
@@ -282,17 +307,29 @@ def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str,
     for canon, (source, _) in derivations.items():
         if rows and source not in present:
             raise OutputFileError(f"{path}: derive {canon!r}: no column {source!r} (columns: {sorted(present)})")
+    _check_mapping(path, columns, present, bool(rows))
     given = set(columns or {}) | set(derivations)
     if adapter == "auto":
-        if not rows or {"output", "label"} <= given:
+        if not rows or set(require) <= given:
             adapter = "generic"
         else:
-            adapter = detect_adapter(present)
+            try:
+                adapter = detect_adapter(present)
+            except OutputFileError:
+                if "label" not in require:
+                    adapter = "generic"  # answers without ground truths
+                elif "label" not in given and "label" not in present and "output" in given:
+                    raise OutputFileError(
+                        f"{path}: no ground-truth column: name it with a column mapping label=COLUMN (the file's "
+                        f"columns are {', '.join(sorted(present))}); answers without ground truths can be mapped to "
+                        "nodes but not scored (`taxoforge map`)") from None
+                else:
+                    raise
     if adapter not in _ADAPTERS:
         raise ValueError(f"unknown adapter {adapter!r}; choose auto, {', '.join(_ADAPTERS)}")
     mapping = dict(_ADAPTERS[adapter])
     mapping.update(columns or {})
-    for need in ("output", "label"):
+    for need in require:
         if rows and need not in derivations and mapping.get(need) not in present:
             raise OutputFileError(f"{path}: no column {mapping.get(need)!r} for {need!r} (columns: {sorted(present)}); "
                                   "pass a column mapping")
@@ -355,3 +392,38 @@ def _warn_duplicate_ids(df: pl.DataFrame, path: Path) -> None:
         ex = "; ".join(f"{i!r} on lines {', '.join(map(str, ls[:5]))}" for i, ls in dup.select("id", "lines").head(3).iter_rows())
         warnings.warn(f"{path}: {dup.height} sample id(s) occur more than once ({ex}"
                       f"{' …' if dup.height > 3 else ''}); every row is scored", DuplicateIdWarning, stacklevel=3)
+
+
+def expand_output_paths(patterns) -> list[Path]:
+    """The model-output files ``patterns`` name, in the order given, each once: a file as
+    it is; a folder as every :data:`OUTPUT_SUFFIXES` file under it (recursively, hidden
+    files and folders skipped, sorted); a glob pattern (``*``, ``?``, ``[…]``, ``**`` for
+    any depth) as its matching files, sorted — so ``'results/**/*.jsonl'`` works whether
+    or not the shell expanded it. A pattern that matches nothing, or a path that does not
+    exist, raises :class:`OutputFileError` naming it."""
+    out: list[Path] = []
+    for pat in patterns:
+        text = str(pat)
+        p = Path(text)
+        if p.is_file():
+            found = [p]
+        elif p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in OUTPUT_SUFFIXES
+                           and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            if not found:
+                raise OutputFileError(f"{text}: a folder without model-output files ({', '.join(OUTPUT_SUFFIXES)})")
+        elif glob.escape(text) != text:
+            found = sorted(Path(f) for f in glob.glob(text, recursive=True) if Path(f).is_file())
+            if not found:
+                raise OutputFileError(f"{text}: no file matches this pattern")
+        else:
+            raise OutputFileError(f"{text}: no such file")
+        out.extend(found)
+    seen: set[Path] = set()
+    unique = []
+    for f in out:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique

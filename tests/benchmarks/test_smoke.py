@@ -80,11 +80,41 @@ def test_candidates_agree_with_baselines(tiny_results):
     for case in doc["benchmarks"]["text_to_node_mapping_scale"]["result"]["cases"]:
         assert case["agreement"]["exact_mode_same_node"] == 1.0, case["case"]
         assert case["agreement"]["prefilter_same_node"] == 1.0, case["case"]
-    fidelity = doc["benchmarks"]["text_to_node_fidelity"]["result"]
-    assert {c["tree"] for c in fidelity["cases"]} == {"imagenet1k", "wordnet"}
-    for case in fidelity["cases"]:
-        assert case["answers_per_template"]["singular"] > 1000 and case["answers_per_template"]["plural"] > 300
+    for sp in doc["benchmarks"]["text_to_node_fidelity"]["result"]["prefilter_and_speed"].values():
+        assert sp["differences"] == 0, sp["difference_examples"]  # the prefilter never changes a node
     assert all(r["agree"] for r in doc["rows"] if r.get("agree") is not None)
+
+
+def test_mapping_quality_benchmark_reports_every_gold_set(tiny_results):
+    """Every tree is scored with the string measure on every gold set it has; the embedding
+    measure is reported (run or skipped with a reason); Table 9's rows are accounted for."""
+    from benchmarks.bench_mapping_fidelity import PLURAL, SINGULAR
+    from benchmarks.mapping_gold import table9_rows
+    from benchmarks.shared_data import SHARED_DATA
+
+    _, doc, md, _ = tiny_results
+    res = doc["benchmarks"]["text_to_node_fidelity"]["result"]
+    string = {c["tree"]: c for c in res["cases"] if c["measure"] == "string"}
+    assert set(string) == {"imagenet1k", "wordnet", "inat21-shaped"}
+    for tree, case in string.items():
+        assert case["status"] == "ok", case
+        sets = case["sets"]
+        assert {"templates", "refusals", "hedges"} <= set(sets), (tree, set(sets))
+        assert set(sets["templates"]["families"]) == {*SINGULAR, *PLURAL, "singular", "plural"}, tree
+        assert case["answers_per_template"]["singular"] > 1000 and case["answers_per_template"]["plural"] > 300, tree
+        for s in sets.values():
+            assert 0 <= s["accuracy"] <= 1 and s["answers"] == sum(x["answers"] for x in s["stages"].values())
+    embedding = [c for c in res["cases"] if c["measure"] == "embedding"]
+    assert {c["tree"] for c in embedding} == set(string)
+    assert all(c["status"] == "ok" or c["reason"] for c in embedding)
+    inat = string["inat21-shaped"]
+    evaluated = {r["row"] for r in inat["table9_rows"]} | {r["row"] for r in inat["notes"]["table9_not_evaluated"]}
+    assert evaluated == {int(r) for r in table9_rows()["row"].to_list()}
+    assert res["trees"]["inat21-shaped"]["name_kinds"].get("vernacular", 0) > 0  # English names beside the Latin ones
+    if SHARED_DATA.is_dir():
+        assert inat["notes"]["vlm4bio"]["with_gold"] > 0 and inat["sets"]["vlm4bio"]["answers"] > 0
+        assert inat["sets"]["real_refusals_and_hedges"]["answers"] > 0
+    assert "## Mapping quality (tiny)" in md and "Table 9" in md
 
 
 def test_scaling_rows_have_three_sizes_and_a_slope(tiny_results):

@@ -81,7 +81,7 @@ def test_every_job_selection_names_assets_that_exist():
         if not job.name.startswith("__"):
             assert job.asset_layer.executable_asset_keys, f"job {job.name} selects no asset"
     repo = defs.get_repository_def()
-    targets = [s.job_name for s in repo.schedule_defs] + [s.job_name for s in repo.sensor_defs if s.has_jobs]
+    targets = [s.job_name for s in repo.schedule_defs] + [j.name for s in repo.sensor_defs if s.has_jobs for j in s.jobs]
     assert set(targets) <= {j.name for j in jobs}
 
 

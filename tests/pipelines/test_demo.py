@@ -1,6 +1,7 @@
 """The scoring step of ``make demo``: the shipped example scored against the ImageNet-1k
-taxonomy the code location built — its published snapshot, else the asset as the IO manager
-stores it — with the code location's own resources on a temp data folder."""
+taxonomy the code location built — its published snapshot (cited ``imagenet1k@VERSION``),
+else the asset as the IO manager stores it (cited by its content hash) — with the code
+location's own resources on a temp data folder."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def test_the_example_is_scored_against_the_asset_then_the_snapshot(data_dir, mon
     assert "data/examples/imagenet_example_outputs.jsonl" in text
     assert (data_dir / "scores" / "imagenet_example" / "leaderboard.md").exists()
     from_asset = example_taxonomy(defs, instance)
-    assert from_asset.name == "imagenet1k_taxonomy" and from_asset.links.height == 1000
+    assert from_asset.name == "imagenet1k_taxonomy" and from_asset.tables.links.height == 1000
+    assert from_asset.ref.startswith("sha256:") and not from_asset.citation.published  # not published yet
 
     tree = defs.load_asset_value("imagenet1k_taxonomy", instance=instance)
     published = dg.materialize([*dg.load_assets_from_modules([wordnet_assets, imagenet_assets]),
@@ -50,8 +52,12 @@ def test_the_example_is_scored_against_the_asset_then_the_snapshot(data_dir, mon
                                instance=instance)
     assert published.success
     from_snapshot = example_taxonomy(defs, instance)
-    assert from_snapshot.info.get("store") == str(data_dir / "snapshots")
-    assert from_snapshot.nodes.height == tree.nodes.height
+    assert from_snapshot.store == str(data_dir / "snapshots") and from_snapshot.citation.published
+    assert from_snapshot.ref == published.get_asset_materialization_events()[0].materialization.metadata[
+        "snapshot"].value
+    assert from_snapshot.tables.nodes.height == tree.nodes.height
+    # the content is the asset's: the same content hash either way
+    assert from_snapshot.citation.content_sha256 == from_asset.citation.content_sha256
 
 
 def test_nothing_built_reports_and_returns_false(tmp_path, monkeypatch):

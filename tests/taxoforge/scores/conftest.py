@@ -98,20 +98,12 @@ def inat_vlm4bio_tree(vlm4bio_files, tmp_path_factory) -> TreeTables:
 def imagenet_tree() -> TreeTables:
     """The real ImageNet-1k taxonomy: the WordNet 3.0 tree's subtree spanning the 1,000
     linked classes, built as the ``imagenet1k_taxonomy`` asset builds it (~20 s)."""
-    from taxoforge.links.linker import link_labels
-    from taxoforge.sources.imagenet import imagenet1k_labels, wnid_to_node
-    from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet, noun_graph
-    from taxoforge.trees.build import build_tree
-    from taxoforge.trees.subtree import spanning_subtree
+    from taxoforge.sources.imagenet import imagenet1k_labels, imagenet1k_taxonomy, link_imagenet1k
+    from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet, noun_graph, wordnet_tree
 
     try:
         ensure_wordnet(allow_download=False)
     except WordNetUnavailable as exc:
         pytest.skip(str(exc))
-    edges, names = noun_graph()
-    wt = TreeTables.from_build("wordnet", build_tree(edges, source="wn", tie_seed=0), names)
-    links = link_labels(imagenet1k_labels(), wt.names, external_id_to_node=wnid_to_node, prefer_kinds=("label", "lemma"))
-    linked = links.filter(pl.col("status") == "linked")
-    extra = linked.select("node_id", pl.col("label_text").alias("name"), pl.lit("dataset_label").alias("kind"),
-                          pl.lit("en").alias("lang"))
-    return spanning_subtree(wt, linked["node_id"].to_list(), "imagenet1k", links=links, extra_names=extra)
+    wt = wordnet_tree(*noun_graph(), tie_seed=0)
+    return imagenet1k_taxonomy(wt, link_imagenet1k(imagenet1k_labels(), wt))

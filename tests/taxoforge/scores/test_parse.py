@@ -85,6 +85,17 @@ def test_no_refusal_cue(text):
     assert split_refusal(text) == (False, text)
 
 
+@pytest.mark.parametrize("text,abstains", [
+    ("no one", True), ("No company", True), ("nobody", True), ("no bird.", True),
+    ("No, it's a golden retriever", False), ("no-see-um", False), ("Nothofagus", False), ("North American beaver", False),
+    ("No. 5", True),
+])
+def test_a_bare_denial_names_nothing(text, abstains):
+    """ "no" with a one- or two-word noun phrase (written apart) says there is nothing to name;
+    a denial before an answer leaves the answer, and names merely starting with "no" are names."""
+    assert is_abstention(text) is abstains
+
+
 def test_hedged_answer_naming_a_taxon_is_an_answer_and_keeps_the_named_part():
     p = parse_answer("It might be a golden retriever, I don't know for sure.")
     assert not p.abstained and p.refusal and p.unrefused == "It might be a golden retriever"

@@ -164,3 +164,33 @@ def test_headerless_and_derive_errors_name_the_file_and_line(tmp_path):
     j.write_text('{"output": "a", "label": "b"}\n')
     with pytest.raises(OutputFileError, match="apply to CSV/TSV"):
         read_outputs(j, header=False)
+
+
+def test_paths_globs_and_folders_expand_to_model_output_files_once(tmp_path):
+    from taxoforge.scores.readers import OutputFileError, expand_output_paths
+
+    for rel in ("r/a/x.jsonl", "r/b/c/y.csv", "r/b/notes.txt", "r/.hidden/z.jsonl", "r/a/w.parquet"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    got = expand_output_paths([tmp_path / "r" / "a" / "x.jsonl", str(tmp_path / "r" / "**" / "*.jsonl"),
+                               tmp_path / "r" / "b"])
+    assert [p.relative_to(tmp_path).as_posix() for p in got] == ["r/a/x.jsonl", "r/b/c/y.csv"]  # hidden: skipped
+    assert [p.name for p in expand_output_paths([tmp_path / "r"])] == ["w.parquet", "x.jsonl", "y.csv"]
+    with pytest.raises(OutputFileError, match=r"\*\.tsv: no file matches"):
+        expand_output_paths([str(tmp_path / "r" / "*.tsv")])
+    with pytest.raises(OutputFileError, match="missing.jsonl: no such file"):
+        expand_output_paths([tmp_path / "missing.jsonl"])
+
+
+def test_a_column_mapping_typo_names_the_column_and_lists_the_files(tmp_path):
+    from taxoforge.scores.readers import OutputFileError, read_outputs
+
+    f = tmp_path / "o.jsonl"
+    f.write_text('{"response": "a", "gt": "b", "mdl": "m"}\n')
+    with pytest.raises(OutputFileError, match=r"model=modl: the file has no column 'modl' \(did you mean 'mdl'\?\); "
+                                              r"its columns are gt, mdl, response"):
+        read_outputs(f, columns={"output": "response", "label": "gt", "model": "modl"})
+    with pytest.raises(OutputFileError, match="'labels' is not a canonical column"):
+        read_outputs(f, columns={"output": "response", "labels": "gt"})
+    rows = read_outputs(f, columns={"output": "response"}, require=("output",))
+    assert rows["label"].to_list() == [None] and rows["output"].to_list() == ["a"]

@@ -15,6 +15,7 @@ from taxoforge.cli import main
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.run import score_file, score_frame
 from taxoforge.scores.readers import read_outputs
+from taxoforge.snapshots.manifest import content_id
 from tests.conftest import REPO
 
 EXAMPLE_OUTPUTS = REPO / "data" / "examples" / "imagenet_example_outputs.jsonl"
@@ -50,7 +51,9 @@ def test_vlm4bio_end_to_end_against_inaturalist(vlm4bio_files, inat_vlm4bio_tree
         # a wrong species in the same genus keeps hP = hR = 6/7 (life, kingdom … genus shared)
         lb = run.leaderboard.row(0, named=True)
         assert lb["hF"] == pytest.approx(2 * lb["hP"] * lb["hR"] / (lb["hP"] + lb["hR"]))
-        assert lb["taxonomy_version"].startswith("inaturalist-vlm4bio-cut@")
+        # an unpublished tree is cited by its content hash, a reference any store resolves once it is published
+        assert lb["taxonomy_version"] == f"sha256:{content_id(inat_vlm4bio_tree)[1]}"
+        assert run.info["citation"]["published"] is False and run.info["taxonomy"] == "inaturalist-vlm4bio-cut"
     assert total == 210
 
 
@@ -150,7 +153,7 @@ def test_cli_scores_a_headerless_top_k_file_whose_label_is_in_the_image_name(ina
                                     "--derive", "label", "image", r"([^/]+?)_(?:(?:gold|obs)_)?\d+[^/]*$",
                                     "--no-meteor", "-o", str(tmp_path / "res")])
     assert res.exit_code == 0, res.output
-    assert "| clf | unknown | unknown | 2 | 0 | 50.0 |" in res.output
+    assert "| clf | unknown | unknown | 2 | 0 | 50.0 (0.0–100.0) |" in res.output  # accuracy with its bootstrap interval
     assert "Ground truths resolved by: normalised 2." in res.output
     bad = pl.read_parquet(tmp_path / "res" / "bad_rows.parquet")
     assert bad.select("line", "reason").rows() == [(3, "unknown label"), (4, "missing ground truth")]
@@ -371,3 +374,87 @@ def test_ground_truth_resolver_answers_one_label_or_a_prefetched_batch(inat_like
     assert r("Toco Toucan", "d")[:2] == ("r_toco", "exact")
     nid, reason, detail = r("Unicornia", "d")
     assert nid is None and reason == "unknown label" and detail.startswith("'Unicornia': no node is named")
+
+
+def test_all_vlm4bio_files_in_one_run_with_intervals_and_breakdowns(vlm4bio_files, inat_vlm4bio_tree, tmp_path):
+    """The six VLM4Bio result files scored as one run: one leaderboard row per model ×
+    dataset × prompt, with bootstrap intervals and issue 14's breakdown columns (the
+    iNaturalist tree has ranks: genus, family and order accuracy)."""
+    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.scores.confidence import BootstrapConfig
+    from taxoforge.scores.run import score_files
+
+    cited = cite_taxonomy(inat_vlm4bio_tree)
+    run = score_files(vlm4bio_files, cited, meteor=False, out_dir=tmp_path / "out", ci=BootstrapConfig(n_resamples=500))
+    lb = run.leaderboard
+    groups = run.samples.select("model", "dataset", "prompt").unique()
+    assert lb.height == groups.height and len(run.info["per_file"]) == len(vlm4bio_files)
+    assert sum(f["rows"] for f in run.info["per_file"]) == run.info["rows"] == run.samples.height
+    for row in lb.iter_rows(named=True):
+        for m in ("accuracy", "hP", "hR", "hF"):
+            assert row[f"{m}_ci_low"] <= row[m] <= row[f"{m}_ci_high"], (row["model"], m)
+        # species ground truths are leaves: right at every level = right; right genus ⊇ right species
+        assert row["HCA"] == pytest.approx(row["accuracy"])
+        assert row["accuracy"] <= row["accuracy_genus"] <= row["accuracy_family"] <= row["accuracy_order"]
+        assert row["correct_pct"] + row["incorrect_pct"] + row["other_pct"] == pytest.approx(100)
+        assert 0 <= row["MTA"] <= 1
+    out = tmp_path / "out"
+    for name in ("by_level", "by_rank", "correct_by_rank", "consistency", "outcomes"):
+        assert pl.read_csv(out / "breakdowns" / f"{name}.csv").height > 0, name
+    assert pl.read_csv(out / "leaderboard.csv").height == lb.height
+    tex = (out / "leaderboard.tex").read_text()
+    assert tex.count(r"\\") >= lb.height + 1 and "HCA (\\%)" in tex
+
+
+def _ranked_tree(rows):
+    """TreeTables with ranks: ``rows`` (node_id, parent_id, label, rank); every label a
+    scientific name."""
+    from taxoforge.trees.tables import TreeTables
+
+    nodes = pl.DataFrame({"node_id": [r[0] for r in rows], "parent_id": [r[1] for r in rows],
+                          "label": [r[2] for r in rows], "rank": [r[3] for r in rows]},
+                         schema_overrides={"parent_id": pl.String})
+    names = pl.DataFrame({"node_id": [r[0] for r in rows], "name": [r[2] for r in rows],
+                          "kind": ["scientific"] * len(rows)})
+    return TreeTables("ranked", nodes, names)
+
+
+RENAMED = [
+    ("life", None, "Life", "stateofmatter"), ("animalia", "life", "Animalia", "kingdom"),
+    ("chordata", "animalia", "Chordata", "phylum"), ("actinopterygii", "chordata", "Actinopterygii", "class"),
+    ("cypriniformes", "actinopterygii", "Cypriniformes", "order"),
+    ("leuciscidae", "cypriniformes", "Leuciscidae", "family"),
+    ("notropis", "leuciscidae", "Notropis", "genus"), ("n_ather", "notropis", "Notropis atherinoides", "species"),
+    ("alburnops", "leuciscidae", "Alburnops", "genus"), ("a_hetero", "alburnops", "Alburnops heterodon", "species"),
+    ("aves", "chordata", "Aves", "class"), ("anseriformes", "aves", "Anseriformes", "order"),
+    ("anatidae", "anseriformes", "Anatidae", "family"), ("alopochen", "anatidae", "Alopochen", "genus"),
+    ("a_aeg", "alopochen", "Alopochen aegyptiaca", "species"),
+]
+
+
+def test_an_answer_naming_a_renamed_species_means_what_its_label_means():
+    """An answer that is no name of the tree as written but a name the label linker resolves
+    (a species moved to another genus of its family, an epithet in the other gender) maps
+    where the same text resolves as a ground truth — never to the old genus it contains."""
+    tree = _ranked_tree(RENAMED)
+    q = "Options: A) Notropis atherinoides, B) Notropis heterodon, C) Alopochen aegyptiacus."
+    rows = read_outputs_from([
+        {"id": "transfer", "output": "Notropis heterodon", "label": "Notropis heterodon"},
+        {"id": "letter", "output": "The answer is: B) Notropis heterodon.", "label": "Notropis heterodon", "question": q},
+        {"id": "gender", "output": "alopochen aegyptiacus", "label": "Alopochen aegyptiacus"},
+        {"id": "current", "output": "Notropis atherinoides", "label": "Notropis atherinoides"},
+        {"id": "genus", "output": "Notropis", "label": "Notropis heterodon"},
+        {"id": "unknown", "output": "Notropis imaginarius", "label": "Notropis atherinoides"},
+    ])
+    run = score_frame(rows, tree, meteor=False)
+    s = {r["id"]: r for r in run.samples.iter_rows(named=True)}
+    for key, node, via in (("transfer", "a_hetero", "genus_transfer"), ("letter", "a_hetero", "genus_transfer"),
+                           ("gender", "a_aeg", "epithet_variant")):
+        assert s[key]["gt_node"] == node and s[key]["pred_node"] == node, s[key]
+        assert s[key]["map_stage"] == "linked_name" and s[key]["correct"]
+        assert f"answer_{via}" in s[key]["parse_flags"]
+    assert (s["current"]["pred_node"], s["current"]["map_stage"]) == ("n_ather", "exact")
+    # a genus alone, or an epithet the family does not know, stays with Alg. 1 (the genus)
+    assert (s["genus"]["pred_node"], s["genus"]["map_stage"]) == ("notropis", "exact")
+    assert s["unknown"]["pred_node"] == "notropis" and s["unknown"]["map_stage"] != "linked_name"
+    assert run.info["stage_counts"]["linked_name"] == 3

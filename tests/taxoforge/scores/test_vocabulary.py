@@ -8,7 +8,7 @@ from taxoforge.scores.vocabulary import FRAMING_WORDS, FUNCTION_WORDS, NUMBER_WO
 
 
 @pytest.mark.parametrize("word", ["the", "its", "cant", "does", "two", "twentyone", "several", "12", "images",
-                                  "species", "breeds", "photo", "looks", "probably", "depicted"])
+                                  "species", "breeds", "photo", "looks", "probably", "depicted", "best"])
 def test_non_naming(word):
     assert is_non_naming(word)
 

@@ -95,6 +95,19 @@ def test_counting_and_task_words_never_beat_the_head_noun(pig_tree):
     assert mapped(ix, "an image") == ("image", "exact")
 
 
+def test_hedging_idioms_frame_the_answer_and_never_name_a_node():
+    """ "my best guess is …" frames the answer like "I think …": a node that happens to be
+    named by a word of the idiom (WordNet's *Best*, a person, lies deeper than most answers)
+    never wins over the named answer, and is still found when it is the whole answer."""
+    rows = [("root", None, "entity"), ("org", "root", "organism"), ("bird", "org", "bird"),
+            ("heron", "bird", "heron"), ("person", "org", "person"), ("scientist", "person", "scientist"),
+            ("physiologist", "scientist", "physiologist"), ("best", "physiologist", "Best")]
+    ix = TaxonomyIndex(tree_tables(rows, name="best").taxonomy())
+    for answer in ("The image is blurry; my best guess is a heron.", "My best guess: heron", "best guess heron"):
+        assert mapped(ix, answer)[0] == "heron", answer
+    assert mapped(ix, "Best") == ("best", "exact")
+
+
 @pytest.fixture(scope="module")
 def senses_tree():
     # two nodes named "butterfly" at the same depth: the insect has a subtree

@@ -1,0 +1,107 @@
+"""Bootstrap 95 % confidence intervals of the leaderboard's accuracy, hP, hR and hF.
+
+Each interval is a percentile bootstrap (:func:`scipy.stats.bootstrap`, ``method=
+"percentile"``) over the samples of one leaderboard row, resampled with replacement
+``n_resamples`` times from a generator seeded with ``seed`` — the same data and seed give
+the same interval on any machine, whatever the order of the groups.
+
+* accuracy, hP, hR: the mean of the per-sample values;
+* hF: SPEC §2's aggregate — the harmonic mean of mean hP and mean hR — computed on each
+  resample of the (hP, hR) *pairs* (``paired=True``), so the interval is that of the
+  statistic the leaderboard reports, not of the mean per-sample hF.
+
+A group of fewer than two samples has no interval (null). The percentile method is used
+rather than BCa because it is defined for every sample, including those where every value
+is the same (an accuracy of 0 or 1): its interval is then that single value.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import polars as pl
+
+__all__ = ["BootstrapConfig", "CI_MEASURES", "bootstrap_interval", "mean_interval", "hf_interval", "group_intervals",
+           "ci_columns", "harmonic_mean_of_means"]
+
+#: The leaderboard measures that get an interval: ``<measure>_ci_low`` and ``<measure>_ci_high``.
+CI_MEASURES = ("accuracy", "hP", "hR", "hF")
+#: Resampled values held in memory at once (resamples × samples), so large groups stay bounded.
+_MAX_BATCH_VALUES = 4_000_000
+
+
+@dataclass(frozen=True)
+class BootstrapConfig:
+    """``n_resamples`` (0: no intervals), ``level`` (0.95), ``seed`` (of
+    :func:`numpy.random.default_rng`), ``method`` (a :func:`scipy.stats.bootstrap` method)."""
+
+    n_resamples: int = 9999
+    level: float = 0.95
+    seed: int = 0
+    method: str = "percentile"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def ci_columns(measures=CI_MEASURES) -> list[str]:
+    """``[accuracy_ci_low, accuracy_ci_high, hP_ci_low, …]``."""
+    return [f"{m}_ci_{side}" for m in measures for side in ("low", "high")]
+
+
+def harmonic_mean_of_means(hp, hr, axis: int = -1):
+    """``2·mean(hP)·mean(hR) / (mean(hP) + mean(hR))`` along ``axis`` (0 where both means are 0)."""
+    mp, mr = np.mean(hp, axis=axis), np.mean(hr, axis=axis)
+    s = mp + mr
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(s > 0, 2 * mp * mr / np.where(s > 0, s, 1), 0.0)
+
+
+def bootstrap_interval(data: tuple[np.ndarray, ...], statistic, config: BootstrapConfig, *,
+                       paired: bool = False) -> tuple[float | None, float | None]:
+    """``(low, high)`` of ``statistic`` over ``data`` (a tuple of equal-length samples),
+    or ``(None, None)`` for fewer than two samples or ``n_resamples == 0``."""
+    from scipy.stats import bootstrap
+
+    n = len(data[0])
+    if config.n_resamples <= 0 or n < 2:
+        return None, None
+    batch = max(1, min(config.n_resamples, _MAX_BATCH_VALUES // max(n, 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a degenerate sample (all values equal) is fine under the percentile method
+        res = bootstrap(data, statistic, n_resamples=config.n_resamples, batch=batch, vectorized=True,
+                        paired=paired, confidence_level=config.level, method=config.method,
+                        rng=np.random.default_rng(config.seed))
+    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return (None if np.isnan(lo) else lo), (None if np.isnan(hi) else hi)
+
+
+def mean_interval(x, config: BootstrapConfig) -> tuple[float | None, float | None]:
+    """The interval of the mean of ``x``."""
+    x = np.asarray(x, dtype=np.float64)
+    return bootstrap_interval((x,), np.mean, config)
+
+
+def hf_interval(hp, hr, config: BootstrapConfig) -> tuple[float | None, float | None]:
+    """The interval of hF = harmonic mean of mean hP and mean hR, resampling (hP, hR) pairs."""
+    hp, hr = np.asarray(hp, dtype=np.float64), np.asarray(hr, dtype=np.float64)
+    return bootstrap_interval((hp, hr), harmonic_mean_of_means, config, paired=True)
+
+
+def group_intervals(samples: pl.DataFrame, by, config: BootstrapConfig) -> pl.DataFrame:
+    """One row per group of ``by`` with the :func:`ci_columns` of :data:`CI_MEASURES`.
+    ``samples`` has ``correct``, ``hP`` and ``hR`` (the rows to count: callers filter)."""
+    by = list(by)
+    schema = {**{b: samples.schema[b] for b in by}, **{c: pl.Float64 for c in ci_columns()}}
+    rows = []
+    for key, g in samples.group_by(by, maintain_order=True):
+        hp, hr = g["hP"].to_numpy(), g["hR"].to_numpy()
+        row = dict(zip(by, key))
+        for m, (lo, hi) in (("accuracy", mean_interval(g["correct"].cast(pl.Float64).to_numpy(), config)),
+                            ("hP", mean_interval(hp, config)), ("hR", mean_interval(hr, config)),
+                            ("hF", hf_interval(hp, hr, config))):
+            row[f"{m}_ci_low"], row[f"{m}_ci_high"] = lo, hi
+        rows.append(row)
+    return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)

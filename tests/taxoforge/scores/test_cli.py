@@ -1,0 +1,194 @@
+"""``taxoforge score`` and ``taxoforge map`` as a researcher runs them: many files and glob
+patterns in one run with one mapping index, snapshots from a local or HTTP store, exit codes
+that say when too few rows scored, errors that name what is wrong — through click's
+CliRunner and as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+import taxoforge.scores.run as run_module
+from taxoforge.cli import main
+from taxoforge.scores.mapping import TaxonomyIndex
+from taxoforge.snapshots import SnapshotStore
+from tests.conftest import REPO, shared_file
+from tests.taxoforge.snapshots.helpers import serve, stop
+
+GOOD = [{"id": "1", "model": "m1", "output": "A: Aloe vera", "label": "aloe_vera"},
+        {"id": "2", "model": "m1", "output": "Toucan", "label": "Black-mandibled Toucan"},
+        {"id": "3", "model": "m2", "output": "I cannot tell", "label": "iris_sibirica"},
+        {"id": "4", "model": "m2", "output": "Iris", "label": "Iris versicolor"}]
+FOREIGN = [{"id": str(i), "model": "m", "output": "Canis lupus", "label": "Canis lupus"} for i in range(4)]
+FAST = ["--no-meteor", "--bootstrap", "200", "--no-progress"]
+
+
+def _jsonl(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture()
+def tree(inat_like, tmp_path):
+    folder = tmp_path / "tree"
+    inat_like.write(folder)
+    return folder
+
+
+def test_many_files_and_a_glob_the_shell_left_alone_are_one_run_with_one_index(tree, tmp_path, monkeypatch):
+    _jsonl(tmp_path / "results" / "a" / "x.jsonl", GOOD[:2])
+    _jsonl(tmp_path / "results" / "b" / "deeper" / "y.jsonl", GOOD[2:])
+    single = _jsonl(tmp_path / "single.jsonl", [dict(GOOD[0], model="m3")])
+    built = []
+
+    class CountingIndex(TaxonomyIndex):
+        def __init__(self, *a, **k):
+            built.append(1)
+            super().__init__(*a, **k)
+
+    monkeypatch.setattr(run_module, "TaxonomyIndex", CountingIndex)
+    out = tmp_path / "res"
+    r = CliRunner().invoke(main, ["score", str(single), str(tmp_path / "results" / "**" / "*.jsonl"), str(single),
+                                  str(tree), "-o", str(out), *FAST])
+    assert r.exit_code == 0, r.output
+    assert built == [1]  # one index for the three files
+    assert "read 5 rows from 3 files" in r.stderr
+    lb = pl.read_parquet(out / "leaderboard.parquet")
+    assert sorted(lb["model"]) == ["m1", "m2", "m3"]  # one combined leaderboard
+    info = json.loads((out / "run.json").read_text())
+    assert [(f["file"].rsplit("/", 1)[-1], f["rows"], f["scored"]) for f in info["per_file"]] == [
+        ("single.jsonl", 1, 1), ("x.jsonl", 2, 2), ("y.jsonl", 2, 2)]
+    assert "**3 files:**" in r.output
+    for name in ("leaderboard.csv", "leaderboard.tex", "hp_vs_hr.pdf", "model_ranks.svg", "breakdowns/consistency.csv"):
+        assert (out / name).stat().st_size > 0, name
+    # a folder means the model-output files under it
+    r = CliRunner().invoke(main, ["score", str(tmp_path / "results"), str(tree), *FAST])
+    assert r.exit_code == 0 and "read 4 rows from 2 files" in r.stderr
+
+
+def test_a_pattern_matching_nothing_and_a_column_typo_are_usage_errors(tree, tmp_path):
+    f = _jsonl(tmp_path / "o.jsonl", [{"id": "1", "response": "Aloe vera", "gt": "aloe_vera"}])
+    r = CliRunner().invoke(main, ["score", str(tmp_path / "nope" / "*.jsonl"), str(tree), *FAST])
+    assert r.exit_code == 2 and "no file matches this pattern" in r.stderr
+    r = CliRunner().invoke(main, ["score", str(f), str(tree), "--column", "output=respones", "--column", "label=gt",
+                                  *FAST])
+    assert r.exit_code == 2
+    assert "no column 'respones'" in r.stderr and "did you mean 'response'" in r.stderr
+    assert "its columns are gt, id, response" in r.stderr and "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["score", str(f), str(tree), "--column", "outptu=response", *FAST])
+    assert r.exit_code == 2 and "'outptu' is not a canonical column (did you mean 'output'?)" in r.stderr
+
+
+def test_too_few_rows_scored_fails_and_still_writes_the_results(tree, tmp_path):
+    mixed = _jsonl(tmp_path / "mixed.jsonl", GOOD[:3] + [{"id": "9", "model": "m1", "output": "x", "label": "Nowhere"}])
+    out = tmp_path / "res"
+    r = CliRunner().invoke(main, ["score", str(mixed), str(tree), "-o", str(out), *FAST])
+    assert r.exit_code == 10
+    assert "only 3 of 4 rows scored (75.0 %, below --min-scored 95 %): unknown label 1" in r.stderr
+    assert (out / "leaderboard.md").exists() and pl.read_parquet(out / "bad_rows.parquet").height == 1
+    r = CliRunner().invoke(main, ["score", str(mixed), str(tree), "--min-scored", "0.7", *FAST])
+    assert r.exit_code == 0, r.output
+
+
+def test_no_row_scored_exits_non_zero_as_a_real_process(tree, tmp_path):
+    foreign = _jsonl(tmp_path / "results" / "vlm4bio.jsonl", FOREIGN)
+    cmd = [sys.executable, "-m", "taxoforge.cli", "score", str(tmp_path / "results" / "*.jsonl"), str(tree),
+           "--min-scored", "0", "--json", *FAST]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert p.returncode == 10, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["exit_code"] == 10 and "no row was scored (4 rows read: unknown label 4)" in doc["error"]
+    assert doc["info"]["scored"] == 0 and len(doc["bad_rows"]) == 4 and doc["leaderboard"] == []
+    assert foreign.exists()
+
+
+def test_a_snapshot_by_name_is_cited_with_its_store_and_a_missing_one_lists_the_store(inat_like, tmp_path):
+    store = tmp_path / "store"
+    pub = SnapshotStore(store).publish(inat_like, name="inat_like", check=False)
+    f = _jsonl(tmp_path / "o.jsonl", GOOD)
+    r = CliRunner().invoke(main, ["score", str(f), "inat_like", "--store", str(store), "--json", *FAST])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["info"]["citation"]["ref"] == pub.ref and doc["info"]["citation"]["store"] == str(store)
+    assert {row["taxonomy_version"] for row in doc["leaderboard"]} == {pub.ref}
+    assert {row["taxonomy_store"] for row in doc["leaderboard"]} == {str(store)}
+    assert all(row["hF_ci_low"] <= row["hF"] <= row["hF_ci_high"] for row in doc["leaderboard"] if row["n"] > 1)
+
+    r = CliRunner().invoke(main, ["score", str(f), "inaturalist", "--store", str(store), *FAST])
+    assert r.exit_code == 3 and "Traceback" not in r.output
+    assert "\nerror: inaturalist: not a folder" in r.stderr and pub.ref in r.stderr  # what the store has
+    r = CliRunner().invoke(main, ["score", str(f), "inaturalist", "--store", str(store), "--json", *FAST])
+    assert r.exit_code == 3 and json.loads(r.stdout)["kind"] == "TaxonomyNotFound"
+
+
+def test_a_snapshot_of_a_remote_store_is_pulled_verified_and_cited(inat_like, tmp_path):
+    remote = tmp_path / "remote"
+    pub = SnapshotStore(remote).publish(inat_like, name="inat_like", check=False)
+    f = _jsonl(tmp_path / "o.jsonl", GOOD)
+    srv, t = serve(remote)
+    try:
+        args = ["score", str(f), f"inat_like@{pub.version}", "--store", srv.url, "--dest", str(tmp_path / "local"),
+                "--json", *FAST]
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 0, r.output
+        cit = json.loads(r.stdout)["info"]["citation"]
+        assert cit["ref"] == pub.ref and cit["store"] == srv.url and cit["verified"] == "store"
+        assert (tmp_path / "local" / "inat_like" / pub.version / "manifest.json").exists()
+        assert CliRunner().invoke(main, args).exit_code == 0  # the second call finds it pulled
+        # the local store lacks it: pulled from --remote into the local store, cited with the remote's URL
+        local = tmp_path / "mine"
+        r = CliRunner().invoke(main, ["score", str(f), "inat_like", "--store", str(local), "--remote", srv.url,
+                                      "--json", *FAST])
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["info"]["citation"]["store"] == srv.url and "pulling it from" in r.stderr
+        assert (local / "inat_like" / pub.version / "manifest.json").exists()
+    finally:
+        stop(srv, t)
+
+
+def test_an_altered_snapshot_folder_is_refused_or_cited_by_its_own_content(inat_like, tmp_path):
+    store = tmp_path / "store"
+    pub = SnapshotStore(store).publish(inat_like, name="inat_like", check=False)
+    copy = tmp_path / "copy"
+    shutil.copytree(SnapshotStore(store).local_dir("inat_like", pub.version), copy)
+    nodes = pl.read_parquet(copy / "nodes.parquet")
+    nodes.with_columns(pl.when(pl.col("node_id") == "aloe").then(pl.lit("Aloes")).otherwise(pl.col("label"))
+                       .alias("label")).write_parquet(copy / "nodes.parquet")
+    f = _jsonl(tmp_path / "o.jsonl", GOOD)
+    r = CliRunner().invoke(main, ["score", str(f), str(copy), *FAST])
+    assert r.exit_code == 4 and "refusing to cite" in r.stderr and "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["score", str(f), str(copy), "--allow-altered", "--json", *FAST])
+    assert r.exit_code == 0, r.output
+    cit = json.loads(r.stdout)["info"]["citation"]
+    assert cit["ref"].startswith("sha256:") and cit["content_sha256"] != pub.manifest["content_sha256"]
+    assert cit["published"] is False
+
+
+def test_map_writes_unlabelled_oven_answers_with_node_stage_and_similarity(imagenet_tree, tmp_path):
+    oven = shared_file("predictions/oven_val_query_blip2_flant5xxl_bm25_predictions.jsonl")
+    n = sum(1 for line in oven.read_text().splitlines() if line.strip())
+    tree = tmp_path / "imagenet"
+    imagenet_tree.write(tree)
+    cols = ["--column", "id=data_id", "--column", "output=prediction", "--no-progress"]
+    for suffix in (".parquet", ".csv", ".jsonl"):
+        out = tmp_path / f"mapped{suffix}"
+        r = CliRunner().invoke(main, ["map", str(oven), str(tree), "-o", str(out), *cols])
+        assert r.exit_code == 0, r.output
+        table = {".parquet": pl.read_parquet, ".csv": pl.read_csv, ".jsonl": pl.read_ndjson}[suffix](out)
+        assert table.height == n and table["id"][0].startswith("oven_query_val_")
+        assert {"node_id", "node_label", "stage", "similarity", "abstained"} <= set(table.columns)
+        assert table["node_id"].null_count() == 0 and "label" not in table.columns
+    assert f"{n:,} of {n:,} answers mapped" in r.output
+    # the same file cannot be scored: it has no ground truths
+    r = CliRunner().invoke(main, ["score", str(oven), str(tree), *cols])
+    assert r.exit_code == 2 and "no ground-truth column" in r.stderr and "taxoforge map" in r.stderr
+    r = CliRunner().invoke(main, ["map", str(oven), str(tree), "--json", *cols])
+    doc = json.loads(r.stdout)
+    assert doc["info"]["mapped"] == n and len(doc["rows"]) == 20 and sum(doc["info"]["stage_counts"].values()) == n
