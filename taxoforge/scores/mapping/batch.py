@@ -67,7 +67,8 @@ class TaxonomyIndex:
         self.parent = taxonomy.parent_idx
         self.subtree_size = subtree_sizes(self.parent, self.depth)
         model = getattr(self.similarity, "model_id", None)
-        if store is not None and model:  # name embeddings: computed once per tree, stored beside the index
+        if store is not None and model and callable(getattr(self.similarity, "embed_names", None)):
+            # an embedding measure: the names' embeddings computed once per tree, stored beside the index
             emb = open_name_embeddings(store, self.tables, model, self.similarity.embed_names, progress=progress)
             self.similarity.bind(self.tables.strings, embeddings=emb)
         else:
@@ -78,13 +79,15 @@ class TaxonomyIndex:
 
     @classmethod
     def open(cls, tree, config: MappingConfig | None = None, *, taxonomy=None, similarity: Similarity | None = None,
-             cache_dir=None, progress: bool | None = None) -> "TaxonomyIndex":
+             index_dir=None, progress: bool | None = None) -> "TaxonomyIndex":
         """The index of ``tree`` (a :class:`~taxoforge.trees.tables.TreeTables` or a tree
-        folder) from its stored name tables — built and stored on first use, beside the
-        tree's folder when it can be written, else under ``cache_dir`` (default
-        ``$TAXOFORGE_CACHE_DIR``): see :mod:`taxoforge.scores.mapping.store`.
-        ``taxonomy``: the tree's :class:`~taxoforge.trees.taxonomy.Taxonomy` when already
-        built; ``progress``: the build's progress bar (None: on a terminal)."""
+        folder) from its stored name tables — built and stored on first use, then
+        memory-mapped by every later call: under ``index_dir`` when given, else beside the
+        tree's folder, in its snapshot store, or in ``$TAXOFORGE_CACHE_DIR``
+        (:func:`taxoforge.scores.mapping.store.index_place`). ``taxonomy``: the tree's
+        :class:`~taxoforge.trees.taxonomy.Taxonomy` when already built; ``progress``: the
+        build's progress bar (None: on a terminal). :attr:`store` says where the index is
+        and whether this call built it."""
         from pathlib import Path
 
         from taxoforge.trees.tables import TreeTables
@@ -93,7 +96,7 @@ class TaxonomyIndex:
             tree = TreeTables.read(Path(tree))
         config = config or MappingConfig()
         taxonomy = taxonomy if taxonomy is not None else tree.taxonomy()
-        tables, info = open_name_tables(taxonomy, config, folder=tree.folder, cache_dir=cache_dir,
+        tables, info = open_name_tables(taxonomy, config, folder=tree.folder, index_dir=index_dir,
                                         progress=progress, name=tree.name)
         return cls(taxonomy, config, similarity, tables=tables, store=info, progress=progress)
 

@@ -6,10 +6,16 @@ every scoring run against that tree. :func:`open_name_tables` builds them once a
 them; every later call, process or Dagster run loads them — memory-mapped ``.npy`` files,
 never a rebuild.
 
-**Where.** Beside the tree, in ``<tree folder>/.taxoforge-index/``, when the tree was read
-from a folder (:attr:`TreeTables.folder`) that can be written; otherwise in the cache
-folder ``$TAXOFORGE_CACHE_DIR/mapping-index/`` (default ``~/.cache/taxoforge``), keyed the
-same way. One folder per index, named ``<tree key>-<index id>``:
+**Where** (:func:`index_place`): under ``--index-dir`` / ``$TAXOFORGE_INDEX_DIR`` when
+given; else beside a tree, in ``<tree folder>/.taxoforge-index/``, when the tree was read
+from a folder (:attr:`TreeTables.folder`) that can be written. A **snapshot folder** is
+frozen and never written — not even a hidden folder inside it (its manifest lists what it
+holds, and a published snapshot is immutable): one in a local store
+(``<store>/<taxonomy>/<version>/``) keeps its indexes in ``<store>/.taxoforge-index/``,
+beside the snapshots and shared by all of them. Everything else (tables built in memory, a
+folder that cannot be written, a snapshot outside a store) uses the cache folder
+``$TAXOFORGE_CACHE_DIR/mapping-index/`` (default ``~/.cache/taxoforge``). One folder per
+index, named ``<tree key>-<index id>``:
 
 * the **tree key** (:func:`tree_key`) is a content hash of what the tables are built from —
   the node ids and labels and the names table (node, name, kind) — so an altered tree never
@@ -27,8 +33,8 @@ an embedding measure are stored in their own folder beside it,
 **code fingerprint** (:func:`code_fingerprint`: a hash of the source of the rules that make
 the keys — normalisation, base forms and their table, the vocabulary, the index builder —
 so an upgrade that changes a key is never mixed with an old index), the full tree key, the
-index configuration, and every array's dtype and shape as stored. Anything else (stale,
-foreign, truncated) is rebuilt, never used.
+index configuration, and every array's dtype, shape and XXH3 checksum as stored. Anything
+else (stale, foreign, truncated, corrupted) is rebuilt, never used.
 
 **Concurrency.** The build runs under a file lock (:class:`filelock.FileLock`,
 ``<folder>.lock``) and writes into a temporary folder that takes the final name whole
@@ -44,7 +50,7 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -57,7 +63,7 @@ from taxoforge.scores.mapping.config import MappingConfig
 from taxoforge.scores.mapping.index import NameTables
 
 __all__ = ["INDEX_FORMAT", "INDEX_FOLDER", "IndexInfo", "default_cache_dir", "code_fingerprint", "tree_key",
-           "index_root", "open_name_tables", "open_name_embeddings", "read_index", "STAGES"]
+           "IndexPlace", "index_place", "open_name_tables", "open_name_embeddings", "read_index", "STAGES"]
 
 INDEX_FORMAT = 1
 INDEX_FOLDER = ".taxoforge-index"  # beside a tree: <tree folder>/.taxoforge-index/
@@ -105,19 +111,51 @@ def tree_key(taxonomy) -> str:
     return h.hexdigest()
 
 
-def index_root(folder: str | os.PathLike | None = None, cache_dir: str | os.PathLike | None = None) -> Path:
-    """Where indexes are stored: ``<folder>/.taxoforge-index`` when ``folder`` (the tree's)
-    is given and writable, else ``<cache_dir>/mapping-index`` (default
-    :func:`default_cache_dir`)."""
+@dataclass(frozen=True)
+class IndexPlace:
+    """Where the indexes of a tree are stored: ``root`` (one sub-folder per index),
+    ``kind`` (``"index dir"``, ``"tree folder"``, ``"snapshot store"`` or ``"cache"``) and
+    ``own`` — the root holds the indexes of this one tree only (beside a tree folder), so
+    the indexes of its earlier contents are removed once a new one is in place."""
+
+    root: Path
+    kind: str
+    own: bool = False
+
+
+def _writable(folder: Path) -> bool:
+    """``folder`` (or, when it does not exist yet, its parent) can be written."""
+    probe = folder if folder.exists() else folder.parent
+    return probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
+
+
+def index_place(folder: str | os.PathLike | None = None, index_dir: str | os.PathLike | None = None) -> IndexPlace:
+    """Where the indexes of the tree read from ``folder`` are stored (module docstring):
+
+    * ``index_dir`` when given (``--index-dir``, ``$TAXOFORGE_INDEX_DIR``);
+    * a **tree folder** (no ``manifest.json``): ``<folder>/.taxoforge-index`` when it can be
+      written;
+    * a **snapshot folder** (with ``manifest.json``) is frozen and never written: inside a
+      local store (``<store>/<taxonomy>/<version>/`` beside ``<store>/index.json``) its
+      indexes go to ``<store>/.taxoforge-index``, shared by every version (the keys are
+      content hashes), when the store can be written;
+    * otherwise (tables built in memory, a folder that cannot be written, a snapshot
+      outside a store): ``$TAXOFORGE_CACHE_DIR/mapping-index``
+      (:func:`default_cache_dir`)."""
+    from taxoforge.snapshots.catalogue import INDEX_NAME
+    from taxoforge.snapshots.manifest import MANIFEST_NAME
+
+    if index_dir is not None and str(index_dir) != "":
+        return IndexPlace(Path(index_dir), "index dir")
     if folder is not None:
-        beside = Path(folder) / INDEX_FOLDER
-        try:
-            beside.mkdir(exist_ok=True)
-            if os.access(beside, os.W_OK):
-                return beside
-        except OSError:
-            pass
-    return Path(cache_dir) if cache_dir is not None else default_cache_dir() / "mapping-index"
+        folder = Path(folder)
+        if (folder / MANIFEST_NAME).is_file():
+            store = folder.resolve().parent.parent
+            if (store / INDEX_NAME).is_file() and _writable(store / INDEX_FOLDER):
+                return IndexPlace(store / INDEX_FOLDER, "snapshot store")
+        elif _writable(folder / INDEX_FOLDER):
+            return IndexPlace(folder / INDEX_FOLDER, "tree folder", own=True)
+    return IndexPlace(default_cache_dir() / "mapping-index", "cache")
 
 
 @dataclass
@@ -130,11 +168,12 @@ class IndexInfo:
     seconds: float
     tree_key: str
     index_id: str
-    header: dict = field(default_factory=dict)
+    place: str = "cache"  # IndexPlace.kind: "index dir", "tree folder", "snapshot store" or "cache"
 
     def as_dict(self) -> dict:
-        return {"path": str(self.path), "built": self.built, "seconds": round(self.seconds, 3),
-                "tree_key": self.tree_key, "index_id": self.index_id}
+        return {"path": str(self.path), "built": self.built, "loaded": not self.built,
+                "seconds": round(self.seconds, 3), "place": self.place, "tree_key": self.tree_key,
+                "index_id": self.index_id}
 
 
 def _expected_header(key: str, config: MappingConfig) -> dict:
@@ -162,7 +201,8 @@ def read_index(path: str | os.PathLike, key: str, config: MappingConfig) -> Name
             a = np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError):
             return None
-        if str(a.dtype) != shapes[name][0] or list(a.shape) != shapes[name][1]:
+        want_dtype, want_shape, want_hash = (list(shapes[name]) + [None])[:3]
+        if str(a.dtype) != want_dtype or list(a.shape) != want_shape or _checksum(a) != want_hash:
             return None
         arrays[name] = a
     try:
@@ -171,11 +211,19 @@ def read_index(path: str | os.PathLike, key: str, config: MappingConfig) -> Name
         return None
 
 
+def _checksum(a: np.ndarray) -> str:
+    """XXH3-64 of an array's bytes (a flipped byte in a stored array is caught on load)."""
+    import xxhash
+
+    return xxhash.xxh3_64_hexdigest(memoryview(np.ascontiguousarray(a)).cast("B"))
+
+
 def _write_index(path: Path, tables_arrays: dict, meta: dict, header: dict) -> None:
     with atomic_directory(path) as tmp:
         for name, a in tables_arrays.items():
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
-        full = dict(header, meta=meta, arrays={k: [str(a.dtype), list(a.shape)] for k, a in tables_arrays.items()},
+        full = dict(header, meta=meta, arrays={k: [str(a.dtype), list(a.shape), _checksum(a)]
+                                               for k, a in tables_arrays.items()},
                     created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         write_text_atomic(tmp / HEADER, json.dumps(full, indent=2, sort_keys=True) + "\n")
 
@@ -214,26 +262,31 @@ def _remove_stale(root: Path, keep: str, key: str) -> None:
 
 
 def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLike | None = None,
-                     cache_dir: str | os.PathLike | None = None, progress: bool | None = None,
+                     index_dir: str | os.PathLike | None = None, progress: bool | None = None,
                      name: str = "tree") -> tuple[NameTables, IndexInfo]:
     """The name tables of ``taxonomy`` under ``config``: loaded when a valid stored index
     exists (memory-mapped), else built once under a lock and stored (module docstring).
-    ``folder``: the tree's folder (the index goes beside it when writable); ``cache_dir``:
-    where indexes go otherwise; ``progress``: the build's progress bar (None: on a terminal)."""
+    ``folder``: the folder the tree was read from; ``index_dir``: where to store indexes
+    instead (:func:`index_place` says where they go); ``progress``: the build's progress
+    bar (None: on a terminal)."""
     import filelock
 
     t0 = time.perf_counter()
     key = tree_key(taxonomy)
-    root = index_root(folder, cache_dir)
-    path = root / f"{key[:16]}-{config.index_id}"
+    place = index_place(folder, index_dir)
+    path = place.root / f"{key[:16]}-{config.index_id}"
+
+    def info(built: bool) -> IndexInfo:
+        return IndexInfo(path, built, time.perf_counter() - t0, key, config.index_id, place.kind)
+
     tables = read_index(path, key, config)
     if tables is not None:
-        return tables, IndexInfo(path, False, time.perf_counter() - t0, key, config.index_id)
-    root.mkdir(parents=True, exist_ok=True)
+        return tables, info(False)
+    place.root.mkdir(parents=True, exist_ok=True)
     with filelock.FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
         tables = read_index(path, key, config)  # another process may have built it meanwhile
         if tables is not None:
-            return tables, IndexInfo(path, False, time.perf_counter() - t0, key, config.index_id)
+            return tables, info(False)
         bar = _Progress(progress, name)
         try:
             arrays, meta = NameTables.build(taxonomy, config, progress=bar.stage)
@@ -245,9 +298,9 @@ def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLi
         tables = read_index(path, key, config)
         if tables is None:  # pragma: no cover - the folder was just written
             raise OSError(f"{path}: the mapping index just written cannot be read back")
-    if folder is not None and root == Path(folder) / INDEX_FOLDER:
-        _remove_stale(root, path.name, key)
-    return tables, IndexInfo(path, True, time.perf_counter() - t0, key, config.index_id)
+    if place.own:
+        _remove_stale(place.root, path.name, key)
+    return tables, info(True)
 
 
 # ---------------------------------------------------------------------------- embeddings
