@@ -60,6 +60,7 @@ class TaxonomyIndex:
                  progress: bool | None = None) -> None:
         self.taxonomy = taxonomy
         self.config = config or MappingConfig()
+        self._similarity_given = similarity is not None  # else made from the configuration (and so on unpickling)
         self.similarity = similarity or similarity_from_spec(self.config.similarity)
         self.tables = tables if tables is not None else NameTables(taxonomy, self.config)
         self.store = store  # where the tables were loaded from (None: built in memory)
@@ -119,8 +120,9 @@ class TaxonomyIndex:
 
     def __reduce__(self):
         # a stored index is re-opened from its folder (memory-mapped), not copied
-        if self.store is not None:
-            return (_reopen, (self.taxonomy, self.config, self.similarity, self.store))
+        if self.store is not None:  # the similarity is bound again there: its bound names need not travel
+            return (_reopen, (self.taxonomy, self.config, self.similarity if self._similarity_given else None,
+                              self.store))
         return (TaxonomyIndex, (self.taxonomy, self.config, self.similarity))
 
     def read(self, text: str, normalised: bool = False) -> Answer:
@@ -255,9 +257,15 @@ class TaxonomyIndex:
                 node[r], stage[r], score[r], tied[r] = dec
 
 
-def _reopen(taxonomy, config: MappingConfig, similarity: Similarity, store: IndexInfo) -> TaxonomyIndex:
-    """Unpickling a stored index: its folder read again (rebuilt in memory if it is gone)."""
+def _reopen(taxonomy, config: MappingConfig, similarity: Similarity | None, store: IndexInfo) -> TaxonomyIndex:
+    """Unpickling a stored index: its folder memory-mapped again (rebuilt in memory if it
+    is gone or no longer valid)."""
+    import dataclasses
+    import time
+
+    t0 = time.perf_counter()
     tables = read_index(store.path, store.tree_key, config)
     if tables is None:
         return TaxonomyIndex(taxonomy, config, similarity)
-    return TaxonomyIndex(taxonomy, config, similarity, tables=tables, store=store)
+    loaded = dataclasses.replace(store, built=False, seconds=time.perf_counter() - t0)
+    return TaxonomyIndex(taxonomy, config, similarity, tables=tables, store=loaded)
