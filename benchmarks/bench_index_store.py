@@ -8,7 +8,10 @@ the measuring process stays small:
 * **baseline — today's call**: what ``taxoforge score`` did on every call before the
   index was stored: resolve and cite the tree folder, build the mapping index in memory
   (``TaxonomyIndex(cited.taxonomy, config)``), score (:func:`taxoforge.scores.run.score_frame`,
-  the CLI's defaults: bootstrap intervals, breakdowns; METEOR off for every call);
+  the CLI's defaults: bootstrap intervals, breakdowns; METEOR off for every call). The
+  in-memory build is this code's (the vectorised builder); the builder it replaced is
+  gone from the code, so its figures are not part of this benchmark (``benchmarks/README.md``
+  records a one-off measurement of it);
 * **first call**: ``taxoforge score FILES TREE --index-dir D --json`` with an empty ``D``:
   builds the index (as today) and stores it;
 * **second and third calls**: the same command again — the index is memory-mapped from
