@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
