@@ -21,7 +21,10 @@ file to its asset.
 
 **Each run** resolves the taxonomy in the snapshot store (``snapshot_store``; a pinned
 version is used as pinned, a bare name means the latest), verifies and cites it, scores
-the file (:func:`taxoforge.scores.run.score_file`), writes the results (scores,
+the file (:func:`taxoforge.scores.run.score_file`; the taxonomy's mapping index is built by
+the first run that needs it and stored — beside the snapshots of a local store, beside a
+tree folder, or under ``ScoringResource.index_dir`` — and memory-mapped by every later run,
+see the ``mapping_index`` metadata), writes the results (scores,
 leaderboard as Markdown/CSV/LaTeX/Parquet, breakdowns, figures as PNG/PDF/SVG) to
 ``<data dir>/scores/<file key>/`` and shows in its metadata the citation, the leaderboard
 and the two figures inline. The asset check ``scored_fraction`` fails (severity ERROR)
@@ -139,7 +142,7 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
     out = result_folder(scoring.scores_dir, key)
     run = score_file(path, cited, out_dir=out, meteor=config.meteor,
                      config=MappingConfig(similarity=config.similarity, k=config.k, temperature=config.temperature),
-                     ci=BootstrapConfig(n_resamples=config.bootstrap))
+                     ci=BootstrapConfig(n_resamples=config.bootstrap), index_dir=scoring.index_dir or None)
     info = run.info
     threshold = config.min_scored_fraction if config.min_scored_fraction >= 0 else scoring.min_scored_fraction
     best = run.leaderboard.row(0, named=True) if run.leaderboard.height else {}
@@ -162,6 +165,7 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
         "bad_rows_by_reason": dg.MetadataValue.json(info["bad_rows_by_reason"]),
         "mapping_config_id": info["mapping_config_id"],
         "mapping_config": dg.MetadataValue.json(info["mapping_config"]),
+        "mapping_index": dg.MetadataValue.json(info["mapping_index"]),
         "leaderboard": dg.MetadataValue.md(run.markdown()),
     }
     if not info["scored"]:

@@ -41,7 +41,8 @@ def default_resources(data_dir: str | None = None) -> dict[str, Any]:
             outputs_dir=os.environ.get("TAXOFORGE_MODEL_OUTPUTS_DIR") or str(Path(data_dir) / "model_outputs"),
             taxonomy=os.environ.get("TAXOFORGE_SCORING_TAXONOMY", "imagenet1k"),
             min_scored_fraction=float(os.environ.get("TAXOFORGE_MIN_SCORED_FRACTION") or 0.95),
-            scores_dir=str(Path(data_dir) / "scores")),
+            scores_dir=str(Path(data_dir) / "scores"),
+            index_dir=os.environ.get("TAXOFORGE_INDEX_DIR", "")),
         "spark": SparkSubmitResource(master=os.environ.get("TAXOFORGE_SPARK_MASTER") or "local[*]"),
         "pipes_subprocess_client": dg.PipesSubprocessClient(),
     }

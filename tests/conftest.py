@@ -10,6 +10,11 @@ import pytest
 
 # Nothing in the tests may reach outside the machine: no NLTK downloads, no public endpoints.
 os.environ.setdefault("TAXOFORGE_OFFLINE", "1")
+# Stored mapping indexes of in-memory trees go to a folder of this test session, never the user's cache.
+if "TAXOFORGE_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["TAXOFORGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="taxoforge-test-cache-")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("TAXOFORGE_SHARED_DATA", REPO.parent / "shared" / "data"))

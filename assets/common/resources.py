@@ -78,12 +78,16 @@ class ScoringResource(dg.ConfigurableResource):
     them, no first-level folder named after a taxonomy; :mod:`taxoforge.scores.folders`):
     ``NAME[@VERSION]`` in the snapshot store, ``sha256:HEX`` or a tree or snapshot folder
     (empty: such files are not scored). ``min_scored_fraction``: the threshold of the
-    scoring assets' ``scored_fraction`` check."""
+    scoring assets' ``scored_fraction`` check. ``index_dir``: where the mapping indexes
+    are stored (empty: beside a tree folder, in the snapshot store of a snapshot, else
+    ``$TAXOFORGE_CACHE_DIR/mapping-index``; :mod:`taxoforge.scores.mapping.store`) — built by
+    the first run that needs one, loaded by every later run."""
 
     outputs_dir: str = "data/model_outputs"
     taxonomy: str = "imagenet1k"
     scores_dir: str = "data/scores"
     min_scored_fraction: float = 0.95
+    index_dir: str = ""
 
 
 class SparkSubmitResource(dg.ConfigurableResource):

@@ -96,18 +96,28 @@ def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=
         frontier = parent[frontier]
         frontier = np.unique(frontier[frontier >= 0])
     nodes = np.flatnonzero(in_eval)
-    internal = np.zeros(n, dtype=bool)
-    p_of = parent[nodes]
-    internal[p_of[p_of >= 0]] = True
-    order = nodes[np.argsort(depth[nodes], kind="stable")]
-    keys = np.array([_key64(str(tree.ids[v])) for v in order.tolist()], dtype=np.uint64)
-    root = tree.taxonomy.root_idx
+    # everything below works on the evaluation tree alone, renumbered 0..m-1 in node order
+    # (a few hundred nodes where the whole tree may have millions): per attempt, arrays of
+    # the evaluation tree's size, not the tree's
+    m = len(nodes)
+    local = np.full(n, -1, dtype=np.int64)
+    local[nodes] = np.arange(m)
+    par_l = np.where(parent[nodes] >= 0, local[np.maximum(parent[nodes], 0)], -1)
+    depth_l = depth[nodes]
+    gt_l = local[gt]
+    internal = np.zeros(m, dtype=bool)
+    internal[par_l[par_l >= 0]] = True
+    order = np.argsort(depth_l, kind="stable")
+    keys = np.array([_key64(str(tree.ids[v])) for v in nodes[order].tolist()], dtype=np.uint64)
+    root = local[tree.taxonomy.root_idx]
     rates = sorted(dropout_rates, reverse=True)
     per_rate = [n_cuts // len(rates) + (1 if i < n_cuts % len(rates) else 0) for i in range(len(rates))]
     seen: set[bytes] = set()
     depths, drops, members = [], [], []
     inf = np.iinfo(np.int64).max
-    levels = _by_depth(order, depth)
+    levels = _by_depth(order, depth_l)
+    has_parent = par_l >= 0
+    par_safe = np.maximum(par_l, 0)
     for r_i, (rate, want) in enumerate(zip(rates, per_rate)):
         got = 0
         for attempt in range(max_attempts):
@@ -115,27 +125,26 @@ def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=
                 break
             salt = np.uint64(_key64(f"{int(seed)}|{rate!r}|{attempt}"))
             u = (_splitmix64(keys ^ salt) >> np.uint64(11)).astype(np.float64) / float(1 << 53)
-            expanded = np.zeros(n, dtype=bool)
+            expanded = np.zeros(m, dtype=bool)
             expanded[order] = (u >= rate) & internal[order]
             expanded[root] = True
             # top-down: depth of the first unexpanded node on each root path (inclusive)
-            blocked = np.full(n, inf, dtype=np.int64)
-            reach_exp = np.zeros(n, dtype=bool)
+            blocked = np.full(m, inf, dtype=np.int64)
+            reach_exp = np.zeros(m, dtype=bool)
             for v_chunk in levels:
-                par = parent[v_chunk]
+                par = par_l[v_chunk]
                 pb = np.where(par >= 0, blocked[np.maximum(par, 0)], inf)
                 pexp = np.where(par >= 0, reach_exp[np.maximum(par, 0)], True)
-                blocked[v_chunk] = np.where(pb < inf, pb, np.where(expanded[v_chunk], inf, depth[v_chunk]))
+                blocked[v_chunk] = np.where(pb < inf, pb, np.where(expanded[v_chunk], inf, depth_l[v_chunk]))
                 reach_exp[v_chunk] = pexp & expanded[v_chunk] & (pb == inf)
-            sig = np.flatnonzero(reach_exp).tobytes()
+            sig = np.flatnonzero(reach_exp).tobytes()  # local numbering keeps node order: the same test
             if sig in seen:
                 continue
             seen.add(sig)
             got += 1
-            depths.append(np.minimum(blocked[gt], depth[gt]))
+            depths.append(np.minimum(blocked[gt_l], depth_l[gt_l]))
             drops.append(rate)
-            par_all = parent[nodes]
-            in_cut = (~reach_exp[nodes]) & np.where(par_all >= 0, reach_exp[np.maximum(par_all, 0)], False)
+            in_cut = (~reach_exp) & np.where(has_parent, reach_exp[par_safe], False)
             members.append(nodes[in_cut])
     return TreeCuts(np.vstack(depths).astype(np.int64), np.array(drops), members, n_cuts)
 

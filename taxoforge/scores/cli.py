@@ -14,6 +14,14 @@ URL; the next call finds it local. A snapshot folder is verified against its man
 before it is used: an altered one is refused (exit code 4) unless ``--allow-altered``,
 which cites it by the content hash of what it holds.
 
+The mapping index of TAXONOMY (its name tables) is built once per tree and mapping
+configuration, with a progress bar, and stored; every later call, process or Dagster run
+loads it memory-mapped (``run.json``'s ``mapping_index`` says where, and whether it was
+built or loaded). It is kept beside a tree folder (``.taxoforge-index/``), beside the
+snapshots of a local store (never inside a snapshot), else in
+``$TAXOFORGE_CACHE_DIR/mapping-index``; ``--index-dir`` (``$TAXOFORGE_INDEX_DIR``) puts it
+elsewhere (:mod:`taxoforge.scores.mapping.store`).
+
 Exit codes (both commands; ``--json`` prints errors as ``{"error", "exit_code"}`` too):
 
 ====  =============================================================
@@ -125,6 +133,12 @@ taxonomy_options = _options(
     click.option("--allow-altered", is_flag=True,
                  help="Use a snapshot folder whose tables no longer match its manifest, cited by the content hash "
                       "of what it holds (default: refuse it, exit code 4)."),
+    click.option("--index-dir", "index_dir", envvar="TAXOFORGE_INDEX_DIR", default=None, show_envvar=True,
+                 type=click.Path(file_okay=False), metavar="DIR",
+                 help="Where the mapping index of TAXONOMY is stored: built once per tree and mapping configuration "
+                      "(with a progress bar), then loaded by every later call. Default: beside a tree folder, in the "
+                      "snapshot store of a snapshot, else $TAXOFORGE_CACHE_DIR/mapping-index "
+                      "(~/.cache/taxoforge/mapping-index)."),
     click.option("--progress/--no-progress", default=None, help="Progress bars (default: on for long runs)."),
     click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout (errors too)."),
 )
@@ -182,9 +196,10 @@ def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...]):
     _say(o["as_json"], f"taxonomy {cited.citation}" + (" — verified against its manifest"
                                                          if cited.citation.verified in ("store", "content") else ""))
     t = time.perf_counter()
-    _say(o["as_json"], f"building the mapping index of {cited.tables.nodes.height:,} nodes …")
-    index = index_for(cited, config)
-    _say(o["as_json"], f"mapping index ready ({time.perf_counter() - t:.1f} s)")
+    _say(o["as_json"], f"mapping index of {cited.tables.nodes.height:,} nodes …")
+    index = index_for(cited, config, index_dir=o["index_dir"], progress=o["progress"])
+    how = "built and stored in" if index.store.built else "loaded from"
+    _say(o["as_json"], f"mapping index {how} {index.store.path} ({time.perf_counter() - t:.1f} s)")
     return rows, cited, index, paths
 
 

@@ -69,17 +69,19 @@ class MappedOutputs:
 
 def map_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = None,
               index: TaxonomyIndex | None = None, store=None, altered: str = "refuse",
-              progress: bool | None = None) -> MappedOutputs:
+              progress: bool | None = None, index_dir: str | os.PathLike | None = None) -> MappedOutputs:
     """Map the answers of the canonical table ``rows`` (:func:`taxoforge.scores.run.read_files`
     with ``require=("output",)``) to nodes of ``taxonomy`` (anything
-    :func:`~taxoforge.scores.cited.cite_taxonomy` takes, or a ``CitedTaxonomy``)."""
-    from taxoforge.scores.run import (_bad_rows_frame, _resolver, index_for, map_answers, parse_rows,
-                                      screen_rows)
+    :func:`~taxoforge.scores.cited.cite_taxonomy` takes, or a ``CitedTaxonomy``). Without
+    ``index``, the tree's stored mapping index is used (``index_dir``:
+    :func:`taxoforge.scores.run.index_for`)."""
+    from taxoforge.scores.run import (_bad_rows_frame, _resolver, index_for, index_record, map_answers,
+                                      parse_rows, screen_rows)
 
     t0 = time.perf_counter()
     cited = cite_taxonomy(taxonomy, store=store, altered=altered)
     config = config or (index.config if index is not None else MappingConfig())
-    index = index_for(cited, config, index)
+    index = index_for(cited, config, index, index_dir=index_dir, progress=progress)
     tax = index.taxonomy
     screened, bad_screen = screen_rows(rows, require_label=False)
     parsed, bad_parse = parse_rows(screened)
@@ -111,7 +113,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = No
         "taxonomy": cited.name, "taxonomy_version": cited.ref, "taxonomy_store": cited.store,
         "citation": cited.citation.as_dict(), "taxonomy_nodes": len(tax),
         "mapping_config": config.to_dict(), "mapping_config_id": config.config_id,
-        "similarity": index.similarity.name, "temperature": config.temperature,
+        "similarity": index.similarity.name, "temperature": config.temperature, "mapping_index": index_record(index),
         "rows": rows.height, "mapped": table.height, "bad_rows": bad.height,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad.group_by("reason").len().iter_rows()} if bad.height else {},
         "abstentions": int(mapped.abstained.sum()), "stage_counts": mapped.stats["stages"],
@@ -125,14 +127,16 @@ def map_files(paths, taxonomy, *, out: str | os.PathLike | None = None, config: 
               index: TaxonomyIndex | None = None, store=None, altered: str = "refuse", progress: bool | None = None,
               columns: dict[str, str] | None = None, adapter: str = "auto", fmt: str | None = None,
               defaults: dict[str, str] | None = None, header: bool = True, column_names=None,
-              derive: dict[str, tuple[str, str]] | None = None) -> MappedOutputs:
+              derive: dict[str, tuple[str, str]] | None = None,
+              index_dir: str | os.PathLike | None = None) -> MappedOutputs:
     """Map the answers of every file of ``paths`` (no ground truth needed; one taxonomy
     resolution, one index) and, with ``out``, write the table there (:meth:`MappedOutputs.write`)."""
     from taxoforge.scores.run import read_files
 
     rows = read_files(paths, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
                       column_names=column_names, derive=derive, require=("output",))
-    res = map_frame(rows, taxonomy, config=config, index=index, store=store, altered=altered, progress=progress)
+    res = map_frame(rows, taxonomy, config=config, index=index, store=store, altered=altered, progress=progress,
+                    index_dir=index_dir)
     if out is not None:
         res.info["output"] = str(res.write(out))
     return res

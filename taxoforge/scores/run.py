@@ -69,7 +69,7 @@ from taxoforge.trees.tables import TreeTables
 
 __all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "score_frame", "read_files",
            "leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels",
-           "map_answers", "measure_rows", "assemble_samples", "index_for", "RUN_FILES"]
+           "map_answers", "measure_rows", "assemble_samples", "index_for", "index_record", "RUN_FILES"]
 LINK_LABEL_COLUMNS = ("dataset", "label_id", "label_text")
 BAD_ROW_SCHEMA = {"file": pl.String, "line": pl.Int64, "id": pl.String, "model": pl.String, "dataset": pl.String,
                   "prompt": pl.String, "reason": pl.String, "detail": pl.String}
@@ -77,13 +77,29 @@ BAD_ROW_SCHEMA = {"file": pl.String, "line": pl.Int64, "id": pl.String, "model":
 
 # ---------------------------------------------------------------------------- taxonomy
 def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
-              index: TaxonomyIndex | None = None) -> TaxonomyIndex:
+              index: TaxonomyIndex | None = None, *, index_dir: str | os.PathLike | None = None,
+              progress: bool | None = None) -> TaxonomyIndex:
     """The mapping index of a run: ``index`` when given (its tree is then shared with
-    ``cited``), else one built for ``cited``'s tree with ``config``."""
+    ``cited``), else the stored index of ``cited``'s tree under ``config``
+    (:meth:`TaxonomyIndex.open`): memory-mapped when an earlier call, process or Dagster run
+    built it, else built once (with a progress bar) and stored — under ``index_dir`` when
+    given, else beside the tree folder, in the snapshot store, or in the cache
+    (:func:`taxoforge.scores.mapping.store.index_place`). ``index.store`` says where and
+    whether this call built it."""
     if index is not None:
         cited.use_taxonomy(index.taxonomy)
         return index
-    return TaxonomyIndex(cited.taxonomy, config or MappingConfig())
+    return TaxonomyIndex.open(cited.tables, config or MappingConfig(), taxonomy=cited.taxonomy,
+                              index_dir=index_dir, progress=progress)
+
+
+def index_record(index: TaxonomyIndex) -> dict:
+    """``info["mapping_index"]`` of a run: the stored index's folder, whether it was built or
+    loaded and the seconds it took (:meth:`IndexInfo.as_dict`), or ``place: "memory"`` for an
+    index built in memory and not stored."""
+    if index.store is not None:
+        return index.store.as_dict()
+    return {"path": None, "built": True, "loaded": False, "seconds": None, "place": "memory"}
 
 
 # ---------------------------------------------------------------------------- run
@@ -490,7 +506,8 @@ def _per_file(rows: pl.DataFrame, samples: pl.DataFrame, bad: pl.DataFrame) -> l
 def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = None,
                 index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
                 progress: bool | None = None, store=None, altered: str = "refuse",
-                ci: BootstrapConfig | None = BootstrapConfig(), breakdowns: bool = True) -> ScoreRun:
+                ci: BootstrapConfig | None = BootstrapConfig(), breakdowns: bool = True,
+                index_dir: str | os.PathLike | None = None) -> ScoreRun:
     """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs` (one
     file's, or several files' concatenated) against ``taxonomy`` in the steps of the module
     docstring: screen, parse, resolve labels, map, measure, assemble.
@@ -500,14 +517,16 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     ``NAME@VERSION``, ``sha256:HEX`` in ``store``, a snapshot or tree folder, a
     :class:`TreeTables`; ``altered``: ``"refuse"`` a snapshot folder that no longer matches
     its manifest, or ``"content"`` (cite it by its content hash). ``index``: a mapping index
-    of the same tree, shared between calls. ``ci``: the bootstrap of the leaderboard's
-    intervals (None: none); ``breakdowns``: the leaderboard's breakdown columns and tables."""
+    of the same tree, shared between calls; without one the tree's stored index is loaded
+    (built and stored the first time; ``index_dir``: where, see :func:`index_for`). ``ci``:
+    the bootstrap of the leaderboard's intervals (None: none); ``breakdowns``: the
+    leaderboard's breakdown columns and tables."""
     t0 = time.perf_counter()
     cited = cite_taxonomy(taxonomy, store=store, altered=altered)
     tables = cited.tables
     config = config or (index.config if index is not None else MappingConfig())
     t_index = time.perf_counter()
-    index = index_for(cited, config, index)
+    index = index_for(cited, config, index, index_dir=index_dir, progress=progress)
     tax = index.taxonomy
     t_index = time.perf_counter() - t_index
     version = cited.ref
@@ -532,7 +551,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         "taxonomy": cited.name, "taxonomy_version": version, "taxonomy_store": cited.store,
         "citation": cited.citation.as_dict(), "taxonomy_nodes": len(tax),
         "mapping_config": config.to_dict(), "mapping_config_id": config.config_id,
-        "similarity": index.similarity.name, "meteor": meteor_status,
+        "similarity": index.similarity.name, "meteor": meteor_status, "mapping_index": index_record(index),
         "rows": rows.height, "scored": len(kept), "bad_rows": bad_df.height,
         "scored_fraction": round(len(kept) / rows.height, 6) if rows.height else 0.0,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad_df.group_by("reason").len().iter_rows()} if bad_df.height else {},
@@ -585,7 +604,7 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
                 progress: bool | None = None, plots: bool = True, header: bool = True,
                 column_names=None, derive: dict[str, tuple[str, str]] | None = None, store=None,
                 altered: str = "refuse", ci: BootstrapConfig | None = BootstrapConfig(),
-                breakdowns: bool = True) -> ScoreRun:
+                breakdowns: bool = True, index_dir: str | os.PathLike | None = None) -> ScoreRun:
     """Score several model-output files against one taxonomy in one run (one citation, one
     mapping index, one combined leaderboard; ``info["per_file"]`` and the bad rows' ``file``
     say what each file gave) and, with ``out_dir``, write the results there
@@ -594,7 +613,8 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
     rows = read_files(paths, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
                       column_names=column_names, derive=derive)
     run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
-                      progress=progress, store=store, altered=altered, ci=ci, breakdowns=breakdowns)
+                      progress=progress, store=store, altered=altered, ci=ci, breakdowns=breakdowns,
+                      index_dir=index_dir)
     if out_dir is not None:
         run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=plots).items()}
     return run
@@ -607,7 +627,7 @@ def score_file(path: str | os.PathLike, taxonomy, *, out_dir: str | os.PathLike 
                progress: bool | None = None, plots: bool = True, header: bool = True,
                column_names=None, derive: dict[str, tuple[str, str]] | None = None, store=None,
                altered: str = "refuse", ci: BootstrapConfig | None = BootstrapConfig(),
-               breakdowns: bool = True) -> ScoreRun:
+               breakdowns: bool = True, index_dir: str | os.PathLike | None = None) -> ScoreRun:
     """Score one model-output file against a taxonomy and, with ``out_dir``, write the
     results there (see :meth:`ScoreRun.write`).
 
@@ -622,4 +642,4 @@ def score_file(path: str | os.PathLike, taxonomy, *, out_dir: str | os.PathLike 
     return score_files([path], taxonomy, out_dir=out_dir, config=config, columns=columns, adapter=adapter, fmt=fmt,
                        defaults=defaults, index=index, text_measures=text_measures, meteor=meteor,
                        progress=progress, plots=plots, header=header, column_names=column_names, derive=derive,
-                       store=store, altered=altered, ci=ci, breakdowns=breakdowns)
+                       store=store, altered=altered, ci=ci, breakdowns=breakdowns, index_dir=index_dir)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 from rapidfuzz import fuzz, process
 
 __all__ = [
@@ -76,14 +77,32 @@ class StringSimilarity(Similarity):
         self.name = scorer
         self.bound = "indel" if scorer == "ratio" else None
         self._scorer = STRING_SCORERS[scorer]
-        self._names: list[str] = []
+        self.bind([])
 
-    def bind(self, names: Sequence[str]) -> None:
-        self._names = list(names)
-        self._names_arr = np.asarray(self._names, dtype=object)  # fast gathering of subsets
+    def bind(self, names) -> None:
+        """``names``: a sequence of str, or an Arrow string array (read lazily: only the
+        names scored are decoded until a full scan needs them all)."""
+        self._arrow = names if isinstance(names, (pa.Array, pa.ChunkedArray)) else None
+        self._list = None if self._arrow is not None else list(names)
+        self._names_arr = None
+
+    @property
+    def _names(self) -> list[str]:
+        if self._list is None:
+            self._list = self._arrow.to_pylist()
+        return self._list
+
+    def _choices(self, name_ids: np.ndarray) -> list[str]:
+        if self._list is None:  # not materialised: decode the subset
+            if len(name_ids) <= 8:
+                return [self._arrow[int(j)].as_py() for j in name_ids]
+            return self._arrow.take(np.asarray(name_ids, np.int64)).to_pylist()
+        if self._names_arr is None:
+            self._names_arr = np.asarray(self._list, dtype=object)  # fast gathering of subsets
+        return self._names_arr[name_ids].tolist()
 
     def scores(self, query: str, name_ids: np.ndarray | None = None) -> np.ndarray:
-        choices = self._names if name_ids is None else self._names_arr[name_ids].tolist()
+        choices = self._names if name_ids is None else self._choices(name_ids)
         if not choices:
             return np.zeros(0)
         if len(choices) <= 16:  # a few pairs: the scorer directly, without cdist's set-up
@@ -94,7 +113,7 @@ class StringSimilarity(Similarity):
         return self._scorer(a, b) / 100.0
 
     def batch_scores(self, queries: Sequence[str]) -> np.ndarray:
-        if not len(queries) or not self._names:
+        if not len(queries) or not len(self._names):
             return np.zeros((len(queries), len(self._names)))
         out = process.cdist(list(queries), self._names, scorer=self._scorer, dtype=np.float64, workers=-1)
         out /= 100.0
@@ -118,7 +137,7 @@ class EmbeddingSimilarity(Similarity):
         return e / np.where(norm > 0, norm, 1.0)
 
     def bind(self, names: Sequence[str]) -> None:
-        self._emb = self._embed(list(names))
+        self._emb = self._embed(names.to_pylist() if isinstance(names, (pa.Array, pa.ChunkedArray)) else list(names))
 
     def _query(self, query: str) -> np.ndarray:
         q = self._cache.get(query)

@@ -32,7 +32,7 @@ from functools import lru_cache
 
 from taxoforge.text import base_form
 
-__all__ = ["FUNCTION_WORDS", "NUMBER_WORDS", "TASK_WORDS", "FRAMING_WORDS", "is_non_naming"]
+__all__ = ["FUNCTION_WORDS", "NUMBER_WORDS", "TASK_WORDS", "FRAMING_WORDS", "is_non_naming", "non_naming_flags"]
 
 FUNCTION_WORDS = frozenset("""
 a an the this that these those it its itself is are was were be been being am of in on at to for from by
@@ -93,3 +93,26 @@ def is_non_naming(word: str) -> bool:
         return True
     classes = _base_forms()
     return word in classes or base_form(word) in classes
+
+
+def non_naming_flags(words, base_forms: bool = False):
+    """:func:`is_non_naming` of every word of a polars Series or sequence, as a bool array.
+
+    With ``base_forms`` (every word is already a :func:`~taxoforge.text.base_form`, which
+    is idempotent) membership is vectorised: the word is made of digits or belongs to the
+    classes. Otherwise, and for digits outside ASCII, :func:`is_non_naming` decides per word.
+
+    >>> non_naming_flags(["two", "dog", "42", "images"]).tolist()
+    [True, False, True, True]
+    """
+    import numpy as np
+    import polars as pl
+
+    s = words if isinstance(words, pl.Series) else pl.Series(list(words), dtype=pl.String)
+    if not base_forms:
+        return np.fromiter((is_non_naming(w) for w in s.to_list()), bool, count=len(s))
+    flags = (s.is_in(pl.Series(sorted(_base_forms()), dtype=pl.String)) | s.str.contains(r"^[0-9]+$")).to_numpy()
+    other = np.flatnonzero(~flags & ~s.str.contains(r"^[\x00-\x7f]*$").to_numpy())
+    if len(other):  # str.isdigit() knows digits of every script
+        flags[other] = [w.isdigit() for w in s.gather(other).to_list()]
+    return flags

@@ -119,8 +119,10 @@ def read_snapshot(folder: str | os.PathLike, manifest: dict | None = None) -> Tr
     ``manifest``."""
     folder = Path(folder)
     m = manifest or read_manifest(folder)
-    return _snapshot_tables(m, lambda fname: pl.read_parquet(folder / fname) if (folder / fname).exists() else None,
-                            where=str(folder))
+    tables = _snapshot_tables(m, lambda fname: pl.read_parquet(folder / fname) if (folder / fname).exists() else None,
+                              where=str(folder))
+    tables.folder = folder
+    return tables
 
 
 def _snapshot_tables(m: dict, read: Callable[[str], pl.DataFrame | None], where: str) -> TreeTables:

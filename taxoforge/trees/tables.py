@@ -187,6 +187,9 @@ class TreeTables:
     links: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=LINKS_SCHEMA))
     report: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REPORT_SCHEMA))
     info: dict = field(default_factory=dict)
+    #: the folder the tables were read from (:meth:`read`, a snapshot folder), if any: where
+    #: derived data such as the mapping index may be kept beside them; never compared
+    folder: Path | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self.nodes = conform(self.nodes, "nodes")
@@ -219,7 +222,7 @@ class TreeTables:
         for t in TABLE_SCHEMAS:
             p = folder / f"{t}.parquet"
             parts[t] = pl.read_parquet(p) if p.exists() else None
-        return cls(name=name or folder.name, **parts, info=read_info(folder))
+        return cls(name=name or folder.name, **parts, info=read_info(folder), folder=folder)
 
     @classmethod
     def from_build(

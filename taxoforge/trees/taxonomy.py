@@ -82,25 +82,28 @@ class Taxonomy:
         for c in ("node_id", "parent_id"):
             if c not in nodes.columns:
                 raise TreeError(f"nodes table has no column {c!r}; columns are {nodes.columns}")
-        nodes = nodes.with_columns(pl.col("node_id").cast(pl.String), pl.col("parent_id").cast(pl.String)).sort("node_id")
+        nodes = nodes.with_columns(pl.col("node_id").cast(pl.String), pl.col("parent_id").cast(pl.String))
+        if not nodes["node_id"].is_sorted():  # tables read from a tree folder are sorted already
+            nodes = nodes.sort("node_id")
         ids = nodes["node_id"]
         if ids.null_count():
             raise TreeError("nodes table has a null node_id")
-        if ids.is_duplicated().any():
-            dup = ids.filter(ids.is_duplicated())[0]
-            raise TreeError(f"node_id {dup!r} occurs more than once")
+        same = (ids.slice(1) == ids.slice(0, len(ids) - 1)).fill_null(False) if len(ids) > 1 else pl.Series([False])
+        if same.any():  # sorted: a repeated id sits next to itself
+            raise TreeError(f"node_id {ids[int(same.arg_true()[0])]!r} occurs more than once")
         self.ids: np.ndarray = ids.to_numpy().astype(object)
         n = len(self.ids)
         if n == 0:
             raise TreeError("empty tree")
-        self._pos = dict(zip(self.ids.tolist(), range(n))) if n < 50_000_000 else None
-        code = pl.DataFrame({"parent_id": ids, "_p": np.arange(n, dtype=np.int64)})
-        par = nodes.select("node_id", "parent_id").join(code, on="parent_id", how="left", maintain_order="left")
-        missing = par.filter(pl.col("parent_id").is_not_null() & pl.col("_p").is_null())
-        if missing.height:
-            r = missing.row(0)
-            raise TreeError(f"node {r[0]!r} has parent {r[1]!r}, which is not a node ({missing.height} orphan(s))")
-        self.parent_idx: np.ndarray = par["_p"].fill_null(-1).to_numpy().astype(np.int64)
+        self._lookups = 0  # single-node lookups so far (the id → index dict is built after many)
+        parents = nodes["parent_id"]
+        pos = np.minimum(ids.search_sorted(parents.fill_null("")).to_numpy().astype(np.int64), n - 1)
+        found = (ids.gather(pos) == parents).fill_null(False).to_numpy()
+        missing = np.flatnonzero(~found & parents.is_not_null().to_numpy())
+        if len(missing):
+            r = int(missing[0])
+            raise TreeError(f"node {ids[r]!r} has parent {parents[r]!r}, which is not a node ({len(missing)} orphan(s))")
+        self.parent_idx: np.ndarray = np.where(found, pos, -1).astype(np.int64)
         roots = np.flatnonzero(self.parent_idx < 0)
         if len(roots) != 1:
             raise TreeError(f"expected exactly one root, found {len(roots)}: {self.ids[roots[:5]].tolist()}")
@@ -228,11 +231,17 @@ class Taxonomy:
         """Whether ``node_id`` is a node of the tree."""
         return self._index(node_id, missing_ok=True) is not None
 
+    @cached_property
+    def _pos(self) -> dict:
+        """id → index (built once many single-node lookups have been made)."""
+        return dict(zip(self.ids.tolist(), range(len(self.ids))))
+
     def _index(self, node_id, missing_ok: bool = False):
-        if self._pos is not None:
+        self._lookups += 1
+        if self._lookups > 10_000 or "_pos" in self.__dict__:
             i = self._pos.get(node_id)
-        else:
-            i = int(np.searchsorted(self.ids, node_id))
+        else:  # a binary search: no dict of every id for a few lookups
+            i = int(np.searchsorted(self.ids, node_id)) if isinstance(node_id, str) else len(self.ids)
             i = i if i < len(self.ids) and self.ids[i] == node_id else None
         if i is None and not missing_ok:
             raise KeyError(f"unknown node id {node_id!r}")

@@ -156,3 +156,21 @@ def test_every_snapshot_asset_has_a_scoring_asset_downstream(tmp_path):
     assert partitions_for("sha256:" + "0" * 64) is model_output_files
     assert defs.resolve_sensor_def("model_outputs_sensor").default_status == dg.DefaultSensorStatus.RUNNING
     assert dg.AssetKey("imagenet1k_taxonomy") not in {d.asset_key for d in specs[dg.AssetKey("imagenet1k_scores")].deps}
+
+
+def test_later_runs_load_the_stored_mapping_index_the_first_run_built(setup):
+    outputs, resources, published = setup
+    instance = dg.DagsterInstance.ephemeral()
+    _write(outputs / "batch1" / "a.jsonl", RECORDS)
+    _write(outputs / "batch1" / "b.jsonl", RECORDS[:2])
+    first = _materialize(IMAGENET, "batch1/a.jsonl", instance, resources)
+    second = _materialize(IMAGENET, "batch1/b.jsonl", instance, resources)
+    built, loaded = (r.get_asset_materialization_events()[0].materialization.metadata["mapping_index"].value
+                     for r in (first, second))
+    assert built["built"] is True and loaded["built"] is False and loaded["path"] == built["path"]
+    # beside the snapshots of the store, never inside the frozen snapshot folder
+    store = resources["snapshot_store"].url
+    assert built["place"] == "snapshot store" and built["path"].startswith(os.path.join(store, ".taxoforge-index"))
+    assert SnapshotStore(store).verify(published.ref).ok
+    header = os.path.join(built["path"], "header.json")
+    assert os.path.isfile(header)

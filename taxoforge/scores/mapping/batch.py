@@ -17,6 +17,7 @@ from taxoforge.scores.mapping.candidates import CandidateRetrieval
 from taxoforge.scores.mapping.config import MappingConfig, MappingResult
 from taxoforge.scores.mapping.index import NameTables, text_key
 from taxoforge.scores.mapping.stages import Alg1Stages, Decision
+from taxoforge.scores.mapping.store import IndexInfo, open_name_embeddings, open_name_tables, read_index
 from taxoforge.scores.similarity import Similarity, similarity_from_spec
 from taxoforge.text import normalise_text
 
@@ -47,22 +48,58 @@ class TaxonomyIndex:
 
     ``TaxonomyIndex(taxonomy, config)`` reads ``taxonomy.names_table`` (``node_id``,
     ``name``) plus every node's label and builds the lookups
-    (:class:`~taxoforge.scores.mapping.index.NameTables`). ``map(answers)`` maps a batch
-    of raw (or normalised) answers; ``names_anything(answers)`` tells which name a node.
+    (:class:`~taxoforge.scores.mapping.index.NameTables`) in memory;
+    :meth:`TaxonomyIndex.open` loads them from the index stored beside the tree (or in the
+    cache), building and storing them the first time (:mod:`~taxoforge.scores.mapping.store`).
+    ``map(answers)`` maps a batch of raw (or normalised) answers; ``names_anything(answers)``
+    tells which name a node.
     """
 
-    def __init__(self, taxonomy, config: MappingConfig | None = None, similarity: Similarity | None = None) -> None:
+    def __init__(self, taxonomy, config: MappingConfig | None = None, similarity: Similarity | None = None, *,
+                 tables: NameTables | None = None, store: IndexInfo | None = None,
+                 progress: bool | None = None) -> None:
         self.taxonomy = taxonomy
         self.config = config or MappingConfig()
+        self._similarity_given = similarity is not None  # else made from the configuration (and so on unpickling)
         self.similarity = similarity or similarity_from_spec(self.config.similarity)
-        self.tables = NameTables(taxonomy, self.config)
+        self.tables = tables if tables is not None else NameTables(taxonomy, self.config)
+        self.store = store  # where the tables were loaded from (None: built in memory)
         self.depth = taxonomy.depth_arr.astype(np.int64)
         self.parent = taxonomy.parent_idx
         self.subtree_size = subtree_sizes(self.parent, self.depth)
-        self.similarity.bind(self.tables.names)
+        model = getattr(self.similarity, "model_id", None)
+        if store is not None and model and callable(getattr(self.similarity, "embed_names", None)):
+            # an embedding measure: the names' embeddings computed once per tree, stored beside the index
+            emb = open_name_embeddings(store, self.tables, model, self.similarity.embed_names, progress=progress)
+            self.similarity.bind(self.tables.strings, embeddings=emb)
+        else:
+            self.similarity.bind(self.tables.strings)
         self.retrieval = CandidateRetrieval(self.tables, self.similarity, self.config)
         self.stages = Alg1Stages(self.tables, self.retrieval, self.depth, self.parent, self.subtree_size,
                                  self.config)
+
+    @classmethod
+    def open(cls, tree, config: MappingConfig | None = None, *, taxonomy=None, similarity: Similarity | None = None,
+             index_dir=None, progress: bool | None = None) -> "TaxonomyIndex":
+        """The index of ``tree`` (a :class:`~taxoforge.trees.tables.TreeTables` or a tree
+        folder) from its stored name tables — built and stored on first use, then
+        memory-mapped by every later call: under ``index_dir`` when given, else beside the
+        tree's folder, in its snapshot store, or in ``$TAXOFORGE_CACHE_DIR``
+        (:func:`taxoforge.scores.mapping.store.index_place`). ``taxonomy``: the tree's
+        :class:`~taxoforge.trees.taxonomy.Taxonomy` when already built; ``progress``: the
+        build's progress bar (None: on a terminal). :attr:`store` says where the index is
+        and whether this call built it."""
+        from pathlib import Path
+
+        from taxoforge.trees.tables import TreeTables
+
+        if not isinstance(tree, TreeTables):
+            tree = TreeTables.read(Path(tree))
+        config = config or MappingConfig()
+        taxonomy = taxonomy if taxonomy is not None else tree.taxonomy()
+        tables, info = open_name_tables(taxonomy, config, folder=tree.folder, index_dir=index_dir,
+                                        progress=progress, name=tree.name)
+        return cls(taxonomy, config, similarity, tables=tables, store=info, progress=progress)
 
     # the name tables, as the reference implementation and the benchmarks read them
     @property
@@ -82,7 +119,10 @@ class TaxonomyIndex:
         return {"names": len(self.tables), "nodes": self.tables.n_nodes, **self.retrieval.stats}
 
     def __reduce__(self):
-        # the lookup tables are keyed by str hashes, which differ between processes: rebuild
+        # a stored index is re-opened from its folder (memory-mapped), not copied
+        if self.store is not None:  # the similarity is bound again there: its bound names need not travel
+            return (_reopen, (self.taxonomy, self.config, self.similarity if self._similarity_given else None,
+                              self.store))
         return (TaxonomyIndex, (self.taxonomy, self.config, self.similarity))
 
     def read(self, text: str, normalised: bool = False) -> Answer:
@@ -215,3 +255,17 @@ class TaxonomyIndex:
             dec, _ = self._decide_without_top_k(answers[inv[r]], words)
             if dec is not None:
                 node[r], stage[r], score[r], tied[r] = dec
+
+
+def _reopen(taxonomy, config: MappingConfig, similarity: Similarity | None, store: IndexInfo) -> TaxonomyIndex:
+    """Unpickling a stored index: its folder memory-mapped again (rebuilt in memory if it
+    is gone or no longer valid)."""
+    import dataclasses
+    import time
+
+    t0 = time.perf_counter()
+    tables = read_index(store.path, store.tree_key, config)
+    if tables is None:
+        return TaxonomyIndex(taxonomy, config, similarity)
+    loaded = dataclasses.replace(store, built=False, seconds=time.perf_counter() - t0)
+    return TaxonomyIndex(taxonomy, config, similarity, tables=tables, store=loaded)

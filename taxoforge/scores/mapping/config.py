@@ -94,6 +94,20 @@ class MappingConfig:
         """Short content hash of the configuration."""
         return hashlib.sha256(self.to_json().encode()).hexdigest()[:12]
 
+    #: the fields the name tables depend on (:mod:`taxoforge.scores.mapping.store`)
+    INDEX_FIELDS = ("base_forms", "ngram_sizes", "skip_name_kinds")
+
+    def index_config(self) -> dict:
+        """The fields the name tables depend on, as JSON values."""
+        d = self.to_dict()
+        return {k: d[k] for k in self.INDEX_FIELDS}
+
+    @property
+    def index_id(self) -> str:
+        """Short content hash of :meth:`index_config`: configurations that differ only in
+        other fields (k, thresholds, temperature, similarity …) share one stored index."""
+        return hashlib.sha256(json.dumps(self.index_config(), sort_keys=True).encode()).hexdigest()[:12]
+
 
 @dataclass
 class MappingResult:

@@ -35,7 +35,7 @@ import numpy as np
 from taxoforge.scores.mapping.answers import Answer
 from taxoforge.scores.mapping.candidates import CandidateRetrieval
 from taxoforge.scores.mapping.config import MappingConfig
-from taxoforge.scores.mapping.index import NameTables, hash_lookup
+from taxoforge.scores.mapping.index import PHRASE_SEED, NameTables, extend_phrase, word_hashes
 from taxoforge.scores.vocabulary import is_non_naming
 
 __all__ = ["Alg1Stages", "Decision"]
@@ -66,11 +66,13 @@ class Alg1Stages:
     def exact_span(self, ans: Answer):
         """(nodes, matched key) of the widest span that may count as the whole answer, or None."""
         t = self.tables
-        for i, j in ans.exact_spans():
-            key = " ".join(ans.words[i:j])
-            x = t.lookup(key)
-            if x is not None:
-                return t.nodes_of_name(x, " ".join(ans.surface[i:j])).astype(np.int64), key
+        spans = ans.exact_spans()
+        # the widest span first (usually the hit), then all the others in one lookup
+        for batch in (spans[:1], spans[1:]):
+            keys = [" ".join(ans.words[i:j]) for i, j in batch]
+            for (i, j), key, x in zip(batch, keys, t.lookup_many(keys).tolist()):
+                if x >= 0:
+                    return t.nodes_of_name(x, " ".join(ans.surface[i:j])).astype(np.int64), key
         return None
 
     def _substring_automaton(self):
@@ -90,26 +92,28 @@ class Alg1Stages:
         matches: list[tuple[int, int, int]] = []  # (start, end, name) in words or characters
         if self.config.contains == "whole_word":
             words, flags = ans.words, ans.non_naming
-            m, mw, first = len(words), t.max_words, t.first_words
-            for i in range(m):
-                if words[i] not in first:
-                    continue
-                for j in range(i + 1, min(m, i + mw) + 1):
-                    if all(flags[i:j]) or (ans.counting[i] and j > i + 1):
-                        continue
-                    x = t.lookup(" ".join(words[i:j]))
-                    if x is not None and not t.name_non_naming[x]:
-                        matches.append((i, j, x))
+            m, mw = len(words), t.max_words
+            wh = word_hashes(words).tolist()
+            spans, hashes = [], []
+            for i in np.flatnonzero(t.starts_a_name(words)).tolist():
+                h = PHRASE_SEED
+                for j in range(i + 1, min(m, i + mw) + 1):  # the hash of words[i:j], word by word
+                    h = extend_phrase(h, wh[j - 1])
+                    if not (all(flags[i:j]) or (ans.counting[i] and j > i + 1)):
+                        spans.append((i, j))
+                        hashes.append(h)
+            found = t.lookup_hashed(np.array(hashes, np.uint64), lambda r: " ".join(words[spans[r][0]:spans[r][1]]))
+            matches = [(i, j, x) for (i, j), x in zip(spans, found.tolist()) if x >= 0 and not t.name_non_naming[x]]
         else:
             a = self._substring_automaton()
             if len(a):
-                matches = [(end - len(t.names[x]) + 1, end + 1, x) for end, x in a.iter(ans.key)]
+                matches = [(end - int(t.name_len[x]) + 1, end + 1, x) for end, x in a.iter(ans.key)]
         if not matches:
             return np.zeros(0, np.int64)
         if self.config.drop_nested:
             matches = [(s, e, x) for s, e, x in matches
                        if not any(s2 <= s and e <= e2 and e2 - s2 > e - s for s2, e2, _ in matches)]
-        if self.config.contains == "whole_word" and t.surface_nodes:
+        if self.config.contains == "whole_word" and len(t.surface_name):
             return np.unique(np.concatenate([t.nodes_of_name(x, " ".join(ans.surface[s:e])) for s, e, x in matches]))
         return t.nodes_of_names(np.unique(np.asarray([x for _, _, x in matches], np.int64)))
 
@@ -118,10 +122,10 @@ class Alg1Stages:
         t = self.tables
         grams = {" ".join(ans.words[i:i + n]) for i in range(len(ans.words) - n + 1)
                  if not all(ans.non_naming[i:i + n])}
-        found = [p for g in grams if len(p := hash_lookup(t.ngram_post, hash(g)))]
-        if not found:
+        found = t.names_with_ngrams(grams)
+        if not len(found):
             return np.zeros(0, np.int64)
-        return t.nodes_of_names(np.unique(np.concatenate(found)))
+        return t.nodes_of_names(found)
 
     def hits(self, ans: Answer) -> tuple[str | None, np.ndarray]:
         """(stage, hit nodes) of the contains and n-gram checks, or (None, empty)."""
@@ -143,7 +147,7 @@ class Alg1Stages:
             u = int(self.parent[v])
             while u >= 0:
                 for j in t.names_of_node(u).tolist():
-                    words.update(w for w in t.names[j].split() if not is_non_naming(w))
+                    words.update(w for w in t.name(j).split() if not is_non_naming(w))
                 u = int(self.parent[u])
             got = self._ancestor_words[v] = frozenset(words)
         return got

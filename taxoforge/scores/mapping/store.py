@@ -1,0 +1,369 @@
+"""Persisted mapping indexes: built once per tree and configuration, then memory-mapped.
+
+The name tables of a taxonomy (:class:`~taxoforge.scores.mapping.index.NameTables`) cost
+seconds to minutes to build on a large tree (1.4 M iNaturalist taxa) and are the same for
+every scoring run against that tree. :func:`open_name_tables` builds them once and stores
+them; every later call, process or Dagster run loads them — memory-mapped ``.npy`` files,
+never a rebuild.
+
+**Where** (:func:`index_place`): under ``--index-dir`` / ``$TAXOFORGE_INDEX_DIR`` when
+given; else beside a tree, in ``<tree folder>/.taxoforge-index/``, when the tree was read
+from a folder (:attr:`TreeTables.folder`) that can be written. A **snapshot folder** is
+frozen and never written — not even a hidden folder inside it (its manifest lists what it
+holds, and a published snapshot is immutable): one in a local store
+(``<store>/<taxonomy>/<version>/``) keeps its indexes in ``<store>/.taxoforge-index/``,
+beside the snapshots and shared by all of them. Everything else (tables built in memory, a
+folder that cannot be written, a snapshot outside a store) uses the cache folder
+``$TAXOFORGE_CACHE_DIR/mapping-index/`` (default ``~/.cache/taxoforge``). One folder per
+index, named ``<tree key>-<index id>``:
+
+* the **tree key** (:func:`tree_key`) is a content hash of what the tables are built from —
+  the node ids and labels and the names table (node, name, kind) — so an altered tree never
+  finds the index of the old one;
+* the **index id** (:attr:`MappingConfig.index_id`) hashes the configuration fields the
+  tables depend on (``base_forms``, ``ngram_sizes``, ``skip_name_kinds``); the others (k,
+  thresholds, temperature, similarity …) use the same tables.
+
+**What.** ``header.json`` (format, code fingerprint, tree key, index configuration, counts,
+and the dtype and shape of every array) and one ``.npy`` file per array. Name embeddings of
+an embedding measure are stored in their own folder beside it,
+``<tree key>-<index id>.emb-<model id>/`` (:func:`open_name_embeddings`).
+
+**Validity.** A folder is used only when its header matches in full: format version, the
+**code fingerprint** (:func:`code_fingerprint`: a hash of the source of the rules that make
+the keys — normalisation, base forms and their table, the vocabulary, the index builder —
+so an upgrade that changes a key is never mixed with an old index), the full tree key, the
+index configuration, and every array's dtype, shape and XXH3 checksum as stored. Anything
+else (stale, foreign, truncated, corrupted) is rebuilt, never used.
+
+**Concurrency.** The build runs under a file lock (:class:`filelock.FileLock`,
+``<folder>.lock``) and writes into a temporary folder that takes the final name whole
+(:func:`taxoforge.files.atomic_directory`): two processes asking at once build once — the
+second waits for the lock, then finds the index and loads it. Beside a tree, indexes of
+the tree's earlier contents are removed once a new one is in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from taxoforge.files import atomic_directory, write_text_atomic
+from taxoforge.scores.mapping.config import MappingConfig
+from taxoforge.scores.mapping.index import NameTables
+
+__all__ = ["INDEX_FORMAT", "INDEX_FOLDER", "IndexInfo", "default_cache_dir", "code_fingerprint", "tree_key",
+           "IndexPlace", "index_place", "open_name_tables", "open_name_embeddings", "read_index", "STAGES"]
+
+INDEX_FORMAT = 1
+INDEX_FOLDER = ".taxoforge-index"  # beside a tree: <tree folder>/.taxoforge-index/
+HEADER = "header.json"
+STAGES = ("names", "normal forms", "base forms", "postings", "n-grams", "trigrams", "writing")
+LOCK_TIMEOUT_S = 3600.0
+# the sources whose rules make the keys: any change to them invalidates stored indexes
+_KEY_SOURCES = ("text.py", "noun_base_forms.tsv", "scores/vocabulary.py", "scores/mapping/index.py")
+
+
+def default_cache_dir() -> Path:
+    """``$TAXOFORGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/taxoforge``, else ``~/.cache/taxoforge``."""
+    env = os.environ.get("TAXOFORGE_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "taxoforge"
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """SHA-256 of the index format, the sources that make the keys (:data:`_KEY_SOURCES`)
+    and the Unicode version (NFKC and the character categories come from it)."""
+    import unicodedata
+
+    h = hashlib.sha256(f"format {INDEX_FORMAT}\nunicode {unicodedata.unidata_version}\n".encode())
+    root = resources.files("taxoforge")
+    for name in _KEY_SOURCES:
+        h.update(name.encode() + b"\0" + root.joinpath(name).read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def tree_key(taxonomy) -> str:
+    """Content hash of what the name tables are built from: the node ids (in index order)
+    and labels, and the names table's ``node_id``, ``name`` and ``kind`` (row hashes of
+    polars, whose version is part of the key — a new polars only costs one rebuild)."""
+    h = hashlib.sha256(f"polars {pl.__version__}\n".encode())
+    labels = getattr(taxonomy, "_labels", None)
+    nodes = pl.DataFrame({"node_id": pl.Series(taxonomy.ids.tolist(), dtype=pl.String),
+                          "label": pl.Series(labels if labels else [None] * len(taxonomy.ids), dtype=pl.String)})
+    h.update(nodes.hash_rows().to_numpy().tobytes())
+    names = taxonomy.names_table
+    cols = [pl.col(c).cast(pl.String) if c in names.columns else pl.lit(None, pl.String).alias(c)
+            for c in ("node_id", "name", "kind")]
+    h.update(b"\0names\0" + names.select(cols).hash_rows().to_numpy().tobytes())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class IndexPlace:
+    """Where the indexes of a tree are stored: ``root`` (one sub-folder per index),
+    ``kind`` (``"index dir"``, ``"tree folder"``, ``"snapshot store"`` or ``"cache"``) and
+    ``own`` — the root holds the indexes of this one tree only (beside a tree folder), so
+    the indexes of its earlier contents are removed once a new one is in place."""
+
+    root: Path
+    kind: str
+    own: bool = False
+
+
+def _writable(folder: Path) -> bool:
+    """``folder`` (or, when it does not exist yet, its parent) can be written."""
+    probe = folder if folder.exists() else folder.parent
+    return probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
+
+
+def index_place(folder: str | os.PathLike | None = None, index_dir: str | os.PathLike | None = None) -> IndexPlace:
+    """Where the indexes of the tree read from ``folder`` are stored (module docstring):
+
+    * ``index_dir`` when given (``--index-dir``, ``$TAXOFORGE_INDEX_DIR``);
+    * a **tree folder** (no ``manifest.json``): ``<folder>/.taxoforge-index`` when it can be
+      written;
+    * a **snapshot folder** (with ``manifest.json``) is frozen and never written: inside a
+      local store (``<store>/<taxonomy>/<version>/`` beside ``<store>/index.json``) its
+      indexes go to ``<store>/.taxoforge-index``, shared by every version (the keys are
+      content hashes), when the store can be written;
+    * otherwise (tables built in memory, a folder that cannot be written, a snapshot
+      outside a store): ``$TAXOFORGE_CACHE_DIR/mapping-index``
+      (:func:`default_cache_dir`)."""
+    from taxoforge.snapshots.catalogue import INDEX_NAME
+    from taxoforge.snapshots.manifest import MANIFEST_NAME
+
+    if index_dir is not None and str(index_dir) != "":
+        return IndexPlace(Path(index_dir), "index dir")
+    if folder is not None:
+        folder = Path(folder)
+        if (folder / MANIFEST_NAME).is_file():
+            store = folder.resolve().parent.parent
+            if (store / INDEX_NAME).is_file() and _writable(store / INDEX_FOLDER):
+                return IndexPlace(store / INDEX_FOLDER, "snapshot store")
+        elif _writable(folder / INDEX_FOLDER):
+            return IndexPlace(folder / INDEX_FOLDER, "tree folder", own=True)
+    return IndexPlace(default_cache_dir() / "mapping-index", "cache")
+
+
+@dataclass
+class IndexInfo:
+    """How a run got its index: its folder, whether this call built it, and the seconds
+    spent (building or loading)."""
+
+    path: Path
+    built: bool
+    seconds: float
+    tree_key: str
+    index_id: str
+    place: str = "cache"  # IndexPlace.kind: "index dir", "tree folder", "snapshot store" or "cache"
+
+    def as_dict(self) -> dict:
+        return {"path": str(self.path), "built": self.built, "loaded": not self.built,
+                "seconds": round(self.seconds, 3), "place": self.place, "tree_key": self.tree_key,
+                "index_id": self.index_id}
+
+
+def _expected_header(key: str, config: MappingConfig) -> dict:
+    return {"format": INDEX_FORMAT, "code": code_fingerprint(), "tree_key": key,
+            "index_id": config.index_id, "index_config": config.index_config()}
+
+
+def read_index(path: str | os.PathLike, key: str, config: MappingConfig) -> NameTables | None:
+    """The name tables stored in ``path`` (memory-mapped), or None when the folder is
+    missing or does not match in full (module docstring: never a stale or foreign index)."""
+    path = Path(path)
+    try:
+        header = json.loads((path / HEADER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    want = _expected_header(key, config)
+    if not isinstance(header, dict) or any(header.get(k) != v for k, v in want.items()):
+        return None
+    shapes = header.get("arrays") or {}
+    if set(shapes) != set(NameTables.ARRAYS):
+        return None
+    arrays = {}
+    for name in NameTables.ARRAYS:
+        try:
+            a = np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        want_dtype, want_shape, want_hash = (list(shapes[name]) + [None])[:3]
+        if str(a.dtype) != want_dtype or list(a.shape) != want_shape:
+            return None
+        if _file_checksum(path / f"{name}.npy", getattr(a, "offset", None), a.nbytes) != want_hash:
+            return None
+        arrays[name] = a
+    try:
+        return NameTables.from_arrays(arrays, header["meta"])
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def _checksum(a: np.ndarray) -> str:
+    """XXH3-64 of an array's bytes (a flipped byte in a stored array is caught on load)."""
+    import xxhash
+
+    return xxhash.xxh3_64_hexdigest(memoryview(np.ascontiguousarray(a)).cast("B"))
+
+
+def _file_checksum(path: Path, offset: int | None, nbytes: int) -> str | None:
+    """:func:`_checksum` of the array stored in ``path`` from byte ``offset``, read with
+    plain reads (through the page cache, not the mapping: checking an index does not make
+    its pages part of the process's resident memory)."""
+    import xxhash
+
+    if offset is None:
+        return None
+    h = xxhash.xxh3_64()
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        left = nbytes
+        while left > 0:
+            chunk = fh.read(min(left, 1 << 24))
+            if not chunk:
+                return None
+            h.update(chunk)
+            left -= len(chunk)
+    return h.hexdigest()
+
+
+def _write_index(path: Path, tables_arrays: dict, meta: dict, header: dict) -> None:
+    with atomic_directory(path) as tmp:
+        for name, a in tables_arrays.items():
+            np.save(tmp / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
+        full = dict(header, meta=meta, arrays={k: [str(a.dtype), list(a.shape), _checksum(a)]
+                                               for k, a in tables_arrays.items()},
+                    created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        write_text_atomic(tmp / HEADER, json.dumps(full, indent=2, sort_keys=True) + "\n")
+
+
+class _Progress:
+    """The build's stages on a progress bar (``enabled``: True, False, or None — on a
+    terminal only)."""
+
+    def __init__(self, enabled: bool | None, what: str) -> None:
+        self.bar = None
+        if enabled is False:
+            return
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=len(STAGES), desc=f"mapping index of {what}", unit="stage",
+                        disable=None if enabled is None else False, leave=False)
+
+    def stage(self, name: str) -> None:
+        if self.bar is not None:
+            if self.bar.n or name != STAGES[0]:
+                self.bar.update(1)
+            self.bar.set_postfix_str(name)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _remove_stale(root: Path, keep: str, key: str) -> None:
+    """Beside a tree: remove the indexes of the tree's earlier contents (their lock files
+    stay: another process may hold one)."""
+    for p in root.iterdir():
+        if p.name.startswith(".") or p.name.startswith(key[:16]) or not p.is_dir():
+            continue
+        shutil.rmtree(p, ignore_errors=True)
+
+
+def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLike | None = None,
+                     index_dir: str | os.PathLike | None = None, progress: bool | None = None,
+                     name: str = "tree") -> tuple[NameTables, IndexInfo]:
+    """The name tables of ``taxonomy`` under ``config``: loaded when a valid stored index
+    exists (memory-mapped), else built once under a lock and stored (module docstring).
+    ``folder``: the folder the tree was read from; ``index_dir``: where to store indexes
+    instead (:func:`index_place` says where they go); ``progress``: the build's progress
+    bar (None: on a terminal)."""
+    import filelock
+
+    t0 = time.perf_counter()
+    key = tree_key(taxonomy)
+    place = index_place(folder, index_dir)
+    path = place.root / f"{key[:16]}-{config.index_id}"
+
+    def info(built: bool) -> IndexInfo:
+        return IndexInfo(path, built, time.perf_counter() - t0, key, config.index_id, place.kind)
+
+    tables = read_index(path, key, config)
+    if tables is not None:
+        return tables, info(False)
+    place.root.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
+        tables = read_index(path, key, config)  # another process may have built it meanwhile
+        if tables is not None:
+            return tables, info(False)
+        bar = _Progress(progress, name)
+        try:
+            arrays, meta = NameTables.build(taxonomy, config, progress=bar.stage)
+            bar.stage("writing")
+            _write_index(path, arrays, meta, _expected_header(key, config))
+        finally:
+            bar.close()
+        del arrays
+        tables = read_index(path, key, config)
+        if tables is None:  # pragma: no cover - the folder was just written
+            raise OSError(f"{path}: the mapping index just written cannot be read back")
+    if place.own:
+        _remove_stale(place.root, path.name, key)
+    return tables, info(True)
+
+
+# ---------------------------------------------------------------------------- embeddings
+def open_name_embeddings(index: IndexInfo, tables: NameTables, model_id: str, embed, *,
+                         progress: bool | None = None) -> np.ndarray:
+    """The embeddings of every name key of ``tables`` by the model ``model_id``
+    (``embed(list_of_texts, progress) -> (n, d) float32``, rows unit length), stored beside
+    the index as ``<index folder>.emb-<model id>/embeddings.npy`` and memory-mapped: computed
+    once per tree, model and index configuration, under the same lock discipline."""
+    import filelock
+
+    path = index.path.with_name(f"{index.path.name}.emb-{model_id[:16]}")
+    want = {"format": INDEX_FORMAT, "code": code_fingerprint(), "tree_key": index.tree_key,
+            "index_id": index.index_id, "model": model_id, "names": len(tables)}
+
+    def read():
+        try:
+            header = json.loads((path / HEADER).read_text(encoding="utf-8"))
+            if any(header.get(k) != v for k, v in want.items()):
+                return None
+            e = np.load(path / "embeddings.npy", mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        if e.dtype != np.float32 or e.ndim != 2 or e.shape[0] != len(tables) or list(e.shape) != header.get("shape"):
+            return None
+        return e
+
+    got = read()
+    if got is not None:
+        return got
+    with filelock.FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
+        got = read()
+        if got is not None:
+            return got
+        e = np.ascontiguousarray(embed(tables.names, progress), np.float32)
+        with atomic_directory(path) as tmp:
+            np.save(tmp / "embeddings.npy", e, allow_pickle=False)
+            write_text_atomic(tmp / HEADER, json.dumps(dict(want, shape=list(e.shape)), indent=2, sort_keys=True) + "\n")
+        del e
+        got = read()
+        if got is None:  # pragma: no cover
+            raise OSError(f"{path}: the name embeddings just written cannot be read back")
+        return got
