@@ -39,7 +39,7 @@ import xxhash
 
 from taxoforge.scores.mapping.config import MappingConfig
 from taxoforge.scores.vocabulary import non_naming_flags
-from taxoforge.text import base_form, base_form_text, base_forms_of, normalise_text, normalise_texts
+from taxoforge.text import base_form_text, base_forms_of, normalise_text, normalise_texts
 
 __all__ = ["NameTables", "TrigramIndex", "expand_csr", "hash_lookup", "word_ngrams", "text_key", "key_hash",
            "key_hashes", "word_hash", "word_hashes", "extend_phrase", "PHRASE_SEED", "string_buffers", "string_array", "padded_trigrams"]
