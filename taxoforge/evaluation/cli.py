@@ -267,7 +267,7 @@ def evaluate_probes_cmd(scores, questions, by):
 @click.option("--prediction-column", default="answer", show_default=True)
 @click.option("--reference-column", default="reference", show_default=True)
 @click.option("--encoder", default="minilm", show_default=True,
-              help="'minilm' (all-MiniLM-L6-v2 from the 'semantic' extra), a local sentence-transformers folder, "
+              help="'minilm' (all-MiniLM-L6-v2 from the 'embeddings' extra), a local sentence-transformers folder, "
                    "or 'none' to skip SS and CS.")
 @click.option("--judge-model", default=None, type=click.Path(file_okay=False),
               help="Local text-generation model folder for LI; without it LI is skipped (and said so).")
