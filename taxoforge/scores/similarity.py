@@ -171,16 +171,25 @@ class EmbeddingSimilarity(Similarity):
         texts = [str(t) for t in names]
         if progress is None:
             progress = len(texts) >= 5000
+        # batches of texts of similar length (little padding), in the caller's order at the end
+        order = np.argsort(np.fromiter((len(t) for t in texts), np.int64, count=len(texts)), kind="stable")
+        by_len = [texts[i] for i in order]
         starts = range(0, len(texts), self._batch)
         if progress:
             from tqdm.auto import tqdm
 
             starts = tqdm(starts, desc=f"embedding names ({self.name})", unit="batch", leave=False)
-        parts = [np.asarray(self._encode(texts[i:i + self._batch]), dtype=np.float32) for i in starts]
-        e = np.concatenate(parts) if parts else np.zeros((0, 1), np.float32)
-        if e.ndim != 2 or e.shape[0] != len(texts):
-            raise ValueError(f"{self.name}: the encoder returned shape {e.shape} for {len(texts)} texts; "
-                             "expected one row per text")
+        parts = []
+        for i in starts:
+            part = np.asarray(self._encode(by_len[i:i + self._batch]), dtype=np.float32)
+            if part.ndim != 2 or part.shape[0] != len(by_len[i:i + self._batch]):
+                raise ValueError(f"{self.name}: the encoder returned shape {part.shape} for "
+                                 f"{len(by_len[i:i + self._batch])} texts; expected one row per text")
+            parts.append(part)
+        if not parts:
+            return np.zeros((0, 1), np.float32)
+        e = np.empty((len(texts), parts[0].shape[1]), np.float32)
+        e[order] = np.concatenate(parts)
         norm = np.linalg.norm(e, axis=1, keepdims=True)
         e /= np.where(norm > 0, norm, 1.0)
         return e
