@@ -104,6 +104,12 @@ class Similarity:
         """Similarity of two strings (used by the reference implementation)."""
         raise NotImplementedError
 
+    def prepare(self, queries: Sequence[str]) -> None:
+        """Told the queries about to be scored (``Answer.query`` of every answer of a batch),
+        a measure may do its per-query work for all of them at once. String measures need
+        nothing; an embedding measure embeds them in batches (one model call per
+        ``batch_size`` queries instead of one per query)."""
+
     def batch_scores(self, queries: Sequence[str]) -> np.ndarray:
         """``(len(queries), n_names)`` similarities of each query to every bound name."""
         return np.stack([self.scores(q) for q in queries]) if len(queries) else np.zeros((0, 0))
@@ -241,6 +247,14 @@ class EmbeddingSimilarity(Similarity):
 
     def _query(self, query: str) -> np.ndarray:
         return self._queries([query])[0]
+
+    def prepare(self, queries: Sequence[str]) -> None:
+        """Embed the queries not seen before in batches and keep them (up to the cache's
+        100,000 queries), so that scoring them costs no model call."""
+        room = 100_000 - len(self._cache)
+        todo = list(dict.fromkeys(q for q in queries if q not in self._cache))[:max(0, room)]
+        if todo:
+            self._cache.update(zip(todo, self.embed_names(todo, progress=False)))
 
     def scores(self, query: str, name_ids: np.ndarray | None = None) -> np.ndarray:
         emb = self.embeddings

@@ -62,6 +62,28 @@ def test_precomputed_embeddings_are_checked_and_used_as_given(tmp_path):
         sim.bind(names, embeddings=e.astype(np.float64))
 
 
+def test_prepare_embeds_the_queries_in_batches_and_scores_do_not_call_the_model():
+    calls = []
+
+    def encoder(texts):
+        calls.append(len(texts))
+        return trigram_encoder(texts)
+
+    sim = EmbeddingSimilarity(encoder, name="trigram-test", batch_size=4)
+    sim.bind(["aloe vera", "toco toucan", "ants"])
+    calls.clear()
+    queries = [f"answer {i}" for i in range(10)] + ["answer 3"]
+    sim.prepare(queries)
+    assert calls == [4, 4, 2]  # 10 distinct queries, batches of 4
+    before = sim.batch_scores(queries)
+    for q in queries:
+        sim.scores(q)
+    assert calls == [4, 4, 2] and before.shape == (11, 3)
+    fresh = EmbeddingSimilarity(trigram_encoder, name="trigram-test")
+    fresh.bind(["aloe vera", "toco toucan", "ants"])
+    assert np.allclose(fresh.batch_scores(queries), before, atol=1e-6)  # one at a time: the same
+
+
 def test_missing_model_package_is_named(monkeypatch):
     import taxoforge.scores.similarity as s
 
@@ -251,8 +273,14 @@ def test_the_index_pickles_with_its_embedding_measure(inat_like, minilm):
     back = pickle.loads(pickle.dumps(ix))
     assert isinstance(back.similarity, SentenceTransformerSimilarity)
     assert back.similarity.model_id == ix.similarity.model_id
-    answers = ["a black and yellow toucan", "ant colony"]
-    assert back.map(answers).node_idx.tolist() == ix.map(answers).node_idx.tolist()
+    answers = ["a black and yellow toucan", "ant colony", "a succulent with thick leaves", "siberian flag"]
+    want = ix.map(answers).node_idx.tolist()
+    assert back.map(answers).node_idx.tolist() == want
+    # the queries embedded in one batch first (Similarity.prepare): the same nodes
+    fresh = TaxonomyIndex(inat_like.taxonomy(), MappingConfig(similarity="sentence-transformers"),
+                          similarity=SentenceTransformerSimilarity(MINILM, device="cpu"))
+    fresh.similarity.prepare([fresh.read(a).query for a in answers])
+    assert fresh.map(answers).node_idx.tolist() == want
 
 
 # ---------------------------------------------------------------------------- end to end
