@@ -127,7 +127,7 @@ class StringSimilarity(Similarity):
         self._scorer = STRING_SCORERS[scorer]
         self._names: list[str] = []
 
-    def bind(self, names: Sequence[str], embeddings: np.ndarray | None = None) -> None:
+    def bind(self, names: Sequence[str]) -> None:
         self._names = list(names)
         self._names_arr = np.asarray(self._names, dtype=object)  # fast gathering of subsets
 
@@ -174,7 +174,7 @@ class EmbeddingSimilarity(Similarity):
     def embed_names(self, names: Sequence[str], progress: bool | None = None) -> np.ndarray:
         """``(len(names), d)`` float32 embeddings, rows unit length (a zero row stays zero).
         ``progress=None``: a progress bar from 5,000 texts on."""
-        texts = [str(t) for t in names]
+        texts = _texts(names)
         if progress is None:
             progress = len(texts) >= 5000
         # batches of texts of similar length (little padding), in the caller's order at the end
@@ -204,7 +204,7 @@ class EmbeddingSimilarity(Similarity):
         return self.embed_names(texts, progress=False)
 
     def bind(self, names: Sequence[str], embeddings: np.ndarray | None = None) -> None:
-        names = list(names)
+        names = _texts(names)
         if embeddings is not None:
             e = embeddings
             if e.ndim != 2 or e.shape[0] != len(names) or e.dtype != np.float32:
@@ -270,6 +270,12 @@ class EmbeddingSimilarity(Similarity):
         emb = self.embeddings
         q = self._queries(list(queries))
         return (q @ emb.T).astype(np.float64)
+
+
+def _texts(names) -> list[str]:
+    """``names`` (a sequence of str, or an Arrow string array) as a list of str."""
+    to_pylist = getattr(names, "to_pylist", None)  # pyarrow Array / ChunkedArray
+    return [str(t) for t in (to_pylist() if callable(to_pylist) else names)]
 
 
 def names_digest(names: Sequence[str]) -> str:

@@ -331,3 +331,13 @@ def test_the_cli_maps_with_the_pypi_model(minilm, tmp_path, inat_like):
     assert doc["info"]["mapped"] == 3
     assert [row["node_id"] for row in doc["rows"][:2]] == ["aloe_vera", "r_toco"]
     assert "sentence-transformers" in json.dumps(doc["info"])
+
+
+def test_names_may_come_as_an_arrow_array():
+    import pyarrow as pa
+
+    names = ["aloe vera", "toco toucan", "ants"]
+    sim = EmbeddingSimilarity(trigram_encoder, name="trigram-test")
+    assert np.array_equal(sim.embed_names(pa.array(names)), sim.embed_names(names))
+    sim.bind(pa.chunked_array([names[:2], names[2:]]))
+    assert sim.embeddings.shape == (3, 64)
