@@ -349,3 +349,33 @@ def test_the_cli_builds_the_index_once_and_the_second_call_loads_it(tmp_path):
     assert res.exit_code == 0, res.output
     info = json.loads(res.stdout)["info"]["mapping_index"]
     assert info["place"] == "index dir" and info["built"] is True and Path(info["path"]).parent == tmp_path / "idx"
+
+
+def test_name_embeddings_are_computed_once_per_tree_and_model_and_stored_beside_the_index(tmp_path):
+    """The embedding measure (all-MiniLM-L6-v2 from PyPI, CPU): the first open embeds every
+    name and stores the array beside the index; a later open in a fresh process state reads
+    it memory-mapped (no model call for the names, files untouched) and maps alike."""
+    from taxoforge.scores.similarity import NAME_EMBEDDINGS
+    from tests.conftest import minilm_or_skip
+
+    minilm_or_skip("cpu")
+    folder = _written(tree_tables(INAT_LIKE, INAT_LIKE_NAMES, name="inat_like"), tmp_path / "tree")
+    config = MappingConfig(similarity="sentence-transformers:minilm")
+    first = TaxonomyIndex.open(folder, config, progress=False)
+    emb_dir = first.store.path.with_name(f"{first.store.path.name}.emb-{first.similarity.model_id}")
+    assert (emb_dir / "embeddings.npy").is_file() and (emb_dir / HEADER).is_file()
+    stored = np.load(emb_dir / "embeddings.npy")
+    assert stored.shape == (len(first.tables), first.similarity.dimensions) and stored.dtype == np.float32
+    before = _files(emb_dir)
+
+    NAME_EMBEDDINGS.clear()  # as in a new process: nothing embedded in memory
+    calls = []
+    second = TaxonomyIndex.open(folder, config, progress=False)
+    real_embed = second.similarity.embed_names
+    second.similarity.embed_names = lambda names, progress=None: calls.append(len(names)) or real_embed(names, progress)
+    assert _files(emb_dir) == before
+    assert isinstance(second.similarity.embeddings, np.memmap) or isinstance(second.similarity.embeddings.base, np.memmap)
+    assert np.array_equal(np.asarray(second.similarity.embeddings), stored)
+    texts = ["a tabby cat", "maybe an aloe plant", "Aloe vera", "this is a rose", "I am not sure"]
+    _same_mapping(first, second, texts)
+    assert all(n <= len(texts) for n in calls)  # only answers were embedded, never the names again
