@@ -80,12 +80,6 @@ class RankedTree:
         if len(ranks) != n:
             raise ValueError(f"ranks has {len(ranks)} entries, the tree {n} nodes")
         self.ranks: np.ndarray = ranks
-        labels = taxonomy._labels
-        if labels is None:
-            self.labels: np.ndarray = taxonomy.ids
-        else:
-            lab = pl.Series(labels, dtype=pl.String)
-            self.labels = np.where(lab.is_null().to_numpy(), taxonomy.ids, lab.to_numpy())
         self._names = names
         self.name = name
         self.version = version
@@ -138,6 +132,15 @@ class RankedTree:
     @property
     def ids(self) -> np.ndarray:
         return self.taxonomy.ids
+
+    @cached_property
+    def labels(self) -> np.ndarray:
+        """The display name of every node (its id where it has none); made on first use."""
+        labels = self.taxonomy._labels
+        if labels is None:
+            return self.taxonomy.ids
+        lab = pl.Series(labels, dtype=pl.String)
+        return np.where(lab.is_null().to_numpy(), self.taxonomy.ids, lab.to_numpy())
 
     @property
     def depth(self) -> np.ndarray:
