@@ -51,9 +51,10 @@ def test_a_table_rewritten_in_place_with_its_old_times_is_still_caught(tmp_path,
     path = folder / "nodes.parquet"
     st = os.stat(path)
     other = tmp_path / "other"
-    _tree(other, labels=("Life", "Canis", "Canis latrans"))
+    _tree(other, labels=("Life", "Canis", "Canis lupuz"))
     data = (other / "nodes.parquet").read_bytes()
-    with open(path, "r+b") as fh:  # same inode; size and mtime put back: the change time still moves
+    assert len(data) == st.st_size  # same size, same inode, mtime put back: only the change time moves
+    with open(path, "r+b") as fh:
         fh.write(data)
         fh.truncate(len(data))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
