@@ -70,10 +70,20 @@ BASE_FORM_TABLE = "noun_base_forms.tsv"
 
 # An apostrophe between two word characters is deleted (contractions, possessives).
 _INNER_APOSTROPHE = re.compile(r"(?<=\w)['’ʼ‘](?=\w)")
+
+
+class _PunctuationToSpace(dict):
+    """The ``str.translate`` table of :func:`normalise_text`: every punctuation (P*) or symbol
+    (S*) character becomes a space, every other one stays. Filled as characters are first
+    seen (not for all 1.1 M code points at import: about half a second of every start)."""
+
+    def __missing__(self, code: int):
+        to = self[code] = " " if unicodedata.category(chr(code))[0] in "PS" else code
+        return to
+
+
 # Every other punctuation (P*) or symbol (S*) character becomes a space.
-_PUNCT_TABLE = str.maketrans(
-    {chr(c): " " for c in range(0x110000) if unicodedata.category(chr(c))[0] in "PS"}
-)
+_PUNCT_TABLE = _PunctuationToSpace()
 _WS = re.compile(r"\s+")
 
 

@@ -128,8 +128,7 @@ def correctness_by_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS, ranks=None) 
     s = with_depths(samples, tree)
     g = tree.taxonomy.index_of(s["gt_node"].to_list())
     k = _keys(s, by)
-    ranks = list(ranks) if ranks is not None else [r for r in tree.rank_order
-                                                    if r != tree.ranks[tree.taxonomy.root_idx]]
+    ranks = list(ranks) if ranks is not None else _ranks_below_top(tree)
     parts = []
     for r in ranks:
         a = tree.ancestor_at_rank(g, r)
@@ -147,6 +146,11 @@ def correctness_by_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS, ranks=None) 
     out = pl.concat(parts, how="vertical_relaxed").drop("_all", strict=False)
     return out.with_columns(pl.col("rank").replace_strict(order).alias("_o")).sort([*k, "_o"]).drop("_o").select(
         [*k, "rank", "n", "accuracy"])
+
+
+def _ranks_below_top(tree: RankedTree) -> list[str]:
+    """Every rank of the tree but its root's, top down: the ranks :func:`correctness_by_rank` reports by default."""
+    return [r for r in tree.rank_order if r != tree.ranks[tree.taxonomy.root_idx]]
 
 
 def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0) -> pl.DataFrame:
@@ -255,25 +259,44 @@ def probe_consistency(samples: pl.DataFrame, questions: pl.DataFrame, by=("model
 
 
 def leaderboard_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0,
-                        ranks=("genus", "family", "order")) -> pl.DataFrame:
+                        ranks=("genus", "family", "order"), tables: dict[str, pl.DataFrame] | None = None
+                        ) -> pl.DataFrame:
     """One row per group with ``HCA``, ``MTA``, ``correct_pct``, ``incorrect_pct``,
     ``other_pct`` and ``accuracy_<rank>`` for each of ``ranks`` the tree has — the columns
-    to join onto the leaderboard (``leaderboard.join(cols, on=by)``)."""
+    to join onto the leaderboard (``leaderboard.join(cols, on=by)``).
+
+    ``tables``: the :func:`breakdown_tables` of the same ``samples``, ``tree``, ``by``,
+    ``n_cuts`` and ``seed``, when the caller has them — their ``consistency``, ``outcomes``
+    and ``correct_by_rank`` are reused instead of computed again (the same values: each
+    rank's accuracy does not depend on the other ranks asked for)."""
     tree = RankedTree.of(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
-    out = consistency(s, tree, by, n_cuts=n_cuts, seed=seed).drop("n", "cuts")
+    tables = tables or {}
+    cons = tables["consistency"] if "consistency" in tables else consistency(s, tree, by, n_cuts=n_cuts, seed=seed)
+    out = cons.drop("n", "cuts")
     if "abstained" in s.columns:
-        out = out.join(outcome_shares(s, by).drop("n"), on=k, how="left") if k else pl.concat(
-            [out, outcome_shares(s, by).drop("n")], how="horizontal")
+        shares = (tables["outcomes"] if "outcomes" in tables else outcome_shares(s, by)).drop("n")
+        out = out.join(shares, on=k, how="left") if k else pl.concat([out, shares], how="horizontal")
     present = [r for r in ranks if r in tree.rank_set]
     if present:
-        cr = correctness_by_rank(s, tree, by, ranks=present)
+        if "correct_by_rank" in tables and set(present) <= set(_ranks_below_top(tree)):
+            cr = _reuse_rank_correctness(tables["correct_by_rank"], k, present)
+        else:
+            cr = correctness_by_rank(s, tree, by, ranks=present)
         wide = cr.pivot(on="rank", index=k or None, values="accuracy") if k else pl.DataFrame(
             {f"{r}": [v] for r, v in zip(cr["rank"], cr["accuracy"])})
         wide = wide.rename({c: f"accuracy_{c}" for c in wide.columns if c not in k})
         out = out.join(wide, on=k, how="left") if k else pl.concat([out, wide], how="horizontal")
     return out
+
+
+def _reuse_rank_correctness(table: pl.DataFrame, k: list[str], ranks: list[str]) -> pl.DataFrame:
+    """:func:`correctness_by_rank` for ``ranks`` taken from its table for every rank below
+    the top (``table``), in the order of rows a call with ``ranks`` gives."""
+    order = {r: i for i, r in enumerate(ranks)}
+    return (table.filter(pl.col("rank").is_in(ranks)).with_columns(pl.col("rank").replace_strict(order).alias("_o"))
+            .sort([*k, "_o"]).drop("_o").select([*k, "rank", "n", "accuracy"]))
 
 
 def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0) -> dict[str, pl.DataFrame]:

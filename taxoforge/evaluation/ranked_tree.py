@@ -80,12 +80,6 @@ class RankedTree:
         if len(ranks) != n:
             raise ValueError(f"ranks has {len(ranks)} entries, the tree {n} nodes")
         self.ranks: np.ndarray = ranks
-        labels = taxonomy._labels
-        if labels is None:
-            self.labels: np.ndarray = taxonomy.ids
-        else:
-            lab = pl.Series(labels, dtype=pl.String)
-            self.labels = np.where(lab.is_null().to_numpy(), taxonomy.ids, lab.to_numpy())
         self._names = names
         self.name = name
         self.version = version
@@ -138,6 +132,15 @@ class RankedTree:
     @property
     def ids(self) -> np.ndarray:
         return self.taxonomy.ids
+
+    @cached_property
+    def labels(self) -> np.ndarray:
+        """The display name of every node (its id where it has none); made on first use."""
+        labels = self.taxonomy._labels
+        if labels is None:
+            return self.taxonomy.ids
+        lab = pl.Series(labels, dtype=pl.String)
+        return np.where(lab.is_null().to_numpy(), self.taxonomy.ids, lab.to_numpy())
 
     @property
     def depth(self) -> np.ndarray:
@@ -233,8 +236,31 @@ class RankedTree:
         return cache[rank]
 
     def ancestor_at_rank(self, idx, rank: str) -> np.ndarray:
-        """The ancestor (or self) of rank ``rank`` of every ``idx[i]``; ``-1`` where none."""
-        return self._rank_ancestor_table(rank)[np.asarray(idx, dtype=np.int64)]
+        """The ancestor (or self) of rank ``rank`` of every ``idx[i]``; ``-1`` where none.
+
+        A few nodes (a scoring run's ground truths) walk up their own paths; many, or a rank
+        asked for before, use the table of every node's rank ancestor (built once per rank)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        cache = self.__dict__.get("_rank_anc", {})
+        if rank in cache or len(idx) * 64 > len(self) or (len(idx) and int(idx.min()) < 0):
+            return self._rank_ancestor_table(rank)[idx]
+        return self._walk_to_rank(idx, rank)
+
+    def _walk_to_rank(self, idx: np.ndarray, rank: str) -> np.ndarray:
+        """:meth:`ancestor_at_rank` of a few nodes, climbing their paths (depth steps of ``len(idx)``)."""
+        codes, code = self._rank_codes
+        out = np.full(idx.shape, -1, dtype=np.int64)
+        if rank not in code:
+            return out
+        want, parent = code[rank], self.parent
+        cur, todo = idx.copy(), np.arange(len(idx))
+        while len(todo):
+            hit = codes[cur[todo]] == want
+            out[todo[hit]] = cur[todo[hit]]
+            todo = todo[~hit]
+            cur[todo] = parent[cur[todo]]
+            todo = todo[cur[todo] >= 0]
+        return out
 
     def lca_depth(self, u, v) -> np.ndarray:
         return self.taxonomy.lca_depth(np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64))

@@ -31,11 +31,11 @@ from taxoforge.files.download import (
     is_http_url,
     retry_after_seconds,
 )
-from taxoforge.files.paths import UnsafePath, path_inside
+from taxoforge.files.paths import UnsafePath, default_cache_dir, path_inside
 
 __all__ = [
     "atomic_directory", "atomic_writer", "make_private_dir", "write_bytes_atomic", "write_parquet_atomic",
     "write_text_atomic", "file_checksum", "file_sha256", "parse_checksum", "ChecksumError", "DownloadError",
     "Downloaded", "download", "download_file", "is_http_url", "cache_path", "retry_after_seconds", "RETRY_STATUSES",
-    "UnsafePath", "path_inside",
+    "UnsafePath", "path_inside", "default_cache_dir",
 ]

@@ -72,8 +72,11 @@ class CitedTaxonomy:
             nodes, ranks = self.tables.nodes, None
             if "rank" in nodes.columns:
                 ids = pl.DataFrame({"node_id": self.taxonomy.ids}, schema={"node_id": pl.String})
-                ranks = ids.join(nodes.select(pl.col("node_id").cast(pl.String), pl.col("rank").cast(pl.String)),
-                                 on="node_id", how="left", maintain_order="left")["rank"].to_numpy()
+                if nodes["node_id"].cast(pl.String).equals(ids["node_id"]):  # the tables' own order (sorted)
+                    ranks = nodes["rank"].cast(pl.String).to_numpy()
+                else:
+                    ranks = ids.join(nodes.select(pl.col("node_id").cast(pl.String), pl.col("rank").cast(pl.String)),
+                                     on="node_id", how="left", maintain_order="left")["rank"].to_numpy()
             self.__dict__["_ranked"] = RankedTree(self.taxonomy, ranks, None, name=self.name, version=self.ref)
         return self.__dict__["_ranked"]
 

@@ -54,26 +54,32 @@ def method_counts(methods) -> str:
     return ", ".join(f"{m} {n}" for m, n in vc.iter_rows())
 
 
-def breakdown_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS) -> pl.DataFrame:
+def breakdown_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, tables: dict[str, pl.DataFrame] | None = None
+                      ) -> pl.DataFrame:
     """HCA, MTA, Correct/Incorrect/Other % and accuracy per rank (:data:`BREAKDOWN_RANKS`)
     per group, over the rows with a full ground truth
-    (:func:`taxoforge.evaluation.breakdowns.leaderboard_columns`)."""
+    (:func:`taxoforge.evaluation.breakdowns.leaderboard_columns`). ``tables``: the
+    breakdown tables of those rows by ``by``
+    (:func:`taxoforge.evaluation.breakdowns.breakdown_tables`, default cuts), when already
+    made: their values are reused, not computed again."""
     from taxoforge.evaluation.breakdowns import leaderboard_columns
 
     full = samples.filter(~pl.col("gt_partial")) if "gt_partial" in samples.columns else samples
     if not full.height:
         return pl.DataFrame(schema={b: samples.schema[b] for b in by})
-    return leaderboard_columns(full, tree, by, ranks=BREAKDOWN_RANKS)
+    return leaderboard_columns(full, tree, by, ranks=BREAKDOWN_RANKS, tables=tables)
 
 
 def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
-                ci: BootstrapConfig | None = _DEFAULT_CI, tree=None) -> pl.DataFrame:
+                ci: BootstrapConfig | None = _DEFAULT_CI, tree=None,
+                breakdowns: dict[str, pl.DataFrame] | None = None) -> pl.DataFrame:
     """Aggregate per-sample scores by ``by`` (default model × dataset × prompt): ``n`` (rows
     with a full ground truth), ``abstained``, ``accuracy``, mean ``hP`` and ``hR``, ``hF`` =
     harmonic mean of those two means, ``hF_pairs`` = mean per-sample hF, the means of the
     text measures — all over the full-ground-truth rows — their bootstrap intervals
     (``ci``; None: none), the breakdown columns when ``tree`` (anything
-    :meth:`~taxoforge.evaluation.ranked_tree.RankedTree.of` takes) is given, then
+    :meth:`~taxoforge.evaluation.ranked_tree.RankedTree.of` takes) is given (``breakdowns``:
+    the breakdown tables of the full-ground-truth rows by ``by``, to reuse), then
     ``partial_gt``, ``partial_within`` and ``gt_methods`` (module docstring), the taxonomy
     reference, its store and the mapping configuration id. Sorted by hF, best first."""
     by = tuple(by)
@@ -118,7 +124,7 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
         g = g.join(group_intervals(samples.filter(full), by, ci), on=list(by), how="left", nulls_equal=True)
     extra = []
     if tree is not None:
-        bd = breakdown_columns(samples, tree, by)
+        bd = breakdown_columns(samples, tree, by, tables=breakdowns)
         extra = [c for c in bd.columns if c not in by]
         if extra:
             g = g.join(bd, on=list(by), how="left", nulls_equal=True)

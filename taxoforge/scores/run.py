@@ -543,8 +543,8 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
     t_lb = time.perf_counter()
     tree = cited.ranked_tree() if breakdowns and samples.height else None
-    board = leaderboard(samples, ci=ci, tree=tree)
     tabs = _breakdown_tables(samples, tree) if tree is not None else {}
+    board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs)  # its columns reuse the tables
     t_lb = time.perf_counter() - t_lb
 
     info = {
@@ -580,7 +580,7 @@ def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
     from taxoforge.evaluation.breakdowns import breakdown_tables
 
     full = samples.filter(~pl.col("gt_partial"))
-    return breakdown_tables(full, tree) if full.height else {}
+    return breakdown_tables(full, tree, GROUP_KEYS) if full.height else {}
 
 
 def read_files(paths, *, fmt: str | None = None, columns: dict[str, str] | None = None, adapter: str = "auto",

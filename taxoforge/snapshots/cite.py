@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from taxoforge.snapshots.catalogue import CONTENT_PREFIX, INDEX_NAME, content_ref, latest_version
+from taxoforge.snapshots.content_cache import cached_content_sha256, folder_stamp, remember_content_sha256
 from taxoforge.snapshots.errors import AlteredSnapshot, SnapshotError, SnapshotNotFound, TaxonomyNotFound
 from taxoforge.snapshots.manifest import MANIFEST_NAME, content_id, read_manifest
 from taxoforge.snapshots.store import SnapshotStore
@@ -113,10 +114,11 @@ def _find_content(st: SnapshotStore | None, content_sha256: str, name: str | Non
 
 
 def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", verified: str = "computed",
-                name: str | None = None) -> Citation:
-    """The citation of ``tables`` by their content hash (computed here): ``NAME@VERSION``
-    of ``store`` when it has that content, else ``sha256:<hex>``."""
-    _, full, _ = content_id(tables)
+                name: str | None = None, content_sha256: str | None = None) -> Citation:
+    """The citation of ``tables`` by their content hash (computed here, unless
+    ``content_sha256`` gives it): ``NAME@VERSION`` of ``store`` when it has that content,
+    else ``sha256:<hex>``."""
+    full = content_sha256 or content_id(tables)[1]
     st = _as_store(store) if store is not None else _default_store_if_any()
     hit = _find_content(st, full, name or tables.name)
     if hit:
@@ -245,11 +247,16 @@ def resolve_taxonomy(source, *, store=None, cache=None, altered: str = "refuse",
     if p.is_dir():
         if (p / MANIFEST_NAME).exists():
             return _resolve_snapshot_folder(p, store=store, altered=altered)
+        stamp = folder_stamp(p)  # before the read: a file changed meanwhile is never remembered as read
         try:
             tables = TreeTables.read(p)
         except (FileNotFoundError, ValueError) as e:
             raise TaxonomyNotFound(f"{p}: {e}", ref=text) from None
-        return _mark(tables, cite_tables(tables, store=store, source=str(p)))
+        known = cached_content_sha256(stamp)
+        citation = cite_tables(tables, store=store, source=str(p), content_sha256=known)
+        if known is None:
+            remember_content_sha256(stamp, citation.content_sha256)
+        return _mark(tables, citation)
     st = _as_store(store)
     looks_like_path = os.sep in text or "/" in text or p.suffix in {".parquet", ".json"}
     if looks_like_path and not text.startswith(CONTENT_PREFIX):

@@ -161,7 +161,17 @@ def conform(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
         else:
             cols.append(pl.lit(None, dtype=dtype).alias(name))
     out = df.select(cols)
+    if _strictly_increasing(out[SORT_KEYS[table][0]]):  # read back from a tree folder: in order already
+        return out
     return out.sort(SORT_KEYS[table], nulls_last=True, maintain_order=True)
+
+
+def _strictly_increasing(s: pl.Series) -> bool:
+    """No nulls and every value greater than the one before: sorting by ``s`` first changes
+    nothing, whatever the other keys."""
+    if s.len() < 2:
+        return s.null_count() == 0
+    return s.null_count() == 0 and bool((s.slice(1) > s.slice(0, s.len() - 1)).all())
 
 
 def with_is_leaf(nodes: pl.DataFrame) -> pl.DataFrame:

@@ -58,7 +58,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from taxoforge.files import atomic_directory, write_text_atomic
+from taxoforge.files import atomic_directory, default_cache_dir, write_text_atomic
 from taxoforge.scores.mapping.config import MappingConfig
 from taxoforge.scores.mapping.index import NameTables
 
@@ -72,14 +72,6 @@ STAGES = ("names", "normal forms", "base forms", "postings", "n-grams", "trigram
 LOCK_TIMEOUT_S = 3600.0
 # the sources whose rules make the keys: any change to them invalidates stored indexes
 _KEY_SOURCES = ("text.py", "noun_base_forms.tsv", "scores/vocabulary.py", "scores/mapping/index.py")
-
-
-def default_cache_dir() -> Path:
-    """``$TAXOFORGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/taxoforge``, else ``~/.cache/taxoforge``."""
-    env = os.environ.get("TAXOFORGE_CACHE_DIR")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "taxoforge"
 
 
 @lru_cache(maxsize=1)
