@@ -609,7 +609,14 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
     mapping index, one combined leaderboard; ``info["per_file"]`` and the bad rows' ``file``
     say what each file gave) and, with ``out_dir``, write the results there
     (:meth:`ScoreRun.write`). Every file is read before anything is scored, so a file that
-    cannot be read stops the run before any work. Other arguments: :func:`score_file`."""
+    cannot be read stops the run before any work.
+
+    ``taxonomy``: a :class:`~taxoforge.scores.cited.CitedTaxonomy`, a :class:`TreeTables`,
+    a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``
+    (:func:`score_frame`, also for ``config``, ``index``, ``text_measures``, ``meteor``,
+    ``progress``, ``altered``, ``ci``, ``breakdowns``, ``index_dir``).
+    ``columns``/``adapter``/``fmt``/``defaults``/``header``/``column_names``/``derive``: see
+    :func:`read_outputs`; ``plots``: write the figures with the results."""
     rows = read_files(paths, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
                       column_names=column_names, derive=derive)
     run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
@@ -620,26 +627,12 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
     return run
 
 
-def score_file(path: str | os.PathLike, taxonomy, *, out_dir: str | os.PathLike | None = None,
-               config: MappingConfig | None = None, columns: dict[str, str] | None = None,
-               adapter: str = "auto", fmt: str | None = None, defaults: dict[str, str] | None = None,
-               index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-               progress: bool | None = None, plots: bool = True, header: bool = True,
-               column_names=None, derive: dict[str, tuple[str, str]] | None = None, store=None,
-               altered: str = "refuse", ci: BootstrapConfig | None = BootstrapConfig(),
-               breakdowns: bool = True, index_dir: str | os.PathLike | None = None) -> ScoreRun:
+def score_file(path: str | os.PathLike, taxonomy, **options) -> ScoreRun:
     """Score one model-output file against a taxonomy and, with ``out_dir``, write the
-    results there (see :meth:`ScoreRun.write`).
-
-    ``taxonomy``: a :class:`~taxoforge.scores.cited.CitedTaxonomy`, a :class:`TreeTables`,
-    a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``
-    (:func:`score_frame`). ``columns``/``adapter``/``fmt``/``defaults``/``header``/
-    ``column_names``/``derive``: see :func:`read_outputs`.
+    results there (see :meth:`ScoreRun.write`): :func:`score_files` of one file, with the same
+    keyword ``options``.
 
     >>> run = score_file("data/examples/imagenet_example_outputs.jsonl", "imagenet1k")  # doctest: +SKIP
     >>> print(run.markdown())                                          # doctest: +SKIP
     """
-    return score_files([path], taxonomy, out_dir=out_dir, config=config, columns=columns, adapter=adapter, fmt=fmt,
-                       defaults=defaults, index=index, text_measures=text_measures, meteor=meteor,
-                       progress=progress, plots=plots, header=header, column_names=column_names, derive=derive,
-                       store=store, altered=altered, ci=ci, breakdowns=breakdowns, index_dir=index_dir)
+    return score_files([path], taxonomy, **options)
