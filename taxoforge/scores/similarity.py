@@ -348,9 +348,10 @@ NAME_EMBEDDINGS = _NameEmbeddingCache()
 
 # ---------------------------------------------------------------------------- models
 def cache_root() -> Path:
-    """taxoforge's cache folder: ``$TAXOFORGE_CACHE_DIR``, else ``~/.cache/taxoforge``."""
-    env = os.environ.get("TAXOFORGE_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "taxoforge"
+    """taxoforge's cache folder (:func:`taxoforge.files.default_cache_dir`), expanded."""
+    from taxoforge.files import default_cache_dir
+
+    return default_cache_dir().expanduser()
 
 
 def _sha256_file(path: Path) -> str:

@@ -52,6 +52,8 @@ from pathlib import Path
 from filelock import FileLock
 from SPARQLWrapper import JSON, POST, GET, SPARQLWrapper
 
+from taxoforge.files import default_cache_dir
+
 __all__ = [
     "WDQS_ENDPOINT",
     "DEFAULT_MIN_INTERVAL",
@@ -141,15 +143,15 @@ def _now_iso() -> str:
 
 
 def default_lock_dir() -> Path:
-    """Where the endpoint lock files live: ``$TAXOFORGE_LOCK_DIR``, else
-    ``$XDG_CACHE_HOME/taxoforge/locks`` (``~/.cache/taxoforge/locks``), else — when the home
+    """Where the endpoint lock files live: ``$TAXOFORGE_LOCK_DIR``, else ``locks`` in
+    taxoforge's cache folder (:func:`taxoforge.files.default_cache_dir`: ``$TAXOFORGE_CACHE_DIR``,
+    ``$XDG_CACHE_HOME/taxoforge`` or ``~/.cache/taxoforge``), else — when the home
     folder is not writable, as for a service account without one — a per-user folder in the
     temporary directory. Processes of one user on one machine share it."""
     env = os.environ.get("TAXOFORGE_LOCK_DIR")
     if env:
         return Path(env)
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    candidate = Path(cache) / "taxoforge" / "locks"
+    candidate = default_cache_dir() / "locks"
     try:
         candidate.mkdir(parents=True, exist_ok=True)
         if os.access(candidate, os.W_OK):
