@@ -101,7 +101,9 @@ def test_mapping_quality_benchmark_reports_every_gold_set(tiny_results):
         sets = case["sets"]
         assert {"templates", "refusals", "hedges"} <= set(sets), (tree, set(sets))
         assert set(sets["templates"]["families"]) == {*SINGULAR, *PLURAL, "singular", "plural"}, tree
-        assert case["answers_per_template"]["singular"] > 1000 and case["answers_per_template"]["plural"] > 300, tree
+        # the iNat21-shaped tree's English names come from the shared data too (WordNet's alone without it)
+        plural_floor = 300 if SHARED_DATA.is_dir() or tree != "inat21-shaped" else 100
+        assert case["answers_per_template"]["singular"] > 1000 and case["answers_per_template"]["plural"] > plural_floor, tree
         for s in sets.values():
             assert 0 <= s["accuracy"] <= 1 and s["answers"] == sum(x["answers"] for x in s["stages"].values())
     embedding = [c for c in res["cases"] if c["measure"] == "embedding"]
