@@ -2,11 +2,11 @@
 numbers out.
 
 ``y_true`` and ``y_pred`` hold node ids or node names (labels) of ``taxonomy`` — anything
-:meth:`~taxoforge.evaluation.ranked_tree.RankedTree.of` accepts: a tree or snapshot
+:func:`~taxoforge.snapshots.load.load_ranked_tree` accepts: a tree or snapshot
 folder, ``NAME@VERSION``, a :class:`~taxoforge.trees.tables.TreeTables`, a nodes
 DataFrame, or a plain ``{child: parent}`` dict. ``node_ref`` says which: ``"auto"`` (a node
 id if there is one, else a name), ``"id"`` or ``"name"``; a value that names no node or
-several raises :class:`~taxoforge.evaluation.ranked_tree.UnresolvedLabels` listing them.
+several raises :class:`~taxoforge.trees.ranked_tree.UnresolvedLabels` listing them.
 
 Definitions (SPEC §2; paper 000 §3; Kiritchenko et al. 2006). ``anc(v)`` is the root-to-``v``
 path, both ends included; per sample ``i``, ``I_i = |anc(pred_i) ∩ anc(true_i)|``:
@@ -56,7 +56,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.snapshots.load import load_ranked_tree
+from taxoforge.trees.ranked_tree import RankedTree
 
 __all__ = ["hierarchical_precision_recall_fscore", "hierarchical_consistent_accuracy", "mean_tree_cut_accuracy",
            "pair_depths"]
@@ -81,7 +82,7 @@ def _indexes(tree: RankedTree, values, node_ref: str, what: str) -> np.ndarray:
 
 def pair_depths(y_true, y_pred, taxonomy, *, node_ref: str = "auto"):
     """``(tree, true_idx, pred_idx, depth_true, depth_pred, depth_lca)`` of the pairs."""
-    tree = RankedTree.of(taxonomy)
+    tree = load_ranked_tree(taxonomy)
     t = _indexes(tree, y_true, node_ref, "y_true value")
     p = _indexes(tree, y_pred, node_ref, "y_pred value")
     if len(t) != len(p):
@@ -175,7 +176,7 @@ def hierarchical_consistent_accuracy(y_true, y_pred, taxonomy, *, levels: Sequen
     ...     [["Esocidae", "Esox", "Esox lucius"], ["Esocidae", "Esox", "Umbra limi"]], tree)
     0.5
     """
-    tree = RankedTree.of(taxonomy)
+    tree = load_ranked_tree(taxonomy)
     t = _indexes(tree, y_true, node_ref, "y_true value")
     preds = list(y_pred)
     if len(preds) != len(t):

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.snapshots.load import load_ranked_tree
+from taxoforge.trees.ranked_tree import RankedTree
 
 __all__ = ["TreeCuts", "sample_tree_cuts", "PROTECT_DROPOUT_RATES"]
 
@@ -82,7 +83,7 @@ def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=
     """Distinct random tree cuts of the evaluation tree spanned by ``ground_truth_idx`` (module
     docstring); ``n_cuts`` is split evenly over ``dropout_rates`` (the remainder to the
     first rates, in ProTeCt's order from 0.9 down)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     gt = np.asarray(ground_truth_idx, dtype=np.int64)
     if not len(gt):
         raise ValueError("no ground truths")

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taxoforge.evaluation import breakdowns as bd
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.trees.ranked_tree import RankedTree
 from tests.taxoforge.evaluation.conftest import random_ranked_tree
 
 PAIRS = [("e_lucius", "e_lucius", False), ("e_lucius", "e_niger", False), ("e_lucius", "umbra", False),

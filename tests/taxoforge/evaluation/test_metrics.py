@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from taxoforge.evaluation.metrics import (hierarchical_consistent_accuracy, hierarchical_precision_recall_fscore,
                                           mean_tree_cut_accuracy)
-from taxoforge.evaluation.ranked_tree import RankedTree, UnresolvedLabels
+from taxoforge.trees.ranked_tree import RankedTree, UnresolvedLabels
 from taxoforge.evaluation.tree_cuts import sample_tree_cuts
 from tests.taxoforge.evaluation.conftest import random_ranked_tree
 
