@@ -33,7 +33,7 @@ from pathlib import Path
 import polars as pl
 
 from taxoforge.files import atomic_writer, write_parquet_atomic
-from taxoforge.scores.cited import cite_taxonomy
+from taxoforge.scores.cited_taxonomy import cite_taxonomy
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 
 __all__ = ["MappedOutputs", "map_frame", "map_files", "MAP_FORMATS"]
@@ -72,7 +72,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = No
               progress: bool | None = None, index_dir: str | os.PathLike | None = None) -> MappedOutputs:
     """Map the answers of the canonical table ``rows`` (:func:`taxoforge.scores.run.read_files`
     with ``require=("output",)``) to nodes of ``taxonomy`` (anything
-    :func:`~taxoforge.scores.cited.cite_taxonomy` takes, or a ``CitedTaxonomy``). Without
+    :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes, or a ``CitedTaxonomy``). Without
     ``index``, the tree's stored mapping index is used (``index_dir``:
     :func:`taxoforge.scores.run.index_for`)."""
     from taxoforge.scores.run import index_for, index_record

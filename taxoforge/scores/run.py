@@ -27,8 +27,8 @@ does the rest in named steps, each a function of :mod:`taxoforge.scores.steps`
 6. **Assemble** the per-sample table, and aggregate it by model × dataset × prompt
    (:func:`taxoforge.scores.leaderboard.leaderboard`).
 
-**Citation.** The taxonomy is resolved once (:func:`taxoforge.scores.cited.cite_taxonomy`,
-through :func:`taxoforge.snapshots.cite.resolve_taxonomy`): a snapshot folder is verified
+**Citation.** The taxonomy is resolved once (:func:`taxoforge.scores.cited_taxonomy.cite_taxonomy`,
+through :func:`taxoforge.snapshots.citation.resolve_taxonomy`): a snapshot folder is verified
 against its manifest before it is cited (an altered one is refused, or with
 ``altered="content"`` cited by its own content hash), and the run cites a reference a store
 can resolve — ``NAME@VERSION`` with the store's URL, or ``sha256:<content hash>``. Every
@@ -52,7 +52,7 @@ import polars as pl
 
 from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_atomic
 from taxoforge.links.resolve import PARTIAL_METHODS
-from taxoforge.scores.cited import CitedTaxonomy, cite_taxonomy
+from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
 from taxoforge.scores.confidence import BootstrapConfig
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
@@ -226,8 +226,8 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     file's, or several files' concatenated) against ``taxonomy`` in the steps of the module
     docstring: screen, parse, resolve labels, map, measure, assemble.
 
-    ``taxonomy``: a :class:`~taxoforge.scores.cited.CitedTaxonomy` (resolved once for many
-    calls), or anything :func:`~taxoforge.scores.cited.cite_taxonomy` takes — ``NAME``,
+    ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy` (resolved once for many
+    calls), or anything :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes — ``NAME``,
     ``NAME@VERSION``, ``sha256:HEX`` in ``store``, a snapshot or tree folder, a
     :class:`TreeTables`; ``altered``: ``"refuse"`` a snapshot folder that no longer matches
     its manifest, or ``"content"`` (cite it by its content hash). ``index``: a mapping index
@@ -325,7 +325,7 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
     (:meth:`ScoreRun.write`). Every file is read before anything is scored, so a file that
     cannot be read stops the run before any work.
 
-    ``taxonomy``: a :class:`~taxoforge.scores.cited.CitedTaxonomy`, a :class:`TreeTables`,
+    ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy`, a :class:`TreeTables`,
     a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``
     (:func:`score_frame`, also for ``config``, ``index``, ``text_measures``, ``meteor``,
     ``progress``, ``altered``, ``ci``, ``breakdowns``, ``index_dir``).

@@ -13,7 +13,7 @@ import pytest
 from rapidfuzz import fuzz
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-from taxoforge.scores.similarity import (
+from taxoforge.scores.name_similarity import (
     MINILM,
     MODEL_STAMP,
     NAME_EMBEDDINGS,
@@ -85,7 +85,7 @@ def test_prepare_embeds_the_queries_in_batches_and_scores_do_not_call_the_model(
 
 
 def test_missing_model_package_is_named(monkeypatch):
-    import taxoforge.scores.similarity as s
+    import taxoforge.scores.name_similarity as s
 
     monkeypatch.setattr(s, "MINILM_DISTRIBUTION", "no-such-model-package-for-taxoforge")
     with pytest.raises(ModelPackageMissing, match=r"'no-such-model-package-for-taxoforge' is not installed: .*"
