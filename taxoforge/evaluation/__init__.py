@@ -21,7 +21,7 @@ module                                 what it holds
                                        :mod:`taxoforge.scores.breakdowns`)
 :mod:`.propagation`                    paper 004: max-child / max-leaf score propagation,
                                        average precision, per-level mAP, the tiered benchmark
-:mod:`.similarity_measures`            paper 003: TI, SS, CS (NLTK noun phrases), LI judge hook
+:mod:`.open_world_measures`            paper 003: TI, SS, CS (NLTK noun phrases), LI judge hook
 :mod:`.validation`                     paper 000 §5: Kendall-τ validation of any measure on
                                        synthetic node pairs; Fig. 4 node-placement agreement
 :mod:`.cli`                            ``taxoforge mc …`` and ``taxoforge evaluate …``

@@ -279,7 +279,7 @@ def evaluate_open_world_cmd(scores, prediction_column, reference_column, encoder
     the four outcome groups when LI and CS are both there."""
     import polars as pl
 
-    from taxoforge.evaluation import similarity_measures as sm
+    from taxoforge.evaluation import open_world_measures as sm
     from taxoforge.scores.breakdowns import open_world_groups
 
     s = _read_table(scores)
@@ -417,7 +417,7 @@ _TEXT = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor")
 def evaluate_validate_cmd(tree, measures, n_pairs, max_distance, seed):
     """The taxonomy-aware evaluation paper, Table 1: Kendall's τ between each measure and hP (any node pairs) and hR
     (ancestor pairs) on synthetic pairs of TREE's labels at uniform distances."""
-    from taxoforge.evaluation import similarity_measures as sm
+    from taxoforge.evaluation import open_world_measures as sm
     from taxoforge.evaluation.validation import kendall_tau_validation
 
     names = [m.strip() for m in measures.split(",") if m.strip()]

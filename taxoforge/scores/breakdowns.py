@@ -220,7 +220,7 @@ def open_world_groups(samples: pl.DataFrame, by=GROUP_KEYS, *, correct_column: s
     correct_threshold=1.0`` (no wrong node on the path)."""
     if correct_column not in samples.columns:
         raise ValueError(f"open_world_groups needs a {correct_column!r} column (paper 003's LLM-judge inclusion: "
-                         "run similarity_measures.llm_inclusion with a judge), or correct_column='hP', "
+                         "run open_world_measures.llm_inclusion with a judge), or correct_column='hP', "
                          "correct_threshold=1.0 for the taxonomy-only reading")
     _need(samples, (specific_column,), "open_world_groups")
     grp = open_world_group(samples[correct_column].to_numpy(), samples[specific_column].to_numpy(),

@@ -67,7 +67,7 @@ def subset_cmd(tree, labels, out, name, dataset, label_column, id_column, extern
 
     from taxoforge.evaluation.multiple_choice import LabelFileError, read_labels
     from taxoforge.files import atomic_directory
-    from taxoforge.snapshots.cite import resolve_taxonomy
+    from taxoforge.snapshots.citation import resolve_taxonomy
     from taxoforge.trees.subtree import label_set_subtree
 
     def fail(msg: str, code: int):
