@@ -125,8 +125,7 @@ COMMAND_LINE = len(LAYERS)
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {
     ("taxoforge.links.external_names", "taxoforge.sources.ranked"): "w-resolve: ancestor-at-rank, one home below links",
     ("taxoforge.scores.cited_taxonomy", "taxoforge.evaluation.ranked_tree"): "w-resolve: RankedTree moves to trees/",
-    ("taxoforge.scores.leaderboard", "taxoforge.evaluation.breakdowns"): "w-report: breakdowns move to scores/",
-    ("taxoforge.scores.run", "taxoforge.evaluation.breakdowns"): "w-report: breakdowns move to scores/ (w-harness: run.py)",
+    ("taxoforge.scores.breakdowns", "taxoforge.evaluation.ranked_tree"): "w-resolve: RankedTree moves to trees/",
     ("taxoforge.trees.subtree", "taxoforge.links.resolve"): "w-resolve: the label-set subtree moves up from trees/",
 }
 
