@@ -123,8 +123,6 @@ COMMAND_LINE = len(LAYERS)
 #: (importing module, imported module) -> who removes it. The list only shrinks; an entry that
 #: no longer matches an import must be deleted (the test says which).
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {
-    ("taxoforge.scores.leaderboard", "taxoforge.evaluation.breakdowns"): "w-report: breakdowns move to scores/",
-    ("taxoforge.scores.run", "taxoforge.evaluation.breakdowns"): "w-report: breakdowns move to scores/ (w-harness: run.py)",
 }
 
 PACKAGE_ROOT = Path(taxoforge.__file__).parent
