@@ -38,10 +38,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from taxoforge.snapshots.load import load_ranked_tree
-from taxoforge.trees.ranked_tree import RankedTree
 from taxoforge.scores.hierarchical import aggregate_hierarchical, hierarchical_scores
+from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.cuts import sample_tree_cuts
+from taxoforge.trees.ranked_tree import RankedTree
 
 __all__ = ["GROUP_KEYS", "by_ground_truth_level", "by_ground_truth_rank", "correctness_by_level",
            "correctness_by_rank", "consistency", "outcome_shares", "open_world_groups", "open_world_group",
