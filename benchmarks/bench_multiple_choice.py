@@ -114,6 +114,7 @@ def _candidate(state) -> dict:
 def _baseline(state) -> dict:
     """VLM4Bio's way: filter the list of all taxa of the answer's rank per question."""
     from taxoforge.evaluation import multiple_choice as mc
+    from taxoforge.links.tree_labels import node_indexes
 
     tree, gts, cfg = state
     n = cfg["baseline_sample"]
@@ -124,7 +125,7 @@ def _baseline(state) -> dict:
     per, cpu, rows_all = {}, {}, {}
     for d in DIFFICULTIES:
         labels = gts[d]["label"].to_list()[:n]
-        idx = tree.resolve_strict(labels)
+        idx = node_indexes(tree, labels)
         rng = random.Random(1)
         t, c0 = time.perf_counter(), time.process_time()
         rows = []

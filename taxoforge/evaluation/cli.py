@@ -367,8 +367,9 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
     each coarse matrix's accuracy with its Δ to CG_direct."""
     import polars as pl
 
-    from taxoforge.files.labels import read_labels
     from taxoforge.evaluation.propagation import tiered_accuracy, tiered_classes
+    from taxoforge.files.labels import read_labels
+    from taxoforge.links.tree_labels import node_indexes
 
     t = _load_tree(tree)
     fine_labels = read_labels(fine)["label"].to_list()
@@ -385,7 +386,7 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
         write_parquet_atomic(classes, out)
     if scores:
         m, cols, gts = _matrix(scores, truth_column)
-        ids = t.ids[t.resolve_strict(cols, what="score column")].tolist()
+        ids = t.ids[node_indexes(t, cols, what="score column", partial=False)].tolist()
         order = {c: i for i, c in enumerate(ids)}
         missing = [c for c in classes["fine_node"].to_list() if c not in order]
         if missing:
@@ -395,7 +396,7 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
         for spec in coarse_scores:
             name, _, path = spec.partition("=")
             cm, ccols, _ = _matrix(path, truth_column)
-            cids = t.ids[t.resolve_strict(ccols, what="coarse score column")].tolist()
+            cids = t.ids[node_indexes(t, ccols, what="coarse score column", partial=False)].tolist()
             want = sorted(set(classes["coarse_node"].to_list()))
             pos = {c: i for i, c in enumerate(cids)}
             if any(c not in pos for c in want):

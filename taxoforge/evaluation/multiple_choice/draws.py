@@ -1,0 +1,139 @@
+"""Seeded draws of a multiple-choice set: a seeded integer stream, and distractor candidates in pre-order.
+
+Every random choice of a question set is drawn from BLAKE2b of ``(seed, key, counter)`` —
+never from process state, hash seeds or numpy's generators — so the same tree, labels and
+seed give the same questions on any machine and in any order of building. Candidates are
+the nodes of one class (a rank, the leaves, or a depth) in the tree's pre-order, so the
+members inside ``subtree(X)`` but outside ``subtree(Y)`` are at most two contiguous slices,
+and :func:`draw_from_ranges` draws distinct positions from them by a sparse Fisher–Yates
+shuffle: a question costs O(options), not O(candidates).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from taxoforge.trees.ranked_tree import RankedTree
+
+__all__ = ["SeededStream", "Candidates", "draw_from_ranges"]
+
+
+class SeededStream:
+    """Uniform integers from BLAKE2b of ``(seed, key, counter)``: the same on every machine
+    and Python version, independent of the order in which questions are built.
+
+    >>> a, b = SeededStream(7, "easy|12|inat:1"), SeededStream(7, "easy|12|inat:1")
+    >>> [a.below(10) for _ in range(5)] == [b.below(10) for _ in range(5)]
+    True
+    >>> SeededStream(7, "easy|12|inat:1").next64() != SeededStream(8, "easy|12|inat:1").next64()
+    True
+    """
+
+    __slots__ = ("_prefix", "_counter")
+
+    def __init__(self, seed: int, key: str) -> None:
+        self._prefix = f"{int(seed)}\x1f{key}\x1f".encode()
+        self._counter = 0
+
+    def next64(self) -> int:
+        """The next 64-bit integer of the stream."""
+        h = hashlib.blake2b(self._prefix + str(self._counter).encode(), digest_size=8).digest()
+        self._counter += 1
+        return int.from_bytes(h, "big")
+
+    def below(self, n: int) -> int:
+        """A uniform integer in ``[0, n)`` (rejection sampling: no modulo bias)."""
+        if n <= 0:
+            raise ValueError("n must be positive")
+        limit = (1 << 64) - ((1 << 64) % n)
+        while True:
+            x = self.next64()
+            if x < limit:
+                return x % n
+
+
+class Candidates:
+    """The nodes of one class (``mask``), in the tree's pre-order (module docstring).
+
+    Parameters
+    ----------
+    tree : RankedTree
+    mask : numpy.ndarray
+        Booleans, one per node: the members.
+    """
+
+    def __init__(self, tree: RankedTree, mask: np.ndarray) -> None:
+        pre, size = tree.taxonomy._preorder
+        members = np.flatnonzero(mask)
+        order = np.argsort(pre[members], kind="stable")
+        self._set(members[order], pre, size)
+
+    def _set(self, nodes: np.ndarray, pre: np.ndarray, size: np.ndarray) -> None:
+        self.nodes = nodes
+        self.pre = pre[nodes]
+        self._tree_pre, self._tree_size = pre, size
+        self._spans: dict[int, tuple[int, int]] = {}
+
+    def restricted(self, mask: np.ndarray) -> "Candidates":
+        """The members that ``mask`` (one boolean per node of the tree) keeps, still in pre-order."""
+        out = Candidates.__new__(Candidates)
+        out._set(self.nodes[mask[self.nodes]], self._tree_pre, self._tree_size)
+        return out
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def span(self, x: int) -> tuple[int, int]:
+        """Positions ``[lo, hi)`` of the members inside ``subtree(x)``."""
+        got = self._spans.get(x)
+        if got is None:
+            lo, hi = np.searchsorted(self.pre, [self._tree_pre[x], self._tree_pre[x] + self._tree_size[x]], "left")
+            got = self._spans[x] = (int(lo), int(hi))
+        return got
+
+    def ranges(self, inside: int, outside: int) -> list[tuple[int, int]]:
+        """Position ranges of the members in ``subtree(inside)`` but not in ``subtree(outside)``
+        (``outside`` -1: no exclusion)."""
+        lo, hi = self.span(inside)
+        if outside < 0:
+            return [(lo, hi)] if hi > lo else []
+        elo, ehi = self.span(outside)
+        elo, ehi = max(elo, lo), min(ehi, hi)
+        if ehi <= elo:
+            return [(lo, hi)] if hi > lo else []
+        return [(a, b) for a, b in ((lo, elo), (ehi, hi)) if b > a]
+
+
+def draw_from_ranges(stream: SeededStream, ranges: list[tuple[int, int]]):
+    """Distinct positions from the union of ``ranges`` (one or two ``(start, stop)`` pairs), in
+    a seeded random order (a sparse Fisher–Yates shuffle: O(1) memory per draw).
+
+    Parameters
+    ----------
+    stream : SeededStream
+    ranges : list of (int, int)
+
+    Yields
+    ------
+    int
+        Every position of the ranges, once each.
+
+    Examples
+    --------
+    >>> sorted(draw_from_ranges(SeededStream(1, "k"), [(0, 3), (10, 12)]))
+    [0, 1, 2, 10, 11]
+    """
+    if not ranges:
+        return
+    a0, b0 = ranges[0]
+    s0 = b0 - a0
+    a1 = ranges[1][0] - s0 if len(ranges) > 1 else 0
+    m = sum(b - a for a, b in ranges)
+    swapped: dict[int, int] = {}
+    for i in range(m):
+        j = i + stream.below(m - i)
+        vj, vi = swapped.get(j, j), swapped.get(i, i)
+        swapped[j] = vi
+        yield a0 + vj if vj < s0 else a1 + vj

@@ -1,0 +1,194 @@
+"""The names of a tree, keyed for one batch of labels: what the label resolver's rules look in.
+
+:class:`NameIndex` holds a taxonomy's tables as the resolver reads them (names, nodes, the
+links table) and, once :meth:`NameIndex.key_names` has seen the labels at hand, the names
+that may match them (keyed by their scientific key) and the genera those labels name
+(with their families). It is not a tree: walking up and down uses the tree functions of
+:mod:`taxoforge.trees.ranks` over the nodes table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from taxoforge.links.label_table import raw_last_word
+from taxoforge.links.scientific_names import RANK_MARKERS, epithet_stem_expr, with_scientific_key
+from taxoforge.trees.ranks import GENUS_RANKS, ancestor_at_rank, descendants_at_ranks
+
+__all__ = ["NameIndex", "SCIENTIFIC_KINDS", "SYNONYM_KIND", "INFRAGENERIC_KIND"]
+
+#: Name kinds that are a taxon's own scientific name.
+SCIENTIFIC_KINDS = ("scientific", "label")
+#: The name kind of a synonym.
+SYNONYM_KIND = "synonym"
+#: Names of a subgenus or section, given to its genus (:mod:`taxoforge.sources.inaturalist`): they
+#: name part of the genus, so they find the genus for genus transfer and partial ground truths
+#: but never resolve a label whole.
+INFRAGENERIC_KIND = "infrageneric"
+
+
+@dataclass
+class NameIndex:
+    """A tree's tables prepared for one call of the label resolver (module docstring).
+
+    Attributes
+    ----------
+    names : polars.DataFrame
+        ``node_id``, ``name``, ``kind``.
+    nodes : polars.DataFrame
+        ``node_id``, ``parent_id``, ``label``, ``rank``.
+    links : polars.DataFrame or None
+        The linked rows of the tree's links table (``dataset``, ``label_id``, ``label_text``,
+        ``node_id``, ``_link_method``), restricted to nodes of the tree.
+    ranked : bool
+        Whether the tree has a genus rank (the rules that use ranks apply).
+    prefixes : list of str
+        The id prefixes of the tree's nodes (``inat``, ``wn`` …).
+    keyed : polars.DataFrame
+        After :meth:`key_names`: the names that may match a label, with ``_key`` and ``rank``.
+    genera : polars.DataFrame
+        After :meth:`key_names`: the genera named by the labels' first words (:meth:`_genera`).
+    """
+
+    names: pl.DataFrame
+    nodes: pl.DataFrame
+    links: pl.DataFrame | None
+    ranked: bool
+    prefixes: list[str]
+    keyed: pl.DataFrame = field(default_factory=pl.DataFrame)
+    genera: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+    @classmethod
+    def of(cls, names: pl.DataFrame, nodes: pl.DataFrame | None, links: pl.DataFrame | None) -> "NameIndex":
+        """The index of a tree's names table, nodes table (``None``: the nodes of ``names``,
+        without ranks) and links table.
+
+        Parameters
+        ----------
+        names, nodes, links : polars.DataFrame
+
+        Returns
+        -------
+        NameIndex
+
+        Raises
+        ------
+        ValueError
+            A table missing a column the resolver needs.
+        """
+        for c in ("node_id", "name"):
+            if c not in names.columns:
+                raise ValueError(f"names table is missing column {c!r}; got {names.columns}")
+        nm = names.select(pl.col("node_id").cast(pl.String), pl.col("name").cast(pl.String),
+                          (pl.col("kind").cast(pl.String) if "kind" in names.columns else pl.lit("label"))
+                          .alias("kind")).drop_nulls(["node_id", "name"])
+        if nodes is None:
+            nd = nm.group_by("node_id", maintain_order=True).agg(pl.col("name").first().alias("label")).with_columns(
+                pl.lit(None, dtype=pl.String).alias("parent_id"), pl.lit(None, dtype=pl.String).alias("rank"))
+        else:
+            if "node_id" not in nodes.columns:
+                raise ValueError(f"nodes table is missing column 'node_id'; got {nodes.columns}")
+            nd = nodes.select(
+                pl.col("node_id").cast(pl.String),
+                *[(pl.col(c).cast(pl.String) if c in nodes.columns else pl.lit(None, dtype=pl.String)).alias(c)
+                  for c in ("parent_id", "label", "rank")])
+        nd = nd.select("node_id", "parent_id", "label", "rank")
+        ranked = bool(nd["rank"].is_in(list(GENUS_RANKS)).any())
+        prefixes = sorted(p for p in nd.select(pl.col("node_id").str.extract(r"^([^:\s]+):", 1)).to_series()
+                          .drop_nulls().unique().to_list())
+        lk = None
+        if links is not None and links.height and {"status", "node_id"} <= set(links.columns):
+            lk = links.filter(pl.col("status") == "linked").select(
+                pl.col("dataset").cast(pl.String), pl.col("label_id").cast(pl.String),
+                pl.col("label_text").cast(pl.String), pl.col("node_id").cast(pl.String),
+                pl.col("method").cast(pl.String).alias("_link_method")).join(nd.select("node_id"), on="node_id")
+        return cls(nm, nd, lk, ranked, prefixes)
+
+    def key_names(self, first_words: pl.Series, stems: pl.Series) -> None:
+        """Key the names that may equal a label up to its epithets' endings, and find the
+        genus nodes (with their families) the labels' first words name.
+
+        Parameters
+        ----------
+        first_words : polars.Series
+            The first words of the labels' keys (and of accepted names, common names).
+        stems : polars.Series
+            The epithet stems of every word of those keys.
+
+        Notes
+        -----
+        The cut is made before keying and keeps a superset: a case-insensitive
+        multi-substring search (Aho-Corasick) for the first words, then the raw last word's
+        stem (names beyond printable ASCII, and names ending in a rank marker, are kept
+        whole), then keyed exactly and cut to the first words.
+        """
+        words = first_words.cast(pl.String).drop_nulls().unique()
+        words = words.filter(words != "")
+        if words.len():
+            wl = words.to_list()
+            other = pl.col("name").str.contains(r"[^\x20-\x7e]")
+            last = raw_last_word("name")
+            ascii_cut = self.names.filter(~other & pl.col("name").str.contains_any(wl, ascii_case_insensitive=True))
+            ascii_cut = ascii_cut.filter(epithet_stem_expr(last).is_in(stems.drop_nulls().unique().implode())
+                                         | last.is_in(sorted(RANK_MARKERS)))
+            cut = pl.concat([
+                ascii_cut,
+                self.names.filter(other).filter(pl.col("name").str.normalize("NFKC").str.to_lowercase()
+                                                .str.contains_any(wl, ascii_case_insensitive=True)),
+            ])
+        else:
+            cut = self.names.clear()
+        keyed = with_scientific_key(cut, "name").filter(pl.col("_key") != "")
+        keyed = keyed.filter(pl.col("_key").str.split(" ").list.first().is_in(words.implode()))
+        self.keyed = keyed.join(self.nodes_of(keyed["node_id"]).select("node_id", "rank"), on="node_id", how="left")
+        self.genera = self._genera()
+
+    def nodes_of(self, ids: pl.Series) -> pl.DataFrame:
+        """The rows of ``nodes`` of the given ids (a filter: cheaper than a join with the whole
+        table when there are few ids)."""
+        return self.nodes.filter(pl.col("node_id").is_in(ids.unique().implode()))
+
+    def descendants(self, roots: pl.Series, ranks) -> pl.DataFrame:
+        """``root`` → every descendant whose rank is in ``ranks``: ``root``, ``node_id``
+        (:func:`taxoforge.trees.ranks.descendants_at_ranks`)."""
+        return descendants_at_ranks(self.nodes, roots, ranks)
+
+    def _genera(self) -> pl.DataFrame:
+        """``_genus_word`` (a key word) → the genus node named so (``_genus_id``,
+        ``_genus_name``; ``_genus_note`` and ``_genus_via`` say so when a synonym or a subgenus
+        name finds it) and its family (``_family_id``, ``_family_name``)."""
+        gen = self.keyed.filter(pl.col("rank").is_in(list(GENUS_RANKS))
+                                & pl.col("kind").is_in([*SCIENTIFIC_KINDS, SYNONYM_KIND, INFRAGENERIC_KIND])
+                                & ~pl.col("_key").str.contains(" "))
+        g = gen.select(pl.col("_key").alias("_genus_word"), pl.col("node_id").alias("_genus_id"), "kind")
+        # a genus named by its own name is not also reached through a synonym or a subgenus
+        # and a word that is a genus's own name does not also find other genera through them
+        indirect = pl.col("kind").is_in([SYNONYM_KIND, INFRAGENERIC_KIND])
+        g = g.sort(indirect).unique(["_genus_word", "_genus_id"], keep="first", maintain_order=True)
+        g = g.filter(~indirect | ~(~indirect).any().over("_genus_word"))
+        g = g.join(self.label_of(g["_genus_id"]).rename({"node_id": "_genus_id", "_node_label": "_genus_name"}),
+                   on="_genus_id", how="left")
+        fam = ancestor_at_rank(self.nodes, g["_genus_id"], "family").select(
+            pl.col("node_id").alias("_genus_id"), pl.col("ancestor_id").alias("_family_id"),
+            pl.col("ancestor_label").alias("_family_name"))
+        return g.join(fam, on="_genus_id", how="left").with_columns(
+            pl.when(pl.col("kind") == SYNONYM_KIND)
+            .then(pl.format("{} is a synonym of the genus {}", pl.col("_genus_word").str.to_titlecase(),
+                            "_genus_name"))
+            .when(pl.col("kind") == INFRAGENERIC_KIND)
+            .then(pl.format("{} is a subgenus or section of {}", pl.col("_genus_word").str.to_titlecase(),
+                            "_genus_name"))
+            .otherwise(pl.lit("")).alias("_genus_note")).with_columns(
+            pl.when(pl.col("_genus_note") != "").then(pl.format(" ({})", "_genus_note")).otherwise(pl.lit(""))
+            .alias("_genus_via")
+        ).drop("kind")
+
+    def scientific(self) -> pl.DataFrame:
+        """The keyed names that are a taxon's own scientific name."""
+        return self.keyed.filter(pl.col("kind").is_in(SCIENTIFIC_KINDS))
+
+    def label_of(self, ids: pl.Series) -> pl.DataFrame:
+        """``node_id``, ``_node_label`` of the given ids."""
+        return self.nodes_of(ids).select("node_id", pl.col("label").alias("_node_label"))
