@@ -96,14 +96,14 @@ def _candidate(state) -> dict:
     index_s, index_cpu = time.perf_counter() - t, time.process_time() - c
     for d in DIFFICULTIES:
         t, c = time.perf_counter(), time.process_time()
-        qs = mc.build_questions(tree, gts[d], d, seed=1)
+        qs = mc.build_questions(tree, gts[d], d, seed=1, pool="tree")
         per[d], cpu[d] = time.perf_counter() - t, time.process_time() - c
         hashes[d] = hashlib.sha256(qs.to_jsonl().encode()).hexdigest()
         counts[d] = {"questions": qs.questions.height, "skipped": qs.skipped.height}
     invalid = {}
     t = time.perf_counter()
     for d in DIFFICULTIES:
-        qs = mc.build_questions(tree, gts[d], d, seed=1)
+        qs = mc.build_questions(tree, gts[d], d, seed=1, pool="tree")
         invalid[d] = mc.check_questions(tree, qs, d).height
     check_s = time.perf_counter() - t
     return {"summary": {"seconds": per, "cpu_seconds": cpu, "index_seconds": index_s, "index_cpu_seconds": index_cpu,

@@ -111,7 +111,7 @@ def distractor_pool(tree: RankedTree, pool, answers: np.ndarray) -> DistractorPo
             n = int(len(np.unique(answers[answers >= 0])))
             return _of_nodes(tree, "labels", np.asarray(answers), f"the {n} taxa of the labels given", {})
         if pool == "tree":
-            return DistractorPool("tree", None, f"the whole tree {tree.name}",
+            return DistractorPool("tree", None, f"{tree.name} (the whole tree)",
                                   {"kind": "tree", "nodes": len(tree)})
         return _clade(tree, pool.removeprefix("clade:"))
     if isinstance(pool, Sequence) or hasattr(pool, "to_list"):

@@ -68,6 +68,11 @@ class QuestionSet:
         """Write :meth:`to_jsonl` to ``path`` atomically (temporary file, then rename)."""
         return write_text_atomic(path, self.to_jsonl())
 
+    def write_info(self, path: str | os.PathLike) -> Path:
+        """Write ``info`` (the set's metadata: the distractor pool, how the labels resolved,
+        the counts) to ``path`` as JSON, atomically."""
+        return write_text_atomic(path, json.dumps(self.info, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+
 
 def question_text(options: list[str], *, question: str = QUESTION, instruction: str = INSTRUCTION,
                   organism: str = "organism", rank: str | None = None) -> str:
