@@ -9,7 +9,7 @@ that may match them (keyed by their scientific key) and the genera those labels 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from functools import cached_property
 
 import polars as pl
 
@@ -29,9 +29,11 @@ SYNONYM_KIND = "synonym"
 INFRAGENERIC_KIND = "infrageneric"
 
 
-@dataclass
 class NameIndex:
     """A tree's tables prepared for one call of the label resolver (module docstring).
+
+    The tables are prepared on first use, so a call that settles every label by its node id
+    never touches the names.
 
     Attributes
     ----------
@@ -52,13 +54,10 @@ class NameIndex:
         After :meth:`key_names`: the genera named by the labels' first words (:meth:`_genera`).
     """
 
-    names: pl.DataFrame
-    nodes: pl.DataFrame
-    links: pl.DataFrame | None
-    ranked: bool
-    prefixes: list[str]
-    keyed: pl.DataFrame = field(default_factory=pl.DataFrame)
-    genera: pl.DataFrame = field(default_factory=pl.DataFrame)
+    def __init__(self, names: pl.DataFrame, nodes: pl.DataFrame | None, links: pl.DataFrame | None) -> None:
+        self._raw = (names, nodes, links)
+        self.keyed = pl.DataFrame()
+        self.genera = pl.DataFrame()
 
     @classmethod
     def of(cls, names: pl.DataFrame, nodes: pl.DataFrame | None, links: pl.DataFrame | None) -> "NameIndex":
@@ -81,30 +80,48 @@ class NameIndex:
         for c in ("node_id", "name"):
             if c not in names.columns:
                 raise ValueError(f"names table is missing column {c!r}; got {names.columns}")
-        nm = names.select(pl.col("node_id").cast(pl.String), pl.col("name").cast(pl.String),
-                          (pl.col("kind").cast(pl.String) if "kind" in names.columns else pl.lit("label"))
-                          .alias("kind")).drop_nulls(["node_id", "name"])
+        if nodes is not None and "node_id" not in nodes.columns:
+            raise ValueError(f"nodes table is missing column 'node_id'; got {nodes.columns}")
+        return cls(names, nodes, links)
+
+    @cached_property
+    def names(self) -> pl.DataFrame:
+        names = self._raw[0]
+        return names.select(pl.col("node_id").cast(pl.String), pl.col("name").cast(pl.String),
+                            (pl.col("kind").cast(pl.String) if "kind" in names.columns else pl.lit("label"))
+                            .alias("kind")).drop_nulls(["node_id", "name"])
+
+    @cached_property
+    def nodes(self) -> pl.DataFrame:
+        nodes = self._raw[1]
         if nodes is None:
-            nd = nm.group_by("node_id", maintain_order=True).agg(pl.col("name").first().alias("label")).with_columns(
-                pl.lit(None, dtype=pl.String).alias("parent_id"), pl.lit(None, dtype=pl.String).alias("rank"))
-        else:
-            if "node_id" not in nodes.columns:
-                raise ValueError(f"nodes table is missing column 'node_id'; got {nodes.columns}")
-            nd = nodes.select(
-                pl.col("node_id").cast(pl.String),
-                *[(pl.col(c).cast(pl.String) if c in nodes.columns else pl.lit(None, dtype=pl.String)).alias(c)
-                  for c in ("parent_id", "label", "rank")])
-        nd = nd.select("node_id", "parent_id", "label", "rank")
-        ranked = bool(nd["rank"].is_in(list(GENUS_RANKS)).any())
-        prefixes = sorted(p for p in nd.select(pl.col("node_id").str.extract(r"^([^:\s]+):", 1)).to_series()
-                          .drop_nulls().unique().to_list())
-        lk = None
-        if links is not None and links.height and {"status", "node_id"} <= set(links.columns):
-            lk = links.filter(pl.col("status") == "linked").select(
-                pl.col("dataset").cast(pl.String), pl.col("label_id").cast(pl.String),
-                pl.col("label_text").cast(pl.String), pl.col("node_id").cast(pl.String),
-                pl.col("method").cast(pl.String).alias("_link_method")).join(nd.select("node_id"), on="node_id")
-        return cls(nm, nd, lk, ranked, prefixes)
+            return self.names.group_by("node_id", maintain_order=True).agg(
+                pl.col("name").first().alias("label")).select(
+                "node_id", pl.lit(None, dtype=pl.String).alias("parent_id"), "label",
+                pl.lit(None, dtype=pl.String).alias("rank"))
+        return nodes.select(
+            pl.col("node_id").cast(pl.String),
+            *[(pl.col(c).cast(pl.String) if c in nodes.columns else pl.lit(None, dtype=pl.String)).alias(c)
+              for c in ("parent_id", "label", "rank")])
+
+    @cached_property
+    def links(self) -> pl.DataFrame | None:
+        links = self._raw[2]
+        if links is None or not links.height or not {"status", "node_id"} <= set(links.columns):
+            return None
+        return links.filter(pl.col("status") == "linked").select(
+            pl.col("dataset").cast(pl.String), pl.col("label_id").cast(pl.String),
+            pl.col("label_text").cast(pl.String), pl.col("node_id").cast(pl.String),
+            pl.col("method").cast(pl.String).alias("_link_method")).join(self.nodes.select("node_id"), on="node_id")
+
+    @cached_property
+    def ranked(self) -> bool:
+        return bool(self.nodes["rank"].is_in(list(GENUS_RANKS)).any())
+
+    @cached_property
+    def prefixes(self) -> list[str]:
+        return sorted(p for p in self.nodes.select(pl.col("node_id").str.extract(r"^([^:\s]+):", 1)).to_series()
+                      .drop_nulls().unique().to_list())
 
     def key_names(self, first_words: pl.Series, stems: pl.Series) -> None:
         """Key the names that may equal a label up to its epithets' endings, and find the

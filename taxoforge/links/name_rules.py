@@ -24,11 +24,13 @@ ExternalIds = Mapping[str, str] | Callable[[str], str | None] | None
 def by_node_id(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
     """Rule 1, ``node_id``: the label (or its ``external_id``) is a node id."""
     todo = pending(state)
-    ids = index.nodes.select("node_id")
-    found = pl.concat([
-        todo.join(ids, left_on="label_text", right_on="node_id").select("_row", pl.col("label_text").alias("node_id")),
-        todo.join(ids, left_on="external_id", right_on="node_id").select("_row", pl.col("external_id").alias("node_id")),
-    ])
+    wanted = pl.concat([todo["label_text"], todo["external_id"]]).drop_nulls()
+    ids = index.nodes.select("node_id").filter(pl.col("node_id").is_in(wanted.implode()))
+    parts = [todo.join(ids, left_on="label_text", right_on="node_id").select("_row", pl.col("label_text").alias("node_id"))]
+    if todo["external_id"].is_not_null().any():
+        parts.append(todo.join(ids, left_on="external_id", right_on="node_id").select(
+            "_row", pl.col("external_id").alias("node_id")))
+    found = pl.concat(parts)
     return settle(state, hits(found, pl.format("the label is the node id {}", "node_id")), "node_id", index.label_of)
 
 
@@ -36,6 +38,8 @@ def by_external_id(state: pl.DataFrame, index: NameIndex, external_id_to_node: E
     """Rule 2, ``external_id``: the label or its ``external_id`` with one of the tree's id
     prefixes is a node id, or ``external_id_to_node`` maps the ``external_id`` to one."""
     todo = pending(state).select("_row", "label_text", "external_id")
+    if not todo.height:
+        return state
     parts = []
     if index.prefixes:
         for col in ("label_text", "external_id"):

@@ -249,11 +249,12 @@ def resolve_labels(
         if partial:
             state = genus_rules.by_species(state, index, rules)
             state = genus_rules.by_genus(state, index)
-    else:
+    elif pending(state).height:  # nothing keyed: the reasons of unmatched labels see no genus
         index.key_names(pl.Series([], dtype=pl.String), pl.Series([], dtype=pl.String))
-    state = genus_rules.explain_unmatched(
-        state, index, _tried(index, by_id, by_name, epithet_variants, genus_transfer, partial),
-        {"by_name": by_name, "genus_transfer": genus_transfer and by_name, "partial": partial and by_name})
+    if pending(state).height:
+        state = genus_rules.explain_unmatched(
+            state, index, _tried(index, by_id, by_name, epithet_variants, genus_transfer, partial),
+            {"by_name": by_name, "genus_transfer": genus_transfer and by_name, "partial": partial and by_name})
     out = state.with_columns(pl.col("candidates").fill_null(pl.lit([], dtype=pl.List(pl.String))))
     return conform(out.select([c for c in LINKS_SCHEMA if c in out.columns]), "links")
 

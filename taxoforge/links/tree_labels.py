@@ -80,15 +80,14 @@ def resolve_nodes(tree: RankedTree, values: Iterable, *, node_ref: str = "auto",
     else:
         found = pl.DataFrame(schema={"value": pl.String, "status": pl.String, "method": pl.String,
                                      "node_id": pl.String, "detail": pl.String})
+    index = tree.index_frame.filter(pl.col("node_id").is_in(found["node_id"].drop_nulls().implode()))
+    found = found.join(index, on="node_id", how="left")
     out = given.join(found, on="value", how="left", maintain_order="left")
-    linked = out["status"] == "linked"
-    idx = np.full(out.height, -1, dtype=np.int64)
-    if linked.any():
-        idx[linked.to_numpy()] = tree.taxonomy.index_of(out.filter(linked)["node_id"].to_list())
+    linked = pl.col("status") == "linked"
     return out.with_columns(
-        pl.Series("idx", idx, dtype=pl.Int64),
+        pl.when(linked).then(pl.col("idx")).otherwise(-1).fill_null(-1).alias("idx"),
         pl.col("status").fill_null("unmatched"),
-        (linked & is_partial(pl.col("method"))).alias("partial"),
+        (linked.fill_null(False) & is_partial(pl.col("method"))).alias("partial"),
         pl.when(pl.col("value").is_null()).then(pl.lit("empty label")).otherwise(pl.col("detail")).alias("detail"),
     ).select(list(_RESULT_SCHEMA)).cast(_RESULT_SCHEMA)
 

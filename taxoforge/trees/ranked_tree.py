@@ -273,6 +273,12 @@ class RankedTree:
         return pl.DataFrame({"node_id": self.ids, "name": self.labels, "kind": "label"},
                             schema={"node_id": pl.String, "name": pl.String, "kind": pl.String})
 
+    @cached_property
+    def index_frame(self) -> pl.DataFrame:
+        """``node_id`` → ``idx`` (its index in :attr:`ids`), to turn node ids into indexes with a join."""
+        return pl.DataFrame({"node_id": self.ids, "idx": np.arange(len(self), dtype=np.int64)},
+                            schema={"node_id": pl.String, "idx": pl.Int64})
+
     @property
     def links_table(self) -> pl.DataFrame | None:
         """The links table of the tree's tables (dataset labels linked to nodes), if any."""
