@@ -63,7 +63,8 @@ import polars as pl
 
 from taxoforge.files.archives import DEFAULT_MAX_EXTRACT_BYTES, DEFAULT_MAX_RATIO, is_macos_metadata
 from taxoforge.sources.coldp_files import EXTENSIONS, ColdpError, TableFile, encoding_error, open_tables
-from taxoforge.sources.ranked import ancestor_at_rank, ranked_tree_tables, report_frame
+from taxoforge.sources.ranked import ranked_tree_tables, report_frame
+from taxoforge.trees.ranks import ancestor_at_rank
 from taxoforge.trees.tables import TreeTables
 
 __all__ = [
