@@ -119,12 +119,6 @@ LAYERS = (
 )
 COMMAND_LINE = len(LAYERS)
 
-#: Imports from a lower layer to a higher one that their owners are removing right now:
-#: (importing module, imported module) -> who removes it. The list only shrinks; an entry that
-#: no longer matches an import must be deleted (the test says which).
-ALLOWED_UPWARD: dict[tuple[str, str], str] = {
-}
-
 PACKAGE_ROOT = Path(taxoforge.__file__).parent
 
 
@@ -219,13 +213,9 @@ def test_the_import_reader_sees_every_kind_of_import(tmp_path):
 
 def test_imports_run_one_way_down_the_layers():
     found = upward_imports()
-    new = {k: v for k, v in found.items() if k not in ALLOWED_UPWARD}
-    assert not new, ("imports from a lower layer to a higher one (order, lowest first: "
-                     + " → ".join("/".join(names) for names in LAYERS) + " → command-line modules):\n"
-                     + "\n".join(f"  {', '.join(where)}: {a} imports {b}" for (a, b), where in sorted(new.items())))
-    stale = sorted(set(ALLOWED_UPWARD) - set(found))
-    assert not stale, ("no longer imported upward — delete from ALLOWED_UPWARD in tests/taxoforge/test_package.py:\n"
-                       + "\n".join(f"  {a} -> {b} ({ALLOWED_UPWARD[a, b]})" for a, b in stale))
+    assert not found, ("imports from a lower layer to a higher one (order, lowest first: "
+                       + " → ".join("/".join(names) for names in LAYERS) + " → command-line modules):\n"
+                       + "\n".join(f"  {', '.join(where)}: {a} imports {b}" for (a, b), where in sorted(found.items())))
 
 
 # ---------------------------------------------------------------------------- one idea a module
