@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import polars as pl
 
-from taxoforge.evaluation.multiple_choice import SeededStream, _Candidates
+from taxoforge.evaluation.multiple_choice import _Candidates
+from taxoforge.seeded import SeededStream
 from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.ranked_tree import RankedTree
 

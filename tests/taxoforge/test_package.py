@@ -109,7 +109,7 @@ def test_every_taxoforge_module_imports_without_the_dagster_extra():
 #: below it, never one above. The command-line modules (``taxoforge/cli.py``,
 #: ``taxoforge/cli_output.py`` and every ``taxoforge/<package>/cli.py``) sit on top of all.
 LAYERS = (
-    ("files", "text", "markdown", "latex"),
+    ("files", "text", "markdown", "latex", "seeded"),
     ("trees",),
     ("links",),
     ("sources",),
@@ -225,7 +225,6 @@ MAX_MODULE_LINES = 600
 #: The list only shrinks; an entry for a module now within the limit must be deleted.
 ALLOWED_LONG: dict[str, str] = {
     "taxoforge/sources/wikidata/dump.py": "w-speed: read blocks, scan and spill, Turtle, graph assembly",
-    "taxoforge/trees/build.py": "w-speed",
     "taxoforge/evaluation/multiple_choice.py": "w-resolve: draws, plans, rank probes, checks, label files",
     "taxoforge/links/resolve.py": "w-resolve",
     "taxoforge/scores/mapping/index.py": "w-loop: hashing, posting lists, Arrow buffers, trigram index, name tables",
