@@ -118,7 +118,7 @@ def _figures_markdown(run) -> str:
 
 def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: ScoringResource,
            snapshot_store: SnapshotStoreResource, taxonomy: str | None):
-    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.scores.confidence import BootstrapConfig
     from taxoforge.scores.mapping import MappingConfig
     from taxoforge.scores.run import score_file

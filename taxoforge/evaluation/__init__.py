@@ -13,15 +13,15 @@ module                                 what it holds
                                        rank-level probes from any tree, seeded, checked
 :mod:`.reasoning_tests`                VLM4Bio's NOTA and FCT variants and the FCT
                                        agreement score
-:mod:`.metrics`                        scikit-learn-style ``hierarchical_precision_recall_fscore``,
+:mod:`.label_metrics`                  scikit-learn-style ``hierarchical_precision_recall_fscore``,
                                        ``hierarchical_consistent_accuracy``, ``mean_tree_cut_accuracy``
-:mod:`.tree_cuts`                      ProTeCt's random tree cuts (for MTA)
-:mod:`.breakdowns`                     tables from a per-sample scores table: per level, per
-                                       rank, HCA, MTA, Correct/Incorrect/Other, paper 003's
-                                       four outcome groups
+                                       over node ids or names (the computation:
+                                       :mod:`taxoforge.scores.hierarchical`; the tree cuts:
+                                       :mod:`taxoforge.trees.cuts`; the breakdown tables:
+                                       :mod:`taxoforge.scores.breakdowns`)
 :mod:`.propagation`                    paper 004: max-child / max-leaf score propagation,
                                        average precision, per-level mAP, the tiered benchmark
-:mod:`.similarity_measures`            paper 003: TI, SS, CS (NLTK noun phrases), LI judge hook
+:mod:`.open_world_measures`            paper 003: TI, SS, CS (NLTK noun phrases), LI judge hook
 :mod:`.validation`                     paper 000 §5: Kendall-τ validation of any measure on
                                        synthetic node pairs; Fig. 4 node-placement agreement
 :mod:`.cli`                            ``taxoforge mc …`` and ``taxoforge evaluate …``

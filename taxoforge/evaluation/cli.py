@@ -226,7 +226,7 @@ def evaluate_breakdowns_cmd(scores, tree, by, n_cuts, seed, out_dir):
     """Per-level and per-rank accuracy and hP/hR, rank-level correctness from the LCA, HCA,
     MTA, VLM4Bio's Correct/Incorrect/Other % and (with LI and CS columns) the open-world classification paper's four
     groups, from SCORES (scores.parquet of `taxoforge score`) on TREE."""
-    from taxoforge.evaluation.breakdowns import breakdown_tables
+    from taxoforge.scores.breakdowns import breakdown_tables
 
     samples = _read_table(scores)
     t = _load_tree(tree)
@@ -253,7 +253,7 @@ def evaluate_probes_cmd(scores, questions, by):
     """HCA from rank-probe answers: SCORES (scored answers, `id` = question id, `correct`) and
     the QUESTIONS JSONL of `taxoforge mc build --probe-rank …` (one file or several ranks
     concatenated); a sample counts when every probe about it is right."""
-    from taxoforge.evaluation.breakdowns import probe_consistency
+    from taxoforge.scores.breakdowns import probe_consistency
 
     try:
         t = probe_consistency(_read_table(scores), _read_table(questions), _by(by))
@@ -279,8 +279,8 @@ def evaluate_open_world_cmd(scores, prediction_column, reference_column, encoder
     the four outcome groups when LI and CS are both there."""
     import polars as pl
 
-    from taxoforge.evaluation import similarity_measures as sm
-    from taxoforge.evaluation.breakdowns import open_world_groups
+    from taxoforge.evaluation import open_world_measures as sm
+    from taxoforge.scores.breakdowns import open_world_groups
 
     s = _read_table(scores)
     for c in (prediction_column, reference_column):
@@ -417,7 +417,7 @@ _TEXT = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor")
 def evaluate_validate_cmd(tree, measures, n_pairs, max_distance, seed):
     """The taxonomy-aware evaluation paper, Table 1: Kendall's τ between each measure and hP (any node pairs) and hR
     (ancestor pairs) on synthetic pairs of TREE's labels at uniform distances."""
-    from taxoforge.evaluation import similarity_measures as sm
+    from taxoforge.evaluation import open_world_measures as sm
     from taxoforge.evaluation.validation import kendall_tau_validation
 
     names = [m.strip() for m in measures.split(",") if m.strip()]

@@ -39,7 +39,7 @@ def load_taxonomy(ref: str, store: str | os.PathLike | SnapshotStore | None = No
     Raises :class:`~taxoforge.snapshots.store.SnapshotNotFound` for an unknown name or
     version and :class:`~taxoforge.snapshots.errors.AlteredSnapshot` (a
     :class:`~taxoforge.snapshots.store.ChecksumMismatch`) for a damaged copy. To cite what
-    was loaded, use :func:`taxoforge.snapshots.cite.resolve_taxonomy`.
+    was loaded, use :func:`taxoforge.snapshots.citation.resolve_taxonomy`.
     """
     st = store if isinstance(store, SnapshotStore) else SnapshotStore(store)
     if st.is_local:

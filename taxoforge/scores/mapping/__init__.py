@@ -34,7 +34,7 @@ softmax temperature is calibrated per similarity measure; all in :class:`Mapping
 5. *Top-1*: the most similar node.
 
 **Similarity and top-k.** A node's similarity is the best over its names, between the
-answer's core and the name keys (:mod:`taxoforge.scores.similarity`: rapidfuzz ``ratio``
+answer's core and the name keys (:mod:`taxoforge.scores.name_similarity`: rapidfuzz ``ratio``
 by default, or sentence embeddings). The top-k is needed only by stages 4–5 (and the
 ``topk_first`` scan) and is always exact (:mod:`.candidates`): on large trees (100,000
 names and more) a provable q-gram bound retrieves every name that could reach the ``k``-th

@@ -18,7 +18,7 @@ from taxoforge.scores.mapping.config import MappingConfig, MappingResult
 from taxoforge.scores.mapping.index import NameTables, text_key
 from taxoforge.scores.mapping.stages import Alg1Stages, Decision
 from taxoforge.scores.mapping.store import IndexInfo, open_name_embeddings, open_name_tables, read_index
-from taxoforge.scores.similarity import Similarity, similarity_from_spec
+from taxoforge.scores.name_similarity import Similarity, similarity_from_spec
 from taxoforge.text import normalise_text
 
 __all__ = ["TaxonomyIndex", "subtree_sizes", "truncate_answer"]

@@ -51,7 +51,7 @@ import numpy as np
 
 from taxoforge.scores.mapping.config import MappingConfig
 from taxoforge.scores.mapping.index import NameTables, expand_csr
-from taxoforge.scores.similarity import Similarity
+from taxoforge.scores.name_similarity import Similarity
 
 __all__ = ["CandidateRetrieval", "INDEL_BOUND_MIN"]
 

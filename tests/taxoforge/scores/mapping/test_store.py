@@ -302,7 +302,7 @@ def test_a_snapshot_folder_is_never_written(tmp_path, monkeypatch):
                               check=False)
     snap = store.local_dir("inat_like", published.version)
     listing = sorted(p.name for p in snap.iterdir())
-    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.scores.run import index_for
 
     index = index_for(cite_taxonomy(published.ref, store=store))
@@ -360,7 +360,7 @@ def test_name_embeddings_are_computed_once_per_tree_and_model_and_stored_beside_
     """The embedding measure (all-MiniLM-L6-v2 from PyPI, CPU): the first open embeds every
     name and stores the array beside the index; a later open in a fresh process state reads
     it memory-mapped (no model call for the names, files untouched) and maps alike."""
-    from taxoforge.scores.similarity import NAME_EMBEDDINGS
+    from taxoforge.scores.name_similarity import NAME_EMBEDDINGS
     from tests.conftest import minilm_or_skip
 
     minilm_or_skip("cpu")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taxoforge.evaluation import similarity_measures as sm
+from taxoforge.evaluation import open_world_measures as sm
 from tests.conftest import minilm_or_skip
 
 VOCAB = ["dog", "labrador", "cat", "sofa", "photo", "room", "elephant", "animal"]

@@ -33,9 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from taxoforge.evaluation.ranked_tree import RankedTree
-
-__all__ = ["TreeCuts", "sample_tree_cuts", "PROTECT_DROPOUT_RATES"]
+__all__ = ["TreeCuts", "sample_tree_cuts", "PROTECT_DROPOUT_RATES", "FewerCutsWarning"]
 
 PROTECT_DROPOUT_RATES = (0.1, 0.3, 0.5, 0.7, 0.9)
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -54,6 +52,10 @@ def _key64(s: str) -> int:
     return int.from_bytes(hashlib.blake2b(s.encode(), digest_size=8).digest(), "big")
 
 
+class FewerCutsWarning(UserWarning):
+    """Fewer distinct tree cuts exist (or were found) than were asked for: a small tree."""
+
+
 @dataclass
 class TreeCuts:
     """``cut_depth[c, i]``: the depth of ground truth ``i``'s cut node in cut ``c``;
@@ -66,6 +68,15 @@ class TreeCuts:
 
     def __len__(self) -> int:
         return len(self.dropout)
+
+    @property
+    def shortfall(self) -> str | None:
+        """A sentence saying how many distinct cuts were found of the number asked, when
+        fewer; None when every cut asked for was found."""
+        if len(self) >= self.requested:
+            return None
+        return (f"only {len(self)} distinct tree cuts of the {self.requested} asked for: the tree spanned by the "
+                f"ground truths has no more (or none were found in the attempts per dropout rate)")
 
     def accuracy(self, lca_depth: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Accuracy of every cut for predictions whose LCA with the ground truth has depth
@@ -81,13 +92,35 @@ def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=
                      seed: int = 0, max_attempts: int = 200) -> TreeCuts:
     """Distinct random tree cuts of the evaluation tree spanned by ``ground_truth_idx`` (module
     docstring); ``n_cuts`` is split evenly over ``dropout_rates`` (the remainder to the
-    first rates, in ProTeCt's order from 0.9 down)."""
-    tree = RankedTree.of(tree)
+    first rates, in ProTeCt's order from 0.9 down).
+
+    Parameters
+    ----------
+    tree : taxoforge.trees.taxonomy.Taxonomy
+        The tree, or an object holding it as ``.taxonomy`` (a ranked tree).
+    ground_truth_idx : array_like of int
+        Node indexes of the ground truths; the evaluation tree is them and their ancestors.
+    n_cuts : int
+        Distinct cuts wanted.
+    dropout_rates : sequence of float
+        The probabilities of keeping an internal node unexpanded.
+    seed : int
+        Seed of the counter-based draws.
+    max_attempts : int
+        Draws per dropout rate before giving up on finding more distinct cuts.
+
+    Returns
+    -------
+    TreeCuts
+        ``len()`` is the number of distinct cuts found; ``requested`` the number asked and
+        ``shortfall`` a sentence when fewer were found.
+    """
+    tax = getattr(tree, "taxonomy", tree)
     gt = np.asarray(ground_truth_idx, dtype=np.int64)
     if not len(gt):
         raise ValueError("no ground truths")
-    n = len(tree)
-    parent, depth = tree.parent, tree.depth.astype(np.int64)
+    n = len(tax.ids)
+    parent, depth = tax.parent_idx, tax.depth_arr.astype(np.int64)
     # the evaluation tree: every ground truth and its ancestors
     in_eval = np.zeros(n, dtype=bool)
     frontier = np.unique(gt)
@@ -109,8 +142,8 @@ def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=
     internal = np.zeros(m, dtype=bool)
     internal[par_l[par_l >= 0]] = True
     order = np.argsort(depth_l, kind="stable")
-    keys = np.array([_key64(str(tree.ids[v])) for v in nodes[order].tolist()], dtype=np.uint64)
-    root = local[tree.taxonomy.root_idx]
+    keys = np.array([_key64(str(tax.ids[v])) for v in nodes[order].tolist()], dtype=np.uint64)
+    root = local[tax.root_idx]
     rates = sorted(dropout_rates, reverse=True)
     per_rate = [n_cuts // len(rates) + (1 if i < n_cuts % len(rates) else 0) for i in range(len(rates))]
     seen: set[bytes] = set()

@@ -2,8 +2,8 @@
 
 :func:`cite_taxonomy` turns what a user names — ``NAME``, ``NAME@VERSION``, ``sha256:HEX``,
 a snapshot folder, a tree folder or a :class:`~taxoforge.trees.tables.TreeTables` — into a
-:class:`CitedTaxonomy`: the tables and the :class:`~taxoforge.snapshots.cite.Citation` a
-result must carry, through :func:`taxoforge.snapshots.cite.resolve_taxonomy`. So:
+:class:`CitedTaxonomy`: the tables and the :class:`~taxoforge.snapshots.citation.Citation` a
+result must carry, through :func:`taxoforge.snapshots.citation.resolve_taxonomy`. So:
 
 * a snapshot in a store is read in place (local store) or pulled and verified (remote
   store: HTTP, S3 …) and cited ``NAME@VERSION`` with the store;
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from taxoforge.snapshots.cite import Citation, resolve_taxonomy
+from taxoforge.snapshots.citation import Citation, resolve_taxonomy
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["CitedTaxonomy", "cite_taxonomy"]
