@@ -117,7 +117,7 @@ def main() -> None:
 # ---------------------------------------------------------------------------- subset
 # ``taxoforge subset TREE LABELS -o OUT``: every label is resolved to a node of TREE by the
 # label linker (node id, external id, name, synonym, epithet variant, genus transfer, and last
-# a partial species or genus ground truth: :func:`taxoforge.trees.subtree.label_set_subtree`);
+# a partial species or genus ground truth: :func:`taxoforge.links.label_sets.label_set_subtree`);
 # OUT is the smallest subtree holding the resolved nodes, with the label texts as names and the
 # whole links table (unresolved labels too, with what was tried). OUT is a tree folder
 # (``nodes.parquet`` …, ``info.json`` with the parent tree's citation and provenance): score
@@ -166,10 +166,10 @@ def subset_cmd(tree, labels, out, name, dataset, label_column, id_column, extern
     store): the smallest subtree holding every label's node, written to OUT."""
     import polars as pl
 
-    from taxoforge.evaluation.multiple_choice import LabelFileError, read_labels
+    from taxoforge.files.labels import LabelFileError, read_labels
     from taxoforge.files import atomic_directory
     from taxoforge.snapshots.citation import resolve_taxonomy
-    from taxoforge.trees.subtree import label_set_subtree
+    from taxoforge.links.label_sets import label_set_subtree
 
     def fail(msg: str, code: int):
         cli_fail(msg, code, as_json=as_json)

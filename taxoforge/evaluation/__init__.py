@@ -1,14 +1,13 @@
 """Every evaluation of the seed papers, as plain functions over one tree and a samples table.
 
 Nothing here knows of Dagster; every function takes a tree (a
-:class:`~taxoforge.evaluation.ranked_tree.RankedTree`, or anything it accepts) and plain
+:class:`~taxoforge.trees.ranked_tree.RankedTree`, or anything
+:func:`~taxoforge.snapshots.load.load_ranked_tree` accepts) and plain
 tables or arrays, and returns tables or numbers.
 
 =====================================  ===================================================
 module                                 what it holds
 =====================================  ===================================================
-:mod:`.ranked_tree`                    a taxonomy with its ranks and names; vectorised
-                                       ancestor-at-rank / at-depth; label → node resolution
 :mod:`.multiple_choice`                VLM4Bio-style easy / medium / hard question sets and
                                        rank-level probes from any tree, seeded, checked
 :mod:`.reasoning_tests`                VLM4Bio's NOTA and FCT variants and the FCT

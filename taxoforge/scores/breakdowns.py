@@ -38,9 +38,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from taxoforge.evaluation.ranked_tree import RankedTree
 from taxoforge.scores.hierarchical import aggregate_hierarchical, hierarchical_scores
+from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.cuts import sample_tree_cuts
+from taxoforge.trees.ranked_tree import RankedTree
 
 __all__ = ["GROUP_KEYS", "by_ground_truth_level", "by_ground_truth_rank", "correctness_by_level",
            "correctness_by_rank", "consistency", "outcome_shares", "open_world_groups", "open_world_group",
@@ -69,7 +70,7 @@ def with_depths(samples: pl.DataFrame, tree=None) -> pl.DataFrame:
     if tree is None:
         raise ValueError(f"the samples table lacks {[c for c in cols if c not in samples.columns]}; give the tree")
     _need(samples, ("gt_node", "pred_node"), "computing depths")
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     g = tree.taxonomy.index_of(samples["gt_node"].to_list())
     p = tree.taxonomy.index_of(samples["pred_node"].to_list())
     h = hierarchical_scores(tree.taxonomy, p, g)
@@ -99,7 +100,7 @@ def by_ground_truth_level(samples: pl.DataFrame, tree=None, by=GROUP_KEYS) -> pl
 
 def by_ground_truth_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS) -> pl.DataFrame:
     """n, accuracy, hP, hR, hF, hF_pairs per rank of the ground-truth node (null rank: ``"(none)"``)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     g = tree.taxonomy.index_of(s["gt_node"].to_list())
     s = s.with_columns(pl.Series("rank", tree.ranks[g], dtype=pl.String).fill_null("(none)"))
@@ -129,7 +130,7 @@ def correctness_by_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS, ranks=None) 
     """Per rank ``R`` (default: every rank of the tree below its top): ``n`` samples whose
     ground truth has an ``R`` ancestor, and ``accuracy`` = the share whose prediction is in
     that taxon (right at rank ``R``: ``depth_lca ≥ depth(ancestor_R(gt))``)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     g = tree.taxonomy.index_of(s["gt_node"].to_list())
     k = _keys(s, by)
@@ -163,7 +164,7 @@ def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25,
     share with ``depth_lca == depth_gt``; MTA over ``n_cuts`` seeded cuts of the tree spanned
     by the group's ground truths (the same cuts for every model of a dataset, so models are
     compared on the same cuts: cuts are drawn per ``dataset`` when that key is present)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
     rows = []
@@ -272,7 +273,7 @@ def leaderboard_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: i
     ``n_cuts`` and ``seed``, when the caller has them — their ``consistency``, ``outcomes``
     and ``correct_by_rank`` are reused instead of computed again (the same values: each
     rank's accuracy does not depend on the other ranks asked for)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
     tables = tables or {}
@@ -306,7 +307,7 @@ def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int 
     """Every breakdown that applies to ``samples``, by name: ``by_level``, ``by_rank``,
     ``correct_by_level``, ``correct_by_rank``, ``consistency``, ``outcomes`` and, when the
     table has LI and CS columns, ``open_world_groups``."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     out = {"by_level": by_ground_truth_level(s, tree, by), "correct_by_level": correctness_by_level(s, tree, by),
            "consistency": consistency(s, tree, by, n_cuts=n_cuts, seed=seed)}

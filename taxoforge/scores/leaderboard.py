@@ -78,7 +78,7 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
     harmonic mean of those two means, ``hF_pairs`` = mean per-sample hF, the means of the
     text measures — all over the full-ground-truth rows — their bootstrap intervals
     (``ci``; None: none), the breakdown columns when ``tree`` (anything
-    :meth:`~taxoforge.evaluation.ranked_tree.RankedTree.of` takes) is given (``breakdowns``:
+    :func:`~taxoforge.snapshots.load.load_ranked_tree` takes) is given (``breakdowns``:
     the breakdown tables of the full-ground-truth rows by ``by``, to reuse), then
     ``partial_gt``, ``partial_within`` and ``gt_methods`` (module docstring), the taxonomy
     reference, its store and the mapping configuration id. Sorted by hF, best first."""

@@ -67,7 +67,8 @@ from typing import Iterable, Iterator
 
 import polars as pl
 
-from taxoforge.sources.ranked import ancestor_at_rank, ranked_tree_tables, report_frame
+from taxoforge.sources.ranked import ranked_tree_tables, report_frame
+from taxoforge.trees.ranks import ancestor_at_rank
 from taxoforge.trees.tables import TreeTables
 
 __all__ = [

@@ -123,10 +123,6 @@ COMMAND_LINE = len(LAYERS)
 #: (importing module, imported module) -> who removes it. The list only shrinks; an entry that
 #: no longer matches an import must be deleted (the test says which).
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {
-    ("taxoforge.links.external_names", "taxoforge.sources.ranked"): "w-resolve: ancestor-at-rank, one home below links",
-    ("taxoforge.scores.cited_taxonomy", "taxoforge.evaluation.ranked_tree"): "w-resolve: RankedTree moves to trees/",
-    ("taxoforge.scores.breakdowns", "taxoforge.evaluation.ranked_tree"): "w-resolve: RankedTree moves to trees/",
-    ("taxoforge.trees.subtree", "taxoforge.links.resolve"): "w-resolve: the label-set subtree moves up from trees/",
 }
 
 PACKAGE_ROOT = Path(taxoforge.__file__).parent

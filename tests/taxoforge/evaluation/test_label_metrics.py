@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from taxoforge.evaluation.label_metrics import (hierarchical_consistent_accuracy,
                                                 hierarchical_precision_recall_fscore, mean_tree_cut_accuracy)
-from taxoforge.evaluation.ranked_tree import RankedTree, UnresolvedLabels
+from taxoforge.trees.ranked_tree import RankedTree, UnresolvedLabels
 from taxoforge.trees.cuts import FewerCutsWarning, sample_tree_cuts
 from tests.taxoforge.evaluation.conftest import random_ranked_tree
 
