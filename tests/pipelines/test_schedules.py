@@ -61,7 +61,7 @@ def test_network_rebuilds_retry_from_failure_and_one_source_has_one_concurrency_
 
 
 def test_sparql_and_dump_rebuilds_are_separate_and_leave_the_spark_reading_out():
-    defs = build_definitions()
+    defs = build_definitions(environ={"TAXOFORGE_WIKIDATA_SEEDS": "seeds.txt"})  # configured: with its snapshot
     for name in ("wikidata_sparql_rebuild", "wikidata_dump_rebuild"):
         keys = {k.to_user_string() for k in defs.resolve_job_def(name).asset_layer.executable_asset_keys}
         assert keys == {"wikidata_graph", "wikidata_labels", "wikidata_tree", "wikidata_links", "wikidata_snapshot"}
