@@ -1,4 +1,4 @@
-"""Dataset labels → tree nodes: the one label resolver ("Ground truths" in docs/method.md).
+"""Dataset labels → tree nodes: the one label resolver (docs/method.md#ground-truths).
 
 Every label that becomes a node anywhere in taxoforge becomes one here: the linking assets
 (``biology_links``, ``imagenet1k_links``, the Wikidata links), scoring

@@ -1,5 +1,5 @@
 """Multiple-choice question sets from any tree: VLM4Bio's easy / medium / hard sets and
-rank-level probes, seeded and checked (VLM4Bio, Maruf et al. 2024, §5.1).
+rank-level probes, seeded and checked (Maruf et al. 2024 [2] §5.1).
 
 Input
     a tree (anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts) and the
@@ -68,7 +68,6 @@ Question text (VLM4Bio's, ``zero_shot_eval`` templates)::
 
 from taxoforge.evaluation.multiple_choice.build import build_questions, prepare_tree, sample_ground_truths
 from taxoforge.evaluation.multiple_choice.checks import check_questions
-from taxoforge.evaluation.multiple_choice.draws import SeededStream
 from taxoforge.evaluation.multiple_choice.pools import POOL_KINDS, DistractorPool, distractor_pool
 from taxoforge.evaluation.multiple_choice.probes import build_rank_probes
 from taxoforge.evaluation.multiple_choice.questions import (
@@ -84,4 +83,4 @@ from taxoforge.evaluation.multiple_choice.questions import (
 
 __all__ = ["DIFFICULTIES", "LETTERS", "QUESTION", "PROBE_QUESTION", "INSTRUCTION", "QuestionSet", "TreeTooShallow",
            "build_questions", "prepare_tree", "build_rank_probes", "check_questions", "sample_ground_truths",
-           "question_text", "SeededStream", "DistractorPool", "distractor_pool", "POOL_KINDS"]
+           "question_text", "DistractorPool", "distractor_pool", "POOL_KINDS"]

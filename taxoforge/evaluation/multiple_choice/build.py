@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from taxoforge.evaluation.multiple_choice.draws import Candidates, SeededStream
+from taxoforge.evaluation.multiple_choice.draws import Candidates
 from taxoforge.evaluation.multiple_choice.plans import candidates, is_ranked, pick, plan_for, warm_indexes
 from taxoforge.evaluation.multiple_choice.pools import distractor_pool
 from taxoforge.evaluation.multiple_choice.questions import (
@@ -23,6 +23,7 @@ from taxoforge.evaluation.multiple_choice.questions import (
     read_ground_truths,
     skipped_frame,
 )
+from taxoforge.seeded import SeededStream
 from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.ranked_tree import RankedTree
 from taxoforge.trees.ranks import INFRASPECIFIC_RANKS

@@ -1,7 +1,8 @@
-"""Seeded draws of a multiple-choice set: a seeded integer stream, and distractor candidates in pre-order.
+"""Seeded draws of a multiple-choice set: distractor candidates in pre-order, drawn without repeats.
 
-Every random choice of a question set is drawn from BLAKE2b of ``(seed, key, counter)`` —
-never from process state, hash seeds or numpy's generators — so the same tree, labels and
+Every random choice of a question set is drawn from BLAKE2b of ``(seed, key, counter)``
+(:class:`taxoforge.seeded.SeededStream`) — never from process state, hash seeds or numpy's
+generators — so the same tree, labels and
 seed give the same questions on any machine and in any order of building. Candidates are
 the nodes of one class (a rank, the leaves, or a depth) in the tree's pre-order, so the
 members inside ``subtree(X)`` but outside ``subtree(Y)`` are at most two contiguous slices,
@@ -11,47 +12,12 @@ shuffle: a question costs O(options), not O(candidates).
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
+from taxoforge.seeded import SeededStream
 from taxoforge.trees.ranked_tree import RankedTree
 
-__all__ = ["SeededStream", "Candidates", "draw_from_ranges"]
-
-
-class SeededStream:
-    """Uniform integers from BLAKE2b of ``(seed, key, counter)``: the same on every machine
-    and Python version, independent of the order in which questions are built.
-
-    >>> a, b = SeededStream(7, "easy|12|inat:1"), SeededStream(7, "easy|12|inat:1")
-    >>> [a.below(10) for _ in range(5)] == [b.below(10) for _ in range(5)]
-    True
-    >>> SeededStream(7, "easy|12|inat:1").next64() != SeededStream(8, "easy|12|inat:1").next64()
-    True
-    """
-
-    __slots__ = ("_prefix", "_counter")
-
-    def __init__(self, seed: int, key: str) -> None:
-        self._prefix = f"{int(seed)}\x1f{key}\x1f".encode()
-        self._counter = 0
-
-    def next64(self) -> int:
-        """The next 64-bit integer of the stream."""
-        h = hashlib.blake2b(self._prefix + str(self._counter).encode(), digest_size=8).digest()
-        self._counter += 1
-        return int.from_bytes(h, "big")
-
-    def below(self, n: int) -> int:
-        """A uniform integer in ``[0, n)`` (rejection sampling: no modulo bias)."""
-        if n <= 0:
-            raise ValueError("n must be positive")
-        limit = (1 << 64) - ((1 << 64) % n)
-        while True:
-            x = self.next64()
-            if x < limit:
-                return x % n
+__all__ = ["Candidates", "draw_from_ranges"]
 
 
 class Candidates:

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from taxoforge.evaluation.multiple_choice.draws import Candidates, SeededStream, draw_from_ranges
+from taxoforge.evaluation.multiple_choice.draws import Candidates, draw_from_ranges
 from taxoforge.evaluation.multiple_choice.pools import DistractorPool
+from taxoforge.seeded import SeededStream
 from taxoforge.trees.ranked_tree import RankedTree
 from taxoforge.trees.ranks import INFRASPECIFIC_RANKS
 

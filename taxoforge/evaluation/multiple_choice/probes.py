@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from taxoforge.evaluation.multiple_choice.draws import SeededStream
 from taxoforge.evaluation.multiple_choice.plans import Plan, candidates, pick
 from taxoforge.evaluation.multiple_choice.pools import DistractorPool, distractor_pool
 from taxoforge.evaluation.multiple_choice.questions import (
@@ -30,6 +29,7 @@ from taxoforge.evaluation.multiple_choice.questions import (
     read_ground_truths,
     skipped_frame,
 )
+from taxoforge.seeded import SeededStream
 from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.ranked_tree import RankedTree
 

@@ -168,14 +168,6 @@ def test_every_question_on_random_trees_is_valid(tree_seed, seed, options, diffi
     assert qs.to_jsonl() == mc.build_questions(tree, labels, difficulty, options=options, seed=seed).to_jsonl()
 
 
-@settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 2**40), key=st.text(max_size=20), n=st.integers(1, 10**12))
-def test_seeded_stream_is_uniform_range_and_reproducible(seed, key, n):
-    a, b = mc.SeededStream(seed, key), mc.SeededStream(seed, key)
-    xs = [a.below(n) for _ in range(5)]
-    assert xs == [b.below(n) for _ in range(5)] and all(0 <= x < n for x in xs)
-
-
 # ---------------------------------------------------------------------------- real trees
 def test_inaturalist_sets_are_valid_and_reproducible(inat_tree):
     """2,000 questions per difficulty on the real 1.38 M-taxon tree: every distractor has the
