@@ -38,7 +38,20 @@ _SPECIES_LEVEL = [*SPECIES_RANKS, *INFRASPECIFIC_RANKS]
 def by_epithet_variants(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
     """Rule 8, ``epithet_variant``: same genus word, epithets equal up to their Latin gender
     ending (*Alopochen aegyptiacus* → *A. aegyptiaca*); on a tree with ranks the candidates
-    are species or infraspecific taxa."""
+    are species or infraspecific taxa.
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table (:mod:`taxoforge.links.label_table`).
+    index : NameIndex
+        The tree's names, keyed for the labels.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``state`` with the labels this rule settles settled.
+    """
     todo = pending(state).filter(pl.col("_n_words") >= 2)
     if not todo.height:
         return state
@@ -56,7 +69,20 @@ def by_epithet_variants(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
 
 def label_genera(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
     """``_row`` and the genus rows of :class:`~taxoforge.links.name_index.NameIndex` (``genera``)
-    of every pending label of two words or more."""
+    of every pending label of two words or more.
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table (:mod:`taxoforge.links.label_table`).
+    index : NameIndex
+        The tree's names, keyed for the labels.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``_row`` and the genus columns (``_genus_id``, ``_genus_name``, ``_family_id`` …).
+    """
     return (pending(state).filter(pl.col("_n_words") >= 2).select("_row", "_genus_word")
             .join(index.genera, on="_genus_word"))
 
@@ -64,7 +90,20 @@ def label_genera(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
 def by_genus_transfer(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
     """Rule 9, ``genus_transfer``: the label's genus is a genus of the tree (or a synonym or
     subgenus of one) and its epithet(s) occur in exactly one *other* genus of the same family —
-    spelled the same, or failing that up to the Latin ending."""
+    spelled the same, or failing that up to the Latin ending.
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table (:mod:`taxoforge.links.label_table`).
+    index : NameIndex
+        The tree's names, keyed for the labels.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``state`` with the labels this rule settles settled.
+    """
     if not index.ranked:
         return state
     genera = label_genera(state, index).filter(pl.col("_family_id").is_not_null())
@@ -98,7 +137,22 @@ def by_genus_transfer(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
 
 def by_species(state: pl.DataFrame, index: NameIndex, rules: Sequence[Rule]) -> pl.DataFrame:
     """Rule 10, ``species`` (partial): a trinomial not in the tree whose species (its first two
-    words) resolves by ``rules`` (rules 4–9) to a species."""
+    words) resolves by ``rules`` (rules 4–9) to a species.
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table (:mod:`taxoforge.links.label_table`).
+    index : NameIndex
+        The tree's names, keyed for the labels.
+    rules : sequence of callable
+        Rules 4–9, each ``state -> state``.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``state`` with the labels this rule settles settled.
+    """
     todo = pending(state).filter(pl.col("_n_words") >= 3)
     if not todo.height or not index.ranked:
         return state
@@ -122,7 +176,20 @@ def by_species(state: pl.DataFrame, index: NameIndex, rules: Sequence[Rule]) -> 
 
 def by_genus(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
     """Rule 11, ``genus`` (partial): a binomial or trinomial whose genus is a genus of the tree
-    and whose epithet is in no other genus of the family — the genus."""
+    and whose epithet is in no other genus of the family — the genus.
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table (:mod:`taxoforge.links.label_table`).
+    index : NameIndex
+        The tree's names, keyed for the labels.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``state`` with the labels this rule settles settled.
+    """
     if not index.ranked:
         return state
     g = label_genera(state, index)

@@ -79,12 +79,38 @@ def initial_state(labels: pl.DataFrame) -> pl.DataFrame:
 
 
 def pending(state: pl.DataFrame) -> pl.DataFrame:
-    """The labels no rule has settled yet (their :data:`LABEL_COLUMNS` only)."""
+    """The labels no rule has settled yet.
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table.
+
+    Returns
+    -------
+    polars.DataFrame
+        The pending labels, their :data:`LABEL_COLUMNS` only.
+    """
     return state.filter(pl.col("status").is_null()).select(LABEL_COLUMNS)
 
 
 def hits(df: pl.DataFrame, detail: pl.Expr, *extra: str) -> pl.DataFrame:
-    """The hit columns of ``df``: ``_row``, ``node_id``, ``detail`` as ``_detail``, and ``extra``."""
+    """The hits a rule found, in the columns :func:`settle` reads.
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        Pairs of a label (``_row``) and a candidate ``node_id``.
+    detail : polars.Expr
+        Why the candidate matches, in words.
+    *extra : str
+        Other columns to keep (``_kind_rank``).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``_row``, ``node_id``, ``_detail`` and ``extra``.
+    """
     return df.select("_row", "node_id", detail.alias("_detail"), *extra)
 
 
@@ -156,25 +182,68 @@ def settle(state: pl.DataFrame, found: pl.DataFrame, method: str,
 
 
 def raw_last_word(col: str) -> pl.Expr:
-    """The last run of letters and digits of ``col``, lower case, apostrophes dropped: the last
-    word of its scientific key for printable-ASCII text that does not end in a rank marker."""
+    """The last run of letters and digits of a text column, lower case, apostrophes dropped.
+
+    For printable-ASCII text that does not end in a rank marker, this is the last word of its
+    scientific key, computed without keying the text.
+
+    Parameters
+    ----------
+    col : str
+        The column.
+
+    Returns
+    -------
+    polars.Expr
+    """
     return (pl.col(col).str.to_lowercase().str.replace_all("['\u2019\u02bc]", "")
             .str.extract(r"([\p{L}\p{N}]+)[^\p{L}\p{N}]*$", 1))
 
 
 def word_stems(keys: pl.Expr) -> pl.Expr:
-    """The epithet stems of every word of ``keys`` (one list per row)."""
+    """The epithet stems of every word of scientific keys.
+
+    Parameters
+    ----------
+    keys : polars.Expr
+        Space-separated keys.
+
+    Returns
+    -------
+    polars.Expr
+        One list of stems per row.
+    """
     return keys.str.split(" ").list.eval(epithet_stem_expr(pl.element()))
 
 
 def epithet_stems(epithets: pl.Expr) -> pl.Expr:
-    """The epithet stems of the words of ``epithets`` (space separated), joined by spaces."""
+    """The epithet stems of space-separated epithets, joined by spaces.
+
+    Parameters
+    ----------
+    epithets : polars.Expr
+
+    Returns
+    -------
+    polars.Expr
+    """
     return word_stems(epithets).list.join(" ")
 
 
 def split_name_keys(names: pl.DataFrame) -> pl.DataFrame:
-    """``names`` (with a ``_key``) and the parts of their keys: ``_name_genus_word`` (the first
-    word), ``_name_epithets`` (the others) and ``_name_n_words``."""
+    """Names and the parts of their scientific keys.
+
+    Parameters
+    ----------
+    names : polars.DataFrame
+        Names with their key ``_key``.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``names`` with ``_name_genus_word`` (the key's first word), ``_name_epithets`` (the
+        others) and ``_name_n_words``.
+    """
     w = pl.col("_key").str.split(" ")
     return names.with_columns(w.list.first().alias("_name_genus_word"),
                               w.list.slice(1).list.join(" ").alias("_name_epithets"),

@@ -86,6 +86,7 @@ class NameIndex:
 
     @cached_property
     def names(self) -> pl.DataFrame:
+        """``node_id``, ``name``, ``kind`` of every name (null ids and names dropped)."""
         names = self._raw[0]
         return names.select(pl.col("node_id").cast(pl.String), pl.col("name").cast(pl.String),
                             (pl.col("kind").cast(pl.String) if "kind" in names.columns else pl.lit("label"))
@@ -93,6 +94,7 @@ class NameIndex:
 
     @cached_property
     def nodes(self) -> pl.DataFrame:
+        """``node_id``, ``parent_id``, ``label``, ``rank`` of every node."""
         nodes = self._raw[1]
         if nodes is None:
             return self.names.group_by("node_id", maintain_order=True).agg(
@@ -106,6 +108,7 @@ class NameIndex:
 
     @cached_property
     def links(self) -> pl.DataFrame | None:
+        """The linked rows of the tree's links table whose node is in the tree, or ``None``."""
         links = self._raw[2]
         if links is None or not links.height or not {"status", "node_id"} <= set(links.columns):
             return None
@@ -116,10 +119,12 @@ class NameIndex:
 
     @cached_property
     def ranked(self) -> bool:
+        """Whether the tree has a genus rank."""
         return bool(self.nodes["rank"].is_in(list(GENUS_RANKS)).any())
 
     @cached_property
     def prefixes(self) -> list[str]:
+        """The id prefixes of the tree's nodes (``inat``, ``wn`` …), sorted."""
         return sorted(p for p in self.nodes.select(pl.col("node_id").str.extract(r"^([^:\s]+):", 1)).to_series()
                       .drop_nulls().unique().to_list())
 
@@ -163,13 +168,34 @@ class NameIndex:
         self.genera = self._genera()
 
     def nodes_of(self, ids: pl.Series) -> pl.DataFrame:
-        """The rows of ``nodes`` of the given ids (a filter: cheaper than a join with the whole
-        table when there are few ids)."""
+        """The rows of :attr:`nodes` of some ids (a filter: cheaper than a join with the whole
+        table when there are few ids).
+
+        Parameters
+        ----------
+        ids : polars.Series
+
+        Returns
+        -------
+        polars.DataFrame
+        """
         return self.nodes.filter(pl.col("node_id").is_in(ids.unique().implode()))
 
     def descendants(self, roots: pl.Series, ranks) -> pl.DataFrame:
-        """``root`` → every descendant whose rank is in ``ranks``: ``root``, ``node_id``
-        (:func:`taxoforge.trees.ranks.descendants_at_ranks`)."""
+        """Every descendant of some roots whose rank is one of ``ranks``
+        (:func:`taxoforge.trees.ranks.descendants_at_ranks`).
+
+        Parameters
+        ----------
+        roots : polars.Series
+            Node ids.
+        ranks : sequence of str
+
+        Returns
+        -------
+        polars.DataFrame
+            ``root``, ``node_id``.
+        """
         return descendants_at_ranks(self.nodes, roots, ranks)
 
     def _genera(self) -> pl.DataFrame:
@@ -203,9 +229,26 @@ class NameIndex:
         ).drop("kind")
 
     def scientific(self) -> pl.DataFrame:
-        """The keyed names that are a taxon's own scientific name."""
+        """The keyed names that are a taxon's own scientific name.
+
+        Returns
+        -------
+        polars.DataFrame
+            Rows of :attr:`keyed`.
+        """
         return self.keyed.filter(pl.col("kind").is_in(SCIENTIFIC_KINDS))
 
     def label_of(self, ids: pl.Series) -> pl.DataFrame:
-        """``node_id``, ``_node_label`` of the given ids."""
+        """The labels of some nodes.
+
+        Parameters
+        ----------
+        ids : polars.Series
+            Node ids.
+
+        Returns
+        -------
+        polars.DataFrame
+            ``node_id``, ``_node_label``.
+        """
         return self.nodes_of(ids).select("node_id", pl.col("label").alias("_node_label"))

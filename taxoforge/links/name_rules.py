@@ -22,7 +22,20 @@ ExternalIds = Mapping[str, str] | Callable[[str], str | None] | None
 
 
 def by_node_id(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
-    """Rule 1, ``node_id``: the label (or its ``external_id``) is a node id."""
+    """Rule 1, ``node_id``: the label (or its ``external_id``) is a node id.
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table (:mod:`taxoforge.links.label_table`).
+    index : NameIndex
+        The tree's names, keyed for the labels.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``state`` with the labels this rule settles settled.
+    """
     todo = pending(state)
     wanted = pl.concat([todo["label_text"], todo["external_id"]]).drop_nulls()
     ids = index.nodes.select("node_id").filter(pl.col("node_id").is_in(wanted.implode()))
@@ -36,7 +49,22 @@ def by_node_id(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
 
 def by_external_id(state: pl.DataFrame, index: NameIndex, external_id_to_node: ExternalIds) -> pl.DataFrame:
     """Rule 2, ``external_id``: the label or its ``external_id`` with one of the tree's id
-    prefixes is a node id, or ``external_id_to_node`` maps the ``external_id`` to one."""
+    prefixes is a node id, or ``external_id_to_node`` maps the ``external_id`` to one.
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table (:mod:`taxoforge.links.label_table`).
+    index : NameIndex
+        The tree's names, keyed for the labels.
+    external_id_to_node : mapping or callable or None
+        Maps an ``external_id`` to a node id.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``state`` with the labels this rule settles settled.
+    """
     todo = pending(state).select("_row", "label_text", "external_id")
     if not todo.height:
         return state
@@ -66,7 +94,20 @@ def by_external_id(state: pl.DataFrame, index: NameIndex, external_id_to_node: E
 
 def by_linked_label(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
     """Rule 3, ``linked_label``: the tree's own links table links the label (by label id or
-    text; the row's dataset first, then any dataset)."""
+    text; the row's dataset first, then any dataset).
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table (:mod:`taxoforge.links.label_table`).
+    index : NameIndex
+        The tree's names, keyed for the labels.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``state`` with the labels this rule settles settled.
+    """
     if index.links is None or not index.links.height:
         return state
     for same_dataset in (True, False):
@@ -90,7 +131,22 @@ def by_linked_label(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
 
 def by_names(state: pl.DataFrame, index: NameIndex, prefer_kinds: Sequence[str]) -> pl.DataFrame:
     """Rules 4 (``exact``) and 5 (``normalised``) over every name kind but synonyms and
-    subgenus names; ``prefer_kinds`` settles a tie between kinds."""
+    subgenus names; ``prefer_kinds`` settles a tie between kinds.
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table (:mod:`taxoforge.links.label_table`).
+    index : NameIndex
+        The tree's names, keyed for the labels.
+    prefer_kinds : sequence of str
+        Name kinds in order of preference.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``state`` with the labels this rule settles settled.
+    """
     order = {k: i for i, k in enumerate(prefer_kinds)}
     nm = index.keyed.filter(~pl.col("kind").is_in([SYNONYM_KIND, INFRAGENERIC_KIND])).with_columns(
         pl.col("kind").replace_strict(order, default=len(order), return_dtype=pl.Int32).alias("_kind_rank"))
@@ -108,7 +164,24 @@ def by_names(state: pl.DataFrame, index: NameIndex, prefer_kinds: Sequence[str])
 def by_synonyms(state: pl.DataFrame, index: NameIndex, synonyms: pl.DataFrame | None, source: str) -> pl.DataFrame:
     """Rule 6, ``synonym``: a synonym name of the tree itself, or a name of the external
     synonym table (keyed: ``_synonym_key`` → ``_accepted_key``) whose accepted name is a
-    scientific name of the tree."""
+    scientific name of the tree.
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table (:mod:`taxoforge.links.label_table`).
+    index : NameIndex
+        The tree's names, keyed for the labels.
+    synonyms : polars.DataFrame or None
+        The external synonym table, keyed (``_synonym_key``, ``_accepted_key``).
+    source : str
+        The synonym table's name, for the details.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``state`` with the labels this rule settles settled.
+    """
     todo = pending(state).filter(pl.col("_key") != "")
     own = todo.join(index.keyed.filter(pl.col("kind") == SYNONYM_KIND), on="_key")
     parts = [own.join(index.label_of(own["node_id"]), on="node_id", how="left").select(
@@ -124,7 +197,20 @@ def by_synonyms(state: pl.DataFrame, index: NameIndex, synonyms: pl.DataFrame | 
 
 
 def by_common_name(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
-    """Rule 7, ``vernacular``: the label's ``common_name`` is a vernacular name of the tree."""
+    """Rule 7, ``vernacular``: the label's ``common_name`` is a vernacular name of the tree.
+
+    Parameters
+    ----------
+    state : polars.DataFrame
+        The working table (:mod:`taxoforge.links.label_table`).
+    index : NameIndex
+        The tree's names, keyed for the labels.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``state`` with the labels this rule settles settled.
+    """
     todo = pending(state).filter(pl.col("common_name").is_not_null())
     if not todo.height:
         return state

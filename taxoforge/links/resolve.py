@@ -100,8 +100,19 @@ PREFER_KINDS = ("scientific", "label", "dataset_label", "lemma", "alias", "qid",
 
 
 def is_partial(method: pl.Expr | str | None):
-    """Whether ``method`` gives a partial ground truth (an expression for an expression).
+    """Whether a method gives a partial ground truth.
 
+    Parameters
+    ----------
+    method : str or polars.Expr or None
+
+    Returns
+    -------
+    bool or polars.Expr
+        An expression for an expression.
+
+    Examples
+    --------
     >>> is_partial("genus"), is_partial("genus_transfer")
     (True, False)
     """
@@ -190,8 +201,9 @@ def resolve_labels(
     links : polars.DataFrame, optional
         The tree's links table (rule 3).
     synonyms : polars.DataFrame, optional
-        ``name`` → ``accepted_name`` pairs from another source (rule 6); ``synonym_source``
-        names it in the details.
+        ``name`` → ``accepted_name`` pairs from another source (rule 6).
+    synonym_source : str
+        The synonym table's name, in the details.
     external_id_to_node : mapping or callable, optional
         Maps an ``external_id`` to a node id (rule 2), beside the tree's own id prefixes.
     prefer_kinds : sequence of str

@@ -45,7 +45,24 @@ _INFRASPECIFIC = frozenset(INFRASPECIFIC_RANKS)
 
 
 class RankedTree:
-    """A :class:`Taxonomy` plus ranks, labels and names (module docstring)."""
+    """A :class:`Taxonomy` plus ranks, labels and names (module docstring).
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy
+    ranks : iterable, optional
+        The rank of every node, aligned with ``taxonomy.ids`` (``None``: no ranks).
+    names : polars.DataFrame, optional
+        The names table.
+    name : str
+        The tree's name.
+    version : str, optional
+        The snapshot it was loaded from (``NAME@VERSION``).
+    nodes : polars.DataFrame, optional
+        The nodes table it was made from.
+    links : polars.DataFrame, optional
+        The links table of its tables.
+    """
 
     def __init__(self, taxonomy: Taxonomy, ranks: Iterable | None = None, names: pl.DataFrame | None = None,
                  *, name: str = "tree", version: str | None = None, nodes: pl.DataFrame | None = None,
@@ -67,7 +84,16 @@ class RankedTree:
     # ------------------------------------------------------------------ construction
     @classmethod
     def of(cls, tree) -> "RankedTree":
-        """A ``RankedTree`` from any of the inputs in the module docstring."""
+        """A ``RankedTree`` from any of the inputs in the module docstring.
+
+        Parameters
+        ----------
+        tree : RankedTree, TreeTables, Taxonomy, polars.DataFrame or mapping
+
+        Returns
+        -------
+        RankedTree
+        """
         if isinstance(tree, RankedTree):
             return tree
         if isinstance(tree, TreeTables):
@@ -88,8 +114,21 @@ class RankedTree:
     @classmethod
     def from_nodes(cls, nodes: pl.DataFrame, names: pl.DataFrame | None = None, *, name: str = "tree",
                    version: str | None = None, links: pl.DataFrame | None = None) -> "RankedTree":
-        """A ``RankedTree`` of a nodes table (``node_id``, ``parent_id``, optional ``label`` and
-        ``rank``), its names table and its links table."""
+        """A ``RankedTree`` of a nodes table, its names table and its links table.
+
+        Parameters
+        ----------
+        nodes : polars.DataFrame
+            ``node_id``, ``parent_id``, optional ``label`` and ``rank``.
+        names : polars.DataFrame, optional
+        name : str
+        version : str, optional
+        links : polars.DataFrame, optional
+
+        Returns
+        -------
+        RankedTree
+        """
         tax = Taxonomy(nodes, names)
         ranks = None
         if "rank" in nodes.columns:
@@ -103,7 +142,16 @@ class RankedTree:
     @classmethod
     def from_tables(cls, tables: TreeTables) -> "RankedTree":
         """A ``RankedTree`` of a taxonomy's tables (its nodes, names and links are kept, so a
-        label resolves against it exactly as against the tables)."""
+        label resolves against it exactly as against the tables).
+
+        Parameters
+        ----------
+        tables : TreeTables
+
+        Returns
+        -------
+        RankedTree
+        """
         version = (tables.info or {}).get("snapshot")
         names = tables.names if tables.names.height else None
         links = tables.links if tables.links.height else None
@@ -115,6 +163,7 @@ class RankedTree:
 
     @property
     def ids(self) -> np.ndarray:
+        """The node ids, sorted (the index of a node is its position here)."""
         return self.taxonomy.ids
 
     @cached_property
@@ -128,10 +177,12 @@ class RankedTree:
 
     @property
     def depth(self) -> np.ndarray:
+        """The depth of every node (the root: 0)."""
         return self.taxonomy.depth_arr
 
     @property
     def parent(self) -> np.ndarray:
+        """The parent's index of every node (-1 for the root)."""
         return self.taxonomy.parent_idx
 
     @cached_property
@@ -148,12 +199,23 @@ class RankedTree:
         return set(self._rank_codes[1])
 
     def rank_mask(self, rank: str) -> np.ndarray:
-        """True for the nodes of rank ``rank`` (a fast integer comparison)."""
+        """Which nodes have a rank (a fast integer comparison).
+
+        Parameters
+        ----------
+        rank : str
+
+        Returns
+        -------
+        numpy.ndarray
+            One boolean per node.
+        """
         codes, code = self._rank_codes
         return codes == code[rank] if rank in code else np.zeros(len(self), dtype=bool)
 
     @property
     def has_ranks(self) -> bool:
+        """Whether any node has a rank."""
         return bool(self._rank_codes[1])
 
     @cached_property
@@ -166,9 +228,32 @@ class RankedTree:
         return sorted(depths, key=lambda r: (depths[r], _RANK_TIES.get(r, len(_RANK_TIES)), r))
 
     def rank_of(self, idx: np.ndarray) -> np.ndarray:
+        """The ranks of some nodes.
+
+        Parameters
+        ----------
+        idx : array_like of int
+
+        Returns
+        -------
+        numpy.ndarray
+            Objects: a rank or ``None``.
+        """
         return self.ranks[np.asarray(idx, dtype=np.int64)]
 
     def is_infraspecific(self, idx: np.ndarray) -> np.ndarray:
+        """Which of some nodes have a rank below the species
+        (:data:`taxoforge.trees.ranks.INFRASPECIFIC_RANKS`).
+
+        Parameters
+        ----------
+        idx : array_like of int
+
+        Returns
+        -------
+        numpy.ndarray
+            One boolean per node given.
+        """
         r = self.rank_of(idx)
         return np.array([x in _INFRASPECIFIC for x in r.tolist()], dtype=bool)
 
@@ -179,17 +264,39 @@ class RankedTree:
         return self.taxonomy._children_csr
 
     def children_idx(self, i: int) -> np.ndarray:
+        """The children of node ``i``, in id order.
+
+        Parameters
+        ----------
+        i : int
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         ptr, kids = self.children_csr
         return kids[ptr[i]:ptr[i + 1]]
 
     @cached_property
     def is_leaf(self) -> np.ndarray:
+        """Whether every node is a leaf."""
         return self.taxonomy.is_leaf
 
     # ------------------------------------------------------------------ vectorised ancestors
     def ancestor_at_depth(self, idx, depth) -> np.ndarray:
-        """The ancestor (or self) of every ``idx[i]`` at depth ``depth`` (scalar or per-node);
-        ``-1`` where the node is shallower than that."""
+        """The ancestor (or self) of every node at a depth.
+
+        Parameters
+        ----------
+        idx : array_like of int
+        depth : int or array_like of int
+            One depth, or one per node.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``-1`` where the node is shallower than that.
+        """
         cur = np.asarray(idx, dtype=np.int64).copy()
         target = np.broadcast_to(np.asarray(depth, dtype=np.int64), cur.shape)
         d = self.depth[cur].astype(np.int64)
@@ -219,10 +326,22 @@ class RankedTree:
         return cache[rank]
 
     def ancestor_at_rank(self, idx, rank: str) -> np.ndarray:
-        """The ancestor (or self) of rank ``rank`` of every ``idx[i]``; ``-1`` where none.
+        """The ancestor (or self) of a rank of every node.
 
         A few nodes (a scoring run's ground truths) walk up their own paths; many, or a rank
-        asked for before, use the table of every node's rank ancestor (built once per rank)."""
+        asked for before, use the table of every node's rank ancestor (built once per rank).
+        :func:`taxoforge.trees.ranks.ancestor_at_rank` answers the same over a table.
+
+        Parameters
+        ----------
+        idx : array_like of int
+        rank : str
+
+        Returns
+        -------
+        numpy.ndarray
+            ``-1`` where no ancestor has that rank.
+        """
         idx = np.asarray(idx, dtype=np.int64)
         cache = self.__dict__.get("_rank_anc", {})
         if rank in cache or len(idx) * 64 > len(self) or (len(idx) and int(idx.min()) < 0):
@@ -246,6 +365,16 @@ class RankedTree:
         return out
 
     def lca_depth(self, u, v) -> np.ndarray:
+        """The depth of the lowest common ancestor of every pair.
+
+        Parameters
+        ----------
+        u, v : array_like of int
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         return self.taxonomy.lca_depth(np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64))
 
     # ------------------------------------------------------------------ tables

@@ -34,7 +34,16 @@ __all__ = ["build_questions", "sample_ground_truths", "prepare_tree"]
 def prepare_tree(tree) -> RankedTree:
     """The :class:`~taxoforge.trees.ranked_tree.RankedTree` of ``tree`` with the indexes question
     sets use (pre-order numbering, genus/species/family ancestors, the candidates of every
-    rank) built ahead of time; later sets reuse them."""
+    rank) built ahead of time; later sets reuse them.
+
+    Parameters
+    ----------
+    tree : RankedTree or anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts
+
+    Returns
+    -------
+    RankedTree
+    """
     tree = load_ranked_tree(tree)
     warm_indexes(tree)
     return tree
@@ -134,6 +143,17 @@ def sample_ground_truths(tree, difficulty: str, n: int, *, seed: int = 0, option
     a question at ``difficulty`` with the whole tree as the pool: species with at least
     ``options - 1`` valid distractors for ``easy``/``medium``, infraspecific taxa for
     ``hard`` (levels on an unranked tree: leaves).
+
+    Parameters
+    ----------
+    tree : RankedTree or anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts
+    difficulty : {"easy", "medium", "hard"}
+    n : int
+        How many ground truths.
+    seed : int
+        The seed of the draw.
+    options : int
+        The options per question the ground truths must support.
 
     Returns
     -------

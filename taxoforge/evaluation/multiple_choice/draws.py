@@ -43,7 +43,17 @@ class Candidates:
         self._spans: dict[int, tuple[int, int]] = {}
 
     def restricted(self, mask: np.ndarray) -> "Candidates":
-        """The members that ``mask`` (one boolean per node of the tree) keeps, still in pre-order."""
+        """The members a mask keeps, still in pre-order.
+
+        Parameters
+        ----------
+        mask : numpy.ndarray
+            One boolean per node of the tree.
+
+        Returns
+        -------
+        Candidates
+        """
         out = Candidates.__new__(Candidates)
         out._set(self.nodes[mask[self.nodes]], self._tree_pre, self._tree_size)
         return out
@@ -52,7 +62,18 @@ class Candidates:
         return len(self.nodes)
 
     def span(self, x: int) -> tuple[int, int]:
-        """Positions ``[lo, hi)`` of the members inside ``subtree(x)``."""
+        """The positions of the members inside ``subtree(x)``.
+
+        Parameters
+        ----------
+        x : int
+            A node index.
+
+        Returns
+        -------
+        (int, int)
+            ``[lo, hi)``.
+        """
         got = self._spans.get(x)
         if got is None:
             lo, hi = np.searchsorted(self.pre, [self._tree_pre[x], self._tree_pre[x] + self._tree_size[x]], "left")
@@ -60,8 +81,20 @@ class Candidates:
         return got
 
     def ranges(self, inside: int, outside: int) -> list[tuple[int, int]]:
-        """Position ranges of the members in ``subtree(inside)`` but not in ``subtree(outside)``
-        (``outside`` -1: no exclusion)."""
+        """Position ranges of the members in ``subtree(inside)`` but not in ``subtree(outside)``.
+
+        Parameters
+        ----------
+        inside : int
+            A node index.
+        outside : int
+            A node index, or -1: no exclusion.
+
+        Returns
+        -------
+        list of (int, int)
+            At most two ``[start, stop)`` ranges.
+        """
         lo, hi = self.span(inside)
         if outside < 0:
             return [(lo, hi)] if hi > lo else []

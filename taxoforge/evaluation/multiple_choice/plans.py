@@ -64,12 +64,30 @@ class Plan:
 
 
 def is_ranked(tree: RankedTree) -> bool:
-    """Whether ``tree`` has the genus and species ranks the ranked plans need."""
+    """Whether a tree has the genus and species ranks the ranked plans need.
+
+    Parameters
+    ----------
+    tree : RankedTree
+
+    Returns
+    -------
+    bool
+    """
     return {"genus", "species"} <= tree.rank_set
 
 
 def plan_for(tree: RankedTree, a: int, difficulty: str, ranked: bool) -> tuple[Plan | None, str | None]:
     """The plan of a ``difficulty`` question whose answer is node ``a``.
+
+    Parameters
+    ----------
+    tree : RankedTree
+    a : int
+        The answer's node index.
+    difficulty : {"easy", "medium", "hard"}
+    ranked : bool
+        Follow ranks (else levels).
 
     Returns
     -------
@@ -127,10 +145,23 @@ def _class_mask(tree: RankedTree, cls: tuple) -> np.ndarray:
 
 
 def candidates(tree: RankedTree, cls: tuple, pool: DistractorPool | None = None) -> Candidates:
-    """The candidates of class ``cls`` inside ``pool`` (``None`` or a whole-tree pool: all).
+    """The candidates of a class inside a distractor pool.
 
     The whole tree's candidates of a class are built once per tree and kept on it; a pool
-    restricts them (one pass over the class's members)."""
+    restricts them (one pass over the class's members).
+
+    Parameters
+    ----------
+    tree : RankedTree
+    cls : tuple
+        ``("rank", r)``, ``("leaf",)`` or ``("depth", d)``.
+    pool : DistractorPool, optional
+        ``None`` or a whole-tree pool: every member.
+
+    Returns
+    -------
+    Candidates
+    """
     cache = tree.__dict__.setdefault("_mc_candidates", {})
     if cls not in cache:
         cache[cls] = Candidates(tree, _class_mask(tree, cls))
@@ -140,7 +171,12 @@ def candidates(tree: RankedTree, cls: tuple, pool: DistractorPool | None = None)
 
 def warm_indexes(tree: RankedTree) -> None:
     """Build the indexes plans use (pre-order numbering, genus/species/family ancestors, the
-    candidates of every rank or the leaves) once, ahead of time."""
+    candidates of every rank or the leaves) once, ahead of time.
+
+    Parameters
+    ----------
+    tree : RankedTree
+    """
     tree.taxonomy._preorder
     if is_ranked(tree):
         for r in ("genus", "species", "family"):
@@ -166,7 +202,16 @@ def _distinct_key(tree: RankedTree, node: int, how: tuple | None):
 
 
 def option_key(label) -> str:
-    """The form in which two options count as the same text (case and spacing ignored)."""
+    """The form in which two options count as the same text (case and spacing ignored).
+
+    Parameters
+    ----------
+    label : str
+
+    Returns
+    -------
+    str
+    """
     return " ".join(str(label).casefold().split())
 
 
@@ -175,7 +220,26 @@ def pick(tree: RankedTree, cand: Candidates, stream: SeededStream, plan: Plan, a
 
     Tiers are tried in order; a candidate is skipped when it is the answer, when its label
     repeats an option's (:func:`option_key`), or when it shares the ``distinct_by`` group of
-    an option. Returns fewer than ``need`` when the candidates run out (never padded).
+    an option.
+
+    Parameters
+    ----------
+    tree : RankedTree
+    cand : Candidates
+        The candidates of the plan's class inside the pool.
+    stream : SeededStream
+        The question's seeded stream.
+    plan : Plan
+    a : int
+        The answer's node index.
+    need : int
+        How many distractors.
+
+    Returns
+    -------
+    list of int
+        The distractors' node indexes; fewer than ``need`` when the candidates run out
+        (never padded).
     """
     picked: list[int] = []
     seen_labels = {option_key(tree.labels[a])}

@@ -58,8 +58,18 @@ class DistractorPool:
     info: dict
 
     def restricted_to(self, nodes: np.ndarray) -> "DistractorPool":
-        """The pool of the nodes ``nodes`` (one boolean per node) maps it to — used by rank
-        probes, whose options are the pool's ancestors at the probed rank."""
+        """The same pool over other nodes — used by rank probes, whose options are the pool's
+        ancestors at the probed rank.
+
+        Parameters
+        ----------
+        nodes : numpy.ndarray
+            One boolean per node of the tree.
+
+        Returns
+        -------
+        DistractorPool
+        """
         return DistractorPool(self.kind, nodes, self.description, self.info)
 
 

@@ -50,27 +50,65 @@ class TreeTooShallow(ValueError):
 
 @dataclass
 class QuestionSet:
-    """Questions, the ground truths that got none (``skipped``), and what was done (``info``)."""
+    """Questions, the ground truths that got none, and what was done.
+
+    Attributes
+    ----------
+    questions : polars.DataFrame
+        One row per question.
+    skipped : polars.DataFrame
+        ``row``, ``line``, ``label``, ``reason``, ``detail`` of every ground truth without a question.
+    info : dict
+        The set's metadata: counts, the distractor pool, how the labels resolved.
+    """
 
     questions: pl.DataFrame
     skipped: pl.DataFrame
     info: dict = field(default_factory=dict)
 
     def rows(self) -> list[dict]:
-        """The questions as dicts, in order."""
+        """The questions as dicts, in order.
+
+        Returns
+        -------
+        list of dict
+        """
         return self.questions.to_dicts()
 
     def to_jsonl(self) -> str:
-        """The questions as JSON lines, keys in a fixed order, UTF-8, one question per line."""
+        """The questions as JSON lines, keys in a fixed order, UTF-8, one question per line.
+
+        Returns
+        -------
+        str
+        """
         return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.rows())
 
     def write_jsonl(self, path: str | os.PathLike) -> Path:
-        """Write :meth:`to_jsonl` to ``path`` atomically (temporary file, then rename)."""
+        """Write :meth:`to_jsonl` to a file atomically (temporary file, then rename).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+
+        Returns
+        -------
+        Path
+        """
         return write_text_atomic(path, self.to_jsonl())
 
     def write_info(self, path: str | os.PathLike) -> Path:
         """Write ``info`` (the set's metadata: the distractor pool, how the labels resolved,
-        the counts) to ``path`` as JSON, atomically."""
+        the counts) as JSON, atomically.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+
+        Returns
+        -------
+        Path
+        """
         return write_text_atomic(path, json.dumps(self.info, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
 
 
@@ -78,6 +116,21 @@ def question_text(options: list[str], *, question: str = QUESTION, instruction: 
                   organism: str = "organism", rank: str | None = None) -> str:
     """VLM4Bio's prompt: ``"<question> Options: A) …, B) …. <instruction>"``.
 
+    Parameters
+    ----------
+    options : list of str
+    question : str
+        The question, with ``{organism}`` and ``{rank}`` filled in.
+    instruction : str
+    organism : str
+    rank : str, optional
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
     >>> question_text(["Esox lucius", "Cottus bairdii"], organism="fish")
     "What is the scientific name of the fish in the image? Options: A) Esox lucius, B) Cottus bairdii. Write the answer after writing 'The answer is: '."
     """
@@ -120,19 +173,48 @@ class GroundTruths:
         return self.table.height
 
     def skip(self, row: int, reason: str, detail: str) -> tuple:
-        """A row of the ``skipped`` table for ground truth ``row``."""
+        """A row of the ``skipped`` table.
+
+        Parameters
+        ----------
+        row : int
+            The ground truth's row.
+        reason : str
+            The kind of reason (``no easy question`` …).
+        detail : str
+            The reason in words.
+
+        Returns
+        -------
+        tuple
+        """
         return (row, self.lines[row], self.labels[row], reason, detail)
 
     def fields(self, row: int) -> dict:
-        """How ground truth ``row`` was resolved, and its carried columns: the extra fields of
-        its question."""
+        """The extra fields of a ground truth's question: how it was resolved, and its carried columns.
+
+        Parameters
+        ----------
+        row : int
+
+        Returns
+        -------
+        dict
+        """
         out = {"ground-truth": self.labels[row], "ground-truth-method": self._methods[row],
                "ground-truth-detail": self._details[row]}
         out.update({c: self._extra_values[c][row] for c in self.extra})
         return out
 
     def summary(self) -> dict:
-        """Counts of the resolution: per status, partial, per method (in the resolver's order)."""
+        """Counts of the resolution.
+
+        Returns
+        -------
+        dict
+            ``labels``, ``linked``, ``ambiguous``, ``unmatched``, ``partial`` and ``by_method``
+            (in the resolver's order).
+        """
         r = self.resolution
         by_status = dict(r.group_by("status").len().iter_rows())
         by_method = dict(r.filter(pl.col("status") == "linked").group_by("method").len().iter_rows())
@@ -180,12 +262,38 @@ def read_ground_truths(tree: RankedTree, ground_truths, label_column: str | None
 
 
 def skipped_frame(rows: list[tuple], before: pl.DataFrame) -> pl.DataFrame:
-    """``before`` and the skip ``rows`` (from :meth:`GroundTruths.skip`), in ground-truth order."""
+    """The skipped ground truths, in ground-truth order.
+
+    Parameters
+    ----------
+    rows : list of tuple
+        From :meth:`GroundTruths.skip`.
+    before : polars.DataFrame
+        Skipped rows already found (the unresolved labels).
+
+    Returns
+    -------
+    polars.DataFrame
+    """
     return pl.concat([before, pl.DataFrame(rows, schema=_SKIPPED_SCHEMA, orient="row")]).sort("row")
 
 
 def no_question_error(skipped: pl.DataFrame, set_name: str, tree: RankedTree, n: int, options: int) -> TreeTooShallow:
-    """The :class:`TreeTooShallow` of a set that got no question, with its three commonest reasons."""
+    """The error of a set that got no question, with its three commonest reasons.
+
+    Parameters
+    ----------
+    skipped : polars.DataFrame
+    set_name : str
+    tree : RankedTree
+    n : int
+        How many ground truths were given.
+    options : int
+
+    Returns
+    -------
+    TreeTooShallow
+    """
     reasons = skipped["detail"].drop_nulls().value_counts(sort=True).head(3)
     why = "; ".join(f"{r} ({k}×)" for r, k in reasons.iter_rows()) or "no ground truth resolved"
     return TreeTooShallow(f"no {set_name} question can be built on {tree.name} from {n} ground truth(s) "
@@ -204,8 +312,12 @@ class SetSpec:
     variant : str
         ``standard`` or ``probe``.
     seed : int
-    organism, question, instruction : str
-        The prompt (:func:`question_text`).
+    organism : str
+        The organism word of the prompt (:func:`question_text`).
+    question : str
+        The question of the prompt.
+    instruction : str
+        The instruction of the prompt.
     rank_word : str or None
         The rank a probe asks for (``{rank}`` in the question).
     ranked : bool
@@ -224,8 +336,19 @@ class SetSpec:
 
 @dataclass(frozen=True)
 class Draft:
-    """One question before it is written: the ground truth's row, the answer node, the
-    distractor nodes and the answer's position among the options."""
+    """One question before it is written.
+
+    Attributes
+    ----------
+    row : int
+        The ground truth's row.
+    answer : int
+        The answer's node index.
+    distractors : list of int
+        The distractors' node indexes.
+    answer_pos : int
+        The answer's position among the options.
+    """
 
     row: int
     answer: int
@@ -236,7 +359,19 @@ class Draft:
 def question_row(tree: RankedTree, spec: SetSpec, draft: Draft, extra: dict) -> dict:
     """The question of ``draft``: VLM4Bio's fields, the option nodes, and ``extra`` (the
     ground truth's fields, :meth:`GroundTruths.fields`; never overriding a field above).
-    ``distractor-lca`` is filled in by :func:`question_set`."""
+    ``distractor-lca`` is filled in by :func:`question_set`.
+
+    Parameters
+    ----------
+    tree : RankedTree
+    spec : SetSpec
+    draft : Draft
+    extra : dict
+
+    Returns
+    -------
+    dict
+    """
     nodes = list(draft.distractors)
     nodes.insert(draft.answer_pos, draft.answer)
     opts = [str(tree.labels[v]) for v in nodes]
@@ -274,7 +409,23 @@ def question_set(rows: list[dict], skipped: pl.DataFrame, tree: RankedTree, spec
                  gts: GroundTruths, pool: DistractorPool) -> QuestionSet:
     """The :class:`QuestionSet` of the question ``rows``: ``distractor-lca`` of every
     distractor (its LCA with the answer: a rank, or ``up<k>`` levels above the answer) in one
-    vectorised query, the columns in a fixed order, and ``info``."""
+    vectorised query, the columns in a fixed order, and ``info``.
+
+    Parameters
+    ----------
+    rows : list of dict
+        From :func:`question_row`.
+    skipped : polars.DataFrame
+    tree : RankedTree
+    spec : SetSpec
+    options : int
+    gts : GroundTruths
+    pool : DistractorPool
+
+    Returns
+    -------
+    QuestionSet
+    """
     k = options - 1
     drafts = [r["_draft"] for r in rows]
     d = np.array([v for dr in drafts for v in dr.distractors], dtype=np.int64)
