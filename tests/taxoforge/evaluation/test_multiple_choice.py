@@ -209,3 +209,97 @@ def test_coldp_catalogue_medium_and_probes(shared_data):
     assert (probes.questions["target-node"] != probes.questions["ground-truth-node"]).all()
 
 
+
+
+# ---------------------------------------------------------------------------- distractor pools
+def test_the_default_pool_is_the_labels_given(toy):
+    labels = ["Esox lucius", "Esox niger", "Esox americanus", "Umbra limi"]
+    qs = mc.build_questions(toy, labels, "medium", options=3, seed=0)
+    assert qs.info["pool"] == {"kind": "labels", "nodes": 4,
+                               "node_ids": ["e_americanus", "e_lucius", "e_niger", "u_limi"]}
+    for r in qs.questions.iter_rows(named=True):
+        assert set(r["options"]) <= set(labels)  # never Esox masquinongy, which the labels do not name
+    # Umbra limi's genus has one other species in the tree, none among the labels: skipped, with the pool named
+    (reason,) = qs.skipped.filter(pl.col("label") == "Umbra limi")["detail"].to_list()
+    assert "in the 4 taxa of the labels given; 2 needed" in reason
+    assert mc.check_questions(toy, qs).height == 0
+
+
+def test_a_clade_pool_keeps_every_rule_inside_the_clade(toy):
+    qs = mc.build_questions(toy, ["Esox lucius", "Umbra limi"], "easy", options=3, seed=1, pool="Esociformes")
+    assert qs.info["pool"]["kind"] == "clade" and qs.info["pool"]["node"] == "esociformes"
+    for r in qs.questions.iter_rows(named=True):
+        assert not {"n_atherinoides", "n_hudsonius", "c_carpio"} & set(r["option-nodes"])  # Cypriniformes
+    assert mc.check_questions(toy, qs, "easy").height == 0
+    by_id = mc.build_questions(toy, ["Esox lucius"], "easy", options=3, seed=1, pool="clade:esociformes")
+    assert by_id.questions["option-nodes"].to_list() == qs.questions.filter(pl.col("row") == 0)[
+        "option-nodes"].to_list()
+    with pytest.raises(ValueError, match="the clade 'Felidae' is not a node of toy"):
+        mc.build_questions(toy, ["Esox lucius"], "easy", pool="Felidae")
+
+
+def test_a_list_pool_and_a_planted_distractor_outside_it(toy):
+    pool = ["Esox niger", "Esox masquinongy", "Esox lucius"]
+    qs = mc.build_questions(toy, ["Esox lucius"], "medium", options=3, seed=2, pool=pool)
+    assert qs.info["pool"]["kind"] == "list" and set(qs.questions["options"][0].to_list()) == set(pool)
+    rows = qs.questions.to_dicts()
+    i = next(k for k, n in enumerate(rows[0]["option-nodes"]) if n != "e_lucius")
+    rows[0]["option-nodes"][i], rows[0]["options"][i] = "e_americanus", "Esox americanus"
+    probs = mc.check_questions(toy, rows, "medium", pool=pool)
+    assert probs["problem"].to_list() == ["distractor(s) outside the pool: e_americanus"]
+
+
+def test_probes_draw_from_the_pool_at_the_probed_rank(toy):
+    labels = ["Esox lucius", "Umbra limi", "Dallia pectoralis", "Novumbra hubbsi", "Notropis hudsonius"]
+    q = mc.build_rank_probes(toy, labels, "genus", options=3, seed=0)
+    for r in q.questions.iter_rows(named=True):
+        assert set(r["options"]) <= {"Esox", "Umbra", "Dallia", "Novumbra", "Notropis"}
+    assert mc.check_questions(toy, q).height == 0
+
+
+def test_partial_ground_truths_get_probes_but_no_species_question(toy):
+    qs = mc.build_questions(toy, ["Esox imaginarius", "Esox lucius", "Esox niger", "Esox americanus"], "medium",
+                            options=3, seed=0)
+    (row,) = qs.skipped.filter(pl.col("reason") == "partial ground truth").to_dicts()
+    assert row["label"] == "Esox imaginarius" and "partial ground truth: the genus Esox" in row["detail"]
+    assert qs.info["resolution"]["partial"] == 1
+    probe = mc.build_rank_probes(toy, ["Esox imaginarius"], "family", options=2, seed=0, pool="tree")
+    r = probe.questions.row(0, named=True)
+    assert r["target-class"] == "Esocidae" and r["ground-truth-method"] == "genus" and r["ground-truth-node"] == "esox"
+
+
+def test_labels_resolve_as_scoring_resolves_them_and_say_how(inat_tree):
+    """Renamed species and labels written another way get questions (the old builder matched
+    ids and exact names only), each question saying how its label was resolved."""
+    labels = ["Notropis hudsonius", "esox_lucius", "Phoxinus eos", "Esox niger", "Cyprinus carpio"]
+    qs = mc.build_questions(inat_tree, labels, "easy", seed=0, pool="tree")
+    assert qs.skipped.height == 0
+    got = dict(qs.questions.select("ground-truth", "ground-truth-method").iter_rows())
+    assert got["Notropis hudsonius"] == "genus_transfer" and got["esox_lucius"] == "normalised"
+    assert got["Esox niger"] == "exact"
+    target = dict(qs.questions.select("ground-truth", "target-class").iter_rows())
+    assert target["Notropis hudsonius"] == "Hudsonius hudsonius"
+    assert qs.info["resolution"]["by_method"]["genus_transfer"] >= 1
+
+
+@pytest.mark.parametrize("organism", ["fish", "bird"])
+def test_vlm4bio_audit_no_rule_broken_no_distractor_outside_the_dataset(inat_tree, organism):
+    """The audit of VLM4Bio-style sets on VLM4Bio's own species names: with the default pool
+    every option is a species of the same dataset (fish among fish), no question breaks its
+    difficulty's rule, and no label is left unresolved that scoring resolves."""
+    from taxoforge.links.resolve import resolve_labels
+
+    names = vlm4bio_labels(shared_file("vlm4bio")).filter(pl.col("dataset") == f"vlm4bio-{organism}")
+    scoring = resolve_labels(names, inat_tree.names_table, inat_tree.nodes_table)
+    scoring_unresolved = scoring.filter(pl.col("status") != "linked").height
+    resolved = set(scoring.filter(pl.col("status") == "linked")["node_id"].to_list())
+    for difficulty in ("easy", "medium"):
+        qs = mc.build_questions(inat_tree, names["label_text"], difficulty, seed=0, organism=organism)
+        assert qs.info["pool"]["kind"] == "labels" and set(qs.info["pool"]["node_ids"]) <= resolved
+        assert mc.check_questions(inat_tree, qs, difficulty).height == 0  # rules and pool
+        options = {n for row in qs.questions["option-nodes"].to_list() for n in row}
+        assert options <= resolved
+        unresolved = qs.skipped.filter(pl.col("reason").str.starts_with("unresolved label")).height
+        assert unresolved <= scoring_unresolved
+    easy = mc.build_questions(inat_tree, names["label_text"], "easy", seed=0, organism=organism)
+    assert easy.questions.height == names.height  # every species of the dataset gets an easy question
