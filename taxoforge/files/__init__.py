@@ -10,7 +10,10 @@ snapshot pulls.
   server or an fsspec filesystem; :mod:`.deadline` — :class:`Deadline`, a whole transfer's
   time limit; :mod:`.retry` — :class:`RetryPolicy`, the one way of waiting for a server;
   :mod:`.errors` — :class:`DownloadError`, :class:`ChecksumError`, :class:`LocalFileError`;
-* :mod:`.paths` — :func:`path_inside` for paths built from names that came from outside.
+* :mod:`.paths` — :func:`path_inside` for paths built from names that came from outside;
+* :mod:`.archives` — :func:`~.archives.safe_extract_zip` (path escapes, links, zip bombs and
+  size limits refuse the archive), :func:`~.archives.open_decompressed` (gzip, bzip2, xz by
+  magic bytes), :func:`~.archives.single_member` (two candidates are an error, never a guess).
 """
 
 from taxoforge.files.atomic import (
