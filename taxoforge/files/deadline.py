@@ -74,27 +74,63 @@ class Deadline:
 
     # ---- the time allowed ---------------------------------------------------------------------
     def allowed(self) -> float:
-        """Seconds the transfer may last, given the bytes delivered so far."""
+        """Seconds the transfer may last, given the bytes delivered so far.
+
+        Returns
+        -------
+        float
+            ``seconds + received / min_rate``.
+        """
         return self.seconds + (self.received / self.min_rate if self.min_rate else 0.0)
 
     def elapsed(self) -> float:
+        """Seconds since the transfer began.
+
+        Returns
+        -------
+        float
+        """
         return time.monotonic() - self._start
 
     def remaining(self) -> float:
-        """Seconds left (at least a millisecond, for a socket timeout)."""
+        """Seconds left.
+
+        Returns
+        -------
+        float
+            At least a millisecond (a socket timeout must be positive).
+        """
         return max(0.001, self.allowed() - self.elapsed())
 
     def overdue(self) -> bool:
-        """The time is up (also true once the watchdog has fired)."""
+        """Whether the time is up.
+
+        Returns
+        -------
+        bool
+            Also true once the watchdog has fired.
+        """
         return self.expired or self.elapsed() > self.allowed()
 
     def advance(self, n: int) -> None:
-        """``n`` more bytes were delivered (each one buys ``1 / min_rate`` seconds)."""
+        """Count delivered bytes (each one buys ``1 / min_rate`` seconds).
+
+        Parameters
+        ----------
+        n : int
+            Bytes just delivered.
+        """
         self.received += n
 
     # ---- the watchdog ---------------------------------------------------------------------------
     def watch(self, sock: socket.socket) -> None:
-        """Shut ``sock`` down when the time is up (at once, if it already is)."""
+        """Shut ``sock`` down when the time is up (at once, if it already is).
+
+        Parameters
+        ----------
+        sock : socket.socket
+            A socket of the transfer (a duplicate of its descriptor is kept until the end).
+        """
         try:
             dup = sock.dup()
         except OSError:  # already closed: nothing to stop
@@ -119,7 +155,12 @@ class Deadline:
             _shutdown(s)
 
     def describe(self) -> str:
-        """What was exceeded, for an error message."""
+        """What was exceeded, for an error message.
+
+        Returns
+        -------
+        str
+        """
         rate = f" and {self.min_rate / 1024:.0f} KiB/s on average after that" if self.min_rate else ""
         return (f"the transfer ran past its deadline ({self.seconds:g} s{rate}; {self.received} bytes "
                 f"in {self.elapsed():.1f} s)")

@@ -50,8 +50,15 @@ def _open(path: Path) -> int:
 class Claim:
     """An exclusive lock on a work folder or file, held by this process until
     :meth:`release` (or the end of a ``with`` block, or the process's death).
-    ``wait``: how long to wait for another live process's claim (0: not at all, None: as
-    long as it takes); :class:`TimeoutError` after that."""
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The folder or file claimed (never followed if it is a symbolic link).
+    wait : float, optional
+        How long to wait for another live process's claim: 0 not at all, None as long as
+        it takes; :class:`TimeoutError` after that.
+    """
 
     def __init__(self, path: str | os.PathLike, *, wait: float | None = 0.0) -> None:
         self.path = Path(path)
@@ -72,6 +79,7 @@ class Claim:
                 time.sleep(0.1)
 
     def release(self) -> None:
+        """Drop the claim (closing the descriptor that holds the lock)."""
         if self.fd is not None:
             os.close(self.fd)  # drops the lock
             self.fd = None
@@ -113,7 +121,22 @@ def _claim_if_stale(path: Path, max_age: float, now: float | None) -> int | None
 
 
 def is_stale(path: str | os.PathLike, max_age: float = STALE_AFTER, *, now: float | None = None) -> bool:
-    """``path`` is untouched for ``max_age`` seconds and no live process claims it."""
+    """Whether ``path`` is untouched for ``max_age`` seconds and no live process claims it.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A work folder or file.
+    max_age : float
+        Seconds since the newest modification of ``path`` (and, for a folder, of what it
+        holds directly).
+    now : float, optional
+        The time to compare with (default: now).
+
+    Returns
+    -------
+    bool
+    """
     fd = _claim_if_stale(Path(path), max_age, now)
     if fd is None:
         return False
@@ -123,8 +146,23 @@ def is_stale(path: str | os.PathLike, max_age: float = STALE_AFTER, *, now: floa
 
 def sweep(folder: str | os.PathLike, pattern: str | re.Pattern, max_age: float = STALE_AFTER) -> list[Path]:
     """Remove the entries of ``folder`` whose names match ``pattern`` (the whole name) and
-    that are stale (:func:`is_stale`), holding each one's lock while it is removed; returns
-    what was removed. Never raises: a sweep must not stop the run that does it."""
+    that are stale (:func:`is_stale`), holding each one's lock while it is removed. Never
+    raises: a sweep must not stop the run that does it.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        Where the work of killed runs may lie.
+    pattern : str or re.Pattern
+        The names of that work (matched whole).
+    max_age : float
+        See :func:`is_stale`.
+
+    Returns
+    -------
+    list of Path
+        What was removed.
+    """
     rx = re.compile(pattern) if isinstance(pattern, str) else pattern
     removed = []
     try:
@@ -154,7 +192,19 @@ def sweep(folder: str | os.PathLike, pattern: str | re.Pattern, max_age: float =
 def claim_folder(path: str | os.PathLike, *, wait: float | None = None) -> Claim:
     """Create ``path`` (with its parents) if needed and claim it, for a work folder that
     keeps its name between runs (a pull's ``.partial/<taxonomy>/<version>``): when a sweep
-    removed the folder while this process waited for it, it is made again and claimed anew."""
+    removed the folder while this process waited for it, it is made again and claimed anew.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The work folder.
+    wait : float, optional
+        As for :class:`Claim` (default: as long as another live process holds it).
+
+    Returns
+    -------
+    Claim
+    """
     path = Path(path)
     while True:
         path.mkdir(parents=True, exist_ok=True)

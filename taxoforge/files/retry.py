@@ -55,7 +55,12 @@ class RetryPolicy:
 
 
 def transient_errors() -> tuple[type[BaseException], ...]:
-    """What a dropped or refused connection raises (the network side only)."""
+    """What a dropped or refused connection raises.
+
+    Returns
+    -------
+    tuple of exception classes
+    """
     import requests
     import urllib3
 
@@ -64,11 +69,27 @@ def transient_errors() -> tuple[type[BaseException], ...]:
 
 def retrying(url: str, policy: RetryPolicy, attempt: Callable[[int], T],
              give_up: Callable[[BaseException, int], DownloadError]) -> T:
-    """``attempt(n)`` (``n`` = 0, 1, …) until it returns, retrying transient failures as
-    ``policy`` says; ``give_up(error, attempts)`` is the :class:`DownloadError` raised when
-    they run out or the server asks for too long a wait. :class:`DownloadError` and
-    :class:`LocalFileError` (a full disk is no server's fault), a refused permission and a
-    missing file are never retried."""
+    """Call ``attempt`` until it returns, retrying transient failures as ``policy`` says.
+    :class:`DownloadError`, :class:`LocalFileError` (a full disk is no server's fault), a
+    refused permission and a missing file are never retried.
+
+    Parameters
+    ----------
+    url : str
+        What is fetched (for the messages).
+    policy : RetryPolicy
+        How often and how long to wait.
+    attempt : callable
+        ``attempt(n)`` for ``n`` = 0, 1, …: one try.
+    give_up : callable
+        ``give_up(error, attempts)``: the :class:`DownloadError` raised when the retries run
+        out or the server asks for too long a wait.
+
+    Returns
+    -------
+    object
+        What ``attempt`` returned.
+    """
     transient = transient_errors()
     n = 0
     while True:

@@ -409,31 +409,9 @@ class SnapshotStore:
 
     # ---- diffs between consecutive versions, for the catalogue --------------------------------
     def _fill_diffs(self, idx: dict, name: str, fresh: dict[str, TreeTables] | None = None) -> None:
-        """Give every version of ``name`` in ``idx`` the summary of what changed from the
-        version before it, where it is missing or compared with another version (a version
-        published out of order). A version that cannot be read leaves its summary empty:
-        the catalogue must never block publishing."""
-        from taxoforge.snapshots.diff import diff_summary
+        from taxoforge.snapshots.diff import fill_diffs
 
-        entries = sorted_versions(idx["taxonomies"].get(name, {}).get("versions", []))
-        cache = dict(fresh or {})
-
-        def tables(entry: dict) -> TreeTables:
-            v = entry["version"]
-            if v not in cache:
-                cache[v] = self.read_tables(name, v, entry)
-            return cache[v]
-
-        for prev, entry in zip(entries, entries[1:]):
-            if (entry.get("diff") or {}).get("from") == prev["version"]:
-                continue
-            try:
-                entry["diff"] = {"from": prev["version"], **diff_summary(tables(prev), tables(entry))}
-            except Exception as e:  # noqa: BLE001 - a damaged old version must not block publishing
-                entry["diff"] = {"from": prev["version"], "error": f"{type(e).__name__}: {e}"}
-            for old in list(cache):  # keep memory to the two versions being compared
-                if old not in (prev["version"], entry["version"]):
-                    del cache[old]
+        fill_diffs(idx, name, lambda v, entry: self.read_tables(name, v, entry), fresh)
 
     def install(self, folder: str | os.PathLike, *, move: bool = False, latest: bool = False,
                 _fresh: TreeTables | None = None) -> PublishResult:
