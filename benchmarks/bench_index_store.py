@@ -64,7 +64,7 @@ TEMPLATES = ["{}", "A: {}", "The answer is {}.", "I think this is a {}", "{} (pr
 _BASELINE = """
 import json, sys, time
 t0 = time.perf_counter()
-from taxoforge.scores.cited import cite_taxonomy
+from taxoforge.scores.cited_taxonomy import cite_taxonomy
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.run import read_files, score_frame
 tree, files = sys.argv[1], sys.argv[2:]

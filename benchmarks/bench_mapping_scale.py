@@ -122,7 +122,7 @@ def _candidate(state) -> dict:
 
 def _baseline(state) -> dict:
     from taxoforge.scores.mapping import map_prediction_reference
-    from taxoforge.scores.similarity import StringSimilarity
+    from taxoforge.scores.name_similarity import StringSimilarity
 
     from benchmarks.bench_mapping import reference_args
 

@@ -95,10 +95,10 @@ def _why(check) -> str:
 
 def example_taxonomy(defs, instance):
     """The ImageNet-1k taxonomy the example is scored against, resolved and cited
-    (:func:`taxoforge.scores.cited.cite_taxonomy`): the ``imagenet1k`` snapshot in the code
+    (:func:`taxoforge.scores.cited_taxonomy.cite_taxonomy`): the ``imagenet1k`` snapshot in the code
     location's snapshot store (cited ``imagenet1k@VERSION`` with the store), else the
     ``imagenet1k_taxonomy`` asset's value (cited by its content hash)."""
-    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.snapshots.errors import SnapshotError
 
     store = defs.resources["snapshot_store"].store()

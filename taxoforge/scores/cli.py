@@ -207,7 +207,7 @@ def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...]):
 
 def _cite(taxonomy: str, o: dict):
     """The taxonomy from ``--store``; a name it lacks is pulled from ``--remote`` when one is given."""
-    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.snapshots.errors import TaxonomyNotFound
 
     kw = dict(altered="content" if o["allow_altered"] else "refuse", progress=o["progress"] is not False)

@@ -3,7 +3,7 @@
 For answers that have no label (OVEN-style open-world predictions, a model's answers to
 unlabelled images) or to look at the mapping alone: the same reading as scoring — screen
 (no output, output not text), parse (templates, multiple-choice letters, abstentions),
-map with Alg. 1 (:func:`taxoforge.scores.run.map_answers`) — and one row per answer:
+map with Alg. 1 (:func:`taxoforge.scores.steps.map_answers`) — and one row per answer:
 
 ``file``, ``line``, ``id``, ``model``, ``dataset``, ``prompt``  where the answer came from
 ``output``        the raw text
@@ -33,7 +33,7 @@ from pathlib import Path
 import polars as pl
 
 from taxoforge.files import atomic_writer, write_parquet_atomic
-from taxoforge.scores.cited import cite_taxonomy
+from taxoforge.scores.cited_taxonomy import cite_taxonomy
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 
 __all__ = ["MappedOutputs", "map_frame", "map_files", "MAP_FORMATS"]
@@ -72,11 +72,11 @@ def map_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = No
               progress: bool | None = None, index_dir: str | os.PathLike | None = None) -> MappedOutputs:
     """Map the answers of the canonical table ``rows`` (:func:`taxoforge.scores.run.read_files`
     with ``require=("output",)``) to nodes of ``taxonomy`` (anything
-    :func:`~taxoforge.scores.cited.cite_taxonomy` takes, or a ``CitedTaxonomy``). Without
+    :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes, or a ``CitedTaxonomy``). Without
     ``index``, the tree's stored mapping index is used (``index_dir``:
     :func:`taxoforge.scores.run.index_for`)."""
-    from taxoforge.scores.run import (_bad_rows_frame, _resolver, index_for, index_record, map_answers,
-                                      parse_rows, screen_rows)
+    from taxoforge.scores.run import index_for, index_record
+    from taxoforge.scores.steps import GroundTruthResolver, bad_rows_frame, map_answers, parse_rows, screen_rows
 
     t0 = time.perf_counter()
     cited = cite_taxonomy(taxonomy, store=store, altered=altered)
@@ -85,7 +85,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = No
     tax = index.taxonomy
     screened, bad_screen = screen_rows(rows, require_label=False)
     parsed, bad_parse = parse_rows(screened)
-    mapped = map_answers(parsed, index, _resolver(cited.tables, tax, index), progress)
+    mapped = map_answers(parsed, index, GroundTruthResolver(cited.tables, tax), progress)
     idx = mapped.pred_idx
     labels = tax._labels
 
@@ -108,7 +108,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = No
                                pl.lit(config.config_id).alias("mapping_config_id"))
     if not table["label"].is_not_null().any():
         table = table.drop("label")
-    bad = _bad_rows_frame(bad_screen + bad_parse)
+    bad = bad_rows_frame(bad_screen + bad_parse)
     info = {
         "taxonomy": cited.name, "taxonomy_version": cited.ref, "taxonomy_store": cited.store,
         "citation": cited.citation.as_dict(), "taxonomy_nodes": len(tax),

@@ -1,8 +1,9 @@
 """One scoring run: model outputs + a taxonomy → per-sample scores, leaderboard, bad rows.
 
 :func:`score_file` reads a file (:mod:`~taxoforge.scores.readers`), :func:`score_frame`
-does the rest in named steps (:func:`screen_rows`, :func:`parse_rows`,
-:func:`resolve_labels`, :func:`map_answers`, :func:`measure_rows`, :func:`assemble_samples`):
+does the rest in named steps, each a function of :mod:`taxoforge.scores.steps`
+(:func:`screen_rows`, :func:`parse_rows`, :func:`resolve_labels`, :func:`map_answers`,
+:func:`measure_rows`, :func:`assemble_samples`):
 
 1. **Screen.** Rows that cannot be scored are reported with their line numbers and a reason —
    ``missing ground truth``, ``missing model output``, ``unparseable output``,
@@ -20,14 +21,14 @@ does the rest in named steps (:func:`screen_rows`, :func:`parse_rows`,
 4. **Map** answer → node with Alg. 1 (:mod:`~taxoforge.scores.mapping`); abstentions are
    scored as the root; an answer that is a renamed species' name resolves as its label would
    (:func:`map_answers`).
-5. **Measure** hP, hR, hF, accuracy (:mod:`~taxoforge.scores.measures`) and the text
+5. **Measure** hP, hR, hF, accuracy (:mod:`~taxoforge.scores.hierarchical`) and the text
    measures (:mod:`~taxoforge.scores.text_measures`) against the reference text — the
    row's label when it was given as text, else the ground-truth node's label.
 6. **Assemble** the per-sample table, and aggregate it by model × dataset × prompt
    (:func:`taxoforge.scores.leaderboard.leaderboard`).
 
-**Citation.** The taxonomy is resolved once (:func:`taxoforge.scores.cited.cite_taxonomy`,
-through :func:`taxoforge.snapshots.cite.resolve_taxonomy`): a snapshot folder is verified
+**Citation.** The taxonomy is resolved once (:func:`taxoforge.scores.cited_taxonomy.cite_taxonomy`,
+through :func:`taxoforge.snapshots.citation.resolve_taxonomy`): a snapshot folder is verified
 against its manifest before it is cited (an altered one is refused, or with
 ``altered="content"`` cited by its own content hash), and the run cites a reference a store
 can resolve — ``NAME@VERSION`` with the store's URL, or ``sha256:<content hash>``. Every
@@ -43,36 +44,29 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_atomic
-
-from taxoforge.links.resolve import PARTIAL_METHODS, is_partial
-from taxoforge.links.resolve import resolve_labels as link_ground_truths
-from taxoforge.scores.cited import CitedTaxonomy, cite_taxonomy
+from taxoforge.links.resolve import PARTIAL_METHODS
+from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
 from taxoforge.scores.confidence import BootstrapConfig
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-from taxoforge.scores.measures import hierarchical_scores
-from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer
 from taxoforge.scores.readers import duplicate_ids, read_outputs
 from taxoforge.scores.report import (FIGURE_FORMATS, leaderboard_latex, leaderboard_markdown, plot_hp_hr,
                                      plot_ranks)
-from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
-from taxoforge.trees.tables import TreeTables
+from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
+                                    bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
+                                    screen_rows)
 
 __all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "score_frame", "read_files",
            "leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels",
-           "map_answers", "measure_rows", "assemble_samples", "index_for", "index_record", "RUN_FILES"]
-LINK_LABEL_COLUMNS = ("dataset", "label_id", "label_text")
-BAD_ROW_SCHEMA = {"file": pl.String, "line": pl.Int64, "id": pl.String, "model": pl.String, "dataset": pl.String,
-                  "prompt": pl.String, "reason": pl.String, "detail": pl.String}
+           "map_answers", "measure_rows", "assemble_samples", "index_for", "index_record", "RUN_FILES",
+           "MappedAnswers", "BAD_ROW_SCHEMA"]
 
 
 # ---------------------------------------------------------------------------- taxonomy
@@ -208,286 +202,6 @@ def _check_replaceable(out: Path, allowed: frozenset[str]) -> None:
                               "write the results to a new or empty folder")
 
 
-def screen_rows(rows: pl.DataFrame, require_label: bool = True) -> tuple[list[dict], list[dict]]:
-    """Step 1 — rows that cannot be scored (no output, no ground truth, output not text)
-    become bad rows; the rest go on. Each row keeps its position ``_pos``.
-    ``require_label=False`` (mapping answers without scoring them) lets rows without a
-    ground truth through."""
-    keep, bad = [], []
-    for pos, r in enumerate(rows.iter_rows(named=True)):
-        where = {"_pos": pos, **{k: r.get(k) for k in ("file", "line", "id", "model", "dataset", "prompt")}}
-        label = r.get("label")
-        if r["output_type"] == "NoneType":
-            bad.append({**where, "reason": "missing model output", "detail": "output is null or absent"})
-        elif require_label and (label is None or not str(label).strip()):
-            bad.append({**where, "reason": "missing ground truth",
-                        "detail": r.get("note") or "label is null, absent or empty"})
-        elif r["output_type"] != "str":
-            bad.append({**where, "reason": "unparseable output",
-                        "detail": f"output is a JSON {r['output_type']}, not text"})
-        else:
-            keep.append({**r, "_pos": pos, "_where": where})
-    return keep, bad
-
-
-def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
-    """Step 2 — parse each output (:func:`~taxoforge.scores.parse.parse_answer`)."""
-    keep, bad = [], []
-    for r in rows:
-        try:
-            pa = parse_answer(r["output"], r.get("question"))
-        except UnparseableAnswer as e:
-            bad.append({**r["_where"], "reason": "unparseable output", "detail": str(e)})
-            continue
-        keep.append({**r, "parsed": pa, "answer": pa.answer})
-    return keep, bad
-
-
-#: Methods whose ground truth was given as an id, not as text: the reference text is the node's label.
-_ID_METHODS = ("node_id", "external_id", "linked_label")
-
-
-class GroundTruthResolver:
-    """``(label, dataset)`` → ``(node_id or None, method or bad-row reason, detail)``, by the
-    label linker :func:`taxoforge.links.resolve.resolve_labels` over the taxonomy's tables.
-
-    :meth:`prefetch` resolves many labels in one batch (scoring prefetches every distinct
-    label of a file); a label asked for without a prefetch is resolved alone and cached.
-    ``links`` holds every label resolved so far (the links table)."""
-
-    def __init__(self, tables: TreeTables, tax) -> None:
-        self.tables, self.tax = tables, tax
-        self._cache: dict[tuple[str, str], tuple] = {}
-        self.links = pl.DataFrame(schema={"dataset": pl.String, "label_id": pl.String})
-
-    def prefetch(self, pairs) -> None:
-        """Resolve the ``(label, dataset)`` pairs not resolved yet, in one batch."""
-        todo = sorted({(str(d), str(lab).strip()) for lab, d in pairs} - set((d, lab) for lab, d in self._cache))
-        if not todo:
-            return
-        labels = pl.DataFrame({"dataset": [p[0] for p in todo], "label_id": [p[1] for p in todo],
-                               "label_text": [p[1] for p in todo]}, schema={c: pl.String for c in LINK_LABEL_COLUMNS})
-        links = link_ground_truths(labels, self.tables.names, self.tables.nodes, links=self.tables.links)
-        self.links = pl.concat([self.links, links], how="diagonal_relaxed") if self.links.height else links
-        for ds, lid, status, method, nid, detail in links.select(
-                "dataset", "label_id", "status", "method", "node_id", "detail").iter_rows():
-            if status != "linked" or nid not in self.tax:
-                reason = "ambiguous label" if status == "ambiguous" else "unknown label"
-                self._cache[(lid, ds)] = (None, reason, f"{lid!r}: {detail}")
-            else:
-                self._cache[(lid, ds)] = (nid, method, detail)
-
-    def __call__(self, label: str, dataset: str) -> tuple[str | None, str, str]:
-        key = (str(label).strip(), str(dataset))
-        if key not in self._cache:
-            self.prefetch([key])
-        return self._cache[key]
-
-
-def _resolver(tables: TreeTables, tax, index=None) -> GroundTruthResolver:
-    """The ground-truth resolver of a run (``index`` is not needed; kept for callers)."""
-    return GroundTruthResolver(tables, tax)
-
-
-def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list[dict], list[dict]]:
-    """Step 3 — ground truth → node by the label linker (:class:`GroundTruthResolver`), every
-    distinct (label, dataset) in one batch. Each kept row gets ``gt_node``, ``gt_via`` (the
-    method), ``gt_detail`` and ``gt_partial``; a label that does not resolve makes a bad row
-    (``unknown label`` / ``ambiguous label``) whose detail says what was tried."""
-    resolve.prefetch((str(r["label"]), r["dataset"]) for r in rows)
-    keep, bad = [], []
-    for r in rows:
-        label = str(r["label"]).strip()
-        nid, method, detail = resolve(label, r["dataset"])
-        if nid is None:
-            bad.append({**r["_where"], "reason": method, "detail": detail})
-            continue
-        ref = (resolve.tax.label(nid) or label) if method in _ID_METHODS else label
-        keep.append({**r, "gt_node": nid, "gt_via": method, "gt_detail": detail, "gt_partial": is_partial(method),
-                     "reference": ref})
-    return keep, bad
-
-
-@dataclass
-class MappedAnswers:
-    """Step 4's result, per kept row: the predicted node, the deciding stage, similarity,
-    nodes tied, whether the row abstained, the text that was mapped and the parse flags."""
-
-    pred_idx: np.ndarray
-    stage: np.ndarray
-    score: np.ndarray
-    tied: np.ndarray
-    abstained: np.ndarray
-    mapped_text: list
-    flags: list
-    stats: dict
-    seconds: float
-
-
-def _nota_is_right(row: dict, resolve) -> bool:
-    """A "none of the above" answer is right when the ground truth is none of the other options."""
-    if row.get("gt_node") is None:  # no ground truth (mapping only): nothing to be right about
-        return False
-    others = [v for v in row["parsed"].options.values() if not is_nota(v)]
-    nodes = {resolve(v.strip(), row["dataset"])[0] for v in others}
-    return row["gt_node"] not in nodes
-
-
-#: Label-linker methods by which an answer that is no name of the tree as written still names a
-#: taxon (a renamed species, a gender variant, a rank marker): the answer then means the node the
-#: same text means as a ground truth (stage ``linked_name``).
-ANSWER_LINK_METHODS = ("normalised", "synonym", "epithet_variant", "genus_transfer")
-_TAXON_NAME = re.compile(r"^[A-Za-z][a-z-]+(?:\s+(?:subsp\.|ssp\.|var\.|f\.)?\s*[a-z-]+){1,2}$")
-
-
-def _taxon_name(text: str | None) -> str | None:
-    """``text`` without a closing full stop when it has the shape of a binomial or trinomial
-    (a genus then one or two lower-case epithets), else None."""
-    t = (text or "").strip().rstrip(".").strip()
-    return t if _TAXON_NAME.match(t) else None
-
-
-def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None) -> MappedAnswers:
-    """Step 4 — answers → nodes with Alg. 1 (:mod:`~taxoforge.scores.mapping`).
-
-    * an answer with a refusal cue is an abstention (stage ``abstention``, the root) unless
-      its unrefused part names a node (``index.names_anything``); then that part is mapped
-      (flag ``hedged_answer``);
-    * "none of the above" chosen where the question offers it (stage
-      ``none_of_the_above``) is right — the ground-truth node — when the ground truth is
-      none of the other options, and otherwise wrong, scored as the root (an answer, not an
-      abstention);
-    * every other answer is mapped as it is; the question breaks ties between nodes
-      sharing a name. An answer longer than the mapping's ``max_answer_chars`` is cut there
-      and flagged ``truncated_to_<n>_chars`` (so the cost per answer stays bounded);
-    * an answer shaped like a binomial or trinomial that no stage matched as a whole name
-      (a species renamed since the model learnt it: *Notropis heterodon*) is resolved by the
-      label linker, as a ground truth is: by one of :data:`ANSWER_LINK_METHODS` it is that
-      node (stage ``linked_name``, flag ``answer_<method>``), so an answer equal to its label
-      always means the label's node."""
-    tax = index.taxonomy
-    n = len(rows)
-    pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
-    stage = np.full(n, "abstention", dtype=object)
-    score = np.zeros(n)
-    tied = np.zeros(n, np.int64)
-    abstained = np.zeros(n, bool)
-    mapped_text: list = [None] * n
-    flags = [[f for f in r["parsed"].flags if f not in ("abstention", "hedged_answer")] for r in rows]
-    refusals = [i for i, r in enumerate(rows) if r["parsed"].refusal and not r["parsed"].nota]
-    named = index.names_anything([rows[i]["parsed"].unrefused for i in refusals])
-    names_something = dict(zip(refusals, named.tolist()))
-    # the other options of every "none of the above" answer, resolved in one batch
-    resolve.prefetch((v.strip(), r["dataset"]) for r in rows if r["parsed"].nota
-                     for v in r["parsed"].options.values() if not is_nota(v))
-    to_map: list[int] = []
-    for i, r in enumerate(rows):
-        pa = r["parsed"]
-        if pa.nota:
-            stage[i] = "none_of_the_above"
-            if _nota_is_right(r, resolve):
-                pred_idx[i] = tax.index_of([r["gt_node"]])[0]
-                score[i], tied[i] = 1.0, 1
-        elif pa.refusal and not names_something[i]:
-            abstained[i] = True
-            flags[i].append("abstention")
-        else:
-            if pa.refusal:
-                flags[i].append("hedged_answer")
-            mapped_text[i] = pa.unrefused if pa.refusal else pa.answer
-            to_map.append(i)
-    texts = [mapped_text[i] for i in to_map]
-    if progress is None:
-        progress = len(texts) >= 5000
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(set(texts)), desc="mapping answers", unit="answer", leave=False)
-    t = time.perf_counter()
-    mres = index.map(texts, progress=bar.update if bar else None,
-                     contexts=[rows[i].get("question") for i in to_map])
-    t = time.perf_counter() - t
-    if bar:
-        bar.close()
-    sel = np.asarray(to_map, np.int64)
-    pred_idx[sel] = mres.node_idx
-    stage[sel] = mres.stage
-    score[sel] = mres.score
-    tied[sel] = mres.tied
-    linkable = {i: name for i in to_map if stage[i] != "exact" and (name := _taxon_name(mapped_text[i]))}
-    resolve.prefetch((name, rows[i]["dataset"]) for i, name in linkable.items())
-    for i, name in linkable.items():
-        nid, method, _detail = resolve(name, rows[i]["dataset"])
-        if nid is not None and method in ANSWER_LINK_METHODS:
-            pred_idx[i], stage[i], score[i], tied[i] = tax.index_of([nid])[0], "linked_name", 1.0, 1
-            flags[i].append(f"answer_{method}")
-    for i in np.flatnonzero(tied > 1).tolist():
-        flags[i].append("ambiguous_name")
-    for i in sel[mres.truncated].tolist():
-        flags[i].append(f"truncated_to_{index.config.max_answer_chars}_chars")
-    stages, counts = np.unique(stage, return_counts=True) if n else ([], [])
-    stats = dict(mres.stats, stages=dict(zip([str(x) for x in stages], [int(c) for c in counts])))
-    return MappedAnswers(pred_idx, stage, score, tied, abstained, mapped_text, [",".join(f) for f in flags],
-                         stats, t)
-
-
-def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bool, meteor: bool):
-    """Step 5 — hP, hR, hF, accuracy and the text measures (an abstention's text is empty).
-    Returns (hierarchical scores, text scores, METEOR status, seconds of the text measures)."""
-    n = len(rows)
-    gt_idx = tax.index_of([r["gt_node"] for r in rows]) if n else np.zeros(0, np.int64)
-    h = hierarchical_scores(tax, mapped.pred_idx, gt_idx)
-    t = time.perf_counter()
-    if text_measures and n:
-        ts = text_scores(["" if ab else r["answer"] for r, ab in zip(rows, mapped.abstained.tolist())],
-                         [r["reference"] for r in rows], meteor=meteor)
-        meteor_status = ts.pop("meteor_status")
-    else:
-        ts = {m: np.full(n, np.nan) for m in TEXT_MEASURES}
-        meteor_status = "text measures disabled" if not text_measures else "no rows"
-    return h, ts, meteor_status, time.perf_counter() - t
-
-
-def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: dict, tables: TreeTables,
-                     version: str, config: MappingConfig, store: str | None = None) -> pl.DataFrame:
-    """Step 6 — one row per scored sample, with the taxonomy version and mapping config."""
-    labels = tax._labels
-    pred_idx = mapped.pred_idx
-
-    def col(name):
-        return [r[name] for r in rows]
-
-    samples = pl.DataFrame({
-        "file": col("file"), "line": col("line"), "id": col("id"), "model": col("model"),
-        "dataset": col("dataset"), "prompt": col("prompt"), "output_raw": col("output"), "answer": col("answer"),
-        "abstained": mapped.abstained, "mapped_text": mapped.mapped_text, "parse_flags": mapped.flags,
-        "label": col("label"), "reference": col("reference"), "gt_node": col("gt_node"), "gt_via": col("gt_via"),
-        "gt_detail": col("gt_detail"), "gt_partial": np.array(col("gt_partial"), dtype=bool),
-        "pred_node": tax.ids[pred_idx].tolist(),
-        "pred_label": [labels[i] if labels else None for i in pred_idx.tolist()],
-        "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "map_tied": mapped.tied,
-        "depth_gt": h["depth_gt"],
-        "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],
-        "hP": h["hP"], "hR": h["hR"], "hF": h["hF"], **{m: ts[m] for m in TEXT_MEASURES},
-    }, schema_overrides={"line": pl.Int64, "label": pl.String, "pred_label": pl.String, "parse_flags": pl.String,
-                         "mapped_text": pl.String,
-                         "gt_via": pl.String, "gt_detail": pl.String,
-                         "depth_gt": pl.Int64, "depth_pred": pl.Int64, "depth_lca": pl.Int64})
-    return samples.with_columns(
-        pl.lit(tables.name).alias("taxonomy"), pl.lit(version).alias("taxonomy_version"),
-        pl.lit(store, dtype=pl.String).alias("taxonomy_store"),
-        pl.lit(config.config_id).alias("mapping_config_id"), pl.lit(config.to_json()).alias("mapping_config"),
-    )
-
-
-def _bad_rows_frame(bad: list[dict]) -> pl.DataFrame:
-    """Bad rows in file order, whichever step rejected them."""
-    bad = sorted(bad, key=lambda b: b["_pos"])
-    rows = [{k: b.get(k) for k in BAD_ROW_SCHEMA} for b in bad]
-    return pl.DataFrame(rows, schema=BAD_ROW_SCHEMA) if rows else pl.DataFrame(schema=BAD_ROW_SCHEMA)
-
-
 def _per_file(rows: pl.DataFrame, samples: pl.DataFrame, bad: pl.DataFrame) -> list[dict]:
     """Rows read, scored and not scored (by reason) per file, in the order the files were given."""
     if not rows.height or "file" not in rows.columns:
@@ -512,8 +226,8 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     file's, or several files' concatenated) against ``taxonomy`` in the steps of the module
     docstring: screen, parse, resolve labels, map, measure, assemble.
 
-    ``taxonomy``: a :class:`~taxoforge.scores.cited.CitedTaxonomy` (resolved once for many
-    calls), or anything :func:`~taxoforge.scores.cited.cite_taxonomy` takes — ``NAME``,
+    ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy` (resolved once for many
+    calls), or anything :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes — ``NAME``,
     ``NAME@VERSION``, ``sha256:HEX`` in ``store``, a snapshot or tree folder, a
     :class:`TreeTables`; ``altered``: ``"refuse"`` a snapshot folder that no longer matches
     its manifest, or ``"content"`` (cite it by its content hash). ``index``: a mapping index
@@ -534,10 +248,10 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     screened, bad_screen = screen_rows(rows)
     parsed, bad_parse = parse_rows(screened)
     t_gt = time.perf_counter()
-    resolve = _resolver(tables, tax, index)
+    resolve = GroundTruthResolver(tables, tax)
     kept, bad_label = resolve_labels(parsed, resolve)
     t_gt = time.perf_counter() - t_gt
-    bad_df = _bad_rows_frame(bad_screen + bad_parse + bad_label)
+    bad_df = bad_rows_frame(bad_screen + bad_parse + bad_label)
     mapped = map_answers(kept, index, resolve, progress)
     h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
     samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
@@ -575,9 +289,9 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
 
 
 def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
-    """Issue 14's breakdown tables (:func:`taxoforge.evaluation.breakdowns.breakdown_tables`)
+    """Issue 14's breakdown tables (:func:`taxoforge.scores.breakdowns.breakdown_tables`)
     over the rows with a full ground truth."""
-    from taxoforge.evaluation.breakdowns import breakdown_tables
+    from taxoforge.scores.breakdowns import breakdown_tables
 
     full = samples.filter(~pl.col("gt_partial"))
     return breakdown_tables(full, tree, GROUP_KEYS) if full.height else {}
@@ -611,7 +325,7 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
     (:meth:`ScoreRun.write`). Every file is read before anything is scored, so a file that
     cannot be read stops the run before any work.
 
-    ``taxonomy``: a :class:`~taxoforge.scores.cited.CitedTaxonomy`, a :class:`TreeTables`,
+    ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy`, a :class:`TreeTables`,
     a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``
     (:func:`score_frame`, also for ``config``, ``index``, ``text_measures``, ``meteor``,
     ``progress``, ``altered``, ``ci``, ``breakdowns``, ``index_dir``).

@@ -13,14 +13,14 @@ Modules: :mod:`.manifest` (what a snapshot is, the content-derived version id),
 :mod:`.errors` (the errors and their exit codes), :mod:`.catalogue` (``index.json`` and
 ``NAME@VERSION`` references), :mod:`.locks` (the publishers' lock), :mod:`.store` (a store
 on fsspec: atomic publishing), :mod:`.pull` (resumable, verified download), :mod:`.verify`, :mod:`.diff`, :mod:`.checks` (tree checks that gate
-publishing), :mod:`.load` (``load_taxonomy``), :mod:`.cite` (``resolve_taxonomy``: the tables
+publishing), :mod:`.load` (``load_taxonomy``), :mod:`.citation` (``resolve_taxonomy``: the tables
 and the citation a score must carry), :mod:`.page` (the store's ``index.html``), :mod:`.cli`.
 """
 
 from taxoforge.snapshots.checks import ChecksFailed, TreeCheck, failed_checks, publishing_checks, require_publishable
 from taxoforge.snapshots.diff import diff_tables, format_diff
 from taxoforge.snapshots.load import load_taxonomy, resolve_ref
-from taxoforge.snapshots.cite import Citation, cite_tables, resolve_taxonomy
+from taxoforge.snapshots.citation import Citation, cite_tables, resolve_taxonomy
 from taxoforge.snapshots.errors import (
     AlteredSnapshot,
     ChecksumMismatch,

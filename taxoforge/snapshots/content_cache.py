@@ -20,7 +20,7 @@ unchanged, so:
   cannot be written costs only the next call's hashing.
 
 Snapshot folders are not concerned: they are verified against their manifests
-(:mod:`taxoforge.snapshots.cite`).
+(:mod:`taxoforge.snapshots.citation`).
 """
 
 from __future__ import annotations

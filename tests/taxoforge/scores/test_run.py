@@ -382,7 +382,7 @@ def test_all_vlm4bio_files_in_one_run_with_intervals_and_breakdowns(vlm4bio_file
     """The six VLM4Bio result files scored as one run: one leaderboard row per model ×
     dataset × prompt, with bootstrap intervals and issue 14's breakdown columns (the
     iNaturalist tree has ranks: genus, family and order accuracy)."""
-    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.scores.confidence import BootstrapConfig
     from taxoforge.scores.run import score_files
 

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from taxoforge.snapshots import content_cache
-from taxoforge.snapshots.cite import resolve_taxonomy
+from taxoforge.snapshots.citation import resolve_taxonomy
 from taxoforge.snapshots.manifest import content_id
 from taxoforge.trees.tables import TreeTables
 

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-from taxoforge.scores.mapping.index import NameTables
+from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.mapping.store import (HEADER, INDEX_FOLDER, code_fingerprint, index_place, open_name_tables,
                                             read_index, tree_key)
 from taxoforge.snapshots import SnapshotStore
@@ -197,8 +197,13 @@ def test_the_code_fingerprint_covers_the_rules_that_make_the_keys():
     from importlib import resources
 
     root = resources.files("taxoforge")
-    for name in ("text.py", "noun_base_forms.tsv", "scores/vocabulary.py", "scores/mapping/index.py"):
+    from taxoforge.scores.mapping.store import _KEY_SOURCES
+
+    for name in _KEY_SOURCES:
         assert root.joinpath(name).is_file(), name
+    # every module the name tables are built from is covered
+    assert {"scores/mapping/keys.py", "scores/mapping/postings.py", "scores/mapping/strings.py",
+            "scores/mapping/trigrams.py", "scores/mapping/name_tables.py"} <= set(_KEY_SOURCES)
     assert len(code_fingerprint()) == 64
 
 
@@ -302,7 +307,7 @@ def test_a_snapshot_folder_is_never_written(tmp_path, monkeypatch):
                               check=False)
     snap = store.local_dir("inat_like", published.version)
     listing = sorted(p.name for p in snap.iterdir())
-    from taxoforge.scores.cited import cite_taxonomy
+    from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.scores.run import index_for
 
     index = index_for(cite_taxonomy(published.ref, store=store))
@@ -360,7 +365,7 @@ def test_name_embeddings_are_computed_once_per_tree_and_model_and_stored_beside_
     """The embedding measure (all-MiniLM-L6-v2 from PyPI, CPU): the first open embeds every
     name and stores the array beside the index; a later open in a fresh process state reads
     it memory-mapped (no model call for the names, files untouched) and maps alike."""
-    from taxoforge.scores.similarity import NAME_EMBEDDINGS
+    from taxoforge.scores.name_similarity import NAME_EMBEDDINGS
     from tests.conftest import minilm_or_skip
 
     minilm_or_skip("cpu")

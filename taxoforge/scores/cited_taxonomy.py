@@ -1,0 +1,92 @@
+"""The taxonomy a scoring run uses, resolved and cited once.
+
+:func:`cite_taxonomy` turns what a user names — ``NAME``, ``NAME@VERSION``, ``sha256:HEX``,
+a snapshot folder, a tree folder or a :class:`~taxoforge.trees.tables.TreeTables` — into a
+:class:`CitedTaxonomy`: the tables and the :class:`~taxoforge.snapshots.citation.Citation` a
+result must carry, through :func:`taxoforge.snapshots.citation.resolve_taxonomy`. So:
+
+* a snapshot in a store is read in place (local store) or pulled and verified (remote
+  store: HTTP, S3 …) and cited ``NAME@VERSION`` with the store;
+* a snapshot folder is verified against its manifest before it is cited; one whose tables
+  were altered is refused (:class:`~taxoforge.snapshots.errors.AlteredSnapshot`, exit code
+  4) unless ``altered="content"``, which cites it by the content hash of what it holds;
+* a tree folder or tables in memory are cited ``NAME@VERSION`` when the store has exactly
+  that content, else ``sha256:<hex>`` — never a reference no store can resolve;
+* a name that is neither a folder nor in the store raises
+  :class:`~taxoforge.snapshots.errors.TaxonomyNotFound` (exit code 3) listing what the store has.
+
+Scoring several files resolves the taxonomy once and builds one mapping index: pass the
+:class:`CitedTaxonomy` (and the index) to every call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from taxoforge.snapshots.citation import Citation, resolve_taxonomy
+from taxoforge.trees.tables import TreeTables
+
+__all__ = ["CitedTaxonomy", "cite_taxonomy"]
+
+
+@dataclass(eq=False)
+class CitedTaxonomy:
+    """``tables`` and their ``citation``; :attr:`taxonomy` (the in-memory tree) and
+    :meth:`ranked_tree` are built on first use and shared."""
+
+    tables: TreeTables
+    citation: Citation
+
+    @property
+    def name(self) -> str:
+        return self.citation.taxonomy or self.tables.name
+
+    @property
+    def ref(self) -> str:
+        """What results cite: ``NAME@VERSION`` (resolvable in :attr:`store`) or ``sha256:<hex>``."""
+        return self.citation.ref
+
+    @property
+    def store(self) -> str | None:
+        return self.citation.store
+
+    @cached_property
+    def taxonomy(self):
+        return self.tables.taxonomy()
+
+    def use_taxonomy(self, taxonomy) -> None:
+        """Share an already built tree of these tables (e.g. a mapping index's) instead of building another."""
+        if len(taxonomy.ids) != self.tables.nodes.height:
+            raise ValueError(f"the mapping index was built for a tree of {len(taxonomy.ids)} nodes, not for "
+                             f"{self.ref} ({self.tables.nodes.height} nodes)")
+        self.__dict__["taxonomy"] = taxonomy
+
+    def ranked_tree(self):
+        """The :class:`~taxoforge.trees.ranked_tree.RankedTree` of the breakdowns, on the same tree."""
+        if "_ranked" not in self.__dict__:
+            import polars as pl
+
+            from taxoforge.trees.ranked_tree import RankedTree
+
+            nodes, ranks = self.tables.nodes, None
+            if "rank" in nodes.columns:
+                ids = pl.DataFrame({"node_id": self.taxonomy.ids}, schema={"node_id": pl.String})
+                if nodes["node_id"].cast(pl.String).equals(ids["node_id"]):  # the tables' own order (sorted)
+                    ranks = nodes["rank"].cast(pl.String).to_numpy()
+                else:
+                    ranks = ids.join(nodes.select(pl.col("node_id").cast(pl.String), pl.col("rank").cast(pl.String)),
+                                     on="node_id", how="left", maintain_order="left")["rank"].to_numpy()
+            self.__dict__["_ranked"] = RankedTree(self.taxonomy, ranks, None, name=self.name, version=self.ref)
+        return self.__dict__["_ranked"]
+
+
+def cite_taxonomy(source, *, store=None, cache=None, altered: str = "refuse", progress: bool = False) -> CitedTaxonomy:
+    """The :class:`CitedTaxonomy` of ``source`` (module docstring); a :class:`CitedTaxonomy`
+    is returned as it is. ``store``: a :class:`~taxoforge.snapshots.store.SnapshotStore` or
+    URL (default ``$TAXOFORGE_SNAPSHOT_STORE`` or ``data/snapshots``); ``cache``: the local
+    store a remote snapshot is pulled into; ``altered``: ``"refuse"`` or ``"content"``."""
+    if isinstance(source, CitedTaxonomy):
+        return source
+    tables, citation = resolve_taxonomy(source, store=store, cache=cache, altered=altered, progress=progress)
+    return CitedTaxonomy(tables, citation)

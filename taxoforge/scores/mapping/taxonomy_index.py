@@ -1,0 +1,274 @@
+"""The index of one taxonomy, :class:`TaxonomyIndex`: its name tables (built once, or loaded from
+the store) and the batch driver that maps answers with them.
+
+Identical normalised answers are mapped once. Per answer, in SPEC §3's order: empty →
+the root; the exact stage; the contains stage; the n-gram stages; the answers still
+undecided (and, with ``contains_scope="topk_first"``, those with hits) get their exact
+top-k in one batch (:mod:`taxoforge.scores.mapping.candidates`), then the vote, then the
+top-1. Where a context is given (the question put to the model), answers whose decision
+was a tie are decided again with it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from taxoforge.scores.mapping.answers import Answer, joined_normal_form
+from taxoforge.scores.mapping.candidates import CandidateRetrieval
+from taxoforge.scores.mapping.config import MappingConfig, MappingResult
+from taxoforge.scores.mapping.keys import text_key
+from taxoforge.scores.mapping.name_tables import NameTables
+from taxoforge.scores.mapping.stages import Alg1Stages, Decision
+from taxoforge.scores.mapping.store import IndexInfo, open_name_embeddings, open_name_tables, read_index
+from taxoforge.scores.name_similarity import Similarity, similarity_from_spec
+from taxoforge.text import normalise_text
+
+__all__ = ["TaxonomyIndex", "subtree_sizes", "truncate_answer"]
+
+
+def truncate_answer(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, at the last whitespace of the last
+    fifth when there is one (a word is not cut in two)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ", int(limit * 0.8))
+    return cut[:space] if space > 0 else cut
+
+
+def subtree_sizes(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Number of nodes in each node's subtree (itself included)."""
+    size = np.ones(len(parent), np.int64)
+    for d in range(int(depth.max(initial=0)), 0, -1):
+        at = np.flatnonzero(depth == d)
+        np.add.at(size, parent[at], size[at])
+    return size
+
+
+class TaxonomyIndex:
+    """Everything Alg. 1 needs about one taxonomy, built once.
+
+    ``TaxonomyIndex(taxonomy, config)`` reads ``taxonomy.names_table`` (``node_id``,
+    ``name``) plus every node's label and builds the lookups
+    (:class:`~taxoforge.scores.mapping.name_tables.NameTables`) in memory;
+    :meth:`TaxonomyIndex.open` loads them from the index stored beside the tree (or in the
+    cache), building and storing them the first time (:mod:`~taxoforge.scores.mapping.store`).
+    ``map(answers)`` maps a batch of raw (or normalised) answers; ``names_anything(answers)``
+    tells which name a node.
+    """
+
+    def __init__(self, taxonomy, config: MappingConfig | None = None, similarity: Similarity | None = None, *,
+                 tables: NameTables | None = None, store: IndexInfo | None = None,
+                 progress: bool | None = None) -> None:
+        self.taxonomy = taxonomy
+        self.config = config or MappingConfig()
+        self._similarity_given = similarity is not None  # else made from the configuration (and so on unpickling)
+        self.similarity = similarity or similarity_from_spec(self.config.similarity)
+        self.tables = tables if tables is not None else NameTables(taxonomy, self.config)
+        self.store = store  # where the tables were loaded from (None: built in memory)
+        self.depth = taxonomy.depth_arr.astype(np.int64)
+        self.parent = taxonomy.parent_idx
+        self.subtree_size = subtree_sizes(self.parent, self.depth)
+        model = getattr(self.similarity, "model_id", None)
+        if store is not None and model and callable(getattr(self.similarity, "embed_names", None)):
+            # an embedding measure: the names' embeddings computed once per tree, stored beside the index
+            emb = open_name_embeddings(store, self.tables, model, self.similarity.embed_names, progress=progress)
+            self.similarity.bind(self.tables.strings, embeddings=emb)
+        else:
+            self.similarity.bind(self.tables.strings)
+        self.retrieval = CandidateRetrieval(self.tables, self.similarity, self.config)
+        self.stages = Alg1Stages(self.tables, self.retrieval, self.depth, self.parent, self.subtree_size,
+                                 self.config)
+
+    @classmethod
+    def open(cls, tree, config: MappingConfig | None = None, *, taxonomy=None, similarity: Similarity | None = None,
+             index_dir=None, progress: bool | None = None) -> "TaxonomyIndex":
+        """The index of ``tree`` (a :class:`~taxoforge.trees.tables.TreeTables` or a tree
+        folder) from its stored name tables — built and stored on first use, then
+        memory-mapped by every later call: under ``index_dir`` when given, else beside the
+        tree's folder, in its snapshot store, or in ``$TAXOFORGE_CACHE_DIR``
+        (:func:`taxoforge.scores.mapping.store.index_place`). ``taxonomy``: the tree's
+        :class:`~taxoforge.trees.taxonomy.Taxonomy` when already built; ``progress``: the
+        build's progress bar (None: on a terminal). :attr:`store` says where the index is
+        and whether this call built it."""
+        from pathlib import Path
+
+        from taxoforge.trees.tables import TreeTables
+
+        if not isinstance(tree, TreeTables):
+            tree = TreeTables.read(Path(tree))
+        config = config or MappingConfig()
+        taxonomy = taxonomy if taxonomy is not None else tree.taxonomy()
+        tables, info = open_name_tables(taxonomy, config, folder=tree.folder, index_dir=index_dir,
+                                        progress=progress, name=tree.name)
+        return cls(taxonomy, config, similarity, tables=tables, store=info, progress=progress)
+
+    # the name tables, as the reference implementation and the benchmarks read them
+    @property
+    def names(self) -> list[str]:
+        return self.tables.names
+
+    @property
+    def node_ptr(self) -> np.ndarray:
+        return self.tables.node_ptr
+
+    @property
+    def node_name(self) -> np.ndarray:
+        return self.tables.node_name
+
+    @property
+    def stats(self) -> dict:
+        return {"names": len(self.tables), "nodes": self.tables.n_nodes, **self.retrieval.stats}
+
+    def __reduce__(self):
+        # a stored index is re-opened from its folder (memory-mapped), not copied
+        if self.store is not None:  # the similarity is bound again there: its bound names need not travel
+            return (_reopen, (self.taxonomy, self.config, self.similarity if self._similarity_given else None,
+                              self.store))
+        return (TaxonomyIndex, (self.taxonomy, self.config, self.similarity))
+
+    def read(self, text: str, normalised: bool = False) -> Answer:
+        """``text`` as the mapper reads it."""
+        return Answer.read(text if normalised else joined_normal_form(text), self.config.base_forms)
+
+    def nodes_named(self, text: str) -> np.ndarray:
+        """Indexes of the nodes having a name whose key equals that of ``text``; where
+        several do, those among them with a name of the same normal form, if any (base
+        forms must not make a unique name ambiguous)."""
+        j = self.tables.lookup(text_key(text, self.config.base_forms))
+        if j is None:
+            return np.zeros(0, np.int64)
+        nodes = self.tables.nodes_of_name(j)
+        if len(nodes) > 1 and self.config.base_forms:
+            norm = normalise_text(text)
+            ids = self.taxonomy.ids
+            same = [v for v in nodes.tolist()
+                    if any(normalise_text(x) == norm
+                           for x in [self.taxonomy.label(str(ids[v])), *self.taxonomy.names(str(ids[v]))])]
+            if same:
+                nodes = np.asarray(same, np.int64)
+        return nodes
+
+    def names_anything(self, texts, normalised: bool = False) -> np.ndarray:
+        """Per text: does it name a node — a whole-answer (exact) or contained match of a
+        name that is not made only of non-naming words? (Refusal handling: an answer with
+        a refusal cue is an abstention unless its unrefused part names something.)"""
+        out = np.zeros(len(texts), bool)
+        for i, t in enumerate(texts):
+            ans = self.read(t, normalised)
+            if not ans.words:
+                continue
+            nodes = self.stages.exact(ans)
+            if nodes is not None and ans.lo < ans.hi:
+                out[i] = True
+            else:
+                out[i] = bool(len(self.stages.contains(ans)))
+        return out
+
+    # ------------------------------------------------------------------ mapping
+    def _decide_without_top_k(self, ans: Answer, context=frozenset()):
+        """(decision, None) when a stage decides without the top-k, else (None, (stage, hits))."""
+        st = self.stages
+        if not ans.words:
+            return (self.taxonomy.root_idx, "empty", 0.0, 1), None
+        if self.config.exact_stage:
+            found = st.exact_span(ans)
+            if found is not None:
+                return st.decide_exact(ans, found[0], context, key=found[1]), None
+        stage, hits = st.hits(ans)
+        if stage is not None and self.config.contains_scope == "all":
+            return st.pick(ans, stage, hits, context=context), None
+        return None, (stage, hits)
+
+    def _map_unique(self, answers: list[Answer], progress=None) -> list[Decision]:
+        out: list = [None] * len(answers)
+        pending = []
+        gap = self.stages.vote_ruled_out_gap()
+        for i, ans in enumerate(answers):
+            dec, wait = self._decide_without_top_k(ans)
+            if dec is None and wait[0] is None and gap < 1 and ans.lo < ans.hi:
+                # no stage before the vote decided and the answer has words that could name
+                # something: the top-1 alone decides when the vote is provably off
+                top1 = self.retrieval.top1_without_vote(ans.query, sorted(ans.content_words()), gap)
+                if top1 is not None:
+                    dec = (top1[0], "top1", top1[1], 1)
+            if dec is None:
+                pending.append((i, *wait))
+            else:
+                out[i] = dec
+        if progress is not None and len(answers) - len(pending):
+            progress(len(answers) - len(pending))
+        for start in range(0, len(pending), 1024):
+            chunk = pending[start:start + 1024]
+            tops = self.retrieval.top_k([(answers[i].query, sorted(answers[i].content_words())) for i, _, _ in chunk])
+            for (i, stage, hits), top in zip(chunk, tops):
+                dec = self.stages.finish(answers[i], stage, hits, top)
+                out[i] = dec if dec[0] >= 0 else (self.taxonomy.root_idx, dec[1], 0.0, 0)
+            if progress is not None:
+                progress(len(chunk))
+        return out
+
+    def vote_candidates(self, texts, normalised: bool = False) -> list:
+        """Per text: ``(top-k nodes, similarities)`` when it reaches the vote (no exact,
+        contained or n-gram match), else None (temperature calibration)."""
+        answers = [self.read(t, normalised) for t in texts]
+        need = [i for i, a in enumerate(answers)
+                if a.words and self._decide_without_top_k(a)[0] is None and self.stages.hits(a)[0] is None]
+        out: list = [None] * len(answers)
+        tops = self.retrieval.top_k([(answers[i].query, sorted(answers[i].content_words())) for i in need])
+        for i, top in zip(need, tops):
+            out[i] = top
+        return out
+
+    def map(self, predictions, normalised: bool = False, progress=None, contexts=None) -> MappingResult:
+        """Map a sequence of answers (raw text unless ``normalised``: already in their
+        normal form). An answer longer than ``max_answer_chars`` is cut there first and
+        flagged in ``truncated``. Identical (joined) normal forms are mapped once. ``contexts`` (optional, one text per answer, e.g. the question)
+        break ties between nodes sharing a name. ``progress`` is an optional callable
+        ``progress(n_done)``."""
+        cap = self.config.max_answer_chars
+        raw = [p or "" for p in predictions]
+        truncated = np.fromiter((len(p) > cap for p in raw), bool, count=len(raw))
+        raw = [truncate_answer(p, cap) if t else p for p, t in zip(raw, truncated.tolist())]
+        preds = raw if normalised else [joined_normal_form(p) for p in raw]
+        uniq: dict[str, int] = {}
+        inv = np.fromiter((uniq.setdefault(p, len(uniq)) for p in preds), dtype=np.int64, count=len(preds))
+        answers = [Answer.read(p, self.config.base_forms) for p in uniq]
+        self.similarity.prepare([a.query for a in answers])  # an embedding measure embeds them in batches
+        decisions = self._map_unique(answers, progress=progress)
+        n = len(preds)
+        node = np.fromiter((decisions[j][0] for j in inv.tolist()), np.int64, count=n)
+        stage = np.array([decisions[j][1] for j in inv.tolist()], dtype=object)
+        score = np.fromiter((decisions[j][2] for j in inv.tolist()), np.float64, count=n)
+        tied = np.fromiter((decisions[j][3] for j in inv.tolist()), np.int64, count=n)
+        if contexts is not None:
+            self._redecide_ties(answers, inv, contexts, node, stage, score, tied)
+        stages, counts = np.unique(stage, return_counts=True) if n else ([], [])
+        stats = dict(self.stats, unique_predictions=len(uniq), temperature=self.config.temperature,
+                     stages=dict(zip([str(s) for s in stages], [int(c) for c in counts])),
+                     ambiguous=int((tied > 1).sum()), truncated=int(truncated.sum()))
+        return MappingResult(node_idx=node, stage=stage, score=score, tied=tied, stats=stats, truncated=truncated)
+
+    def _redecide_ties(self, answers, inv, contexts, node, stage, score, tied) -> None:
+        for r in np.flatnonzero(tied > 1).tolist():
+            ctx = contexts[r]
+            if not ctx:
+                continue
+            words = frozenset(self.read(ctx).content_words())
+            dec, _ = self._decide_without_top_k(answers[inv[r]], words)
+            if dec is not None:
+                node[r], stage[r], score[r], tied[r] = dec
+
+
+def _reopen(taxonomy, config: MappingConfig, similarity: Similarity | None, store: IndexInfo) -> TaxonomyIndex:
+    """Unpickling a stored index: its folder memory-mapped again (rebuilt in memory if it
+    is gone or no longer valid)."""
+    import dataclasses
+    import time
+
+    t0 = time.perf_counter()
+    tables = read_index(store.path, store.tree_key, config)
+    if tables is None:
+        return TaxonomyIndex(taxonomy, config, similarity)
+    loaded = dataclasses.replace(store, built=False, seconds=time.perf_counter() - t0)
+    return TaxonomyIndex(taxonomy, config, similarity, tables=tables, store=loaded)
