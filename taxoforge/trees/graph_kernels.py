@@ -50,8 +50,20 @@ _MAX_DIGIT_BITS = 12
 
 
 def compiled(fn):
-    """``numba.njit(cache=True, nogil=True)(fn)``; uncached where numba has nowhere to cache
-    (it raises ``RuntimeError: cannot cache function …`` then)."""
+    """Compile ``fn`` with numba, cached on disk where numba can write its cache.
+
+    Parameters
+    ----------
+    fn : callable
+        A function numba's ``nopython`` mode compiles.
+
+    Returns
+    -------
+    numba dispatcher
+        ``numba.njit(cache=True, nogil=True)(fn)``, or ``numba.njit(nogil=True)(fn)`` where
+        numba finds no folder for its cache (it raises ``RuntimeError: cannot cache
+        function …`` then: a read-only checkout and a read-only home).
+    """
     try:
         return njit(cache=True, nogil=True)(fn)
     except RuntimeError:

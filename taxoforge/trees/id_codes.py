@@ -32,9 +32,22 @@ _MAX_DIGITS = 17
 
 
 def encode_ids(columns: list[pl.Series]) -> tuple[pl.Series, list[np.ndarray]]:
-    """``(ids, codes)``: the distinct values of the string ``columns`` (no nulls) in sorted
-    order, and for each column the ``int64`` code (position in ``ids``) of every row.
+    """Give every distinct id a code, its position in the sorted list of the distinct ids.
 
+    Parameters
+    ----------
+    columns : list of polars.Series
+        String columns without nulls (they may differ in length).
+
+    Returns
+    -------
+    ids : polars.Series
+        The distinct values of all ``columns``, sorted byte-wise (as polars sorts strings).
+    codes : list of numpy.ndarray
+        For each column, the ``int64`` code (position in ``ids``) of every row.
+
+    Examples
+    --------
     >>> ids, (a, b) = encode_ids([pl.Series(["wd:Q2", "wd:Q10"]), pl.Series(["wd:Q10", "x"])])
     >>> ids.to_list(), a.tolist(), b.tolist()
     (['wd:Q10', 'wd:Q2', 'x'], [1, 0], [0, 2])
