@@ -1,4 +1,4 @@
-"""Read model-output files (JSONL, CSV, Parquet) into one canonical table (SPEC §4).
+"""Read model-output files (JSONL, CSV, Parquet) into one canonical table (docs/method.md#model-outputs).
 
 Canonical columns (all strings but ``line``):
 

@@ -1,4 +1,5 @@
-"""From a directed graph to a rooted tree by longest root paths.
+"""From a directed graph to a rooted tree by longest root paths (Snæbjarnarson et al. 2025 [1] §4.1;
+docs/method.md#from-a-graph-to-a-tree).
 
 Input
     An edge table ``(child, parent)`` of string node ids — e.g. Wikidata's subclass-of
@@ -47,11 +48,9 @@ Where the time goes (2 M nodes, 2.33 M edges, Wikidata-shaped; ``benchmarks/benc
 
 References
 ----------
-Kiritchenko, S., Matwin, S., Nock, R., Famili, A. F. "Learning and evaluation in the
-presence of class hierarchies: application to text categorization." Canadian AI, 2006.
-Suchanek, F. M. et al. "YAGO 4.5: A large and clean knowledge base with a rich taxonomy."
-SIGIR 2024 (deterministic cycle removal, every removed edge reported).
-Kahn, A. B. "Topological sorting of large networks." Communications of the ACM 5(11), 1962.
+Numbers of docs/references.md: [5] Kiritchenko et al. 2006 (hierarchical measures on a tree);
+[8] Suchanek et al., YAGO 4.5, SIGIR 2024 (deterministic cycle removal, every removed edge
+reported); [9] Kahn 1962 (topological sorting).
 """
 
 from __future__ import annotations

@@ -32,10 +32,9 @@ read-only home), instead of failing at import.
 
 References
 ----------
-Kahn, A. B. "Topological sorting of large networks." Communications of the ACM 5(11),
-1962. Tarjan, R. E. "Depth-first search and linear graph algorithms." SIAM Journal on
-Computing 1(2), 1972. Knuth, D. E. The Art of Computer Programming, vol. 3, §5.2.5 (radix
-sorting).
+Numbers of docs/references.md: [9] Kahn 1962 (topological sorting); [10] Tarjan 1972
+(depth-first search, strongly connected components). Radix sorting: Knuth, *The Art of
+Computer Programming*, vol. 3, §5.2.5.
 """
 
 from __future__ import annotations
