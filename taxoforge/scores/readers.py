@@ -1,23 +1,30 @@
-"""Read model-output files (JSONL, CSV, Parquet) into one canonical table (SPEC §4).
+"""Read model-output files into one canonical table (the scoring run's input).
 
-Canonical columns (all strings but ``line``):
+Canonical columns (all strings but ``line`` and ``harness_correct``):
 
-``line``      1-based line of the row in the file (JSONL and CSV: the line the record starts
-              on; Parquet: the row number), used in every report about the row
+``line``      1-based line of the row in the file (JSONL, CSV: the line the record starts on;
+              a JSON array: the line its element opens on; Parquet: the row number; xlsx: the
+              spreadsheet row), used in every report about the row
 ``id``        sample id (default: ``<file stem>:<line>``)
-``model``, ``prompt``, ``dataset``   optional grouping keys (default ``"unknown"``)
-``question``  the question put to the model (needed to resolve multiple-choice letters)
+``model``, ``dataset``, ``prompt``   grouping keys: from the rows, else the file's path under its
+              layout (:mod:`~taxoforge.scores.harness_layouts`), else the file stem (model,
+              dataset) and ``default`` (prompt); ``defaults`` (``--model`` …) override the path
+``question``  the question put to the model (its options resolve multiple-choice letters)
 ``output``    the model's raw text, unchanged
-``label``     the ground truth as given: a node id, a dataset label id, or a label text
+``label``     the ground truth as given: a node id, a dataset label id, a label text, or an
+              option letter
+``options``   the row's options as JSON (``{"A": …, "B": …}``) when the file gives them as
+              fields (VLMEvalKit's ``A``–``D`` columns, a ``doc``'s options), else null
+``category``  the row's category when the file has one
+``harness_correct``   the harness's own verdict on the row (``hit``, ``exact_match`` …), or null
 
-**Column mapping.** ``columns={"output": "response", "label": "gt"}`` maps canonical names
-to the file's column names. Without a mapping the adapter is detected from the columns:
-
-``vlm4bio``   VLM4Bio result rows ``{"question", "target-class", "output", "option-gt",
-              "image-path", …}``: ``label`` = ``target-class``, ``id`` = ``image-path``;
-              ``model``, ``dataset``, ``prompt`` come from the file path
-              (``results/<dataset>/[<prompt>/]classification/<mode>/classification_<model>_<mode>_num_…jsonl``).
-``generic``   ``{id, model, prompt, dataset, output, label}`` (``question`` optional).
+**Layouts, no flags.** The file kind comes from the name (``.jsonl``, ``.json`` — an array, a
+document or JSON Lines, told by the content —, ``.csv``, ``.tsv``, ``.parquet``, ``.xlsx``) or
+``fmt``; the layout (VLM4Bio, lmms-eval of either generation, VLMEvalKit predictions and judge
+files, generic) from the columns, and the model and dataset from the path as each harness
+writes it (:mod:`~taxoforge.scores.harness_layouts`). ``columns={"output": "filtered_resps[0]",
+"label": "doc.target-class"}`` maps canonical names to columns or column paths (nested fields,
+list elements) and overrides the layout's.
 
 **Headerless CSV/TSV.** ``header=False`` reads the first line as data; ``column_names``
 declares the names of the fields in order (fields beyond them are ``column_<n>``, 1-based;
@@ -41,198 +48,65 @@ then name/probability pairs, whose ground truth is the image file name
 --derive label image REGEX``). Label texts such as ``acacia_saligna`` resolve through the
 label linker's normal form (underscores and case ignored).
 
-A file that cannot be read — bad JSON, JSON nested too deeply, bytes that are not UTF-8, a
-CSV row with the wrong number of fields or a header naming a column twice, no output/label
-column — raises :class:`OutputFileError` naming the file and the line. A byte-order mark at
-the start of a JSONL or CSV file is allowed. Sample ids that several rows share (within a
-model, dataset and prompt) raise a :class:`DuplicateIdWarning` naming them and their lines;
-every row is still scored, and the run reports the count.
-Rows that can be read but not scored are *not* dropped here; :mod:`taxoforge.scores.run`
-reports them with their line numbers.
+A file that cannot be read — bad JSON, a key twice in one object, a lone surrogate, JSON
+nested too deeply, bytes that are not UTF-8, a record over the byte cap, a CSV row with the
+wrong number of fields or a header naming a column twice, no output/label column — raises
+:class:`OutputFileError` naming the file and the line (:mod:`~taxoforge.scores.record_files`);
+one whose layout cannot be told also suggests the ``--column`` options that would read it.
+A byte-order mark at the start of a file is allowed. Sample ids that several rows share within
+one model, dataset and prompt are an error naming the files and lines, unless
+``allow_duplicate_ids``. Rows that can be read but not scored are *not* dropped here;
+:mod:`taxoforge.scores.run` reports them with their line numbers.
 """
 
 from __future__ import annotations
 
-import csv
+import difflib
 import glob
 import json
 import re
-import warnings
 from pathlib import Path
 
 import polars as pl
 
-__all__ = ["OutputFileError", "DuplicateIdWarning", "read_outputs", "duplicate_ids", "CANONICAL", "detect_adapter",
-           "vlm4bio_path_info", "OUTPUT_SUFFIXES", "expand_output_paths"]
+from taxoforge.scores.harness_layouts import (LAYOUT_COLUMNS, column_value, detect_layout, harness_correct,
+                                              path_info, row_options, suggest_columns, unwrap, vlm4bio_path_info)
+from taxoforge.scores.options import FILE_KINDS, ReadOptions, split_options
+from taxoforge.scores.record_files import (OutputFileError, read_csv, read_json, read_jsonl, read_parquet,
+                                          read_xlsx, sniff_kind)
+
+__all__ = ["OutputFileError", "read_outputs", "read_files", "duplicate_ids", "check_duplicate_ids", "CANONICAL",
+           "detect_adapter", "vlm4bio_path_info", "OUTPUT_SUFFIXES", "expand_output_paths", "file_kind",
+           "ReadOptions"]
 
 #: The file kinds read as model outputs (a folder given to :func:`expand_output_paths` means these files in it).
-OUTPUT_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".tsv", ".parquet")
+OUTPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".xlsx")
 
-CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label")
-_ADAPTERS = {
-    "vlm4bio": {"question": "question", "output": "output", "label": "target-class", "id": "image-path"},
-    "generic": {c: c for c in CANONICAL},
-}
+CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label", "category")
+_SUFFIX_KINDS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
+                 ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
 
 
-class OutputFileError(ValueError):
-    """A model-output file that cannot be read; the message names the file and line."""
-
-
-def _decode(raw: bytes, path: Path, n: int) -> str:
-    try:
-        return raw.decode("utf-8-sig" if n == 1 else "utf-8")  # a byte-order mark opens a file, not a line
-    except UnicodeDecodeError as e:
-        raise OutputFileError(f"{path}:{n}: not UTF-8 text ({e.reason}: byte {raw[e.start:e.start + 1]!r} at "
-                              f"column {e.start + 1}); re-encode the file as UTF-8") from None
-
-
-def _read_jsonl(path: Path) -> tuple[list[dict], list[int]]:
-    rows, lines = [], []
-    with path.open("rb") as fh:
-        for n, raw in enumerate(fh, start=1):
-            s = _decode(raw, path, n).strip()
-            if not s:
-                continue
-            try:
-                obj = json.loads(s)
-            except json.JSONDecodeError as e:
-                raise OutputFileError(f"{path}:{n}: not valid JSON ({e.msg} at column {e.colno}); "
-                                      "expected one JSON object per line") from None
-            except RecursionError:
-                raise OutputFileError(f"{path}:{n}: JSON nested too deeply to read; "
-                                      "expected one flat JSON object per line") from None
-            if not isinstance(obj, dict):
-                raise OutputFileError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
-            rows.append(obj)
-            lines.append(n)
-    return rows, lines
-
-
-class _Utf8Lines:
-    """The lines of a binary file as text, for :mod:`csv`; a byte that is not UTF-8 is an
-    :class:`OutputFileError` naming the physical line."""
-
-    def __init__(self, fh, path: Path) -> None:
-        self._fh, self._path, self.n = fh, path, 0
-
-    def __iter__(self):
-        return self
-
-    def __next__(self) -> str:
-        raw = self._fh.readline()
-        if not raw:
-            raise StopIteration
-        self.n += 1
-        return _decode(raw, self._path, self.n)
-
-
-def _field_names(declared, n: int) -> list[str]:
-    """``declared`` names for the first fields, ``column_<i>`` (1-based) for the rest."""
-    names = list(declared or [])[:n]
-    return names + [f"column_{i}" for i in range(len(names) + 1, n + 1)]
-
-
-def _read_csv(path: Path, delimiter: str | None, header: bool = True,
-              column_names=None) -> tuple[list[dict], list[int]]:
-    rows, lines = [], []
-    if column_names is not None and len(set(column_names)) != len(list(column_names)):
-        raise OutputFileError(f"{path}: column names must be distinct, got {list(column_names)}")
-    with path.open("rb") as fh:
-        if delimiter is None:
-            delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
-        reader = csv.reader(_Utf8Lines(fh, path), delimiter=delimiter)
-        if header:
-            try:
-                header_row = next(reader)
-            except StopIteration:
-                return [], []
-            except csv.Error as e:
-                raise OutputFileError(f"{path}:1: cannot read the CSV header: {e}") from None
-            if column_names is not None:
-                header_row = _field_names(column_names, len(header_row))
-            dup = sorted({h for h in header_row if header_row.count(h) > 1})
-            if dup:
-                raise OutputFileError(f"{path}:1: the CSV header names a column twice ({', '.join(dup)})")
-            start = reader.line_num + 1
-        else:
-            header_row = None
-            start = 1
-        header = header_row
-        while True:
-            try:
-                rec = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as e:
-                raise OutputFileError(f"{path}:{start}: malformed CSV: {e}") from None
-            if rec and header is None:
-                header = _field_names(column_names, len(rec))
-            if rec and len(rec) != len(header):
-                raise OutputFileError(f"{path}:{start}: {len(rec)} fields, the {'header' if header_row else 'first line'} "
-                                      f"has {len(header)} ({', '.join(header)})")
-            if rec:
-                rows.append({h: (v if v != "" else None) for h, v in zip(header, rec)})
-                lines.append(start)
-            start = reader.line_num + 1
-    return rows, lines
-
-
-def _read_parquet(path: Path) -> tuple[list[dict], list[int]]:
-    try:
-        df = pl.read_parquet(path)
-    except Exception as e:  # noqa: BLE001 - pyarrow/polars raise many kinds
-        raise OutputFileError(f"{path}: not a readable Parquet file: {e}") from None
-    return df.to_dicts(), list(range(1, df.height + 1))
+def file_kind(path: Path, fmt: str | None = None) -> str:
+    """The file kind of ``path`` (:data:`~taxoforge.scores.options.FILE_KINDS`): ``fmt``,
+    else its suffix, else its first bytes (``[`` a JSON array, ``{`` JSON Lines)."""
+    if fmt:
+        return fmt.lower()
+    kind = _SUFFIX_KINDS.get(path.suffix.lower()) or sniff_kind(path)
+    if kind is None:
+        raise OutputFileError(f"{path}: cannot tell the file kind from {path.suffix or 'its name'!r} or its content; "
+                              f"expected one of {', '.join(_SUFFIX_KINDS)}, or name it: taxoforge score '{path}' "
+                              f"TAXONOMY --format {'|'.join(FILE_KINDS)}")
+    return kind
 
 
 def detect_adapter(columns) -> str:
-    """``vlm4bio`` or ``generic`` from the column names; ``OutputFileError`` if neither fits."""
-    cols = set(columns)
-    if {"target-class", "output"} <= cols or {"option-gt", "output"} <= cols:
-        return "vlm4bio"
-    if {"output", "label"} <= cols:
-        return "generic"
-    raise OutputFileError(f"cannot tell the format from the columns {sorted(cols)}: expected VLM4Bio rows "
-                          "(question, target-class, output, option-gt) or generic rows (id, model, prompt, "
-                          "dataset, output, label); pass a column mapping")
-
-
-_VLM4BIO_FILE = re.compile(r"classification_(?P<model>.+?)_(?P<mode>selection|direct|open)(?:_num_\d+)?(?:_chunk_\d+)?$")
-
-
-def vlm4bio_path_info(path: str | Path) -> dict[str, str]:
-    """``model``, ``dataset``, ``prompt`` of a VLM4Bio result file from its path."""
-    p = Path(path)
-    m = _VLM4BIO_FILE.match(p.stem)
-    model = m.group("model") if m else p.stem
-    mode = m.group("mode") if m else "unknown"
-    parts = list(p.parts)
-    dataset, prompt = "unknown", mode
-    if "results" in parts:
-        rest = parts[parts.index("results") + 1:-1]
-        if rest:
-            dataset = rest[0]
-        if "classification" in rest:
-            pre = rest[1:rest.index("classification")]
-            if pre:
-                prompt = f"{'/'.join(pre)}/{mode}"
-    elif len(parts) >= 2:
-        dataset = parts[-2]
-    return {"model": model, "dataset": dataset, "prompt": prompt}
-
-
-def _fmt(path: Path, fmt: str | None) -> str:
-    if fmt:
-        return fmt.lower()
-    suf = "".join(path.suffixes[-2:]).lower() if path.suffix.lower() == ".gz" else path.suffix.lower()
-    if suf in (".jsonl", ".ndjson", ".json"):
-        return "jsonl"
-    if suf in (".csv", ".tsv", ".tab"):
-        return "csv"
-    if suf in (".parquet", ".pq"):
-        return "parquet"
-    raise OutputFileError(f"{path}: unknown file type {suf!r}; expected .jsonl, .csv/.tsv or .parquet (or pass fmt=)")
+    """The layout the column names say (:func:`~taxoforge.scores.harness_layouts.detect_layout`);
+    :class:`OutputFileError` if none fits."""
+    layout = detect_layout(columns)
+    if layout is None:
+        raise OutputFileError(f"cannot tell the format from the columns {sorted(columns)}")
+    return layout
 
 
 def _derivations(path: Path, derive) -> dict[str, tuple[str, re.Pattern]]:
@@ -263,82 +137,115 @@ def _derived(row: dict, source: str, pattern: re.Pattern) -> tuple[str | None, s
     return (m.group(1) if pattern.groups else m.group(0)), None
 
 
-def _check_mapping(path: Path, columns: dict[str, str] | None, present: set[str], has_rows: bool) -> None:
-    """Every ``canonical=column`` pair names a canonical column and a column of the file; a
-    typo says which column is missing, the nearest names, and lists the file's columns."""
-    import difflib
-
+def _check_mapping(path: Path, columns, rows: list[dict], present: set[str]) -> None:
+    """Every ``canonical=column`` pair names a canonical column and a column (or column path)
+    of the file; a typo says which column is missing, the nearest names, and lists the file's
+    columns."""
     for canon, col in (columns or {}).items():
         if canon not in CANONICAL:
             near = difflib.get_close_matches(canon, CANONICAL, n=1)
             raise OutputFileError(f"{path}: column mapping {canon}={col}: {canon!r} is not a canonical column"
                                   + (f" (did you mean {near[0]!r}?)" if near else "")
                                   + f"; canonical columns are {', '.join(CANONICAL)}")
-        if has_rows and col not in present:
-            near = difflib.get_close_matches(col, sorted(present), n=3)
-            raise OutputFileError(f"{path}: column mapping {canon}={col}: the file has no column {col!r}"
+        if rows and col not in present and not any(column_value(r, col, None) is not None for r in rows[:1000]):
+            head = re.split(r"[.\[]", col, maxsplit=1)[0]
+            near = difflib.get_close_matches(head, sorted(present), n=3)
+            what = f"no column {col!r}" if head == col or head not in present else f"nothing at {col!r}"
+            raise OutputFileError(f"{path}: column mapping {canon}={col}: the file has {what}"
                                   + (f" (did you mean {' or '.join(repr(x) for x in near)}?)" if near else "")
                                   + f"; its columns are {', '.join(sorted(present))}")
 
 
-def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str, str] | None = None,
-                 adapter: str = "auto", defaults: dict[str, str] | None = None,
-                 delimiter: str | None = None, header: bool = True, column_names=None,
-                 derive: dict[str, tuple[str, str]] | None = None,
-                 require: tuple[str, ...] = ("output", "label")) -> pl.DataFrame:
+def _cannot_tell(path: Path, rows: list[dict], present: set[str], require) -> OutputFileError:
+    words = suggest_columns(rows, require)
+    cmd = " ".join([f"taxoforge score '{path}' TAXONOMY", *(w if w == "--column" else f"'{w}'" for w in words)])
+    return OutputFileError(
+        f"{path}: cannot tell the format from the columns {', '.join(sorted(present))}: expected lmms-eval samples "
+        "(doc_id, target, filtered_resps), VLMEvalKit predictions (index, question, answer, prediction), VLM4Bio "
+        "rows (question, target-class, output) or generic rows (output, label). Name the columns (nested fields as "
+        f"doc.KEY, list elements as KEY[0]), e.g.:\n  {cmd}", suggestion=words)
+
+
+def _text(v) -> str | None:
+    """A canonical text value: strings as they are, integral floats without '.0', lists and
+    objects as JSON."""
+    v = unwrap(v)
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, float):
+        if v != v:
+            return None
+        return str(int(v)) if v.is_integer() else repr(v)
+    if isinstance(v, (list, dict)):
+        return json.dumps(v, ensure_ascii=False)
+    return str(v)
+
+
+def _read_records(path: Path, kind: str, o: ReadOptions) -> tuple[list[dict], list[int], dict]:
+    if kind != "csv" and kind != "tsv" and (not o.header or o.column_names is not None):
+        raise OutputFileError(f"{path}: header=False and column_names apply to CSV/TSV files, not {kind}")
+    if kind == "jsonl":
+        return (*read_jsonl(path, o.max_record_bytes), {})
+    if kind == "json":
+        return read_json(path, o.max_record_bytes, o.max_table_bytes)
+    if kind in ("csv", "tsv"):
+        delim = o.delimiter or ("\t" if kind == "tsv" else None)
+        return (*read_csv(path, o.max_record_bytes, delim, o.header, o.column_names), {})
+    if kind == "parquet":
+        return (*read_parquet(path, o.max_table_bytes), {})
+    if kind == "xlsx":
+        return (*read_xlsx(path, o.max_table_bytes), {})
+    raise OutputFileError(f"{path}: unknown file type {kind!r}; expected one of {', '.join(FILE_KINDS)}")
+
+
+def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs) -> pl.DataFrame:
     """Read one model-output file into the canonical table (module docstring).
 
-    ``columns`` maps canonical names to the file's names and overrides the adapter's (a
-    name the file lacks is an :class:`OutputFileError` listing the file's columns);
-    ``defaults`` fills ``model``/``prompt``/``dataset`` where the file has none;
-    ``header``/``column_names`` read a CSV/TSV without a header line; ``derive`` takes
-    canonical columns from other columns by a regex (module docstring). ``require``: the
-    canonical columns the file must have (mapping answers to nodes needs no ``label``)."""
+    ``options``: a :class:`~taxoforge.scores.options.ReadOptions`; keyword options
+    (``columns=``, ``defaults=``, ``fmt=``, ``layout=`` or ``adapter=``, ``header=``,
+    ``column_names=``, ``derive=``, ``require=``, ``allow_duplicate_ids=`` …) are the same
+    fields, applied on top of it."""
+    o = split_options(kwargs, read=options, where="read_outputs")[0] if kwargs else (options or ReadOptions())
     path = Path(path)
     if not path.is_file():
         raise OutputFileError(f"{path}: no such file")
-    kind = _fmt(path, fmt)
-    if kind != "csv" and (not header or column_names is not None):
-        raise OutputFileError(f"{path}: header=False and column_names apply to CSV/TSV files, not {kind}")
-    derivations = _derivations(path, derive)
-    readers = {"jsonl": _read_jsonl, "parquet": _read_parquet}
-    rows, lines = readers.get(kind, lambda p: _read_csv(p, delimiter, header, column_names))(path)
+    kind = file_kind(path, o.fmt)
+    derivations = _derivations(path, o.derive)
+    rows, lines, meta = _read_records(path, kind, o)
     present = set().union(*(r.keys() for r in rows)) if rows else set()
     for canon, (source, _) in derivations.items():
         if rows and source not in present:
             raise OutputFileError(f"{path}: derive {canon!r}: no column {source!r} (columns: {sorted(present)})")
-    _check_mapping(path, columns, present, bool(rows))
-    given = set(columns or {}) | set(derivations)
-    if adapter == "auto":
-        if not rows or set(require) <= given:
-            adapter = "generic"
-        else:
-            try:
-                adapter = detect_adapter(present)
-            except OutputFileError:
-                if "label" not in require:
-                    adapter = "generic"  # answers without ground truths
-                elif "label" not in given and "label" not in present and "output" in given:
-                    raise OutputFileError(
-                        f"{path}: no ground-truth column: name it with a column mapping label=COLUMN (the file's "
-                        f"columns are {', '.join(sorted(present))}); answers without ground truths can be mapped to "
-                        "nodes but not scored (`taxoforge map`)") from None
-                else:
-                    raise
-    if adapter not in _ADAPTERS:
-        raise ValueError(f"unknown adapter {adapter!r}; choose auto, {', '.join(_ADAPTERS)}")
-    mapping = dict(_ADAPTERS[adapter])
-    mapping.update(columns or {})
-    for need in require:
-        if rows and need not in derivations and mapping.get(need) not in present:
-            raise OutputFileError(f"{path}: no column {mapping.get(need)!r} for {need!r} (columns: {sorted(present)}); "
-                                  "pass a column mapping")
-    fill = {"model": "unknown", "prompt": "unknown", "dataset": "unknown"}
-    if adapter == "vlm4bio":
-        fill.update(vlm4bio_path_info(path))
-    fill.update(defaults or {})
+    _check_mapping(path, o.columns, rows, present)
+    given = set(o.columns) | set(derivations)
+    layout = o.layout
+    if layout == "auto":
+        layout = detect_layout(present) if rows else "generic"
+        if layout is None:
+            if set(o.require) <= given or "label" not in o.require:
+                layout = "generic"
+            elif "label" not in given and "output" in given:
+                raise OutputFileError(
+                    f"{path}: no ground-truth column: name it with a column mapping label=COLUMN (the file's "
+                    f"columns are {', '.join(sorted(present))}); answers without ground truths can be mapped to "
+                    "nodes but not scored (`taxoforge map`)")
+            else:
+                raise _cannot_tell(path, rows, present, o.require)
+    if layout not in LAYOUT_COLUMNS:
+        raise ValueError(f"unknown layout {layout!r}; choose auto, {', '.join(LAYOUT_COLUMNS)}")
+    candidates = {c: tuple(LAYOUT_COLUMNS[layout].get(c, ())) for c in CANONICAL}
+    for c, col in o.columns.items():
+        candidates[c] = (col,)
+    for need in o.require:
+        if rows and need not in derivations and not any(
+                column_value(r, p, None) is not None for r in rows[:1000] for p in candidates[need]):
+            if not any(p in present for p in candidates[need]):
+                raise _cannot_tell(path, rows, present, o.require)
+    fill = {"model": path.stem, "dataset": path.stem, "prompt": "default"}
+    fill.update(path_info(layout, path, meta, rows))
+    fill.update(o.defaults)
     data: dict[str, list] = {c: [] for c in CANONICAL}
-    extra_gt, notes = [], []
+    extra_gt, notes, options, verdicts = [], [], [], []
     for r, n in zip(rows, lines):
         note = []
         for c in CANONICAL:
@@ -347,51 +254,83 @@ def read_outputs(path: str | Path, *, fmt: str | None = None, columns: dict[str,
                 if why:
                     note.append(f"{c}: {why}")
             else:
-                v = r.get(mapping.get(c, c)) if mapping.get(c) else None
+                v = None
+                for p in candidates[c]:
+                    v = column_value(r, p, None)
+                    if v is not None and (c != "question" or isinstance(v, str)):
+                        break
+                    v = None
             if c == "output":
-                data[c].append(v)  # kept exactly; type problems are reported per row later
+                data[c].append(unwrap(v))  # kept exactly; type problems are reported per row later
                 continue
-            if v is not None and not isinstance(v, str):
-                v = json.dumps(v) if isinstance(v, (list, dict)) else str(v)
+            v = _text(v)
             if c == "id" and v is None:
                 v = f"{path.stem}:{n}"
             if c in fill and v is None:
                 v = fill[c]
             data[c].append(v)
-        extra_gt.append(r.get("option-gt") if adapter == "vlm4bio" else None)
+        extra_gt.append(_text(r.get("option-gt")) if layout == "vlm4bio" else None)
         notes.append("; ".join(note) or None)
+        opts = row_options(r)
+        options.append(json.dumps(opts, ensure_ascii=False) if opts else None)
+        verdicts.append(harness_correct(r))
     out_type = [type(v).__name__ for v in data["output"]]
     df = pl.DataFrame(
         {"line": lines, **{c: data[c] for c in CANONICAL if c != "output"},
-         "output": [v if isinstance(v, str) or v is None else json.dumps(v) for v in data["output"]],
-         "output_type": out_type, "option_gt": [None if g is None else str(g) for g in extra_gt], "note": notes},
+         "output": [v if isinstance(v, str) or v is None else json.dumps(v, ensure_ascii=False) for v in data["output"]],
+         "output_type": out_type, "option_gt": extra_gt, "note": notes, "options": options,
+         "harness_correct": verdicts},
         schema_overrides={"line": pl.Int64, **{c: pl.String for c in CANONICAL}, "option_gt": pl.String,
-                          "note": pl.String},
+                          "note": pl.String, "options": pl.String, "harness_correct": pl.Float64},
     )
-    _warn_duplicate_ids(df, path)
-    return df.with_columns(pl.lit(str(path)).alias("file"), pl.lit(adapter).alias("adapter"))
+    df = df.with_columns(pl.lit(str(path)).alias("file"), pl.lit(layout).alias("adapter"))
+    check_duplicate_ids(df, o.allow_duplicate_ids)
+    return df
 
 
-class DuplicateIdWarning(UserWarning):
-    """Rows of one file share a sample id (within a model, dataset and prompt)."""
+def read_files(paths, options: ReadOptions | None = None, **kwargs) -> pl.DataFrame:
+    """The canonical tables of ``paths`` (:func:`read_outputs`, same options), one after the
+    other; the ``file`` column says where each row came from. A file that cannot be read
+    raises :class:`OutputFileError` naming it; sample ids shared within one model, dataset and
+    prompt — in one file or across files — are an error naming the files and lines unless
+    ``allow_duplicate_ids``."""
+    o = split_options(kwargs, read=options, where="read_files")[0] if kwargs else (options or ReadOptions())
+    frames = [read_outputs(p, o) for p in paths]
+    if not frames:
+        raise ValueError("no model-output files given")
+    if len(frames) == 1:
+        return frames[0]
+    rows = pl.concat(frames, how="diagonal_relaxed")
+    check_duplicate_ids(rows, o.allow_duplicate_ids)
+    return rows
 
 
 def duplicate_ids(df: pl.DataFrame) -> pl.DataFrame:
-    """``model``, ``dataset``, ``prompt``, ``id`` and the ``lines`` of every id that more than
-    one row of the canonical table carries."""
+    """``model``, ``dataset``, ``prompt``, ``id``, the ``lines`` and ``where`` (``file:line``)
+    of every id that more than one row of the canonical table carries."""
     keys = ["model", "dataset", "prompt", "id"]
-    return (df.group_by(keys, maintain_order=True).agg(pl.col("line").sort().alias("lines"))
+    where = (pl.col("file") + ":" + pl.col("line").cast(pl.String)) if "file" in df.columns \
+        else pl.col("line").cast(pl.String)
+    return (df.group_by(keys, maintain_order=True)
+            .agg(pl.col("line").sort().alias("lines"), where.alias("where"))
             .filter(pl.col("lines").list.len() > 1))
 
 
-def _warn_duplicate_ids(df: pl.DataFrame, path: Path) -> None:
-    if not df.height:
+def check_duplicate_ids(df: pl.DataFrame, allow: bool = False) -> None:
+    """Raise :class:`OutputFileError` naming the files and lines of sample ids that rows of
+    one model, dataset and prompt share, unless ``allow``."""
+    if allow or not df.height:
         return
     dup = duplicate_ids(df)
-    if dup.height:
-        ex = "; ".join(f"{i!r} on lines {', '.join(map(str, ls[:5]))}" for i, ls in dup.select("id", "lines").head(3).iter_rows())
-        warnings.warn(f"{path}: {dup.height} sample id(s) occur more than once ({ex}"
-                      f"{' …' if dup.height > 3 else ''}); every row is scored", DuplicateIdWarning, stacklevel=3)
+    if not dup.height:
+        return
+    ex = "; ".join(f"{i!r} ({m} / {d}) at {', '.join(w[:4])}{' …' if len(w) > 4 else ''}"
+                   for m, d, i, w in dup.select("model", "dataset", "id", "where").head(3).iter_rows())
+    raise OutputFileError(
+        f"{dup.height:,} sample id(s) occur more than once within one model, dataset and prompt: {ex}"
+        f"{' …' if dup.height > 3 else ''}. Rows of one model and dataset would be pooled: tell the files apart "
+        "(--model/--dataset/--prompt, or score them in separate runs), or pass --allow-duplicate-ids "
+        "(allow_duplicate_ids=True) to score every row")
 
 
 def expand_output_paths(patterns) -> list[Path]:
