@@ -329,7 +329,7 @@ def harness_correct(row: dict) -> float | None:
 
 
 _OUTPUT_NAMES = ("output", "prediction", "response", "pred", "predicted", "answer_pred", "model_output",
-                 "model_answer", "generation", "completion", "filtered_resps", "resps", "text", "answer")
+                 "model_answer", "generation", "gen", "completion", "filtered_resps", "resps", "text", "answer")
 _LABEL_NAMES = ("label", "target", "gt", "ground_truth", "groundtruth", "gold", "gt_answer", "target-class",
                 "target_class", "class", "class_name", "species", "truth", "reference", "answer")
 
@@ -349,24 +349,29 @@ def _flat_names(row: dict, depth: int = 2, prefix: str = "") -> list[tuple[str, 
 
 def suggest_columns(rows, require) -> list[str]:
     """``--column`` options (as command-line words) that would read ``rows``: for each
-    required canonical column the best-named field of the first row holding text, a nested
-    field or list element written as a column path; ``<COLUMN>`` where nothing fits."""
+    required canonical column the best-named field of the first row holding text (else the
+    first text field left that does not look like an id), a nested field or list element
+    written as a column path; ``<COLUMN>`` where nothing fits."""
     first = rows[0] if rows else {}
-    flat = _flat_names(first)
-    words: list[str] = []
+    flat = [(name, v) for name, v in _flat_names(first) if isinstance(unwrap(v), (str, int, float))
+            and not isinstance(unwrap(v), bool)]
+    picks: dict[str, str | None] = {}
     used: set[str] = set()
-    for canon, names in (("output", _OUTPUT_NAMES), ("label", _LABEL_NAMES)):
-        if canon not in require:
-            continue
-        pick = None
-        for want in names:
-            for name, v in flat:
-                leaf = re.sub(r"\[\d+\]$", "", name).rsplit(".", 1)[-1].lower()
-                if leaf == want and name not in used and isinstance(unwrap(v), (str, int, float)):
-                    pick = name
-                    break
-            if pick:
-                break
-        used.add(pick or "")
-        words += ["--column", f"{canon}={pick or '<COLUMN>'}"]
+    wanted = [c for c in ("output", "label") if c in require]
+    for canon in wanted:
+        names = _OUTPUT_NAMES if canon == "output" else _LABEL_NAMES
+        picks[canon] = next((name for want in names for name, _ in flat if name not in used
+                             and re.sub(r"\[\d+\]$", "", name).rsplit(".", 1)[-1].lower() == want), None)
+        used.add(picks[canon] or "")
+    for canon in wanted:
+        if picks[canon] is None:
+            picks[canon] = next((name for name, v in flat if name not in used and isinstance(unwrap(v), str)
+                                 and not _ID_LIKE.search(name)), None)
+            used.add(picks[canon] or "")
+    words: list[str] = []
+    for canon in wanted:
+        words += ["--column", f"{canon}={picks[canon] or '<COLUMN>'}"]
     return words
+
+
+_ID_LIKE = re.compile(r"(?:^|[._\-])(?:id|idx|index|hash|path|file|image|url)(?:$|[._\-\[])|_id\b", re.IGNORECASE)

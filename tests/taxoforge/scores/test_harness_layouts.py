@@ -191,7 +191,10 @@ def test_cannot_tell_the_format_suggests_a_working_command(tmp_path):
     assert "cannot tell the format" in msg and "taxoforge score" in msg and "--column 'output=resps[0]'" in msg
     assert e.value.suggestion[:2] == ["--column", "output=resps[0]"]
     p.write_text(json.dumps({"prediction_text": "Esox", "gt": "Esox lucius"}) + "\n")
-    with pytest.raises(OutputFileError, match=r"--column 'output=<COLUMN>' --column 'label=gt'"):
+    with pytest.raises(OutputFileError, match=r"--column 'output=prediction_text' --column 'label=gt'"):
+        read_outputs(p)
+    p.write_text(json.dumps({"sample_id": "x1", "n": 3}) + "\n")  # nothing that could be an answer
+    with pytest.raises(OutputFileError, match=r"--column 'output=<COLUMN>' --column 'label=<COLUMN>'"):
         read_outputs(p)
 
 
