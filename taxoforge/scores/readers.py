@@ -225,10 +225,14 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
             if set(o.require) <= given or "label" not in o.require:
                 layout = "generic"
             elif "label" not in given and "output" in given:
+                rest = [{k: v for k, v in r.items() if k != o.columns["output"]} for r in rows[:1]]
+                words = ["--column", f"output={o.columns['output']}", *suggest_columns(rest, ("label",))]
+                cmd = " ".join([f"taxoforge score '{path}' TAXONOMY",
+                                *(w if w == "--column" else f"'{w}'" for w in words)])
                 raise OutputFileError(
                     f"{path}: no ground-truth column: name it with a column mapping label=COLUMN (the file's "
-                    f"columns are {', '.join(sorted(present))}); answers without ground truths can be mapped to "
-                    "nodes but not scored (`taxoforge map`)")
+                    f"columns are {', '.join(sorted(present))}), e.g.:\n  {cmd}\nanswers without ground truths can "
+                    "be mapped to nodes but not scored (`taxoforge map`)", suggestion=words)
             else:
                 raise _cannot_tell(path, rows, present, o.require)
     if layout not in LAYOUT_COLUMNS:
@@ -333,10 +337,26 @@ def check_duplicate_ids(df: pl.DataFrame, allow: bool = False) -> None:
         "(allow_duplicate_ids=True) to score every row")
 
 
+#: Files of a harness's output folder that are summaries, not per-sample answers.
+_SUMMARY_FILE = re.compile(r"(?:^|_)(?:results|acc|acc_all|score|scores|rating|config|meta|metrics|fine|status)"
+                           r"(?:_[^/]*)?\.(?:json|csv|xlsx|tsv)$|^results\.json$", re.IGNORECASE)
+
+
+def _folder_outputs(folder: Path) -> list[Path]:
+    """The model-output files under ``folder`` (:func:`expand_output_paths`)."""
+    found = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in OUTPUT_SUFFIXES
+                   and not any(part.startswith(".") for part in f.relative_to(folder).parts)
+                   and not (_SUMMARY_FILE.search(f.name) and not f.stem.endswith("_result")))
+    judged = {f.parent / f.name[:m.start()] for f in found if (m := re.search(r"_[^_]+(?:_matching)?_result\.", f.name))}
+    return [f for f in found if f.parent / f.stem not in judged]
+
+
 def expand_output_paths(patterns) -> list[Path]:
     """The model-output files ``patterns`` name, in the order given, each once: a file as
-    it is; a folder as every :data:`OUTPUT_SUFFIXES` file under it (recursively, hidden
-    files and folders skipped, sorted); a glob pattern (``*``, ``?``, ``[…]``, ``**`` for
+    it is; a folder as every :data:`OUTPUT_SUFFIXES` file under it (recursively, sorted;
+    hidden files and folders, the harnesses' summaries — lmms-eval's ``*results*.json``,
+    VLMEvalKit's ``*_acc.csv``, ``*_score.*``, ``*_rating.json`` … — and a VLMEvalKit
+    prediction file whose judge file ``…_result.*`` lies beside it skipped); a glob pattern (``*``, ``?``, ``[…]``, ``**`` for
     any depth) as its matching files, sorted — so ``'results/**/*.jsonl'`` works whether
     or not the shell expanded it. A pattern that matches nothing, or a path that does not
     exist, raises :class:`OutputFileError` naming it."""
@@ -347,8 +367,7 @@ def expand_output_paths(patterns) -> list[Path]:
         if p.is_file():
             found = [p]
         elif p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in OUTPUT_SUFFIXES
-                           and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            found = _folder_outputs(p)
             if not found:
                 raise OutputFileError(f"{text}: a folder without model-output files ({', '.join(OUTPUT_SUFFIXES)})")
         elif glob.escape(text) != text:
