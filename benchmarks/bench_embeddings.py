@@ -117,7 +117,7 @@ def measure_device(tax, names: list[str], answers: list[str], device: str, strin
 def run(size: str = "small", seed: int = 0) -> dict:
     from benchmarks.bench_mapping_fidelity import generated_answers
     from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-    from taxoforge.scores.name_similarity import ModelPackageMissing, minilm_folder, resolve_device
+    from taxoforge.scores.sentence_models import ModelPackageMissing, minilm_folder, resolve_device
 
     cfg = SIZES[size]
     t0 = time.perf_counter()

@@ -72,7 +72,7 @@ def generated_tree(n_genera: int = 1500, seed: int = 0):
 
 def _load(cfg: dict):
     from taxoforge.evaluation import multiple_choice as mc
-    from taxoforge.evaluation.ranked_tree import RankedTree
+    from taxoforge.trees.ranked_tree import RankedTree
 
     if cfg["tree"] == "inaturalist":
         from taxoforge.sources.inaturalist import inat_tree

@@ -21,9 +21,10 @@ __all__ = ["build_definitions", "defs"]
 def build_definitions(data_dir: str | None = None) -> dg.Definitions:
     """The code location; every path under ``data_dir`` (default ``$TAXOFORGE_DATA_DIR`` or
     ``data``). Schedules and rebuild jobs read their settings from the environment now."""
-    rebuilds = rebuild_jobs()
+    loaded = dg.load_assets_from_package_module(assets)
+    rebuilds = rebuild_jobs([k for a in loaded for k in a.keys])
     return dg.Definitions(
-        assets=dg.load_assets_from_package_module(assets),
+        assets=loaded,
         asset_checks=dg.load_asset_checks_from_package_module(assets),
         jobs=[*JOBS, *rebuilds],
         schedules=[ops_heartbeat, *rebuild_schedules(rebuilds)],

@@ -1,30 +1,43 @@
-"""Schedules: the rebuilds of the taxonomies (and the jobs they run), and the
-``ops_heartbeat`` of the deployment self-test.
+"""Schedules: the rebuilds of the sources that need a configuration (and the jobs they run),
+and the ``ops_heartbeat`` of the deployment self-test.
 
-How often each source changes decides its schedule:
+A rebuild is a schedule, not an automation condition, when its source cannot be read
+without configuration that only the deployment has — seed entities and a contact address
+for the public Wikidata Query Service, the path of a Wikidata dump, the URL of a Catalogue
+of Life release. A schedule assembles that configuration at every tick and, when a part is
+missing, skips the tick with the reason shown in the UI; an automation condition would
+launch a run that fails. WordNet 3.0 and ImageNet-1k's classes are fixed: their
+``wordnet_rebuild`` job has no schedule and runs by hand.
 
 ==================  ===================  ==============================================
-source              default cron (UTC)   why
+rebuild             default cron (UTC)   needs
 ==================  ===================  ==============================================
-Wikidata            ``0 3 * * 1``        edited continuously; weekly keeps the tree fresh
-                                         without leaning on the public SPARQL endpoint
-Catalogue of Life   ``0 4 * * 1``        checklist releases come out every few weeks;
-                                         a weekly check picks each one up
-WordNet / ImageNet  never                WordNet 3.0 is frozen (last release 2006) and
-                                         ImageNet-1k's classes are fixed: one build is final
+wikidata_sparql     ``0 3 * * 1``        seeds (``$TAXOFORGE_WIKIDATA_SEEDS``) and, for
+                                         the public endpoint, a contact address
+                                         (``$TAXOFORGE_WIKIDATA_CONTACT``)
+wikidata_dump       ``0 5 * * 3``        the dump file (``$TAXOFORGE_WIKIDATA_DUMP``),
+                                         read by the one-pass local reader; Wikidata
+                                         writes a new truthy dump every week
+catalogue_of_life   ``0 4 * * 1``        the release (``$TAXOFORGE_COLDP_SOURCE``: URL,
+                                         zip or folder); releases come every few weeks
 ==================  ===================  ==============================================
 
-Each rebuild is an asset job over the source's asset groups plus the snapshot assets
-downstream of them, so a scheduled rebuild publishes a new snapshot — and the blocking tree
-checks (:mod:`assets.common.checks`) stop it from publishing a broken one.
+Each rebuild is an asset job over the source's assets, its tree and links and the snapshot
+of that tree, so a scheduled rebuild publishes a new snapshot — and the blocking tree
+checks (:mod:`assets.common.checks`) stop it from publishing a broken one. The two Wikidata
+rebuilds build the same assets from two kinds of source and share one concurrency key
+(``taxoforge/rebuild: wikidata``), so they never run at once. The Spark reading of the
+whole dump (``wikidata_dump_graph``) is in neither: it needs a cluster's configuration and
+is materialised by hand.
 
-Configuration (environment variables, read when the code location loads):
+Configuration (environment variables):
 
-``TAXOFORGE_CRON_<NAME>``       cron string of a rebuild (``<NAME>`` = ``WIKIDATA``,
-                                ``CATALOGUE_OF_LIFE``); ``off`` or ``never`` removes the
-                                schedule (the job stays, for manual runs).
-``TAXOFORGE_RUN_CONFIG_<NAME>`` a YAML file of run config for the scheduled runs (e.g. the
-                                ColDP release to fetch); read at every tick.
+``TAXOFORGE_CRON_<NAME>``       cron string of a rebuild (``<NAME>`` = ``WIKIDATA_SPARQL``,
+                                ``WIKIDATA_DUMP``, ``CATALOGUE_OF_LIFE``); ``off`` or
+                                ``never`` removes the schedule (the job stays, for manual
+                                runs). Read when the code location loads.
+``TAXOFORGE_RUN_CONFIG_<NAME>`` a YAML file of run config for the scheduled runs, laid over
+                                what the variables above give; read at every tick.
 ``TAXOFORGE_SCHEDULE_TZ``       time zone of every schedule (default ``UTC``).
 ``TAXOFORGE_SCHEDULES``         ``running`` to start schedules when the code location
                                 first loads (the docker-compose deployment sets it);
@@ -38,9 +51,10 @@ retry, not a week. Every other run is retried once only when its worker crashed 
 
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import yaml
@@ -48,33 +62,106 @@ import yaml
 from pipelines.jobs import ops_smoke_job
 
 __all__ = ["Rebuild", "REBUILDS", "rebuild_job", "rebuild_schedule", "rebuild_jobs", "rebuild_schedules",
-           "cron_for", "run_config_for", "SNAPSHOT_GROUPS", "ops_heartbeat"]
-
-# Asset groups holding published snapshots; a rebuild includes the ones downstream of its source.
-SNAPSHOT_GROUPS = ("snapshots",)
+           "cron_for", "run_config_for", "tick_run_config", "ops_heartbeat"]
 
 OFF_VALUES = {"off", "never", "none", "disabled", ""}
+
+#: What a rebuild's tick checks before it requests a run: the assembled run config and the
+#: code location's resources in, the reason to skip out (``None``: nothing missing).
+Requirement = Callable[[Mapping[str, Any], Any], "str | None"]
+
+
+def _op_config(run_config: Mapping[str, Any], op: str) -> dict:
+    return dict(((run_config.get("ops") or {}).get(op) or {}).get("config") or {})
+
+
+def _with_op_config(op: str, **values) -> dict:
+    """``{"ops": {op: {"config": values}}}`` without the values that are unset."""
+    values = {k: v for k, v in values.items() if v not in (None, "", [])}
+    return {"ops": {op: {"config": values}}} if values else {}
+
+
+def _wikidata_sparql_env(env: Mapping[str, str]) -> dict:
+    return _with_op_config("wikidata_graph", seed_qids_file=env.get("TAXOFORGE_WIKIDATA_SEEDS", "").strip())
+
+
+def _wikidata_dump_env(env: Mapping[str, str]) -> dict:
+    return _with_op_config("wikidata_graph", input_file=env.get("TAXOFORGE_WIKIDATA_DUMP", "").strip(),
+                           seed_qids_file=env.get("TAXOFORGE_WIKIDATA_SEEDS", "").strip())
+
+
+def _coldp_env(env: Mapping[str, str]) -> dict:
+    return _with_op_config("coldp_tree", source=env.get("TAXOFORGE_COLDP_SOURCE", "").strip())
+
+
+def _missing_file(path: str, what: str) -> str | None:
+    return None if Path(path).exists() else f"{what} {path!r} does not exist (yet)"
+
+
+def _wikidata_sparql_needs(run_config: Mapping[str, Any], resources) -> str | None:
+    cfg = _op_config(run_config, "wikidata_graph")
+    if cfg.get("input_file"):
+        return "wikidata_graph has an input_file: that is the wikidata_dump rebuild's configuration"
+    if not cfg.get("seed_qids") and not cfg.get("seed_qids_file"):
+        return ("no seed entities: set $TAXOFORGE_WIKIDATA_SEEDS to a file of QIDs (a `qid` column, or one "
+                "QID a line; e.g. OVEN's entity list)")
+    if cfg.get("seed_qids_file") and (why := _missing_file(cfg["seed_qids_file"], "seed file")):
+        return why
+    try:  # the client refuses the public endpoint without a contact address; say so instead of failing a run
+        resources.wikidata_sparql.client(endpoint=cfg.get("endpoint"), contact=cfg.get("contact"))
+    except ValueError as exc:
+        return f"no contact address: {exc}"
+    return None
+
+
+def _wikidata_dump_needs(run_config: Mapping[str, Any], resources) -> str | None:
+    cfg = _op_config(run_config, "wikidata_graph")
+    if not cfg.get("input_file"):
+        return ("no dump: set $TAXOFORGE_WIKIDATA_DUMP to the path of a Wikidata truthy dump "
+                "(latest-truthy.nt.gz, N-Triples or Turtle, plain, .gz or .bz2)")
+    if why := _missing_file(cfg["input_file"], "dump file"):
+        return why
+    if cfg.get("seed_qids_file") and (why := _missing_file(cfg["seed_qids_file"], "seed file")):
+        return why
+    return None
+
+
+def _coldp_needs(run_config: Mapping[str, Any], resources) -> str | None:
+    source = _op_config(run_config, "coldp_tree").get("source")
+    if not source:
+        return ("no release: set $TAXOFORGE_COLDP_SOURCE to a ColDP release (URL, zip or folder; e.g. a Catalogue "
+                "of Life release from ChecklistBank); taxoforge ships none")
+    if not str(source).startswith(("http://", "https://")):
+        return _missing_file(source, "ColDP release")
+    return None
 
 
 @dataclass(frozen=True)
 class Rebuild:
-    """One source's rebuild: the asset groups it refreshes and how often."""
+    """One rebuild of a source: the assets it materialises, when, and what it needs.
+
+    ``assets``: the asset keys of the job, the source's own assets first (keys the code
+    location does not define are left out). ``source``: the concurrency key — rebuilds of
+    one source never run at once. ``from_env``: the run config the environment gives;
+    ``needs``: the reason a tick skips when a part of it is missing."""
 
     name: str
-    groups: tuple[str, ...]
+    source: str
+    assets: tuple[str, ...]
     default_cron: str | None  # None: never scheduled
     why: str
     network: bool = True
-    # Within ``groups``, only assets whose key contains one of these (the source's own
-    # assets, e.g. ``coldp`` in the shared ``biology`` group); empty: the whole groups.
-    key_substrings: tuple[str, ...] = ()
-    # What a run of this source cannot do without (its ``$TAXOFORGE_RUN_CONFIG_<NAME>``);
-    # without a run config a tick skips and says this instead of starting a run that fails.
-    needs_run_config: str | None = None
+    from_env: Callable[[Mapping[str, str]], dict] = field(default=lambda env: {})
+    needs: Requirement | None = None
+    required_resources: frozenset[str] = frozenset()
 
     @property
     def env_var(self) -> str:
         return f"TAXOFORGE_CRON_{self.name.upper()}"
+
+    @property
+    def run_config_var(self) -> str:
+        return f"TAXOFORGE_RUN_CONFIG_{self.name.upper()}"
 
     @property
     def job_name(self) -> str:
@@ -85,15 +172,22 @@ class Rebuild:
         return f"{self.name}_rebuild_schedule"
 
 
+_WIKIDATA_ASSETS = ("wikidata_graph", "wikidata_labels", "wikidata_tree", "wikidata_links", "wikidata_snapshot")
+
 REBUILDS: tuple[Rebuild, ...] = (
-    Rebuild("wikidata", ("wikidata",), "0 3 * * 1",
-            "Wikidata is edited continuously; rebuilt weekly (Mondays 03:00 UTC)."),
-    Rebuild("catalogue_of_life", ("biology",), "0 4 * * 1",
+    Rebuild("wikidata_sparql", "wikidata", _WIKIDATA_ASSETS, "0 3 * * 1",
+            "Wikidata is edited continuously: the seeds' classes are queried again weekly (Mondays 03:00 UTC) "
+            "over SPARQL, politely, one request at a time.",
+            from_env=_wikidata_sparql_env, needs=_wikidata_sparql_needs, required_resources=frozenset({"wikidata_sparql"})),
+    Rebuild("wikidata_dump", "wikidata", _WIKIDATA_ASSETS, "0 5 * * 3",
+            "Wikidata writes a new truthy dump every week: the file at $TAXOFORGE_WIKIDATA_DUMP is read again "
+            "weekly (Wednesdays 05:00 UTC) by the one-pass local reader.",
+            network=False, from_env=_wikidata_dump_env, needs=_wikidata_dump_needs),
+    Rebuild("catalogue_of_life", "catalogue_of_life", ("coldp_tree", "coldp_snapshot"), "0 4 * * 1",
             "Catalogue of Life releases come out every few weeks; checked weekly (Mondays 04:00 UTC).",
-            key_substrings=("coldp",),
-            needs_run_config="the ColDP release to read (ops: {coldp_tree: {config: {source: <URL, zip or "
-                             "folder>}}}); taxoforge ships none"),
-    Rebuild("wordnet", ("wordnet", "imagenet"), None,
+            from_env=_coldp_env, needs=_coldp_needs),
+    Rebuild("wordnet", "wordnet", ("wordnet_noun_graph", "wordnet_tree", "imagenet1k_labels", "imagenet1k_links",
+                                   "imagenet1k_taxonomy", "wordnet_snapshot", "imagenet1k_snapshot"), None,
             "WordNet 3.0 is frozen (last release 2006) and ImageNet-1k's classes are fixed: never rescheduled.",
             network=False),
 )
@@ -118,13 +212,13 @@ def cron_for(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -> str 
 
 
 def run_config_for(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -> dict:
-    """Run config of a scheduled rebuild: the YAML file named by ``$TAXOFORGE_RUN_CONFIG_<NAME>``
-    (read at every tick, so an edit applies to the next run), or ``{}``.
+    """Run config from the YAML file named by ``$TAXOFORGE_RUN_CONFIG_<NAME>`` (read at every
+    tick, so an edit applies to the next run), or ``{}``.
 
     Raises ``ValueError`` naming the variable and the file when it is missing or is not a
     YAML mapping; the tick then fails visibly in the UI."""
     env = os.environ if environ is None else environ
-    var = f"TAXOFORGE_RUN_CONFIG_{rebuild.name.upper()}"
+    var = rebuild.run_config_var
     path = env.get(var, "").strip()
     if not path:
         return {}
@@ -144,6 +238,21 @@ def run_config_for(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -
     return value
 
 
+def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict:
+    """``over`` laid over ``base``, mappings merged key by key."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merged(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else v
+    return out
+
+
+def tick_run_config(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -> dict:
+    """The run config of a tick: what the environment gives (``Rebuild.from_env``) with the
+    ``$TAXOFORGE_RUN_CONFIG_<NAME>`` file laid over it."""
+    env = os.environ if environ is None else environ
+    return _merged(rebuild.from_env(env), run_config_for(rebuild, env))
+
+
 def _valid_cron(value: str) -> bool:
     """Whether Dagster accepts ``value`` as a schedule's cron string."""
     try:
@@ -153,22 +262,9 @@ def _valid_cron(value: str) -> bool:
     return True
 
 
-def _selection(rebuild: Rebuild) -> dg.AssetSelection:
-    """The source's assets, and everything downstream of them within the source's groups and
-    the snapshot groups (links, published snapshots) — never scores or other sources."""
-    groups = dg.AssetSelection.groups(*rebuild.groups)
-    source = groups
-    if rebuild.key_substrings:
-        by_key = dg.AssetSelection.key_substring(rebuild.key_substrings[0])
-        for sub in rebuild.key_substrings[1:]:
-            by_key = by_key | dg.AssetSelection.key_substring(sub)
-        source = groups & by_key
-    return source | (source.downstream() & dg.AssetSelection.groups(*rebuild.groups, *SNAPSHOT_GROUPS))
-
-
 def _retry_tags(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     env = os.environ if environ is None else environ
-    tags = {"taxoforge/rebuild": rebuild.name}
+    tags = {"taxoforge/rebuild": rebuild.source}
     if rebuild.network:
         retries = env.get("TAXOFORGE_REBUILD_RETRIES", "2").strip()
         if not retries.isdigit():
@@ -181,17 +277,12 @@ def _retry_tags(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -> d
     return tags
 
 
-def rebuild_job(rebuild: Rebuild, environ: Mapping[str, str] | None = None):
-    """The asset job that rebuilds ``rebuild``'s groups and the snapshots downstream of them.
-
-    Groups that do not exist (yet) select nothing; the job then has no steps and its
-    schedule skips with a reason."""
+def rebuild_job(rebuild: Rebuild, keys: list[str], environ: Mapping[str, str] | None = None):
+    """The asset job materialising ``keys`` (the rebuild's assets that the code location has)."""
     return dg.define_asset_job(
         rebuild.job_name,
-        selection=_selection(rebuild),
-        description=f"Rebuild of {rebuild.name} (groups {', '.join(rebuild.groups)}"
-                    + (f", only assets whose key contains {' or '.join(rebuild.key_substrings)}," if rebuild.key_substrings else "")
-                    + f" and their snapshots). {rebuild.why}",
+        selection=dg.AssetSelection.assets(*keys),
+        description=f"Rebuild of {rebuild.name}: {', '.join(keys)}. {rebuild.why}",
         tags=_retry_tags(rebuild, environ),
     )
 
@@ -206,45 +297,49 @@ def _default_status(environ: Mapping[str, str] | None = None) -> dg.DefaultSched
 
 def rebuild_schedule(rebuild: Rebuild, job, cron: str,
                      environ: Mapping[str, str] | None = None) -> dg.ScheduleDefinition:
-    """A schedule running ``job`` on ``cron``; a tick skips, with the reason in the UI, when the
-    job selects no assets (its domain module is not installed)."""
-    env = os.environ if environ is None else environ
+    """A schedule running ``job`` on ``cron``. Each tick assembles the run config
+    (:func:`tick_run_config`) and skips, with the reason in the UI, when a part the source
+    needs is missing (``Rebuild.needs``); a run config the job's config schema refuses
+    fails the tick, naming the error."""
+    tz = (os.environ if environ is None else environ).get("TAXOFORGE_SCHEDULE_TZ", "UTC")
 
     @dg.schedule(
         name=rebuild.schedule_name,
         job=job,
         cron_schedule=cron,
-        execution_timezone=env.get("TAXOFORGE_SCHEDULE_TZ", "UTC"),
-        default_status=_default_status(env),
+        execution_timezone=tz,
+        default_status=_default_status(environ),
         description=f"{rebuild.why} Cron: {cron} (set ${rebuild.env_var} to change, 'off' to disable).",
-        tags={"taxoforge/rebuild": rebuild.name},
+        tags={"taxoforge/rebuild": rebuild.source},
+        required_resource_keys=set(rebuild.required_resources),
     )
     def _schedule(context: dg.ScheduleEvaluationContext):
-        repo = context.repository_def
-        if repo is not None:
-            job_def = repo.get_job(rebuild.job_name)
-            if not job_def.asset_layer.executable_asset_keys:
-                return dg.SkipReason(f"no assets in groups {', '.join(rebuild.groups)}: nothing to rebuild")
-        run_config = run_config_for(rebuild, env)
-        if not run_config and rebuild.needs_run_config:
-            return dg.SkipReason(f"no run config: set $TAXOFORGE_RUN_CONFIG_{rebuild.name.upper()} to a YAML file "
-                                 f"giving {rebuild.needs_run_config}")
+        run_config = tick_run_config(rebuild, environ)
+        if rebuild.needs is not None and (why := rebuild.needs(run_config, context.resources)):
+            return dg.SkipReason(f"{rebuild.name} not rebuilt: {why}")
         return dg.RunRequest(run_key=None, run_config=run_config)
 
     return _schedule
 
 
-def rebuild_jobs(environ: Mapping[str, str] | None = None) -> list:
-    return [rebuild_job(r, environ) for r in REBUILDS]
+def rebuild_jobs(asset_keys, environ: Mapping[str, str] | None = None) -> list:
+    """One job per rebuild whose source assets (its first asset) the code location has."""
+    have = {dg.AssetKey.from_coercible(k).to_user_string() for k in asset_keys}
+    out = []
+    for r in REBUILDS:
+        keys = [k for k in r.assets if k in have]
+        if r.assets[0] in have:
+            out.append(rebuild_job(r, keys, environ))
+    return out
 
 
-def rebuild_schedules(jobs: list,
-                      environ: Mapping[str, str] | None = None) -> list[dg.ScheduleDefinition]:
+def rebuild_schedules(jobs: list, environ: Mapping[str, str] | None = None) -> list[dg.ScheduleDefinition]:
+    """The schedules of the rebuilds among ``jobs`` that have a cron string."""
     by_name = {j.name: j for j in jobs}
     out = []
     for r in REBUILDS:
         cron = cron_for(r, environ)
-        if cron is not None:
+        if cron is not None and r.job_name in by_name:
             out.append(rebuild_schedule(r, by_name[r.job_name], cron, environ))
     return out
 

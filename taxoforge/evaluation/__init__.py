@@ -1,24 +1,23 @@
 """Every evaluation of the seed papers, as plain functions over one tree and a samples table.
 
 Nothing here knows of Dagster; every function takes a tree (a
-:class:`~taxoforge.evaluation.ranked_tree.RankedTree`, or anything it accepts) and plain
+:class:`~taxoforge.trees.ranked_tree.RankedTree`, or anything
+:func:`~taxoforge.snapshots.load.load_ranked_tree` accepts) and plain
 tables or arrays, and returns tables or numbers.
 
 =====================================  ===================================================
 module                                 what it holds
 =====================================  ===================================================
-:mod:`.ranked_tree`                    a taxonomy with its ranks and names; vectorised
-                                       ancestor-at-rank / at-depth; label → node resolution
 :mod:`.multiple_choice`                VLM4Bio-style easy / medium / hard question sets and
                                        rank-level probes from any tree, seeded, checked
 :mod:`.reasoning_tests`                VLM4Bio's NOTA and FCT variants and the FCT
                                        agreement score
-:mod:`.metrics`                        scikit-learn-style ``hierarchical_precision_recall_fscore``,
+:mod:`.label_metrics`                  scikit-learn-style ``hierarchical_precision_recall_fscore``,
                                        ``hierarchical_consistent_accuracy``, ``mean_tree_cut_accuracy``
-:mod:`.tree_cuts`                      ProTeCt's random tree cuts (for MTA)
-:mod:`.breakdowns`                     tables from a per-sample scores table: per level, per
-                                       rank, HCA, MTA, Correct/Incorrect/Other, paper 003's
-                                       four outcome groups
+                                       over node ids or names (the computation:
+                                       :mod:`taxoforge.scores.hierarchical`; the tree cuts:
+                                       :mod:`taxoforge.trees.cuts`; the breakdown tables:
+                                       :mod:`taxoforge.scores.breakdowns`)
 :mod:`.propagation`                    paper 004: max-child / max-leaf score propagation,
                                        average precision, per-level mAP, the tiered benchmark
 :mod:`.open_world_measures`            paper 003: TI, SS, CS (NLTK noun phrases), LI judge hook

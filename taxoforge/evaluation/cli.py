@@ -22,10 +22,10 @@ def _fail(msg: str, code: int = 2) -> None:
 
 
 def _load_tree(ref: str):
-    from taxoforge.evaluation.ranked_tree import RankedTree
+    from taxoforge.snapshots.load import load_ranked_tree
 
     try:
-        return RankedTree.of(ref)
+        return load_ranked_tree(ref)
     except (FileNotFoundError, ValueError, KeyError) as e:
         _fail(f"{ref}: {e}")
 
@@ -65,6 +65,7 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
     NAME[@VERSION]), in VLM4Bio's question format. The same seed writes the same bytes."""
     from taxoforge.evaluation import multiple_choice as mc
     from taxoforge.evaluation.reasoning_tests import fct_variant, nota_variant
+    from taxoforge.files.labels import LabelFileError, read_labels
 
     if (difficulty is None) == (probe_rank is None):
         _fail("give exactly one of --difficulty and --probe-rank")
@@ -74,7 +75,7 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
             n = int(labels.split(":", 1)[1])
             gts = mc.sample_ground_truths(t, difficulty or "easy", n, seed=seed, options=n_options)
         else:
-            gts = mc.read_labels(labels, label_column)
+            gts = read_labels(labels, label_column)
         if probe_rank is not None:
             rank = int(probe_rank) if probe_rank.isdigit() else probe_rank
             qs = mc.build_rank_probes(t, gts, rank, options=n_options, seed=seed, organism=organism)
@@ -82,7 +83,7 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
             qs = mc.build_questions(t, gts, difficulty, options=n_options, seed=seed, organism=organism)
     except mc.TreeTooShallow as e:
         _fail(str(e), 1)
-    except (mc.LabelFileError, ValueError) as e:
+    except (LabelFileError, ValueError) as e:
         _fail(str(e))
     if variant == "nota":
         qs = nota_variant(qs, position=nota_position)
@@ -226,7 +227,7 @@ def evaluate_breakdowns_cmd(scores, tree, by, n_cuts, seed, out_dir):
     """Per-level and per-rank accuracy and hP/hR, rank-level correctness from the LCA, HCA,
     MTA, VLM4Bio's Correct/Incorrect/Other % and (with LI and CS columns) the open-world classification paper's four
     groups, from SCORES (scores.parquet of `taxoforge score`) on TREE."""
-    from taxoforge.evaluation.breakdowns import breakdown_tables
+    from taxoforge.scores.breakdowns import breakdown_tables
 
     samples = _read_table(scores)
     t = _load_tree(tree)
@@ -253,7 +254,7 @@ def evaluate_probes_cmd(scores, questions, by):
     """HCA from rank-probe answers: SCORES (scored answers, `id` = question id, `correct`) and
     the QUESTIONS JSONL of `taxoforge mc build --probe-rank …` (one file or several ranks
     concatenated); a sample counts when every probe about it is right."""
-    from taxoforge.evaluation.breakdowns import probe_consistency
+    from taxoforge.scores.breakdowns import probe_consistency
 
     try:
         t = probe_consistency(_read_table(scores), _read_table(questions), _by(by))
@@ -280,7 +281,7 @@ def evaluate_open_world_cmd(scores, prediction_column, reference_column, encoder
     import polars as pl
 
     from taxoforge.evaluation import open_world_measures as sm
-    from taxoforge.evaluation.breakdowns import open_world_groups
+    from taxoforge.scores.breakdowns import open_world_groups
 
     s = _read_table(scores)
     for c in (prediction_column, reference_column):
@@ -366,7 +367,7 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
     each coarse matrix's accuracy with its Δ to CG_direct."""
     import polars as pl
 
-    from taxoforge.evaluation.multiple_choice import read_labels
+    from taxoforge.files.labels import read_labels
     from taxoforge.evaluation.propagation import tiered_accuracy, tiered_classes
 
     t = _load_tree(tree)

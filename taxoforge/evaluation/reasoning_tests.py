@@ -45,7 +45,8 @@ from dataclasses import replace
 
 import polars as pl
 
-from taxoforge.evaluation.multiple_choice import LETTERS, QuestionSet, SeededStream
+from taxoforge.evaluation.multiple_choice import LETTERS, QuestionSet
+from taxoforge.seeded import SeededStream
 from taxoforge.text import normalise_text
 
 __all__ = ["NONE_OF_THE_ABOVE", "FCT_INSTRUCTION", "nota_variant", "fct_variant", "nota_scores", "fct_scores",

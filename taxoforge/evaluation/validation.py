@@ -29,8 +29,10 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import polars as pl
 
-from taxoforge.evaluation.multiple_choice import SeededStream, _Candidates
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.evaluation.multiple_choice import _Candidates
+from taxoforge.seeded import SeededStream
+from taxoforge.snapshots.load import load_ranked_tree
+from taxoforge.trees.ranked_tree import RankedTree
 
 __all__ = ["synthetic_pairs", "kendall_tau_validation", "placement_agreement"]
 
@@ -47,7 +49,7 @@ def synthetic_pairs(tree, n_pairs: int = 100_000, *, max_distance: int = 7, ance
     """``n_pairs`` (reference leaf, candidate) pairs at uniform distances (module docstring):
     columns ``reference``, ``candidate`` (node ids), ``reference_label``, ``candidate_label``,
     ``distance``, ``hP``, ``hR``."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     leaves = np.flatnonzero(tree.is_leaf & (tree.depth >= 1))
     if not len(leaves):
         raise ValueError(f"{tree.name} has no leaf below the root")

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from taxoforge.links.scientific_names import first_word_expr, with_scientific_key
-from taxoforge.sources.ranked import ancestor_at_rank
+from taxoforge.trees.ranks import ancestor_at_rank
 from taxoforge.trees.tables import NAMES_SCHEMA, TreeTables
 
 __all__ = [

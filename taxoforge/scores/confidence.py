@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import polars as pl
 
+from taxoforge.scores.hierarchical import f_beta
+
 __all__ = ["BootstrapConfig", "CI_MEASURES", "bootstrap_interval", "mean_interval", "hf_interval", "group_intervals",
            "ci_columns", "harmonic_mean_of_means"]
 
@@ -63,11 +65,22 @@ def ci_columns(measures=CI_MEASURES) -> list[str]:
 
 
 def harmonic_mean_of_means(hp, hr, axis: int = -1):
-    """``2·mean(hP)·mean(hR) / (mean(hP) + mean(hR))`` along ``axis`` (0 where both means are 0)."""
-    mp, mr = np.mean(hp, axis=axis), np.mean(hr, axis=axis)
-    s = mp + mr
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(s > 0, 2 * mp * mr / np.where(s > 0, s, 1), 0.0)
+    """``2·mean(hP)·mean(hR) / (mean(hP) + mean(hR))`` along ``axis`` (0 where both means are
+    0): the leaderboard's hF (:func:`taxoforge.scores.hierarchical.f_beta` of the means),
+    vectorised over resamples.
+
+    Parameters
+    ----------
+    hp, hr : array_like
+        Per-pair hP and hR (resamples along the other axes).
+    axis : int
+        The axis of the pairs.
+
+    Returns
+    -------
+    numpy.ndarray or float
+    """
+    return f_beta(np.mean(hp, axis=axis), np.mean(hr, axis=axis))
 
 
 def bootstrap_interval(data: tuple[np.ndarray, ...], statistic, config: BootstrapConfig, *,

@@ -1,6 +1,6 @@
 """Aggregate per-sample scores into a leaderboard (model × dataset × prompt by default).
 
-hP, hR, hF and hF_pairs go through :func:`taxoforge.scores.measures.aggregate_hierarchical`
+hP, hR, hF and hF_pairs go through :func:`taxoforge.scores.hierarchical.aggregate_hierarchical`
 (SPEC §2: hF is the harmonic mean of mean hP and mean hR), so the leaderboard runs the
 function the measure tests check; accuracy and the text measures are plain means.
 
@@ -17,7 +17,7 @@ intervals (``<measure>_ci_low``, ``<measure>_ci_high``; :mod:`taxoforge.scores.c
 percentile bootstrap, seeded; hF's by resampling (hP, hR) pairs and taking the harmonic
 mean of their means).
 
-**Breakdowns** (issue 14; :func:`taxoforge.evaluation.breakdowns.leaderboard_columns`),
+**Breakdowns** (issue 14; :func:`taxoforge.scores.breakdowns.leaderboard_columns`),
 when the tree is given: ``HCA`` (share of samples right at every level of the ground
 truth's path), ``MTA`` (mean tree-cut accuracy over seeded cuts), VLM4Bio's
 ``correct_pct`` / ``incorrect_pct`` / ``other_pct`` (other = abstained), and
@@ -31,7 +31,7 @@ from __future__ import annotations
 import polars as pl
 
 from taxoforge.scores.confidence import BootstrapConfig, ci_columns, group_intervals
-from taxoforge.scores.measures import aggregate_hierarchical
+from taxoforge.scores.hierarchical import aggregate_hierarchical
 from taxoforge.scores.text_measures import TEXT_MEASURES
 
 __all__ = ["leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "BREAKDOWN_RANKS", "method_counts",
@@ -58,11 +58,11 @@ def breakdown_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, tables: dict[s
                       ) -> pl.DataFrame:
     """HCA, MTA, Correct/Incorrect/Other % and accuracy per rank (:data:`BREAKDOWN_RANKS`)
     per group, over the rows with a full ground truth
-    (:func:`taxoforge.evaluation.breakdowns.leaderboard_columns`). ``tables``: the
+    (:func:`taxoforge.scores.breakdowns.leaderboard_columns`). ``tables``: the
     breakdown tables of those rows by ``by``
-    (:func:`taxoforge.evaluation.breakdowns.breakdown_tables`, default cuts), when already
+    (:func:`taxoforge.scores.breakdowns.breakdown_tables`, default cuts), when already
     made: their values are reused, not computed again."""
-    from taxoforge.evaluation.breakdowns import leaderboard_columns
+    from taxoforge.scores.breakdowns import leaderboard_columns
 
     full = samples.filter(~pl.col("gt_partial")) if "gt_partial" in samples.columns else samples
     if not full.height:
@@ -78,7 +78,7 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
     harmonic mean of those two means, ``hF_pairs`` = mean per-sample hF, the means of the
     text measures — all over the full-ground-truth rows — their bootstrap intervals
     (``ci``; None: none), the breakdown columns when ``tree`` (anything
-    :meth:`~taxoforge.evaluation.ranked_tree.RankedTree.of` takes) is given (``breakdowns``:
+    :func:`~taxoforge.snapshots.load.load_ranked_tree` takes) is given (``breakdowns``:
     the breakdown tables of the full-ground-truth rows by ``by``, to reuse), then
     ``partial_gt``, ``partial_within`` and ``gt_methods`` (module docstring), the taxonomy
     reference, its store and the mapping configuration id. Sorted by hF, best first."""

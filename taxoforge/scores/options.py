@@ -22,16 +22,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from numbers import Integral, Real
 
+from taxoforge.files.records import MAX_RECORD_BYTES, MAX_TABLE_BYTES
+
 __all__ = ["Interval", "Options", "InvalidParameterError", "validate_params", "ReadOptions", "ScoreOptions",
            "MAX_RECORD_BYTES", "MAX_TABLE_BYTES", "MAX_BOOTSTRAP_RESAMPLES", "FILE_KINDS", "LAYOUTS",
            "split_options", "env_fraction"]
 
-#: Bytes one record may take before it is parsed: a JSONL line, a CSV/TSV record, one element of a
-#: JSON array. A longer one is an error naming the file and line, never a parse of it.
-MAX_RECORD_BYTES = 16 * 2**20
-#: Bytes a whole-table file may unpack to before it is read: an ``.xlsx`` workbook's sheets
-#: (uncompressed), a Parquet file's column data, a JSON document that is not an array.
-MAX_TABLE_BYTES = 1 * 2**30
 #: The most bootstrap resamples a leaderboard interval may take (``--bootstrap``).
 MAX_BOOTSTRAP_RESAMPLES = 100_000
 #: File kinds a model-output file may be read as (``--format``; default: from the name and content).

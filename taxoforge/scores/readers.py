@@ -51,7 +51,7 @@ label linker's normal form (underscores and case ignored).
 A file that cannot be read — bad JSON, a key twice in one object, a lone surrogate, JSON
 nested too deeply, bytes that are not UTF-8, a record over the byte cap, a CSV row with the
 wrong number of fields or a header naming a column twice, no output/label column — raises
-:class:`OutputFileError` naming the file and the line (:mod:`~taxoforge.scores.record_files`);
+:class:`OutputFileError` naming the file and the line (:mod:`taxoforge.files.records`);
 one whose layout cannot be told also suggests the ``--column`` options that would read it.
 A byte-order mark at the start of a file is allowed. Sample ids that several rows share within
 one model, dataset and prompt are an error naming the files and lines, unless
@@ -69,11 +69,11 @@ from pathlib import Path
 
 import polars as pl
 
+from taxoforge.files.records import (RecordFileError, read_csv_records, read_json_records, read_jsonl_records,
+                                    read_parquet_records, read_xlsx_records, sniff_json_kind)
 from taxoforge.scores.harness_layouts import (LAYOUT_COLUMNS, column_value, detect_layout, harness_correct,
                                               path_info, row_options, suggest_columns, unwrap, vlm4bio_path_info)
 from taxoforge.scores.options import FILE_KINDS, ReadOptions, split_options
-from taxoforge.scores.record_files import (OutputFileError, read_csv, read_json, read_jsonl, read_parquet,
-                                          read_xlsx, sniff_kind)
 
 __all__ = ["OutputFileError", "read_outputs", "read_files", "duplicate_ids", "check_duplicate_ids", "CANONICAL",
            "detect_adapter", "vlm4bio_path_info", "OUTPUT_SUFFIXES", "expand_output_paths", "file_kind",
@@ -87,12 +87,21 @@ _SUFFIX_KINDS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv":
                  ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
 
 
+class OutputFileError(RecordFileError):
+    """A model-output file that cannot be read; the message names the file and line, and
+    ``suggestion`` (when set) the ``--column`` options that would read it."""
+
+    def __init__(self, message: str, suggestion: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.suggestion = suggestion
+
+
 def file_kind(path: Path, fmt: str | None = None) -> str:
     """The file kind of ``path`` (:data:`~taxoforge.scores.options.FILE_KINDS`): ``fmt``,
     else its suffix, else its first bytes (``[`` a JSON array, ``{`` JSON Lines)."""
     if fmt:
         return fmt.lower()
-    kind = _SUFFIX_KINDS.get(path.suffix.lower()) or sniff_kind(path)
+    kind = _SUFFIX_KINDS.get(path.suffix.lower()) or sniff_json_kind(path)
     if kind is None:
         raise OutputFileError(f"{path}: cannot tell the file kind from {path.suffix or 'its name'!r} or its content; "
                               f"expected one of {', '.join(_SUFFIX_KINDS)}, or name it: taxoforge score '{path}' "
@@ -184,17 +193,19 @@ def _text(v) -> str | None:
 def _read_records(path: Path, kind: str, o: ReadOptions) -> tuple[list[dict], list[int], dict]:
     if kind != "csv" and kind != "tsv" and (not o.header or o.column_names is not None):
         raise OutputFileError(f"{path}: header=False and column_names apply to CSV/TSV files, not {kind}")
+    err = {"error": OutputFileError}
     if kind == "jsonl":
-        return (*read_jsonl(path, o.max_record_bytes), {})
+        return (*read_jsonl_records(path, max_record_bytes=o.max_record_bytes, **err), {})
     if kind == "json":
-        return read_json(path, o.max_record_bytes, o.max_table_bytes)
+        return read_json_records(path, max_record_bytes=o.max_record_bytes, max_table_bytes=o.max_table_bytes, **err)
     if kind in ("csv", "tsv"):
         delim = o.delimiter or ("\t" if kind == "tsv" else None)
-        return (*read_csv(path, o.max_record_bytes, delim, o.header, o.column_names), {})
+        return (*read_csv_records(path, delim, o.header, o.column_names, max_record_bytes=o.max_record_bytes,
+                                  **err), {})
     if kind == "parquet":
-        return (*read_parquet(path, o.max_table_bytes), {})
+        return (*read_parquet_records(path, max_table_bytes=o.max_table_bytes, **err), {})
     if kind == "xlsx":
-        return (*read_xlsx(path, o.max_table_bytes), {})
+        return (*read_xlsx_records(path, max_table_bytes=o.max_table_bytes, **err), {})
     raise OutputFileError(f"{path}: unknown file type {kind!r}; expected one of {', '.join(FILE_KINDS)}")
 
 

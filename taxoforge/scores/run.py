@@ -21,7 +21,7 @@ does the rest in named steps, each a function of :mod:`taxoforge.scores.steps`
 4. **Map** answer → node with Alg. 1 (:mod:`~taxoforge.scores.mapping`); abstentions are
    scored as the root; an answer that is a renamed species' name resolves as its label would
    (:func:`map_answers`).
-5. **Measure** hP, hR, hF, accuracy (:mod:`~taxoforge.scores.measures`) and the text
+5. **Measure** hP, hR, hF, accuracy (:mod:`~taxoforge.scores.hierarchical`) and the text
    measures (:mod:`~taxoforge.scores.text_measures`) against the reference text — the
    row's label when it was given as text, else the ground-truth node's label.
 6. **Assemble** the per-sample table, and aggregate it by model × dataset × prompt
@@ -288,9 +288,9 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
 
 
 def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
-    """Issue 14's breakdown tables (:func:`taxoforge.evaluation.breakdowns.breakdown_tables`)
+    """Issue 14's breakdown tables (:func:`taxoforge.scores.breakdowns.breakdown_tables`)
     over the rows with a full ground truth."""
-    from taxoforge.evaluation.breakdowns import breakdown_tables
+    from taxoforge.scores.breakdowns import breakdown_tables
 
     full = samples.filter(~pl.col("gt_partial"))
     return breakdown_tables(full, tree, GROUP_KEYS) if full.height else {}

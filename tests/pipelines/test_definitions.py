@@ -41,7 +41,8 @@ def test_every_schedule_and_job_resolves_in_the_code_location():
     defs = build_definitions()
     repo = defs.get_repository_def()
     jobs = {j.name for j in repo.get_all_jobs()}
-    assert {"ops_smoke_job", "wikidata_rebuild", "catalogue_of_life_rebuild", "wordnet_rebuild"} <= jobs
+    assert {"ops_smoke_job", "wikidata_sparql_rebuild", "wikidata_dump_rebuild", "catalogue_of_life_rebuild",
+            "wordnet_rebuild"} <= jobs
     for sched in repo.schedule_defs:
         assert sched.job_name in jobs, sched.name
     assert {s.name for s in repo.sensor_defs} >= {"run_failure_log"}
@@ -73,7 +74,7 @@ def test_every_job_selection_names_assets_that_exist():
     defs = build_definitions()
     graph = defs.resolve_asset_graph()
     jobs = [j for j in defs.jobs if getattr(j, "selection", None) is not None]  # asset jobs
-    assert {j.name for j in jobs} >= {"embedded_default", "wikidata_rebuild", "catalogue_of_life_rebuild"}
+    assert {j.name for j in jobs} >= {"embedded_default", "wikidata_sparql_rebuild", "catalogue_of_life_rebuild"}
     for job in jobs:
         for leaf in leaf_selections(job.selection):
             assert leaf.resolve(graph), f"job {job.name}: {leaf} matches no asset"

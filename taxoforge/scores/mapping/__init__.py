@@ -44,15 +44,19 @@ out the top-1 alone decides; otherwise, and on smaller trees, a batched full sca
 
 Identical normalised answers are mapped once. Nodes without names never enter the top-k.
 
-Files: :mod:`.config` (parameters, result type, calibrated temperatures), :mod:`.index`
-(name tables and posting lists), :mod:`.answers` (an answer's key words and core),
-:mod:`.candidates` (exact top-k retrieval), :mod:`.stages` (the Alg. 1 decisions),
-:mod:`.batch` (:class:`TaxonomyIndex`, the batch driver), :mod:`.calibration` (choosing the
+Files, in the order of the steps: :mod:`.config` (parameters, result type, calibrated
+temperatures); the index of a taxonomy's names — :mod:`.keys` (name keys and their 64-bit
+hashes), :mod:`.strings` (string columns as offsets and UTF-8 bytes), :mod:`.postings` (CSR
+relations and hash-keyed posting lists), :mod:`.trigrams` (the character-trigram index),
+:mod:`.name_tables` (the tables built from a tree), :mod:`.store` (stored once per tree,
+memory-mapped); :mod:`.answers` (an answer's key words and core), :mod:`.candidates` (exact
+top-k retrieval), :mod:`.stages` (the Alg. 1 decisions), :mod:`.taxonomy_index`
+(:class:`TaxonomyIndex`: the index of one taxonomy and the batch driver), :mod:`.calibration` (choosing the
 softmax temperature), :mod:`.reference` (:func:`map_prediction_reference`, a direct
 transcription scanning every node per answer; tests and the benchmarks compare against it).
 """
 
-from taxoforge.scores.mapping.batch import TaxonomyIndex
+from taxoforge.scores.mapping.taxonomy_index import TaxonomyIndex
 from taxoforge.scores.mapping.config import STAGES, MappingConfig, MappingResult, default_temperature
 from taxoforge.scores.mapping.reference import map_prediction_reference
 

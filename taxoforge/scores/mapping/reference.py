@@ -10,7 +10,7 @@ import numpy as np
 
 from taxoforge.scores.mapping.answers import Answer
 from taxoforge.scores.mapping.config import MappingConfig
-from taxoforge.scores.mapping.index import word_ngrams
+from taxoforge.scores.mapping.keys import word_ngrams
 from taxoforge.scores.vocabulary import is_non_naming
 
 __all__ = ["map_prediction_reference"]
@@ -23,7 +23,7 @@ def map_prediction_reference(pred: str, nodes: list[int], node_names: list[list[
 
     ``pred`` is normalised (:func:`taxoforge.text.normalise_text`); ``nodes`` are node
     indexes, ``node_names[i]`` the name keys of ``nodes[i]`` (as
-    :class:`~taxoforge.scores.mapping.index.NameTables` holds them) and ``node_forms[i]``
+    :class:`~taxoforge.scores.mapping.name_tables.NameTables` holds them) and ``node_forms[i]``
     the normal forms of its names (optional: where the answer's own form of a key names
     some of the nodes sharing the key, those win), ``depth``/``parent`` arrays over node
     indexes, ``sim(a, b)`` a similarity."""

@@ -1,7 +1,7 @@
 """The decisions of Alg. 1 in SPEC §3's order: exact, contains, n-grams, vote, top-1.
 
 Each method reads an :class:`~taxoforge.scores.mapping.answers.Answer`; the batch driver
-(:mod:`taxoforge.scores.mapping.batch`) calls them in order and fetches the top-k only
+(:mod:`taxoforge.scores.mapping.taxonomy_index`) calls them in order and fetches the top-k only
 for answers that need it.
 
 * :meth:`Alg1Stages.exact` — a span that may count as the whole answer (the core, with
@@ -35,7 +35,8 @@ import numpy as np
 from taxoforge.scores.mapping.answers import Answer
 from taxoforge.scores.mapping.candidates import CandidateRetrieval
 from taxoforge.scores.mapping.config import MappingConfig
-from taxoforge.scores.mapping.index import PHRASE_SEED, NameTables, extend_phrase, word_hashes
+from taxoforge.scores.mapping.keys import PHRASE_SEED, extend_phrase, word_hashes
+from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.vocabulary import is_non_naming
 
 __all__ = ["Alg1Stages", "Decision"]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taxoforge.evaluation import propagation as pg
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.trees.ranked_tree import RankedTree
 
 # Fig. 2 of paper 004, with an internal "big cat" node
 TREE = {"r": None, "feline": "r", "canine": "r", "lion": "feline", "cat": "feline", "bigcat": "feline",

@@ -1,4 +1,4 @@
-"""The leaderboard aggregates through measures.aggregate_hierarchical (SPEC §2)."""
+"""The leaderboard aggregates through hierarchical.aggregate_hierarchical (hF = harmonic mean of the means)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import taxoforge.scores as scores_pkg
 from taxoforge.scores.leaderboard import LEADERBOARD_MEASURES, leaderboard
-from taxoforge.scores.measures import aggregate_hierarchical
+from taxoforge.scores.hierarchical import aggregate_hierarchical
 from taxoforge.scores.text_measures import TEXT_MEASURES
 
 

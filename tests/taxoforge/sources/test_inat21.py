@@ -159,7 +159,7 @@ def test_val_before_train_attack_archive_named_train_reads_train(tree, cats, tmp
 def test_val_before_train_attack_ambiguous_archive_is_an_error_not_a_guess(tree, cats, tmp_path):
     tgz = _tar(tmp_path / "inat2021_annotations.tar.gz",
                [("val.json", _split(cats, 3)), ("train.json", FIXTURE.read_bytes())])
-    with pytest.raises(Inat21Error, match=r"holds 2 annotation files \['val\.json', 'train\.json'\]; say which"):
+    with pytest.raises(Inat21Error, match=r"holds 2 annotation files \(train\.json, val\.json\); refusing to guess: say which"):
         inat21_tree(tgz)
     assert inat21_tree(tgz, member="train.json").nodes.equals(tree.nodes)
     with pytest.raises(Inat21Error, match="no member 'test.json'"):

@@ -8,9 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taxoforge.evaluation import breakdowns as bd
-from taxoforge.evaluation.ranked_tree import RankedTree
-from tests.taxoforge.evaluation.conftest import random_ranked_tree
+from taxoforge.scores import breakdowns as bd
+from taxoforge.trees.ranked_tree import RankedTree
+from tests.taxoforge.evaluation.conftest import random_ranked_tree, toy_tables
+
+@pytest.fixture
+def toy() -> RankedTree:
+    return RankedTree.of(toy_tables())
+
 
 PAIRS = [("e_lucius", "e_lucius", False), ("e_lucius", "e_niger", False), ("e_lucius", "umbra", False),
          ("u_limi", "umbridae", False), ("u_limi", "life", True)]

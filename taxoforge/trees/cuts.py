@@ -15,7 +15,7 @@ distinct cuts; sampling stops after ``max_attempts`` draws per ``p`` and the res
 many cuts it found.
 
 The draws are counter-based: the uniform of node ``v`` in attempt ``a`` is SplitMix64 of
-BLAKE2b(node id) mixed with ``(seed, p, a)`` — the same cuts on any machine, and a node's
+BLAKE2b(node id) mixed with ``(seed, p, a)`` (:mod:`taxoforge.seeded`) — the same cuts on any machine, and a node's
 draws do not depend on the rest of the tree.
 
 **Tree-cut accuracy of one predicted node.** The cut node of the ground truth ``g`` is the
@@ -28,30 +28,21 @@ branch is wrong. **MTA** is the mean of this accuracy over the cuts.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
 
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.seeded import hash64, splitmix64, unit_interval
 
-__all__ = ["TreeCuts", "sample_tree_cuts", "PROTECT_DROPOUT_RATES"]
+__all__ = ["TreeCuts", "sample_tree_cuts", "PROTECT_DROPOUT_RATES", "FewerCutsWarning"]
 
 PROTECT_DROPOUT_RATES = (0.1, 0.3, 0.5, 0.7, 0.9)
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 _BATCH_VALUES = 1 << 22  # values per array of a batch of attempts (attempts × evaluation-tree nodes)
 
 
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        z = x + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
-def _key64(s: str) -> int:
-    return int.from_bytes(hashlib.blake2b(s.encode(), digest_size=8).digest(), "big")
+class FewerCutsWarning(UserWarning):
+    """Fewer distinct tree cuts exist (or were found) than were asked for: a small tree."""
 
 
 @dataclass
@@ -67,6 +58,15 @@ class TreeCuts:
     def __len__(self) -> int:
         return len(self.dropout)
 
+    @property
+    def shortfall(self) -> str | None:
+        """A sentence saying how many distinct cuts were found of the number asked, when
+        fewer; None when every cut asked for was found."""
+        if len(self) >= self.requested:
+            return None
+        return (f"only {len(self)} distinct tree cuts of the {self.requested} asked for: the tree spanned by the "
+                f"ground truths has no more (or none were found in the attempts per dropout rate)")
+
     def accuracy(self, lca_depth: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Accuracy of every cut for predictions whose LCA with the ground truth has depth
         ``lca_depth`` (one per ground truth, in the order given to :func:`sample_tree_cuts`)."""
@@ -81,13 +81,35 @@ def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=
                      seed: int = 0, max_attempts: int = 200) -> TreeCuts:
     """Distinct random tree cuts of the evaluation tree spanned by ``ground_truth_idx`` (module
     docstring); ``n_cuts`` is split evenly over ``dropout_rates`` (the remainder to the
-    first rates, in ProTeCt's order from 0.9 down)."""
-    tree = RankedTree.of(tree)
+    first rates, in ProTeCt's order from 0.9 down).
+
+    Parameters
+    ----------
+    tree : taxoforge.trees.taxonomy.Taxonomy
+        The tree, or an object holding it as ``.taxonomy`` (a ranked tree).
+    ground_truth_idx : array_like of int
+        Node indexes of the ground truths; the evaluation tree is them and their ancestors.
+    n_cuts : int
+        Distinct cuts wanted.
+    dropout_rates : sequence of float
+        The probabilities of keeping an internal node unexpanded.
+    seed : int
+        Seed of the counter-based draws.
+    max_attempts : int
+        Draws per dropout rate before giving up on finding more distinct cuts.
+
+    Returns
+    -------
+    TreeCuts
+        ``len()`` is the number of distinct cuts found; ``requested`` the number asked and
+        ``shortfall`` a sentence when fewer were found.
+    """
+    tax = getattr(tree, "taxonomy", tree)
     gt = np.asarray(ground_truth_idx, dtype=np.int64)
     if not len(gt):
         raise ValueError("no ground truths")
-    n = len(tree)
-    parent, depth = tree.parent, tree.depth.astype(np.int64)
+    n = len(tax.ids)
+    parent, depth = tax.parent_idx, tax.depth_arr.astype(np.int64)
     # the evaluation tree: every ground truth and its ancestors
     in_eval = np.zeros(n, dtype=bool)
     frontier = np.unique(gt)
@@ -109,8 +131,8 @@ def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=
     internal = np.zeros(m, dtype=bool)
     internal[par_l[par_l >= 0]] = True
     order = np.argsort(depth_l, kind="stable")
-    keys = np.array([_key64(str(tree.ids[v])) for v in nodes[order].tolist()], dtype=np.uint64)
-    root = local[tree.taxonomy.root_idx]
+    keys = np.array([hash64(str(tax.ids[v])) for v in nodes[order].tolist()], dtype=np.uint64)
+    root = local[tax.root_idx]
     rates = sorted(dropout_rates, reverse=True)
     per_rate = [n_cuts // len(rates) + (1 if i < n_cuts % len(rates) else 0) for i in range(len(rates))]
     seen: set[bytes] = set()
@@ -147,8 +169,8 @@ def _draw_cuts(keys, order, levels, par_l, depth_l, internal, root, rate, seed, 
     node is reached through expanded nodes only — every attempt's arrays in one pass."""
     inf = np.iinfo(np.int64).max
     m, a = len(par_l), len(attempts)
-    salts = np.array([_key64(f"{int(seed)}|{rate!r}|{att}") for att in attempts], dtype=np.uint64)
-    u = (_splitmix64(keys[None, :] ^ salts[:, None]) >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    salts = np.array([hash64(f"{int(seed)}|{rate!r}|{att}") for att in attempts], dtype=np.uint64)
+    u = unit_interval(splitmix64(keys[None, :] ^ salts[:, None]))
     expanded = np.zeros((a, m), dtype=bool)
     expanded[:, order] = (u >= rate) & internal[order][None, :]
     expanded[:, root] = True

@@ -1,5 +1,6 @@
-"""The scikit-learn-style metrics: hand-computed values, agreement with hiclass on root-to-node
-paths and with taxoforge.scores.measures (the leaderboard's aggregation), HCA and MTA."""
+"""The scikit-learn-style metrics of labels: hand-computed values, agreement with hiclass on
+root-to-node paths and with taxoforge.scores.hierarchical (the leaderboard's aggregation),
+both F conventions, HCA and MTA."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taxoforge.evaluation.metrics import (hierarchical_consistent_accuracy, hierarchical_precision_recall_fscore,
-                                          mean_tree_cut_accuracy)
-from taxoforge.evaluation.ranked_tree import RankedTree, UnresolvedLabels
-from taxoforge.evaluation.tree_cuts import sample_tree_cuts
+from taxoforge.evaluation.label_metrics import (hierarchical_consistent_accuracy,
+                                                hierarchical_precision_recall_fscore, mean_tree_cut_accuracy)
+from taxoforge.trees.ranked_tree import RankedTree, UnresolvedLabels
+from taxoforge.trees.cuts import FewerCutsWarning, sample_tree_cuts
 from tests.taxoforge.evaluation.conftest import random_ranked_tree
 
 TREE = {"animal": None, "dog": "animal", "cat": "animal", "husky": "dog", "beagle": "dog", "tabby": "cat"}
@@ -58,7 +59,7 @@ def _paths(tree: RankedTree, idx) -> list[list[str]]:
 @given(tree_seed=st.integers(0, 5000), pair_seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40))
 def test_agrees_with_hiclass_and_with_the_leaderboard_measures(tree_seed, pair_seed, n):
     hiclass = pytest.importorskip("hiclass.metrics")
-    from taxoforge.scores.measures import aggregate_hierarchical, hierarchical_scores
+    from taxoforge.scores.hierarchical import aggregate_hierarchical, hierarchical_scores
 
     tables = random_ranked_tree(tree_seed)
     tree = RankedTree.of(tables)
@@ -78,6 +79,9 @@ def test_agrees_with_hiclass_and_with_the_leaderboard_measures(tree_seed, pair_s
     assert Pm == pytest.approx(hiclass.precision(at, ap, average="micro"))
     assert Rm == pytest.approx(hiclass.recall(at, ap, average="micro"))
     assert Fm == pytest.approx(hiclass.f1(at, ap, average="micro"))
+    # the other F convention is hiclass's macro F: the mean of the per-sample F
+    assert hierarchical_precision_recall_fscore(yt, yp, tree, f_average="of_pairs")[2] == pytest.approx(
+        hiclass.f1(at, ap, average="macro"))
     # the leaderboard's per-pair scores and aggregation (paper 000 eq. 3)
     h = hierarchical_scores(tree.taxonomy, p, t)
     agg = aggregate_hierarchical(h["hP"], h["hR"], h["hF"])
@@ -119,30 +123,25 @@ def test_hca_per_level_predictions_by_hand(toy):
         hierarchical_consistent_accuracy(truth, preds, toy, levels=["family", "genus"])
 
 
-def test_tree_cuts_are_distinct_seeded_and_cover_each_truth_once():
-    tree = RankedTree.of({"r": None, "a": "r", "b": "r", "a1": "a", "a2": "a", "b1": "b", "b2": "b"})
-    gt = tree.resolve_strict(["a1", "a2", "b1", "b2"])
-    cuts = sample_tree_cuts(tree, gt, n_cuts=25, seed=3)
-    # three internal nodes below the root can be expanded or not: 4 distinct cuts exist
-    assert len(cuts) == 4
-    sigs = {tuple(sorted(tree.ids[m].tolist())) for m in cuts.cut_nodes}
-    assert sigs == {("a", "b"), ("a1", "a2", "b"), ("a", "b1", "b2"), ("a1", "a2", "b1", "b2")}
-    again = sample_tree_cuts(tree, gt, n_cuts=25, seed=3)
-    assert np.array_equal(cuts.cut_depth, again.cut_depth)
-    # MTA by hand: predicting the parent is right exactly in the cuts where the parent is a cut node
-    mta, acc, _ = mean_tree_cut_accuracy(["a1", "b1"], ["a", "b"], tree, return_per_cut=True, seed=3)
-    per_cut = {tuple(sorted(tree.ids[m].tolist())): a for m, a in zip(
-        sample_tree_cuts(tree, tree.resolve_strict(["a1", "b1"]), seed=3).cut_nodes, acc)}
-    assert per_cut == {("a", "b"): 1.0, ("a1", "b"): 0.5, ("a", "b1"): 0.5, ("a1", "b1"): 0.0}
-    assert mta == pytest.approx(0.5)
-
-
-def test_tree_cuts_on_a_real_sized_tree_follow_the_dropout_rates():
-    tables = random_ranked_tree(1, fanout=(2, 4))
-    tree = RankedTree.of(tables)
-    leaves = np.flatnonzero(tree.is_leaf)
-    cuts = sample_tree_cuts(tree, leaves, n_cuts=25, seed=0)
-    assert len(cuts) == 25 and sorted(set(cuts.dropout.tolist())) == [0.1, 0.3, 0.5, 0.7, 0.9]
-    mean_depth = {p: cuts.cut_depth[cuts.dropout == p].mean() for p in (0.1, 0.9)}
-    assert mean_depth[0.1] > mean_depth[0.9]  # fewer dropped nodes: deeper, finer cuts
-    assert pl.Series(cuts.cut_depth.ravel()).min() >= 1
+def test_both_f_conventions_by_hand_and_their_limits():
+    yt, yp = ["husky", "beagle", "cat", "tabby"], ["husky", "dog", "husky", "animal"]
+    hp = np.array([1, 1, 1 / 3, 1])
+    hr = np.array([1, 2 / 3, 1 / 2, 1 / 3])
+    per_pair = 2 * hp * hr / (hp + hr)
+    p, r, f = hierarchical_precision_recall_fscore(yt, yp, TREE, f_average="of_means")
+    _, _, f_pairs = hierarchical_precision_recall_fscore(yt, yp, TREE, f_average="of_pairs")
+    assert f == pytest.approx(2 * hp.mean() * hr.mean() / (hp.mean() + hr.mean()))
+    assert f_pairs == pytest.approx(per_pair.mean()) and f_pairs != pytest.approx(f)
+    # per class (macro): the mean of each class's per-sample F, then over classes
+    _, _, fm = hierarchical_precision_recall_fscore(yt + ["husky"], yp + ["dog"], TREE, average="macro",
+                                                    f_average="of_pairs")
+    husky = np.mean([1.0, 2 * 1 * (2 / 3) / (1 + 2 / 3)])
+    assert fm == pytest.approx(np.mean([husky, per_pair[1], per_pair[2], per_pair[3]]))
+    with pytest.raises(ValueError, match="average='micro' sums path lengths"):
+        hierarchical_precision_recall_fscore(yt, yp, TREE, average="micro", f_average="of_pairs")
+    with pytest.raises(ValueError, match="f_average must be one of"):
+        hierarchical_precision_recall_fscore(yt, yp, TREE, f_average="harmonic")
+    with pytest.raises(ValueError, match="beta must be a number"):
+        hierarchical_precision_recall_fscore(yt, yp, TREE, beta=float("nan"))
+    with pytest.raises(ValueError, match="n_cuts must be an integer"):
+        mean_tree_cut_accuracy(yt, yp, TREE, n_cuts=0)

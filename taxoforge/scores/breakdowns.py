@@ -1,4 +1,4 @@
-"""Breakdown tables of a per-sample scores table (issue 14 item 2).
+"""Breakdown tables of a per-sample scores table: per level, per rank, consistency, outcomes.
 
 Input: the samples table of ``taxoforge score`` (``scores.parquet``; columns ``gt_node``,
 ``pred_node``, ``depth_gt``, ``depth_pred``, ``depth_lca``, ``correct``, ``hP``, ``hR``,
@@ -38,7 +38,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.scores.hierarchical import aggregate_hierarchical, hierarchical_scores
+from taxoforge.snapshots.load import load_ranked_tree
+from taxoforge.trees.cuts import sample_tree_cuts
+from taxoforge.trees.ranked_tree import RankedTree
 
 __all__ = ["GROUP_KEYS", "by_ground_truth_level", "by_ground_truth_rank", "correctness_by_level",
            "correctness_by_rank", "consistency", "outcome_shares", "open_world_groups", "open_world_group",
@@ -67,40 +70,43 @@ def with_depths(samples: pl.DataFrame, tree=None) -> pl.DataFrame:
     if tree is None:
         raise ValueError(f"the samples table lacks {[c for c in cols if c not in samples.columns]}; give the tree")
     _need(samples, ("gt_node", "pred_node"), "computing depths")
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     g = tree.taxonomy.index_of(samples["gt_node"].to_list())
     p = tree.taxonomy.index_of(samples["pred_node"].to_list())
-    dg, dp, dl = tree.depth[g].astype(np.int64), tree.depth[p].astype(np.int64), tree.lca_depth(p, g)
-    hp, hr = (dl + 1.0) / (dp + 1.0), (dl + 1.0) / (dg + 1.0)
-    new = {"depth_gt": dg, "depth_pred": dp, "depth_lca": dl, "correct": g == p, "hP": hp, "hR": hr,
-           "hF": 2 * hp * hr / (hp + hr)}
+    h = hierarchical_scores(tree.taxonomy, p, g)
+    new = {"depth_gt": h["depth_gt"], "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"],
+           "correct": h["correct"], "hP": h["hP"], "hR": h["hR"], "hF": h["hF"]}
     return samples.with_columns(*[pl.Series(k, v) for k, v in new.items() if k not in samples.columns])
 
 
-def _hier_aggs() -> list[pl.Expr]:
-    s = pl.col("hP").mean() + pl.col("hR").mean()
-    return [pl.len().alias("n"), pl.col("correct").mean().alias("accuracy"), pl.col("hP").mean().alias("hP"),
-            pl.col("hR").mean().alias("hR"),
-            pl.when(s > 0).then(2 * pl.col("hP").mean() * pl.col("hR").mean() / s).otherwise(0.0).alias("hF"),
-            pl.col("hF").mean().alias("hF_pairs")]
+def _hierarchical_by(s: pl.DataFrame, keys: list) -> pl.DataFrame:
+    """n, accuracy, hP, hR, hF and hF_pairs per group of ``keys``, the four hierarchical
+    numbers by :func:`taxoforge.scores.hierarchical.aggregate_hierarchical` (as the
+    leaderboard makes them)."""
+    g = s.group_by(keys).agg(pl.len().alias("n"), pl.col("correct").mean().alias("accuracy"),
+                             pl.col("hP").alias("_hp"), pl.col("hR").alias("_hr"), pl.col("hF").alias("_hf"))
+    aggs = [aggregate_hierarchical(hp.to_numpy(), hr.to_numpy(), hf.to_numpy())
+            for hp, hr, hf in zip(g["_hp"], g["_hr"], g["_hf"])]
+    return g.with_columns(*[pl.Series(m, [a[m] for a in aggs], dtype=pl.Float64)
+                            for m in ("hP", "hR", "hF", "hF_pairs")]).drop("_hp", "_hr", "_hf")
 
 
 def by_ground_truth_level(samples: pl.DataFrame, tree=None, by=GROUP_KEYS) -> pl.DataFrame:
     """n, accuracy, hP, hR, hF, hF_pairs per ground-truth depth (``level``)."""
     s = with_depths(samples, tree)
     k = _keys(s, by)
-    return s.group_by([*k, pl.col("depth_gt").alias("level")]).agg(_hier_aggs()).sort([*k, "level"])
+    return _hierarchical_by(s.with_columns(pl.col("depth_gt").alias("level")), [*k, "level"]).sort([*k, "level"])
 
 
 def by_ground_truth_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS) -> pl.DataFrame:
     """n, accuracy, hP, hR, hF, hF_pairs per rank of the ground-truth node (null rank: ``"(none)"``)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     g = tree.taxonomy.index_of(s["gt_node"].to_list())
     s = s.with_columns(pl.Series("rank", tree.ranks[g], dtype=pl.String).fill_null("(none)"))
     k = _keys(s, by)
     order = {r: i for i, r in enumerate(tree.rank_order)}
-    out = s.group_by([*k, "rank"]).agg(_hier_aggs())
+    out = _hierarchical_by(s, [*k, "rank"])
     return out.with_columns(pl.col("rank").replace_strict(order, default=len(order)).alias("_o")).sort(
         [*k, "_o"]).drop("_o")
 
@@ -124,7 +130,7 @@ def correctness_by_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS, ranks=None) 
     """Per rank ``R`` (default: every rank of the tree below its top): ``n`` samples whose
     ground truth has an ``R`` ancestor, and ``accuracy`` = the share whose prediction is in
     that taxon (right at rank ``R``: ``depth_lca ≥ depth(ancestor_R(gt))``)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     g = tree.taxonomy.index_of(s["gt_node"].to_list())
     k = _keys(s, by)
@@ -154,13 +160,11 @@ def _ranks_below_top(tree: RankedTree) -> list[str]:
 
 
 def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0) -> pl.DataFrame:
-    """HCA and MTA per group (:mod:`taxoforge.evaluation.metrics` has the definitions): HCA =
+    """HCA and MTA per group (:mod:`taxoforge.evaluation.label_metrics` has the definitions): HCA =
     share with ``depth_lca == depth_gt``; MTA over ``n_cuts`` seeded cuts of the tree spanned
     by the group's ground truths (the same cuts for every model of a dataset, so models are
     compared on the same cuts: cuts are drawn per ``dataset`` when that key is present)."""
-    from taxoforge.evaluation.tree_cuts import sample_tree_cuts
-
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
     rows = []
@@ -269,7 +273,7 @@ def leaderboard_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: i
     ``n_cuts`` and ``seed``, when the caller has them — their ``consistency``, ``outcomes``
     and ``correct_by_rank`` are reused instead of computed again (the same values: each
     rank's accuracy does not depend on the other ranks asked for)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
     tables = tables or {}
@@ -303,7 +307,7 @@ def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int 
     """Every breakdown that applies to ``samples``, by name: ``by_level``, ``by_rank``,
     ``correct_by_level``, ``correct_by_rank``, ``consistency``, ``outcomes`` and, when the
     table has LI and CS columns, ``open_world_groups``."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     out = {"by_level": by_ground_truth_level(s, tree, by), "correct_by_level": correctness_by_level(s, tree, by),
            "consistency": consistency(s, tree, by, n_cuts=n_cuts, seed=seed)}

@@ -1,4 +1,4 @@
-"""hP / hR / hF (SPEC §2), hand-computed on a small tree, and against the set formula."""
+"""hP / hR / hF, hand-computed on a small tree, and against the set formula."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taxoforge.scores.measures import aggregate_hierarchical, harmonic_mean, hierarchical_scores
+from taxoforge.scores.hierarchical import aggregate_hierarchical, harmonic_mean, hierarchical_scores
 from taxoforge.trees.taxonomy import Taxonomy
 
 #   r ─ a ─ a1 ─ a1x

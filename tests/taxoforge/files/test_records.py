@@ -12,7 +12,8 @@ import sys
 import polars as pl
 import pytest
 
-from taxoforge.scores.options import MAX_RECORD_BYTES, ReadOptions
+from taxoforge.files.records import MAX_RECORD_BYTES
+from taxoforge.scores.options import ReadOptions
 from taxoforge.scores.readers import OutputFileError, read_outputs
 from tests.conftest import REPO
 
