@@ -32,7 +32,7 @@ predictions) reads as a missing value. CSV reading is linear in the number of co
 from __future__ import annotations
 
 import csv
-import functools
+import contextlib
 import json
 import re
 import zipfile
@@ -56,23 +56,19 @@ class RecordFileError(ValueError):
     """A record file that cannot be read; the message names the file and the line."""
 
 
-def _raising(fn):
-    """Raise the caller's ``error`` class (a :class:`RecordFileError` subclass) for ``fn``'s errors."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, error: type[RecordFileError] = RecordFileError, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except RecordFileError as e:
-            if type(e) is RecordFileError and error is not RecordFileError:
-                raise error(str(e)) from None
-            raise
-
-    return wrapper
+@contextlib.contextmanager
+def _raising(error: type[RecordFileError]):
+    """Raise the caller's ``error`` class (a :class:`RecordFileError` subclass) for the errors inside."""
+    try:
+        yield
+    except RecordFileError as e:
+        if type(e) is RecordFileError and error is not RecordFileError:
+            raise error(str(e)) from None
+        raise
 
 
-@_raising
-def read_jsonl_records(path: str | Path, *, max_record_bytes: int = MAX_RECORD_BYTES) -> tuple[list[dict], list[int]]:
+def read_jsonl_records(path: str | Path, *, max_record_bytes: int = MAX_RECORD_BYTES,
+                       error: type[RecordFileError] = RecordFileError) -> tuple[list[dict], list[int]]:
     """The JSON objects of a JSON-lines file, one per non-blank line.
 
     Parameters
@@ -89,12 +85,13 @@ def read_jsonl_records(path: str | Path, *, max_record_bytes: int = MAX_RECORD_B
     (list of dict, list of int)
         The objects and their line numbers.
     """
-    return _jsonl(Path(path), max_record_bytes)
+    with _raising(error):
+        return _jsonl(Path(path), max_record_bytes)
 
 
-@_raising
 def read_json_records(path: str | Path, *, max_record_bytes: int = MAX_RECORD_BYTES,
-                      max_table_bytes: int = MAX_TABLE_BYTES) -> tuple[list[dict], list[int], dict]:
+                      max_table_bytes: int = MAX_TABLE_BYTES, error: type[RecordFileError] = RecordFileError
+                      ) -> tuple[list[dict], list[int], dict]:
     """The records of a JSON file and its document-level fields.
 
     * a JSON array of objects (VLMEvalKit's ``.json`` predictions, written indented): read
@@ -119,12 +116,13 @@ def read_json_records(path: str | Path, *, max_record_bytes: int = MAX_RECORD_BY
     (list of dict, list of int, dict)
         The records, their lines, and the document's other fields (``{}`` for an array).
     """
-    return _json(Path(path), max_record_bytes, max_table_bytes)
+    with _raising(error):
+        return _json(Path(path), max_record_bytes, max_table_bytes)
 
 
-@_raising
 def read_csv_records(path: str | Path, delimiter: str | None = None, header: bool = True, column_names=None, *,
-                     max_record_bytes: int = MAX_RECORD_BYTES) -> tuple[list[dict], list[int]]:
+                     max_record_bytes: int = MAX_RECORD_BYTES, error: type[RecordFileError] = RecordFileError
+                     ) -> tuple[list[dict], list[int]]:
     """The rows of a CSV or TSV file as dicts (an empty field is ``None``; blank lines are
     skipped; a quoted field may span lines, a record's line is the one it starts on).
 
@@ -149,11 +147,12 @@ def read_csv_records(path: str | Path, delimiter: str | None = None, header: boo
     (list of dict, list of int)
         The rows and the line each starts on.
     """
-    return _csv(Path(path), max_record_bytes, delimiter, header, column_names)
+    with _raising(error):
+        return _csv(Path(path), max_record_bytes, delimiter, header, column_names)
 
 
-@_raising
-def read_parquet_records(path: str | Path, *, max_table_bytes: int = MAX_TABLE_BYTES) -> tuple[list[dict], list[int]]:
+def read_parquet_records(path: str | Path, *, max_table_bytes: int = MAX_TABLE_BYTES,
+                         error: type[RecordFileError] = RecordFileError) -> tuple[list[dict], list[int]]:
     """The rows of a Parquet file as dicts, numbered from 1.
 
     Parameters
@@ -168,11 +167,12 @@ def read_parquet_records(path: str | Path, *, max_table_bytes: int = MAX_TABLE_B
     -------
     (list of dict, list of int)
     """
-    return _parquet(Path(path), max_table_bytes)
+    with _raising(error):
+        return _parquet(Path(path), max_table_bytes)
 
 
-@_raising
-def read_xlsx_records(path: str | Path, *, max_table_bytes: int = MAX_TABLE_BYTES) -> tuple[list[dict], list[int]]:
+def read_xlsx_records(path: str | Path, *, max_table_bytes: int = MAX_TABLE_BYTES,
+                      error: type[RecordFileError] = RecordFileError) -> tuple[list[dict], list[int]]:
     """The rows of the first sheet of an Excel workbook, every cell as text; the first row
     names the columns, a row's line is its spreadsheet row number. Read with polars'
     ``read_excel`` over ``fastexcel`` (the Rust calamine reader) once the workbook's declared
@@ -182,13 +182,16 @@ def read_xlsx_records(path: str | Path, *, max_table_bytes: int = MAX_TABLE_BYTE
     ----------
     path : str or Path
     max_table_bytes : int
+        The most bytes the workbook may unpack to.
     error : type
+        The exception raised for what is not a readable workbook, or too large.
 
     Returns
     -------
     (list of dict, list of int)
     """
-    return _xlsx(Path(path), max_table_bytes)
+    with _raising(error):
+        return _xlsx(Path(path), max_table_bytes)
 
 
 # ---------------------------------------------------------------------------- implementations
@@ -294,8 +297,18 @@ def _first_char(path: Path) -> str:
 
 
 def sniff_json_kind(path: Path) -> str | None:
-    """``json`` for a file that opens a JSON array, ``jsonl`` for one that opens an object
-    (a ``.json`` file may be either), else None."""
+    """The JSON kind a file's first bytes say.
+
+    Parameters
+    ----------
+    path : Path
+
+    Returns
+    -------
+    str or None
+        ``json`` for a file that opens a JSON array, ``jsonl`` for one that opens an object
+        (a ``.json`` file may be either), else None.
+    """
     c = _first_char(path)
     return "json" if c == "[" else "jsonl" if c == "{" else None
 

@@ -76,8 +76,22 @@ _SEGMENT = re.compile(r"\[(-?\d+)\]")
 
 
 def parse_column_path(path: str) -> list:
-    """``"doc.choices[2]"`` → ``["doc", "choices", 2]``: dots separate keys, ``[n]`` are list
-    indices (negative from the end)."""
+    """The steps of a column path: ``"doc.choices[2]"`` → ``["doc", "choices", 2]``.
+
+    Parameters
+    ----------
+    path : str
+        Keys separated by dots, ``[n]`` list indices (negative from the end).
+
+    Returns
+    -------
+    list of str and int
+
+    Raises
+    ------
+    ValueError
+        For what is no column path.
+    """
     out: list = []
     for part in path.split("."):
         m = re.match(r"^([^\[]*)((?:\[-?\d+\])*)$", part)
@@ -95,8 +109,21 @@ _MISSING = object()
 
 
 def column_value(row: dict, path: str, default=_MISSING):
-    """The value ``path`` names in ``row`` (the key itself first, then the path's steps);
-    ``default`` (else :class:`KeyError`) when a step is missing."""
+    """The value a column or column path names in a row.
+
+    Parameters
+    ----------
+    row : dict
+        One record.
+    path : str
+        A key of the row (taken as it is first), else a column path (:func:`parse_column_path`).
+    default : object, optional
+        Returned when a step is missing (without it: :class:`KeyError`).
+
+    Returns
+    -------
+    object
+    """
     if path in row:
         return row[path]
     v = row
@@ -125,7 +152,16 @@ def _path_steps(path: str) -> tuple:
 
 
 def unwrap(v):
-    """A single-element list as its element, repeatedly (lmms-eval's ``[["text"]]``)."""
+    """A single-element list as its element, repeatedly (lmms-eval's ``[["text"]]``).
+
+    Parameters
+    ----------
+    v : object
+
+    Returns
+    -------
+    object
+    """
     while isinstance(v, list) and len(v) == 1:
         v = v[0]
     return v
@@ -133,7 +169,18 @@ def unwrap(v):
 
 # ---------------------------------------------------------------------------- layouts
 def detect_layout(columns) -> str | None:
-    """The layout the column names say, or None."""
+    """The layout column names say.
+
+    Parameters
+    ----------
+    columns : iterable of str
+        The keys of a file's records.
+
+    Returns
+    -------
+    str or None
+        ``vlm4bio``, ``lmms-eval``, ``vlmevalkit``, ``generic``, or None when none fits.
+    """
     cols = set(columns)
     if {"target-class", "output"} <= cols or {"option-gt", "output"} <= cols:
         return "vlm4bio"
@@ -150,8 +197,18 @@ _VLM4BIO_FILE = re.compile(r"classification_(?P<model>.+?)_(?P<mode>selection|di
 
 
 def vlm4bio_path_info(path: str | Path) -> dict[str, str]:
-    """``model``, ``dataset``, ``prompt`` of a VLM4Bio result file from its path (the file's
-    stem where the path does not say)."""
+    """The model, dataset and prompt of a VLM4Bio result file from its path.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``…/results/<dataset>/[<prompt>/]classification/<mode>/classification_<model>_<mode>_num_….jsonl``.
+
+    Returns
+    -------
+    dict
+        ``model``, ``dataset``, ``prompt`` (the file's stem where the path does not say).
+    """
     p = Path(path)
     m = _VLM4BIO_FILE.match(p.stem)
     model = m.group("model") if m else p.stem
@@ -221,7 +278,13 @@ _RESULT = re.compile(r"_result$")
 
 @lru_cache(maxsize=1)
 def vlmevalkit_datasets() -> tuple[str, ...]:
-    """VLMEvalKit's dataset names (``vlmevalkit_datasets.txt``), longest first."""
+    """VLMEvalKit's dataset names (``vlmevalkit_datasets.txt``).
+
+    Returns
+    -------
+    tuple of str
+        Longest first, so the longest name a file name holds is found first.
+    """
     text = (Path(__file__).with_name("vlmevalkit_datasets.txt")).read_text(encoding="utf-8")
     names = {ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")}
     return tuple(sorted(names, key=lambda n: (-len(n), n)))
@@ -263,8 +326,24 @@ def _vlmevalkit_info(path: Path, judged: bool) -> dict[str, str]:
 
 
 def path_info(layout: str, path: Path, meta: dict | None = None, rows=()) -> dict[str, str]:
-    """``model``/``dataset``/``prompt`` a file's path (and document fields ``meta``) names
-    under ``layout``; what it does not name is absent."""
+    """What a file's path says about its rows under a layout.
+
+    Parameters
+    ----------
+    layout : str
+        One of :data:`LAYOUT_COLUMNS`.
+    path : Path
+        The file.
+    meta : dict, optional
+        The document's own fields (lmms-eval's ``args``).
+    rows : sequence of dict
+        The file's records (a VLMEvalKit judge file has ``hit``).
+
+    Returns
+    -------
+    dict
+        ``model``/``dataset``/``prompt`` as far as the path names them; the rest absent.
+    """
     if layout == "vlm4bio":
         return vlm4bio_path_info(path)
     if layout == "lmms-eval":
@@ -290,8 +369,17 @@ def _letter_fields(d: dict) -> dict[str, str]:
 
 
 def row_options(row: dict) -> dict[str, str]:
-    """The options of a multiple-choice row given as fields (module docstring), or ``{}``
-    (then the question's text is read)."""
+    """The options of a multiple-choice row given as fields (module docstring).
+
+    Parameters
+    ----------
+    row : dict
+
+    Returns
+    -------
+    dict
+        Letter → option text; ``{}`` when the row has none as fields (its question is read then).
+    """
     opts = _letter_fields(row)
     if opts:
         return opts
@@ -308,7 +396,17 @@ def row_options(row: dict) -> dict[str, str]:
 
 
 def harness_correct(row: dict) -> float | None:
-    """The harness's verdict on the row (module docstring), or None."""
+    """The harness's own verdict on a row (module docstring).
+
+    Parameters
+    ----------
+    row : dict
+
+    Returns
+    -------
+    float or None
+        The first of :data:`HARNESS_CORRECT_FIELDS` holding a number in [0, 1] or a boolean.
+    """
     for f in HARNESS_CORRECT_FIELDS:
         v = row.get(f)
         if v is None:
@@ -348,10 +446,24 @@ def _flat_names(row: dict, depth: int = 2, prefix: str = "") -> list[tuple[str, 
 
 
 def suggest_columns(rows, require) -> list[str]:
-    """``--column`` options (as command-line words) that would read ``rows``: for each
-    required canonical column the best-named field of the first row holding text (else the
-    first text field left that does not look like an id), a nested field or list element
-    written as a column path; ``<COLUMN>`` where nothing fits."""
+    """``--column`` options that would read a file.
+
+    For each required canonical column: the best-named field of the first row holding text
+    (else the first text field left that does not look like an id), a nested field or list
+    element written as a column path; ``<COLUMN>`` where nothing fits.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        The file's records.
+    require : sequence of str
+        The canonical columns needed (``output``, ``label``).
+
+    Returns
+    -------
+    list of str
+        Command-line words: ``["--column", "output=resps[0]", …]``.
+    """
     first = rows[0] if rows else {}
     flat = [(name, v) for name, v in _flat_names(first) if isinstance(unwrap(v), (str, int, float))
             and not isinstance(unwrap(v), bool)]

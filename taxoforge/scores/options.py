@@ -42,9 +42,19 @@ class InvalidParameterError(ValueError):
 
 @dataclass(frozen=True)
 class Interval:
-    """Numbers of ``kind`` (:class:`numbers.Integral` or :class:`numbers.Real`) between
-    ``left`` and ``right`` (None: unbounded), ``closed`` on "both", "left", "right" or
-    "neither" side. NaN is in no interval."""
+    """Numbers of one kind between two bounds; NaN is in no interval.
+
+    Attributes
+    ----------
+    kind : type
+        :class:`numbers.Integral` or :class:`numbers.Real`.
+    left : float or None
+        The lower bound (None: unbounded).
+    right : float or None
+        The upper bound (None: unbounded).
+    closed : str
+        Which bounds belong to the interval: "both", "left", "right" or "neither".
+    """
 
     kind: type
     left: float | None
@@ -71,7 +81,13 @@ class Interval:
 
 @dataclass(frozen=True)
 class Options:
-    """One of the strings ``values``."""
+    """One of a set of strings.
+
+    Attributes
+    ----------
+    values : tuple of str
+        The strings allowed.
+    """
 
     values: tuple[str, ...]
 
@@ -105,8 +121,23 @@ def _describe(constraint) -> str:
 
 
 def validate_params(owner: str, values: Mapping, constraints: Mapping[str, list]) -> None:
-    """Check every ``values[name]`` against the list ``constraints[name]`` (any one may hold)
-    and raise :class:`InvalidParameterError` naming ``owner``'s parameter otherwise."""
+    """Check parameters against their declared constraints.
+
+    Parameters
+    ----------
+    owner : str
+        Who takes the parameters (named in the error).
+    values : mapping
+        Parameter name → value.
+    constraints : mapping
+        Parameter name → list of constraints, any one of which may hold: an
+        :class:`Interval`, an :class:`Options`, a type, ``"callable"`` or None.
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the first parameter no constraint holds for, what it must be and what it got.
+    """
     for name, allowed in constraints.items():
         value = values[name]
         if not any(_satisfies(value, c) for c in allowed):
@@ -259,10 +290,29 @@ class ScoreOptions(_Validated):
 
 def split_options(kwargs: Mapping, read: ReadOptions | None = None, score: ScoreOptions | None = None,
                   where: str = "score_files") -> tuple[ReadOptions, ScoreOptions]:
-    """Keyword options of the compatible call path (``score_files(paths, tax, meteor=False,
-    columns=…)``) split into a :class:`ReadOptions` and a :class:`ScoreOptions`, on top of
-    ``read``/``score`` when given. ``adapter`` is the former name of ``layout``; an unknown
-    keyword is an error naming it."""
+    """Split the keyword options of the compatible call path into the two option objects.
+
+    ``score_files(paths, tax, meteor=False, columns=…)`` is
+    ``score_files(paths, tax, read=ReadOptions(columns=…), score=ScoreOptions(meteor=False))``.
+
+    Parameters
+    ----------
+    kwargs : mapping
+        Fields of either object (``adapter`` is the former name of ``layout``).
+    read, score : ReadOptions or ScoreOptions, optional
+        The objects the keywords are applied on top of.
+    where : str
+        The function named when a keyword is neither's.
+
+    Returns
+    -------
+    (ReadOptions, ScoreOptions)
+
+    Raises
+    ------
+    TypeError
+        For a keyword that names no field.
+    """
     from dataclasses import replace
 
     r_names = {f.name for f in fields(ReadOptions)}
@@ -288,9 +338,26 @@ def split_options(kwargs: Mapping, read: ReadOptions | None = None, score: Score
 
 
 def env_fraction(name: str, default: float, environ: Mapping | None = None) -> float:
-    """The fraction in [0, 1] that the environment variable ``name`` holds, or ``default``
-    when it is unset or empty; anything else (``abc``, ``nan``, ``1.5``) is a ValueError
-    naming the variable."""
+    """The fraction in [0, 1] an environment variable holds.
+
+    Parameters
+    ----------
+    name : str
+        The variable.
+    default : float
+        The value when it is unset or empty.
+    environ : mapping, optional
+        The environment (default: :data:`os.environ`).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Naming the variable, for anything else (``abc``, ``nan``, ``1.5``).
+    """
     raw = (os.environ if environ is None else environ).get(name, "")
     if not raw.strip():
         return default

@@ -220,9 +220,25 @@ def resolve_letter(text: str, options: dict[str, str], what: str = "answer") -> 
     after the letter names, else the letter's option (module docstring, step 2). The one
     routine for a model's letter answer and a dataset's letter label: both mean the option.
 
-    ``what`` names the text in that error ("answer", "label").
+    Parameters
+    ----------
+    text : str
+        The answer or label, templates stripped.
+    options : dict
+        Letter → option text.
+    what : str
+        Names the text in the error ("answer", "label").
 
-    Raises :class:`UnparseableAnswer` for a letter that is not among the options."""
+    Returns
+    -------
+    (str, str or None, list of str)
+        The text (the option's when a letter resolved), the letter, the flags.
+
+    Raises
+    ------
+    UnparseableAnswer
+        For a letter that is not among the options.
+    """
     flags: list[str] = []
     letter = None
     m = _LETTER_ANSWER.match(text) if text else None

@@ -88,8 +88,15 @@ _SUFFIX_KINDS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv":
 
 
 class OutputFileError(RecordFileError):
-    """A model-output file that cannot be read; the message names the file and line, and
-    ``suggestion`` (when set) the ``--column`` options that would read it."""
+    """A model-output file that cannot be read.
+
+    Parameters
+    ----------
+    message : str
+        Names the file and line, and what was expected.
+    suggestion : list of str, optional
+        The ``--column`` options (command-line words) that would read the file.
+    """
 
     def __init__(self, message: str, suggestion: list[str] | None = None) -> None:
         super().__init__(message)
@@ -97,8 +104,19 @@ class OutputFileError(RecordFileError):
 
 
 def file_kind(path: Path, fmt: str | None = None) -> str:
-    """The file kind of ``path`` (:data:`~taxoforge.scores.options.FILE_KINDS`): ``fmt``,
-    else its suffix, else its first bytes (``[`` a JSON array, ``{`` JSON Lines)."""
+    """The kind of a model-output file.
+
+    Parameters
+    ----------
+    path : Path
+    fmt : str, optional
+        The kind named (:data:`~taxoforge.scores.options.FILE_KINDS`); wins when given.
+
+    Returns
+    -------
+    str
+        ``fmt``, else the suffix's kind, else the first bytes' (``[`` a JSON array, ``{`` JSON Lines).
+    """
     if fmt:
         return fmt.lower()
     kind = _SUFFIX_KINDS.get(path.suffix.lower()) or sniff_json_kind(path)
@@ -110,8 +128,21 @@ def file_kind(path: Path, fmt: str | None = None) -> str:
 
 
 def detect_adapter(columns) -> str:
-    """The layout the column names say (:func:`~taxoforge.scores.harness_layouts.detect_layout`);
-    :class:`OutputFileError` if none fits."""
+    """The layout column names say (:func:`~taxoforge.scores.harness_layouts.detect_layout`).
+
+    Parameters
+    ----------
+    columns : iterable of str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    OutputFileError
+        When no layout fits.
+    """
     layout = detect_layout(columns)
     if layout is None:
         raise OutputFileError(f"cannot tell the format from the columns {sorted(columns)}")
@@ -212,10 +243,27 @@ def _read_records(path: Path, kind: str, o: ReadOptions) -> tuple[list[dict], li
 def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs) -> pl.DataFrame:
     """Read one model-output file into the canonical table (module docstring).
 
-    ``options``: a :class:`~taxoforge.scores.options.ReadOptions`; keyword options
-    (``columns=``, ``defaults=``, ``fmt=``, ``layout=`` or ``adapter=``, ``header=``,
-    ``column_names=``, ``derive=``, ``require=``, ``allow_duplicate_ids=`` …) are the same
-    fields, applied on top of it."""
+    Parameters
+    ----------
+    path : str or Path
+    options : ReadOptions, optional
+        How to read it (:class:`~taxoforge.scores.options.ReadOptions`).
+    **kwargs
+        Fields of :class:`~taxoforge.scores.options.ReadOptions` (``columns=``, ``defaults=``,
+        ``fmt=``, ``layout=`` or ``adapter=``, ``header=``, ``column_names=``, ``derive=``,
+        ``require=``, ``allow_duplicate_ids=`` …), applied on top of ``options``.
+
+    Returns
+    -------
+    polars.DataFrame
+        The canonical columns, ``output_type``, ``option_gt``, ``note``, ``options``,
+        ``harness_correct``, ``file`` and ``adapter`` (the layout).
+
+    Raises
+    ------
+    OutputFileError
+        Naming the file and line of what cannot be read.
+    """
     o = split_options(kwargs, read=options, where="read_outputs")[0] if kwargs else (options or ReadOptions())
     path = Path(path)
     if not path.is_file():
@@ -304,11 +352,26 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
 
 
 def read_files(paths, options: ReadOptions | None = None, **kwargs) -> pl.DataFrame:
-    """The canonical tables of ``paths`` (:func:`read_outputs`, same options), one after the
-    other; the ``file`` column says where each row came from. A file that cannot be read
-    raises :class:`OutputFileError` naming it; sample ids shared within one model, dataset and
-    prompt — in one file or across files — are an error naming the files and lines unless
-    ``allow_duplicate_ids``."""
+    """The canonical tables of several files, one after the other.
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+    options : ReadOptions, optional
+    **kwargs
+        Fields of :class:`~taxoforge.scores.options.ReadOptions`, as for :func:`read_outputs`.
+
+    Returns
+    -------
+    polars.DataFrame
+        :func:`read_outputs`'s tables concatenated; ``file`` says where each row came from.
+
+    Raises
+    ------
+    OutputFileError
+        For a file that cannot be read, and for sample ids shared within one model, dataset
+        and prompt — in one file or across files — unless ``allow_duplicate_ids``.
+    """
     o = split_options(kwargs, read=options, where="read_files")[0] if kwargs else (options or ReadOptions())
     frames = [read_outputs(p, o) for p in paths]
     if not frames:
@@ -321,8 +384,18 @@ def read_files(paths, options: ReadOptions | None = None, **kwargs) -> pl.DataFr
 
 
 def duplicate_ids(df: pl.DataFrame) -> pl.DataFrame:
-    """``model``, ``dataset``, ``prompt``, ``id``, the ``lines`` and ``where`` (``file:line``)
-    of every id that more than one row of the canonical table carries."""
+    """The sample ids that more than one row of a canonical table carries.
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        A canonical table (:func:`read_outputs`).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model``, ``dataset``, ``prompt``, ``id``, the ``lines`` and ``where`` (``file:line``).
+    """
     keys = ["model", "dataset", "prompt", "id"]
     where = (pl.col("file") + ":" + pl.col("line").cast(pl.String)) if "file" in df.columns \
         else pl.col("line").cast(pl.String)
@@ -332,8 +405,20 @@ def duplicate_ids(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def check_duplicate_ids(df: pl.DataFrame, allow: bool = False) -> None:
-    """Raise :class:`OutputFileError` naming the files and lines of sample ids that rows of
-    one model, dataset and prompt share, unless ``allow``."""
+    """Refuse sample ids that rows of one model, dataset and prompt share.
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        A canonical table.
+    allow : bool
+        Let them through.
+
+    Raises
+    ------
+    OutputFileError
+        Naming the files and lines of the shared ids.
+    """
     if allow or not df.height:
         return
     dup = duplicate_ids(df)
@@ -370,7 +455,16 @@ def expand_output_paths(patterns) -> list[Path]:
     prediction file whose judge file ``…_result.*`` lies beside it skipped); a glob pattern (``*``, ``?``, ``[…]``, ``**`` for
     any depth) as its matching files, sorted — so ``'results/**/*.jsonl'`` works whether
     or not the shell expanded it. A pattern that matches nothing, or a path that does not
-    exist, raises :class:`OutputFileError` naming it."""
+    exist, raises :class:`OutputFileError` naming it.
+
+    Parameters
+    ----------
+    patterns : iterable of str or Path
+
+    Returns
+    -------
+    list of Path
+    """
     out: list[Path] = []
     for pat in patterns:
         text = str(pat)

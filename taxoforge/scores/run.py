@@ -229,7 +229,20 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     :class:`TreeTables`. ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (the
     mapping configuration, a shared ``index``, ``index_dir``, ``text_measures``, ``meteor``,
     ``progress``, ``store``, ``altered``, ``ci``, ``breakdowns``); keyword options are the
-    same fields, applied on top of it (``score_frame(rows, tax, meteor=False)``)."""
+    same fields, applied on top of it (``score_frame(rows, tax, meteor=False)``).
+
+    Parameters
+    ----------
+    rows : polars.DataFrame
+    taxonomy : CitedTaxonomy, TreeTables, str or path
+    options : ScoreOptions, optional
+    **kwargs
+        Fields of :class:`~taxoforge.scores.options.ScoreOptions`.
+
+    Returns
+    -------
+    ScoreRun
+    """
     o = split_options(kwargs, score=options, where="score_frame")[1] if kwargs else (options or ScoreOptions())
     config, index, progress, ci, breakdowns = o.config, o.index, o.progress, o.ci, o.breakdowns
     text_measures, meteor = o.text_measures, o.meteor
@@ -297,11 +310,25 @@ def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
 
 
 def harness_agreement(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
-    """Per group of ``by``, over the rows with a full ground truth that carry the harness's own
-    verdict (``harness_correct``: VLMEvalKit's ``hit``, lmms-eval's ``exact_match`` …):
-    ``harness_n`` (those rows), ``harness_accuracy`` (the harness's mean verdict) and
-    ``harness_agreement`` (the share of them where the verdict — a value of at least 0.5 —
-    equals the project's exact-match ``correct``)."""
+    """How often a harness's own verdict agrees with taxoforge's exact match, per group.
+
+    Over the rows with a full ground truth that carry the harness's verdict
+    (``harness_correct``: VLMEvalKit's ``hit``, lmms-eval's ``exact_match`` …).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        A run's per-sample table.
+    by : sequence of str
+        The grouping columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``by``, ``harness_n`` (those rows), ``harness_accuracy`` (the harness's mean verdict)
+        and ``harness_agreement`` (the share of them where the verdict — at least 0.5 counts
+        as right — equals ``correct``).
+    """
     rows = samples.filter(pl.col("harness_correct").is_not_null() & ~pl.col("gt_partial"))
     return rows.group_by(list(by), maintain_order=True).agg(
         pl.len().cast(pl.Int64).alias("harness_n"), pl.col("harness_correct").mean().alias("harness_accuracy"),
@@ -309,8 +336,23 @@ def harness_agreement(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
 
 
 def with_harness_agreement(board: pl.DataFrame, samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
-    """The leaderboard with :func:`harness_agreement`'s columns added (only when some scored
-    row carries the harness's verdict; groups without one get nulls)."""
+    """The leaderboard with :func:`harness_agreement`'s columns added.
+
+    Parameters
+    ----------
+    board : polars.DataFrame
+        The leaderboard.
+    samples : polars.DataFrame
+        Its per-sample table.
+    by : sequence of str
+        The grouping columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``board`` unchanged when no scored row carries a verdict; else with the three
+        columns (null for groups without one).
+    """
     if "harness_correct" not in samples.columns or not samples["harness_correct"].is_not_null().any():
         return board
     return board.join(harness_agreement(samples, by), on=list(by), how="left", nulls_equal=True)
@@ -331,7 +373,22 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, re
     ``allow_duplicate_ids`` …); ``score``: how they are scored
     (:class:`~taxoforge.scores.options.ScoreOptions`: ``config``, ``index``, ``meteor``,
     ``ci``, ``plots`` …). Keyword options name fields of either, applied on top of them
-    (``score_files(paths, tax, meteor=False, columns={"output": "pred"})``)."""
+    (``score_files(paths, tax, meteor=False, columns={"output": "pred"})``).
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+    taxonomy : CitedTaxonomy, TreeTables, str or path
+    out_dir : str or path, optional
+    read : ReadOptions, optional
+    score : ScoreOptions, optional
+    **kwargs
+        Fields of either option object.
+
+    Returns
+    -------
+    ScoreRun
+    """
     read, score = split_options(kwargs, read, score)
     rows = read_files(paths, read)
     run = score_frame(rows, taxonomy, score)

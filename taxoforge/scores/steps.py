@@ -68,7 +68,18 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     as an option letter (``B``, ``(B)``, ``B)``) is resolved through the same options by the
     same routine as a letter answer (:func:`~taxoforge.scores.parse.resolve_letter`); the row
     then carries the option's text as ``label_text`` (flag ``mc_label_letter``), and a letter
-    that is not among the options makes the row a bad row (``unknown label``)."""
+    that is not among the options makes the row a bad row (``unknown label``).
+
+    Parameters
+    ----------
+    rows : list of dict
+        The rows :func:`screen_rows` kept.
+
+    Returns
+    -------
+    (list of dict, list of dict)
+        The rows parsed (with ``parsed`` and ``answer``) and the bad rows.
+    """
     keep, bad = [], []
     for r in rows:
         opts = json.loads(r["options"]) if r.get("options") else None

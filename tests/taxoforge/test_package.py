@@ -227,7 +227,6 @@ ALLOWED_LONG: dict[str, str] = {
     "taxoforge/sources/wikidata/dump.py": "w-speed: read blocks, scan and spill, Turtle, graph assembly",
     "taxoforge/evaluation/multiple_choice.py": "w-resolve: draws, plans, rank probes, checks, label files",
     "taxoforge/links/resolve.py": "w-resolve",
-    "taxoforge/scores/mapping/index.py": "w-loop: hashing, posting lists, Arrow buffers, trigram index, name tables",
 }
 
 
