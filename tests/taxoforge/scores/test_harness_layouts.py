@@ -205,3 +205,13 @@ def test_detect_layout_by_columns():
     assert detect_layout({"output", "label"}) == "generic"
     assert detect_layout({"pred", "gt"}) is None
     assert set(HARNESS_KINDS) >= {"lmms-eval v0.4", "VLMEvalKit xlsx"} and LMMS_MODEL
+
+
+def test_a_vlmevalkit_csv_with_every_field_quoted_reads_like_its_tsv(fish_easy, generated, tmp_path):
+    from benchmarks.harness_files import _tsv, _vlmevalkit_table
+
+    cols, rows = _vlmevalkit_table(vlm4bio_records(fish_easy), "VLM4Bio_fish_easy")
+    csv_path = _tsv(tmp_path / VLMEVALKIT_MODEL / f"{VLMEVALKIT_MODEL}_VLM4Bio_fish_easy.csv", cols, rows, sep=",")
+    a, b = read_outputs(csv_path), read_outputs(generated["VLMEvalKit tsv"])
+    cols = ["id", "model", "dataset", "question", "output", "label", "options", "category"]
+    assert a.select(cols).equals(b.select(cols)) and a["line"].to_list() == b["line"].to_list()
