@@ -6,6 +6,7 @@
 """
 
 import json
+from datetime import timedelta
 
 from functools import partial
 
@@ -83,6 +84,8 @@ def _info_table(info: dict) -> pl.DataFrame:
 
 @wikidata_asset(
     kinds={"python", "sparql", "parquet"},
+    # rebuilt weekly (over SPARQL or from the weekly dump): one missed week warns, two fail
+    freshness_policy=dg.FreshnessPolicy.time_window(warn_window=timedelta(days=8), fail_window=timedelta(days=15)),
     description=(
         "Wikidata's instance-of (P31) and subclass-of (P279) edges for the configured seed entities, "
         "up to Q35120 'entity', with English labels and aliases: over SPARQL (polite, resumable "
