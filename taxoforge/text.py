@@ -1,4 +1,4 @@
-"""Text normalisation shared by label linking and prediction mapping (SPEC §3).
+"""Text normalisation shared by label linking and prediction mapping (docs/method.md#mapping-an-answer-to-a-node).
 
 ``normalise_text`` is the one normal form used everywhere a name is compared with
 another name: Unicode NFKC, casefold, every punctuation or symbol character becomes a
@@ -11,7 +11,7 @@ match nothing and that an answer written without the apostrophe ("Coopers hawk")
 match either. Any other apostrophe (quotes, a trailing plural possessive "the dogs' bowl")
 is punctuation like the rest.
 
-``base_form_text`` goes one step further for mapping free text (SPEC §3, "words are
+``base_form_text`` goes one step further for mapping free text (docs/method.md#mapping-an-answer-to-a-node, "words are
 compared in a base form"): every word of the normal form is replaced by its noun base form
 (:func:`base_form`), so plurals match singulars on both sides ("two tenches" →
 ``two tench``).

@@ -1,5 +1,5 @@
-"""Paper 003's four open-world measures (Conti et al., "Large Multimodal Models for
-Open-World Classification", §3.2 and Supp. A.2), as lmms-owc computes them.
+"""The four open-world measures of Conti et al. 2025 [3] ("On Large Multimodal Models as
+Open-World Image Classifiers", §3.2 and Supp. A.2), as lmms-owc computes them.
 
 ``TI`` text inclusion (eq. 1)
     1 when the ground truth is a substring of the prediction, both lower-cased and
@@ -88,7 +88,7 @@ class JudgeNotConfigured(RuntimeError):
 
 # ---------------------------------------------------------------------------- TI
 def text_inclusion(predictions: Sequence[str], references: Sequence[str]) -> np.ndarray:
-    """Paper 003 eq. 1: 1.0 where ``reference.lower().strip()`` is in ``prediction.lower().strip()``."""
+    """Conti et al. 2025 [3] eq. 1: 1.0 where ``reference.lower().strip()`` is in ``prediction.lower().strip()``."""
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions for {len(references)} references")
     return np.array([float((r or "").lower().strip() in (p or "").lower().strip())
@@ -199,7 +199,7 @@ def concepts(text: str) -> list[str]:
 
 def concept_similarity(predictions: Sequence[str], references: Sequence[str], encode: Callable,
                        extract: Callable[[str], list[str]] = concepts) -> np.ndarray:
-    """Paper 003 eq. 2: the largest cosine similarity between the reference and any concept
+    """Conti et al. 2025 [3] eq. 2: the largest cosine similarity between the reference and any concept
     of the prediction (the whole prediction included, so CS ≥ SS)."""
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions for {len(references)} references")

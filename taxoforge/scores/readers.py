@@ -1,4 +1,4 @@
-"""Read model-output files into one canonical table (the scoring run's input).
+"""Read model-output files into one canonical table (the scoring run's input; docs/method.md#model-outputs).
 
 Canonical columns (all strings but ``line`` and ``harness_correct``):
 

@@ -1,4 +1,4 @@
-"""From a directed graph to a rooted tree (paper 000 §4.1, SPEC §1).
+"""From a directed graph to a rooted tree (Snæbjarnarson et al. 2025 [1] §4.1; docs/method.md#from-a-graph-to-a-tree).
 
 Input
     An edge table ``(child, parent)`` of string node ids — e.g. Wikidata's subclass-of

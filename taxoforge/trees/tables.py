@@ -1,4 +1,4 @@
-"""The tree data model: the four tables of a taxonomy (SPEC §5) and their Parquet files.
+"""The tree data model: the four tables of a taxonomy (docs/method.md#snapshots) and their Parquet files.
 
 A taxonomy is stored as four tables, each one Parquet file:
 

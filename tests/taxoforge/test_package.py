@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import importlib.metadata as md
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -515,3 +516,48 @@ class Failure(ValueError):
     assert [p[:4] for p in got["generator"]] == ["YD01"]
     assert got["Fields"] == ["PR01 Parameters ['b'] not documented"]
     assert got["Fields.total"] == ["GL08 The object does not have a docstring"]
+
+
+# ---------------------------------------------------------------------------- references that resolve
+#: References a reader cannot follow: the name of a notes file no user has, a paper by its
+#: number in a folder no user has, a tracker's issue number. Cite a paper by author, year and
+#: its number in docs/references.md, a rule by its section of docs/method.md.
+UNFOLLOWABLE = re.compile(r"\bSPEC\b|(?i:\bpapers? ?0\d\d(?!\d))|(?i:\bissues? #?\d+)")
+REFERENCE_ROOTS = ("taxoforge", "tests", "benchmarks", "docs", "assets", "pipelines", "scripts", "deploy", ".ci")
+REFERENCE_FILES = ("README.md", "CONTRIBUTING.md", "pyproject.toml", "setup.py", "Makefile", "Dockerfile",
+                   "docker-compose.yml", "workspace.yaml")
+TEXT_SUFFIXES = {".py", ".md", ".txt", ".toml", ".yaml", ".yml", ".cfg", ".sh", ".tsv", ".csv", ".json", ".sql", ".html",
+                 ".j2", ""}
+
+
+def reference_files() -> list[Path]:
+    """The repository's own text files: code, tests, benchmarks, docs and configuration."""
+    repo = PACKAGE_ROOT.parent
+    files = [repo / f for f in REFERENCE_FILES if (repo / f).is_file()]
+    for root in REFERENCE_ROOTS:
+        for path in sorted((repo / root).rglob("*")):
+            if (path.is_file() and path.suffix in TEXT_SUFFIXES and "__pycache__" not in path.parts
+                    and "__snapshots__" not in path.parts and path.stat().st_size < 2_000_000):
+                files.append(path)
+    return files
+
+
+def test_references_are_ones_a_reader_can_follow():
+    spec, paper, issue = "SP" + "EC", "Pa" + "per", "is" + "sue"  # split, so this file does not match itself
+    assert UNFOLLOWABLE.search(f"as {spec} §3 says") and UNFOLLOWABLE.search(f"({paper} 000 Table 9)")
+    assert UNFOLLOWABLE.search(f"{issue} 14 item 1") and UNFOLLOWABLE.search(f"see data/{paper.lower()}000_table9.tsv")
+    assert not UNFOLLOWABLE.search("Snæbjarnarson et al. 2025 [1] §4.1, docs/method.md#ground-truths, similarity_from_spec")
+    files = reference_files()
+    assert any(p.name == "method.md" for p in files) and any(p.name == "build.py" for p in files)
+    found = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if m := UNFOLLOWABLE.search(line):
+                found.append(f"  {path.relative_to(PACKAGE_ROOT.parent)}:{lineno}: {m.group(0)!r} in {line.strip()[:100]}")
+    assert not found, ("references a reader cannot follow — cite the paper by author, year and its number in "
+                       "docs/references.md, or the rule by its section of docs/method.md, or say what it says:\n"
+                       + "\n".join(found))

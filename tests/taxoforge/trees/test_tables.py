@@ -68,7 +68,7 @@ def test_source_report_rows_join_the_build_report_in_canonical_order():
     assert t.info == {"source": "toy", "build": build.stats, "root_id": "r", "seed": 0, "cycle_policy": "dfs_back_edges"}
 
 
-# ---- provenance: info.json beside the tables (issue 13 item 3) -------------------------------
+# ---- provenance: info.json beside the tables -------------------------------
 def test_write_and_read_keep_the_provenance(tmp_path):
     b = build_tree(pl.DataFrame({"child": ["a", "b", "b"], "parent": ["r", "r", "a"]}), source="x",
                    tie_seed=3, cycle_policy="drop_abstract")
