@@ -119,7 +119,9 @@ def file_kind(path: Path, fmt: str | None = None) -> str:
     """
     if fmt:
         return fmt.lower()
-    kind = _SUFFIX_KINDS.get(path.suffix.lower()) or sniff_json_kind(path)
+    kind = _SUFFIX_KINDS.get(path.suffix.lower())
+    if kind in (None, "jsonl", "json"):  # the content says: an array is JSON whatever the suffix
+        kind = "json" if sniff_json_kind(path) == "json" else kind or sniff_json_kind(path)
     if kind is None:
         raise OutputFileError(f"{path}: cannot tell the file kind from {path.suffix or 'its name'!r} or its content; "
                               f"expected one of {', '.join(_SUFFIX_KINDS)}, or name it: taxoforge score '{path}' "
@@ -221,6 +223,17 @@ def _text(v) -> str | None:
     return str(v)
 
 
+def _sniff_delimiter(path: Path, kind: str) -> str:
+    """A tab or a comma: the suffix's, unless the first line holds more of the other (a TSV
+    saved as ``.csv``)."""
+    with path.open("rb") as fh:
+        head = fh.readline(1 << 16)
+    tabs, commas = head.count(b"\t"), head.count(b",")
+    if kind == "csv":
+        return "\t" if tabs > commas else ","
+    return "," if commas > tabs and tabs == 0 else "\t"
+
+
 def _read_records(path: Path, kind: str, o: ReadOptions) -> tuple[list[dict], list[int], dict]:
     if kind != "csv" and kind != "tsv" and (not o.header or o.column_names is not None):
         raise OutputFileError(f"{path}: header=False and column_names apply to CSV/TSV files, not {kind}")
@@ -230,7 +243,7 @@ def _read_records(path: Path, kind: str, o: ReadOptions) -> tuple[list[dict], li
     if kind == "json":
         return read_json_records(path, max_record_bytes=o.max_record_bytes, max_table_bytes=o.max_table_bytes, **err)
     if kind in ("csv", "tsv"):
-        delim = o.delimiter or ("\t" if kind == "tsv" else None)
+        delim = o.delimiter or _sniff_delimiter(path, kind)
         return (*read_csv_records(path, delim, o.header, o.column_names, max_record_bytes=o.max_record_bytes,
                                   **err), {})
     if kind == "parquet":
@@ -419,11 +432,9 @@ def check_duplicate_ids(df: pl.DataFrame, allow: bool = False) -> None:
     OutputFileError
         Naming the files and lines of the shared ids.
     """
-    if allow or not df.height:
-        return
-    dup = duplicate_ids(df)
-    if not dup.height:
-        return
+    dup = duplicate_ids(df) if df.height and not allow else None
+    if dup is None or not dup.height:
+        return None
     ex = "; ".join(f"{i!r} ({m} / {d}) at {', '.join(w[:4])}{' …' if len(w) > 4 else ''}"
                    for m, d, i, w in dup.select("model", "dataset", "id", "where").head(3).iter_rows())
     raise OutputFileError(

@@ -98,13 +98,17 @@ def test_rows_of_two_harness_files_of_one_model_and_task_are_not_pooled_silently
 
 
 def test_layouts_are_told_from_content_not_the_suffix(generated, tmp_path):
-    # a VLMEvalKit JSON array saved as .jsonl, an lmms-eval file named .json, a TSV named .csv (tab kept)
+    # a VLMEvalKit JSON array saved as .jsonl, an lmms-eval file named .json, a TSV named .csv
     arr = tmp_path / VLMEVALKIT_MODEL / f"{VLMEVALKIT_MODEL}_MMBench_DEV_EN.jsonl"
     arr.parent.mkdir()
     arr.write_text(generated["VLMEvalKit json"].read_text())
-    with pytest.raises(OutputFileError, match="not valid JSON"):  # .jsonl is JSON Lines
-        read_outputs(arr)
-    assert read_outputs(arr, fmt="json")["dataset"][0] == "MMBench_DEV_EN"
+    assert read_outputs(arr)["dataset"][0] == "MMBench_DEV_EN"  # an array, whatever the suffix says
+    with pytest.raises(OutputFileError, match="not valid JSON"):  # named JSON Lines: read as such
+        read_outputs(arr, fmt="jsonl")
+    tsv_as_csv = arr.with_name(f"{VLMEVALKIT_MODEL}_AI2D_TEST.csv")
+    tsv_as_csv.write_text(generated["VLMEvalKit tsv"].read_text())
+    df = read_outputs(tsv_as_csv)
+    assert df["dataset"][0] == "AI2D_TEST" and df.height == read_outputs(generated["VLMEvalKit tsv"]).height
     j = tmp_path / "20250101_120000_samples_mmbench_en_dev.json"
     j.write_text(generated["lmms-eval v0.4"].read_text())
     df = read_outputs(j)
