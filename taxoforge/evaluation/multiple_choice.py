@@ -1,5 +1,5 @@
 """Multiple-choice question sets from any tree: VLM4Bio's easy / medium / hard sets and
-rank-level probes, seeded and checked (paper 002 §5.1; issue 14 item 1).
+rank-level probes, seeded and checked (Maruf et al. 2024 [2] §5.1).
 
 Input
     a tree (anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts) and the ground truths, one question per

@@ -1,4 +1,4 @@
-"""VLM4Bio's two reasoning-hallucination tests (paper 002 §5.4, Table 5): None of the Above
+"""VLM4Bio's two reasoning-hallucination tests (Maruf et al. 2024 [2] §5.4, Table 5): None of the Above
 (NOTA) and the False Confidence Test (FCT), as variants of a multiple-choice set and as
 scores of a model's answers to them.
 

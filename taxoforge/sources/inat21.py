@@ -19,7 +19,7 @@ Output
     the same name occurs at that rank under two different lineages, ``inat21:<rank>:<full
     lineage joined by '/'>``. Names: every taxon's Latin name (``scientific``, ``la``), the
     species' ``name`` field when it differs from genus + epithet, and the English
-    ``common_name`` (``vernacular``, ``en``) — paper 000 §11 matches against both.
+    ``common_name`` (``vernacular``, ``en``) — Snæbjarnarson et al. 2025 [1] §11 matches against both.
     Every species is a leaf at depth 7.
 """
 
