@@ -279,7 +279,6 @@ ALLOWED_DOCSTRING_GAPS: dict[str, str] = {
     "taxoforge.scores.mapping.store": "w-layers: 13",
     "taxoforge.scores.mapping.taxonomy_index": "w-layers: 20",
     "taxoforge.scores.parse": "w-layers: 11",
-    "taxoforge.scores.readers": "w-layers: 10",
     "taxoforge.scores.report": "w-layers: 15",
     "taxoforge.scores.run": "w-layers: 17",
     "taxoforge.scores.steps": "w-layers: 17",
