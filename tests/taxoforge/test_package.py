@@ -281,16 +281,7 @@ ALLOWED_DOCSTRING_GAPS: dict[str, str] = {
     "taxoforge.sources.wikidata.linking": "w-layers: 10",
     "taxoforge.sources.wikidata.queries": "w-layers: 8",
     "taxoforge.sources.wikidata.sparql": "w-layers: 9",
-<<<<<<< HEAD
-    "taxoforge.sources.wikidata.taxon_names": "w-layers: 8",
-    "taxoforge.sources.wikidata.taxon_names_dump": "w-layers: 2",
-    "taxoforge.sources.wikidata.tree": "w-layers: 2",
-    "taxoforge.sources.wordnet": "w-layers: 13",
-    "taxoforge.trees.build": "w-layers: 2",
-=======
     "taxoforge.trees.build": "w-layers: 1",
-    "taxoforge.trees.ranked_tree": "w-layers: 23",
->>>>>>> main
     "taxoforge.trees.tables": "w-layers: 18",
 }
 
