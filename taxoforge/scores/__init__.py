@@ -24,5 +24,6 @@ from taxoforge.scores.options import ReadOptions, ScoreOptions
 from taxoforge.scores.run import ScoreRun, score_file, score_files, score_frame
 from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
 
-__all__ = ["MappingConfig", "TaxonomyIndex", "ReadOptions", "ScoreOptions", "ScoreRun", "score_file", "score_files", "score_frame", "leaderboard",
+__all__ = ["MappingConfig", "TaxonomyIndex", "ReadOptions", "ScoreOptions", "ScoreRun", "score_file", "score_files",
+           "score_frame", "leaderboard",
            "hierarchical_scores", "aggregate_hierarchical", "CitedTaxonomy", "cite_taxonomy"]
