@@ -1,7 +1,8 @@
 """The ``taxoforge`` command line. Each domain contributes a click command or group:
 
 * ``taxoforge.snapshots.cli`` — ``list``, ``pull``, ``verify``, ``show``, ``diff``, ``publish``
-* ``taxoforge.scores.cli`` — ``score`` (many files, one run), ``map`` (answers → nodes, no ground truth)
+* ``taxoforge.scores.cli`` — ``score`` (many files, one run), ``map`` (answers → nodes, no ground truth),
+  ``compare`` (scoring runs on their shared items)
 * this module — ``subset`` (the taxonomy of a label set, cut from a tree: it resolves labels
   with :mod:`taxoforge.links`, reads label files and cites a snapshot, so it sits above all
   of them)
@@ -37,6 +38,7 @@ COMMANDS = {
     "publish": "taxoforge.snapshots.cli:publish_cmd",
     "score": "taxoforge.scores.cli:score_cmd",
     "map": "taxoforge.scores.cli:map_cmd",
+    "compare": "taxoforge.scores.cli:compare_cmd",
     "subset": "taxoforge.cli:subset_cmd",
     "mc": "taxoforge.evaluation.cli:mc_group",
     "evaluate": "taxoforge.evaluation.cli:evaluate_group",
