@@ -27,11 +27,12 @@ import dagster as dg
 from assets.common.resources import DataDirResource, SnapshotStoreResource
 from assets.common.tags import TAXOFORGE_TEAM
 from taxoforge.evaluation import multiple_choice as mc
-from taxoforge.evaluation.ranked_tree import RankedTree
 from taxoforge.evaluation.reasoning_tests import fct_variant, nota_variant
 from taxoforge.files import write_text_atomic
+from taxoforge.files.labels import LabelFileError, read_labels
 from taxoforge.markdown import markdown_table
 from taxoforge.snapshots.load import load_taxonomy
+from taxoforge.trees.ranked_tree import RankedTree
 
 GROUP = "evaluation_sets"
 DIFFICULTY_PARTITIONS = dg.StaticPartitionsDefinition(list(mc.DIFFICULTIES))
@@ -90,12 +91,12 @@ def multiple_choice_asset(name: str, snapshot: str, organism: str = "organism") 
         word = config.organism or organism
         try:
             if config.labels_file:
-                gts = mc.read_labels(config.labels_file)
+                gts = read_labels(config.labels_file)
             else:
                 gts = mc.sample_ground_truths(tree, difficulty, config.questions, seed=config.seed,
                                               options=config.options)
             qs = mc.build_questions(tree, gts, difficulty, options=config.options, seed=config.seed, organism=word)
-        except (mc.TreeTooShallow, mc.LabelFileError) as e:
+        except (mc.TreeTooShallow, LabelFileError) as e:
             raise dg.Failure(description=f"{ref}: {e}") from e
         problems = mc.check_questions(tree, qs, difficulty)
         if problems.height:

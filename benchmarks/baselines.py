@@ -1,7 +1,7 @@
 """Baselines: straightforward implementations the candidates are measured against.
 
 :func:`networkx_build_tree`
-    Graph → tree as one would first write it with networkx (paper 000 §4.1, SPEC §1):
+    Graph → tree as one would first write it with networkx (Snæbjarnarson et al. 2025 [1] §4.1, docs/method.md#trees):
     drop self loops; for every non-trivial strongly connected component remove the back
     edges of a depth-first search started at the members with a parent outside the
     component, then the rest, in sorted id order, children in sorted id order (the same

@@ -1,4 +1,4 @@
-"""Benchmark: multiple-choice question sets (issue 14 item 1).
+"""Benchmark: multiple-choice question sets.
 
 ``run(size)`` builds VLM4Bio-style questions for each difficulty on a tree, in fresh
 processes (``benchmarks.harness.measure``: the tree is loaded before the clock starts):
@@ -72,7 +72,7 @@ def generated_tree(n_genera: int = 1500, seed: int = 0):
 
 def _load(cfg: dict):
     from taxoforge.evaluation import multiple_choice as mc
-    from taxoforge.evaluation.ranked_tree import RankedTree
+    from taxoforge.trees.ranked_tree import RankedTree
 
     if cfg["tree"] == "inaturalist":
         from taxoforge.sources.inaturalist import inat_tree

@@ -19,7 +19,7 @@ Measurements, each in a fresh process (:mod:`benchmarks.harness`), the fastest o
   that both give the same depths (and parents) for every node;
 * candidate and baseline on the iNaturalist edge table, same checks.
 
-Targets (issue 8): ≤ 10 s and ≤ 2 GiB peak on the full Wikidata-shaped graph; ≥ 20× the
+Targets: ≤ 10 s and ≤ 2 GiB peak on the full Wikidata-shaped graph; ≥ 20× the
 networkx baseline at equal size.
 
     python -m benchmarks.bench_tree --size small

@@ -22,7 +22,7 @@ import polars as pl
 __all__ = ["WIKIDATA_SHAPE", "wikidata_like_edges", "wikidata_like_ntriples", "random_tree_nodes",
            "subsample_inat_taxa"]
 
-# Wikidata's subclass-of (P279) graph, in round figures (issue 8).
+# Wikidata's subclass-of (P279) graph, in round figures.
 WIKIDATA_SHAPE = {"classes": 4_200_000, "edges": 4_900_000, "multi_parent": 667_000}
 
 

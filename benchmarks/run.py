@@ -10,7 +10,7 @@ per (candidate, baseline) comparison and one row per scaling curve. Files are wr
 atomically (temporary file, then rename).
 
 Sizes: ``tiny`` (the CI smoke test, seconds), ``small`` (a minute or two), ``full`` (the
-sizes of issue 8; about 10 minutes on a 2-core machine). A module without a ``tiny``
+sizes of the targets; about 10 minutes on a 2-core machine). A module without a ``tiny``
 size runs at its ``small`` size and the JSON says so (``ran_at_size``).
 """
 
@@ -329,7 +329,7 @@ def summary_rows(doc: dict) -> list[dict]:
                          "baseline": {"wall_s": st["wall_s"], "cpu_s": st["cpu_s"], "throughput": st["answers_per_s"]},
                          "baseline_name": "the string measure (rapidfuzz ratio), same answers",
                          "speedup": m["ratio_to_string_measure"], "agree": None,
-                         "target": "reported (issue 12)", "met": None})
+                         "target": "reported", "met": None})
     return rows
 
 

@@ -8,8 +8,9 @@
   of them)
 * ``taxoforge.evaluation.cli`` — ``mc`` (multiple-choice sets), ``evaluate`` (every other evaluation)
 
-Commands are looked up lazily so ``taxoforge --help`` stays fast and one broken domain does
-not take the others down.
+Commands are looked up lazily so one broken domain does not take the others down, and
+``taxoforge --help`` imports none of them: it lists each command with its summary from
+:data:`SUMMARIES` (a test keeps them equal to the commands' own help).
 
 Whatever command raises a snapshot or download error (a snapshot that fails verification
 while ``score`` loads it, an interrupted pull …) ends with ``error: …`` on stderr and that
@@ -45,7 +46,49 @@ COMMANDS = {
 }
 
 
+#: command name -> the first sentence of its help (what ``taxoforge --help`` lists)
+SUMMARIES = {
+    "list": "List the taxonomies and versions in a store (all, or only NAME's), oldest first; the latest "
+            "version of each (what a bare NAME means) is marked with *.",
+    "pull": "Download NAME[@VERSION] (latest by default) into the local store, verifying the SHA-256 of every "
+            "file; an interrupted download resumes where it stopped, a corrupted file is deleted and the "
+            "snapshot refused.",
+    "verify": "Check a snapshot where it lies (a folder, or NAME[@VERSION] in any store: local, HTTP, S3 …) "
+              "against its manifest, and the manifest against the store's index: every file's size and SHA-256 "
+              "and, unless --fast, the content hash recomputed from the tables.",
+    "show": "Print a snapshot's manifest and a summary: nodes, leaves, depth histogram, names, links by dataset "
+            "and status, report rows by kind.",
+    "diff": "Show what changed from snapshot A to snapshot B: nodes added, removed, renamed, moved to a new "
+            "parent; names and links added, removed or changed.",
+    "publish": "Publish FOLDER into the store.",
+    "score": "Score model OUTPUTS (JSONL, CSV/TSV or Parquet files, folders of them, or glob patterns such as "
+             "'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or NAME[@VERSION] in the "
+             "snapshot store) in one run, and print the leaderboard: one row per model × dataset × prompt, with "
+             "bootstrap 95 % intervals and the taxonomy it cites.",
+    "map": "Map the answers in OUTPUTS to nodes of TAXONOMY without scoring them: no ground truth needed "
+           "(unlabelled answers, e.g. OVEN-style open-world predictions: --column id=data_id --column "
+           "output=prediction).",
+    "subset": "Cut the taxonomy of the label set LABELS (.txt one per line, .csv/.tsv/.jsonl/.parquet with a label "
+              "column) from TREE (a tree or snapshot folder, or NAME[@VERSION] in the store): the smallest subtree "
+              "holding every label's node, written to OUT.",
+    "mc": "Multiple-choice question sets from a taxonomy (VLM4Bio's easy / medium / hard, NOTA, FCT, rank probes) "
+          "and the scores of the NOTA and FCT tests.",
+    "evaluate": "Evaluations of the taxonomy-aware, VLM4Bio, open-world and granularity papers on a per-sample "
+                "scores table (scores.parquet of `taxoforge score`), a score matrix, or a tree.",
+}
+
+
 class LazyGroup(click.Group):
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``--help`` from :data:`SUMMARIES`, shortened as click shortens
+        a command's help, without importing the commands."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        with formatter.section("Commands"):
+            formatter.write_dl([(n, click.Command(n, help=SUMMARIES.get(n, "")).get_short_help_str(limit)) for n in names])
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
@@ -76,7 +119,7 @@ def main() -> None:
 # ---------------------------------------------------------------------------- subset
 # ``taxoforge subset TREE LABELS -o OUT``: every label is resolved to a node of TREE by the
 # label linker (node id, external id, name, synonym, epithet variant, genus transfer, and last
-# a partial species or genus ground truth: :func:`taxoforge.trees.subtree.label_set_subtree`);
+# a partial species or genus ground truth: :func:`taxoforge.links.label_sets.label_set_subtree`);
 # OUT is the smallest subtree holding the resolved nodes, with the label texts as names and the
 # whole links table (unresolved labels too, with what was tried). OUT is a tree folder
 # (``nodes.parquet`` …, ``info.json`` with the parent tree's citation and provenance): score
@@ -125,10 +168,10 @@ def subset_cmd(tree, labels, out, name, dataset, label_column, id_column, extern
     store): the smallest subtree holding every label's node, written to OUT."""
     import polars as pl
 
-    from taxoforge.evaluation.multiple_choice import LabelFileError, read_labels
+    from taxoforge.files.labels import LabelFileError, read_labels
     from taxoforge.files import atomic_directory
     from taxoforge.snapshots.citation import resolve_taxonomy
-    from taxoforge.trees.subtree import label_set_subtree
+    from taxoforge.links.label_sets import label_set_subtree
 
     def fail(msg: str, code: int):
         cli_fail(msg, code, as_json=as_json)

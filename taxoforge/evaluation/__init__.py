@@ -1,14 +1,13 @@
 """Every evaluation of the seed papers, as plain functions over one tree and a samples table.
 
 Nothing here knows of Dagster; every function takes a tree (a
-:class:`~taxoforge.evaluation.ranked_tree.RankedTree`, or anything it accepts) and plain
+:class:`~taxoforge.trees.ranked_tree.RankedTree`, or anything
+:func:`~taxoforge.snapshots.load.load_ranked_tree` accepts) and plain
 tables or arrays, and returns tables or numbers.
 
 =====================================  ===================================================
 module                                 what it holds
 =====================================  ===================================================
-:mod:`.ranked_tree`                    a taxonomy with its ranks and names; vectorised
-                                       ancestor-at-rank / at-depth; label → node resolution
 :mod:`.multiple_choice`                VLM4Bio-style easy / medium / hard question sets and
                                        rank-level probes from any tree, seeded, checked
 :mod:`.reasoning_tests`                VLM4Bio's NOTA and FCT variants and the FCT
@@ -19,10 +18,10 @@ module                                 what it holds
                                        :mod:`taxoforge.scores.hierarchical`; the tree cuts:
                                        :mod:`taxoforge.trees.cuts`; the breakdown tables:
                                        :mod:`taxoforge.scores.breakdowns`)
-:mod:`.propagation`                    paper 004: max-child / max-leaf score propagation,
+:mod:`.propagation`                    Xu et al. 2024 [4]: max-child / max-leaf score propagation,
                                        average precision, per-level mAP, the tiered benchmark
-:mod:`.open_world_measures`            paper 003: TI, SS, CS (NLTK noun phrases), LI judge hook
-:mod:`.validation`                     paper 000 §5: Kendall-τ validation of any measure on
+:mod:`.open_world_measures`            Conti et al. 2025 [3]: TI, SS, CS (NLTK noun phrases), LI judge hook
+:mod:`.validation`                     Snæbjarnarson et al. 2025 [1] §5: Kendall-τ validation of any measure on
                                        synthetic node pairs; Fig. 4 node-placement agreement
 :mod:`.cli`                            ``taxoforge mc …`` and ``taxoforge evaluate …``
 =====================================  ===================================================

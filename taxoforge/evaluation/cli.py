@@ -22,10 +22,10 @@ def _fail(msg: str, code: int = 2) -> None:
 
 
 def _load_tree(ref: str):
-    from taxoforge.evaluation.ranked_tree import RankedTree
+    from taxoforge.snapshots.load import load_ranked_tree
 
     try:
-        return RankedTree.of(ref)
+        return load_ranked_tree(ref)
     except (FileNotFoundError, ValueError, KeyError) as e:
         _fail(f"{ref}: {e}")
 
@@ -65,6 +65,7 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
     NAME[@VERSION]), in VLM4Bio's question format. The same seed writes the same bytes."""
     from taxoforge.evaluation import multiple_choice as mc
     from taxoforge.evaluation.reasoning_tests import fct_variant, nota_variant
+    from taxoforge.files.labels import LabelFileError, read_labels
 
     if (difficulty is None) == (probe_rank is None):
         _fail("give exactly one of --difficulty and --probe-rank")
@@ -74,7 +75,7 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
             n = int(labels.split(":", 1)[1])
             gts = mc.sample_ground_truths(t, difficulty or "easy", n, seed=seed, options=n_options)
         else:
-            gts = mc.read_labels(labels, label_column)
+            gts = read_labels(labels, label_column)
         if probe_rank is not None:
             rank = int(probe_rank) if probe_rank.isdigit() else probe_rank
             qs = mc.build_rank_probes(t, gts, rank, options=n_options, seed=seed, organism=organism)
@@ -82,7 +83,7 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
             qs = mc.build_questions(t, gts, difficulty, options=n_options, seed=seed, organism=organism)
     except mc.TreeTooShallow as e:
         _fail(str(e), 1)
-    except (mc.LabelFileError, ValueError) as e:
+    except (LabelFileError, ValueError) as e:
         _fail(str(e))
     if variant == "nota":
         qs = nota_variant(qs, position=nota_position)
@@ -366,7 +367,7 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
     each coarse matrix's accuracy with its Δ to CG_direct."""
     import polars as pl
 
-    from taxoforge.evaluation.multiple_choice import read_labels
+    from taxoforge.files.labels import read_labels
     from taxoforge.evaluation.propagation import tiered_accuracy, tiered_classes
 
     t = _load_tree(tree)

@@ -6,11 +6,11 @@ The per-pair computation and its averages live in one place,
 resolves labels to nodes and hands the pairs over.
 
 ``y_true`` and ``y_pred`` hold node ids or node names (labels) of ``taxonomy`` — anything
-:meth:`~taxoforge.evaluation.ranked_tree.RankedTree.of` accepts: a tree or snapshot
+:func:`~taxoforge.snapshots.load.load_ranked_tree` accepts: a tree or snapshot
 folder, ``NAME@VERSION``, a :class:`~taxoforge.trees.tables.TreeTables`, a nodes
 DataFrame, or a plain ``{child: parent}`` dict. ``node_ref`` says which: ``"auto"`` (a node
 id if there is one, else a name), ``"id"`` or ``"name"``; a value that names no node or
-several raises :class:`~taxoforge.evaluation.ranked_tree.UnresolvedLabels` listing them.
+several raises :class:`~taxoforge.trees.ranked_tree.UnresolvedLabels` listing them.
 
 Definitions (Kiritchenko et al. 2006; Taxonomy-Aware Evaluation of VLMs §3). ``anc(v)`` is
 the root-to-``v`` path, both ends included; per sample ``i``,
@@ -70,9 +70,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from taxoforge.evaluation.ranked_tree import RankedTree
 from taxoforge.scores.hierarchical import average_scores, check_parameters, hierarchical_scores
+from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.cuts import PROTECT_DROPOUT_RATES, FewerCutsWarning, sample_tree_cuts
+from taxoforge.trees.ranked_tree import RankedTree
 
 __all__ = ["hierarchical_precision_recall_fscore", "hierarchical_consistent_accuracy", "mean_tree_cut_accuracy",
            "pair_depths"]
@@ -87,7 +88,7 @@ def _pairs(y_true, y_pred, taxonomy, node_ref: str):
     """``(tree, true_idx, pred_idx, per-pair scores)``: the labels resolved, the pairs scored
     by :func:`taxoforge.scores.hierarchical.hierarchical_scores`."""
     check_parameters(node_ref=node_ref)
-    tree = RankedTree.of(taxonomy)
+    tree = load_ranked_tree(taxonomy)
     t = _indexes(tree, y_true, node_ref, "y_true value")
     p = _indexes(tree, y_pred, node_ref, "y_pred value")
     if len(t) != len(p):
@@ -151,7 +152,7 @@ def hierarchical_precision_recall_fscore(y_true, y_pred, taxonomy, *, average: s
     ------
     ValueError
         A parameter out of range, samples of different lengths, no samples.
-    taxoforge.evaluation.ranked_tree.UnresolvedLabels
+    taxoforge.trees.ranked_tree.UnresolvedLabels
         A value that names no node, or several.
 
     Examples
@@ -196,7 +197,7 @@ def hierarchical_consistent_accuracy(y_true, y_pred, taxonomy, *, levels: Sequen
     ...     [["Esocidae", "Esox", "Esox lucius"], ["Esocidae", "Esox", "Umbra limi"]], tree)
     0.5
     """
-    tree = RankedTree.of(taxonomy)
+    tree = load_ranked_tree(taxonomy)
     t = _indexes(tree, y_true, node_ref, "y_true value")
     preds = list(y_pred)
     if len(preds) != len(t):

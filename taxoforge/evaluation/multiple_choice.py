@@ -1,8 +1,8 @@
 """Multiple-choice question sets from any tree: VLM4Bio's easy / medium / hard sets and
-rank-level probes, seeded and checked (paper 002 §5.1; issue 14 item 1).
+rank-level probes, seeded and checked (Maruf et al. 2024 [2] §5.1).
 
 Input
-    a tree (anything :meth:`RankedTree.of` accepts) and the ground truths, one question per
+    a tree (anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts) and the ground truths, one question per
     row (a label list, or a table with a label column whose other columns — an image path,
     an id — are carried into the questions).
 
@@ -68,8 +68,6 @@ Question text (VLM4Bio's, ``zero_shot_eval`` templates)::
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -79,61 +77,26 @@ import numpy as np
 import polars as pl
 
 from taxoforge.files import write_text_atomic
+from taxoforge.files.labels import LABEL_COLUMNS
+from taxoforge.seeded import SeededStream
 
-from taxoforge.evaluation.ranked_tree import INFRASPECIFIC_RANKS, RankedTree
+from taxoforge.snapshots.load import load_ranked_tree
+from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.ranks import INFRASPECIFIC_RANKS
 
-__all__ = ["DIFFICULTIES", "QuestionSet", "TreeTooShallow", "LabelFileError", "build_questions", "prepare_tree",
-           "build_rank_probes", "check_questions", "read_labels", "sample_ground_truths", "question_text",
-           "SeededStream", "LETTERS"]
+__all__ = ["DIFFICULTIES", "QuestionSet", "TreeTooShallow", "build_questions", "prepare_tree",
+           "build_rank_probes", "check_questions", "sample_ground_truths", "question_text",
+           "LETTERS"]
 
 DIFFICULTIES = ("easy", "medium", "hard")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 QUESTION = "What is the scientific name of the {organism} in the image?"
 PROBE_QUESTION = "Which {rank} does the {organism} in the image belong to?"
 INSTRUCTION = "Write the answer after writing 'The answer is: '."
-LABEL_COLUMNS = ("label", "target-class", "target_class", "scientific_name", "scientificName", "species", "name")
 
 
 class TreeTooShallow(ValueError):
     """No ground truth supports the requested difficulty on this tree."""
-
-
-class LabelFileError(ValueError):
-    """A labels file that cannot be read; the message names the file and line."""
-
-
-# ---------------------------------------------------------------------------- randomness
-class SeededStream:
-    """Uniform integers from BLAKE2b of ``(seed, key, counter)``: the same on every machine
-    and Python version, independent of the order in which questions are built.
-
-    >>> a, b = SeededStream(7, "easy|12|inat:1"), SeededStream(7, "easy|12|inat:1")
-    >>> [a.below(10) for _ in range(5)] == [b.below(10) for _ in range(5)]
-    True
-    >>> SeededStream(7, "easy|12|inat:1").next64() != SeededStream(8, "easy|12|inat:1").next64()
-    True
-    """
-
-    __slots__ = ("_prefix", "_counter")
-
-    def __init__(self, seed: int, key: str) -> None:
-        self._prefix = f"{int(seed)}\x1f{key}\x1f".encode()
-        self._counter = 0
-
-    def next64(self) -> int:
-        h = hashlib.blake2b(self._prefix + str(self._counter).encode(), digest_size=8).digest()
-        self._counter += 1
-        return int.from_bytes(h, "big")
-
-    def below(self, n: int) -> int:
-        """A uniform integer in ``[0, n)`` (rejection sampling: no modulo bias)."""
-        if n <= 0:
-            raise ValueError("n must be positive")
-        limit = (1 << 64) - ((1 << 64) % n)
-        while True:
-            x = self.next64()
-            if x < limit:
-                return x % n
 
 
 # ---------------------------------------------------------------------------- candidate classes
@@ -258,7 +221,7 @@ def _class_mask(tree: RankedTree, cls: tuple) -> np.ndarray:
 def prepare_tree(tree) -> RankedTree:
     """Build the indexes question sets use (pre-order numbering, genus/species/family
     ancestors, the candidates of every rank) once, ahead of time; later sets reuse them."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     tree.taxonomy._preorder
     if _ranked(tree):
         for r in ("genus", "species", "family"):
@@ -370,7 +333,7 @@ def build_questions(tree, ground_truths, difficulty: str, *, options: int = 4, s
 
     Parameters
     ----------
-    tree : RankedTree or anything :meth:`RankedTree.of` accepts
+    tree : RankedTree or anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts
     ground_truths : list of labels or node ids, or a DataFrame with a label column (other
         columns, e.g. ``image-path``, are copied into each question)
     difficulty : ``"easy"``, ``"medium"`` or ``"hard"``
@@ -391,7 +354,7 @@ def build_questions(tree, ground_truths, difficulty: str, *, options: int = 4, s
         raise ValueError(f"options must be between 2 and {len(LETTERS)}, not {options}")
     if mode not in ("auto", "ranks", "levels"):
         raise ValueError(f"mode must be 'auto', 'ranks' or 'levels', not {mode!r}")
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     ranked = _ranked(tree) if mode == "auto" else mode == "ranks"
     df, col = _ground_truth_table(tree, ground_truths, label_column)
     idx, skipped = _resolve(tree, df, col, node_ref)
@@ -543,7 +506,7 @@ def build_rank_probes(tree, ground_truths, rank: str | int, *, options: int = 4,
     """
     if not 2 <= options <= len(LETTERS):
         raise ValueError(f"options must be between 2 and {len(LETTERS)}, not {options}")
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     df, col = _ground_truth_table(tree, ground_truths, label_column)
     idx, skipped = _resolve(tree, df, col, node_ref)
     by_depth = isinstance(rank, int) or (isinstance(rank, str) and rank.isdigit())
@@ -626,7 +589,7 @@ def check_questions(tree, questions, difficulty: str | None = None) -> pl.DataFr
     answer sits at ``option-gt``; every option has the answer's rank (or, on an unranked
     tree, the answer's leaf-ness / depth); and for a difficulty, every distractor's lowest
     common ancestor with the answer lies in the difficulty's band (module docstring)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     q = questions.questions if isinstance(questions, QuestionSet) else questions
     if isinstance(q, list):
         q = pl.DataFrame(q, infer_schema_length=None)
@@ -693,81 +656,13 @@ def _band_problems(tree: RankedTree, a: int, d: np.ndarray, difficulty: str, ran
     return out
 
 
-# ---------------------------------------------------------------------------- inputs
-def read_labels(path: str | os.PathLike, label_column: str | None = None) -> pl.DataFrame:
-    """Ground truths from a file: ``.txt`` (one label per line), ``.csv``/``.tsv``, ``.jsonl``
-    or ``.parquet`` with a label column (``label``, ``target-class``, ``scientific_name`` …
-    or ``label_column``). Every other column is kept; ``line`` is the 1-based line (row
-    number for Parquet). Unreadable input raises :class:`LabelFileError` naming the file and
-    the line."""
-    p = Path(path)
-    if not p.exists():
-        raise LabelFileError(f"{p}: no such file")
-    suf = p.suffix.lower()
-    if suf in (".txt", ".lst", ""):
-        vals, lines = [], []
-        with p.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
-                s = line.strip()
-                if s and not s.startswith("#"):
-                    vals.append(s)
-                    lines.append(n)
-        return pl.DataFrame({"label": vals, "line": lines}, schema={"label": pl.String, "line": pl.Int64})
-    if suf in (".csv", ".tsv", ".tab"):
-        delim = "\t" if suf in (".tsv", ".tab") else ","
-        rows, lines = [], []
-        with p.open(encoding="utf-8", newline="") as fh:
-            reader = csv.reader(fh, delimiter=delim)
-            try:
-                header = next(reader)
-            except StopIteration:
-                raise LabelFileError(f"{p}: empty file") from None
-            for rec in reader:
-                if not rec:
-                    continue
-                if len(rec) != len(header):
-                    raise LabelFileError(f"{p}:{reader.line_num}: {len(rec)} fields, the header has {len(header)}")
-                rows.append(rec)
-                lines.append(reader.line_num)
-        df = pl.DataFrame({h: [r[i] for r in rows] for i, h in enumerate(header)},
-                          schema={h: pl.String for h in header}).with_columns(pl.Series("line", lines, dtype=pl.Int64))
-    elif suf in (".jsonl", ".ndjson"):
-        recs, lines = [], []
-        with p.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
-                s = line.strip()
-                if not s:
-                    continue
-                try:
-                    obj = json.loads(s)
-                except json.JSONDecodeError as e:
-                    raise LabelFileError(f"{p}:{n}: not valid JSON ({e.msg}); expected one object per line") from None
-                if not isinstance(obj, dict):
-                    raise LabelFileError(f"{p}:{n}: expected a JSON object, got {type(obj).__name__}")
-                recs.append({k: (v if isinstance(v, (str, int, float, bool)) or v is None else json.dumps(v))
-                             for k, v in obj.items()})
-                lines.append(n)
-        df = pl.DataFrame(recs, infer_schema_length=None).with_columns(pl.Series("line", lines, dtype=pl.Int64))
-    elif suf == ".parquet":
-        df = pl.read_parquet(p)
-        df = df.with_columns(pl.int_range(1, df.height + 1, dtype=pl.Int64).alias("line"))
-    else:
-        raise LabelFileError(f"{p}: unknown labels format {suf!r}; expected .txt, .csv, .tsv, .jsonl or .parquet")
-    col = label_column or next((c for c in LABEL_COLUMNS if c in df.columns), None)
-    if col is None or col not in df.columns:
-        raise LabelFileError(f"{p}: no label column; columns are {[c for c in df.columns if c != 'line']}, "
-                             f"expected one of {LABEL_COLUMNS} (or --label-column)")
-    if col != "label":
-        df = df.rename({col: "label"}) if "label" not in df.columns else df.with_columns(pl.col(col).alias("label"))
-    return df.with_columns(pl.col("label").cast(pl.String))
-
-
+# ---------------------------------------------------------------------------- samples
 def sample_ground_truths(tree, difficulty: str, n: int, *, seed: int = 0, options: int = 4) -> pl.DataFrame:
     """``n`` ground truths drawn (seeded, with replacement like images of a species) from the
     nodes that can get a question at ``difficulty``: species with at least ``options - 1``
     valid distractors for ``easy``/``medium``, infraspecific taxa for ``hard`` (levels on an
     unranked tree: leaves). Returns a ``label`` column of node ids."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     ranked = _ranked(tree)
     if ranked:
         if difficulty == "hard":

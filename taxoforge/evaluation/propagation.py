@@ -1,4 +1,4 @@
-"""Paper 004's granularity evaluation: score propagation to ancestors, per-level mAP, and the
+"""The granularity evaluation of Xu et al. 2024 [4]: score propagation to ancestors, per-level mAP, and the
 two-level (tiered) benchmark (Xu et al., "Benchmarking Zero-Shot Recognition with
 Vision-Language Models: Challenges on Granularity and Specificity", §4 and App. A).
 
@@ -39,7 +39,8 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.snapshots.load import load_ranked_tree
+from taxoforge.trees.ranked_tree import RankedTree
 
 __all__ = ["EvaluationTree", "propagate_scores", "average_precision", "per_level_map", "granularity_table",
            "tiered_classes", "tiered_accuracy", "coarse_prompt_embeddings", "METHODS"]
@@ -51,7 +52,7 @@ class EvaluationTree:
     """The classes of a score matrix and all their ancestors, as compact index arrays."""
 
     def __init__(self, tree, columns: Sequence, node_ref: str = "auto") -> None:
-        self.tree = RankedTree.of(tree)
+        self.tree = load_ranked_tree(tree)
         self.class_idx = self.tree.resolve_strict(list(columns), node_ref, what="score column")
         if len(set(self.class_idx.tolist())) != len(self.class_idx):
             raise ValueError("two score columns name the same node")
@@ -181,7 +182,7 @@ def _positives(et: EvaluationTree, y_true, node_ref: str) -> np.ndarray:
 
 
 def per_level_map(scores, columns: Sequence, y_true, tree, *, node_ref: str = "auto") -> pl.DataFrame:
-    """mAP per depth level and kind of score (paper 004 Fig. 3): ``kind`` = ``leaf`` (leaf
+    """mAP per depth level and kind of score (Xu et al. 2024 [4] Fig. 3): ``kind`` = ``leaf`` (leaf
     classes, raw), ``ancestor_raw`` (ancestors with their own raw scores), ``ancestor_max-child``,
     ``ancestor_max-leaf``; columns ``kind``, ``level``, ``classes`` (with ≥ 1 positive), ``mAP``.
     The root (every image is its positive) is left out."""
@@ -212,7 +213,7 @@ def per_level_map(scores, columns: Sequence, y_true, tree, *, node_ref: str = "a
 
 
 def granularity_table(scores, columns: Sequence, y_true, tree, *, node_ref: str = "auto") -> dict:
-    """Paper 004 Table 2 for one model: mAP of the leaves, of the ancestors with raw scores
+    """Xu et al. 2024 [4] Table 2 for one model: mAP of the leaves, of the ancestors with raw scores
     (``Anc_raw``, when given), and of the ancestors by max-child / max-leaf propagation with
     their Δ to ``Anc_raw``."""
     et = EvaluationTree(tree, columns, node_ref)
@@ -251,7 +252,7 @@ def tiered_classes(tree, fine, *, coarse: Sequence | None = None, depth: int | N
     """
     if sum(x is not None for x in (coarse, depth, rank)) != 1:
         raise ValueError("give exactly one of coarse, depth and rank")
-    t = RankedTree.of(tree)
+    t = load_ranked_tree(tree)
     f = t.resolve_strict(list(fine), node_ref, what="fine class")
     if depth is not None:
         c = t.ancestor_at_depth(f, depth)
@@ -307,7 +308,7 @@ def tiered_accuracy(fine_scores, y_true, classes: pl.DataFrame, *, coarse_scores
         raise ValueError(f"fine_scores has {fs.shape[1]} columns for {len(fine_nodes)} fine classes")
     yt = list(y_true)
     if tree is not None:
-        t = RankedTree.of(tree)
+        t = load_ranked_tree(tree)
         yt = t.ids[t.resolve_strict(yt, node_ref, what="y_true value")].tolist()
     unknown = [y for y in yt if y not in coarse_of]
     if unknown:

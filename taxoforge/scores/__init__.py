@@ -2,7 +2,7 @@
 
 Data flow: :mod:`.readers` (JSONL/CSV/Parquet, VLM4Bio and generic adapters) →
 :mod:`.parse` (templates, multiple-choice letters, abstentions) → :mod:`.mapping`
-(paper 000 Alg. 1 over an indexed taxonomy, :mod:`.name_similarity` pluggable) →
+(Snæbjarnarson et al. 2025 [1] Alg. 1 over an indexed taxonomy, :mod:`.name_similarity` pluggable) →
 :mod:`.hierarchical` (hP/hR/hF) and :mod:`.text_measures` → :mod:`.run` (one scoring run over
 one or many files, :func:`score_files`) → :mod:`.leaderboard` (aggregation, with
 :mod:`.confidence` bootstrap intervals and the breakdown columns) and :mod:`.report`

@@ -23,7 +23,7 @@ function                       what it reports
 :func:`consistency`            HCA (every level of the ground-truth path right) and MTA
                                (mean tree-cut accuracy over seeded ProTeCt cuts)
 :func:`outcome_shares`         VLM4Bio's Correct / Incorrect / Other % (Other = abstained)
-:func:`open_world_groups`      paper 003's four groups: correct-specific, correct-generic,
+:func:`open_world_groups`      the four groups of Conti et al. 2025 [3]: correct-specific, correct-generic,
                                wrong-specific, wrong-generic (LI ≥ 0.5 = correct, CS ≥ 0.6 =
                                specific, the paper's thresholds)
 :func:`probe_consistency`      HCA from rank-probe answers (one question per rank per image)
@@ -39,9 +39,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from taxoforge.evaluation.ranked_tree import RankedTree
 from taxoforge.scores.hierarchical import aggregate_hierarchical, hierarchical_scores
+from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.cuts import sample_tree_cuts
+from taxoforge.trees.ranked_tree import RankedTree
 
 __all__ = ["GROUP_KEYS", "by_ground_truth_level", "by_ground_truth_rank", "correctness_by_level",
            "correctness_by_rank", "consistency", "outcome_shares", "open_world_groups", "open_world_group",
@@ -70,7 +71,7 @@ def with_depths(samples: pl.DataFrame, tree=None) -> pl.DataFrame:
     if tree is None:
         raise ValueError(f"the samples table lacks {[c for c in cols if c not in samples.columns]}; give the tree")
     _need(samples, ("gt_node", "pred_node"), "computing depths")
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     g = tree.taxonomy.index_of(samples["gt_node"].to_list())
     p = tree.taxonomy.index_of(samples["pred_node"].to_list())
     h = hierarchical_scores(tree.taxonomy, p, g)
@@ -100,7 +101,7 @@ def by_ground_truth_level(samples: pl.DataFrame, tree=None, by=GROUP_KEYS) -> pl
 
 def by_ground_truth_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS) -> pl.DataFrame:
     """n, accuracy, hP, hR, hF, hF_pairs per rank of the ground-truth node (null rank: ``"(none)"``)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     g = tree.taxonomy.index_of(s["gt_node"].to_list())
     s = s.with_columns(pl.Series("rank", tree.ranks[g], dtype=pl.String).fill_null("(none)"))
@@ -130,7 +131,7 @@ def correctness_by_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS, ranks=None) 
     """Per rank ``R`` (default: every rank of the tree below its top): ``n`` samples whose
     ground truth has an ``R`` ancestor, and ``accuracy`` = the share whose prediction is in
     that taxon (right at rank ``R``: ``depth_lca ≥ depth(ancestor_R(gt))``)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     g = tree.taxonomy.index_of(s["gt_node"].to_list())
     k = _keys(s, by)
@@ -164,7 +165,7 @@ def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25,
     share with ``depth_lca == depth_gt``; MTA over ``n_cuts`` seeded cuts of the tree spanned
     by the group's ground truths (the same cuts for every model of a dataset, so models are
     compared on the same cuts: cuts are drawn per ``dataset`` when that key is present)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
     rows = []
@@ -185,7 +186,7 @@ def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25,
 
 
 def outcome_shares(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
-    """VLM4Bio's error analysis (paper 002 App. J): Correct % (the right node), Other %
+    """VLM4Bio's error analysis (Maruf et al. 2024 [2] App. J): Correct % (the right node), Other %
     (abstained: no scientific name given) and Incorrect % (the rest), per group."""
     _need(samples, ("correct", "abstained"), "outcome_shares")
     k = _keys(samples, by)
@@ -198,7 +199,7 @@ def outcome_shares(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
 
 def open_world_group(correct_score, specific_score, *, correct_threshold: float = 0.5,
                      specific_threshold: float = 0.6) -> np.ndarray:
-    """Paper 003 §3.6's group of each prediction: correct when ``correct_score ≥
+    """The group of each prediction (Conti et al. 2025 [3] §3.6): correct when ``correct_score ≥
     correct_threshold`` (the LI score, 0/1 per sample), specific when ``specific_score ≥
     specific_threshold`` (the CS score). Returns names from :data:`OPEN_WORLD_GROUPS`.
 
@@ -214,13 +215,13 @@ def open_world_group(correct_score, specific_score, *, correct_threshold: float 
 def open_world_groups(samples: pl.DataFrame, by=GROUP_KEYS, *, correct_column: str = "LI",
                       specific_column: str = "CS", correct_threshold: float = 0.5,
                       specific_threshold: float = 0.6) -> pl.DataFrame:
-    """The share (%) of each of paper 003's four groups per group of ``by``.
+    """The share (%) of each of the four groups of Conti et al. 2025 [3] per group of ``by``.
 
     Defaults are the paper's: LI (the LLM-judge inclusion) ≥ 0.5 = correct, CS ≥ 0.6 =
     specific. Without a judge, a taxonomy-only reading is ``correct_column="hP",
     correct_threshold=1.0`` (no wrong node on the path)."""
     if correct_column not in samples.columns:
-        raise ValueError(f"open_world_groups needs a {correct_column!r} column (paper 003's LLM-judge inclusion: "
+        raise ValueError(f"open_world_groups needs a {correct_column!r} column (the LLM-judge inclusion of Conti et al. 2025 [3]: "
                          "run open_world_measures.llm_inclusion with a judge), or correct_column='hP', "
                          "correct_threshold=1.0 for the taxonomy-only reading")
     _need(samples, (specific_column,), "open_world_groups")
@@ -273,7 +274,7 @@ def leaderboard_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: i
     ``n_cuts`` and ``seed``, when the caller has them — their ``consistency``, ``outcomes``
     and ``correct_by_rank`` are reused instead of computed again (the same values: each
     rank's accuracy does not depend on the other ranks asked for)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
     tables = tables or {}
@@ -309,7 +310,7 @@ def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int 
     has LI and CS columns, ``open_world_groups``; when it has a ``category`` column
     (VLMEvalKit's), ``by_category`` (accuracy, hP, hR, hF per category:
     :func:`taxoforge.scores.mistakes.category_accuracy`)."""
-    tree = RankedTree.of(tree)
+    tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     out = {"by_level": by_ground_truth_level(s, tree, by), "correct_by_level": correctness_by_level(s, tree, by),
            "consistency": consistency(s, tree, by, n_cuts=n_cuts, seed=seed)}

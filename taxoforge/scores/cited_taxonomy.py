@@ -63,11 +63,11 @@ class CitedTaxonomy:
         self.__dict__["taxonomy"] = taxonomy
 
     def ranked_tree(self):
-        """The :class:`~taxoforge.evaluation.ranked_tree.RankedTree` of the breakdowns, on the same tree."""
+        """The :class:`~taxoforge.trees.ranked_tree.RankedTree` of the breakdowns, on the same tree."""
         if "_ranked" not in self.__dict__:
             import polars as pl
 
-            from taxoforge.evaluation.ranked_tree import RankedTree
+            from taxoforge.trees.ranked_tree import RankedTree
 
             nodes, ranks = self.tables.nodes, None
             if "rank" in nodes.columns:

@@ -6,7 +6,7 @@ Each interval is a percentile bootstrap (:func:`scipy.stats.bootstrap`, ``method
 the same interval on any machine, whatever the order of the groups.
 
 * accuracy, hP, hR: the mean of the per-sample values;
-* hF: SPEC §2's aggregate — the harmonic mean of mean hP and mean hR — computed on each
+* hF: the aggregate of docs/method.md#hierarchical-measures — the harmonic mean of mean hP and mean hR — computed on each
   resample of the (hP, hR) *pairs* (``paired=True``), so the interval is that of the
   statistic the leaderboard reports, not of the mean per-sample hF.
 

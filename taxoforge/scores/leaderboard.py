@@ -122,7 +122,7 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
         The bootstrap of the intervals and of the tests against the best (None or 0
         resamples: neither).
     tree : optional
-        Anything :meth:`~taxoforge.evaluation.ranked_tree.RankedTree.of` takes: adds the
+        Anything :func:`~taxoforge.snapshots.load.load_ranked_tree` takes: adds the
         breakdown columns.
     breakdowns : dict, optional
         The breakdown tables of the full-ground-truth rows by ``by``, to reuse.

@@ -1,4 +1,4 @@
-"""From a model's raw text to the answer that gets mapped and scored (SPEC §4).
+"""From a model's raw text to the answer that gets mapped and scored (docs/method.md#model-outputs).
 
 The raw text is always kept; :func:`parse_answer` derives the answer:
 
@@ -14,7 +14,7 @@ The raw text is always kept; :func:`parse_answer` derives the answer:
    unparseable; one followed by text keeps the text (flag ``mc_letter_not_an_option``).
    Without options, a letter stays text (flag ``mc_letter_without_options``).
 3. **Refusals** are decided by *whether the answer names anything* plus refusal cues
-   (SPEC §3). The answer is cut into clauses (at punctuation and at "but", "however",
+   (docs/method.md#mapping-an-answer-to-a-node). The answer is cut into clauses (at punctuation and at "but", "however",
    "though" …); a clause carrying a refusal cue — an apology, an inability or
    impossibility to tell/determine/identify, "I don't know", "not sure", "not enough
    detail", "unknown", "unclear", or a bare denial ("no one", "no company": "no" and one or

@@ -1,4 +1,4 @@
-"""Read model-output files (JSONL, CSV, Parquet) into one canonical table (SPEC §4).
+"""Read model-output files (JSONL, CSV, Parquet) into one canonical table (docs/method.md#model-outputs).
 
 Canonical columns (all strings but ``line``):
 
@@ -53,7 +53,6 @@ reports them with their line numbers.
 
 from __future__ import annotations
 
-import csv
 import glob
 import json
 import re
@@ -61,6 +60,8 @@ import warnings
 from pathlib import Path
 
 import polars as pl
+
+from taxoforge.files.records import RecordFileError, read_csv_records, read_jsonl_records, read_parquet_records
 
 __all__ = ["OutputFileError", "DuplicateIdWarning", "read_outputs", "duplicate_ids", "CANONICAL", "detect_adapter",
            "vlm4bio_path_info", "OUTPUT_SUFFIXES", "expand_output_paths"]
@@ -75,115 +76,21 @@ _ADAPTERS = {
 }
 
 
-class OutputFileError(ValueError):
+class OutputFileError(RecordFileError):
     """A model-output file that cannot be read; the message names the file and line."""
 
 
-def _decode(raw: bytes, path: Path, n: int) -> str:
-    try:
-        return raw.decode("utf-8-sig" if n == 1 else "utf-8")  # a byte-order mark opens a file, not a line
-    except UnicodeDecodeError as e:
-        raise OutputFileError(f"{path}:{n}: not UTF-8 text ({e.reason}: byte {raw[e.start:e.start + 1]!r} at "
-                              f"column {e.start + 1}); re-encode the file as UTF-8") from None
-
-
 def _read_jsonl(path: Path) -> tuple[list[dict], list[int]]:
-    rows, lines = [], []
-    with path.open("rb") as fh:
-        for n, raw in enumerate(fh, start=1):
-            s = _decode(raw, path, n).strip()
-            if not s:
-                continue
-            try:
-                obj = json.loads(s)
-            except json.JSONDecodeError as e:
-                raise OutputFileError(f"{path}:{n}: not valid JSON ({e.msg} at column {e.colno}); "
-                                      "expected one JSON object per line") from None
-            except RecursionError:
-                raise OutputFileError(f"{path}:{n}: JSON nested too deeply to read; "
-                                      "expected one flat JSON object per line") from None
-            if not isinstance(obj, dict):
-                raise OutputFileError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
-            rows.append(obj)
-            lines.append(n)
-    return rows, lines
-
-
-class _Utf8Lines:
-    """The lines of a binary file as text, for :mod:`csv`; a byte that is not UTF-8 is an
-    :class:`OutputFileError` naming the physical line."""
-
-    def __init__(self, fh, path: Path) -> None:
-        self._fh, self._path, self.n = fh, path, 0
-
-    def __iter__(self):
-        return self
-
-    def __next__(self) -> str:
-        raw = self._fh.readline()
-        if not raw:
-            raise StopIteration
-        self.n += 1
-        return _decode(raw, self._path, self.n)
-
-
-def _field_names(declared, n: int) -> list[str]:
-    """``declared`` names for the first fields, ``column_<i>`` (1-based) for the rest."""
-    names = list(declared or [])[:n]
-    return names + [f"column_{i}" for i in range(len(names) + 1, n + 1)]
+    return read_jsonl_records(path, error=OutputFileError)
 
 
 def _read_csv(path: Path, delimiter: str | None, header: bool = True,
               column_names=None) -> tuple[list[dict], list[int]]:
-    rows, lines = [], []
-    if column_names is not None and len(set(column_names)) != len(list(column_names)):
-        raise OutputFileError(f"{path}: column names must be distinct, got {list(column_names)}")
-    with path.open("rb") as fh:
-        if delimiter is None:
-            delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
-        reader = csv.reader(_Utf8Lines(fh, path), delimiter=delimiter)
-        if header:
-            try:
-                header_row = next(reader)
-            except StopIteration:
-                return [], []
-            except csv.Error as e:
-                raise OutputFileError(f"{path}:1: cannot read the CSV header: {e}") from None
-            if column_names is not None:
-                header_row = _field_names(column_names, len(header_row))
-            dup = sorted({h for h in header_row if header_row.count(h) > 1})
-            if dup:
-                raise OutputFileError(f"{path}:1: the CSV header names a column twice ({', '.join(dup)})")
-            start = reader.line_num + 1
-        else:
-            header_row = None
-            start = 1
-        header = header_row
-        while True:
-            try:
-                rec = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as e:
-                raise OutputFileError(f"{path}:{start}: malformed CSV: {e}") from None
-            if rec and header is None:
-                header = _field_names(column_names, len(rec))
-            if rec and len(rec) != len(header):
-                raise OutputFileError(f"{path}:{start}: {len(rec)} fields, the {'header' if header_row else 'first line'} "
-                                      f"has {len(header)} ({', '.join(header)})")
-            if rec:
-                rows.append({h: (v if v != "" else None) for h, v in zip(header, rec)})
-                lines.append(start)
-            start = reader.line_num + 1
-    return rows, lines
+    return read_csv_records(path, delimiter, header, column_names, error=OutputFileError)
 
 
 def _read_parquet(path: Path) -> tuple[list[dict], list[int]]:
-    try:
-        df = pl.read_parquet(path)
-    except Exception as e:  # noqa: BLE001 - pyarrow/polars raise many kinds
-        raise OutputFileError(f"{path}: not a readable Parquet file: {e}") from None
-    return df.to_dicts(), list(range(1, df.height + 1))
+    return read_parquet_records(path, error=OutputFileError)
 
 
 def detect_adapter(columns) -> str:

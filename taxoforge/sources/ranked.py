@@ -20,14 +20,39 @@ import polars as pl
 from taxoforge.trees import integrity
 
 from taxoforge.trees.build import build_tree
-from taxoforge.trees.tables import REPORT_SCHEMA, TreeTables
+from taxoforge.trees.tables import REPORT_KINDS, REPORT_SCHEMA, TreeTables
 
-__all__ = ["ranked_tree_tables", "rank_counts", "report_frame", "ranked_tree_facts", "ancestor_at_rank"]
+__all__ = ["ranked_tree_tables", "rank_counts", "report_frame", "ranked_tree_facts"]
 
 
 def report_frame(kind: str, child_ids: pl.Series | list, parent_ids: pl.Series | list | None = None,
                  detail: str | pl.Series | None = None) -> pl.DataFrame:
-    """Report rows of one ``kind`` in :data:`REPORT_SCHEMA`."""
+    """Report rows of one ``kind`` in :data:`REPORT_SCHEMA`.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`taxoforge.trees.tables.REPORT_KINDS`.
+    child_ids : polars.Series or list
+        The node (or the child of the edge) each row is about.
+    parent_ids : polars.Series or list, optional
+        The parent of each edge; none for rows about a node.
+    detail : str or polars.Series, optional
+        The reason, one for all rows or one per row.
+
+    Returns
+    -------
+    polars.DataFrame
+        The rows, in the report table's schema.
+
+    Raises
+    ------
+    ValueError
+        For a kind that is not in ``REPORT_KINDS``.
+    """
+    if kind not in REPORT_KINDS:
+        raise ValueError(f"report kind {kind!r} is not one of taxoforge.trees.tables.REPORT_KINDS: add it there "
+                         "(with what it means) and to the README's report table")
     child = pl.Series("child_id", child_ids, dtype=pl.String)
     n = len(child)
     parent = pl.Series("parent_id", parent_ids if parent_ids is not None else [None] * n, dtype=pl.String)
@@ -85,33 +110,3 @@ def ranked_tree_facts(nodes: pl.DataFrame) -> dict[str, object]:
                                                          pl.col("parent_rank").fill_null("?")]))
         .to_series().head(5).to_list(),
     }
-
-
-def ancestor_at_rank(nodes: pl.DataFrame, node_ids: pl.Series | list, rank: str, *,
-                     max_steps: int = 200) -> pl.DataFrame:
-    """For each of ``node_ids``, the label of its nearest ancestor-or-self of ``rank``.
-
-    ``nodes`` needs ``node_id``, ``parent_id``, ``label``, ``rank`` (a tree's nodes table, or
-    a source's taxa). Returns ``node_id`` and ``ancestor_label`` (null when no ancestor has
-    that rank). One join per level, over the requested nodes only; a parent cycle in
-    ``nodes`` stops after ``max_steps`` levels with null for the nodes caught in it.
-
-    >>> n = pl.DataFrame({"node_id": ["k", "g", "s"], "parent_id": [None, "k", "g"],
-    ...                   "label": ["Plantae", "Morus", "Morus alba"], "rank": ["kingdom", "genus", "species"]})
-    >>> ancestor_at_rank(n, ["s", "k"], "kingdom").sort("node_id").rows()
-    [('k', 'Plantae'), ('s', 'Plantae')]
-    """
-    table = nodes.select("node_id", "parent_id", "label", "rank").unique("node_id", keep="first")
-    ids = pl.Series("node_id", node_ids, dtype=pl.String).unique()
-    walk = pl.DataFrame({"node_id": ids, "_at": ids})
-    found: list[pl.DataFrame] = []
-    for _ in range(max_steps):
-        if not walk.height:
-            break
-        step = walk.join(table, left_on="_at", right_on="node_id", how="inner")
-        hit = step.filter(pl.col("rank") == rank)
-        found.append(hit.select("node_id", pl.col("label").alias("ancestor_label")))
-        walk = step.filter((pl.col("rank").fill_null("") != rank) & pl.col("parent_id").is_not_null()).select(
-            "node_id", pl.col("parent_id").alias("_at"))
-    got = pl.concat(found) if found else pl.DataFrame(schema={"node_id": pl.String, "ancestor_label": pl.String})
-    return pl.DataFrame({"node_id": ids}).join(got, on="node_id", how="left")

@@ -1,4 +1,4 @@
-"""From a directed graph to a rooted tree (paper 000 §4.1, SPEC §1).
+"""From a directed graph to a rooted tree (Snæbjarnarson et al. 2025 [1] §4.1; docs/method.md#from-a-graph-to-a-tree).
 
 Input
     An edge table ``(child, parent)`` of string node ids — e.g. Wikidata's subclass-of
@@ -44,7 +44,6 @@ References
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -54,6 +53,7 @@ import pyarrow as pa
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from taxoforge.seeded import tie_draw
 from taxoforge.trees.tables import REPORT_SCHEMA
 
 __all__ = ["TreeBuild", "build_tree", "CYCLE_POLICIES", "tie_draw"]
@@ -83,20 +83,6 @@ class TreeBuild:
     root_id: str = ""
     tie_seed: int = 0
     cycle_policy: str = "dfs_back_edges"
-
-
-def tie_draw(tie_seed: int, node_ids: Iterable[str]) -> np.ndarray:
-    """Uniform draws in [0, 1), one per node id, depending only on ``(tie_seed, node id)``.
-
-    >>> float(tie_draw(0, ["wd:Q5"])[0]) == float(tie_draw(0, ["wd:Q5"])[0])
-    True
-    """
-    out = []
-    prefix = f"taxoforge-tie\x1f{int(tie_seed)}\x1f".encode()
-    for nid in node_ids:
-        h = hashlib.blake2b(prefix + nid.encode(), digest_size=8).digest()
-        out.append(int.from_bytes(h, "big") >> 11)  # 53 bits: exact in float64
-    return np.asarray(out, dtype=np.float64) / float(1 << 53)
 
 
 def build_tree(

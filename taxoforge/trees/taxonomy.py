@@ -8,8 +8,8 @@ Lowest common ancestors use the pre-order trick: number the nodes in depth-first
 pre-order (children in id order); for two different nodes ``u, v`` with
 ``pre(u) < pre(v)``, the LCA is the parent of the shallowest node among pre-order
 positions ``pre(u)+1 … pre(v)`` — a range-minimum query answered in O(1) from a sparse
-table (Bender & Farach-Colton, 2000). Everything is built with level-by-level numpy
-passes, no recursion.
+table (Bender & Farach-Colton, 2000; the arrays and tables are :mod:`taxoforge.trees.lca`).
+Everything is built with level-by-level numpy passes, no recursion.
 
 >>> import polars as pl
 >>> nodes = pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"],
@@ -31,11 +31,10 @@ from functools import cached_property
 import numpy as np
 import polars as pl
 
+from taxoforge.trees.lca import LcaIndex, children_csr
+from taxoforge.trees.rooted import TreeError, rooted_arrays
+
 __all__ = ["Taxonomy", "TreeError"]
-
-
-class TreeError(ValueError):
-    """The nodes table is not one rooted tree."""
 
 
 class Taxonomy:
@@ -75,152 +74,34 @@ class Taxonomy:
     >>> Taxonomy(pl.DataFrame({"node_id": ["r", "s"], "parent_id": [None, None]}))
     Traceback (most recent call last):
     ...
-    taxoforge.trees.taxonomy.TreeError: expected exactly one root, found 2: ['r', 's']
+    taxoforge.trees.rooted.TreeError: expected exactly one root, found 2: ['r', 's']
     """
 
     def __init__(self, nodes: pl.DataFrame, names: pl.DataFrame | None = None) -> None:
-        for c in ("node_id", "parent_id"):
-            if c not in nodes.columns:
-                raise TreeError(f"nodes table has no column {c!r}; columns are {nodes.columns}")
-        nodes = nodes.with_columns(pl.col("node_id").cast(pl.String), pl.col("parent_id").cast(pl.String))
-        if not nodes["node_id"].is_sorted():  # tables read from a tree folder are sorted already
-            nodes = nodes.sort("node_id")
-        ids = nodes["node_id"]
-        if ids.null_count():
-            raise TreeError("nodes table has a null node_id")
-        same = (ids.slice(1) == ids.slice(0, len(ids) - 1)).fill_null(False) if len(ids) > 1 else pl.Series([False])
-        if same.any():  # sorted: a repeated id sits next to itself
-            raise TreeError(f"node_id {ids[int(same.arg_true()[0])]!r} occurs more than once")
-        self.ids: np.ndarray = ids.to_numpy().astype(object)
-        n = len(self.ids)
-        if n == 0:
-            raise TreeError("empty tree")
-        self._lookups = 0  # single-node lookups so far (the id → index dict is built after many)
-        parents = nodes["parent_id"]
-        pos = np.minimum(ids.search_sorted(parents.fill_null("")).to_numpy().astype(np.int64), n - 1)
-        found = (ids.gather(pos) == parents).fill_null(False).to_numpy()
-        missing = np.flatnonzero(~found & parents.is_not_null().to_numpy())
-        if len(missing):
-            r = int(missing[0])
-            raise TreeError(f"node {ids[r]!r} has parent {parents[r]!r}, which is not a node ({len(missing)} orphan(s))")
-        self.parent_idx: np.ndarray = np.where(found, pos, -1).astype(np.int64)
-        roots = np.flatnonzero(self.parent_idx < 0)
-        if len(roots) != 1:
-            raise TreeError(f"expected exactly one root, found {len(roots)}: {self.ids[roots[:5]].tolist()}")
-        self.root_idx = int(roots[0])
+        self.ids, self.parent_idx, self.root_idx, self.depth_arr = rooted_arrays(nodes)
         self.root: str = str(self.ids[self.root_idx])
-        self.depth_arr: np.ndarray = self._compute_depths()
-        if "depth" in nodes.columns and nodes["depth"].null_count() == 0:
-            given = nodes["depth"].to_numpy()
-            bad = np.flatnonzero(given != self.depth_arr)
-            if len(bad):
-                raise TreeError(f"node {self.ids[bad[0]]!r}: depth column says {given[bad[0]]}, tree says {self.depth_arr[bad[0]]}")
+        self._lookups = 0  # single-node lookups so far (the id → index dict is built after many)
         self._names = names
-        self._labels = nodes["label"].to_list() if "label" in nodes.columns else None
+        if "label" in nodes.columns:
+            labelled = nodes.select(pl.col("node_id").cast(pl.String), "label")
+            self._labels = (labelled if labelled["node_id"].is_sorted() else labelled.sort("node_id"))["label"].to_list()
+        else:
+            self._labels = None
 
     # ---------------------------------------------------------------- construction
-    def _compute_depths(self) -> np.ndarray:
-        n = len(self.ids)
-        depth = np.full(n, -1, dtype=np.int32)
-        depth[self.root_idx] = 0
-        kids_ptr, kids = self._children_csr
-        frontier = np.array([self.root_idx])
-        d = 0
-        seen = 1
-        while len(frontier):
-            starts, ends = kids_ptr[frontier], kids_ptr[frontier + 1]
-            lens = ends - starts
-            if lens.sum() == 0:
-                break
-            idx = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens) + np.arange(lens.sum())
-            frontier = kids[idx]
-            d += 1
-            depth[frontier] = d
-            seen += len(frontier)
-        if seen != n:
-            bad = np.flatnonzero(depth < 0)
-            raise TreeError(f"{n - seen} node(s) not reachable from the root (a cycle), e.g. {self.ids[bad[0]]!r}")
-        return depth
-
     @cached_property
     def _children_csr(self) -> tuple[np.ndarray, np.ndarray]:
-        n = len(self.ids)
-        nonroot = np.flatnonzero(self.parent_idx >= 0)
-        p = self.parent_idx[nonroot]
-        order = np.lexsort((nonroot, p))  # children in id order
-        kids = nonroot[order]
-        ptr = np.concatenate(([0], np.cumsum(np.bincount(p, minlength=n))))
-        return ptr, kids
+        return children_csr(self.parent_idx)
 
     @cached_property
+    def _lca(self) -> LcaIndex:
+        """Pre-order and sparse tables for the vectorised queries, built on first use."""
+        return LcaIndex(self.parent_idx, self.depth_arr)
+
+    @property
     def _preorder(self) -> tuple[np.ndarray, np.ndarray]:
         """(pre-order position of every node, subtree size of every node)."""
-        n = len(self.ids)
-        depth = self.depth_arr
-        size = np.ones(n, dtype=np.int64)
-        by_depth = np.argsort(depth, kind="stable")
-        bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
-        for d in range(int(depth.max()), 0, -1):
-            lvl = by_depth[bounds[d]:bounds[d + 1]]
-            size += np.bincount(self.parent_idx[lvl], weights=size[lvl], minlength=n).astype(np.int64)
-        pre = np.zeros(n, dtype=np.int64)
-        for d in range(1, int(depth.max()) + 1):
-            lvl = by_depth[bounds[d]:bounds[d + 1]]
-            p = self.parent_idx[lvl]
-            o = np.lexsort((lvl, p))
-            lvl, p = lvl[o], p[o]
-            cs = np.cumsum(size[lvl])
-            first = np.concatenate(([True], p[1:] != p[:-1]))
-            grp_start = np.maximum.accumulate(np.where(first, np.arange(len(lvl)), 0))
-            before = cs - size[lvl] - (cs[grp_start] - size[lvl[grp_start]])
-            pre[lvl] = pre[p] + 1 + before
-        return pre, size
-
-    def _preorder_values(self, values: np.ndarray) -> np.ndarray:
-        """``values`` (one per node) rearranged into pre-order."""
-        pre, _ = self._preorder
-        order = np.empty(len(self.ids), dtype=np.int64)
-        order[pre] = np.arange(len(self.ids))
-        return values[order]
-
-    @staticmethod
-    def _min_sparse_table(row0: np.ndarray) -> np.ndarray:
-        """Range-minimum sparse table of ``row0``: row ``j`` holds the minimum over the window
-        of length ``2**j`` starting at each position, flattened row-major so one gather
-        answers a batch of queries."""
-        n = len(row0)
-        levels = max(1, int(n).bit_length())
-        table = np.empty((levels, n), dtype=row0.dtype)
-        table[0] = row0
-        for j in range(1, levels):
-            half = 1 << (j - 1)
-            table[j] = table[j - 1]
-            np.minimum(table[j - 1][: n - half], table[j - 1][half:], out=table[j][: n - half])
-        return table.ravel()
-
-    @cached_property
-    def _sparse_table(self) -> np.ndarray:
-        """Sparse table over pre-order positions of (depth, node) packed in one int64."""
-        nodes = np.arange(len(self.ids), dtype=np.int64)
-        return self._min_sparse_table(self._preorder_values((self.depth_arr.astype(np.int64) << 32) | nodes))
-
-    @cached_property
-    def _depth_table(self) -> np.ndarray:
-        """Sparse table of depths only, in the narrowest integer type that holds the deepest
-        node: :meth:`lca_depth` needs no node ids, and a table of bytes keeps the random
-        gathers in cache."""
-        dmax = int(self.depth_arr.max())
-        dtype = np.uint8 if dmax < 2**8 else np.uint16 if dmax < 2**16 else np.int32
-        return self._min_sparse_table(self._preorder_values(self.depth_arr).astype(dtype))
-
-    @cached_property
-    def _floor_log2(self) -> np.ndarray:
-        """``floor(log2(w))`` for every window width ``w`` in ``1 … n`` (index 0 unused)."""
-        n = len(self.ids)
-        lg = np.zeros(n + 1, dtype=np.int8)
-        for k in range(1, max(1, int(n).bit_length())):
-            lg[1 << k:] = k
-        return lg
+        return self._lca.preorder
 
     # ---------------------------------------------------------------- ids
     def __len__(self) -> int:
@@ -358,7 +239,7 @@ class Taxonomy:
         return int(self.depth_arr[self._index(node_id)])
 
     def ancestors(self, node_id: str, include_self: bool = True) -> list[str]:
-        """The path from the root to a node (``anc()`` of SPEC §1), root first.
+        """The path from the root to a node (``anc()`` of docs/method.md#trees), root first.
 
         Parameters
         ----------
@@ -585,23 +466,6 @@ class Taxonomy:
         return self._names
 
     # ---------------------------------------------------------------- vectorised queries
-    def _range_min(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """Packed (depth<<32 | node) minimum over pre-order positions lo..hi inclusive."""
-        flat = self._sparse_table
-        n = len(self.ids)
-        k = (np.frexp((hi - lo + 1).astype(np.float64))[1] - 1).astype(np.int64)  # floor(log2), exact
-        base = k * n
-        return np.minimum(flat[base + lo], flat[base + hi + 1 - (np.int64(1) << k)])
-
-    def _lca_packed(self, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        u = np.asarray(u, dtype=np.int64)
-        v = np.asarray(v, dtype=np.int64)
-        pre, _ = self._preorder
-        pu, pv = pre[u], pre[v]
-        hi = np.maximum(pu, pv)
-        lo = np.minimum(np.minimum(pu, pv) + 1, hi)  # u == v: a dummy 1-wide range, masked below
-        return u, v, self._range_min(lo, hi)
-
     def lca_idx(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Lowest common ancestors of index pairs ``(u[i], v[i])``, in O(1) each.
 
@@ -623,8 +487,7 @@ class Taxonomy:
         >>> t.ids[lca].tolist()
         ['a', 'r', 'b']
         """
-        u, v, packed = self._lca_packed(u, v)
-        return np.where(u == v, u, self.parent_idx[packed & 0xFFFFFFFF])
+        return self._lca.lca(u, v)
 
     def lca_depth(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Depth of the lowest common ancestor of index pairs: ``|anc(u) ∩ anc(v)| - 1``.
@@ -649,39 +512,7 @@ class Taxonomy:
         >>> t.lca_depth(t.index_of(["a1", "a1", "a2"]), t.index_of(["a2", "b", "a2"])).tolist()
         [1, 0, 2]
         """
-        u = np.asarray(u, dtype=np.int64)
-        v = np.asarray(v, dtype=np.int64)
-        n = len(self.ids)
-        if "_depth_table" not in self.__dict__ and u.size * 256 < n:
-            return self._lca_depth_by_climbing(u, v)
-        pre, _ = self._preorder
-        table = self._depth_table
-        pu, pv = pre[u], pre[v]
-        hi = np.maximum(pu, pv)
-        lo = np.minimum(pu, pv)
-        same = lo == hi
-        lo += 1
-        np.minimum(lo, hi, out=lo)  # u == v: a dummy 1-wide range, masked below
-        k = self._floor_log2[hi - lo + 1].astype(np.int64)
-        base = k * n
-        shallowest = np.minimum(table[base + lo], table[base + hi + 1 - (np.int64(1) << k)]).astype(np.int64)
-        shallowest -= 1  # the LCA is the parent of the shallowest node in the range
-        return np.where(same, self.depth_arr[u], shallowest)
-
-    def _lca_depth_by_climbing(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """:meth:`lca_depth` of a few pairs (a scoring run's hundreds, on a tree of millions):
-        the deeper node climbs to the other's depth, then both climb until they meet — steps
-        of the pairs' size, no whole-tree pre-order and sparse table to build first."""
-        parent = self.parent_idx
-        a, b = u.copy(), v.copy()
-        da, db = self.depth_arr[a].astype(np.int64), self.depth_arr[b].astype(np.int64)
-        while (m := da > db).any():
-            a[m], da[m] = parent[a[m]], da[m] - 1
-        while (m := db > da).any():
-            b[m], db[m] = parent[b[m]], db[m] - 1
-        while (m := a != b).any():
-            a[m], b[m], da[m] = parent[a[m]], parent[b[m]], da[m] - 1
-        return da
+        return self._lca.lca_depth(u, v)
 
     def is_ancestor_idx(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Whether ``a[i]`` is an ancestor of, or equal to, ``b[i]``, for index arrays.
@@ -707,10 +538,7 @@ class Taxonomy:
         >>> t.is_ancestor_idx(t.index_of(["a", "a", "a1", "r"]), t.index_of(["a1", "b", "a1", "a2"])).tolist()
         [True, False, True, True]
         """
-        pre, size = self._preorder
-        a = np.asarray(a, dtype=np.int64)
-        b = np.asarray(b, dtype=np.int64)
-        return (pre[b] >= pre[a]) & (pre[b] < pre[a] + size[a])
+        return self._lca.is_ancestor(a, b)
 
     def subtree(self, keep: Sequence[str]) -> pl.DataFrame:
         """The nodes table of the smallest subtree holding ``keep`` and the root.

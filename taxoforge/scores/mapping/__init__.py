@@ -1,4 +1,5 @@
-"""Map free-text answers onto taxonomy nodes: paper 000 Alg. 1 in SPEC §3's order.
+"""Map free-text answers onto taxonomy nodes: Algorithm 1 of Snæbjarnarson et al. 2025 [1], in
+the order of decisions of docs/method.md#mapping-an-answer-to-a-node.
 
 Input: answers (raw or :func:`taxoforge.text.normalise_text`-normalised) and a
 :class:`TaxonomyIndex` built once per taxonomy. Output (:class:`MappingResult`): one node
@@ -27,7 +28,7 @@ softmax temperature is calibrated per similarity measure; all in :class:`Mapping
    (``contains_scope="topk_first"``: the pseudocode's scan, a hit among the top-k first).
 3. *n-grams*, n = 4, 3, 2: names sharing a word n-gram (not made only of non-naming words)
    with the answer; the same rule.
-4. *Vote* (fixed, SPEC §3), only when the softmax of the top-k similarities is near-tied
+4. *Vote* (fixed, docs/method.md#mapping-an-answer-to-a-node), only when the softmax of the top-k similarities is near-tied
    (``S_k[0] − S_k[1] < thr_top2`` and ``S_k[0] − S_k[−1] < thr_topk``): every node on the
    root paths of the top-k gets one vote per top-k node below it (or equal); the deepest
    node with at least ``thr_vote`` votes wins (``vote_rule="more_than"``: ``> thr_vote``).
@@ -44,15 +45,19 @@ out the top-1 alone decides; otherwise, and on smaller trees, a batched full sca
 
 Identical normalised answers are mapped once. Nodes without names never enter the top-k.
 
-Files: :mod:`.config` (parameters, result type, calibrated temperatures), :mod:`.index`
-(name tables and posting lists), :mod:`.answers` (an answer's key words and core),
-:mod:`.candidates` (exact top-k retrieval), :mod:`.stages` (the Alg. 1 decisions),
-:mod:`.batch` (:class:`TaxonomyIndex`, the batch driver), :mod:`.calibration` (choosing the
+Files, in the order of the steps: :mod:`.config` (parameters, result type, calibrated
+temperatures); the index of a taxonomy's names — :mod:`.keys` (name keys and their 64-bit
+hashes), :mod:`.strings` (string columns as offsets and UTF-8 bytes), :mod:`.postings` (CSR
+relations and hash-keyed posting lists), :mod:`.trigrams` (the character-trigram index),
+:mod:`.name_tables` (the tables built from a tree), :mod:`.store` (stored once per tree,
+memory-mapped); :mod:`.answers` (an answer's key words and core), :mod:`.candidates` (exact
+top-k retrieval), :mod:`.stages` (the Alg. 1 decisions), :mod:`.taxonomy_index`
+(:class:`TaxonomyIndex`: the index of one taxonomy and the batch driver), :mod:`.calibration` (choosing the
 softmax temperature), :mod:`.reference` (:func:`map_prediction_reference`, a direct
 transcription scanning every node per answer; tests and the benchmarks compare against it).
 """
 
-from taxoforge.scores.mapping.batch import TaxonomyIndex
+from taxoforge.scores.mapping.taxonomy_index import TaxonomyIndex
 from taxoforge.scores.mapping.config import STAGES, MappingConfig, MappingResult, default_temperature
 from taxoforge.scores.mapping.reference import map_prediction_reference
 

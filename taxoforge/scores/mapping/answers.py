@@ -1,7 +1,7 @@
 """An answer as the mapper reads it: its key words, which of them name nothing on their
 own, and the spans the exact stage may take as "the whole answer".
 
-The key is :func:`taxoforge.scores.mapping.index.text_key` of the answer, word by word.
+The key is :func:`taxoforge.scores.mapping.keys.text_key` of the answer, word by word.
 A word is *non-naming* when its normal form or base form belongs to the closed classes of
 :mod:`taxoforge.scores.vocabulary` (function words, numerals, task and framing words).
 The **core** is the answer with non-naming words stripped from both ends ("there are two

@@ -50,7 +50,8 @@ from __future__ import annotations
 import numpy as np
 
 from taxoforge.scores.mapping.config import MappingConfig
-from taxoforge.scores.mapping.index import NameTables, expand_csr
+from taxoforge.scores.mapping.name_tables import NameTables
+from taxoforge.scores.mapping.postings import expand_csr
 from taxoforge.scores.name_similarity import Similarity
 
 __all__ = ["CandidateRetrieval", "INDEL_BOUND_MIN"]

@@ -1,4 +1,5 @@
-"""The reference implementation: Alg. 1 in SPEC §3's order, transcribed directly, scanning
+"""The reference implementation: Algorithm 1 of Snæbjarnarson et al. 2025 [1], in the order of
+docs/method.md#mapping-an-answer-to-a-node, transcribed directly, scanning
 every node's every name per answer. Slow by design: tests and the benchmarks compare the
 indexed implementation against it."""
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from taxoforge.scores.mapping.answers import Answer
 from taxoforge.scores.mapping.config import MappingConfig
-from taxoforge.scores.mapping.index import word_ngrams
+from taxoforge.scores.mapping.keys import word_ngrams
 from taxoforge.scores.vocabulary import is_non_naming
 
 __all__ = ["map_prediction_reference"]
@@ -19,11 +20,11 @@ __all__ = ["map_prediction_reference"]
 def map_prediction_reference(pred: str, nodes: list[int], node_names: list[list[str]], depth, parent,
                              sim, config: MappingConfig | None = None,
                              node_forms: list[list[str]] | None = None) -> tuple[int, str]:
-    """``(node, stage)`` of one answer by a direct transcription of Alg. 1 (SPEC §3).
+    """``(node, stage)`` of one answer by a direct transcription of Alg. 1 (docs/method.md#mapping-an-answer-to-a-node).
 
     ``pred`` is normalised (:func:`taxoforge.text.normalise_text`); ``nodes`` are node
     indexes, ``node_names[i]`` the name keys of ``nodes[i]`` (as
-    :class:`~taxoforge.scores.mapping.index.NameTables` holds them) and ``node_forms[i]``
+    :class:`~taxoforge.scores.mapping.name_tables.NameTables` holds them) and ``node_forms[i]``
     the normal forms of its names (optional: where the answer's own form of a key names
     some of the nodes sharing the key, those win), ``depth``/``parent`` arrays over node
     indexes, ``sim(a, b)`` a similarity."""

@@ -1,6 +1,6 @@
 """Persisted mapping indexes: built once per tree and configuration, then memory-mapped.
 
-The name tables of a taxonomy (:class:`~taxoforge.scores.mapping.index.NameTables`) cost
+The name tables of a taxonomy (:class:`~taxoforge.scores.mapping.name_tables.NameTables`) cost
 seconds to minutes to build on a large tree (1.4 M iNaturalist taxa) and are the same for
 every scoring run against that tree. :func:`open_name_tables` builds them once and stores
 them; every later call, process or Dagster run loads them — memory-mapped ``.npy`` files,
@@ -60,7 +60,7 @@ import polars as pl
 
 from taxoforge.files import atomic_directory, default_cache_dir, write_text_atomic
 from taxoforge.scores.mapping.config import MappingConfig
-from taxoforge.scores.mapping.index import NameTables
+from taxoforge.scores.mapping.name_tables import NameTables
 
 __all__ = ["INDEX_FORMAT", "INDEX_FOLDER", "IndexInfo", "default_cache_dir", "code_fingerprint", "tree_key",
            "IndexPlace", "index_place", "open_name_tables", "open_name_embeddings", "read_index", "STAGES"]
@@ -71,7 +71,9 @@ HEADER = "header.json"
 STAGES = ("names", "normal forms", "base forms", "postings", "n-grams", "trigrams", "writing")
 LOCK_TIMEOUT_S = 3600.0
 # the sources whose rules make the keys: any change to them invalidates stored indexes
-_KEY_SOURCES = ("text.py", "noun_base_forms.tsv", "scores/vocabulary.py", "scores/mapping/index.py")
+_KEY_SOURCES = ("text.py", "noun_base_forms.tsv", "scores/vocabulary.py", "scores/mapping/keys.py",
+                "scores/mapping/postings.py", "scores/mapping/strings.py", "scores/mapping/trigrams.py",
+                "scores/mapping/name_tables.py")
 
 
 @lru_cache(maxsize=1)

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.trees.ranked_tree import RankedTree
 from taxoforge.trees.tables import TreeTables
 
 # (node_id, parent_id, label, rank)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from taxoforge.evaluation import multiple_choice as mc
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.trees.ranked_tree import RankedTree
 from tests.conftest import shared_file
 from tests.taxoforge.evaluation.conftest import random_ranked_tree, toy_tables
 
@@ -212,17 +212,3 @@ def test_coldp_catalogue_medium_and_probes(shared_data):
     assert (probes.questions["target-node"] != probes.questions["ground-truth-node"]).all()
 
 
-# ---------------------------------------------------------------------------- labels files
-def test_read_labels_formats_and_errors(tmp_path):
-    (tmp_path / "a.txt").write_text("# species\nEsox lucius\n\nUmbra limi\n")
-    t = mc.read_labels(tmp_path / "a.txt")
-    assert t["label"].to_list() == ["Esox lucius", "Umbra limi"] and t["line"].to_list() == [2, 4]
-    (tmp_path / "b.csv").write_text("image,scientific_name\nx.jpg,Esox lucius\ny.jpg\n")
-    with pytest.raises(mc.LabelFileError, match=r"b.csv:3: 1 fields"):
-        mc.read_labels(tmp_path / "b.csv")
-    (tmp_path / "c.jsonl").write_text('{"target-class": "Esox lucius", "image-path": "p.jpg"}\n{oops\n')
-    with pytest.raises(mc.LabelFileError, match=r"c.jsonl:2: not valid JSON"):
-        mc.read_labels(tmp_path / "c.jsonl")
-    (tmp_path / "d.csv").write_text("foo\nbar\n")
-    with pytest.raises(mc.LabelFileError, match="no label column"):
-        mc.read_labels(tmp_path / "d.csv")

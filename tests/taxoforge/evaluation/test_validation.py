@@ -1,4 +1,4 @@
-"""Paper 000 §5: synthetic pairs at uniform distances, Kendall-τ validation, Fig. 4 agreement."""
+"""Snæbjarnarson et al. 2025 [1] §5: synthetic pairs at uniform distances, Kendall-τ validation, Fig. 4 agreement."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taxoforge.evaluation import validation as va
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.trees.ranked_tree import RankedTree
 from tests.taxoforge.evaluation.conftest import random_ranked_tree
 
 

@@ -30,7 +30,7 @@ def tree_tables(rows, names=(), name="t") -> TreeTables:
     return TreeTables(name, nodes, nm)
 
 
-# A slice of the iNaturalist tree shaped like the rows of paper 000 Table 9.
+# A slice of the iNaturalist tree shaped like the rows of Snæbjarnarson et al. 2025 [1] Table 9.
 INAT_LIKE = [
     ("life", None, "Life"),
     ("plantae", "life", "Plantae"), ("animalia", "life", "Animalia"),

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taxoforge.scores import breakdowns as bd
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.trees.ranked_tree import RankedTree
 from tests.taxoforge.evaluation.conftest import random_ranked_tree, toy_tables
 
 @pytest.fixture

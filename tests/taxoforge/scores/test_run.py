@@ -314,7 +314,7 @@ SPECIES_LEVEL = {"exact", "normalised", "node_id", "external_id", "linked_label"
 
 @pytest.mark.slow
 def test_every_real_ground_truth_resolves_against_the_offline_inaturalist_tree(vlm4bio_files, shared_data, capsys):
-    """Issue 12's target, measured: every row of every VLM4Bio result file and of the iNat2021
+    """Measured: every row of every VLM4Bio result file and of the iNat2021
     top-6 file gets a ground truth from the offline iNaturalist tree — by species or an
     explicit genus transfer, else partially or not at all with the reason — and the
     per-file counts per method are printed (``pytest -s``)."""
@@ -380,7 +380,7 @@ def test_ground_truth_resolver_answers_one_label_or_a_prefetched_batch(inat_like
 
 def test_all_vlm4bio_files_in_one_run_with_intervals_and_breakdowns(vlm4bio_files, inat_vlm4bio_tree, tmp_path):
     """The six VLM4Bio result files scored as one run: one leaderboard row per model ×
-    dataset × prompt, with bootstrap intervals and issue 14's breakdown columns (the
+    dataset × prompt, with bootstrap intervals and the breakdown columns (the
     iNaturalist tree has ranks: genus, family and order accuracy)."""
     from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.scores.confidence import BootstrapConfig

@@ -1,4 +1,4 @@
-"""Text measures of paper 000 Table 4 on stemmed normalised text, via NLTK and rouge-score."""
+"""Text measures of Snæbjarnarson et al. 2025 [1] Table 4 on stemmed normalised text, via NLTK and rouge-score."""
 
 from __future__ import annotations
 
@@ -41,3 +41,55 @@ def test_meteor_when_wordnet_is_available():
 def test_length_mismatch_is_an_error():
     with pytest.raises(ValueError, match="2 predictions but 1 references"):
         text_scores(["a", "b"], ["a"])
+
+
+def _sentences(n: int, seed: int) -> list[tuple[list[str], list[str]]]:
+    """Seeded (reference, prediction) word lists over a small vocabulary, so words repeat
+    and n-grams overlap (empty and one-word sentences included)."""
+    import random
+
+    rng = random.Random(seed)
+    vocab = ["golden", "retriev", "dog", "a", "the", "red", "fox", "tench", "toucan", "sparrow", "hous", "of"]
+    return [([rng.choice(vocab) for _ in range(rng.randint(0, 6))], [rng.choice(vocab) for _ in range(rng.randint(0, 7))])
+            for _ in range(n)]
+
+
+def test_bleu2_and_rouge1_equal_the_reference_implementations_over_many_pairs():
+    from rouge_score import rouge_scorer
+
+    from taxoforge.scores.text_measures import bleu2, rouge1_recall
+
+    class Whitespace:
+        def tokenize(self, text):
+            return text.split()
+
+    rouge = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=False, tokenizer=Whitespace())
+    checked = 0
+    for ref, hyp in _sentences(3000, seed=3):
+        if not ref or not hyp:
+            continue
+        want_bleu = sentence_bleu([ref], hyp, weights=(0.5, 0.5), smoothing_function=SmoothingFunction().method1)
+        assert bleu2(ref, hyp) == want_bleu, (ref, hyp)
+        assert rouge1_recall(ref, hyp) == rouge.score(" ".join(ref), " ".join(hyp))["rouge1"].recall, (ref, hyp)
+        checked += 1
+    assert checked > 2000
+
+
+def test_porter_stemmer_is_nltks_and_scoring_does_not_import_nltk():
+    """The stemmer is NLTK's own (same stems), loaded without the ``nltk`` package, whose
+    import pulls scikit-learn, pandas and SciPy; a later ``import nltk`` still works."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from taxoforge.scores.text_measures import text_scores, porter_stemmer\n"
+            "r = text_scores(['Two Toucans', 'dogs'], ['toucan', 'dog'], meteor=False)\n"
+            "assert r['exact_match'].tolist() == [0.0, 1.0]\n"
+            "heavy = sorted(m for m in ('nltk', 'sklearn', 'scipy', 'pandas', 'rouge_score') if m in sys.modules)\n"
+            "assert not heavy, heavy\n"
+            "import nltk\n"
+            "from nltk.stem.porter import PorterStemmer\n"
+            "words = ['running', 'generously', 'flies', 'dying', 'sky', 'toucans', 'agreed', 'oed', 'news']\n"
+            "assert [porter_stemmer().stem(w) for w in words] == [PorterStemmer().stem(w) for w in words]\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

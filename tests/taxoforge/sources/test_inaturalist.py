@@ -7,7 +7,8 @@ import time
 import polars as pl
 import pytest
 
-from taxoforge.sources.inaturalist import RANK_LEVEL, SPINE, SPINE_RANKS, inat_edges, inat_tree, read_inat_taxa
+from taxoforge.sources.inaturalist import RANK_LEVEL, SPINE, inat_edges, inat_tree, read_inat_taxa
+from taxoforge.trees.ranks import SPINE_RANKS
 from taxoforge.sources.ranked import ranked_tree_facts, rank_counts
 
 

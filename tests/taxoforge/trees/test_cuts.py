@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from taxoforge.evaluation.label_metrics import mean_tree_cut_accuracy
-from taxoforge.evaluation.ranked_tree import RankedTree
+from taxoforge.trees.ranked_tree import RankedTree
 from taxoforge.trees.cuts import FewerCutsWarning, sample_tree_cuts
 from tests.taxoforge.evaluation.conftest import random_ranked_tree
 

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-from taxoforge.scores.mapping.index import NameTables
+from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.mapping.store import (HEADER, INDEX_FOLDER, code_fingerprint, index_place, open_name_tables,
                                             read_index, tree_key)
 from taxoforge.snapshots import SnapshotStore
@@ -197,8 +197,13 @@ def test_the_code_fingerprint_covers_the_rules_that_make_the_keys():
     from importlib import resources
 
     root = resources.files("taxoforge")
-    for name in ("text.py", "noun_base_forms.tsv", "scores/vocabulary.py", "scores/mapping/index.py"):
+    from taxoforge.scores.mapping.store import _KEY_SOURCES
+
+    for name in _KEY_SOURCES:
         assert root.joinpath(name).is_file(), name
+    # every module the name tables are built from is covered
+    assert {"scores/mapping/keys.py", "scores/mapping/postings.py", "scores/mapping/strings.py",
+            "scores/mapping/trigrams.py", "scores/mapping/name_tables.py"} <= set(_KEY_SOURCES)
     assert len(code_fingerprint()) == 64
 
 

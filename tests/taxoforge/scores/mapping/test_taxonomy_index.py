@@ -4,7 +4,7 @@ length cap, and the question as context."""
 from __future__ import annotations
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-from taxoforge.scores.mapping.batch import subtree_sizes, truncate_answer
+from taxoforge.scores.mapping.taxonomy_index import subtree_sizes, truncate_answer
 
 
 def test_identical_normal_forms_are_mapped_once(inat_like):

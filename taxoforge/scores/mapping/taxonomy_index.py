@@ -1,6 +1,7 @@
-"""The batch driver: :class:`TaxonomyIndex` builds the tables once and maps batches.
+"""The index of one taxonomy, :class:`TaxonomyIndex`: its name tables (built once, or loaded from
+the store) and the batch driver that maps answers with them.
 
-Identical normalised answers are mapped once. Per answer, in SPEC §3's order: empty →
+Identical normalised answers are mapped once. Per answer, in the order of docs/method.md#mapping-an-answer-to-a-node: empty →
 the root; the exact stage; the contains stage; the n-gram stages; the answers still
 undecided (and, with ``contains_scope="topk_first"``, those with hits) get their exact
 top-k in one batch (:mod:`taxoforge.scores.mapping.candidates`), then the vote, then the
@@ -15,7 +16,8 @@ import numpy as np
 from taxoforge.scores.mapping.answers import Answer, joined_normal_form
 from taxoforge.scores.mapping.candidates import CandidateRetrieval
 from taxoforge.scores.mapping.config import MappingConfig, MappingResult
-from taxoforge.scores.mapping.index import NameTables, text_key
+from taxoforge.scores.mapping.keys import text_key
+from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.mapping.stages import Alg1Stages, Decision
 from taxoforge.scores.mapping.store import IndexInfo, open_name_embeddings, open_name_tables, read_index
 from taxoforge.scores.name_similarity import Similarity, similarity_from_spec
@@ -48,7 +50,7 @@ class TaxonomyIndex:
 
     ``TaxonomyIndex(taxonomy, config)`` reads ``taxonomy.names_table`` (``node_id``,
     ``name``) plus every node's label and builds the lookups
-    (:class:`~taxoforge.scores.mapping.index.NameTables`) in memory;
+    (:class:`~taxoforge.scores.mapping.name_tables.NameTables`) in memory;
     :meth:`TaxonomyIndex.open` loads them from the index stored beside the tree (or in the
     cache), building and storing them the first time (:mod:`~taxoforge.scores.mapping.store`).
     ``map(answers)`` maps a batch of raw (or normalised) answers; ``names_anything(answers)``

@@ -11,8 +11,9 @@ vectorised LCA) and adds, aligned with ``taxonomy.ids``:
   nodes with the name → ``ambiguous``, none → ``unknown``; nothing is dropped silently).
 
 :meth:`RankedTree.of` accepts a ``RankedTree``, a :class:`~taxoforge.trees.tables.TreeTables`,
-a ``Taxonomy``, a nodes DataFrame, a ``{child: parent}`` mapping, or a reference to a tree
-folder, a snapshot folder or ``NAME[@VERSION]`` in the snapshot store.
+a ``Taxonomy``, a nodes DataFrame or a ``{child: parent}`` mapping;
+:func:`taxoforge.snapshots.load.load_ranked_tree` also takes a tree folder, a snapshot folder
+or ``NAME[@VERSION]`` in the snapshot store.
 
 >>> t = RankedTree.of({"Life": None, "Canis": "Life", "Canis lupus": "Canis", "Canis latrans": "Canis"})
 >>> t.taxonomy.ancestors("Canis lupus")
@@ -24,47 +25,26 @@ folder, a snapshot folder or ``NAME[@VERSION]`` in the snapshot store.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from taxoforge.trees.ranks import INFRASPECIFIC_RANKS, SPINE_RANKS
 from taxoforge.trees.tables import TreeTables
 from taxoforge.trees.taxonomy import Taxonomy
 
-__all__ = ["RankedTree", "UnresolvedLabels", "load_tree_tables", "SPINE_RANKS"]
+__all__ = ["RankedTree", "UnresolvedLabels"]
 
-#: Linnean ranks from the top down; used to order rank tables and to name the rank above
-#: another. Ranks a tree has that are not listed here are ordered by their median depth.
-SPINE_RANKS = ("kingdom", "phylum", "class", "order", "family", "genus", "species", "subspecies")
-#: Ranks below the species (the "hard" multiple-choice level of VLM4Bio).
-INFRASPECIFIC_RANKS = frozenset({"subspecies", "variety", "form", "infrahybrid"})
+#: Rank order that breaks ties between ranks of equal median depth: the spine, then the
+#: subspecies; any other rank of the same depth after them, alphabetically.
+_RANK_TIES = {r: i for i, r in enumerate((*SPINE_RANKS, "subspecies"))}
+_INFRASPECIFIC = frozenset(INFRASPECIFIC_RANKS)
 
 
 class UnresolvedLabels(ValueError):
     """Labels that name no node, or several; the message lists them with their rows."""
-
-
-def load_tree_tables(ref) -> TreeTables:
-    """:class:`TreeTables` from a tree folder (``nodes.parquet`` …), a snapshot folder (with
-    ``manifest.json``), or ``NAME[@VERSION]`` in the default snapshot store."""
-    if isinstance(ref, TreeTables):
-        return ref
-    p = Path(ref)
-    if p.is_dir():
-        if (p / "manifest.json").exists():
-            from taxoforge.snapshots.verify import read_snapshot
-
-            return read_snapshot(p)
-        return TreeTables.read(p)
-    if p.suffix or os.sep in str(ref) or str(ref).startswith("."):
-        raise FileNotFoundError(f"{ref}: no such tree or snapshot folder")
-    from taxoforge.snapshots.load import load_taxonomy
-
-    return load_taxonomy(str(ref))
 
 
 class RankedTree:
@@ -101,10 +81,9 @@ class RankedTree:
                                   "parent_id": [None if v is None else str(v) for v in tree.values()]},
                                  schema={"node_id": pl.String, "parent_id": pl.String})
             return cls.from_nodes(nodes.with_columns(pl.col("node_id").alias("label")))
-        if isinstance(tree, (str, os.PathLike)):
-            return cls.from_tables(load_tree_tables(tree))
         raise TypeError(f"cannot make a tree of {type(tree).__name__}; expected a RankedTree, TreeTables, "
-                        "Taxonomy, nodes DataFrame, {child: parent} mapping or a tree/snapshot reference")
+                        "Taxonomy, nodes DataFrame or {child: parent} mapping (a tree or snapshot folder, or "
+                        "NAME[@VERSION]: taxoforge.snapshots.load.load_ranked_tree)")
 
     @classmethod
     def from_nodes(cls, nodes: pl.DataFrame, names: pl.DataFrame | None = None, *, name: str = "tree",
@@ -178,16 +157,15 @@ class RankedTree:
         placed by its median depth."""
         s = pl.DataFrame({"rank": pl.Series(self.ranks, dtype=pl.String), "depth": self.depth})
         med = s.drop_nulls("rank").group_by("rank").agg(pl.col("depth").median()).sort("depth", "rank")
-        known = {r: i for i, r in enumerate(SPINE_RANKS)}
         depths = dict(zip(med["rank"].to_list(), med["depth"].to_list()))
-        return sorted(depths, key=lambda r: (depths[r], known.get(r, len(known)), r))
+        return sorted(depths, key=lambda r: (depths[r], _RANK_TIES.get(r, len(_RANK_TIES)), r))
 
     def rank_of(self, idx: np.ndarray) -> np.ndarray:
         return self.ranks[np.asarray(idx, dtype=np.int64)]
 
     def is_infraspecific(self, idx: np.ndarray) -> np.ndarray:
         r = self.rank_of(idx)
-        return np.array([x in INFRASPECIFIC_RANKS for x in r.tolist()], dtype=bool)
+        return np.array([x in _INFRASPECIFIC for x in r.tolist()], dtype=bool)
 
     # ------------------------------------------------------------------ children
     @cached_property

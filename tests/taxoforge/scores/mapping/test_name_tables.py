@@ -1,12 +1,9 @@
-"""Name tables: keys in base form, the forms each shared key came from, non-naming names,
-and the character-trigram index."""
+"""Name tables: keys in base form, the forms each shared key came from, non-naming names."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from taxoforge.scores.mapping import MappingConfig
-from taxoforge.scores.mapping.index import NameTables, TrigramIndex, padded_trigrams
+from taxoforge.scores.mapping.name_tables import NameTables
 
 from ..conftest import tree_tables
 
@@ -31,14 +28,3 @@ def test_keys_are_normal_forms_in_base_form_and_shared_keys_remember_their_forms
     assert {"brake", "guinea", "two", "entity"} <= t.first_words
     _, plain = _tables(base_forms=False)
     assert "brakes" in plain.names and "guinea pigs" in plain.names
-
-
-def test_trigram_index():
-    names = ["aloe vera", "aloe ferox", "iris"]
-    tri = TrigramIndex(names)
-    assert tri.lengths.tolist() == [9, 10, 4]
-    assert len(padded_trigrams("iris")) == 4  # " iris " has four trigrams
-    got = tri.names_sharing("aloe verra", min_shared=5)
-    assert 0 in got.tolist() and 2 not in got.tolist()
-    assert tri.names_sharing("zzzz", min_shared=1).tolist() == []
-    assert np.array_equal(tri.names_sharing("x", min_shared=0), np.arange(3))

@@ -1,0 +1,325 @@
+"""METEOR (Banerjee & Lavie, 2005; Lavie & Agarwal, 2007) as NLTK computes it, over a stored
+WordNet synonym table.
+
+NLTK's ``meteor_score`` aligns a hypothesis with a reference in three passes — exact words,
+Porter stems, WordNet synonyms — and scores the alignment by a recall-weighted harmonic mean
+with a fragmentation penalty. Its synonym pass asks WordNet, for every unmatched hypothesis
+word, for the lemma names of all its synsets, which makes NLTK read the whole of WordNet
+(seconds) in every process that scores. :class:`SynonymTable` holds exactly what that pass
+needs, derived once from NLTK's own WordNet reader:
+
+* for each part of speech (noun, verb, adjective, adverb) and each lemma of WordNet's index,
+  the lemma names (those without ``_``) of the lemma's synsets of that part of speech;
+* WordNet's exception lists (``geese`` → ``goose``) and NLTK's suffix rules of *morphy*,
+
+so that :meth:`SynonymTable.synonyms` gives the same set as NLTK's
+``{l.name() for s in wordnet.synsets(word) for l in s.lemmas() if "_" not in l.name()}``
+(morphy run per part of speech, exceptions first, then the suffix rules once).
+:func:`synonym_table` stores it in the cache folder (``$TAXOFORGE_CACHE_DIR/meteor/``,
+:func:`taxoforge.files.default_cache_dir`) as one SQLite file, written the first time
+(temporary file, then a rename) and opened in place by every later call: a word costs two
+indexed look-ups, and WordNet is never read again.
+
+:func:`meteor` is NLTK's ``single_meteor_score`` over such a table, step for step (the same
+alignment order, ties and floating-point operations), so its scores are equal to NLTK's —
+a test compares them over many pairs.
+
+References
+----------
+.. [1] S. Banerjee and A. Lavie, "METEOR: An automatic metric for MT evaluation with
+   improved correlation with human judgments", ACL Workshop on Intrinsic and Extrinsic
+   Evaluation Measures, 2005.
+.. [2] A. Lavie and A. Agarwal, "METEOR: An automatic metric for MT evaluation with high
+   levels of correlation with human judgments", WMT 2007.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+__all__ = ["SynonymTable", "synonym_table", "meteor", "TABLE_FORMAT", "POS_ORDER"]
+
+#: bump when the stored table's layout or the rules deriving it change
+TABLE_FORMAT = 1
+#: the parts of speech NLTK's ``synsets(word)`` runs through, in its order
+POS_ORDER = ("n", "v", "a", "r")
+
+
+class SynonymTable:
+    """WordNet's synonyms as METEOR's synonym pass sees them (module docstring).
+
+    Made from NLTK's WordNet reader by :meth:`from_wordnet` (in memory), written by
+    :meth:`write` and opened by :meth:`open` (an SQLite file read in place: opening costs
+    nothing, and each word asked for is two indexed look-ups, remembered).
+
+    Parameters
+    ----------
+    lemmas : dict
+        ``pos`` → ``lemma`` → the lemma names (space-separated, no ``_`` in them) of the
+        lemma's synsets of that part of speech; a lemma is listed for every part of speech
+        WordNet's index has it under (possibly with no names).
+    exceptions : dict
+        ``pos`` → inflected form → base forms (WordNet's exception lists).
+    substitutions : dict
+        ``pos`` → ``[(suffix, replacement), …]``: morphy's suffix rules, in order.
+    version : str
+        WordNet's version, for the record.
+    """
+
+    def __init__(self, lemmas: dict | None, exceptions: dict | None, substitutions: dict, version: str = "",
+                 *, db=None) -> None:
+        self.lemmas = lemmas
+        self.exceptions = exceptions
+        self.substitutions = {p: [tuple(r) for r in rules] for p, rules in substitutions.items()}
+        self.version = version
+        self._db = db
+        self._cache: dict[str, frozenset[str]] = {}
+
+    # ------------------------------------------------------------------ lookups
+    def _exceptions_of(self, form: str) -> dict[str, list[str]]:
+        """``pos`` → base forms, for the parts of speech whose exception list has ``form``."""
+        if self._db is None:
+            return {p: exc[form] for p, exc in self.exceptions.items() if form in exc}
+        rows = self._db.execute("SELECT pos, bases FROM exception WHERE form = ?", (form,)).fetchall()
+        return {p: b.split(" ") if b else [] for p, b in rows}
+
+    def _lemmas_of(self, forms: set[str]) -> dict[tuple[str, str], str]:
+        """``(pos, form)`` → names, for the forms WordNet's index has under ``pos``."""
+        if self._db is None:
+            return {(p, f): idx[f] for p, idx in self.lemmas.items() for f in forms if f in idx}
+        q = ",".join("?" * len(forms))
+        return {(p, f): n for p, f, n in self._db.execute(
+            f"SELECT pos, lemma, names FROM lemma WHERE lemma IN ({q})", sorted(forms))}
+
+    def synonyms(self, word: str) -> frozenset[str]:
+        """The lemma names (without ``_``) of every synset of ``word`` (lower-cased), over
+        the four parts of speech — NLTK's ``wordnet.synsets(word)`` read as METEOR reads it:
+        per part of speech, *morphy*'s base forms (the exception list's forms when the word
+        is an exception, else each suffix rule applied once; the word itself first) that
+        WordNet's index has."""
+        got = self._cache.get(word)
+        if got is None:
+            w = word.lower()
+            exc = self._exceptions_of(w)
+            forms = {p: exc[p] if p in exc else [w[: -len(old)] + new for old, new in self.substitutions.get(p, ())
+                                                 if w.endswith(old)] for p in POS_ORDER}
+            found = self._lemmas_of({w, *(f for fs in forms.values() for f in fs)})
+            names: set[str] = set()
+            for p in POS_ORDER:
+                for f in dict.fromkeys([w, *forms[p]]):
+                    s = found.get((p, f))
+                    if s:
+                        names.update(s.split(" "))
+            got = self._cache[word] = frozenset(names)
+        return got
+
+    # ------------------------------------------------------------------ build, store, open
+    @classmethod
+    def from_wordnet(cls, wn) -> "SynonymTable":
+        """The table of an NLTK WordNet corpus reader (reads every synset once)."""
+        names_of: dict[tuple[str, int], str] = {}
+
+        def synset_names(pos: str, offset: int) -> str:
+            key = (pos, offset)
+            got = names_of.get(key)
+            if got is None:
+                ss = wn.synset_from_pos_and_offset(pos, offset)
+                got = names_of[key] = " ".join(sorted({lm.name() for lm in ss.lemmas() if "_" not in lm.name()}))
+            return got
+
+        lemmas: dict[str, dict[str, str]] = {p: {} for p in POS_ORDER}
+        for lemma, by_pos in wn._lemma_pos_offset_map.items():
+            for pos in POS_ORDER:
+                offsets = by_pos.get(pos)
+                if offsets is None:
+                    continue
+                names: set[str] = set()
+                for off in offsets:
+                    s = synset_names(pos, off)
+                    if s:
+                        names.update(s.split(" "))
+                lemmas[pos][lemma] = " ".join(sorted(names))
+        exceptions = {p: {k: list(v) for k, v in wn._exception_map[p].items()} for p in POS_ORDER}
+        subs = {p: [list(r) for r in wn.MORPHOLOGICAL_SUBSTITUTIONS[p]] for p in POS_ORDER}
+        return cls(lemmas, exceptions, subs, version=str(wn.get_version()))
+
+    def write(self, path: str | os.PathLike) -> Path:
+        """Store the table as an SQLite file at ``path`` (written beside it, then renamed)."""
+        import sqlite3
+        import tempfile
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        try:
+            con = sqlite3.connect(tmp)
+            with con:
+                con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                con.execute("CREATE TABLE lemma (lemma TEXT NOT NULL, pos TEXT NOT NULL, names TEXT NOT NULL, "
+                            "PRIMARY KEY (lemma, pos)) WITHOUT ROWID")
+                con.execute("CREATE TABLE exception (form TEXT NOT NULL, pos TEXT NOT NULL, bases TEXT NOT NULL, "
+                            "PRIMARY KEY (form, pos)) WITHOUT ROWID")
+                con.executemany("INSERT INTO meta VALUES (?, ?)", [
+                    ("format", str(TABLE_FORMAT)), ("wordnet", self.version),
+                    ("substitutions", json.dumps(self.substitutions, sort_keys=True))])
+                con.executemany("INSERT INTO lemma VALUES (?, ?, ?)",
+                                sorted((lm, p, n) for p, idx in self.lemmas.items() for lm, n in idx.items()))
+                con.executemany("INSERT INTO exception VALUES (?, ?, ?)",
+                                sorted((f, p, " ".join(b)) for p, exc in self.exceptions.items() for f, b in exc.items()))
+            con.close()
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "SynonymTable | None":
+        """The table stored at ``path`` (read-only), or None when it is missing, unreadable
+        or of another format (then it is built again)."""
+        import sqlite3
+
+        path = Path(path)
+        if not path.is_file():
+            return None
+        try:
+            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            if meta.get("format") != str(TABLE_FORMAT):
+                db.close()
+                return None
+            db.execute("SELECT 1 FROM lemma LIMIT 1").fetchall()
+            db.execute("SELECT 1 FROM exception LIMIT 1").fetchall()
+            return cls(None, None, json.loads(meta["substitutions"]), meta.get("wordnet", ""), db=db)
+        except (sqlite3.Error, KeyError, ValueError):
+            return None
+
+
+def _nltk_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nltk")
+    except PackageNotFoundError:  # pragma: no cover - nltk is a dependency
+        return "unknown"
+
+
+def table_path(cache_dir: str | os.PathLike | None = None) -> Path:
+    """Where :func:`synonym_table` keeps the table:
+    ``<cache>/meteor/wordnet-synonyms-<format>-nltk<version>.sqlite`` (NLTK's version is part
+    of the name: its reader derives the table)."""
+    from taxoforge.files import default_cache_dir
+
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return root / "meteor" / f"wordnet-synonyms-{TABLE_FORMAT}-nltk{_nltk_version()}.sqlite"
+
+
+def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download: bool = False) -> SynonymTable:
+    """METEOR's synonym table: opened from the cache folder, else built once from WordNet
+    (:func:`taxoforge.sources.wordnet.ensure_wordnet`) under a file lock and stored there.
+
+    Raises :class:`taxoforge.sources.wordnet.WordNetUnavailable` when the table is not
+    stored yet and WordNet cannot be loaded."""
+    path = table_path(cache_dir)
+    table = SynonymTable.open(path)
+    if table is not None:
+        return table
+    import filelock
+
+    from taxoforge.sources.wordnet import ensure_wordnet
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(str(path) + ".lock", timeout=600):
+        table = SynonymTable.open(path)  # another process may have built it meanwhile
+        if table is None:
+            SynonymTable.from_wordnet(ensure_wordnet(allow_download=allow_download)).write(path)
+            table = SynonymTable.open(path)
+            if table is None:  # pragma: no cover - just written
+                raise OSError(f"{path}: the METEOR synonym table just written cannot be read back")
+    return table
+
+
+# ---------------------------------------------------------------------------- the score
+def _match_exact(hyp: list[tuple[int, str]], ref: list[tuple[int, str]]):
+    """Pairs of equal words, the hypothesis read from its end and each word taking the
+    reference's last free occurrence; returns (pairs, unmatched hypothesis, unmatched reference)."""
+    at: dict[str, list[int]] = defaultdict(list)
+    for j, (_, w) in enumerate(ref):
+        at[w].append(j)
+    pairs, used_h, used_r = [], set(), set()
+    for i in range(len(hyp) - 1, -1, -1):
+        js = at.get(hyp[i][1])
+        if js:
+            j = js.pop()
+            used_h.add(i)
+            used_r.add(j)
+            pairs.append((hyp[i][0], ref[j][0]))
+    return pairs, [p for i, p in enumerate(hyp) if i not in used_h], [p for j, p in enumerate(ref) if j not in used_r]
+
+
+def _match_synonyms(hyp: list[tuple[int, str]], ref: list[tuple[int, str]], synonyms: Callable[[str], frozenset]):
+    """Each hypothesis word (from the end) with the reference word, among its synonyms and
+    itself, whose last free occurrence lies furthest right."""
+    at: dict[str, list[int]] = defaultdict(list)
+    for j, (_, w) in enumerate(ref):
+        at[w].append(j)
+    pairs, used_h, used_r = [], set(), set()
+    for i in range(len(hyp) - 1, -1, -1):
+        word = hyp[i][1]
+        best_j, best = -1, None
+        for syn in synonyms(word) | {word}:
+            js = at.get(syn)
+            if js and js[-1] > best_j:
+                best_j, best = js[-1], syn
+        if best is not None:
+            at[best].pop()
+            used_h.add(i)
+            used_r.add(best_j)
+            pairs.append((hyp[i][0], ref[best_j][0]))
+    return pairs, [p for i, p in enumerate(hyp) if i not in used_h], [p for j, p in enumerate(ref) if j not in used_r]
+
+
+def _chunks(pairs: list[tuple[int, int]]) -> int:
+    """The fewest runs of pairs adjacent in both the hypothesis and the reference."""
+    runs = 1
+    for (h0, r0), (h1, r1) in zip(pairs, pairs[1:]):
+        if not (h1 == h0 + 1 and r1 == r0 + 1):
+            runs += 1
+    return runs
+
+
+def meteor(reference: Sequence[str], hypothesis: Sequence[str], synonyms: Callable[[str], frozenset],
+           stem: Callable[[str], str], alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5) -> float:
+    """METEOR of one tokenised hypothesis against one tokenised reference, as NLTK's
+    ``single_meteor_score`` computes it: words lower-cased; aligned by exact words, then by
+    ``stem`` (NLTK's Porter stemmer), then by ``synonyms`` (:meth:`SynonymTable.synonyms`) of
+    the stems left over; ``Fmean = P·R / (α·P + (1 − α)·R)`` times ``1 − γ·(chunks /
+    matches)^β``; 0 when nothing aligns.
+
+    >>> meteor(["a", "cat"], ["a", "cat"], lambda w: frozenset(), str)
+    0.9375
+    """
+    hyp = [(i, w.lower()) for i, w in enumerate(hypothesis)]
+    ref = [(j, w.lower()) for j, w in enumerate(reference)]
+    n_hyp, n_ref = len(hyp), len(ref)
+    exact, hyp, ref = _match_exact(hyp, ref)
+    stemmed, hyp, ref = _match_exact([(i, stem(w)) for i, w in hyp], [(j, stem(w)) for j, w in ref])
+    syn, _, _ = _match_synonyms(hyp, ref, synonyms)
+    pairs = sorted(exact + stemmed + syn, key=lambda p: p[0])
+    m = len(pairs)
+    try:
+        precision = float(m) / n_hyp
+        recall = float(m) / n_ref
+        fmean = (precision * recall) / (alpha * precision + (1 - alpha) * recall)
+        frag = float(_chunks(pairs)) / m
+    except ZeroDivisionError:
+        return 0.0
+    return (1 - gamma * frag**beta) * fmean
