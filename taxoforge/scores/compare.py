@@ -282,9 +282,19 @@ def load_scores(path: str | os.PathLike) -> tuple[pl.DataFrame, dict]:
 
 @dataclass
 class Comparison:
-    """The result of :func:`compare_runs`: ``table`` (:func:`compare_systems`), ``systems``
-    (label → run folder, model, taxonomy cited), ``settings`` (resamples, level, seed, alpha)
-    and ``notes`` (what was left out and why)."""
+    """The result of :func:`compare_runs`.
+
+    Attributes
+    ----------
+    table : polars.DataFrame
+        :func:`compare_systems`'s table.
+    systems : dict
+        Label → run folder, model, taxonomy cited.
+    settings : dict
+        Resamples, level, seed, alpha.
+    notes : list of str
+        What was left out and why.
+    """
 
     table: pl.DataFrame
     systems: dict[str, dict]

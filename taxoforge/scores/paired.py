@@ -106,27 +106,69 @@ SEVERITY_COLUMNS = ("severity_of_mistake", "mistake")
 
 
 def hf_of_sums(sums: np.ndarray, n: np.ndarray | float) -> np.ndarray:
-    """hF = harmonic mean of mean hP and mean hR, from the sums ``[Σ hP, Σ hR]`` (last axis)
-    over ``n`` items."""
+    """hF = harmonic mean of mean hP and mean hR, from column sums.
+
+    Parameters
+    ----------
+    sums : numpy.ndarray, shape (..., 2)
+        ``[Σ hP, Σ hR]`` along the last axis.
+    n : float or numpy.ndarray
+        The number of items summed.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     from taxoforge.scores.hierarchical import f_beta
 
     return np.asarray(f_beta(sums[..., 0] / n, sums[..., 1] / n))
 
 
 def severity_of_sums(sums: np.ndarray, n: np.ndarray | float) -> np.ndarray:
-    """Mean severity over the mistakes, from ``[Σ severity·mistake, Σ mistake]`` (NaN without
-    mistakes)."""
+    """Mean severity over the mistakes, from column sums.
+
+    Parameters
+    ----------
+    sums : numpy.ndarray, shape (..., 2)
+        ``[Σ severity·mistake, Σ mistake]`` along the last axis.
+    n : float or numpy.ndarray
+        The number of items summed (unused: the mean is over the mistakes).
+
+    Returns
+    -------
+    numpy.ndarray
+        NaN where there is no mistake.
+    """
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(sums[..., 1] > 0, sums[..., 0] / np.where(sums[..., 1] > 0, sums[..., 1], 1), np.nan)
 
 
 @dataclass(frozen=True)
 class PairedDifference:
-    """The result of :func:`paired_difference`: ``a`` and ``b`` (each system's statistic),
-    ``difference`` (a − b), ``ci_low``/``ci_high`` (paired-bootstrap percentile interval of
-    the difference, None when it cannot be made), ``p_value`` (paired permutation test,
-    two-sided), ``exact`` (whether every swap pattern was enumerated), ``n`` items,
-    ``resamples`` used by each of the two."""
+    """The result of :func:`paired_difference`.
+
+    Attributes
+    ----------
+    a : float
+        System A's statistic.
+    b : float
+        System B's statistic.
+    difference : float
+        ``a − b``.
+    ci_low : float or None
+        The low end of the paired-bootstrap percentile interval of the difference (None when
+        it cannot be made).
+    ci_high : float or None
+        Its high end.
+    p_value : float
+        The paired permutation test, two-sided.
+    exact : bool
+        Whether every swap pattern was enumerated.
+    n : int
+        Items.
+    resamples : int
+        Resamples (and permutations) used.
+    """
 
     a: float
     b: float
@@ -139,7 +181,17 @@ class PairedDifference:
     resamples: int
 
     def as_dict(self, prefix: str = "") -> dict:
-        """The fields as a flat dict, each name prefixed with ``prefix``."""
+        """The fields as a flat dict.
+
+        Parameters
+        ----------
+        prefix : str
+            Put before every name.
+
+        Returns
+        -------
+        dict
+        """
         return {f"{prefix}{k}": getattr(self, k) for k in ("a", "b", "difference", "ci_low", "ci_high", "p_value",
                                                             "exact")}
 

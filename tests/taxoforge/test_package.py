@@ -294,7 +294,6 @@ ALLOWED_DOCSTRING_GAPS: dict[str, str] = {
     "taxoforge.scores.name_similarity": "w-layers: 26",
     "taxoforge.scores.parse": "w-layers: 11",
     "taxoforge.scores.readers": "w-layers: 10",
-    "taxoforge.scores.report": "w-layers: 15",
     "taxoforge.scores.run": "w-layers: 17",
     "taxoforge.scores.sentence_models": "w-layers: 10",
     "taxoforge.scores.steps": "w-layers: 17",
