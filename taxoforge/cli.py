@@ -68,6 +68,10 @@ SUMMARIES = {
     "map": "Map the answers in OUTPUTS to nodes of TAXONOMY without scoring them: no ground truth needed "
            "(unlabelled answers, e.g. OVEN-style open-world predictions: --column id=data_id --column "
            "output=prediction).",
+    "compare": "Is A better than B? Compare the models of scoring RUNS (output folders of `taxoforge score`, or "
+               "their scores.parquet) on the items they share, matched by sample id within each dataset × prompt: "
+               "accuracy by the exact McNemar test, hF and mistake severity by paired bootstrap intervals of the "
+               "difference and a paired permutation test, p-values Holm-adjusted over all comparisons.",
     "subset": "Cut the taxonomy of the label set LABELS (.txt one per line, .csv/.tsv/.jsonl/.parquet with a label "
               "column) from TREE (a tree or snapshot folder, or NAME[@VERSION] in the store): the smallest subtree "
               "holding every label's node, written to OUT.",
