@@ -133,6 +133,7 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
     from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.scores.confidence import BootstrapConfig
     from taxoforge.scores.mapping import MappingConfig
+    from taxoforge.scores.options import ScoreOptions
     from taxoforge.scores.run import score_file
     from taxoforge.snapshots.errors import SnapshotError
 
@@ -152,9 +153,10 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
     except SnapshotError as e:
         raise dg.Failure(description=f"{key}: taxonomy {ref!r} ({how}): {e}") from None
     out = result_folder(scoring.scores_dir, key)
-    run = score_file(path, cited, out_dir=out, meteor=config.meteor,
-                     config=MappingConfig(similarity=config.similarity, k=config.k, temperature=config.temperature),
-                     ci=BootstrapConfig(n_resamples=config.bootstrap), index_dir=scoring.index_dir or None)
+    options = ScoreOptions(meteor=config.meteor, index_dir=scoring.index_dir or None,
+                           config=MappingConfig(similarity=config.similarity, k=config.k, temperature=config.temperature),
+                           ci=BootstrapConfig(n_resamples=config.bootstrap))
+    run = score_file(path, cited, out_dir=out, score=options)
     info = run.info
     threshold = config.min_scored_fraction if config.min_scored_fraction >= 0 else scoring.min_scored_fraction
     best = run.leaderboard.row(0, named=True) if run.leaderboard.height else {}

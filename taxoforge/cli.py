@@ -15,7 +15,9 @@ Commands are looked up lazily so one broken domain does not take the others down
 Whatever command raises a snapshot or download error (a snapshot that fails verification
 while ``score`` loads it, an interrupted pull …) ends with ``error: …`` on stderr and that
 error's documented exit code (see :mod:`taxoforge.snapshots.cli`: 3 not found, 4
-verification failed, 8 download interrupted …), never with a traceback.
+verification failed, 8 download interrupted …), and a file that cannot be written or read
+(no space left, a file where a folder goes …) with exit code 11 and its path
+(:func:`taxoforge.cli_output.error_exit`) — never with a traceback.
 """
 
 from __future__ import annotations
@@ -97,14 +99,16 @@ class LazyGroup(click.Group):
         return sorted(COMMANDS)
 
     def invoke(self, ctx: click.Context):
-        from taxoforge.files import DownloadError
-        from taxoforge.snapshots.errors import SnapshotError
+        from taxoforge.cli_output import error_exit
 
         try:
             return super().invoke(ctx)
-        except (SnapshotError, DownloadError) as e:
-            click.echo(f"error: {e}", err=True)
-            ctx.exit(getattr(e, "exit_code", 1))
+        except Exception as e:
+            err = error_exit(e)
+            if err is None:
+                raise
+            click.echo(f"error: {err}", err=True)
+            ctx.exit(err.code)
 
     def get_command(self, ctx: click.Context, name: str):
         target = COMMANDS.get(name)

@@ -1,6 +1,8 @@
 """Scoring: model outputs → taxonomy nodes → hP/hR/hF, text measures, leaderboards and plots.
 
-Data flow: :mod:`.readers` (JSONL/CSV/Parquet, VLM4Bio and generic adapters) →
+Data flow: :mod:`.readers` (JSONL, JSON, CSV/TSV, Parquet, xlsx through the bounded
+:mod:`taxoforge.files.records`; the layouts of :mod:`.harness_layouts`: lmms-eval, VLMEvalKit, VLM4Bio,
+generic; options in :mod:`.options`) →
 :mod:`.parse` (templates, multiple-choice letters, abstentions) → :mod:`.mapping`
 (Snæbjarnarson et al. 2025 [1] Alg. 1 over an indexed taxonomy, :mod:`.name_similarity` pluggable) →
 :mod:`.hierarchical` (hP/hR/hF) and :mod:`.text_measures` → :mod:`.run` (one scoring run over
@@ -25,10 +27,11 @@ _EXPORTS = {
     "leaderboard": "taxoforge.scores.leaderboard",
     "ScoreRun": "taxoforge.scores.run", "score_file": "taxoforge.scores.run", "score_files": "taxoforge.scores.run",
     "score_frame": "taxoforge.scores.run",
+    "ReadOptions": "taxoforge.scores.options", "ScoreOptions": "taxoforge.scores.options",
     "CitedTaxonomy": "taxoforge.scores.cited_taxonomy", "cite_taxonomy": "taxoforge.scores.cited_taxonomy",
 }
 
-__all__ = ["MappingConfig", "TaxonomyIndex", "ScoreRun", "score_file", "score_files", "score_frame", "leaderboard",
+__all__ = ["MappingConfig", "TaxonomyIndex", "ReadOptions", "ScoreOptions", "ScoreRun", "score_file", "score_files", "score_frame", "leaderboard",
            "hierarchical_scores", "aggregate_hierarchical", "CitedTaxonomy", "cite_taxonomy"]
 
 

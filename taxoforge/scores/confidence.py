@@ -44,6 +44,17 @@ class BootstrapConfig:
     seed: int = 0
     method: str = "percentile"
 
+    def __post_init__(self) -> None:
+        from numbers import Integral, Real
+
+        from taxoforge.scores.options import MAX_BOOTSTRAP_RESAMPLES, Interval, Options, validate_params
+
+        validate_params("BootstrapConfig", {"n_resamples": self.n_resamples, "level": self.level, "seed": self.seed,
+                                            "method": self.method},
+                        {"n_resamples": [Interval(Integral, 0, MAX_BOOTSTRAP_RESAMPLES)],
+                         "level": [Interval(Real, 0, 1, closed="neither")], "seed": [Interval(Integral, 0, None)],
+                         "method": [Options(("percentile", "basic", "BCa"))]})
+
     def as_dict(self) -> dict:
         return asdict(self)
 

@@ -53,13 +53,13 @@ import polars as pl
 from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_atomic
 from taxoforge.links.resolve import PARTIAL_METHODS
 from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
-from taxoforge.scores.confidence import BootstrapConfig
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-from taxoforge.scores.readers import duplicate_ids, read_outputs
 from taxoforge.files.tables import csv_text
 from taxoforge.scores.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
 from taxoforge.scores.mistakes import mistake_columns
+from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
+from taxoforge.scores.readers import duplicate_ids, read_files
 from taxoforge.scores.report import leaderboard_latex, leaderboard_markdown
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
@@ -67,7 +67,8 @@ from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedA
 
 __all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "score_frame", "read_files",
            "leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels",
-           "map_answers", "measure_rows", "assemble_samples", "index_for", "index_record", "RUN_FILES",
+           "map_answers", "measure_rows", "assemble_samples", "index_for", "index_record", "RUN_FILES", "ReadOptions", "ScoreOptions",
+           "harness_agreement", "with_harness_agreement",
            "MappedAnswers", "BAD_ROW_SCHEMA"]
 
 
@@ -221,11 +222,7 @@ def _per_file(rows: pl.DataFrame, samples: pl.DataFrame, bad: pl.DataFrame) -> l
             for f in files]
 
 
-def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = None,
-                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-                progress: bool | None = None, store=None, altered: str = "refuse",
-                ci: BootstrapConfig | None = BootstrapConfig(), breakdowns: bool = True,
-                index_dir: str | os.PathLike | None = None) -> ScoreRun:
+def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None, **kwargs) -> ScoreRun:
     """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs` (one
     file's, or several files' concatenated) against ``taxonomy`` in the steps of the module
     docstring: screen, parse, resolve labels, map, measure, assemble.
@@ -233,18 +230,32 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy` (resolved once for many
     calls), or anything :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes — ``NAME``,
     ``NAME@VERSION``, ``sha256:HEX`` in ``store``, a snapshot or tree folder, a
-    :class:`TreeTables`; ``altered``: ``"refuse"`` a snapshot folder that no longer matches
-    its manifest, or ``"content"`` (cite it by its content hash). ``index``: a mapping index
-    of the same tree, shared between calls; without one the tree's stored index is loaded
-    (built and stored the first time; ``index_dir``: where, see :func:`index_for`). ``ci``:
-    the bootstrap of the leaderboard's intervals (None: none); ``breakdowns``: the
-    leaderboard's breakdown columns and tables."""
+    :class:`TreeTables`. ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (the
+    mapping configuration, a shared ``index``, ``index_dir``, ``text_measures``, ``meteor``,
+    ``progress``, ``store``, ``altered``, ``ci``, ``breakdowns``); keyword options are the
+    same fields, applied on top of it (``score_frame(rows, tax, meteor=False)``).
+
+    Parameters
+    ----------
+    rows : polars.DataFrame
+    taxonomy : CitedTaxonomy, TreeTables, str or path
+    options : ScoreOptions, optional
+    **kwargs
+        Fields of :class:`~taxoforge.scores.options.ScoreOptions`.
+
+    Returns
+    -------
+    ScoreRun
+    """
+    o = split_options(kwargs, score=options, where="score_frame")[1] if kwargs else (options or ScoreOptions())
+    config, index, progress, ci, breakdowns = o.config, o.index, o.progress, o.ci, o.breakdowns
+    text_measures, meteor = o.text_measures, o.meteor
     t0 = time.perf_counter()
-    cited = cite_taxonomy(taxonomy, store=store, altered=altered)
+    cited = cite_taxonomy(taxonomy, store=o.store, altered=o.altered)
     tables = cited.tables
     config = config or (index.config if index is not None else MappingConfig())
     t_index = time.perf_counter()
-    index = index_for(cited, config, index, index_dir=index_dir, progress=progress)
+    index = index_for(cited, config, index, index_dir=o.index_dir, progress=progress)
     tax = index.taxonomy
     t_index = time.perf_counter() - t_index
     version = cited.ref
@@ -264,6 +275,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     tree = cited.ranked_tree() if breakdowns and samples.height else None
     tabs = _breakdown_tables(samples, tree) if tree is not None else {}
     board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs)  # its columns reuse the tables
+    board = with_harness_agreement(board, samples, GROUP_KEYS)
     t_lb = time.perf_counter() - t_lb
 
     info = {
@@ -302,28 +314,57 @@ def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
     return breakdown_tables(full, tree, GROUP_KEYS) if full.height else {}
 
 
-def read_files(paths, *, fmt: str | None = None, columns: dict[str, str] | None = None, adapter: str = "auto",
-               defaults: dict[str, str] | None = None, header: bool = True, column_names=None,
-               derive: dict[str, tuple[str, str]] | None = None,
-               require: tuple[str, ...] = ("output", "label")) -> pl.DataFrame:
-    """The canonical tables of ``paths`` (:func:`~taxoforge.scores.readers.read_outputs`),
-    one after the other; the ``file`` column says where each row came from. A file that
-    cannot be read raises :class:`~taxoforge.scores.readers.OutputFileError` naming it."""
-    frames = [read_outputs(p, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
-                           column_names=column_names, derive=derive, require=require) for p in paths]
-    if not frames:
-        raise ValueError("no model-output files given")
-    return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+def harness_agreement(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
+    """How often a harness's own verdict agrees with taxoforge's exact match, per group.
+
+    Over the rows with a full ground truth that carry the harness's verdict
+    (``harness_correct``: VLMEvalKit's ``hit``, lmms-eval's ``exact_match`` …).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        A run's per-sample table.
+    by : sequence of str
+        The grouping columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``by``, ``harness_n`` (those rows), ``harness_accuracy`` (the harness's mean verdict)
+        and ``harness_agreement`` (the share of them where the verdict — at least 0.5 counts
+        as right — equals ``correct``).
+    """
+    rows = samples.filter(pl.col("harness_correct").is_not_null() & ~pl.col("gt_partial"))
+    return rows.group_by(list(by), maintain_order=True).agg(
+        pl.len().cast(pl.Int64).alias("harness_n"), pl.col("harness_correct").mean().alias("harness_accuracy"),
+        ((pl.col("harness_correct") >= 0.5) == pl.col("correct")).mean().alias("harness_agreement"))
 
 
-def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
-                config: MappingConfig | None = None, columns: dict[str, str] | None = None,
-                adapter: str = "auto", fmt: str | None = None, defaults: dict[str, str] | None = None,
-                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-                progress: bool | None = None, plots: bool = True, header: bool = True,
-                column_names=None, derive: dict[str, tuple[str, str]] | None = None, store=None,
-                altered: str = "refuse", ci: BootstrapConfig | None = BootstrapConfig(),
-                breakdowns: bool = True, index_dir: str | os.PathLike | None = None) -> ScoreRun:
+def with_harness_agreement(board: pl.DataFrame, samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
+    """The leaderboard with :func:`harness_agreement`'s columns added.
+
+    Parameters
+    ----------
+    board : polars.DataFrame
+        The leaderboard.
+    samples : polars.DataFrame
+        Its per-sample table.
+    by : sequence of str
+        The grouping columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``board`` unchanged when no scored row carries a verdict; else with the three
+        columns (null for groups without one).
+    """
+    if "harness_correct" not in samples.columns or not samples["harness_correct"].is_not_null().any():
+        return board
+    return board.join(harness_agreement(samples, by), on=list(by), how="left", nulls_equal=True)
+
+
+def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, read: ReadOptions | None = None,
+                score: ScoreOptions | None = None, **kwargs) -> ScoreRun:
     """Score several model-output files against one taxonomy in one run (one citation, one
     mapping index, one combined leaderboard; ``info["per_file"]`` and the bad rows' ``file``
     say what each file gave) and, with ``out_dir``, write the results there
@@ -331,18 +372,33 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
     cannot be read stops the run before any work.
 
     ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy`, a :class:`TreeTables`,
-    a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``
-    (:func:`score_frame`, also for ``config``, ``index``, ``text_measures``, ``meteor``,
-    ``progress``, ``altered``, ``ci``, ``breakdowns``, ``index_dir``).
-    ``columns``/``adapter``/``fmt``/``defaults``/``header``/``column_names``/``derive``: see
-    :func:`read_outputs`; ``plots``: write the figures with the results."""
-    rows = read_files(paths, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
-                      column_names=column_names, derive=derive)
-    run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
-                      progress=progress, store=store, altered=altered, ci=ci, breakdowns=breakdowns,
-                      index_dir=index_dir)
+    a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``.
+    ``read``: how the files are read (:class:`~taxoforge.scores.options.ReadOptions`:
+    ``fmt``, ``layout``, ``columns``, ``defaults``, ``header``, ``column_names``, ``derive``,
+    ``allow_duplicate_ids`` …); ``score``: how they are scored
+    (:class:`~taxoforge.scores.options.ScoreOptions`: ``config``, ``index``, ``meteor``,
+    ``ci``, ``plots`` …). Keyword options name fields of either, applied on top of them
+    (``score_files(paths, tax, meteor=False, columns={"output": "pred"})``).
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+    taxonomy : CitedTaxonomy, TreeTables, str or path
+    out_dir : str or path, optional
+    read : ReadOptions, optional
+    score : ScoreOptions, optional
+    **kwargs
+        Fields of either option object.
+
+    Returns
+    -------
+    ScoreRun
+    """
+    read, score = split_options(kwargs, read, score)
+    rows = read_files(paths, read)
+    run = score_frame(rows, taxonomy, score)
     if out_dir is not None:
-        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=plots).items()}
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=score.plots).items()}
     return run
 
 

@@ -31,13 +31,16 @@ import re
 from typing import Any
 
 from taxoforge.snapshots.errors import SnapshotError, SnapshotNotFound
-from taxoforge.snapshots.manifest import validate_name
+from taxoforge.snapshots.manifest import json_document, validate_name
 
-__all__ = ["INDEX_NAME", "INDEX_FORMAT", "CONTENT_PREFIX", "empty_index", "parse_index", "index_bytes", "index_entry",
+__all__ = ["INDEX_NAME", "MAX_INDEX_BYTES", "INDEX_FORMAT", "CONTENT_PREFIX", "empty_index", "parse_index", "index_bytes", "index_entry",
            "register", "set_latest", "latest_version", "sorted_versions", "resolve_entry", "parse_ref", "describe_entry",
            "now", "content_ref", "describe_taxonomies"]
 
 INDEX_NAME = "index.json"
+#: the largest ``index.json`` read (bytes): about 4,000 versions at ~2 KiB each. A store is
+#: untrusted input, and a parsed JSON document takes up to ~25 times its size in memory
+MAX_INDEX_BYTES = 8 << 20
 INDEX_FORMAT = "taxoforge-snapshot-index"
 #: ``sha256:HEX`` names a snapshot by its content hash (``content_sha256``)
 CONTENT_PREFIX = "sha256:"
@@ -88,11 +91,10 @@ def empty_index() -> dict:
 
 
 def parse_index(data: bytes, where: str) -> dict:
-    """Parse ``index.json`` bytes; errors name ``where`` and what was expected."""
-    try:
-        idx = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise SnapshotError(f"{where}: not valid JSON ({e}); rebuild it with SnapshotStore.reindex()") from e
+    """Parse ``index.json`` bytes (at most :data:`MAX_INDEX_BYTES`); errors name ``where``
+    and what was expected."""
+    idx = json_document(data, where, "snapshot index", MAX_INDEX_BYTES,
+                        invalid="not valid JSON ({error}); rebuild it with SnapshotStore.reindex()")
     if not isinstance(idx, dict) or idx.get("format") != INDEX_FORMAT:
         raise SnapshotError(f"{where}: not a taxoforge snapshot index (expected \"format\": \"{INDEX_FORMAT}\")")
     _check_ids(idx, where)

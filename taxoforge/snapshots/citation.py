@@ -148,7 +148,17 @@ def _mark(tables: TreeTables, citation: Citation) -> tuple[TreeTables, Citation]
 
 def _enclosing_store(folder: Path, manifest: dict) -> tuple[SnapshotStore, dict] | None:
     """The local store ``folder`` lies in as ``<store>/<taxonomy>/<version>/`` and its
-    index entry, when that store lists exactly this version."""
+    index entry, when that store lists exactly this version. A folder named inside a store
+    through a symbolic link (the version or taxonomy folder a link) is refused: links
+    inside a store are never followed."""
+    named = folder.absolute()
+    if (named.parent.parent / INDEX_NAME).is_file():
+        from taxoforge.files import UnsafePath, path_inside
+
+        try:
+            path_inside(named.parent.parent, named.parent.name, named.name, symlinks=False)
+        except UnsafePath as e:
+            raise SnapshotError(str(e)) from None
     root = folder.resolve().parent.parent
     if (folder.resolve().name != manifest["version"] or folder.resolve().parent.name != manifest["taxonomy"]
             or not (root / INDEX_NAME).is_file()):

@@ -17,11 +17,13 @@ consequences. Everything is joins over the tables: fast at Wikidata scale.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import polars as pl
 
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["diff_tables", "diff_frames", "diff_summary", "summary_text", "format_diff", "DIFF_KINDS"]
+__all__ = ["diff_tables", "diff_frames", "diff_summary", "summary_text", "format_diff", "DIFF_KINDS", "fill_diffs"]
 
 DIFF_KINDS = ("added", "removed", "renamed", "moved", "names_added", "names_removed",
               "links_added", "links_removed", "links_changed")
@@ -155,3 +157,44 @@ def format_diff(d: dict, limit: int = 20) -> str:
         if len(rows) > limit:
             lines.append(f"  … {len(rows) - limit} more (--limit or --json for all)")
     return "\n".join(lines)
+
+
+def fill_diffs(idx: dict, name: str, read: Callable[[str, dict], TreeTables],
+               fresh: dict[str, TreeTables] | None = None) -> None:
+    """Give every version of ``name`` in the store index ``idx`` the summary of what changed
+    from the version before it, where it is missing or compared with another version (a
+    version published out of order). A version that cannot be read leaves an error in its
+    summary instead: the catalogue must never block publishing.
+
+    Parameters
+    ----------
+    idx : dict
+        A parsed ``index.json``, changed in place.
+    name : str
+        The taxonomy whose versions are compared.
+    read : callable
+        ``read(version, index_entry)``: the tables of one version.
+    fresh : dict, optional
+        Tables already in memory, by version (a version being published).
+    """
+    from taxoforge.snapshots.catalogue import sorted_versions
+
+    entries = sorted_versions(idx["taxonomies"].get(name, {}).get("versions", []))
+    cache = dict(fresh or {})
+
+    def tables(entry: dict) -> TreeTables:
+        v = entry["version"]
+        if v not in cache:
+            cache[v] = read(v, entry)
+        return cache[v]
+
+    for prev, entry in zip(entries, entries[1:]):
+        if (entry.get("diff") or {}).get("from") == prev["version"]:
+            continue
+        try:
+            entry["diff"] = {"from": prev["version"], **diff_summary(tables(prev), tables(entry))}
+        except Exception as e:  # noqa: BLE001 - a damaged old version must not block publishing
+            entry["diff"] = {"from": prev["version"], "error": f"{type(e).__name__}: {e}"}
+        for old in list(cache):  # keep memory to the two versions being compared
+            if old not in (prev["version"], entry["version"]):
+                del cache[old]

@@ -57,6 +57,8 @@ from taxoforge.trees.tables import SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, Tre
 
 __all__ = [
     "MANIFEST_NAME",
+    "MAX_MANIFEST_BYTES",
+    "json_document",
     "MANIFEST_FORMAT",
     "TABLE_FILES",
     "VERSION_LENGTH",
@@ -76,6 +78,9 @@ __all__ = [
 ]
 
 MANIFEST_NAME = "manifest.json"
+#: the largest ``manifest.json`` read (bytes; a real one holds a few KiB): a store is untrusted
+#: input, and a parsed JSON document takes up to ~25 times its size in memory
+MAX_MANIFEST_BYTES = 1 << 20
 MANIFEST_FORMAT = "taxoforge-snapshot"
 TABLE_FILES = {t: f"{t}.parquet" for t in TABLE_SCHEMAS}
 VERSION_LENGTH = 12
@@ -260,12 +265,27 @@ def build_snapshot(
 _REQUIRED = ("format", "schema_version", "taxonomy", "version", "content_sha256", "created", "files", "row_counts")
 
 
-def parse_manifest(data: bytes, where: str) -> dict:
-    """Parse and sanity-check manifest bytes; errors name ``where`` and what was expected."""
+def json_document(data: bytes, where: str, what: str, max_bytes: int,
+                  invalid: str = "not a valid {what} (JSON error: {error})") -> Any:
+    """``data`` parsed as JSON, refused with a :class:`SnapshotError` naming ``where`` when
+    it is larger than ``max_bytes`` (before parsing), not UTF-8 JSON (``invalid`` says so,
+    formatted with ``what`` and ``error``), or nested deeper than the parser goes (a
+    hostile ``[[[[…`` is an error, not a ``RecursionError``)."""
+    if len(data) > max_bytes:
+        raise SnapshotError(f"{where}: {len(data):,} bytes, more than the {max_bytes:,} a {what} may have; "
+                            "refused before parsing")
     try:
-        m = json.loads(data.decode("utf-8"))
+        return json.loads(str(data, "utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise SnapshotError(f"{where}: not a valid manifest (JSON error: {e})") from e
+        raise SnapshotError(f"{where}: " + invalid.format(what=what, error=e)) from e
+    except RecursionError:
+        raise SnapshotError(f"{where}: " + invalid.format(what=what, error="nested too deeply to parse")) from None
+
+
+def parse_manifest(data: bytes, where: str) -> dict:
+    """Parse and sanity-check manifest bytes (at most :data:`MAX_MANIFEST_BYTES`); errors
+    name ``where`` and what was expected."""
+    m = json_document(data, where, "manifest", MAX_MANIFEST_BYTES)
     if not isinstance(m, dict) or m.get("format") != MANIFEST_FORMAT:
         raise SnapshotError(f"{where}: not a taxoforge snapshot manifest (expected \"format\": \"{MANIFEST_FORMAT}\")")
     missing = [k for k in _REQUIRED if k not in m]
@@ -280,13 +300,23 @@ def parse_manifest(data: bytes, where: str) -> dict:
         raise SnapshotError(f"{where}: \"files\" must be an object of file name → sha256 and size")
     for fname, meta in m["files"].items():
         if (not isinstance(fname, str) or not _NAME_RE.fullmatch(fname) or fname == MANIFEST_NAME
-                or not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str)):
-            raise SnapshotError(f"{where}: bad file entry {fname!r} in manifest (expected a plain file name with sha256)")
+                or not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str)
+                or type(meta.get("size")) is not int or meta["size"] < 0):
+            raise SnapshotError(f"{where}: bad file entry {fname!r} in manifest (expected a plain file name with "
+                                "sha256 and size)")
     return m
 
 
 def read_manifest(folder: str | os.PathLike) -> dict:
+    """The parsed ``manifest.json`` of a snapshot folder: a regular file, not a symbolic
+    link, of at most :data:`MAX_MANIFEST_BYTES`."""
+    from taxoforge.files import FileTooLarge, UnsafePath, read_regular_file
+
     path = Path(folder) / MANIFEST_NAME
-    if not path.exists():
-        raise SnapshotError(f"{folder}: no {MANIFEST_NAME} — not a snapshot folder")
-    return parse_manifest(path.read_bytes(), str(path))
+    try:
+        data = read_regular_file(path, MAX_MANIFEST_BYTES, "manifest")
+    except FileNotFoundError:
+        raise SnapshotError(f"{folder}: no {MANIFEST_NAME} — not a snapshot folder") from None
+    except (UnsafePath, FileTooLarge) as e:
+        raise SnapshotError(str(e)) from None
+    return parse_manifest(data, str(path))

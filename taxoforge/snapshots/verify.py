@@ -1,7 +1,8 @@
 """Check a local snapshot folder against its manifest, and summarise it.
 
-``verify_folder`` checks, in order: the manifest parses; every file it names exists with
-the recorded size and SHA-256; no other ``.parquet`` file lies beside them; and (``deep``,
+``verify_folder`` checks, in order: the manifest parses; every file it names exists — a
+regular file, not a symbolic link (a link could point anywhere) — with the recorded size
+and SHA-256; no other ``.parquet`` file lies beside them; and (``deep``,
 the default) the tables read back with the recorded row counts and the content hash
 recomputed from them equals ``content_sha256`` (and the version, when it is
 content-derived) — so a manifest edited to match a tampered file is caught too.
@@ -59,6 +60,9 @@ def verify_folder(folder: str | os.PathLike, *, deep: bool = True) -> VerifyRepo
     rep.manifest = m
     for fname, meta in sorted(m["files"].items()):
         p = folder / fname
+        if p.is_symlink():
+            rep.problems.append(f"{fname}: a symbolic link (to {os.readlink(p)}), refused")
+            continue
         if not p.is_file():
             rep.problems.append(f"{fname}: missing")
             continue

@@ -134,7 +134,7 @@ def test_cli_scores_and_prints_leaderboard(inat_like, tmp_path):
     # 3 of 4 rows scored is below --min-scored's default 95 %: exit code 10, results written all the same
     assert res.exit_code == 10, res.output
     assert "only 3 of 4 rows scored" in res.output and (tmp_path / "res" / "leaderboard.md").exists()
-    assert "| m | unknown | unknown | 3 | 1 |" in res.output
+    assert "| m | o | default | 3 | 1 |" in res.output  # no dataset or prompt named: the file stem, "default"
     assert "1 rows not scored" in res.output and "o.jsonl:4" in res.output
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"output": "x", "label": "y"}\n{oops}\n')
@@ -155,7 +155,7 @@ def test_cli_scores_a_headerless_top_k_file_whose_label_is_in_the_image_name(ina
                                     "--derive", "label", "image", r"([^/]+?)_(?:(?:gold|obs)_)?\d+[^/]*$",
                                     "--no-meteor", "-o", str(tmp_path / "res"), "--min-scored", "0.5"])
     assert res.exit_code == 0, res.output  # 2 of 4 rows scored: at the --min-scored 0.5 given
-    assert "| clf | unknown | unknown | 1 | 2 | 50.0 (0.0–100.0) |" in res.output  # rank, n, accuracy with its interval
+    assert "| clf | top2 | default | 1 | 2 | 50.0 (0.0–100.0) |" in res.output  # rank, n, accuracy with its interval
     assert "Ground truths resolved by: normalised 2." in res.output
     bad = pl.read_parquet(tmp_path / "res" / "bad_rows.parquet")
     assert bad.select("line", "reason").rows() == [(3, "unknown label"), (4, "missing ground truth")]
