@@ -27,7 +27,21 @@ __all__ = ["markdown_table", "markdown_cell"]
 
 def markdown_cell(value: Any, max_chars: int | None = None) -> str:
     """One cell's text: ``None`` → empty, lists joined with ", ", ``|`` escaped, newlines
-    folded to spaces, cut to ``max_chars``."""
+    folded to spaces, cut to ``max_chars``.
+
+    Parameters
+    ----------
+    value : Any
+        Any value.
+    max_chars : int, optional
+        Longest cell text; longer text is cut with an ellipsis.
+
+    Returns
+    -------
+    str
+        One cell's text: ``None`` → empty, lists joined with ", ", ``|`` escaped,
+        newlines folded to spaces, cut to ``max_chars``.
+    """
     if value is None:
         s = ""
     elif isinstance(value, (list, tuple)):
@@ -69,6 +83,13 @@ def markdown_table(
     right_align
         The columns to right-align (default: the numeric columns of a DataFrame, see
         ``align_numeric``; none for rows).
+    more_rows : str, optional
+        A line saying how many rows were left out, or None for the default one.
+
+    Returns
+    -------
+    str
+        A GitHub-flavoured Markdown table of ``table``.
     """
     if isinstance(table, pl.DataFrame):
         cols = list(table.columns)
