@@ -64,11 +64,14 @@ def markdown_cell(value: Any, max_chars: int | None = None) -> str:
     Parameters
     ----------
     value : Any
+        Any value.
     max_chars : int, optional
+        Longest cell text (before escaping); longer text is cut.
 
     Returns
     -------
     str
+        The cell's text.
     """
     if value is None:
         s = ""
@@ -111,6 +114,13 @@ def markdown_table(
     right_align
         The columns to right-align (default: the numeric columns of a DataFrame, see
         ``align_numeric``; none for rows).
+    more_rows : str, optional
+        A line saying how many rows were left out, or None for the default one.
+
+    Returns
+    -------
+    str
+        A GitHub-flavoured Markdown table of ``table``.
     """
     if isinstance(table, pl.DataFrame):
         cols = list(table.columns)
