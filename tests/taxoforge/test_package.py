@@ -266,7 +266,6 @@ ALLOWED_DOCSTRING_GAPS: dict[str, str] = {
     "taxoforge.scores.mapping.stages": "w-layers: 24",
     "taxoforge.scores.mapping.store": "w-layers: 13",
     "taxoforge.scores.mapping.taxonomy_index": "w-layers: 20",
-    "taxoforge.scores.report": "w-layers: 15",
     "taxoforge.scores.run": "w-layers: 11",
     "taxoforge.scores.steps": "w-layers: 15",
     "taxoforge.snapshots.citation": "w-layers: 6",
