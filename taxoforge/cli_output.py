@@ -31,7 +31,17 @@ EXIT_FILE_SYSTEM = 11
 
 
 class CommandFailed(Exception):
-    """End the command with ``message`` and exit code ``code`` (``kind`` names the error in JSON)."""
+    """End the command with ``message`` and exit code ``code`` (``kind`` names the error in JSON).
+
+    Parameters
+    ----------
+    message : str
+        What to say.
+    code : int
+        The exit code.
+    kind : str, optional
+        The error's name in the JSON document.
+    """
 
     def __init__(self, message: str, code: int, kind: str = "error") -> None:
         super().__init__(message)
@@ -39,7 +49,18 @@ class CommandFailed(Exception):
 
 
 def json_safe(obj):
-    """``obj`` with NaN and infinite floats as None and every key a string."""
+    """``obj`` with NaN and infinite floats as None and every key a string.
+
+    Parameters
+    ----------
+    obj : object
+        The object.
+
+    Returns
+    -------
+    object
+        ``obj`` with NaN and infinite floats as None and every key a string.
+    """
     if isinstance(obj, float):
         return None if obj != obj or obj in (float("inf"), float("-inf")) else obj
     if isinstance(obj, dict):
@@ -50,12 +71,30 @@ def json_safe(obj):
 
 
 def emit_json(obj) -> None:
-    """Print ``obj`` as one JSON document on stdout."""
+    """Print ``obj`` as one JSON document on stdout.
+
+    Parameters
+    ----------
+    obj : object
+        The object.
+    """
     click.echo(json.dumps(json_safe(obj), indent=2, sort_keys=True, default=str, ensure_ascii=False))
 
 
 def fail(message: str, code: int, *, as_json: bool = False, kind: str = "error"):
-    """End the command: ``error: message`` on stderr (or a JSON document on stdout), exit ``code``."""
+    """End the command: ``error: message`` on stderr (or a JSON document on stdout), exit ``code``.
+
+    Parameters
+    ----------
+    message : str
+        What to say.
+    code : int
+        The exit code.
+    as_json : bool, optional
+        Whether to print one JSON document instead of text.
+    kind : str, optional
+        The error's name in the JSON document.
+    """
     if as_json:
         emit_json({"error": message, "exit_code": code, "kind": kind})
     else:
@@ -66,7 +105,20 @@ def fail(message: str, code: int, *, as_json: bool = False, kind: str = "error")
 def error_exit(e: BaseException) -> CommandFailed | None:
     """The :class:`CommandFailed` a snapshot, download or file-system error ends a command
     with (None for any other error): its documented exit code, and a message naming the
-    URL or path."""
+    URL or path.
+
+    Parameters
+    ----------
+    e : BaseException
+        The error a command raised.
+
+    Returns
+    -------
+    CommandFailed or None
+        The :class:`CommandFailed` a snapshot, download or file-system error ends a
+        command with (None for any other error): its documented exit code, and a message
+        naming the URL or path.
+    """
     from taxoforge.files import DownloadError
     from taxoforge.snapshots.errors import SnapshotError
 
@@ -89,7 +141,19 @@ def handle_errors(usage_errors=()):
     :class:`CommandFailed`, snapshot and download errors end with their exit code, the
     ``usage_errors`` (a tuple of exception classes, or a function returning one, so the
     command's module need not import them up front) with exit code 2 — one message, never a
-    traceback."""
+    traceback.
+
+    Parameters
+    ----------
+    usage_errors : optional
+        Exception classes that end the command with exit code 2 (or a function returning
+        them, so the command's module need not import them up front).
+
+    Returns
+    -------
+    callable
+        The decorator.
+    """
 
     def decorate(f):
         @functools.wraps(f)

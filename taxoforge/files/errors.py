@@ -13,7 +13,15 @@ EXIT_FILE_SYSTEM = 11
 
 
 class DownloadError(Exception):
-    """A download could not be completed as asked; the message names the URL."""
+    """A download could not be completed as asked; the message names the URL.
+
+    Parameters
+    ----------
+    message : str
+        What to say.
+    status : int, optional
+        The HTTP status that ended it, if any.
+    """
 
     exit_code = 8
 
@@ -23,7 +31,19 @@ class DownloadError(Exception):
 
 
 class ChecksumError(DownloadError):
-    """A downloaded file does not match its expected checksum or size (it was deleted)."""
+    """A downloaded file does not match its expected checksum or size (it was deleted).
+
+    Parameters
+    ----------
+    message : str
+        What to say.
+    algorithm : str
+        The checksum's algorithm.
+    got : str
+        The checksum of what arrived.
+    expected : str
+        The checksum asked for.
+    """
 
     exit_code = 4
 

@@ -16,7 +16,14 @@ __all__ = ["UnsafePath", "FileTooLarge", "path_inside", "read_regular_file", "de
 
 
 def default_cache_dir() -> Path:
-    """``$TAXOFORGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/taxoforge``, else ``~/.cache/taxoforge``."""
+    """``$TAXOFORGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/taxoforge``, else ``~/.cache/taxoforge``.
+
+    Returns
+    -------
+    Path
+        ``$TAXOFORGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/taxoforge``, else
+        ``~/.cache/taxoforge``.
+    """
     env = os.environ.get("TAXOFORGE_CACHE_DIR")
     if env:
         return Path(env)
@@ -51,7 +58,24 @@ def path_inside(root: str | os.PathLike, *parts: str, symlinks: bool = True) -> 
     """``root / parts…``, after checking that it resolves (symlinks and ``..`` followed) to
     ``root`` itself or somewhere below it; :class:`UnsafePath` otherwise. With
     ``symlinks=False`` no component below ``root`` may be a symbolic link, wherever it
-    points (``root`` itself may be one: it is the caller's choice)."""
+    points (``root`` itself may be one: it is the caller's choice).
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        The folder the path must stay in.
+    *parts
+        Path components, possibly from outside (names in a manifest, say).
+    symlinks : bool, optional
+        Whether components below ``root`` may be symbolic links.
+
+    Returns
+    -------
+    Path
+        ``root / parts…``, after checking that it resolves (symlinks and ``..``
+        followed) to ``root`` itself or somewhere below it; :class:`UnsafePath`
+        otherwise.
+    """
     base = Path(root)
     path = base.joinpath(*parts)
     if not symlinks:
@@ -68,7 +92,28 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file
     """The bytes of ``path``, a regular file that is not a symbolic link and holds at most
     ``max_bytes``: :class:`UnsafePath` for a link or a special file, :class:`FileTooLarge`
     for a larger file (checked before reading, and again while reading, so a file growing
-    meanwhile is no way around it), :class:`FileNotFoundError` when it is missing."""
+    meanwhile is no way around it), :class:`FileNotFoundError` when it is missing.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    max_bytes : int
+        :class:`UnsafePath` for a link or a special file, :class:`FileTooLarge` for a
+        larger file (checked before reading, and again while reading, so a file growing
+        meanwhile is no way around it), :class:`FileNotFoundError` when it is missing.
+    what : str, optional
+        What the file is, for messages.
+
+    Returns
+    -------
+    bytes
+        The bytes of ``path``, a regular file that is not a symbolic link and holds at
+        most ``max_bytes``: :class:`UnsafePath` for a link or a special file,
+        :class:`FileTooLarge` for a larger file (checked before reading, and again while
+        reading, so a file growing meanwhile is no way around it),
+        :class:`FileNotFoundError` when it is missing.
+    """
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))

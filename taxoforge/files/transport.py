@@ -37,12 +37,34 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 def is_http_url(url: str) -> bool:
-    """``url`` is ``http://`` or ``https://`` (fetched with :mod:`requests`, not fsspec)."""
+    """``url`` is ``http://`` or ``https://`` (fetched with :mod:`requests`, not fsspec).
+
+    Parameters
+    ----------
+    url : str
+        The URL.
+
+    Returns
+    -------
+    bool
+        ``url`` is ``http://`` or ``https://`` (fetched with :mod:`requests`, not
+        fsspec).
+    """
     return str(url).startswith(("http://", "https://"))
 
 
 class TransientError(Exception):
-    """A transient failure: wait ``wait`` seconds (None: back-off) and try again."""
+    """A transient failure: wait ``wait`` seconds (None: back-off) and try again.
+
+    Parameters
+    ----------
+    message : str
+        What to say.
+    wait : float, optional
+        Seconds to wait before the next try (None: back off).
+    status : int, optional
+        The HTTP status, if any.
+    """
 
     def __init__(self, message: str, wait: float | None = None, status: int | None = None) -> None:
         super().__init__(message)
@@ -50,7 +72,21 @@ class TransientError(Exception):
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delay in seconds or an HTTP date)."""
+    """Seconds to wait from a ``Retry-After`` header (delay in seconds or an HTTP date).
+
+    Parameters
+    ----------
+    value : str or None
+        The header's value.
+    now : float, optional
+        The current time (default: now), for an HTTP date.
+
+    Returns
+    -------
+    float or None
+        Seconds to wait from a ``Retry-After`` header (delay in seconds or an HTTP
+        date).
+    """
     if not value:
         return None
     value = value.strip()
@@ -74,7 +110,21 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 
 def same_origin(a: str, b: str) -> bool:
-    """``a`` and ``b`` have the same scheme, host (case-folded) and port (defaults filled in)."""
+    """``a`` and ``b`` have the same scheme, host (case-folded) and port (defaults filled in).
+
+    Parameters
+    ----------
+    a : str
+        A URL.
+    b : str
+        Another URL.
+
+    Returns
+    -------
+    bool
+        ``a`` and ``b`` have the same scheme, host (case-folded) and port (defaults
+        filled in).
+    """
     return _origin(a) == _origin(b)
 
 
@@ -83,7 +133,31 @@ class Answer:
     """One answer to "bytes from ``offset`` on": ``start`` is the byte the chunks begin at,
     ``length`` how many bytes the answer announces (None: unknown), ``total`` the file's
     size where known; ``end``: the last byte a 206 announces; ``complete``: nothing is
-    left; ``not_modified``: a 304."""
+    left; ``not_modified``: a 304.
+
+    Attributes
+    ----------
+    chunks : Iterator[bytes]
+        The bytes, in chunks.
+    start : int
+        The byte the chunks begin at.
+    length : int or None
+        How many bytes the answer announces (None: unknown).
+    total : int or None
+        The file's size, where known.
+    etag : str or None
+        The server's ETag, if any.
+    last_modified : str or None
+        The server's Last-Modified, if any.
+    complete : bool
+        Nothing is left.
+    not_modified : bool
+        A 304.
+    end : int or None
+        The last byte a 206 announces.
+    partial : bool
+        Whether the server answered with a byte range (206).
+    """
 
     chunks: Iterator[bytes]
     start: int = 0
@@ -175,7 +249,33 @@ def http_get(url: str, offset: int, *, if_range: str | None, conditional: dict, 
     """One GET of ``url`` from byte ``offset`` (``Range`` with ``If-Range``), checked
     against the request. ``timeout`` bounds each read; ``deadline`` the whole transfer
     (its sockets are shut down when it expires, and the answer's chunks then raise
-    :class:`TransientError`)."""
+    :class:`TransientError`).
+
+    Parameters
+    ----------
+    url : str
+        An HTTP(S) URL.
+    offset : int
+        The first byte wanted.
+    if_range : str or None
+        The validator (ETag or Last-Modified) a resumed range must match.
+    conditional : dict
+        Validators of a file already present (``If-None-Match`` …).
+    timeout : float
+        Seconds each read may take.
+    chunk_size : int
+        Bytes read at a time.
+    deadline : Deadline, optional
+        The deadline of the whole transfer, if any.
+    allow_other_hosts : bool, optional
+        Whether a redirect to another host is followed.
+
+    Yields
+    ------
+    object
+        One GET of ``url`` from byte ``offset`` (``Range`` with ``If-Range``), checked
+        against the request.
+    """
     import requests
 
     # identity: Range offsets must be offsets in the stored file, not in a compressed stream
@@ -261,7 +361,26 @@ def _chunks(r, chunk_size: int, deadline: Deadline | None) -> Iterator[bytes]:
 def fsspec_get(url: str, offset: int, chunk_size: int, storage_options: dict | None,
                deadline: Deadline | None = None) -> Iterator[Answer]:
     """The bytes of ``url`` from ``offset`` on, from any fsspec filesystem. ``deadline`` is
-    checked between reads (the backend's own timeouts bound a single read)."""
+    checked between reads (the backend's own timeouts bound a single read).
+
+    Parameters
+    ----------
+    url : str
+        An fsspec URL.
+    offset : int
+        The first byte wanted.
+    chunk_size : int
+        Bytes read at a time.
+    storage_options : dict or None
+        Passed to fsspec.
+    deadline : Deadline, optional
+        The deadline of the whole transfer, if any.
+
+    Yields
+    ------
+    object
+        The bytes of ``url`` from ``offset`` on, from any fsspec filesystem.
+    """
     import fsspec
 
     fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))

@@ -53,6 +53,24 @@ MAX_PULL_MEMORY = 256 << 20
 
 @dataclass
 class PullResult:
+    """What :func:`pull` did.
+
+    Attributes
+    ----------
+    taxonomy, version : str
+        The snapshot pulled.
+    status : str
+        ``"pulled"``, or ``"present"`` when the local store had it already.
+    path : pathlib.Path
+        Its folder in the local store.
+    bytes_downloaded : int
+        Bytes fetched this time.
+    resumed : list of str
+        Files continued from an earlier ``.part``.
+    source : str
+        The store it came from.
+    """
+
     taxonomy: str
     version: str
     status: str  # "pulled" | "present"
@@ -63,9 +81,17 @@ class PullResult:
 
     @property
     def ref(self) -> str:
+        """``NAME@VERSION`` of the snapshot."""
         return f"{self.taxonomy}@{self.version}"
 
     def as_dict(self) -> dict:
+        """The result as JSON values (``taxoforge pull --json``).
+
+        Returns
+        -------
+        dict
+            The fields, with ``ref`` and the path as text.
+        """
         return {"taxonomy": self.taxonomy, "version": self.version, "ref": self.ref, "status": self.status,
                 "path": str(self.path), "bytes_downloaded": self.bytes_downloaded, "resumed": self.resumed,
                 "source": self.source}
@@ -107,7 +133,30 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
     ``dest`` (default ``$TAXOFORGE_SNAPSHOT_STORE`` or ``data/snapshots``). See the
     module doc. ``allow_other_hosts``: follow the store's redirects to other hosts. Raises
     :class:`SnapshotNotFound`, :class:`ChecksumMismatch`, :class:`DownloadError`,
-    :class:`~taxoforge.files.LocalFileError` (no space left …)."""
+    :class:`~taxoforge.files.LocalFileError` (no space left …).
+
+    Parameters
+    ----------
+    ref : str
+        ``NAME``, ``NAME@VERSION`` or ``sha256:…``.
+    store : str or os.PathLike or SnapshotStore
+        The snapshot store.
+    dest : str or os.PathLike or SnapshotStore, optional
+        The local store (default ``$TAXOFORGE_SNAPSHOT_STORE`` or ``data/snapshots``).
+    progress : bool, optional
+        Whether to show a progress bar.
+    retries : int, optional
+        How often to retry.
+    backoff : float, optional
+        Seconds before the first retry, doubled each time.
+    allow_other_hosts : bool, optional
+        Follow the store's redirects to other hosts.
+
+    Returns
+    -------
+    PullResult
+        What was pulled, and where it lies.
+    """
     from tqdm.auto import tqdm
 
     src = _source(store, retries, backoff, allow_other_hosts)
