@@ -46,7 +46,19 @@ _DEFAULT_CI = BootstrapConfig()
 
 
 def method_counts(methods) -> str:
-    """``"exact 18, genus_transfer 2"``: how many rows each ground-truth method gave, most first."""
+    """``"exact 18, genus_transfer 2"``: how many rows each ground-truth method gave, most first.
+
+    Parameters
+    ----------
+    methods : object
+        The ground-truth method of each row.
+
+    Returns
+    -------
+    str
+        ``"exact 18, genus_transfer 2"``: how many rows each ground-truth method gave,
+        most first.
+    """
     s = pl.Series(list(methods), dtype=pl.String).drop_nulls()
     if not s.len():
         return ""
@@ -61,7 +73,27 @@ def breakdown_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, tables: dict[s
     (:func:`taxoforge.scores.breakdowns.leaderboard_columns`). ``tables``: the
     breakdown tables of those rows by ``by``
     (:func:`taxoforge.scores.breakdowns.breakdown_tables`, default cuts), when already
-    made: their values are reused, not computed again."""
+    made: their values are reused, not computed again.
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    tree : object
+        The tree.
+    by : optional
+        The columns that make a group (default: model × dataset × prompt).
+    tables : dict[str, polars.DataFrame], optional
+        Breakdown tables already computed
+        (:func:`~taxoforge.scores.breakdowns.breakdown_tables`).
+
+    Returns
+    -------
+    polars.DataFrame
+        HCA, MTA, Correct/Incorrect/Other % and accuracy per rank
+        (:data:`BREAKDOWN_RANKS`) per group, over the rows with a full ground truth
+        (:func:`taxoforge.scores.breakdowns.leaderboard_columns`).
+    """
     from taxoforge.scores.breakdowns import leaderboard_columns
 
     full = samples.filter(~pl.col("gt_partial")) if "gt_partial" in samples.columns else samples
@@ -81,7 +113,35 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
     :func:`~taxoforge.snapshots.load.load_ranked_tree` takes) is given (``breakdowns``:
     the breakdown tables of the full-ground-truth rows by ``by``, to reuse), then
     ``partial_gt``, ``partial_within`` and ``gt_methods`` (module docstring), the taxonomy
-    reference, its store and the mapping configuration id. Sorted by hF, best first."""
+    reference, its store and the mapping configuration id. Sorted by hF, best first.
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    by : tuple[str, ...], optional
+        The columns that make a group (default: model × dataset × prompt).
+    ci : BootstrapConfig, optional
+        How bootstrap intervals are computed (None: none).
+    tree : optional
+        The tree.
+    breakdowns : dict[str, polars.DataFrame], optional
+        Breakdown tables already computed, to reuse.
+
+    Returns
+    -------
+    polars.DataFrame
+        Aggregate per-sample scores by ``by`` (default model × dataset × prompt): ``n``
+        (rows with a full ground truth), ``abstained``, ``accuracy``, mean ``hP`` and
+        ``hR``, ``hF`` = harmonic mean of those two means, ``hF_pairs`` = mean
+        per-sample hF, the means of the text measures — all over the full-ground-truth
+        rows — their bootstrap intervals (``ci``; None: none), the breakdown columns
+        when ``tree`` (anything :func:`~taxoforge.snapshots.load.load_ranked_tree`
+        takes) is given (``breakdowns``: the breakdown tables of the full-ground-truth
+        rows by ``by``, to reuse), then ``partial_gt``, ``partial_within`` and
+        ``gt_methods`` (module docstring), the taxonomy reference, its store and the
+        mapping configuration id.
+    """
     by = tuple(by)
     tail = {"partial_gt": pl.Int64, "partial_within": pl.Float64, "gt_methods": pl.String,
             "taxonomy_version": pl.String, "taxonomy_store": pl.String, "mapping_config_id": pl.String}

@@ -105,6 +105,24 @@ def _citation_text(info: dict) -> str:
 
 def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: pl.DataFrame | None = None,
                          max_rows: int = 50) -> str:
+    """The leaderboard as Markdown: the table, the footnote with the taxonomy's citation and the mapping's configuration, and the rows that could not be scored.
+
+    Parameters
+    ----------
+    lb : polars.DataFrame
+        The leaderboard.
+    info : dict, optional
+        The run's record (citation, configuration, counts).
+    bad_rows : polars.DataFrame, optional
+        The rows that could not be scored.
+    max_rows : int, optional
+        Most leaderboard rows shown.
+
+    Returns
+    -------
+    str
+        The Markdown text.
+    """
     info = info or {}
     show = [c for c in lb.columns if c not in _HIDDEN]
     lines = ["## Leaderboard", ""]
@@ -177,7 +195,22 @@ def leaderboard_latex(lb: pl.DataFrame, info: dict | None = None, *, label: str 
     """The leaderboard as a LaTeX ``table`` (``booktabs``): the group keys, n, accuracy (%),
     hP, hR, hF, HCA and MTA (%) where present, each measure with its bootstrap interval in
     brackets; the caption names the taxonomy citation and the mapping configuration. Every
-    text cell is escaped."""
+    text cell is escaped.
+
+    Parameters
+    ----------
+    lb : polars.DataFrame
+        The leaderboard.
+    info : dict, optional
+        The run's record (citation, configuration), for the caption.
+    label : str, optional
+        The table's ``\\label``.
+
+    Returns
+    -------
+    str
+        The LaTeX text (``\\usepackage{booktabs}``).
+    """
     info = info or {}
     keys = [k for k in GROUP_KEYS if k in lb.columns]
     measures = [c for c in LATEX_COLUMNS if c in lb.columns]
@@ -212,7 +245,19 @@ def leaderboard_latex(lb: pl.DataFrame, info: dict | None = None, *, label: str 
             + f"\\caption{{{latex_escape(caption)}}}\n\\label{{{latex_escape(label)}}}\n\\end{{table}}\n")
 
 def model_summary(samples: pl.DataFrame) -> pl.DataFrame:
-    """One row per model over all its samples, measures as in the leaderboard (no intervals)."""
+    """One row per model over all its samples, measures as in the leaderboard (no intervals).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per model over all its samples, measures as in the leaderboard (no
+        intervals).
+    """
     return leaderboard(samples, by=("model",), ci=None)
 
 
@@ -231,7 +276,22 @@ _SAVE_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Prod
 
 
 def figure_bytes(fig, fmt: str = "png", dpi: int = PNG_DPI) -> bytes:
-    """``fig`` rendered as ``fmt`` (``png``, ``pdf``, ``svg``), without timestamps."""
+    """``fig`` rendered as ``fmt`` (``png``, ``pdf``, ``svg``), without timestamps.
+
+    Parameters
+    ----------
+    fig : object
+        A matplotlib figure.
+    fmt : str, optional
+        ``png``, ``pdf`` or ``svg``.
+    dpi : int, optional
+        Resolution of a PNG.
+
+    Returns
+    -------
+    bytes
+        ``fig`` rendered as ``fmt`` (``png``, ``pdf``, ``svg``), without timestamps.
+    """
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, dpi=dpi, bbox_inches="tight", metadata=_SAVE_METADATA.get(fmt))
     return buf.getvalue()
@@ -294,7 +354,18 @@ def _err(row: dict, m: str) -> list[list[float]] | None:
 
 
 def hp_hr_figure(table: pl.DataFrame):
-    """The figure of :func:`plot_hp_hr` (``table``: a leaderboard, or samples)."""
+    """The figure of :func:`plot_hp_hr` (``table``: a leaderboard, or samples).
+
+    Parameters
+    ----------
+    table : polars.DataFrame
+        A leaderboard, or samples.
+
+    Returns
+    -------
+    object
+        The figure of :func:`plot_hp_hr` (``table``: a leaderboard, or samples).
+    """
     plt = _plt()
     lb = _as_leaderboard(table)
     datasets, prompts = _values(lb, "dataset"), _values(lb, "prompt")
@@ -341,7 +412,24 @@ def hp_hr_figure(table: pl.DataFrame):
 def plot_hp_hr(table: pl.DataFrame, path: str | os.PathLike, formats=FIGURE_FORMATS) -> dict[str, Path]:
     """hP against hR (Fig. 7 of Snæbjarnarson et al. 2025 [1]), one panel per dataset × prompt, one marker per
     model, with bootstrap interval bars (when ``table`` is a leaderboard with intervals) and
-    iso-hF curves. Written as ``path`` in each of ``formats``; returns ``{format: path}``."""
+    iso-hF curves. Written as ``path`` in each of ``formats``; returns ``{format: path}``.
+
+    Parameters
+    ----------
+    table : polars.DataFrame
+        A leaderboard, or per-sample scores.
+    path : str or os.PathLike
+        The file.
+    formats : optional
+        The files to write, by format.
+
+    Returns
+    -------
+    dict[str, Path]
+        HP against hR (Fig. 7 of Snæbjarnarson et al. 2025 [1]), one panel per dataset ×
+        prompt, one marker per model, with bootstrap interval bars (when ``table`` is a
+        leaderboard with intervals) and iso-hF curves.
+    """
     return _save(hp_hr_figure(table), path, formats)
 
 
@@ -352,7 +440,20 @@ def _row_labels(lb: pl.DataFrame) -> list[str]:
 
 
 def ranks_figure(table: pl.DataFrame, measures=RANK_MEASURES):
-    """The figure of :func:`plot_ranks` (``table``: a leaderboard, or samples)."""
+    """The figure of :func:`plot_ranks` (``table``: a leaderboard, or samples).
+
+    Parameters
+    ----------
+    table : polars.DataFrame
+        A leaderboard, or samples.
+    measures : optional
+        The measures ranked.
+
+    Returns
+    -------
+    object
+        The figure of :func:`plot_ranks` (``table``: a leaderboard, or samples).
+    """
     plt = _plt()
     lb = _as_leaderboard(table)
     measures = [m for m in measures if m in lb.columns and lb[m].fill_nan(None).null_count() < lb.height]
@@ -402,7 +503,24 @@ def ranks_figure(table: pl.DataFrame, measures=RANK_MEASURES):
 def plot_ranks(table: pl.DataFrame, path: str | os.PathLike, measures=RANK_MEASURES,
                formats=FIGURE_FORMATS) -> dict[str, Path]:
     """Rank (1 = best) of every leaderboard row under each measure (Fig. 5 of Snæbjarnarson et al. 2025 [1];
-    module docstring). Written as ``path`` in each of ``formats``; returns ``{format: path}``."""
+    module docstring). Written as ``path`` in each of ``formats``; returns ``{format: path}``.
+
+    Parameters
+    ----------
+    table : polars.DataFrame
+        A leaderboard, or per-sample scores.
+    path : str or os.PathLike
+        The file.
+    measures : optional
+        The measures ranked.
+    formats : optional
+        The files to write, by format.
+
+    Returns
+    -------
+    dict[str, Path]
+        Format → the file written.
+    """
     return _save(ranks_figure(table, measures), path, formats)
 
 
