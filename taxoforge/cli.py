@@ -1,7 +1,8 @@
 """The ``taxoforge`` command line. Each domain contributes a click command or group:
 
 * ``taxoforge.snapshots.cli`` — ``list``, ``pull``, ``verify``, ``show``, ``diff``, ``publish``
-* ``taxoforge.scores.cli`` — ``score`` (many files, one run), ``map`` (answers → nodes, no ground truth)
+* ``taxoforge.scores.cli`` — ``score`` (many files, one run), ``map`` (answers → nodes, no ground truth),
+  ``compare`` (scoring runs on their shared items)
 * this module — ``subset`` (the taxonomy of a label set, cut from a tree: it resolves labels
   with :mod:`taxoforge.links`, reads label files and cites a snapshot, so it sits above all
   of them)
@@ -40,6 +41,7 @@ COMMANDS = {
     "publish": "taxoforge.snapshots.cli:publish_cmd",
     "score": "taxoforge.scores.cli:score_cmd",
     "map": "taxoforge.scores.cli:map_cmd",
+    "compare": "taxoforge.scores.cli:compare_cmd",
     "subset": "taxoforge.cli:subset_cmd",
     "mc": "taxoforge.evaluation.cli:mc_group",
     "evaluate": "taxoforge.evaluation.cli:evaluate_group",
@@ -69,6 +71,10 @@ SUMMARIES = {
     "map": "Map the answers in OUTPUTS to nodes of TAXONOMY without scoring them: no ground truth needed "
            "(unlabelled answers, e.g. OVEN-style open-world predictions: --column id=data_id --column "
            "output=prediction).",
+    "compare": "Is A better than B? Compare the models of scoring RUNS (output folders of `taxoforge score`, or "
+               "their scores.parquet) on the items they share, matched by sample id within each dataset × prompt: "
+               "accuracy by the exact McNemar test, hF and mistake severity by paired bootstrap intervals of the "
+               "difference and a paired permutation test, p-values Holm-adjusted over all comparisons.",
     "subset": "Cut the taxonomy of the label set LABELS (.txt one per line, .csv/.tsv/.jsonl/.parquet with a label "
               "column) from TREE (a tree or snapshot folder, or NAME[@VERSION] in the store): the smallest subtree "
               "holding every label's node, written to OUT.",

@@ -27,7 +27,8 @@ function                       what it reports
                                wrong-specific, wrong-generic (LI ≥ 0.5 = correct, CS ≥ 0.6 =
                                specific, the paper's thresholds)
 :func:`probe_consistency`      HCA from rank-probe answers (one question per rank per image)
-:func:`leaderboard_columns`    one row per group with HCA, MTA, Correct/Incorrect/Other %
+:func:`leaderboard_columns`    one row per group with HCA, MTA (and ``MTA_cuts``, the distinct
+                               cuts it averages), Correct/Incorrect/Other %
                                and accuracy at every rank: to join onto the leaderboard
 :func:`breakdown_tables`       all of the above that apply, by name
 =============================  =============================================================
@@ -480,7 +481,7 @@ def leaderboard_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: i
     k = _keys(s, by)
     tables = tables or {}
     cons = tables["consistency"] if "consistency" in tables else consistency(s, tree, by, n_cuts=n_cuts, seed=seed)
-    out = cons.drop("n", "cuts")
+    out = cons.drop("n").rename({"cuts": "MTA_cuts"})
     if "abstained" in s.columns:
         shares = (tables["outcomes"] if "outcomes" in tables else outcome_shares(s, by)).drop("n")
         out = out.join(shares, on=k, how="left") if k else pl.concat([out, shares], how="horizontal")
@@ -507,8 +508,10 @@ def _reuse_rank_correctness(table: pl.DataFrame, k: list[str], ranks: list[str])
 
 def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0) -> dict[str, pl.DataFrame]:
     """Every breakdown that applies to ``samples``, by name: ``by_level``, ``by_rank``,
-    ``correct_by_level``, ``correct_by_rank``, ``consistency``, ``outcomes`` and, when the
-    table has LI and CS columns, ``open_world_groups``.
+    ``correct_by_level``, ``correct_by_rank``, ``consistency``, ``outcomes``; when the table
+    has LI and CS columns, ``open_world_groups``; when it has a ``category`` column
+    (VLMEvalKit's), ``by_category`` (accuracy, hP, hR, hF per category:
+    :func:`taxoforge.scores.mistakes.category_accuracy`).
 
     Parameters
     ----------
@@ -527,8 +530,10 @@ def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int 
     -------
     dict[str, polars.DataFrame]
         Every breakdown that applies to ``samples``, by name: ``by_level``, ``by_rank``,
-        ``correct_by_level``, ``correct_by_rank``, ``consistency``, ``outcomes`` and,
-        when the table has LI and CS columns, ``open_world_groups``.
+        ``correct_by_level``, ``correct_by_rank``, ``consistency``, ``outcomes``; when
+        the table has LI and CS columns, ``open_world_groups``; when it has a
+        ``category`` column (VLMEvalKit's), ``by_category`` (accuracy, hP, hR, hF per
+        category: :func:`taxoforge.scores.mistakes.category_accuracy`).
     """
     tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
@@ -541,4 +546,8 @@ def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int 
         out["outcomes"] = outcome_shares(s, by)
     if "LI" in s.columns and "CS" in s.columns:
         out["open_world_groups"] = open_world_groups(s, by)
+    if "category" in s.columns and s["category"].drop_nulls().len():
+        from taxoforge.scores.mistakes import category_accuracy
+
+        out["by_category"] = category_accuracy(s, by)
     return out

@@ -59,7 +59,7 @@ class BootstrapConfig:
     def __post_init__(self) -> None:
         from numbers import Integral, Real
 
-        from taxoforge.scores.options import MAX_BOOTSTRAP_RESAMPLES, Interval, Options, validate_params
+        from taxoforge.scores.params import MAX_BOOTSTRAP_RESAMPLES, Interval, Options, validate_params
 
         validate_params("BootstrapConfig", {"n_resamples": self.n_resamples, "level": self.level, "seed": self.seed,
                                             "method": self.method},

@@ -55,10 +55,12 @@ from taxoforge.links.resolve import PARTIAL_METHODS
 from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+from taxoforge.files.tables import csv_text
+from taxoforge.scores.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
+from taxoforge.scores.mistakes import mistake_columns
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
 from taxoforge.scores.readers import duplicate_ids, read_files
-from taxoforge.scores.report import (FIGURE_FORMATS, leaderboard_latex, leaderboard_markdown, plot_hp_hr,
-                                     plot_ranks)
+from taxoforge.scores.report import leaderboard_latex, leaderboard_markdown
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
                                     screen_rows)
@@ -202,8 +204,13 @@ class ScoreRun:
         * ``leaderboard.parquet``, ``.csv``, ``.md`` and ``.tex`` (LaTeX, ``booktabs``);
         * ``breakdowns/<name>.parquet`` and ``.csv`` for each breakdown table (per level, per
           rank, consistency, outcomes …);
-        * the figures ``hp_vs_hr`` and ``model_ranks`` in each of ``formats`` (PNG at 300 dpi,
-          PDF, SVG), when there are samples.
+        * the figures ``hp_vs_hr``, ``model_ranks`` and ``rank_accuracy`` in each of
+          ``formats`` (PNG at 300 dpi, PDF, SVG), when there are samples
+          (:func:`taxoforge.scores.figures.write_run_figures`; a figure with nothing to show
+          is not drawn, and ``run.json``'s ``figures_not_drawn`` says why).
+
+        CSV files hold every text cell safe in spreadsheets
+        (:func:`taxoforge.files.tables.csv_text`).
 
         Everything is written into a temporary folder beside it, which then replaces
         ``out_dir`` whole (:func:`taxoforge.files.atomic_directory`), so a killed run never
@@ -227,8 +234,12 @@ class ScoreRun:
 
         out = Path(out_dir)
         _check_replaceable(out, RUN_FILES)
-        info = json.dumps(_json_safe(self.info), indent=2, sort_keys=True, default=str)
         with atomic_directory(out) as tmp:
+            figures = {}
+            if plots and self.samples.height:
+                figures, self.info["figures_not_drawn"] = write_run_figures(self.leaderboard, self.breakdowns, tmp,
+                                                                            formats)
+            info = json.dumps(_json_safe(self.info), indent=2, sort_keys=True, default=str)
             paths = {
                 "scores": write_parquet_atomic(self.samples, tmp / "scores.parquet"),
                 "leaderboard": write_parquet_atomic(self.leaderboard, tmp / "leaderboard.parquet"),
@@ -242,26 +253,19 @@ class ScoreRun:
             for name, table in self.breakdowns.items():
                 paths[f"breakdown_{name}"] = write_parquet_atomic(table, tmp / "breakdowns" / f"{name}.parquet")
                 paths[f"breakdown_{name}_csv"] = write_text_atomic(tmp / "breakdowns" / f"{name}.csv", _csv(table))
-            if plots and self.samples.height:
-                for fig, plot in (("hp_vs_hr", plot_hp_hr), ("model_ranks", plot_ranks)):
-                    for fmt, p in plot(self.leaderboard, tmp / fig, formats=formats).items():
-                        paths[fig if fmt == "png" else f"{fig}_{fmt}"] = p
+            paths.update(figures)
         return {k: out / p.relative_to(tmp) for k, p in paths.items()}
 
 
 RUN_FILES = frozenset({"scores.parquet", "leaderboard.parquet", "leaderboard.csv", "leaderboard.tex",
                        "bad_rows.parquet", "bad_rows.csv", "leaderboard.md", "run.json", "breakdowns",
-                       *(f"{fig}.{fmt}" for fig in ("hp_vs_hr", "model_ranks") for fmt in ("png", "pdf", "svg"))})
+                       *(f"{fig}.{fmt}" for fig in RUN_FIGURES for fmt in ("png", "pdf", "svg"))})
 
 
 def _csv(table: pl.DataFrame) -> str:
-    """CSV text of ``table``; nested columns (lists) as JSON text."""
-    nested = [c for c, t in table.schema.items() if t.is_nested()]
-    if nested:
-        table = table.with_columns([pl.col(c).map_elements(lambda v: json.dumps(v.to_list() if hasattr(v, "to_list")
-                                                                                 else v, default=str),
-                                                           return_dtype=pl.String) for c in nested])
-    return table.write_csv()
+    """CSV text of ``table``: nested columns as JSON text, text cells safe in spreadsheets
+    (:func:`taxoforge.files.tables.csv_text`)."""
+    return csv_text(table)
 
 
 def _json_safe(obj):
@@ -351,6 +355,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     mapped = map_answers(kept, index, resolve, progress)
     h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
     samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
+    samples = mistake_columns(samples, tax)  # tree distance and severity per answer (milliseconds)
     t_lb = time.perf_counter()
     tree = cited.ranked_tree() if breakdowns and samples.height else None
     tabs = _breakdown_tables(samples, tree) if tree is not None else {}
