@@ -60,7 +60,15 @@ _EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 
 
 class FiniteFloat(click.ParamType):
     """A float that is not NaN or infinite, optionally within [``low``, ``high``]: NaN passes
-    every comparison, so click's ``FloatRange`` lets it through."""
+    every comparison, so click's ``FloatRange`` lets it through.
+
+    Parameters
+    ----------
+    low : float, optional
+        The least value allowed, if any.
+    high : float, optional
+        The greatest value allowed, if any.
+    """
 
     name = "float"
 
@@ -68,6 +76,22 @@ class FiniteFloat(click.ParamType):
         self.low, self.high = low, high
 
     def convert(self, value, param, ctx):
+        """The value as a finite float within the bounds, or a click usage error naming it.
+
+        Parameters
+        ----------
+        value : object
+            What the user gave.
+        param : click.Parameter
+            The option.
+        ctx : click.Context
+            The click context.
+
+        Returns
+        -------
+        float
+            The value.
+        """
         import math
 
         try:
@@ -99,6 +123,18 @@ def _columns(values: tuple[str, ...]) -> dict[str, str]:
 # ---------------------------------------------------------------------------- shared options
 def _options(*decorators):
     def apply(f):
+        """Attach a group of the commands' shared options to a click command.
+
+        Parameters
+        ----------
+        f : callable
+            The command's function.
+
+        Returns
+        -------
+        callable
+            ``f`` with the options attached, in order.
+        """
         for d in reversed(decorators):
             f = d(f)
         return f
