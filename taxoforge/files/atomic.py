@@ -34,6 +34,7 @@ __all__ = [
     "write_parquet_atomic",
     "atomic_directory",
     "make_private_dir",
+    "check_replaceable",
 ]
 
 
@@ -66,12 +67,33 @@ def _mkdir_parents(path: Path) -> None:
 def atomic_writer(path: str | os.PathLike, mode: str = "wb", *, encoding: str | None = None,
                   newline: str | None = None) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` for writing; on a clean exit it is synced and
-    renamed to ``path``, on an exception it is removed and ``path`` is left as it was."""
+    renamed to ``path``, on an exception it is removed and ``path`` is left as it was.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    mode : str, optional
+        The file mode (``"wb"``, ``"w"`` …).
+    encoding : str, optional
+        The text encoding.
+    newline : str, optional
+        Passed to :func:`open` in text mode.
+
+    Yields
+    ------
+    object
+        Open a temporary file beside ``path`` for writing; on a clean exit it is synced
+        and renamed to ``path``, on an exception it is removed and ``path`` is left as
+        it was.
+    """
     from taxoforge.files.debris import WORK_SUFFIX, sweep
 
     if "w" not in mode:
         raise ValueError(f"atomic_writer writes a new file: mode {mode!r} has no 'w'")
     path = Path(path)
+    if path.is_symlink():
+        raise _link_refused(path, "a file")
     _mkdir_parents(path)
     sweep(path.parent, rf"\.{re.escape(path.name)}\.{WORK_SUFFIX}\.tmp")
     tmp = _beside(path)
@@ -102,14 +124,42 @@ def _lock(fd: int) -> None:
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically; returns ``path``."""
+    """Write ``data`` to ``path`` atomically; returns ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    data : bytes
+        The bytes.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
     with atomic_writer(path, "wb") as f:
         f.write(data)
     return Path(path)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> Path:
-    """Write ``text`` to ``path`` atomically (``encoding``, newlines as given); returns ``path``."""
+    """Write ``text`` to ``path`` atomically (``encoding``, newlines as given); returns ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    text : str
+        The text.
+    encoding : str, optional
+        The text encoding.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
     with atomic_writer(path, "w", encoding=encoding, newline="") as f:
         f.write(text)
     return Path(path)
@@ -117,7 +167,20 @@ def write_text_atomic(path: str | os.PathLike, text: str, encoding: str = "utf-8
 
 def write_parquet_atomic(df, path: str | os.PathLike) -> Path:
     """Write the polars DataFrame ``df`` to ``path`` atomically, as deterministic Parquet
-    (see the module doc); returns ``path``."""
+    (see the module doc); returns ``path``.
+
+    Parameters
+    ----------
+    df : object
+        The table.
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
     import pyarrow.parquet as pq
 
     table = df.to_arrow().replace_schema_metadata(None)  # bytes depend on content only
@@ -129,7 +192,22 @@ def write_parquet_atomic(df, path: str | os.PathLike) -> Path:
 
 def make_private_dir(parent: str | os.PathLike, prefix: str = "") -> Path:
     """A new, uniquely named folder in ``parent`` (created, with the caller's umask — not
-    ``0o700`` like :func:`tempfile.mkdtemp`), for work that is renamed into place later."""
+    ``0o700`` like :func:`tempfile.mkdtemp`), for work that is renamed into place later.
+
+    Parameters
+    ----------
+    parent : str or os.PathLike
+        The folder to create it in.
+    prefix : str, optional
+        The start of its name.
+
+    Returns
+    -------
+    Path
+        A new, uniquely named folder in ``parent`` (created, with the caller's umask —
+        not ``0o700`` like :func:`tempfile.mkdtemp`), for work that is renamed into
+        place later.
+    """
     parent = Path(parent)
     _mkdir_parents(parent / "x")
     while True:
@@ -157,15 +235,33 @@ def _exchange(a: Path, b: Path) -> bool:
     return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
-def _replaceable(path: Path) -> None:
-    """Refuse a ``path`` that :func:`atomic_directory` must not replace whole, with a
-    :class:`LocalFileError` naming it: a symbolic link (the link would be replaced, not the
-    folder it points to), a file, or the working folder or one holding it."""
+def _link_refused(path: Path, what: str) -> OSError:
     from taxoforge.files.errors import LocalFileError
 
+    return LocalFileError(errno.ELOOP, f"is a symbolic link (to {os.readlink(path)}); it would be replaced by {what}, "
+                          "not written through: give the path it points to, or a new one", str(path))
+
+
+def check_replaceable(path: str | os.PathLike) -> None:
+    """Refuse a ``path`` that :func:`atomic_directory` must not replace whole, before any
+    work is done: a symbolic link (the link would be replaced, not the folder it points
+    to), a file, or the working folder or one holding it.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The folder a command is asked to write (``-o``).
+
+    Raises
+    ------
+    LocalFileError
+        Naming ``path`` and why.
+    """
+    from taxoforge.files.errors import LocalFileError
+
+    path = Path(path)
     if path.is_symlink():
-        raise LocalFileError(errno.ELOOP, f"is a symbolic link (to {os.readlink(path)}); it would be replaced whole, "
-                             "not the folder it points to: give that folder, or a new one", str(path))
+        raise _link_refused(path, "a folder")
     if path.exists() and not path.is_dir():
         raise LocalFileError(errno.ENOTDIR, "is a file, not a folder: refusing to replace it with one", str(path))
     try:
@@ -188,11 +284,23 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
     no moment holds a mix of the old and the new content); the old content is deleted.
     ``path`` must not be a symbolic link, a file, or the working folder or one holding it
     (:class:`~taxoforge.files.LocalFileError`, before anything is written); stale temporary
-    folders of killed runs beside it are swept first (:mod:`.debris`)."""
+    folders of killed runs beside it are swept first (:mod:`.debris`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Yields
+    ------
+    object
+        Fill a temporary folder beside ``path``; on a clean exit it takes the place of
+        ``path`` whole, on an exception it is removed and ``path`` is left as it was.
+    """
     from taxoforge.files.debris import WORK_SUFFIX, Claim, sweep
 
     path = Path(path)
-    _replaceable(path)
+    check_replaceable(path)
     sweep(path.parent, rf"\.{re.escape(path.name)}\.{WORK_SUFFIX}(\.old)?")
     tmp = make_private_dir(path.parent, prefix=f".{path.name}.")
     claims = [Claim(tmp)]

@@ -252,37 +252,10 @@ DOCSTRING_CODES = ("GL08", "SS01", "PR01", "PR02", "RT01", "YD01")
 #: Modules whose public docstrings are being completed now: module -> who completes them.
 #: The list only shrinks; an entry for a module whose docstrings all pass must be deleted.
 ALLOWED_DOCSTRING_GAPS: dict[str, str] = {
-    "taxoforge.cli": "w-layers: 5",
-    "taxoforge.evaluation.label_metrics": "w-layers: 2",
-    "taxoforge.evaluation.propagation": "w-layers: 17",
-    "taxoforge.evaluation.reasoning_tests": "w-layers: 10",
-    "taxoforge.evaluation.validation": "w-layers: 6",
-    "taxoforge.files.atomic": "w-layers: 12",
     "taxoforge.files.download": "w-layers: 10",
-    "taxoforge.markdown": "w-layers: 4",
-    "taxoforge.scores.breakdowns": "w-layers: 24",
-    "taxoforge.scores.cited_taxonomy": "w-layers: 8",
-    "taxoforge.scores.cli": "w-layers: 5",
-    "taxoforge.scores.confidence": "w-layers: 12",
-    "taxoforge.scores.leaderboard": "w-layers: 6",
-    "taxoforge.scores.map_outputs": "w-layers: 7",
-    "taxoforge.scores.mapping.stages": "w-layers: 24",
-    "taxoforge.scores.mapping.store": "w-layers: 13",
-    "taxoforge.scores.mapping.taxonomy_index": "w-layers: 20",
-    "taxoforge.scores.report": "w-layers: 15",
-    "taxoforge.scores.run": "w-layers: 11",
-    "taxoforge.scores.steps": "w-layers: 15",
-    "taxoforge.snapshots.citation": "w-layers: 6",
-    "taxoforge.snapshots.manifest": "w-layers: 23",
     "taxoforge.snapshots.store": "w-layers: 39",
-    "taxoforge.sources.imagenet": "w-layers: 8",
     "taxoforge.sources.wikidata.dump": "w-layers: 9",
-    "taxoforge.sources.wikidata.dump_scan": "w-layers: 2",
-    "taxoforge.sources.wikidata.linking": "w-layers: 10",
-    "taxoforge.sources.wikidata.queries": "w-layers: 8",
     "taxoforge.sources.wikidata.sparql": "w-layers: 9",
-    "taxoforge.trees.build": "w-layers: 1",
-    "taxoforge.trees.tables": "w-layers: 18",
 }
 
 
