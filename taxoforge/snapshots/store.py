@@ -407,13 +407,14 @@ class SnapshotStore:
 
         fill_diffs(idx, name, lambda v, entry: self.read_tables(name, v, entry), fresh)
 
-    def install(self, folder: str | os.PathLike, *, move: bool = False, latest: bool = False,
+    def install(self, folder: str | os.PathLike, *, move: bool = False, latest: bool = False, diffs: bool = True,
                 _fresh: TreeTables | None = None) -> PublishResult:
         """Publish a complete snapshot folder (with its ``manifest.json``). With ``move`` the
         folder (which must be on the store's filesystem, for local stores) is renamed into
         place instead of copied. With ``latest`` it becomes what the bare taxonomy name
         means (so does a taxonomy's first version); a version already published is then
-        made the latest too."""
+        made the latest too. ``diffs=False`` leaves the catalogue's summaries of what changed
+        to the next publish (they read the tables; a pull never does)."""
         self._check_writable()
         folder = Path(folder)
         manifest = read_manifest(folder)
@@ -423,6 +424,8 @@ class SnapshotStore:
                 raise SnapshotError(f"{folder}: file {fname} named in the manifest is missing")
         mbytes = (folder / MANIFEST_NAME).read_bytes()
         fresh = {manifest["version"]: _fresh} if _fresh is not None else None
+        if not diffs:
+            fresh = False
         if self.is_local:
             return self._install_by_rename(folder, manifest, mbytes, move=move, latest=latest, fresh=fresh)
         return self._install_manifest_last(folder, manifest, mbytes, latest=latest, fresh=fresh)
@@ -435,7 +438,8 @@ class SnapshotStore:
             return None
         return parse_manifest(data, self.location(rel)), data
 
-    def _unchanged(self, idx: dict, manifest: dict, old: tuple[dict, bytes], *, latest: bool) -> PublishResult:
+    def _unchanged(self, idx: dict, manifest: dict, old: tuple[dict, bytes], *, latest: bool,
+                   diffs: bool = True) -> PublishResult:
         name, version = manifest["taxonomy"], manifest["version"]
         if old[0]["content_sha256"] != manifest["content_sha256"]:
             raise SnapshotConflict(
@@ -445,7 +449,7 @@ class SnapshotStore:
         was = latest_version(idx["taxonomies"].get(name, {}))
         added = register(idx, *old, latest=latest)  # repairs an index that missed it
         if added or latest_version(idx["taxonomies"][name]) != was or not self._has_page():
-            if added:
+            if added and diffs:
                 self._fill_diffs(idx, name)
             self._write_index(idx)
         return PublishResult(name, version, "unchanged", old[0], self.location(f"{name}/{version}"))
@@ -482,7 +486,7 @@ class SnapshotStore:
                 idx = self.index()
                 old = self._published_manifest(name, version)
                 if old is not None:
-                    result = self._unchanged(idx, manifest, old, latest=latest)
+                    result = self._unchanged(idx, manifest, old, latest=latest, diffs=fresh is not False)
                 else:
                     if target.exists():  # leftover without manifest: never complete
                         shutil.rmtree(target)
@@ -490,7 +494,8 @@ class SnapshotStore:
                     os.rename(src, target)
                     src = None
                     register(idx, manifest, mbytes, latest=latest)
-                    self._fill_diffs(idx, name, fresh)
+                    if fresh is not False:
+                        self._fill_diffs(idx, name, fresh)
                     self._write_index(idx)
                     result = PublishResult(name, version, "published", manifest, str(target))
             if move and src is not None:

@@ -361,3 +361,27 @@ def test_a_killed_pulls_partial_folder_is_swept_only_when_stale_and_unclaimed(tm
     pull_other_version()  # killed and old: swept
     assert not work.exists()
     assert sorted(p.name for p in (local / "demo").iterdir()) == ["v2"]
+
+
+def test_a_pull_never_reads_the_tables_the_next_publish_fills_the_diff_in(tmp_path, tree, monkeypatch):
+    """The catalogue's "what changed" summary reads two versions' tables; a pull leaves it to
+    the next publish, so a pulled table (a Parquet file that decompresses to gigabytes, say)
+    is never read by the pull that fetched it."""
+    from tests.taxoforge.snapshots.helpers import make_tree, random_edges
+
+    local = SnapshotStore(tmp_path / "local")
+    local.publish(tree, created="2024-01-01T00:00:00Z")
+    remote = SnapshotStore(tmp_path / "remote")
+    r2 = remote.publish(make_tree(random_edges(seed=9)), created="2024-02-01T00:00:00Z")
+    with monkeypatch.context() as m:
+        def no_reading(self, *a, **k):
+            raise AssertionError("a pull read the tables")
+
+        m.setattr(SnapshotStore, "read_tables", no_reading)
+        m.setattr("taxoforge.snapshots.verify.read_snapshot", no_reading)
+        res = pull(r2.ref, store=remote, dest=local, progress=False)
+    assert res.status == "pulled"
+    assert "diff" not in local.versions("demo")[-1]
+    local.publish(make_tree(random_edges(seed=11)), created="2024-03-01T00:00:00Z")
+    assert [e["diff"]["from"] for e in local.versions("demo")[1:]] == [local.versions("demo")[0]["version"],
+                                                                       r2.version]
