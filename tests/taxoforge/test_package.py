@@ -255,11 +255,8 @@ DOCSTRING_CODES = ("GL08", "SS01", "PR01", "PR02", "RT01", "YD01")
 #: The list only shrinks; an entry for a module whose docstrings all pass must be deleted.
 ALLOWED_DOCSTRING_GAPS: dict[str, str] = {
     "taxoforge.evaluation.multiple_choice": "w-layers: 17",
-    "taxoforge.files.download": "w-layers: 10",
     "taxoforge.links.resolve": "w-layers: 5",
-    "taxoforge.snapshots.store": "w-layers: 39",
     "taxoforge.sources.wikidata.dump": "w-layers: 9",
-    "taxoforge.sources.wikidata.sparql": "w-layers: 9",
 }
 
 
