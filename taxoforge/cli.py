@@ -166,7 +166,10 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(mod), attr)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="Every command ends a file it cannot write or read (no space left on the device, a file "
+                    "where a folder goes, -o a symbolic link or the working folder) with exit code 11 and the path; "
+                    "each command's --help lists its other exit codes.")
 @click.version_option(package_name="taxoforge")
 def main() -> None:
     """taxoforge: versioned taxonomies and taxonomy-aware scoring of VLM answers."""
@@ -200,7 +203,8 @@ def _check_replaceable(out: Path) -> None:
 
 
 @click.command("subset", epilog="Exit codes: 0 ok, 2 usage or unreadable labels, 3 tree not found, "
-                                 "4 verification failed, 8 download interrupted, 10 too few labels resolved.")
+                                 "4 verification failed, 8 download interrupted, 10 too few labels resolved, "
+                                 "11 output not writable (no space left, a file where a folder goes, -o a symlink).")
 @click.argument("tree")
 @click.argument("labels", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,

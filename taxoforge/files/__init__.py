@@ -3,7 +3,8 @@ checksums, and the one resumable, checksummed download used by the sources and b
 snapshot pulls.
 
 * :mod:`.atomic` — :func:`write_bytes_atomic`, :func:`write_text_atomic`,
-  :func:`write_parquet_atomic`, :func:`atomic_writer`, :func:`atomic_directory`;
+  :func:`write_parquet_atomic`, :func:`atomic_writer`, :func:`atomic_directory`,
+  :func:`check_replaceable`; :mod:`.debris` — work of killed runs claimed and swept;
 * :mod:`.checksums` — :func:`file_sha256`, :func:`file_checksum`, :func:`parse_checksum`;
 * :mod:`.download` — :func:`download` / :func:`download_file`, :func:`fetch_bytes` (a bounded
   read into memory), :func:`cache_path`; :mod:`.transport` — one checked answer from an HTTP
@@ -18,6 +19,7 @@ snapshot pulls.
 
 from taxoforge.files.atomic import (
     atomic_directory,
+    check_replaceable,
     atomic_writer,
     make_private_dir,
     write_bytes_atomic,
@@ -45,7 +47,7 @@ from taxoforge.files.transport import MAX_RETRY_AFTER
 from taxoforge.files.paths import FileTooLarge, UnsafePath, default_cache_dir, path_inside, read_regular_file
 
 __all__ = [
-    "atomic_directory", "atomic_writer", "make_private_dir", "write_bytes_atomic", "write_parquet_atomic",
+    "atomic_directory", "check_replaceable", "atomic_writer", "make_private_dir", "write_bytes_atomic", "write_parquet_atomic",
     "write_text_atomic", "file_checksum", "file_sha256", "parse_checksum", "ChecksumError", "DownloadError",
     "Downloaded", "download", "download_file", "is_http_url", "cache_path", "retry_after_seconds", "RETRY_STATUSES",
     "UnsafePath", "FileTooLarge", "path_inside", "read_regular_file", "default_cache_dir", "fetch_bytes", "Deadline", "RetryPolicy", "LocalFileError",

@@ -34,6 +34,7 @@ __all__ = [
     "write_parquet_atomic",
     "atomic_directory",
     "make_private_dir",
+    "check_replaceable",
 ]
 
 
@@ -91,6 +92,8 @@ def atomic_writer(path: str | os.PathLike, mode: str = "wb", *, encoding: str | 
     if "w" not in mode:
         raise ValueError(f"atomic_writer writes a new file: mode {mode!r} has no 'w'")
     path = Path(path)
+    if path.is_symlink():
+        raise _link_refused(path, "a file")
     _mkdir_parents(path)
     sweep(path.parent, rf"\.{re.escape(path.name)}\.{WORK_SUFFIX}\.tmp")
     tmp = _beside(path)
@@ -232,15 +235,33 @@ def _exchange(a: Path, b: Path) -> bool:
     return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
-def _replaceable(path: Path) -> None:
-    """Refuse a ``path`` that :func:`atomic_directory` must not replace whole, with a
-    :class:`LocalFileError` naming it: a symbolic link (the link would be replaced, not the
-    folder it points to), a file, or the working folder or one holding it."""
+def _link_refused(path: Path, what: str) -> OSError:
     from taxoforge.files.errors import LocalFileError
 
+    return LocalFileError(errno.ELOOP, f"is a symbolic link (to {os.readlink(path)}); it would be replaced by {what}, "
+                          "not written through: give the path it points to, or a new one", str(path))
+
+
+def check_replaceable(path: str | os.PathLike) -> None:
+    """Refuse a ``path`` that :func:`atomic_directory` must not replace whole, before any
+    work is done: a symbolic link (the link would be replaced, not the folder it points
+    to), a file, or the working folder or one holding it.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The folder a command is asked to write (``-o``).
+
+    Raises
+    ------
+    LocalFileError
+        Naming ``path`` and why.
+    """
+    from taxoforge.files.errors import LocalFileError
+
+    path = Path(path)
     if path.is_symlink():
-        raise LocalFileError(errno.ELOOP, f"is a symbolic link (to {os.readlink(path)}); it would be replaced whole, "
-                             "not the folder it points to: give that folder, or a new one", str(path))
+        raise _link_refused(path, "a folder")
     if path.exists() and not path.is_dir():
         raise LocalFileError(errno.ENOTDIR, "is a file, not a folder: refusing to replace it with one", str(path))
     try:
@@ -279,7 +300,7 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
     from taxoforge.files.debris import WORK_SUFFIX, Claim, sweep
 
     path = Path(path)
-    _replaceable(path)
+    check_replaceable(path)
     sweep(path.parent, rf"\.{re.escape(path.name)}\.{WORK_SUFFIX}(\.old)?")
     tmp = make_private_dir(path.parent, prefix=f".{path.name}.")
     claims = [Claim(tmp)]

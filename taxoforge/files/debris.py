@@ -207,8 +207,11 @@ def claim_folder(path: str | os.PathLike, *, wait: float | None = None) -> Claim
     """
     path = Path(path)
     while True:
-        path.mkdir(parents=True, exist_ok=True)
-        claim = Claim(path, wait=wait)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            claim = Claim(path, wait=wait)
+        except FileNotFoundError:  # a sweep took an empty parent away meanwhile: again
+            continue
         if claim.fd is None:  # pragma: no cover - no flock
             return claim
         try:

@@ -34,6 +34,8 @@ Exit codes (both commands; ``--json`` prints errors as ``{"error", "exit_code"}`
 8     download interrupted (run the same command again to resume)
 10    too few rows scored: none, or fewer than ``--min-scored`` of them (the
       results are still written, and the reasons printed)
+11    the output cannot be written: no space left on the device, a file where a folder
+      goes, ``-o`` a symbolic link or the working folder (the message names the path)
 ====  =============================================================
 """
 
@@ -52,12 +54,21 @@ __all__ = ["score_cmd", "map_cmd", "compare_cmd", "EXIT_TOO_FEW_SCORED"]
 #: Exit code of a run that scored no row, or fewer than ``--min-scored`` of them.
 EXIT_TOO_FEW_SCORED = 10
 _EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 4 verification failed, "
-           "8 download interrupted, 10 too few rows scored (results still written).")
+           "8 download interrupted, 10 too few rows scored (results still written), 11 output not writable "
+           "(no space left, a file where a folder goes, -o a symlink or the working folder).")
 
 
 class FiniteFloat(click.ParamType):
     """A float that is not NaN or infinite, optionally within [``low``, ``high``]: NaN passes
-    every comparison, so click's ``FloatRange`` lets it through."""
+    every comparison, so click's ``FloatRange`` lets it through.
+
+    Parameters
+    ----------
+    low : float, optional
+        The least value allowed, if any.
+    high : float, optional
+        The greatest value allowed, if any.
+    """
 
     name = "float"
 
@@ -65,6 +76,22 @@ class FiniteFloat(click.ParamType):
         self.low, self.high = low, high
 
     def convert(self, value, param, ctx):
+        """The value as a finite float within the bounds, or a click usage error naming it.
+
+        Parameters
+        ----------
+        value : object
+            What the user gave.
+        param : click.Parameter
+            The option.
+        ctx : click.Context
+            The click context.
+
+        Returns
+        -------
+        float
+            The value.
+        """
         import math
 
         try:
@@ -96,6 +123,18 @@ def _columns(values: tuple[str, ...]) -> dict[str, str]:
 # ---------------------------------------------------------------------------- shared options
 def _options(*decorators):
     def apply(f):
+        """Attach a group of the commands' shared options to a click command.
+
+        Parameters
+        ----------
+        f : callable
+            The command's function.
+
+        Returns
+        -------
+        callable
+            ``f`` with the options attached, in order.
+        """
         for d in reversed(decorators):
             f = d(f)
         return f
@@ -108,7 +147,8 @@ read_options = _options(
     click.option("--adapter", type=click.Choice(list(LAYOUTS)), default="auto", show_default=True,
                  help="The rows' layout (the same as --format LAYOUT)."),
     click.option("--format", "fmt", type=click.Choice([*FILE_KINDS, *LAYOUTS[1:]]), default=None,
-                 help="The file kind (jsonl, json, csv, tsv, parquet, xlsx) or the layout (generic, vlm4bio, lmms-eval, "
+                 help="The file kind (jsonl, json, csv, tsv, parquet, xlsx) or the layout (generic, vlm4bio, "
+                      "lmms-eval, "
                       "vlmevalkit). Default: both told from the file's name and columns."),
     click.option("--allow-duplicate-ids", is_flag=True,
                  help="Score rows of one model, dataset and prompt that share a sample id (default: an error naming "
@@ -321,6 +361,10 @@ def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plot
     from taxoforge.scores.run import score_frame
 
     as_json = o["as_json"]
+    if out_dir:
+        from taxoforge.files import check_replaceable
+
+        check_replaceable(out_dir)  # a symlink, a file or the working folder: refused before the work (exit 11)
     rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"))
     run = score_frame(rows, cited, index=index, meteor=not no_meteor, progress=o["progress"],
                       ci=BootstrapConfig(n_resamples=n_resamples, seed=seed))

@@ -81,7 +81,19 @@ _DEFAULT_CI = BootstrapConfig()
 
 
 def method_counts(methods) -> str:
-    """``"exact 18, genus_transfer 2"``: how many rows each ground-truth method gave, most first."""
+    """``"exact 18, genus_transfer 2"``: how many rows each ground-truth method gave, most first.
+
+    Parameters
+    ----------
+    methods : object
+        The ground-truth method of each row.
+
+    Returns
+    -------
+    str
+        ``"exact 18, genus_transfer 2"``: how many rows each ground-truth method gave,
+        most first.
+    """
     s = pl.Series(list(methods), dtype=pl.String).drop_nulls()
     if not s.len():
         return ""
@@ -96,7 +108,27 @@ def breakdown_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, tables: dict[s
     (:func:`taxoforge.scores.breakdowns.leaderboard_columns`). ``tables``: the
     breakdown tables of those rows by ``by``
     (:func:`taxoforge.scores.breakdowns.breakdown_tables`, default cuts), when already
-    made: their values are reused, not computed again."""
+    made: their values are reused, not computed again.
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    tree : object
+        The tree.
+    by : optional
+        The columns that make a group (default: model × dataset × prompt).
+    tables : dict[str, polars.DataFrame], optional
+        Breakdown tables already computed
+        (:func:`~taxoforge.scores.breakdowns.breakdown_tables`).
+
+    Returns
+    -------
+    polars.DataFrame
+        HCA, MTA, Correct/Incorrect/Other % and accuracy per rank
+        (:data:`BREAKDOWN_RANKS`) per group, over the rows with a full ground truth
+        (:func:`taxoforge.scores.breakdowns.leaderboard_columns`).
+    """
     from taxoforge.scores.breakdowns import leaderboard_columns
 
     full = samples.filter(~pl.col("gt_partial")) if "gt_partial" in samples.columns else samples

@@ -82,7 +82,31 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
     built it, else built once (with a progress bar) and stored — under ``index_dir`` when
     given, else beside the tree folder, in the snapshot store, or in the cache
     (:func:`taxoforge.scores.mapping.store.index_place`). ``index.store`` says where and
-    whether this call built it."""
+    whether this call built it.
+
+    Parameters
+    ----------
+    cited : CitedTaxonomy
+        The run's taxonomy.
+    config : MappingConfig, optional
+        The mapping configuration.
+    index : TaxonomyIndex, optional
+        The mapping index.
+    index_dir : str or os.PathLike, optional
+        A folder the user named for indexes, if any.
+    progress : bool, optional
+        Whether to show a progress bar.
+
+    Returns
+    -------
+    TaxonomyIndex
+        The mapping index of a run: ``index`` when given (its tree is then shared with
+        ``cited``), else the stored index of ``cited``'s tree under ``config``
+        (:meth:`TaxonomyIndex.open`): memory-mapped when an earlier call, process or
+        Dagster run built it, else built once (with a progress bar) and stored — under
+        ``index_dir`` when given, else beside the tree folder, in the snapshot store, or
+        in the cache (:func:`taxoforge.scores.mapping.store.index_place`).
+    """
     if index is not None:
         cited.use_taxonomy(index.taxonomy)
         return index
@@ -93,7 +117,20 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
 def index_record(index: TaxonomyIndex) -> dict:
     """``info["mapping_index"]`` of a run: the stored index's folder, whether it was built or
     loaded and the seconds it took (:meth:`IndexInfo.as_dict`), or ``place: "memory"`` for an
-    index built in memory and not stored."""
+    index built in memory and not stored.
+
+    Parameters
+    ----------
+    index : TaxonomyIndex
+        The mapping index.
+
+    Returns
+    -------
+    dict
+        ``info["mapping_index"]`` of a run: the stored index's folder, whether it was
+        built or loaded and the seconds it took (:meth:`IndexInfo.as_dict`), or ``place:
+        "memory"`` for an index built in memory and not stored.
+    """
     if index.store is not None:
         return index.store.as_dict()
     return {"path": None, "built": True, "loaded": False, "seconds": None, "place": "memory"}
@@ -104,7 +141,21 @@ def index_record(index: TaxonomyIndex) -> dict:
 class ScoreRun:
     """The result of one run. ``samples`` (one row per scored sample), ``leaderboard`` (model ×
     dataset × prompt), ``bad_rows`` (every row not scored, with its line and reason), ``info``
-    (taxonomy, version, mapping configuration, counts, timings)."""
+    (taxonomy, version, mapping configuration, counts, timings).
+
+    Attributes
+    ----------
+    samples : polars.DataFrame
+        One row per scored sample.
+    leaderboard : polars.DataFrame
+        One row per model × dataset × prompt.
+    bad_rows : polars.DataFrame
+        Every row not scored, with its line and reason.
+    info : dict
+        The run's record (citation, configuration, counts, timings).
+    breakdowns : dict[str, polars.DataFrame]
+        The breakdown tables (:func:`~taxoforge.scores.breakdowns.breakdown_tables`).
+    """
 
     samples: pl.DataFrame
     leaderboard: pl.DataFrame
@@ -113,9 +164,28 @@ class ScoreRun:
     breakdowns: dict[str, pl.DataFrame] = field(default_factory=dict)
 
     def markdown(self, max_rows: int = 50) -> str:
+        """The run's leaderboard as Markdown (:func:`~taxoforge.scores.report.leaderboard_markdown`).
+
+        Parameters
+        ----------
+        max_rows : int, optional
+            Most leaderboard rows shown.
+
+        Returns
+        -------
+        str
+            The Markdown text.
+        """
         return leaderboard_markdown(self.leaderboard, self.info, self.bad_rows, max_rows=max_rows)
 
     def latex(self) -> str:
+        """The run's leaderboard as a LaTeX table (:func:`~taxoforge.scores.report.leaderboard_latex`).
+
+        Returns
+        -------
+        str
+            The LaTeX text.
+        """
         return leaderboard_latex(self.leaderboard, self.info)
 
     @property
@@ -145,7 +215,22 @@ class ScoreRun:
         Everything is written into a temporary folder beside it, which then replaces
         ``out_dir`` whole (:func:`taxoforge.files.atomic_directory`), so a killed run never
         leaves a mix of two runs and a run without samples never keeps an older run's
-        plots. An existing ``out_dir`` must be empty or an earlier run's folder."""
+        plots. An existing ``out_dir`` must be empty or an earlier run's folder.
+
+        Parameters
+        ----------
+        out_dir : str or os.PathLike
+            The folder to write.
+        plots : bool, optional
+            Whether figures are written.
+        formats : tuple[str, ...], optional
+            The figures' formats.
+
+        Returns
+        -------
+        dict[str, Path]
+            What was written, by name.
+        """
 
         out = Path(out_dir)
         _check_replaceable(out, RUN_FILES)
@@ -412,5 +497,19 @@ def score_file(path: str | os.PathLike, taxonomy, **options) -> ScoreRun:
 
     >>> run = score_file("data/examples/imagenet_example_outputs.jsonl", "imagenet1k")  # doctest: +SKIP
     >>> print(run.markdown())                                          # doctest: +SKIP
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    taxonomy : object
+        The taxonomy.
+    **options
+        Those of :func:`score_files`.
+
+    Returns
+    -------
+    ScoreRun
+        The run.
     """
     return score_files([path], taxonomy, **options)

@@ -8,8 +8,8 @@ Algorithm
        and check its SHA-256 against the index. Every file it names has a size: their sum
        must fit on the local disk, else nothing is downloaded
        (:class:`~taxoforge.files.LocalFileError`, no space left).
-    4. Claim ``<local store>/.partial/<name>/<version>/`` (:mod:`taxoforge.files.debris`)
-       and sweep the stale work folders of killed pulls of other versions beside it. Download
+    4. Claim ``<local store>/.partial/<name>/<version>/`` (:mod:`taxoforge.files.debris`;
+       every pull first sweeps the stale work folders of killed pulls of other versions). Download
        every file of the manifest into it with :func:`taxoforge.files.download`: never more
        bytes than the manifest's size, each attempt under a deadline, redirects to another
        host refused unless ``allow_other_hosts``; an interrupted run's ``.part`` is resumed
@@ -166,6 +166,9 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
     name, entry = src.resolve(ref)
     version = entry["version"]
     target = dst.local_dir(name, version)
+    partial = dst.local_path(".partial")
+    work = dst.local_path(".partial", name, version)
+    _sweep_partials(partial, keep=work)  # what killed pulls left, once provably stale
     if src.is_local and src.root.resolve() == dst.root.resolve():
         rep = verify_folder(target)
         if not rep.ok:
@@ -185,10 +188,7 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
     if manifest["taxonomy"] != name or manifest["version"] != version:
         raise SnapshotError(f"{src.location(f'{name}/{version}')}: manifest names "
                             f"{manifest['taxonomy']}@{manifest['version']}, expected {name}@{version}")
-    partial = dst.local_path(".partial")
-    work = dst.local_path(".partial", name, version)
     with claim_folder(work):
-        _sweep_partials(partial, keep=work)
         files = sorted(manifest["files"].items())
         have = {fname: _have(work, fname) for fname, _ in files}
         _require_space(work, sum(meta["size"] - min(have[f], meta["size"]) for f, meta in files))

@@ -257,23 +257,9 @@ ALLOWED_DOCSTRING_GAPS: dict[str, str] = {
     "taxoforge.evaluation.multiple_choice": "w-layers: 17",
     "taxoforge.files.download": "w-layers: 10",
     "taxoforge.links.resolve": "w-layers: 5",
-    "taxoforge.scores.breakdowns": "w-layers: 24",
-    "taxoforge.scores.cited_taxonomy": "w-layers: 8",
-    "taxoforge.scores.cli": "w-layers: 5",
-    "taxoforge.scores.confidence": "w-layers: 12",
-    "taxoforge.scores.leaderboard": "w-layers: 6",
-    "taxoforge.scores.map_outputs": "w-layers: 7",
-    "taxoforge.scores.mapping.stages": "w-layers: 24",
-    "taxoforge.scores.mapping.store": "w-layers: 13",
-    "taxoforge.scores.mapping.taxonomy_index": "w-layers: 20",
-    "taxoforge.scores.run": "w-layers: 11",
-    "taxoforge.scores.steps": "w-layers: 15",
-    "taxoforge.snapshots.citation": "w-layers: 6",
-    "taxoforge.snapshots.manifest": "w-layers: 23",
     "taxoforge.snapshots.store": "w-layers: 39",
     "taxoforge.sources.wikidata.dump": "w-layers: 9",
     "taxoforge.sources.wikidata.sparql": "w-layers: 9",
-    "taxoforge.trees.build": "w-layers: 1",
 }
 
 

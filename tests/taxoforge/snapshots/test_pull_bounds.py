@@ -288,3 +288,57 @@ def test_no_space_left_is_a_local_file_error_in_python(tmp_path, tree):
         url = _store(srv, tmp_path, tree)
         with pytest.raises(LocalFileError, match="No space left on device"):
             pull("demo", store=url, dest=small / "local", progress=False)
+
+
+# ---- the work of a killed pull is swept by a later one --------------------------------------------
+_KILLED_PULL = r"""
+import sys
+from taxoforge.snapshots import pull
+pull("demo", store=sys.argv[1], dest=sys.argv[2], progress=False, retries=0)
+"""
+
+
+def test_a_killed_pulls_partial_folder_is_swept_only_when_stale_and_unclaimed(tmp_path, tree):
+    import signal
+    import time
+
+    from taxoforge.files.debris import STALE_AFTER
+
+    local = tmp_path / "local"
+    work = local / ".partial" / "demo" / "v1"
+    with ScriptedServer() as srv:
+        _store(srv, tmp_path, tree)
+        # nodes.parquet stops after 100 bytes: the pull is caught in the middle of it
+        import threading
+
+        release = threading.Event()
+
+        def stalled():
+            yield b"n" * 100
+            release.wait(60)
+
+        _table_route(srv, "nodes.parquet", lambda r: Reply(200, {}, stream=stalled(), content_length=False))
+        p = subprocess.Popen([sys.executable, "-c", _KILLED_PULL, srv.url, str(local)],
+                             env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while not (work / "nodes.parquet.part").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert (work / "nodes.parquet.part").exists(), p.stderr.read1(4000) if p.poll() is not None else "slow"
+        then = time.time() - 10 * STALE_AFTER
+        for q in [work, *work.iterdir()]:
+            os.utime(q, (then, then))
+
+        def pull_other_version():
+            other = ScriptedServer()
+            with other:
+                hostile_store(other, tmp_path / f"other-{time.monotonic_ns()}", tree, version="v2")
+                pull("demo", store=other.url, dest=local, progress=False)
+
+        pull_other_version()  # the first pull still runs and holds its folder: kept, however old
+        assert (work / "nodes.parquet.part").exists()
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        release.set()
+    pull_other_version()  # killed and old: swept
+    assert not work.exists()
+    assert sorted(p.name for p in (local / "demo").iterdir()) == ["v2"]
