@@ -440,7 +440,7 @@ def comparison_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
     labels = []
     for r in table.iter_rows(named=True):
         parts = []
-        if groups > 1:
+        if groups > 1 or pairs == 1:  # one pair: its name is the title, the rows are the groups
             parts.append(" · ".join(x for x in (r["dataset"], r["prompt"]) if x))
         if pairs > 1:
             parts.append(f"{r['a']} − {r['b']}")
