@@ -85,9 +85,8 @@ def map_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = No
     tax = index.taxonomy
     screened, bad_screen = screen_rows(rows, require_label=False)
     parsed, bad_parse = parse_rows(screened)
-    mapped = map_answers(parsed, index, GroundTruthResolver(cited.tables, tax), progress)
+    mapped = map_answers(parsed, index, GroundTruthResolver(cited.tables, tax, stored=cited.resolved_labels()), progress)
     idx = mapped.pred_idx
-    labels = tax._labels
 
     def col(name):
         return [r.get(name) for r in parsed]
@@ -95,7 +94,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = No
     table = pl.DataFrame({
         "file": col("file"), "line": col("line"), "id": col("id"), "model": col("model"), "dataset": col("dataset"),
         "prompt": col("prompt"), "output": col("output"), "answer": col("answer"), "mapped_text": mapped.mapped_text,
-        "node_id": tax.ids[idx].tolist(), "node_label": [labels[i] if labels else None for i in idx.tolist()],
+        "node_id": tax.ids_of(idx), "node_label": tax.labels_of(idx),
         "node_depth": tax.depth_arr[idx].astype("int64"), "stage": mapped.stage.tolist(),
         "similarity": mapped.score, "tied": mapped.tied, "abstained": mapped.abstained,
         "parse_flags": mapped.flags, "label": col("label"),

@@ -83,6 +83,7 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
     if index is not None:
         cited.use_taxonomy(index.taxonomy)
         return index
+    cited.open_stored(index_dir)
     return TaxonomyIndex.open(cited.tables, config or MappingConfig(), taxonomy=cited.taxonomy,
                               index_dir=index_dir, progress=progress)
 
@@ -248,7 +249,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     screened, bad_screen = screen_rows(rows)
     parsed, bad_parse = parse_rows(screened)
     t_gt = time.perf_counter()
-    resolve = GroundTruthResolver(tables, tax)
+    resolve = GroundTruthResolver(tables, tax, stored=cited.resolved_labels())
     kept, bad_label = resolve_labels(parsed, resolve)
     t_gt = time.perf_counter() - t_gt
     bad_df = bad_rows_frame(bad_screen + bad_parse + bad_label)

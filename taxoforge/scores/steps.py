@@ -82,10 +82,13 @@ class GroundTruthResolver:
 
     :meth:`prefetch` resolves many labels in one batch (scoring prefetches every distinct
     label of a file); a label asked for without a prefetch is resolved alone and cached.
-    ``links`` holds every label resolved so far (the links table)."""
+    ``links`` holds every label resolved so far (the links table). ``stored``: labels
+    resolved against this tree by earlier runs
+    (:class:`~taxoforge.scores.tree_store.ResolvedLabels`), reused instead of resolving them
+    again; what this resolver resolves is added to it."""
 
-    def __init__(self, tables: TreeTables, tax) -> None:
-        self.tables, self.tax = tables, tax
+    def __init__(self, tables: TreeTables, tax, stored=None) -> None:
+        self.tables, self.tax, self.stored = tables, tax, stored
         self._cache: dict[tuple[str, str], tuple] = {}
         self.links = pl.DataFrame(schema={"dataset": pl.String, "label_id": pl.String})
 
@@ -94,13 +97,23 @@ class GroundTruthResolver:
         todo = sorted({(str(d), str(lab).strip()) for lab, d in pairs} - set((d, lab) for lab, d in self._cache))
         if not todo:
             return
-        labels = pl.DataFrame({"dataset": [p[0] for p in todo], "label_id": [p[1] for p in todo],
-                               "label_text": [p[1] for p in todo]}, schema={c: pl.String for c in LINK_LABEL_COLUMNS})
-        links = link_ground_truths(labels, self.tables.names, self.tables.nodes, links=self.tables.links)
+        known = self.stored.lookup(todo) if self.stored is not None else None
+        if known is not None and known.height:
+            done = set(known.select("dataset", "label_id").iter_rows())
+            todo = [p for p in todo if p not in done]
+        links = known
+        if todo:
+            labels = pl.DataFrame({"dataset": [p[0] for p in todo], "label_id": [p[1] for p in todo],
+                                   "label_text": [p[1] for p in todo]}, schema={c: pl.String for c in LINK_LABEL_COLUMNS})
+            new = link_ground_truths(labels, self.tables.names, self.tables.nodes, links=self.tables.links)
+            if self.stored is not None:
+                self.stored.add(new)
+            links = new if links is None or not links.height else pl.concat([links, new], how="diagonal_relaxed")
         self.links = pl.concat([self.links, links], how="diagonal_relaxed") if self.links.height else links
-        for ds, lid, status, method, nid, detail in links.select(
-                "dataset", "label_id", "status", "method", "node_id", "detail").iter_rows():
-            if status != "linked" or nid not in self.tax:
+        rows = list(links.select("dataset", "label_id", "status", "method", "node_id", "detail").iter_rows())
+        in_tree = self.tax.has([r[4] for r in rows]).tolist()
+        for (ds, lid, status, method, nid, detail), known in zip(rows, in_tree):
+            if status != "linked" or not known:
                 reason = "ambiguous label" if status == "ambiguous" else "unknown label"
                 self._cache[(lid, ds)] = (None, reason, f"{lid!r}: {detail}")
             else:
@@ -276,7 +289,6 @@ def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bo
 def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: dict, tables: TreeTables,
                      version: str, config: MappingConfig, store: str | None = None) -> pl.DataFrame:
     """Step 6 — one row per scored sample, with the taxonomy version and mapping config."""
-    labels = tax._labels
     pred_idx = mapped.pred_idx
 
     def col(name):
@@ -288,8 +300,8 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
         "abstained": mapped.abstained, "mapped_text": mapped.mapped_text, "parse_flags": mapped.flags,
         "label": col("label"), "reference": col("reference"), "gt_node": col("gt_node"), "gt_via": col("gt_via"),
         "gt_detail": col("gt_detail"), "gt_partial": np.array(col("gt_partial"), dtype=bool),
-        "pred_node": tax.ids[pred_idx].tolist(),
-        "pred_label": [labels[i] if labels else None for i in pred_idx.tolist()],
+        "pred_node": tax.ids_of(pred_idx),
+        "pred_label": tax.labels_of(pred_idx),
         "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "map_tied": mapped.tied,
         "depth_gt": h["depth_gt"],
         "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],

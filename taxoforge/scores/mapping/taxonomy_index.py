@@ -68,7 +68,7 @@ class TaxonomyIndex:
         self.store = store  # where the tables were loaded from (None: built in memory)
         self.depth = taxonomy.depth_arr.astype(np.int64)
         self.parent = taxonomy.parent_idx
-        self.subtree_size = subtree_sizes(self.parent, self.depth)
+        self.subtree_size = np.asarray(taxonomy.subtree_size, np.int64)
         model = getattr(self.similarity, "model_id", None)
         if store is not None and model and callable(getattr(self.similarity, "embed_names", None)):
             # an embedding measure: the names' embeddings computed once per tree, stored beside the index
