@@ -59,6 +59,7 @@ from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.readers import duplicate_ids, read_outputs
 from taxoforge.scores.report import (FIGURE_FORMATS, leaderboard_latex, leaderboard_markdown, plot_hp_hr,
                                      plot_ranks)
+from taxoforge.scores.timings import Timings
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
                                     screen_rows)
@@ -123,7 +124,7 @@ class ScoreRun:
         return self.info.get("scored", 0) / rows if rows else 0.0
 
     def write(self, out_dir: str | os.PathLike, plots: bool = True,
-              formats: tuple[str, ...] = FIGURE_FORMATS) -> dict[str, Path]:
+              formats: tuple[str, ...] = FIGURE_FORMATS, timings: Timings | None = None) -> dict[str, Path]:
         """Write the run as one folder ``out_dir``:
 
         * ``scores.parquet`` (one row per sample), ``bad_rows.parquet`` and ``bad_rows.csv``
@@ -138,11 +139,16 @@ class ScoreRun:
         Everything is written into a temporary folder beside it, which then replaces
         ``out_dir`` whole (:func:`taxoforge.files.atomic_directory`), so a killed run never
         leaves a mix of two runs and a run without samples never keeps an older run's
-        plots. An existing ``out_dir`` must be empty or an earlier run's folder."""
+        plots. An existing ``out_dir`` must be empty or an earlier run's folder.
+
+        ``timings``: the run's :class:`~taxoforge.scores.timings.Timings`; writing the tables
+        (``write``) and the figures (``figures``) are timed into it, and ``run.json``, written
+        last, holds its seconds (``info["seconds"]``) up to that moment."""
 
         out = Path(out_dir)
         _check_replaceable(out, RUN_FILES)
-        info = json.dumps(_json_safe(self.info), indent=2, sort_keys=True, default=str)
+        t = timings if timings is not None else Timings()
+        w0 = time.perf_counter()
         with atomic_directory(out) as tmp:
             paths = {
                 "scores": write_parquet_atomic(self.samples, tmp / "scores.parquet"),
@@ -152,15 +158,23 @@ class ScoreRun:
                 "bad_rows": write_parquet_atomic(self.bad_rows, tmp / "bad_rows.parquet"),
                 "bad_rows_csv": write_text_atomic(tmp / "bad_rows.csv", _csv(self.bad_rows)),
                 "leaderboard_md": write_text_atomic(tmp / "leaderboard.md", self.markdown(max_rows=10_000)),
-                "run": write_text_atomic(tmp / "run.json", info),
             }
             for name, table in self.breakdowns.items():
                 paths[f"breakdown_{name}"] = write_parquet_atomic(table, tmp / "breakdowns" / f"{name}.parquet")
                 paths[f"breakdown_{name}_csv"] = write_text_atomic(tmp / "breakdowns" / f"{name}.csv", _csv(table))
+            figures = 0.0
             if plots and self.samples.height:
+                f0 = time.perf_counter()
                 for fig, plot in (("hp_vs_hr", plot_hp_hr), ("model_ranks", plot_ranks)):
                     for fmt, p in plot(self.leaderboard, tmp / fig, formats=formats).items():
                         paths[fig if fmt == "png" else f"{fig}_{fmt}"] = p
+                figures = time.perf_counter() - f0
+                t.add("figures", figures)
+            t.add("write", time.perf_counter() - w0 - figures)
+            if timings is not None:
+                self.info["seconds"] = t.as_dict()
+            info = json.dumps(_json_safe(self.info), indent=2, sort_keys=True, default=str)
+            paths["run"] = write_text_atomic(tmp / "run.json", info)
         return {k: out / p.relative_to(tmp) for k, p in paths.items()}
 
 
@@ -222,7 +236,8 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
                 index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
                 progress: bool | None = None, store=None, altered: str = "refuse",
                 ci: BootstrapConfig | None = BootstrapConfig(), breakdowns: bool = True,
-                index_dir: str | os.PathLike | None = None) -> ScoreRun:
+                index_dir: str | os.PathLike | None = None, timings: Timings | None = None,
+                label_set=None) -> ScoreRun:
     """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs` (one
     file's, or several files' concatenated) against ``taxonomy`` in the steps of the module
     docstring: screen, parse, resolve labels, map, measure, assemble.
@@ -235,32 +250,47 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     of the same tree, shared between calls; without one the tree's stored index is loaded
     (built and stored the first time; ``index_dir``: where, see :func:`index_for`). ``ci``:
     the bootstrap of the leaderboard's intervals (None: none); ``breakdowns``: the
-    leaderboard's breakdown columns and tables."""
-    t0 = time.perf_counter()
-    cited = cite_taxonomy(taxonomy, store=store, altered=altered)
-    tables = cited.tables
+    leaderboard's breakdown columns and tables; ``timings``: the run's
+    :class:`~taxoforge.scores.timings.Timings` (default: a clock started here), whose phases
+    (``taxonomy``, ``tree``, ``index``, ``parse``, ``ground_truths``, ``mapping``,
+    ``measures``, ``text_measures``, ``samples``, ``breakdowns``, ``leaderboard``) and their
+    ``total`` are ``info["seconds"]``. ``label_set``: labels (texts, resolved as ground
+    truths are) whose nodes win ties between nodes that name an answer equally well; default:
+    the ground truths of each row's dataset."""
+    t = timings if timings is not None else Timings()
+    with t.phase("taxonomy"):
+        cited = cite_taxonomy(taxonomy, store=store, altered=altered)
+        tables = cited.tables
     config = config or (index.config if index is not None else MappingConfig())
-    t_index = time.perf_counter()
-    index = index_for(cited, config, index, index_dir=index_dir, progress=progress)
-    tax = index.taxonomy
-    t_index = time.perf_counter() - t_index
+    with t.phase("tree"):
+        if index is None:
+            cited.open_stored(index_dir)
+            _ = cited.taxonomy
+    with t.phase("index"):
+        index = index_for(cited, config, index, index_dir=index_dir, progress=progress)
+        tax = index.taxonomy
     version = cited.ref
 
-    screened, bad_screen = screen_rows(rows)
-    parsed, bad_parse = parse_rows(screened)
-    t_gt = time.perf_counter()
-    resolve = GroundTruthResolver(tables, tax, stored=cited.resolved_labels())
-    kept, bad_label = resolve_labels(parsed, resolve)
-    t_gt = time.perf_counter() - t_gt
-    bad_df = bad_rows_frame(bad_screen + bad_parse + bad_label)
-    mapped = map_answers(kept, index, resolve, progress)
-    h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
-    samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
-    t_lb = time.perf_counter()
-    tree = cited.ranked_tree() if breakdowns and samples.height else None
-    tabs = _breakdown_tables(samples, tree) if tree is not None else {}
-    board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs)  # its columns reuse the tables
-    t_lb = time.perf_counter() - t_lb
+    with t.phase("parse"):
+        screened, bad_screen = screen_rows(rows)
+        parsed, bad_parse = parse_rows(screened)
+    with t.phase("ground_truths"):
+        resolve = GroundTruthResolver(tables, tax, stored=cited.resolved_labels())
+        kept, bad_label = resolve_labels(parsed, resolve)
+        bad_df = bad_rows_frame(bad_screen + bad_parse + bad_label)
+    with t.phase("mapping"):
+        label_nodes, label_info = _label_set_nodes(label_set, resolve)
+        mapped = map_answers(kept, index, resolve, progress, label_set=label_nodes)
+    with t.phase("measures"):
+        h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
+    t.move("measures", t_text, "text_measures")
+    with t.phase("samples"):
+        samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
+    with t.phase("breakdowns"):
+        tree = cited.ranked_tree() if breakdowns and samples.height else None
+        tabs = _breakdown_tables(samples, tree) if tree is not None else {}
+    with t.phase("leaderboard"):
+        board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs)  # its columns reuse the tables
 
     info = {
         "taxonomy": cited.name, "taxonomy_version": version, "taxonomy_store": cited.store,
@@ -281,12 +311,24 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         "files": rows["file"].unique(maintain_order=True).to_list() if rows.height and "file" in rows.columns else [],
         "per_file": _per_file(rows, samples, bad_df),
         "confidence_intervals": (ci.as_dict() if ci is not None and ci.n_resamples > 0 else {}),
-        "breakdowns": sorted(tabs),
-        "seconds": {"index": round(t_index, 3), "ground_truths": round(t_gt, 3), "mapping": round(mapped.seconds, 3),
-                    "text_measures": round(t_text, 3), "leaderboard": round(t_lb, 3),
-                    "total": round(time.perf_counter() - t0, 3)},
+        "breakdowns": sorted(tabs), "label_set": label_info, "ties": mapped.stats.get("ties", {}),
     }
+    info["seconds"] = t.as_dict()
     return ScoreRun(samples=samples, leaderboard=board, bad_rows=bad_df, info=info, breakdowns=tabs)
+
+
+def _label_set_nodes(label_set, resolve) -> tuple[list[str] | None, dict]:
+    """The node ids of a given label set (its labels resolved as ground truths are, under
+    the dataset name ``label set``) and what ``info["label_set"]`` says of it."""
+    if label_set is None:
+        return None, {"source": "ground truths of each dataset"}
+    labels = [str(x).strip() for x in label_set if x is not None and str(x).strip()]
+    resolve.prefetch((lab, "label set") for lab in labels)
+    got = [resolve(lab, "label set") for lab in labels]
+    nodes = sorted({nid for nid, _m, _d in got if nid is not None})
+    missed = [lab for lab, (nid, _m, _d) in zip(labels, got) if nid is None]
+    return nodes, {"source": "given", "labels": len(labels), "nodes": len(nodes), "unresolved": len(missed),
+                   "unresolved_examples": missed[:10]}
 
 
 def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
@@ -319,7 +361,8 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
                 progress: bool | None = None, plots: bool = True, header: bool = True,
                 column_names=None, derive: dict[str, tuple[str, str]] | None = None, store=None,
                 altered: str = "refuse", ci: BootstrapConfig | None = BootstrapConfig(),
-                breakdowns: bool = True, index_dir: str | os.PathLike | None = None) -> ScoreRun:
+                breakdowns: bool = True, index_dir: str | os.PathLike | None = None,
+                timings: Timings | None = None, label_set=None) -> ScoreRun:
     """Score several model-output files against one taxonomy in one run (one citation, one
     mapping index, one combined leaderboard; ``info["per_file"]`` and the bad rows' ``file``
     say what each file gave) and, with ``out_dir``, write the results there
@@ -329,16 +372,20 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
     ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy`, a :class:`TreeTables`,
     a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``
     (:func:`score_frame`, also for ``config``, ``index``, ``text_measures``, ``meteor``,
-    ``progress``, ``altered``, ``ci``, ``breakdowns``, ``index_dir``).
+    ``progress``, ``altered``, ``ci``, ``breakdowns``, ``index_dir``, ``label_set``).
     ``columns``/``adapter``/``fmt``/``defaults``/``header``/``column_names``/``derive``: see
-    :func:`read_outputs`; ``plots``: write the figures with the results."""
-    rows = read_files(paths, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
-                      column_names=column_names, derive=derive)
+    :func:`read_outputs`; ``plots``: write the figures with the results; ``timings``: where
+    the seconds of each phase go (:class:`~taxoforge.scores.timings.Timings`; default: a
+    clock started here), ``info["seconds"]``."""
+    t = timings if timings is not None else Timings()
+    with t.phase("read"):
+        rows = read_files(paths, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
+                          column_names=column_names, derive=derive)
     run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
                       progress=progress, store=store, altered=altered, ci=ci, breakdowns=breakdowns,
-                      index_dir=index_dir)
+                      index_dir=index_dir, timings=t, label_set=label_set)
     if out_dir is not None:
-        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=plots).items()}
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=plots, timings=t).items()}
     return run
 
 

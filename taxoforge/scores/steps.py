@@ -29,7 +29,7 @@ from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["screen_rows", "parse_rows", "GroundTruthResolver", "resolve_labels", "MappedAnswers", "map_answers",
+__all__ = ["label_sets_of", "screen_rows", "parse_rows", "GroundTruthResolver", "resolve_labels", "MappedAnswers", "map_answers",
            "measure_rows", "assemble_samples", "bad_rows_frame", "BAD_ROW_SCHEMA", "ANSWER_LINK_METHODS"]
 
 LINK_LABEL_COLUMNS = ("dataset", "label_id", "label_text")
@@ -184,7 +184,26 @@ def _taxon_name(text: str | None) -> str | None:
     return t if _TAXON_NAME.match(t) else None
 
 
-def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None) -> MappedAnswers:
+def label_sets_of(rows: list[dict], tax, label_set=None) -> list | None:
+    """Per row, the node indexes of the label set its answer is about (one array per
+    distinct set, shared by the rows): ``label_set`` (node ids) for every row when given,
+    else the ground-truth nodes of the row's dataset; None when there is neither."""
+    if label_set is not None:
+        ids = [x for x in label_set if x is not None]
+        shared = tax.index_of(ids) if ids else np.zeros(0, np.int64)
+        return [shared] * len(rows)
+    by_dataset: dict = {}
+    for r in rows:
+        if r.get("gt_node") is not None:
+            by_dataset.setdefault(r.get("dataset"), set()).add(r["gt_node"])
+    if not by_dataset:
+        return None
+    sets = {d: tax.index_of(sorted(nodes)) for d, nodes in by_dataset.items()}
+    return [sets.get(r.get("dataset")) for r in rows]
+
+
+def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None,
+                label_set=None) -> MappedAnswers:
     """Step 4 — answers → nodes with Alg. 1 (:mod:`~taxoforge.scores.mapping`).
 
     * an answer with a refusal cue is an abstention (stage ``abstention``, the root) unless
@@ -194,8 +213,10 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
       ``none_of_the_above``) is right — the ground-truth node — when the ground truth is
       none of the other options, and otherwise wrong, scored as the root (an answer, not an
       abstention);
-    * every other answer is mapped as it is; the question breaks ties between nodes
-      sharing a name. An answer longer than the mapping's ``max_answer_chars`` is cut there
+    * every other answer is mapped as it is; where several nodes name it equally well the
+      label set decides first — ``label_set`` (node ids) when given, else the ground truths
+      of the row's dataset (:func:`label_sets_of`) — then the question, then the mapping's
+      own rule. An answer longer than the mapping's ``max_answer_chars`` is cut there
       and flagged ``truncated_to_<n>_chars`` (so the cost per answer stays bounded);
     * an answer shaped like a binomial or trinomial that no stage matched as a whole name
       (a species renamed since the model learnt it: *Notropis heterodon*) is resolved by the
@@ -242,8 +263,10 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
 
         bar = tqdm(total=len(set(texts)), desc="mapping answers", unit="answer", leave=False)
     t = time.perf_counter()
+    sets = label_sets_of(rows, tax, label_set)
     mres = index.map(texts, progress=bar.update if bar else None,
-                     contexts=[rows[i].get("question") for i in to_map])
+                     contexts=[rows[i].get("question") for i in to_map],
+                     label_sets=[sets[i] for i in to_map] if sets is not None else None)
     t = time.perf_counter() - t
     if bar:
         bar.close()
