@@ -3,9 +3,9 @@
 Each interval is a percentile bootstrap (Efron & Tibshirani, 1993) over the samples of one
 leaderboard row, resampled with replacement ``n_resamples`` times from a generator seeded
 with ``seed`` — the same data and seed give the same interval on any machine, whatever the
-order of the groups. The percentile method is computed here, vectorised: one matrix of
-resampled row indexes per group (in batches of bounded size) gives the four statistics at
-once, and the ends are the ``(1 ± level)/2`` percentiles of their resampled values (linear
+order of the groups. The percentile method is computed here, vectorised: one set of
+resamples per group (:func:`resampled_means`: resampled rows, or draws of how often each
+distinct row occurs) gives the four statistics at once, and the ends are the ``(1 ± level)/2`` percentiles of their resampled values (linear
 interpolation, as :func:`scipy.stats.bootstrap` takes them) — no SciPy import and one draw
 instead of four. Other methods (``method="BCa"``, ``"basic"``) go through
 :func:`scipy.stats.bootstrap`.
@@ -85,12 +85,26 @@ def harmonic_mean_of_means(hp, hr, axis: int = -1):
 def resampled_means(values: np.ndarray, config: BootstrapConfig) -> np.ndarray:
     """``(n_resamples, k)``: the column means of ``values`` (``n`` rows, ``k`` columns) over
     ``n_resamples`` resamples of its rows with replacement, drawn from
-    ``numpy.random.default_rng(seed)`` in batches of at most :data:`_MAX_BATCH_VALUES` values."""
+    ``numpy.random.default_rng(seed)`` in batches of at most :data:`_MAX_BATCH_VALUES` values.
+
+    A resample of ``n`` rows is a draw of how often each row occurs; rows that are equal
+    (the same correctness, hP and hR: a few hundred distinct rows however many answers)
+    are drawn together, so when at most half the rows are distinct each resample is one
+    multinomial draw over the ``m`` distinct rows — ``O(m)`` instead of ``O(n)`` per
+    resample, the same distribution of resampled means."""
     values = np.asarray(values, dtype=np.float64)
     n, k = values.shape
     rng = np.random.default_rng(config.seed)
-    batch = max(1, min(config.n_resamples, _MAX_BATCH_VALUES // max(n * k, 1)))
+    uniq, inv = np.unique(values, axis=0, return_inverse=True)
     out = np.empty((config.n_resamples, k))
+    if 2 * len(uniq) <= n:
+        p = np.bincount(inv.ravel(), minlength=len(uniq)) / n
+        batch = max(1, min(config.n_resamples, _MAX_BATCH_VALUES // max(len(uniq), 1)))
+        for lo in range(0, config.n_resamples, batch):
+            b = min(batch, config.n_resamples - lo)
+            out[lo:lo + b] = rng.multinomial(n, p, size=b) @ uniq / n
+        return out
+    batch = max(1, min(config.n_resamples, _MAX_BATCH_VALUES // max(n * k, 1)))
     for lo in range(0, config.n_resamples, batch):
         b = min(batch, config.n_resamples - lo)
         idx = rng.integers(0, n, size=(b, n))
