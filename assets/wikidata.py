@@ -1,4 +1,4 @@
-"""Wikidata: the subclass-of taxonomy behind OVEN's entities (paper 000 §4), and label links.
+"""Wikidata: the subclass-of taxonomy behind OVEN's entities (Snæbjarnarson et al. 2025 [1] §4), and label links.
 
 ``wikidata_graph`` (SPARQL from seeds, or a local dump file) → ``wikidata_tree`` →
 ``wikidata_links`` (with ``wikidata_labels``). The domain logic is
@@ -6,6 +6,7 @@
 """
 
 import json
+from datetime import timedelta
 
 from functools import partial
 
@@ -57,7 +58,7 @@ class WikidataGraphConfig(dg.Config):
 
 
 class WikidataTreeConfig(dg.Config):
-    """The graph→tree step (SPEC §1): tie seed, cycle policy and the exclusion list (the
+    """The graph→tree step (docs/method.md#trees): tie seed, cycle policy and the exclusion list (the
     documented default list of :mod:`taxoforge.sources.wikidata.exclusions`, a file of QIDs
     with reasons, and extra QIDs)."""
 
@@ -83,6 +84,8 @@ def _info_table(info: dict) -> pl.DataFrame:
 
 @wikidata_asset(
     kinds={"python", "sparql", "parquet"},
+    # rebuilt weekly (over SPARQL or from the weekly dump): one missed week warns, two fail
+    freshness_policy=dg.FreshnessPolicy.time_window(warn_window=timedelta(days=8), fail_window=timedelta(days=15)),
     description=(
         "Wikidata's instance-of (P31) and subclass-of (P279) edges for the configured seed entities, "
         "up to Q35120 'entity', with English labels and aliases: over SPARQL (polite, resumable "

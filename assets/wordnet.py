@@ -4,20 +4,29 @@ from functools import partial
 
 import dagster as dg
 
+from assets.common.automation import FOLLOW_INPUTS, package_source
 from assets.common.checks import tree_checks
 from assets.common.metadata import tree_metadata
 from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
-from taxoforge.sources.wordnet import WORDNET_VERSION, ensure_wordnet, noun_graph
+from taxoforge.sources.wordnet import WORDNET_VERSION, ensure_wordnet, noun_graph, wordnet_source_version
 from taxoforge.sources.wordnet import wordnet_tree as build_wordnet_tree
 from taxoforge.trees.tables import TreeTables
 
 #: ``@dg.asset`` with what every asset of this domain shares.
 wordnet_asset = partial(dg.asset, group_name="wordnet", owners=[TAXOFORGE_TEAM], tags=EMBEDDED_DEFAULT, kinds={"python", "parquet"},
-                        code_version="1")
+                        code_version="1", automation_condition=FOLLOW_INPUTS)
+
+#: The WordNet 3.0 files NLTK reads (Debian's wordnet-base, or NLTK's download), observed daily:
+#: a change of their content is a new data version, and the graph and tree follow it.
+wordnet_files = package_source(
+    "wordnet_files", group_name="wordnet", version=wordnet_source_version,
+    description="The WordNet 3.0 database files NLTK reads (Debian's `wordnet-base`, or NLTK's download): "
+                "observed daily; the observed version is WordNet's version and the SHA-256 of `data.noun` and "
+                "`index.noun`. WordNet 3.0 is frozen (2006), so this changes only if the installed files do.")
 
 
 class TreeBuildConfig(dg.Config):
-    """How the graph→tree step runs (SPEC §1)."""
+    """How the graph→tree step runs (docs/method.md#trees)."""
 
     tie_seed: int = 0
     cycle_policy: str = "dfs_back_edges"
@@ -25,10 +34,11 @@ class TreeBuildConfig(dg.Config):
 
 
 @wordnet_asset(
+    deps=[wordnet_files],
     description=(
         "All 82,115 WordNet 3.0 noun synsets with their hypernym and instance-hypernym edges "
         "(`edges`) and lemma names (`names`). WordNet 3.0 is frozen (its last release, 2006): "
-        "this asset never changes, so no schedule rebuilds it."
+        "it is rebuilt only when the observed files change."
     ),
 )
 def wordnet_noun_graph(context: dg.AssetExecutionContext) -> dg.Output[dict]:

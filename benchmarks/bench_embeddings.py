@@ -1,4 +1,4 @@
-"""Benchmark: the embedding measure (all-MiniLM-L6-v2 from PyPI) against the string measure (issue 12).
+"""Benchmark: the embedding measure (all-MiniLM-L6-v2 from PyPI) against the string measure.
 
     python -m benchmarks.bench_embeddings --size small
 

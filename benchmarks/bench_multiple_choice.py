@@ -1,4 +1,4 @@
-"""Benchmark: multiple-choice question sets (issue 14 item 1).
+"""Benchmark: multiple-choice question sets.
 
 ``run(size)`` builds VLM4Bio-style questions for each difficulty on a tree, in fresh
 processes (``benchmarks.harness.measure``: the tree is loaded before the clock starts):

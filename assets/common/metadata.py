@@ -10,7 +10,31 @@ import polars as pl
 from taxoforge.markdown import markdown_cell, markdown_table
 from taxoforge.trees.tables import TreeTables, name_kind_counts
 
-__all__ = ["tree_metadata", "markdown_preview"]
+__all__ = ["tree_metadata", "markdown_preview", "table_metadata"]
+
+_TYPES = {pl.Boolean: "bool", pl.String: "string", pl.Date: "date", pl.Datetime: "datetime"}
+
+
+def _column_type(dtype: pl.DataType) -> str:
+    if dtype.is_integer():
+        return "int"
+    if dtype.is_float():
+        return "float"
+    return _TYPES.get(type(dtype), _TYPES.get(dtype, "string"))
+
+
+def table_metadata(df: pl.DataFrame, *, max_rows: int = 200, descriptions: dict[str, str] | None = None
+                   ) -> dg.TableMetadataValue:
+    """``df`` as a table the Dagster UI shows sortable, with a schema (column names, types and
+    descriptions); numbers stay numbers, other values become text; the first ``max_rows`` rows."""
+    descriptions = descriptions or {}
+    schema = dg.TableSchema(columns=[dg.TableColumn(c, _column_type(t), description=descriptions.get(c))
+                                     for c, t in df.schema.items()])
+    records = []
+    for row in df.head(max_rows).iter_rows(named=True):
+        records.append(dg.TableRecord({c: (v if isinstance(v, (int, float, bool)) or v is None else str(v))
+                                       for c, v in row.items()}))
+    return dg.MetadataValue.table(records=records, schema=schema)
 
 
 def markdown_preview(df: pl.DataFrame, max_rows: int = 10) -> str:
@@ -38,7 +62,9 @@ def tree_metadata(tree: TreeTables) -> dict[str, Any]:
         "cycle_edges_removed": dg.MetadataValue.int(int(stats.get("cycle_edges_removed", 0))),
         "ties": dg.MetadataValue.int(int(stats.get("ties", 0))),
         "not_longest_edges_dropped": dg.MetadataValue.int(int(stats.get("not_longest", 0))),
-        "depth_histogram": dg.MetadataValue.md(markdown_preview(hist.rename({"len": "nodes"}), max_rows=100)),
+        "depth_histogram": table_metadata(hist.rename({"len": "nodes"}).cast({"nodes": pl.Int64}), max_rows=1000,
+                                          descriptions={"depth": "longest root path (root = 0)",
+                                                        "nodes": "nodes at that depth"}),
         "report_by_kind": dg.MetadataValue.md(markdown_preview(report_counts.rename({"len": "rows"}), max_rows=50)),
         "preview": dg.MetadataValue.md(
             markdown_preview(tree.nodes.sort("depth", "node_id").select("node_id", "parent_id", "depth", "label", "rank"))

@@ -1,5 +1,5 @@
 """Multiple-choice question sets from any tree: VLM4Bio's easy / medium / hard sets and
-rank-level probes, seeded and checked (paper 002 §5.1; issue 14 item 1).
+rank-level probes, seeded and checked (Maruf et al. 2024 [2] §5.1).
 
 Input
     a tree (anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts) and the ground truths, one question per
@@ -68,7 +68,6 @@ Question text (VLM4Bio's, ``zero_shot_eval`` templates)::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -79,6 +78,7 @@ import polars as pl
 
 from taxoforge.files import write_text_atomic
 from taxoforge.files.labels import LABEL_COLUMNS
+from taxoforge.seeded import SeededStream
 
 from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.ranked_tree import RankedTree
@@ -86,7 +86,7 @@ from taxoforge.trees.ranks import INFRASPECIFIC_RANKS
 
 __all__ = ["DIFFICULTIES", "QuestionSet", "TreeTooShallow", "build_questions", "prepare_tree",
            "build_rank_probes", "check_questions", "sample_ground_truths", "question_text",
-           "SeededStream", "LETTERS"]
+           "LETTERS"]
 
 DIFFICULTIES = ("easy", "medium", "hard")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -97,40 +97,6 @@ INSTRUCTION = "Write the answer after writing 'The answer is: '."
 
 class TreeTooShallow(ValueError):
     """No ground truth supports the requested difficulty on this tree."""
-
-
-# ---------------------------------------------------------------------------- randomness
-class SeededStream:
-    """Uniform integers from BLAKE2b of ``(seed, key, counter)``: the same on every machine
-    and Python version, independent of the order in which questions are built.
-
-    >>> a, b = SeededStream(7, "easy|12|inat:1"), SeededStream(7, "easy|12|inat:1")
-    >>> [a.below(10) for _ in range(5)] == [b.below(10) for _ in range(5)]
-    True
-    >>> SeededStream(7, "easy|12|inat:1").next64() != SeededStream(8, "easy|12|inat:1").next64()
-    True
-    """
-
-    __slots__ = ("_prefix", "_counter")
-
-    def __init__(self, seed: int, key: str) -> None:
-        self._prefix = f"{int(seed)}\x1f{key}\x1f".encode()
-        self._counter = 0
-
-    def next64(self) -> int:
-        h = hashlib.blake2b(self._prefix + str(self._counter).encode(), digest_size=8).digest()
-        self._counter += 1
-        return int.from_bytes(h, "big")
-
-    def below(self, n: int) -> int:
-        """A uniform integer in ``[0, n)`` (rejection sampling: no modulo bias)."""
-        if n <= 0:
-            raise ValueError("n must be positive")
-        limit = (1 << 64) - ((1 << 64) % n)
-        while True:
-            x = self.next64()
-            if x < limit:
-                return x % n
 
 
 # ---------------------------------------------------------------------------- candidate classes

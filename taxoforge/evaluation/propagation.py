@@ -1,4 +1,4 @@
-"""Paper 004's granularity evaluation: score propagation to ancestors, per-level mAP, and the
+"""The granularity evaluation of Xu et al. 2024 [4]: score propagation to ancestors, per-level mAP, and the
 two-level (tiered) benchmark (Xu et al., "Benchmarking Zero-Shot Recognition with
 Vision-Language Models: Challenges on Granularity and Specificity", §4 and App. A).
 
@@ -182,7 +182,7 @@ def _positives(et: EvaluationTree, y_true, node_ref: str) -> np.ndarray:
 
 
 def per_level_map(scores, columns: Sequence, y_true, tree, *, node_ref: str = "auto") -> pl.DataFrame:
-    """mAP per depth level and kind of score (paper 004 Fig. 3): ``kind`` = ``leaf`` (leaf
+    """mAP per depth level and kind of score (Xu et al. 2024 [4] Fig. 3): ``kind`` = ``leaf`` (leaf
     classes, raw), ``ancestor_raw`` (ancestors with their own raw scores), ``ancestor_max-child``,
     ``ancestor_max-leaf``; columns ``kind``, ``level``, ``classes`` (with ≥ 1 positive), ``mAP``.
     The root (every image is its positive) is left out."""
@@ -213,7 +213,7 @@ def per_level_map(scores, columns: Sequence, y_true, tree, *, node_ref: str = "a
 
 
 def granularity_table(scores, columns: Sequence, y_true, tree, *, node_ref: str = "auto") -> dict:
-    """Paper 004 Table 2 for one model: mAP of the leaves, of the ancestors with raw scores
+    """Xu et al. 2024 [4] Table 2 for one model: mAP of the leaves, of the ancestors with raw scores
     (``Anc_raw``, when given), and of the ancestors by max-child / max-leaf propagation with
     their Δ to ``Anc_raw``."""
     et = EvaluationTree(tree, columns, node_ref)

@@ -1,4 +1,4 @@
-"""VLM4Bio's two reasoning-hallucination tests (paper 002 §5.4, Table 5): None of the Above
+"""VLM4Bio's two reasoning-hallucination tests (Maruf et al. 2024 [2] §5.4, Table 5): None of the Above
 (NOTA) and the False Confidence Test (FCT), as variants of a multiple-choice set and as
 scores of a model's answers to them.
 
@@ -45,7 +45,8 @@ from dataclasses import replace
 
 import polars as pl
 
-from taxoforge.evaluation.multiple_choice import LETTERS, QuestionSet, SeededStream
+from taxoforge.evaluation.multiple_choice import LETTERS, QuestionSet
+from taxoforge.seeded import SeededStream
 from taxoforge.text import normalise_text
 
 __all__ = ["NONE_OF_THE_ABOVE", "FCT_INSTRUCTION", "nota_variant", "fct_variant", "nota_scores", "fct_scores",

@@ -1,4 +1,4 @@
-"""Paper 000 §5: does a measure see the taxonomy? Kendall-τ validation of any measure on
+"""Snæbjarnarson et al. 2025 [1] §5: does a measure see the taxonomy? Kendall-τ validation of any measure on
 synthetic node pairs (Table 1), and agreement in node placement between mapping methods
 (Fig. 4).
 
@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import polars as pl
 
-from taxoforge.evaluation.multiple_choice import SeededStream, _Candidates
+from taxoforge.evaluation.multiple_choice import _Candidates
+from taxoforge.seeded import SeededStream
 from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.ranked_tree import RankedTree
 
@@ -112,7 +113,7 @@ def synthetic_pairs(tree, n_pairs: int = 100_000, *, max_distance: int = 7, ance
 
 def kendall_tau_validation(tree, measures: Mapping[str, Callable], *, n_pairs: int = 100_000, max_distance: int = 7,
                            seed: int = 0) -> pl.DataFrame:
-    """Paper 000 Table 1 for ``measures`` (``name -> measure(predictions, references) -> array``):
+    """Snæbjarnarson et al. 2025 [1] Table 1 for ``measures`` (``name -> measure(predictions, references) -> array``):
     one row per measure with ``tau_hP``, ``p_hP`` (on the hP set) and ``tau_hR``, ``p_hR`` (on
     the ancestors-only hR set), and the number of pairs."""
     from scipy.stats import kendalltau

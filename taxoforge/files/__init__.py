@@ -8,7 +8,10 @@ snapshot pulls.
 * :mod:`.download` — :func:`download` / :func:`download_file`, :func:`cache_path`;
   :mod:`.transport` — one checked answer from an HTTP server or an fsspec filesystem;
   :mod:`.errors` — :class:`DownloadError`, :class:`ChecksumError`;
-* :mod:`.paths` — :func:`path_inside` for paths built from names that came from outside.
+* :mod:`.paths` — :func:`path_inside` for paths built from names that came from outside;
+* :mod:`.archives` — :func:`~.archives.safe_extract_zip` (path escapes, links, zip bombs and
+  size limits refuse the archive), :func:`~.archives.open_decompressed` (gzip, bzip2, xz by
+  magic bytes), :func:`~.archives.single_member` (two candidates are an error, never a guess).
 """
 
 from taxoforge.files.atomic import (

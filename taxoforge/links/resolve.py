@@ -1,4 +1,4 @@
-"""Dataset labels → tree nodes: the one label-resolution routine (SPEC §3, "Ground truths").
+"""Dataset labels → tree nodes: the one label-resolution routine (docs/method.md#ground-truths).
 
 The linking assets (``biology_links``) and scoring (:mod:`taxoforge.scores.run`) both resolve
 labels here, so a ground truth means the same wherever it is used.

@@ -23,7 +23,7 @@ function                       what it reports
 :func:`consistency`            HCA (every level of the ground-truth path right) and MTA
                                (mean tree-cut accuracy over seeded ProTeCt cuts)
 :func:`outcome_shares`         VLM4Bio's Correct / Incorrect / Other % (Other = abstained)
-:func:`open_world_groups`      paper 003's four groups: correct-specific, correct-generic,
+:func:`open_world_groups`      the four groups of Conti et al. 2025 [3]: correct-specific, correct-generic,
                                wrong-specific, wrong-generic (LI ≥ 0.5 = correct, CS ≥ 0.6 =
                                specific, the paper's thresholds)
 :func:`probe_consistency`      HCA from rank-probe answers (one question per rank per image)
@@ -185,7 +185,7 @@ def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25,
 
 
 def outcome_shares(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
-    """VLM4Bio's error analysis (paper 002 App. J): Correct % (the right node), Other %
+    """VLM4Bio's error analysis (Maruf et al. 2024 [2] App. J): Correct % (the right node), Other %
     (abstained: no scientific name given) and Incorrect % (the rest), per group."""
     _need(samples, ("correct", "abstained"), "outcome_shares")
     k = _keys(samples, by)
@@ -198,7 +198,7 @@ def outcome_shares(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
 
 def open_world_group(correct_score, specific_score, *, correct_threshold: float = 0.5,
                      specific_threshold: float = 0.6) -> np.ndarray:
-    """Paper 003 §3.6's group of each prediction: correct when ``correct_score ≥
+    """The group of each prediction (Conti et al. 2025 [3] §3.6): correct when ``correct_score ≥
     correct_threshold`` (the LI score, 0/1 per sample), specific when ``specific_score ≥
     specific_threshold`` (the CS score). Returns names from :data:`OPEN_WORLD_GROUPS`.
 
@@ -214,13 +214,13 @@ def open_world_group(correct_score, specific_score, *, correct_threshold: float 
 def open_world_groups(samples: pl.DataFrame, by=GROUP_KEYS, *, correct_column: str = "LI",
                       specific_column: str = "CS", correct_threshold: float = 0.5,
                       specific_threshold: float = 0.6) -> pl.DataFrame:
-    """The share (%) of each of paper 003's four groups per group of ``by``.
+    """The share (%) of each of the four groups of Conti et al. 2025 [3] per group of ``by``.
 
     Defaults are the paper's: LI (the LLM-judge inclusion) ≥ 0.5 = correct, CS ≥ 0.6 =
     specific. Without a judge, a taxonomy-only reading is ``correct_column="hP",
     correct_threshold=1.0`` (no wrong node on the path)."""
     if correct_column not in samples.columns:
-        raise ValueError(f"open_world_groups needs a {correct_column!r} column (paper 003's LLM-judge inclusion: "
+        raise ValueError(f"open_world_groups needs a {correct_column!r} column (the LLM-judge inclusion of Conti et al. 2025 [3]: "
                          "run open_world_measures.llm_inclusion with a judge), or correct_column='hP', "
                          "correct_threshold=1.0 for the taxonomy-only reading")
     _need(samples, (specific_column,), "open_world_groups")

@@ -44,6 +44,7 @@ import time
 import click
 
 from taxoforge.cli_output import emit_json, handle_errors
+from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES
 
 __all__ = ["score_cmd", "map_cmd", "EXIT_TOO_FEW_SCORED"]
 
@@ -51,6 +52,34 @@ __all__ = ["score_cmd", "map_cmd", "EXIT_TOO_FEW_SCORED"]
 EXIT_TOO_FEW_SCORED = 10
 _EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 4 verification failed, "
            "8 download interrupted, 10 too few rows scored (results still written).")
+
+
+class FiniteFloat(click.ParamType):
+    """A float that is not NaN or infinite, optionally within [``low``, ``high``]: NaN passes
+    every comparison, so click's ``FloatRange`` lets it through."""
+
+    name = "float"
+
+    def __init__(self, low: float | None = None, high: float | None = None) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        import math
+
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if (self.low is not None and x < self.low) or (self.high is not None and x > self.high):
+            lo = "-inf" if self.low is None else f"{self.low:g}"
+            hi = "inf" if self.high is None else f"{self.high:g}"
+            self.fail(f"{value!r} is not in the range [{lo}, {hi}]", param, ctx)
+        return x
+
+
+FRACTION = FiniteFloat(0.0, 1.0)
 
 
 def _columns(values: tuple[str, ...]) -> dict[str, str]:
@@ -75,9 +104,14 @@ def _options(*decorators):
 read_options = _options(
     click.option("--column", "columns", multiple=True, metavar="CANONICAL=COLUMN",
                  help="Column mapping, repeatable: id, model, prompt, dataset, question, output, label."),
-    click.option("--adapter", type=click.Choice(["auto", "vlm4bio", "generic"]), default="auto", show_default=True),
-    click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default=None,
-                 help="File format (default: from the extension)."),
+    click.option("--adapter", type=click.Choice(list(LAYOUTS)), default="auto", show_default=True,
+                 help="The rows' layout (the same as --format LAYOUT)."),
+    click.option("--format", "fmt", type=click.Choice([*FILE_KINDS, *LAYOUTS[1:]]), default=None,
+                 help="The file kind (jsonl, json, csv, tsv, parquet, xlsx) or the layout (generic, vlm4bio, lmms-eval, "
+                      "vlmevalkit). Default: both told from the file's name and columns."),
+    click.option("--allow-duplicate-ids", is_flag=True,
+                 help="Score rows of one model, dataset and prompt that share a sample id (default: an error naming "
+                      "the files and lines)."),
     click.option("--no-header", is_flag=True, help="CSV/TSV without a header line (name its fields with --names)."),
     click.option("--names", "column_names", default=None, metavar="NAME,NAME,…",
                  help="Names of the CSV/TSV fields in order (fields beyond them are column_<n>)."),
@@ -96,14 +130,14 @@ mapping_options = _options(
                       "= sentence-transformers:minilm) | sentence-transformers:<local model folder>. "
                       "Embeddings run on CUDA when present; TAXOFORGE_DEVICE=cpu|cuda forces one."),
     click.option("-k", "k", type=int, default=10, show_default=True, help="Alg. 1: top-k nodes for the vote."),
-    click.option("--thr-topk", type=float, default=0.0015, show_default=True,
+    click.option("--thr-topk", type=FiniteFloat(0.0, None), default=0.0015, show_default=True,
                  help="Alg. 1: near-tie test, max softmax difference between top-1 and top-k."),
-    click.option("--thr-top2", type=float, default=0.001, show_default=True,
+    click.option("--thr-top2", type=FiniteFloat(0.0, None), default=0.001, show_default=True,
                  help="Alg. 1: near-tie test, max softmax difference between top-1 and top-2."),
     click.option("--thr-vote", type=int, default=4, show_default=True, help="Alg. 1: votes a node needs."),
     click.option("--vote-rule", type=click.Choice(["at_least", "more_than"]), default="at_least", show_default=True,
                  help="at_least: the paper's prose (>= thr-vote); more_than: its pseudocode (> thr-vote)."),
-    click.option("--temperature", type=float, default=None,
+    click.option("--temperature", type=FiniteFloat(0.0, None), default=None,
                  help="Softmax temperature of the near-tie test (default: calibrated for the similarity measure)."),
     click.option("--exact-stage/--no-exact-stage", default=True, show_default=True,
                  help="Whole-answer exact match first; off: the pseudocode's order."),
@@ -162,12 +196,19 @@ def _mapping_config(o: dict):
                          max_answer_chars=o["max_answer_chars"])
 
 
-def _read_kwargs(o: dict) -> dict:
+def _read_options(o: dict, require: tuple[str, ...]):
+    """The :class:`~taxoforge.scores.options.ReadOptions` the command line asks for."""
+    from taxoforge.scores.options import ReadOptions
+
     defaults = {k: o[k] for k in ("model", "dataset", "prompt") if o.get(k)}
     names = o.get("column_names")
-    return dict(columns=_columns(o["columns"]), adapter=o["adapter"], fmt=o["fmt"], defaults=defaults,
-                header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
-                derive={c: (col, rx) for c, col, rx in o["derive"]} or None)
+    fmt, layout = o["fmt"], o["adapter"]
+    if fmt in LAYOUTS:
+        fmt, layout = None, fmt
+    return ReadOptions(columns=_columns(o["columns"]), layout=layout, fmt=fmt, defaults=defaults,
+                       header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
+                       derive={c: (col, rx) for c, col, rx in o["derive"]} or None, require=require,
+                       allow_duplicate_ids=o["allow_duplicate_ids"])
 
 
 def _say(as_json: bool, message: str) -> None:
@@ -188,15 +229,22 @@ _handled = handle_errors(usage_errors=_usage_errors)
 def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None):
     """Files read, taxonomy resolved and cited, one mapping index built: (rows, cited, index,
     paths); each step timed into ``timings`` (:class:`~taxoforge.scores.timings.Timings`)."""
-    from taxoforge.scores.readers import expand_output_paths
-    from taxoforge.scores.run import index_for, read_files
+    from taxoforge.scores.readers import OutputFileError, expand_output_paths, read_files
+    from taxoforge.scores.run import index_for
     from taxoforge.scores.timings import Timings
 
     tm = timings if timings is not None else Timings()
     config = _mapping_config(o)
     with tm.phase("read"):
         paths = expand_output_paths(outputs)
-        rows = read_files(paths, require=require, **_read_kwargs(o))
+        try:
+            rows = read_files(paths, _read_options(o, require))
+        except OutputFileError as e:  # the suggested command names the taxonomy given
+            if "TAXONOMY" in str(e):
+                verb = "score" if "label" in require else "map"
+                raise OutputFileError(str(e).replace("taxoforge score", f"taxoforge {verb}")
+                                      .replace(" TAXONOMY", f" {taxonomy}"), e.suggestion) from None
+            raise
     _say(o["as_json"], f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
     with tm.phase("taxonomy"):
         cited = _cite(taxonomy, o)
@@ -251,10 +299,13 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
 @read_options
 @mapping_options
 @taxonomy_options
-@click.option("--min-scored", type=click.FloatRange(0, 1), default=0.95, show_default=True, metavar="FRACTION",
+@click.option("--min-scored", type=FRACTION, default=0.95, show_default=True, metavar="FRACTION",
+              envvar="TAXOFORGE_MIN_SCORED", show_envvar=True,
               help="Fail (exit code 10) when fewer than this share of the rows is scored; no row scored always fails.")
-@click.option("--bootstrap", "n_resamples", type=click.IntRange(0), default=9999, show_default=True,
-              help="Bootstrap resamples of the 95 % intervals of accuracy, hP, hR, hF (0: none).")
+@click.option("--bootstrap", "n_resamples", type=click.IntRange(0, MAX_BOOTSTRAP_RESAMPLES), default=9999,
+              show_default=True,
+              help=f"Bootstrap resamples of the 95 % intervals of accuracy, hP, hR, hF (0: none; at most "
+                   f"{MAX_BOOTSTRAP_RESAMPLES:,}).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--no-plots", is_flag=True, help="Write no figures.")
 @click.option("--no-meteor", is_flag=True, help="Skip METEOR (needs WordNet).")
@@ -263,8 +314,9 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
                    "a CSV/TSV/JSONL/Parquet label column). Default: the ground truths of each dataset.")
 @_handled
 def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor, label_set, **o):
-    """Score model OUTPUTS (JSONL, CSV/TSV or Parquet files, folders of them, or glob
-    patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
+    """Score model OUTPUTS (JSONL, JSON, CSV/TSV, Parquet or xlsx files — lmms-eval samples,
+    VLMEvalKit predictions and judge files, VLM4Bio results read as written —, folders of
+    them, or glob patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
     NAME[@VERSION] in the snapshot store) in one run, and print the leaderboard: one row per
     model × dataset × prompt, with bootstrap 95 % intervals and the taxonomy it cites.
 
@@ -314,7 +366,8 @@ def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plot
 @read_options
 @mapping_options
 @taxonomy_options
-@click.option("--min-scored", "min_mapped", type=click.FloatRange(0, 1), default=0.95, show_default=True,
+@click.option("--min-scored", "min_mapped", type=FRACTION, default=0.95, show_default=True,
+              envvar="TAXOFORGE_MIN_SCORED", show_envvar=True,
               metavar="FRACTION", help="Fail (exit code 10) when fewer than this share of the rows is mapped.")
 @_handled
 def map_cmd(outputs, taxonomy, out, min_mapped, **o):

@@ -11,7 +11,7 @@ instead of four. Other methods (``method="BCa"``, ``"basic"``) go through
 :func:`scipy.stats.bootstrap`.
 
 * accuracy, hP, hR: the mean of the per-sample values;
-* hF: SPEC §2's aggregate — the harmonic mean of mean hP and mean hR — computed on each
+* hF: the aggregate of docs/method.md#hierarchical-measures — the harmonic mean of mean hP and mean hR — computed on each
   resample of the (hP, hR) *pairs* (``paired=True``), so the interval is that of the
   statistic the leaderboard reports, not of the mean per-sample hF.
 
@@ -53,6 +53,17 @@ class BootstrapConfig:
     level: float = 0.95
     seed: int = 0
     method: str = "percentile"
+
+    def __post_init__(self) -> None:
+        from numbers import Integral, Real
+
+        from taxoforge.scores.options import MAX_BOOTSTRAP_RESAMPLES, Interval, Options, validate_params
+
+        validate_params("BootstrapConfig", {"n_resamples": self.n_resamples, "level": self.level, "seed": self.seed,
+                                            "method": self.method},
+                        {"n_resamples": [Interval(Integral, 0, MAX_BOOTSTRAP_RESAMPLES)],
+                         "level": [Interval(Real, 0, 1, closed="neither")], "seed": [Interval(Integral, 0, None)],
+                         "method": [Options(("percentile", "basic", "BCa"))]})
 
     def as_dict(self) -> dict:
         return asdict(self)

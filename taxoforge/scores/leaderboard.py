@@ -1,7 +1,7 @@
 """Aggregate per-sample scores into a leaderboard (model × dataset × prompt by default).
 
 hP, hR, hF and hF_pairs go through :func:`taxoforge.scores.hierarchical.aggregate_hierarchical`
-(SPEC §2: hF is the harmonic mean of mean hP and mean hR), so the leaderboard runs the
+(docs/method.md#hierarchical-measures: hF is the harmonic mean of mean hP and mean hR), so the leaderboard runs the
 function the measure tests check; accuracy and the text measures are plain means.
 
 **Partial ground truths** (``gt_partial``: the label resolved only to its species or genus,
@@ -17,7 +17,7 @@ intervals (``<measure>_ci_low``, ``<measure>_ci_high``; :mod:`taxoforge.scores.c
 percentile bootstrap, seeded; hF's by resampling (hP, hR) pairs and taking the harmonic
 mean of their means).
 
-**Breakdowns** (issue 14; :func:`taxoforge.scores.breakdowns.leaderboard_columns`),
+**Breakdowns** (:func:`taxoforge.scores.breakdowns.leaderboard_columns`),
 when the tree is given: ``HCA`` (share of samples right at every level of the ground
 truth's path), ``MTA`` (mean tree-cut accuracy over seeded cuts), VLM4Bio's
 ``correct_pct`` / ``incorrect_pct`` / ``other_pct`` (other = abstained), and

@@ -1,4 +1,4 @@
-"""Pluggable similarity measures between a prediction and node names (SPEC §3).
+"""Pluggable similarity measures between a prediction and node names (docs/method.md#mapping-an-answer-to-a-node).
 
 A measure is bound once to the list of (normalised, unique) names of a taxonomy and then
 scores one query against all names or a subset of them, returning similarities in

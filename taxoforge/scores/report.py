@@ -7,11 +7,11 @@ LaTeX, and figures as PNG (300 dpi), PDF and SVG.
 * :func:`leaderboard_latex` — a ``booktabs`` table of the main columns (every text cell
   escaped, :func:`taxoforge.latex.latex_escape`), intervals in brackets, the citation in the
   caption.
-* :func:`plot_hp_hr` — hP against hR (paper 000 Fig. 7), one panel per dataset × prompt,
+* :func:`plot_hp_hr` — hP against hR (Snæbjarnarson et al. 2025 [1] Fig. 7), one panel per dataset × prompt,
   one marker per model (the same marker and colour in every panel), bootstrap 95 % interval
   bars, iso-hF curves.
 * :func:`plot_ranks` — the rank (1 = best) of every leaderboard row (model × dataset ×
-  prompt) under each measure (paper 000 Fig. 5): lines that cross are measures that order
+  prompt) under each measure (Snæbjarnarson et al. 2025 [1] Fig. 5): lines that cross are measures that order
   the rows differently. With one model the rows are its dataset × prompt settings, so the
   plot still shows where the measures disagree; with a single row there is nothing to rank
   and the figure shows that row's value under each measure instead.
@@ -339,7 +339,7 @@ def hp_hr_figure(table: pl.DataFrame):
 
 
 def plot_hp_hr(table: pl.DataFrame, path: str | os.PathLike, formats=FIGURE_FORMATS) -> dict[str, Path]:
-    """hP against hR (Fig. 7 of paper 000), one panel per dataset × prompt, one marker per
+    """hP against hR (Fig. 7 of Snæbjarnarson et al. 2025 [1]), one panel per dataset × prompt, one marker per
     model, with bootstrap interval bars (when ``table`` is a leaderboard with intervals) and
     iso-hF curves. Written as ``path`` in each of ``formats``; returns ``{format: path}``."""
     return _save(hp_hr_figure(table), path, formats)
@@ -401,7 +401,7 @@ def ranks_figure(table: pl.DataFrame, measures=RANK_MEASURES):
 
 def plot_ranks(table: pl.DataFrame, path: str | os.PathLike, measures=RANK_MEASURES,
                formats=FIGURE_FORMATS) -> dict[str, Path]:
-    """Rank (1 = best) of every leaderboard row under each measure (Fig. 5 of paper 000;
+    """Rank (1 = best) of every leaderboard row under each measure (Fig. 5 of Snæbjarnarson et al. 2025 [1];
     module docstring). Written as ``path`` in each of ``formats``; returns ``{format: path}``."""
     return _save(ranks_figure(table, measures), path, formats)
 

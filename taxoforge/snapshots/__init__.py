@@ -1,4 +1,4 @@
-"""Frozen, versioned snapshots of taxonomies (SPEC §5): build, publish, pull, verify, diff.
+"""Frozen, versioned snapshots of taxonomies (docs/method.md#snapshots): build, publish, pull, verify, diff.
 
 >>> from taxoforge.snapshots import SnapshotStore, load_taxonomy
 >>> store = SnapshotStore("data/snapshots")               # or s3://…, https://… (read only)

@@ -1,6 +1,6 @@
 """What changed between two versions of a taxonomy.
 
-Nodes are matched by ``node_id`` (stable across rebuilds, SPEC §1), links by
+Nodes are matched by ``node_id`` (stable across rebuilds, docs/method.md#trees), links by
 ``(dataset, label_id)``. Reported, each as a table sorted by id:
 
 ``added`` / ``removed``   nodes only in B / only in A (with parent and label);

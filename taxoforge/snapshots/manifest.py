@@ -1,4 +1,4 @@
-"""What a snapshot is: a folder of the four tree tables plus ``manifest.json`` (SPEC §5).
+"""What a snapshot is: a folder of the four tree tables plus ``manifest.json`` (docs/method.md#snapshots).
 
 Input
     A :class:`~taxoforge.trees.tables.TreeTables` and what the manifest should say about

@@ -26,10 +26,12 @@ Output
     language as BCP-47 where a two-letter code exists).
 
 Algorithm
-    1. Locate the tables. Of a zip only those members are extracted, into a temporary
-       folder, after checking every member: an archive with a member that is absolute,
-       contains ``..`` or is a link is refused whole; so is one whose needed members
-       expand more than ``max_ratio`` (default 100×: a zip bomb) or beyond
+    1. Locate the tables (:mod:`taxoforge.sources.coldp_files`); two files for one table
+       (``Taxon.tsv`` and ``data/Taxon.tsv``) are an error naming both. Of a zip only those
+       members are extracted, into a temporary folder, after checking every member
+       (:func:`taxoforge.files.archives.safe_extract_zip`): an archive with a member that
+       is absolute, contains ``..`` or is a link is refused whole; so is one whose needed
+       members expand more than ``max_ratio`` (default 100×: a zip bomb) or beyond
        ``max_extract_bytes`` (default 32 GiB) or the free disk space.
     2. Scan only the needed columns lazily with polars, as strings, and collect with the
        streaming engine, so a full release (millions of name usages) stays within memory.
@@ -52,21 +54,15 @@ Releases are downloaded with :func:`taxoforge.files.download_file` (checksum, HT
 
 from __future__ import annotations
 
-import codecs
 import os
-import re
-import shutil
-import stat
-import tempfile
 import zipfile
-import zlib
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
-from typing import Iterable, Iterator
+from pathlib import Path
 
 import polars as pl
 
+from taxoforge.files.archives import DEFAULT_MAX_EXTRACT_BYTES, DEFAULT_MAX_RATIO, is_macos_metadata
+from taxoforge.sources.coldp_files import EXTENSIONS, ColdpError, TableFile, encoding_error, open_tables
 from taxoforge.sources.ranked import ranked_tree_tables, report_frame
 from taxoforge.trees.ranks import ancestor_at_rank
 from taxoforge.trees.tables import TreeTables
@@ -80,13 +76,11 @@ __all__ = [
     "coldp_names",
     "coldp_names_for_tree",
     "coldp_version",
-    "safe_extract",
-    "DEFAULT_MAX_EXTRACT_BYTES",
-    "DEFAULT_MAX_RATIO",
     "LANG_3_TO_2",
 ]
 
 SOURCE = "col"
+_MAX_METADATA_BYTES = 16 << 20  # a metadata.yaml larger than this is not read
 ACCEPTED_STATUSES = {"accepted", "provisionally accepted"}
 SYNONYM_STATUSES = {"synonym", "ambiguous synonym"}
 MISAPPLIED_STATUSES = {"misapplied"}
@@ -104,21 +98,6 @@ LANG_3_TO_2 = {
     "swa": "sw", "fas": "fa", "per": "fa", "mri": "mi", "mao": "mi", "lat": "la",
 }
 
-# logical table → accepted file stems (lower case, without "-" and "_")
-_TABLE_STEMS = {
-    "taxon": ("taxon",),
-    "name": ("name",),
-    "synonym": ("synonym",),
-    "vernacular": ("vernacularname", "vernacular"),
-    "nameusage": ("nameusage",),
-}
-_EXTENSIONS = {".tsv": "\t", ".tab": "\t", ".txt": "\t", ".csv": ","}
-
-
-class ColdpError(ValueError):
-    """Malformed ColDP input; the message names the file and, where it applies, the line."""
-
-
 @dataclass
 class ColdpTables:
     """The parts of a ColDP archive that make a tree, in the split flavour's shape.
@@ -134,263 +113,6 @@ class ColdpTables:
     synonyms: pl.DataFrame
     report: pl.DataFrame
     info: dict = field(default_factory=dict)
-
-
-# --------------------------------------------------------------------------- files
-
-#: Most bytes a zip may expand to (the members the reader needs, together).
-DEFAULT_MAX_EXTRACT_BYTES = 32 * 2**30
-#: Highest compression ratio (uncompressed / compressed) of a member. Real ColDP tables
-#: compress 3–15×; a zip bomb, 1000× and more.
-DEFAULT_MAX_RATIO = 100.0
-_RATIO_FLOOR = 1 << 20  # members below 1 MiB are never refused for their ratio
-_MAX_MEMBERS = 100_000
-_MAX_METADATA_BYTES = 16 << 20
-_METADATA_NAMES = ("metadata.yaml", "metadata.yml", "metadata.json")
-
-
-@dataclass(frozen=True)
-class _TableFile:
-    """One table of the dataset: ``path`` is the UTF-8 file polars scans (the original, an
-    extracted member or a transcoded copy); ``label`` is how messages name it (the file,
-    or the member and its archive); ``source`` the path inside the dataset."""
-
-    path: Path
-    label: str
-    source: str
-
-    def __str__(self) -> str:
-        return self.label
-
-    @property
-    def name(self) -> str:
-        return PurePosixPath(self.source).name
-
-
-def _pick(relpaths: Iterable[str]) -> dict[str, str]:
-    """Logical table (and ``metadata``) → the file holding it, among paths relative to the
-    dataset root ('/'-separated): names matched case-insensitively without ``-``/``_``,
-    at most three levels deep (zips often wrap their content in one folder), the shallowest
-    first."""
-    found: dict[str, str] = {}
-    cands = []
-    for rel in relpaths:
-        parts = PurePosixPath(rel).parts
-        if 1 <= len(parts) <= 3:
-            cands.append((len(parts), rel))
-    for _, rel in sorted(cands):
-        base = PurePosixPath(rel)
-        if base.name.lower() in _METADATA_NAMES:
-            found.setdefault("metadata", rel)
-            continue
-        if base.suffix.lower() not in _EXTENSIONS:
-            continue
-        stem = re.sub(r"[-_\s]", "", base.stem.lower())
-        for table, stems in _TABLE_STEMS.items():
-            if stem in stems and table not in found:
-                found[table] = rel
-    return found
-
-
-def _check_member_names(zf: zipfile.ZipFile, archive: Path, dest: Path) -> None:
-    """Refuse the whole archive if any member would land outside ``dest`` or is a link."""
-    root = dest.resolve()
-    members = zf.infolist()
-    if len(members) > _MAX_MEMBERS:
-        raise ColdpError(f"{archive}: {len(members)} members, more than {_MAX_MEMBERS}; refusing the archive")
-    for m in members:
-        name = m.filename
-        parts = re.split(r"[\\/]+", name)
-        if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or ".." in parts:
-            raise ColdpError(f"{archive}: member {name!r} would be extracted outside {dest} "
-                             "(absolute path or '..'); refusing the archive")
-        if stat.S_ISLNK(m.external_attr >> 16):
-            raise ColdpError(f"{archive}: member {name!r} is a symbolic link; refusing the archive")
-        target = (root / name).resolve()
-        if target != root and root not in target.parents:
-            raise ColdpError(f"{archive}: member {name!r} resolves outside {dest}; refusing the archive")
-
-
-def _check_sizes(archive: Path, infos: list[zipfile.ZipInfo], dest: Path, max_bytes: int, max_ratio: float) -> None:
-    total = 0
-    for m in infos:
-        if m.flag_bits & 0x1:
-            raise ColdpError(f"{archive}: member {m.filename!r} is encrypted; refusing the archive")
-        ratio = m.file_size / max(m.compress_size, 1)
-        if m.file_size > _RATIO_FLOOR and ratio > max_ratio:
-            raise ColdpError(
-                f"{archive}: member {m.filename!r} would expand {m.compress_size:,} bytes to {m.file_size:,} "
-                f"(ratio {ratio:,.0f}, more than max_ratio={max_ratio:g}): a zip bomb or a damaged archive; "
-                "refusing the archive (raise max_ratio if the file is genuine)")
-        total += m.file_size
-    if total > max_bytes:
-        raise ColdpError(f"{archive}: the tables to extract hold {total:,} bytes, more than "
-                         f"max_extract_bytes={max_bytes:,}; refusing the archive (raise the limit if it is genuine)")
-    free = shutil.disk_usage(dest).free
-    if total > free:
-        raise ColdpError(f"{archive}: extracting needs {total:,} bytes but {dest} has {free:,} free")
-
-
-def _extract_member(zf: zipfile.ZipFile, m: zipfile.ZipInfo, root: Path, archive: Path) -> Path:
-    """Stream one member to ``root/<name>``, never more than its declared size (zipfile
-    stops there and checks the CRC); a damaged member is an error naming it."""
-    target = root.joinpath(*re.split(r"[\\/]+", m.filename))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(target.name + ".part")
-    written = 0
-    try:
-        with zf.open(m) as src, open(part, "wb") as out:
-            while chunk := src.read(1 << 20):
-                written += len(chunk)
-                if written > m.file_size:
-                    raise ColdpError(f"{archive}: member {m.filename!r} holds more than its declared "
-                                     f"{m.file_size:,} bytes; refusing the archive")
-                out.write(chunk)
-        os.replace(part, target)
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as e:
-        raise ColdpError(f"{archive}: member {m.filename!r} is damaged or truncated ({e})") from e
-    finally:
-        part.unlink(missing_ok=True)
-    return target
-
-
-def safe_extract(archive: str | os.PathLike, dest: str | os.PathLike, *, members: Iterable[str] | None = None,
-                 max_bytes: int = DEFAULT_MAX_EXTRACT_BYTES, max_ratio: float = DEFAULT_MAX_RATIO) -> Path:
-    """Extract ``members`` (default: every file) of a zip into ``dest``; return ``dest``.
-
-    Refused, with a :class:`ColdpError` naming the archive and member, before anything is
-    written: any member (extracted or not) that is absolute, contains ``..``, a drive
-    letter or is a symbolic link; an encrypted member; a member expanding more than
-    ``max_ratio`` times (a zip bomb); members together larger than ``max_bytes`` or than
-    the free space of ``dest``. A member that turns out damaged is an error naming it.
-    """
-    archive, dest = Path(archive), Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    root = dest.resolve()
-    try:
-        zf = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError) as e:
-        raise ColdpError(f"{archive}: not a readable zip archive ({e})") from e
-    with zf:
-        _check_member_names(zf, archive, dest)
-        files = [m for m in zf.infolist() if not m.is_dir()]
-        if members is not None:
-            wanted = set(members)
-            files = [m for m in files if m.filename in wanted]
-            missing = wanted - {m.filename for m in files}
-            if missing:
-                raise ColdpError(f"{archive}: no member(s) {sorted(missing)}")
-        _check_sizes(archive, files, root, max_bytes, max_ratio)
-        for m in files:
-            _extract_member(zf, m, root, archive)
-    return root
-
-
-def _declared_encoding(encoding: str | None, metadata: Path | None, label: str) -> tuple[str, str]:
-    """(codec name, where it was declared): the ``encoding`` argument, else an ``encoding``
-    key of the dataset's metadata (a taxoforge extension: ColDP itself requires UTF-8),
-    else UTF-8."""
-    where = "argument"
-    if encoding is None and metadata is not None:
-        if metadata.stat().st_size > _MAX_METADATA_BYTES:
-            raise ColdpError(f"{label}: larger than {_MAX_METADATA_BYTES:,} bytes; not a metadata file")
-        try:
-            import yaml
-
-            doc = yaml.safe_load(metadata.read_bytes().decode("utf-8"))
-        except Exception:  # an unreadable metadata file declares nothing; the tables say the rest
-            doc = None
-        if isinstance(doc, dict) and isinstance(doc.get("encoding"), str):
-            encoding, where = doc["encoding"], label
-    if encoding is None:
-        return "utf-8", "default (ColDP files are UTF-8)"
-    try:
-        codec = codecs.lookup(encoding).name
-    except LookupError as e:
-        raise ColdpError(f"{label if where != 'argument' else 'encoding'}: unknown encoding {encoding!r}") from e
-    return codec, where
-
-
-def _locate_decoding_error(path: Path, encoding: str, label: str) -> str:
-    """The first undecodable byte of ``path`` as ``label: line N, byte B of the file: …``
-    (error path only: one pass over the file, line by line)."""
-    dec = codecs.getincrementaldecoder(encoding)("strict")
-    offset = 0
-    with open(path, "rb") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            try:
-                dec.decode(line)
-            except UnicodeDecodeError as e:
-                pos = max(0, min(e.start, len(line) - 1))
-                shown = line.decode(encoding, "replace").rstrip("\r\n")
-                if len(shown) > 80:
-                    shown = shown[:77] + "..."
-                return (f"{label}: line {lineno}, byte {offset + pos} of the file (0x{line[pos]:02x}): "
-                        f"not valid {encoding} ({e.reason}) in {shown!r}")
-            offset += len(line)
-        try:
-            dec.decode(b"", final=True)
-        except UnicodeDecodeError as e:
-            return f"{label}: the file ends inside a {encoding} character ({e.reason})"
-    return f"{label}: not valid {encoding}"
-
-
-def _encoding_error(table: _TableFile, encoding: str, declared_where: str) -> ColdpError:
-    where = _locate_decoding_error(table.path, encoding, table.label)
-    hint = ("ColDP files must be UTF-8: convert the file, or declare its encoding (read_coldp(..., "
-            "encoding='latin-1'), or 'encoding: latin-1' in the dataset's metadata.yaml)"
-            if encoding == "utf-8" else f"the encoding {encoding} was declared by the {declared_where}")
-    return ColdpError(f"{where}; {hint}")
-
-
-def _transcode(table: _TableFile, encoding: str, declared_where: str, scratch: Path) -> _TableFile:
-    """A UTF-8 copy of a table in a declared encoding, in ``scratch`` (same lines)."""
-    out = scratch / "utf-8" / table.source
-    out.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with open(table.path, encoding=encoding, errors="strict", newline="") as src, \
-                open(out, "w", encoding="utf-8", newline="") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-    except UnicodeDecodeError:
-        raise _encoding_error(table, encoding, declared_where) from None
-    return _TableFile(out, table.label, table.source)
-
-
-@contextmanager
-def _opened(path: str | os.PathLike, *, encoding: str | None = None,
-            max_extract_bytes: int = DEFAULT_MAX_EXTRACT_BYTES,
-            max_ratio: float = DEFAULT_MAX_RATIO) -> Iterator[tuple[dict[str, _TableFile], dict]]:
-    """The dataset's tables as UTF-8 files, and what was done to get them: a folder is read
-    in place; of a zip only the needed members are extracted, under the size limits, into
-    a temporary folder; tables in a declared non-UTF-8 encoding are transcoded there."""
-    path = Path(path)
-    if not path.exists():
-        raise ColdpError(f"{path}: no such file or folder")
-    if not path.is_dir() and not zipfile.is_zipfile(path):
-        raise ColdpError(f"{path}: expected a ColDP folder or a .zip archive")
-    with tempfile.TemporaryDirectory(prefix="coldp-") as tmp:
-        scratch = Path(tmp)
-        if path.is_dir():
-            rels = [p.relative_to(path).as_posix() for p in path.rglob("*")
-                    if p.is_file() and len(p.relative_to(path).parts) <= 3]
-            picked = _pick(rels)
-            files = {k: _TableFile(path / rel, str(path / rel), rel) for k, rel in picked.items()}
-        else:
-            try:
-                with zipfile.ZipFile(path) as zf:
-                    names = [m.filename for m in zf.infolist() if not m.is_dir()]
-            except (zipfile.BadZipFile, OSError) as e:
-                raise ColdpError(f"{path}: not a readable zip archive ({e})") from e
-            picked = _pick(names)
-            root = safe_extract(path, scratch / "zip", members=picked.values(), max_bytes=max_extract_bytes,
-                                max_ratio=max_ratio)
-            files = {k: _TableFile(root.joinpath(*re.split(r"[\\/]+", rel)), f"{path} (member {rel})", rel)
-                     for k, rel in picked.items()}
-        meta = files.pop("metadata", None)
-        codec, where = _declared_encoding(encoding, meta.path if meta else None, meta.label if meta else "")
-        if codec != "utf-8":
-            files = {k: _transcode(t, codec, where, scratch) for k, t in files.items()}
-        yield files, {"encoding": codec, "encoding_declared_by": where}
 
 
 def _canon_column(c: str) -> str:
@@ -420,12 +142,12 @@ def _first_bad_line(path: Path, sep: str) -> str:
     return "could not locate the faulty line"
 
 
-def _scan(table: _TableFile, wanted: dict[str, bool]) -> pl.DataFrame:
+def _scan(table: TableFile, wanted: dict[str, bool]) -> pl.DataFrame:
     """Read the ``wanted`` columns (canonical lower-case name → required) of one table as
     strings, with a ``_line`` column (the 1-based line of the record; header is line 1).
     The file is UTF-8 (strictly: a byte that is not is an error naming line and byte)."""
     path = table.path
-    sep = _EXTENSIONS[path.suffix.lower()]
+    sep = EXTENSIONS[path.suffix.lower()]
     try:
         lf = pl.scan_csv(path, separator=sep, infer_schema=False, quote_char='"' if sep == "," else None,
                          with_column_names=lambda cols: [_canon_column(c) for c in cols],
@@ -436,7 +158,7 @@ def _scan(table: _TableFile, wanted: dict[str, bool]) -> pl.DataFrame:
                          "then one record per line)") from e
     except pl.exceptions.PolarsError as e:
         if "utf-8" in str(e).lower():
-            raise _encoding_error(table, "utf-8", "") from e
+            raise encoding_error(table, "utf-8", "") from e
         raise ColdpError(f"{table}: cannot read the header ({e})") from e  # pragma: no cover
     missing = [c for c, req in wanted.items() if req and c not in cols]
     if missing:
@@ -446,7 +168,7 @@ def _scan(table: _TableFile, wanted: dict[str, bool]) -> pl.DataFrame:
         df = lf.select(sel).collect(engine="streaming")
     except pl.exceptions.ComputeError as e:
         if "utf-8" in str(e).lower():
-            raise _encoding_error(table, "utf-8", "") from e
+            raise encoding_error(table, "utf-8", "") from e
         raise ColdpError(f"{table}: {_first_bad_line(path, sep)} ({str(e).splitlines()[0]})") from e
     for c in wanted:
         if c not in df.columns:
@@ -454,18 +176,18 @@ def _scan(table: _TableFile, wanted: dict[str, bool]) -> pl.DataFrame:
     return df.with_columns(pl.col(c).str.strip_chars() for c in wanted)
 
 
-def _require_records(df: pl.DataFrame, table: _TableFile, what: str) -> None:
+def _require_records(df: pl.DataFrame, table: TableFile, what: str) -> None:
     if df.height == 0:
         raise ColdpError(f"{table}: a header but no records: no {what} to build a tree from")
 
 
-def _require(df: pl.DataFrame, col: str, path: _TableFile, what: str) -> None:
+def _require(df: pl.DataFrame, col: str, path: TableFile, what: str) -> None:
     bad = df.filter(pl.col(col).is_null())
     if bad.height:
         raise ColdpError(f"{path}: line {bad['_line'][0]}: {what} is empty ({bad.height} row(s) in all)")
 
 
-def _unique_ids(df: pl.DataFrame, col: str, path: _TableFile) -> None:
+def _unique_ids(df: pl.DataFrame, col: str, path: TableFile) -> None:
     dup = df.filter(pl.col(col).is_duplicated()).sort("_line")
     if dup.height:
         raise ColdpError(f"{path}: line {dup['_line'][1]}: duplicate {col} {dup[col][0]!r} "
@@ -489,7 +211,7 @@ _NAME_COLS = {"scientificname": False, "uninomial": False, "genus": False, "gene
               "specificepithet": False, "infraspecificepithet": False, "rank": False}
 
 
-def _read_split(files: dict[str, _TableFile]) -> ColdpTables:
+def _read_split(files: dict[str, TableFile]) -> ColdpTables:
     tpath, npath = files["taxon"], files.get("name")
     if npath is None:
         raise ColdpError(f"{tpath}: a Taxon table but no Name table beside it")
@@ -538,7 +260,7 @@ def _read_split(files: dict[str, _TableFile]) -> ColdpTables:
     return _assemble(taxa, synonyms, dangling_syn, files, info)
 
 
-def _read_nameusage(files: dict[str, _TableFile]) -> ColdpTables:
+def _read_nameusage(files: dict[str, TableFile]) -> ColdpTables:
     upath = files["nameusage"]
     nu = _scan(upath, {"id": True, "parentid": False, "status": False, **_NAME_COLS})
     _require_records(nu, upath, "name usages")
@@ -571,7 +293,7 @@ def _read_nameusage(files: dict[str, _TableFile]) -> ColdpTables:
 
 
 def _assemble(taxa: pl.DataFrame, synonyms: pl.DataFrame, dangling_syn: pl.DataFrame,
-              files: dict[str, _TableFile], info: dict) -> ColdpTables:
+              files: dict[str, TableFile], info: dict) -> ColdpTables:
     nid = lambda c: pl.concat_str([pl.lit(f"{SOURCE}:"), pl.col(c)])  # noqa: E731
     ids = taxa["id"].implode()
     has_dangling = pl.col("parentid").is_not_null() & ~pl.col("parentid").is_in(ids)
@@ -624,9 +346,10 @@ def read_coldp(path: str | os.PathLike, *, encoding: str | None = None,
     ``encoding``: the tables' encoding when it is not UTF-8 (ColDP requires UTF-8; an
     ``encoding`` key in ``metadata.yaml`` is read too). Undeclared, a byte that is not
     UTF-8 is an error naming the file, line and byte — never silent mojibake.
-    ``max_extract_bytes``, ``max_ratio``: limits of a zip's extraction (:func:`safe_extract`);
+    ``max_extract_bytes``, ``max_ratio``: limits of a zip's extraction
+    (:func:`taxoforge.files.archives.safe_extract_zip`);
     only the tables the reader needs are extracted."""
-    with _opened(path, encoding=encoding, max_extract_bytes=max_extract_bytes, max_ratio=max_ratio) as (files, how):
+    with open_tables(path, encoding=encoding, max_extract_bytes=max_extract_bytes, max_ratio=max_ratio) as (files, how):
         if "taxon" in files:
             tables = _read_split(files)
         elif "nameusage" in files:
@@ -721,7 +444,8 @@ def coldp_version(path: str | os.PathLike) -> dict:
         text = meta.read_text(encoding="utf-8", errors="replace") if meta else None
     elif path.is_file() and zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as zf:
-            member = next((m for m in zf.namelist() if m.rsplit("/", 1)[-1] == "metadata.yaml"), None)
+            member = next((m for m in zf.infolist() if m.filename.rsplit("/", 1)[-1] == "metadata.yaml"
+                           and not is_macos_metadata(m.filename) and m.file_size <= _MAX_METADATA_BYTES), None)
             text = zf.read(member).decode("utf-8", "replace") if member else None
         out["bytes"] = path.stat().st_size
     if text:

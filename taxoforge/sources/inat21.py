@@ -19,25 +19,31 @@ Output
     the same name occurs at that rank under two different lineages, ``inat21:<rank>:<full
     lineage joined by '/'>``. Names: every taxon's Latin name (``scientific``, ``la``), the
     species' ``name`` field when it differs from genus + epithet, and the English
-    ``common_name`` (``vernacular``, ``en``) — paper 000 §11 matches against both.
+    ``common_name`` (``vernacular``, ``en``) — Snæbjarnarson et al. 2025 [1] §11 matches against both.
     Every species is a leaf at depth 7.
 """
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
 import json
-import lzma
 import os
 import tarfile
 import tempfile
-import zlib
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
 
 import polars as pl
+
+from taxoforge.files.archives import (
+    DAMAGED,
+    NOT_DAMAGE,
+    TAR_SUFFIXES,
+    ArchiveError,
+    is_macos_metadata,
+    is_tar,
+    open_decompressed,
+    single_member,
+)
 
 from taxoforge.sources.ranked import ranked_tree_tables
 from taxoforge.trees.tables import TreeTables
@@ -53,43 +59,9 @@ class Inat21Error(ValueError):
     """Malformed iNat21 annotation input; the message names the file and category."""
 
 
-_MAGIC = ((b"\x1f\x8b", "gzip", gzip.open), (b"BZh", "bzip2", bz2.open), (b"\xfd7zXZ\x00", "xz", lzma.open))
-_TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
-# What a truncated or corrupt archive or compressed stream raises, by library.
-_DAMAGED = (EOFError, tarfile.TarError, zlib.error, gzip.BadGzipFile, OSError, lzma.LZMAError)
-_NOT_DAMAGE = (PermissionError, FileNotFoundError, IsADirectoryError)
-
-
-def _open_decompressed(path: Path) -> tuple[BinaryIO, str]:
-    """``path`` opened for reading, decompressed by its magic bytes; and the format's name."""
-    with open(path, "rb") as fh:
-        head = fh.read(6)
-    for magic, kind, opener in _MAGIC:
-        if head.startswith(magic):
-            return opener(path, "rb"), kind
-    return open(path, "rb"), "file"
-
-
-def _is_tar(path: Path) -> bool:
-    if path.name.lower().endswith(_TAR_SUFFIXES):
-        return True
-    fh, _ = _open_decompressed(path)
-    with fh:
-        try:
-            block = fh.read(512)
-        except _DAMAGED:
-            return False
-    return len(block) == 512 and block[257:262] == b"ustar"
-
-
-def _is_macos_metadata(name: str) -> bool:
-    parts = PurePosixPath(name).parts
-    return "__MACOSX" in parts or any(p.startswith("._") for p in parts) or PurePosixPath(name).name == ".DS_Store"
-
-
 def _choose_member(path: Path, members: list[tarfile.TarInfo], member: str | None) -> tarfile.TarInfo:
     """The annotation file of a tar archive (see the module docstring); never a guess."""
-    cands = [m for m in members if m.isfile() and m.name.lower().endswith(".json") and not _is_macos_metadata(m.name)]
+    cands = [m for m in members if m.isfile() and m.name.lower().endswith(".json") and not is_macos_metadata(m.name)]
     names = [m.name for m in cands]
     if not cands:
         raise Inat21Error(f"{path}: archive holds no .json file"
@@ -102,20 +74,22 @@ def _choose_member(path: Path, members: list[tarfile.TarInfo], member: str | Non
                               f"the annotation files are {names}")
         return hits[0]
     low = path.name.lower()
-    stem = next((low[: -len(s)] for s in _TAR_SUFFIXES if low.endswith(s)), low)
+    stem = next((low[: -len(s)] for s in TAR_SUFFIXES if low.endswith(s)), low)
     expected = stem if stem.endswith(".json") else stem + ".json"
     hits = [m for m in cands if PurePosixPath(m.name).name.lower() == expected]
     if len(hits) == 1:
         return hits[0]
-    if len(cands) == 1:
-        return cands[0]
-    raise Inat21Error(f"{path}: holds {len(cands)} annotation files {names}; say which split to read "
-                      f"(member='train.json', or an archive named after it)")
+    try:
+        chosen = single_member(path, names, "annotation files",
+                               "say which split to read (member='train.json', or an archive named after it)")
+    except ArchiveError as e:
+        raise Inat21Error(str(e)) from None
+    return cands[names.index(chosen)]
 
 
 def _load_json(path: Path, member: str | None = None) -> tuple[dict, str | None]:
     """The parsed annotation file and, for a tar archive, the member it came from."""
-    if _is_tar(path):
+    if is_tar(path):
         try:
             with tarfile.open(path) as tf:
                 chosen = _choose_member(path, tf.getmembers(), member)
@@ -123,19 +97,19 @@ def _load_json(path: Path, member: str | None = None) -> tuple[dict, str | None]
                 fh = tf.extractfile(chosen)
                 assert fh is not None
                 return _parse(io.TextIOWrapper(fh, encoding="utf-8"), where), chosen.name
-        except _NOT_DAMAGE:
+        except NOT_DAMAGE:
             raise
-        except _DAMAGED as e:
+        except DAMAGED as e:
             raise Inat21Error(f"{path}: truncated or corrupt archive ({type(e).__name__}: {e})") from e
     if member is not None:
         raise Inat21Error(f"{path}: not a tar archive, so there is no member {member!r} to choose")
-    fh, kind = _open_decompressed(path)
+    fh, kind = open_decompressed(path)
     try:
         with fh:
             return _parse(io.TextIOWrapper(fh, encoding="utf-8"), str(path)), None
-    except _NOT_DAMAGE:
+    except NOT_DAMAGE:
         raise
-    except _DAMAGED as e:
+    except DAMAGED as e:
         what = "file" if kind == "file" else f"{kind} file"
         raise Inat21Error(f"{path}: truncated or corrupt {what} ({type(e).__name__}: {e})") from e
 

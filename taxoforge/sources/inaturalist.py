@@ -47,7 +47,7 @@ import polars as pl
 from taxoforge.files import file_sha256
 from taxoforge.sources.ranked import ranked_tree_tables, report_frame
 from taxoforge.trees.ranks import SPINE_RANKS
-from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.tables import REPORT_SCHEMA, TreeTables
 
 __all__ = ["inat_parquet_path", "read_inat_taxa", "inat_edges", "inat_tree", "RANK_LEVEL", "SPINE"]
 
@@ -145,7 +145,7 @@ def _parents(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame
     edges = edges.select(pl.format("inat:{}", "id").alias("child"), pl.format("inat:{}", "parent").alias("parent"))
     taxa = pl.concat([kept, root]).select(pl.format("inat:{}", "id").alias("node_id"),
                                           pl.col("scientificName").alias("label"), "rank")
-    report = pl.concat(reports) if reports else report_frame("none", [])
+    report = pl.concat(reports) if reports else pl.DataFrame(schema=REPORT_SCHEMA)
     return edges, taxa, report, _infrageneric_names(dropped, kept)
 
 

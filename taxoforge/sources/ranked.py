@@ -20,14 +20,39 @@ import polars as pl
 from taxoforge.trees import integrity
 
 from taxoforge.trees.build import build_tree
-from taxoforge.trees.tables import REPORT_SCHEMA, TreeTables
+from taxoforge.trees.tables import REPORT_KINDS, REPORT_SCHEMA, TreeTables
 
 __all__ = ["ranked_tree_tables", "rank_counts", "report_frame", "ranked_tree_facts"]
 
 
 def report_frame(kind: str, child_ids: pl.Series | list, parent_ids: pl.Series | list | None = None,
                  detail: str | pl.Series | None = None) -> pl.DataFrame:
-    """Report rows of one ``kind`` in :data:`REPORT_SCHEMA`."""
+    """Report rows of one ``kind`` in :data:`REPORT_SCHEMA`.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`taxoforge.trees.tables.REPORT_KINDS`.
+    child_ids : polars.Series or list
+        The node (or the child of the edge) each row is about.
+    parent_ids : polars.Series or list, optional
+        The parent of each edge; none for rows about a node.
+    detail : str or polars.Series, optional
+        The reason, one for all rows or one per row.
+
+    Returns
+    -------
+    polars.DataFrame
+        The rows, in the report table's schema.
+
+    Raises
+    ------
+    ValueError
+        For a kind that is not in ``REPORT_KINDS``.
+    """
+    if kind not in REPORT_KINDS:
+        raise ValueError(f"report kind {kind!r} is not one of taxoforge.trees.tables.REPORT_KINDS: add it there "
+                         "(with what it means) and to the README's report table")
     child = pl.Series("child_id", child_ids, dtype=pl.String)
     n = len(child)
     parent = pl.Series("parent_id", parent_ids if parent_ids is not None else [None] * n, dtype=pl.String)

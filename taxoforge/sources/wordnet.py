@@ -36,6 +36,7 @@ __all__ = [
     "wnid",
     "SYSTEM_WORDNET_DIRS",
     "WORDNET_VERSION",
+    "wordnet_source_version",
 ]
 
 WORDNET_VERSION = "3.0"
@@ -201,3 +202,27 @@ def wordnet_tree(edges: pl.DataFrame, names: pl.DataFrame, *, tie_seed: int = 0,
     return TreeTables.from_build("wordnet", build, names,
                                  info={"source_versions": {"wordnet": WORDNET_VERSION}, "seed": tie_seed,
                                        "cycle_policy": cycle_policy})
+
+
+def wordnet_source_version(wn=None) -> dict:
+    """What identifies the WordNet data the noun graph is read from: the version and the
+    SHA-256 of the noun data and index files NLTK reads.
+
+    Parameters
+    ----------
+    wn : nltk.corpus.reader.WordNetCorpusReader, optional
+        The reader (default: :func:`ensure_wordnet` without downloading).
+
+    Returns
+    -------
+    dict
+        ``{"wordnet": "3.0", "data.noun": sha256, "index.noun": sha256, "folder": path}``; the
+        same files give the same dict, so a change of the installed data shows as a new
+        observed version.
+    """
+    from taxoforge.files import file_sha256
+
+    wn = wn if wn is not None else ensure_wordnet(allow_download=False)
+    root = Path(str(wn.root))
+    return {"wordnet": wn.get_version(), **{f: file_sha256(root / f) for f in ("data.noun", "index.noun")},
+            "folder": str(root)}

@@ -15,7 +15,7 @@ distinct cuts; sampling stops after ``max_attempts`` draws per ``p`` and the res
 many cuts it found.
 
 The draws are counter-based: the uniform of node ``v`` in attempt ``a`` is SplitMix64 of
-BLAKE2b(node id) mixed with ``(seed, p, a)`` — the same cuts on any machine, and a node's
+BLAKE2b(node id) mixed with ``(seed, p, a)`` (:mod:`taxoforge.seeded`) — the same cuts on any machine, and a node's
 draws do not depend on the rest of the tree.
 
 **Tree-cut accuracy of one predicted node.** The cut node of the ground truth ``g`` is the
@@ -28,28 +28,17 @@ branch is wrong. **MTA** is the mean of this accuracy over the cuts.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
+
+from taxoforge.seeded import hash64, splitmix64, unit_interval
 
 __all__ = ["TreeCuts", "sample_tree_cuts", "PROTECT_DROPOUT_RATES", "FewerCutsWarning"]
 
 PROTECT_DROPOUT_RATES = (0.1, 0.3, 0.5, 0.7, 0.9)
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 _BATCH_VALUES = 1 << 22  # values per array of a batch of attempts (attempts × evaluation-tree nodes)
-
-
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        z = x + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
-def _key64(s: str) -> int:
-    return int.from_bytes(hashlib.blake2b(s.encode(), digest_size=8).digest(), "big")
 
 
 class FewerCutsWarning(UserWarning):
@@ -59,7 +48,20 @@ class FewerCutsWarning(UserWarning):
 @dataclass
 class TreeCuts:
     """``cut_depth[c, i]``: the depth of ground truth ``i``'s cut node in cut ``c``;
-    ``dropout[c]``: the ``p`` cut ``c`` was drawn with; ``cut_nodes[c]``: its node indexes."""
+    ``dropout[c]``: the ``p`` cut ``c`` was drawn with; ``cut_nodes[c]``: its node indexes.
+
+    Attributes
+    ----------
+    cut_depth : numpy.ndarray
+        ``(cuts, ground truths)``: the depth of ground truth ``i``'s cut node in cut
+        ``c``.
+    dropout : numpy.ndarray
+        The dropout rate ``p`` each cut was drawn with.
+    cut_nodes : list[numpy.ndarray]
+        Each cut's node indexes.
+    requested : int
+        How many cuts were asked for (more than were found on a small tree).
+    """
 
     cut_depth: np.ndarray
     dropout: np.ndarray
@@ -80,7 +82,23 @@ class TreeCuts:
 
     def accuracy(self, lca_depth: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Accuracy of every cut for predictions whose LCA with the ground truth has depth
-        ``lca_depth`` (one per ground truth, in the order given to :func:`sample_tree_cuts`)."""
+        ``lca_depth`` (one per ground truth, in the order given to :func:`sample_tree_cuts`).
+
+        Parameters
+        ----------
+        lca_depth : numpy.ndarray
+            Depth of the lowest common ancestor of each prediction and its ground truth, in
+            the order the ground truths were given to :func:`sample_tree_cuts`.
+        sample_weight : numpy.ndarray, optional
+            A weight per sample (default: equal weights).
+
+        Returns
+        -------
+        numpy.ndarray
+            Accuracy of every cut for predictions whose LCA with the ground truth has depth
+            ``lca_depth`` (one per ground truth, in the order given to
+            :func:`sample_tree_cuts`).
+        """
         right = np.asarray(lca_depth)[None, :] >= self.cut_depth
         if sample_weight is None:
             return right.mean(axis=1)
@@ -142,7 +160,7 @@ def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=
     internal = np.zeros(m, dtype=bool)
     internal[par_l[par_l >= 0]] = True
     order = np.argsort(depth_l, kind="stable")
-    keys = np.array([_key64(str(tax.ids[v])) for v in nodes[order].tolist()], dtype=np.uint64)
+    keys = np.array([hash64(str(tax.ids[v])) for v in nodes[order].tolist()], dtype=np.uint64)
     root = local[tax.root_idx]
     rates = sorted(dropout_rates, reverse=True)
     per_rate = [n_cuts // len(rates) + (1 if i < n_cuts % len(rates) else 0) for i in range(len(rates))]
@@ -180,8 +198,8 @@ def _draw_cuts(keys, order, levels, par_l, depth_l, internal, root, rate, seed, 
     node is reached through expanded nodes only — every attempt's arrays in one pass."""
     inf = np.iinfo(np.int64).max
     m, a = len(par_l), len(attempts)
-    salts = np.array([_key64(f"{int(seed)}|{rate!r}|{att}") for att in attempts], dtype=np.uint64)
-    u = (_splitmix64(keys[None, :] ^ salts[:, None]) >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    salts = np.array([hash64(f"{int(seed)}|{rate!r}|{att}") for att in attempts], dtype=np.uint64)
+    u = unit_interval(splitmix64(keys[None, :] ^ salts[:, None]))
     expanded = np.zeros((a, m), dtype=bool)
     expanded[:, order] = (u >= rate) & internal[order][None, :]
     expanded[:, root] = True

@@ -1,4 +1,4 @@
-"""The tree data model: the four tables of a taxonomy (SPEC §5) and their Parquet files.
+"""The tree data model: the four tables of a taxonomy (docs/method.md#snapshots) and their Parquet files.
 
 A taxonomy is stored as four tables, each one Parquet file:
 
@@ -39,6 +39,7 @@ __all__ = [
     "NAMES_SCHEMA",
     "LINKS_SCHEMA",
     "REPORT_SCHEMA",
+    "REPORT_KINDS",
     "TABLE_SCHEMAS",
     "SCHEMA_VERSION",
     "TreeTables",
@@ -89,6 +90,23 @@ REPORT_SCHEMA = {
     "chosen": pl.String,
     "seed": pl.Int64,
     "detail": pl.String,
+}
+#: Every ``kind`` of a report row, with what it means: the one list the README quotes.
+REPORT_KINDS = {
+    # the graph → tree step (taxoforge.trees.build.build_tree)
+    "excluded_node": "an edge touching a node of the exclusion list, removed with the node",
+    "self_loop": "an edge from a node to itself, removed",
+    "cycle_back_edge": "a back edge of a depth-first search inside a cycle, removed",
+    "abstract_on_cycle": "an edge of the most abstract class on a cycle, removed (policy drop_abstract)",
+    "synthetic_root": "a parentless node hung under the synthetic root <source>:root",
+    "not_longest": "an edge to a parent that is not on a longest root path, dropped",
+    "tie": "a node with several parents on longest root paths: the candidates, weights, choice and seed",
+    # the sources
+    "unplaced_seed": "a Wikidata seed with no instance-of class and no superclass, left out",
+    "dangling_parent": "a ColDP taxon whose parentID is not in the dataset: it becomes a root",
+    "dangling_synonym": "a ColDP synonym of a taxon the dataset does not have, skipped",
+    "duplicate_lineage": "an iNaturalist taxon with the same lineage as one with a smaller id, which gets its children",
+    "no_lineage_position": "an iNaturalist taxon of a rank between the spine's levels, left out",
 }
 TABLE_SCHEMAS = {
     "nodes": NODES_SCHEMA,

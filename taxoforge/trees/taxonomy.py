@@ -8,8 +8,8 @@ Lowest common ancestors use the pre-order trick: number the nodes in depth-first
 pre-order (children in id order); for two different nodes ``u, v`` with
 ``pre(u) < pre(v)``, the LCA is the parent of the shallowest node among pre-order
 positions ``pre(u)+1 … pre(v)`` — a range-minimum query answered in O(1) from a sparse
-table (Bender & Farach-Colton, 2000). Everything is built with level-by-level numpy
-passes, no recursion.
+table (Bender & Farach-Colton, 2000; the arrays and tables are :mod:`taxoforge.trees.lca`).
+Everything is built with level-by-level numpy passes, no recursion.
 
 >>> import polars as pl
 >>> nodes = pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"],
@@ -31,11 +31,10 @@ from functools import cached_property
 import numpy as np
 import polars as pl
 
+from taxoforge.trees.lca import LcaIndex, children_csr
+from taxoforge.trees.rooted import TreeError, rooted_arrays
+
 __all__ = ["Taxonomy", "TreeError"]
-
-
-class TreeError(ValueError):
-    """The nodes table is not one rooted tree."""
 
 
 class Taxonomy:
@@ -75,53 +74,24 @@ class Taxonomy:
     >>> Taxonomy(pl.DataFrame({"node_id": ["r", "s"], "parent_id": [None, None]}))
     Traceback (most recent call last):
     ...
-    taxoforge.trees.taxonomy.TreeError: expected exactly one root, found 2: ['r', 's']
+    taxoforge.trees.rooted.TreeError: expected exactly one root, found 2: ['r', 's']
     """
 
     def __init__(self, nodes: pl.DataFrame, names: pl.DataFrame | None = None) -> None:
-        for c in ("node_id", "parent_id"):
-            if c not in nodes.columns:
-                raise TreeError(f"nodes table has no column {c!r}; columns are {nodes.columns}")
-        nodes = nodes.with_columns(pl.col("node_id").cast(pl.String), pl.col("parent_id").cast(pl.String))
-        if not nodes["node_id"].is_sorted():  # tables read from a tree folder are sorted already
-            nodes = nodes.sort("node_id")
-        ids = nodes["node_id"]
-        if ids.null_count():
-            raise TreeError("nodes table has a null node_id")
-        same = (ids.slice(1) == ids.slice(0, len(ids) - 1)).fill_null(False) if len(ids) > 1 else pl.Series([False])
-        if same.any():  # sorted: a repeated id sits next to itself
-            raise TreeError(f"node_id {ids[int(same.arg_true()[0])]!r} occurs more than once")
-        self.ids: np.ndarray = ids.to_numpy().astype(object)
-        n = len(self.ids)
-        if n == 0:
-            raise TreeError("empty tree")
-        self._lookups = 0  # single-node lookups so far (the id → index dict is built after many)
-        parents = nodes["parent_id"]
-        pos = np.minimum(ids.search_sorted(parents.fill_null("")).to_numpy().astype(np.int64), n - 1)
-        found = (ids.gather(pos) == parents).fill_null(False).to_numpy()
-        missing = np.flatnonzero(~found & parents.is_not_null().to_numpy())
-        if len(missing):
-            r = int(missing[0])
-            raise TreeError(f"node {ids[r]!r} has parent {parents[r]!r}, which is not a node ({len(missing)} orphan(s))")
-        self.parent_idx: np.ndarray = np.where(found, pos, -1).astype(np.int64)
-        roots = np.flatnonzero(self.parent_idx < 0)
-        if len(roots) != 1:
-            raise TreeError(f"expected exactly one root, found {len(roots)}: {self.ids[roots[:5]].tolist()}")
-        self.root_idx = int(roots[0])
+        self.ids, self.parent_idx, self.root_idx, self.depth_arr = rooted_arrays(nodes)
         self.root: str = str(self.ids[self.root_idx])
-        self.depth_arr: np.ndarray = self._compute_depths()
-        if "depth" in nodes.columns and nodes["depth"].null_count() == 0:
-            given = nodes["depth"].to_numpy()
-            bad = np.flatnonzero(given != self.depth_arr)
-            if len(bad):
-                raise TreeError(f"node {self.ids[bad[0]]!r}: depth column says {given[bad[0]]}, tree says {self.depth_arr[bad[0]]}")
+        self._lookups = 0  # single-node lookups so far (the id → index dict is built after many)
         self._names = names
-        self._label_series = nodes["label"].cast(pl.String) if "label" in nodes.columns else None
+        if "label" in nodes.columns:
+            labelled = nodes.select(pl.col("node_id").cast(pl.String), pl.col("label").cast(pl.String))
+            self._label_series = (labelled if labelled["node_id"].is_sorted() else labelled.sort("node_id"))["label"]
+        else:
+            self._label_series = None
 
     @classmethod
-    def from_arrays(cls, ids: np.ndarray, parent_idx: np.ndarray, depth: np.ndarray, *,
-                    labels: pl.Series | None = None, names=None, preorder: tuple[np.ndarray, np.ndarray] | None = None,
-                    depth_table: np.ndarray | None = None) -> "Taxonomy":
+    def from_arrays(cls, ids, parent_idx: np.ndarray, depth: np.ndarray, *,
+                    labels: pl.Series | None = None, names=None,
+                    preorder: tuple[np.ndarray, np.ndarray] | None = None) -> "Taxonomy":
         """A tree over the arrays of a tree already checked — e.g. stored from a
         :class:`Taxonomy` built from its tables — without checking or computing them again.
 
@@ -139,8 +109,6 @@ class Taxonomy:
             needed.
         preorder : tuple of numpy.ndarray, optional
             The pre-order positions and subtree sizes, when stored.
-        depth_table : numpy.ndarray, optional
-            The depth sparse table of :meth:`lca_depth`, when stored.
 
         Returns
         -------
@@ -149,9 +117,9 @@ class Taxonomy:
         Examples
         --------
         >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "a1"], "parent_id": [None, "r", "a"]}))
-        >>> u = Taxonomy.from_arrays(t.ids, t.parent_idx, t.depth_arr)
-        >>> u.ancestors("a1"), u.root
-        (['r', 'a', 'a1'], 'r')
+        >>> u = Taxonomy.from_arrays(pl.Series(t.ids.tolist()), t.parent_idx, t.depth_arr)
+        >>> u.ancestors("a1"), u.root, u.has(["a1", "b"]).tolist()
+        (['r', 'a', 'a1'], 'r', [True, False])
         """
         t = cls.__new__(cls)
         if isinstance(ids, pl.Series):
@@ -169,10 +137,18 @@ class Taxonomy:
         else:
             t._names = names
         if preorder is not None:
-            t.__dict__["_preorder"] = preorder
-        if depth_table is not None:
-            t.__dict__["_depth_table"] = depth_table
+            t._lca.__dict__["preorder"] = preorder
         return t
+
+    @cached_property
+    def ids(self) -> np.ndarray:
+        """Node ids in sorted order (object array); a tree made by :meth:`from_arrays` from a
+        Series of ids makes it on first use (the vectorised lookups need none)."""
+        return self._id_series.to_numpy().astype(object)
+
+    def _lazy_ids(self) -> pl.Series | None:
+        """The ids as a Series while :attr:`ids` is not made yet, else None."""
+        return self.__dict__.get("_id_series") if "ids" not in self.__dict__ else None
 
     @cached_property
     def _names(self) -> pl.DataFrame | None:
@@ -202,161 +178,6 @@ class Taxonomy:
             return [None] * len(idx)
         return self._label_series.gather(idx).to_list()
 
-    @property
-    def subtree_size(self) -> np.ndarray:
-        """Number of nodes in each node's subtree, itself included (one per node, in id order).
-
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "a1"], "parent_id": [None, "r", "a"]}))
-        >>> t.subtree_size.tolist()
-        [2, 1, 3]
-        """
-        return self._preorder[1] if "_preorder" in self.__dict__ else self._subtree_sizes
-
-    @cached_property
-    def _subtree_sizes(self) -> np.ndarray:
-        """Subtree sizes, deepest level first (one ``bincount`` per level)."""
-        n = len(self)
-        depth = self.depth_arr
-        size = np.ones(n, dtype=np.int64)
-        by_depth = np.argsort(depth, kind="stable")
-        bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
-        for d in range(int(depth.max()), 0, -1):
-            lvl = by_depth[bounds[d]:bounds[d + 1]]
-            size += np.bincount(self.parent_idx[lvl], weights=size[lvl], minlength=n).astype(np.int64)
-        return size
-
-    # ---------------------------------------------------------------- construction
-    def _compute_depths(self) -> np.ndarray:
-        n = len(self)
-        depth = np.full(n, -1, dtype=np.int32)
-        depth[self.root_idx] = 0
-        kids_ptr, kids = self._children_csr
-        frontier = np.array([self.root_idx])
-        d = 0
-        seen = 1
-        while len(frontier):
-            starts, ends = kids_ptr[frontier], kids_ptr[frontier + 1]
-            lens = ends - starts
-            if lens.sum() == 0:
-                break
-            idx = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens) + np.arange(lens.sum())
-            frontier = kids[idx]
-            d += 1
-            depth[frontier] = d
-            seen += len(frontier)
-        if seen != n:
-            bad = np.flatnonzero(depth < 0)
-            raise TreeError(f"{n - seen} node(s) not reachable from the root (a cycle), e.g. {self.ids[bad[0]]!r}")
-        return depth
-
-    @cached_property
-    def _children_csr(self) -> tuple[np.ndarray, np.ndarray]:
-        n = len(self)
-        nonroot = np.flatnonzero(self.parent_idx >= 0)
-        p = self.parent_idx[nonroot]
-        order = np.lexsort((nonroot, p))  # children in id order
-        kids = nonroot[order]
-        ptr = np.concatenate(([0], np.cumsum(np.bincount(p, minlength=n))))
-        return ptr, kids
-
-    @cached_property
-    def _preorder(self) -> tuple[np.ndarray, np.ndarray]:
-        """(pre-order position of every node, subtree size of every node)."""
-        n = len(self)
-        depth = self.depth_arr
-        size = self._subtree_sizes
-        by_depth = np.argsort(depth, kind="stable")
-        bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
-        pre = np.zeros(n, dtype=np.int64)
-        for d in range(1, int(depth.max()) + 1):
-            lvl = by_depth[bounds[d]:bounds[d + 1]]
-            p = self.parent_idx[lvl]
-            o = np.lexsort((lvl, p))
-            lvl, p = lvl[o], p[o]
-            cs = np.cumsum(size[lvl])
-            first = np.concatenate(([True], p[1:] != p[:-1]))
-            grp_start = np.maximum.accumulate(np.where(first, np.arange(len(lvl)), 0))
-            before = cs - size[lvl] - (cs[grp_start] - size[lvl[grp_start]])
-            pre[lvl] = pre[p] + 1 + before
-        return pre, size
-
-    def _preorder_values(self, values: np.ndarray) -> np.ndarray:
-        """``values`` (one per node) rearranged into pre-order."""
-        pre, _ = self._preorder
-        order = np.empty(len(self), dtype=np.int64)
-        order[pre] = np.arange(len(self))
-        return values[order]
-
-    @staticmethod
-    def _min_sparse_table(row0: np.ndarray) -> np.ndarray:
-        """Range-minimum sparse table of ``row0``: row ``j`` holds the minimum over the window
-        of length ``2**j`` starting at each position, flattened row-major so one gather
-        answers a batch of queries."""
-        n = len(row0)
-        levels = max(1, int(n).bit_length())
-        table = np.empty((levels, n), dtype=row0.dtype)
-        table[0] = row0
-        for j in range(1, levels):
-            half = 1 << (j - 1)
-            table[j] = table[j - 1]
-            np.minimum(table[j - 1][: n - half], table[j - 1][half:], out=table[j][: n - half])
-        return table.ravel()
-
-    @cached_property
-    def _sparse_table(self) -> np.ndarray:
-        """Sparse table over pre-order positions of (depth, node) packed in one int64."""
-        nodes = np.arange(len(self), dtype=np.int64)
-        return self._min_sparse_table(self._preorder_values((self.depth_arr.astype(np.int64) << 32) | nodes))
-
-    @cached_property
-    def _depth_table(self) -> np.ndarray:
-        """Sparse table of depths only, in the narrowest integer type that holds the deepest
-        node: :meth:`lca_depth` needs no node ids, and a table of bytes keeps the random
-        gathers in cache."""
-        dmax = int(self.depth_arr.max())
-        dtype = np.uint8 if dmax < 2**8 else np.uint16 if dmax < 2**16 else np.int32
-        return self._min_sparse_table(self._preorder_values(self.depth_arr).astype(dtype))
-
-    @cached_property
-    def _floor_log2(self) -> np.ndarray:
-        """``floor(log2(w))`` for every window width ``w`` in ``1 … n`` (index 0 unused)."""
-        n = len(self)
-        lg = np.zeros(n + 1, dtype=np.int8)
-        for k in range(1, max(1, int(n).bit_length())):
-            lg[1 << k:] = k
-        return lg
-
-    # ---------------------------------------------------------------- ids
-    def __len__(self) -> int:
-        """Number of nodes."""
-        return len(self.parent_idx)
-
-    @cached_property
-    def ids(self) -> np.ndarray:
-        """Node ids in sorted order (object array); a tree made by :meth:`from_arrays` from a
-        Series of ids makes it on first use (the vectorised lookups need none)."""
-        return self._id_series.to_numpy().astype(object)
-
-    def _lazy_ids(self) -> pl.Series | None:
-        """The ids as a Series while :attr:`ids` is not made yet, else None."""
-        return self.__dict__.get("_id_series") if "ids" not in self.__dict__ else None
-
-    def has(self, node_ids) -> np.ndarray:
-        """Per id: is it a node of the tree (vectorised :meth:`__contains__`)?
-
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a"], "parent_id": [None, "r"]}))
-        >>> t.has(["a", "zz", "r"]).tolist()
-        [True, False, True]
-        """
-        want = pl.Series([x if isinstance(x, str) else None for x in node_ids], dtype=pl.String)
-        if not len(want):
-            return np.zeros(0, bool)
-        ids = self._lazy_ids()
-        if ids is None:
-            ids = pl.Series(self.ids, dtype=pl.String)
-        pos = np.minimum(ids.search_sorted(want.fill_null("")).to_numpy().astype(np.int64), len(ids) - 1)
-        return (ids.gather(pos) == want).fill_null(False).to_numpy()
-
     def ids_of(self, idx) -> list[str]:
         """The ids of the nodes at the indexes ``idx``.
 
@@ -367,6 +188,67 @@ class Taxonomy:
         idx = np.asarray(idx, dtype=np.int64)
         lazy = self._lazy_ids()
         return lazy.gather(idx).to_list() if lazy is not None else self.ids[idx].tolist()
+
+    def has(self, node_ids) -> np.ndarray:
+        """Per id: is it a node of the tree (vectorised :meth:`__contains__`)?
+
+        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a"], "parent_id": [None, "r"]}))
+        >>> t.has(["a", "zz", "r", None]).tolist()
+        [True, False, True, False]
+        """
+        want = pl.Series([x if isinstance(x, str) else None for x in node_ids], dtype=pl.String)
+        if not len(want):
+            return np.zeros(0, bool)
+        ids = self._lazy_ids()
+        if ids is None:
+            ids = pl.Series(self.ids, dtype=pl.String)
+        pos = np.minimum(ids.search_sorted(want.fill_null("")).to_numpy().astype(np.int64), len(ids) - 1)
+        return (ids.gather(pos) == want).fill_null(False).to_numpy()
+
+    @property
+    def subtree_size(self) -> np.ndarray:
+        """Number of nodes in each node's subtree, itself included (one per node, in id order).
+
+        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "a1"], "parent_id": [None, "r", "a"]}))
+        >>> t.subtree_size.tolist()
+        [2, 1, 3]
+        """
+        if "preorder" in self._lca.__dict__:
+            return self._lca.preorder[1]
+        return self._subtree_sizes
+
+    @cached_property
+    def _subtree_sizes(self) -> np.ndarray:
+        """Subtree sizes, deepest level first (one ``bincount`` per level), without the pre-order."""
+        n = len(self)
+        depth = self.depth_arr
+        size = np.ones(n, dtype=np.int64)
+        by_depth = np.argsort(depth, kind="stable")
+        bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max(initial=0)) + 2))
+        for d in range(int(depth.max(initial=0)), 0, -1):
+            lvl = by_depth[bounds[d]:bounds[d + 1]]
+            size += np.bincount(self.parent_idx[lvl], weights=size[lvl], minlength=n).astype(np.int64)
+        return size
+
+    # ---------------------------------------------------------------- construction
+    @cached_property
+    def _children_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        return children_csr(self.parent_idx)
+
+    @cached_property
+    def _lca(self) -> LcaIndex:
+        """Pre-order and sparse tables for the vectorised queries, built on first use."""
+        return LcaIndex(self.parent_idx, self.depth_arr)
+
+    @property
+    def _preorder(self) -> tuple[np.ndarray, np.ndarray]:
+        """(pre-order position of every node, subtree size of every node)."""
+        return self._lca.preorder
+
+    # ---------------------------------------------------------------- ids
+    def __len__(self) -> int:
+        """Number of nodes."""
+        return len(self.parent_idx)
 
     def __contains__(self, node_id: object) -> bool:
         """Whether ``node_id`` is a node of the tree."""
@@ -426,8 +308,8 @@ class Taxonomy:
         arr = np.asarray(list(node_ids) if not isinstance(node_ids, np.ndarray) else node_ids, dtype=object)
         lazy = self._lazy_ids()
         if lazy is not None and len(arr):
-            want = pl.Series(arr.tolist(), dtype=pl.String)
-            pos = np.minimum(lazy.search_sorted(want).to_numpy().astype(np.int64), len(lazy) - 1)
+            want = pl.Series([x if isinstance(x, str) else None for x in arr.tolist()], dtype=pl.String)
+            pos = np.minimum(lazy.search_sorted(want.fill_null("")).to_numpy().astype(np.int64), len(lazy) - 1)
             bad = ~(lazy.gather(pos) == want).fill_null(False).to_numpy()
             if bad.any():
                 raise KeyError(f"unknown node id {arr[np.flatnonzero(bad)[0]]!r} ({int(bad.sum())} unknown)")
@@ -511,7 +393,7 @@ class Taxonomy:
         return int(self.depth_arr[self._index(node_id)])
 
     def ancestors(self, node_id: str, include_self: bool = True) -> list[str]:
-        """The path from the root to a node (``anc()`` of SPEC §1), root first.
+        """The path from the root to a node (``anc()`` of docs/method.md#trees), root first.
 
         Parameters
         ----------
@@ -738,23 +620,6 @@ class Taxonomy:
         return self._names
 
     # ---------------------------------------------------------------- vectorised queries
-    def _range_min(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """Packed (depth<<32 | node) minimum over pre-order positions lo..hi inclusive."""
-        flat = self._sparse_table
-        n = len(self)
-        k = (np.frexp((hi - lo + 1).astype(np.float64))[1] - 1).astype(np.int64)  # floor(log2), exact
-        base = k * n
-        return np.minimum(flat[base + lo], flat[base + hi + 1 - (np.int64(1) << k)])
-
-    def _lca_packed(self, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        u = np.asarray(u, dtype=np.int64)
-        v = np.asarray(v, dtype=np.int64)
-        pre, _ = self._preorder
-        pu, pv = pre[u], pre[v]
-        hi = np.maximum(pu, pv)
-        lo = np.minimum(np.minimum(pu, pv) + 1, hi)  # u == v: a dummy 1-wide range, masked below
-        return u, v, self._range_min(lo, hi)
-
     def lca_idx(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Lowest common ancestors of index pairs ``(u[i], v[i])``, in O(1) each.
 
@@ -776,8 +641,7 @@ class Taxonomy:
         >>> t.ids[lca].tolist()
         ['a', 'r', 'b']
         """
-        u, v, packed = self._lca_packed(u, v)
-        return np.where(u == v, u, self.parent_idx[packed & 0xFFFFFFFF])
+        return self._lca.lca(u, v)
 
     def lca_depth(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Depth of the lowest common ancestor of index pairs: ``|anc(u) ∩ anc(v)| - 1``.
@@ -802,39 +666,7 @@ class Taxonomy:
         >>> t.lca_depth(t.index_of(["a1", "a1", "a2"]), t.index_of(["a2", "b", "a2"])).tolist()
         [1, 0, 2]
         """
-        u = np.asarray(u, dtype=np.int64)
-        v = np.asarray(v, dtype=np.int64)
-        n = len(self)
-        if "_depth_table" not in self.__dict__ and u.size * 256 < n:
-            return self._lca_depth_by_climbing(u, v)
-        pre, _ = self._preorder
-        table = self._depth_table
-        pu, pv = pre[u], pre[v]
-        hi = np.maximum(pu, pv)
-        lo = np.minimum(pu, pv)
-        same = lo == hi
-        lo += 1
-        np.minimum(lo, hi, out=lo)  # u == v: a dummy 1-wide range, masked below
-        k = self._floor_log2[hi - lo + 1].astype(np.int64)
-        base = k * n
-        shallowest = np.minimum(table[base + lo], table[base + hi + 1 - (np.int64(1) << k)]).astype(np.int64)
-        shallowest -= 1  # the LCA is the parent of the shallowest node in the range
-        return np.where(same, self.depth_arr[u], shallowest)
-
-    def _lca_depth_by_climbing(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """:meth:`lca_depth` of a few pairs (a scoring run's hundreds, on a tree of millions):
-        the deeper node climbs to the other's depth, then both climb until they meet — steps
-        of the pairs' size, no whole-tree pre-order and sparse table to build first."""
-        parent = self.parent_idx
-        a, b = u.copy(), v.copy()
-        da, db = self.depth_arr[a].astype(np.int64), self.depth_arr[b].astype(np.int64)
-        while (m := da > db).any():
-            a[m], da[m] = parent[a[m]], da[m] - 1
-        while (m := db > da).any():
-            b[m], db[m] = parent[b[m]], db[m] - 1
-        while (m := a != b).any():
-            a[m], b[m], da[m] = parent[a[m]], parent[b[m]], da[m] - 1
-        return da
+        return self._lca.lca_depth(u, v)
 
     def is_ancestor_idx(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Whether ``a[i]`` is an ancestor of, or equal to, ``b[i]``, for index arrays.
@@ -860,10 +692,7 @@ class Taxonomy:
         >>> t.is_ancestor_idx(t.index_of(["a", "a", "a1", "r"]), t.index_of(["a1", "b", "a1", "a2"])).tolist()
         [True, False, True, True]
         """
-        pre, size = self._preorder
-        a = np.asarray(a, dtype=np.int64)
-        b = np.asarray(b, dtype=np.int64)
-        return (pre[b] >= pre[a]) & (pre[b] < pre[a] + size[a])
+        return self._lca.is_ancestor(a, b)
 
     def subtree(self, keep: Sequence[str]) -> pl.DataFrame:
         """The nodes table of the smallest subtree holding ``keep`` and the root.
@@ -886,7 +715,7 @@ class Taxonomy:
         [('a', 'r', 1), ('a1', 'a', 2), ('r', None, 0)]
         """
         idx = self.index_of(list(keep))
-        mark = np.zeros(len(self), dtype=bool)
+        mark = np.zeros(len(self.ids), dtype=bool)
         frontier = np.unique(idx)
         while len(frontier):
             frontier = frontier[~mark[frontier]]

@@ -39,8 +39,9 @@ def _materialization(result):
 
 
 def test_definitions_have_snapshot_assets():
-    from pipelines.definitions import defs
+    from pipelines.definitions import build_definitions
 
+    defs = build_definitions(environ={"TAXOFORGE_TAXONOMIES": ",".join(SNAPSHOTS)})
     graph = defs.resolve_asset_graph()
     for name, tree_key in SNAPSHOTS.items():
         node = graph.get(dg.AssetKey(f"{name}_snapshot"))

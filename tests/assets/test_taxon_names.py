@@ -133,7 +133,7 @@ def test_offline_refuses_the_public_endpoint(inat_subtree, tmp_path, monkeypatch
 
 
 def test_not_part_of_the_embedded_default():
-    defs = build_definitions()
+    defs = build_definitions(environ={"TAXOFORGE_TAXONOMIES": "inaturalist_named"})
     job = defs.resolve_job_def("embedded_default")
     selected = {k.to_user_string() for k in job.asset_layer.selected_asset_keys}
     assert not selected & {"inaturalist_wikidata_names", "inaturalist_named_tree", "inaturalist_named_snapshot"}

@@ -3,7 +3,7 @@ docker-compose validates with the spec's JSON schema, no Docker engine needed) a
 like Dagster's Docker deployment — PostgreSQL with a healthcheck, the code location as a
 gRPC server, the webserver and the daemon — with data/ on a volume.
 
-And safe by default (issue 15, item 2; docs/security.md): the UI published on 127.0.0.1
+And safe by default (docs/security.md): the UI published on 127.0.0.1
 only, no default database password (compose refuses to start without one), no container
 running as root, files written with the umask the deployer chose."""
 
@@ -140,7 +140,7 @@ def test_instance_and_workspace_files_are_the_ones_the_image_uses():
     assert entry["grpc_server"]["location_name"] == "taxoforge"
 
 
-# --------------------------------------------------------------------------- safe by default (issue 15, item 2)
+# --------------------------------------------------------------------------- safe by default
 
 
 def _ports(svc: dict) -> list[tuple[str | None, str, str]]:

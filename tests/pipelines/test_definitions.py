@@ -19,7 +19,8 @@ def asset_modules() -> list:
 
 
 def test_definitions_load_and_jobs_resolve():
-    defs = build_definitions()
+    # every taxonomy configured: then nothing defined under assets/ is left out
+    defs = build_definitions(environ={"TAXOFORGE_TAXONOMIES": "coldp,inat21,wikidata,inaturalist_named"})
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert {"wordnet_tree", "imagenet1k_taxonomy"} <= keys
@@ -41,15 +42,12 @@ def test_every_schedule_and_job_resolves_in_the_code_location():
     defs = build_definitions()
     repo = defs.get_repository_def()
     jobs = {j.name for j in repo.get_all_jobs()}
-    assert {"ops_smoke_job", "wikidata_sparql_rebuild", "wikidata_dump_rebuild", "catalogue_of_life_rebuild",
-            "wordnet_rebuild"} <= jobs
+    assert {"ops_smoke_job", "wikidata_sparql_rebuild", "wikidata_dump_rebuild", "catalogue_of_life_rebuild"} <= jobs
     for sched in repo.schedule_defs:
         assert sched.job_name in jobs, sched.name
     assert {s.name for s in repo.sensor_defs} >= {"run_failure_log"}
-    # WordNet is never rescheduled; its rebuild job is there for a manual run.
-    assert "wordnet_rebuild_schedule" not in {s.name for s in repo.schedule_defs}
-    selected = {k.to_user_string() for k in repo.get_job("wordnet_rebuild").asset_layer.executable_asset_keys}
-    assert "wordnet_tree" in selected
+    # WordNet is never rescheduled: its files are observed and the tree follows them (automation).
+    assert not any(s.name.startswith("wordnet") for s in repo.schedule_defs)
 
 
 def leaf_selections(selection: dg.AssetSelection):
@@ -120,8 +118,9 @@ def snapshot_json(snapshot):
 
 
 def lineage_snapshot() -> dict:
-    """Asset keys with group, upstream keys and checks; jobs, schedules and sensors by name."""
-    defs = build_definitions()
+    """Asset keys with group, upstream keys, checks and automation condition; jobs, schedules and
+    sensors by name (for a deployment that configured nothing beyond the embedded default)."""
+    defs = build_definitions(environ={})
     graph = defs.resolve_asset_graph()
     assets = {}
     for key in sorted(graph.get_all_asset_keys(), key=lambda k: k.to_user_string()):
@@ -130,6 +129,7 @@ def lineage_snapshot() -> dict:
             "group": node.group_name,
             "upstream": sorted(k.to_user_string() for k in node.parent_keys),
             "checks": sorted(c.name for c in node.check_keys),
+            "automation": node.automation_condition.get_label() if node.automation_condition else None,
         }
     return {
         "assets": assets,

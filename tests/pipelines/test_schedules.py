@@ -16,11 +16,10 @@ BY_NAME = {r.name: r for r in REBUILDS}
 ALL_KEYS = [k for r in REBUILDS for k in r.assets]
 
 
-def test_default_crons_weekly_and_wordnet_never():
+def test_default_crons_weekly():
     assert cron_for(BY_NAME["wikidata_sparql"], {}) == "0 3 * * 1"
     assert cron_for(BY_NAME["wikidata_dump"], {}) == "0 5 * * 3"
     assert cron_for(BY_NAME["catalogue_of_life"], {}) == "0 4 * * 1"
-    assert cron_for(BY_NAME["wordnet"], {}) is None
     names = {s.name for s in rebuild_schedules(rebuild_jobs(ALL_KEYS, {}), {})}
     assert names == {"wikidata_sparql_rebuild_schedule", "wikidata_dump_rebuild_schedule",
                      "catalogue_of_life_rebuild_schedule"}
@@ -53,7 +52,6 @@ def test_network_rebuilds_retry_from_failure_and_one_source_has_one_concurrency_
     jobs = {j.name: j for j in rebuild_jobs(ALL_KEYS, {"TAXOFORGE_REBUILD_RETRIES": "3"})}
     tags = jobs["wikidata_sparql_rebuild"].tags
     assert tags["dagster/max_retries"] == "3" and tags["dagster/retry_strategy"] == "FROM_FAILURE"
-    assert "dagster/max_retries" not in jobs["wordnet_rebuild"].tags  # offline: nothing to retry
     assert "dagster/max_retries" not in jobs["wikidata_dump_rebuild"].tags  # a local file
     # the two Wikidata rebuilds write the same assets: one key, so they never run at once
     assert jobs["wikidata_sparql_rebuild"].tags["taxoforge/rebuild"] == jobs["wikidata_dump_rebuild"].tags[
@@ -63,7 +61,7 @@ def test_network_rebuilds_retry_from_failure_and_one_source_has_one_concurrency_
 
 
 def test_sparql_and_dump_rebuilds_are_separate_and_leave_the_spark_reading_out():
-    defs = build_definitions()
+    defs = build_definitions(environ={"TAXOFORGE_WIKIDATA_SEEDS": "seeds.txt"})  # configured: with its snapshot
     for name in ("wikidata_sparql_rebuild", "wikidata_dump_rebuild"):
         keys = {k.to_user_string() for k in defs.resolve_job_def(name).asset_layer.executable_asset_keys}
         assert keys == {"wikidata_graph", "wikidata_labels", "wikidata_tree", "wikidata_links", "wikidata_snapshot"}
@@ -125,9 +123,10 @@ def test_run_config_file_is_read_at_every_tick_and_laid_over_the_environment(tmp
 
 
 def test_a_rebuild_whose_assets_are_absent_has_no_job_and_no_schedule():
-    jobs = rebuild_jobs(["wordnet_noun_graph", "wordnet_tree"], {})
-    assert [j.name for j in jobs] == ["wordnet_rebuild"]
-    assert rebuild_schedules(jobs, {}) == []
+    jobs = rebuild_jobs(["coldp_tree"], {})
+    assert [j.name for j in jobs] == ["catalogue_of_life_rebuild"]
+    assert [s.name for s in rebuild_schedules(jobs, {})] == ["catalogue_of_life_rebuild_schedule"]
+    assert rebuild_jobs(["wordnet_tree"], {}) == []
     assert tick_run_config(BY_NAME["wikidata_dump"], {"TAXOFORGE_WIKIDATA_DUMP": "/d.nt"}) == {
         "ops": {"wikidata_graph": {"config": {"input_file": "/d.nt"}}}}
 

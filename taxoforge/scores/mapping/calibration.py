@@ -1,4 +1,4 @@
-"""Choosing the softmax temperature of a similarity measure (SPEC §3).
+"""Choosing the softmax temperature of a similarity measure (docs/method.md#mapping-an-answer-to-a-node).
 
 The vote of Alg. 1 fires only when the softmax of the top-k similarities is near-tied
 (``p0 − p1 < thr_top2`` and ``p0 − p_{k−1} < thr_topk``). How near depends on the

@@ -1,4 +1,4 @@
-"""Configuration of the text → node mapping: the parameters of Alg. 1 (SPEC §3) and of
+"""Configuration of the text → node mapping: the parameters of Alg. 1 (docs/method.md#mapping-an-answer-to-a-node) and of
 this implementation, the result type, and the calibrated softmax temperatures."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 
 __all__ = ["MappingConfig", "MappingResult", "STAGES", "CALIBRATED_TEMPERATURES", "default_temperature"]
 
-# Softmax temperature per similarity measure (SPEC §3), from
+# Softmax temperature per similarity measure (docs/method.md#mapping-an-answer-to-a-node), from
 # ``python -m benchmarks.calibrate_temperature`` (taxoforge.scores.mapping.calibration; its
 # output is kept in benchmarks/results/temperature_calibration.json): the smallest temperature
 # at which at most 1 % of the answers that are a node label with one character typo pass the
@@ -34,7 +34,7 @@ def default_temperature(similarity: str) -> float:
 
 @dataclass(frozen=True)
 class MappingConfig:
-    """Parameters of Alg. 1 (SPEC §3) and of this implementation (package docstring).
+    """Parameters of Alg. 1 (docs/method.md#mapping-an-answer-to-a-node) and of this implementation (package docstring).
 
     ``temperature=None`` takes the calibrated temperature of ``similarity``
     (:data:`CALIBRATED_TEMPERATURES`); the resolved value is what the configuration records.
@@ -46,10 +46,10 @@ class MappingConfig:
     thr_vote: int = 4
     vote_rule: str = "at_least"  # "at_least" (the paper's prose) | "more_than" (its pseudocode)
     temperature: float | None = None  # softmax temperature; None: calibrated per similarity measure
-    exact_stage: bool = True  # SPEC §3 step 1: whole-answer exact match first (False: the pseudocode's order)
+    exact_stage: bool = True  # whole-answer exact match first (docs/method.md); False: the pseudocode's order
     drop_nested: bool = True  # contains: a match inside a longer match is dropped (False: the pseudocode)
     contains: str = "whole_word"  # "whole_word" | "substring" (the pseudocode's raw test)
-    contains_scope: str = "all"  # "all" (SPEC §3: deepest match) | "topk_first" (the pseudocode's scan)
+    contains_scope: str = "all"  # "all" (docs/method.md: deepest match) | "topk_first" (the pseudocode's scan)
     ngram_sizes: tuple[int, ...] = (4, 3, 2)
     base_forms: bool = True  # words compared in their noun base form ("tenches" = "tench")
     similarity: str = "ratio"  # a rapidfuzz scorer name or "sentence-transformers:<local path>"

@@ -32,10 +32,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from taxoforge.arrays import sorted_unique
 from taxoforge.scores.mapping.config import MappingConfig
 from taxoforge.scores.mapping.keys import key_hashes, phrase_hashes, word_hashes
 from taxoforge.scores.mapping.postings import (csr_pointers, distinct_pairs, expand_csr, hashed_postings,
-                                               occurrence_postings, postings_of, sorted_hash_table, sorted_unique)
+                                               occurrence_postings, postings_of, sorted_hash_table)
 from taxoforge.scores.mapping.strings import string_array, string_buffers
 from taxoforge.scores.mapping.trigrams import TrigramIndex, trigram_postings
 from taxoforge.scores.vocabulary import non_naming_flags

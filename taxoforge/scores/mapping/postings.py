@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["expand_csr", "sorted_unique", "distinct_pairs", "csr_pointers", "runs", "occurrence_postings",
+__all__ = ["expand_csr", "distinct_pairs", "csr_pointers", "runs", "occurrence_postings",
            "hashed_postings", "hash_lookup", "postings_of", "sorted_hash_table"]
 
 
@@ -27,14 +27,6 @@ def expand_csr(ptr: np.ndarray, flat: np.ndarray, rows: np.ndarray) -> tuple[np.
     owner = np.repeat(np.arange(len(rows)), lens)
     offs = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
     return flat[starts[owner] + offs], owner
-
-
-def sorted_unique(a: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (sort-based: faster than ``np.unique`` for integers here)."""
-    if len(a) < 2:
-        return np.sort(a)
-    s = np.sort(a)
-    return s[np.concatenate(([True], s[1:] != s[:-1]))]
 
 
 def distinct_pairs(keys: np.ndarray, ids: np.ndarray, n_ids: int) -> tuple[np.ndarray, np.ndarray]:

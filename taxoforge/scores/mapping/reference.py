@@ -1,4 +1,5 @@
-"""The reference implementation: Alg. 1 in SPEC §3's order, transcribed directly, scanning
+"""The reference implementation: Algorithm 1 of Snæbjarnarson et al. 2025 [1], in the order of
+docs/method.md#mapping-an-answer-to-a-node, transcribed directly, scanning
 every node's every name per answer. Slow by design: tests and the benchmarks compare the
 indexed implementation against it."""
 
@@ -19,7 +20,7 @@ __all__ = ["map_prediction_reference"]
 def map_prediction_reference(pred: str, nodes: list[int], node_names: list[list[str]], depth, parent,
                              sim, config: MappingConfig | None = None,
                              node_forms: list[list[str]] | None = None) -> tuple[int, str]:
-    """``(node, stage)`` of one answer by a direct transcription of Alg. 1 (SPEC §3).
+    """``(node, stage)`` of one answer by a direct transcription of Alg. 1 (docs/method.md#mapping-an-answer-to-a-node).
 
     ``pred`` is normalised (:func:`taxoforge.text.normalise_text`); ``nodes`` are node
     indexes, ``node_names[i]`` the name keys of ``nodes[i]`` (as

@@ -1,4 +1,5 @@
-"""The decisions of Alg. 1 in SPEC §3's order: exact, contains, n-grams, vote, top-1.
+"""The decisions of Algorithm 1 of Snæbjarnarson et al. 2025 [1], in the order of
+docs/method.md#mapping-an-answer-to-a-node: exact, contains, n-grams, vote, top-1.
 
 Each method reads an :class:`~taxoforge.scores.mapping.answers.Answer`; the batch driver
 (:mod:`taxoforge.scores.mapping.taxonomy_index`) calls them in order and fetches the top-k only
@@ -13,7 +14,7 @@ for answers that need it.
   inside a longer match ("pig" in "guinea pig") is dropped.
 * :meth:`Alg1Stages.ngram` — names sharing a word n-gram (not made only of non-naming words).
 * :meth:`Alg1Stages.pick` — the rule among the hits: the deepest (``contains_scope="all"``,
-  SPEC §3), or the pseudocode's scan (``"topk_first"``: the deepest hit among the top-k,
+  docs/method.md#mapping-an-answer-to-a-node), or the pseudocode's scan (``"topk_first"``: the deepest hit among the top-k,
   else the deepest overall).
 * :meth:`Alg1Stages.vote` — the fixed shared-ancestor vote when the top-k are near-tied.
 
@@ -221,7 +222,7 @@ class Alg1Stages:
 
     # ------------------------------------------------------------------ vote / top-1
     def near_tie(self, top_scores: np.ndarray) -> bool:
-        """The vote's test: softmax (temperature) of the top-k near-tied (SPEC §3)."""
+        """The vote's test: softmax (temperature) of the top-k near-tied (docs/method.md#mapping-an-answer-to-a-node)."""
         cfg = self.config
         if len(top_scores) < 2:
             return False
@@ -240,7 +241,7 @@ class Alg1Stages:
         return -np.log1p(-x) / cfg.temperature * (1 + 1e-9) + 1e-12
 
     def vote(self, top_nodes: np.ndarray, top_scores: np.ndarray):
-        """The shared-ancestor vote (SPEC §3) when the top-k are near-tied: the deepest
+        """The shared-ancestor vote (docs/method.md#mapping-an-answer-to-a-node) when the top-k are near-tied: the deepest
         node with enough votes (ties: more votes, then the best-ranked candidate under
         it); None when it does not fire."""
         cfg = self.config

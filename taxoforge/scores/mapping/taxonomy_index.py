@@ -1,7 +1,7 @@
 """The index of one taxonomy, :class:`TaxonomyIndex`: its name tables (built once, or loaded from
 the store) and the batch driver that maps answers with them.
 
-Identical normalised answers are mapped once. Per answer, in SPEC §3's order: empty →
+Identical normalised answers are mapped once. Per answer, in the order of docs/method.md#mapping-an-answer-to-a-node: empty →
 the root; the exact stage; the contains stage; the n-gram stages; the answers still
 undecided (and, with ``contains_scope="topk_first"``, those with hits) get their exact
 top-k in one batch (:mod:`taxoforge.scores.mapping.candidates`), then the vote, then the

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from taxoforge.scores.mapping.postings import distinct_pairs, expand_csr, runs, sorted_unique
+from taxoforge.arrays import sorted_unique
+from taxoforge.scores.mapping.postings import distinct_pairs, expand_csr, runs
 
 __all__ = ["TrigramIndex", "padded_trigrams", "trigram_postings"]
 

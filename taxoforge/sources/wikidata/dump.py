@@ -71,6 +71,7 @@ import pyarrow as pa
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
+from taxoforge.arrays import sorted_unique
 from taxoforge.sources.wikidata.extract import ROOT_QID
 from taxoforge.sources.wikidata.graph import WikidataGraph
 from taxoforge.sources.wikidata.ids import qid_number, validate_qid, validate_qids
@@ -605,18 +606,9 @@ def _scan_ttl(plan: _Plan) -> _Scan:
 
 # ---------------------------------------------------------------- from the kept edges to the graph
 # Sorting and set operations on QID numbers go through np.sort (numpy's vectorised sort):
-# np.unique, np.isin and np.setdiff1d on int64 arrays are 20-60x slower in numpy 2.4.
+# np.unique, np.isin and np.setdiff1d on int64 arrays are 20-60x slower in numpy 2.4
+# (taxoforge.arrays.sorted_unique).
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
-
-
-def _unique(x: np.ndarray) -> np.ndarray:
-    s = np.sort(x)
-    if len(s) < 2:
-        return s
-    keep = np.empty(len(s), dtype=bool)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
 
 
 class _Index:
@@ -649,7 +641,7 @@ class _Index:
 
 def _closure(child: np.ndarray, parent: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """QID numbers reachable upward from ``starts`` over child→parent edges (starts included)."""
-    ids = _unique(np.concatenate([child, parent, starts]))
+    ids = sorted_unique(np.concatenate([child, parent, starts]))
     index = _Index(ids)
     n = len(ids)
     c, p, s = index.positions(child), index.positions(parent), index.positions(starts)
@@ -668,9 +660,9 @@ def _select_edges(c279: np.ndarray, p279: np.ndarray, c31: np.ndarray, p31: np.n
     not_root = c279 != root_num
     c279, p279 = c279[not_root], p279[not_root]
     if seed_nums is not None:
-        with_class = _Index(_unique(c31))
+        with_class = _Index(sorted_unique(c31))
         classless = seed_nums[with_class.positions(seed_nums) < 0]
-        starts = _unique(np.concatenate([p31, classless]))
+        starts = sorted_unique(np.concatenate([p31, classless]))
         reach = _closure(c279, p279, starts) if len(starts) else np.empty(0, np.int64)
         keep = _Index(reach).positions(c279) >= 0
         c279, p279 = c279[keep], p279[keep]
@@ -709,7 +701,7 @@ def _assemble(edges: dict[str, np.ndarray], seed_nums: np.ndarray | None, names_
     fraction of one. Each node's rank in string order comes from an integer key
     (:func:`_lex_keys`); an edge is then one int64 (child rank, parent rank, relation), sorted."""
     parts = [edges["c31"], edges["p31"], edges["c279"], edges["p279"]]
-    nodes = _unique(np.concatenate(parts + ([seed_nums] if seed_nums is not None else [])))
+    nodes = sorted_unique(np.concatenate(parts + ([seed_nums] if seed_nums is not None else [])))
     del parts
     index = _Index(nodes)
     lex = _lex_keys(nodes)
@@ -736,7 +728,7 @@ def _assemble(edges: dict[str, np.ndarray], seed_nums: np.ndarray | None, names_
         return rank[index.positions(edges.pop(key))]
 
     def edge_table() -> pl.DataFrame:
-        key = _unique(np.concatenate([  # "P279" sorts before "P31"
+        key = sorted_unique(np.concatenate([  # "P279" sorts before "P31"
             (ranks("c279") * n + ranks("p279")) * 2,
             (ranks("c31") * n + ranks("p31")) * 2 + 1,
         ]))

@@ -2,7 +2,7 @@
 
 These classes are about Wikimedia's own pages, about classes themselves (meta-classes), or
 mix the class and instance levels; through them unrelated classes become each other's
-ancestors and cycles appear (paper 000 §4.1; SPEC §1 "exclusion list"). The list starts from
+ancestors and cycles appear (Snæbjarnarson et al. 2025 [1] §4.1; docs/method.md#from-a-graph-to-a-tree). The list starts from
 YAGO 4.5's ``badClasses`` (``02-make-taxonomy.py``; Suchanek et al., SIGIR 2024), keeping the
 entries that are meta or Wikimedia-internal. YAGO's domain-specific entries (geographical
 feature, facility, territory, chemical entity, scholarly article, …) are *not* here: YAGO drops

@@ -1,4 +1,4 @@
-"""Extraction from seed entities over SPARQL (paper 000 §4.1).
+"""Extraction from seed entities over SPARQL (Snæbjarnarson et al. 2025 [1] §4.1).
 
 Input
     Seed QIDs (e.g. the Wikidata entities of the OVEN benchmark), a

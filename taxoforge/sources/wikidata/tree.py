@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 
 import polars as pl
 
+from taxoforge.sources.ranked import report_frame
 from taxoforge.sources.wikidata.graph import WikidataGraph
 from taxoforge.trees.build import build_tree
 from taxoforge.trees.tables import TreeTables
@@ -72,7 +73,6 @@ def build_wikidata_tree(
             "seeds_in_tree": int(seeds.is_in(kept["node_id"].implode()).sum()),
         },
     }
-    unplaced_report = pl.DataFrame({"kind": ["unplaced_seed"] * len(unplaced), "child_id": unplaced,
-                                    "detail": ["seed has no instance-of class and no superclass"] * len(unplaced)},
-                                   schema={"kind": pl.String, "child_id": pl.String, "detail": pl.String})
+    unplaced_report = report_frame("unplaced_seed", unplaced, None,
+                                   "seed has no instance-of class and no superclass")
     return TreeTables.from_build(name, tb, graph.names, report=unplaced_report, info=info)

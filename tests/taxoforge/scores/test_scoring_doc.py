@@ -59,8 +59,9 @@ def _ranked_tree() -> TreeTables:
 def ranked_run(tmp_path_factory):
     path = tmp_path_factory.mktemp("outputs") / "ducks.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in [
-        {"id": "1", "model": "m", "output": "Anas platyrhynchos", "label": "Anas platyrhynchos"},
-        {"id": "2", "model": "m", "output": "It is a pintail, Anas acuta", "label": "Anas platyrhynchos"},
+        {"id": "1", "model": "m", "output": "Anas platyrhynchos", "label": "Anas platyrhynchos", "exact_match": 1.0},
+        {"id": "2", "model": "m", "output": "It is a pintail, Anas acuta", "label": "Anas platyrhynchos",
+         "exact_match": 1.0},  # a harness's own verdict: the leaderboard reports its agreement
         {"id": "3", "model": "m", "output": "I cannot tell from this image.", "label": "Aythya ferina"},
         {"id": "4", "model": "m", "output": "Aythya", "label": "Anas imaginaria"},
         {"id": "5", "model": "m", "output": "Anas", "label": None},

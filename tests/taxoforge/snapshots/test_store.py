@@ -68,7 +68,7 @@ def test_same_version_with_other_content_is_an_error(store_kind, tree, edges):
 
 
 def test_latest_moves_only_when_asked(store_kind, tree, edges):
-    """Issue 13 item 3: publishing a seed-1 test build made it `latest`, so `score … NAME`
+    """Publishing a seed-1 test build made it `latest`, so `score … NAME`
     silently switched trees. The first version becomes latest; later ones only on request."""
     store, reader = store_kind.writer, store_kind.reader
     a = store.publish(tree, created="2024-01-01T00:00:00Z")
@@ -223,7 +223,7 @@ def test_concurrent_publishers_leave_a_valid_index(tmp_path):
 
 
 def test_published_files_follow_the_umask_so_another_user_can_pull_them(tmp_path, tree):
-    """Issue 15 item 10: snapshot files were written 0600 (mkstemp) while index.json was 0644,
+    """Snapshot files were written 0600 (mkstemp) while index.json was 0644,
     so a store served by another user listed its snapshots but could not hand them out."""
     import os
     import stat

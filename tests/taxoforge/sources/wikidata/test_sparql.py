@@ -186,7 +186,7 @@ def test_user_agent_format():
     assert ua.startswith("taxoforge/9.9 (a b c) SPARQLWrapper/")
 
 
-# --------------------------------------------------------------------------- issue 15, item 10
+# --------------------------------------------------------------------------- retries
 
 
 def test_503_retry_after_ignored_attack_is_honoured(endpoint, all_p279):

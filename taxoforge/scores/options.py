@@ -1,0 +1,374 @@
+"""The options of reading model outputs and of a scoring run, as two objects validated in one place.
+
+:class:`ReadOptions` says how model-output files are read (:func:`taxoforge.scores.readers.read_outputs`);
+:class:`ScoreOptions` how the rows are scored (:func:`taxoforge.scores.run.score_frame`). Each
+declares its parameters' constraints beside its fields (``CONSTRAINTS``), and
+:func:`validate_params` checks them all when the object is made — in the manner of
+scikit-learn's ``validate_params`` (declared intervals and option sets, one routine, an error
+naming the parameter, what it must be and what it got). A NaN is never inside an interval, so
+a fraction or threshold of NaN is refused with the others.
+
+References
+----------
+.. [1] scikit-learn developers, "sklearn.utils._param_validation", scikit-learn 1.3+
+   (parameter constraints: ``Interval``, ``StrOptions``, ``validate_params``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from numbers import Integral, Real
+
+from taxoforge.files.records import MAX_RECORD_BYTES, MAX_TABLE_BYTES
+
+__all__ = ["Interval", "Options", "InvalidParameterError", "validate_params", "ReadOptions", "ScoreOptions",
+           "MAX_RECORD_BYTES", "MAX_TABLE_BYTES", "MAX_BOOTSTRAP_RESAMPLES", "FILE_KINDS", "LAYOUTS",
+           "split_options", "env_fraction"]
+
+#: The most bootstrap resamples a leaderboard interval may take (``--bootstrap``).
+MAX_BOOTSTRAP_RESAMPLES = 100_000
+#: File kinds a model-output file may be read as (``--format``; default: from the name and content).
+FILE_KINDS = ("jsonl", "json", "csv", "tsv", "parquet", "xlsx")
+#: Layouts of the rows (``--format`` or ``layout=``; default ``auto``: from the columns and the file name).
+LAYOUTS = ("auto", "generic", "vlm4bio", "lmms-eval", "vlmevalkit")
+
+
+class InvalidParameterError(ValueError):
+    """A parameter outside its declared constraints; the message names it."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Numbers of one kind between two bounds; NaN is in no interval.
+
+    Attributes
+    ----------
+    kind : type
+        :class:`numbers.Integral` or :class:`numbers.Real`.
+    left : float or None
+        The lower bound (None: unbounded).
+    right : float or None
+        The upper bound (None: unbounded).
+    closed : str
+        Which bounds belong to the interval: "both", "left", "right" or "neither".
+    """
+
+    kind: type
+    left: float | None
+    right: float | None
+    closed: str = "both"
+
+    def __contains__(self, value) -> bool:
+        if isinstance(value, bool) or not isinstance(value, self.kind):
+            return False
+        if isinstance(value, float) and math.isnan(value):
+            return False
+        lo_ok = self.left is None or (value >= self.left if self.closed in ("both", "left") else value > self.left)
+        hi_ok = self.right is None or (value <= self.right if self.closed in ("both", "right") else value < self.right)
+        return lo_ok and hi_ok
+
+    def __str__(self) -> str:
+        what = "an int" if self.kind is Integral else "a number"
+        lo = "-inf" if self.left is None else f"{self.left:,}" if self.kind is Integral else f"{self.left:g}"
+        hi = "inf" if self.right is None else f"{self.right:,}" if self.kind is Integral else f"{self.right:g}"
+        lb = "[" if self.closed in ("both", "left") and self.left is not None else "("
+        rb = "]" if self.closed in ("both", "right") and self.right is not None else ")"
+        return f"{what} in the range {lb}{lo}, {hi}{rb}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a set of strings.
+
+    Attributes
+    ----------
+    values : tuple of str
+        The strings allowed.
+    """
+
+    values: tuple[str, ...]
+
+    def __contains__(self, value) -> bool:
+        return isinstance(value, str) and value in self.values
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+def _satisfies(value, constraint) -> bool:
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, (Interval, Options)):
+        return value in constraint
+    if constraint == "callable":
+        return callable(value)
+    if isinstance(constraint, type):
+        return isinstance(value, constraint) and not (constraint is not bool and isinstance(value, bool)
+                                                      and constraint in (int, Integral, Real, float))
+    raise TypeError(f"unknown constraint {constraint!r}")
+
+
+def _describe(constraint) -> str:
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, type):
+        return {Mapping: "a mapping", Sequence: "a sequence", bool: "a bool", str: "a str"}.get(
+            constraint, f"a {constraint.__name__}")
+    return str(constraint)
+
+
+def validate_params(owner: str, values: Mapping, constraints: Mapping[str, list]) -> None:
+    """Check parameters against their declared constraints.
+
+    Parameters
+    ----------
+    owner : str
+        Who takes the parameters (named in the error).
+    values : mapping
+        Parameter name → value.
+    constraints : mapping
+        Parameter name → list of constraints, any one of which may hold: an
+        :class:`Interval`, an :class:`Options`, a type, ``"callable"`` or None.
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the first parameter no constraint holds for, what it must be and what it got.
+    """
+    for name, allowed in constraints.items():
+        value = values[name]
+        if not any(_satisfies(value, c) for c in allowed):
+            ways = [_describe(c) for c in allowed]
+            must = ways[0] if len(ways) == 1 else ", ".join(ways[:-1]) + " or " + ways[-1]
+            raise InvalidParameterError(f"the {name!r} parameter of {owner} must be {must}; got {value!r}")
+
+
+class _Validated:
+    """Validates the dataclass's fields against its ``CONSTRAINTS`` when made."""
+
+    CONSTRAINTS: dict = {}
+
+    def __post_init__(self) -> None:
+        validate_params(type(self).__name__, {f.name: getattr(self, f.name) for f in fields(self)}, self.CONSTRAINTS)
+        self._check()
+
+    def _check(self) -> None:
+        """Checks that involve several fields (subclasses)."""
+
+
+@dataclass(frozen=True)
+class ReadOptions(_Validated):
+    """How model-output files are read (:func:`taxoforge.scores.readers.read_outputs`).
+
+    Parameters
+    ----------
+    fmt : str or None
+        The file kind (:data:`FILE_KINDS`); None: from the file's name and content.
+    layout : str
+        The rows' layout (:data:`LAYOUTS`): ``auto`` tells it from the columns and the file
+        name; ``generic``, ``vlm4bio``, ``lmms-eval`` or ``vlmevalkit`` name it.
+    columns : mapping
+        Canonical column → the file's column, a column path (``filtered_resps[0]``,
+        ``doc.target-class``) overriding the layout's.
+    defaults : mapping
+        ``model``/``dataset``/``prompt`` for rows that have none (they also override what
+        the file's path says).
+    delimiter : str or None
+        The CSV/TSV field delimiter (None: tab for ``.tsv``, else a comma).
+    header : bool
+        False: a CSV/TSV whose first line is data.
+    column_names : sequence of str or None
+        Names of the CSV/TSV fields in order.
+    derive : mapping or None
+        Canonical column → ``(column, regex)`` (module docstring of :mod:`~taxoforge.scores.readers`).
+    require : sequence of str
+        Canonical columns the file must give (mapping answers needs no ``label``).
+    allow_duplicate_ids : bool
+        Let rows of one model, dataset and prompt share a sample id (default: an error naming
+        the files and lines).
+    max_record_bytes : int
+        Bytes one record may take before it is parsed (:data:`MAX_RECORD_BYTES`).
+    max_table_bytes : int
+        Bytes a whole-table file (xlsx, Parquet, a JSON document) may unpack to (:data:`MAX_TABLE_BYTES`).
+    """
+
+    fmt: str | None = None
+    layout: str = "auto"
+    columns: Mapping = field(default_factory=dict)
+    defaults: Mapping = field(default_factory=dict)
+    delimiter: str | None = None
+    header: bool = True
+    column_names: Sequence | None = None
+    derive: Mapping | None = None
+    require: Sequence = ("output", "label")
+    allow_duplicate_ids: bool = False
+    max_record_bytes: int = MAX_RECORD_BYTES
+    max_table_bytes: int = MAX_TABLE_BYTES
+
+    CONSTRAINTS = {
+        "fmt": [Options(FILE_KINDS), None], "layout": [Options(LAYOUTS)], "columns": [Mapping],
+        "defaults": [Mapping], "delimiter": [str, None], "header": [bool], "column_names": [Sequence, None],
+        "derive": [Mapping, None], "require": [Sequence], "allow_duplicate_ids": [bool],
+        "max_record_bytes": [Interval(Integral, 1, None)], "max_table_bytes": [Interval(Integral, 1, None)],
+    }
+
+    def _check(self) -> None:
+        if self.delimiter is not None and len(self.delimiter) != 1:
+            raise InvalidParameterError(f"the 'delimiter' parameter of ReadOptions must be one character; "
+                                        f"got {self.delimiter!r}")
+        bad = [k for k in self.defaults if k not in ("model", "dataset", "prompt")]
+        if bad:
+            raise InvalidParameterError(f"the 'defaults' parameter of ReadOptions may set model, dataset and prompt; "
+                                        f"got {', '.join(map(repr, bad))}")
+        if isinstance(self.column_names, str):
+            raise InvalidParameterError("the 'column_names' parameter of ReadOptions must be a sequence of names, "
+                                        f"not one string; got {self.column_names!r}")
+
+
+@dataclass(frozen=True)
+class ScoreOptions(_Validated):
+    """How a scoring run scores the rows (:func:`taxoforge.scores.run.score_frame`).
+
+    Parameters
+    ----------
+    config : MappingConfig or None
+        The mapping's parameters (None: the index's, else the defaults).
+    index : TaxonomyIndex or None
+        A mapping index of the same tree, shared between calls.
+    index_dir : str, path or None
+        Where the tree's stored mapping index lives (:func:`taxoforge.scores.run.index_for`).
+    text_measures, meteor : bool
+        Compute the text measures; METEOR among them.
+    progress : bool or None
+        Progress bars (None: on for long runs).
+    store : str or None
+        The snapshot store a taxonomy name is looked up in.
+    altered : str
+        ``refuse`` a snapshot folder that no longer matches its manifest, or cite it by its
+        ``content`` hash.
+    ci : BootstrapConfig or None
+        The bootstrap of the leaderboard's intervals (None: none).
+    breakdowns : bool
+        The leaderboard's breakdown columns and tables.
+    plots : bool
+        Write the figures with the results.
+    label_set : sequence of str or None
+        Labels (resolved as ground truths are) whose nodes win when an answer names several
+        nodes equally well; None: the ground truths of each row's dataset.
+    """
+
+    config: object = None
+    index: object = None
+    index_dir: object = None
+    text_measures: bool = True
+    meteor: bool = True
+    progress: bool | None = None
+    store: object = None
+    altered: str = "refuse"
+    ci: object = "default"
+    breakdowns: bool = True
+    plots: bool = True
+    label_set: object = None
+
+    CONSTRAINTS = {
+        "config": [object], "index": [object], "index_dir": [str, os.PathLike, None], "text_measures": [bool],
+        "meteor": [bool], "progress": [bool, None], "store": [object], "altered": [Options(("refuse", "content"))],
+        "ci": [object], "breakdowns": [bool], "plots": [bool], "label_set": [list, tuple, None],
+    }
+
+    def _check(self) -> None:
+        from taxoforge.scores.confidence import BootstrapConfig
+        from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+
+        if self.ci == "default":
+            object.__setattr__(self, "ci", BootstrapConfig())
+        for name, kind in (("config", MappingConfig), ("index", TaxonomyIndex), ("ci", BootstrapConfig)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise InvalidParameterError(f"the {name!r} parameter of ScoreOptions must be a {kind.__name__} or "
+                                            f"None; got {value!r:.80}")
+
+
+def split_options(kwargs: Mapping, read: ReadOptions | None = None, score: ScoreOptions | None = None,
+                  where: str = "score_files") -> tuple[ReadOptions, ScoreOptions]:
+    """Split the keyword options of the compatible call path into the two option objects.
+
+    ``score_files(paths, tax, meteor=False, columns=…)`` is
+    ``score_files(paths, tax, read=ReadOptions(columns=…), score=ScoreOptions(meteor=False))``.
+
+    Parameters
+    ----------
+    kwargs : mapping
+        Fields of either object (``adapter`` is the former name of ``layout``).
+    read, score : ReadOptions or ScoreOptions, optional
+        The objects the keywords are applied on top of.
+    where : str
+        The function named when a keyword is neither's.
+
+    Returns
+    -------
+    (ReadOptions, ScoreOptions)
+
+    Raises
+    ------
+    TypeError
+        For a keyword that names no field.
+    """
+    from dataclasses import replace
+
+    r_names = {f.name for f in fields(ReadOptions)}
+    s_names = {f.name for f in fields(ScoreOptions)}
+    r_kw, s_kw = {}, {}
+    for k, v in kwargs.items():
+        if k == "adapter":
+            r_kw["layout"] = v
+        elif k in r_names:
+            r_kw[k] = v
+        elif k in s_names:
+            s_kw[k] = v
+        else:
+            raise TypeError(f"{where}() got an unexpected keyword argument {k!r}")
+    for k in ("columns", "defaults"):
+        if k in r_kw and r_kw[k] is None:
+            r_kw[k] = {}
+    if r_kw.get("require") is not None:
+        r_kw["require"] = tuple(r_kw["require"])
+    read = replace(read, **r_kw) if read is not None else ReadOptions(**r_kw)
+    score = replace(score, **s_kw) if score is not None else ScoreOptions(**s_kw)
+    return read, score
+
+
+def env_fraction(name: str, default: float, environ: Mapping | None = None) -> float:
+    """The fraction in [0, 1] an environment variable holds.
+
+    Parameters
+    ----------
+    name : str
+        The variable.
+    default : float
+        The value when it is unset or empty.
+    environ : mapping, optional
+        The environment (default: :data:`os.environ`).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Naming the variable, for anything else (``abc``, ``nan``, ``1.5``).
+    """
+    raw = (os.environ if environ is None else environ).get(name, "")
+    if not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (0.0 <= value <= 1.0):
+        raise ValueError(f"${name}={raw!r}: expected a fraction between 0 and 1, e.g. 0.95")
+    return value

