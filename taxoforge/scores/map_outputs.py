@@ -77,6 +77,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     keyword options are the same fields. Without ``index``, the tree's stored mapping index
     is used (:func:`taxoforge.scores.run.index_for`)."""
     from taxoforge.scores.run import index_for, index_record
+    from taxoforge.trees.stored import ids_of, labels_of
     from taxoforge.scores.steps import GroundTruthResolver, bad_rows_frame, map_answers, parse_rows, screen_rows
 
     o = split_options(kwargs, score=options, where="map_frame")[1] if kwargs else (options or ScoreOptions())
@@ -97,7 +98,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     table = pl.DataFrame({
         "file": col("file"), "line": col("line"), "id": col("id"), "model": col("model"), "dataset": col("dataset"),
         "prompt": col("prompt"), "output": col("output"), "answer": col("answer"), "mapped_text": mapped.mapped_text,
-        "node_id": tax.ids_of(idx), "node_label": tax.labels_of(idx),
+        "node_id": ids_of(tax, idx), "node_label": labels_of(tax, idx),
         "node_depth": tax.depth_arr[idx].astype("int64"), "stage": mapped.stage.tolist(),
         "similarity": mapped.score, "tied": mapped.tied, "abstained": mapped.abstained,
         "parse_flags": mapped.flags, "label": col("label"),

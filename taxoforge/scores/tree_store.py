@@ -43,7 +43,7 @@ __all__ = ["StoredTree", "open_tree", "TREE_FORMAT"]
 TREE_FORMAT = 1
 HEADER = "header.json"
 ARRAYS = ("parent_idx", "depth", "preorder", "subtree_size")
-_CODE = ("trees/taxonomy.py", "trees/tables.py", "scores/tree_store.py")
+_CODE = ("trees/taxonomy.py", "trees/stored.py", "trees/lca.py", "trees/tables.py", "scores/tree_store.py")
 
 
 @lru_cache(maxsize=1)
@@ -100,7 +100,7 @@ def _read(path: Path, content_sha256: str, tables) -> StoredTree | None:
     import pyarrow as pa
 
     from taxoforge.scores.mapping.store import checked_before, remember_checked, remember_tree_key
-    from taxoforge.trees.taxonomy import Taxonomy
+    from taxoforge.trees.stored import StoredTaxonomy
 
     t0 = time.perf_counter()
     try:
@@ -137,8 +137,8 @@ def _read(path: Path, content_sha256: str, tables) -> StoredTree | None:
     ids = pl.from_arrow(table.column("node_id"))
     labels = pl.from_arrow(table.column("label")) if "label" in table.column_names else None
     ranks = (table.column("rank").to_numpy(zero_copy_only=False) if "rank" in table.column_names else None)
-    tax = Taxonomy.from_arrays(ids, arrays["parent_idx"], arrays["depth"], labels=labels,
-                               names=_NamesReader(tables), preorder=(arrays["preorder"], arrays["subtree_size"]))
+    tax = StoredTaxonomy(ids, arrays["parent_idx"], arrays["depth"], labels=labels, names=_NamesReader(tables),
+                         preorder=(arrays["preorder"], arrays["subtree_size"]))
     remember_tree_key(tax, header["tree_key"])
     return StoredTree(tax, ranks, header["tree_key"], path, False, time.perf_counter() - t0)
 
@@ -151,9 +151,9 @@ def _write(path: Path, content_sha256: str, tables, tax) -> None:
     from taxoforge.scores.mapping.store import tree_key
 
     nodes = tables.nodes
-    labels = tax.label_series
+    labels = tax._labels
     cols = {"node_id": pl.Series(tax.ids.tolist(), dtype=pl.String),
-            "label": labels if labels is not None else pl.Series([None] * len(tax), dtype=pl.String)}
+            "label": pl.Series(labels if labels is not None else [None] * len(tax), dtype=pl.String)}
     if "rank" in nodes.columns:
         ids = pl.DataFrame({"node_id": cols["node_id"]})
         cols["rank"] = ids.join(nodes.select(pl.col("node_id").cast(pl.String), pl.col("rank").cast(pl.String)),

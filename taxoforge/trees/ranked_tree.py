@@ -115,9 +115,10 @@ class RankedTree:
     @cached_property
     def labels(self) -> np.ndarray:
         """The display name of every node (its id where it has none); made on first use."""
-        lab = self.taxonomy.label_series
-        if lab is None:
+        labels = self.taxonomy._labels
+        if labels is None:
             return self.taxonomy.ids
+        lab = pl.Series(labels, dtype=pl.String)
         return np.where(lab.is_null().to_numpy(), self.taxonomy.ids, lab.to_numpy())
 
     @property

@@ -83,152 +83,10 @@ class Taxonomy:
         self._lookups = 0  # single-node lookups so far (the id → index dict is built after many)
         self._names = names
         if "label" in nodes.columns:
-            labelled = nodes.select(pl.col("node_id").cast(pl.String), pl.col("label").cast(pl.String))
-            self._label_series = (labelled if labelled["node_id"].is_sorted() else labelled.sort("node_id"))["label"]
+            labelled = nodes.select(pl.col("node_id").cast(pl.String), "label")
+            self._labels = (labelled if labelled["node_id"].is_sorted() else labelled.sort("node_id"))["label"].to_list()
         else:
-            self._label_series = None
-
-    @classmethod
-    def from_arrays(cls, ids, parent_idx: np.ndarray, depth: np.ndarray, *,
-                    labels: pl.Series | None = None, names=None,
-                    preorder: tuple[np.ndarray, np.ndarray] | None = None) -> "Taxonomy":
-        """A tree over the arrays of a tree already checked — e.g. stored from a
-        :class:`Taxonomy` built from its tables — without checking or computing them again.
-
-        Parameters
-        ----------
-        ids : numpy.ndarray or polars.Series
-            Sorted node ids: an object array (:attr:`ids`), or a Series of strings from
-            which :attr:`ids` is made only when something needs it.
-        parent_idx, depth : numpy.ndarray
-            :attr:`parent_idx` and :attr:`depth_arr` (may be memory-mapped).
-        labels : polars.Series, optional
-            Every node's label, in id order.
-        names : polars.DataFrame or callable, optional
-            The names table, or a function without arguments that reads it when it is first
-            needed.
-        preorder : tuple of numpy.ndarray, optional
-            The pre-order positions and subtree sizes, when stored.
-
-        Returns
-        -------
-        Taxonomy
-
-        Examples
-        --------
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "a1"], "parent_id": [None, "r", "a"]}))
-        >>> u = Taxonomy.from_arrays(pl.Series(t.ids.tolist()), t.parent_idx, t.depth_arr)
-        >>> u.ancestors("a1"), u.root, u.has(["a1", "b"]).tolist()
-        (['r', 'a', 'a1'], 'r', [True, False])
-        """
-        t = cls.__new__(cls)
-        if isinstance(ids, pl.Series):
-            t._id_series = ids
-        else:
-            t.ids = ids
-        t._lookups = 0
-        t.parent_idx = parent_idx
-        t.depth_arr = depth
-        t.root_idx = int(np.flatnonzero(parent_idx < 0)[0])
-        t.root = str(ids[t.root_idx])
-        t._label_series = labels
-        if callable(names):
-            t._names_loader = names
-        else:
-            t._names = names
-        if preorder is not None:
-            t._lca.__dict__["preorder"] = preorder
-        return t
-
-    @cached_property
-    def ids(self) -> np.ndarray:
-        """Node ids in sorted order (object array); a tree made by :meth:`from_arrays` from a
-        Series of ids makes it on first use (the vectorised lookups need none)."""
-        return self._id_series.to_numpy().astype(object)
-
-    def _lazy_ids(self) -> pl.Series | None:
-        """The ids as a Series while :attr:`ids` is not made yet, else None."""
-        return self.__dict__.get("_id_series") if "ids" not in self.__dict__ else None
-
-    @cached_property
-    def _names(self) -> pl.DataFrame | None:
-        """The names table, read on first use when the tree was made with a reader of it."""
-        return self._names_loader()
-
-    @cached_property
-    def _labels(self) -> list | None:
-        """Every node's label as a list, made on first use (:meth:`labels_of` needs none)."""
-        return self._label_series.to_list() if self._label_series is not None else None
-
-    @property
-    def label_series(self) -> pl.Series | None:
-        """Every node's label in id order, as a polars Series (None without labels)."""
-        return self._label_series
-
-    def labels_of(self, idx) -> list:
-        """The labels of the nodes at the indexes ``idx`` (``None`` where a node has none, or
-        for every node when the tree has no labels).
-
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a"], "parent_id": [None, "r"], "label": ["root", "ant"]}))
-        >>> t.labels_of([1, 0, 1])
-        ['root', 'ant', 'root']
-        """
-        idx = np.asarray(idx, dtype=np.int64)
-        if self._label_series is None:
-            return [None] * len(idx)
-        return self._label_series.gather(idx).to_list()
-
-    def ids_of(self, idx) -> list[str]:
-        """The ids of the nodes at the indexes ``idx``.
-
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a"], "parent_id": [None, "r"]}))
-        >>> t.ids_of([1, 0])
-        ['r', 'a']
-        """
-        idx = np.asarray(idx, dtype=np.int64)
-        lazy = self._lazy_ids()
-        return lazy.gather(idx).to_list() if lazy is not None else self.ids[idx].tolist()
-
-    def has(self, node_ids) -> np.ndarray:
-        """Per id: is it a node of the tree (vectorised :meth:`__contains__`)?
-
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a"], "parent_id": [None, "r"]}))
-        >>> t.has(["a", "zz", "r", None]).tolist()
-        [True, False, True, False]
-        """
-        want = pl.Series([x if isinstance(x, str) else None for x in node_ids], dtype=pl.String)
-        if not len(want):
-            return np.zeros(0, bool)
-        ids = self._lazy_ids()
-        if ids is None:
-            ids = pl.Series(self.ids, dtype=pl.String)
-        pos = np.minimum(ids.search_sorted(want.fill_null("")).to_numpy().astype(np.int64), len(ids) - 1)
-        return (ids.gather(pos) == want).fill_null(False).to_numpy()
-
-    @property
-    def subtree_size(self) -> np.ndarray:
-        """Number of nodes in each node's subtree, itself included (one per node, in id order).
-
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "a1"], "parent_id": [None, "r", "a"]}))
-        >>> t.subtree_size.tolist()
-        [2, 1, 3]
-        """
-        if "preorder" in self._lca.__dict__:
-            return self._lca.preorder[1]
-        return self._subtree_sizes
-
-    @cached_property
-    def _subtree_sizes(self) -> np.ndarray:
-        """Subtree sizes, deepest level first (one ``bincount`` per level), without the pre-order."""
-        n = len(self)
-        depth = self.depth_arr
-        size = np.ones(n, dtype=np.int64)
-        by_depth = np.argsort(depth, kind="stable")
-        bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max(initial=0)) + 2))
-        for d in range(int(depth.max(initial=0)), 0, -1):
-            lvl = by_depth[bounds[d]:bounds[d + 1]]
-            size += np.bincount(self.parent_idx[lvl], weights=size[lvl], minlength=n).astype(np.int64)
-        return size
+            self._labels = None
 
     # ---------------------------------------------------------------- construction
     @cached_property
@@ -248,7 +106,7 @@ class Taxonomy:
     # ---------------------------------------------------------------- ids
     def __len__(self) -> int:
         """Number of nodes."""
-        return len(self.parent_idx)
+        return len(self.ids)
 
     def __contains__(self, node_id: object) -> bool:
         """Whether ``node_id`` is a node of the tree."""
@@ -261,12 +119,8 @@ class Taxonomy:
 
     def _index(self, node_id, missing_ok: bool = False):
         self._lookups += 1
-        lazy = self._lazy_ids()
         if self._lookups > 10_000 or "_pos" in self.__dict__:
             i = self._pos.get(node_id)
-        elif lazy is not None:  # a binary search in the Series
-            i = int(lazy.search_sorted(node_id)) if isinstance(node_id, str) else len(lazy)
-            i = i if i < len(lazy) and lazy[i] == node_id else None
         else:  # a binary search: no dict of every id for a few lookups
             i = int(np.searchsorted(self.ids, node_id)) if isinstance(node_id, str) else len(self.ids)
             i = i if i < len(self.ids) and self.ids[i] == node_id else None
@@ -306,14 +160,6 @@ class Taxonomy:
         if isinstance(node_ids, str):
             node_ids = [node_ids]
         arr = np.asarray(list(node_ids) if not isinstance(node_ids, np.ndarray) else node_ids, dtype=object)
-        lazy = self._lazy_ids()
-        if lazy is not None and len(arr):
-            want = pl.Series([x if isinstance(x, str) else None for x in arr.tolist()], dtype=pl.String)
-            pos = np.minimum(lazy.search_sorted(want.fill_null("")).to_numpy().astype(np.int64), len(lazy) - 1)
-            bad = ~(lazy.gather(pos) == want).fill_null(False).to_numpy()
-            if bad.any():
-                raise KeyError(f"unknown node id {arr[np.flatnonzero(bad)[0]]!r} ({int(bad.sum())} unknown)")
-            return pos
         idx = np.searchsorted(self.ids, arr)
         idx = np.minimum(idx, len(self.ids) - 1)
         bad = self.ids[idx] != arr
@@ -473,7 +319,7 @@ class Taxonomy:
         >>> t.ids[t.is_leaf].tolist()
         ['a1', 'a2', 'b']
         """
-        leaf = np.ones(len(self), dtype=bool)
+        leaf = np.ones(len(self.ids), dtype=bool)
         leaf[self.parent_idx[self.parent_idx >= 0]] = False
         return leaf
 

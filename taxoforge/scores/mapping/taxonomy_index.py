@@ -19,6 +19,7 @@ from taxoforge.scores.mapping.config import MappingConfig, MappingResult
 from taxoforge.scores.mapping.keys import text_key
 from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.mapping.stages import Alg1Stages, Decision, label_set_preference
+from taxoforge.trees.stored import subtree_size
 from taxoforge.scores.mapping.store import IndexInfo, open_name_embeddings, open_name_tables, read_index
 from taxoforge.scores.name_similarity import Similarity, similarity_from_spec
 from taxoforge.text import normalise_text
@@ -68,7 +69,7 @@ class TaxonomyIndex:
         self.store = store  # where the tables were loaded from (None: built in memory)
         self.depth = taxonomy.depth_arr.astype(np.int64)
         self.parent = taxonomy.parent_idx
-        self.subtree_size = np.asarray(taxonomy.subtree_size, np.int64)
+        self.subtree_size = subtree_size(taxonomy)
         model = getattr(self.similarity, "model_id", None)
         if store is not None and model and callable(getattr(self.similarity, "embed_names", None)):
             # an embedding measure: the names' embeddings computed once per tree, stored beside the index
