@@ -17,8 +17,14 @@ __all__ = ["Timings", "process_age"]
 
 
 def process_age() -> float | None:
-    """Seconds since this process started (Linux: ``/proc/self/stat`` against the system's
-    uptime, to the clock tick), or None where that cannot be read."""
+    """Seconds since this process started.
+
+    Returns
+    -------
+    float or None
+        Read from ``/proc/self/stat`` against the system's uptime (Linux, to the clock
+        tick); None where that cannot be read.
+    """
     try:
         with open("/proc/self/stat", "rb") as fh:
             stat = fh.read().rsplit(b")", 1)[1].split()
@@ -31,10 +37,18 @@ def process_age() -> float | None:
 
 
 class Timings:
-    """Seconds per named phase of a run, from ``start`` (a :func:`time.perf_counter` value;
-    default: now). ``from_process_start=True`` starts the clock when the process started
-    and books the time until now as the phase ``startup`` (interpreter start and imports).
+    """Seconds per named phase of a run.
 
+    Parameters
+    ----------
+    start : float, optional
+        When the clock starts (a :func:`time.perf_counter` value; default: now).
+    from_process_start : bool
+        Start the clock when the process started and book the time until now as the phase
+        ``startup`` (the interpreter's start and the imports).
+
+    Examples
+    --------
     >>> t = Timings()
     >>> with t.phase("read"):
     ...     pass
@@ -55,7 +69,17 @@ class Timings:
 
     @contextmanager
     def phase(self, name: str):
-        """Time the block as (part of) phase ``name``."""
+        """Time the block as (part of) phase ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The phase.
+
+        Yields
+        ------
+        None
+        """
         t = time.perf_counter()
         try:
             yield
@@ -63,17 +87,46 @@ class Timings:
             self.add(name, time.perf_counter() - t)
 
     def add(self, name: str, seconds: float) -> None:
-        """Add ``seconds`` to phase ``name``."""
+        """Add ``seconds`` to phase ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The phase.
+        seconds : float
+            The time to add.
+        """
         self.phases[name] = self.phases.get(name, 0.0) + seconds
 
     def move(self, name: str, seconds: float, into: str) -> None:
-        """Book ``seconds`` of phase ``name`` as phase ``into`` instead (a part timed inside it)."""
+        """Book ``seconds`` of phase ``name`` as phase ``into`` instead (a part timed inside it).
+
+        Parameters
+        ----------
+        name : str
+            The phase the seconds were timed in.
+        seconds : float
+            The part to move.
+        into : str
+            The phase they belong to.
+        """
         self.phases[name] = self.phases.get(name, 0.0) - seconds
         self.add(into, seconds)
 
     def as_dict(self, digits: int = 3) -> dict[str, float]:
-        """Every phase in seconds, ``other`` (the time no phase covers) and ``total`` (since
-        the start); the rounded values add up to ``total`` (``other`` takes the rounding)."""
+        """Every phase in seconds, ``other`` and ``total``.
+
+        Parameters
+        ----------
+        digits : int
+            Decimal places.
+
+        Returns
+        -------
+        dict
+            Each phase's seconds, ``other`` (the time no phase covers) and ``total`` (since
+            the start); the rounded values add up to ``total`` (``other`` takes the rounding).
+        """
         total = round(time.perf_counter() - self.start, digits)
         out = {k: round(v, digits) for k, v in self.phases.items()}
         out["other"] = round(total - sum(out.values()), digits)

@@ -57,8 +57,23 @@ def _code_fingerprint() -> str:
 
 @dataclass
 class StoredTree:
-    """What :func:`open_tree` gives: the tree, its ranks in id order (None when it has
-    none), the key of its mapping index, where it is stored and whether this call built it."""
+    """What :func:`open_tree` gives.
+
+    Parameters
+    ----------
+    taxonomy : taxoforge.trees.stored.StoredTaxonomy or taxoforge.trees.taxonomy.Taxonomy
+        The tree.
+    ranks : numpy.ndarray or None
+        Every node's rank in id order (None when the tree has none).
+    tree_key : str
+        The key of the tree's mapping index (:func:`taxoforge.scores.mapping.store.tree_key`).
+    path : pathlib.Path or None
+        Where it is stored (None: not stored).
+    built : bool
+        Whether this call built it.
+    seconds : float
+        The time it took.
+    """
 
     taxonomy: object
     ranks: np.ndarray | None
@@ -183,8 +198,21 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
     """The stored working set of the tree ``tables`` whose content hash is
     ``content_sha256`` (module docstring): memory-mapped when an earlier call stored it,
     else built from the tables (checked as :class:`~taxoforge.trees.taxonomy.Taxonomy`
-    checks a tree) and stored. ``index_dir``: where the mapping indexes are kept, if not in
-    the default place."""
+    checks a tree) and stored.
+
+    Parameters
+    ----------
+    tables : taxoforge.trees.tables.TreeTables
+        The tree's tables (read only when the tree is built).
+    content_sha256 : str
+        Their content hash (the citation's).
+    index_dir : str or os.PathLike, optional
+        Where the mapping indexes are kept, if not in the default place.
+
+    Returns
+    -------
+    StoredTree
+    """
     import filelock
 
     from taxoforge.scores.mapping.store import index_place
@@ -255,7 +283,13 @@ class ResolvedLabels:
     table the label linker (:func:`taxoforge.links.resolve.resolve_labels`) gave, keyed by
     ``(dataset, label_id)``. A label resolves on its own, whatever else is in its batch, so
     a repeat run reuses the rows of the labels it has seen and resolves only new ones; a
-    file that cannot be read counts as empty (its labels are resolved again)."""
+    file that cannot be read counts as empty (its labels are resolved again).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The stored tree's folder.
+    """
 
     def __init__(self, folder: str | os.PathLike) -> None:
         self.path = Path(folder) / f"labels-{resolver_fingerprint()[:16]}.parquet"
@@ -272,7 +306,18 @@ class ResolvedLabels:
         return self._table
 
     def lookup(self, pairs: list[tuple[str, str]]):
-        """The stored links rows of the ``(dataset, label_id)`` pairs that have one."""
+        """The stored links rows of the pairs that have one.
+
+        Parameters
+        ----------
+        pairs : list of tuple of str
+            ``(dataset, label_id)`` pairs.
+
+        Returns
+        -------
+        polars.DataFrame or None
+            Their rows of the links table (None when nothing is stored).
+        """
         import polars as pl
 
         table = self._load()
@@ -283,8 +328,16 @@ class ResolvedLabels:
         return table.join(want, on=["dataset", "label_id"], how="semi")
 
     def add(self, links) -> None:
-        """Keep the rows of ``links`` (newly resolved labels); written atomically, and a
-        file that cannot be written only costs the next run the resolving."""
+        """Keep newly resolved labels.
+
+        Written atomically; a file that cannot be written only costs the next run the
+        resolving.
+
+        Parameters
+        ----------
+        links : polars.DataFrame
+            Rows of the links table the label linker gave.
+        """
         import polars as pl
 
         from taxoforge.files import write_parquet_atomic

@@ -93,8 +93,19 @@ class StoredTaxonomy(Taxonomy):
         return i
 
     def index_of(self, node_ids: Iterable[str] | str) -> np.ndarray:
-        """Integer indexes of node ids (:meth:`Taxonomy.index_of`), by a binary search in the
-        Series of ids."""
+        """Integer indexes of node ids, by a binary search in the Series of ids.
+
+        Parameters
+        ----------
+        node_ids : str or iterable of str
+            One id or many.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``int64`` indexes, as :meth:`Taxonomy.index_of` gives them (``KeyError`` naming
+            the first unknown id).
+        """
         ids = self._series_ids()
         if ids is None:
             return super().index_of(node_ids)
@@ -108,7 +119,18 @@ class StoredTaxonomy(Taxonomy):
         return ids.search_sorted(pl.Series(want, dtype=pl.String)).to_numpy().astype(np.int64)
 
     def has(self, node_ids) -> np.ndarray:
-        """Per id: is it a node of the tree (vectorised ``in``)?"""
+        """Per id: is it a node of the tree (vectorised ``in``)?
+
+        Parameters
+        ----------
+        node_ids : iterable of str
+            The ids (anything else is no node).
+
+        Returns
+        -------
+        numpy.ndarray
+            One boolean per id.
+        """
         return _found(self._series_ids() if self._series_ids() is not None else pl.Series(self.ids, dtype=pl.String),
                       node_ids)
 
@@ -122,8 +144,21 @@ def _found(ids: pl.Series, node_ids) -> np.ndarray:
 
 
 def ids_of(tax: Taxonomy, idx) -> list[str]:
-    """The ids of the nodes at the indexes ``idx`` of ``tax``.
+    """The ids of the nodes at some indexes.
 
+    Parameters
+    ----------
+    tax : Taxonomy
+        The tree.
+    idx : array_like of int
+        Node indexes.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
     >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a"], "parent_id": [None, "r"]}))
     >>> ids_of(t, [1, 0])
     ['r', 'a']
@@ -135,9 +170,22 @@ def ids_of(tax: Taxonomy, idx) -> list[str]:
 
 
 def labels_of(tax: Taxonomy, idx) -> list:
-    """The labels of the nodes at the indexes ``idx`` of ``tax`` (None where a node has none,
-    or for every node of a tree without labels).
+    """The labels of the nodes at some indexes.
 
+    Parameters
+    ----------
+    tax : Taxonomy
+        The tree.
+    idx : array_like of int
+        Node indexes.
+
+    Returns
+    -------
+    list
+        Labels (None where a node has none, or for every node of a tree without labels).
+
+    Examples
+    --------
     >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a"], "parent_id": [None, "r"], "label": ["root", "ant"]}))
     >>> labels_of(t, [1, 0, 1])
     ['root', 'ant', 'root']
@@ -150,8 +198,22 @@ def labels_of(tax: Taxonomy, idx) -> list:
 
 
 def has_nodes(tax: Taxonomy, node_ids) -> np.ndarray:
-    """Per id: is it a node of ``tax`` (vectorised ``in``)?
+    """Per id: is it a node of the tree (vectorised ``in``)?
 
+    Parameters
+    ----------
+    tax : Taxonomy
+        The tree.
+    node_ids : iterable of str
+        The ids.
+
+    Returns
+    -------
+    numpy.ndarray
+        One boolean per id.
+
+    Examples
+    --------
     >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a"], "parent_id": [None, "r"]}))
     >>> has_nodes(t, ["a", "zz", None]).tolist()
     [True, False, False]
@@ -162,9 +224,21 @@ def has_nodes(tax: Taxonomy, node_ids) -> np.ndarray:
 
 
 def subtree_size(tax: Taxonomy) -> np.ndarray:
-    """The number of nodes in each node's subtree, itself included: the stored pre-order's
-    when the tree has one, else counted level by level, deepest first.
+    """The number of nodes in each node's subtree, itself included.
 
+    Parameters
+    ----------
+    tax : Taxonomy
+        The tree.
+
+    Returns
+    -------
+    numpy.ndarray
+        One count per node: the stored pre-order's when the tree has one, else counted
+        level by level, deepest first.
+
+    Examples
+    --------
     >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "a1"], "parent_id": [None, "r", "a"]}))
     >>> subtree_size(t).tolist()
     [2, 1, 3]
