@@ -230,10 +230,12 @@ _SAVE_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Prod
                   "svg": {"Date": None, "Creator": None}}
 
 
-def figure_bytes(fig, fmt: str = "png", dpi: int = PNG_DPI) -> bytes:
-    """``fig`` rendered as ``fmt`` (``png``, ``pdf``, ``svg``), without timestamps."""
+def figure_bytes(fig, fmt: str = "png", dpi: int = PNG_DPI, bbox=None) -> bytes:
+    """``fig`` rendered as ``fmt`` (``png``, ``pdf``, ``svg``), without timestamps, cut to
+    ``bbox`` (default: its tight bounding box, which costs one more drawing of the figure)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=dpi, bbox_inches="tight", metadata=_SAVE_METADATA.get(fmt))
+    fig.savefig(buf, format=fmt, dpi=dpi, bbox_inches="tight" if bbox is None else bbox,
+                metadata=_SAVE_METADATA.get(fmt))
     return buf.getvalue()
 
 
@@ -244,11 +246,12 @@ def _save(fig, path: str | os.PathLike, formats=FIGURE_FORMATS) -> dict[str, Pat
     stem = Path(path)
     stem = stem.with_suffix("") if stem.suffix.lower().lstrip(".") in FIGURE_FORMATS else stem
     out = {}
-    try:
+    try:  # the tight box drawn once for every format, not once per format
+        bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
         for fmt in formats:
             target = stem.with_name(f"{stem.name}.{fmt}")
             with atomic_writer(target, "wb") as fh:
-                fh.write(figure_bytes(fig, fmt))
+                fh.write(figure_bytes(fig, fmt, bbox=bbox))
             out[fmt] = target
     finally:
         plt.close(fig)
