@@ -231,6 +231,12 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
                 return got
             tax = tables.taxonomy()
             _write(path, content_sha256, tables, tax)
+        if place.own:  # beside a tree: the stored trees of its earlier contents go
+            import shutil
+
+            for old in place.root.glob(f"*-tree-{TREE_FORMAT}"):
+                if old.is_dir() and old.name != path.name:
+                    shutil.rmtree(old, ignore_errors=True)
     except OSError:  # a folder that cannot be written: the tree in memory, stored nowhere
         tax = tables.taxonomy()
         return StoredTree(tax, _ranks(tables, tax), _key(tax), None, True, time.perf_counter() - t0)

@@ -337,9 +337,10 @@ class _Progress:
 
 def _remove_stale(root: Path, keep: str, key: str) -> None:
     """Beside a tree: remove the indexes of the tree's earlier contents (their lock files
-    stay: another process may hold one)."""
+    stay: another process may hold one). Stored trees (``*-tree-*``,
+    :mod:`taxoforge.scores.tree_store`) are named by another key and look after themselves."""
     for p in root.iterdir():
-        if p.name.startswith(".") or p.name.startswith(key[:16]) or not p.is_dir():
+        if p.name.startswith(".") or p.name.startswith(key[:16]) or "-tree-" in p.name or not p.is_dir():
             continue
         shutil.rmtree(p, ignore_errors=True)
 
