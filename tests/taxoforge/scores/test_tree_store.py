@@ -28,6 +28,9 @@ def test_built_once_then_read_in_place_with_the_same_tree(inat_like, tmp_path):
     folder = _folder(inat_like, tmp_path)
     tables = TreeTables.read(folder)
     first = open_tree(tables, "a" * 64)
+    from taxoforge.scores.mapping import TaxonomyIndex
+
+    assert TaxonomyIndex.open(folder).store.built and first.path.is_dir()  # a new index beside it leaves it be
     second = open_tree(TreeTables.read(folder, lazy=True), "a" * 64)
     assert first.built and not second.built and first.path == second.path and first.path.parent.parent == folder
     tax, got = tables.taxonomy(), second.taxonomy
@@ -38,14 +41,15 @@ def test_built_once_then_read_in_place_with_the_same_tree(inat_like, tmp_path):
     assert labels_of(got, idx) == labels_of(tax, idx)
     want_ranks = tables.nodes.sort("node_id")["rank"].to_list()
     assert second.ranks.tolist() == want_ranks
-    # another content hash is another folder; a damaged file is rebuilt, never used
-    assert open_tree(tables, "b" * 64).built
+    # a damaged file is rebuilt, never used
     arr = second.path / "parent_idx.npy"
     data = bytearray(arr.read_bytes())
     data[-1] ^= 0xFF
     arr.write_bytes(bytes(data))
     again = open_tree(tables, "a" * 64)
     assert again.built and again.taxonomy.parent_idx.tolist() == tax.parent_idx.tolist()
+    # another content hash is another folder, and the earlier contents' goes
+    assert open_tree(tables, "b" * 64).built and not first.path.exists()
 
 
 def test_labels_resolved_once_are_reused_without_reading_the_tables(inat_like, tmp_path):
