@@ -143,8 +143,8 @@ class GroundTruthResolver:
         self.links = pl.concat([self.links, links], how="diagonal_relaxed") if self.links.height else links
         rows = list(links.select("dataset", "label_id", "status", "method", "node_id", "detail").iter_rows())
         in_tree = has_nodes(self.tax, [r[4] for r in rows]).tolist()
-        for (ds, lid, status, method, nid, detail), known in zip(rows, in_tree):
-            if status != "linked" or not known:
+        for (ds, lid, status, method, nid, detail), node_in_tree in zip(rows, in_tree):
+            if status != "linked" or not node_in_tree:
                 reason = "ambiguous label" if status == "ambiguous" else "unknown label"
                 self._cache[(lid, ds)] = (None, reason, f"{lid!r}: {detail}")
             else:
