@@ -188,6 +188,19 @@ def hierarchical_consistent_accuracy(y_true, y_pred, taxonomy, *, levels: Sequen
         (``None`` or ``""`` where the model gave none: wrong where the ground truth has that level)
     levels : with a 2-D ``y_pred``, the level of each column: depths (ints) or rank names
         (default: depths ``1 … n_columns``, the level under the root first)
+    taxonomy : object
+        The taxonomy.
+    node_ref : str, optional
+        How values name nodes: ``"auto"`` (node ids where they are, else labels),
+        ``"id"`` or ``"label"``.
+    sample_weight : optional
+        A weight per sample (default: equal weights).
+
+    Returns
+    -------
+    float
+        Share of samples predicted right at every level of the ground-truth path (HCA;
+        module docstring).
 
     Examples
     --------

@@ -176,7 +176,19 @@ def link_labels(
 
 
 def link_summary(links: pl.DataFrame) -> dict[str, int]:
-    """Counts by status and by method: ``{"linked": …, "ambiguous": …, "unmatched": …, "by_method": {…}}``."""
+    """Counts by status and by method: ``{"linked": …, "ambiguous": …, "unmatched": …, "by_method": {…}}``.
+
+    Parameters
+    ----------
+    links : polars.DataFrame
+        The links table.
+
+    Returns
+    -------
+    dict[str, int]
+        Counts by status and by method: ``{"linked": …, "ambiguous": …, "unmatched": …,
+        "by_method": {…}}``.
+    """
     by_status = dict(links.group_by("status").len().iter_rows())
     by_method = dict(links.filter(pl.col("status") == "linked").group_by("method").len().iter_rows())
     return {

@@ -46,14 +46,35 @@ MAP_FORMATS = {".parquet": "parquet", ".csv": "csv", ".tsv": "tsv", ".jsonl": "j
 @dataclass
 class MappedOutputs:
     """``table`` (one row per mapped answer, module docstring), ``bad_rows`` (rows not
-    mapped, with line and reason) and ``info`` (citation, configuration, counts per stage)."""
+    mapped, with line and reason) and ``info`` (citation, configuration, counts per stage).
+
+    Attributes
+    ----------
+    table : polars.DataFrame
+        One row per mapped answer (module docstring).
+    bad_rows : polars.DataFrame
+        Rows not mapped, with line and reason.
+    info : dict
+        Citation, configuration and counts per stage.
+    """
 
     table: pl.DataFrame
     bad_rows: pl.DataFrame
     info: dict = field(default_factory=dict)
 
     def write(self, path: str | os.PathLike) -> Path:
-        """Write :attr:`table` atomically as Parquet, CSV, TSV or JSONL (by ``path``'s suffix)."""
+        """Write :attr:`table` atomically as Parquet, CSV, TSV or JSONL (by ``path``'s suffix).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write; its suffix picks the format.
+
+        Returns
+        -------
+        Path
+            ``path``.
+        """
         path = Path(path)
         kind = MAP_FORMATS.get(path.suffix.lower())
         if kind is None:
@@ -75,7 +96,24 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (``config``, ``index``,
     ``store``, ``altered``, ``progress``, ``index_dir``; its scoring fields are not used);
     keyword options are the same fields. Without ``index``, the tree's stored mapping index
-    is used (:func:`taxoforge.scores.run.index_for`)."""
+    is used (:func:`taxoforge.scores.run.index_for`).
+
+    Parameters
+    ----------
+    rows : polars.DataFrame
+        The canonical table of answers (:func:`taxoforge.scores.readers.read_files`).
+    taxonomy : object
+        The taxonomy.
+    options : ScoreOptions, optional
+        How answers are mapped (:class:`~taxoforge.scores.options.ScoreOptions`).
+    **kwargs
+        Passed on.
+
+    Returns
+    -------
+    MappedOutputs
+        The mapped answers, the rows not mapped and the run's record.
+    """
     from taxoforge.scores.run import index_for, index_record
     from taxoforge.trees.stored import ids_of, labels_of
     from taxoforge.scores.steps import GroundTruthResolver, bad_rows_frame, map_answers, parse_rows, screen_rows
@@ -130,7 +168,28 @@ def map_files(paths, taxonomy, *, out: str | os.PathLike | None = None, read: Re
               score: ScoreOptions | None = None, **kwargs) -> MappedOutputs:
     """Map the answers of every file of ``paths`` (no ground truth needed; one taxonomy
     resolution, one index) and, with ``out``, write the table there (:meth:`MappedOutputs.write`).
-    ``read``/``score`` and keyword options as for :func:`taxoforge.scores.run.score_files`."""
+    ``read``/``score`` and keyword options as for :func:`taxoforge.scores.run.score_files`.
+
+    Parameters
+    ----------
+    paths : object
+        Answer files, folders or glob patterns.
+    taxonomy : object
+        The taxonomy.
+    out : str or os.PathLike, optional
+        Where to write.
+    read : ReadOptions, optional
+        How the files are read (:class:`~taxoforge.scores.options.ReadOptions`).
+    score : ScoreOptions, optional
+        How answers are mapped (:class:`~taxoforge.scores.options.ScoreOptions`).
+    **kwargs
+        Passed on.
+
+    Returns
+    -------
+    MappedOutputs
+        The mapped answers, the rows not mapped and the run's record.
+    """
     from taxoforge.scores.readers import read_files
 
     read, score = split_options(kwargs, read, score, where="map_files")

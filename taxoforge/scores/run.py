@@ -55,10 +55,12 @@ from taxoforge.links.resolve import PARTIAL_METHODS
 from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+from taxoforge.files.tables import csv_text
+from taxoforge.scores.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
+from taxoforge.scores.mistakes import mistake_columns
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
 from taxoforge.scores.readers import duplicate_ids, read_files
-from taxoforge.scores.report import (FIGURE_FORMATS, leaderboard_latex, leaderboard_markdown, plot_hp_hr,
-                                     plot_ranks)
+from taxoforge.scores.report import leaderboard_latex, leaderboard_markdown
 from taxoforge.scores.timings import Timings
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
@@ -81,7 +83,31 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
     built it, else built once (with a progress bar) and stored — under ``index_dir`` when
     given, else beside the tree folder, in the snapshot store, or in the cache
     (:func:`taxoforge.scores.mapping.store.index_place`). ``index.store`` says where and
-    whether this call built it."""
+    whether this call built it.
+
+    Parameters
+    ----------
+    cited : CitedTaxonomy
+        The run's taxonomy.
+    config : MappingConfig, optional
+        The mapping configuration.
+    index : TaxonomyIndex, optional
+        The mapping index.
+    index_dir : str or os.PathLike, optional
+        A folder the user named for indexes, if any.
+    progress : bool, optional
+        Whether to show a progress bar.
+
+    Returns
+    -------
+    TaxonomyIndex
+        The mapping index of a run: ``index`` when given (its tree is then shared with
+        ``cited``), else the stored index of ``cited``'s tree under ``config``
+        (:meth:`TaxonomyIndex.open`): memory-mapped when an earlier call, process or
+        Dagster run built it, else built once (with a progress bar) and stored — under
+        ``index_dir`` when given, else beside the tree folder, in the snapshot store, or
+        in the cache (:func:`taxoforge.scores.mapping.store.index_place`).
+    """
     if index is not None:
         cited.use_taxonomy(index.taxonomy)
         return index
@@ -93,7 +119,20 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
 def index_record(index: TaxonomyIndex) -> dict:
     """``info["mapping_index"]`` of a run: the stored index's folder, whether it was built or
     loaded and the seconds it took (:meth:`IndexInfo.as_dict`), or ``place: "memory"`` for an
-    index built in memory and not stored."""
+    index built in memory and not stored.
+
+    Parameters
+    ----------
+    index : TaxonomyIndex
+        The mapping index.
+
+    Returns
+    -------
+    dict
+        ``info["mapping_index"]`` of a run: the stored index's folder, whether it was
+        built or loaded and the seconds it took (:meth:`IndexInfo.as_dict`), or ``place:
+        "memory"`` for an index built in memory and not stored.
+    """
     if index.store is not None:
         return index.store.as_dict()
     return {"path": None, "built": True, "loaded": False, "seconds": None, "place": "memory"}
@@ -104,7 +143,21 @@ def index_record(index: TaxonomyIndex) -> dict:
 class ScoreRun:
     """The result of one run. ``samples`` (one row per scored sample), ``leaderboard`` (model ×
     dataset × prompt), ``bad_rows`` (every row not scored, with its line and reason), ``info``
-    (taxonomy, version, mapping configuration, counts, timings)."""
+    (taxonomy, version, mapping configuration, counts, timings).
+
+    Attributes
+    ----------
+    samples : polars.DataFrame
+        One row per scored sample.
+    leaderboard : polars.DataFrame
+        One row per model × dataset × prompt.
+    bad_rows : polars.DataFrame
+        Every row not scored, with its line and reason.
+    info : dict
+        The run's record (citation, configuration, counts, timings).
+    breakdowns : dict[str, polars.DataFrame]
+        The breakdown tables (:func:`~taxoforge.scores.breakdowns.breakdown_tables`).
+    """
 
     samples: pl.DataFrame
     leaderboard: pl.DataFrame
@@ -113,9 +166,28 @@ class ScoreRun:
     breakdowns: dict[str, pl.DataFrame] = field(default_factory=dict)
 
     def markdown(self, max_rows: int = 50) -> str:
+        """The run's leaderboard as Markdown (:func:`~taxoforge.scores.report.leaderboard_markdown`).
+
+        Parameters
+        ----------
+        max_rows : int, optional
+            Most leaderboard rows shown.
+
+        Returns
+        -------
+        str
+            The Markdown text.
+        """
         return leaderboard_markdown(self.leaderboard, self.info, self.bad_rows, max_rows=max_rows)
 
     def latex(self) -> str:
+        """The run's leaderboard as a LaTeX table (:func:`~taxoforge.scores.report.leaderboard_latex`).
+
+        Returns
+        -------
+        str
+            The LaTeX text.
+        """
         return leaderboard_latex(self.leaderboard, self.info)
 
     @property
@@ -134,23 +206,48 @@ class ScoreRun:
         * ``leaderboard.parquet``, ``.csv``, ``.md`` and ``.tex`` (LaTeX, ``booktabs``);
         * ``breakdowns/<name>.parquet`` and ``.csv`` for each breakdown table (per level, per
           rank, consistency, outcomes …);
-        * the figures ``hp_vs_hr`` and ``model_ranks`` in each of ``formats`` (PNG at 300 dpi,
-          PDF, SVG), when there are samples.
+        * the figures ``hp_vs_hr``, ``model_ranks`` and ``rank_accuracy`` in each of
+          ``formats`` (PNG at 300 dpi, PDF, SVG), when there are samples
+          (:func:`taxoforge.scores.figures.write_run_figures`; a figure with nothing to show
+          is not drawn, and ``run.json``'s ``figures_not_drawn`` says why).
+
+        CSV files hold every text cell safe in spreadsheets
+        (:func:`taxoforge.files.tables.csv_text`).
 
         Everything is written into a temporary folder beside it, which then replaces
         ``out_dir`` whole (:func:`taxoforge.files.atomic_directory`), so a killed run never
         leaves a mix of two runs and a run without samples never keeps an older run's
         plots. An existing ``out_dir`` must be empty or an earlier run's folder.
 
-        ``timings``: the run's :class:`~taxoforge.scores.timings.Timings`; writing the tables
-        (``write``) and the figures (``figures``) are timed into it, and ``run.json``, written
-        last, holds its seconds (``info["seconds"]``) up to that moment."""
+        Parameters
+        ----------
+        out_dir : str or os.PathLike
+            The folder to write.
+        plots : bool, optional
+            Whether figures are written.
+        formats : tuple[str, ...], optional
+            The figures' formats.
+        timings : Timings, optional
+            The run's clock: drawing the figures (``figures``) and writing the tables
+            (``write``) are timed into it, and ``run.json``, written last, holds its seconds
+            (``info["seconds"]``) up to that moment.
+
+        Returns
+        -------
+        dict[str, Path]
+            What was written, by name.
+        """
 
         out = Path(out_dir)
         _check_replaceable(out, RUN_FILES)
         t = timings if timings is not None else Timings()
-        w0 = time.perf_counter()
         with atomic_directory(out) as tmp:
+            figures = {}
+            if plots and self.samples.height:
+                with t.phase("figures"):
+                    figures, self.info["figures_not_drawn"] = write_run_figures(self.leaderboard, self.breakdowns,
+                                                                                tmp, formats)
+            w0 = time.perf_counter()
             paths = {
                 "scores": write_parquet_atomic(self.samples, tmp / "scores.parquet"),
                 "leaderboard": write_parquet_atomic(self.leaderboard, tmp / "leaderboard.parquet"),
@@ -163,15 +260,8 @@ class ScoreRun:
             for name, table in self.breakdowns.items():
                 paths[f"breakdown_{name}"] = write_parquet_atomic(table, tmp / "breakdowns" / f"{name}.parquet")
                 paths[f"breakdown_{name}_csv"] = write_text_atomic(tmp / "breakdowns" / f"{name}.csv", _csv(table))
-            figures = 0.0
-            if plots and self.samples.height:
-                f0 = time.perf_counter()
-                for fig, plot in (("hp_vs_hr", plot_hp_hr), ("model_ranks", plot_ranks)):
-                    for fmt, p in plot(self.leaderboard, tmp / fig, formats=formats).items():
-                        paths[fig if fmt == "png" else f"{fig}_{fmt}"] = p
-                figures = time.perf_counter() - f0
-                t.add("figures", figures)
-            t.add("write", time.perf_counter() - w0 - figures)
+            paths.update(figures)
+            t.add("write", time.perf_counter() - w0)
             if timings is not None:
                 self.info["seconds"] = t.as_dict()
             info = json.dumps(_json_safe(self.info), indent=2, sort_keys=True, default=str)
@@ -181,17 +271,13 @@ class ScoreRun:
 
 RUN_FILES = frozenset({"scores.parquet", "leaderboard.parquet", "leaderboard.csv", "leaderboard.tex",
                        "bad_rows.parquet", "bad_rows.csv", "leaderboard.md", "run.json", "breakdowns",
-                       *(f"{fig}.{fmt}" for fig in ("hp_vs_hr", "model_ranks") for fmt in ("png", "pdf", "svg"))})
+                       *(f"{fig}.{fmt}" for fig in RUN_FIGURES for fmt in ("png", "pdf", "svg"))})
 
 
 def _csv(table: pl.DataFrame) -> str:
-    """CSV text of ``table``; nested columns (lists) as JSON text."""
-    nested = [c for c, t in table.schema.items() if t.is_nested()]
-    if nested:
-        table = table.with_columns([pl.col(c).map_elements(lambda v: json.dumps(v.to_list() if hasattr(v, "to_list")
-                                                                                 else v, default=str),
-                                                           return_dtype=pl.String) for c in nested])
-    return table.write_csv()
+    """CSV text of ``table``: nested columns as JSON text, text cells safe in spreadsheets
+    (:func:`taxoforge.files.tables.csv_text`)."""
+    return csv_text(table)
 
 
 def _json_safe(obj):
@@ -298,6 +384,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     t.move("measures", t_text, "text_measures")
     with t.phase("samples"):
         samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
+        samples = mistake_columns(samples, tax)  # tree distance and severity per answer (milliseconds)
     with t.phase("breakdowns"):
         tree = cited.ranked_tree() if breakdowns and samples.height else None
         tabs = _breakdown_tables(samples, tree) if tree is not None else {}
@@ -452,5 +539,19 @@ def score_file(path: str | os.PathLike, taxonomy, **options) -> ScoreRun:
 
     >>> run = score_file("data/examples/imagenet_example_outputs.jsonl", "imagenet1k")  # doctest: +SKIP
     >>> print(run.markdown())                                          # doctest: +SKIP
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    taxonomy : object
+        The taxonomy.
+    **options
+        Those of :func:`score_files`.
+
+    Returns
+    -------
+    ScoreRun
+        The run.
     """
     return score_files([path], taxonomy, **options)

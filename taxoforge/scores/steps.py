@@ -43,7 +43,21 @@ def screen_rows(rows: pl.DataFrame, require_label: bool = True) -> tuple[list[di
     """Step 1 — rows that cannot be scored (no output, no ground truth, output not text)
     become bad rows; the rest go on. Each row keeps its position ``_pos``.
     ``require_label=False`` (mapping answers without scoring them) lets rows without a
-    ground truth through."""
+    ground truth through.
+
+    Parameters
+    ----------
+    rows : polars.DataFrame
+        The canonical table of answers.
+    require_label : bool, optional
+        Whether a row needs a ground truth (False for mapping only).
+
+    Returns
+    -------
+    tuple[list[dict], list[dict]]
+        Step 1 — rows that cannot be scored (no output, no ground truth, output not
+        text) become bad rows; the rest go on.
+    """
     keep, bad = [], []
     for pos, r in enumerate(rows.iter_rows(named=True)):
         where = {"_pos": pos, **{k: r.get(k) for k in ("file", "line", "id", "model", "dataset", "prompt")}}
@@ -116,7 +130,17 @@ class GroundTruthResolver:
     ``links`` holds every label resolved so far (the links table). ``stored``: labels
     resolved against this tree by earlier runs
     (:class:`~taxoforge.scores.tree_store.ResolvedLabels`), reused instead of resolving them
-    again; what this resolver resolves is added to it."""
+    again; what this resolver resolves is added to it.
+
+    Parameters
+    ----------
+    tables : TreeTables
+        The taxonomy's tables.
+    tax : object
+        Its in-memory tree.
+    stored : ResolvedLabels, optional
+        Labels resolved by earlier runs.
+    """
 
     def __init__(self, tables: TreeTables, tax, stored=None) -> None:
         self.tables, self.tax, self.stored = tables, tax, stored
@@ -124,7 +148,13 @@ class GroundTruthResolver:
         self.links = pl.DataFrame(schema={"dataset": pl.String, "label_id": pl.String})
 
     def prefetch(self, pairs) -> None:
-        """Resolve the ``(label, dataset)`` pairs not resolved yet, in one batch."""
+        """Resolve the ``(label, dataset)`` pairs not resolved yet, in one batch.
+
+        Parameters
+        ----------
+        pairs : object
+            ``(label, dataset)`` pairs.
+        """
         todo = sorted({(str(d), str(lab).strip()) for lab, d in pairs} - set((d, lab) for lab, d in self._cache))
         if not todo:
             return
@@ -161,7 +191,21 @@ def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list
     """Step 3 — ground truth → node by the label linker (:class:`GroundTruthResolver`), every
     distinct (label, dataset) in one batch. Each kept row gets ``gt_node``, ``gt_via`` (the
     method), ``gt_detail`` and ``gt_partial``; a label that does not resolve makes a bad row
-    (``unknown label`` / ``ambiguous label``) whose detail says what was tried."""
+    (``unknown label`` / ``ambiguous label``) whose detail says what was tried.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The screened rows.
+    resolve : GroundTruthResolver
+        The ground-truth resolver.
+
+    Returns
+    -------
+    tuple[list[dict], list[dict]]
+        Step 3 — ground truth → node by the label linker (:class:`GroundTruthResolver`),
+        every distinct (label, dataset) in one batch.
+    """
     resolve.prefetch((str(r.get("label_text") or r["label"]), r["dataset"]) for r in rows)
     keep, bad = [], []
     for r in rows:
@@ -179,7 +223,29 @@ def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list
 @dataclass
 class MappedAnswers:
     """Step 4's result, per kept row: the predicted node, the deciding stage, similarity,
-    nodes tied, whether the row abstained, the text that was mapped and the parse flags."""
+    nodes tied, whether the row abstained, the text that was mapped and the parse flags.
+
+    Attributes
+    ----------
+    pred_idx : numpy.ndarray
+        The predicted node of each kept row.
+    stage : numpy.ndarray
+        The deciding stage.
+    score : numpy.ndarray
+        The similarity of the chosen node.
+    tied : numpy.ndarray
+        Nodes tied under the deciding rule.
+    abstained : numpy.ndarray
+        Whether the row abstained.
+    mapped_text : list
+        The text that was mapped.
+    flags : list
+        The parse flags.
+    stats : dict
+        Counts per stage.
+    seconds : float
+        Time spent mapping.
+    """
 
     pred_idx: np.ndarray
     stage: np.ndarray
@@ -253,7 +319,24 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
       (a species renamed since the model learnt it: *Notropis heterodon*) is resolved by the
       label linker, as a ground truth is: by one of :data:`ANSWER_LINK_METHODS` it is that
       node (stage ``linked_name``, flag ``answer_<method>``), so an answer equal to its label
-      always means the label's node."""
+      always means the label's node.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows.
+    index : TaxonomyIndex
+        The mapping index.
+    resolve : object
+        The ground-truth resolver (its links give each answer's context).
+    progress : bool or None
+        Whether to show a progress bar.
+
+    Returns
+    -------
+    MappedAnswers
+        Step 4 — answers → nodes with Alg. 1 (:mod:`~taxoforge.scores.mapping`).
+    """
     tax = index.taxonomy
     n = len(rows)
     pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
@@ -325,7 +408,27 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
 
 def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bool, meteor: bool):
     """Step 5 — hP, hR, hF, accuracy and the text measures (an abstention's text is empty).
-    Returns (hierarchical scores, text scores, METEOR status, seconds of the text measures)."""
+    Returns (hierarchical scores, text scores, METEOR status, seconds of the text measures).
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows.
+    tax : object
+        The in-memory tree.
+    mapped : MappedAnswers
+        Step 4's result.
+    text_measures : bool
+        Whether the text measures are computed.
+    meteor : bool
+        Whether METEOR is computed.
+
+    Returns
+    -------
+    object
+        Step 5 — hP, hR, hF, accuracy and the text measures (an abstention's text is
+        empty).
+    """
     n = len(rows)
     gt_idx = tax.index_of([r["gt_node"] for r in rows]) if n else np.zeros(0, np.int64)
     h = hierarchical_scores(tax, mapped.pred_idx, gt_idx)
@@ -342,7 +445,35 @@ def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bo
 
 def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: dict, tables: TreeTables,
                      version: str, config: MappingConfig, store: str | None = None) -> pl.DataFrame:
-    """Step 6 — one row per scored sample, with the taxonomy version and mapping config."""
+    """Step 6 — one row per scored sample, with the taxonomy version and mapping config.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows.
+    tax : object
+        The in-memory tree.
+    mapped : MappedAnswers
+        Step 4's result.
+    h : dict
+        Step 5's hierarchical scores.
+    ts : dict
+        Step 5's text scores.
+    tables : TreeTables
+        The tree's tables.
+    version : str
+        The version.
+    config : MappingConfig
+        The mapping configuration.
+    store : str, optional
+        The snapshot store.
+
+    Returns
+    -------
+    polars.DataFrame
+        Step 6 — one row per scored sample, with the taxonomy version and mapping
+        config.
+    """
     pred_idx = mapped.pred_idx
 
     def col(name):
@@ -373,7 +504,18 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
 
 
 def bad_rows_frame(bad: list[dict]) -> pl.DataFrame:
-    """Bad rows in file order, whichever step rejected them."""
+    """Bad rows in file order, whichever step rejected them.
+
+    Parameters
+    ----------
+    bad : list[dict]
+        The rejected rows, with line and reason.
+
+    Returns
+    -------
+    polars.DataFrame
+        Bad rows in file order, whichever step rejected them.
+    """
     bad = sorted(bad, key=lambda b: b["_pos"])
     rows = [{k: b.get(k) for k in BAD_ROW_SCHEMA} for b in bad]
     return pl.DataFrame(rows, schema=BAD_ROW_SCHEMA) if rows else pl.DataFrame(schema=BAD_ROW_SCHEMA)

@@ -7,8 +7,9 @@ Layout::
     <store>/<taxonomy>/<version>/manifest.json
     <store>/<taxonomy>/<version>/{nodes,names,links,report}.parquet
     <store>/.lock                            local stores: the publishers' lock (:mod:`.locks`)
-    <store>/.staging/, <store>/.partial/     local stores: work in progress (safe to delete
-                                             when no publish or pull is running)
+    <store>/.staging/, <store>/.partial/     local stores: work in progress, claimed while
+                                             worked on; a publish or pull sweeps what killed
+                                             runs left there (:mod:`taxoforge.files.debris`)
 
 Where a store lives
     Every store is reached through :mod:`fsspec`: a local folder (the default,
@@ -51,22 +52,24 @@ import hashlib
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from taxoforge.files import (
-    RETRY_STATUSES,
+    MAX_RETRY_AFTER,
+    DownloadError,
+    FileTooLarge,
     UnsafePath,
+    fetch_bytes,
     make_private_dir,
     path_inside,
-    retry_after_seconds,
+    read_regular_file,
     write_bytes_atomic,
 )
-from taxoforge.files.transport import MAX_RETRY_AFTER
 from taxoforge.snapshots.catalogue import (
     INDEX_NAME,
+    MAX_INDEX_BYTES,
     describe_entry,
     empty_index,
     index_bytes,
@@ -88,7 +91,14 @@ from taxoforge.snapshots.errors import (
     SnapshotNotFound,
 )
 from taxoforge.snapshots.locks import LOCK_NAME, local_lock, remote_lock
-from taxoforge.snapshots.manifest import MANIFEST_NAME, build_snapshot, parse_manifest, read_manifest, validate_name
+from taxoforge.snapshots.manifest import (
+    MANIFEST_NAME,
+    MAX_MANIFEST_BYTES,
+    build_snapshot,
+    parse_manifest,
+    read_manifest,
+    validate_name,
+)
 from taxoforge.snapshots.page import PAGE_NAME, render_page
 from taxoforge.snapshots.verify import VerifyReport, check_content, read_snapshot, tables_from_bytes, verify_folder
 from taxoforge.trees.tables import TreeTables
@@ -144,11 +154,22 @@ class SnapshotStore:
     URL). ``storage_options`` go to fsspec (credentials, endpoints: for an S3-compatible
     server ``{"client_kwargs": {"endpoint_url": "https://…"}}``). ``public_url``: where
     users reach this store (e.g. the HTTPS address a local folder is served at), named in
-    the catalogue page's pull commands."""
+    the catalogue page's pull commands.
+
+    Everything read from a remote store is bounded (:func:`taxoforge.files.fetch_bytes`,
+    :func:`taxoforge.files.download`): ``index.json`` at
+    :data:`~taxoforge.snapshots.catalogue.MAX_INDEX_BYTES`, a manifest at
+    :data:`~taxoforge.snapshots.manifest.MAX_MANIFEST_BYTES`, a table at the size its
+    manifest gives; every request has a deadline (``timeout`` seconds plus one per
+    :data:`~taxoforge.files.DEFAULT_MIN_RATE` bytes received) and the shared retry policy
+    (``retries``, ``backoff``, ``Retry-After`` up to ``max_retry_after`` seconds);
+    redirects to another host are refused unless ``allow_other_hosts``. In a local store
+    no symbolic link is followed below the store's folder."""
 
     def __init__(self, url: str | os.PathLike | None = None, *, storage_options: dict | None = None,
                  lock_timeout: float = 120.0, retries: int = 3, backoff: float = 0.5,
-                 public_url: str | None = None) -> None:
+                 public_url: str | None = None, timeout: float = 60.0, max_retry_after: float = MAX_RETRY_AFTER,
+                 allow_other_hosts: bool = False) -> None:
         import fsspec
         from fsspec.implementations.local import LocalFileSystem
 
@@ -156,6 +177,7 @@ class SnapshotStore:
         self.public_url = public_url or None
         self.lock_timeout = lock_timeout
         self.retries, self.backoff = retries, backoff  # for 429/5xx answers of remote stores
+        self.timeout, self.max_retry_after, self.allow_other_hosts = timeout, max_retry_after, allow_other_hosts
         self.storage_options = dict(storage_options or {})
         protocol, path = fsspec.core.split_protocol(self.url)
         self.fs, fs_root = fsspec.core.url_to_fs(self.url, **self.storage_options)
@@ -183,29 +205,41 @@ class SnapshotStore:
         """The path or URL of ``rel`` inside the store (for messages, metadata and downloads)."""
         return self._path(rel) if self.is_local else self.fs.unstrip_protocol(self._path(rel))
 
-    def read_bytes(self, rel: str) -> bytes:
-        """The bytes of ``rel``; :class:`SnapshotNotFound` when it does not exist. A 429 or
-        5xx answer is retried ``retries`` times, waiting as its ``Retry-After`` asks."""
-        for attempt in range(self.retries + 1):
+    def transfer_options(self) -> dict:
+        """The bounds and retry policy of this store's reads, as keywords of
+        :func:`taxoforge.files.download` and :func:`taxoforge.files.fetch_bytes`."""
+        return dict(retries=self.retries, backoff=self.backoff, max_retry_after=self.max_retry_after,
+                    timeout=self.timeout, allow_other_hosts=self.allow_other_hosts,
+                    storage_options=self.storage_options)
+
+    def read_bytes(self, rel: str, *, max_bytes: int, what: str = "file") -> bytes:
+        """The bytes of ``rel``, at most ``max_bytes`` of them (a larger file is refused before
+        it is read whole); :class:`SnapshotNotFound` when it does not exist. Local stores:
+        a regular file reached without a symbolic link. Remote stores: one
+        :func:`taxoforge.files.fetch_bytes` (deadline, redirect rule and retry policy of
+        :meth:`transfer_options`)."""
+        if self.is_local:
+            path = self.local_path(*rel.split("/"))
             try:
-                return self.fs.cat_file(self._path(rel))
+                return read_regular_file(path, max_bytes, what)
             except FileNotFoundError:
+                raise SnapshotNotFound(f"{path}: not found") from None
+            except (UnsafePath, FileTooLarge) as e:
+                raise SnapshotError(f"store {self.url}: {e}") from None
+            except OSError as e:
+                raise SnapshotError(f"{path}: {e.strerror or e}") from e
+        try:
+            return fetch_bytes(self.location(rel), max_bytes=max_bytes, what=what, **self.transfer_options())
+        except DownloadError as e:
+            if e.status == 404:
                 raise SnapshotNotFound(f"{self.location(rel)}: not found") from None
-            except Exception as e:  # the backend's own errors (aiohttp, botocore, …)
-                status = getattr(e, "status", None)
-                if status in RETRY_STATUSES and attempt < self.retries:
-                    wait = retry_after_seconds((getattr(e, "headers", None) or {}).get("Retry-After"))
-                    time.sleep(min(MAX_RETRY_AFTER, wait if wait is not None else self.backoff * 2 ** attempt))
-                    continue
-                what = f"HTTP {status}" if status else f"cannot reach the store ({type(e).__name__}: {e})"
-                raise SnapshotError(f"{self.location(rel)}: {what}") from e
-        raise AssertionError("unreachable")  # pragma: no cover
+            raise SnapshotError(str(e)) from e
 
     # ---- catalogue -----------------------------------------------------------------------------
     def index(self) -> dict:
         """The parsed ``index.json`` (an empty catalogue for a new writable store)."""
         try:
-            data = self.read_bytes(INDEX_NAME)
+            data = self.read_bytes(INDEX_NAME, max_bytes=MAX_INDEX_BYTES, what="snapshot index")
         except SnapshotNotFound:
             if self.read_only:
                 raise SnapshotNotFound(f"{self.location(INDEX_NAME)}: not found — is {self.url} a snapshot store?") from None
@@ -239,15 +273,18 @@ class SnapshotStore:
 
     def manifest(self, name: str, version: str, entry: dict | None = None) -> dict:
         """The manifest of ``name@version``, checked against the index's SHA-256."""
-        import hashlib
+        return self.manifest_and_bytes(name, version, entry)[0]
 
+    def manifest_and_bytes(self, name: str, version: str, entry: dict | None = None) -> tuple[dict, bytes]:
+        """The manifest of ``name@version`` (at most :data:`~taxoforge.snapshots.manifest.MAX_MANIFEST_BYTES`)
+        and its bytes, checked against the index's SHA-256 before it is parsed."""
         rel = f"{name}/{version}/{MANIFEST_NAME}"
-        data = self.read_bytes(rel)
+        data = bytes(self.read_bytes(rel, max_bytes=MAX_MANIFEST_BYTES, what="manifest"))
         want = (entry or {}).get("manifest_sha256")
         if want and hashlib.sha256(data).hexdigest() != want:
             raise ChecksumMismatch(f"{self.location(rel)}: sha256 {hashlib.sha256(data).hexdigest()} "
                                    f"but the store index says {want}")
-        return parse_manifest(data, self.location(rel))
+        return parse_manifest(data, self.location(rel)), data
 
     def local_dir(self, name: str, version: str) -> Path:
         """The folder of ``name@version`` in a local store (both checked against the id
@@ -259,7 +296,7 @@ class SnapshotStore:
     def local_path(self, *parts: str) -> Path:
         """``<store>/<parts…>`` of a local store; :class:`SnapshotError` if it would leave the store."""
         try:
-            return path_inside(self.root, *parts)
+            return path_inside(self.root, *parts, symlinks=False)
         except UnsafePath as e:
             raise SnapshotError(f"store {self.url}: {e}") from None
 
@@ -313,7 +350,7 @@ class SnapshotStore:
         out = {}
         for fname, meta in sorted(manifest["files"].items()):
             rel = f"{name}/{version}/{fname}"
-            data = self.read_bytes(rel)
+            data = self.read_bytes(rel, max_bytes=meta["size"], what=f"{fname} (manifest size)")
             got = hashlib.sha256(data).hexdigest()
             if got != meta["sha256"]:
                 raise ChecksumMismatch(f"{self.location(rel)}: sha256 {got} but the manifest says {meta['sha256']}")
@@ -331,7 +368,8 @@ class SnapshotStore:
         if self.is_local:
             rep = verify_folder(self.local_dir(name, version), deep=deep)
             if rep.ok and entry.get("manifest_sha256"):
-                got = hashlib.sha256(self.read_bytes(f"{name}/{version}/{MANIFEST_NAME}")).hexdigest()
+                got = hashlib.sha256(self.read_bytes(f"{name}/{version}/{MANIFEST_NAME}", max_bytes=MAX_MANIFEST_BYTES,
+                                                     what="manifest")).hexdigest()
                 if got != entry["manifest_sha256"]:
                     rep.ok = False
                     rep.problems.append(f"{MANIFEST_NAME}: sha256 {got}, the store index says {entry['manifest_sha256']}")
@@ -346,9 +384,13 @@ class SnapshotStore:
         data: dict[str, bytes] = {}
         for fname, meta in sorted(m["files"].items()):
             try:
-                blob = self.read_bytes(f"{name}/{version}/{fname}")  # one GET (retried on 429/5xx)
+                blob = self.read_bytes(f"{name}/{version}/{fname}", max_bytes=meta["size"],
+                                       what=f"{fname} (manifest size)")  # one GET (retried on 429/5xx)
             except SnapshotNotFound:
                 rep.problems.append(f"{fname}: missing")
+                continue
+            except SnapshotError as e:
+                rep.problems.append(f"{fname}: {e}")
                 continue
             got = hashlib.sha256(blob).hexdigest()
             if meta.get("size") is not None and len(blob) != meta["size"]:
@@ -367,31 +409,9 @@ class SnapshotStore:
 
     # ---- diffs between consecutive versions, for the catalogue --------------------------------
     def _fill_diffs(self, idx: dict, name: str, fresh: dict[str, TreeTables] | None = None) -> None:
-        """Give every version of ``name`` in ``idx`` the summary of what changed from the
-        version before it, where it is missing or compared with another version (a version
-        published out of order). A version that cannot be read leaves its summary empty:
-        the catalogue must never block publishing."""
-        from taxoforge.snapshots.diff import diff_summary
+        from taxoforge.snapshots.diff import fill_diffs
 
-        entries = sorted_versions(idx["taxonomies"].get(name, {}).get("versions", []))
-        cache = dict(fresh or {})
-
-        def tables(entry: dict) -> TreeTables:
-            v = entry["version"]
-            if v not in cache:
-                cache[v] = self.read_tables(name, v, entry)
-            return cache[v]
-
-        for prev, entry in zip(entries, entries[1:]):
-            if (entry.get("diff") or {}).get("from") == prev["version"]:
-                continue
-            try:
-                entry["diff"] = {"from": prev["version"], **diff_summary(tables(prev), tables(entry))}
-            except Exception as e:  # noqa: BLE001 - a damaged old version must not block publishing
-                entry["diff"] = {"from": prev["version"], "error": f"{type(e).__name__}: {e}"}
-            for old in list(cache):  # keep memory to the two versions being compared
-                if old not in (prev["version"], entry["version"]):
-                    del cache[old]
+        fill_diffs(idx, name, lambda v, entry: self.read_tables(name, v, entry), fresh)
 
     def install(self, folder: str | os.PathLike, *, move: bool = False, latest: bool = False,
                 _fresh: TreeTables | None = None) -> PublishResult:
@@ -416,7 +436,7 @@ class SnapshotStore:
     def _published_manifest(self, name: str, version: str) -> tuple[dict, bytes] | None:
         rel = f"{name}/{version}/{MANIFEST_NAME}"
         try:
-            data = self.read_bytes(rel)
+            data = self.read_bytes(rel, max_bytes=MAX_MANIFEST_BYTES, what="manifest")
         except SnapshotNotFound:
             return None
         return parse_manifest(data, self.location(rel)), data
@@ -442,15 +462,25 @@ class SnapshotStore:
         except Exception:  # noqa: BLE001 - then write it again
             return False
 
+    def _staging(self, prefix: str):
+        """A new claimed work folder in ``<store>/.staging/`` (``(path, claim)``), after sweeping
+        the stale ones killed publishes left there."""
+        from taxoforge.files.debris import WORK_SUFFIX, Claim, sweep
+
+        parent = self.local_path(".staging")
+        sweep(parent, rf"(build-)?{WORK_SUFFIX}")
+        path = make_private_dir(parent, prefix=prefix)
+        return path, Claim(path)
+
     def _install_by_rename(self, folder: Path, manifest: dict, mbytes: bytes, *, move: bool, latest: bool,
                            fresh: dict | None) -> PublishResult:
         name, version = manifest["taxonomy"], manifest["version"]
         target = self.local_dir(name, version)
-        staging = None
+        staging = claim = None
         try:
             if not move:
                 # copy outside the lock (the slow part), then rename under it
-                staging = make_private_dir(Path(self.root) / ".staging")
+                staging, claim = self._staging("")
                 for fname in [*manifest["files"], MANIFEST_NAME]:
                     self.fs.put_file(str(folder / fname), str(staging / fname))
             src = staging or folder
@@ -474,6 +504,8 @@ class SnapshotStore:
         finally:
             if staging is not None and staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
+            if claim is not None:
+                claim.release()
         return result
 
     def _install_manifest_last(self, folder: Path, manifest: dict, mbytes: bytes, *, latest: bool,
@@ -509,8 +541,9 @@ class SnapshotStore:
             from taxoforge.snapshots.checks import require_publishable
 
             require_publishable(tables, min_link_coverage=min_link_coverage)
+        claim = None
         if self.is_local:
-            tmp = make_private_dir(Path(self.root) / ".staging", prefix="build-")
+            tmp, claim = self._staging("build-")
         else:
             tmp = Path(tempfile.mkdtemp(prefix="taxoforge-snapshot-"))
         try:
@@ -519,6 +552,8 @@ class SnapshotStore:
             return self.install(tmp, move=self.is_local, latest=latest, _fresh=tables)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+            if claim is not None:
+                claim.release()
 
     def set_latest(self, ref: str) -> str:
         """Make ``ref`` (``NAME@VERSION``, a version prefix or ``sha256:…``) what the bare
@@ -547,7 +582,8 @@ class SnapshotStore:
             paths = sorted(p for p in self.fs.glob(self._path(f"*/*/{MANIFEST_NAME}"))
                            if not p.rstrip("/").split("/")[-3].startswith("."))
             for p in paths:
-                data = self.fs.cat_file(p)
+                rel = "/".join(p.rstrip("/").split("/")[-3:])
+                data = self.read_bytes(rel, max_bytes=MAX_MANIFEST_BYTES, what="manifest")
                 m = parse_manifest(data, p)
                 register(idx, m, data)
                 entry = idx["taxonomies"][m["taxonomy"]]["versions"][-1]

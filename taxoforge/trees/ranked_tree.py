@@ -48,7 +48,21 @@ class UnresolvedLabels(ValueError):
 
 
 class RankedTree:
-    """A :class:`Taxonomy` plus ranks, labels and names (module docstring)."""
+    """A :class:`Taxonomy` plus ranks, labels and names (module docstring).
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy
+        The taxonomy.
+    ranks : Iterable, optional
+        Taxonomic ranks.
+    names : polars.DataFrame, optional
+        The names table.
+    name : str, optional
+        The name.
+    version : str, optional
+        The version.
+    """
 
     def __init__(self, taxonomy: Taxonomy, ranks: Iterable | None = None, names: pl.DataFrame | None = None,
                  *, name: str = "tree", version: str | None = None) -> None:
@@ -67,7 +81,13 @@ class RankedTree:
     # ------------------------------------------------------------------ construction
     @classmethod
     def of(cls, tree) -> "RankedTree":
-        """A ``RankedTree`` from any of the inputs in the module docstring."""
+        """A ``RankedTree`` from any of the inputs in the module docstring.
+
+        Parameters
+        ----------
+        tree : object
+            The tree.
+        """
         if isinstance(tree, RankedTree):
             return tree
         if isinstance(tree, TreeTables):
@@ -88,6 +108,24 @@ class RankedTree:
     @classmethod
     def from_nodes(cls, nodes: pl.DataFrame, names: pl.DataFrame | None = None, *, name: str = "tree",
                    version: str | None = None) -> "RankedTree":
+        """A ranked tree over a nodes table (its ``rank`` column, when present, gives the ranks).
+
+        Parameters
+        ----------
+        nodes : polars.DataFrame
+            The nodes table.
+        names : polars.DataFrame, optional
+            The names table.
+        name : str, optional
+            The tree's name.
+        version : str, optional
+            Its snapshot version, if any.
+
+        Returns
+        -------
+        RankedTree
+            The tree.
+        """
         tax = Taxonomy(nodes, names)
         ranks = None
         if "rank" in nodes.columns:
@@ -100,6 +138,18 @@ class RankedTree:
 
     @classmethod
     def from_tables(cls, tables: TreeTables) -> "RankedTree":
+        """A ranked tree over a taxonomy's tables.
+
+        Parameters
+        ----------
+        tables : TreeTables
+            The tables.
+
+        Returns
+        -------
+        RankedTree
+            The tree (its version: the tables' snapshot, if any).
+        """
         version = (tables.info or {}).get("snapshot")
         names = tables.names if tables.names.height else None
         return cls.from_nodes(tables.nodes, names, name=tables.name, version=version)
@@ -110,6 +160,7 @@ class RankedTree:
 
     @property
     def ids(self) -> np.ndarray:
+        """Node ids in sorted order; a node's index is its position here."""
         return self.taxonomy.ids
 
     @cached_property
@@ -123,10 +174,12 @@ class RankedTree:
 
     @property
     def depth(self) -> np.ndarray:
+        """Depth of every node (root = 0)."""
         return self.taxonomy.depth_arr
 
     @property
     def parent(self) -> np.ndarray:
+        """Index of every node's parent, -1 for the root."""
         return self.taxonomy.parent_idx
 
     @cached_property
@@ -143,12 +196,24 @@ class RankedTree:
         return set(self._rank_codes[1])
 
     def rank_mask(self, rank: str) -> np.ndarray:
-        """True for the nodes of rank ``rank`` (a fast integer comparison)."""
+        """True for the nodes of rank ``rank`` (a fast integer comparison).
+
+        Parameters
+        ----------
+        rank : str
+            A taxonomic rank.
+
+        Returns
+        -------
+        numpy.ndarray
+            True for the nodes of rank ``rank`` (a fast integer comparison).
+        """
         codes, code = self._rank_codes
         return codes == code[rank] if rank in code else np.zeros(len(self), dtype=bool)
 
     @property
     def has_ranks(self) -> bool:
+        """Whether any node has a rank."""
         return bool(self._rank_codes[1])
 
     @cached_property
@@ -161,9 +226,33 @@ class RankedTree:
         return sorted(depths, key=lambda r: (depths[r], _RANK_TIES.get(r, len(_RANK_TIES)), r))
 
     def rank_of(self, idx: np.ndarray) -> np.ndarray:
+        """The rank of each node.
+
+        Parameters
+        ----------
+        idx : array_like of int
+            Node indexes.
+
+        Returns
+        -------
+        numpy.ndarray
+            Ranks (None where a node has none).
+        """
         return self.ranks[np.asarray(idx, dtype=np.int64)]
 
     def is_infraspecific(self, idx: np.ndarray) -> np.ndarray:
+        """Whether each node's rank is below species (subspecies, variety, form …).
+
+        Parameters
+        ----------
+        idx : array_like of int
+            Node indexes.
+
+        Returns
+        -------
+        numpy.ndarray
+            Booleans.
+        """
         r = self.rank_of(idx)
         return np.array([x in _INFRASPECIFIC for x in r.tolist()], dtype=bool)
 
@@ -174,17 +263,44 @@ class RankedTree:
         return self.taxonomy._children_csr
 
     def children_idx(self, i: int) -> np.ndarray:
+        """The children of one node.
+
+        Parameters
+        ----------
+        i : int
+            A node index.
+
+        Returns
+        -------
+        numpy.ndarray
+            Child indexes, in index order.
+        """
         ptr, kids = self.children_csr
         return kids[ptr[i]:ptr[i + 1]]
 
     @cached_property
     def is_leaf(self) -> np.ndarray:
+        """Leaf flags, one per node."""
         return self.taxonomy.is_leaf
 
     # ------------------------------------------------------------------ vectorised ancestors
     def ancestor_at_depth(self, idx, depth) -> np.ndarray:
         """The ancestor (or self) of every ``idx[i]`` at depth ``depth`` (scalar or per-node);
-        ``-1`` where the node is shallower than that."""
+        ``-1`` where the node is shallower than that.
+
+        Parameters
+        ----------
+        idx : object
+            Node indexes.
+        depth : object
+            A depth, or one per node.
+
+        Returns
+        -------
+        numpy.ndarray
+            The ancestor (or self) of every ``idx[i]`` at depth ``depth`` (scalar or
+            per-node); ``-1`` where the node is shallower than that.
+        """
         cur = np.asarray(idx, dtype=np.int64).copy()
         target = np.broadcast_to(np.asarray(depth, dtype=np.int64), cur.shape)
         d = self.depth[cur].astype(np.int64)
@@ -217,7 +333,20 @@ class RankedTree:
         """The ancestor (or self) of rank ``rank`` of every ``idx[i]``; ``-1`` where none.
 
         A few nodes (a scoring run's ground truths) walk up their own paths; many, or a rank
-        asked for before, use the table of every node's rank ancestor (built once per rank)."""
+        asked for before, use the table of every node's rank ancestor (built once per rank).
+
+        Parameters
+        ----------
+        idx : object
+            Node indexes.
+        rank : str
+            A taxonomic rank.
+
+        Returns
+        -------
+        numpy.ndarray
+            The ancestor (or self) of rank ``rank`` of every ``idx[i]``; ``-1`` where none.
+        """
         idx = np.asarray(idx, dtype=np.int64)
         cache = self.__dict__.get("_rank_anc", {})
         if rank in cache or len(idx) * 64 > len(self) or (len(idx) and int(idx.min()) < 0):
@@ -241,6 +370,18 @@ class RankedTree:
         return out
 
     def lca_depth(self, u, v) -> np.ndarray:
+        """Depth of the lowest common ancestor of each index pair (:meth:`taxoforge.trees.taxonomy.Taxonomy.lca_depth`).
+
+        Parameters
+        ----------
+        u, v : array_like of int
+            Node indexes of equal length.
+
+        Returns
+        -------
+        numpy.ndarray
+            One depth per pair.
+        """
         return self.taxonomy.lca_depth(np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64))
 
     # ------------------------------------------------------------------ names
@@ -267,7 +408,21 @@ class RankedTree:
         ``node_ref``: ``"auto"`` (all three), ``"id"`` (node ids only) or ``"name"``
         (names only). Returns one row per value: ``row``, ``value``, ``idx`` (-1 when not
         resolved), ``method`` (``node_id``, ``name``, ``normalised``, ``ambiguous``,
-        ``unknown``) and ``detail``."""
+        ``unknown``) and ``detail``.
+
+        Parameters
+        ----------
+        values : Iterable
+            Labels, node ids or ids to resolve.
+        node_ref : str, optional
+            How values name nodes: ``"auto"`` (node ids where they are, else labels),
+            ``"id"`` or ``"label"``.
+
+        Returns
+        -------
+        polars.DataFrame
+            One row per value: the node and how it was resolved.
+        """
         if node_ref not in ("auto", "id", "name"):
             raise ValueError(f"node_ref must be 'auto', 'id' or 'name', not {node_ref!r}")
         vals = [None if v is None else str(v) for v in values]
@@ -315,7 +470,24 @@ class RankedTree:
 
     def resolve_strict(self, values: Iterable, node_ref: str = "auto", what: str = "label") -> np.ndarray:
         """Node indexes of ``values``; :class:`UnresolvedLabels` listing (up to ten) values that
-        name no node or several, with their positions."""
+        name no node or several, with their positions.
+
+        Parameters
+        ----------
+        values : Iterable
+            Labels or node ids to resolve.
+        node_ref : str, optional
+            How values name nodes: ``"auto"`` (node ids where they are, else labels),
+            ``"id"`` or ``"label"``.
+        what : str, optional
+            What the values are, for the message.
+
+        Returns
+        -------
+        numpy.ndarray
+            Node indexes of ``values``; :class:`UnresolvedLabels` listing (up to ten) values
+            that name no node or several, with their positions.
+        """
         r = self.resolve(values, node_ref)
         bad = r.filter(pl.col("idx") < 0)
         if bad.height:

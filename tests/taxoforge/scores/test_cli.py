@@ -66,7 +66,7 @@ def test_many_files_and_a_glob_the_shell_left_alone_are_one_run_with_one_index(t
     assert [(f["file"].rsplit("/", 1)[-1], f["rows"], f["scored"]) for f in info["per_file"]] == [
         ("single.jsonl", 1, 1), ("x.jsonl", 2, 2), ("y.jsonl", 2, 2)]
     assert "**3 files:**" in r.output
-    for name in ("leaderboard.csv", "leaderboard.tex", "hp_vs_hr.pdf", "model_ranks.svg", "breakdowns/consistency.csv"):
+    for name in ("leaderboard.csv", "leaderboard.tex", "hp_vs_hr.pdf", "rank_accuracy.svg", "breakdowns/consistency.csv"):
         assert (out / name).stat().st_size > 0, name
     # a folder means the model-output files under it
     r = CliRunner().invoke(main, ["score", str(tmp_path / "results"), str(tree), *FAST])
