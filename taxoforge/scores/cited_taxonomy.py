@@ -71,7 +71,17 @@ class CitedTaxonomy:
     def open_stored(self, index_dir=None):
         """The tree's stored working set (:class:`~taxoforge.scores.tree_store.StoredTree`,
         opened once, kept where the mapping indexes are: ``index_dir`` when given), or None
-        for tables not read from a folder (built in memory: nothing to store them beside)."""
+        for tables not read from a folder (built in memory: nothing to store them beside).
+
+        Parameters
+        ----------
+        index_dir : str or os.PathLike, optional
+            Where the tree's mapping indexes are kept, if not in the default place.
+
+        Returns
+        -------
+        taxoforge.scores.tree_store.StoredTree or None
+        """
         if "_stored" not in self.__dict__:
             stored = None
             if self.tables.folder is not None and "taxonomy" not in self.__dict__:
@@ -99,8 +109,13 @@ class CitedTaxonomy:
 
     def resolved_labels(self):
         """The labels resolved against this tree by earlier runs
-        (:class:`~taxoforge.scores.tree_store.ResolvedLabels`, kept beside the stored tree), or
-        None when the tree is not stored."""
+        (:class:`~taxoforge.scores.tree_store.ResolvedLabels`, kept beside the stored tree).
+
+        Returns
+        -------
+        taxoforge.scores.tree_store.ResolvedLabels or None
+            None when the tree is not stored.
+        """
         stored = self.__dict__.get("_stored")
         if stored is None or stored.path is None or stored.taxonomy is not self.__dict__.get("taxonomy"):
             return None

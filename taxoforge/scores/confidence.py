@@ -132,7 +132,20 @@ def resampled_means(values: np.ndarray, config: BootstrapConfig) -> np.ndarray:
     (the same correctness, hP and hR: a few hundred distinct rows however many answers)
     are drawn together, so when at most half the rows are distinct each resample is one
     multinomial draw over the ``m`` distinct rows — ``O(m)`` instead of ``O(n)`` per
-    resample, the same distribution of resampled means."""
+    resample, the same distribution of resampled means.
+
+    Parameters
+    ----------
+    values : array_like
+        ``n`` rows, ``k`` columns.
+    config : BootstrapConfig
+        How many resamples, and the seed.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_resamples, k)`` resampled column means.
+    """
     values = np.asarray(values, dtype=np.float64)
     n, k = values.shape
     rng = np.random.default_rng(config.seed)
@@ -165,8 +178,21 @@ def _none_if_nan(x: float) -> float | None:
 
 def group_bootstrap(correct, hp, hr, config: BootstrapConfig) -> dict[str, tuple[float | None, float | None]]:
     """The intervals of accuracy, hP, hR and hF (the harmonic mean of mean hP and mean hR) of
-    one group, from one set of resamples of its rows (module docstring); ``(None, None)``
-    each for fewer than two samples or ``n_resamples == 0``."""
+    one group, from one set of resamples of its rows (module docstring).
+
+    Parameters
+    ----------
+    correct, hp, hr : array_like
+        Per sample: right (0/1), hP and hR.
+    config : BootstrapConfig
+        How to resample.
+
+    Returns
+    -------
+    dict
+        ``measure`` → ``(low, high)``; ``(None, None)`` each for fewer than two samples or
+        ``n_resamples == 0``.
+    """
     n = len(hp)
     if config.n_resamples <= 0 or n < 2:
         return {m: (None, None) for m in CI_MEASURES}

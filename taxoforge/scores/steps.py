@@ -284,7 +284,21 @@ def _taxon_name(text: str | None) -> str | None:
 def label_sets_of(rows: list[dict], tax, label_set=None) -> list | None:
     """Per row, the node indexes of the label set its answer is about (one array per
     distinct set, shared by the rows): ``label_set`` (node ids) for every row when given,
-    else the ground-truth nodes of the row's dataset; None when there is neither."""
+    else the ground-truth nodes of the row's dataset; None when there is neither.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows (``gt_node``, ``dataset``).
+    tax : object
+        The in-memory tree.
+    label_set : sequence of str, optional
+        Node ids of a given label set.
+
+    Returns
+    -------
+    list or None
+    """
     if label_set is not None:
         ids = [x for x in label_set if x is not None]
         shared = tax.index_of(ids) if ids else np.zeros(0, np.int64)
@@ -331,6 +345,8 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
         The ground-truth resolver (its links give each answer's context).
     progress : bool or None
         Whether to show a progress bar.
+    label_set : sequence of str, optional
+        Node ids whose nodes win ties (default: each dataset's ground truths).
 
     Returns
     -------

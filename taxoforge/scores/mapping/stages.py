@@ -49,10 +49,22 @@ Decision = tuple[int, str, float, int]  # (node, stage, similarity, nodes tied)
 
 
 def label_set_preference(nodes, parent: np.ndarray) -> np.ndarray:
-    """Per node of the tree (``parent``: each node's parent index, -1 at the root): 2 for
-    ``nodes`` (the label set), 1 for their ancestors, 0 for every other node — how much a
-    node tied with others is preferred.
+    """How much a node tied with others is preferred, given a label set.
 
+    Parameters
+    ----------
+    nodes : array_like of int
+        The label set's node indexes.
+    parent : numpy.ndarray
+        Each node's parent index, -1 at the root.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per node of the tree: 2 for ``nodes``, 1 for their ancestors, 0 for every other node.
+
+    Examples
+    --------
     >>> label_set_preference([2], np.array([-1, 0, 1, 0])).tolist()
     [1, 1, 2, 0]
     """

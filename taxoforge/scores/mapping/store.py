@@ -94,7 +94,15 @@ def code_fingerprint() -> str:
 
 def remember_tree_key(taxonomy, key: str) -> None:
     """Give :func:`tree_key` of ``taxonomy`` without hashing it (a tree whose key was stored
-    with it, :mod:`taxoforge.scores.tree_store`)."""
+    with it, :mod:`taxoforge.scores.tree_store`).
+
+    Parameters
+    ----------
+    taxonomy : object
+        The tree.
+    key : str
+        Its key.
+    """
     taxonomy.__dict__["_tree_key"] = key
 
 
@@ -329,7 +337,19 @@ def checked_before(folder: Path, files) -> bool:
     changed since: the stamps (size, inode, device, modification and change times) recorded
     then (:func:`remember_checked`) are still the files' own. Any write to a file changes
     its change time, so a file altered since is checked again (and refused when it no
-    longer matches); an unchanged one is not read again on every load."""
+    longer matches); an unchanged one is not read again on every load.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The stored folder.
+    files : iterable of str
+        The files' names in it.
+
+    Returns
+    -------
+    bool
+    """
     try:
         rec = json.loads((folder / CHECKED).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -341,7 +361,17 @@ def checked_before(folder: Path, files) -> bool:
 def remember_checked(folder: Path, files, racy_s: float = 2.0) -> None:
     """Record the stamps of ``files`` just checked (:func:`checked_before`), unless a file
     was modified within ``racy_s`` seconds (a write in the same clock tick could keep its
-    times) or the record cannot be written (the next load checks again)."""
+    times) or the record cannot be written (the next load checks again).
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The stored folder.
+    files : iterable of str
+        The files' names in it.
+    racy_s : float
+        Files modified this recently are not recorded.
+    """
     now = _stamps(folder, files)
     if now is None or any(time.time_ns() - s[3] < racy_s * 1e9 for s in now.values()):
         return
