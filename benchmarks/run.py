@@ -40,6 +40,7 @@ BENCHMARKS = {
     "text_to_node_mapping_scale": "benchmarks.bench_mapping_scale",
     "wikidata_taxon_names": "benchmarks.bench_wikidata_names",
     "multiple_choice_sets": "benchmarks.bench_multiple_choice",
+    "multiple_choice_audit": "benchmarks.bench_mc_audit",
     "wikidata_dump": "benchmarks.bench_dump",
     "text_to_node_fidelity": "benchmarks.bench_mapping_fidelity",
     "ground_truths": "benchmarks.bench_ground_truths",

@@ -31,7 +31,8 @@ _EXPORTS = {
     "CitedTaxonomy": "taxoforge.scores.cited_taxonomy", "cite_taxonomy": "taxoforge.scores.cited_taxonomy",
 }
 
-__all__ = ["MappingConfig", "TaxonomyIndex", "ReadOptions", "ScoreOptions", "ScoreRun", "score_file", "score_files", "score_frame", "leaderboard",
+__all__ = ["MappingConfig", "TaxonomyIndex", "ReadOptions", "ScoreOptions", "ScoreRun", "score_file", "score_files",
+           "score_frame", "leaderboard",
            "hierarchical_scores", "aggregate_hierarchical", "CitedTaxonomy", "cite_taxonomy"]
 
 

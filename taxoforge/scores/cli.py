@@ -147,7 +147,8 @@ read_options = _options(
     click.option("--adapter", type=click.Choice(list(LAYOUTS)), default="auto", show_default=True,
                  help="The rows' layout (the same as --format LAYOUT)."),
     click.option("--format", "fmt", type=click.Choice([*FILE_KINDS, *LAYOUTS[1:]]), default=None,
-                 help="The file kind (jsonl, json, csv, tsv, parquet, xlsx) or the layout (generic, vlm4bio, lmms-eval, "
+                 help="The file kind (jsonl, json, csv, tsv, parquet, xlsx) or the layout (generic, vlm4bio, "
+                      "lmms-eval, "
                       "vlmevalkit). Default: both told from the file's name and columns."),
     click.option("--allow-duplicate-ids", is_flag=True,
                  help="Score rows of one model, dataset and prompt that share a sample id (default: an error naming "

@@ -20,7 +20,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from numbers import Integral, Real
+from numbers import Integral
 
 from taxoforge.files.records import MAX_RECORD_BYTES, MAX_TABLE_BYTES
 from taxoforge.scores.params import (MAX_BOOTSTRAP_RESAMPLES, Interval, InvalidParameterError, Options,
