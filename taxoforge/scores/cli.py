@@ -159,6 +159,10 @@ read_options = _options(
     click.option("--derive", "derive", multiple=True, nargs=3, metavar="CANONICAL COLUMN REGEX",
                  help="Take a canonical column from another column by a regex (group 'value', else group 1, "
                       "else the match), repeatable: e.g. --derive label image '([^/]+?)_\\d+\\.jpg$'."),
+    click.option("--ranked", default=None, metavar="COLUMN,COLUMN,…",
+                 help="Columns of a ranked top-k, best first (e.g. top1,top2,…,top6): each is mapped to a node and "
+                      "the leaderboard gets the hierarchical distance@k (hdist@k); the first is the answer unless "
+                      "--column output=… names another."),
     click.option("--model", default=None, help="Model name for rows that have none."),
     click.option("--dataset", default=None, help="Dataset name for rows that have none."),
     click.option("--prompt", default=None, help="Prompt name for rows that have none."),
@@ -249,7 +253,8 @@ def _read_options(o: dict, require: tuple[str, ...]):
     return ReadOptions(columns=_columns(o["columns"]), layout=layout, fmt=fmt, defaults=defaults,
                        header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
                        derive={c: (col, rx) for c, col, rx in o["derive"]} or None, require=require,
-                       allow_duplicate_ids=o["allow_duplicate_ids"])
+                       allow_duplicate_ids=o["allow_duplicate_ids"],
+                       ranked=[c.strip() for c in o["ranked"].split(",") if c.strip()] if o.get("ranked") else ())
 
 
 def _say(as_json: bool, message: str) -> None:

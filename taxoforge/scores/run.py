@@ -57,7 +57,7 @@ from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leade
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.files.tables import csv_text
 from taxoforge.scores.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
-from taxoforge.scores.mistakes import mistake_columns
+from taxoforge.scores.mistakes import map_ranked, mistake_columns
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
 from taxoforge.scores.readers import duplicate_ids, read_files
 from taxoforge.scores.report import leaderboard_latex, leaderboard_markdown
@@ -385,6 +385,10 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     with t.phase("samples"):
         samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
         samples = mistake_columns(samples, tax)  # tree distance and severity per answer (milliseconds)
+    if kept and "ranked_outputs" in kept[0]:  # a ranked top-k: its nodes, for hdist@k
+        with t.phase("mapping"):
+            ranked = map_ranked([r["ranked_outputs"] for r in kept], index, resolve, [r["dataset"] for r in kept])
+        samples = samples.with_columns(pl.Series("ranked_nodes", ranked, dtype=pl.List(pl.String)))
     with t.phase("breakdowns"):
         tree = cited.ranked_tree() if breakdowns and samples.height else None
         tabs = _breakdown_tables(samples, tree) if tree is not None else {}
