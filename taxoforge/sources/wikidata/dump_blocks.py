@@ -53,7 +53,13 @@ _OTHER_MAGIC = {
 
 
 def cpus() -> int:
-    """The number of cores this process may run on."""
+    """The number of cores this process may run on.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
@@ -129,10 +135,20 @@ def open_dump(path: str | os.PathLike, threads: int | None = None):
 
 @dataclass
 class Block:
-    """Whole lines of the (decompressed) file: ``data`` (read-only ``uint8``, ends in a
-    newline), its ``offset`` in the decompressed stream, ``added_newline`` when the file's
-    last line had none (one was added), and ``error``: a problem found while cutting the
-    block (a line too long), raised by the reader with the line number."""
+    """Whole lines of the (decompressed) file.
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        Read-only ``uint8``, ending in a newline.
+    offset : int
+        Where it starts in the decompressed stream.
+    added_newline : bool
+        The file's last line had no end of line: one was added.
+    error : str, optional
+        A problem found while cutting the block (a line too long), raised by the reader with
+        the line number.
+    """
 
     data: np.ndarray
     offset: int
@@ -189,8 +205,14 @@ class Blocks:
         return self
 
     def release(self, upto: int) -> None:
-        """The blocks before byte ``upto`` are done with: their pages leave this process's memory
-        (they stay in the page cache), so resident memory follows the blocks in flight."""
+        """Release the pages of the blocks before byte ``upto`` (they stay in the page cache).
+
+        Parameters
+        ----------
+        upto : int
+            The offset up to which blocks are done with: resident memory follows the blocks in
+            flight, not the file.
+        """
         if self._map is None or not hasattr(self._map, "madvise"):
             return
         page = mmap.PAGESIZE

@@ -69,7 +69,17 @@ class DroppedEdges:
         self.counts: dict[str, int] = {}
 
     def add(self, kind: str, child: pl.Series | list, parent: pl.Series | list, detail: str | pl.Series) -> None:
-        """Rows of one ``kind``: the edges ``child → parent`` (node ids or terms as written)."""
+        """Report dropped edges of one kind, one row each, and count them.
+
+        Parameters
+        ----------
+        kind : str
+            One of :data:`taxoforge.trees.tables.REPORT_KINDS`.
+        child, parent : polars.Series or list
+            The edges ``child → parent``: node ids, or terms as written (``_:b0``, ``wd:L5``).
+        detail : str or polars.Series
+            Why, one for all rows or one per row.
+        """
         if not len(child):
             return
         frame = report_frame(kind, child, parent, detail)  # refuses a kind outside REPORT_KINDS
@@ -77,12 +87,26 @@ class DroppedEdges:
         self.count(kind, frame.height)
 
     def count(self, kind: str, n: int) -> None:
-        """Count ``n`` dropped edges of ``kind`` (without rows)."""
+        """Count dropped edges without listing them.
+
+        Parameters
+        ----------
+        kind : str
+            The reason.
+        n : int
+            How many.
+        """
         if n:
             self.counts[kind] = self.counts.get(kind, 0) + int(n)
 
     def table(self) -> pl.DataFrame:
-        """The rows in the report table's schema, sorted by kind, child, parent."""
+        """The rows reported so far.
+
+        Returns
+        -------
+        polars.DataFrame
+            ``kind``, ``child_id``, ``parent_id``, ``detail``, sorted by kind, child, parent.
+        """
         cols = {c: REPORT_SCHEMA[c] for c in ("kind", "child_id", "parent_id", "detail")}
         if not self.frames:
             return pl.DataFrame(schema=cols)
@@ -92,7 +116,25 @@ class DroppedEdges:
 
 # ---------------------------------------------------------------- QID numbers
 def seed_numbers(seed_qids: Iterable[str] | None) -> tuple[list[str] | None, np.ndarray | None]:
-    """The seeds as validated QIDs and as QID numbers (``None, None`` without seeds)."""
+    """The seeds as validated QIDs and as QID numbers.
+
+    Parameters
+    ----------
+    seed_qids : iterable of str, optional
+        QIDs such as ``Q146``.
+
+    Returns
+    -------
+    qids : list of str or None
+        The validated QIDs (``None`` without seeds).
+    numbers : numpy.ndarray or None
+        Their numbers, ``int64``.
+
+    Raises
+    ------
+    ValueError
+        For a string that is not a QID, or one of more than 18 digits.
+    """
     if seed_qids is None:
         return None, None
     seed_qids = validate_qids(seed_qids, where="seed_qids")
@@ -137,9 +179,19 @@ def _runs(s):
 
 
 class NodeIndex:
-    """Positions of QID numbers in a sorted array of distinct ones, ``-1`` where absent: a dense
-    table when the numbers are dense enough (one ``int32`` per number up to the largest), else
-    binary search. With ``rank``, the position reported is ``rank[position]``."""
+    """Positions of QID numbers in a sorted array of distinct ones, ``-1`` where absent.
+
+    A dense table when the numbers are dense enough (one ``int32`` per number up to the
+    largest), else binary search.
+
+    Parameters
+    ----------
+    ids : numpy.ndarray
+        Distinct QID numbers, ascending.
+    rank : numpy.ndarray, optional
+        Reported instead of the position: ``rank[position]`` (e.g. the rank of a node in the
+        string order of the ids).
+    """
 
     def __init__(self, ids: np.ndarray, rank: np.ndarray | None = None) -> None:
         self.ids = ids
@@ -151,7 +203,18 @@ class NodeIndex:
             self.table[ids] = (np.arange(len(ids)) if rank is None else rank).astype(self.table.dtype)
 
     def positions(self, q: np.ndarray) -> np.ndarray:
-        """Index (or rank) of each number, or -1 where it is not there."""
+        """Look numbers up.
+
+        Parameters
+        ----------
+        q : numpy.ndarray
+            QID numbers.
+
+        Returns
+        -------
+        numpy.ndarray
+            The position (or rank) of each, ``-1`` where it is not an id of the index.
+        """
         if not len(self.ids):
             return np.full(len(q), -1, dtype=np.int64)
         if self.table is not None:
@@ -185,13 +248,45 @@ def _closure(child: np.ndarray, parent: np.ndarray, starts: np.ndarray) -> np.nd
 
 
 def node_ids(q: np.ndarray) -> pl.Series:
-    """``wd:Q<n>`` ids of QID numbers."""
+    """Node ids of QID numbers.
+
+    Parameters
+    ----------
+    q : numpy.ndarray
+        QID numbers.
+
+    Returns
+    -------
+    polars.Series
+        ``wd:Q<n>`` strings.
+    """
     return pl.select((pl.lit("wd:Q") + pl.Series(q, dtype=pl.Int64).cast(pl.String)).alias("id")).to_series()
 
 
 def select_edges(c279: np.ndarray, p279: np.ndarray, c31: np.ndarray, p31: np.ndarray, seed_nums: np.ndarray | None,
                  root_num: int, counts: dict, dropped: DroppedEdges):
-    """The graph's P279 and P31 edges: the root's out-edges dropped; with seeds, the closure."""
+    """The graph's P279 and P31 edges: the root's out-edges dropped; with seeds, the closure.
+
+    Parameters
+    ----------
+    c279, p279 : numpy.ndarray
+        P279 edges (child, parent QID numbers) read.
+    c31, p31 : numpy.ndarray
+        P31 edges of the seeds read.
+    seed_nums : numpy.ndarray, optional
+        The seeds; without them the whole subclass-of graph is kept.
+    root_num : int
+        The root class, whose own superclasses are dropped.
+    counts : dict
+        Gets ``seeds_without_class``.
+    dropped : DroppedEdges
+        Gets the dropped edges.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``c279, p279, c31, p31`` kept.
+    """
     at_root = c279 == root_num
     if at_root.any():
         dropped.add("root_superclass", node_ids(c279[at_root]), node_ids(p279[at_root]), _DETAIL["root_superclass"])
@@ -256,10 +351,33 @@ def _edge_parts(keys, n):
 def assemble(edges: dict[str, np.ndarray], seed_nums: np.ndarray | None,
              names_of: Callable[[NodeIndex], pl.DataFrame] | None, langs: tuple[str, ...], seed_node_ids: list[str],
              info: dict, dropped: DroppedEdges) -> WikidataGraph:
-    """The graph from its edges (QID numbers ``c279, p279, c31, p31``, taken out of ``edges`` as
-    they are used, so their memory goes early) and ``names_of(index)``, the names of the nodes
-    in ``index`` (``q``, ``kind`` 0 label / 1 alias, ``lang`` index in ``langs``, ``name``), or
-    ``None`` for no names. Built sorted and without repeats (module docstring)."""
+    """The graph's tables, sorted and without repeats (module docstring).
+
+    Parameters
+    ----------
+    edges : dict
+        ``c279, p279, c31, p31`` (QID numbers), taken out as they are used, so their memory
+        goes early.
+    seed_nums : numpy.ndarray, optional
+        The seeds (nodes of the graph even without edges).
+    names_of : callable, optional
+        ``names_of(index)``: the names of the nodes in ``index`` (a :class:`NodeIndex`) as a
+        table ``q``, ``kind`` (0 label, 1 alias), ``lang`` (index in ``langs``), ``name``;
+        ``None`` for no names.
+    langs : tuple of str
+        The languages of the names.
+    seed_node_ids : list of str
+        The seeds' node ids.
+    info : dict
+        Provenance; gets ``dropped_edges`` (counts by reason).
+    dropped : DroppedEdges
+        The edges dropped so far; repeated statements are added.
+
+    Returns
+    -------
+    WikidataGraph
+        With its ``dropped`` table.
+    """
     parts = [edges.pop(k) for k in ("c279", "p279", "c31", "p31")]
     sizes = [len(p) for p in parts]
     ends = np.concatenate(parts + ([seed_nums] if seed_nums is not None else []))

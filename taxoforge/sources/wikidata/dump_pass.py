@@ -43,9 +43,23 @@ NAME_SCHEMA = {"q": pl.Int64, "kind": pl.Int8, "lang": pl.Int8, "name": pl.Strin
 
 @dataclass(frozen=True)
 class Plan:
-    """What the pass keeps: P31 edges of the ``seeds`` (sorted QID numbers) when ``want_p31``,
-    names in ``langs`` when ``want_names`` (``lang_table``/``lang_lens`` from
-    :func:`.dump_scan.encode_langs`)."""
+    """What the pass keeps.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    want_p31 : bool
+        Keep the P31 edges of the seeds.
+    seeds : numpy.ndarray
+        The seeds' QID numbers, sorted.
+    want_names : bool
+        Keep labels and aliases.
+    langs : tuple of str
+        Their languages.
+    lang_table, lang_lens : numpy.ndarray
+        The languages for the scanner (:func:`.dump_scan.encode_langs`).
+    """
 
     path: Path
     want_p31: bool
@@ -56,7 +70,17 @@ class Plan:
     lang_lens: np.ndarray
 
     def is_seed(self, q: int) -> bool:
-        """Is the QID number ``q`` a seed?"""
+        """Whether a QID number is a seed.
+
+        Parameters
+        ----------
+        q : int
+            A QID number.
+
+        Returns
+        -------
+        bool
+        """
         k = int(np.searchsorted(self.seeds, q))
         return k < len(self.seeds) and int(self.seeds[k]) == q
 
@@ -207,7 +231,13 @@ class NameStore:
         self.files: list[str] = []
 
     def add(self, df: pl.DataFrame | None) -> None:
-        """Keep the names of one block."""
+        """Keep the names of one block.
+
+        Parameters
+        ----------
+        df : polars.DataFrame or None
+            ``q``, ``kind``, ``lang``, ``name``.
+        """
         if df is None or df.height == 0:
             return
         self.frames.append(df)
@@ -225,7 +255,18 @@ class NameStore:
         self.frames, self.size = [], 0
 
     def select(self, positions: Callable[[np.ndarray], np.ndarray]) -> pl.DataFrame:
-        """Names of the QID numbers for which ``positions`` is not -1 (once: the store empties)."""
+        """The names wanted, once (the store empties as it goes).
+
+        Parameters
+        ----------
+        positions : callable
+            ``positions(q)`` is -1 for the QID numbers whose names are not wanted.
+
+        Returns
+        -------
+        polars.DataFrame
+            ``q``, ``kind``, ``lang``, ``name`` of the others, in one chunk.
+        """
         parts = []
 
         def kept(df: pl.DataFrame) -> pl.DataFrame:
@@ -248,7 +289,21 @@ class NameStore:
 
 @dataclass
 class Scan:
-    """Everything one pass keeps: edges as QID numbers, names, edges to non-items, counts."""
+    """Everything one pass keeps.
+
+    Parameters
+    ----------
+    p279, p31 : list
+        Per block, the ``(child, parent)`` arrays of QID numbers.
+    names : NameStore, optional
+        The names.
+    deferred : list
+        ``(QID number, line, message)`` of bad names: errors if their node is kept.
+    non_items : list
+        ``(line, subject, object, reason)`` of edges to or from non-items.
+    counts : dict
+        Lines, odd lines, non-item edges.
+    """
 
     p279: list = field(default_factory=list)
     p31: list = field(default_factory=list)
@@ -258,7 +313,18 @@ class Scan:
     counts: dict = field(default_factory=lambda: {"non_item_edges": 0})
 
     def arrays(self, key: str) -> tuple[np.ndarray, np.ndarray]:
-        """All ``p279`` or ``p31`` edges as two ``int64`` arrays (child, parent)."""
+        """All edges of one relation.
+
+        Parameters
+        ----------
+        key : {"p279", "p31"}
+            The relation.
+
+        Returns
+        -------
+        child, parent : numpy.ndarray
+            ``int64`` QID numbers.
+        """
         parts = getattr(self, key)
         if not parts:
             return np.empty(0, np.int64), np.empty(0, np.int64)
