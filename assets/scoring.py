@@ -112,13 +112,15 @@ def _inline_png(data: bytes, alt: str) -> str:
 
 def _figures_markdown(run) -> str:
     """The two figures as PNG data URIs in Markdown (a smaller rendering than the files')."""
-    from taxoforge.scores.report import FIGURE_CAPTIONS, figure_bytes, hp_hr_figure, ranks_figure
+    from taxoforge.scores.figures import FIGURE_CAPTIONS, figure_bytes, hp_hr_figure, ranks_figure
 
     import matplotlib.pyplot as plt
 
     parts = []
     for name, make in (("hp_vs_hr", hp_hr_figure), ("model_ranks", ranks_figure)):
         fig = make(run.leaderboard)
+        if fig is None:  # no dataset × prompt group with two models: nothing to rank
+            continue
         try:
             parts.append(f"**{name}** — {FIGURE_CAPTIONS[name]}\n\n{_inline_png(figure_bytes(fig, 'png', dpi=80), name)}")
         finally:

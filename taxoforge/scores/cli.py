@@ -1,4 +1,5 @@
-"""``taxoforge score`` and ``taxoforge map``: model outputs against a taxonomy.
+"""``taxoforge score``, ``taxoforge map`` and ``taxoforge compare``: model outputs against a
+taxonomy, and scoring runs against each other.
 
 ``taxoforge score A.jsonl B.jsonl 'results/**/*.jsonl' TAXONOMY`` scores every file named
 (globs expanded here too, for shells that leave them alone; a folder means its model-output
@@ -33,6 +34,8 @@ Exit codes (both commands; ``--json`` prints errors as ``{"error", "exit_code"}`
 8     download interrupted (run the same command again to resume)
 10    too few rows scored: none, or fewer than ``--min-scored`` of them (the
       results are still written, and the reasons printed)
+11    the output cannot be written: no space left on the device, a file where a folder
+      goes, ``-o`` a symbolic link or the working folder (the message names the path)
 ====  =============================================================
 """
 
@@ -46,17 +49,26 @@ import click
 from taxoforge.cli_output import emit_json, handle_errors
 from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES
 
-__all__ = ["score_cmd", "map_cmd", "EXIT_TOO_FEW_SCORED"]
+__all__ = ["score_cmd", "map_cmd", "compare_cmd", "EXIT_TOO_FEW_SCORED"]
 
 #: Exit code of a run that scored no row, or fewer than ``--min-scored`` of them.
 EXIT_TOO_FEW_SCORED = 10
 _EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 4 verification failed, "
-           "8 download interrupted, 10 too few rows scored (results still written).")
+           "8 download interrupted, 10 too few rows scored (results still written), 11 output not writable "
+           "(no space left, a file where a folder goes, -o a symlink or the working folder).")
 
 
 class FiniteFloat(click.ParamType):
     """A float that is not NaN or infinite, optionally within [``low``, ``high``]: NaN passes
-    every comparison, so click's ``FloatRange`` lets it through."""
+    every comparison, so click's ``FloatRange`` lets it through.
+
+    Parameters
+    ----------
+    low : float, optional
+        The least value allowed, if any.
+    high : float, optional
+        The greatest value allowed, if any.
+    """
 
     name = "float"
 
@@ -64,6 +76,22 @@ class FiniteFloat(click.ParamType):
         self.low, self.high = low, high
 
     def convert(self, value, param, ctx):
+        """The value as a finite float within the bounds, or a click usage error naming it.
+
+        Parameters
+        ----------
+        value : object
+            What the user gave.
+        param : click.Parameter
+            The option.
+        ctx : click.Context
+            The click context.
+
+        Returns
+        -------
+        float
+            The value.
+        """
         import math
 
         try:
@@ -95,6 +123,18 @@ def _columns(values: tuple[str, ...]) -> dict[str, str]:
 # ---------------------------------------------------------------------------- shared options
 def _options(*decorators):
     def apply(f):
+        """Attach a group of the commands' shared options to a click command.
+
+        Parameters
+        ----------
+        f : callable
+            The command's function.
+
+        Returns
+        -------
+        callable
+            ``f`` with the options attached, in order.
+        """
         for d in reversed(decorators):
             f = d(f)
         return f
@@ -107,7 +147,8 @@ read_options = _options(
     click.option("--adapter", type=click.Choice(list(LAYOUTS)), default="auto", show_default=True,
                  help="The rows' layout (the same as --format LAYOUT)."),
     click.option("--format", "fmt", type=click.Choice([*FILE_KINDS, *LAYOUTS[1:]]), default=None,
-                 help="The file kind (jsonl, json, csv, tsv, parquet, xlsx) or the layout (generic, vlm4bio, lmms-eval, "
+                 help="The file kind (jsonl, json, csv, tsv, parquet, xlsx) or the layout (generic, vlm4bio, "
+                      "lmms-eval, "
                       "vlmevalkit). Default: both told from the file's name and columns."),
     click.option("--allow-duplicate-ids", is_flag=True,
                  help="Score rows of one model, dataset and prompt that share a sample id (default: an error naming "
@@ -118,6 +159,10 @@ read_options = _options(
     click.option("--derive", "derive", multiple=True, nargs=3, metavar="CANONICAL COLUMN REGEX",
                  help="Take a canonical column from another column by a regex (group 'value', else group 1, "
                       "else the match), repeatable: e.g. --derive label image '([^/]+?)_\\d+\\.jpg$'."),
+    click.option("--ranked", default=None, metavar="COLUMN,COLUMN,…",
+                 help="Columns of a ranked top-k, best first (e.g. top1,top2,…,top6): each is mapped to a node and "
+                      "the leaderboard gets the hierarchical distance@k (hdist@k); the first is the answer unless "
+                      "--column output=… names another."),
     click.option("--model", default=None, help="Model name for rows that have none."),
     click.option("--dataset", default=None, help="Dataset name for rows that have none."),
     click.option("--prompt", default=None, help="Prompt name for rows that have none."),
@@ -208,7 +253,8 @@ def _read_options(o: dict, require: tuple[str, ...]):
     return ReadOptions(columns=_columns(o["columns"]), layout=layout, fmt=fmt, defaults=defaults,
                        header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
                        derive={c: (col, rx) for c, col, rx in o["derive"]} or None, require=require,
-                       allow_duplicate_ids=o["allow_duplicate_ids"])
+                       allow_duplicate_ids=o["allow_duplicate_ids"],
+                       ranked=[c.strip() for c in o["ranked"].split(",") if c.strip()] if o.get("ranked") else ())
 
 
 def _say(as_json: bool, message: str) -> None:
@@ -226,28 +272,37 @@ def _usage_errors():
 _handled = handle_errors(usage_errors=_usage_errors)
 
 
-def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...]):
-    """Files read, taxonomy resolved and cited, one mapping index built: (rows, cited, index, paths)."""
+def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None):
+    """Files read, taxonomy resolved and cited, one mapping index built: (rows, cited, index,
+    paths); each step timed into ``timings`` (:class:`~taxoforge.scores.timings.Timings`)."""
     from taxoforge.scores.readers import OutputFileError, expand_output_paths, read_files
     from taxoforge.scores.run import index_for
+    from taxoforge.scores.timings import Timings
 
+    tm = timings if timings is not None else Timings()
     config = _mapping_config(o)
-    paths = expand_output_paths(outputs)
-    try:
-        rows = read_files(paths, _read_options(o, require))
-    except OutputFileError as e:  # the suggested command names the taxonomy given
-        if "TAXONOMY" in str(e):
-            verb = "score" if "label" in require else "map"
-            raise OutputFileError(str(e).replace("taxoforge score", f"taxoforge {verb}")
-                                  .replace(" TAXONOMY", f" {taxonomy}"), e.suggestion) from None
-        raise
+    with tm.phase("read"):
+        paths = expand_output_paths(outputs)
+        try:
+            rows = read_files(paths, _read_options(o, require))
+        except OutputFileError as e:  # the suggested command names the taxonomy given
+            if "TAXONOMY" in str(e):
+                verb = "score" if "label" in require else "map"
+                raise OutputFileError(str(e).replace("taxoforge score", f"taxoforge {verb}")
+                                      .replace(" TAXONOMY", f" {taxonomy}"), e.suggestion) from None
+            raise
     _say(o["as_json"], f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
-    cited = _cite(taxonomy, o)
+    with tm.phase("taxonomy"):
+        cited = _cite(taxonomy, o)
     _say(o["as_json"], f"taxonomy {cited.citation}" + (" — verified against its manifest"
                                                          if cited.citation.verified in ("store", "content") else ""))
+    with tm.phase("tree"):
+        cited.open_stored(o["index_dir"])
+        nodes = len(cited.taxonomy)
     t = time.perf_counter()
-    _say(o["as_json"], f"mapping index of {cited.tables.nodes.height:,} nodes …")
-    index = index_for(cited, config, index_dir=o["index_dir"], progress=o["progress"])
+    _say(o["as_json"], f"mapping index of {nodes:,} nodes …")
+    with tm.phase("index"):
+        index = index_for(cited, config, index_dir=o["index_dir"], progress=o["progress"])
     how = "built and stored in" if index.store.built else "loaded from"
     _say(o["as_json"], f"mapping index {how} {index.store.path} ({time.perf_counter() - t:.1f} s)")
     return rows, cited, index, paths
@@ -300,8 +355,11 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--no-plots", is_flag=True, help="Write no figures.")
 @click.option("--no-meteor", is_flag=True, help="Skip METEOR (needs WordNet).")
+@click.option("--label-set", "label_set", type=click.Path(exists=True, dir_okay=False), default=None, metavar="FILE",
+              help="Labels whose nodes win when an answer names several nodes equally well (.txt one per line, or "
+                   "a CSV/TSV/JSONL/Parquet label column). Default: the ground truths of each dataset.")
 @_handled
-def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor, **o):
+def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor, label_set, **o):
     """Score model OUTPUTS (JSONL, JSON, CSV/TSV, Parquet or xlsx files — lmms-eval samples,
     VLMEvalKit predictions and judge files, VLM4Bio results read as written —, folders of
     them, or glob patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
@@ -313,13 +371,25 @@ def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plot
     their file, line and reason."""
     from taxoforge.scores.confidence import BootstrapConfig
     from taxoforge.scores.run import score_frame
+    from taxoforge.scores.timings import Timings
 
+    timings = Timings(from_process_start=True)  # the interpreter's start and the imports are a phase too
     as_json = o["as_json"]
-    rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"))
-    run = score_frame(rows, cited, index=index, meteor=not no_meteor, progress=o["progress"],
-                      ci=BootstrapConfig(n_resamples=n_resamples, seed=seed))
     if out_dir:
-        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=not no_plots).items()}
+        from taxoforge.files import check_replaceable
+
+        check_replaceable(out_dir)  # a symlink, a file or the working folder: refused before the work (exit 11)
+    rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"), timings)
+    labels = None
+    if label_set is not None:
+        from taxoforge.files.labels import read_labels
+
+        with timings.phase("read"):
+            labels = read_labels(label_set)["label"].to_list()
+    run = score_frame(rows, cited, index=index, meteor=not no_meteor, progress=o["progress"],
+                      ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), timings=timings, label_set=labels)
+    if out_dir:
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=not no_plots, timings=timings).items()}
     failure = _quality_gate(run.info["scored"], run.info["rows"], min_scored, "scored", run.info["bad_rows_by_reason"])
     code = EXIT_TOO_FEW_SCORED if failure else 0
     if as_json:
@@ -389,3 +459,46 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
         if failure:
             click.echo(f"error: {failure}", err=True)
     sys.exit(code)
+
+
+# ---------------------------------------------------------------------------- compare
+def _compare_errors() -> tuple[type, ...]:
+    """The errors ``compare`` ends with exit code 2: runs that cannot be compared, an output
+    folder that cannot be written."""
+    from taxoforge.scores.compare import ComparisonError
+
+    return (ComparisonError, OSError)
+
+
+@click.command("compare", epilog="Exit codes: 0 ok, 2 a run that cannot be read or compared.")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN_C ...]")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Write comparison.md/.csv/.tex/.parquet and the figure (PNG 300 dpi, PDF, SVG) here.")
+@click.option("--bootstrap", "n_resamples", type=click.IntRange(0, 100_000), default=9999, show_default=True,
+              help="Paired-bootstrap resamples of each interval, and the most permutations of each test (0: none).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the resamples and permutations.")
+@click.option("--level", type=click.FloatRange(0.5, 1, max_open=True), default=0.95, show_default=True,
+              help="Confidence level of the intervals.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="Significance level of the Holm-adjusted p-values.")
+@click.option("--no-plots", is_flag=True, help="Write no figure.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors(usage_errors=lambda: _compare_errors())
+def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, no_plots, as_json):
+    """Is A better than B? Compare the models of scoring RUNS (output folders of
+    `taxoforge score`, or their scores.parquet) on the items they share, matched by sample
+    id within each dataset × prompt: accuracy by the exact McNemar test, hF and mistake
+    severity by paired bootstrap intervals of the difference and a paired permutation test,
+    p-values Holm-adjusted over all comparisons. A run of several models gives several."""
+    from taxoforge.scores.compare import compare_runs
+    from taxoforge.scores.report import comparison_markdown, write_comparison
+
+    cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha)
+    written = write_comparison(cmp, out_dir, plots=not no_plots) if out_dir else {}
+    if as_json:
+        emit_json({"comparison": cmp.table.to_dicts(), "systems": cmp.systems, "settings": cmp.settings,
+                   "notes": cmp.notes, "outputs": {k: str(v) for k, v in written.items()}})
+    else:
+        click.echo(comparison_markdown(cmp))
+        if out_dir:
+            click.echo(f"Comparison written to {out_dir}/")

@@ -61,7 +61,9 @@ __all__ = ["LAYOUT_COLUMNS", "HARNESS_CORRECT_FIELDS", "detect_layout", "path_in
 LAYOUT_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
     "vlm4bio": {"question": ("question",), "output": ("output",), "label": ("target-class",), "id": ("image-path",)},
     "lmms-eval": {"id": ("doc_id",), "output": ("filtered_resps", "resps"), "label": ("target",),
-                  "question": ("input", "arguments[0][0]", "arguments[0]", "arguments.0"),
+                  # the prompt: v0.3+ ``input``; before, the request's context; lm-evaluation-harness's gen_args
+                  "question": ("input", "arguments[0][0]", "arguments[0]", "arguments.0",
+                               "arguments.gen_args_0.arg_0"),
                   "category": ("doc.category",)},
     "vlmevalkit": {"id": ("index",), "output": ("prediction",), "label": ("answer",), "question": ("question",),
                    "category": ("category",)},
@@ -193,7 +195,8 @@ def detect_layout(columns) -> str | None:
     return None
 
 
-_VLM4BIO_FILE = re.compile(r"classification_(?P<model>.+?)_(?P<mode>selection|direct|open)(?:_num_\d+)?(?:_chunk_\d+)?$")
+_VLM4BIO_FILE = re.compile(r"classification_(?P<model>.+?)_(?P<mode>selection|direct|open)"
+                           r"(?:_num_\d+)?(?:_chunk_\d+)?$")
 
 
 def vlm4bio_path_info(path: str | Path) -> dict[str, str]:

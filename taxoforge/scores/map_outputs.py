@@ -46,14 +46,35 @@ MAP_FORMATS = {".parquet": "parquet", ".csv": "csv", ".tsv": "tsv", ".jsonl": "j
 @dataclass
 class MappedOutputs:
     """``table`` (one row per mapped answer, module docstring), ``bad_rows`` (rows not
-    mapped, with line and reason) and ``info`` (citation, configuration, counts per stage)."""
+    mapped, with line and reason) and ``info`` (citation, configuration, counts per stage).
+
+    Attributes
+    ----------
+    table : polars.DataFrame
+        One row per mapped answer (module docstring).
+    bad_rows : polars.DataFrame
+        Rows not mapped, with line and reason.
+    info : dict
+        Citation, configuration and counts per stage.
+    """
 
     table: pl.DataFrame
     bad_rows: pl.DataFrame
     info: dict = field(default_factory=dict)
 
     def write(self, path: str | os.PathLike) -> Path:
-        """Write :attr:`table` atomically as Parquet, CSV, TSV or JSONL (by ``path``'s suffix)."""
+        """Write :attr:`table` atomically as Parquet, CSV, TSV or JSONL (by ``path``'s suffix).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write; its suffix picks the format.
+
+        Returns
+        -------
+        Path
+            ``path``.
+        """
         path = Path(path)
         kind = MAP_FORMATS.get(path.suffix.lower())
         if kind is None:
@@ -75,8 +96,26 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (``config``, ``index``,
     ``store``, ``altered``, ``progress``, ``index_dir``; its scoring fields are not used);
     keyword options are the same fields. Without ``index``, the tree's stored mapping index
-    is used (:func:`taxoforge.scores.run.index_for`)."""
+    is used (:func:`taxoforge.scores.run.index_for`).
+
+    Parameters
+    ----------
+    rows : polars.DataFrame
+        The canonical table of answers (:func:`taxoforge.scores.readers.read_files`).
+    taxonomy : object
+        The taxonomy.
+    options : ScoreOptions, optional
+        How answers are mapped (:class:`~taxoforge.scores.options.ScoreOptions`).
+    **kwargs
+        Passed on.
+
+    Returns
+    -------
+    MappedOutputs
+        The mapped answers, the rows not mapped and the run's record.
+    """
     from taxoforge.scores.run import index_for, index_record
+    from taxoforge.trees.stored import ids_of, labels_of
     from taxoforge.scores.steps import GroundTruthResolver, bad_rows_frame, map_answers, parse_rows, screen_rows
 
     o = split_options(kwargs, score=options, where="map_frame")[1] if kwargs else (options or ScoreOptions())
@@ -88,9 +127,8 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     tax = index.taxonomy
     screened, bad_screen = screen_rows(rows, require_label=False)
     parsed, bad_parse = parse_rows(screened)
-    mapped = map_answers(parsed, index, GroundTruthResolver(cited.tables, tax), progress)
+    mapped = map_answers(parsed, index, GroundTruthResolver(cited.tables, tax, stored=cited.resolved_labels()), progress)
     idx = mapped.pred_idx
-    labels = tax._labels
 
     def col(name):
         return [r.get(name) for r in parsed]
@@ -98,7 +136,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     table = pl.DataFrame({
         "file": col("file"), "line": col("line"), "id": col("id"), "model": col("model"), "dataset": col("dataset"),
         "prompt": col("prompt"), "output": col("output"), "answer": col("answer"), "mapped_text": mapped.mapped_text,
-        "node_id": tax.ids[idx].tolist(), "node_label": [labels[i] if labels else None for i in idx.tolist()],
+        "node_id": ids_of(tax, idx), "node_label": labels_of(tax, idx),
         "node_depth": tax.depth_arr[idx].astype("int64"), "stage": mapped.stage.tolist(),
         "similarity": mapped.score, "tied": mapped.tied, "abstained": mapped.abstained,
         "parse_flags": mapped.flags, "label": col("label"),
@@ -130,7 +168,28 @@ def map_files(paths, taxonomy, *, out: str | os.PathLike | None = None, read: Re
               score: ScoreOptions | None = None, **kwargs) -> MappedOutputs:
     """Map the answers of every file of ``paths`` (no ground truth needed; one taxonomy
     resolution, one index) and, with ``out``, write the table there (:meth:`MappedOutputs.write`).
-    ``read``/``score`` and keyword options as for :func:`taxoforge.scores.run.score_files`."""
+    ``read``/``score`` and keyword options as for :func:`taxoforge.scores.run.score_files`.
+
+    Parameters
+    ----------
+    paths : object
+        Answer files, folders or glob patterns.
+    taxonomy : object
+        The taxonomy.
+    out : str or os.PathLike, optional
+        Where to write.
+    read : ReadOptions, optional
+        How the files are read (:class:`~taxoforge.scores.options.ReadOptions`).
+    score : ScoreOptions, optional
+        How answers are mapped (:class:`~taxoforge.scores.options.ScoreOptions`).
+    **kwargs
+        Passed on.
+
+    Returns
+    -------
+    MappedOutputs
+        The mapped answers, the rows not mapped and the run's record.
+    """
     from taxoforge.scores.readers import read_files
 
     read, score = split_options(kwargs, read, score, where="map_files")

@@ -20,130 +20,20 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from numbers import Integral, Real
+from numbers import Integral
 
 from taxoforge.files.records import MAX_RECORD_BYTES, MAX_TABLE_BYTES
+from taxoforge.scores.params import (MAX_BOOTSTRAP_RESAMPLES, Interval, InvalidParameterError, Options,
+                                     validate_params)
 
 __all__ = ["Interval", "Options", "InvalidParameterError", "validate_params", "ReadOptions", "ScoreOptions",
            "MAX_RECORD_BYTES", "MAX_TABLE_BYTES", "MAX_BOOTSTRAP_RESAMPLES", "FILE_KINDS", "LAYOUTS",
            "split_options", "env_fraction"]
 
-#: The most bootstrap resamples a leaderboard interval may take (``--bootstrap``).
-MAX_BOOTSTRAP_RESAMPLES = 100_000
 #: File kinds a model-output file may be read as (``--format``; default: from the name and content).
 FILE_KINDS = ("jsonl", "json", "csv", "tsv", "parquet", "xlsx")
 #: Layouts of the rows (``--format`` or ``layout=``; default ``auto``: from the columns and the file name).
 LAYOUTS = ("auto", "generic", "vlm4bio", "lmms-eval", "vlmevalkit")
-
-
-class InvalidParameterError(ValueError):
-    """A parameter outside its declared constraints; the message names it."""
-
-
-@dataclass(frozen=True)
-class Interval:
-    """Numbers of one kind between two bounds; NaN is in no interval.
-
-    Attributes
-    ----------
-    kind : type
-        :class:`numbers.Integral` or :class:`numbers.Real`.
-    left : float or None
-        The lower bound (None: unbounded).
-    right : float or None
-        The upper bound (None: unbounded).
-    closed : str
-        Which bounds belong to the interval: "both", "left", "right" or "neither".
-    """
-
-    kind: type
-    left: float | None
-    right: float | None
-    closed: str = "both"
-
-    def __contains__(self, value) -> bool:
-        if isinstance(value, bool) or not isinstance(value, self.kind):
-            return False
-        if isinstance(value, float) and math.isnan(value):
-            return False
-        lo_ok = self.left is None or (value >= self.left if self.closed in ("both", "left") else value > self.left)
-        hi_ok = self.right is None or (value <= self.right if self.closed in ("both", "right") else value < self.right)
-        return lo_ok and hi_ok
-
-    def __str__(self) -> str:
-        what = "an int" if self.kind is Integral else "a number"
-        lo = "-inf" if self.left is None else f"{self.left:,}" if self.kind is Integral else f"{self.left:g}"
-        hi = "inf" if self.right is None else f"{self.right:,}" if self.kind is Integral else f"{self.right:g}"
-        lb = "[" if self.closed in ("both", "left") and self.left is not None else "("
-        rb = "]" if self.closed in ("both", "right") and self.right is not None else ")"
-        return f"{what} in the range {lb}{lo}, {hi}{rb}"
-
-
-@dataclass(frozen=True)
-class Options:
-    """One of a set of strings.
-
-    Attributes
-    ----------
-    values : tuple of str
-        The strings allowed.
-    """
-
-    values: tuple[str, ...]
-
-    def __contains__(self, value) -> bool:
-        return isinstance(value, str) and value in self.values
-
-    def __str__(self) -> str:
-        return "one of " + ", ".join(repr(v) for v in self.values)
-
-
-def _satisfies(value, constraint) -> bool:
-    if constraint is None:
-        return value is None
-    if isinstance(constraint, (Interval, Options)):
-        return value in constraint
-    if constraint == "callable":
-        return callable(value)
-    if isinstance(constraint, type):
-        return isinstance(value, constraint) and not (constraint is not bool and isinstance(value, bool)
-                                                      and constraint in (int, Integral, Real, float))
-    raise TypeError(f"unknown constraint {constraint!r}")
-
-
-def _describe(constraint) -> str:
-    if constraint is None:
-        return "None"
-    if isinstance(constraint, type):
-        return {Mapping: "a mapping", Sequence: "a sequence", bool: "a bool", str: "a str"}.get(
-            constraint, f"a {constraint.__name__}")
-    return str(constraint)
-
-
-def validate_params(owner: str, values: Mapping, constraints: Mapping[str, list]) -> None:
-    """Check parameters against their declared constraints.
-
-    Parameters
-    ----------
-    owner : str
-        Who takes the parameters (named in the error).
-    values : mapping
-        Parameter name → value.
-    constraints : mapping
-        Parameter name → list of constraints, any one of which may hold: an
-        :class:`Interval`, an :class:`Options`, a type, ``"callable"`` or None.
-
-    Raises
-    ------
-    InvalidParameterError
-        Naming the first parameter no constraint holds for, what it must be and what it got.
-    """
-    for name, allowed in constraints.items():
-        value = values[name]
-        if not any(_satisfies(value, c) for c in allowed):
-            ways = [_describe(c) for c in allowed]
-            must = ways[0] if len(ways) == 1 else ", ".join(ways[:-1]) + " or " + ways[-1]
-            raise InvalidParameterError(f"the {name!r} parameter of {owner} must be {must}; got {value!r}")
 
 
 class _Validated:
@@ -189,6 +79,12 @@ class ReadOptions(_Validated):
     allow_duplicate_ids : bool
         Let rows of one model, dataset and prompt share a sample id (default: an error naming
         the files and lines).
+    ranked : sequence of str
+        The columns (or column paths) of a ranked top-k, best first (a classifier's
+        ``top1 … top6``): read into the list column ``ranked_outputs``, mapped to nodes by
+        the run (``ranked_nodes``) for the hierarchical distance@k
+        (:mod:`taxoforge.scores.mistakes`). Without an ``output`` column the first is the
+        answer.
     max_record_bytes : int
         Bytes one record may take before it is parsed (:data:`MAX_RECORD_BYTES`).
     max_table_bytes : int
@@ -205,13 +101,14 @@ class ReadOptions(_Validated):
     derive: Mapping | None = None
     require: Sequence = ("output", "label")
     allow_duplicate_ids: bool = False
+    ranked: Sequence = ()
     max_record_bytes: int = MAX_RECORD_BYTES
     max_table_bytes: int = MAX_TABLE_BYTES
 
     CONSTRAINTS = {
         "fmt": [Options(FILE_KINDS), None], "layout": [Options(LAYOUTS)], "columns": [Mapping],
         "defaults": [Mapping], "delimiter": [str, None], "header": [bool], "column_names": [Sequence, None],
-        "derive": [Mapping, None], "require": [Sequence], "allow_duplicate_ids": [bool],
+        "derive": [Mapping, None], "require": [Sequence], "allow_duplicate_ids": [bool], "ranked": [Sequence],
         "max_record_bytes": [Interval(Integral, 1, None)], "max_table_bytes": [Interval(Integral, 1, None)],
     }
 
@@ -223,6 +120,11 @@ class ReadOptions(_Validated):
         if bad:
             raise InvalidParameterError(f"the 'defaults' parameter of ReadOptions may set model, dataset and prompt; "
                                         f"got {', '.join(map(repr, bad))}")
+        if isinstance(self.ranked, str):
+            raise InvalidParameterError("the 'ranked' parameter of ReadOptions must be a sequence of columns, "
+                                        f"not one string; got {self.ranked!r}")
+        if self.ranked and "output" not in self.columns:
+            object.__setattr__(self, "columns", {**self.columns, "output": self.ranked[0]})
         if isinstance(self.column_names, str):
             raise InvalidParameterError("the 'column_names' parameter of ReadOptions must be a sequence of names, "
                                         f"not one string; got {self.column_names!r}")
@@ -255,6 +157,9 @@ class ScoreOptions(_Validated):
         The leaderboard's breakdown columns and tables.
     plots : bool
         Write the figures with the results.
+    label_set : sequence of str or None
+        Labels (resolved as ground truths are) whose nodes win when an answer names several
+        nodes equally well; None: the ground truths of each row's dataset.
     """
 
     config: object = None
@@ -268,11 +173,12 @@ class ScoreOptions(_Validated):
     ci: object = "default"
     breakdowns: bool = True
     plots: bool = True
+    label_set: object = None
 
     CONSTRAINTS = {
         "config": [object], "index": [object], "index_dir": [str, os.PathLike, None], "text_measures": [bool],
         "meteor": [bool], "progress": [bool, None], "store": [object], "altered": [Options(("refuse", "content"))],
-        "ci": [object], "breakdowns": [bool], "plots": [bool],
+        "ci": [object], "breakdowns": [bool], "plots": [bool], "label_set": [list, tuple, None],
     }
 
     def _check(self) -> None:

@@ -63,7 +63,30 @@ class ParsedAnswer:
     found, and ``unrefused`` is the answer without its refused clauses (what gets mapped
     when it names something); ``abstained``: the taxonomy-free decision (module
     docstring); ``nota``: "none of the above" chosen where the question offers it;
-    ``options``: the question's options."""
+    ``options``: the question's options.
+
+    Attributes
+    ----------
+    raw : str
+        The model's text, as given.
+    answer : str
+        The text after templates and letters.
+    abstained : bool
+        Whether the answer declines (scored as the root).
+    option_letter : str or None
+        The multiple-choice letter the answer picked, if any.
+    flags : list[str]
+        What parsing did (``template``, ``letter``, ``truncated`` …).
+    refusal : bool
+        Whether a refusal cue was found.
+    unrefused : str
+        The answer without its refused clauses (what gets mapped when it names
+        something).
+    nota : bool
+        "none of the above" chosen where the question offers it.
+    options : dict[str, str]
+        The question's options.
+    """
 
     raw: str
     answer: str
@@ -136,13 +159,36 @@ _CLAUSE_SPLIT = re.compile(
 
 
 def is_nota(text: str | None) -> bool:
-    """Is ``text`` a "none of the above" answer (or option)?"""
+    """Is ``text`` a "none of the above" answer (or option)?
+
+    Parameters
+    ----------
+    text : str or None
+        The text.
+
+    Returns
+    -------
+    bool
+        Is ``text`` a "none of the above" answer (or option)?
+    """
     return bool(_NOTA.match(normalise_text(text)))
 
 
 def split_refusal(answer: str) -> tuple[bool, str]:
     """``(refusal cue found, the answer without its refused clauses)``; whole-answer
-    non-answers ("unknown", "N/A", "none", empty) are refusals with nothing left."""
+    non-answers ("unknown", "N/A", "none", empty) are refusals with nothing left.
+
+    Parameters
+    ----------
+    answer : str
+        The answer's text.
+
+    Returns
+    -------
+    tuple[bool, str]
+        ``(refusal cue found, the answer without its refused clauses)``; whole-answer
+        non-answers ("unknown", "N/A", "none", empty) are refusals with nothing left.
+    """
     norm = normalise_text(answer)
     if norm in _NON_ANSWERS or is_nota(norm):
         return True, ""
@@ -168,7 +214,19 @@ def _names_something(text: str) -> bool:
 def parse_options(question: str | None) -> dict[str, str]:
     """Multiple-choice options found in ``question``: ``{"A": "Esox lucius", …}`` (upper-case
     letters, option text stripped of trailing punctuation). Only a run of consecutive letters
-    starting at A counts, so stray capitals in prose are ignored."""
+    starting at A counts, so stray capitals in prose are ignored.
+
+    Parameters
+    ----------
+    question : str or None
+        The question's text.
+
+    Returns
+    -------
+    dict[str, str]
+        Multiple-choice options found in ``question``: ``{"A": "Esox lucius", …}``
+        (upper-case letters, option text stripped of trailing punctuation).
+    """
     if not question:
         return {}
     marks = [(m.start(), m.end(), (m.group(1) or m.group(2)).upper()) for m in _OPTION_MARK.finditer(question)]
@@ -272,7 +330,21 @@ def resolve_letter(text: str, options: dict[str, str], what: str = "answer") -> 
 
 def is_abstention(answer: str, names_anything=None) -> bool:
     """True when ``answer`` declines to answer (module docstring). ``names_anything(text)``
-    decides whether the unrefused rest names something (default: the taxonomy-free rule)."""
+    decides whether the unrefused rest names something (default: the taxonomy-free rule).
+
+    Parameters
+    ----------
+    answer : str
+        The answer's text.
+    names_anything : optional
+        ``names_anything(text) -> bool``: whether a text names something (default: the
+        taxonomy-free rule).
+
+    Returns
+    -------
+    bool
+        True when ``answer`` declines to answer (module docstring).
+    """
     refusal, rest = split_refusal(answer)
     if not refusal:
         return False
@@ -283,7 +355,22 @@ def parse_answer(raw, question: str | None = None, options: dict[str, str] | Non
     """Parse one model output. ``options`` overrides the options read from ``question``.
 
     Raises :class:`UnparseableAnswer` when ``raw`` is not text or names a letter that is not
-    among the options."""
+    among the options.
+
+    Parameters
+    ----------
+    raw : object
+        The model's text.
+    question : str, optional
+        The question asked, where its options are read from.
+    options : dict[str, str], optional
+        The options, overriding those read from ``question``.
+
+    Returns
+    -------
+    ParsedAnswer
+        The answer, its letter, flags and whether it abstains.
+    """
     if raw is None:
         raise UnparseableAnswer("no model output (null)")
     if not isinstance(raw, str):

@@ -28,9 +28,10 @@ from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.hierarchical import hierarchical_scores
 from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer, resolve_letter
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
+from taxoforge.trees.stored import has_nodes, ids_of, labels_of
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["screen_rows", "parse_rows", "GroundTruthResolver", "resolve_labels", "MappedAnswers", "map_answers",
+__all__ = ["label_sets_of", "screen_rows", "parse_rows", "GroundTruthResolver", "resolve_labels", "MappedAnswers", "map_answers",
            "measure_rows", "assemble_samples", "bad_rows_frame", "BAD_ROW_SCHEMA", "ANSWER_LINK_METHODS"]
 
 LINK_LABEL_COLUMNS = ("dataset", "label_id", "label_text")
@@ -42,7 +43,21 @@ def screen_rows(rows: pl.DataFrame, require_label: bool = True) -> tuple[list[di
     """Step 1 — rows that cannot be scored (no output, no ground truth, output not text)
     become bad rows; the rest go on. Each row keeps its position ``_pos``.
     ``require_label=False`` (mapping answers without scoring them) lets rows without a
-    ground truth through."""
+    ground truth through.
+
+    Parameters
+    ----------
+    rows : polars.DataFrame
+        The canonical table of answers.
+    require_label : bool, optional
+        Whether a row needs a ground truth (False for mapping only).
+
+    Returns
+    -------
+    tuple[list[dict], list[dict]]
+        Step 1 — rows that cannot be scored (no output, no ground truth, output not
+        text) become bad rows; the rest go on.
+    """
     keep, bad = [], []
     for pos, r in enumerate(rows.iter_rows(named=True)):
         where = {"_pos": pos, **{k: r.get(k) for k in ("file", "line", "id", "model", "dataset", "prompt")}}
@@ -112,25 +127,54 @@ class GroundTruthResolver:
 
     :meth:`prefetch` resolves many labels in one batch (scoring prefetches every distinct
     label of a file); a label asked for without a prefetch is resolved alone and cached.
-    ``links`` holds every label resolved so far (the links table)."""
+    ``links`` holds every label resolved so far (the links table). ``stored``: labels
+    resolved against this tree by earlier runs
+    (:class:`~taxoforge.scores.tree_store.ResolvedLabels`), reused instead of resolving them
+    again; what this resolver resolves is added to it.
 
-    def __init__(self, tables: TreeTables, tax) -> None:
-        self.tables, self.tax = tables, tax
+    Parameters
+    ----------
+    tables : TreeTables
+        The taxonomy's tables.
+    tax : object
+        Its in-memory tree.
+    stored : ResolvedLabels, optional
+        Labels resolved by earlier runs.
+    """
+
+    def __init__(self, tables: TreeTables, tax, stored=None) -> None:
+        self.tables, self.tax, self.stored = tables, tax, stored
         self._cache: dict[tuple[str, str], tuple] = {}
         self.links = pl.DataFrame(schema={"dataset": pl.String, "label_id": pl.String})
 
     def prefetch(self, pairs) -> None:
-        """Resolve the ``(label, dataset)`` pairs not resolved yet, in one batch."""
+        """Resolve the ``(label, dataset)`` pairs not resolved yet, in one batch.
+
+        Parameters
+        ----------
+        pairs : object
+            ``(label, dataset)`` pairs.
+        """
         todo = sorted({(str(d), str(lab).strip()) for lab, d in pairs} - set((d, lab) for lab, d in self._cache))
         if not todo:
             return
-        labels = pl.DataFrame({"dataset": [p[0] for p in todo], "label_id": [p[1] for p in todo],
-                               "label_text": [p[1] for p in todo]}, schema={c: pl.String for c in LINK_LABEL_COLUMNS})
-        links = link_ground_truths(labels, self.tables.names, self.tables.nodes, links=self.tables.links)
+        known = self.stored.lookup(todo) if self.stored is not None else None
+        if known is not None and known.height:
+            done = set(known.select("dataset", "label_id").iter_rows())
+            todo = [p for p in todo if p not in done]
+        links = known
+        if todo:
+            labels = pl.DataFrame({"dataset": [p[0] for p in todo], "label_id": [p[1] for p in todo],
+                                   "label_text": [p[1] for p in todo]}, schema={c: pl.String for c in LINK_LABEL_COLUMNS})
+            new = link_ground_truths(labels, self.tables.names, self.tables.nodes, links=self.tables.links)
+            if self.stored is not None:
+                self.stored.add(new)
+            links = new if links is None or not links.height else pl.concat([links, new], how="diagonal_relaxed")
         self.links = pl.concat([self.links, links], how="diagonal_relaxed") if self.links.height else links
-        for ds, lid, status, method, nid, detail in links.select(
-                "dataset", "label_id", "status", "method", "node_id", "detail").iter_rows():
-            if status != "linked" or nid not in self.tax:
+        rows = list(links.select("dataset", "label_id", "status", "method", "node_id", "detail").iter_rows())
+        in_tree = has_nodes(self.tax, [r[4] for r in rows]).tolist()
+        for (ds, lid, status, method, nid, detail), node_in_tree in zip(rows, in_tree):
+            if status != "linked" or not node_in_tree:
                 reason = "ambiguous label" if status == "ambiguous" else "unknown label"
                 self._cache[(lid, ds)] = (None, reason, f"{lid!r}: {detail}")
             else:
@@ -147,7 +191,21 @@ def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list
     """Step 3 — ground truth → node by the label linker (:class:`GroundTruthResolver`), every
     distinct (label, dataset) in one batch. Each kept row gets ``gt_node``, ``gt_via`` (the
     method), ``gt_detail`` and ``gt_partial``; a label that does not resolve makes a bad row
-    (``unknown label`` / ``ambiguous label``) whose detail says what was tried."""
+    (``unknown label`` / ``ambiguous label``) whose detail says what was tried.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The screened rows.
+    resolve : GroundTruthResolver
+        The ground-truth resolver.
+
+    Returns
+    -------
+    tuple[list[dict], list[dict]]
+        Step 3 — ground truth → node by the label linker (:class:`GroundTruthResolver`),
+        every distinct (label, dataset) in one batch.
+    """
     resolve.prefetch((str(r.get("label_text") or r["label"]), r["dataset"]) for r in rows)
     keep, bad = [], []
     for r in rows:
@@ -165,7 +223,29 @@ def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list
 @dataclass
 class MappedAnswers:
     """Step 4's result, per kept row: the predicted node, the deciding stage, similarity,
-    nodes tied, whether the row abstained, the text that was mapped and the parse flags."""
+    nodes tied, whether the row abstained, the text that was mapped and the parse flags.
+
+    Attributes
+    ----------
+    pred_idx : numpy.ndarray
+        The predicted node of each kept row.
+    stage : numpy.ndarray
+        The deciding stage.
+    score : numpy.ndarray
+        The similarity of the chosen node.
+    tied : numpy.ndarray
+        Nodes tied under the deciding rule.
+    abstained : numpy.ndarray
+        Whether the row abstained.
+    mapped_text : list
+        The text that was mapped.
+    flags : list
+        The parse flags.
+    stats : dict
+        Counts per stage.
+    seconds : float
+        Time spent mapping.
+    """
 
     pred_idx: np.ndarray
     stage: np.ndarray
@@ -201,7 +281,40 @@ def _taxon_name(text: str | None) -> str | None:
     return t if _TAXON_NAME.match(t) else None
 
 
-def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None) -> MappedAnswers:
+def label_sets_of(rows: list[dict], tax, label_set=None) -> list | None:
+    """Per row, the node indexes of the label set its answer is about (one array per
+    distinct set, shared by the rows): ``label_set`` (node ids) for every row when given,
+    else the ground-truth nodes of the row's dataset; None when there is neither.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows (``gt_node``, ``dataset``).
+    tax : object
+        The in-memory tree.
+    label_set : sequence of str, optional
+        Node ids of a given label set.
+
+    Returns
+    -------
+    list or None
+    """
+    if label_set is not None:
+        ids = [x for x in label_set if x is not None]
+        shared = tax.index_of(ids) if ids else np.zeros(0, np.int64)
+        return [shared] * len(rows)
+    by_dataset: dict = {}
+    for r in rows:
+        if r.get("gt_node") is not None:
+            by_dataset.setdefault(r.get("dataset"), set()).add(r["gt_node"])
+    if not by_dataset:
+        return None
+    sets = {d: tax.index_of(sorted(nodes)) for d, nodes in by_dataset.items()}
+    return [sets.get(r.get("dataset")) for r in rows]
+
+
+def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None,
+                label_set=None) -> MappedAnswers:
     """Step 4 — answers → nodes with Alg. 1 (:mod:`~taxoforge.scores.mapping`).
 
     * an answer with a refusal cue is an abstention (stage ``abstention``, the root) unless
@@ -211,14 +324,35 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
       ``none_of_the_above``) is right — the ground-truth node — when the ground truth is
       none of the other options, and otherwise wrong, scored as the root (an answer, not an
       abstention);
-    * every other answer is mapped as it is; the question breaks ties between nodes
-      sharing a name. An answer longer than the mapping's ``max_answer_chars`` is cut there
+    * every other answer is mapped as it is; where several nodes name it equally well the
+      label set decides first — ``label_set`` (node ids) when given, else the ground truths
+      of the row's dataset (:func:`label_sets_of`) — then the question, then the mapping's
+      own rule. An answer longer than the mapping's ``max_answer_chars`` is cut there
       and flagged ``truncated_to_<n>_chars`` (so the cost per answer stays bounded);
     * an answer shaped like a binomial or trinomial that no stage matched as a whole name
       (a species renamed since the model learnt it: *Notropis heterodon*) is resolved by the
       label linker, as a ground truth is: by one of :data:`ANSWER_LINK_METHODS` it is that
       node (stage ``linked_name``, flag ``answer_<method>``), so an answer equal to its label
-      always means the label's node."""
+      always means the label's node.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows.
+    index : TaxonomyIndex
+        The mapping index.
+    resolve : object
+        The ground-truth resolver (its links give each answer's context).
+    progress : bool or None
+        Whether to show a progress bar.
+    label_set : sequence of str, optional
+        Node ids whose nodes win ties (default: each dataset's ground truths).
+
+    Returns
+    -------
+    MappedAnswers
+        Step 4 — answers → nodes with Alg. 1 (:mod:`~taxoforge.scores.mapping`).
+    """
     tax = index.taxonomy
     n = len(rows)
     pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
@@ -259,8 +393,10 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
 
         bar = tqdm(total=len(set(texts)), desc="mapping answers", unit="answer", leave=False)
     t = time.perf_counter()
+    sets = label_sets_of(rows, tax, label_set)
     mres = index.map(texts, progress=bar.update if bar else None,
-                     contexts=[rows[i].get("question") for i in to_map])
+                     contexts=[rows[i].get("question") for i in to_map],
+                     label_sets=[sets[i] for i in to_map] if sets is not None else None)
     t = time.perf_counter() - t
     if bar:
         bar.close()
@@ -288,7 +424,27 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
 
 def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bool, meteor: bool):
     """Step 5 — hP, hR, hF, accuracy and the text measures (an abstention's text is empty).
-    Returns (hierarchical scores, text scores, METEOR status, seconds of the text measures)."""
+    Returns (hierarchical scores, text scores, METEOR status, seconds of the text measures).
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows.
+    tax : object
+        The in-memory tree.
+    mapped : MappedAnswers
+        Step 4's result.
+    text_measures : bool
+        Whether the text measures are computed.
+    meteor : bool
+        Whether METEOR is computed.
+
+    Returns
+    -------
+    object
+        Step 5 — hP, hR, hF, accuracy and the text measures (an abstention's text is
+        empty).
+    """
     n = len(rows)
     gt_idx = tax.index_of([r["gt_node"] for r in rows]) if n else np.zeros(0, np.int64)
     h = hierarchical_scores(tax, mapped.pred_idx, gt_idx)
@@ -305,8 +461,35 @@ def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bo
 
 def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: dict, tables: TreeTables,
                      version: str, config: MappingConfig, store: str | None = None) -> pl.DataFrame:
-    """Step 6 — one row per scored sample, with the taxonomy version and mapping config."""
-    labels = tax._labels
+    """Step 6 — one row per scored sample, with the taxonomy version and mapping config.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows.
+    tax : object
+        The in-memory tree.
+    mapped : MappedAnswers
+        Step 4's result.
+    h : dict
+        Step 5's hierarchical scores.
+    ts : dict
+        Step 5's text scores.
+    tables : TreeTables
+        The tree's tables.
+    version : str
+        The version.
+    config : MappingConfig
+        The mapping configuration.
+    store : str, optional
+        The snapshot store.
+
+    Returns
+    -------
+    polars.DataFrame
+        Step 6 — one row per scored sample, with the taxonomy version and mapping
+        config.
+    """
     pred_idx = mapped.pred_idx
 
     def col(name):
@@ -318,8 +501,8 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
         "abstained": mapped.abstained, "mapped_text": mapped.mapped_text, "parse_flags": mapped.flags,
         "label": col("label"), "reference": col("reference"), "gt_node": col("gt_node"), "gt_via": col("gt_via"),
         "gt_detail": col("gt_detail"), "gt_partial": np.array(col("gt_partial"), dtype=bool),
-        "pred_node": tax.ids[pred_idx].tolist(),
-        "pred_label": [labels[i] if labels else None for i in pred_idx.tolist()],
+        "pred_node": ids_of(tax, pred_idx),
+        "pred_label": labels_of(tax, pred_idx),
         "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "map_tied": mapped.tied,
         "depth_gt": h["depth_gt"],
         "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],
@@ -337,7 +520,18 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
 
 
 def bad_rows_frame(bad: list[dict]) -> pl.DataFrame:
-    """Bad rows in file order, whichever step rejected them."""
+    """Bad rows in file order, whichever step rejected them.
+
+    Parameters
+    ----------
+    bad : list[dict]
+        The rejected rows, with line and reason.
+
+    Returns
+    -------
+    polars.DataFrame
+        Bad rows in file order, whichever step rejected them.
+    """
     bad = sorted(bad, key=lambda b: b["_pos"])
     rows = [{k: b.get(k) for k in BAD_ROW_SCHEMA} for b in bad]
     return pl.DataFrame(rows, schema=BAD_ROW_SCHEMA) if rows else pl.DataFrame(schema=BAD_ROW_SCHEMA)

@@ -71,6 +71,30 @@ def ranked_tree_tables(name: str, *, source: str, edges: pl.DataFrame, taxa: pl.
 
     Nodes of ``taxa`` without any edge hang under the (synthetic) root. A synthetic root
     ``<source>:root`` gets ``root_label`` (default ``"root"``) as its label and no rank.
+
+    Parameters
+    ----------
+    name : str
+        The name.
+    source : str
+        The source.
+    edges : polars.DataFrame
+        The edge table (``child``, ``parent``).
+    taxa : polars.DataFrame
+        ``node_id``, ``label``, ``rank`` of every taxon.
+    names : polars.DataFrame
+        The names table.
+    report : polars.DataFrame, optional
+        The report table.
+    root_label : str, optional
+        The label of a synthetic root, if one is added.
+    info : dict, optional
+        Provenance and metadata.
+
+    Returns
+    -------
+    TreeTables
+        The tree with labels, ranks, names and report.
     """
     edge_ids = pl.concat([edges["child"], edges["parent"]]).unique()
     isolated = taxa.filter(~pl.col("node_id").is_in(edge_ids.implode()))["node_id"].to_list()
@@ -82,7 +106,18 @@ def ranked_tree_tables(name: str, *, source: str, edges: pl.DataFrame, taxa: pl.
 
 
 def rank_counts(nodes: pl.DataFrame) -> dict[str, int]:
-    """Number of nodes per rank (``"(none)"`` for null), largest first."""
+    """Number of nodes per rank (``"(none)"`` for null), largest first.
+
+    Parameters
+    ----------
+    nodes : polars.DataFrame
+        The nodes table.
+
+    Returns
+    -------
+    dict[str, int]
+        Number of nodes per rank (``"(none)"`` for null), largest first.
+    """
     vc = nodes.group_by(pl.col("rank").fill_null("(none)")).len().sort(["len", "rank"], descending=[True, False])
     return dict(zip(vc["rank"].to_list(), vc["len"].to_list()))
 
@@ -93,6 +128,16 @@ def ranked_tree_facts(nodes: pl.DataFrame) -> dict[str, object]:
     Returns ``roots`` (count), ``orphans`` (nodes whose parent is not a node),
     ``species_not_under_genus`` (species-rank nodes whose parent is not at genus rank),
     ``leaves``, ``max_depth`` and up to 5 examples of each failure.
+
+    Parameters
+    ----------
+    nodes : polars.DataFrame
+        The nodes table.
+
+    Returns
+    -------
+    dict[str, object]
+        The structural facts the biology asset checks assert.
     """
     structure = integrity.tree_integrity(nodes)  # roots and orphans: the shared tree checks
     par = nodes.select(pl.col("node_id").alias("parent_id"), pl.col("rank").alias("parent_rank"))

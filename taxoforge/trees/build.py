@@ -82,12 +82,19 @@ class CycleError(RuntimeError):
 class TreeBuild:
     """Result of :func:`build_tree`.
 
-    ``nodes``: ``node_id``, ``parent_id`` (null for the root), ``depth``, ``n_longest_paths_log``
-    (natural log of the number of longest root paths of the node in the acyclic graph).
-    ``report``: one row per decision, ``kind`` one of ``excluded_node``, ``self_loop``,
-    ``cycle_back_edge``, ``abstract_on_cycle``, ``synthetic_root``, ``not_longest``, ``tie``.
-    ``stats``: counts by kind, and sizes. ``tie_seed`` and ``cycle_policy``: how it was
-    built (they go into the tree's provenance, :meth:`TreeTables.from_build`).
+    Attributes
+    ----------
+    nodes : polars.DataFrame
+        ``node_id``, ``parent_id`` (null for the root), ``depth``, ``n_longest_paths_log``
+        (natural log of the number of longest root paths of the node in the acyclic graph).
+    report : polars.DataFrame
+        One row per decision (:data:`taxoforge.trees.tables.REPORT_KINDS`).
+    stats : dict
+        Counts by kind, and sizes.
+    root_id : str
+        The root's id.
+    tie_seed, cycle_policy
+        How it was built (they go into the tree's provenance, :meth:`TreeTables.from_build`).
     """
 
     nodes: pl.DataFrame

@@ -140,6 +140,18 @@ def provenance(info: dict | None) -> dict:
 
     >>> provenance({"seed": 0, "snapshot": "t@abc", "source_versions": {"wordnet": "3.0"}})
     {'seed': 0, 'source_versions': {'wordnet': '3.0'}}
+
+    Parameters
+    ----------
+    info : dict or None
+        Provenance and metadata.
+
+    Returns
+    -------
+    dict
+        ``info`` without the :data:`LOADING_KEYS`, made JSON-safe (dates, paths and
+        numpy scalars as text, keys as strings): what ``info.json`` and a manifest
+        record.
     """
     kept = {str(k): v for k, v in (info or {}).items() if k not in LOADING_KEYS}
     return json.loads(json.dumps(kept, default=str))
@@ -147,13 +159,36 @@ def provenance(info: dict | None) -> dict:
 
 def info_json_bytes(info: dict | None) -> bytes:
     """The bytes of ``info.json``: :func:`provenance` of ``info``, keys sorted, two-space
-    indent, final newline (the same info gives the same bytes)."""
+    indent, final newline (the same info gives the same bytes).
+
+    Parameters
+    ----------
+    info : dict or None
+        Provenance and metadata.
+
+    Returns
+    -------
+    bytes
+        The bytes of ``info.json``: :func:`provenance` of ``info``, keys sorted,
+        two-space indent, final newline (the same info gives the same bytes).
+    """
     return (json.dumps(provenance(info), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def read_info(folder: str | os.PathLike) -> dict:
     """The ``info.json`` of a tree folder (``{}`` when there is none). ``ValueError`` naming
-    the file when it is not a JSON object."""
+    the file when it is not a JSON object.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder.
+
+    Returns
+    -------
+    dict
+        The ``info.json`` of a tree folder (``{}`` when there is none).
+    """
     path = Path(folder) / INFO_NAME
     if not path.exists():
         return {}
@@ -169,7 +204,21 @@ def read_info(folder: str | os.PathLike) -> dict:
 def conform(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
     """Cast ``df`` to the schema of ``table`` (adding missing nullable columns, in canonical
     column order) and sort its rows canonically. Raises ``ValueError`` naming the table and
-    the columns if a required key column is missing."""
+    the columns if a required key column is missing.
+
+    Parameters
+    ----------
+    df : polars.DataFrame or None
+        The table.
+    table : str
+        ``"nodes"``, ``"names"``, ``"links"`` or ``"report"``.
+
+    Returns
+    -------
+    polars.DataFrame
+        Cast ``df`` to the schema of ``table`` (adding missing nullable columns, in
+        canonical column order) and sort its rows canonically.
+    """
     schema = TABLE_SCHEMAS[table]
     if df is None:
         return pl.DataFrame(schema=schema)
@@ -204,6 +253,17 @@ def with_is_leaf(nodes: pl.DataFrame) -> pl.DataFrame:
     >>> nodes = pl.DataFrame({"node_id": ["r", "a", "b"], "parent_id": [None, "r", "a"]})
     >>> with_is_leaf(nodes)["is_leaf"].to_list()
     [False, False, True]
+
+    Parameters
+    ----------
+    nodes : polars.DataFrame
+        The nodes table.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``nodes`` with its ``is_leaf`` column (re)computed: true for every node that is
+        no node's parent.
     """
     parents = nodes["parent_id"].drop_nulls().unique()
     return nodes.with_columns((~pl.col("node_id").is_in(parents.implode())).alias("is_leaf"))
@@ -211,7 +271,25 @@ def with_is_leaf(nodes: pl.DataFrame) -> pl.DataFrame:
 
 @dataclass
 class TreeTables:
-    """The four tables of one taxonomy, plus free-form ``info`` (source versions, stats)."""
+    """The four tables of one taxonomy, plus free-form ``info`` (source versions, stats).
+
+    Attributes
+    ----------
+    name : str
+        The name.
+    nodes : polars.DataFrame
+        The nodes table.
+    names : polars.DataFrame
+        The names table.
+    links : polars.DataFrame
+        The links table.
+    report : polars.DataFrame
+        The report table.
+    info : dict
+        Provenance and metadata.
+    folder : Path or None
+        The folder.
+    """
 
     name: str
     nodes: pl.DataFrame
@@ -229,13 +307,42 @@ class TreeTables:
         self.links = conform(self.links, "links")
         self.report = conform(self.report, "report")
 
+    def __getattr__(self, attr: str):
+        unread = self.__dict__.get("_unread")
+        if unread is not None and attr in unread:  # a table of a lazy read: read it now
+            p = unread.pop(attr)
+            df = conform(pl.read_parquet(p) if p.exists() else None, attr)
+            setattr(self, attr, df)
+            return df
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
     def tables(self) -> dict[str, pl.DataFrame]:
+        """The four tables by name.
+
+        Returns
+        -------
+        dict
+            ``nodes``, ``names``, ``links``, ``report`` → the table.
+        """
         return {"nodes": self.nodes, "names": self.names, "links": self.links, "report": self.report}
 
     def write(self, folder: str | os.PathLike, *, info: bool = True) -> dict[str, Path]:
         """Write ``<folder>/{nodes,names,links,report}.parquet`` and (unless ``info`` is
         false) ``info.json``, each atomically (temporary file, then a rename). Returns the
-        table paths."""
+        table paths.
+
+        Parameters
+        ----------
+        folder : str or os.PathLike
+            The folder.
+        info : bool, optional
+            Provenance and metadata.
+
+        Returns
+        -------
+        dict[str, Path]
+            Table name → the file written.
+        """
         folder = Path(folder)
         paths = {t: write_parquet_atomic(df, folder / f"{t}.parquet") for t, df in self.tables().items()}
         if info:
@@ -243,13 +350,34 @@ class TreeTables:
         return paths
 
     @classmethod
-    def read(cls, folder: str | os.PathLike, name: str | None = None) -> "TreeTables":
+    def read(cls, folder: str | os.PathLike, name: str | None = None, *, lazy: bool = False) -> "TreeTables":
         """Read the tables and ``info.json`` written by :meth:`write`. A missing
         ``nodes.parquet`` is an error naming the folder; the other tables and
-        ``info.json`` are optional (a folder without it has an empty ``info``)."""
+        ``info.json`` are optional (a folder without it has an empty ``info``).
+
+        Parameters
+        ----------
+        folder : str or os.PathLike
+            The folder.
+        name : str, optional
+            The name.
+        lazy : bool
+            Read ``info.json`` only: each table is read when it is first used (a caller
+            that already knows what it needs of the tree — e.g. a scoring run whose tree is
+            stored ready to use — reads no table it does not touch).
+
+        Returns
+        -------
+        TreeTables
+        """
         folder = Path(folder)
         if not (folder / "nodes.parquet").exists():
             raise FileNotFoundError(f"{folder}: no nodes.parquet — not a taxonomy folder")
+        if lazy:
+            t = cls.__new__(cls)
+            t.name, t.info, t.folder = name or folder.name, read_info(folder), folder
+            t.__dict__["_unread"] = {tb: folder / f"{tb}.parquet" for tb in TABLE_SCHEMAS}
+            return t
         parts = {}
         for t in TABLE_SCHEMAS:
             p = folder / f"{t}.parquet"
@@ -345,7 +473,13 @@ class TreeTables:
         return cls(name=name, nodes=nodes, names=names, links=links, report=reports, info=meta)
 
     def taxonomy(self):
-        """A :class:`taxoforge.trees.taxonomy.Taxonomy` over these tables."""
+        """A :class:`taxoforge.trees.taxonomy.Taxonomy` over these tables.
+
+        Returns
+        -------
+        object
+            A :class:`taxoforge.trees.taxonomy.Taxonomy` over these tables.
+        """
         from taxoforge.trees.taxonomy import Taxonomy
 
         return Taxonomy(self.nodes, self.names)
@@ -365,6 +499,21 @@ def name_kind_counts(tree: "TreeTables | pl.DataFrame", *, by_lang: bool = False
     [('scientific', 2, 2, 1), ('vernacular', 2, 1, 2)]
     >>> name_kind_counts(t, by_lang=True).rows()[1:]
     [('vernacular', 'de', 1, 1), ('vernacular', 'en', 1, 1)]
+
+    Parameters
+    ----------
+    tree : 'TreeTables or polars.DataFrame'
+        The tree.
+    by_lang : bool, optional
+        Whether counts are per kind and language.
+
+    Returns
+    -------
+    polars.DataFrame
+        Which kinds of names a tree has, and how many: one row per ``kind`` (per
+        ``kind`` and ``lang`` with ``by_lang``) with ``names`` (rows), ``nodes``
+        (distinct nodes having such a name) and, per kind, ``langs`` (distinct
+        languages, null counted as one).
     """
     names = tree.names if isinstance(tree, TreeTables) else tree
     keys = ["kind", "lang"] if by_lang else ["kind"]

@@ -27,7 +27,34 @@ def map_prediction_reference(pred: str, nodes: list[int], node_names: list[list[
     :class:`~taxoforge.scores.mapping.name_tables.NameTables` holds them) and ``node_forms[i]``
     the normal forms of its names (optional: where the answer's own form of a key names
     some of the nodes sharing the key, those win), ``depth``/``parent`` arrays over node
-    indexes, ``sim(a, b)`` a similarity."""
+    indexes, ``sim(a, b)`` a similarity.
+
+    Parameters
+    ----------
+    pred : str
+        The answer, normalised (:func:`taxoforge.text.normalise_text`).
+    nodes : list[int]
+        Node indexes.
+    node_names : list[list[str]]
+        The name keys of each node.
+    depth : object
+        Depth of every node index.
+    parent : object
+        Parent of every node index.
+    sim : object
+        ``sim(a, b)``: a similarity of two strings.
+    config : MappingConfig, optional
+        The mapping configuration (default :class:`MappingConfig`).
+    node_forms : list[list[str]], optional
+        The normal forms of each node's names (where the answer's own form names some of
+        the nodes sharing a key, those win).
+
+    Returns
+    -------
+    tuple[int, str]
+        ``(node, stage)`` of one answer by a direct transcription of Alg. 1
+        (docs/method.md#mapping-an-answer-to-a-node).
+    """
     cfg = config or MappingConfig()
     forms_of = dict(zip(nodes, node_forms)) if node_forms is not None else {}
     k = cfg.k

@@ -19,11 +19,14 @@ for answers that need it.
 * :meth:`Alg1Stages.vote` — the fixed shared-ancestor vote when the top-k are near-tied.
 
 **Ties** (reported: :attr:`MappingResult.tied` counts the nodes tied under the rule):
-exact — the node whose ancestors' names share the most words with the answer's context
-(the question, when given), then the deepest, then the one with the larger subtree (the
-sense the taxonomy details more: *butterfly* the insect, not the swimming stroke, in
-WordNet), then the smallest index; contains and n-grams — the deepest, then the more
-similar, then context, subtree and index as above.
+first the **label set** when one is given (``prefer``: the nodes of the label set the
+answers are about — the file's ground truths, or a label set the user names — and then the
+ancestors of those nodes, over every other node; :func:`label_set_preference`); then, for
+exact, the node whose ancestors' names share the most words with the answer's context (the
+question, when given), then the deepest, then the one with the larger subtree (the sense
+the taxonomy details more: *butterfly* the insect, not the swimming stroke, in WordNet),
+then the smallest index; contains and n-grams — among the deepest, the label set, then the
+more similar, then context, subtree and index as above.
 """
 
 from __future__ import annotations
@@ -40,13 +43,61 @@ from taxoforge.scores.mapping.keys import PHRASE_SEED, extend_phrase, word_hashe
 from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.vocabulary import is_non_naming
 
-__all__ = ["Alg1Stages", "Decision"]
+__all__ = ["Alg1Stages", "Decision", "label_set_preference"]
 
 Decision = tuple[int, str, float, int]  # (node, stage, similarity, nodes tied)
 
 
+def label_set_preference(nodes, parent: np.ndarray) -> np.ndarray:
+    """How much a node tied with others is preferred, given a label set.
+
+    Parameters
+    ----------
+    nodes : array_like of int
+        The label set's node indexes.
+    parent : numpy.ndarray
+        Each node's parent index, -1 at the root.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per node of the tree: 2 for ``nodes``, 1 for their ancestors, 0 for every other node.
+
+    Examples
+    --------
+    >>> label_set_preference([2], np.array([-1, 0, 1, 0])).tolist()
+    [1, 1, 2, 0]
+    """
+    pref = np.zeros(len(parent), np.int8)
+    cur = np.unique(np.asarray(nodes, np.int64))
+    cur = cur[(cur >= 0) & (cur < len(parent))]
+    pref[cur] = 2
+    cur = parent[cur]
+    while len(cur := np.unique(cur[cur >= 0])):
+        cur = cur[pref[cur] == 0]  # an ancestor already marked has its own ancestors marked
+        pref[cur] = 1
+        cur = parent[cur]
+    return pref
+
+
 class Alg1Stages:
-    """The decisions of Alg. 1 over one taxonomy's name tables."""
+    """The decisions of Alg. 1 over one taxonomy's name tables.
+
+    Parameters
+    ----------
+    tables : NameTables
+        The name tables of the taxonomy.
+    retrieval : CandidateRetrieval
+        The candidate retrieval over them.
+    depth : numpy.ndarray
+        Depth of every node.
+    parent : numpy.ndarray
+        Parent of every node.
+    subtree_size : numpy.ndarray
+        Nodes in each node's subtree (for ties).
+    config : MappingConfig
+        The mapping configuration.
+    """
 
     def __init__(self, tables: NameTables, retrieval: CandidateRetrieval, depth: np.ndarray,
                  parent: np.ndarray, subtree_size: np.ndarray, config: MappingConfig) -> None:
@@ -61,12 +112,37 @@ class Alg1Stages:
 
     # ------------------------------------------------------------------ hits
     def exact(self, ans: Answer) -> np.ndarray | None:
-        """Nodes named by the widest span that may count as the whole answer, or None."""
+        """Nodes named by the widest span that may count as the whole answer, or None.
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+
+        Returns
+        -------
+        numpy.ndarray or None
+            Nodes named by the widest span that may count as the whole answer, or None.
+        """
         found = self.exact_span(ans)
         return None if found is None else found[0]
 
     def exact_span(self, ans: Answer):
-        """(nodes, matched key) of the widest span that may count as the whole answer, or None."""
+        """(nodes, matched key) of the widest span that may count as the whole answer, or None.
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+
+        Returns
+        -------
+        object
+            (nodes, matched key) of the widest span that may count as the whole answer, or
+            None.
+        """
         t = self.tables
         spans = ans.exact_spans()
         # the widest span first (usually the hit), then all the others in one lookup
@@ -89,7 +165,19 @@ class Alg1Stages:
         return self._automaton
 
     def contains(self, ans: Answer) -> np.ndarray:
-        """Node indexes of the contained names (module docstring)."""
+        """Node indexes of the contained names (module docstring).
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+
+        Returns
+        -------
+        numpy.ndarray
+            Node indexes of the contained names (module docstring).
+        """
         t = self.tables
         matches: list[tuple[int, int, int]] = []  # (start, end, name) in words or characters
         if self.config.contains == "whole_word":
@@ -120,7 +208,21 @@ class Alg1Stages:
         return t.nodes_of_names(np.unique(np.asarray([x for _, _, x in matches], np.int64)))
 
     def ngram(self, ans: Answer, n: int) -> np.ndarray:
-        """Node indexes of the names sharing a word n-gram with the answer."""
+        """Node indexes of the names sharing a word n-gram with the answer.
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+        n : int
+            The n-gram size.
+
+        Returns
+        -------
+        numpy.ndarray
+            Node indexes of the names sharing a word n-gram with the answer.
+        """
         t = self.tables
         grams = {" ".join(ans.words[i:i + n]) for i in range(len(ans.words) - n + 1)
                  if not all(ans.non_naming[i:i + n])}
@@ -130,7 +232,19 @@ class Alg1Stages:
         return t.nodes_of_names(found)
 
     def hits(self, ans: Answer) -> tuple[str | None, np.ndarray]:
-        """(stage, hit nodes) of the contains and n-gram checks, or (None, empty)."""
+        """(stage, hit nodes) of the contains and n-gram checks, or (None, empty).
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+
+        Returns
+        -------
+        tuple[str or None, numpy.ndarray]
+            (stage, hit nodes) of the contains and n-gram checks, or (None, empty).
+        """
         h = self.contains(ans)
         if len(h):
             return "contains", h
@@ -155,26 +269,83 @@ class Alg1Stages:
         return got
 
     def context_overlap(self, v: int, context: frozenset[str]) -> int:
-        """How many of the ``context`` words occur in the names of ``v``'s ancestors."""
+        """How many of the ``context`` words occur in the names of ``v``'s ancestors.
+
+        Parameters
+        ----------
+        v : int
+            A node index.
+        context : frozenset[str]
+            Words of the question's context (the other options, the prompt), for ties.
+
+        Returns
+        -------
+        int
+            How many of the ``context`` words occur in the names of ``v``'s ancestors.
+        """
         return len(context & self._ancestor_word_set(v)) if context else 0
 
     def decide_exact(self, ans: Answer, nodes: np.ndarray, context: frozenset[str] = frozenset(),
-                     key: str | None = None) -> Decision:
+                     key: str | None = None, prefer: np.ndarray | None = None) -> Decision:
         """The exact stage's node among ``nodes`` (ties: module docstring). ``key``, the
-        matched name, spares computing a similarity of 1 when it is the whole query."""
+        matched name, spares computing a similarity of 1 when it is the whole query.
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+        nodes : numpy.ndarray
+            The nodes the answer names.
+        context : frozenset[str], optional
+            Words of the question's context (the other options, the prompt), for ties.
+        key : str, optional
+            The matched name key, if known.
+        prefer : numpy.ndarray, optional
+            The label set's :func:`label_set_preference`, first of the tie rules.
+
+        Returns
+        -------
+        Decision
+            The exact stage's node among ``nodes`` (ties: module docstring).
+        """
         nodes = np.unique(nodes)
         q = ans.query
         if len(nodes) == 1:
             v = int(nodes[0])
         else:
-            v = int(max(nodes.tolist(), key=lambda u: (self.context_overlap(u, context), self.depth[u],
+            v = int(max(nodes.tolist(), key=lambda u: (prefer[u] if prefer is not None else 0,
+                                                       self.context_overlap(u, context), self.depth[u],
                                                        self.subtree_size[u], -u)))
         sim = 1.0 if key == q else self.retrieval.node_similarity(q, v)
         return v, "exact", sim, len(nodes)
 
     def pick(self, ans: Answer, stage: str, hits: np.ndarray, top=None,
-             context: frozenset[str] = frozenset()) -> Decision:
-        """The deepest hit (or the pseudocode's top-k-first scan when ``top`` is given)."""
+             context: frozenset[str] = frozenset(), prefer: np.ndarray | None = None) -> Decision:
+        """The deepest hit (or the pseudocode's top-k-first scan when ``top`` is given).
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+        stage : str
+            The stage that found the hits.
+        hits : numpy.ndarray
+            The hit nodes.
+        top : optional
+            The top-k ``(nodes, similarities)`` for the pseudocode's scan, if any.
+        context : frozenset[str], optional
+            Words of the question's context (the other options, the prompt), for ties.
+        prefer : numpy.ndarray, optional
+            The label set's :func:`label_set_preference`, first of the tie rules among the
+            deepest hits.
+
+        Returns
+        -------
+        Decision
+            The deepest hit (or the pseudocode's top-k-first scan when ``top`` is given).
+        """
         hits = np.unique(hits)
         q = ans.query
         if top is not None:
@@ -191,12 +362,25 @@ class Alg1Stages:
             v = int(deepest[0])
             return v, stage, self.retrieval.node_similarity(q, v), 1
         sims = {int(u): self.retrieval.node_similarity(q, int(u)) for u in deepest.tolist()}
-        v = max(sims, key=lambda u: (sims[u], self.context_overlap(u, context), self.subtree_size[u], -u))
+        v = max(sims, key=lambda u: (prefer[u] if prefer is not None else 0, sims[u], self.context_overlap(u, context),
+                                     self.subtree_size[u], -u))
         return v, stage, sims[v], len(deepest)
 
     # ------------------------------------------------------------------ vote / top-1
     def near_tie(self, top_scores: np.ndarray) -> bool:
-        """The vote's test: softmax (temperature) of the top-k near-tied (docs/method.md#mapping-an-answer-to-a-node)."""
+        """The vote's test: softmax (temperature) of the top-k near-tied (docs/method.md#mapping-an-answer-to-a-node).
+
+        Parameters
+        ----------
+        top_scores : numpy.ndarray
+            The top-k similarities, descending.
+
+        Returns
+        -------
+        bool
+            The vote's test: softmax (temperature) of the top-k near-tied
+            (docs/method.md#mapping-an-answer-to-a-node).
+        """
         cfg = self.config
         if len(top_scores) < 2:
             return False
@@ -207,7 +391,15 @@ class Alg1Stages:
     def vote_ruled_out_gap(self) -> float:
         """A top-2 similarity gap at least this large makes the near-tie test fail whatever
         the rest of the top-k (``p0 − p1 ≥ (1 − exp(−T·gap))/k ≥ thr_top2``); inf when
-        no gap can (``k·thr_top2 ≥ 1``). A relative margin of 1e-6 covers rounding."""
+        no gap can (``k·thr_top2 ≥ 1``). A relative margin of 1e-6 covers rounding.
+
+        Returns
+        -------
+        float
+            A top-2 similarity gap at least this large makes the near-tie test fail whatever
+            the rest of the top-k (``p0 − p1 ≥ (1 − exp(−T·gap))/k ≥ thr_top2``); inf when
+            no gap can (``k·thr_top2 ≥ 1``).
+        """
         cfg = self.config
         x = cfg.k * cfg.thr_top2 * (1 + 1e-6)
         if x >= 1:
@@ -217,7 +409,22 @@ class Alg1Stages:
     def vote(self, top_nodes: np.ndarray, top_scores: np.ndarray):
         """The shared-ancestor vote (docs/method.md#mapping-an-answer-to-a-node) when the top-k are near-tied: the deepest
         node with enough votes (ties: more votes, then the best-ranked candidate under
-        it); None when it does not fire."""
+        it); None when it does not fire.
+
+        Parameters
+        ----------
+        top_nodes : numpy.ndarray
+            The top-k nodes.
+        top_scores : numpy.ndarray
+            Their similarities, descending.
+
+        Returns
+        -------
+        object
+            The shared-ancestor vote (docs/method.md#mapping-an-answer-to-a-node) when the
+            top-k are near-tied: the deepest node with enough votes (ties: more votes, then
+            the best-ranked candidate under it); None when it does not fire.
+        """
         cfg = self.config
         if not self.near_tie(top_scores):
             return None
@@ -236,7 +443,28 @@ class Alg1Stages:
     def finish(self, ans: Answer, stage: str | None, hits: np.ndarray, top,
                context: frozenset[str] = frozenset()) -> Decision:
         """The decision once the top-k is known: the hit rule (pseudocode scan), else the
-        vote, else the most similar node."""
+        vote, else the most similar node.
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+        stage : str or None
+            The stage of the hits, if any.
+        hits : numpy.ndarray
+            The hit nodes of the contains and n-gram checks.
+        top : object
+            The top-k ``(nodes, similarities)``.
+        context : frozenset[str], optional
+            Words of the question's context (the other options, the prompt), for ties.
+
+        Returns
+        -------
+        Decision
+            The decision once the top-k is known: the hit rule (pseudocode scan), else the
+            vote, else the most similar node.
+        """
         top_nodes, top_scores = top
         if stage is not None:
             return self.pick(ans, stage, hits, top, context)

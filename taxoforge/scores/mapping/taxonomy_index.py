@@ -18,7 +18,8 @@ from taxoforge.scores.mapping.candidates import CandidateRetrieval
 from taxoforge.scores.mapping.config import MappingConfig, MappingResult
 from taxoforge.scores.mapping.keys import text_key
 from taxoforge.scores.mapping.name_tables import NameTables
-from taxoforge.scores.mapping.stages import Alg1Stages, Decision
+from taxoforge.scores.mapping.stages import Alg1Stages, Decision, label_set_preference
+from taxoforge.trees.stored import subtree_size
 from taxoforge.scores.mapping.store import IndexInfo, open_name_embeddings, open_name_tables, read_index
 from taxoforge.scores.name_similarity import Similarity, similarity_from_spec
 from taxoforge.text import normalise_text
@@ -28,7 +29,21 @@ __all__ = ["TaxonomyIndex", "subtree_sizes", "truncate_answer"]
 
 def truncate_answer(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, at the last whitespace of the last
-    fifth when there is one (a word is not cut in two)."""
+    fifth when there is one (a word is not cut in two).
+
+    Parameters
+    ----------
+    text : str
+        The text.
+    limit : int
+        The most to return.
+
+    Returns
+    -------
+    str
+        ``text`` cut to at most ``limit`` characters, at the last whitespace of the last
+        fifth when there is one (a word is not cut in two).
+    """
     if len(text) <= limit:
         return text
     cut = text[:limit]
@@ -37,7 +52,20 @@ def truncate_answer(text: str, limit: int) -> str:
 
 
 def subtree_sizes(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Number of nodes in each node's subtree (itself included)."""
+    """Number of nodes in each node's subtree (itself included).
+
+    Parameters
+    ----------
+    parent : numpy.ndarray
+        Parent of every node, -1 for the root.
+    depth : numpy.ndarray
+        Depth of every node.
+
+    Returns
+    -------
+    numpy.ndarray
+        Number of nodes in each node's subtree (itself included).
+    """
     size = np.ones(len(parent), np.int64)
     for d in range(int(depth.max(initial=0)), 0, -1):
         at = np.flatnonzero(depth == d)
@@ -55,6 +83,21 @@ class TaxonomyIndex:
     cache), building and storing them the first time (:mod:`~taxoforge.scores.mapping.store`).
     ``map(answers)`` maps a batch of raw (or normalised) answers; ``names_anything(answers)``
     tells which name a node.
+
+    Parameters
+    ----------
+    taxonomy : object
+        The taxonomy (tables, a tree, or a tree folder).
+    config : MappingConfig, optional
+        The mapping configuration.
+    similarity : Similarity, optional
+        The similarity measure (default: the one ``config`` names).
+    tables : NameTables, optional
+        The tree's tables.
+    store : IndexInfo, optional
+        The snapshot store.
+    progress : bool, optional
+        Whether to show a progress bar.
     """
 
     def __init__(self, taxonomy, config: MappingConfig | None = None, similarity: Similarity | None = None, *,
@@ -68,7 +111,7 @@ class TaxonomyIndex:
         self.store = store  # where the tables were loaded from (None: built in memory)
         self.depth = taxonomy.depth_arr.astype(np.int64)
         self.parent = taxonomy.parent_idx
-        self.subtree_size = subtree_sizes(self.parent, self.depth)
+        self.subtree_size = subtree_size(taxonomy)
         model = getattr(self.similarity, "model_id", None)
         if store is not None and model and callable(getattr(self.similarity, "embed_names", None)):
             # an embedding measure: the names' embeddings computed once per tree, stored beside the index
@@ -90,7 +133,23 @@ class TaxonomyIndex:
         (:func:`taxoforge.scores.mapping.store.index_place`). ``taxonomy``: the tree's
         :class:`~taxoforge.trees.taxonomy.Taxonomy` when already built; ``progress``: the
         build's progress bar (None: on a terminal). :attr:`store` says where the index is
-        and whether this call built it."""
+        and whether this call built it.
+
+        Parameters
+        ----------
+        tree : object
+            The tree.
+        config : MappingConfig, optional
+            The mapping configuration.
+        taxonomy : optional
+            The tree's :class:`~taxoforge.trees.taxonomy.Taxonomy` when already built.
+        similarity : Similarity, optional
+            The similarity measure (default: the one ``config`` names).
+        index_dir : optional
+            A folder the user named for indexes, if any.
+        progress : bool, optional
+            Whether to show a progress bar.
+        """
         from pathlib import Path
 
         from taxoforge.trees.tables import TreeTables
@@ -106,18 +165,22 @@ class TaxonomyIndex:
     # the name tables, as the reference implementation and the benchmarks read them
     @property
     def names(self) -> list[str]:
+        """The name keys of the taxonomy (:class:`~taxoforge.scores.mapping.name_tables.NameTables`)."""
         return self.tables.names
 
     @property
     def node_ptr(self) -> np.ndarray:
+        """CSR pointers from each node to its names."""
         return self.tables.node_ptr
 
     @property
     def node_name(self) -> np.ndarray:
+        """The name index of each (node, name) entry, in node order."""
         return self.tables.node_name
 
     @property
     def stats(self) -> dict:
+        """Names, nodes and how often each retrieval path ran."""
         return {"names": len(self.tables), "nodes": self.tables.n_nodes, **self.retrieval.stats}
 
     def __reduce__(self):
@@ -128,13 +191,39 @@ class TaxonomyIndex:
         return (TaxonomyIndex, (self.taxonomy, self.config, self.similarity))
 
     def read(self, text: str, normalised: bool = False) -> Answer:
-        """``text`` as the mapper reads it."""
+        """``text`` as the mapper reads it.
+
+        Parameters
+        ----------
+        text : str
+            An answer.
+        normalised : bool, optional
+            Whether it is already in its normal form.
+
+        Returns
+        -------
+        Answer
+            ``text`` as the mapper reads it.
+        """
         return Answer.read(text if normalised else joined_normal_form(text), self.config.base_forms)
 
     def nodes_named(self, text: str) -> np.ndarray:
         """Indexes of the nodes having a name whose key equals that of ``text``; where
         several do, those among them with a name of the same normal form, if any (base
-        forms must not make a unique name ambiguous)."""
+        forms must not make a unique name ambiguous).
+
+        Parameters
+        ----------
+        text : str
+            The text.
+
+        Returns
+        -------
+        numpy.ndarray
+            Indexes of the nodes having a name whose key equals that of ``text``; where
+            several do, those among them with a name of the same normal form, if any (base
+            forms must not make a unique name ambiguous).
+        """
         j = self.tables.lookup(text_key(text, self.config.base_forms))
         if j is None:
             return np.zeros(0, np.int64)
@@ -152,7 +241,21 @@ class TaxonomyIndex:
     def names_anything(self, texts, normalised: bool = False) -> np.ndarray:
         """Per text: does it name a node — a whole-answer (exact) or contained match of a
         name that is not made only of non-naming words? (Refusal handling: an answer with
-        a refusal cue is an abstention unless its unrefused part names something.)"""
+        a refusal cue is an abstention unless its unrefused part names something.)
+
+        Parameters
+        ----------
+        texts : object
+            Answers.
+        normalised : bool, optional
+            Whether they are already in their normal form.
+
+        Returns
+        -------
+        numpy.ndarray
+            Per text: does it name a node — a whole-answer (exact) or contained match of a
+            name that is not made only of non-naming words?
+        """
         out = np.zeros(len(texts), bool)
         for i, t in enumerate(texts):
             ans = self.read(t, normalised)
@@ -166,7 +269,7 @@ class TaxonomyIndex:
         return out
 
     # ------------------------------------------------------------------ mapping
-    def _decide_without_top_k(self, ans: Answer, context=frozenset()):
+    def _decide_without_top_k(self, ans: Answer, context=frozenset(), prefer: np.ndarray | None = None):
         """(decision, None) when a stage decides without the top-k, else (None, (stage, hits))."""
         st = self.stages
         if not ans.words:
@@ -174,10 +277,10 @@ class TaxonomyIndex:
         if self.config.exact_stage:
             found = st.exact_span(ans)
             if found is not None:
-                return st.decide_exact(ans, found[0], context, key=found[1]), None
+                return st.decide_exact(ans, found[0], context, key=found[1], prefer=prefer), None
         stage, hits = st.hits(ans)
         if stage is not None and self.config.contains_scope == "all":
-            return st.pick(ans, stage, hits, context=context), None
+            return st.pick(ans, stage, hits, context=context, prefer=prefer), None
         return None, (stage, hits)
 
     def _map_unique(self, answers: list[Answer], progress=None) -> list[Decision]:
@@ -210,7 +313,21 @@ class TaxonomyIndex:
 
     def vote_candidates(self, texts, normalised: bool = False) -> list:
         """Per text: ``(top-k nodes, similarities)`` when it reaches the vote (no exact,
-        contained or n-gram match), else None (temperature calibration)."""
+        contained or n-gram match), else None (temperature calibration).
+
+        Parameters
+        ----------
+        texts : object
+            Answers.
+        normalised : bool, optional
+            Whether they are already in their normal form.
+
+        Returns
+        -------
+        list
+            Per text: ``(top-k nodes, similarities)`` when it reaches the vote (no exact,
+            contained or n-gram match), else None (temperature calibration).
+        """
         answers = [self.read(t, normalised) for t in texts]
         need = [i for i, a in enumerate(answers)
                 if a.words and self._decide_without_top_k(a)[0] is None and self.stages.hits(a)[0] is None]
@@ -220,12 +337,36 @@ class TaxonomyIndex:
             out[i] = top
         return out
 
-    def map(self, predictions, normalised: bool = False, progress=None, contexts=None) -> MappingResult:
+    def map(self, predictions, normalised: bool = False, progress=None, contexts=None,
+            label_sets=None) -> MappingResult:
         """Map a sequence of answers (raw text unless ``normalised``: already in their
         normal form). An answer longer than ``max_answer_chars`` is cut there first and
-        flagged in ``truncated``. Identical (joined) normal forms are mapped once. ``contexts`` (optional, one text per answer, e.g. the question)
-        break ties between nodes sharing a name. ``progress`` is an optional callable
-        ``progress(n_done)``."""
+        flagged in ``truncated``. Identical (joined) normal forms are mapped once.
+        ``label_sets`` (optional, one per answer: the node indexes of the label set the
+        answer is about — answers sharing a set share the same array — or None) and then
+        ``contexts`` (optional, one text per answer, e.g. the question) break ties between
+        nodes naming the answer equally well (:mod:`~taxoforge.scores.mapping.stages`);
+        ``stats["ties"]`` counts the tied answers and those the label set or the context
+        decided. ``progress`` is an optional callable ``progress(n_done)``.
+
+        Parameters
+        ----------
+        predictions : object
+            The answers.
+        normalised : bool, optional
+            Whether they are already in their normal form.
+        progress : optional
+            Whether to show a progress bar (None: for large batches).
+        contexts : optional
+            Each answer's question, for ties.
+        label_sets : optional
+            Each answer's label set (node indexes), for ties, before the question.
+
+        Returns
+        -------
+        MappingResult
+            The node, deciding stage, similarity and ties of every answer.
+        """
         cap = self.config.max_answer_chars
         raw = [p or "" for p in predictions]
         truncated = np.fromiter((len(p) > cap for p in raw), bool, count=len(raw))
@@ -241,23 +382,42 @@ class TaxonomyIndex:
         stage = np.array([decisions[j][1] for j in inv.tolist()], dtype=object)
         score = np.fromiter((decisions[j][2] for j in inv.tolist()), np.float64, count=n)
         tied = np.fromiter((decisions[j][3] for j in inv.tolist()), np.int64, count=n)
-        if contexts is not None:
-            self._redecide_ties(answers, inv, contexts, node, stage, score, tied)
+        ties = {"answers": int((tied > 1).sum()), "decided_by_label_set": 0, "decided_by_context": 0}
+        if contexts is not None or label_sets is not None:
+            ties.update(self._redecide_ties(answers, inv, contexts, label_sets, node, stage, score, tied))
         stages, counts = np.unique(stage, return_counts=True) if n else ([], [])
-        stats = dict(self.stats, unique_predictions=len(uniq), temperature=self.config.temperature,
+        stats = dict(self.stats, unique_predictions=len(uniq), temperature=self.config.temperature, ties=ties,
                      stages=dict(zip([str(s) for s in stages], [int(c) for c in counts])),
                      ambiguous=int((tied > 1).sum()), truncated=int(truncated.sum()))
         return MappingResult(node_idx=node, stage=stage, score=score, tied=tied, stats=stats, truncated=truncated)
 
-    def _redecide_ties(self, answers, inv, contexts, node, stage, score, tied) -> None:
+    def _redecide_ties(self, answers, inv, contexts, label_sets, node, stage, score, tied) -> dict:
+        """Decide the tied answers again with their label set and context; how many each
+        changed (the label set counts where it changed the node the context alone gives)."""
+        prefs: dict[int, np.ndarray] = {}  # one preference array per distinct label set
+        by_label, by_context = 0, 0
         for r in np.flatnonzero(tied > 1).tolist():
-            ctx = contexts[r]
-            if not ctx:
+            ctx = contexts[r] if contexts is not None else None
+            ls = label_sets[r] if label_sets is not None else None
+            if not ctx and ls is None:
                 continue
-            words = frozenset(self.read(ctx).content_words())
-            dec, _ = self._decide_without_top_k(answers[inv[r]], words)
-            if dec is not None:
-                node[r], stage[r], score[r], tied[r] = dec
+            words = frozenset(self.read(ctx).content_words()) if ctx else frozenset()
+            prefer = None
+            if ls is not None:
+                prefer = prefs.get(id(ls))
+                if prefer is None:
+                    prefer = prefs[id(ls)] = label_set_preference(ls, self.parent)
+            plain = int(node[r])
+            with_context, _ = self._decide_without_top_k(answers[inv[r]], words) if words else ((plain,), None)
+            dec, _ = self._decide_without_top_k(answers[inv[r]], words, prefer)
+            if dec is None:
+                continue
+            if with_context is not None and dec[0] != with_context[0]:
+                by_label += 1
+            elif with_context is not None and with_context[0] != plain:
+                by_context += 1
+            node[r], stage[r], score[r], tied[r] = dec
+        return {"decided_by_label_set": by_label, "decided_by_context": by_context}
 
 
 def _reopen(taxonomy, config: MappingConfig, similarity: Similarity | None, store: IndexInfo) -> TaxonomyIndex:

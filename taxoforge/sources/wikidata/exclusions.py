@@ -62,7 +62,18 @@ DEFAULT_EXCLUSIONS: dict[str, str] = {
 def load_exclusions(path: str | os.PathLike) -> dict[str, str]:
     """Read an exclusion list file (module docstring): ``{QID: reason}``.
 
-    Raises ``ValueError`` naming the file and line of anything that is not a QID."""
+    Raises ``ValueError`` naming the file and line of anything that is not a QID.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The exclusion list file.
+
+    Returns
+    -------
+    dict[str, str]
+        ``{QID: reason}``.
+    """
     path = Path(path)
     out: dict[str, str] = {}
     with path.open(encoding="utf-8") as f:
@@ -88,7 +99,23 @@ def exclusion_node_ids(
     *, use_default: bool = True, file: str | os.PathLike | None = None, extra: Iterable[str] = ()
 ) -> dict[str, str]:
     """The exclusion list as ``{node id: reason}``: the default list (if ``use_default``),
-    plus a file, plus extra QIDs."""
+    plus a file, plus extra QIDs.
+
+    Parameters
+    ----------
+    use_default : bool, optional
+        Whether the shipped list is included.
+    file : str or os.PathLike, optional
+        An exclusion list file to add.
+    extra : Iterable[str], optional
+        QIDs to add.
+
+    Returns
+    -------
+    dict[str, str]
+        The exclusion list as ``{node id: reason}``: the default list (if
+        ``use_default``), plus a file, plus extra QIDs.
+    """
     out: dict[str, str] = {}
     if use_default:
         out.update({node_id(q): r for q, r in DEFAULT_EXCLUSIONS.items()})

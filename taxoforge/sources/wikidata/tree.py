@@ -44,7 +44,27 @@ def build_wikidata_tree(
     name: str = "wikidata",
 ) -> TreeTables:
     """Build the tree of ``graph`` (module docstring). ``exclude`` holds node ids (``wd:Q…``),
-    e.g. :func:`~taxoforge.sources.wikidata.exclusions.exclusion_node_ids`."""
+    e.g. :func:`~taxoforge.sources.wikidata.exclusions.exclusion_node_ids`.
+
+    Parameters
+    ----------
+    graph : WikidataGraph
+        The Wikidata graph.
+    exclude : Mapping[str, str] or Iterable[str], optional
+        Node ids (``wd:Q…``) removed with their edges first, e.g.
+        :func:`~taxoforge.sources.wikidata.exclusions.exclusion_node_ids`.
+    tie_seed : int, optional
+        The seed of the tie draws.
+    cycle_policy : str, optional
+        How cycles are broken (:data:`taxoforge.trees.build.CYCLE_POLICIES`).
+    name : str, optional
+        The name.
+
+    Returns
+    -------
+    TreeTables
+        The tree, with names, report and provenance.
+    """
     if graph.edges.height == 0:
         raise ValueError("the Wikidata graph has no edges: no seed has a class or superclass")
     excl = dict(exclude) if isinstance(exclude, Mapping) else {e: "" for e in exclude}

@@ -219,3 +219,18 @@ def test_a_vlmevalkit_csv_with_every_field_quoted_reads_like_its_tsv(fish_easy, 
     a, b = read_outputs(csv_path), read_outputs(generated["VLMEvalKit tsv"])
     cols = ["id", "model", "dataset", "question", "output", "label", "options", "category"]
     assert a.select(cols).equals(b.select(cols)) and a["line"].to_list() == b["line"].to_list()
+
+
+def test_lm_evaluation_harness_samples_read_like_lmms_eval_ones(fish_easy, tmp_path):
+    recs = vlm4bio_records(fish_easy)[:3]
+    path = tmp_path / "org__my-model" / "samples_vlm4bio_fish_2024-06-25T10-53-17.123456.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps({
+        "doc_id": i, "doc": r, "target": r["target-class"],
+        "arguments": {"gen_args_0": {"arg_0": r["question"], "arg_1": {"until": ["\n\n"]}}},
+        "resps": [[r["output"]]], "filtered_resps": [r["output"]], "filter": "none", "metrics": ["exact_match"],
+        "exact_match": 1.0}) + "\n" for i, r in enumerate(recs)))
+    df = read_outputs(path)
+    assert (df["model"][0], df["dataset"][0], df["adapter"][0]) == ("org__my-model", "vlm4bio_fish", "lmms-eval")
+    assert df["question"].to_list() == [r["question"] for r in recs]
+    assert df["output"].to_list() == [r["output"] for r in recs] and df["harness_correct"].to_list() == [1.0] * 3

@@ -155,7 +155,7 @@ def test_cli_scores_a_headerless_top_k_file_whose_label_is_in_the_image_name(ina
                                     "--derive", "label", "image", r"([^/]+?)_(?:(?:gold|obs)_)?\d+[^/]*$",
                                     "--no-meteor", "-o", str(tmp_path / "res"), "--min-scored", "0.5"])
     assert res.exit_code == 0, res.output  # 2 of 4 rows scored: at the --min-scored 0.5 given
-    assert "| clf | top2 | default | 2 | 0 | 50.0 (0.0–100.0) |" in res.output  # accuracy with its bootstrap interval
+    assert "| clf | top2 | default | 1 | 2 | 50.0 (0.0–100.0) |" in res.output  # rank, n, accuracy with its interval
     assert "Ground truths resolved by: normalised 2." in res.output
     bad = pl.read_parquet(tmp_path / "res" / "bad_rows.parquet")
     assert bad.select("line", "reason").rows() == [(3, "unknown label"), (4, "missing ground truth")]
@@ -405,7 +405,10 @@ def test_all_vlm4bio_files_in_one_run_with_intervals_and_breakdowns(vlm4bio_file
         assert pl.read_csv(out / "breakdowns" / f"{name}.csv").height > 0, name
     assert pl.read_csv(out / "leaderboard.csv").height == lb.height
     tex = (out / "leaderboard.tex").read_text()
-    assert tex.count(r"\\") >= lb.height + 1 and "HCA (\\%)" in tex
+    assert tex.count(r"\\") >= lb.height + 1 and "Severity" in tex and r"Acc.\ (\%)" in tex
+    for row in lb.iter_rows(named=True):  # how bad the mistakes are, over the wrong answers
+        assert row["mistakes"] == round(row["n"] * (1 - row["accuracy"])) - row["abstained"]
+        assert 0 <= row["mistake_severity"] <= row["tree_distance_mean"]
 
 
 def _ranked_tree(rows):
