@@ -62,6 +62,7 @@ from taxoforge.scores.report import (FIGURE_FORMATS, leaderboard_latex, leaderbo
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
                                     screen_rows)
+from taxoforge.versions import package_versions
 
 __all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "score_frame", "read_files",
            "leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels",
@@ -281,6 +282,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
         "per_file": _per_file(rows, samples, bad_df),
         "confidence_intervals": (ci.as_dict() if ci is not None and ci.n_resamples > 0 else {}),
         "breakdowns": sorted(tabs),
+        "packages": package_versions(),  # the versions that shaped the numbers (taxoforge.versions)
         "seconds": {"index": round(t_index, 3), "ground_truths": round(t_gt, 3), "mapping": round(mapped.seconds, 3),
                     "text_measures": round(t_text, 3), "leaderboard": round(t_lb, 3),
                     "total": round(time.perf_counter() - t0, 3)},
