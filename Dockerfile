@@ -2,8 +2,9 @@
 # location (gRPC server, which also executes the runs), the webserver and the daemon.
 # It runs as an unprivileged user whose uid/gid are fixed at build time (build args
 # TAXOFORGE_UID / TAXOFORGE_GID, default 10001): build with your own `id -u`/`id -g` so the
-# files the runs write into a mounted data/ folder belong to you. The entry point sets the
-# umask those files are written with (TAXOFORGE_UMASK, default 0022).
+# files the runs write into a mounted data/ folder belong to you. The entry point refuses to
+# start as root (uid 0: `docker run --user 0`, `user: root` in compose) and sets the umask
+# the files are written with (TAXOFORGE_UMASK, default 0022).
 FROM python:3.11-slim-bookworm
 
 ARG TAXOFORGE_UID=10001

@@ -130,7 +130,7 @@ class Inat21Config(dg.Config):
 
 @biology_asset(
     description=(
-        "The iNat21 label tree (paper 000): kingdom → … → species from the `categories` of the "
+        "The iNat21 label tree (as in Snæbjarnarson et al. 2025 [1]): kingdom → … → species from the `categories` of the "
         "official annotation file, with Latin and English names; every species a leaf at depth 7. "
         "Needs the file (config `source`) or the network."
     ),

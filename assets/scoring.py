@@ -126,13 +126,15 @@ def _inline_png(data: bytes, alt: str) -> str:
 
 def _figures_markdown(run) -> str:
     """The two figures as PNG data URIs in Markdown (a smaller rendering than the files')."""
-    from taxoforge.scores.report import FIGURE_CAPTIONS, figure_bytes, hp_hr_figure, ranks_figure
+    from taxoforge.scores.figures import FIGURE_CAPTIONS, figure_bytes, hp_hr_figure, ranks_figure
 
     import matplotlib.pyplot as plt
 
     parts = []
     for name, make in (("hp_vs_hr", hp_hr_figure), ("model_ranks", ranks_figure)):
         fig = make(run.leaderboard)
+        if fig is None:  # no dataset × prompt group with two models: nothing to rank
+            continue
         try:
             parts.append(f"**{name}** — {FIGURE_CAPTIONS[name]}\n\n{_inline_png(figure_bytes(fig, 'png', dpi=80), name)}")
         finally:
@@ -145,6 +147,7 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
     from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.scores.confidence import BootstrapConfig
     from taxoforge.scores.mapping import MappingConfig
+    from taxoforge.scores.options import ScoreOptions
     from taxoforge.scores.run import score_file
     from taxoforge.snapshots.errors import SnapshotError
 
@@ -164,9 +167,10 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
     except SnapshotError as e:
         raise dg.Failure(description=f"{key}: taxonomy {ref!r} ({how}): {e}") from None
     out = result_folder(scoring.scores_dir, key)
-    run = score_file(path, cited, out_dir=out, meteor=config.meteor,
-                     config=MappingConfig(similarity=config.similarity, k=config.k, temperature=config.temperature),
-                     ci=BootstrapConfig(n_resamples=config.bootstrap), index_dir=scoring.index_dir or None)
+    options = ScoreOptions(meteor=config.meteor, index_dir=scoring.index_dir or None,
+                           config=MappingConfig(similarity=config.similarity, k=config.k, temperature=config.temperature),
+                           ci=BootstrapConfig(n_resamples=config.bootstrap))
+    run = score_file(path, cited, out_dir=out, score=options)
     info = run.info
     threshold = config.min_scored_fraction if config.min_scored_fraction >= 0 else scoring.min_scored_fraction
     best = run.leaderboard.row(0, named=True) if run.leaderboard.height else {}

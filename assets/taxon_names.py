@@ -1,6 +1,6 @@
 """Names for the iNaturalist tree from other sources: Wikidata's English common names and taxon
 synonyms, and optionally a Catalogue of Life release's synonyms and vernacular names, merged into
-a named iNaturalist tree with its own snapshot (issue 12, item 2).
+a named iNaturalist tree with its own snapshot.
 
 Lineage::
 

@@ -1,4 +1,4 @@
-"""Wikidata: the subclass-of taxonomy behind OVEN's entities (paper 000 §4), and label links.
+"""Wikidata: the subclass-of taxonomy behind OVEN's entities (Snæbjarnarson et al. 2025 [1] §4), and label links.
 
 ``wikidata_graph`` (SPARQL from seeds, or a local dump file) → ``wikidata_tree`` →
 ``wikidata_links`` (with ``wikidata_labels``). The domain logic is
@@ -58,7 +58,7 @@ class WikidataGraphConfig(dg.Config):
 
 
 class WikidataTreeConfig(dg.Config):
-    """The graph→tree step (SPEC §1): tie seed, cycle policy and the exclusion list (the
+    """The graph→tree step (docs/method.md#trees): tie seed, cycle policy and the exclusion list (the
     documented default list of :mod:`taxoforge.sources.wikidata.exclusions`, a file of QIDs
     with reasons, and extra QIDs)."""
 

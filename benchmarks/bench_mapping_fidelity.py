@@ -1,4 +1,4 @@
-"""Benchmark: mapping quality — do answers land where a careful reader would put them? (issue 12)
+"""Benchmark: mapping quality — do answers land where a careful reader would put them?
 
     python -m benchmarks.bench_mapping_fidelity --size small
 
@@ -13,7 +13,7 @@ from real trees and data):
   singular families (bare, article, sentence, hedge, "looks like", upper case, answer prefix,
   hedge with a refusal cue) and 4 plural families (plurals by ``inflect``); right = its node
   or a node sharing the name;
-* **table9** — paper 000's Table 9 (the paper's mapped node is the gold), on the
+* **table9** — Table 9 of Snæbjarnarson et al. 2025 [1] (the paper's mapped node is the gold), on the
   iNat21-shaped tree; rows that cannot be evaluated are listed with the reason;
 * **vlm4bio** — VLM4Bio multiple-choice answers: the chosen option's species is the gold for
   the free text after the letter (``free_text``) and for the whole output (``as_scored``);
@@ -34,7 +34,7 @@ Reported per tree and measure: accuracy per set, per template family and per dec
 them: prefilter on vs off on generated answers (identical nodes expected), and answers/s on
 the iNat21-sized tree (string measure; the embedding measure's CPU rate on a sample).
 
-Targets (issue 12): templates ≥ 99.5 % singular and ≥ 97 % plural on ImageNet-1k and WordNet;
+Targets: templates ≥ 99.5 % singular and ≥ 97 % plural on ImageNet-1k and WordNet;
 refusal sets 100 % abstained, hedged sets 0 % abstained; prefilter on = off on 10,000
 answers; ≥ 5,000 answers/s on the iNat21-sized tree (string measure).
 """
@@ -407,7 +407,7 @@ def markdown_section(result: dict) -> str:
         rows = [(r, first[r]["answer"], first[r]["paper_node"],
                  *[f"{t9[m][r]['got']} ({t9[m][r]['stage']}){' ✓' if t9[m][r]['agrees'] else ''}" for m in measures])
                 for r in sorted(first)]
-        out += ["", "Paper 000, Table 9 (iNat21-shaped tree; ✓ = the paper's node):", "",
+        out += ["", "Snæbjarnarson et al. 2025 [1], Table 9 (iNat21-shaped tree; ✓ = the paper's node):", "",
                 markdown_table(rows, columns=("row", "answer", "paper's node", *measures), format_cell=_cell)]
         skipped = next(c["notes"].get("table9_not_evaluated", []) for c in ok if "table9_not_evaluated" in c["notes"])
         out += [""] + [f"- row {s['row']} not evaluated: {s['reason']}" for s in skipped]

@@ -2,7 +2,7 @@
 tree of about a million nodes, every run in a fresh process.
 
 Complements the scoring engineer's :mod:`benchmarks.bench_mapping` (50,000 predictions on
-the iNat21-sized tree, in-process) with the other half of issue 8's mapping benchmark:
+the iNat21-sized tree, in-process) with the other half of the mapping benchmark:
 100,000 predictions, a large tree (the real iNaturalist taxonomy restricted to a
 random share of its families, every name a real scientific name; ~1.1 M nodes), and peak
 resident memory of candidate and baseline measured the same way (:mod:`benchmarks.harness`).
@@ -24,7 +24,7 @@ resident memory of candidate and baseline measured the same way (:mod:`benchmark
   (``prefilter=False``) and the default (exact prefilter) must choose the same node as the
   reference on every sampled prediction.
 
-Target (issue 8): ≥ 5,000 predictions/s on the iNat21-sized tree.
+Target: ≥ 5,000 predictions/s on the iNat21-sized tree.
 
     python -m benchmarks.bench_mapping_scale --size small
 """
@@ -48,7 +48,7 @@ SIZES = {
     # 0.72 of the families is about 1.1 M taxa (the index needs ~300 bytes per node; the
     # whole process stays near 2 GiB); BENCH_MAPPING_LARGE_FRACTION=0.2 for the 280 k-node tree.
     # The large case maps 10,000 predictions: answers naming no taxon need an exact top-k,
-    # which on 1.1 M names is a full scan (no approximate candidates since issue 12)
+    # which on 1.1 M names is a full scan (no approximate candidates: the prefilter is exact)
     "full": {"cases": {"inat21": {"species": 10_000},
                        "large": {"family_fraction": float(os.environ.get("BENCH_MAPPING_LARGE_FRACTION", 0.72)),
                                  "predictions": 10_000}},

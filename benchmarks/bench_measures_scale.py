@@ -17,7 +17,7 @@ curve.
   (macro precision/recall over label paths). All three must agree: per pair for the
   Python formula, on the means for hiclass.
 
-Target (issue 8): ≥ 10 M pairs/s.
+Target: ≥ 10 M pairs/s.
 
     python -m benchmarks.bench_measures_scale --size small
 """

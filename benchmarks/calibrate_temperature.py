@@ -1,4 +1,4 @@
-"""Calibrate the softmax temperature of every string similarity measure (SPEC §3).
+"""Calibrate the softmax temperature of every string similarity measure (docs/method.md#mapping-an-answer-to-a-node).
 
     python -m benchmarks.calibrate_temperature [--species 10000] [--sample 3000] [--seed 0]
 

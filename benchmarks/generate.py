@@ -16,13 +16,15 @@ arguments and seed give the same table.
 
 from __future__ import annotations
 
+import datetime
+
 import numpy as np
 import polars as pl
 
 __all__ = ["WIKIDATA_SHAPE", "wikidata_like_edges", "wikidata_like_ntriples", "random_tree_nodes",
            "subsample_inat_taxa"]
 
-# Wikidata's subclass-of (P279) graph, in round figures (issue 8).
+# Wikidata's subclass-of (P279) graph, in round figures.
 WIKIDATA_SHAPE = {"classes": 4_200_000, "edges": 4_900_000, "multi_parent": 667_000}
 
 
@@ -165,9 +167,25 @@ def _words(rng: np.random.Generator, n: int, *, escapes: bool = True) -> pl.Seri
     return pl.select(parts[0] + parts[1] + parts[2]).to_series()
 
 
+#: Lines a reader skips, per named entity, in the ``mixed`` shape (expected counts): the
+#: predicates and literal forms that fill Wikidata's truthy dump around the few it keeps.
+MIXED_FILLER = {
+    "description": {"en": 1.0, "de": 0.6, "fr": 0.5, "es": 0.4},
+    "label": {"de": 0.7, "fr": 0.6, "es": 0.5, "it": 0.4, "nl": 0.4, "ja": 0.3},  # other languages
+    "prefLabel": {"en": 1.0},  # the truthy dump repeats every label as skos:prefLabel and schema:name
+    "name": {"en": 1.0},
+    "item": {"P17": 0.6, "P131": 0.5, "P361": 0.3, "P1343": 0.2},  # item-valued statements
+    "external_id": {"P214": 0.4, "P227": 0.3, "P646": 0.6},
+    "dateModified": 1.0,
+}
+#: How many times more entities than classes the ``mixed`` shape names (instances of the classes).
+MIXED_INSTANCES_PER_CLASS = 1.0
+
+
 def wikidata_like_ntriples(path, scale: float = 1.0, *, seed: int = 0, instances: int = 50_000,
                            alias_share: float = 0.1, other_lang_share: float = 0.06,
-                           description_share: float = 0.0, non_item_per_million: int = 200) -> dict:
+                           description_share: float = 0.0, non_item_per_million: int = 200,
+                           shape: str = "dense") -> dict:
     """Write a Wikidata-shaped *truthy* N-Triples file to ``path`` and describe it.
 
     The subclass-of graph is :func:`wikidata_like_edges` at ``scale``; around it, as in
@@ -178,9 +196,21 @@ def wikidata_like_ntriples(path, scale: float = 1.0, *, seed: int = 0, instances
     non-items (blank nodes of "unknown value", lexemes). Label texts are random syllables,
     a few with N-Triples escapes (``\\"``, ``\\\\``, ``\\u00E9``, ``\\U0001F600``) and UTF-8
     letters. Lines are grouped by subject (as in Wikidata's dumps), in a seeded order.
-    At ``scale=1``: 4.9 M P279 edges, 4.2 M classes, about 1.16 GB.
+    At ``scale=1``: 4.9 M P279 edges, 4.2 M classes, about 1.22 GB.
+
+    ``shape="dense"`` (the default) is the file described so far: nearly every line (9.7 M of
+    10.2 M at ``scale=1``) is one a reader keeps — a P279 or P31 edge or an English label or
+    alias. ``shape="mixed"`` adds what fills the real truthy dump around those lines and a
+    reader skips (:data:`MIXED_FILLER`): ``MIXED_INSTANCES_PER_CLASS`` more named entities
+    per class, and per named entity descriptions in four languages, labels in six other
+    languages, the ``skos:prefLabel`` / ``schema:name`` copies of the English label,
+    item-valued statements of other properties, external identifiers and
+    ``schema:dateModified`` typed literals; at ``scale=0.1`` about 1.2 GB and 11 M lines, an
+    eighth of them kept.
 
     Returns a dict with the counts written and ``seeds`` (the instances' QIDs)."""
+    if shape not in ("dense", "mixed"):
+        raise ValueError(f"shape must be 'dense' or 'mixed', got {shape!r}")
     rng = np.random.default_rng(seed + 1)
     edges, info = wikidata_like_edges(scale, seed=seed)
     child = edges["child"].str.slice(4).cast(pl.Int64).to_numpy()
@@ -204,8 +234,8 @@ def wikidata_like_ntriples(path, scale: float = 1.0, *, seed: int = 0, instances
 
     def add(subject: np.ndarray, pred: str, obj: pl.Series | pl.Expr, order: int) -> None:
         obj = pl.select(obj).to_series() if isinstance(obj, pl.Expr) else obj
-        frames.append(pl.DataFrame({"s": subject, "o": obj, "k": np.full(len(subject), order, np.int8)}).select(
-            "s", "k", (ent + pl.col("s").cast(pl.String) + pl.lit("> " + _WD_PRED[pred] + " ") + pl.col("o")
+        frames.append(pl.DataFrame({"s": subject, "o": obj, "k": np.full(len(subject), order, np.int16)}).select(
+            "s", "k", (ent + pl.col("s").cast(pl.String) + pl.lit("> " + _WD_PRED.get(pred, pred) + " ") + pl.col("o")
                        + pl.lit(" .")).alias("line")))
 
     add(named, "label", pl.lit('"') + _words(rng, n_named) + pl.lit('"@en'), 0)
@@ -219,6 +249,8 @@ def wikidata_like_ntriples(path, scale: float = 1.0, *, seed: int = 0, instances
     ni = pl.Series(np.where(np.arange(n_ni) % 2 == 0, "_:b", "<http://www.wikidata.org/entity/L")).cast(pl.String)
     add(ni_child, "P279", ni + pl.Series(np.arange(n_ni)).cast(pl.String) + pl.Series(
         np.where(np.arange(n_ni) % 2 == 0, "", ">")).cast(pl.String), 5)
+    filler = _mixed_filler(np.random.default_rng(seed + 2), named, classes.max() + 1 + 3 * n_inst, add) \
+        if shape == "mixed" else 0
     lines = pl.concat(frames)
     # grouped by subject in a seeded order of subjects, predicates in a fixed order within one
     subjects = np.unique(lines["s"].to_numpy())
@@ -230,5 +262,50 @@ def wikidata_like_ntriples(path, scale: float = 1.0, *, seed: int = 0, instances
         "non_item_edges": int(n_ni), "classes": int(len(classes)), "instances": int(n_inst),
         "p31_edges": int(len(p31_child)), "aliases": int(len(alias_of)), "other_language_labels": 2 * int(len(other)),
         "descriptions": int(len(desc_of)), "seeds": [f"Q{q}" for q in np.sort(inst)],
-        "graph": info,
+        "shape": shape, "skipped_filler_lines": int(filler), "graph": info,
     }
+
+
+def _mixed_filler(rng: np.random.Generator, named: np.ndarray, first_free: int, add) -> int:
+    """The ``mixed`` shape's skipped lines (:data:`MIXED_FILLER`), through ``add(subject,
+    predicate IRI, object, order)``; returns how many."""
+    n_more = int(round(len(named) * MIXED_INSTANCES_PER_CLASS))
+    more = first_free + rng.choice(3 * max(1, n_more), n_more, replace=False)
+    everyone = np.concatenate([named, more])
+    total = 0
+    order = 10
+
+    def subjects(rate: float) -> np.ndarray:
+        return everyone[rng.random(len(everyone)) < rate]
+
+    def literal(n: int, lang: str) -> pl.Series:
+        return pl.lit('"') + _words(rng, n, escapes=False) + pl.lit(f'"@{lang}')
+
+    iri = {"description": "<http://schema.org/description>", "label": _WD_PRED["label"],
+           "prefLabel": "<http://www.w3.org/2004/02/skos/core#prefLabel>", "name": "<http://schema.org/name>"}
+    # the new entities' own English labels (kept lines, like every entity's)
+    add(more, "label", pl.lit('"') + _words(rng, len(more)) + pl.lit('"@en'), 0)
+    for kind in ("description", "label", "prefLabel", "name"):
+        for lang, rate in MIXED_FILLER[kind].items():
+            subj = subjects(rate)
+            add(subj, iri[kind], literal(len(subj), lang), order)
+            order += 1
+            total += len(subj)
+    for prop, rate in MIXED_FILLER["item"].items():
+        subj = subjects(rate)
+        add(subj, f"<http://www.wikidata.org/prop/direct/{prop}>",
+            pl.lit(_WD_ENTITY) + pl.Series(rng.choice(everyone, len(subj))).cast(pl.String) + pl.lit(">"), order)
+        order += 1
+        total += len(subj)
+    for prop, rate in MIXED_FILLER["external_id"].items():
+        subj = subjects(rate)
+        add(subj, f"<http://www.wikidata.org/prop/direct/{prop}>",
+            pl.lit('"') + pl.Series(rng.integers(10**5, 10**10, len(subj))).cast(pl.String) + pl.lit('"'), order)
+        order += 1
+        total += len(subj)
+    subj = subjects(MIXED_FILLER["dateModified"])
+    days = pl.Series(rng.integers(0, 3650, len(subj)))
+    stamp = pl.select(pl.lit(datetime.date(2016, 1, 1)) + pl.duration(days=days)).to_series()
+    add(subj, "<http://schema.org/dateModified>", pl.lit('"') + stamp.cast(pl.String)
+        + pl.lit('T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'), order)
+    return total + len(subj)

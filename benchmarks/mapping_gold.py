@@ -6,7 +6,7 @@ An :class:`Item` is one answer with what a careful reader expects: the nodes it 
 
 * :func:`template_items` — every name of every node (or a seeded sample) in realistic answer
   templates, grouped in families (module constants :data:`SINGULAR`, :data:`PLURAL`);
-* :func:`table9_items` — paper 000's Table 9 rows (``benchmarks/data/paper000_table9.tsv``):
+* :func:`table9_items` — Table 9 of Snæbjarnarson et al. 2025 [1] rows (``benchmarks/data/snaebjarnarson2025_table9.tsv``):
   the paper's mapped node is the gold;
 * :func:`vlm4bio_items` — VLM4Bio multiple-choice answers (shared data): the option the
   model chose gives the gold species for the free text after the letter;
@@ -179,10 +179,10 @@ def template_items(tables, index, sample: int | None = None, seed: int = 0) -> l
     return items
 
 
-# ---------------------------------------------------------------------- paper 000, Table 9
+# ---------------------------------------------------------------------- Snæbjarnarson et al. 2025 [1], Table 9
 def table9_rows() -> pl.DataFrame:
-    """The transcription of paper 000's Table 9 (``benchmarks/data/paper000_table9.tsv``)."""
-    return pl.read_csv(DATA / "paper000_table9.tsv", separator="\t", comment_prefix="#", infer_schema=False,
+    """The transcription of Table 9 of Snæbjarnarson et al. 2025 [1] (``benchmarks/data/snaebjarnarson2025_table9.tsv``)."""
+    return pl.read_csv(DATA / "snaebjarnarson2025_table9.tsv", separator="\t", comment_prefix="#", infer_schema=False,
                        quote_char=None)
 
 
@@ -223,7 +223,7 @@ def table9_items(tables) -> tuple[list[Item], list[dict]]:
         if r["also"]:
             name, rank = r["also"].rsplit(":", 1)
             gold |= set(_taxon_node(tables, name, rank, r["within"]))
-        items.append(Item("table9", "paper000_table9", r["answer"], frozenset(gold),
+        items.append(Item("table9", "snaebjarnarson2025_table9", r["answer"], frozenset(gold),
                           source=f"row {r['row']}", extra={"row": int(r["row"]), "paper_node": r["paper_node"],
                                                            "taxon": r["taxon"], "model": r["model"]}))
     return items, skipped
@@ -294,7 +294,7 @@ def _usable(name: str) -> bool:
 def refusal_items(tables, n_names: int = 30, seed: int = 0) -> list[Item]:
     """:data:`REFUSALS` × task words × organism words (:data:`ORGANISM_WORDS` and ``n_names``
     sampled node names: "Sorry, I cannot tell which golden retriever this is." — a name in a
-    refused clause is no answer, SPEC §3). Expected: abstained."""
+    refused clause is no answer, docs/method.md#mapping-an-answer-to-a-node). Expected: abstained."""
     names = [n for _, n, _ in tree_names(tables, None, seed) if _usable(n)]
     rng = np.random.default_rng(seed)
     picked = [names[i] for i in sorted(rng.choice(len(names), min(n_names, len(names)), replace=False))]

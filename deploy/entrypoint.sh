@@ -1,10 +1,19 @@
 #!/bin/sh
-# Entry point of the taxoforge image: set the umask the services write files with
-# (data/ assets and snapshots, compute logs), then run the service's command.
+# Entry point of the taxoforge image: refuse to run as root, set the umask the services write
+# files with (data/ assets and snapshots, compute logs), then run the service's command.
+#
+# Root is refused at start-up, not only when the image is built: `docker run --user 0`, a
+# compose file with `user: root` or `user: "0:0"` would otherwise run the services — and every
+# run a UI user launches — as root. Exit code 77 (EX_NOPERM).
 #   TAXOFORGE_UMASK=0022  files 0644, folders 0755 (the default: readable, writable by the owner)
 #   TAXOFORGE_UMASK=0002  group-writable, for a data/ folder shared by a group
 #   TAXOFORGE_UMASK=0077  private to the user
 set -eu
+if [ "$(id -u)" = 0 ]; then
+  echo "taxoforge: refusing to run as root (uid 0): run the container as the image's user (the default)," \
+       "or as your own uid with TAXOFORGE_UID/TAXOFORGE_GID (docker-compose.yml) or docker run --user UID:GID" >&2
+  exit 77
+fi
 mask="${TAXOFORGE_UMASK:-0022}"
 case "$mask" in
   [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) ;;

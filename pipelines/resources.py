@@ -13,6 +13,7 @@ import dagster as dg
 
 from assets.common.resources import (DataDirResource, ScoringResource, SnapshotStoreResource, SparkSubmitResource,
                                      WikidataSparqlResource)
+from taxoforge.scores.options import env_fraction
 from taxoforge.sources.wikidata.sparql import WDQS_ENDPOINT
 
 __all__ = ["default_resources", "default_data_dir"]
@@ -40,7 +41,7 @@ def default_resources(data_dir: str | None = None) -> dict[str, Any]:
         "scoring": ScoringResource(
             outputs_dir=os.environ.get("TAXOFORGE_MODEL_OUTPUTS_DIR") or str(Path(data_dir) / "model_outputs"),
             taxonomy=os.environ.get("TAXOFORGE_SCORING_TAXONOMY", "imagenet1k"),
-            min_scored_fraction=float(os.environ.get("TAXOFORGE_MIN_SCORED_FRACTION") or 0.95),
+            min_scored_fraction=env_fraction("TAXOFORGE_MIN_SCORED_FRACTION", 0.95),
             scores_dir=str(Path(data_dir) / "scores"),
             index_dir=os.environ.get("TAXOFORGE_INDEX_DIR", "")),
         "spark": SparkSubmitResource(master=os.environ.get("TAXOFORGE_SPARK_MASTER") or "local[*]"),

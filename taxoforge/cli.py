@@ -1,7 +1,8 @@
 """The ``taxoforge`` command line. Each domain contributes a click command or group:
 
 * ``taxoforge.snapshots.cli`` — ``list``, ``pull``, ``verify``, ``show``, ``diff``, ``publish``
-* ``taxoforge.scores.cli`` — ``score`` (many files, one run), ``map`` (answers → nodes, no ground truth)
+* ``taxoforge.scores.cli`` — ``score`` (many files, one run), ``map`` (answers → nodes, no ground truth),
+  ``compare`` (scoring runs on their shared items)
 * this module — ``subset`` (the taxonomy of a label set, cut from a tree: it resolves labels
   with :mod:`taxoforge.links`, reads label files and cites a snapshot, so it sits above all
   of them)
@@ -14,7 +15,9 @@ Commands are looked up lazily so one broken domain does not take the others down
 Whatever command raises a snapshot or download error (a snapshot that fails verification
 while ``score`` loads it, an interrupted pull …) ends with ``error: …`` on stderr and that
 error's documented exit code (see :mod:`taxoforge.snapshots.cli`: 3 not found, 4
-verification failed, 8 download interrupted …), never with a traceback.
+verification failed, 8 download interrupted …), and a file that cannot be written or read
+(no space left, a file where a folder goes …) with exit code 11 and its path
+(:func:`taxoforge.cli_output.error_exit`) — never with a traceback.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ COMMANDS = {
     "publish": "taxoforge.snapshots.cli:publish_cmd",
     "score": "taxoforge.scores.cli:score_cmd",
     "map": "taxoforge.scores.cli:map_cmd",
+    "compare": "taxoforge.scores.cli:compare_cmd",
     "subset": "taxoforge.cli:subset_cmd",
     "mc": "taxoforge.evaluation.cli:mc_group",
     "evaluate": "taxoforge.evaluation.cli:evaluate_group",
@@ -59,13 +63,18 @@ SUMMARIES = {
     "diff": "Show what changed from snapshot A to snapshot B: nodes added, removed, renamed, moved to a new "
             "parent; names and links added, removed or changed.",
     "publish": "Publish FOLDER into the store.",
-    "score": "Score model OUTPUTS (JSONL, CSV/TSV or Parquet files, folders of them, or glob patterns such as "
-             "'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or NAME[@VERSION] in the "
+    "score": "Score model OUTPUTS (JSONL, JSON, CSV/TSV, Parquet or xlsx files — lmms-eval samples, VLMEvalKit "
+             "predictions and judge files, VLM4Bio results read as written —, folders of them, or glob patterns "
+             "such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or NAME[@VERSION] in the "
              "snapshot store) in one run, and print the leaderboard: one row per model × dataset × prompt, with "
              "bootstrap 95 % intervals and the taxonomy it cites.",
     "map": "Map the answers in OUTPUTS to nodes of TAXONOMY without scoring them: no ground truth needed "
            "(unlabelled answers, e.g. OVEN-style open-world predictions: --column id=data_id --column "
            "output=prediction).",
+    "compare": "Is A better than B? Compare the models of scoring RUNS (output folders of `taxoforge score`, or "
+               "their scores.parquet) on the items they share, matched by sample id within each dataset × prompt: "
+               "accuracy by the exact McNemar test, hF and mistake severity by paired bootstrap intervals of the "
+               "difference and a paired permutation test, p-values Holm-adjusted over all comparisons.",
     "subset": "Cut the taxonomy of the label set LABELS (.txt one per line, .csv/.tsv/.jsonl/.parquet with a label "
               "column) from TREE (a tree or snapshot folder, or NAME[@VERSION] in the store): the smallest subtree "
               "holding every label's node, written to OUT.",
@@ -77,9 +86,18 @@ SUMMARIES = {
 
 
 class LazyGroup(click.Group):
+    """The ``taxoforge`` group: commands are imported only when one is run (:data:`COMMANDS`), so ``--help`` stays fast and one broken domain does not take the others down."""
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list of ``--help`` from :data:`SUMMARIES`, shortened as click shortens
-        a command's help, without importing the commands."""
+        a command's help, without importing the commands.
+
+        Parameters
+        ----------
+        ctx : click.Context
+            The click context.
+        formatter : click.HelpFormatter
+            Where click writes the help.
+        """
         names = self.list_commands(ctx)
         if not names:
             return
@@ -88,19 +106,59 @@ class LazyGroup(click.Group):
             formatter.write_dl([(n, click.Command(n, help=SUMMARIES.get(n, "")).get_short_help_str(limit)) for n in names])
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        """The commands' names, sorted.
+
+        Parameters
+        ----------
+        ctx : click.Context
+            The click context.
+
+        Returns
+        -------
+        list of str
+            The names of :data:`COMMANDS`.
+        """
         return sorted(COMMANDS)
 
     def invoke(self, ctx: click.Context):
-        from taxoforge.files import DownloadError
-        from taxoforge.snapshots.errors import SnapshotError
+        """Run the command; a snapshot, download or file-system error ends it with its documented exit code and ``error: …``, never a traceback.
+
+        Parameters
+        ----------
+        ctx : click.Context
+            The click context.
+
+        Returns
+        -------
+        object
+            What the command returned.
+        """
+        from taxoforge.cli_output import error_exit
 
         try:
             return super().invoke(ctx)
-        except (SnapshotError, DownloadError) as e:
-            click.echo(f"error: {e}", err=True)
-            ctx.exit(getattr(e, "exit_code", 1))
+        except Exception as e:
+            err = error_exit(e)
+            if err is None:
+                raise
+            click.echo(f"error: {err}", err=True)
+            ctx.exit(err.code)
 
     def get_command(self, ctx: click.Context, name: str):
+        """The command ``name``, imported now.
+
+        Parameters
+        ----------
+        ctx : click.Context
+            The click context.
+        name : str
+            The command's name.
+
+        Returns
+        -------
+        click.Command or None
+            The command; None for an unknown name.
+        """
         target = COMMANDS.get(name)
         if target is None:
             return None
@@ -108,7 +166,10 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(mod), attr)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="Every command ends a file it cannot write or read (no space left on the device, a file "
+                    "where a folder goes, -o a symbolic link or the working folder) with exit code 11 and the path; "
+                    "each command's --help lists its other exit codes.")
 @click.version_option(package_name="taxoforge")
 def main() -> None:
     """taxoforge: versioned taxonomies and taxonomy-aware scoring of VLM answers."""
@@ -142,7 +203,8 @@ def _check_replaceable(out: Path) -> None:
 
 
 @click.command("subset", epilog="Exit codes: 0 ok, 2 usage or unreadable labels, 3 tree not found, "
-                                 "4 verification failed, 8 download interrupted, 10 too few labels resolved.")
+                                 "4 verification failed, 8 download interrupted, 10 too few labels resolved, "
+                                 "11 output not writable (no space left, a file where a folder goes, -o a symlink).")
 @click.argument("tree")
 @click.argument("labels", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,

@@ -7,23 +7,41 @@
 * :class:`CommandFailed` — raise it anywhere below a command to end it that way.
 * :func:`handle_errors` — decorator: snapshot and download errors end with their documented
   exit code (:mod:`taxoforge.snapshots.errors`: 3 not found, 4 verification failed, 8
-  download interrupted …), the ``usage_errors`` a command names with exit code 2, never
-  with a traceback.
+  download interrupted …), the ``usage_errors`` a command names with exit code 2, a file
+  that cannot be written or read (no space left on the device, a file where a folder goes,
+  no permission, a symbolic link or the working folder given as the folder to replace)
+  with :data:`EXIT_FILE_SYSTEM` (11) and the path — never with a traceback.
+* :func:`error_exit` — the message and exit code of one of those errors (for the command
+  group, which ends the commands that do not use the decorator the same way).
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import sys
 
 import click
 
-__all__ = ["CommandFailed", "emit_json", "fail", "handle_errors", "json_safe"]
+__all__ = ["CommandFailed", "emit_json", "fail", "handle_errors", "json_safe", "error_exit", "EXIT_FILE_SYSTEM"]
+
+#: exit code of a command that could not write or read a local file (the message names it)
+EXIT_FILE_SYSTEM = 11
 
 
 class CommandFailed(Exception):
-    """End the command with ``message`` and exit code ``code`` (``kind`` names the error in JSON)."""
+    """End the command with ``message`` and exit code ``code`` (``kind`` names the error in JSON).
+
+    Parameters
+    ----------
+    message : str
+        What to say.
+    code : int
+        The exit code.
+    kind : str, optional
+        The error's name in the JSON document.
+    """
 
     def __init__(self, message: str, code: int, kind: str = "error") -> None:
         super().__init__(message)
@@ -31,7 +49,18 @@ class CommandFailed(Exception):
 
 
 def json_safe(obj):
-    """``obj`` with NaN and infinite floats as None and every key a string."""
+    """``obj`` with NaN and infinite floats as None and every key a string.
+
+    Parameters
+    ----------
+    obj : object
+        The object.
+
+    Returns
+    -------
+    object
+        ``obj`` with NaN and infinite floats as None and every key a string.
+    """
     if isinstance(obj, float):
         return None if obj != obj or obj in (float("inf"), float("-inf")) else obj
     if isinstance(obj, dict):
@@ -42,12 +71,30 @@ def json_safe(obj):
 
 
 def emit_json(obj) -> None:
-    """Print ``obj`` as one JSON document on stdout."""
+    """Print ``obj`` as one JSON document on stdout.
+
+    Parameters
+    ----------
+    obj : object
+        The object.
+    """
     click.echo(json.dumps(json_safe(obj), indent=2, sort_keys=True, default=str, ensure_ascii=False))
 
 
 def fail(message: str, code: int, *, as_json: bool = False, kind: str = "error"):
-    """End the command: ``error: message`` on stderr (or a JSON document on stdout), exit ``code``."""
+    """End the command: ``error: message`` on stderr (or a JSON document on stdout), exit ``code``.
+
+    Parameters
+    ----------
+    message : str
+        What to say.
+    code : int
+        The exit code.
+    as_json : bool, optional
+        Whether to print one JSON document instead of text.
+    kind : str, optional
+        The error's name in the JSON document.
+    """
     if as_json:
         emit_json({"error": message, "exit_code": code, "kind": kind})
     else:
@@ -55,12 +102,58 @@ def fail(message: str, code: int, *, as_json: bool = False, kind: str = "error")
     sys.exit(code)
 
 
+def error_exit(e: BaseException) -> CommandFailed | None:
+    """The :class:`CommandFailed` a snapshot, download or file-system error ends a command
+    with (None for any other error): its documented exit code, and a message naming the
+    URL or path.
+
+    Parameters
+    ----------
+    e : BaseException
+        The error a command raised.
+
+    Returns
+    -------
+    CommandFailed or None
+        The :class:`CommandFailed` a snapshot, download or file-system error ends a
+        command with (None for any other error): its documented exit code, and a message
+        naming the URL or path.
+    """
+    from taxoforge.files import DownloadError
+    from taxoforge.snapshots.errors import SnapshotError
+
+    if isinstance(e, CommandFailed):
+        return e
+    if isinstance(e, (SnapshotError, DownloadError)):
+        return CommandFailed(str(e), getattr(e, "exit_code", 1), type(e).__name__)
+    if isinstance(e, OSError) and e.errno != errno.EPIPE:  # a closed pipe is click's to handle
+        where = e.filename if e.filename is not None else None
+        what = e.strerror or str(e)
+        if e.filename2 is not None:
+            where = f"{e.filename} → {e.filename2}"
+        return CommandFailed(f"{where}: {what}" if where else f"cannot write or read a file: {what}",
+                             EXIT_FILE_SYSTEM, type(e).__name__)
+    return None
+
+
 def handle_errors(usage_errors=()):
     """Decorator of a click command (whose ``as_json`` keyword, if any, picks the output):
     :class:`CommandFailed`, snapshot and download errors end with their exit code, the
     ``usage_errors`` (a tuple of exception classes, or a function returning one, so the
     command's module need not import them up front) with exit code 2 — one message, never a
-    traceback."""
+    traceback.
+
+    Parameters
+    ----------
+    usage_errors : optional
+        Exception classes that end the command with exit code 2 (or a function returning
+        them, so the command's module need not import them up front).
+
+    Returns
+    -------
+    callable
+        The decorator.
+    """
 
     def decorate(f):
         @functools.wraps(f)
@@ -73,11 +166,14 @@ def handle_errors(usage_errors=()):
             except CommandFailed as e:
                 err = e
             except (SnapshotError, DownloadError) as e:
-                err = CommandFailed(str(e), getattr(e, "exit_code", 1), type(e).__name__)
+                err = error_exit(e)
             except Exception as e:
-                if not isinstance(e, usage_errors() if callable(usage_errors) else usage_errors):
+                if isinstance(e, usage_errors() if callable(usage_errors) else usage_errors):
+                    err = CommandFailed(str(e), 2, type(e).__name__)
+                elif isinstance(e, OSError) and error_exit(e) is not None:
+                    err = error_exit(e)
+                else:
                     raise
-                err = CommandFailed(str(e), 2, type(e).__name__)
             fail(str(err), err.code, as_json=kwargs.get("as_json", False), kind=err.kind)
 
         return wrapper

@@ -34,7 +34,19 @@ _RX = re.compile("|".join(re.escape(k) for k in _SPECIAL))
 
 
 def latex_escape(text) -> str:
-    """``text`` (any value; ``None`` → empty) safe in LaTeX text mode (module docstring)."""
+    """``text`` (any value; ``None`` → empty) safe in LaTeX text mode (module docstring).
+
+    Parameters
+    ----------
+    text : object
+        The text.
+
+    Returns
+    -------
+    str
+        ``text`` (any value; ``None`` → empty) safe in LaTeX text mode (module
+        docstring).
+    """
     if text is None:
         return ""
     return _RX.sub(lambda m: _SPECIAL[m.group(0)], str(text))
@@ -44,7 +56,24 @@ def latex_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, align: 
                 escape_header: bool = True) -> str:
     r"""A ``booktabs`` tabular (``\usepackage{booktabs}``). ``rows`` are cells already in
     LaTeX (escape text cells with :func:`latex_escape`); ``header`` is escaped unless
-    ``escape_header`` is false; ``align`` one letter per column (default all ``l``)."""
+    ``escape_header`` is false; ``align`` one letter per column (default all ``l``).
+
+    Parameters
+    ----------
+    header : Sequence[str]
+        The column names, as plain text (escaped unless ``escape_header`` is false).
+    rows : Sequence[Sequence[str]]
+        The cells, already in LaTeX (escape text cells with :func:`latex_escape`).
+    align : str, optional
+        One column specifier per column (``l``, ``r``, ``c``); default all ``l``.
+    escape_header : bool, optional
+        Whether the header cells are escaped.
+
+    Returns
+    -------
+    str
+        A ``booktabs`` tabular (``\usepackage{booktabs}``).
+    """
     align = align or "l" * len(header)
     if len(align) != len(header):
         raise ValueError(f"align {align!r} has {len(align)} columns, the header {len(header)}")

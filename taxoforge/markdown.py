@@ -6,6 +6,8 @@ Dagster UI's metadata, check results, benchmark reports).
 | model | hF |
 |---|---:|
 | a\\|b | 0.5 |
+>>> print(markdown_cell("<img src=x onerror=alert(1)> *llava* [x](http://e) _v1_ gpt_4o"))
+\\<img src=x onerror=alert(1)\\> \\*llava\\* \\[x\\](http://e) \\_v1\\_ gpt_4o
 >>> print(markdown_table(pl.DataFrame({"n": [1, 2, 3]}), max_rows=2, align_numeric=False))
 | n |
 |---|
@@ -17,25 +19,68 @@ Dagster UI's metadata, check results, benchmark reports).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
 
-__all__ = ["markdown_table", "markdown_cell"]
+__all__ = ["markdown_table", "markdown_cell", "markdown_escape"]
+
+# Characters that start Markdown or HTML markup inside a table cell: backslash-escaped
+# (CommonMark lets any ASCII punctuation be escaped), so a name is always shown as written.
+# An underscore only where it can open or close emphasis (not inside a word: gpt_4o stays).
+_MARKUP = re.compile(r"[\\`*\[\]<>&|~!]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+
+
+def markdown_escape(text: str) -> str:
+    """``text`` shown as written in Markdown (GitHub's, the Dagster UI's) and in the HTML it
+    renders to: the characters of emphasis, code, links, images, inline HTML, entities,
+    strikethrough and table cells (``\\ ` * [ ] < > & | ~ !`` and an ``_`` at a word's edge)
+    are backslash-escaped; line breaks become spaces. A model named ``<script>…`` or
+    ``[x](http://…)`` is text, never markup.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(markdown_escape("a*b* <b>&amp; snake_case"))
+    a\\*b\\* \\<b\\>\\&amp; snake_case
+    """
+    return _MARKUP.sub(lambda m: "\\" + m.group(0), str(text).replace("\r", " ").replace("\n", " "))
 
 
 def markdown_cell(value: Any, max_chars: int | None = None) -> str:
-    """One cell's text: ``None`` → empty, lists joined with ", ", ``|`` escaped, newlines
-    folded to spaces, cut to ``max_chars``."""
+    """One cell's text: ``None`` → empty, lists joined with ", ", markup escaped
+    (:func:`markdown_escape`), newlines folded to spaces, cut to ``max_chars`` (before
+    escaping, so an escape is never cut in half).
+
+    Parameters
+    ----------
+    value : Any
+        Any value.
+    max_chars : int, optional
+        Longest cell text (before escaping); longer text is cut.
+
+    Returns
+    -------
+    str
+        The cell's text.
+    """
     if value is None:
         s = ""
     elif isinstance(value, (list, tuple)):
         s = ", ".join(map(str, value))
     else:
         s = str(value)
-    s = s.replace("|", "\\|").replace("\n", " ")
-    return s[:max_chars] if max_chars is not None else s
+    s = s.replace("\r", " ").replace("\n", " ")
+    return markdown_escape(s[:max_chars] if max_chars is not None else s)
 
 
 def markdown_table(
@@ -69,6 +114,13 @@ def markdown_table(
     right_align
         The columns to right-align (default: the numeric columns of a DataFrame, see
         ``align_numeric``; none for rows).
+    more_rows : str, optional
+        A line saying how many rows were left out, or None for the default one.
+
+    Returns
+    -------
+    str
+        A GitHub-flavoured Markdown table of ``table``.
     """
     if isinstance(table, pl.DataFrame):
         cols = list(table.columns)

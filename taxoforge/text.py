@@ -1,4 +1,4 @@
-"""Text normalisation shared by label linking and prediction mapping (SPEC §3).
+"""Text normalisation shared by label linking and prediction mapping (docs/method.md#mapping-an-answer-to-a-node).
 
 ``normalise_text`` is the one normal form used everywhere a name is compared with
 another name: Unicode NFKC, casefold, every punctuation or symbol character becomes a
@@ -11,7 +11,7 @@ match nothing and that an answer written without the apostrophe ("Coopers hawk")
 match either. Any other apostrophe (quotes, a trailing plural possessive "the dogs' bowl")
 is punctuation like the rest.
 
-``base_form_text`` goes one step further for mapping free text (SPEC §3, "words are
+``base_form_text`` goes one step further for mapping free text (docs/method.md#mapping-an-answer-to-a-node, "words are
 compared in a base form"): every word of the normal form is replaced by its noun base form
 (:func:`base_form`), so plurals match singulars on both sides ("two tenches" →
 ``two tench``).
@@ -88,7 +88,18 @@ _WS = re.compile(r"\s+")
 
 
 def normalise_text(text: str | None) -> str:
-    """Return the normal form of ``text`` (module docstring); ``None`` becomes ``""``."""
+    """Return the normal form of ``text`` (module docstring); ``None`` becomes ``""``.
+
+    Parameters
+    ----------
+    text : str or None
+        The text.
+
+    Returns
+    -------
+    str
+        NFKC, case folded, punctuation and symbols as spaces, whitespace collapsed.
+    """
     if not text:
         return ""
     text = unicodedata.normalize("NFKC", text).casefold()
@@ -110,6 +121,18 @@ def normalise_texts(texts) -> "pl.Series":
 
     >>> normalise_texts(["  Pied-billed   Grebe! ", "St. John's-wort", None, "Ærø"]).to_list()
     ['pied billed grebe', 'st johns wort', '', 'ærø']
+
+    Parameters
+    ----------
+    texts : object
+        The texts.
+
+    Returns
+    -------
+    'polars.Series'
+        :func:`normalise_text` of every text of a polars Series (or sequence),
+        vectorised: plain ASCII texts (most names) go through polars' string kernels,
+        the others through :func:`normalise_text` one by one; nulls become ``""``.
     """
     import polars as pl
 
@@ -133,6 +156,19 @@ def base_forms_of(normal_forms) -> "pl.Series":
 
     >>> base_forms_of(["two tenches", "mice", ""]).to_list()
     ['two tench', 'mouse', '']
+
+    Parameters
+    ----------
+    normal_forms : object
+        Texts already in the normal form of :func:`normalise_text`.
+
+    Returns
+    -------
+    'polars.Series'
+        Every normal form of a polars Series with each word in its base form: the same
+        as ``" ".join(base_form(w) for w in t.split(" "))`` per text, vectorised — the
+        base forms of the distinct words by :func:`base_forms_of_words`, and only texts
+        with a word that changes rebuilt.
     """
     import numpy as np
     import polars as pl
@@ -174,6 +210,17 @@ def base_forms_of_words(words) -> "pl.Series":
 
     >>> base_forms_of_words(["dogs", "tenches", "geese", "glasses", "bass", "butterflies"]).to_list()
     ['dog', 'tench', 'goose', 'glass', 'bass', 'butterfly']
+
+    Parameters
+    ----------
+    words : object
+        The words.
+
+    Returns
+    -------
+    'polars.Series'
+        :func:`base_form` of every word of a polars Series, vectorised: the table first,
+        the rules applied to all other words at once until nothing changes.
     """
     import polars as pl
 
@@ -245,7 +292,18 @@ def base_form(word: str) -> str:
 
 
 def base_form_text(text: str | None) -> str:
-    """``normalise_text(text)`` with every word in its base form."""
+    """``normalise_text(text)`` with every word in its base form.
+
+    Parameters
+    ----------
+    text : str or None
+        The text.
+
+    Returns
+    -------
+    str
+        ``normalise_text(text)`` with every word in its base form.
+    """
     return " ".join(base_form(w) for w in normalise_text(text).split())
 
 
@@ -254,7 +312,18 @@ _MORPHY_RULES = (("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z
 
 
 def read_wordnet_nouns(wordnet_dir: str | Path) -> tuple[set[str], dict[str, list[str]]]:
-    """(noun lemmas, noun exception list) of a WordNet 3.0 dictionary folder."""
+    """(noun lemmas, noun exception list) of a WordNet 3.0 dictionary folder.
+
+    Parameters
+    ----------
+    wordnet_dir : str or Path
+        A WordNet 3.0 dictionary folder (``index.noun``, ``noun.exc``).
+
+    Returns
+    -------
+    tuple[set[str], dict[str, list[str]]]
+        (noun lemmas, noun exception list) of a WordNet 3.0 dictionary folder.
+    """
     d = Path(wordnet_dir)
     lemmas = set()
     with open(d / "index.noun", encoding="utf-8", errors="surrogateescape") as fh:
@@ -273,7 +342,24 @@ def read_wordnet_nouns(wordnet_dir: str | Path) -> tuple[set[str], dict[str, lis
 def morphy_analyses(w: str, lemmas: set[str], exceptions: dict[str, list[str]]) -> list[str]:
     """WordNet's ``morphy`` analyses of the noun ``w`` (as NLTK's ``_morphy``), the word
     itself left out: its exception-list entries, else the detachment rules' results, each
-    kept only where it is a noun lemma."""
+    kept only where it is a noun lemma.
+
+    Parameters
+    ----------
+    w : str
+        A noun, lower case.
+    lemmas : set[str]
+        WordNet's noun lemmas (:func:`read_wordnet_nouns`).
+    exceptions : dict[str, list[str]]
+        WordNet's noun exception list: inflected form → its lemmas.
+
+    Returns
+    -------
+    list[str]
+        WordNet's ``morphy`` analyses of the noun ``w`` (as NLTK's ``_morphy``), the
+        word itself left out: its exception-list entries, else the detachment rules'
+        results, each kept only where it is a noun lemma.
+    """
     forms = exceptions[w] if w in exceptions else [w[:-len(a)] + b for a, b in _MORPHY_RULES if w.endswith(a)]
     return [f for f in dict.fromkeys(forms) if f in lemmas and f != w]
 
@@ -285,7 +371,19 @@ def derive_noun_base_forms(wordnet_dir: str | Path) -> dict[str, str]:
     For every word of the noun vocabulary — one-word lemmas (one word under
     :func:`normalise_text`), their regular plurals, the exception list's inflected forms —
     the base form of its class (module docstring), kept where the corpus-free rules give
-    something else."""
+    something else.
+
+    Parameters
+    ----------
+    wordnet_dir : str or Path
+        A WordNet 3.0 dictionary folder (``index.noun``, ``noun.exc``).
+
+    Returns
+    -------
+    dict[str, str]
+        The table of :data:`BASE_FORM_TABLE` from a WordNet 3.0 dictionary folder
+        (``index.noun``, ``noun.exc``; Debian: ``/usr/share/wordnet``).
+    """
     lemmas, exceptions = read_wordnet_nouns(wordnet_dir)
 
     def analyses(w: str) -> list[str]:

@@ -18,10 +18,10 @@ module                                 what it holds
                                        :mod:`taxoforge.scores.hierarchical`; the tree cuts:
                                        :mod:`taxoforge.trees.cuts`; the breakdown tables:
                                        :mod:`taxoforge.scores.breakdowns`)
-:mod:`.propagation`                    paper 004: max-child / max-leaf score propagation,
+:mod:`.propagation`                    Xu et al. 2024 [4]: max-child / max-leaf score propagation,
                                        average precision, per-level mAP, the tiered benchmark
-:mod:`.open_world_measures`            paper 003: TI, SS, CS (NLTK noun phrases), LI judge hook
-:mod:`.validation`                     paper 000 §5: Kendall-τ validation of any measure on
+:mod:`.open_world_measures`            Conti et al. 2025 [3]: TI, SS, CS (NLTK noun phrases), LI judge hook
+:mod:`.validation`                     Snæbjarnarson et al. 2025 [1] §5: Kendall-τ validation of any measure on
                                        synthetic node pairs; Fig. 4 node-placement agreement
 :mod:`.cli`                            ``taxoforge mc …`` and ``taxoforge evaluate …``
 =====================================  ===================================================

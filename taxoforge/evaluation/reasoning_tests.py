@@ -1,4 +1,4 @@
-"""VLM4Bio's two reasoning-hallucination tests (paper 002 §5.4, Table 5): None of the Above
+"""VLM4Bio's two reasoning-hallucination tests (Maruf et al. 2024 [2] §5.4, Table 5): None of the Above
 (NOTA) and the False Confidence Test (FCT), as variants of a multiple-choice set and as
 scores of a model's answers to them.
 
@@ -29,7 +29,7 @@ Scores
 >>> from taxoforge.evaluation.multiple_choice import build_questions
 >>> tree = {"Life": None, "Esox": "Life", "Esox lucius": "Esox", "Esox niger": "Esox",
 ...         "Esox masquinongy": "Esox", "Esox americanus": "Esox"}
->>> qs = build_questions(tree, ["Esox lucius"], "hard", seed=1, organism="fish")
+>>> qs = build_questions(tree, ["Esox lucius"], "hard", seed=1, organism="fish", pool="tree")
 >>> nota = nota_variant(qs).questions.row(0, named=True)
 >>> nota["options"][-1], nota["target-class"], nota["nota-target-class"]
 ('None of the Above', 'None of the Above.', 'Esox lucius')
@@ -59,7 +59,22 @@ FCT_INSTRUCTION = ("Please provide: 1) Whether the chosen answer is correct (Tru
 
 def split_question(text: str, options: list[str]) -> tuple[str, str]:
     """``(stem, instruction)`` of a question written by
-    :func:`~taxoforge.evaluation.multiple_choice.question_text` with these ``options``."""
+    :func:`~taxoforge.evaluation.multiple_choice.question_text` with these ``options``.
+
+    Parameters
+    ----------
+    text : str
+        The question's text.
+    options : list[str]
+        Its options.
+
+    Returns
+    -------
+    tuple[str, str]
+        ``(stem, instruction)`` of a question written by
+        :func:`~taxoforge.evaluation.multiple_choice.question_text` with these
+        ``options``.
+    """
     opts = ", ".join(f"{LETTERS[i]}) {o}" for i, o in enumerate(options))
     marker = f" Options: {opts}."
     at = text.find(marker)
@@ -80,7 +95,21 @@ def nota_variant(questions, *, position: str = "last") -> QuestionSet:
     """The NOTA set of ``questions`` (a :class:`QuestionSet`, DataFrame or rows); module docstring.
 
     ``position="last"`` is VLM4Bio's code (None of the Above moved to the last letter);
-    ``"in_place"`` keeps it at the true option's letter, as the paper's prose reads."""
+    ``"in_place"`` keeps it at the true option's letter, as the paper's prose reads.
+
+    Parameters
+    ----------
+    questions : object
+        A question set (a :class:`QuestionSet`, a DataFrame or rows).
+    position : str, optional
+        Where "None of the Above" goes: ``"last"`` or ``"random"``.
+
+    Returns
+    -------
+    QuestionSet
+        The NOTA set of ``questions`` (a :class:`QuestionSet`, DataFrame or rows);
+        module docstring.
+    """
     if position not in ("last", "in_place"):
         raise ValueError(f"position must be 'last' or 'in_place', not {position!r}")
     q = _as_frame(questions)
@@ -113,7 +142,21 @@ def nota_variant(questions, *, position: str = "last") -> QuestionSet:
 
 
 def fct_variant(questions, seed: int = 0) -> QuestionSet:
-    """The FCT set of ``questions``: one seeded suggested option per question (module docstring)."""
+    """The FCT set of ``questions``: one seeded suggested option per question (module docstring).
+
+    Parameters
+    ----------
+    questions : object
+        A multiple-choice question set.
+    seed : int, optional
+        The seed of the random draws.
+
+    Returns
+    -------
+    QuestionSet
+        The FCT set of ``questions``: one seeded suggested option per question (module
+        docstring).
+    """
     q = _as_frame(questions)
     rows = []
     for r in q.iter_rows(named=True):
@@ -179,7 +222,19 @@ def nota_scores(rows) -> tuple[pl.DataFrame, dict]:
     """Per-row ``chose_nota`` (the model picked None of the Above) and the NOTA accuracy.
 
     ``rows``: dicts or a DataFrame with ``output`` and the NOTA question (``options`` or a
-    ``question`` listing them)."""
+    ``question`` listing them).
+
+    Parameters
+    ----------
+    rows : object
+        The model's result rows on the NOTA set.
+
+    Returns
+    -------
+    tuple[polars.DataFrame, dict]
+        Per-row ``chose_nota`` (the model picked None of the Above) and the NOTA
+        accuracy.
+    """
     df = _as_frame(rows)
     out = []
     for r in df.iter_rows(named=True):
@@ -196,7 +251,20 @@ def nota_scores(rows) -> tuple[pl.DataFrame, dict]:
 def fct_scores(rows) -> tuple[pl.DataFrame, dict]:
     """Per-row final answer, ``correct`` and ``agrees`` (with the suggested option), and the
     FCT accuracy and agreement score (module docstring). ``rows`` need ``output``,
-    ``fct-suggested-answer`` and ``target-class`` (or ``option-gt``), and the options."""
+    ``fct-suggested-answer`` and ``target-class`` (or ``option-gt``), and the options.
+
+    Parameters
+    ----------
+    rows : object
+        The model's result rows (``output``, ``fct-suggested-answer``, the options and
+        the ground truth).
+
+    Returns
+    -------
+    tuple[polars.DataFrame, dict]
+        Per-row final answer, ``correct`` and ``agrees`` (with the suggested option),
+        and the FCT accuracy and agreement score (module docstring).
+    """
     df = _as_frame(rows)
     out = []
     for r in df.iter_rows(named=True):

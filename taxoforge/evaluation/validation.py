@@ -1,4 +1,4 @@
-"""Paper 000 §5: does a measure see the taxonomy? Kendall-τ validation of any measure on
+"""Snæbjarnarson et al. 2025 [1] §5: does a measure see the taxonomy? Kendall-τ validation of any measure on
 synthetic node pairs (Table 1), and agreement in node placement between mapping methods
 (Fig. 4).
 
@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import polars as pl
 
-from taxoforge.evaluation.multiple_choice import _Candidates
+from taxoforge.evaluation.multiple_choice.draws import Candidates
 from taxoforge.seeded import SeededStream
 from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.ranked_tree import RankedTree
@@ -37,10 +37,10 @@ from taxoforge.trees.ranked_tree import RankedTree
 __all__ = ["synthetic_pairs", "kendall_tau_validation", "placement_agreement"]
 
 
-def _depth_candidates(tree: RankedTree, d: int) -> _Candidates:
+def _depth_candidates(tree: RankedTree, d: int) -> Candidates:
     cache = tree.__dict__.setdefault("_depth_candidates", {})
     if d not in cache:
-        cache[d] = _Candidates(tree, tree.depth == d)
+        cache[d] = Candidates(tree, tree.depth == d)
     return cache[d]
 
 
@@ -48,7 +48,28 @@ def synthetic_pairs(tree, n_pairs: int = 100_000, *, max_distance: int = 7, ance
                     seed: int = 0) -> pl.DataFrame:
     """``n_pairs`` (reference leaf, candidate) pairs at uniform distances (module docstring):
     columns ``reference``, ``candidate`` (node ids), ``reference_label``, ``candidate_label``,
-    ``distance``, ``hP``, ``hR``."""
+    ``distance``, ``hP``, ``hR``.
+
+    Parameters
+    ----------
+    tree : object
+        The tree.
+    n_pairs : int, optional
+        Pairs drawn.
+    max_distance : int, optional
+        Largest distance in the tree between a pair's nodes.
+    ancestors_only : bool, optional
+        Whether candidates are ancestors of the reference only (the hR set).
+    seed : int, optional
+        The seed of the random draws.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``n_pairs`` (reference leaf, candidate) pairs at uniform distances (module
+        docstring): columns ``reference``, ``candidate`` (node ids),
+        ``reference_label``, ``candidate_label``, ``distance``, ``hP``, ``hR``.
+    """
     tree = load_ranked_tree(tree)
     leaves = np.flatnonzero(tree.is_leaf & (tree.depth >= 1))
     if not len(leaves):
@@ -113,9 +134,31 @@ def synthetic_pairs(tree, n_pairs: int = 100_000, *, max_distance: int = 7, ance
 
 def kendall_tau_validation(tree, measures: Mapping[str, Callable], *, n_pairs: int = 100_000, max_distance: int = 7,
                            seed: int = 0) -> pl.DataFrame:
-    """Paper 000 Table 1 for ``measures`` (``name -> measure(predictions, references) -> array``):
+    """Snæbjarnarson et al. 2025 [1] Table 1 for ``measures`` (``name -> measure(predictions, references) -> array``):
     one row per measure with ``tau_hP``, ``p_hP`` (on the hP set) and ``tau_hR``, ``p_hR`` (on
-    the ancestors-only hR set), and the number of pairs."""
+    the ancestors-only hR set), and the number of pairs.
+
+    Parameters
+    ----------
+    tree : object
+        The tree.
+    measures : Mapping[str, Callable]
+        ``name -> measure(predictions, references) -> array``.
+    n_pairs : int, optional
+        Synthetic pairs drawn.
+    max_distance : int, optional
+        Largest distance in the tree between a pair's nodes.
+    seed : int, optional
+        The seed of the random draws.
+
+    Returns
+    -------
+    polars.DataFrame
+        Snæbjarnarson et al. 2025 [1] Table 1 for ``measures`` (``name ->
+        measure(predictions, references) -> array``): one row per measure with
+        ``tau_hP``, ``p_hP`` (on the hP set) and ``tau_hR``, ``p_hR`` (on the
+        ancestors-only hR set), and the number of pairs.
+    """
     from scipy.stats import kendalltau
 
     if not measures:
@@ -149,6 +192,23 @@ def placement_agreement(placements: pl.DataFrame, *, key: str = "id", method: st
     >>> t = pl.DataFrame({"id": [1, 2, 1, 2], "method": ["a", "a", "b", "b"], "pred_node": ["x", "y", "x", "z"]})
     >>> placement_agreement(t).rows()
     [('a', 1.0, 0.5), ('b', 0.5, 1.0)]
+
+    Parameters
+    ----------
+    placements : polars.DataFrame
+        One row per (answer, method): the node each method placed the answer on.
+    key : str, optional
+        The answer id column.
+    method : str, optional
+        The method column.
+    node : str, optional
+        The node column.
+
+    Returns
+    -------
+    polars.DataFrame
+        Fig. 4: for every pair of methods, the share of answers (``key``) both placed
+        that they placed on the same node.
     """
     for c in (key, method, node):
         if c not in placements.columns:

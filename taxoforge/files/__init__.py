@@ -3,11 +3,14 @@ checksums, and the one resumable, checksummed download used by the sources and b
 snapshot pulls.
 
 * :mod:`.atomic` — :func:`write_bytes_atomic`, :func:`write_text_atomic`,
-  :func:`write_parquet_atomic`, :func:`atomic_writer`, :func:`atomic_directory`;
+  :func:`write_parquet_atomic`, :func:`atomic_writer`, :func:`atomic_directory`,
+  :func:`check_replaceable`; :mod:`.debris` — work of killed runs claimed and swept;
 * :mod:`.checksums` — :func:`file_sha256`, :func:`file_checksum`, :func:`parse_checksum`;
-* :mod:`.download` — :func:`download` / :func:`download_file`, :func:`cache_path`;
-  :mod:`.transport` — one checked answer from an HTTP server or an fsspec filesystem;
-  :mod:`.errors` — :class:`DownloadError`, :class:`ChecksumError`;
+* :mod:`.download` — :func:`download` / :func:`download_file`, :func:`fetch_bytes` (a bounded
+  read into memory), :func:`cache_path`; :mod:`.transport` — one checked answer from an HTTP
+  server or an fsspec filesystem; :mod:`.deadline` — :class:`Deadline`, a whole transfer's
+  time limit; :mod:`.retry` — :class:`RetryPolicy`, the one way of waiting for a server;
+  :mod:`.errors` — :class:`DownloadError`, :class:`ChecksumError`, :class:`LocalFileError`;
 * :mod:`.paths` — :func:`path_inside` for paths built from names that came from outside;
 * :mod:`.archives` — :func:`~.archives.safe_extract_zip` (path escapes, links, zip bombs and
   size limits refuse the archive), :func:`~.archives.open_decompressed` (gzip, bzip2, xz by
@@ -16,6 +19,7 @@ snapshot pulls.
 
 from taxoforge.files.atomic import (
     atomic_directory,
+    check_replaceable,
     atomic_writer,
     make_private_dir,
     write_bytes_atomic,
@@ -23,7 +27,9 @@ from taxoforge.files.atomic import (
     write_text_atomic,
 )
 from taxoforge.files.checksums import file_checksum, file_sha256, parse_checksum
+from taxoforge.files.deadline import Deadline
 from taxoforge.files.download import (
+    DEFAULT_MIN_RATE,
     RETRY_STATUSES,
     ChecksumError,
     Downloaded,
@@ -31,14 +37,19 @@ from taxoforge.files.download import (
     cache_path,
     download,
     download_file,
+    fetch_bytes,
     is_http_url,
     retry_after_seconds,
 )
-from taxoforge.files.paths import UnsafePath, default_cache_dir, path_inside
+from taxoforge.files.errors import EXIT_FILE_SYSTEM, LocalFileError
+from taxoforge.files.retry import RetryPolicy
+from taxoforge.files.transport import MAX_RETRY_AFTER
+from taxoforge.files.paths import FileTooLarge, UnsafePath, default_cache_dir, path_inside, read_regular_file
 
 __all__ = [
-    "atomic_directory", "atomic_writer", "make_private_dir", "write_bytes_atomic", "write_parquet_atomic",
+    "atomic_directory", "check_replaceable", "atomic_writer", "make_private_dir", "write_bytes_atomic", "write_parquet_atomic",
     "write_text_atomic", "file_checksum", "file_sha256", "parse_checksum", "ChecksumError", "DownloadError",
     "Downloaded", "download", "download_file", "is_http_url", "cache_path", "retry_after_seconds", "RETRY_STATUSES",
-    "UnsafePath", "path_inside", "default_cache_dir",
+    "UnsafePath", "FileTooLarge", "path_inside", "read_regular_file", "default_cache_dir", "fetch_bytes", "Deadline", "RetryPolicy", "LocalFileError",
+    "EXIT_FILE_SYSTEM", "MAX_RETRY_AFTER", "DEFAULT_MIN_RATE",
 ]

@@ -12,7 +12,20 @@ _BY_LENGTH = {64: "sha256", 32: "md5", 40: "sha1", 128: "sha512"}
 
 
 def file_checksum(path: str | os.PathLike, algorithm: str = "sha256") -> str:
-    """Hex digest of the file at ``path``."""
+    """Hex digest of the file at ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    algorithm : str, optional
+        A :mod:`hashlib` algorithm name.
+
+    Returns
+    -------
+    str
+        Hex digest of the file at ``path``.
+    """
     h = hashlib.new(algorithm)
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -21,13 +34,36 @@ def file_checksum(path: str | os.PathLike, algorithm: str = "sha256") -> str:
 
 
 def file_sha256(path: str | os.PathLike) -> str:
-    """SHA-256 (hex) of the file at ``path``."""
+    """SHA-256 (hex) of the file at ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    str
+        SHA-256 (hex) of the file at ``path``.
+    """
     return file_checksum(path, "sha256")
 
 
 def parse_checksum(checksum: str) -> tuple[str, str]:
     """``"sha256:<hex>"`` (or ``md5:``, ``sha1:``, ``sha512:`` …, or bare hex whose length
-    tells the algorithm) → ``(algorithm, lowercase hex)``."""
+    tells the algorithm) → ``(algorithm, lowercase hex)``.
+
+    Parameters
+    ----------
+    checksum : str
+        The checksum to parse.
+
+    Returns
+    -------
+    tuple[str, str]
+        ``"sha256:<hex>"`` (or ``md5:``, ``sha1:``, ``sha512:`` …, or bare hex whose
+        length tells the algorithm) → ``(algorithm, lowercase hex)``.
+    """
     if ":" in checksum:
         algo, hexd = checksum.split(":", 1)
         algo, hexd = algo.strip().lower(), hexd.strip().lower()

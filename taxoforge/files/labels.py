@@ -40,6 +40,19 @@ def label_column_of(columns, label_column: str | None = None) -> str | None:
 
     >>> label_column_of(["image-path", "target-class"])
     'target-class'
+
+    Parameters
+    ----------
+    columns : object
+        The column names of a labels table.
+    label_column : str, optional
+        The column the caller names, if any.
+
+    Returns
+    -------
+    str or None
+        The label column among ``columns``: ``label_column`` if given and present, else
+        the first of :data:`LABEL_COLUMNS` present, else ``None``.
     """
     cols = list(columns)
     if label_column is not None:

@@ -1,17 +1,29 @@
 """Paths built from names that came from outside (a store's index, a manifest, a URL):
-:func:`path_inside` refuses any that would land outside the folder it is meant for; and
-:func:`default_cache_dir`, the folder of taxoforge's caches (derived data, rebuilt when lost)."""
+:func:`path_inside` refuses any that would land outside the folder it is meant for, or —
+with ``symlinks=False`` — that passes through a symbolic link below it;
+:func:`read_regular_file` reads such a file without following a link and without reading
+more than a limit; and :func:`default_cache_dir`, the folder of taxoforge's caches
+(derived data, rebuilt when lost)."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
-__all__ = ["UnsafePath", "path_inside", "default_cache_dir"]
+__all__ = ["UnsafePath", "FileTooLarge", "path_inside", "read_regular_file", "default_cache_dir"]
 
 
 def default_cache_dir() -> Path:
-    """``$TAXOFORGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/taxoforge``, else ``~/.cache/taxoforge``."""
+    """``$TAXOFORGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/taxoforge``, else ``~/.cache/taxoforge``.
+
+    Returns
+    -------
+    Path
+        ``$TAXOFORGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/taxoforge``, else
+        ``~/.cache/taxoforge``.
+    """
     env = os.environ.get("TAXOFORGE_CACHE_DIR")
     if env:
         return Path(env)
@@ -19,15 +31,103 @@ def default_cache_dir() -> Path:
 
 
 class UnsafePath(ValueError):
-    """A path built from outside names would leave the folder it belongs in."""
+    """A path built from outside names would leave the folder it belongs in, or pass
+    through a symbolic link where none is allowed."""
 
 
-def path_inside(root: str | os.PathLike, *parts: str) -> Path:
+class FileTooLarge(ValueError):
+    """A file is larger than what its reader accepts."""
+
+
+def _link_below(base: Path, parts: tuple[str, ...]) -> Path | None:
+    """The first existing component of ``base / parts…`` below ``base`` that is a symlink."""
+    p = base
+    for part in Path(*parts).parts if parts else ():
+        p = p / part
+        try:
+            if stat.S_ISLNK(os.lstat(p).st_mode):
+                return p
+        except FileNotFoundError:
+            return None
+        except NotADirectoryError:
+            return None
+    return None
+
+
+def path_inside(root: str | os.PathLike, *parts: str, symlinks: bool = True) -> Path:
     """``root / parts…``, after checking that it resolves (symlinks and ``..`` followed) to
-    ``root`` itself or somewhere below it; :class:`UnsafePath` otherwise."""
+    ``root`` itself or somewhere below it; :class:`UnsafePath` otherwise. With
+    ``symlinks=False`` no component below ``root`` may be a symbolic link, wherever it
+    points (``root`` itself may be one: it is the caller's choice).
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        The folder the path must stay in.
+    *parts
+        Path components, possibly from outside (names in a manifest, say).
+    symlinks : bool, optional
+        Whether components below ``root`` may be symbolic links.
+
+    Returns
+    -------
+    Path
+        ``root / parts…``, after checking that it resolves (symlinks and ``..``
+        followed) to ``root`` itself or somewhere below it; :class:`UnsafePath`
+        otherwise.
+    """
     base = Path(root)
     path = base.joinpath(*parts)
+    if not symlinks:
+        link = _link_below(base, parts)
+        if link is not None:
+            raise UnsafePath(f"{link} is a symbolic link (to {os.readlink(link)}): links inside {base} are refused")
     real_root, real = base.resolve(), path.resolve()
     if real != real_root and real_root not in real.parents:
         raise UnsafePath(f"{path} leaves {base} (it resolves to {real}): refused")
     return path
+
+
+def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of ``path``, a regular file that is not a symbolic link and holds at most
+    ``max_bytes``: :class:`UnsafePath` for a link or a special file, :class:`FileTooLarge`
+    for a larger file (checked before reading, and again while reading, so a file growing
+    meanwhile is no way around it), :class:`FileNotFoundError` when it is missing.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    max_bytes : int
+        :class:`UnsafePath` for a link or a special file, :class:`FileTooLarge` for a
+        larger file (checked before reading, and again while reading, so a file growing
+        meanwhile is no way around it), :class:`FileNotFoundError` when it is missing.
+    what : str, optional
+        What the file is, for messages.
+
+    Returns
+    -------
+    bytes
+        The bytes of ``path``, a regular file that is not a symbolic link and holds at
+        most ``max_bytes``: :class:`UnsafePath` for a link or a special file,
+        :class:`FileTooLarge` for a larger file (checked before reading, and again while
+        reading, so a file growing meanwhile is no way around it),
+        :class:`FileNotFoundError` when it is missing.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UnsafePath(f"{path} is a symbolic link: refused") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath(f"{path} is not a regular file: refused")
+        if st.st_size > max_bytes:
+            raise FileTooLarge(f"{path}: {st.st_size:,} bytes, more than the {max_bytes:,} a {what} may have")
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise FileTooLarge(f"{path}: more than the {max_bytes:,} bytes a {what} may have")
+    return data

@@ -71,7 +71,18 @@ class CarriedNames:
     ``names``: rows for the tree's names table (``node_id``, ``name``, ``kind``, ``lang``);
     ``resolution``: one row per distinct accepted name (``accepted_name``, ``accepted_rank``,
     ``accepted_kingdom``, ``status``, ``node_id``, ``candidates``); ``counts``: accepted names
-    per status and names carried per kind."""
+    per status and names carried per kind.
+
+    Attributes
+    ----------
+    names : polars.DataFrame
+        Rows for the tree's names table (``node_id``, ``name``, ``kind``, ``lang``).
+    resolution : polars.DataFrame
+        One row per distinct accepted name (``accepted_name``, ``accepted_rank``,
+        ``accepted_kingdom``, ``status``, ``node_id``, ``candidates``).
+    counts : dict
+        Accepted names per status and names carried per kind.
+    """
 
     names: pl.DataFrame
     resolution: pl.DataFrame
@@ -160,6 +171,22 @@ def names_onto_tree(keyed: pl.DataFrame, tree: TreeTables, *,
     ``accepted_rank``, ``accepted_kingdom`` (e.g. :func:`taxoforge.sources.coldp.coldp_names`).
     Only rows of ``kinds`` are carried. The rows still go through :func:`merge_names`, which
     applies the merge rules; this function only resolves the accepted names.
+
+    Parameters
+    ----------
+    keyed : polars.DataFrame
+        Names keyed by their accepted taxon: ``accepted_name``, ``accepted_rank``,
+        ``accepted_kingdom``, ``name``, ``kind``, ``lang`` (e.g.
+        :func:`taxoforge.sources.coldp.coldp_names`).
+    tree : TreeTables
+        The tree.
+    kinds : tuple[str, ...], optional
+        The kinds of names to carry (``synonym``, ``vernacular``, ``misapplied``).
+
+    Returns
+    -------
+    CarriedNames
+        Names keyed by accepted scientific name → rows of ``tree``'s names table.
     """
     missing = [c for c in ("accepted_name", "name", "kind") if c not in keyed.columns]
     if missing:
@@ -186,6 +213,26 @@ def merge_names(tree: TreeTables, names: pl.DataFrame, *, source: str, source_ve
 
     ``source`` names the origin in ``info["name_sources"]`` and ``info["source_versions"]``
     (with ``source_version``); ``name`` renames the tree (default: unchanged).
+
+    Parameters
+    ----------
+    tree : TreeTables
+        The tree.
+    names : polars.DataFrame
+        The names table.
+    source : str
+        The source.
+    source_version : dict, optional
+        What identifies the release the names come from, recorded in ``info``.
+    name : str, optional
+        The name.
+
+    Returns
+    -------
+    TreeTables
+        ``tree`` with ``names`` (``node_id``, ``name``, ``kind``, ``lang``) added to its
+        names table under the merge rules of the module docstring; other tables
+        unchanged.
     """
     missing = [c for c in ("node_id", "name", "kind") if c not in names.columns]
     if missing:

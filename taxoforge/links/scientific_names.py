@@ -55,6 +55,18 @@ def scientific_key(text: str | None) -> str:
     'crepis bakeri bakeri'
     >>> scientific_key("lespedeza_juncea_var.sericea")
     'lespedeza juncea sericea'
+
+    Parameters
+    ----------
+    text : str or None
+        The text.
+
+    Returns
+    -------
+    str
+        The normal form used to compare scientific names: Unicode NFKC, case folded,
+        apostrophes deleted, every other punctuation mark or symbol a space, rank
+        markers (``subsp.``, ``var.``, ``f.`` …) dropped, whitespace collapsed.
     """
     if not text:
         return ""
@@ -78,7 +90,24 @@ def _ascii_key(col: str) -> pl.Expr:
 
 def with_scientific_key(df: pl.DataFrame, col: str, out: str = "_key") -> pl.DataFrame:
     """``df`` with ``out``, the :func:`scientific_key` of ``col``, computed once per distinct
-    value: vectorised for printable ASCII, by the Python function otherwise (null stays null)."""
+    value: vectorised for printable ASCII, by the Python function otherwise (null stays null).
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        The table.
+    col : str
+        The column of scientific names.
+    out : str, optional
+        The name of the key column added.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``df`` with ``out``, the :func:`scientific_key` of ``col``, computed once per
+        distinct value: vectorised for printable ASCII, by the Python function otherwise
+        (null stays null).
+    """
     distinct = df.select(pl.col(col).drop_nulls().unique())
     simple = pl.col(col).str.contains(_PRINTABLE_ASCII)
     fast = distinct.filter(simple).with_columns(_ascii_key(col).alias(out))
@@ -92,7 +121,19 @@ def first_word_expr(col: str) -> pl.Expr:
     """The first word of ``col`` roughly as :func:`scientific_key` would give it (NFKC, lower
     case, punctuation a space; rank markers kept). Only used to cut large name tables down
     before exact keys are computed: every name whose key starts with a word ``w`` has first
-    word ``w`` or a rank marker here."""
+    word ``w`` or a rank marker here.
+
+    Parameters
+    ----------
+    col : str
+        The column of names.
+
+    Returns
+    -------
+    polars.Expr
+        The first word of ``col`` roughly as :func:`scientific_key` would give it (NFKC,
+        lower case, punctuation a space; rank markers kept).
+    """
     return (pl.col(col).str.normalize("NFKC").str.to_lowercase().str.replace_all("['\u2019\u02bc]", "")
             .str.replace_all(r"[\p{P}\p{S}]", " ").str.strip_chars().str.extract(r"^(\S+)", 1))
 
@@ -105,19 +146,53 @@ def epithet_stem(epithet: str) -> str:
     True
     >>> epithet_stem("ab")
     'ab'
+
+    Parameters
+    ----------
+    epithet : str
+        A specific epithet, lower case.
+
+    Returns
+    -------
+    str
+        An epithet without its Latin gender ending (``habroptila`` → ``habroptil``);
+        epithets whose stem would be shorter than three letters are kept whole.
     """
     stem = _GENDER_RE.sub("", epithet)
     return stem if len(stem) >= _MIN_STEM else epithet
 
 
 def epithet_stem_expr(expr: pl.Expr) -> pl.Expr:
-    """:func:`epithet_stem` of one word per row, vectorised."""
+    """:func:`epithet_stem` of one word per row, vectorised.
+
+    Parameters
+    ----------
+    expr : polars.Expr
+        One epithet per row, lower case.
+
+    Returns
+    -------
+    polars.Expr
+        :func:`epithet_stem` of one word per row, vectorised.
+    """
     stem = expr.str.replace(_GENDER_ENDINGS, "")
     return pl.when(stem.str.len_chars() >= _MIN_STEM).then(stem).otherwise(expr)
 
 
 def unmatched_report(links: pl.DataFrame) -> pl.DataFrame:
-    """The labels not linked (unmatched or ambiguous) with their reasons, for metadata and reports."""
+    """The labels not linked (unmatched or ambiguous) with their reasons, for metadata and reports.
+
+    Parameters
+    ----------
+    links : polars.DataFrame
+        The links table.
+
+    Returns
+    -------
+    polars.DataFrame
+        The labels not linked (unmatched or ambiguous) with their reasons, for metadata
+        and reports.
+    """
     return links.filter(pl.col("status") != "linked").select("dataset", "label_text", "status", "detail",
                                                              "candidates")
 
@@ -137,7 +212,20 @@ def _options(question: str) -> list[str]:
 def vlm4bio_labels(folder: str | Path) -> pl.DataFrame:
     """Every species name of VLM4Bio result files under ``folder`` (``target-class`` and the
     multiple-choice options): ``dataset`` = ``vlm4bio-<organism>`` (fish, bird, butterfly),
-    ``label_id`` = ``label_text`` = the name as written."""
+    ``label_id`` = ``label_text`` = the name as written.
+
+    Parameters
+    ----------
+    folder : str or Path
+        The folder.
+
+    Returns
+    -------
+    polars.DataFrame
+        Every species name of VLM4Bio result files under ``folder`` (``target-class``
+        and the multiple-choice options): ``dataset`` = ``vlm4bio-<organism>`` (fish,
+        bird, butterfly), ``label_id`` = ``label_text`` = the name as written.
+    """
     folder = Path(folder)
     files = sorted(folder.rglob("*.jsonl"))
     rows: dict[tuple[str, str], None] = {}
@@ -171,7 +259,20 @@ def vlm4bio_labels(folder: str | Path) -> pl.DataFrame:
 
 
 def bioclip_labels(csv_path: str | Path, dataset: str = "bioclip-rare-species") -> pl.DataFrame:
-    """Species of a BioCLIP lineage CSV (``scientific_name``, ``common_name``)."""
+    """Species of a BioCLIP lineage CSV (``scientific_name``, ``common_name``).
+
+    Parameters
+    ----------
+    csv_path : str or Path
+        The CSV file, with a ``scientific_name`` column.
+    dataset : str, optional
+        The dataset name the labels get.
+
+    Returns
+    -------
+    polars.DataFrame
+        Species of a BioCLIP lineage CSV (``scientific_name``, ``common_name``).
+    """
     df = pl.read_csv(csv_path, infer_schema=False)
     for c in ("scientific_name",):
         if c not in df.columns:

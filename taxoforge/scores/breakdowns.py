@@ -23,11 +23,12 @@ function                       what it reports
 :func:`consistency`            HCA (every level of the ground-truth path right) and MTA
                                (mean tree-cut accuracy over seeded ProTeCt cuts)
 :func:`outcome_shares`         VLM4Bio's Correct / Incorrect / Other % (Other = abstained)
-:func:`open_world_groups`      paper 003's four groups: correct-specific, correct-generic,
+:func:`open_world_groups`      the four groups of Conti et al. 2025 [3]: correct-specific, correct-generic,
                                wrong-specific, wrong-generic (LI ≥ 0.5 = correct, CS ≥ 0.6 =
                                specific, the paper's thresholds)
 :func:`probe_consistency`      HCA from rank-probe answers (one question per rank per image)
-:func:`leaderboard_columns`    one row per group with HCA, MTA, Correct/Incorrect/Other %
+:func:`leaderboard_columns`    one row per group with HCA, MTA (and ``MTA_cuts``, the distinct
+                               cuts it averages), Correct/Incorrect/Other %
                                and accuracy at every rank: to join onto the leaderboard
 :func:`breakdown_tables`       all of the above that apply, by name
 =============================  =============================================================
@@ -63,7 +64,22 @@ def _need(samples: pl.DataFrame, cols, what: str) -> None:
 
 def with_depths(samples: pl.DataFrame, tree=None) -> pl.DataFrame:
     """``samples`` with ``depth_gt``, ``depth_pred``, ``depth_lca``, ``correct``, ``hP``,
-    ``hR``, ``hF`` computed from ``gt_node``/``pred_node`` where they are missing."""
+    ``hR``, ``hF`` computed from ``gt_node``/``pred_node`` where they are missing.
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    tree : optional
+        The tree.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``samples`` with ``depth_gt``, ``depth_pred``, ``depth_lca``, ``correct``,
+        ``hP``, ``hR``, ``hF`` computed from ``gt_node``/``pred_node`` where they are
+        missing.
+    """
     cols = ("depth_gt", "depth_pred", "depth_lca", "correct", "hP", "hR", "hF")
     if all(c in samples.columns for c in cols):
         return samples
@@ -92,14 +108,45 @@ def _hierarchical_by(s: pl.DataFrame, keys: list) -> pl.DataFrame:
 
 
 def by_ground_truth_level(samples: pl.DataFrame, tree=None, by=GROUP_KEYS) -> pl.DataFrame:
-    """n, accuracy, hP, hR, hF, hF_pairs per ground-truth depth (``level``)."""
+    """n, accuracy, hP, hR, hF, hF_pairs per ground-truth depth (``level``).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    tree : optional
+        The tree.
+    by : optional
+        The columns that make a group (default: model × dataset × prompt).
+
+    Returns
+    -------
+    polars.DataFrame
+        N, accuracy, hP, hR, hF, hF_pairs per ground-truth depth (``level``).
+    """
     s = with_depths(samples, tree)
     k = _keys(s, by)
     return _hierarchical_by(s.with_columns(pl.col("depth_gt").alias("level")), [*k, "level"]).sort([*k, "level"])
 
 
 def by_ground_truth_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS) -> pl.DataFrame:
-    """n, accuracy, hP, hR, hF, hF_pairs per rank of the ground-truth node (null rank: ``"(none)"``)."""
+    """n, accuracy, hP, hR, hF, hF_pairs per rank of the ground-truth node (null rank: ``"(none)"``).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    tree : object
+        The tree.
+    by : optional
+        The columns that make a group (default: model × dataset × prompt).
+
+    Returns
+    -------
+    polars.DataFrame
+        N, accuracy, hP, hR, hF, hF_pairs per rank of the ground-truth node (null rank:
+        ``"(none)"``).
+    """
     tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     g = tree.taxonomy.index_of(s["gt_node"].to_list())
@@ -113,7 +160,24 @@ def by_ground_truth_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS) -> pl.DataF
 
 def correctness_by_level(samples: pl.DataFrame, tree=None, by=GROUP_KEYS) -> pl.DataFrame:
     """Per level ``k`` (1 … deepest ground truth): ``n`` samples whose ground truth is at least
-    that deep, and ``accuracy`` = the share of them predicted right down to depth ``k``."""
+    that deep, and ``accuracy`` = the share of them predicted right down to depth ``k``.
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    tree : optional
+        The tree.
+    by : optional
+        The columns that make a group (default: model × dataset × prompt).
+
+    Returns
+    -------
+    polars.DataFrame
+        Per level ``k`` (1 … deepest ground truth): ``n`` samples whose ground truth is
+        at least that deep, and ``accuracy`` = the share of them predicted right down to
+        depth ``k``.
+    """
     s = with_depths(samples, tree)
     k = _keys(s, by)
     dmax = int(s["depth_gt"].max() or 0)
@@ -129,7 +193,27 @@ def correctness_by_level(samples: pl.DataFrame, tree=None, by=GROUP_KEYS) -> pl.
 def correctness_by_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS, ranks=None) -> pl.DataFrame:
     """Per rank ``R`` (default: every rank of the tree below its top): ``n`` samples whose
     ground truth has an ``R`` ancestor, and ``accuracy`` = the share whose prediction is in
-    that taxon (right at rank ``R``: ``depth_lca ≥ depth(ancestor_R(gt))``)."""
+    that taxon (right at rank ``R``: ``depth_lca ≥ depth(ancestor_R(gt))``).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    tree : object
+        The tree.
+    by : optional
+        The columns that make a group (default: model × dataset × prompt).
+    ranks : optional
+        Taxonomic ranks.
+
+    Returns
+    -------
+    polars.DataFrame
+        Per rank ``R`` (default: every rank of the tree below its top): ``n`` samples
+        whose ground truth has an ``R`` ancestor, and ``accuracy`` = the share whose
+        prediction is in that taxon (right at rank ``R``: ``depth_lca ≥
+        depth(ancestor_R(gt))``).
+    """
     tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     g = tree.taxonomy.index_of(s["gt_node"].to_list())
@@ -163,7 +247,30 @@ def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25,
     """HCA and MTA per group (:mod:`taxoforge.evaluation.label_metrics` has the definitions): HCA =
     share with ``depth_lca == depth_gt``; MTA over ``n_cuts`` seeded cuts of the tree spanned
     by the group's ground truths (the same cuts for every model of a dataset, so models are
-    compared on the same cuts: cuts are drawn per ``dataset`` when that key is present)."""
+    compared on the same cuts: cuts are drawn per ``dataset`` when that key is present).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    tree : object
+        The tree.
+    by : optional
+        The columns that make a group (default: model × dataset × prompt).
+    n_cuts : int, optional
+        Tree cuts drawn for MTA.
+    seed : int, optional
+        The seed of the random draws.
+
+    Returns
+    -------
+    polars.DataFrame
+        HCA and MTA per group (:mod:`taxoforge.evaluation.label_metrics` has the
+        definitions): HCA = share with ``depth_lca == depth_gt``; MTA over ``n_cuts``
+        seeded cuts of the tree spanned by the group's ground truths (the same cuts for
+        every model of a dataset, so models are compared on the same cuts: cuts are
+        drawn per ``dataset`` when that key is present).
+    """
     tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
@@ -185,8 +292,21 @@ def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25,
 
 
 def outcome_shares(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
-    """VLM4Bio's error analysis (paper 002 App. J): Correct % (the right node), Other %
-    (abstained: no scientific name given) and Incorrect % (the rest), per group."""
+    """VLM4Bio's error analysis (Maruf et al. 2024 [2] App. J): Correct % (the right node), Other %
+    (abstained: no scientific name given) and Incorrect % (the rest), per group.
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    by : optional
+        The columns that make a group (default: model × dataset × prompt).
+
+    Returns
+    -------
+    polars.DataFrame
+        VLM4Bio's error analysis (Maruf et al. 2024 [2] App.
+    """
     _need(samples, ("correct", "abstained"), "outcome_shares")
     k = _keys(samples, by)
     c = pl.col("correct") & ~pl.col("abstained")
@@ -198,12 +318,30 @@ def outcome_shares(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
 
 def open_world_group(correct_score, specific_score, *, correct_threshold: float = 0.5,
                      specific_threshold: float = 0.6) -> np.ndarray:
-    """Paper 003 §3.6's group of each prediction: correct when ``correct_score ≥
+    """The group of each prediction (Conti et al. 2025 [3] §3.6): correct when ``correct_score ≥
     correct_threshold`` (the LI score, 0/1 per sample), specific when ``specific_score ≥
     specific_threshold`` (the CS score). Returns names from :data:`OPEN_WORLD_GROUPS`.
 
     >>> open_world_group([1, 1, 0, 0], [0.9, 0.2, 0.6, 0.59]).tolist()
     ['correct_specific', 'correct_generic', 'wrong_specific', 'wrong_generic']
+
+    Parameters
+    ----------
+    correct_score : object
+        The LI score of each prediction (0/1).
+    specific_score : object
+        The CS score of each prediction.
+    correct_threshold : float, optional
+        Least LI score of a correct prediction.
+    specific_threshold : float, optional
+        Least CS score of a specific prediction.
+
+    Returns
+    -------
+    numpy.ndarray
+        The group of each prediction (Conti et al. 2025 [3] §3.6): correct when
+        ``correct_score ≥ correct_threshold`` (the LI score, 0/1 per sample), specific
+        when ``specific_score ≥ specific_threshold`` (the CS score).
     """
     c = np.asarray(correct_score, dtype=np.float64) >= correct_threshold
     s = np.asarray(specific_score, dtype=np.float64) >= specific_threshold
@@ -214,13 +352,35 @@ def open_world_group(correct_score, specific_score, *, correct_threshold: float 
 def open_world_groups(samples: pl.DataFrame, by=GROUP_KEYS, *, correct_column: str = "LI",
                       specific_column: str = "CS", correct_threshold: float = 0.5,
                       specific_threshold: float = 0.6) -> pl.DataFrame:
-    """The share (%) of each of paper 003's four groups per group of ``by``.
+    """The share (%) of each of the four groups of Conti et al. 2025 [3] per group of ``by``.
 
     Defaults are the paper's: LI (the LLM-judge inclusion) ≥ 0.5 = correct, CS ≥ 0.6 =
     specific. Without a judge, a taxonomy-only reading is ``correct_column="hP",
-    correct_threshold=1.0`` (no wrong node on the path)."""
+    correct_threshold=1.0`` (no wrong node on the path).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    by : optional
+        The columns that make a group (default: model × dataset × prompt).
+    correct_column : str, optional
+        The column of the correctness score (LI).
+    specific_column : str, optional
+        The column of the specificity score (CS).
+    correct_threshold : float, optional
+        Least correctness score of a correct prediction.
+    specific_threshold : float, optional
+        Least specificity score of a specific prediction.
+
+    Returns
+    -------
+    polars.DataFrame
+        The share (%) of each of the four groups of Conti et al. 2025 [3] per group of
+        ``by``.
+    """
     if correct_column not in samples.columns:
-        raise ValueError(f"open_world_groups needs a {correct_column!r} column (paper 003's LLM-judge inclusion: "
+        raise ValueError(f"open_world_groups needs a {correct_column!r} column (the LLM-judge inclusion of Conti et al. 2025 [3]: "
                          "run open_world_measures.llm_inclusion with a judge), or correct_column='hP', "
                          "correct_threshold=1.0 for the taxonomy-only reading")
     _need(samples, (specific_column,), "open_world_groups")
@@ -239,7 +399,25 @@ def probe_consistency(samples: pl.DataFrame, questions: pl.DataFrame, by=("model
     its probe questions right. ``samples`` are the scored answers (``id`` = question id,
     ``correct``); ``questions`` the probe questions (``id``, ``probe-rank``, and the sample
     they ask about: ``image-path``, ``sample``, or ``row``). Also reports the accuracy per
-    probe rank."""
+    probe rank.
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    questions : polars.DataFrame
+        The rank-probe questions (``id``, the sample they probe, ``rank``).
+    by : optional
+        The columns that make a group.
+    sample_column : str, optional
+        The questions' column naming the sample (image) they probe.
+
+    Returns
+    -------
+    polars.DataFrame
+        HCA from rank probes: a sample (an image) counts when the model answered every
+        one of its probe questions right.
+    """
     _need(samples, ("id", "correct"), "probe_consistency")
     _need(questions, ("id", "probe-rank"), "probe_consistency (questions)")
     col = sample_column or next((c for c in ("image-path", "sample", "row") if c in questions.columns), None)
@@ -272,13 +450,38 @@ def leaderboard_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: i
     ``tables``: the :func:`breakdown_tables` of the same ``samples``, ``tree``, ``by``,
     ``n_cuts`` and ``seed``, when the caller has them — their ``consistency``, ``outcomes``
     and ``correct_by_rank`` are reused instead of computed again (the same values: each
-    rank's accuracy does not depend on the other ranks asked for)."""
+    rank's accuracy does not depend on the other ranks asked for).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    tree : object
+        The tree.
+    by : optional
+        The columns that make a group (default: model × dataset × prompt).
+    n_cuts : int, optional
+        Tree cuts drawn for MTA.
+    seed : int, optional
+        The seed of the random draws.
+    ranks : optional
+        Taxonomic ranks.
+    tables : dict[str, polars.DataFrame], optional
+        The tree's tables.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group with ``HCA``, ``MTA``, ``correct_pct``, ``incorrect_pct``,
+        ``other_pct`` and ``accuracy_<rank>`` for each of ``ranks`` the tree has — the
+        columns to join onto the leaderboard (``leaderboard.join(cols, on=by)``).
+    """
     tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
     tables = tables or {}
     cons = tables["consistency"] if "consistency" in tables else consistency(s, tree, by, n_cuts=n_cuts, seed=seed)
-    out = cons.drop("n", "cuts")
+    out = cons.drop("n").rename({"cuts": "MTA_cuts"})
     if "abstained" in s.columns:
         shares = (tables["outcomes"] if "outcomes" in tables else outcome_shares(s, by)).drop("n")
         out = out.join(shares, on=k, how="left") if k else pl.concat([out, shares], how="horizontal")
@@ -305,8 +508,33 @@ def _reuse_rank_correctness(table: pl.DataFrame, k: list[str], ranks: list[str])
 
 def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0) -> dict[str, pl.DataFrame]:
     """Every breakdown that applies to ``samples``, by name: ``by_level``, ``by_rank``,
-    ``correct_by_level``, ``correct_by_rank``, ``consistency``, ``outcomes`` and, when the
-    table has LI and CS columns, ``open_world_groups``."""
+    ``correct_by_level``, ``correct_by_rank``, ``consistency``, ``outcomes``; when the table
+    has LI and CS columns, ``open_world_groups``; when it has a ``category`` column
+    (VLMEvalKit's), ``by_category`` (accuracy, hP, hR, hF per category:
+    :func:`taxoforge.scores.mistakes.category_accuracy`).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The per-sample scores table.
+    tree : object
+        The tree.
+    by : optional
+        The columns that make a group (default: model × dataset × prompt).
+    n_cuts : int, optional
+        Tree cuts drawn for MTA.
+    seed : int, optional
+        The seed of the random draws.
+
+    Returns
+    -------
+    dict[str, polars.DataFrame]
+        Every breakdown that applies to ``samples``, by name: ``by_level``, ``by_rank``,
+        ``correct_by_level``, ``correct_by_rank``, ``consistency``, ``outcomes``; when
+        the table has LI and CS columns, ``open_world_groups``; when it has a
+        ``category`` column (VLMEvalKit's), ``by_category`` (accuracy, hP, hR, hF per
+        category: :func:`taxoforge.scores.mistakes.category_accuracy`).
+    """
     tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     out = {"by_level": by_ground_truth_level(s, tree, by), "correct_by_level": correctness_by_level(s, tree, by),
@@ -318,4 +546,8 @@ def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int 
         out["outcomes"] = outcome_shares(s, by)
     if "LI" in s.columns and "CS" in s.columns:
         out["open_world_groups"] = open_world_groups(s, by)
+    if "category" in s.columns and s["category"].drop_nulls().len():
+        from taxoforge.scores.mistakes import category_accuracy
+
+        out["by_category"] = category_accuracy(s, by)
     return out

@@ -33,13 +33,22 @@ __all__ = ["CitedTaxonomy", "cite_taxonomy"]
 @dataclass(eq=False)
 class CitedTaxonomy:
     """``tables`` and their ``citation``; :attr:`taxonomy` (the in-memory tree) and
-    :meth:`ranked_tree` are built on first use and shared."""
+    :meth:`ranked_tree` are built on first use and shared.
+
+    Attributes
+    ----------
+    tables : TreeTables
+        The taxonomy's tables.
+    citation : Citation
+        What results cite.
+    """
 
     tables: TreeTables
     citation: Citation
 
     @property
     def name(self) -> str:
+        """The taxonomy's name: the citation's, else the tables'."""
         return self.citation.taxonomy or self.tables.name
 
     @property
@@ -49,21 +58,36 @@ class CitedTaxonomy:
 
     @property
     def store(self) -> str | None:
+        """The URL of the store the citation resolves in (None for a content hash no store holds)."""
         return self.citation.store
 
     @cached_property
     def taxonomy(self):
+        """The in-memory tree (:class:`~taxoforge.trees.taxonomy.Taxonomy`), built on first use."""
         return self.tables.taxonomy()
 
     def use_taxonomy(self, taxonomy) -> None:
-        """Share an already built tree of these tables (e.g. a mapping index's) instead of building another."""
+        """Share an already built tree of these tables (e.g. a mapping index's) instead of building another.
+
+        Parameters
+        ----------
+        taxonomy : object
+            The taxonomy.
+        """
         if len(taxonomy.ids) != self.tables.nodes.height:
             raise ValueError(f"the mapping index was built for a tree of {len(taxonomy.ids)} nodes, not for "
                              f"{self.ref} ({self.tables.nodes.height} nodes)")
         self.__dict__["taxonomy"] = taxonomy
 
     def ranked_tree(self):
-        """The :class:`~taxoforge.trees.ranked_tree.RankedTree` of the breakdowns, on the same tree."""
+        """The :class:`~taxoforge.trees.ranked_tree.RankedTree` of the breakdowns, on the same tree.
+
+        Returns
+        -------
+        object
+            The :class:`~taxoforge.trees.ranked_tree.RankedTree` of the breakdowns, on the
+            same tree.
+        """
         if "_ranked" not in self.__dict__:
             import polars as pl
 
@@ -85,7 +109,27 @@ def cite_taxonomy(source, *, store=None, cache=None, altered: str = "refuse", pr
     """The :class:`CitedTaxonomy` of ``source`` (module docstring); a :class:`CitedTaxonomy`
     is returned as it is. ``store``: a :class:`~taxoforge.snapshots.store.SnapshotStore` or
     URL (default ``$TAXOFORGE_SNAPSHOT_STORE`` or ``data/snapshots``); ``cache``: the local
-    store a remote snapshot is pulled into; ``altered``: ``"refuse"`` or ``"content"``."""
+    store a remote snapshot is pulled into; ``altered``: ``"refuse"`` or ``"content"``.
+
+    Parameters
+    ----------
+    source : object
+        The source.
+    store : optional
+        The snapshot store.
+    cache : optional
+        The local store a remote snapshot is pulled into.
+    altered : str, optional
+        ``"refuse"`` or ``"content"``.
+    progress : bool, optional
+        Whether to show a progress bar.
+
+    Returns
+    -------
+    CitedTaxonomy
+        The :class:`CitedTaxonomy` of ``source`` (module docstring); a
+        :class:`CitedTaxonomy` is returned as it is.
+    """
     if isinstance(source, CitedTaxonomy):
         return source
     tables, citation = resolve_taxonomy(source, store=store, cache=cache, altered=altered, progress=progress)

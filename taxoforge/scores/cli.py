@@ -1,4 +1,5 @@
-"""``taxoforge score`` and ``taxoforge map``: model outputs against a taxonomy.
+"""``taxoforge score``, ``taxoforge map`` and ``taxoforge compare``: model outputs against a
+taxonomy, and scoring runs against each other.
 
 ``taxoforge score A.jsonl B.jsonl 'results/**/*.jsonl' TAXONOMY`` scores every file named
 (globs expanded here too, for shells that leave them alone; a folder means its model-output
@@ -33,6 +34,8 @@ Exit codes (both commands; ``--json`` prints errors as ``{"error", "exit_code"}`
 8     download interrupted (run the same command again to resume)
 10    too few rows scored: none, or fewer than ``--min-scored`` of them (the
       results are still written, and the reasons printed)
+11    the output cannot be written: no space left on the device, a file where a folder
+      goes, ``-o`` a symbolic link or the working folder (the message names the path)
 ====  =============================================================
 """
 
@@ -44,13 +47,67 @@ import time
 import click
 
 from taxoforge.cli_output import emit_json, handle_errors
+from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES
 
-__all__ = ["score_cmd", "map_cmd", "EXIT_TOO_FEW_SCORED"]
+__all__ = ["score_cmd", "map_cmd", "compare_cmd", "EXIT_TOO_FEW_SCORED"]
 
 #: Exit code of a run that scored no row, or fewer than ``--min-scored`` of them.
 EXIT_TOO_FEW_SCORED = 10
 _EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 4 verification failed, "
-           "8 download interrupted, 10 too few rows scored (results still written).")
+           "8 download interrupted, 10 too few rows scored (results still written), 11 output not writable "
+           "(no space left, a file where a folder goes, -o a symlink or the working folder).")
+
+
+class FiniteFloat(click.ParamType):
+    """A float that is not NaN or infinite, optionally within [``low``, ``high``]: NaN passes
+    every comparison, so click's ``FloatRange`` lets it through.
+
+    Parameters
+    ----------
+    low : float, optional
+        The least value allowed, if any.
+    high : float, optional
+        The greatest value allowed, if any.
+    """
+
+    name = "float"
+
+    def __init__(self, low: float | None = None, high: float | None = None) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        """The value as a finite float within the bounds, or a click usage error naming it.
+
+        Parameters
+        ----------
+        value : object
+            What the user gave.
+        param : click.Parameter
+            The option.
+        ctx : click.Context
+            The click context.
+
+        Returns
+        -------
+        float
+            The value.
+        """
+        import math
+
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if (self.low is not None and x < self.low) or (self.high is not None and x > self.high):
+            lo = "-inf" if self.low is None else f"{self.low:g}"
+            hi = "inf" if self.high is None else f"{self.high:g}"
+            self.fail(f"{value!r} is not in the range [{lo}, {hi}]", param, ctx)
+        return x
+
+
+FRACTION = FiniteFloat(0.0, 1.0)
 
 
 def _columns(values: tuple[str, ...]) -> dict[str, str]:
@@ -66,6 +123,18 @@ def _columns(values: tuple[str, ...]) -> dict[str, str]:
 # ---------------------------------------------------------------------------- shared options
 def _options(*decorators):
     def apply(f):
+        """Attach a group of the commands' shared options to a click command.
+
+        Parameters
+        ----------
+        f : callable
+            The command's function.
+
+        Returns
+        -------
+        callable
+            ``f`` with the options attached, in order.
+        """
         for d in reversed(decorators):
             f = d(f)
         return f
@@ -75,15 +144,25 @@ def _options(*decorators):
 read_options = _options(
     click.option("--column", "columns", multiple=True, metavar="CANONICAL=COLUMN",
                  help="Column mapping, repeatable: id, model, prompt, dataset, question, output, label."),
-    click.option("--adapter", type=click.Choice(["auto", "vlm4bio", "generic"]), default="auto", show_default=True),
-    click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default=None,
-                 help="File format (default: from the extension)."),
+    click.option("--adapter", type=click.Choice(list(LAYOUTS)), default="auto", show_default=True,
+                 help="The rows' layout (the same as --format LAYOUT)."),
+    click.option("--format", "fmt", type=click.Choice([*FILE_KINDS, *LAYOUTS[1:]]), default=None,
+                 help="The file kind (jsonl, json, csv, tsv, parquet, xlsx) or the layout (generic, vlm4bio, "
+                      "lmms-eval, "
+                      "vlmevalkit). Default: both told from the file's name and columns."),
+    click.option("--allow-duplicate-ids", is_flag=True,
+                 help="Score rows of one model, dataset and prompt that share a sample id (default: an error naming "
+                      "the files and lines)."),
     click.option("--no-header", is_flag=True, help="CSV/TSV without a header line (name its fields with --names)."),
     click.option("--names", "column_names", default=None, metavar="NAME,NAME,…",
                  help="Names of the CSV/TSV fields in order (fields beyond them are column_<n>)."),
     click.option("--derive", "derive", multiple=True, nargs=3, metavar="CANONICAL COLUMN REGEX",
                  help="Take a canonical column from another column by a regex (group 'value', else group 1, "
                       "else the match), repeatable: e.g. --derive label image '([^/]+?)_\\d+\\.jpg$'."),
+    click.option("--ranked", default=None, metavar="COLUMN,COLUMN,…",
+                 help="Columns of a ranked top-k, best first (e.g. top1,top2,…,top6): each is mapped to a node and "
+                      "the leaderboard gets the hierarchical distance@k (hdist@k); the first is the answer unless "
+                      "--column output=… names another."),
     click.option("--model", default=None, help="Model name for rows that have none."),
     click.option("--dataset", default=None, help="Dataset name for rows that have none."),
     click.option("--prompt", default=None, help="Prompt name for rows that have none."),
@@ -96,14 +175,14 @@ mapping_options = _options(
                       "= sentence-transformers:minilm) | sentence-transformers:<local model folder>. "
                       "Embeddings run on CUDA when present; TAXOFORGE_DEVICE=cpu|cuda forces one."),
     click.option("-k", "k", type=int, default=10, show_default=True, help="Alg. 1: top-k nodes for the vote."),
-    click.option("--thr-topk", type=float, default=0.0015, show_default=True,
+    click.option("--thr-topk", type=FiniteFloat(0.0, None), default=0.0015, show_default=True,
                  help="Alg. 1: near-tie test, max softmax difference between top-1 and top-k."),
-    click.option("--thr-top2", type=float, default=0.001, show_default=True,
+    click.option("--thr-top2", type=FiniteFloat(0.0, None), default=0.001, show_default=True,
                  help="Alg. 1: near-tie test, max softmax difference between top-1 and top-2."),
     click.option("--thr-vote", type=int, default=4, show_default=True, help="Alg. 1: votes a node needs."),
     click.option("--vote-rule", type=click.Choice(["at_least", "more_than"]), default="at_least", show_default=True,
                  help="at_least: the paper's prose (>= thr-vote); more_than: its pseudocode (> thr-vote)."),
-    click.option("--temperature", type=float, default=None,
+    click.option("--temperature", type=FiniteFloat(0.0, None), default=None,
                  help="Softmax temperature of the near-tie test (default: calibrated for the similarity measure)."),
     click.option("--exact-stage/--no-exact-stage", default=True, show_default=True,
                  help="Whole-answer exact match first; off: the pseudocode's order."),
@@ -162,12 +241,20 @@ def _mapping_config(o: dict):
                          max_answer_chars=o["max_answer_chars"])
 
 
-def _read_kwargs(o: dict) -> dict:
+def _read_options(o: dict, require: tuple[str, ...]):
+    """The :class:`~taxoforge.scores.options.ReadOptions` the command line asks for."""
+    from taxoforge.scores.options import ReadOptions
+
     defaults = {k: o[k] for k in ("model", "dataset", "prompt") if o.get(k)}
     names = o.get("column_names")
-    return dict(columns=_columns(o["columns"]), adapter=o["adapter"], fmt=o["fmt"], defaults=defaults,
-                header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
-                derive={c: (col, rx) for c, col, rx in o["derive"]} or None)
+    fmt, layout = o["fmt"], o["adapter"]
+    if fmt in LAYOUTS:
+        fmt, layout = None, fmt
+    return ReadOptions(columns=_columns(o["columns"]), layout=layout, fmt=fmt, defaults=defaults,
+                       header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
+                       derive={c: (col, rx) for c, col, rx in o["derive"]} or None, require=require,
+                       allow_duplicate_ids=o["allow_duplicate_ids"],
+                       ranked=[c.strip() for c in o["ranked"].split(",") if c.strip()] if o.get("ranked") else ())
 
 
 def _say(as_json: bool, message: str) -> None:
@@ -187,12 +274,19 @@ _handled = handle_errors(usage_errors=_usage_errors)
 
 def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...]):
     """Files read, taxonomy resolved and cited, one mapping index built: (rows, cited, index, paths)."""
-    from taxoforge.scores.readers import expand_output_paths
-    from taxoforge.scores.run import index_for, read_files
+    from taxoforge.scores.readers import OutputFileError, expand_output_paths, read_files
+    from taxoforge.scores.run import index_for
 
     config = _mapping_config(o)
     paths = expand_output_paths(outputs)
-    rows = read_files(paths, require=require, **_read_kwargs(o))
+    try:
+        rows = read_files(paths, _read_options(o, require))
+    except OutputFileError as e:  # the suggested command names the taxonomy given
+        if "TAXONOMY" in str(e):
+            verb = "score" if "label" in require else "map"
+            raise OutputFileError(str(e).replace("taxoforge score", f"taxoforge {verb}")
+                                  .replace(" TAXONOMY", f" {taxonomy}"), e.suggestion) from None
+        raise
     _say(o["as_json"], f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
     cited = _cite(taxonomy, o)
     _say(o["as_json"], f"taxonomy {cited.citation}" + (" — verified against its manifest"
@@ -242,17 +336,21 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
 @read_options
 @mapping_options
 @taxonomy_options
-@click.option("--min-scored", type=click.FloatRange(0, 1), default=0.95, show_default=True, metavar="FRACTION",
+@click.option("--min-scored", type=FRACTION, default=0.95, show_default=True, metavar="FRACTION",
+              envvar="TAXOFORGE_MIN_SCORED", show_envvar=True,
               help="Fail (exit code 10) when fewer than this share of the rows is scored; no row scored always fails.")
-@click.option("--bootstrap", "n_resamples", type=click.IntRange(0), default=9999, show_default=True,
-              help="Bootstrap resamples of the 95 % intervals of accuracy, hP, hR, hF (0: none).")
+@click.option("--bootstrap", "n_resamples", type=click.IntRange(0, MAX_BOOTSTRAP_RESAMPLES), default=9999,
+              show_default=True,
+              help=f"Bootstrap resamples of the 95 % intervals of accuracy, hP, hR, hF (0: none; at most "
+                   f"{MAX_BOOTSTRAP_RESAMPLES:,}).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--no-plots", is_flag=True, help="Write no figures.")
 @click.option("--no-meteor", is_flag=True, help="Skip METEOR (needs WordNet).")
 @_handled
 def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor, **o):
-    """Score model OUTPUTS (JSONL, CSV/TSV or Parquet files, folders of them, or glob
-    patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
+    """Score model OUTPUTS (JSONL, JSON, CSV/TSV, Parquet or xlsx files — lmms-eval samples,
+    VLMEvalKit predictions and judge files, VLM4Bio results read as written —, folders of
+    them, or glob patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
     NAME[@VERSION] in the snapshot store) in one run, and print the leaderboard: one row per
     model × dataset × prompt, with bootstrap 95 % intervals and the taxonomy it cites.
 
@@ -263,6 +361,10 @@ def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plot
     from taxoforge.scores.run import score_frame
 
     as_json = o["as_json"]
+    if out_dir:
+        from taxoforge.files import check_replaceable
+
+        check_replaceable(out_dir)  # a symlink, a file or the working folder: refused before the work (exit 11)
     rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"))
     run = score_frame(rows, cited, index=index, meteor=not no_meteor, progress=o["progress"],
                       ci=BootstrapConfig(n_resamples=n_resamples, seed=seed))
@@ -294,7 +396,8 @@ def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plot
 @read_options
 @mapping_options
 @taxonomy_options
-@click.option("--min-scored", "min_mapped", type=click.FloatRange(0, 1), default=0.95, show_default=True,
+@click.option("--min-scored", "min_mapped", type=FRACTION, default=0.95, show_default=True,
+              envvar="TAXOFORGE_MIN_SCORED", show_envvar=True,
               metavar="FRACTION", help="Fail (exit code 10) when fewer than this share of the rows is mapped.")
 @_handled
 def map_cmd(outputs, taxonomy, out, min_mapped, **o):
@@ -336,3 +439,46 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
         if failure:
             click.echo(f"error: {failure}", err=True)
     sys.exit(code)
+
+
+# ---------------------------------------------------------------------------- compare
+def _compare_errors() -> tuple[type, ...]:
+    """The errors ``compare`` ends with exit code 2: runs that cannot be compared, an output
+    folder that cannot be written."""
+    from taxoforge.scores.compare import ComparisonError
+
+    return (ComparisonError, OSError)
+
+
+@click.command("compare", epilog="Exit codes: 0 ok, 2 a run that cannot be read or compared.")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN_C ...]")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Write comparison.md/.csv/.tex/.parquet and the figure (PNG 300 dpi, PDF, SVG) here.")
+@click.option("--bootstrap", "n_resamples", type=click.IntRange(0, 100_000), default=9999, show_default=True,
+              help="Paired-bootstrap resamples of each interval, and the most permutations of each test (0: none).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the resamples and permutations.")
+@click.option("--level", type=click.FloatRange(0.5, 1, max_open=True), default=0.95, show_default=True,
+              help="Confidence level of the intervals.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="Significance level of the Holm-adjusted p-values.")
+@click.option("--no-plots", is_flag=True, help="Write no figure.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors(usage_errors=lambda: _compare_errors())
+def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, no_plots, as_json):
+    """Is A better than B? Compare the models of scoring RUNS (output folders of
+    `taxoforge score`, or their scores.parquet) on the items they share, matched by sample
+    id within each dataset × prompt: accuracy by the exact McNemar test, hF and mistake
+    severity by paired bootstrap intervals of the difference and a paired permutation test,
+    p-values Holm-adjusted over all comparisons. A run of several models gives several."""
+    from taxoforge.scores.compare import compare_runs
+    from taxoforge.scores.report import comparison_markdown, write_comparison
+
+    cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha)
+    written = write_comparison(cmp, out_dir, plots=not no_plots) if out_dir else {}
+    if as_json:
+        emit_json({"comparison": cmp.table.to_dicts(), "systems": cmp.systems, "settings": cmp.settings,
+                   "notes": cmp.notes, "outputs": {k: str(v) for k, v in written.items()}})
+    else:
+        click.echo(comparison_markdown(cmp))
+        if out_dir:
+            click.echo(f"Comparison written to {out_dir}/")

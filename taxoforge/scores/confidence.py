@@ -6,7 +6,7 @@ Each interval is a percentile bootstrap (:func:`scipy.stats.bootstrap`, ``method
 the same interval on any machine, whatever the order of the groups.
 
 * accuracy, hP, hR: the mean of the per-sample values;
-* hF: SPEC §2's aggregate — the harmonic mean of mean hP and mean hR — computed on each
+* hF: the aggregate of docs/method.md#hierarchical-measures — the harmonic mean of mean hP and mean hR — computed on each
   resample of the (hP, hR) *pairs* (``paired=True``), so the interval is that of the
   statistic the leaderboard reports, not of the mean per-sample hF.
 
@@ -37,19 +37,60 @@ _MAX_BATCH_VALUES = 4_000_000
 @dataclass(frozen=True)
 class BootstrapConfig:
     """``n_resamples`` (0: no intervals), ``level`` (0.95), ``seed`` (of
-    :func:`numpy.random.default_rng`), ``method`` (a :func:`scipy.stats.bootstrap` method)."""
+    :func:`numpy.random.default_rng`), ``method`` (a :func:`scipy.stats.bootstrap` method).
+
+    Attributes
+    ----------
+    n_resamples : int
+        Bootstrap resamples (0: no intervals).
+    level : float
+        The intervals' confidence level.
+    seed : int
+        The seed of :func:`numpy.random.default_rng`.
+    method : str
+        A :func:`scipy.stats.bootstrap` method.
+    """
 
     n_resamples: int = 9999
     level: float = 0.95
     seed: int = 0
     method: str = "percentile"
 
+    def __post_init__(self) -> None:
+        from numbers import Integral, Real
+
+        from taxoforge.scores.params import MAX_BOOTSTRAP_RESAMPLES, Interval, Options, validate_params
+
+        validate_params("BootstrapConfig", {"n_resamples": self.n_resamples, "level": self.level, "seed": self.seed,
+                                            "method": self.method},
+                        {"n_resamples": [Interval(Integral, 0, MAX_BOOTSTRAP_RESAMPLES)],
+                         "level": [Interval(Real, 0, 1, closed="neither")], "seed": [Interval(Integral, 0, None)],
+                         "method": [Options(("percentile", "basic", "BCa"))]})
+
     def as_dict(self) -> dict:
+        """The configuration as JSON values, for the run's record.
+
+        Returns
+        -------
+        dict
+            One entry per field.
+        """
         return asdict(self)
 
 
 def ci_columns(measures=CI_MEASURES) -> list[str]:
-    """``[accuracy_ci_low, accuracy_ci_high, hP_ci_low, …]``."""
+    """``[accuracy_ci_low, accuracy_ci_high, hP_ci_low, …]``.
+
+    Parameters
+    ----------
+    measures : optional
+        The measures with intervals.
+
+    Returns
+    -------
+    list[str]
+        ``[accuracy_ci_low, accuracy_ci_high, hP_ci_low, …]``.
+    """
     return [f"{m}_ci_{side}" for m in measures for side in ("low", "high")]
 
 
@@ -75,7 +116,26 @@ def harmonic_mean_of_means(hp, hr, axis: int = -1):
 def bootstrap_interval(data: tuple[np.ndarray, ...], statistic, config: BootstrapConfig, *,
                        paired: bool = False) -> tuple[float | None, float | None]:
     """``(low, high)`` of ``statistic`` over ``data`` (a tuple of equal-length samples),
-    or ``(None, None)`` for fewer than two samples or ``n_resamples == 0``."""
+    or ``(None, None)`` for fewer than two samples or ``n_resamples == 0``.
+
+    Parameters
+    ----------
+    data : tuple[numpy.ndarray, ...]
+        Equal-length samples.
+    statistic : object
+        ``statistic(*samples) -> float``.
+    config : BootstrapConfig
+        How to resample.
+    paired : bool, optional
+        Whether the samples are resampled together (pairs).
+
+    Returns
+    -------
+    tuple[float or None, float or None]
+        ``(low, high)`` of ``statistic`` over ``data`` (a tuple of equal-length
+        samples), or ``(None, None)`` for fewer than two samples or ``n_resamples ==
+        0``.
+    """
     from scipy.stats import bootstrap
 
     n = len(data[0])
@@ -92,20 +152,64 @@ def bootstrap_interval(data: tuple[np.ndarray, ...], statistic, config: Bootstra
 
 
 def mean_interval(x, config: BootstrapConfig) -> tuple[float | None, float | None]:
-    """The interval of the mean of ``x``."""
+    """The interval of the mean of ``x``.
+
+    Parameters
+    ----------
+    x : object
+        The values.
+    config : BootstrapConfig
+        How to resample.
+
+    Returns
+    -------
+    tuple[float or None, float or None]
+        The interval of the mean of ``x``.
+    """
     x = np.asarray(x, dtype=np.float64)
     return bootstrap_interval((x,), np.mean, config)
 
 
 def hf_interval(hp, hr, config: BootstrapConfig) -> tuple[float | None, float | None]:
-    """The interval of hF = harmonic mean of mean hP and mean hR, resampling (hP, hR) pairs."""
+    """The interval of hF = harmonic mean of mean hP and mean hR, resampling (hP, hR) pairs.
+
+    Parameters
+    ----------
+    hp : object
+        Per-sample hP.
+    hr : object
+        Per-sample hR, as many as ``hp``.
+    config : BootstrapConfig
+        How to resample.
+
+    Returns
+    -------
+    tuple[float or None, float or None]
+        The interval of hF = harmonic mean of mean hP and mean hR, resampling (hP, hR)
+        pairs.
+    """
     hp, hr = np.asarray(hp, dtype=np.float64), np.asarray(hr, dtype=np.float64)
     return bootstrap_interval((hp, hr), harmonic_mean_of_means, config, paired=True)
 
 
 def group_intervals(samples: pl.DataFrame, by, config: BootstrapConfig) -> pl.DataFrame:
     """One row per group of ``by`` with the :func:`ci_columns` of :data:`CI_MEASURES`.
-    ``samples`` has ``correct``, ``hP`` and ``hR`` (the rows to count: callers filter)."""
+    ``samples`` has ``correct``, ``hP`` and ``hR`` (the rows to count: callers filter).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        Rows with ``correct``, ``hP`` and ``hR``.
+    by : object
+        The columns that make a group.
+    config : BootstrapConfig
+        How to resample.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group of ``by`` with the :func:`ci_columns` of :data:`CI_MEASURES`.
+    """
     by = list(by)
     schema = {**{b: samples.schema[b] for b in by}, **{c: pl.Float64 for c in ci_columns()}}
     rows = []

@@ -43,7 +43,17 @@ SIDECAR = "taxonomy.txt"
 class FolderTaxonomy:
     """``ref``: what to resolve (``NAME[@VERSION]``, ``sha256:…`` or a folder path);
     ``rule``: ``"sidecar"``, ``"folder name"`` or ``"default"``; ``source``: the sidecar's
-    path (for ``"sidecar"``)."""
+    path (for ``"sidecar"``).
+
+    Attributes
+    ----------
+    ref : str
+        ``NAME``, ``NAME@VERSION`` or ``sha256:…``.
+    rule : str
+        ``"sidecar"``, ``"folder name"`` or ``"default"``.
+    source : str or None
+        The source.
+    """
 
     ref: str
     rule: str
@@ -56,7 +66,19 @@ class FolderTaxonomy:
 
 
 def taxonomy_name(ref: str) -> str:
-    """``NAME`` of ``NAME@VERSION`` (a ``sha256:`` reference or a path is returned as it is)."""
+    """``NAME`` of ``NAME@VERSION`` (a ``sha256:`` reference or a path is returned as it is).
+
+    Parameters
+    ----------
+    ref : str
+        ``NAME``, ``NAME@VERSION`` or ``sha256:…``.
+
+    Returns
+    -------
+    str
+        ``NAME`` of ``NAME@VERSION`` (a ``sha256:`` reference or a path is returned as
+        it is).
+    """
     if ref.startswith("sha256:") or os.sep in ref or "/" in ref:
         return ref
     return ref.split("@", 1)[0]
@@ -65,7 +87,19 @@ def taxonomy_name(ref: str) -> str:
 def read_sidecar(path: str | os.PathLike) -> str:
     """The taxonomy a sidecar names (module docstring); ``ValueError`` naming the file when
     it names none or more than one. A relative folder path is made absolute from the
-    sidecar's folder."""
+    sidecar's folder.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    str
+        The taxonomy a sidecar names (module docstring); ``ValueError`` naming the file
+        when it names none or more than one.
+    """
     path = Path(path)
     lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
     refs = [ln for ln in lines if ln and not ln.startswith("#")]
@@ -82,7 +116,26 @@ def read_sidecar(path: str | os.PathLike) -> str:
 def taxonomy_for_file(file: str | os.PathLike, root: str | os.PathLike, *, default: str | None = None,
                       known=()) -> FolderTaxonomy | None:
     """The taxonomy ``file`` (under the watched folder ``root``) is scored against, by the
-    rule of the module docstring; None when no rule applies and there is no default."""
+    rule of the module docstring; None when no rule applies and there is no default.
+
+    Parameters
+    ----------
+    file : str or os.PathLike
+        A results file.
+    root : str or os.PathLike
+        The watched folder ``file`` lies in.
+    default : str, optional
+        The taxonomy when no rule of the folder applies.
+    known : optional
+        Taxonomy names the store has (a folder named after one picks it).
+
+    Returns
+    -------
+    FolderTaxonomy or None
+        The taxonomy ``file`` (under the watched folder ``root``) is scored against, by
+        the rule of the module docstring; None when no rule applies and there is no
+        default.
+    """
     file, root = Path(file), Path(root)
     try:
         rel = file.resolve().relative_to(root.resolve())

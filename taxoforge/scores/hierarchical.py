@@ -157,6 +157,18 @@ def f_beta(p, r, beta: float = 1.0):
 def harmonic_mean(p, r):
     """Elementwise ``2pr / (p + r)``, 0 where both are 0: :func:`f_beta` with beta = 1.
 
+    Parameters
+    ----------
+    p : object
+        Precisions (hP).
+    r : object
+        Recalls (hR), as many as ``p``.
+
+    Returns
+    -------
+    object
+        Elementwise ``2pr / (p + r)``, 0 where both are 0: :func:`f_beta` with beta = 1.
+
     Examples
     --------
     >>> harmonic_mean(0.5, 1.0)

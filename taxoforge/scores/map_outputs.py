@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
 
 from taxoforge.files import atomic_writer, write_parquet_atomic
 from taxoforge.scores.cited_taxonomy import cite_taxonomy
-from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+from taxoforge.scores.mapping import MappingConfig
+from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
 
 __all__ = ["MappedOutputs", "map_frame", "map_files", "MAP_FORMATS"]
 
@@ -45,14 +46,35 @@ MAP_FORMATS = {".parquet": "parquet", ".csv": "csv", ".tsv": "tsv", ".jsonl": "j
 @dataclass
 class MappedOutputs:
     """``table`` (one row per mapped answer, module docstring), ``bad_rows`` (rows not
-    mapped, with line and reason) and ``info`` (citation, configuration, counts per stage)."""
+    mapped, with line and reason) and ``info`` (citation, configuration, counts per stage).
+
+    Attributes
+    ----------
+    table : polars.DataFrame
+        One row per mapped answer (module docstring).
+    bad_rows : polars.DataFrame
+        Rows not mapped, with line and reason.
+    info : dict
+        Citation, configuration and counts per stage.
+    """
 
     table: pl.DataFrame
     bad_rows: pl.DataFrame
     info: dict = field(default_factory=dict)
 
     def write(self, path: str | os.PathLike) -> Path:
-        """Write :attr:`table` atomically as Parquet, CSV, TSV or JSONL (by ``path``'s suffix)."""
+        """Write :attr:`table` atomically as Parquet, CSV, TSV or JSONL (by ``path``'s suffix).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write; its suffix picks the format.
+
+        Returns
+        -------
+        Path
+            ``path``.
+        """
         path = Path(path)
         kind = MAP_FORMATS.get(path.suffix.lower())
         if kind is None:
@@ -67,21 +89,40 @@ class MappedOutputs:
         return path
 
 
-def map_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = None,
-              index: TaxonomyIndex | None = None, store=None, altered: str = "refuse",
-              progress: bool | None = None, index_dir: str | os.PathLike | None = None) -> MappedOutputs:
-    """Map the answers of the canonical table ``rows`` (:func:`taxoforge.scores.run.read_files`
+def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None, **kwargs) -> MappedOutputs:
+    """Map the answers of the canonical table ``rows`` (:func:`taxoforge.scores.readers.read_files`
     with ``require=("output",)``) to nodes of ``taxonomy`` (anything
-    :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes, or a ``CitedTaxonomy``). Without
-    ``index``, the tree's stored mapping index is used (``index_dir``:
-    :func:`taxoforge.scores.run.index_for`)."""
+    :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes, or a ``CitedTaxonomy``).
+    ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (``config``, ``index``,
+    ``store``, ``altered``, ``progress``, ``index_dir``; its scoring fields are not used);
+    keyword options are the same fields. Without ``index``, the tree's stored mapping index
+    is used (:func:`taxoforge.scores.run.index_for`).
+
+    Parameters
+    ----------
+    rows : polars.DataFrame
+        The canonical table of answers (:func:`taxoforge.scores.readers.read_files`).
+    taxonomy : object
+        The taxonomy.
+    options : ScoreOptions, optional
+        How answers are mapped (:class:`~taxoforge.scores.options.ScoreOptions`).
+    **kwargs
+        Passed on.
+
+    Returns
+    -------
+    MappedOutputs
+        The mapped answers, the rows not mapped and the run's record.
+    """
     from taxoforge.scores.run import index_for, index_record
     from taxoforge.scores.steps import GroundTruthResolver, bad_rows_frame, map_answers, parse_rows, screen_rows
 
+    o = split_options(kwargs, score=options, where="map_frame")[1] if kwargs else (options or ScoreOptions())
+    config, index, progress = o.config, o.index, o.progress
     t0 = time.perf_counter()
-    cited = cite_taxonomy(taxonomy, store=store, altered=altered)
+    cited = cite_taxonomy(taxonomy, store=o.store, altered=o.altered)
     config = config or (index.config if index is not None else MappingConfig())
-    index = index_for(cited, config, index, index_dir=index_dir, progress=progress)
+    index = index_for(cited, config, index, index_dir=o.index_dir, progress=progress)
     tax = index.taxonomy
     screened, bad_screen = screen_rows(rows, require_label=False)
     parsed, bad_parse = parse_rows(screened)
@@ -123,20 +164,37 @@ def map_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = No
     return MappedOutputs(table=table, bad_rows=bad, info=info)
 
 
-def map_files(paths, taxonomy, *, out: str | os.PathLike | None = None, config: MappingConfig | None = None,
-              index: TaxonomyIndex | None = None, store=None, altered: str = "refuse", progress: bool | None = None,
-              columns: dict[str, str] | None = None, adapter: str = "auto", fmt: str | None = None,
-              defaults: dict[str, str] | None = None, header: bool = True, column_names=None,
-              derive: dict[str, tuple[str, str]] | None = None,
-              index_dir: str | os.PathLike | None = None) -> MappedOutputs:
+def map_files(paths, taxonomy, *, out: str | os.PathLike | None = None, read: ReadOptions | None = None,
+              score: ScoreOptions | None = None, **kwargs) -> MappedOutputs:
     """Map the answers of every file of ``paths`` (no ground truth needed; one taxonomy
-    resolution, one index) and, with ``out``, write the table there (:meth:`MappedOutputs.write`)."""
-    from taxoforge.scores.run import read_files
+    resolution, one index) and, with ``out``, write the table there (:meth:`MappedOutputs.write`).
+    ``read``/``score`` and keyword options as for :func:`taxoforge.scores.run.score_files`.
 
-    rows = read_files(paths, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
-                      column_names=column_names, derive=derive, require=("output",))
-    res = map_frame(rows, taxonomy, config=config, index=index, store=store, altered=altered, progress=progress,
-                    index_dir=index_dir)
+    Parameters
+    ----------
+    paths : object
+        Answer files, folders or glob patterns.
+    taxonomy : object
+        The taxonomy.
+    out : str or os.PathLike, optional
+        Where to write.
+    read : ReadOptions, optional
+        How the files are read (:class:`~taxoforge.scores.options.ReadOptions`).
+    score : ScoreOptions, optional
+        How answers are mapped (:class:`~taxoforge.scores.options.ScoreOptions`).
+    **kwargs
+        Passed on.
+
+    Returns
+    -------
+    MappedOutputs
+        The mapped answers, the rows not mapped and the run's record.
+    """
+    from taxoforge.scores.readers import read_files
+
+    read, score = split_options(kwargs, read, score, where="map_files")
+    rows = read_files(paths, replace(read, require=("output",)))
+    res = map_frame(rows, taxonomy, score)
     if out is not None:
         res.info["output"] = str(res.write(out))
     return res

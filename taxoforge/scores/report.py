@@ -1,59 +1,54 @@
-"""Results people can read and papers can print: the leaderboard as Markdown, CSV and
-LaTeX, and figures as PNG (300 dpi), PDF and SVG.
+"""Tables people can read and papers can print: the leaderboard and a comparison as
+Markdown, LaTeX and CSV (figures: :mod:`taxoforge.scores.figures`).
 
-* :func:`leaderboard_markdown` — the model × dataset × prompt table (measures with their
-  bootstrap 95 % intervals), the taxonomy it cites, the mapping configuration, the rows per
-  file and the bad rows.
-* :func:`leaderboard_latex` — a ``booktabs`` table of the main columns (every text cell
-  escaped, :func:`taxoforge.latex.latex_escape`), intervals in brackets, the citation in the
-  caption.
-* :func:`plot_hp_hr` — hP against hR (paper 000 Fig. 7), one panel per dataset × prompt,
-  one marker per model (the same marker and colour in every panel), bootstrap 95 % interval
-  bars, iso-hF curves.
-* :func:`plot_ranks` — the rank (1 = best) of every leaderboard row (model × dataset ×
-  prompt) under each measure (paper 000 Fig. 5): lines that cross are measures that order
-  the rows differently. With one model the rows are its dataset × prompt settings, so the
-  plot still shows where the measures disagree; with a single row there is nothing to rank
-  and the figure shows that row's value under each measure instead.
+* :func:`leaderboard_markdown` — the compact leaderboard (model, dataset, prompt, rank within
+  the dataset × prompt group, n, accuracy, hP, hR, hF, mistake severity with their bootstrap
+  intervals, abstained %), then the answered-only measures and how bad the mistakes are, the
+  taxonomy it cites, the mapping configuration, what the averages are, the rows per file and
+  the bad rows. Every column of the full leaderboard is in ``leaderboard.csv`` / ``.parquet``.
+* :func:`leaderboard_latex` — the compact leaderboard as a ``booktabs`` table a paper
+  takes as it is: one block per dataset (× prompt), best hF and every model not
+  significantly below it in bold, intervals in brackets, the short citation of the taxonomy
+  (``name@version``) in the caption and its full digest in a footnote.
+* :func:`comparison_markdown`, :func:`comparison_latex` — ``taxoforge compare``'s table.
+* :func:`leaderboard_csv` — the full leaderboard as CSV, cells safe in spreadsheets
+  (:func:`taxoforge.files.tables.csv_text`).
 
-Figures use matplotlib's Agg backend (no display needed), carry no timestamps (the same
-results give the same files) and are written atomically.
+**Names are text, never markup**: model, dataset and prompt names are escaped for Markdown
+(and the HTML it renders to; :func:`taxoforge.markdown.markdown_escape`), for LaTeX
+(:func:`taxoforge.latex.latex_escape`) and for spreadsheets (a leading apostrophe before
+``= + - @``: :func:`taxoforge.files.tables.csv_text`).
 """
 
 from __future__ import annotations
 
-import io
-import os
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from taxoforge.files import atomic_writer
+from taxoforge.files.tables import csv_text
 from taxoforge.latex import latex_escape, latex_table
-from taxoforge.markdown import markdown_table
-from taxoforge.scores.confidence import CI_MEASURES, ci_columns
+from taxoforge.markdown import markdown_escape, markdown_table
 from taxoforge.scores.leaderboard import GROUP_KEYS, leaderboard
 
-__all__ = ["leaderboard_markdown", "leaderboard_latex", "model_summary", "plot_hp_hr", "plot_ranks",
-           "hp_hr_figure", "ranks_figure", "figure_bytes", "RANK_MEASURES", "FIGURE_FORMATS", "PNG_DPI",
-           "FIGURE_CAPTIONS"]
+__all__ = ["leaderboard_markdown", "leaderboard_latex", "leaderboard_csv", "model_summary", "comparison_markdown",
+           "comparison_latex", "write_comparison", "short_citation", "COMPACT_MEASURES", "INTERVAL_MEASURES",
+           "COMPARISON_FILES"]
 
 STAGE_ORDER = ("exact", "linked_name", "contains", "ngram4", "ngram3", "ngram2", "vote", "top1", "empty", "abstention",
                "none_of_the_above")
-RANK_MEASURES = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor", "accuracy", "hR", "hP", "hF")
-#: Every figure is written in these formats; PNG at :data:`PNG_DPI`.
-FIGURE_FORMATS = ("png", "pdf", "svg")
-PNG_DPI = 300
-#: What each figure shows (the leaderboard's Markdown lists them).
-FIGURE_CAPTIONS = {
-    "hp_vs_hr": "hP against hR, one panel per dataset × prompt, one marker per model, bars = bootstrap 95 % "
-                "intervals; grey curves are iso-hF lines",
-    "model_ranks": "rank (1 = best) of each leaderboard row under each measure; crossing lines are measures that "
-                   "order the rows differently (one row: its value under each measure)",
-}
-_PCT = {"accuracy", "exact_match", "contained", "rouge1_recall", "bleu2", "meteor", "HCA", "MTA"}
-_HIDDEN = {"taxonomy_version", "taxonomy_store", "mapping_config_id", "gt_methods", *ci_columns()}
+#: The measures of the compact leaderboard (Markdown and LaTeX), after the keys and n.
+COMPACT_MEASURES = ("accuracy", "hP", "hR", "hF", "mistake_severity", "abstained_pct")
+#: The measures shown with their bootstrap interval.
+INTERVAL_MEASURES = ("accuracy", "hP", "hR", "hF", "mistake_severity")
+_PCT = {"accuracy", "balanced_accuracy", "exact_match", "contained", "rouge1_recall", "bleu2", "meteor", "HCA", "MTA",
+        "harness_accuracy", "harness_agreement"}
+_HEADERS = {"accuracy": "acc. (%)", "mistake_severity": "severity", "abstained_pct": "abst. (%)",
+            "hP_answered": "hP", "hR_answered": "hR", "hF_answered": "hF", "balanced_accuracy": "bal. acc. (%)",
+            "lca_depth_mean": "LCA depth", "lca_depth_median": "median", "tree_distance_mean": "distance",
+            "tree_distance_median": "median", "mistake_severity_median": "median",
+            "harness_agreement": "harness agr. (%)"}
 
 
 def _is_pct(col: str) -> bool:
@@ -63,6 +58,9 @@ def _is_pct(col: str) -> bool:
 def _num(col: str, v) -> str:
     if col.endswith("_pct"):
         return f"{v:.1f}"
+    if col in ("mistake_severity", "mistake_severity_median", "lca_depth_mean", "lca_depth_median",
+               "tree_distance_mean", "tree_distance_median") or col.startswith("hdist@"):
+        return f"{v:.2f}"
     return f"{100 * v:.1f}" if _is_pct(col) else f"{v:.3f}"
 
 
@@ -70,47 +68,116 @@ def _missing(v) -> bool:
     return v is None or (isinstance(v, float) and np.isnan(v))
 
 
-def _fmt(col: str, v) -> str:
+def _cell(row: dict, c: str, interval: str = "({lo}–{hi})") -> str:
+    """A number with its interval when it has one; text as it is (escaped by the caller)."""
+    v = row.get(c)
     if _missing(v):
         return "–"
-    if isinstance(v, float):
-        return _num(col, v)
-    return str(v).replace("|", "\\|")
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (int, np.integer)):
+        return f"{v:,}"
+    if not isinstance(v, float):
+        return str(v)
+    cell = _num(c, v)
+    lo, hi = row.get(f"{c}_ci_low"), row.get(f"{c}_ci_high")
+    if c in INTERVAL_MEASURES and not _missing(lo) and not _missing(hi):
+        cell += " " + interval.format(lo=_num(c, lo), hi=_num(c, hi))
+    return cell
 
 
-def _with_intervals(lb: pl.DataFrame, columns: list[str], fmt) -> list[list[str]]:
-    """Rows of cells of ``columns``; a measure with an interval reads ``value (low–high)``."""
-    out = []
-    for row in lb.iter_rows(named=True):
-        cells = []
-        for c in columns:
-            cell = fmt(c, row[c])
-            lo, hi = row.get(f"{c}_ci_low"), row.get(f"{c}_ci_high")
-            if c in CI_MEASURES and not _missing(row[c]) and not _missing(lo) and not _missing(hi):
-                cell = f"{cell} ({_num(c, lo)}–{_num(c, hi)})"
-            cells.append(cell)
-        out.append(cells)
-    return out
+def short_citation(info: dict) -> tuple[str, str | None]:
+    """``(short, digest)``: the taxonomy as ``name@version`` (a published snapshot) or
+    ``name@sha256:<12 hex>`` (cited by content hash), and the full digest to give in a
+    footnote (None when the short form is already exact).
+
+    Parameters
+    ----------
+    info : dict
+        A run's info (``run.json``).
+
+    Returns
+    -------
+    tuple
+
+    Examples
+    --------
+    >>> short_citation({"taxonomy": "inaturalist", "citation": {"ref": "sha256:" + "ab" * 32}})
+    ('inaturalist@sha256:abababababab', 'sha256:abababababababababababababababababababababababababababababababab')
+    >>> short_citation({"taxonomy": "wordnet", "citation": {"ref": "wordnet@4fb31161dc61", "content_sha256": "cd" * 32}})
+    ('wordnet@4fb31161dc61', 'sha256:cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd')
+    """
+    cit = info.get("citation") or {}
+    name = info.get("taxonomy") or cit.get("taxonomy") or "taxonomy"
+    ref = str(cit.get("ref") or info.get("taxonomy_version") or "")
+    digest = cit.get("content_sha256")
+    if ref.startswith("sha256:"):
+        return f"{name}@sha256:{ref[7:19]}", ref
+    return (ref or name), (f"sha256:{digest}" if digest else None)
 
 
 def _citation_text(info: dict) -> str:
     cit = info.get("citation") or {}
     ref = cit.get("ref") or info.get("taxonomy_version")
+    short, digest = short_citation(info)
     if cit.get("published") and cit.get("store"):
         return f"`{ref}` in the store `{cit['store']}`"
     if cit:
-        return f"`{ref}` (its content hash: not published in a store)"
+        return f"`{short}` (its content hash `{digest}`: not published in a store)"
     return f"`{ref}`"
+
+
+def _group_label(row: dict) -> str:
+    return " · ".join(str(row[k]) for k in ("dataset", "prompt") if row.get(k) not in (None, ""))
+
+
+def _vs_best(row: dict) -> str:
+    if "rank" not in row or _missing(row.get("rank")):
+        return "–"
+    if row["rank"] == 1:
+        return "best"
+    p = row.get("vs_best_p")
+    if _missing(p):
+        return "–"
+    return f"p={p:.3g}" + (" (n.s.)" if p >= 0.05 else "")
+
+
+def _compact_rows(lb: pl.DataFrame, keys: list[str], measures: list[str]) -> tuple[list[str], list[list[str]]]:
+    header = [*keys, *(["rank"] if "rank" in lb.columns else []), "n",
+              *[_HEADERS.get(m, m) for m in measures], *(["vs best"] if "vs_best_p" in lb.columns else [])]
+    rows = []
+    for r in lb.iter_rows(named=True):
+        rows.append([markdown_escape(str(r[k])) for k in keys] + ([_cell(r, "rank")] if "rank" in lb.columns else [])
+                    + [_cell(r, "n")] + [_cell(r, m) for m in measures]
+                    + ([_vs_best(r)] if "vs_best_p" in lb.columns else []))
+    return header, rows
 
 
 def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: pl.DataFrame | None = None,
                          max_rows: int = 50) -> str:
+    """The leaderboard as Markdown (module docstring).
+
+    Parameters
+    ----------
+    lb : polars.DataFrame
+        The leaderboard (:func:`taxoforge.scores.leaderboard.leaderboard`).
+    info : dict, optional
+        The run's info: citation, mapping configuration, counts.
+    bad_rows : polars.DataFrame, optional
+        The rows not scored (the first ten are listed).
+    max_rows : int
+        Rows of each table shown.
+
+    Returns
+    -------
+    str
+    """
     info = info or {}
-    show = [c for c in lb.columns if c not in _HIDDEN]
+    keys = [k for k in GROUP_KEYS if k in lb.columns]
     lines = ["## Leaderboard", ""]
     if info:
         cfg = info.get("mapping_config", {})
-        lines += [f"Taxonomy **{info.get('taxonomy')}**, cited as {_citation_text(info)}, "
+        lines += [f"Taxonomy **{markdown_escape(str(info.get('taxonomy')))}**, cited as {_citation_text(info)}, "
                   f"mapping config `{info.get('mapping_config_id')}` (similarity {info.get('similarity')}, "
                   f"k={cfg.get('k')}, softmax temperature {cfg.get('temperature')}, contains {cfg.get('contains')}, "
                   f"vote {cfg.get('vote_rule')} {cfg.get('thr_vote')}). "
@@ -124,16 +191,43 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
                       + (f"{partial} rows have a partial ground truth ({' or '.join(info.get('partial_methods', []))} "
                          "only): counted apart in `partial_gt`, not in n or the measures; `partial_within` is the "
                          "share of them predicted at or under it." if partial else "No partial ground truths."), ""]
-    rows = _with_intervals(lb, show, _fmt)
-    lines.append(markdown_table(rows[:max_rows], columns=show,
-                                right_align=[c for c in show if lb[c].dtype.is_numeric()]))
+    measures = [m for m in COMPACT_MEASURES if m in lb.columns]
+    if "harness_agreement" in lb.columns and lb["harness_agreement"].null_count() < lb.height:
+        measures.append("harness_agreement")  # the file carried the harness's own verdict
+    header, rows = _compact_rows(lb, keys, measures)
+    lines.append(markdown_table(rows[:max_rows], columns=header, format_cell=lambda _c, v: v,
+                                right_align=[h for h in header if h not in keys]))
     if len(rows) > max_rows:
         lines.append(f"\n… {len(rows) - max_rows} more rows")
     ci = info.get("confidence_intervals") or {}
-    lines += ["", "hF = harmonic mean of mean hP and mean hR; hF_pairs = mean per-sample hF. "
-              "accuracy, text measures, HCA, MTA and accuracy_<rank> in %."
+    lines += ["", "Models are ranked by hF within one dataset × prompt only. hF is the harmonic mean of mean hP and "
+              "mean hR (the Taxonomy-Aware Evaluation of VLMs, eq. 3); the mean of the per-answer hF is "
+              "`hF_pairs` in leaderboard.csv. An abstention is scored as the root (hP = 1, hR = 1/(depth+1)). "
+              "Severity: mean height of the lowest common ancestor of a wrong answer and the truth (Bertinetto et "
+              "al., Making Better Mistakes, CVPR 2020), over wrong answers; lower is better."
               + (f" In brackets: bootstrap {100 * ci.get('level', 0.95):.0f} % interval ({ci.get('method')}, "
-                 f"{ci.get('n_resamples')} resamples, seed {ci.get('seed')})." if ci.get("n_resamples") else "")]
+                 f"{ci.get('n_resamples')} resamples, seed {ci.get('seed')}). `vs best`: Holm-adjusted paired "
+                 "permutation test of the hF difference to the group's best on their shared items; n.s. = not "
+                 "significant at 5 %." if ci.get("n_resamples") else "")
+              + f" All {len(lb.columns)} columns: leaderboard.csv / leaderboard.parquet."]
+    if "hF_answered" in lb.columns and "abstained" in lb.columns and (lb["abstained"].fill_null(0) > 0).any():
+        ans = [m for m in ("hP_answered", "hR_answered", "hF_answered", "abstained_pct") if m in lb.columns]
+        h2, r2 = _compact_rows(lb.drop("rank", "vs_best_p", strict=False), keys, ans)
+        lines += ["", "### Over answered rows only (abstentions left out)", "",
+                  markdown_table(r2[:max_rows], columns=h2, format_cell=lambda _c, v: v,
+                                 right_align=[h for h in h2 if h not in keys])]
+    mist = [m for m in ("mistakes", "lca_depth_mean", "lca_depth_median", "tree_distance_mean",
+                        "tree_distance_median", "mistake_severity", "mistake_severity_median", "balanced_accuracy")
+            if m in lb.columns] + [c for c in lb.columns if c.startswith("hdist@")]
+    if "mistakes" in mist:
+        h3, r3 = _compact_rows(lb.drop("rank", "vs_best_p", "mistake_severity_ci_low", "mistake_severity_ci_high",
+                                       strict=False), keys, mist)
+        lines += ["", "### How bad the mistakes are (wrong answers only)", "",
+                  markdown_table(r3[:max_rows], columns=h3, format_cell=lambda _c, v: v,
+                                 right_align=[h for h in h3 if h not in keys]),
+                  "", "LCA depth: how far down the wrong answer and the truth agree (root = 0); distance: edges "
+                  "from the answer through their LCA to the truth; severity: height of the LCA in the tree the "
+                  "ground truths span. `hdist@k`: mean LCA height of the first k ranked answers (correct = 0)."]
     stages = info.get("stage_counts") or {}
     if stages:
         order = [s for s in STAGE_ORDER if s in stages] + sorted(s for s in stages if s not in STAGE_ORDER)
@@ -148,6 +242,8 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
                      "(flag truncated_to_<n>_chars)")
     if info.get("duplicate_ids"):
         notes.append(f"{info['duplicate_ids']} sample ids occur on more than one row (all rows scored)")
+    for fig, why in (info.get("figures_not_drawn") or {}).items():
+        notes.append(f"{fig}: not drawn ({why})")
     if notes:
         lines += ["", "**Note:** " + "; ".join(notes) + "."]
     per_file = info.get("per_file") or []
@@ -162,248 +258,271 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
         lines += ["", f"**{bad_rows.height} rows not scored:** "
                   + ", ".join(f"{r} {n}" for r, n in counts.iter_rows()) + "."]
         ex = bad_rows.head(10)
-        lines += [""] + [f"- `{Path(str(f)).name}:{ln}` ({i}): {r} — {d}" for f, ln, i, r, d in
-                         ex.select("file", "line", "id", "reason", "detail").iter_rows()]
+        lines += [""] + [f"- {markdown_escape(f'{Path(str(f)).name}:{ln}')} ({markdown_escape(str(i))}): {r} — "
+                         f"{markdown_escape(str(d))}"
+                         for f, ln, i, r, d in ex.select("file", "line", "id", "reason", "detail").iter_rows()]
         if bad_rows.height > 10:
             lines.append(f"- … and {bad_rows.height - 10} more (bad_rows.parquet)")
     return "\n".join(lines) + "\n"
 
 
-#: The columns of the LaTeX table, when the leaderboard has them.
-LATEX_COLUMNS = ("n", "accuracy", "hP", "hR", "hF", "HCA", "MTA")
+def leaderboard_csv(lb: pl.DataFrame) -> str:
+    """Every column of the leaderboard as CSV, cells safe in spreadsheets
+    (:func:`taxoforge.files.tables.csv_text`).
+
+    Parameters
+    ----------
+    lb : polars.DataFrame
+
+    Returns
+    -------
+    str
+    """
+    return csv_text(lb)
+
+
+#: The LaTeX columns after the keys: ``(column, header)``.
+LATEX_COLUMNS = (("n", "$n$"), ("accuracy", r"Acc.\ (\%)"), ("hP", "hP"), ("hR", "hR"), ("hF", "hF"),
+                 ("mistake_severity", "Severity"), ("abstained_pct", r"Abst.\ (\%)"))
 
 
 def leaderboard_latex(lb: pl.DataFrame, info: dict | None = None, *, label: str = "tab:leaderboard") -> str:
-    """The leaderboard as a LaTeX ``table`` (``booktabs``): the group keys, n, accuracy (%),
-    hP, hR, hF, HCA and MTA (%) where present, each measure with its bootstrap interval in
-    brackets; the caption names the taxonomy citation and the mapping configuration. Every
-    text cell is escaped."""
+    """The compact leaderboard as a LaTeX ``table`` (``booktabs``; module docstring).
+
+    Parameters
+    ----------
+    lb : polars.DataFrame
+    info : dict, optional
+        The run's info (citation, bootstrap).
+    label : str
+        The ``\\label`` of the table.
+
+    Returns
+    -------
+    str
+        A ``table`` environment, then the ``\\footnotetext`` with the taxonomy's digest.
+    """
     info = info or {}
-    keys = [k for k in GROUP_KEYS if k in lb.columns]
-    measures = [c for c in LATEX_COLUMNS if c in lb.columns]
-    rows = []
-    for row in lb.iter_rows(named=True):
+    group_keys = [k for k in ("dataset", "prompt") if k in lb.columns and lb[k].n_unique() > 1] or \
+        [k for k in ("dataset",) if k in lb.columns]
+    keys = (["model"] if "model" in lb.columns else []) + group_keys
+    measures = [(c, h) for c, h in LATEX_COLUMNS if c in lb.columns and lb[c].null_count() < lb.height]
+    rows, previous = [], None
+    sort = [k for k in ("dataset", "prompt") if k in lb.columns] + (["rank"] if "rank" in lb.columns else [])
+    for row in (lb.sort(sort, nulls_last=True) if sort else lb).iter_rows(named=True):
+        group = tuple(row.get(k) for k in group_keys)
+        if previous is not None and group != previous:
+            rows.append(None)  # a \midrule between dataset blocks
+        previous = group
+        bold = bool(row.get("tied_with_best")) if "tied_with_best" in row else False
         cells = [latex_escape(row[k]) for k in keys]
-        for c in measures:
+        for c, _h in measures:
             v = row[c]
             if _missing(v):
                 cells.append("--")
                 continue
             if c == "n":
-                cells.append(str(v))
+                cells.append(f"{v:,}".replace(",", "{,}"))
                 continue
             cell = _num(c, v)
+            if c == "hF" and bold:
+                cell = f"\\textbf{{{cell}}}"
             lo, hi = row.get(f"{c}_ci_low"), row.get(f"{c}_ci_high")
-            if not _missing(lo) and not _missing(hi):
+            if c in INTERVAL_MEASURES and not _missing(lo) and not _missing(hi):
                 cell += f" {{\\scriptsize [{_num(c, lo)}, {_num(c, hi)}]}}"
             cells.append(cell)
         rows.append(cells)
-    header = [latex_escape(k) for k in keys] + [latex_escape(c) + (r" (\%)" if _is_pct(c) else "") for c in measures]
-    body = latex_table(header, rows, align="l" * len(keys) + "r" * len(measures), escape_header=False)
-    cit = info.get("citation") or {}
-    ref = cit.get("ref") or info.get("taxonomy_version") or ""
-    where = f" in the store {cit['store']}" if cit.get("published") and cit.get("store") else ""
+    header = [latex_escape(k.capitalize()) for k in keys] + [h for _c, h in measures]
+    body = latex_table(header, [r for r in rows if r is not None], align="l" * len(keys) + "r" * len(measures),
+                       escape_header=False)
+    if None in rows:  # put the block separators back
+        lines = body.splitlines()
+        start = lines.index("\\midrule") + 1
+        out, k = lines[:start], start
+        for r in rows:
+            if r is None:
+                out.append("\\midrule")
+            else:
+                out.append(lines[k])
+                k += 1
+        body = "\n".join(out + lines[k:]) + "\n"
+    short, digest = short_citation(info)
     ci = info.get("confidence_intervals") or {}
-    caption = (f"Scores against the taxonomy {info.get('taxonomy', '')} ({ref}{where}), mapping configuration "
-               f"{info.get('mapping_config_id', '')}. hF is the harmonic mean of mean hP and mean hR."
-               + (f" Brackets: bootstrap {100 * ci.get('level', 0.95):.0f}% intervals ({ci.get('n_resamples')} "
-                  f"resamples, seed {ci.get('seed')})." if ci.get("n_resamples") else ""))
-    return ("% requires \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n\\small\n" + body
-            + f"\\caption{{{latex_escape(caption)}}}\n\\label{{{latex_escape(label)}}}\n\\end{{table}}\n")
+    bold_note = (" Bold hF: the best of its block and every model not significantly below it (paired permutation "
+                 "test, Holm-adjusted, 5\\%)." if "tied_with_best" in lb.columns and "model" in lb.columns
+                 and lb.group_by(group_keys).len()["len"].max() > 1 else "")
+    caption = (f"Scores against the taxonomy \\texttt{{{latex_escape(short)}}}"
+               + ("\\protect\\footnotemark" if digest else "") + f", mapping configuration "
+               f"\\texttt{{{latex_escape(info.get('mapping_config_id', ''))}}}. hF is the harmonic mean of mean hP "
+               "and mean hR; severity is the mean height of the lowest common ancestor over wrong answers (lower "
+               "is better); abstentions are scored as the root."
+               + (f" Brackets: bootstrap {100 * ci.get('level', 0.95):.0f}\\% intervals ({ci.get('n_resamples')} "
+                  f"resamples, seed {ci.get('seed')})." if ci.get("n_resamples") else "") + bold_note)
+    foot = (f"\\footnotetext{{Taxonomy {latex_escape(short)}: content digest \\texttt{{{latex_escape(digest)}}}"
+            + (f", store {latex_escape((info.get('citation') or {}).get('store'))}"
+               if (info.get("citation") or {}).get("published") and (info.get("citation") or {}).get("store") else "")
+            + ".}\n" if digest else "")
+    return ("% requires \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n\\small\n"
+            "\\setlength{\\tabcolsep}{3pt}\n" + body
+            + f"\\caption{{{caption}}}\n\\label{{{latex_escape(label)}}}\n\\end{{table}}\n" + foot)
+
 
 def model_summary(samples: pl.DataFrame) -> pl.DataFrame:
-    """One row per model over all its samples, measures as in the leaderboard (no intervals)."""
-    return leaderboard(samples, by=("model",), ci=None)
+    """One row per model over all its samples, measures as in the leaderboard (no intervals,
+    no ranks).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+
+    Returns
+    -------
+    polars.DataFrame
+    """
+    return leaderboard(samples, by=("model",), ci=None, ranks=False)
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    matplotlib.rcParams["svg.hashsalt"] = "taxoforge"  # stable ids inside SVG files
-    return plt
+_CMP = {"accuracy": "accuracy (pp)", "hF": "hF", "mistake_severity": "severity"}
 
 
-_SAVE_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None, "Creator": None},
-                  "svg": {"Date": None, "Creator": None}}
+def _diff_cell(row: dict, m: str) -> str:
+    d = row.get(f"{m}_diff")
+    if _missing(d):
+        return "–"
+    scale, fmt = (100.0, "{:+.1f}") if m == "accuracy" else (1.0, "{:+.3f}" if m == "hF" else "{:+.2f}")
+    cell = fmt.format(scale * d)
+    lo, hi = row.get(f"{m}_ci_low"), row.get(f"{m}_ci_high")
+    if not _missing(lo) and not _missing(hi):
+        cell += f" [{fmt.format(scale * lo)}, {fmt.format(scale * hi)}]"
+    return cell
 
 
-def figure_bytes(fig, fmt: str = "png", dpi: int = PNG_DPI) -> bytes:
-    """``fig`` rendered as ``fmt`` (``png``, ``pdf``, ``svg``), without timestamps."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=dpi, bbox_inches="tight", metadata=_SAVE_METADATA.get(fmt))
-    return buf.getvalue()
+def _p_cell(row: dict, m: str) -> str:
+    p, ph = row.get(f"{m}_p"), row.get(f"{m}_p_holm")
+    if _missing(p):
+        return "–"
+    return f"{p:.3g}" + (f" ({ph:.3g})" if not _missing(ph) and ph != p else "") + \
+        (" *" if row.get(f"{m}_significant") else "")
 
 
-def _save(fig, path: str | os.PathLike, formats=FIGURE_FORMATS) -> dict[str, Path]:
-    """Write ``fig`` beside ``path`` (its suffix is replaced) in every format; PNG at
-    :data:`PNG_DPI`. Returns ``{format: path}``."""
-    plt = _plt()
-    stem = Path(path)
-    stem = stem.with_suffix("") if stem.suffix.lower().lstrip(".") in FIGURE_FORMATS else stem
-    out = {}
-    try:
-        for fmt in formats:
-            target = stem.with_name(f"{stem.name}.{fmt}")
-            with atomic_writer(target, "wb") as fh:
-                fh.write(figure_bytes(fig, fmt))
-            out[fmt] = target
-    finally:
-        plt.close(fig)
-    return out
+def comparison_markdown(cmp) -> str:
+    """``taxoforge compare``'s table as Markdown: per dataset × prompt and pair, the shared
+    items, each measure's values, the difference A − B with its interval and the p-value
+    (Holm-adjusted in brackets; * significant).
+
+    Parameters
+    ----------
+    cmp : taxoforge.scores.compare.Comparison
+
+    Returns
+    -------
+    str
+    """
+    t, st = cmp.table, cmp.settings
+    measures = [m for m in _CMP if f"{m}_diff" in t.columns and t[f"{m}_diff"].drop_nulls().len()]
+    names = {"accuracy": ("acc. (%)", "(pp)"), "hF": ("hF", ""), "mistake_severity": ("severity", "")}
+    header = ["dataset", "prompt", "A", "B", "n"]
+    for m in measures:
+        name, unit = names[m]
+        header += [f"{name} A", f"{name} B", f"A − B {unit}".strip(), f"p ({name.split(' ')[0]})"]
+    rows = []
+    for r in t.iter_rows(named=True):
+        cells = [markdown_escape(str(r[k])) for k in ("dataset", "prompt", "a", "b")] + [f"{r['n']:,}"]
+        for m in measures:
+            scale = 100.0 if m == "accuracy" else 1.0
+            va, vb = r.get(f"{m}_a"), r.get(f"{m}_b")
+            f = "{:.1f}" if m == "accuracy" else "{:.3f}" if m == "hF" else "{:.2f}"
+            cells += ["–" if _missing(va) else f.format(scale * va), "–" if _missing(vb) else f.format(scale * vb),
+                      _diff_cell(r, m), _p_cell(r, m)]
+        rows.append(cells)
+    lines = ["## Comparison", "", markdown_table(rows, columns=header, format_cell=lambda _c, v: v,
+                                                   right_align=header[4:]), "",
+             f"Items matched by sample id within one dataset × prompt. Accuracy: exact McNemar test (two-sided "
+             f"binomial test of the discordant items). hF (harmonic mean of mean hP and mean hR) and severity (mean "
+             f"height of the LCA over each model's wrong answers; lower is better): paired permutation test. "
+             f"Brackets after a difference: paired-bootstrap {100 * st['level']:.0f} % interval "
+             f"({st['n_resamples']} resamples, seed {st['seed']}); after a p-value: Holm-adjusted over the "
+             f"{t.height} comparisons; * = Holm-adjusted p < {st['alpha']}."]
+    if cmp.notes:
+        lines += [""] + [f"- {markdown_escape(n)}" for n in cmp.notes]
+    return "\n".join(lines) + "\n"
 
 
-def _as_leaderboard(table: pl.DataFrame) -> pl.DataFrame:
-    """A leaderboard as given, or one made from a samples table (no intervals)."""
-    if "n" in table.columns and "line" not in table.columns:
-        return table
-    return leaderboard(table, by=tuple(k for k in GROUP_KEYS if k in table.columns), ci=None)
+def comparison_latex(cmp, *, label: str = "tab:comparison") -> str:
+    """``taxoforge compare``'s table as a ``booktabs`` LaTeX table: differences A − B with
+    their intervals, significant ones (Holm) in bold.
+
+    Parameters
+    ----------
+    cmp : taxoforge.scores.compare.Comparison
+    label : str
+
+    Returns
+    -------
+    str
+    """
+    t, st = cmp.table, cmp.settings
+    measures = [m for m in _CMP if f"{m}_diff" in t.columns and t[f"{m}_diff"].drop_nulls().len()]
+    heads = {"accuracy": r"$\Delta$ Acc.\ (pp)", "hF": r"$\Delta$ hF", "mistake_severity": r"$\Delta$ Severity"}
+    header = ["Dataset", "Prompt", "A", "B", "$n$"] + [heads[m] for m in measures]
+    rows = []
+    for r in t.iter_rows(named=True):
+        cells = [latex_escape(r[k]) for k in ("dataset", "prompt", "a", "b")] + [f"{r['n']:,}".replace(",", "{,}")]
+        for m in measures:
+            c = _diff_cell(r, m).replace("−", "-")
+            if c != "–" and " [" in c:
+                v, ci = c.split(" [", 1)
+                c = (f"\\textbf{{{v}}}" if r.get(f"{m}_significant") else v) + f" {{\\scriptsize [{ci}}}"
+            elif c == "–":
+                c = "--"
+            cells.append(c)
+        rows.append(cells)
+    body = latex_table(header, rows, align="llll" + "r" * (1 + len(measures)), escape_header=False)
+    caption = (f"Paired comparison on shared items: differences A $-$ B with paired-bootstrap "
+               f"{100 * st['level']:.0f}\\% intervals ({st['n_resamples']} resamples, seed {st['seed']}). Bold: "
+               f"significant after Holm's adjustment (accuracy: exact McNemar test; hF and severity: paired "
+               f"permutation test; $\\alpha = {st['alpha']}$).")
+    return ("% requires \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n\\small\n"
+            "\\setlength{\\tabcolsep}{3pt}\n" + body
+            + f"\\caption{{{caption}}}\n\\label{{{latex_escape(label)}}}\n\\end{{table}}\n")
 
 
-def _values(lb: pl.DataFrame, col: str) -> list[str]:
-    return sorted({str(v) for v in lb[col].to_list()}) if col in lb.columns else [""]
+#: The files :func:`write_comparison` writes (and only those may be replaced in its folder).
+COMPARISON_FILES = ("comparison.md", "comparison.csv", "comparison.tex", "comparison.parquet",
+                    *(f"comparison.{fmt}" for fmt in ("png", "pdf", "svg")))
 
 
-_MARKERS = "osD^vP*Xh<>p"
+def write_comparison(cmp, out_dir, *, plots: bool = True) -> dict[str, Path]:
+    """Write a comparison into ``out_dir``: ``comparison.md``, ``.csv`` (cells safe in
+    spreadsheets), ``.tex``, ``.parquet`` and, with ``plots``, the figure
+    (:func:`taxoforge.scores.figures.comparison_figure`) as PNG, PDF and SVG; each file
+    written atomically.
 
+    Parameters
+    ----------
+    cmp : taxoforge.scores.compare.Comparison
+    out_dir : str or os.PathLike
+    plots : bool
 
-def _model_styles(models: list[str]) -> dict[str, tuple[str, object]]:
-    plt = _plt()
-    colours = plt.get_cmap("tab10").colors
-    return {m: (_MARKERS[i % len(_MARKERS)], colours[i % len(colours)]) for i, m in enumerate(models)}
+    Returns
+    -------
+    dict
+        ``{kind: path}``.
+    """
+    from taxoforge.files import write_parquet_atomic, write_text_atomic
 
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"md": write_text_atomic(out / "comparison.md", comparison_markdown(cmp)),
+             "csv": write_text_atomic(out / "comparison.csv", csv_text(cmp.table)),
+             "tex": write_text_atomic(out / "comparison.tex", comparison_latex(cmp)),
+             "parquet": write_parquet_atomic(cmp.table, out / "comparison.parquet")}
+    if plots and cmp.table.height:
+        from taxoforge.scores.figures import comparison_figure, save_figure
 
-def _iso_hf(ax) -> None:
-    r = np.linspace(0.01, 1, 200)
-    for f in (0.2, 0.4, 0.6, 0.8):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = f * r / (2 * r - f)
-        ok = (p > 0) & (p <= 1)
-        ax.plot(r[ok], p[ok], color="0.85", lw=0.8, zorder=0)
-        ax.annotate(f"hF={f}", (r[ok][-1], p[ok][-1]), textcoords="offset points", xytext=(-28, -10),
-                    fontsize=6, color="0.5")
-
-
-def _err(row: dict, m: str) -> list[list[float]] | None:
-    lo, hi, v = row.get(f"{m}_ci_low"), row.get(f"{m}_ci_high"), row.get(m)
-    if _missing(lo) or _missing(hi) or _missing(v):
-        return None
-    return [[max(v - lo, 0.0)], [max(hi - v, 0.0)]]
-
-
-def hp_hr_figure(table: pl.DataFrame):
-    """The figure of :func:`plot_hp_hr` (``table``: a leaderboard, or samples)."""
-    plt = _plt()
-    lb = _as_leaderboard(table)
-    datasets, prompts = _values(lb, "dataset"), _values(lb, "prompt")
-    styles = _model_styles(_values(lb, "model"))
-    nr, nc = len(datasets), len(prompts)
-    fig, axes = plt.subplots(nr, nc, figsize=(0.6 + 3.0 * nc, 0.9 + 2.9 * nr), squeeze=False, sharex=True,
-                             sharey=True)
-    for i, ds in enumerate(datasets):
-        for j, pr in enumerate(prompts):
-            ax = axes[i][j]
-            part = lb
-            if "dataset" in lb.columns:
-                part = part.filter(pl.col("dataset").cast(pl.String) == ds)
-            if "prompt" in lb.columns:
-                part = part.filter(pl.col("prompt").cast(pl.String) == pr)
-            _iso_hf(ax)
-            for row in part.sort("model").iter_rows(named=True):
-                if _missing(row["hP"]) or _missing(row["hR"]):
-                    continue
-                marker, colour = styles[str(row["model"])]
-                ax.errorbar(row["hR"], row["hP"], xerr=_err(row, "hR"), yerr=_err(row, "hP"), fmt=marker,
-                            color=colour, ms=5, elinewidth=0.8, capsize=2, zorder=2)
-            if not part.height:
-                ax.text(0.5, 0.5, "no rows", ha="center", va="center", transform=ax.transAxes, color="0.5")
-            ax.set_xlim(0, 1.02)
-            ax.set_ylim(0, 1.02)
-            ax.set_aspect("equal")
-            ax.grid(alpha=0.3)
-            ax.set_title(" · ".join(x for x in (ds if nr > 1 or ds else "", pr if nc > 1 or pr else "") if x),
-                         fontsize=8)
-            if i == nr - 1:
-                ax.set_xlabel("hR (hierarchical recall)", fontsize=8)
-            if j == 0:
-                ax.set_ylabel("hP (hierarchical precision)", fontsize=8)
-            ax.tick_params(labelsize=7)
-    handles = [plt.Line2D([], [], ls="", marker=mk, color=col, label=m) for m, (mk, col) in styles.items()]
-    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 4), fontsize=8, title="model",
-               title_fontsize=8, frameon=False, bbox_to_anchor=(0.5, 1.0 + 0.02 * ((len(handles) + 3) // 4)))
-    fig.suptitle("hP vs hR per model (rows: dataset, columns: prompt)", fontsize=9, y=-0.01, va="top")
-    fig.tight_layout()
-    return fig
-
-
-def plot_hp_hr(table: pl.DataFrame, path: str | os.PathLike, formats=FIGURE_FORMATS) -> dict[str, Path]:
-    """hP against hR (Fig. 7 of paper 000), one panel per dataset × prompt, one marker per
-    model, with bootstrap interval bars (when ``table`` is a leaderboard with intervals) and
-    iso-hF curves. Written as ``path`` in each of ``formats``; returns ``{format: path}``."""
-    return _save(hp_hr_figure(table), path, formats)
-
-
-def _row_labels(lb: pl.DataFrame) -> list[str]:
-    varying = [k for k in GROUP_KEYS if k in lb.columns and lb[k].n_unique() > 1] or \
-              [k for k in GROUP_KEYS if k in lb.columns][:1]
-    return [" · ".join(str(r[k]) for k in varying) for r in lb.iter_rows(named=True)]
-
-
-def ranks_figure(table: pl.DataFrame, measures=RANK_MEASURES):
-    """The figure of :func:`plot_ranks` (``table``: a leaderboard, or samples)."""
-    plt = _plt()
-    lb = _as_leaderboard(table)
-    measures = [m for m in measures if m in lb.columns and lb[m].fill_nan(None).null_count() < lb.height]
-    labels = _row_labels(lb)
-    models = lb["model"].n_unique() if "model" in lb.columns else 1
-    if lb.height < 2:
-        fig, ax = plt.subplots(figsize=(1.2 + 0.7 * len(measures), 3.2))
-        row = lb.row(0, named=True) if lb.height else {}
-        x = np.arange(len(measures))
-        vals = [row.get(m) for m in measures]
-        ax.plot(x, [np.nan if _missing(v) else v for v in vals], "o", color="C0")
-        for k, m in enumerate(measures):
-            e = _err(row, m)
-            if e:
-                ax.errorbar(k, row[m], yerr=e, color="C0", capsize=3, lw=1)
-        ax.set_xticks(x, measures, rotation=30, ha="right")
-        ax.set_ylim(0, 1.02)
-        ax.set_ylabel("score")
-        ax.set_title(f"{labels[0] if labels else ''}: one leaderboard row, nothing to rank — its score per measure",
-                     fontsize=9)
-        ax.grid(alpha=0.3, axis="y")
-        fig.tight_layout()
-        return fig
-    filled = lb.with_columns([pl.col(m).fill_nan(None) for m in measures])
-    ranks = filled.select([pl.col(m).rank(method="min", descending=True).alias(m) for m in measures])
-    fig, ax = plt.subplots(figsize=(2.2 + 0.8 * len(measures), 1.6 + 0.3 * max(lb.height, 4)))
-    x = np.arange(len(measures))
-    cmap = plt.get_cmap("tab20" if lb.height > 10 else "tab10")
-    for i, (lab, row) in enumerate(zip(labels, ranks.iter_rows())):
-        y = [np.nan if v is None else v for v in row]
-        # small offsets keep tied rows' lines apart; the legend names them (labels beside the lines overlap on ties)
-        off = 0.12 * (i - (lb.height - 1) / 2) / max(lb.height - 1, 1)
-        ax.plot(x, [v + off for v in y], marker="o", ms=4, lw=1.2, color=cmap(i % cmap.N), label=lab)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
-    ax.set_xticks(x, measures, rotation=30, ha="right")
-    ax.set_yticks(range(1, lb.height + 1))
-    ax.set_ylim(lb.height + 0.5, 0.5)
-    ax.set_ylabel("rank (1 = best)")
-    what = ("model × dataset × prompt rows" if models > 1 else
-            f"dataset × prompt settings of {lb['model'][0]}" if "model" in lb.columns else "rows")
-    ax.set_title(f"Rank of the {what} under each measure (crossing lines: the measures disagree)", fontsize=9)
-    ax.grid(alpha=0.3, axis="x")
-    fig.tight_layout()
-    return fig
-
-
-def plot_ranks(table: pl.DataFrame, path: str | os.PathLike, measures=RANK_MEASURES,
-               formats=FIGURE_FORMATS) -> dict[str, Path]:
-    """Rank (1 = best) of every leaderboard row under each measure (Fig. 5 of paper 000;
-    module docstring). Written as ``path`` in each of ``formats``; returns ``{format: path}``."""
-    return _save(ranks_figure(table, measures), path, formats)
+        for fmt, p in save_figure(comparison_figure(cmp.table), out / "comparison").items():
+            paths[f"figure_{fmt}"] = p
+    return paths
 
 
 def _distinct_file_names(files: list[str]) -> dict[str, str]:

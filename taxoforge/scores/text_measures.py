@@ -99,7 +99,18 @@ def _stem_word(w: str) -> str:
 
 
 def stem_text(text: str | None) -> str:
-    """Normalised text with every word Porter-stemmed (``"Toucans!"`` → ``"toucan"``)."""
+    """Normalised text with every word Porter-stemmed (``"Toucans!"`` → ``"toucan"``).
+
+    Parameters
+    ----------
+    text : str or None
+        The text.
+
+    Returns
+    -------
+    str
+        Normalised text with every word Porter-stemmed (``"Toucans!"`` → ``"toucan"``).
+    """
     return " ".join(_stem_word(w) for w in normalise_text(text).split())
 
 
@@ -134,6 +145,23 @@ def bleu2(reference: list[str], hypothesis: list[str]) -> float:
 
     >>> round(bleu2(["golden", "retriev"], ["a", "golden", "retriev", "dog"]), 6)
     0.408248
+
+    Parameters
+    ----------
+    reference : list[str]
+        The reference's words.
+    hypothesis : list[str]
+        The hypothesis's words.
+
+    Returns
+    -------
+    float
+        Sentence BLEU of ``hypothesis`` against one ``reference`` (word lists) with
+        weights (½, ½) and smoothing 1 — equal to NLTK's ``sentence_bleu([reference],
+        hypothesis, weights=(0.5, 0.5),
+        smoothing_function=SmoothingFunction().method1)``: clipped n-gram precisions (a
+        zero count becomes ε = 0.1 over the n-gram count, at least 1), their weighted
+        geometric mean times the brevity penalty; 0 when no word matches.
     """
     nums, dens = [], []
     for n in (1, 2):
@@ -150,7 +178,22 @@ def bleu2(reference: list[str], hypothesis: list[str]) -> float:
 
 def rouge1_recall(reference: list[str], prediction: list[str]) -> float:
     """ROUGE-1 recall: the reference's words found in the prediction (each occurrence at
-    most as often as the prediction has it) over the reference's word count (at least 1)."""
+    most as often as the prediction has it) over the reference's word count (at least 1).
+
+    Parameters
+    ----------
+    reference : list[str]
+        The reference's words.
+    prediction : list[str]
+        The prediction's words.
+
+    Returns
+    -------
+    float
+        ROUGE-1 recall: the reference's words found in the prediction (each occurrence
+        at most as often as the prediction has it) over the reference's word count (at
+        least 1).
+    """
     r, p = Counter(reference), Counter(prediction)
     return sum(min(c, p[w]) for w, c in r.items()) / max(len(reference), 1)
 
@@ -178,6 +221,20 @@ def text_scores(predictions, references, meteor: bool = True) -> dict[str, np.nd
 
     Identical (prediction, reference) pairs are computed once. ``meteor=False`` or an
     unavailable WordNet leaves ``meteor`` as NaN; the returned ``"meteor_status"`` says which.
+
+    Parameters
+    ----------
+    predictions : object
+        The models' answers.
+    references : object
+        The ground truths' names, one per prediction.
+    meteor : bool, optional
+        Whether METEOR is computed (it needs WordNet).
+
+    Returns
+    -------
+    dict[str, numpy.ndarray]
+        Per-pair text measures (module docstring) for equal-length sequences of strings.
     """
     preds = list(predictions)
     refs = list(references)

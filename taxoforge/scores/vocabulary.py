@@ -104,6 +104,19 @@ def non_naming_flags(words, base_forms: bool = False):
 
     >>> non_naming_flags(["two", "dog", "42", "images"]).tolist()
     [True, False, True, True]
+
+    Parameters
+    ----------
+    words : object
+        Words: a polars Series or a sequence of str.
+    base_forms : bool, optional
+        Whether the words are already base forms.
+
+    Returns
+    -------
+    object
+        :func:`is_non_naming` of every word of a polars Series or sequence, as a bool
+        array.
     """
     import numpy as np
     import polars as pl

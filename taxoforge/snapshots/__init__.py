@@ -1,4 +1,4 @@
-"""Frozen, versioned snapshots of taxonomies (SPEC §5): build, publish, pull, verify, diff.
+"""Frozen, versioned snapshots of taxonomies (docs/method.md#snapshots): build, publish, pull, verify, diff.
 
 >>> from taxoforge.snapshots import SnapshotStore, load_taxonomy
 >>> store = SnapshotStore("data/snapshots")               # or s3://…, https://… (read only)
@@ -40,7 +40,8 @@ from taxoforge.snapshots.manifest import (
 )
 from taxoforge.snapshots.pull import DownloadError, PullResult, pull
 from taxoforge.snapshots.catalogue import parse_ref
-from taxoforge.snapshots.store import PublishResult, SnapshotStore, default_store_url
+from taxoforge.snapshots.publishing import PublishResult
+from taxoforge.snapshots.store import SnapshotStore, default_store_url
 from taxoforge.snapshots.verify import VerifyReport, read_snapshot, summarise, verify_folder
 
 __all__ = [

@@ -31,13 +31,16 @@ import re
 from typing import Any
 
 from taxoforge.snapshots.errors import SnapshotError, SnapshotNotFound
-from taxoforge.snapshots.manifest import validate_name
+from taxoforge.snapshots.manifest import json_document, validate_name
 
-__all__ = ["INDEX_NAME", "INDEX_FORMAT", "CONTENT_PREFIX", "empty_index", "parse_index", "index_bytes", "index_entry",
+__all__ = ["INDEX_NAME", "MAX_INDEX_BYTES", "INDEX_FORMAT", "CONTENT_PREFIX", "empty_index", "parse_index", "index_bytes", "index_entry",
            "register", "set_latest", "latest_version", "sorted_versions", "resolve_entry", "parse_ref", "describe_entry",
            "now", "content_ref", "describe_taxonomies"]
 
 INDEX_NAME = "index.json"
+#: the largest ``index.json`` read (bytes): about 4,000 versions at ~2 KiB each. A store is
+#: untrusted input, and a parsed JSON document takes up to ~25 times its size in memory
+MAX_INDEX_BYTES = 8 << 20
 INDEX_FORMAT = "taxoforge-snapshot-index"
 #: ``sha256:HEX`` names a snapshot by its content hash (``content_sha256``)
 CONTENT_PREFIX = "sha256:"
@@ -46,12 +49,29 @@ _HEX_RE = re.compile(r"[0-9a-f]{12,64}")
 
 
 def now() -> str:
-    """Now, UTC, to the microsecond (publication times)."""
+    """Now, UTC, to the microsecond (publication times).
+
+    Returns
+    -------
+    str
+        Now, UTC, to the microsecond (publication times).
+    """
     return _dt.datetime.now(tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def content_ref(content_sha256: str) -> str:
-    """The reference ``sha256:<hex>`` of a snapshot content hash."""
+    """The reference ``sha256:<hex>`` of a snapshot content hash.
+
+    Parameters
+    ----------
+    content_sha256 : str
+        A content hash, hex.
+
+    Returns
+    -------
+    str
+        The reference ``sha256:<hex>`` of a snapshot content hash.
+    """
     return f"{CONTENT_PREFIX}{content_sha256}"
 
 
@@ -66,7 +86,20 @@ def _content_hex(text: str, ref: str) -> str:
 def parse_ref(ref: str) -> tuple[str | None, str | None]:
     """``"NAME@VERSION"`` → ``(NAME, VERSION)``; ``"NAME"`` → ``(NAME, None)`` (latest);
     ``"sha256:HEX"`` → ``(None, "sha256:HEX")`` and ``"NAME@sha256:HEX"`` →
-    ``(NAME, "sha256:HEX")`` (by content hash)."""
+    ``(NAME, "sha256:HEX")`` (by content hash).
+
+    Parameters
+    ----------
+    ref : str
+        ``NAME``, ``NAME@VERSION`` or ``sha256:…``.
+
+    Returns
+    -------
+    tuple[str or None, str or None]
+        ``"NAME@VERSION"`` → ``(NAME, VERSION)``; ``"NAME"`` → ``(NAME, None)``
+        (latest); ``"sha256:HEX"`` → ``(None, "sha256:HEX")`` and ``"NAME@sha256:HEX"``
+        → ``(NAME, "sha256:HEX")`` (by content hash).
+    """
     if not isinstance(ref, str) or not ref.strip():
         raise SnapshotError("empty snapshot reference: expected NAME, NAME@VERSION or sha256:HEX")
     ref = ref.strip()
@@ -84,15 +117,34 @@ def parse_ref(ref: str) -> tuple[str | None, str | None]:
 
 
 def empty_index() -> dict:
+    """The ``index.json`` of a store with no snapshot yet.
+
+    Returns
+    -------
+    dict
+        The format's header and no taxonomies.
+    """
     return {"format": INDEX_FORMAT, "format_version": 1, "updated": None, "taxonomies": {}}
 
 
 def parse_index(data: bytes, where: str) -> dict:
-    """Parse ``index.json`` bytes; errors name ``where`` and what was expected."""
-    try:
-        idx = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise SnapshotError(f"{where}: not valid JSON ({e}); rebuild it with SnapshotStore.reindex()") from e
+    """Parse ``index.json`` bytes (at most :data:`MAX_INDEX_BYTES`); errors name ``where``
+    and what was expected.
+
+    Parameters
+    ----------
+    data : bytes
+        The bytes.
+    where : str
+        Where the bytes came from, for messages.
+
+    Returns
+    -------
+    dict
+        The parsed index.
+    """
+    idx = json_document(data, where, "snapshot index", MAX_INDEX_BYTES,
+                        invalid="not valid JSON ({error}); rebuild it with SnapshotStore.reindex()")
     if not isinstance(idx, dict) or idx.get("format") != INDEX_FORMAT:
         raise SnapshotError(f"{where}: not a taxoforge snapshot index (expected \"format\": \"{INDEX_FORMAT}\")")
     _check_ids(idx, where)
@@ -129,14 +181,38 @@ def _sort_key(entry: dict) -> tuple:
 
 
 def sorted_versions(entries: list[dict]) -> list[dict]:
-    """Index entries oldest first (the last one is the latest)."""
+    """Index entries oldest first (the last one is the latest).
+
+    Parameters
+    ----------
+    entries : list[dict]
+        Index entries of one taxonomy.
+
+    Returns
+    -------
+    list[dict]
+        The entries, oldest first.
+    """
     return sorted(entries, key=_sort_key)
 
 
 def latest_version(tax: dict) -> str | None:
     """The version a bare ``NAME`` means in the index entry ``tax`` of one taxonomy: its
     ``latest`` when set to a listed version, else (an index without the field) the
-    version created last."""
+    version created last.
+
+    Parameters
+    ----------
+    tax : dict
+        One taxonomy's entry of the index.
+
+    Returns
+    -------
+    str or None
+        The version a bare ``NAME`` means in the index entry ``tax`` of one taxonomy:
+        its ``latest`` when set to a listed version, else (an index without the field)
+        the version created last.
+    """
     listed = {e.get("version") for e in tax.get("versions", [])}
     if tax.get("latest") in listed:
         return tax["latest"]
@@ -148,7 +224,20 @@ def latest_version(tax: dict) -> str | None:
 def index_bytes(idx: dict) -> bytes:
     """The bytes to store: versions sorted, ``updated`` set, ``latest`` kept (a taxonomy
     whose ``latest`` is unset or names no listed version gets the version created last:
-    only an index rebuilt from scratch has none)."""
+    only an index rebuilt from scratch has none).
+
+    Parameters
+    ----------
+    idx : dict
+        A parsed ``index.json``.
+
+    Returns
+    -------
+    bytes
+        The bytes to store: versions sorted, ``updated`` set, ``latest`` kept (a
+        taxonomy whose ``latest`` is unset or names no listed version gets the version
+        created last: only an index rebuilt from scratch has none).
+    """
     idx["updated"] = now()
     for tax in idx["taxonomies"].values():
         tax["versions"] = sorted_versions(tax["versions"])
@@ -159,7 +248,20 @@ def index_bytes(idx: dict) -> bytes:
 
 
 def index_entry(manifest: dict, mbytes: bytes) -> dict:
-    """The index entry of a snapshot whose manifest is ``manifest`` (bytes ``mbytes``)."""
+    """The index entry of a snapshot whose manifest is ``manifest`` (bytes ``mbytes``).
+
+    Parameters
+    ----------
+    manifest : dict
+        The snapshot's manifest.
+    mbytes : bytes
+        The manifest file's bytes.
+
+    Returns
+    -------
+    dict
+        The index entry of a snapshot whose manifest is ``manifest`` (bytes ``mbytes``).
+    """
     name, version = manifest["taxonomy"], manifest["version"]
     return {
         "version": version,
@@ -178,7 +280,24 @@ def index_entry(manifest: dict, mbytes: bytes) -> dict:
 
 def register(idx: dict, manifest: dict, mbytes: bytes, *, latest: bool = False) -> bool:
     """Add ``manifest`` to ``idx`` unless its version is there; True when added. With
-    ``latest`` (or when it is the taxonomy's first version) it becomes the latest."""
+    ``latest`` (or when it is the taxonomy's first version) it becomes the latest.
+
+    Parameters
+    ----------
+    idx : dict
+        A parsed ``index.json``, changed in place.
+    manifest : dict
+        The snapshot's manifest.
+    mbytes : bytes
+        The manifest file's bytes.
+    latest : bool, optional
+        Whether the version becomes the latest.
+
+    Returns
+    -------
+    bool
+        Whether it was added.
+    """
     tax = idx["taxonomies"].setdefault(manifest["taxonomy"], {"versions": []})
     first = not tax["versions"]
     added = not any(e["version"] == manifest["version"] for e in tax["versions"])
@@ -192,7 +311,22 @@ def register(idx: dict, manifest: dict, mbytes: bytes, *, latest: bool = False) 
 
 
 def set_latest(idx: dict, name: str, version: str) -> bool:
-    """Make ``name@version`` (listed in ``idx``) the latest; True when that changed it."""
+    """Make ``name@version`` (listed in ``idx``) the latest; True when that changed it.
+
+    Parameters
+    ----------
+    idx : dict
+        A parsed ``index.json``, changed in place.
+    name : str
+        The name.
+    version : str
+        The version.
+
+    Returns
+    -------
+    bool
+        Whether the latest changed.
+    """
     tax = idx["taxonomies"][name]
     if tax.get("latest") == version:
         return False
@@ -215,7 +349,23 @@ def _by_content(idx: dict, name: str | None, hexpart: str, store: str) -> tuple[
 
 def resolve_entry(idx: dict, ref: str, store: str) -> tuple[str, dict]:
     """``(taxonomy, index entry)`` of a reference (see the module doc) in ``idx``, the
-    index of ``store``."""
+    index of ``store``.
+
+    Parameters
+    ----------
+    idx : dict
+        A parsed ``index.json``.
+    ref : str
+        ``NAME``, ``NAME@VERSION`` or ``sha256:…``.
+    store : str
+        The snapshot store.
+
+    Returns
+    -------
+    tuple[str, dict]
+        ``(taxonomy, index entry)`` of a reference (see the module doc) in ``idx``, the
+        index of ``store``.
+    """
     name, version = parse_ref(ref)
     if version is not None and version.startswith(CONTENT_PREFIX):
         return _by_content(idx, name, version[len(CONTENT_PREFIX):], store)
@@ -244,7 +394,19 @@ def resolve_entry(idx: dict, ref: str, store: str) -> tuple[str, dict]:
 
 def describe_taxonomies(idx: dict) -> str:
     """``"imagenet1k (latest imagenet1k@…, 1 version), wordnet (…)"``, or ``"none"``:
-    what a store has, for error messages."""
+    what a store has, for error messages.
+
+    Parameters
+    ----------
+    idx : dict
+        A parsed ``index.json``.
+
+    Returns
+    -------
+    str
+        ``"imagenet1k (latest imagenet1k@…, 1 version), wordnet (…)"``, or ``"none"``:
+        what a store has, for error messages.
+    """
     parts = []
     for n, tax in sorted(idx["taxonomies"].items()):
         k = len(tax.get("versions", []))
@@ -254,7 +416,22 @@ def describe_taxonomies(idx: dict) -> str:
 
 
 def describe_entry(name: str, entry: dict, latest: bool = False) -> dict[str, Any]:
-    """One row of ``taxoforge list``."""
+    """One row of ``taxoforge list``.
+
+    Parameters
+    ----------
+    name : str
+        The name.
+    entry : dict
+        The version's index entry.
+    latest : bool, optional
+        Whether it is the latest of its taxonomy.
+
+    Returns
+    -------
+    dict[str, Any]
+        One row of ``taxoforge list``.
+    """
     return {"taxonomy": name, "version": entry["version"], "ref": f"{name}@{entry['version']}",
             "created": entry.get("created"), "published": entry.get("published"),
             "latest": latest, "row_counts": entry.get("row_counts", {}), "size": entry.get("size")}

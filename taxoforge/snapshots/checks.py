@@ -32,12 +32,33 @@ __all__ = ["TreeCheck", "publishing_checks", "failed_checks"]
 
 @dataclass(frozen=True)
 class TreeCheck:
+    """The result of one publishing check.
+
+    Attributes
+    ----------
+    name : str
+        The check (``one_root``, ``acyclic``, ``link_coverage`` …).
+    passed : bool
+        Whether the tree passed it.
+    detail : str
+        What was found, in words.
+    count : int
+        Offending rows (0 when passed).
+    """
+
     name: str
     passed: bool
     detail: str
     count: int = 0  # offending rows (0 when passed)
 
     def as_dict(self) -> dict:
+        """The check as a plain dict (``name``, ``passed``, ``detail``, ``count``).
+
+        Returns
+        -------
+        dict
+            One entry per field.
+        """
         return asdict(self)
 
 
@@ -46,7 +67,21 @@ def _ex(values) -> str:
 
 
 def publishing_checks(tables: TreeTables, *, min_link_coverage: float | Mapping[str, float] | None = None) -> list[TreeCheck]:
-    """Run every check on ``tables``; one :class:`TreeCheck` per check, in order."""
+    """Run every check on ``tables``; one :class:`TreeCheck` per check, in order.
+
+    Parameters
+    ----------
+    tables : TreeTables
+        The tree's tables.
+    min_link_coverage : float or Mapping[str, float], optional
+        Least share of each dataset's labels that must link (one for all, or per
+        dataset); None skips the gate.
+
+    Returns
+    -------
+    list[TreeCheck]
+        One result per check, in order.
+    """
     t = tree_integrity(tables.nodes)
     out = [TreeCheck("nodes_present", t.n_nodes > 0, f"{t.n_nodes} nodes" if t.n_nodes else "no nodes",
                      0 if t.n_nodes else 1)]
@@ -94,10 +129,34 @@ def publishing_checks(tables: TreeTables, *, min_link_coverage: float | Mapping[
 
 
 def failed_checks(checks: list[TreeCheck]) -> list[TreeCheck]:
+    """The checks that did not pass.
+
+    Parameters
+    ----------
+    checks : list of TreeCheck
+        Results of :func:`publishing_checks`.
+
+    Returns
+    -------
+    list of TreeCheck
+        Those with ``passed`` false, in order.
+    """
     return [c for c in checks if not c.passed]
 
 
 def checks_markdown(checks: list[TreeCheck]) -> str:
+    """The checks as a Markdown table: check, passed (✅/❌), detail.
+
+    Parameters
+    ----------
+    checks : list of TreeCheck
+        Results of :func:`publishing_checks`.
+
+    Returns
+    -------
+    str
+        The table.
+    """
     return markdown_table([(c.name, "✅" if c.passed else "❌", c.detail.replace("|", "/")) for c in checks],
                           columns=("check", "passed", "detail"), format_cell=lambda _c, v: v)
 
@@ -106,7 +165,15 @@ __all__ += ["checks_markdown"]
 
 
 class ChecksFailed(SnapshotError):
-    """A tree failed the publishing gate (exit code 7); ``checks`` holds every result."""
+    """A tree failed the publishing gate (exit code 7); ``checks`` holds every result.
+
+    Parameters
+    ----------
+    name : str
+        The taxonomy's name.
+    checks : list[TreeCheck]
+        Every check's result, passed or not.
+    """
 
     exit_code = 7
 
@@ -119,7 +186,21 @@ class ChecksFailed(SnapshotError):
 
 def require_publishable(tables: TreeTables, *,
                         min_link_coverage: float | Mapping[str, float] | None = None) -> list[TreeCheck]:
-    """Run :func:`publishing_checks`; raise :class:`ChecksFailed` if any check fails, else return them."""
+    """Run :func:`publishing_checks`; raise :class:`ChecksFailed` if any check fails, else return them.
+
+    Parameters
+    ----------
+    tables : TreeTables
+        The tree's tables.
+    min_link_coverage : float or Mapping[str, float], optional
+        Least share of each dataset's labels that must link (one for all, or per
+        dataset); None skips the gate.
+
+    Returns
+    -------
+    list[TreeCheck]
+        Every check's result, when all pass.
+    """
     checks = publishing_checks(tables, min_link_coverage=min_link_coverage)
     if failed_checks(checks):
         raise ChecksFailed(tables.name, checks)

@@ -62,6 +62,25 @@ class Citation:
                         manifest, the manifest against the store's index), ``"content"``
                         (the content hash recomputed), or ``"computed"`` (no manifest:
                         the content hash is the tables' own).
+
+    Attributes
+    ----------
+    ref : str
+        ``NAME``, ``NAME@VERSION`` or ``sha256:…``.
+    taxonomy : str
+        The taxonomy.
+    content_sha256 : str
+        The content hash of the tables cited.
+    version : str or None
+        The version.
+    store : str or None
+        The snapshot store.
+    published : bool
+        Whether a store holds that content.
+    source : str
+        The source.
+    verified : str
+        How the content was checked (``"manifest"``, ``"computed"`` …).
     """
 
     ref: str
@@ -74,6 +93,13 @@ class Citation:
     verified: str = "computed"
 
     def as_dict(self) -> dict:
+        """The citation as JSON values (what results record).
+
+        Returns
+        -------
+        dict
+            One entry per field.
+        """
         return asdict(self)
 
     def __str__(self) -> str:
@@ -117,7 +143,30 @@ def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", ver
                 name: str | None = None, content_sha256: str | None = None) -> Citation:
     """The citation of ``tables`` by their content hash (computed here, unless
     ``content_sha256`` gives it): ``NAME@VERSION`` of ``store`` when it has that content,
-    else ``sha256:<hex>``."""
+    else ``sha256:<hex>``.
+
+    Parameters
+    ----------
+    tables : TreeTables
+        The tree's tables.
+    store : optional
+        The snapshot store.
+    source : str, optional
+        The source.
+    verified : str, optional
+        How the content was checked, recorded in the citation.
+    name : str, optional
+        The name.
+    content_sha256 : str, optional
+        The content hash, when already known.
+
+    Returns
+    -------
+    Citation
+        The citation of ``tables`` by their content hash (computed here, unless
+        ``content_sha256`` gives it): ``NAME@VERSION`` of ``store`` when it has that
+        content, else ``sha256:<hex>``.
+    """
     full = content_sha256 or content_id(tables)[1]
     st = _as_store(store) if store is not None else _default_store_if_any()
     hit = _find_content(st, full, name or tables.name)
@@ -148,7 +197,17 @@ def _mark(tables: TreeTables, citation: Citation) -> tuple[TreeTables, Citation]
 
 def _enclosing_store(folder: Path, manifest: dict) -> tuple[SnapshotStore, dict] | None:
     """The local store ``folder`` lies in as ``<store>/<taxonomy>/<version>/`` and its
-    index entry, when that store lists exactly this version."""
+    index entry, when that store lists exactly this version. A folder named inside a store
+    through a symbolic link (the version or taxonomy folder a link) is refused: links
+    inside a store are never followed."""
+    named = folder.absolute()
+    if (named.parent.parent / INDEX_NAME).is_file():
+        from taxoforge.files import UnsafePath, path_inside
+
+        try:
+            path_inside(named.parent.parent, named.parent.name, named.name, symlinks=False)
+        except UnsafePath as e:
+            raise SnapshotError(str(e)) from None
     root = folder.resolve().parent.parent
     if (folder.resolve().name != manifest["version"] or folder.resolve().parent.name != manifest["taxonomy"]
             or not (root / INDEX_NAME).is_file()):
@@ -237,7 +296,28 @@ def resolve_taxonomy(source, *, store=None, cache=None, altered: str = "refuse",
     Raises :class:`TaxonomyNotFound` (not a folder, not in the store: the message lists what
     the store has), :class:`AlteredSnapshot` (a snapshot folder or a local store's copy that
     no longer matches its manifest), :class:`~taxoforge.snapshots.errors.ChecksumMismatch`,
-    :class:`~taxoforge.files.DownloadError`."""
+    :class:`~taxoforge.files.DownloadError`.
+
+    Parameters
+    ----------
+    source : object
+        The source.
+    store : optional
+        The snapshot store.
+    cache : optional
+        The local store a remote snapshot is pulled into.
+    altered : str, optional
+        ``"refuse"`` (default) or ``"content"`` for a snapshot folder whose tables no
+        longer match its manifest.
+    progress : bool, optional
+        Whether to show a progress bar.
+
+    Returns
+    -------
+    tuple[TreeTables, Citation]
+        The tables ``source`` names and the :class:`Citation` a result must carry (see
+        the module doc).
+    """
     if altered not in ALTERED_POLICIES:
         raise ValueError(f"altered={altered!r}: expected one of {ALTERED_POLICIES}")
     if isinstance(source, TreeTables):

@@ -14,6 +14,8 @@ Every command takes ``--json`` (one JSON document on stdout, for scripts; errors
 7     tree checks failed: not published
 8     download interrupted (run the same ``pull`` again to resume)
 9     the store's lock is held by another publisher for too long
+11    a local file could not be written or read: no space left on the device, a file
+      where a folder goes, no permission (the message names the path)
 ====  =============================================================
 """
 
@@ -36,7 +38,8 @@ EXIT_CODES = __doc__.split("Exit codes:", 1)[1]
 STORE_HELP = ("Snapshot store: a folder, file://, http(s):// (read only) or any fsspec URL. "
               "Default: $TAXOFORGE_SNAPSHOT_STORE or data/snapshots.")
 _EPILOG = ("Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 verification failed, 5 conflict, "
-           "6 read-only store, 7 tree checks failed, 8 download interrupted, 9 lock timeout.")
+           "6 read-only store, 7 tree checks failed, 8 download interrupted, 9 lock timeout, "
+           "11 a local file could not be written (no space left, a file where a folder goes …).")
 
 
 def _store_option(f):
@@ -139,15 +142,21 @@ def list_cmd(name: str | None, store: str | None, as_json: bool) -> None:
 @click.option("--retries", type=click.IntRange(0, 100), default=3, show_default=True,
               help="Resume a dropped connection this many times before giving up.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
+@click.option("--allow-redirects-to-other-hosts", "allow_other_hosts", is_flag=True,
+              help="Follow the store's redirects to another host (refused by default: the store named is the one "
+                   "trusted).")
 @_json_option
 @_handle_errors
-def pull_cmd(ref: str, store: str | None, dest: str | None, retries: int, progress: bool, as_json: bool) -> None:
+def pull_cmd(ref: str, store: str | None, dest: str | None, retries: int, progress: bool, allow_other_hosts: bool,
+             as_json: bool) -> None:
     """Download NAME[@VERSION] (latest by default) into the local store, verifying the
     SHA-256 of every file; an interrupted download resumes where it stopped, a corrupted
-    file is deleted and the snapshot refused."""
+    file is deleted and the snapshot refused. Nothing beyond the manifest's sizes is
+    written, a stalled or trickling server is cut at its deadline, and a snapshot that does
+    not fit on the disk is refused before anything is downloaded."""
     from taxoforge.snapshots.pull import pull
 
-    res = pull(ref, store=store, dest=dest, progress=progress, retries=retries)
+    res = pull(ref, store=store, dest=dest, progress=progress, retries=retries, allow_other_hosts=allow_other_hosts)
     text = (f"{res.ref}: {'already present and verified' if res.status == 'present' else 'pulled and verified'}"
             f" → {res.path}" + (f" ({_human_size(res.bytes_downloaded)} downloaded"
                                  + (f", resumed {', '.join(res.resumed)}" if res.resumed else "") + ")"

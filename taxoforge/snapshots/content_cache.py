@@ -42,7 +42,19 @@ _FORMAT = 1
 
 
 def folder_stamp(folder: str | os.PathLike) -> dict:
-    """The stamp of a tree folder's table files (module docstring); take it before reading them."""
+    """The stamp of a tree folder's table files (module docstring); take it before reading them.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder.
+
+    Returns
+    -------
+    dict
+        The stamp of a tree folder's table files (module docstring); take it before
+        reading them.
+    """
     folder = Path(folder).resolve()
     files = {}
     for t in TABLE_SCHEMAS:
@@ -62,7 +74,21 @@ def _record_path(folder: str, cache_dir: Path | None) -> Path:
 
 def cached_content_sha256(stamp: dict, *, cache_dir: Path | None = None) -> str | None:
     """The content hash remembered for the folder of ``stamp``, when every file's stamp is
-    the same as when it was remembered; else None."""
+    the same as when it was remembered; else None.
+
+    Parameters
+    ----------
+    stamp : dict
+        The folder's stamp (:func:`folder_stamp`), taken before its tables are read.
+    cache_dir : Path, optional
+        The cache folder (default: a temporary one).
+
+    Returns
+    -------
+    str or None
+        The content hash remembered for the folder of ``stamp``, when every file's stamp
+        is the same as when it was remembered; else None.
+    """
     try:
         rec = json.loads(_record_path(stamp["folder"], cache_dir).read_text())
     except (OSError, ValueError):
@@ -76,7 +102,23 @@ def cached_content_sha256(stamp: dict, *, cache_dir: Path | None = None) -> str 
 
 def remember_content_sha256(stamp: dict, content_sha256: str, *, cache_dir: Path | None = None) -> bool:
     """Remember ``content_sha256`` for the folder of ``stamp`` (taken before the tables were
-    read), unless a file is racy or no longer has that stamp. Returns whether it was stored."""
+    read), unless a file is racy or no longer has that stamp. Returns whether it was stored.
+
+    Parameters
+    ----------
+    stamp : dict
+        The folder's stamp (:func:`folder_stamp`), taken before its tables were read.
+    content_sha256 : str
+        The content hash computed from the tables.
+    cache_dir : Path, optional
+        The cache folder (default: a temporary one).
+
+    Returns
+    -------
+    bool
+        Remember ``content_sha256`` for the folder of ``stamp`` (taken before the tables
+        were read), unless a file is racy or no longer has that stamp.
+    """
     limit = stamp["taken_ns"] - int(RACY_S * 1e9)
     if any(f is not None and max(f[3], f[4]) > limit for f in stamp["files"].values()):
         return False

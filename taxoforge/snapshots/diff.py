@@ -1,6 +1,6 @@
 """What changed between two versions of a taxonomy.
 
-Nodes are matched by ``node_id`` (stable across rebuilds, SPEC §1), links by
+Nodes are matched by ``node_id`` (stable across rebuilds, docs/method.md#trees), links by
 ``(dataset, label_id)``. Reported, each as a table sorted by id:
 
 ``added`` / ``removed``   nodes only in B / only in A (with parent and label);
@@ -17,11 +17,13 @@ consequences. Everything is joins over the tables: fast at Wikidata scale.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import polars as pl
 
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["diff_tables", "diff_frames", "diff_summary", "summary_text", "format_diff", "DIFF_KINDS"]
+__all__ = ["diff_tables", "diff_frames", "diff_summary", "summary_text", "format_diff", "DIFF_KINDS", "fill_diffs"]
 
 DIFF_KINDS = ("added", "removed", "renamed", "moved", "names_added", "names_removed",
               "links_added", "links_removed", "links_changed")
@@ -33,7 +35,21 @@ def _rows(df: pl.DataFrame) -> list[dict]:
 
 def diff_frames(a: TreeTables, b: TreeTables) -> tuple[dict[str, pl.DataFrame], int]:
     """The differences from ``a`` (old) to ``b`` (new): one table per kind in
-    :data:`DIFF_KINDS`, and the number of nodes whose depth changed."""
+    :data:`DIFF_KINDS`, and the number of nodes whose depth changed.
+
+    Parameters
+    ----------
+    a : TreeTables
+        The old tables.
+    b : TreeTables
+        The new tables.
+
+    Returns
+    -------
+    tuple[dict[str, polars.DataFrame], int]
+        The differences from ``a`` (old) to ``b`` (new): one table per kind in
+        :data:`DIFF_KINDS`, and the number of nodes whose depth changed.
+    """
     na = a.nodes.select("node_id", "parent_id", "label", "depth")
     nb = b.nodes.select("node_id", "parent_id", "label", "depth")
     added = nb.join(na, on="node_id", how="anti").select("node_id", "parent_id", "label").sort("node_id")
@@ -76,7 +92,22 @@ def diff_frames(a: TreeTables, b: TreeTables) -> tuple[dict[str, pl.DataFrame], 
 
 def diff_tables(a: TreeTables, b: TreeTables) -> dict:
     """The differences from ``a`` (old) to ``b`` (new) as a JSON-ready dict: one list of
-    rows per kind in :data:`DIFF_KINDS`, ``counts`` of each, and ``depth_changed``."""
+    rows per kind in :data:`DIFF_KINDS`, ``counts`` of each, and ``depth_changed``.
+
+    Parameters
+    ----------
+    a : TreeTables
+        The old tables.
+    b : TreeTables
+        The new tables.
+
+    Returns
+    -------
+    dict
+        The differences from ``a`` (old) to ``b`` (new) as a JSON-ready dict: one list
+        of rows per kind in :data:`DIFF_KINDS`, ``counts`` of each, and
+        ``depth_changed``.
+    """
     frames, depth_changed = diff_frames(a, b)
     out = {"a": a.info.get("snapshot") or a.name, "b": b.info.get("snapshot") or b.name,
            **{k: _rows(frames[k]) for k in DIFF_KINDS}, "depth_changed": depth_changed}
@@ -88,7 +119,24 @@ def diff_tables(a: TreeTables, b: TreeTables) -> dict:
 def diff_summary(a: TreeTables, b: TreeTables, examples: int = 5) -> dict:
     """What changed from ``a`` to ``b``, small enough for a catalogue: ``counts`` per kind,
     ``depth_changed``, ``identical`` and the first ``examples`` rows of each node and link
-    change (never every row of a 1.4 M-node diff)."""
+    change (never every row of a 1.4 M-node diff).
+
+    Parameters
+    ----------
+    a : TreeTables
+        The old tables.
+    b : TreeTables
+        The new tables.
+    examples : int, optional
+        Example rows kept per kind.
+
+    Returns
+    -------
+    dict
+        What changed from ``a`` to ``b``, small enough for a catalogue: ``counts`` per
+        kind, ``depth_changed``, ``identical`` and the first ``examples`` rows of each
+        node and link change (never every row of a 1.4 M-node diff).
+    """
     frames, depth_changed = diff_frames(a, b)
     counts = {k: frames[k].height for k in DIFF_KINDS}
     return {"counts": counts, "depth_changed": depth_changed,
@@ -98,7 +146,19 @@ def diff_summary(a: TreeTables, b: TreeTables, examples: int = 5) -> dict:
 
 
 def summary_text(summary: dict) -> str:
-    """One line of :func:`diff_summary`: ``"+3 −1 nodes, 2 renamed, 1 moved; links +1 −0 ~2"``."""
+    """One line of :func:`diff_summary`: ``"+3 −1 nodes, 2 renamed, 1 moved; links +1 −0 ~2"``.
+
+    Parameters
+    ----------
+    summary : dict
+        What :func:`diff_summary` returned.
+
+    Returns
+    -------
+    str
+        One line of :func:`diff_summary`: ``"+3 −1 nodes, 2 renamed, 1 moved; links +1
+        −0 ~2"``.
+    """
     if summary.get("identical"):
         return "no changes"
     c = summary["counts"]
@@ -135,7 +195,21 @@ _SIGN = {"added": "+", "removed": "-", "renamed": "~", "moved": ">", "names_adde
 
 
 def format_diff(d: dict, limit: int = 20) -> str:
-    """A text rendering of :func:`diff_tables`: counts, then up to ``limit`` rows per kind."""
+    """A text rendering of :func:`diff_tables`: counts, then up to ``limit`` rows per kind.
+
+    Parameters
+    ----------
+    d : dict
+        What :func:`diff_tables` returned.
+    limit : int, optional
+        Rows shown per kind.
+
+    Returns
+    -------
+    str
+        A text rendering of :func:`diff_tables`: counts, then up to ``limit`` rows per
+        kind.
+    """
     lines = [f"--- {d['a']}", f"+++ {d['b']}"]
     if d["identical"]:
         lines.append("no differences")
@@ -155,3 +229,44 @@ def format_diff(d: dict, limit: int = 20) -> str:
         if len(rows) > limit:
             lines.append(f"  … {len(rows) - limit} more (--limit or --json for all)")
     return "\n".join(lines)
+
+
+def fill_diffs(idx: dict, name: str, read: Callable[[str, dict], TreeTables],
+               fresh: dict[str, TreeTables] | None = None) -> None:
+    """Give every version of ``name`` in the store index ``idx`` the summary of what changed
+    from the version before it, where it is missing or compared with another version (a
+    version published out of order). A version that cannot be read leaves an error in its
+    summary instead: the catalogue must never block publishing.
+
+    Parameters
+    ----------
+    idx : dict
+        A parsed ``index.json``, changed in place.
+    name : str
+        The taxonomy whose versions are compared.
+    read : callable
+        ``read(version, index_entry)``: the tables of one version.
+    fresh : dict, optional
+        Tables already in memory, by version (a version being published).
+    """
+    from taxoforge.snapshots.catalogue import sorted_versions
+
+    entries = sorted_versions(idx["taxonomies"].get(name, {}).get("versions", []))
+    cache = dict(fresh or {})
+
+    def tables(entry: dict) -> TreeTables:
+        v = entry["version"]
+        if v not in cache:
+            cache[v] = read(v, entry)
+        return cache[v]
+
+    for prev, entry in zip(entries, entries[1:]):
+        if (entry.get("diff") or {}).get("from") == prev["version"]:
+            continue
+        try:
+            entry["diff"] = {"from": prev["version"], **diff_summary(tables(prev), tables(entry))}
+        except Exception as e:  # noqa: BLE001 - a damaged old version must not block publishing
+            entry["diff"] = {"from": prev["version"], "error": f"{type(e).__name__}: {e}"}
+        for old in list(cache):  # keep memory to the two versions being compared
+            if old not in (prev["version"], entry["version"]):
+                del cache[old]

@@ -22,7 +22,19 @@ class SnapshotNotFound(SnapshotError):
 class TaxonomyNotFound(SnapshotNotFound):
     """A taxonomy named for use (scoring, loading) is neither a folder nor in the store.
     The message lists what the store has; ``store`` is its URL, ``available`` its
-    taxonomies' latest references, ``ref`` what was asked for."""
+    taxonomies' latest references, ``ref`` what was asked for.
+
+    Parameters
+    ----------
+    message : str
+        What to say.
+    ref : str, optional
+        ``NAME``, ``NAME@VERSION`` or ``sha256:…``.
+    store : str, optional
+        The snapshot store.
+    available : list[str], optional
+        The store's taxonomies, as their latest references.
+    """
 
     def __init__(self, message: str, *, ref: str = "", store: str | None = None,
                  available: list[str] | None = None) -> None:
@@ -38,7 +50,15 @@ class ChecksumMismatch(SnapshotError):
 
 class AlteredSnapshot(ChecksumMismatch):
     """A snapshot folder whose tables no longer match its manifest: it must not be cited as
-    the version the manifest names. ``problems`` lists what differs."""
+    the version the manifest names. ``problems`` lists what differs.
+
+    Parameters
+    ----------
+    message : str
+        What to say.
+    problems : list[str], optional
+        What differs from the manifest, one line per file.
+    """
 
     def __init__(self, message: str, *, problems: list[str] | None = None) -> None:
         super().__init__(message)

@@ -21,7 +21,21 @@ __all__ = ["load_taxonomy", "resolve_ref", "load_tree_tables", "load_ranked_tree
 
 def resolve_ref(ref: str, store: str | os.PathLike | SnapshotStore | None = None) -> str:
     """The full ``NAME@VERSION`` that ``ref`` (``NAME``, ``NAME@VERSION`` or a version
-    prefix) names in ``store``."""
+    prefix) names in ``store``.
+
+    Parameters
+    ----------
+    ref : str
+        ``NAME``, ``NAME@VERSION`` or ``sha256:…``.
+    store : str or os.PathLike or SnapshotStore, optional
+        The snapshot store.
+
+    Returns
+    -------
+    str
+        The full ``NAME@VERSION`` that ``ref`` (``NAME``, ``NAME@VERSION`` or a version
+        prefix) names in ``store``.
+    """
     st = store if isinstance(store, SnapshotStore) else SnapshotStore(store)
     name, entry = st.resolve(ref)
     return f"{name}@{entry['version']}"
@@ -42,6 +56,26 @@ def load_taxonomy(ref: str, store: str | os.PathLike | SnapshotStore | None = No
     version and :class:`~taxoforge.snapshots.errors.AlteredSnapshot` (a
     :class:`~taxoforge.snapshots.store.ChecksumMismatch`) for a damaged copy. To cite what
     was loaded, use :func:`taxoforge.snapshots.citation.resolve_taxonomy`.
+
+    Parameters
+    ----------
+    ref : str
+        ``NAME``, ``NAME@VERSION`` or ``sha256:…``.
+    store : str or os.PathLike or SnapshotStore, optional
+        The snapshot store.
+    cache : str or os.PathLike, optional
+        Where a remote store's snapshot is pulled to (default: the cache folder).
+    verify : bool, optional
+        Whether every file is checked against the manifest.
+    progress : bool, optional
+        Whether to show a progress bar.
+
+    Returns
+    -------
+    TreeTables
+        The :class:`TreeTables` of snapshot ``ref`` (``"NAME@VERSION"``, or ``"NAME"``
+        for the latest) in ``store`` (default: ``$TAXOFORGE_SNAPSHOT_STORE`` or
+        ``data/snapshots``).
     """
     st = store if isinstance(store, SnapshotStore) else SnapshotStore(store)
     if st.is_local:

@@ -27,7 +27,20 @@ LOCK_NAME = ".lock"
 
 @contextlib.contextmanager
 def local_lock(path: str | os.PathLike, timeout: float) -> Iterator[None]:
-    """Hold the file lock at ``path`` (waiting at most ``timeout`` seconds)."""
+    """Hold the file lock at ``path`` (waiting at most ``timeout`` seconds).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The lock file.
+    timeout : float
+        Seconds to wait.
+
+    Yields
+    ------
+    object
+        Hold the file lock at ``path`` (waiting at most ``timeout`` seconds).
+    """
     import filelock
 
     os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
@@ -45,7 +58,27 @@ def local_lock(path: str | os.PathLike, timeout: float) -> Iterator[None]:
 
 @contextlib.contextmanager
 def remote_lock(fs, path: str, where: str, timeout: float, stamp: str) -> Iterator[None]:
-    """Hold the lock object ``path`` on the fsspec filesystem ``fs`` (``where``: its URL)."""
+    """Hold the lock object ``path`` on the fsspec filesystem ``fs`` (``where``: its URL).
+
+    Parameters
+    ----------
+    fs : object
+        The fsspec filesystem of the store.
+    path : str
+        The lock object's path on ``fs``.
+    where : str
+        Its URL.
+    timeout : float
+        Seconds to wait.
+    stamp : str
+        What the lock object says about its holder (host, process, time).
+
+    Yields
+    ------
+    object
+        Hold the lock object ``path`` on the fsspec filesystem ``fs`` (``where``: its
+        URL).
+    """
     deadline = time.monotonic() + timeout
     held = False
     while True:

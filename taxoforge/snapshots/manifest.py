@@ -1,4 +1,4 @@
-"""What a snapshot is: a folder of the four tree tables plus ``manifest.json`` (SPEC §5).
+"""What a snapshot is: a folder of the four tree tables plus ``manifest.json`` (docs/method.md#snapshots).
 
 Input
     A :class:`~taxoforge.trees.tables.TreeTables` and what the manifest should say about
@@ -61,6 +61,8 @@ from taxoforge.versions import package_versions
 
 __all__ = [
     "MANIFEST_NAME",
+    "MAX_MANIFEST_BYTES",
+    "json_document",
     "MANIFEST_FORMAT",
     "TABLE_FILES",
     "VERSION_LENGTH",
@@ -80,6 +82,9 @@ __all__ = [
 ]
 
 MANIFEST_NAME = "manifest.json"
+#: the largest ``manifest.json`` read (bytes; a real one holds a few KiB): a store is untrusted
+#: input, and a parsed JSON document takes up to ~25 times its size in memory
+MAX_MANIFEST_BYTES = 1 << 20
 MANIFEST_FORMAT = "taxoforge-snapshot"
 TABLE_FILES = {t: f"{t}.parquet" for t in TABLE_SCHEMAS}
 VERSION_LENGTH = 12
@@ -88,7 +93,21 @@ _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used with fullmatch
 
 
 def validate_name(name: str, what: str = "taxonomy name") -> str:
-    """A taxonomy name (or version label) is a path component: letters, digits, ``.``, ``_``, ``-``."""
+    """A taxonomy name (or version label) is a path component: letters, digits, ``.``, ``_``, ``-``.
+
+    Parameters
+    ----------
+    name : str
+        The name.
+    what : str, optional
+        What the name is, for messages.
+
+    Returns
+    -------
+    str
+        A taxonomy name (or version label) is a path component: letters, digits, ``.``,
+        ``_``, ``-``.
+    """
     if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or name in {".", ".."}:
         raise SnapshotError(
             f"invalid {what} {name!r}: use letters, digits, '.', '_' or '-' (at most 100, "
@@ -98,7 +117,21 @@ def validate_name(name: str, what: str = "taxonomy name") -> str:
 
 
 def canonical_table(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
-    """``df`` conformed to the schema of ``table`` with its rows in a total canonical order."""
+    """``df`` conformed to the schema of ``table`` with its rows in a total canonical order.
+
+    Parameters
+    ----------
+    df : polars.DataFrame or None
+        The table.
+    table : str
+        ``"nodes"``, ``"names"``, ``"links"`` or ``"report"``.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``df`` conformed to the schema of ``table`` with its rows in a total canonical
+        order.
+    """
     df = conform(df, table)
     keys = list(SORT_KEYS[table]) + [c for c in df.columns if c not in SORT_KEYS[table]]
     sort_exprs = []
@@ -114,7 +147,19 @@ def canonical_table(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
 
 
 def canonical_tables(tables: TreeTables) -> TreeTables:
-    """A copy of ``tables`` with every table in canonical form (same ``name`` and ``info``)."""
+    """A copy of ``tables`` with every table in canonical form (same ``name`` and ``info``).
+
+    Parameters
+    ----------
+    tables : TreeTables
+        The tree's tables.
+
+    Returns
+    -------
+    TreeTables
+        A copy of ``tables`` with every table in canonical form (same ``name`` and
+        ``info``).
+    """
     return TreeTables(
         name=tables.name,
         **{t: canonical_table(df, t) for t, df in tables.tables().items()},
@@ -123,7 +168,23 @@ def canonical_tables(tables: TreeTables) -> TreeTables:
 
 
 def table_content_hash(df: pl.DataFrame, table: str, *, canonical: bool = False) -> str:
-    """SHA-256 (hex) of one table's content, independent of row order and Parquet bytes."""
+    """SHA-256 (hex) of one table's content, independent of row order and Parquet bytes.
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        The table.
+    table : str
+        ``"nodes"``, ``"names"``, ``"links"`` or ``"report"``.
+    canonical : bool, optional
+        Whether ``df`` is in canonical form already.
+
+    Returns
+    -------
+    str
+        SHA-256 (hex) of one table's content, independent of row order and Parquet
+        bytes.
+    """
     if not canonical:
         df = canonical_table(df, table)
     h = hashlib.sha256()
@@ -137,7 +198,21 @@ def table_content_hash(df: pl.DataFrame, table: str, *, canonical: bool = False)
 
 
 def content_id(tables: TreeTables, *, canonical: bool = False) -> tuple[str, str, dict[str, str]]:
-    """``(version, content_sha256, {table: table hash})`` of ``tables`` (see module doc)."""
+    """``(version, content_sha256, {table: table hash})`` of ``tables`` (see module doc).
+
+    Parameters
+    ----------
+    tables : TreeTables
+        The tree's tables.
+    canonical : bool, optional
+        Whether the tables are in canonical form already.
+
+    Returns
+    -------
+    tuple[str, str, dict[str, str]]
+        ``(version, content_sha256, {table: table hash})`` of ``tables`` (see module
+        doc).
+    """
     per_table = {t: table_content_hash(df, t, canonical=canonical) for t, df in tables.tables().items()}
     h = hashlib.sha256(f"taxoforge-snapshot\nschema={SCHEMA_VERSION}\n".encode())
     for t in TABLE_SCHEMAS:
@@ -147,6 +222,13 @@ def content_id(tables: TreeTables, *, canonical: bool = False) -> tuple[str, str
 
 
 def package_version() -> str:
+    """The installed taxoforge's version, recorded in manifests (``0+unknown`` when it is not installed).
+
+    Returns
+    -------
+    str
+        The version.
+    """
     try:
         from importlib.metadata import version
 
@@ -158,7 +240,14 @@ def package_version() -> str:
 
 
 def code_version() -> dict[str, Any]:
-    """The code that built a snapshot: package version and, where known, the git commit."""
+    """The code that built a snapshot: package version and, where known, the git commit.
+
+    Returns
+    -------
+    dict[str, Any]
+        The code that built a snapshot: package version and, where known, the git
+        commit.
+    """
     out: dict[str, Any] = {"package": package_version(), "git_commit": None, "git_dirty": None}
     env = os.environ.get("TAXOFORGE_CODE_VERSION")
     if env:
@@ -178,7 +267,13 @@ def code_version() -> dict[str, Any]:
 
 
 def utc_now() -> str:
-    """Now (or ``$SOURCE_DATE_EPOCH``) as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    """Now (or ``$SOURCE_DATE_EPOCH``) as ``YYYY-MM-DDTHH:MM:SSZ``.
+
+    Returns
+    -------
+    str
+        Now (or ``$SOURCE_DATE_EPOCH``) as ``YYYY-MM-DDTHH:MM:SSZ``.
+    """
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch:
         t = _dt.datetime.fromtimestamp(int(epoch), tz=_dt.timezone.utc)
@@ -188,7 +283,19 @@ def utc_now() -> str:
 
 
 def manifest_bytes(manifest: dict) -> bytes:
-    """The canonical bytes of a manifest (sorted keys, two-space indent, final newline)."""
+    """The canonical bytes of a manifest (sorted keys, two-space indent, final newline).
+
+    Parameters
+    ----------
+    manifest : dict
+        The manifest.
+
+    Returns
+    -------
+    bytes
+        The canonical bytes of a manifest (sorted keys, two-space indent, final
+        newline).
+    """
     return (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -216,7 +323,32 @@ def build_snapshot(
     ``"info"``; its ``seed``, ``cycle_policy`` and ``source_versions`` also stand at the
     top level. ``seed`` and ``source_versions`` given here override the info's;
     ``extra`` is stored under ``"extra"``. ``version`` replaces the content-derived id by
-    a label (e.g. ``"2024-06"``); ``content_sha256`` still identifies the content."""
+    a label (e.g. ``"2024-06"``); ``content_sha256`` still identifies the content.
+
+    Parameters
+    ----------
+    tables : TreeTables
+        The tree's tables.
+    folder : str or os.PathLike
+        The folder.
+    name : str, optional
+        The name.
+    seed : int, optional
+        The seed of the random draws.
+    source_versions : dict, optional
+        What identifies each source's release.
+    created : str, optional
+        The creation time recorded (default: now).
+    extra : dict, optional
+        More manifest fields.
+    version : str, optional
+        The version.
+
+    Returns
+    -------
+    dict
+        The manifest.
+    """
     name = validate_name(name or tables.name)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -265,12 +397,63 @@ def build_snapshot(
 _REQUIRED = ("format", "schema_version", "taxonomy", "version", "content_sha256", "created", "files", "row_counts")
 
 
-def parse_manifest(data: bytes, where: str) -> dict:
-    """Parse and sanity-check manifest bytes; errors name ``where`` and what was expected."""
+def json_document(data: bytes, where: str, what: str, max_bytes: int,
+                  invalid: str = "not a valid {what} (JSON error: {error})") -> Any:
+    """``data`` parsed as JSON, refused with a :class:`SnapshotError` naming ``where`` when
+    it is larger than ``max_bytes`` (before parsing), not UTF-8 JSON (``invalid`` says so,
+    formatted with ``what`` and ``error``), or nested deeper than the parser goes (a
+    hostile ``[[[[…`` is an error, not a ``RecursionError``).
+
+    Parameters
+    ----------
+    data : bytes
+        The bytes.
+    where : str
+        Where the bytes came from, for messages.
+    what : str
+        What the document is, for messages.
+    max_bytes : int
+        Most bytes accepted.
+    invalid : str, optional
+        The message for invalid JSON (``{what}``, ``{error}`` filled in).
+
+    Returns
+    -------
+    Any
+        ``data`` parsed as JSON, refused with a :class:`SnapshotError` naming ``where``
+        when it is larger than ``max_bytes`` (before parsing), not UTF-8 JSON
+        (``invalid`` says so, formatted with ``what`` and ``error``), or nested deeper
+        than the parser goes (a hostile ``[[[[…`` is an error, not a
+        ``RecursionError``).
+    """
+    if len(data) > max_bytes:
+        raise SnapshotError(f"{where}: {len(data):,} bytes, more than the {max_bytes:,} a {what} may have; "
+                            "refused before parsing")
     try:
-        m = json.loads(data.decode("utf-8"))
+        return json.loads(str(data, "utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise SnapshotError(f"{where}: not a valid manifest (JSON error: {e})") from e
+        raise SnapshotError(f"{where}: " + invalid.format(what=what, error=e)) from e
+    except RecursionError:
+        raise SnapshotError(f"{where}: " + invalid.format(what=what, error="nested too deeply to parse")) from None
+
+
+def parse_manifest(data: bytes, where: str) -> dict:
+    """Parse and sanity-check manifest bytes (at most :data:`MAX_MANIFEST_BYTES`); errors
+    name ``where`` and what was expected.
+
+    Parameters
+    ----------
+    data : bytes
+        The bytes.
+    where : str
+        Where the bytes came from, for messages.
+
+    Returns
+    -------
+    dict
+        The manifest.
+    """
+    m = json_document(data, where, "manifest", MAX_MANIFEST_BYTES)
     if not isinstance(m, dict) or m.get("format") != MANIFEST_FORMAT:
         raise SnapshotError(f"{where}: not a taxoforge snapshot manifest (expected \"format\": \"{MANIFEST_FORMAT}\")")
     missing = [k for k in _REQUIRED if k not in m]
@@ -285,13 +468,35 @@ def parse_manifest(data: bytes, where: str) -> dict:
         raise SnapshotError(f"{where}: \"files\" must be an object of file name → sha256 and size")
     for fname, meta in m["files"].items():
         if (not isinstance(fname, str) or not _NAME_RE.fullmatch(fname) or fname == MANIFEST_NAME
-                or not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str)):
-            raise SnapshotError(f"{where}: bad file entry {fname!r} in manifest (expected a plain file name with sha256)")
+                or not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str)
+                or type(meta.get("size")) is not int or meta["size"] < 0):
+            raise SnapshotError(f"{where}: bad file entry {fname!r} in manifest (expected a plain file name with "
+                                "sha256 and size)")
     return m
 
 
 def read_manifest(folder: str | os.PathLike) -> dict:
+    """The parsed ``manifest.json`` of a snapshot folder: a regular file, not a symbolic
+    link, of at most :data:`MAX_MANIFEST_BYTES`.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder.
+
+    Returns
+    -------
+    dict
+        The parsed ``manifest.json`` of a snapshot folder: a regular file, not a
+        symbolic link, of at most :data:`MAX_MANIFEST_BYTES`.
+    """
+    from taxoforge.files import FileTooLarge, UnsafePath, read_regular_file
+
     path = Path(folder) / MANIFEST_NAME
-    if not path.exists():
-        raise SnapshotError(f"{folder}: no {MANIFEST_NAME} — not a snapshot folder")
-    return parse_manifest(path.read_bytes(), str(path))
+    try:
+        data = read_regular_file(path, MAX_MANIFEST_BYTES, "manifest")
+    except FileNotFoundError:
+        raise SnapshotError(f"{folder}: no {MANIFEST_NAME} — not a snapshot folder") from None
+    except (UnsafePath, FileTooLarge) as e:
+        raise SnapshotError(str(e)) from None
+    return parse_manifest(data, str(path))

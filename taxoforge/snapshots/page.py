@@ -100,7 +100,18 @@ button.copy { font-size: 12px; cursor: pointer; }
 
 
 def human_size(n: int | None) -> str:
-    """``1536`` → ``"1.5 KiB"``."""
+    """``1536`` → ``"1.5 KiB"``.
+
+    Parameters
+    ----------
+    n : int or None
+        How many.
+
+    Returns
+    -------
+    str
+        ``1536`` → ``"1.5 KiB"``.
+    """
     if n is None:
         return "?"
     size = float(n)
@@ -118,7 +129,20 @@ def _shell_quote(s: str) -> str:
 
 
 def pull_command(ref: str, store_url: str) -> str:
-    """``taxoforge pull REF --store URL``, quoted for a POSIX shell."""
+    """``taxoforge pull REF --store URL``, quoted for a POSIX shell.
+
+    Parameters
+    ----------
+    ref : str
+        ``NAME``, ``NAME@VERSION`` or ``sha256:…``.
+    store_url : str
+        The store's URL.
+
+    Returns
+    -------
+    str
+        ``taxoforge pull REF --store URL``, quoted for a POSIX shell.
+    """
     return f"taxoforge pull {_shell_quote(ref)} --store {_shell_quote(store_url)}"
 
 
@@ -141,7 +165,23 @@ def _count(d: dict, key: str) -> str:
 
 def render_page(idx: dict, store_url: str, *, public: bool = False) -> str:
     """The HTML of the catalogue of the index ``idx`` of the store at ``store_url``
-    (``public``: that URL is where users reach the store, so the page keeps it)."""
+    (``public``: that URL is where users reach the store, so the page keeps it).
+
+    Parameters
+    ----------
+    idx : dict
+        The store's parsed ``index.json``.
+    store_url : str
+        The store's URL.
+    public : bool, optional
+        That URL is where users reach the store, so the page keeps it.
+
+    Returns
+    -------
+    str
+        The HTML of the catalogue of the index ``idx`` of the store at ``store_url``
+        (``public``: that URL is where users reach the store, so the page keeps it).
+    """
     import jinja2
 
     from taxoforge.snapshots.manifest import package_version

@@ -1,7 +1,8 @@
 """Check a local snapshot folder against its manifest, and summarise it.
 
-``verify_folder`` checks, in order: the manifest parses; every file it names exists with
-the recorded size and SHA-256; no other ``.parquet`` file lies beside them; and (``deep``,
+``verify_folder`` checks, in order: the manifest parses; every file it names exists — a
+regular file, not a symbolic link (a link could point anywhere) — with the recorded size
+and SHA-256; no other ``.parquet`` file lies beside them; and (``deep``,
 the default) the tables read back with the recorded row counts and the content hash
 recomputed from them equals ``content_sha256`` (and the version, when it is
 content-derived) — so a manifest edited to match a tampered file is caught too.
@@ -33,6 +34,22 @@ __all__ = ["VerifyReport", "verify_folder", "check_content", "read_snapshot", "t
 
 @dataclass
 class VerifyReport:
+    """What verifying a snapshot found; never raised, always returned.
+
+    Attributes
+    ----------
+    path : pathlib.Path or str
+        The folder checked (a URL for a snapshot checked in a remote store).
+    ok : bool
+        Whether every check passed.
+    problems : list of str
+        Every problem found, one line each.
+    checked : list of str
+        What was checked.
+    manifest : dict or None
+        The manifest, when it could be read.
+    """
+
     path: Path | str  # the folder checked (a URL for a snapshot checked in a remote store)
     ok: bool
     problems: list[str] = field(default_factory=list)
@@ -40,6 +57,13 @@ class VerifyReport:
     manifest: dict | None = None
 
     def as_dict(self) -> dict:
+        """The report as JSON values (``taxoforge verify --json``).
+
+        Returns
+        -------
+        dict
+            ``path``, ``ok``, ``problems``, ``checked``, ``taxonomy``, ``version``, ``ref``.
+        """
         m = self.manifest or {}
         return {"path": str(self.path), "ok": self.ok, "problems": self.problems, "checked": self.checked,
                 "taxonomy": m.get("taxonomy"), "version": m.get("version"),
@@ -48,7 +72,20 @@ class VerifyReport:
 
 def verify_folder(folder: str | os.PathLike, *, deep: bool = True) -> VerifyReport:
     """Verify the snapshot in ``folder`` (see module doc); never raises on a bad snapshot,
-    the report lists every problem."""
+    the report lists every problem.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder.
+    deep : bool, optional
+        Whether to recompute the content hash too.
+
+    Returns
+    -------
+    VerifyReport
+        Every problem found (none: the snapshot is intact).
+    """
     folder = Path(folder)
     rep = VerifyReport(folder, ok=False)
     try:
@@ -59,6 +96,9 @@ def verify_folder(folder: str | os.PathLike, *, deep: bool = True) -> VerifyRepo
     rep.manifest = m
     for fname, meta in sorted(m["files"].items()):
         p = folder / fname
+        if p.is_symlink():
+            rep.problems.append(f"{fname}: a symbolic link (to {os.readlink(p)}), refused")
+            continue
         if not p.is_file():
             rep.problems.append(f"{fname}: missing")
             continue
@@ -83,7 +123,22 @@ def verify_folder(folder: str | os.PathLike, *, deep: bool = True) -> VerifyRepo
 def check_content(rep: VerifyReport, read: Callable[[], TreeTables]) -> TreeTables | None:
     """The deep check of :func:`verify_folder` on the tables ``read()`` returns: row counts
     and the recomputed content hash against ``rep.manifest`` (problems go into ``rep``).
-    Returns the tables when they could be read."""
+    Returns the tables when they could be read.
+
+    Parameters
+    ----------
+    rep : VerifyReport
+        The report of the file checks, added to.
+    read : Callable[[], TreeTables]
+        ``read() -> TreeTables``: the snapshot's tables.
+
+    Returns
+    -------
+    TreeTables or None
+        The deep check of :func:`verify_folder` on the tables ``read()`` returns: row
+        counts and the recomputed content hash against ``rep.manifest`` (problems go
+        into ``rep``).
+    """
     m = rep.manifest
     try:
         tables = read()
@@ -107,7 +162,21 @@ def check_content(rep: VerifyReport, read: Callable[[], TreeTables]) -> TreeTabl
 
 def tables_from_bytes(manifest: dict, data: dict[str, bytes]) -> TreeTables:
     """The :class:`TreeTables` of a snapshot whose files' bytes are ``data`` (file name →
-    bytes, e.g. fetched from a remote store), like :func:`read_snapshot`."""
+    bytes, e.g. fetched from a remote store), like :func:`read_snapshot`.
+
+    Parameters
+    ----------
+    manifest : dict
+        The snapshot's manifest.
+    data : dict[str, bytes]
+        The bytes.
+
+    Returns
+    -------
+    TreeTables
+        The :class:`TreeTables` of a snapshot whose files' bytes are ``data`` (file name
+        → bytes, e.g. fetched from a remote store), like :func:`read_snapshot`.
+    """
     return _snapshot_tables(manifest, lambda fname: pl.read_parquet(io.BytesIO(data[fname])) if fname in data else None,
                             where=f"{manifest['taxonomy']}@{manifest['version']}")
 
@@ -116,7 +185,21 @@ def read_snapshot(folder: str | os.PathLike, manifest: dict | None = None) -> Tr
     """The :class:`TreeTables` of a snapshot folder (not verified: see
     :func:`verify_folder`). ``info`` is the tree's provenance recorded in the manifest
     (seed, cycle policy, source versions …) plus ``snapshot`` (``NAME@VERSION``) and the
-    ``manifest``."""
+    ``manifest``.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder.
+    manifest : dict, optional
+        Its manifest, when the caller has read it.
+
+    Returns
+    -------
+    TreeTables
+        The :class:`TreeTables` of a snapshot folder (not verified: see
+        :func:`verify_folder`).
+    """
     folder = Path(folder)
     m = manifest or read_manifest(folder)
     tables = _snapshot_tables(m, lambda fname: pl.read_parquet(folder / fname) if (folder / fname).exists() else None,
@@ -137,7 +220,19 @@ def _snapshot_tables(m: dict, read: Callable[[str], pl.DataFrame | None], where:
 
 def summarise(tables: TreeTables) -> dict:
     """Counts a person wants to see: root, nodes, leaves, depth histogram, names, links by
-    status and dataset, report rows by kind."""
+    status and dataset, report rows by kind.
+
+    Parameters
+    ----------
+    tables : TreeTables
+        The tree's tables.
+
+    Returns
+    -------
+    dict
+        Counts a person wants to see: root, nodes, leaves, depth histogram, names, links
+        by status and dataset, report rows by kind.
+    """
     nodes = tables.nodes
     roots = nodes.filter(pl.col("parent_id").is_null())["node_id"].to_list()
     n_children = nodes.filter(pl.col("parent_id").is_not_null()).group_by("parent_id").len()

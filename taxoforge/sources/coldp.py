@@ -106,6 +106,19 @@ class ColdpTables:
     ``names``: names table rows; ``synonyms``: ``name``, ``accepted_id``, ``accepted_name``,
     ``status``, ``rank``; ``report``: rows for dangling parents/synonyms;
     ``info``: flavour, files, row counts.
+
+    Attributes
+    ----------
+    taxa : polars.DataFrame
+        ``node_id``, ``parent_id``, ``label``, ``rank``, ``provisional``.
+    names : polars.DataFrame
+        Names table rows.
+    synonyms : polars.DataFrame
+        ``name``, ``accepted_id``, ``accepted_name``, ``status``, ``rank``.
+    report : polars.DataFrame
+        Rows for dangling parents/synonyms.
+    info : dict
+        Flavour, files, row counts.
     """
 
     taxa: pl.DataFrame
@@ -348,7 +361,24 @@ def read_coldp(path: str | os.PathLike, *, encoding: str | None = None,
     UTF-8 is an error naming the file, line and byte — never silent mojibake.
     ``max_extract_bytes``, ``max_ratio``: limits of a zip's extraction
     (:func:`taxoforge.files.archives.safe_extract_zip`);
-    only the tables the reader needs are extracted."""
+    only the tables the reader needs are extracted.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ColDP folder or ``.zip``.
+    encoding : str, optional
+        The text encoding.
+    max_extract_bytes : int, optional
+        Most bytes the extracted tables of a zip may hold together.
+    max_ratio : float, optional
+        Highest compression ratio of a table in a zip.
+
+    Returns
+    -------
+    ColdpTables
+        The taxa, names, synonyms and report of the dataset.
+    """
     with open_tables(path, encoding=encoding, max_extract_bytes=max_extract_bytes, max_ratio=max_ratio) as (files, how):
         if "taxon" in files:
             tables = _read_split(files)
@@ -366,6 +396,21 @@ def read_coldp(path: str | os.PathLike, *, encoding: str | None = None,
 def coldp_tree(path: str | os.PathLike, *, name: str = "coldp", **read_options) -> TreeTables:
     """Build the tree of accepted taxa of a ColDP folder or zip.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ColDP folder or ``.zip``.
+    name : str, optional
+        The name.
+    **read_options
+        Passed to :func:`read_coldp` (``encoding``, ``max_extract_bytes``,
+        ``max_ratio``).
+
+    Returns
+    -------
+    TreeTables
+        The tree of accepted taxa, with their names and the report.
+
     Examples
     --------
     >>> t = coldp_tree("../shared/data/coldp/coldp_spec_example")  # doctest: +SKIP
@@ -382,7 +427,21 @@ def coldp_tree(path: str | os.PathLike, *, name: str = "coldp", **read_options) 
 def coldp_synonyms(path: str | os.PathLike, **read_options) -> pl.DataFrame:
     """Synonym → accepted name table of a ColDP archive (``name``, ``accepted_id``,
     ``accepted_name``, ``status``, ``rank``); misapplied names excluded. ``read_options``:
-    those of :func:`read_coldp`."""
+    those of :func:`read_coldp`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ColDP folder or ``.zip``.
+    **read_options
+        Those of :func:`read_coldp`.
+
+    Returns
+    -------
+    polars.DataFrame
+        Synonym → accepted name table of a ColDP archive (``name``, ``accepted_id``,
+        ``accepted_name``, ``status``, ``rank``); misapplied names excluded.
+    """
     s = read_coldp(path, **read_options).synonyms
     return s.filter(~pl.col("status").is_in(list(MISAPPLIED_STATUSES)))
 
@@ -395,6 +454,21 @@ def coldp_names(source: str | os.PathLike | ColdpTables) -> pl.DataFrame:
     as BCP-47 where a two-letter code exists).
 
     ``source``: a ColDP folder or zip, or the :class:`ColdpTables` already read.
+
+    Parameters
+    ----------
+    source : str or os.PathLike or ColdpTables
+        A ColDP folder or zip, or the :class:`ColdpTables` already read.
+
+    Returns
+    -------
+    polars.DataFrame
+        Every name of a ColDP archive that is not an accepted scientific name, keyed by
+        its accepted taxon: ``accepted_id``, ``accepted_name``, ``accepted_rank``,
+        ``accepted_kingdom`` (label of the kingdom-rank ancestor, null if none),
+        ``name``, ``kind`` (``synonym``, ``misapplied``, ``vernacular``), ``lang``
+        (``la`` for scientific names; vernacular names as BCP-47 where a two-letter code
+        exists).
 
     Examples
     --------
@@ -425,6 +499,22 @@ def coldp_names_for_tree(source: str | os.PathLike | ColdpTables, tree: TreeTabl
 
         carried = coldp_names_for_tree("col-release.zip", inat_tree())
         tree = merge_names(inat_tree(), carried.names, source="col", source_version=coldp_version(...))
+
+    Parameters
+    ----------
+    source : str or os.PathLike or ColdpTables
+        The source.
+    tree : TreeTables
+        The tree.
+    kinds : tuple[str, ...], optional
+        The kinds of names to carry (``synonym``, ``vernacular``, ``misapplied``).
+
+    Returns
+    -------
+    object
+        The synonyms and vernacular names of a ColDP archive placed on the nodes of
+        another ``tree`` through their accepted scientific names
+        (:func:`taxoforge.links.external_names.names_onto_tree`).
     """
     from taxoforge.links.external_names import names_onto_tree
 
@@ -433,7 +523,20 @@ def coldp_names_for_tree(source: str | os.PathLike | ColdpTables, tree: TreeTabl
 
 def coldp_version(path: str | os.PathLike) -> dict:
     """What identifies a ColDP archive in a snapshot manifest: its path, and ``title``,
-    ``version``, ``issued`` from its ``metadata.yaml`` when it has one (folder or zip)."""
+    ``version``, ``issued`` from its ``metadata.yaml`` when it has one (folder or zip).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ColDP folder or ``.zip``.
+
+    Returns
+    -------
+    dict
+        What identifies a ColDP archive in a snapshot manifest: its path, and ``title``,
+        ``version``, ``issued`` from its ``metadata.yaml`` when it has one (folder or
+        zip).
+    """
     import yaml
 
     path = Path(path)

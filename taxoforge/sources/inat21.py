@@ -19,7 +19,7 @@ Output
     the same name occurs at that rank under two different lineages, ``inat21:<rank>:<full
     lineage joined by '/'>``. Names: every taxon's Latin name (``scientific``, ``la``), the
     species' ``name`` field when it differs from genus + epithet, and the English
-    ``common_name`` (``vernacular``, ``en``) — paper 000 §11 matches against both.
+    ``common_name`` (``vernacular``, ``en``) — Snæbjarnarson et al. 2025 [1] §11 matches against both.
     Every species is a leaf at depth 7.
 """
 
@@ -132,6 +132,23 @@ def read_inat21_categories(source: str | os.PathLike, *, cache_dir: str | os.Pat
     into ``cache_dir`` (default: a temporary folder), in a slot keyed by the URL. ``member``:
     the annotation file to read from a tar archive holding several (``"train.json"``; module
     docstring).
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        The source.
+    cache_dir : str or os.PathLike, optional
+        The cache folder (default: a temporary one).
+    checksum : str, optional
+        The expected checksum, if known.
+    member : str, optional
+        The annotation file to read from a tar archive holding several
+        (``"train.json"``).
+
+    Returns
+    -------
+    tuple[list[dict], str]
+        The ``categories`` list of an iNat21 annotation file and where it was read from.
     """
     cats, where, _ = _read_categories(source, cache_dir=cache_dir, checksum=checksum, member=member)
     return cats, where
@@ -179,7 +196,20 @@ def _categories(data: object, where: str) -> list[dict]:
 
 
 def categories_frame(categories: list[dict], where: str = "categories") -> pl.DataFrame:
-    """The categories as a table with one column per field (strings; ``id`` as text)."""
+    """The categories as a table with one column per field (strings; ``id`` as text).
+
+    Parameters
+    ----------
+    categories : list[dict]
+        The ``categories`` of an annotation file.
+    where : str, optional
+        Where they were read from, for messages.
+
+    Returns
+    -------
+    polars.DataFrame
+        The categories as a table with one column per field (strings; ``id`` as text).
+    """
     rows = [{"id": str(c["id"]), **{r: str(c[r]).strip() for r in INAT21_RANKS},
              "specific_epithet": str(c["specific_epithet"]).strip(),
              "name": (c.get("name") or "").strip() or None,
@@ -213,7 +243,26 @@ def inat21_tree(source: str | os.PathLike | list[dict], *, name: str = "inat21",
                 cache_dir: str | os.PathLike | None = None, checksum: str | None = None,
                 member: str | None = None) -> TreeTables:
     """Build the iNat21 tree from a file, a URL or an already loaded ``categories`` list
-    (``member``: see :func:`read_inat21_categories`)."""
+    (``member``: see :func:`read_inat21_categories`).
+
+    Parameters
+    ----------
+    source : str or os.PathLike or list[dict]
+        The source.
+    name : str, optional
+        The name.
+    cache_dir : str or os.PathLike, optional
+        The cache folder (default: a temporary one).
+    checksum : str, optional
+        The expected checksum, if known.
+    member : str, optional
+        See :func:`read_inat21_categories`.
+
+    Returns
+    -------
+    TreeTables
+        The seven-rank tree of the categories, with Latin and English names.
+    """
     provenance = None
     if isinstance(source, list):
         cats, where = _categories({"categories": source}, "categories"), "categories"

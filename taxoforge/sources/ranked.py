@@ -20,14 +20,39 @@ import polars as pl
 from taxoforge.trees import integrity
 
 from taxoforge.trees.build import build_tree
-from taxoforge.trees.tables import REPORT_SCHEMA, TreeTables
+from taxoforge.trees.tables import REPORT_KINDS, REPORT_SCHEMA, TreeTables
 
 __all__ = ["ranked_tree_tables", "rank_counts", "report_frame", "ranked_tree_facts"]
 
 
 def report_frame(kind: str, child_ids: pl.Series | list, parent_ids: pl.Series | list | None = None,
                  detail: str | pl.Series | None = None) -> pl.DataFrame:
-    """Report rows of one ``kind`` in :data:`REPORT_SCHEMA`."""
+    """Report rows of one ``kind`` in :data:`REPORT_SCHEMA`.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`taxoforge.trees.tables.REPORT_KINDS`.
+    child_ids : polars.Series or list
+        The node (or the child of the edge) each row is about.
+    parent_ids : polars.Series or list, optional
+        The parent of each edge; none for rows about a node.
+    detail : str or polars.Series, optional
+        The reason, one for all rows or one per row.
+
+    Returns
+    -------
+    polars.DataFrame
+        The rows, in the report table's schema.
+
+    Raises
+    ------
+    ValueError
+        For a kind that is not in ``REPORT_KINDS``.
+    """
+    if kind not in REPORT_KINDS:
+        raise ValueError(f"report kind {kind!r} is not one of taxoforge.trees.tables.REPORT_KINDS: add it there "
+                         "(with what it means) and to the README's report table")
     child = pl.Series("child_id", child_ids, dtype=pl.String)
     n = len(child)
     parent = pl.Series("parent_id", parent_ids if parent_ids is not None else [None] * n, dtype=pl.String)
@@ -46,6 +71,30 @@ def ranked_tree_tables(name: str, *, source: str, edges: pl.DataFrame, taxa: pl.
 
     Nodes of ``taxa`` without any edge hang under the (synthetic) root. A synthetic root
     ``<source>:root`` gets ``root_label`` (default ``"root"``) as its label and no rank.
+
+    Parameters
+    ----------
+    name : str
+        The name.
+    source : str
+        The source.
+    edges : polars.DataFrame
+        The edge table (``child``, ``parent``).
+    taxa : polars.DataFrame
+        ``node_id``, ``label``, ``rank`` of every taxon.
+    names : polars.DataFrame
+        The names table.
+    report : polars.DataFrame, optional
+        The report table.
+    root_label : str, optional
+        The label of a synthetic root, if one is added.
+    info : dict, optional
+        Provenance and metadata.
+
+    Returns
+    -------
+    TreeTables
+        The tree with labels, ranks, names and report.
     """
     edge_ids = pl.concat([edges["child"], edges["parent"]]).unique()
     isolated = taxa.filter(~pl.col("node_id").is_in(edge_ids.implode()))["node_id"].to_list()
@@ -57,7 +106,18 @@ def ranked_tree_tables(name: str, *, source: str, edges: pl.DataFrame, taxa: pl.
 
 
 def rank_counts(nodes: pl.DataFrame) -> dict[str, int]:
-    """Number of nodes per rank (``"(none)"`` for null), largest first."""
+    """Number of nodes per rank (``"(none)"`` for null), largest first.
+
+    Parameters
+    ----------
+    nodes : polars.DataFrame
+        The nodes table.
+
+    Returns
+    -------
+    dict[str, int]
+        Number of nodes per rank (``"(none)"`` for null), largest first.
+    """
     vc = nodes.group_by(pl.col("rank").fill_null("(none)")).len().sort(["len", "rank"], descending=[True, False])
     return dict(zip(vc["rank"].to_list(), vc["len"].to_list()))
 
@@ -68,6 +128,16 @@ def ranked_tree_facts(nodes: pl.DataFrame) -> dict[str, object]:
     Returns ``roots`` (count), ``orphans`` (nodes whose parent is not a node),
     ``species_not_under_genus`` (species-rank nodes whose parent is not at genus rank),
     ``leaves``, ``max_depth`` and up to 5 examples of each failure.
+
+    Parameters
+    ----------
+    nodes : polars.DataFrame
+        The nodes table.
+
+    Returns
+    -------
+    dict[str, object]
+        The structural facts the biology asset checks assert.
     """
     structure = integrity.tree_integrity(nodes)  # roots and orphans: the shared tree checks
     par = nodes.select(pl.col("node_id").alias("parent_id"), pl.col("rank").alias("parent_rank"))

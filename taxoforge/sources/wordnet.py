@@ -67,12 +67,37 @@ class WordNetUnavailable(RuntimeError):
 
 
 def wnid(offset: int, pos: str = "n") -> str:
-    """The taxoforge node id of a synset: ``wn:n02084071``."""
+    """The taxoforge node id of a synset: ``wn:n02084071``.
+
+    Parameters
+    ----------
+    offset : int
+        The synset's offset.
+    pos : str, optional
+        Its part of speech.
+
+    Returns
+    -------
+    str
+        The taxoforge node id of a synset: ``wn:n02084071``.
+    """
     return f"wn:{pos}{offset:08d}"
 
 
 def lexnames_text(man_pages=LEXNAMES_MAN_PAGES) -> str:
-    """The ``lexnames`` file NLTK needs: from the man page when present, else the built-in list."""
+    """The ``lexnames`` file NLTK needs: from the man page when present, else the built-in list.
+
+    Parameters
+    ----------
+    man_pages : optional
+        The lexnames man pages to read, first found wins.
+
+    Returns
+    -------
+    str
+        The ``lexnames`` file NLTK needs: from the man page when present, else the
+        built-in list.
+    """
     for page in man_pages:
         if page.exists():
             rows = []
@@ -87,11 +112,31 @@ def lexnames_text(man_pages=LEXNAMES_MAN_PAGES) -> str:
 
 
 def default_nltk_data_dir() -> Path:
+    """Where taxoforge keeps NLTK's WordNet: ``$TAXOFORGE_NLTK_DATA``, else ``~/.cache/taxoforge/nltk_data``.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (not created here).
+    """
     return Path(os.environ.get("TAXOFORGE_NLTK_DATA", Path.home() / ".cache" / "taxoforge" / "nltk_data"))
 
 
 def build_nltk_wordnet(system_dir: Path, nltk_data: Path) -> Path:
-    """Copy a system WordNet into ``<nltk_data>/corpora/wordnet`` (atomically) and add ``lexnames``."""
+    """Copy a system WordNet into ``<nltk_data>/corpora/wordnet`` (atomically) and add ``lexnames``.
+
+    Parameters
+    ----------
+    system_dir : Path
+        A system WordNet 3.0 dictionary folder.
+    nltk_data : Path
+        NLTK's data folder.
+
+    Returns
+    -------
+    Path
+        The corpus folder written.
+    """
     target = nltk_data / "corpora" / "wordnet"
     if (target / "lexnames").exists() and all((target / f).exists() for f in _REQUIRED):
         return target
@@ -117,6 +162,18 @@ def _load_from_path():
 
 def ensure_wordnet(*, allow_download: bool = True, system_dirs=SYSTEM_WORDNET_DIRS):
     """Return NLTK's WordNet 3.0 corpus reader, setting it up if needed (module docstring).
+
+    Parameters
+    ----------
+    allow_download : bool, optional
+        Whether NLTK may download WordNet when no system copy is found.
+    system_dirs : optional
+        Where to look for a system WordNet.
+
+    Returns
+    -------
+    object
+        NLTK's WordNet corpus reader.
 
     Raises
     ------
@@ -156,6 +213,16 @@ def noun_graph(wn=None) -> tuple[pl.DataFrame, pl.DataFrame]:
     ``edges``: ``child``, ``parent``, ``relation`` (``hypernym`` | ``instance_hypernym``).
     ``names``: ``node_id``, ``name`` (lemma with spaces), ``kind`` (``lemma``; the first
     lemma also as ``label``; the NLTK synset name ``dog.n.01`` as ``synset``), ``lang``.
+
+    Parameters
+    ----------
+    wn : optional
+        NLTK's WordNet reader (default :func:`ensure_wordnet`).
+
+    Returns
+    -------
+    tuple[polars.DataFrame, polars.DataFrame]
+        The WordNet noun graph: ``(edges, names)``.
     """
     wn = wn or ensure_wordnet()
     child, parent, rel = [], [], []
@@ -194,7 +261,28 @@ def wordnet_tree(edges: pl.DataFrame, names: pl.DataFrame, *, tie_seed: int = 0,
                  cycle_policy: str = "dfs_back_edges", exclude=()):
     """The WordNet noun tree from :func:`noun_graph`'s ``(edges, names)``: the graph→tree step
     (:func:`taxoforge.trees.build.build_tree`, source ``wn``) with WordNet's version recorded.
-    The ``wordnet_tree`` asset, the tests and the benchmarks all build it here."""
+    The ``wordnet_tree`` asset, the tests and the benchmarks all build it here.
+
+    Parameters
+    ----------
+    edges : polars.DataFrame
+        The edge table (``child``, ``parent``).
+    names : polars.DataFrame
+        The names table.
+    tie_seed : int, optional
+        The seed of the tie draws.
+    cycle_policy : str, optional
+        How cycles are broken (:data:`taxoforge.trees.build.CYCLE_POLICIES`).
+    exclude : optional
+        Node ids removed with their edges first.
+
+    Returns
+    -------
+    object
+        The WordNet noun tree from :func:`noun_graph`'s ``(edges, names)``: the
+        graph→tree step (:func:`taxoforge.trees.build.build_tree`, source ``wn``) with
+        WordNet's version recorded.
+    """
     from taxoforge.trees.build import build_tree
     from taxoforge.trees.tables import TreeTables
 

@@ -1,4 +1,5 @@
-"""From a directed graph to a rooted tree (paper 000 §4.1, SPEC §1).
+"""From a directed graph to a rooted tree by longest root paths (Snæbjarnarson et al. 2025 [1] §4.1;
+docs/method.md#from-a-graph-to-a-tree).
 
 Input
     An edge table ``(child, parent)`` of string node ids — e.g. Wikidata's subclass-of
@@ -10,36 +11,46 @@ Output
     counts of each kind in ``stats``.
 
 Algorithm
-    1. Encode ids as integers in sorted id order (so nothing depends on input order);
-       drop duplicate edges.
+    1. Encode ids as integers in sorted id order (so nothing depends on input order;
+       :func:`taxoforge.trees.id_codes.encode_ids`); drop duplicate edges.
     2. Remove the nodes of the exclusion list (with all their edges) and self loops.
-    3. Break cycles. Find the strongly connected components (``scipy.sparse.csgraph``).
-       Policy ``"dfs_back_edges"`` (default): inside every non-trivial component run a
-       depth-first search from the top (parent → child), starting at the members that
-       have a parent outside the component, in sorted id order, then at the rest; remove
-       every back edge. Policy ``"drop_abstract"``: remove, from every non-trivial
-       component, its most abstract member (the most direct subclasses, ties by id) with
-       all its edges, and repeat until no cycle is left.
+    3. Break cycles. Find the strongly connected components: peel sources and sinks
+       first (:func:`.graph_kernels.cycle_candidates`: what is left lies on or between
+       cycles), then ``scipy.sparse.csgraph`` on what is left. Policy ``"dfs_back_edges"``
+       (default): inside every non-trivial component run a depth-first search from the
+       top (parent → child), starting at the members that have a parent outside the
+       component, in sorted id order, then at the rest; remove every back edge. Policy
+       ``"drop_abstract"``: remove, from every non-trivial component, its most abstract
+       member (the most direct subclasses, ties by id) with all its edges, and repeat
+       until no cycle is left.
     4. Give every parentless node a synthetic parent ``<source>:root`` when there is more
        than one of them.
-    5. Longest root path: a level-synchronous topological sort (Kahn's algorithm, one
-       vectorised pass per level) gives each node the round in which its last parent was
-       settled, which is the length of its longest path from the root. In the same pass
-       ``log n(v)``, the log of the number of longest root paths, is accumulated over the
-       *tight* parents (``depth(p) = depth(v) - 1``).
+    5. Longest root path: Kahn's topological sort with a first-in first-out queue pops
+       nodes in non-decreasing depth, so a node's depth is its last parent's plus one
+       (:func:`.graph_kernels.kahn_depths`). An edge is *tight* when it lies on a longest
+       path. ``log n(v)``, the log of the number of longest root paths, is the log-sum-exp
+       of ``log n`` over the tight parents, level by level; a node with one tight parent
+       takes its parent's value as it is.
     6. Seeded ties: a node with several tight parents picks parent ``p`` with probability
        ``n(p) / Σ n``, using a uniform draw that depends only on ``(tie_seed, node id)``
        (BLAKE2b), so every longest path of a node is equally likely, the result is one
        tree, and changing one corner of the graph does not reshuffle the rest.
     7. Report: the ``nodes`` table in id order, the removed and chosen-between edges
-       sorted by kind, child and parent, and their counts.
+       sorted by kind, child and parent (integer sorts on the codes: the codes are in id
+       order), and their counts.
 
-Every step is vectorised over edge arrays; the only Python loops are over cycle members
-(step 3) and the tie draws (one hash per tied node).
+Where the time goes (2 M nodes, 2.33 M edges, Wikidata-shaped; ``benchmarks/bench_tree.py``)
+    Steps 1, 3 and 5 are linear passes of compiled code (:mod:`.graph_kernels`); the float
+    arithmetic of steps 5 and 6 is numpy's, on the nodes with several tight parents only,
+    so the numbers (and the tie draws that depend on them) are bit for bit those of the
+    vectorised formulation. What is left is the strings: reading the ids (step 1) and
+    gathering them into the output tables (step 7).
 
 References
-    Kiritchenko et al., "Learning and evaluation in the presence of class hierarchies",
-    2006; Suchanek et al., "YAGO 4.5", SIGIR 2024 (deterministic cycle removal).
+----------
+Numbers of docs/references.md: [5] Kiritchenko et al. 2006 (hierarchical measures on a tree);
+[8] Suchanek et al., YAGO 4.5, SIGIR 2024 (deterministic cycle removal, every removed edge
+reported); [9] Kahn 1962 (topological sorting).
 """
 
 from __future__ import annotations
@@ -54,6 +65,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from taxoforge.seeded import tie_draw
+from taxoforge.trees import graph_kernels as kern
+from taxoforge.trees.id_codes import encode_ids
 from taxoforge.trees.tables import REPORT_SCHEMA
 
 __all__ = ["TreeBuild", "build_tree", "CYCLE_POLICIES", "tie_draw"]
@@ -69,12 +82,19 @@ class CycleError(RuntimeError):
 class TreeBuild:
     """Result of :func:`build_tree`.
 
-    ``nodes``: ``node_id``, ``parent_id`` (null for the root), ``depth``, ``n_longest_paths_log``
-    (natural log of the number of longest root paths of the node in the acyclic graph).
-    ``report``: one row per decision, ``kind`` one of ``excluded_node``, ``self_loop``,
-    ``cycle_back_edge``, ``abstract_on_cycle``, ``synthetic_root``, ``not_longest``, ``tie``.
-    ``stats``: counts by kind, and sizes. ``tie_seed`` and ``cycle_policy``: how it was
-    built (they go into the tree's provenance, :meth:`TreeTables.from_build`).
+    Attributes
+    ----------
+    nodes : polars.DataFrame
+        ``node_id``, ``parent_id`` (null for the root), ``depth``, ``n_longest_paths_log``
+        (natural log of the number of longest root paths of the node in the acyclic graph).
+    report : polars.DataFrame
+        One row per decision (:data:`taxoforge.trees.tables.REPORT_KINDS`).
+    stats : dict
+        Counts by kind, and sizes.
+    root_id : str
+        The root's id.
+    tie_seed, cycle_policy
+        How it was built (they go into the tree's provenance, :meth:`TreeTables.from_build`).
     """
 
     nodes: pl.DataFrame
@@ -117,6 +137,8 @@ def build_tree(
         Node ids removed, with their edges, before anything else.
     extra_nodes : iterable of str
         Node ids that have no edges but belong to the graph (they hang under the root).
+    child_col, parent_col : str
+        Names of the two id columns of ``edges``.
 
     Returns
     -------
@@ -148,7 +170,7 @@ def build_tree(
     nodes = _nodes_table(graph, root, paths, chosen_parent)
     decisions.stats["nodes"] = nodes.height
     decisions.stats["edges_kept"] = nodes.height - 1
-    return TreeBuild(nodes=nodes, report=decisions.report(), stats=decisions.stats,
+    return TreeBuild(nodes=nodes, report=decisions.report(graph), stats=decisions.stats,
                      root_id=str(graph.ids[int(root)]), tie_seed=int(tie_seed), cycle_policy=cycle_policy)
 
 
@@ -175,36 +197,70 @@ class _Graph:
         """Keep only the edges where the boolean mask ``keep`` is true (order unchanged)."""
         self.child, self.parent = self.child[keep], self.parent[keep]
 
+    def sort_rank(self, codes: np.ndarray) -> np.ndarray:
+        """Position of each code in the id order of the output (a synthetic root moved to its
+        sorted place among the real ids)."""
+        codes = np.asarray(codes, dtype=np.int64)
+        if self.n_nodes == self.n_real:
+            return codes
+        at = _insertion_point(self.ids.head(self.n_real), self.ids[self.n_real])
+        return np.where(codes == self.n_real, at, codes + (codes >= at))
+
 
 @dataclass
 class _Decisions:
-    """What the steps removed or chose: report rows (one frame per decision, in step order)
-    and counts."""
+    """What the steps removed or chose: the removed edges of each kind as code pairs, the
+    tie rows, and counts."""
 
     stats: dict
-    frames: list[pl.DataFrame] = field(default_factory=list)
+    removed: dict[str, list[tuple[np.ndarray, np.ndarray, str]]] = field(default_factory=dict)
+    ties: pl.DataFrame | None = None
 
     def edges(self, kind: str, graph: _Graph, mask_or_index: np.ndarray, detail: str) -> None:
         """Report the edges of ``graph`` selected by a boolean mask or an index array."""
-        self.frames.append(_report_frame(kind, graph.child[mask_or_index], graph.parent[mask_or_index],
-                                         graph.ids, detail))
+        self.codes(kind, graph.child[mask_or_index], graph.parent[mask_or_index], detail)
 
-    def report(self) -> pl.DataFrame:
-        """The report table (:data:`REPORT_SCHEMA`), sorted by kind, child, parent."""
-        if not self.frames:
+    def codes(self, kind: str, child: np.ndarray, parent: np.ndarray, detail: str) -> None:
+        """Report the edges ``child → parent`` (codes)."""
+        self.removed.setdefault(kind, []).append((np.asarray(child, np.int64), np.asarray(parent, np.int64), detail))
+
+    def report(self, graph: _Graph) -> pl.DataFrame:
+        """The report table (:data:`REPORT_SCHEMA`), sorted by kind, child, parent: integer
+        sorts of the codes (in id order), then the strings gathered once."""
+        frames = []
+        kinds = sorted(set(self.removed) | ({"tie"} if self.ties is not None else set()))
+        for kind in kinds:
+            if kind == "tie":
+                frames.append(_conform_report(self.ties))
+                continue
+            parts = self.removed[kind]
+            child = np.concatenate([c for c, _, _ in parts])
+            parent = np.concatenate([p for _, p, _ in parts])
+            detail = np.concatenate([np.full(len(c), i, dtype=np.int64) for i, (c, _, _) in enumerate(parts)])
+            rc, rp = graph.sort_rank(child), graph.sort_rank(parent)
+            order = np.lexsort((detail, rp, rc))
+            texts = pl.Series([d for _, _, d in parts], dtype=pl.String)
+            frames.append(_conform_report(pl.DataFrame({
+                "kind": pl.repeat(kind, len(order), dtype=pl.String, eager=True),
+                "child_id": _gather(graph.ids, child[order]),
+                "parent_id": _gather(graph.ids, parent[order]),
+                "detail": texts.gather(detail[order]),
+            })))
+        if not frames:
             return pl.DataFrame(schema=REPORT_SCHEMA)
-        report = pl.concat([_conform_report(r) for r in self.frames])
-        return report.sort(["kind", "child_id", "parent_id"], nulls_last=True, maintain_order=True)
+        return pl.concat(frames)
 
 
 @dataclass
 class _Paths:
     """Step 5's result, per node code: ``depth`` (longest root path, -1 if unreached), ``logn``
-    (log of the number of longest root paths); per edge: ``tight`` (on a longest path)."""
+    (log of the number of longest root paths), ``tight_ptr``/``tight_pos`` (the positions of
+    each node's tight in-edges, :func:`.graph_kernels.tight_in_edges`)."""
 
     depth: np.ndarray
     logn: np.ndarray
-    tight: np.ndarray
+    tight_ptr: np.ndarray
+    tight_pos: np.ndarray
 
 
 # ------------------------------------------------------------------ the steps
@@ -215,26 +271,16 @@ def _encode(edges: pl.DataFrame, extra_nodes: Iterable[str], *, child_col: str, 
         if c not in edges.columns:
             raise ValueError(f"edge table has no column {c!r}; columns are {edges.columns}")
     e = edges.select(pl.col(child_col).cast(pl.String).alias("c"), pl.col(parent_col).cast(pl.String).alias("p"))
-    nulls = e.with_row_index("row").filter(pl.col("c").is_null() | pl.col("p").is_null())
-    if nulls.height:
+    if e["c"].null_count() or e["p"].null_count():
+        nulls = e.with_row_index("row").filter(pl.col("c").is_null() | pl.col("p").is_null())
         raise ValueError(f"edge table has null ids in {nulls.height} row(s), first at row {nulls['row'][0]}")
-
     extra = pl.Series("id", list(extra_nodes), dtype=pl.String)
-    ends = pl.concat([e["c"], e["p"]]).alias("id")
-    ids = pl.concat([ends, extra]).unique().sort().alias("id")  # code = position
+    ids, (child, parent, _) = encode_ids([e["c"], e["p"], extra])
     n = len(ids)
     if n == 0:
         raise ValueError("empty graph: no edges and no nodes")
-
-    codes = pl.DataFrame({"id": ids, "code": np.arange(n, dtype=np.int64)})
-    end_codes = ends.to_frame().join(codes, on="id", how="left", maintain_order="left")["code"].to_numpy()
-    m = e.height
-    # unique (parent, child) pairs sorted by parent then child, as one int64 key
-    key = np.sort(end_codes[m:] * np.int64(n) + end_codes[:m])
-    if len(key):
-        key = key[np.concatenate(([True], key[1:] != key[:-1]))]
-    decisions.stats["duplicate_edges"] = edges.height - len(key)
-    parent, child = np.divmod(key, np.int64(n))
+    child, parent = kern.sorted_unique_edges(child, parent, n)
+    decisions.stats["duplicate_edges"] = edges.height - len(child)
     return _Graph(ids=ids, child=child, parent=parent, alive=np.ones(n, dtype=bool), n_real=n)
 
 
@@ -280,80 +326,49 @@ def _break_cycles(graph: _Graph, cycle_policy: str, decisions: _Decisions) -> No
 
 def _strong_components(graph: _Graph) -> tuple[np.ndarray, np.ndarray, int] | None:
     """``(component label of every node, node-on-a-cycle mask, number of components with a
-    cycle)``, or ``None`` when the graph has no cycle."""
+    cycle)``, or ``None`` when the graph has no cycle. Only the nodes left by peeling sources
+    and sinks (:func:`.graph_kernels.cycle_candidates`) go to ``scipy.sparse.csgraph``."""
     n = graph.n_nodes
     child, parent = graph.child, graph.parent
-    # edges are sorted by (parent, child), so the CSR arrays are direct
-    g = csr_matrix((np.ones(len(child), dtype=np.int8), child,
-                    np.concatenate(([0], np.cumsum(np.bincount(parent, minlength=n))))), shape=(n, n))
-    ncomp, label = connected_components(g, directed=True, connection="strong")
-    if ncomp == n:
+    members = np.flatnonzero(kern.cycle_candidates(child, parent, n))
+    if not len(members):
         return None
-    big = np.bincount(label, minlength=ncomp) > 1
-    return label, big[label], int(big.sum())
+    local = np.full(n, -1, dtype=np.int64)
+    local[members] = np.arange(len(members))
+    inside = (local[child] >= 0) & (local[parent] >= 0)
+    k = len(members)
+    g = csr_matrix((np.ones(int(inside.sum()), dtype=np.int8), (local[parent[inside]], local[child[inside]])),
+                   shape=(k, k))
+    ncomp, sub_label = connected_components(g, directed=True, connection="strong")
+    size = np.bincount(sub_label, minlength=ncomp)
+    label = np.arange(n, dtype=np.int64) + ncomp  # every other node alone in its component
+    label[members] = sub_label
+    in_cycle = np.zeros(n, dtype=bool)
+    in_cycle[members[size[sub_label] > 1]] = True
+    n_big = int((size > 1).sum())
+    return (label, in_cycle, n_big) if n_big else None
 
 
 def _remove_dfs_back_edges(graph: _Graph, label: np.ndarray, in_cycle: np.ndarray, decisions: _Decisions) -> None:
     """Policy ``dfs_back_edges``: a DFS inside every component with a cycle, entered first at
     the members with a parent outside it; remove every back edge."""
     child, parent = graph.child, graph.parent
-    intra = in_cycle[child] & (label[child] == label[parent])
-    entries = set(np.unique(child[in_cycle[child] & ~intra]).tolist())
-    intra_idx = np.flatnonzero(intra)
-    comp_of_edge = label[child[intra_idx]]
-    order = np.lexsort((child[intra_idx], parent[intra_idx], comp_of_edge))
-    intra_idx = intra_idx[order]
-    comp_of_edge = comp_of_edge[order]
-    bounds = np.flatnonzero(np.diff(comp_of_edge)) + 1
-    members_all = np.flatnonzero(in_cycle)
-    members_by_comp = {}
-    mlab = label[members_all]
-    morder = np.argsort(mlab, kind="stable")
-    for grp in np.split(members_all[morder], np.flatnonzero(np.diff(mlab[morder])) + 1):
-        members_by_comp[int(label[grp[0]])] = grp
-    back: list[int] = []
-    for grp in np.split(intra_idx, bounds):
-        comp = int(label[child[grp[0]]])
-        back.extend(_dfs_back_edges(members_by_comp[comp], parent[grp], child[grp], grp, entries))
-    back_arr = np.asarray(sorted(back), dtype=np.int64)
+    entry = np.zeros(graph.n_nodes, dtype=bool)
+    entry[child[in_cycle[child] & (label[child] != label[parent])]] = True
+    out_ptr = np.concatenate(([0], np.cumsum(np.bincount(parent, minlength=graph.n_nodes))))
+    members = np.flatnonzero(in_cycle)
+    members = members[np.argsort(label[members], kind="stable")]  # by component, codes ascending
+    state = np.zeros(graph.n_nodes, dtype=np.int8)
+    back = []
+    for grp in np.split(members, np.flatnonzero(np.diff(label[members])) + 1):
+        start_order = np.concatenate([grp[entry[grp]], grp[~entry[grp]]])
+        back.append(kern.dfs_back_edges(start_order, out_ptr, child, label, label[grp[0]], state))
+    back_arr = np.sort(np.concatenate(back)) if back else np.empty(0, np.int64)
     decisions.edges("cycle_back_edge", graph, back_arr, "back edge of a DFS inside a strongly connected component")
     decisions.stats["cycle_edges_removed"] += len(back_arr)
     keep = np.ones(len(child), dtype=bool)
     keep[back_arr] = False
     graph.keep_edges(keep)
-
-
-def _dfs_back_edges(members: np.ndarray, src: np.ndarray, dst: np.ndarray, eids: np.ndarray,
-                    entries: set[int]) -> list[int]:
-    """Back edges of a DFS over one component. ``src → dst`` is parent → child, edges sorted
-    by (src, dst); ``eids`` are the global edge indices. Returns global edge indices."""
-    adj: dict[int, list[tuple[int, int]]] = {}
-    for s, d, e in zip(src.tolist(), dst.tolist(), eids.tolist()):
-        adj.setdefault(s, []).append((d, e))
-    order = sorted(m for m in members.tolist() if m in entries) + sorted(
-        m for m in members.tolist() if m not in entries
-    )
-    state: dict[int, int] = {}  # 1 = on stack, 2 = done
-    back: list[int] = []
-    for start in order:
-        if start in state:
-            continue
-        state[start] = 1
-        stack = [(start, iter(adj.get(start, ())))]
-        while stack:
-            node, it = stack[-1]
-            for d, e in it:
-                st = state.get(d)
-                if st is None:
-                    state[d] = 1
-                    stack.append((d, iter(adj.get(d, ()))))
-                    break
-                if st == 1:
-                    back.append(e)
-            else:
-                state[node] = 2
-                stack.pop()
-    return back
 
 
 def _drop_most_abstract(graph: _Graph, label: np.ndarray, in_cycle: np.ndarray, decisions: _Decisions) -> None:
@@ -389,8 +404,8 @@ def _add_root(graph: _Graph, synthetic_root: str, decisions: _Decisions) -> int:
         # the root's code is the largest, its children ascend: (parent, child) order holds
         graph.child = np.concatenate([graph.child, roots])
         graph.parent = np.concatenate([graph.parent, np.full(len(roots), root, dtype=np.int64)])
-        decisions.frames.append(_report_frame("synthetic_root", roots, np.full(len(roots), root), graph.ids,
-                                              "parentless node placed under the synthetic root"))
+        decisions.codes("synthetic_root", roots, np.full(len(roots), root),
+                        "parentless node placed under the synthetic root")
     else:
         root = int(roots[0])
     decisions.stats["roots_in_graph"] = int(len(roots))
@@ -398,106 +413,92 @@ def _add_root(graph: _Graph, synthetic_root: str, decisions: _Decisions) -> int:
 
 
 def _longest_root_paths(graph: _Graph, root: int, decisions: _Decisions) -> _Paths:
-    """Step 5: longest root path of every node and (log) number of them, level by level;
-    the edges not on a longest path are reported."""
+    """Step 5: longest root path of every node and (log) number of them; the edges not on a
+    longest path are reported."""
     child, parent = graph.child, graph.parent
     n_all = graph.n_nodes
-    if len(child) > 1 and not np.all((parent[1:] > parent[:-1]) | ((parent[1:] == parent[:-1]) & (child[1:] > child[:-1]))):
-        order = np.lexsort((child, parent))  # defensive; not expected
-        graph.child, graph.parent = child[order], parent[order]
-        child, parent = graph.child, graph.parent
-    indptr = np.concatenate(([0], np.cumsum(np.bincount(parent, minlength=n_all))))
-    remaining = np.bincount(child, minlength=n_all).astype(np.int64)
-    depth = np.full(n_all, -1, dtype=np.int32)
-    logn = np.full(n_all, -np.inf)
-    depth[root] = 0
-    logn[root] = 0.0
-    tight = np.zeros(len(child), dtype=bool)
-    frontier = np.array([root], dtype=np.int64)
-    level = 0
-    # Every array operation below touches only the edges leaving the frontier, so the
-    # whole pass costs O(E log E) however deep the graph is.
-    while len(frontier):
-        pos = _ranges(indptr, frontier)
-        if len(pos) == 0:
-            break
-        ch = child[pos]
-        touched, dec = np.unique(ch, return_counts=True)
-        remaining[touched] -= dec
-        ready = touched[remaining[touched] == 0]
-        level += 1
-        depth[ready] = level
-        tpos = pos[depth[ch] == level]
-        tight[tpos] = True
-        if len(tpos):
-            # log-sum-exp of logn over the tight parents of each ready node, summed in
-            # edge order (a stable sort keeps the order within each node)
-            tc = child[tpos]
-            o = np.argsort(tc, kind="stable")
-            tc, lp = tc[o], logn[parent[tpos[o]]]
-            gstart = np.flatnonzero(np.concatenate(([True], tc[1:] != tc[:-1])))
-            mx = np.maximum.reduceat(lp, gstart)
-            ssum = np.add.reduceat(np.exp(lp - np.repeat(mx, np.diff(np.append(gstart, len(tc))))), gstart)
-            logn[tc[gstart]] = mx + np.log(ssum)
-        frontier = ready
+    depth, order = kern.kahn_depths(child, parent, n_all, root)
     unreached = np.flatnonzero(graph.alive & (depth < 0))
     if len(unreached):
         raise CycleError(f"{len(unreached)} node(s) unreachable after cycle removal, e.g. {graph.ids[int(unreached[0])]}")
     decisions.stats["max_depth"] = int(depth.max())
-
+    tight, ptr, pos = kern.tight_in_edges(child, parent, depth, n_all)
+    logn = np.full(n_all, -np.inf)
+    logn[root] = 0.0
+    _count_longest_paths(order, depth, ptr, pos, parent, logn)
     not_longest = ~tight
     decisions.stats["not_longest"] = int(not_longest.sum())
     if not_longest.any():
         decisions.edges("not_longest", graph, not_longest, "parent is not on a longest root path")
-    return _Paths(depth=depth, logn=logn, tight=tight)
+    return _Paths(depth=depth, logn=logn, tight_ptr=ptr, tight_pos=pos)
+
+
+def _count_longest_paths(order: np.ndarray, depth: np.ndarray, ptr: np.ndarray, pos: np.ndarray,
+                         parent: np.ndarray, logn: np.ndarray) -> None:
+    """``logn`` of every node below the root, in topological ``order``: the log-sum-exp over the
+    tight parents (numpy's, over each node's tight in-edges in ascending position) for nodes
+    with several; the parent's value for the others (compiled, between the levels that hold
+    nodes with several)."""
+    n_tight = np.diff(ptr)
+    multi = order[n_tight[order] >= 2]
+    if not len(multi):
+        kern.copy_single_logn(order, 0, len(order), ptr, pos, parent, logn)
+        return
+    level_start = np.searchsorted(depth[order], np.arange(int(depth[order[-1]]) + 2))
+    m_depth = depth[multi]
+    cuts = np.flatnonzero(np.concatenate(([True], m_depth[1:] != m_depth[:-1], [True])))
+    done = 0
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        lvl = int(m_depth[a])
+        kern.copy_single_logn(order, done, level_start[lvl], ptr, pos, parent, logn)
+        done = level_start[lvl]
+        group = multi[a:b]
+        counts = n_tight[group]
+        lp = logn[parent[pos[_ranges(ptr, group)]]]
+        gstart = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        mx = np.maximum.reduceat(lp, gstart)
+        ssum = np.add.reduceat(np.exp(lp - np.repeat(mx, counts)), gstart)
+        logn[group] = mx + np.log(ssum)
+    kern.copy_single_logn(order, done, len(order), ptr, pos, parent, logn)
 
 
 def _draw_ties(graph: _Graph, paths: _Paths, tie_seed: int, decisions: _Decisions) -> np.ndarray:
     """Step 6: the parent of every node (-1 for the root). A node with several tight parents
     draws one with probability proportional to its number of longest root paths."""
-    n_all = graph.n_nodes
-    tc, tp = graph.child[paths.tight], graph.parent[paths.tight]
-    chosen_parent = np.full(n_all, -1, dtype=np.int64)
-    # most nodes have one tight parent: settle them without sorting all tight edges
-    one = np.bincount(tc, minlength=n_all)[tc] == 1
-    chosen_parent[tc[one]] = tp[one]
-    tc, tp = tc[~one], tp[~one]
-    o = np.lexsort((tp, tc))
-    tc, tp = tc[o], tp[o]
-    starts = np.flatnonzero(np.concatenate(([True], tc[1:] != tc[:-1]))) if len(tc) else np.empty(0, np.int64)
-    counts = np.diff(np.append(starts, len(tc)))
-    single = counts == 1
-    chosen_parent[tc[starts[single]]] = tp[starts[single]]
-    tie_groups = np.flatnonzero(~single)
-    decisions.stats["ties"] = int(len(tie_groups))
-    if not len(tie_groups):
+    ptr, pos = paths.tight_ptr, paths.tight_pos
+    n_tight = np.diff(ptr)
+    chosen_parent = np.full(graph.n_nodes, -1, dtype=np.int64)
+    one = np.flatnonzero(n_tight == 1)
+    chosen_parent[one] = graph.parent[pos[ptr[one]]]
+    tie_nodes = np.flatnonzero(n_tight >= 2)  # ascending id order
+    decisions.stats["ties"] = int(len(tie_nodes))
+    if not len(tie_nodes):
         return chosen_parent
-    gstart, gcount = starts[tie_groups], counts[tie_groups]
-    pos = _ranges(np.append(starts, len(tc)), tie_groups)
-    gid = np.repeat(np.arange(len(tie_groups)), gcount)
-    w_log = paths.logn[tp[pos]]
-    gmax = np.full(len(tie_groups), -np.inf)
+    gcount = n_tight[tie_nodes]
+    tp = graph.parent[pos[_ranges(ptr, tie_nodes)]]  # candidates of each node in id order
+    gid = np.repeat(np.arange(len(tie_nodes)), gcount)
+    ends = np.cumsum(gcount)
+    w_log = paths.logn[tp]
+    gmax = np.full(len(tie_nodes), -np.inf)
     np.maximum.at(gmax, gid, w_log)
     w = np.exp(w_log - gmax[gid])
     csum = np.cumsum(w)
-    group_base = np.concatenate(([0.0], csum[np.cumsum(gcount)[:-1] - 1]))
+    group_base = np.concatenate(([0.0], csum[ends[:-1] - 1]))
     within = csum - group_base[gid]
-    totals = within[np.cumsum(gcount) - 1]
-    tie_nodes = tc[gstart]
+    totals = within[ends - 1]
     tie_ids = _gather(graph.ids, tie_nodes)
     u = tie_draw(tie_seed, tie_ids.to_list())
-    # chosen: first candidate whose cumulative share exceeds u
-    exceeds = within > (u * totals)[gid]
-    first = np.full(len(tie_groups), -1, dtype=np.int64)
-    hit = np.flatnonzero(exceeds)
-    # first hit per group
-    _, first_idx = np.unique(gid[hit], return_index=True)
-    first[np.unique(gid[hit])] = hit[first_idx]
-    first[first < 0] = (np.cumsum(gcount) - 1)[first < 0]  # guard against rounding
-    chosen_parent[tie_nodes] = tp[pos[first]]
-    offsets = np.concatenate(([0], np.cumsum(gcount))).astype(np.int32)
-    decisions.frames.append(_tie_report(tie_ids, offsets, _gather(graph.ids, tp[pos]),
-                                        w / totals[gid], _gather(graph.ids, tp[pos[first]]), tie_seed))
+    # chosen: first candidate whose cumulative share exceeds u (the last one if rounding says none)
+    hit = np.flatnonzero(within > (u * totals)[gid])
+    first = ends - 1
+    if len(hit):
+        g_hit = gid[hit]
+        is_first = np.concatenate(([True], g_hit[1:] != g_hit[:-1]))
+        first[g_hit[is_first]] = hit[is_first]
+    chosen_parent[tie_nodes] = tp[first]
+    offsets = np.concatenate(([0], ends)).astype(np.int64)
+    decisions.ties = _tie_report(tie_ids, offsets, _gather(graph.ids, tp), w / totals[gid],
+                                 _gather(graph.ids, tp[first]), tie_seed)
     return chosen_parent
 
 
@@ -506,20 +507,32 @@ def _tie_report(tie_ids: pl.Series, offsets: np.ndarray, candidates: pl.Series,
     """One ``tie`` report row per tied node: its candidates (flattened, cut at ``offsets``),
     their weights, the chosen parent and the tie seed."""
     n = len(tie_ids)
-    cand = pa.ListArray.from_arrays(pa.array(offsets), candidates.cast(pl.String).to_arrow().cast(pa.string()))
-    wts = pa.ListArray.from_arrays(pa.array(offsets), pa.array(weights, type=pa.float64()))
+    cand = _list_array(offsets, candidates.rechunk().to_arrow())
+    wts = _list_array(offsets, _arrow_array(pa.float64(), np.ascontiguousarray(weights, dtype=np.float64)))
     return pl.DataFrame(
         {
-            "kind": pl.Series(["tie"] * n, dtype=pl.String),
+            "kind": pl.repeat("tie", n, dtype=pl.String, eager=True),
             "child_id": tie_ids.alias("child_id"),
             "candidates": pl.from_arrow(cand),
             "weights": pl.from_arrow(wts),
             "chosen": chosen.alias("chosen"),
-            "seed": pl.Series([int(tie_seed)] * n, dtype=pl.Int64),
-            "detail": pl.Series(["parent drawn with probability proportional to its number of longest root paths"] * n,
-                                dtype=pl.String),
+            "seed": pl.repeat(int(tie_seed), n, dtype=pl.Int64, eager=True),
+            "detail": pl.repeat("parent drawn with probability proportional to its number of longest root paths",
+                                n, dtype=pl.String, eager=True),
         }
     )
+
+
+def _arrow_array(kind: pa.DataType, values: np.ndarray) -> pa.Array:
+    """A numpy array as an Arrow array over the same memory (``pa.array`` would import pandas)."""
+    return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(values)])
+
+
+def _list_array(offsets: np.ndarray, values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Arrow lists cut from ``values`` at ``offsets`` (``int64``, one more than the lists)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return pa.LargeListArray.from_arrays(_arrow_array(pa.int64(), offsets), values)
 
 
 def _nodes_table(graph: _Graph, root: int, paths: _Paths, chosen_parent: np.ndarray) -> pl.DataFrame:
@@ -574,25 +587,10 @@ def _codes_of(ids: pl.Series, values: set[str]) -> np.ndarray:
     return np.unique(pos[ok])
 
 
-# ------------------------------------------------------------------ report rows
 def _conform_report(df: pl.DataFrame) -> pl.DataFrame:
     return df.select(
         [
             (pl.col(c).cast(t) if c in df.columns else pl.lit(None, dtype=t).alias(c))
             for c, t in REPORT_SCHEMA.items()
         ]
-    )
-
-
-def _report_frame(kind: str, child: np.ndarray, parent: np.ndarray | None, ids: pl.Series,
-                  detail: str | None = None) -> pl.DataFrame:
-    n = len(child)
-    return pl.DataFrame(
-        {
-            "kind": pl.repeat(kind, n, dtype=pl.String, eager=True),
-            "child_id": _gather(ids, child).alias("child_id"),
-            "parent_id": (_gather(ids, parent) if parent is not None
-                          else pl.repeat(None, n, dtype=pl.String, eager=True)).alias("parent_id"),
-            "detail": pl.repeat(detail, n, dtype=pl.String, eager=True),
-        }
     )

@@ -48,7 +48,20 @@ class FewerCutsWarning(UserWarning):
 @dataclass
 class TreeCuts:
     """``cut_depth[c, i]``: the depth of ground truth ``i``'s cut node in cut ``c``;
-    ``dropout[c]``: the ``p`` cut ``c`` was drawn with; ``cut_nodes[c]``: its node indexes."""
+    ``dropout[c]``: the ``p`` cut ``c`` was drawn with; ``cut_nodes[c]``: its node indexes.
+
+    Attributes
+    ----------
+    cut_depth : numpy.ndarray
+        ``(cuts, ground truths)``: the depth of ground truth ``i``'s cut node in cut
+        ``c``.
+    dropout : numpy.ndarray
+        The dropout rate ``p`` each cut was drawn with.
+    cut_nodes : list[numpy.ndarray]
+        Each cut's node indexes.
+    requested : int
+        How many cuts were asked for (more than were found on a small tree).
+    """
 
     cut_depth: np.ndarray
     dropout: np.ndarray
@@ -69,7 +82,23 @@ class TreeCuts:
 
     def accuracy(self, lca_depth: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Accuracy of every cut for predictions whose LCA with the ground truth has depth
-        ``lca_depth`` (one per ground truth, in the order given to :func:`sample_tree_cuts`)."""
+        ``lca_depth`` (one per ground truth, in the order given to :func:`sample_tree_cuts`).
+
+        Parameters
+        ----------
+        lca_depth : numpy.ndarray
+            Depth of the lowest common ancestor of each prediction and its ground truth, in
+            the order the ground truths were given to :func:`sample_tree_cuts`.
+        sample_weight : numpy.ndarray, optional
+            A weight per sample (default: equal weights).
+
+        Returns
+        -------
+        numpy.ndarray
+            Accuracy of every cut for predictions whose LCA with the ground truth has depth
+            ``lca_depth`` (one per ground truth, in the order given to
+            :func:`sample_tree_cuts`).
+        """
         right = np.asarray(lca_depth)[None, :] >= self.cut_depth
         if sample_weight is None:
             return right.mean(axis=1)

@@ -43,7 +43,40 @@ EXAMPLES = 10
 
 @dataclass
 class TreeIntegrity:
-    """What :func:`tree_integrity` found. Lists of ids are examples, capped at ``EXAMPLES``."""
+    """What :func:`tree_integrity` found. Lists of ids are examples, capped at ``EXAMPLES``.
+
+    Attributes
+    ----------
+    n_nodes : int
+        Rows of the nodes table.
+    n_null_ids : int
+        Rows with a null ``node_id``.
+    duplicate_ids : list[str]
+        Example ids that occur more than once.
+    n_duplicate_ids : int
+        How many ids occur more than once.
+    roots : list[str]
+        Example nodes without a parent.
+    n_roots : int
+        How many nodes have no parent.
+    orphans : list[str]
+        Example nodes whose parent is not a node.
+    n_orphans : int
+        How many nodes have a parent that is not a node.
+    n_below_orphans : int
+        Nodes under an orphan (not reachable from a root).
+    n_on_cycles : int
+        Nodes on a cycle of parent links.
+    cycle_example : list[str]
+        One cycle, as node ids.
+    n_depth_mismatches : int or None
+        Nodes whose ``depth`` disagrees with the tree (None: no depth column, or cycles
+        prevent the check).
+    depth_mismatch_examples : list[str]
+        Example nodes whose ``depth`` disagrees with the tree.
+    max_depth : int or None
+        The deepest node's depth (None when it cannot be computed).
+    """
 
     n_nodes: int
     n_null_ids: int = 0
@@ -62,18 +95,22 @@ class TreeIntegrity:
 
     @property
     def one_root(self) -> bool:
+        """Exactly one root, and no null or repeated ids."""
         return self.n_nodes > 0 and self.n_roots == 1 and self.n_duplicate_ids == 0 and self.n_null_ids == 0
 
     @property
     def acyclic(self) -> bool:
+        """No node lies on a cycle of parent links."""
         return self.n_on_cycles == 0
 
     @property
     def no_orphans(self) -> bool:
+        """Every parent is a node of the table."""
         return self.n_orphans == 0
 
     @property
     def depths_consistent(self) -> bool:
+        """The ``depth`` column agrees with the tree (or there is none to check)."""
         return not self.n_depth_mismatches
 
 
@@ -84,6 +121,11 @@ def tree_integrity(nodes: pl.DataFrame) -> TreeIntegrity:
     ----------
     nodes : polars.DataFrame
         At least ``node_id`` and ``parent_id``; ``depth`` is checked when present.
+
+    Returns
+    -------
+    TreeIntegrity
+        The counts and examples of what breaks the tree (none for a valid one).
 
     Raises
     ------
@@ -161,7 +203,22 @@ def _trace_cycle(start: int, parent: np.ndarray, ids: list) -> list[str]:
 def link_coverage(links: pl.DataFrame, node_ids: Iterable[str] | pl.Series | None = None) -> pl.DataFrame:
     """Per dataset: ``n_labels``, ``n_linked``, ``n_ambiguous``, ``n_unmatched``, ``coverage``
     (linked / labels) and ``n_dangling`` (linked rows whose ``node_id`` is not in ``node_ids``;
-    0 when ``node_ids`` is not given). Sorted by dataset."""
+    0 when ``node_ids`` is not given). Sorted by dataset.
+
+    Parameters
+    ----------
+    links : polars.DataFrame
+        The links table.
+    node_ids : Iterable[str] or polars.Series, optional
+        Node ids.
+
+    Returns
+    -------
+    polars.DataFrame
+        Per dataset: ``n_labels``, ``n_linked``, ``n_ambiguous``, ``n_unmatched``,
+        ``coverage`` (linked / labels) and ``n_dangling`` (linked rows whose ``node_id``
+        is not in ``node_ids``; 0 when ``node_ids`` is not given).
+    """
     schema = {"dataset": pl.String, "n_labels": pl.Int64, "n_linked": pl.Int64, "n_ambiguous": pl.Int64,
               "n_unmatched": pl.Int64, "coverage": pl.Float64, "n_dangling": pl.Int64}
     if links.height == 0:
@@ -195,7 +252,24 @@ def link_coverage(links: pl.DataFrame, node_ids: Iterable[str] | pl.Series | Non
 def coverage_failures(coverage: pl.DataFrame, min_coverage: float | Mapping[str, float]) -> list[str]:
     """Human-readable reasons a coverage table fails ``min_coverage`` (one float for every
     dataset, or a mapping ``dataset → minimum``; datasets not in the mapping are not gated).
-    Dangling links always fail. Empty list: passed."""
+    Dangling links always fail. Empty list: passed.
+
+    Parameters
+    ----------
+    coverage : polars.DataFrame
+        A coverage table: per dataset, its labels and how many are linked, ambiguous,
+        unmatched or dangling.
+    min_coverage : float or Mapping[str, float]
+        The least share of linked labels: one for every dataset, or ``dataset →
+        minimum`` (datasets not listed are not gated).
+
+    Returns
+    -------
+    list[str]
+        Human-readable reasons a coverage table fails ``min_coverage`` (one float for
+        every dataset, or a mapping ``dataset → minimum``; datasets not in the mapping
+        are not gated).
+    """
     reasons = []
     for row in coverage.iter_rows(named=True):
         ds = row["dataset"]

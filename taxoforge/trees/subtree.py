@@ -24,6 +24,27 @@ def spanning_subtree(tree: TreeTables, keep: Iterable[str], name: str,
     ``info``: the parent tree's provenance (``seed``, ``cycle_policy``,
     ``source_versions``; ``parent_snapshot`` when it was loaded from a snapshot) and
     ``parent_taxonomy``, updated with ``info``.
+
+    Parameters
+    ----------
+    tree : TreeTables
+        The tree.
+    keep : Iterable[str]
+        The node ids to keep (with all their ancestors).
+    name : str
+        The name.
+    links : polars.DataFrame, optional
+        The links table.
+    extra_names : polars.DataFrame, optional
+        Names to add to the subtree's names table (e.g. a dataset's own class names).
+    info : dict, optional
+        Provenance and metadata.
+
+    Returns
+    -------
+    TreeTables
+        The nodes of ``keep``, all their ancestors, and nothing else, with depths
+        unchanged.
     """
     tax = tree.taxonomy()
     sub = tax.subtree(sorted(set(keep)))

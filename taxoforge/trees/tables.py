@@ -1,4 +1,4 @@
-"""The tree data model: the four tables of a taxonomy (SPEC §5) and their Parquet files.
+"""The tree data model: the four tables of a taxonomy (docs/method.md#snapshots) and their Parquet files.
 
 A taxonomy is stored as four tables, each one Parquet file:
 
@@ -39,6 +39,7 @@ __all__ = [
     "NAMES_SCHEMA",
     "LINKS_SCHEMA",
     "REPORT_SCHEMA",
+    "REPORT_KINDS",
     "TABLE_SCHEMAS",
     "SCHEMA_VERSION",
     "TreeTables",
@@ -90,6 +91,23 @@ REPORT_SCHEMA = {
     "seed": pl.Int64,
     "detail": pl.String,
 }
+#: Every ``kind`` of a report row, with what it means: the one list the README quotes.
+REPORT_KINDS = {
+    # the graph → tree step (taxoforge.trees.build.build_tree)
+    "excluded_node": "an edge touching a node of the exclusion list, removed with the node",
+    "self_loop": "an edge from a node to itself, removed",
+    "cycle_back_edge": "a back edge of a depth-first search inside a cycle, removed",
+    "abstract_on_cycle": "an edge of the most abstract class on a cycle, removed (policy drop_abstract)",
+    "synthetic_root": "a parentless node hung under the synthetic root <source>:root",
+    "not_longest": "an edge to a parent that is not on a longest root path, dropped",
+    "tie": "a node with several parents on longest root paths: the candidates, weights, choice and seed",
+    # the sources
+    "unplaced_seed": "a Wikidata seed with no instance-of class and no superclass, left out",
+    "dangling_parent": "a ColDP taxon whose parentID is not in the dataset: it becomes a root",
+    "dangling_synonym": "a ColDP synonym of a taxon the dataset does not have, skipped",
+    "duplicate_lineage": "an iNaturalist taxon with the same lineage as one with a smaller id, which gets its children",
+    "no_lineage_position": "an iNaturalist taxon of a rank between the spine's levels, left out",
+}
 TABLE_SCHEMAS = {
     "nodes": NODES_SCHEMA,
     "names": NAMES_SCHEMA,
@@ -118,6 +136,18 @@ def provenance(info: dict | None) -> dict:
 
     >>> provenance({"seed": 0, "snapshot": "t@abc", "source_versions": {"wordnet": "3.0"}})
     {'seed': 0, 'source_versions': {'wordnet': '3.0'}}
+
+    Parameters
+    ----------
+    info : dict or None
+        Provenance and metadata.
+
+    Returns
+    -------
+    dict
+        ``info`` without the :data:`LOADING_KEYS`, made JSON-safe (dates, paths and
+        numpy scalars as text, keys as strings): what ``info.json`` and a manifest
+        record.
     """
     kept = {str(k): v for k, v in (info or {}).items() if k not in LOADING_KEYS}
     return json.loads(json.dumps(kept, default=str))
@@ -125,13 +155,36 @@ def provenance(info: dict | None) -> dict:
 
 def info_json_bytes(info: dict | None) -> bytes:
     """The bytes of ``info.json``: :func:`provenance` of ``info``, keys sorted, two-space
-    indent, final newline (the same info gives the same bytes)."""
+    indent, final newline (the same info gives the same bytes).
+
+    Parameters
+    ----------
+    info : dict or None
+        Provenance and metadata.
+
+    Returns
+    -------
+    bytes
+        The bytes of ``info.json``: :func:`provenance` of ``info``, keys sorted,
+        two-space indent, final newline (the same info gives the same bytes).
+    """
     return (json.dumps(provenance(info), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def read_info(folder: str | os.PathLike) -> dict:
     """The ``info.json`` of a tree folder (``{}`` when there is none). ``ValueError`` naming
-    the file when it is not a JSON object."""
+    the file when it is not a JSON object.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder.
+
+    Returns
+    -------
+    dict
+        The ``info.json`` of a tree folder (``{}`` when there is none).
+    """
     path = Path(folder) / INFO_NAME
     if not path.exists():
         return {}
@@ -147,7 +200,21 @@ def read_info(folder: str | os.PathLike) -> dict:
 def conform(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
     """Cast ``df`` to the schema of ``table`` (adding missing nullable columns, in canonical
     column order) and sort its rows canonically. Raises ``ValueError`` naming the table and
-    the columns if a required key column is missing."""
+    the columns if a required key column is missing.
+
+    Parameters
+    ----------
+    df : polars.DataFrame or None
+        The table.
+    table : str
+        ``"nodes"``, ``"names"``, ``"links"`` or ``"report"``.
+
+    Returns
+    -------
+    polars.DataFrame
+        Cast ``df`` to the schema of ``table`` (adding missing nullable columns, in
+        canonical column order) and sort its rows canonically.
+    """
     schema = TABLE_SCHEMAS[table]
     if df is None:
         return pl.DataFrame(schema=schema)
@@ -182,6 +249,17 @@ def with_is_leaf(nodes: pl.DataFrame) -> pl.DataFrame:
     >>> nodes = pl.DataFrame({"node_id": ["r", "a", "b"], "parent_id": [None, "r", "a"]})
     >>> with_is_leaf(nodes)["is_leaf"].to_list()
     [False, False, True]
+
+    Parameters
+    ----------
+    nodes : polars.DataFrame
+        The nodes table.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``nodes`` with its ``is_leaf`` column (re)computed: true for every node that is
+        no node's parent.
     """
     parents = nodes["parent_id"].drop_nulls().unique()
     return nodes.with_columns((~pl.col("node_id").is_in(parents.implode())).alias("is_leaf"))
@@ -189,7 +267,25 @@ def with_is_leaf(nodes: pl.DataFrame) -> pl.DataFrame:
 
 @dataclass
 class TreeTables:
-    """The four tables of one taxonomy, plus free-form ``info`` (source versions, stats)."""
+    """The four tables of one taxonomy, plus free-form ``info`` (source versions, stats).
+
+    Attributes
+    ----------
+    name : str
+        The name.
+    nodes : polars.DataFrame
+        The nodes table.
+    names : polars.DataFrame
+        The names table.
+    links : polars.DataFrame
+        The links table.
+    report : polars.DataFrame
+        The report table.
+    info : dict
+        Provenance and metadata.
+    folder : Path or None
+        The folder.
+    """
 
     name: str
     nodes: pl.DataFrame
@@ -208,12 +304,32 @@ class TreeTables:
         self.report = conform(self.report, "report")
 
     def tables(self) -> dict[str, pl.DataFrame]:
+        """The four tables by name.
+
+        Returns
+        -------
+        dict
+            ``nodes``, ``names``, ``links``, ``report`` → the table.
+        """
         return {"nodes": self.nodes, "names": self.names, "links": self.links, "report": self.report}
 
     def write(self, folder: str | os.PathLike, *, info: bool = True) -> dict[str, Path]:
         """Write ``<folder>/{nodes,names,links,report}.parquet`` and (unless ``info`` is
         false) ``info.json``, each atomically (temporary file, then a rename). Returns the
-        table paths."""
+        table paths.
+
+        Parameters
+        ----------
+        folder : str or os.PathLike
+            The folder.
+        info : bool, optional
+            Provenance and metadata.
+
+        Returns
+        -------
+        dict[str, Path]
+            Table name → the file written.
+        """
         folder = Path(folder)
         paths = {t: write_parquet_atomic(df, folder / f"{t}.parquet") for t, df in self.tables().items()}
         if info:
@@ -224,7 +340,15 @@ class TreeTables:
     def read(cls, folder: str | os.PathLike, name: str | None = None) -> "TreeTables":
         """Read the tables and ``info.json`` written by :meth:`write`. A missing
         ``nodes.parquet`` is an error naming the folder; the other tables and
-        ``info.json`` are optional (a folder without it has an empty ``info``)."""
+        ``info.json`` are optional (a folder without it has an empty ``info``).
+
+        Parameters
+        ----------
+        folder : str or os.PathLike
+            The folder.
+        name : str, optional
+            The name.
+        """
         folder = Path(folder)
         if not (folder / "nodes.parquet").exists():
             raise FileNotFoundError(f"{folder}: no nodes.parquet — not a taxonomy folder")
@@ -323,7 +447,13 @@ class TreeTables:
         return cls(name=name, nodes=nodes, names=names, links=links, report=reports, info=meta)
 
     def taxonomy(self):
-        """A :class:`taxoforge.trees.taxonomy.Taxonomy` over these tables."""
+        """A :class:`taxoforge.trees.taxonomy.Taxonomy` over these tables.
+
+        Returns
+        -------
+        object
+            A :class:`taxoforge.trees.taxonomy.Taxonomy` over these tables.
+        """
         from taxoforge.trees.taxonomy import Taxonomy
 
         return Taxonomy(self.nodes, self.names)
@@ -343,6 +473,21 @@ def name_kind_counts(tree: "TreeTables | pl.DataFrame", *, by_lang: bool = False
     [('scientific', 2, 2, 1), ('vernacular', 2, 1, 2)]
     >>> name_kind_counts(t, by_lang=True).rows()[1:]
     [('vernacular', 'de', 1, 1), ('vernacular', 'en', 1, 1)]
+
+    Parameters
+    ----------
+    tree : 'TreeTables or polars.DataFrame'
+        The tree.
+    by_lang : bool, optional
+        Whether counts are per kind and language.
+
+    Returns
+    -------
+    polars.DataFrame
+        Which kinds of names a tree has, and how many: one row per ``kind`` (per
+        ``kind`` and ``lang`` with ``by_lang``) with ``names`` (rows), ``nodes``
+        (distinct nodes having such a name) and, per kind, ``langs`` (distinct
+        languages, null counted as one).
     """
     names = tree.names if isinstance(tree, TreeTables) else tree
     keys = ["kind", "lang"] if by_lang else ["kind"]

@@ -239,7 +239,7 @@ class Taxonomy:
         return int(self.depth_arr[self._index(node_id)])
 
     def ancestors(self, node_id: str, include_self: bool = True) -> list[str]:
-        """The path from the root to a node (``anc()`` of SPEC §1), root first.
+        """The path from the root to a node (``anc()`` of docs/method.md#trees), root first.
 
         Parameters
         ----------

@@ -104,7 +104,7 @@ def test_coldp_tree_asset_on_the_pterophoroidea_dataset(tmp_path):
 
 
 def test_coldp_release_at_a_fixed_url_is_refetched_when_it_changes_and_recorded(tmp_path, monkeypatch):
-    """Issue 15 item 3: a weekly run on a "latest" URL rebuilds from the new release, and
+    """A weekly run on a "latest" URL rebuilds from the new release, and
     the metadata names the bytes it used (URL, ETag, SHA-256), not just the URL."""
     import hashlib
     import io

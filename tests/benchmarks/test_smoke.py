@@ -63,7 +63,7 @@ def test_rows_have_measurements_for_candidate_and_baseline(tiny_results):
 def test_candidates_agree_with_baselines(tiny_results):
     _, doc, _, _ = tiny_results
     tree = doc["benchmarks"]["graph_to_tree"]["result"]
-    for q in tree["vs_networkx"] + [tree["inaturalist"]]:
+    for q in tree["vs_networkx"] + tree["vs_numpy"] + [tree["inaturalist"]]:
         a = q["agreement"]
         assert a["compared"] and a["same_nodes"] and a["depth_disagreements"] == 0, (q["case"], a)
         assert a["parent_disagreements"] == 0, (q["case"], a)

@@ -3,7 +3,7 @@ docker-compose validates with the spec's JSON schema, no Docker engine needed) a
 like Dagster's Docker deployment — PostgreSQL with a healthcheck, the code location as a
 gRPC server, the webserver and the daemon — with data/ on a volume.
 
-And safe by default (issue 15, item 2; docs/security.md): the UI published on 127.0.0.1
+And safe by default (docs/security.md): the UI published on 127.0.0.1
 only, no default database password (compose refuses to start without one), no container
 running as root, files written with the umask the deployer chose."""
 
@@ -140,7 +140,7 @@ def test_instance_and_workspace_files_are_the_ones_the_image_uses():
     assert entry["grpc_server"]["location_name"] == "taxoforge"
 
 
-# --------------------------------------------------------------------------- safe by default (issue 15, item 2)
+# --------------------------------------------------------------------------- safe by default
 
 
 def _ports(svc: dict) -> list[tuple[str | None, str, str]]:
@@ -251,12 +251,41 @@ def test_containers_as_root_attack_image_user_has_a_fixed_non_root_uid():
     assert "COPY deploy/entrypoint.sh /usr/local/bin/taxoforge-entrypoint" in DOCKERFILE.read_text()
 
 
-def _entrypoint(tmp_path: Path, umask: str | None, *argv: str) -> subprocess.CompletedProcess:
+def _as_uid(root: bool) -> list[str]:
+    """A command prefix that runs what follows as root (uid 0) or as a user that is not,
+    whichever user the tests run as: ``unshare --user`` gives a process of root uid 65534
+    in a new user namespace (it keeps its access to the files it owns),
+    ``unshare --user --map-root-user`` gives a user's process uid 0 there."""
+    if (os.getuid() == 0) == root:
+        return []
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare (util-linux) to run the entry point as " + ("root" if root else "a non-root user"))
+    probe = subprocess.run(["unshare", "--user", *(["--map-root-user"] if root else []), "id", "-u"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0 or (probe.stdout.strip() == "0") != root:
+        pytest.skip(f"user namespaces are not available here ({probe.stderr.strip() or probe.stdout.strip()})")
+    return ["unshare", "--user", *(["--map-root-user"] if root else [])]
+
+
+def _entrypoint(tmp_path: Path, umask: str | None, *argv: str, root: bool = False) -> subprocess.CompletedProcess:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
     if umask is not None:
         env["TAXOFORGE_UMASK"] = umask
-    return subprocess.run(["sh", str(ENTRYPOINT), *argv], capture_output=True, text=True, timeout=120,
-                          cwd=tmp_path, env=env)
+    return subprocess.run([*_as_uid(root), "sh", str(ENTRYPOINT), *argv], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, env=env)
+
+
+def test_containers_as_root_attack_the_entrypoint_refuses_uid_0_at_start_up(tmp_path):
+    """``docker run --user 0`` or ``user: root`` in a compose file passes the build-time
+    check; the entry point refuses uid 0 before running anything. (Run as root, the test
+    runs the script directly; as another user, in a user namespace that maps it to uid 0.)"""
+    marker = tmp_path / "ran"
+    r = _entrypoint(tmp_path, None, "touch", str(marker), root=True)
+    assert r.returncode == 77 and "refusing to run as root (uid 0)" in r.stderr
+    assert not marker.exists()
+    r = _entrypoint(tmp_path, None, "touch", str(marker))  # the same call as a non-root user runs
+    assert r.returncode == 0, r.stderr
+    assert marker.exists()
 
 
 _WRITE_TREE_TABLE = (

@@ -18,7 +18,7 @@ from tests.taxoforge.snapshots.helpers import make_tree, random_edges
 
 
 def test_score_of_an_altered_snapshot_by_name_exits_4_not_with_a_traceback(tmp_path, monkeypatch):
-    """Issue 15 item 6: ``taxoforge score FILE NAME@VERSION`` whose files were altered."""
+    """``taxoforge score FILE NAME@VERSION`` whose files were altered."""
     store = str(tmp_path / "store")
     a = SnapshotStore(store).publish(make_tree(random_edges(n=60, extra=20)))
     outputs = tmp_path / "outputs.jsonl"

@@ -1,4 +1,4 @@
-"""The shared normal form and the noun base forms (SPEC §3)."""
+"""The shared normal form and the noun base forms (docs/method.md#mapping-an-answer-to-a-node)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Map free-text answers onto taxonomy nodes: paper 000 Alg. 1 in SPEC §3's order.
+"""Map free-text answers onto taxonomy nodes: Algorithm 1 of Snæbjarnarson et al. 2025 [1], in
+the order of decisions of docs/method.md#mapping-an-answer-to-a-node.
 
 Input: answers (raw or :func:`taxoforge.text.normalise_text`-normalised) and a
 :class:`TaxonomyIndex` built once per taxonomy. Output (:class:`MappingResult`): one node
@@ -27,7 +28,7 @@ softmax temperature is calibrated per similarity measure; all in :class:`Mapping
    (``contains_scope="topk_first"``: the pseudocode's scan, a hit among the top-k first).
 3. *n-grams*, n = 4, 3, 2: names sharing a word n-gram (not made only of non-naming words)
    with the answer; the same rule.
-4. *Vote* (fixed, SPEC §3), only when the softmax of the top-k similarities is near-tied
+4. *Vote* (fixed, docs/method.md#mapping-an-answer-to-a-node), only when the softmax of the top-k similarities is near-tied
    (``S_k[0] − S_k[1] < thr_top2`` and ``S_k[0] − S_k[−1] < thr_topk``): every node on the
    root paths of the top-k gets one vote per top-k node below it (or equal); the deepest
    node with at least ``thr_vote`` votes wins (``vote_rule="more_than"``: ``> thr_vote``).

@@ -35,7 +35,19 @@ _ARTICLES = frozenset({"a", "an", "the"})
 
 def joined_normal_form(text: str | None) -> str:
     """``normalise_text(text)`` with the words of one raw token joined by ``-``
-    ("Two six-guns!" → ``two six-guns``)."""
+    ("Two six-guns!" → ``two six-guns``).
+
+    Parameters
+    ----------
+    text : str or None
+        The text.
+
+    Returns
+    -------
+    str
+        ``normalise_text(text)`` with the words of one raw token joined by ``-`` ("Two
+        six-guns!" → ``two six-guns``).
+    """
     if not text:
         return ""
     return " ".join(x for x in ("-".join(normalise_text(tok).split()) for tok in text.split()) if x)
@@ -43,7 +55,28 @@ def joined_normal_form(text: str | None) -> str:
 
 @dataclass(frozen=True)
 class Answer:
-    """One normalised answer (``text``) read for mapping."""
+    """One normalised answer (``text``) read for mapping.
+
+    Attributes
+    ----------
+    text : str
+        The normalised words, joined by spaces.
+    surface : tuple[str, ...]
+        The normalised words.
+    words : tuple[str, ...]
+        Their keys (base forms).
+    non_naming : tuple[bool, ...]
+        Whether each word names nothing (articles, numbers, "image" …).
+    counting : tuple[bool, ...]
+        Whether each word is a number directly before a plural.
+    joined : tuple[bool, ...]
+        Whether each word was joined to the next in the raw text ("six-guns").
+    lo : int
+        Start of the core: ``words[lo:hi]`` without the leading and trailing non-naming
+        words.
+    hi : int
+        End of the core.
+    """
 
     text: str
     surface: tuple[str, ...]  # the normalised words
@@ -57,7 +90,15 @@ class Answer:
     @classmethod
     def read(cls, text: str, base_forms: bool = True) -> "Answer":
         """Read a joined normal form (:func:`joined_normal_form`; a plain normal form reads
-        as one without joins)."""
+        as one without joins).
+
+        Parameters
+        ----------
+        text : str
+            A joined normal form (or a plain normal form).
+        base_forms : bool, optional
+            Whether words are keyed by their noun base form.
+        """
         tokens = [tok.split("-") for tok in text.split()]
         surface = tuple(w for tok in tokens for w in tok if w)
         joined_next = tuple(k + 1 < len(tok) for tok in tokens for k in range(len(tok)) if tok[k])
@@ -75,10 +116,12 @@ class Answer:
 
     @property
     def key(self) -> str:
+        """The answer's words in their key form, joined by spaces."""
         return " ".join(self.words)
 
     @property
     def core(self) -> str:
+        """The key words between the leading and trailing non-naming words."""
         return " ".join(self.words[self.lo:self.hi])
 
     @property
@@ -91,7 +134,17 @@ class Answer:
         non-naming words around it (every span when the answer has no core), widest first,
         then rightmost (English puts the head of a noun phrase last); spans opening with a
         free-standing article ("a battery") come after all others (*A battery* is a name
-        in WordNet, but "a battery" is almost always a battery)."""
+        in WordNet, but "a battery" is almost always a battery).
+
+        Returns
+        -------
+        object
+            Spans ``(i, j)`` that may count as the whole answer: the core with any of the
+            non-naming words around it (every span when the answer has no core), widest
+            first, then rightmost (English puts the head of a noun phrase last); spans
+            opening with a free-standing article ("a battery") come after all others (*A
+            battery* is a name in WordNet, but "a battery" is almost always a battery).
+        """
         m = len(self.words)
         if self.lo < self.hi:
             if m > MAX_EXACT_SPAN_WORDS:
@@ -105,6 +158,17 @@ class Answer:
                                             s[0] - s[1], -s[0]))
 
     def content_words(self, skip: tuple[int, int] | None = None) -> set[str]:
-        """Key words that name something, outside the span ``skip``."""
+        """Key words that name something, outside the span ``skip``.
+
+        Parameters
+        ----------
+        skip : tuple[int, int], optional
+            A ``(start, end)`` span of words to leave out.
+
+        Returns
+        -------
+        set[str]
+            Key words that name something, outside the span ``skip``.
+        """
         return {w for i, (w, nn) in enumerate(zip(self.words, self.non_naming))
                 if not nn and not (skip and skip[0] <= i < skip[1])}

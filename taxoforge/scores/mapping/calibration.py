@@ -1,4 +1,4 @@
-"""Choosing the softmax temperature of a similarity measure (SPEC §3).
+"""Choosing the softmax temperature of a similarity measure (docs/method.md#mapping-an-answer-to-a-node).
 
 The vote of Alg. 1 fires only when the softmax of the top-k similarities is near-tied
 (``p0 − p1 < thr_top2`` and ``p0 − p_{k−1} < thr_topk``). How near depends on the
@@ -34,7 +34,25 @@ TEMPERATURE_GRID = np.round(np.geomspace(1e-2, 1e4, 1201), 6)
 def near_tie_passes(top_scores: np.ndarray, thr_top2: float, thr_topk: float,
                     grid: np.ndarray = TEMPERATURE_GRID) -> np.ndarray:
     """For one answer's top-k similarities (descending), whether the near-tie test passes
-    at each temperature of ``grid`` (bool array)."""
+    at each temperature of ``grid`` (bool array).
+
+    Parameters
+    ----------
+    top_scores : numpy.ndarray
+        One answer's top-k similarities, descending.
+    thr_top2 : float
+        The vote's threshold on the gap of the top two softmax probabilities.
+    thr_topk : float
+        The vote's threshold on the spread of the top-k probabilities.
+    grid : numpy.ndarray, optional
+        The temperatures to test.
+
+    Returns
+    -------
+    numpy.ndarray
+        For one answer's top-k similarities (descending), whether the near-tie test
+        passes at each temperature of ``grid`` (bool array).
+    """
     s = np.asarray(top_scores, np.float64)
     if len(s) < 2:
         return np.zeros(len(grid), bool)
@@ -48,7 +66,26 @@ def calibrate_temperature(index, answers: list[str], max_share: float = 0.01,
                           grid: np.ndarray = TEMPERATURE_GRID) -> dict:
     """The calibration rule (module docstring) on ``index`` (a
     :class:`~taxoforge.scores.mapping.TaxonomyIndex`) and ``answers`` (clear matches:
-    node names with a one-character typo). Returns the temperature and what it rests on."""
+    node names with a one-character typo). Returns the temperature and what it rests on.
+
+    Parameters
+    ----------
+    index : object
+        The mapping index of a taxonomy.
+    answers : list[str]
+        Clear matches: node names with a one-character typo.
+    max_share : float, optional
+        Most share of clear matches whose near-tie test may pass.
+    grid : numpy.ndarray, optional
+        The temperatures tried, increasing.
+
+    Returns
+    -------
+    dict
+        The calibration rule (module docstring) on ``index`` (a
+        :class:`~taxoforge.scores.mapping.TaxonomyIndex`) and ``answers`` (clear
+        matches: node names with a one-character typo).
+    """
     cfg = index.config
     tops = [t for t in index.vote_candidates(answers) if t is not None and len(t[1]) >= 2]
     if not tops:
@@ -67,7 +104,21 @@ def calibrate_temperature(index, answers: list[str], max_share: float = 0.01,
 
 def one_edit_typos(names: list[str], seed: int = 0) -> list[str]:
     """One seeded character edit (delete, substitute, insert or swap two neighbours, at a
-    position inside a word) of each name longer than four characters."""
+    position inside a word) of each name longer than four characters.
+
+    Parameters
+    ----------
+    names : list[str]
+        The names table.
+    seed : int, optional
+        The seed of the random draws.
+
+    Returns
+    -------
+    list[str]
+        One seeded character edit (delete, substitute, insert or swap two neighbours, at
+        a position inside a word) of each name longer than four characters.
+    """
     rng = np.random.default_rng(seed)
     letters = "abcdefghijklmnopqrstuvwxyz"
     out = []

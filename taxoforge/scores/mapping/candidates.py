@@ -62,7 +62,20 @@ INDEL_BOUND_MIN = 0.8
 
 
 class CandidateRetrieval:
-    """Similarities of an answer to nodes, and its exact top-k nodes."""
+    """Similarities of an answer to nodes, and its exact top-k nodes.
+
+    Parameters
+    ----------
+    tables : NameTables
+        The name tables of the taxonomy.
+    similarity : Similarity
+        The bound similarity measure.
+    config : MappingConfig
+        The mapping configuration.
+    bound_min_names : int, optional
+        Fewest names for which the candidate bound is used (on smaller trees the full
+        scan is cheaper and gives the same).
+    """
 
     def __init__(self, tables: NameTables, similarity: Similarity, config: MappingConfig,
                  bound_min_names: int = 100_000) -> None:
@@ -75,12 +88,42 @@ class CandidateRetrieval:
     # ------------------------------------------------------------------ node similarities
     def node_scores(self, query: str, name_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Nodes reached by ``name_ids`` and each node's best similarity over those names,
-        ordered by (similarity desc, node index asc)."""
+        ordered by (similarity desc, node index asc).
+
+        Parameters
+        ----------
+        query : str
+            The answer's text.
+        name_ids : numpy.ndarray
+            The names to score.
+
+        Returns
+        -------
+        tuple[numpy.ndarray, numpy.ndarray]
+            Nodes reached by ``name_ids`` and each node's best similarity over those names,
+            ordered by (similarity desc, node index asc).
+        """
         if len(name_ids) == 0:
             return np.zeros(0, np.int64), np.zeros(0)
         return self.nodes_from_name_scores(name_ids, self.similarity.scores(query, name_ids))
 
     def nodes_from_name_scores(self, name_ids: np.ndarray, sc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Nodes reached by the scored names and each node's best similarity over them.
+
+        Parameters
+        ----------
+        name_ids : numpy.ndarray
+            Indexes of the scored names.
+        sc : numpy.ndarray
+            The similarity of each of those names.
+
+        Returns
+        -------
+        nodes : numpy.ndarray
+            Node indexes, by similarity (descending), then node index.
+        scores : numpy.ndarray
+            Each node's best similarity.
+        """
         t = self.tables
         nodes, owner = expand_csr(t.name_ptr, t.name_node, name_ids)
         s = sc[owner]
@@ -92,7 +135,20 @@ class CandidateRetrieval:
         return nodes[o], s[o]
 
     def node_similarity(self, query: str, v: int) -> float:
-        """Similarity of ``query`` to node ``v`` (best over its names; 0 without names)."""
+        """Similarity of ``query`` to node ``v`` (best over its names; 0 without names).
+
+        Parameters
+        ----------
+        query : str
+            The query text.
+        v : int
+            A node index.
+
+        Returns
+        -------
+        float
+            Similarity of ``query`` to node ``v`` (best over its names; 0 without names).
+        """
         names = self.tables.names_of_node(v)
         return float(self.similarity.scores(query, names).max()) if len(names) else 0.0
 
@@ -104,7 +160,18 @@ class CandidateRetrieval:
     def top_k(self, queries: list[tuple[str, list[str]]]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Exact top-k ``(nodes, similarities)`` of every ``(query, content words)``. The
         top-k depends on the query alone (the words only steer how it is found), so each
-        distinct query is computed once."""
+        distinct query is computed once.
+
+        Parameters
+        ----------
+        queries : list[tuple[str, list[str]]]
+            ``(query, content words)`` of each answer.
+
+        Returns
+        -------
+        list[tuple[numpy.ndarray, numpy.ndarray]]
+            Exact top-k ``(nodes, similarities)`` of every ``(query, content words)``.
+        """
         first: dict[str, int] = {}
         owner = [first.setdefault(q, i) for i, (q, _) in enumerate(queries)]
         uniq = [i for i, o in enumerate(owner) if o == i]
@@ -164,7 +231,23 @@ class CandidateRetrieval:
 
     def top1_without_vote(self, query: str, words: list[str], gap: float):
         """``(node, similarity)`` of the most similar node when the top-2 gap provably rules
-        the vote out (module docstring), else None."""
+        the vote out (module docstring), else None.
+
+        Parameters
+        ----------
+        query : str
+            The answer's text.
+        words : list[str]
+            Its content words.
+        gap : float
+            The least gap between the top two similarities that rules the vote out.
+
+        Returns
+        -------
+        object
+            ``(node, similarity)`` of the most similar node when the top-2 gap provably
+            rules the vote out (module docstring), else None.
+        """
         if not self._bounds_apply(query):
             return None
         a = len(query)
@@ -186,7 +269,21 @@ class CandidateRetrieval:
 
     def top_k_full(self, queries: list[str], batch: int = 128) -> list[tuple[np.ndarray, np.ndarray]]:
         """Exact top-k nodes (similarity desc, node index asc) of every query, scoring all
-        names in batches (rapidfuzz ``cdist`` on all cores / one matrix product)."""
+        names in batches (rapidfuzz ``cdist`` on all cores / one matrix product).
+
+        Parameters
+        ----------
+        queries : list[str]
+            The answers' texts.
+        batch : int, optional
+            Queries scored per batch.
+
+        Returns
+        -------
+        list[tuple[numpy.ndarray, numpy.ndarray]]
+            Exact top-k nodes (similarity desc, node index asc) of every query, scoring all
+            names in batches (rapidfuzz ``cdist`` on all cores / one matrix product).
+        """
         k = self.config.k
         out = []
         # at most ~16 M similarities in memory at once

@@ -1,4 +1,4 @@
-"""Configuration of the text → node mapping: the parameters of Alg. 1 (SPEC §3) and of
+"""Configuration of the text → node mapping: the parameters of Alg. 1 (docs/method.md#mapping-an-answer-to-a-node) and of
 this implementation, the result type, and the calibrated softmax temperatures."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 
 __all__ = ["MappingConfig", "MappingResult", "STAGES", "CALIBRATED_TEMPERATURES", "default_temperature"]
 
-# Softmax temperature per similarity measure (SPEC §3), from
+# Softmax temperature per similarity measure (docs/method.md#mapping-an-answer-to-a-node), from
 # ``python -m benchmarks.calibrate_temperature`` (taxoforge.scores.mapping.calibration; its
 # output is kept in benchmarks/results/temperature_calibration.json): the smallest temperature
 # at which at most 1 % of the answers that are a node label with one character typo pass the
@@ -28,16 +28,65 @@ EMBEDDING_TEMPERATURE = 100.0
 
 
 def default_temperature(similarity: str) -> float:
-    """The calibrated softmax temperature of a similarity measure (by its spec string)."""
+    """The calibrated softmax temperature of a similarity measure (by its spec string).
+
+    Parameters
+    ----------
+    similarity : str
+        A similarity spec (``"ratio"``, ``"sentence-transformers:minilm"`` …).
+
+    Returns
+    -------
+    float
+        The calibrated softmax temperature of a similarity measure (by its spec string).
+    """
     return CALIBRATED_TEMPERATURES.get(similarity, EMBEDDING_TEMPERATURE)
 
 
 @dataclass(frozen=True)
 class MappingConfig:
-    """Parameters of Alg. 1 (SPEC §3) and of this implementation (package docstring).
+    """Parameters of Alg. 1 (docs/method.md#mapping-an-answer-to-a-node) and of this implementation (package docstring).
 
     ``temperature=None`` takes the calibrated temperature of ``similarity``
     (:data:`CALIBRATED_TEMPERATURES`); the resolved value is what the configuration records.
+
+    Attributes
+    ----------
+    k : int
+        Candidates compared after the exact and contains stages (the paper's k).
+    thr_topk : float
+        Spread of the top-k softmax probabilities below which the vote may decide
+        (``thr_topk``).
+    thr_top2 : float
+        Gap of the top two softmax probabilities below which the vote may decide
+        (``thr_top2``).
+    thr_vote : int
+        Votes a shared ancestor needs (``thr_vote``).
+    vote_rule : str
+        ``"at_least"`` (the paper's prose) or ``"more_than"`` (its pseudocode).
+    temperature : float or None
+        Softmax temperature; None takes the calibrated one of ``similarity``.
+    exact_stage : bool
+        Whether a whole-answer exact match decides first (False: the pseudocode's
+        order).
+    drop_nested : bool
+        Whether a match lying inside a longer match is dropped (False: the pseudocode).
+    contains : str
+        ``"whole_word"`` or ``"substring"`` (the pseudocode's raw test).
+    contains_scope : str
+        ``"all"`` (the deepest match) or ``"topk_first"`` (the pseudocode's scan).
+    ngram_sizes : tuple[int, ...]
+        Word n-gram sizes of the n-gram check, largest first.
+    base_forms : bool
+        Whether words are compared in their noun base form.
+    similarity : str
+        A rapidfuzz scorer name or ``"sentence-transformers[:<model>]"``.
+    prefilter : bool
+        Whether the exact candidate bound is used before the full scan (same result).
+    skip_name_kinds : tuple[str, ...]
+        Name kinds that are identifiers, not names (never matched).
+    max_answer_chars : int
+        Longer answers are cut at a word boundary and flagged.
     """
 
     k: int = 10
@@ -46,10 +95,10 @@ class MappingConfig:
     thr_vote: int = 4
     vote_rule: str = "at_least"  # "at_least" (the paper's prose) | "more_than" (its pseudocode)
     temperature: float | None = None  # softmax temperature; None: calibrated per similarity measure
-    exact_stage: bool = True  # SPEC §3 step 1: whole-answer exact match first (False: the pseudocode's order)
+    exact_stage: bool = True  # whole-answer exact match first (docs/method.md); False: the pseudocode's order
     drop_nested: bool = True  # contains: a match inside a longer match is dropped (False: the pseudocode)
     contains: str = "whole_word"  # "whole_word" | "substring" (the pseudocode's raw test)
-    contains_scope: str = "all"  # "all" (SPEC §3: deepest match) | "topk_first" (the pseudocode's scan)
+    contains_scope: str = "all"  # "all" (docs/method.md: deepest match) | "topk_first" (the pseudocode's scan)
     ngram_sizes: tuple[int, ...] = (4, 3, 2)
     base_forms: bool = True  # words compared in their noun base form ("tenches" = "tench")
     similarity: str = "ratio"  # a rapidfuzz scorer name or "sentence-transformers:<local path>"
@@ -81,12 +130,26 @@ class MappingConfig:
         object.__setattr__(self, "skip_name_kinds", tuple(self.skip_name_kinds))
 
     def to_dict(self) -> dict:
+        """The configuration as plain JSON values (tuples as lists).
+
+        Returns
+        -------
+        dict
+            One entry per field.
+        """
         d = asdict(self)
         d["ngram_sizes"] = list(self.ngram_sizes)
         d["skip_name_kinds"] = list(self.skip_name_kinds)
         return d
 
     def to_json(self) -> str:
+        """The configuration as one JSON object, keys sorted (what a run records).
+
+        Returns
+        -------
+        str
+            The JSON text.
+        """
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @property
@@ -98,7 +161,13 @@ class MappingConfig:
     INDEX_FIELDS = ("base_forms", "ngram_sizes", "skip_name_kinds")
 
     def index_config(self) -> dict:
-        """The fields the name tables depend on, as JSON values."""
+        """The fields the name tables depend on, as JSON values.
+
+        Returns
+        -------
+        dict
+            The fields the name tables depend on, as JSON values.
+        """
         d = self.to_dict()
         return {k: d[k] for k in self.INDEX_FIELDS}
 
@@ -114,7 +183,23 @@ class MappingResult:
     """One batch mapped: per prediction the node index, the deciding stage (:data:`STAGES`),
     the similarity of the chosen node and how many nodes tied under the deciding rule before
     the tie-break (``tied`` > 1: an ambiguous name, reported), whether it was cut to
-    ``max_answer_chars`` (``truncated``); ``stats`` counts stages and retrieval paths."""
+    ``max_answer_chars`` (``truncated``); ``stats`` counts stages and retrieval paths.
+
+    Attributes
+    ----------
+    node_idx : numpy.ndarray
+        The chosen node's index, one per prediction.
+    stage : numpy.ndarray
+        The stage that decided (:data:`STAGES`).
+    score : numpy.ndarray
+        The similarity of the chosen node.
+    tied : numpy.ndarray or None
+        Nodes tied under the deciding rule before the tie-break (1: unambiguous).
+    stats : dict
+        Counts of stages and retrieval paths.
+    truncated : numpy.ndarray or None
+        Whether each answer was longer than ``max_answer_chars`` and cut.
+    """
 
     node_idx: np.ndarray  # int64, one per prediction
     stage: np.ndarray  # object

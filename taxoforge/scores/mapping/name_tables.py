@@ -102,6 +102,15 @@ class NameTables:
     ``taxonomy.names_table`` (``node_id``, ``name``, optional ``kind``; kinds in
     ``config.skip_name_kinds`` are identifiers, not names) plus every node's display label.
     :meth:`from_arrays` rebuilds them from :meth:`arrays` and :meth:`meta` (the store).
+
+    Parameters
+    ----------
+    taxonomy : optional
+        The taxonomy.
+    config : MappingConfig, optional
+        The mapping configuration.
+    progress : Callable[[str], None], optional
+        Whether to show a progress bar.
     """
 
     #: the arrays that make up the tables (what the store writes)
@@ -120,15 +129,37 @@ class NameTables:
     # ------------------------------------------------------------------ (de)serialisation
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray], meta: dict) -> "NameTables":
-        """Tables over stored arrays (e.g. memory-mapped ``.npy`` files); no rebuild."""
+        """Tables over stored arrays (e.g. memory-mapped ``.npy`` files); no rebuild.
+
+        Parameters
+        ----------
+        arrays : dict[str, numpy.ndarray]
+            The stored arrays (:attr:`arrays`).
+        meta : dict
+            The stored sizes (:attr:`meta`).
+        """
         t = cls()
         t._attach(arrays, meta)
         return t
 
     def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays that make the tables, by name (what a stored index writes).
+
+        Returns
+        -------
+        dict
+            Array name → numpy array.
+        """
         return {k: getattr(self, k) for k in self.ARRAYS}
 
     def meta(self) -> dict:
+        """The sizes stored beside the arrays: nodes, names and the longest name in words.
+
+        Returns
+        -------
+        dict
+            ``n_nodes``, ``n_names``, ``max_words``.
+        """
         return {"n_nodes": self.n_nodes, "n_names": len(self), "max_words": self.max_words}
 
     def _attach(self, arrays: dict[str, np.ndarray], meta: dict) -> None:
@@ -152,7 +183,22 @@ class NameTables:
         Every string is encoded once (distinct raw names, normal forms, keys, words,
         n-grams) and the work per distinct string is done once; relations between strings
         and nodes are integer arrays, deduplicated and ordered by one ``np.sort`` of
-        packed pairs."""
+        packed pairs.
+
+        Parameters
+        ----------
+        taxonomy : object
+            The taxonomy.
+        config : MappingConfig
+            The mapping configuration.
+        progress : Callable[[str], None], optional
+            Whether to show a progress bar.
+
+        Returns
+        -------
+        object
+            ``(arrays, meta)`` of the tables of ``taxonomy`` (module docstring).
+        """
         step = progress or (lambda _stage: None)
         step("names")
         text, row_node, n_nodes = _named_rows(taxonomy, config)
@@ -246,12 +292,34 @@ class NameTables:
         return len(self.key_offsets) - 1
 
     def name(self, j: int) -> str:
-        """Name key ``j``."""
+        """Name key ``j``.
+
+        Parameters
+        ----------
+        j : int
+            A name index.
+
+        Returns
+        -------
+        str
+            Name key ``j``.
+        """
         o = self.key_offsets
         return bytes(self.key_utf8[o[j]:o[j + 1]]).decode("utf-8")
 
     def take(self, name_ids: np.ndarray) -> list[str]:
-        """The name keys of ``name_ids``."""
+        """The name keys of ``name_ids``.
+
+        Parameters
+        ----------
+        name_ids : numpy.ndarray
+            Name indexes.
+
+        Returns
+        -------
+        list[str]
+            The name keys of ``name_ids``.
+        """
         if len(name_ids) <= 8:
             return [self.name(int(j)) for j in name_ids]
         return self._strings.take(np.asarray(name_ids, np.int64)).to_pylist()
@@ -289,18 +357,54 @@ class NameTables:
 
     # ------------------------------------------------------------------ lookups
     def lookup(self, key: str) -> int | None:
-        """Index of the name key ``key``, or None."""
+        """Index of the name key ``key``, or None.
+
+        Parameters
+        ----------
+        key : str
+            A name key (:func:`taxoforge.scores.mapping.keys.text_key`).
+
+        Returns
+        -------
+        int or None
+            The key's index, or None when no name has it.
+        """
         j = int(self.lookup_many([key])[0])
         return None if j < 0 else j
 
     def lookup_many(self, keys: Sequence[str]) -> np.ndarray:
-        """Index of each name key in ``keys`` (-1 where there is none)."""
+        """Index of each name key in ``keys`` (-1 where there is none).
+
+        Parameters
+        ----------
+        keys : Sequence[str]
+            Name keys.
+
+        Returns
+        -------
+        numpy.ndarray
+            The index of each key, -1 where no name has it.
+        """
         return self.lookup_hashed(key_hashes(keys), keys.__getitem__)
 
     def lookup_hashed(self, hashes: np.ndarray, key_of: Callable[[int], str]) -> np.ndarray:
         """Index of the name key with each :func:`key_hash` of ``hashes`` (-1 where there is
         none): one binary search for all, and on a hit the key (``key_of(position)``)
-        compared with the stored name, so a hash collision never matches."""
+        compared with the stored name, so a hash collision never matches.
+
+        Parameters
+        ----------
+        hashes : numpy.ndarray
+            Key hashes (:func:`taxoforge.scores.mapping.keys.key_hash`).
+        key_of : Callable[[int], str]
+            ``key_of(position)``: the key text behind the hash at that position, to confirm
+            a hit.
+
+        Returns
+        -------
+        numpy.ndarray
+            The index of each key, -1 where no name has it.
+        """
         out = np.full(len(hashes), -1, np.int64)
         hs = self.key_hash_sorted
         if not len(hashes) or not len(hs):
@@ -321,7 +425,18 @@ class NameTables:
         return out
 
     def starts_a_name(self, words: Sequence[str]) -> np.ndarray:
-        """Per word: is it the first word of some name?"""
+        """Per word: is it the first word of some name?
+
+        Parameters
+        ----------
+        words : Sequence[str]
+            The words.
+
+        Returns
+        -------
+        numpy.ndarray
+            Per word: is it the first word of some name?
+        """
         f = self.first_word_hashes
         if not len(words) or not len(f):
             return np.zeros(len(words), bool)
@@ -331,7 +446,22 @@ class NameTables:
 
     def nodes_of_name(self, j: int, surface: str | None = None) -> np.ndarray:
         """Node indexes having name ``j``; with ``surface`` (the normal form the text used),
-        only those having a name of that very form, where some have and others not."""
+        only those having a name of that very form, where some have and others not.
+
+        Parameters
+        ----------
+        j : int
+            A name index.
+        surface : str, optional
+            The normal form the text used, if any.
+
+        Returns
+        -------
+        numpy.ndarray
+            Node indexes having name ``j``; with ``surface`` (the normal form the text
+            used), only those having a name of that very form, where some have and others
+            not.
+        """
         if surface is not None and len(self.surface_name):
             forms = self.surface_nodes.get(j)
             if forms is not None:
@@ -341,20 +471,64 @@ class NameTables:
         return self.name_node[self.name_ptr[j]:self.name_ptr[j + 1]]
 
     def names_of_node(self, v: int) -> np.ndarray:
-        """Name indexes of node ``v``."""
+        """Name indexes of node ``v``.
+
+        Parameters
+        ----------
+        v : int
+            A node index.
+
+        Returns
+        -------
+        numpy.ndarray
+            Name indexes of node ``v``.
+        """
         return self.node_name[self.node_ptr[v]:self.node_ptr[v + 1]]
 
     def nodes_of_names(self, name_ids: np.ndarray) -> np.ndarray:
-        """Node indexes of all ``name_ids`` (with repeats)."""
+        """Node indexes of all ``name_ids`` (with repeats).
+
+        Parameters
+        ----------
+        name_ids : numpy.ndarray
+            Name indexes.
+
+        Returns
+        -------
+        numpy.ndarray
+            Node indexes of all ``name_ids`` (with repeats).
+        """
         return expand_csr(self.name_ptr, self.name_node, name_ids)[0]
 
     def names_sharing_words(self, words) -> np.ndarray:
-        """Name ids sharing at least one of ``words`` (keys' words)."""
+        """Name ids sharing at least one of ``words`` (keys' words).
+
+        Parameters
+        ----------
+        words : object
+            The words.
+
+        Returns
+        -------
+        numpy.ndarray
+            Name ids sharing at least one of ``words`` (keys' words).
+        """
         words = sorted(set(words))
         return sorted_unique(postings_of(self.word_post, word_hashes(words)))
 
     def names_with_ngrams(self, grams) -> np.ndarray:
-        """Name ids having at least one of the word n-grams ``grams``."""
+        """Name ids having at least one of the word n-grams ``grams``.
+
+        Parameters
+        ----------
+        grams : object
+            Word n-grams, as key strings.
+
+        Returns
+        -------
+        numpy.ndarray
+            Name ids having at least one of the word n-grams ``grams``.
+        """
         grams = sorted(set(grams))
         return sorted_unique(postings_of(self.ngram_post, key_hashes(grams)))
 

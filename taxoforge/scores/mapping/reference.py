@@ -1,4 +1,5 @@
-"""The reference implementation: Alg. 1 in SPEC §3's order, transcribed directly, scanning
+"""The reference implementation: Algorithm 1 of Snæbjarnarson et al. 2025 [1], in the order of
+docs/method.md#mapping-an-answer-to-a-node, transcribed directly, scanning
 every node's every name per answer. Slow by design: tests and the benchmarks compare the
 indexed implementation against it."""
 
@@ -19,14 +20,41 @@ __all__ = ["map_prediction_reference"]
 def map_prediction_reference(pred: str, nodes: list[int], node_names: list[list[str]], depth, parent,
                              sim, config: MappingConfig | None = None,
                              node_forms: list[list[str]] | None = None) -> tuple[int, str]:
-    """``(node, stage)`` of one answer by a direct transcription of Alg. 1 (SPEC §3).
+    """``(node, stage)`` of one answer by a direct transcription of Alg. 1 (docs/method.md#mapping-an-answer-to-a-node).
 
     ``pred`` is normalised (:func:`taxoforge.text.normalise_text`); ``nodes`` are node
     indexes, ``node_names[i]`` the name keys of ``nodes[i]`` (as
     :class:`~taxoforge.scores.mapping.name_tables.NameTables` holds them) and ``node_forms[i]``
     the normal forms of its names (optional: where the answer's own form of a key names
     some of the nodes sharing the key, those win), ``depth``/``parent`` arrays over node
-    indexes, ``sim(a, b)`` a similarity."""
+    indexes, ``sim(a, b)`` a similarity.
+
+    Parameters
+    ----------
+    pred : str
+        The answer, normalised (:func:`taxoforge.text.normalise_text`).
+    nodes : list[int]
+        Node indexes.
+    node_names : list[list[str]]
+        The name keys of each node.
+    depth : object
+        Depth of every node index.
+    parent : object
+        Parent of every node index.
+    sim : object
+        ``sim(a, b)``: a similarity of two strings.
+    config : MappingConfig, optional
+        The mapping configuration (default :class:`MappingConfig`).
+    node_forms : list[list[str]], optional
+        The normal forms of each node's names (where the answer's own form names some of
+        the nodes sharing a key, those win).
+
+    Returns
+    -------
+    tuple[int, str]
+        ``(node, stage)`` of one answer by a direct transcription of Alg. 1
+        (docs/method.md#mapping-an-answer-to-a-node).
+    """
     cfg = config or MappingConfig()
     forms_of = dict(zip(nodes, node_forms)) if node_forms is not None else {}
     k = cfg.k

@@ -1,4 +1,5 @@
-"""The decisions of Alg. 1 in SPEC §3's order: exact, contains, n-grams, vote, top-1.
+"""The decisions of Algorithm 1 of Snæbjarnarson et al. 2025 [1], in the order of
+docs/method.md#mapping-an-answer-to-a-node: exact, contains, n-grams, vote, top-1.
 
 Each method reads an :class:`~taxoforge.scores.mapping.answers.Answer`; the batch driver
 (:mod:`taxoforge.scores.mapping.taxonomy_index`) calls them in order and fetches the top-k only
@@ -13,7 +14,7 @@ for answers that need it.
   inside a longer match ("pig" in "guinea pig") is dropped.
 * :meth:`Alg1Stages.ngram` — names sharing a word n-gram (not made only of non-naming words).
 * :meth:`Alg1Stages.pick` — the rule among the hits: the deepest (``contains_scope="all"``,
-  SPEC §3), or the pseudocode's scan (``"topk_first"``: the deepest hit among the top-k,
+  docs/method.md#mapping-an-answer-to-a-node), or the pseudocode's scan (``"topk_first"``: the deepest hit among the top-k,
   else the deepest overall).
 * :meth:`Alg1Stages.vote` — the fixed shared-ancestor vote when the top-k are near-tied.
 
@@ -45,7 +46,23 @@ Decision = tuple[int, str, float, int]  # (node, stage, similarity, nodes tied)
 
 
 class Alg1Stages:
-    """The decisions of Alg. 1 over one taxonomy's name tables."""
+    """The decisions of Alg. 1 over one taxonomy's name tables.
+
+    Parameters
+    ----------
+    tables : NameTables
+        The name tables of the taxonomy.
+    retrieval : CandidateRetrieval
+        The candidate retrieval over them.
+    depth : numpy.ndarray
+        Depth of every node.
+    parent : numpy.ndarray
+        Parent of every node.
+    subtree_size : numpy.ndarray
+        Nodes in each node's subtree (for ties).
+    config : MappingConfig
+        The mapping configuration.
+    """
 
     def __init__(self, tables: NameTables, retrieval: CandidateRetrieval, depth: np.ndarray,
                  parent: np.ndarray, subtree_size: np.ndarray, config: MappingConfig) -> None:
@@ -60,12 +77,37 @@ class Alg1Stages:
 
     # ------------------------------------------------------------------ hits
     def exact(self, ans: Answer) -> np.ndarray | None:
-        """Nodes named by the widest span that may count as the whole answer, or None."""
+        """Nodes named by the widest span that may count as the whole answer, or None.
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+
+        Returns
+        -------
+        numpy.ndarray or None
+            Nodes named by the widest span that may count as the whole answer, or None.
+        """
         found = self.exact_span(ans)
         return None if found is None else found[0]
 
     def exact_span(self, ans: Answer):
-        """(nodes, matched key) of the widest span that may count as the whole answer, or None."""
+        """(nodes, matched key) of the widest span that may count as the whole answer, or None.
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+
+        Returns
+        -------
+        object
+            (nodes, matched key) of the widest span that may count as the whole answer, or
+            None.
+        """
         t = self.tables
         spans = ans.exact_spans()
         # the widest span first (usually the hit), then all the others in one lookup
@@ -88,7 +130,19 @@ class Alg1Stages:
         return self._automaton
 
     def contains(self, ans: Answer) -> np.ndarray:
-        """Node indexes of the contained names (module docstring)."""
+        """Node indexes of the contained names (module docstring).
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+
+        Returns
+        -------
+        numpy.ndarray
+            Node indexes of the contained names (module docstring).
+        """
         t = self.tables
         matches: list[tuple[int, int, int]] = []  # (start, end, name) in words or characters
         if self.config.contains == "whole_word":
@@ -119,7 +173,21 @@ class Alg1Stages:
         return t.nodes_of_names(np.unique(np.asarray([x for _, _, x in matches], np.int64)))
 
     def ngram(self, ans: Answer, n: int) -> np.ndarray:
-        """Node indexes of the names sharing a word n-gram with the answer."""
+        """Node indexes of the names sharing a word n-gram with the answer.
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+        n : int
+            The n-gram size.
+
+        Returns
+        -------
+        numpy.ndarray
+            Node indexes of the names sharing a word n-gram with the answer.
+        """
         t = self.tables
         grams = {" ".join(ans.words[i:i + n]) for i in range(len(ans.words) - n + 1)
                  if not all(ans.non_naming[i:i + n])}
@@ -129,7 +197,19 @@ class Alg1Stages:
         return t.nodes_of_names(found)
 
     def hits(self, ans: Answer) -> tuple[str | None, np.ndarray]:
-        """(stage, hit nodes) of the contains and n-gram checks, or (None, empty)."""
+        """(stage, hit nodes) of the contains and n-gram checks, or (None, empty).
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+
+        Returns
+        -------
+        tuple[str or None, numpy.ndarray]
+            (stage, hit nodes) of the contains and n-gram checks, or (None, empty).
+        """
         h = self.contains(ans)
         if len(h):
             return "contains", h
@@ -154,13 +234,44 @@ class Alg1Stages:
         return got
 
     def context_overlap(self, v: int, context: frozenset[str]) -> int:
-        """How many of the ``context`` words occur in the names of ``v``'s ancestors."""
+        """How many of the ``context`` words occur in the names of ``v``'s ancestors.
+
+        Parameters
+        ----------
+        v : int
+            A node index.
+        context : frozenset[str]
+            Words of the question's context (the other options, the prompt), for ties.
+
+        Returns
+        -------
+        int
+            How many of the ``context`` words occur in the names of ``v``'s ancestors.
+        """
         return len(context & self._ancestor_word_set(v)) if context else 0
 
     def decide_exact(self, ans: Answer, nodes: np.ndarray, context: frozenset[str] = frozenset(),
                      key: str | None = None) -> Decision:
         """The exact stage's node among ``nodes`` (ties: module docstring). ``key``, the
-        matched name, spares computing a similarity of 1 when it is the whole query."""
+        matched name, spares computing a similarity of 1 when it is the whole query.
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+        nodes : numpy.ndarray
+            The nodes the answer names.
+        context : frozenset[str], optional
+            Words of the question's context (the other options, the prompt), for ties.
+        key : str, optional
+            The matched name key, if known.
+
+        Returns
+        -------
+        Decision
+            The exact stage's node among ``nodes`` (ties: module docstring).
+        """
         nodes = np.unique(nodes)
         q = ans.query
         if len(nodes) == 1:
@@ -173,7 +284,27 @@ class Alg1Stages:
 
     def pick(self, ans: Answer, stage: str, hits: np.ndarray, top=None,
              context: frozenset[str] = frozenset()) -> Decision:
-        """The deepest hit (or the pseudocode's top-k-first scan when ``top`` is given)."""
+        """The deepest hit (or the pseudocode's top-k-first scan when ``top`` is given).
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+        stage : str
+            The stage that found the hits.
+        hits : numpy.ndarray
+            The hit nodes.
+        top : optional
+            The top-k ``(nodes, similarities)`` for the pseudocode's scan, if any.
+        context : frozenset[str], optional
+            Words of the question's context (the other options, the prompt), for ties.
+
+        Returns
+        -------
+        Decision
+            The deepest hit (or the pseudocode's top-k-first scan when ``top`` is given).
+        """
         hits = np.unique(hits)
         q = ans.query
         if top is not None:
@@ -195,7 +326,19 @@ class Alg1Stages:
 
     # ------------------------------------------------------------------ vote / top-1
     def near_tie(self, top_scores: np.ndarray) -> bool:
-        """The vote's test: softmax (temperature) of the top-k near-tied (SPEC §3)."""
+        """The vote's test: softmax (temperature) of the top-k near-tied (docs/method.md#mapping-an-answer-to-a-node).
+
+        Parameters
+        ----------
+        top_scores : numpy.ndarray
+            The top-k similarities, descending.
+
+        Returns
+        -------
+        bool
+            The vote's test: softmax (temperature) of the top-k near-tied
+            (docs/method.md#mapping-an-answer-to-a-node).
+        """
         cfg = self.config
         if len(top_scores) < 2:
             return False
@@ -206,7 +349,15 @@ class Alg1Stages:
     def vote_ruled_out_gap(self) -> float:
         """A top-2 similarity gap at least this large makes the near-tie test fail whatever
         the rest of the top-k (``p0 − p1 ≥ (1 − exp(−T·gap))/k ≥ thr_top2``); inf when
-        no gap can (``k·thr_top2 ≥ 1``). A relative margin of 1e-6 covers rounding."""
+        no gap can (``k·thr_top2 ≥ 1``). A relative margin of 1e-6 covers rounding.
+
+        Returns
+        -------
+        float
+            A top-2 similarity gap at least this large makes the near-tie test fail whatever
+            the rest of the top-k (``p0 − p1 ≥ (1 − exp(−T·gap))/k ≥ thr_top2``); inf when
+            no gap can (``k·thr_top2 ≥ 1``).
+        """
         cfg = self.config
         x = cfg.k * cfg.thr_top2 * (1 + 1e-6)
         if x >= 1:
@@ -214,9 +365,24 @@ class Alg1Stages:
         return -np.log1p(-x) / cfg.temperature * (1 + 1e-9) + 1e-12
 
     def vote(self, top_nodes: np.ndarray, top_scores: np.ndarray):
-        """The shared-ancestor vote (SPEC §3) when the top-k are near-tied: the deepest
+        """The shared-ancestor vote (docs/method.md#mapping-an-answer-to-a-node) when the top-k are near-tied: the deepest
         node with enough votes (ties: more votes, then the best-ranked candidate under
-        it); None when it does not fire."""
+        it); None when it does not fire.
+
+        Parameters
+        ----------
+        top_nodes : numpy.ndarray
+            The top-k nodes.
+        top_scores : numpy.ndarray
+            Their similarities, descending.
+
+        Returns
+        -------
+        object
+            The shared-ancestor vote (docs/method.md#mapping-an-answer-to-a-node) when the
+            top-k are near-tied: the deepest node with enough votes (ties: more votes, then
+            the best-ranked candidate under it); None when it does not fire.
+        """
         cfg = self.config
         if not self.near_tie(top_scores):
             return None
@@ -235,7 +401,28 @@ class Alg1Stages:
     def finish(self, ans: Answer, stage: str | None, hits: np.ndarray, top,
                context: frozenset[str] = frozenset()) -> Decision:
         """The decision once the top-k is known: the hit rule (pseudocode scan), else the
-        vote, else the most similar node."""
+        vote, else the most similar node.
+
+        Parameters
+        ----------
+        ans : Answer
+            The answer, as the mapper reads it
+            (:class:`~taxoforge.scores.mapping.answers.Answer`).
+        stage : str or None
+            The stage of the hits, if any.
+        hits : numpy.ndarray
+            The hit nodes of the contains and n-gram checks.
+        top : object
+            The top-k ``(nodes, similarities)``.
+        context : frozenset[str], optional
+            Words of the question's context (the other options, the prompt), for ties.
+
+        Returns
+        -------
+        Decision
+            The decision once the top-k is known: the hit rule (pseudocode scan), else the
+            vote, else the most similar node.
+        """
         top_nodes, top_scores = top
         if stage is not None:
             return self.pick(ans, stage, hits, top, context)

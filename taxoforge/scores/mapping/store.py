@@ -92,7 +92,21 @@ def code_fingerprint() -> str:
 def tree_key(taxonomy) -> str:
     """Content hash of what the name tables are built from: the node ids (in index order)
     and labels, and the names table's ``node_id``, ``name`` and ``kind`` (row hashes of
-    polars, whose version is part of the key — a new polars only costs one rebuild)."""
+    polars, whose version is part of the key — a new polars only costs one rebuild).
+
+    Parameters
+    ----------
+    taxonomy : object
+        The taxonomy.
+
+    Returns
+    -------
+    str
+        Content hash of what the name tables are built from: the node ids (in index
+        order) and labels, and the names table's ``node_id``, ``name`` and ``kind`` (row
+        hashes of polars, whose version is part of the key — a new polars only costs one
+        rebuild).
+    """
     h = hashlib.sha256(f"polars {pl.__version__}\n".encode())
     labels = getattr(taxonomy, "_labels", None)
     nodes = pl.DataFrame({"node_id": pl.Series(taxonomy.ids.tolist(), dtype=pl.String),
@@ -110,7 +124,17 @@ class IndexPlace:
     """Where the indexes of a tree are stored: ``root`` (one sub-folder per index),
     ``kind`` (``"index dir"``, ``"tree folder"``, ``"snapshot store"`` or ``"cache"``) and
     ``own`` — the root holds the indexes of this one tree only (beside a tree folder), so
-    the indexes of its earlier contents are removed once a new one is in place."""
+    the indexes of its earlier contents are removed once a new one is in place.
+
+    Attributes
+    ----------
+    root : Path
+        The folder holding one sub-folder per index.
+    kind : str
+        ``"index dir"``, ``"tree folder"``, ``"snapshot store"`` or ``"cache"``.
+    own : bool
+        Whether the tree owns the folder (indexes of other trees never go there).
+    """
 
     root: Path
     kind: str
@@ -135,7 +159,21 @@ def index_place(folder: str | os.PathLike | None = None, index_dir: str | os.Pat
       content hashes), when the store can be written;
     * otherwise (tables built in memory, a folder that cannot be written, a snapshot
       outside a store): ``$TAXOFORGE_CACHE_DIR/mapping-index``
-      (:func:`default_cache_dir`)."""
+      (:func:`default_cache_dir`).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike, optional
+        The folder the tree was read from, if any.
+    index_dir : str or os.PathLike, optional
+        A folder the user named for indexes, if any.
+
+    Returns
+    -------
+    IndexPlace
+        Where the indexes of the tree read from ``folder`` are stored (module
+        docstring):
+    """
     from taxoforge.snapshots.catalogue import INDEX_NAME
     from taxoforge.snapshots.manifest import MANIFEST_NAME
 
@@ -155,7 +193,23 @@ def index_place(folder: str | os.PathLike | None = None, index_dir: str | os.Pat
 @dataclass
 class IndexInfo:
     """How a run got its index: its folder, whether this call built it, and the seconds
-    spent (building or loading)."""
+    spent (building or loading).
+
+    Attributes
+    ----------
+    path : Path
+        The index's folder.
+    built : bool
+        Whether this call built it.
+    seconds : float
+        Seconds spent building or loading it.
+    tree_key : str
+        The key of the tree's content.
+    index_id : str
+        The key of the tree and the configuration.
+    place : str
+        Where it is stored (:class:`IndexPlace` kind).
+    """
 
     path: Path
     built: bool
@@ -165,6 +219,13 @@ class IndexInfo:
     place: str = "cache"  # IndexPlace.kind: "index dir", "tree folder", "snapshot store" or "cache"
 
     def as_dict(self) -> dict:
+        """The record of the index as JSON values (``run.json``'s ``mapping_index``).
+
+        Returns
+        -------
+        dict
+            One entry per field, the path as text.
+        """
         return {"path": str(self.path), "built": self.built, "loaded": not self.built,
                 "seconds": round(self.seconds, 3), "place": self.place, "tree_key": self.tree_key,
                 "index_id": self.index_id}
@@ -177,7 +238,24 @@ def _expected_header(key: str, config: MappingConfig) -> dict:
 
 def read_index(path: str | os.PathLike, key: str, config: MappingConfig) -> NameTables | None:
     """The name tables stored in ``path`` (memory-mapped), or None when the folder is
-    missing or does not match in full (module docstring: never a stale or foreign index)."""
+    missing or does not match in full (module docstring: never a stale or foreign index).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The index's folder.
+    key : str
+        The key the index must have.
+    config : MappingConfig
+        The mapping configuration it must have been built under.
+
+    Returns
+    -------
+    NameTables or None
+        The name tables stored in ``path`` (memory-mapped), or None when the folder is
+        missing or does not match in full (module docstring: never a stale or foreign
+        index).
+    """
     path = Path(path)
     try:
         header = json.loads((path / HEADER).read_text(encoding="utf-8"))
@@ -285,7 +363,30 @@ def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLi
     exists (memory-mapped), else built once under a lock and stored (module docstring).
     ``folder``: the folder the tree was read from; ``index_dir``: where to store indexes
     instead (:func:`index_place` says where they go); ``progress``: the build's progress
-    bar (None: on a terminal)."""
+    bar (None: on a terminal).
+
+    Parameters
+    ----------
+    taxonomy : object
+        The taxonomy.
+    config : MappingConfig
+        The mapping configuration.
+    folder : str or os.PathLike, optional
+        The folder the tree was read from.
+    index_dir : str or os.PathLike, optional
+        A folder the user named for indexes, if any.
+    progress : bool, optional
+        Whether to show a progress bar.
+    name : str, optional
+        The name.
+
+    Returns
+    -------
+    tuple[NameTables, IndexInfo]
+        The name tables of ``taxonomy`` under ``config``: loaded when a valid stored
+        index exists (memory-mapped), else built once under a lock and stored (module
+        docstring).
+    """
     import filelock
 
     t0 = time.perf_counter()
@@ -326,7 +427,30 @@ def open_name_embeddings(index: IndexInfo, tables: NameTables, model_id: str, em
     """The embeddings of every name key of ``tables`` by the model ``model_id``
     (``embed(list_of_texts, progress) -> (n, d) float32``, rows unit length), stored beside
     the index as ``<index folder>.emb-<model id>/embeddings.npy`` and memory-mapped: computed
-    once per tree, model and index configuration, under the same lock discipline."""
+    once per tree, model and index configuration, under the same lock discipline.
+
+    Parameters
+    ----------
+    index : IndexInfo
+        The stored index the embeddings go beside.
+    tables : NameTables
+        The name tables.
+    model_id : str
+        The model's id (:func:`~taxoforge.scores.sentence_models.model_id_of`).
+    embed : object
+        ``embed(list_of_texts, progress) -> (n, d) float32``, rows unit length.
+    progress : bool, optional
+        Whether to show a progress bar.
+
+    Returns
+    -------
+    numpy.ndarray
+        The embeddings of every name key of ``tables`` by the model ``model_id``
+        (``embed(list_of_texts, progress) -> (n, d) float32``, rows unit length), stored
+        beside the index as ``<index folder>.emb-<model id>/embeddings.npy`` and
+        memory-mapped: computed once per tree, model and index configuration, under the
+        same lock discipline.
+    """
     import filelock
 
     path = index.path.with_name(f"{index.path.name}.emb-{model_id[:16]}")

@@ -14,7 +14,19 @@ __all__ = ["string_buffers", "string_array"]
 
 def string_buffers(values) -> tuple[np.ndarray, np.ndarray]:
     """``(offsets, utf8)``: the int64 offsets (n + 1) and the uint8 UTF-8 bytes of a string
-    column (a polars Series, a pyarrow array or a list of str)."""
+    column (a polars Series, a pyarrow array or a list of str).
+
+    Parameters
+    ----------
+    values : object
+        A string column: a polars Series, a pyarrow array or a list of str.
+
+    Returns
+    -------
+    tuple[numpy.ndarray, numpy.ndarray]
+        ``(offsets, utf8)``: the int64 offsets (n + 1) and the uint8 UTF-8 bytes of a
+        string column (a polars Series, a pyarrow array or a list of str).
+    """
     if isinstance(values, pl.Series):
         arr = values.cast(pl.String).to_arrow()
     elif isinstance(values, (pa.Array, pa.ChunkedArray)):
@@ -37,7 +49,21 @@ def string_buffers(values) -> tuple[np.ndarray, np.ndarray]:
 
 def string_array(offsets: np.ndarray, utf8: np.ndarray) -> pa.LargeStringArray:
     """The Arrow string array over ``(offsets, utf8)`` of :func:`string_buffers` (zero-copy:
-    memory-mapped buffers stay on disk until read)."""
+    memory-mapped buffers stay on disk until read).
+
+    Parameters
+    ----------
+    offsets : numpy.ndarray
+        ``n + 1`` int64 offsets.
+    utf8 : numpy.ndarray
+        The UTF-8 bytes.
+
+    Returns
+    -------
+    pyarrow.LargeStringArray
+        The Arrow string array over ``(offsets, utf8)`` of :func:`string_buffers`
+        (zero-copy: memory-mapped buffers stay on disk until read).
+    """
     n = len(offsets) - 1
     data = utf8 if len(utf8) else np.zeros(1, np.uint8)
     return pa.LargeStringArray.from_buffers(n, pa.py_buffer(np.ascontiguousarray(offsets, np.int64)),

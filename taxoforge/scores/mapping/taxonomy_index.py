@@ -1,7 +1,7 @@
 """The index of one taxonomy, :class:`TaxonomyIndex`: its name tables (built once, or loaded from
 the store) and the batch driver that maps answers with them.
 
-Identical normalised answers are mapped once. Per answer, in SPEC §3's order: empty →
+Identical normalised answers are mapped once. Per answer, in the order of docs/method.md#mapping-an-answer-to-a-node: empty →
 the root; the exact stage; the contains stage; the n-gram stages; the answers still
 undecided (and, with ``contains_scope="topk_first"``, those with hits) get their exact
 top-k in one batch (:mod:`taxoforge.scores.mapping.candidates`), then the vote, then the
@@ -28,7 +28,21 @@ __all__ = ["TaxonomyIndex", "subtree_sizes", "truncate_answer"]
 
 def truncate_answer(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, at the last whitespace of the last
-    fifth when there is one (a word is not cut in two)."""
+    fifth when there is one (a word is not cut in two).
+
+    Parameters
+    ----------
+    text : str
+        The text.
+    limit : int
+        The most to return.
+
+    Returns
+    -------
+    str
+        ``text`` cut to at most ``limit`` characters, at the last whitespace of the last
+        fifth when there is one (a word is not cut in two).
+    """
     if len(text) <= limit:
         return text
     cut = text[:limit]
@@ -37,7 +51,20 @@ def truncate_answer(text: str, limit: int) -> str:
 
 
 def subtree_sizes(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Number of nodes in each node's subtree (itself included)."""
+    """Number of nodes in each node's subtree (itself included).
+
+    Parameters
+    ----------
+    parent : numpy.ndarray
+        Parent of every node, -1 for the root.
+    depth : numpy.ndarray
+        Depth of every node.
+
+    Returns
+    -------
+    numpy.ndarray
+        Number of nodes in each node's subtree (itself included).
+    """
     size = np.ones(len(parent), np.int64)
     for d in range(int(depth.max(initial=0)), 0, -1):
         at = np.flatnonzero(depth == d)
@@ -55,6 +82,21 @@ class TaxonomyIndex:
     cache), building and storing them the first time (:mod:`~taxoforge.scores.mapping.store`).
     ``map(answers)`` maps a batch of raw (or normalised) answers; ``names_anything(answers)``
     tells which name a node.
+
+    Parameters
+    ----------
+    taxonomy : object
+        The taxonomy (tables, a tree, or a tree folder).
+    config : MappingConfig, optional
+        The mapping configuration.
+    similarity : Similarity, optional
+        The similarity measure (default: the one ``config`` names).
+    tables : NameTables, optional
+        The tree's tables.
+    store : IndexInfo, optional
+        The snapshot store.
+    progress : bool, optional
+        Whether to show a progress bar.
     """
 
     def __init__(self, taxonomy, config: MappingConfig | None = None, similarity: Similarity | None = None, *,
@@ -90,7 +132,23 @@ class TaxonomyIndex:
         (:func:`taxoforge.scores.mapping.store.index_place`). ``taxonomy``: the tree's
         :class:`~taxoforge.trees.taxonomy.Taxonomy` when already built; ``progress``: the
         build's progress bar (None: on a terminal). :attr:`store` says where the index is
-        and whether this call built it."""
+        and whether this call built it.
+
+        Parameters
+        ----------
+        tree : object
+            The tree.
+        config : MappingConfig, optional
+            The mapping configuration.
+        taxonomy : optional
+            The tree's :class:`~taxoforge.trees.taxonomy.Taxonomy` when already built.
+        similarity : Similarity, optional
+            The similarity measure (default: the one ``config`` names).
+        index_dir : optional
+            A folder the user named for indexes, if any.
+        progress : bool, optional
+            Whether to show a progress bar.
+        """
         from pathlib import Path
 
         from taxoforge.trees.tables import TreeTables
@@ -106,18 +164,22 @@ class TaxonomyIndex:
     # the name tables, as the reference implementation and the benchmarks read them
     @property
     def names(self) -> list[str]:
+        """The name keys of the taxonomy (:class:`~taxoforge.scores.mapping.name_tables.NameTables`)."""
         return self.tables.names
 
     @property
     def node_ptr(self) -> np.ndarray:
+        """CSR pointers from each node to its names."""
         return self.tables.node_ptr
 
     @property
     def node_name(self) -> np.ndarray:
+        """The name index of each (node, name) entry, in node order."""
         return self.tables.node_name
 
     @property
     def stats(self) -> dict:
+        """Names, nodes and how often each retrieval path ran."""
         return {"names": len(self.tables), "nodes": self.tables.n_nodes, **self.retrieval.stats}
 
     def __reduce__(self):
@@ -128,13 +190,39 @@ class TaxonomyIndex:
         return (TaxonomyIndex, (self.taxonomy, self.config, self.similarity))
 
     def read(self, text: str, normalised: bool = False) -> Answer:
-        """``text`` as the mapper reads it."""
+        """``text`` as the mapper reads it.
+
+        Parameters
+        ----------
+        text : str
+            An answer.
+        normalised : bool, optional
+            Whether it is already in its normal form.
+
+        Returns
+        -------
+        Answer
+            ``text`` as the mapper reads it.
+        """
         return Answer.read(text if normalised else joined_normal_form(text), self.config.base_forms)
 
     def nodes_named(self, text: str) -> np.ndarray:
         """Indexes of the nodes having a name whose key equals that of ``text``; where
         several do, those among them with a name of the same normal form, if any (base
-        forms must not make a unique name ambiguous)."""
+        forms must not make a unique name ambiguous).
+
+        Parameters
+        ----------
+        text : str
+            The text.
+
+        Returns
+        -------
+        numpy.ndarray
+            Indexes of the nodes having a name whose key equals that of ``text``; where
+            several do, those among them with a name of the same normal form, if any (base
+            forms must not make a unique name ambiguous).
+        """
         j = self.tables.lookup(text_key(text, self.config.base_forms))
         if j is None:
             return np.zeros(0, np.int64)
@@ -152,7 +240,21 @@ class TaxonomyIndex:
     def names_anything(self, texts, normalised: bool = False) -> np.ndarray:
         """Per text: does it name a node — a whole-answer (exact) or contained match of a
         name that is not made only of non-naming words? (Refusal handling: an answer with
-        a refusal cue is an abstention unless its unrefused part names something.)"""
+        a refusal cue is an abstention unless its unrefused part names something.)
+
+        Parameters
+        ----------
+        texts : object
+            Answers.
+        normalised : bool, optional
+            Whether they are already in their normal form.
+
+        Returns
+        -------
+        numpy.ndarray
+            Per text: does it name a node — a whole-answer (exact) or contained match of a
+            name that is not made only of non-naming words?
+        """
         out = np.zeros(len(texts), bool)
         for i, t in enumerate(texts):
             ans = self.read(t, normalised)
@@ -210,7 +312,21 @@ class TaxonomyIndex:
 
     def vote_candidates(self, texts, normalised: bool = False) -> list:
         """Per text: ``(top-k nodes, similarities)`` when it reaches the vote (no exact,
-        contained or n-gram match), else None (temperature calibration)."""
+        contained or n-gram match), else None (temperature calibration).
+
+        Parameters
+        ----------
+        texts : object
+            Answers.
+        normalised : bool, optional
+            Whether they are already in their normal form.
+
+        Returns
+        -------
+        list
+            Per text: ``(top-k nodes, similarities)`` when it reaches the vote (no exact,
+            contained or n-gram match), else None (temperature calibration).
+        """
         answers = [self.read(t, normalised) for t in texts]
         need = [i for i, a in enumerate(answers)
                 if a.words and self._decide_without_top_k(a)[0] is None and self.stages.hits(a)[0] is None]
@@ -225,7 +341,24 @@ class TaxonomyIndex:
         normal form). An answer longer than ``max_answer_chars`` is cut there first and
         flagged in ``truncated``. Identical (joined) normal forms are mapped once. ``contexts`` (optional, one text per answer, e.g. the question)
         break ties between nodes sharing a name. ``progress`` is an optional callable
-        ``progress(n_done)``."""
+        ``progress(n_done)``.
+
+        Parameters
+        ----------
+        predictions : object
+            The answers.
+        normalised : bool, optional
+            Whether they are already in their normal form.
+        progress : optional
+            Whether to show a progress bar (None: for large batches).
+        contexts : optional
+            Words of each answer's question context, for ties.
+
+        Returns
+        -------
+        MappingResult
+            The node, deciding stage, similarity and ties of every answer.
+        """
         cap = self.config.max_answer_chars
         raw = [p or "" for p in predictions]
         truncated = np.fromiter((len(p) > cap for p in raw), bool, count=len(raw))

@@ -24,7 +24,18 @@ def _codepoints(text: str) -> np.ndarray:
 
 
 def padded_trigrams(text: str) -> np.ndarray:
-    """Codes of the code-point trigrams of ``" " + text + " "`` (one per position)."""
+    """Codes of the code-point trigrams of ``" " + text + " "`` (one per position).
+
+    Parameters
+    ----------
+    text : str
+        The text.
+
+    Returns
+    -------
+    numpy.ndarray
+        Codes of the code-point trigrams of ``" " + text + " "`` (one per position).
+    """
     c = _codepoints(f" {text} ")
     if len(c) < 3:
         return np.zeros(0, np.int64)
@@ -45,7 +56,24 @@ def trigram_postings(names: Sequence[str] | tuple[np.ndarray, np.ndarray], lengt
     """(keys, ptr, names) of the distinct padded trigrams of every name, vectorised: the
     names' code points in one buffer, a space each side of each name, one trigram per
     position; the trigrams are sorted packed with their name, as ranks of the code points
-    that occur (a trigram's code orders like its three code points)."""
+    that occur (a trigram's code orders like its three code points).
+
+    Parameters
+    ----------
+    names : Sequence[str] or tuple[numpy.ndarray, numpy.ndarray]
+        The names, or ``(offsets, utf8)`` buffers of them.
+    lengths : numpy.ndarray
+        Each name's length in code points.
+
+    Returns
+    -------
+    object
+        (keys, ptr, names) of the distinct padded trigrams of every name, vectorised:
+        the names' code points in one buffer, a space each side of each name, one
+        trigram per position; the trigrams are sorted packed with their name, as ranks
+        of the code points that occur (a trigram's code orders like its three code
+        points).
+    """
     n = len(lengths)
     lengths = lengths.astype(np.int64)
     total = int(lengths.sum())
@@ -83,7 +111,21 @@ def trigram_postings(names: Sequence[str] | tuple[np.ndarray, np.ndarray], lengt
 class TrigramIndex:
     """Distinct code-point trigrams of every name (padded with a space each side) → names,
     and every name's length in code points. A name of ``b`` code points has ``b``
-    trigrams."""
+    trigrams.
+
+    Parameters
+    ----------
+    names : Sequence[str], optional
+        The names to index.
+    lengths : numpy.ndarray, optional
+        Stored: each name's length in code points.
+    keys : optional
+        Stored: the distinct trigrams.
+    ptr : optional
+        Stored: CSR pointers of each trigram's names.
+    name_ids : optional
+        Stored: the names of each trigram.
+    """
 
     def __init__(self, names: Sequence[str] | None = None, *, lengths: np.ndarray | None = None,
                  keys=None, ptr=None, name_ids=None) -> None:
@@ -115,7 +157,23 @@ class TrigramIndex:
         occurrences: a superset, read from the rarest posting lists only (prefix filter —
         such a name shares a trigram with any set of the query's trigrams weighing more
         than the weight of all the query's indexed trigrams minus ``min_shared``). All names
-        when ``min_shared ≤ 0``."""
+        when ``min_shared ≤ 0``.
+
+        Parameters
+        ----------
+        query : str
+            The answer's text.
+        min_shared : float
+            Least share of the query's trigram occurrences a name must share.
+
+        Returns
+        -------
+        numpy.ndarray
+            Every name that may share at least ``min_shared`` of the padded query's trigram
+            occurrences: a superset, read from the rarest posting lists only (prefix filter
+            — such a name shares a trigram with any set of the query's trigrams weighing
+            more than the weight of all the query's indexed trigrams minus ``min_shared``).
+        """
         rows, cnt, _ = self._postings(query)
         if min_shared <= 0:
             return np.arange(len(self.lengths), dtype=np.int64)
@@ -127,7 +185,24 @@ class TrigramIndex:
 
     def seeds(self, query: str, budget: int = 1000, n: int = 16) -> np.ndarray:
         """Up to ``n`` names sharing the most of the query's rarer trigrams (posting lists
-        read rarest first, at most ``budget`` entries): good candidates, not a complete set."""
+        read rarest first, at most ``budget`` entries): good candidates, not a complete set.
+
+        Parameters
+        ----------
+        query : str
+            The answer's text.
+        budget : int, optional
+            Most posting-list entries read.
+        n : int, optional
+            Most names returned.
+
+        Returns
+        -------
+        numpy.ndarray
+            Up to ``n`` names sharing the most of the query's rarer trigrams (posting lists
+            read rarest first, at most ``budget`` entries): good candidates, not a complete
+            set.
+        """
         rows, _, _ = self._postings(query)
         if not len(rows):
             return np.zeros(0, np.int64)

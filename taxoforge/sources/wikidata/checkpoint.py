@@ -24,6 +24,22 @@ __all__ = ["BatchCheckpoint", "batch_key"]
 
 
 def batch_key(query_name: str, query_text: str, endpoint: str) -> str:
+    """The key of one batch's answer: a hash of the query's name, the endpoint and the query's text.
+
+    Parameters
+    ----------
+    query_name : str
+        The query's name.
+    query_text : str
+        The rendered query.
+    endpoint : str
+        The SPARQL endpoint's URL.
+
+    Returns
+    -------
+    str
+        32 hex digits.
+    """
     h = hashlib.sha256()
     for part in (query_name, endpoint, query_text):
         h.update(part.encode("utf-8"))
@@ -32,7 +48,13 @@ def batch_key(query_name: str, query_text: str, endpoint: str) -> str:
 
 
 class BatchCheckpoint:
-    """A folder of finished batches (see the module docstring)."""
+    """A folder of finished batches (see the module docstring).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder.
+    """
 
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)
@@ -44,6 +66,20 @@ class BatchCheckpoint:
         return self.folder / query_name / f"{key}.json"
 
     def get(self, query_name: str, key: str) -> dict | None:
+        """The stored answer of one batch, or None when there is none (or it is unreadable).
+
+        Parameters
+        ----------
+        query_name : str
+            The query's name.
+        key : str
+            The batch's key (:func:`batch_key`).
+
+        Returns
+        -------
+        dict or None
+            The stored document.
+        """
         p = self._path(query_name, key)
         if not p.exists():
             return None
@@ -57,10 +93,33 @@ class BatchCheckpoint:
         return doc
 
     def put(self, query_name: str, key: str, doc: dict) -> Path:
+        """Store the answer of one batch (written to a temporary file, then renamed).
+
+        Parameters
+        ----------
+        query_name : str
+            The query's name.
+        key : str
+            The batch's key (:func:`batch_key`).
+        doc : dict
+            The answer to store.
+
+        Returns
+        -------
+        pathlib.Path
+            The file written.
+        """
         p = self._path(query_name, key)
         write_text_atomic(p, json.dumps({**doc, "key": key}, ensure_ascii=False, sort_keys=True))
         self.writes += 1
         return p
 
     def count(self) -> int:
+        """How many batch answers the checkpoint holds.
+
+        Returns
+        -------
+        int
+            The number of stored batches.
+        """
         return sum(1 for _ in self.folder.glob("*/*.json"))

@@ -58,7 +58,19 @@ _ZERO = np.uint64(0)
 
 
 def encode_langs(langs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Wanted language tags (lower case ASCII) as a padded ``uint8`` matrix and their lengths."""
+    """Wanted language tags (lower case ASCII) as a padded ``uint8`` matrix and their lengths.
+
+    Parameters
+    ----------
+    langs : tuple[str, ...]
+        Wanted language tags, lower case ASCII.
+
+    Returns
+    -------
+    tuple[numpy.ndarray, numpy.ndarray]
+        Wanted language tags (lower case ASCII) as a padded ``uint8`` matrix and their
+        lengths.
+    """
     width = max([len(t) for t in langs] + [1])
     table = np.zeros((max(1, len(langs)), width), dtype=np.uint8)
     lens = np.zeros(max(1, len(langs)), dtype=np.int64)

@@ -111,7 +111,22 @@ def _local_path(url: str) -> Path | None:
 
 def line_number(path: Path, line: str) -> int | None:
     """The number of the first line of ``path`` (plain, ``.gz``, ``.bz2``) equal to ``line``:
-    read only when a job reports an error, to name the line as the local reader does."""
+    read only when a job reports an error, to name the line as the local reader does.
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    line : str
+        The text of the line.
+
+    Returns
+    -------
+    int or None
+        The number of the first line of ``path`` (plain, ``.gz``, ``.bz2``) equal to
+        ``line``: read only when a job reports an error, to name the line as the local
+        reader does.
+    """
     want = line.encode("utf-8")
     opener = gzip.open if path.suffix == ".gz" else bz2.open if path.suffix == ".bz2" else open
     with opener(path, "rb") as f:
@@ -130,7 +145,28 @@ def _where(file: str, line: str) -> str:
 def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, ...] = ("en",),
                     seed_numbers: list[int] | None = None, names: bool = True) -> dict:
     """Run the filter (module docstring) on ``inputs`` into ``output``; returns the counts.
-    ``seed_numbers`` are the seed entities' QID numbers; ``langs`` lower-case tags."""
+    ``seed_numbers`` are the seed entities' QID numbers; ``langs`` lower-case tags.
+
+    Parameters
+    ----------
+    spark : object
+        A Spark session.
+    inputs : list[str]
+        N-Triples files or folders.
+    output : str
+        The folder to write (``edges/``, ``names/``, ``counts.json``).
+    langs : tuple[str, ...], optional
+        Lower-case language tags of the names kept.
+    seed_numbers : list[int], optional
+        The seed entities' QID numbers (None: no seeds).
+    names : bool, optional
+        Whether names are kept.
+
+    Returns
+    -------
+    dict
+        The counts of the job.
+    """
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
@@ -240,7 +276,19 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
 
 def read_filter_output(output: str | os.PathLike) -> tuple:
     """``(edges, names, counts)`` of a finished job's folder, as polars tables and a dict (for
-    :func:`.dump.graph_from_tables`)."""
+    :func:`.dump.graph_from_tables`).
+
+    Parameters
+    ----------
+    output : str or os.PathLike
+        The finished job's folder.
+
+    Returns
+    -------
+    tuple
+        ``(edges, names, counts)`` of a finished job's folder, as polars tables and a
+        dict (for :func:`.dump.graph_from_tables`).
+    """
     import polars as pl
 
     out = Path(output)
@@ -266,6 +314,18 @@ def _read_seed_file(path: str) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line of the Spark job (``spark-submit dump_spark.py --input … --output …``).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: the process's).
+
+    Returns
+    -------
+    int
+        The exit code.
+    """
     ap = argparse.ArgumentParser(prog="dump_spark.py", description="Filter a Wikidata N-Triples dump with Spark.")
     ap.add_argument("--input", action="append", required=True, help="N-Triples file or folder (repeatable)")
     ap.add_argument("--output", required=True, help="folder for edges/, names/ and counts.json")

@@ -2,7 +2,7 @@
 
 These classes are about Wikimedia's own pages, about classes themselves (meta-classes), or
 mix the class and instance levels; through them unrelated classes become each other's
-ancestors and cycles appear (paper 000 §4.1; SPEC §1 "exclusion list"). The list starts from
+ancestors and cycles appear (Snæbjarnarson et al. 2025 [1] §4.1; docs/method.md#from-a-graph-to-a-tree). The list starts from
 YAGO 4.5's ``badClasses`` (``02-make-taxonomy.py``; Suchanek et al., SIGIR 2024), keeping the
 entries that are meta or Wikimedia-internal. YAGO's domain-specific entries (geographical
 feature, facility, territory, chemical entity, scholarly article, …) are *not* here: YAGO drops
@@ -62,7 +62,18 @@ DEFAULT_EXCLUSIONS: dict[str, str] = {
 def load_exclusions(path: str | os.PathLike) -> dict[str, str]:
     """Read an exclusion list file (module docstring): ``{QID: reason}``.
 
-    Raises ``ValueError`` naming the file and line of anything that is not a QID."""
+    Raises ``ValueError`` naming the file and line of anything that is not a QID.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The exclusion list file.
+
+    Returns
+    -------
+    dict[str, str]
+        ``{QID: reason}``.
+    """
     path = Path(path)
     out: dict[str, str] = {}
     with path.open(encoding="utf-8") as f:
@@ -88,7 +99,23 @@ def exclusion_node_ids(
     *, use_default: bool = True, file: str | os.PathLike | None = None, extra: Iterable[str] = ()
 ) -> dict[str, str]:
     """The exclusion list as ``{node id: reason}``: the default list (if ``use_default``),
-    plus a file, plus extra QIDs."""
+    plus a file, plus extra QIDs.
+
+    Parameters
+    ----------
+    use_default : bool, optional
+        Whether the shipped list is included.
+    file : str or os.PathLike, optional
+        An exclusion list file to add.
+    extra : Iterable[str], optional
+        QIDs to add.
+
+    Returns
+    -------
+    dict[str, str]
+        The exclusion list as ``{node id: reason}``: the default list (if
+        ``use_default``), plus a file, plus extra QIDs.
+    """
     out: dict[str, str] = {}
     if use_default:
         out.update({node_id(q): r for q, r in DEFAULT_EXCLUSIONS.items()})

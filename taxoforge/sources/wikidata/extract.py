@@ -1,4 +1,4 @@
-"""Extraction from seed entities over SPARQL (paper 000 §4.1).
+"""Extraction from seed entities over SPARQL (Snæbjarnarson et al. 2025 [1] §4.1).
 
 Input
     Seed QIDs (e.g. the Wikidata entities of the OVEN benchmark), a
@@ -62,7 +62,17 @@ class BatchRunner:
     Each batch is rendered (by default ``render(name, items=batch, lang=lang)``; another
     query shape passes ``render_batch``), looked up in the checkpoint by the hash of its
     text, and queried only when absent. ``row`` turns one binding into a stored row (or
-    ``None`` to drop it)."""
+    ``None`` to drop it).
+
+    Parameters
+    ----------
+    client : SparqlClient
+        The SPARQL client.
+    checkpoint : BatchCheckpoint or None
+        Where batch answers are kept (None: nowhere).
+    progress : Callable[[str], None] or None
+        Called with a line of progress, if given.
+    """
 
     def __init__(self, client: SparqlClient, checkpoint: BatchCheckpoint | None,
                  progress: Callable[[str], None] | None):
@@ -76,6 +86,28 @@ class BatchRunner:
     def run(self, name: str, ids: Sequence[str], batch_size: int, *, lang: str | None = None,
             row: Callable[[dict], list | None],
             render_batch: Callable[[list[str]], str] | None = None) -> list[list]:
+        """Run query ``name`` over ``ids`` in batches, each batch read from the checkpoint when it holds it.
+
+        Parameters
+        ----------
+        name : str
+            The query's name (:mod:`taxoforge.sources.wikidata.queries`).
+        ids : sequence of str
+            The QIDs to query for.
+        batch_size : int
+            QIDs per request.
+        lang : str, optional
+            The language of the names asked for.
+        row : callable
+            ``row(binding) -> list or None``: one result binding as a row (None drops it).
+        render_batch : callable, optional
+            ``render_batch(batch) -> str``: the query text of a batch (default: the named query over ``items``).
+
+        Returns
+        -------
+        list of list
+            The rows of all batches, in batch order.
+        """
         out: list[list] = []
         for batch in _chunks(ids, batch_size):
             text = render_batch(batch) if render_batch else render(name, items=batch, lang=lang)
@@ -121,7 +153,20 @@ def _name_row(binding: dict) -> list | None:
 def read_seed_qids(path: str | os.PathLike) -> list[str]:
     """Seed QIDs from a file: a table with a ``qid`` column (tab-separated, e.g. OVEN's
     ``qid<TAB>label`` list), or one QID per line (``#`` comments and blank lines skipped).
-    Raises ``ValueError`` naming the file and line of anything that is not a QID."""
+    Raises ``ValueError`` naming the file and line of anything that is not a QID.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A table with a ``qid`` column, or one QID per line.
+
+    Returns
+    -------
+    list[str]
+        Seed QIDs from a file: a table with a ``qid`` column (tab-separated, e.g. OVEN's
+        ``qid<TAB>label`` list), or one QID per line (``#`` comments and blank lines
+        skipped).
+    """
     path = Path(path)
     out: list[str] = []
     with path.open(encoding="utf-8") as f:
@@ -165,6 +210,12 @@ def extract_from_seeds(
         Ids per ``VALUES`` block.
     checkpoint : BatchCheckpoint or path, optional
         Where finished batches are stored, to resume an interrupted run.
+    batch_size : int, optional
+        How many texts go to the model at once.
+    label_batch_size : int, optional
+        QIDs per names query.
+    progress : Callable[[str], None], optional
+        Whether to show a progress bar.
 
     Returns
     -------

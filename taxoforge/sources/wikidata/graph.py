@@ -24,7 +24,19 @@ class WikidataGraph:
     ``names``: ``node_id``, ``name``, ``kind`` (``label`` | ``alias``), ``lang``.
     ``seed_node_ids``: the node ids of the seed entities, in numeric QID order (stored as the
     ``seeds`` table). ``info``: provenance
-    (endpoint, query time, file, counts)."""
+    (endpoint, query time, file, counts).
+
+    Attributes
+    ----------
+    edges : polars.DataFrame
+        ``child``, ``parent`` (``wd:Q…``), ``relation`` (``P31`` or ``P279``).
+    names : polars.DataFrame
+        ``node_id``, ``name``, ``kind``, ``lang``.
+    seed_node_ids : list[str]
+        The node ids of the entities the graph was extracted for.
+    info : dict
+        Provenance (method, endpoint or file, times).
+    """
 
     edges: pl.DataFrame
     names: pl.DataFrame
@@ -48,14 +60,32 @@ class WikidataGraph:
                         info: dict | None = None) -> "WikidataGraph":
         """A graph from tables already in the form ``__post_init__`` gives them (these columns and
         types, no repeated rows, sorted), kept as they are: for a reader that builds them sorted
-        (the dump reader, where sorting millions of id strings again would cost seconds)."""
+        (the dump reader, where sorting millions of id strings again would cost seconds).
+
+        Parameters
+        ----------
+        edges : polars.DataFrame
+            The edge table (``child``, ``parent``).
+        names : polars.DataFrame
+            The names table.
+        seed_node_ids : list[str], optional
+            The node ids of the seed entities.
+        info : dict, optional
+            Provenance.
+        """
         graph = cls.__new__(cls)
         graph.edges, graph.names = edges.select(list(EDGES_SCHEMA)), names.select(list(GRAPH_NAMES_SCHEMA))
         graph.seed_node_ids, graph.info = list(seed_node_ids or []), dict(info or {})
         return graph
 
     def tables(self) -> dict[str, pl.DataFrame]:
-        """The graph as a dict of tables (for Parquet storage): edges, names, seeds."""
+        """The graph as a dict of tables (for Parquet storage): edges, names, seeds.
+
+        Returns
+        -------
+        dict[str, polars.DataFrame]
+            The graph as a dict of tables (for Parquet storage): edges, names, seeds.
+        """
         return {
             "edges": self.edges,
             "names": self.names,
@@ -64,5 +94,19 @@ class WikidataGraph:
 
     @classmethod
     def from_tables(cls, tables: dict[str, pl.DataFrame], info: dict | None = None) -> "WikidataGraph":
+        """A graph from tables stored by an asset (``edges``, ``names``, optional ``seeds``).
+
+        Parameters
+        ----------
+        tables : dict
+            Table name → polars DataFrame.
+        info : dict, optional
+            Provenance.
+
+        Returns
+        -------
+        WikidataGraph
+            The graph.
+        """
         seed_node_ids = tables["seeds"]["node_id"].to_list() if "seeds" in tables else []
         return cls(edges=tables["edges"], names=tables["names"], seed_node_ids=seed_node_ids, info=dict(info or {}))

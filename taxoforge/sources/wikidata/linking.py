@@ -1,4 +1,4 @@
-"""Dataset labels → Wikidata nodes, with the generic linker (:mod:`taxoforge.links.linker`).
+"""Dataset labels → Wikidata nodes, with the one label resolver (:mod:`taxoforge.links.resolve`).
 
 Two kinds of label sets:
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from taxoforge.links.linker import link_labels, link_summary
+from taxoforge.links.resolve import resolution_summary, resolve_labels
 from taxoforge.sources.wikidata.ids import QID_RE
 from taxoforge.trees.tables import TreeTables
 
@@ -30,7 +30,18 @@ __all__ = ["read_qid_label_set", "read_name_label_set", "link_to_wikidata", "lin
 
 
 def qid_to_node(qid: str) -> str | None:
-    """``Q146`` → ``wd:Q146``; anything that is not a QID → ``None``."""
+    """``Q146`` → ``wd:Q146``; anything that is not a QID → ``None``.
+
+    Parameters
+    ----------
+    qid : str
+        A QID.
+
+    Returns
+    -------
+    str or None
+        ``Q146`` → ``wd:Q146``; anything that is not a QID → ``None``.
+    """
     return f"wd:{qid}" if isinstance(qid, str) and QID_RE.fullmatch(qid) else None
 
 
@@ -38,7 +49,20 @@ def read_qid_label_set(path: str | os.PathLike, *, dataset: str = "oven") -> pl.
     """Read a ``qid<TAB>label`` file with a header (e.g. OVEN's candidate list) as a label set
     (``dataset``, ``label_id`` = QID, ``label_text``, ``external_id`` = QID).
 
-    Raises ``ValueError`` naming the file and line of a value that is not a QID."""
+    Raises ``ValueError`` naming the file and line of a value that is not a QID.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    dataset : str, optional
+        The dataset's name.
+
+    Returns
+    -------
+    polars.DataFrame
+        The label set.
+    """
     path = Path(path)
     df = pl.read_csv(path, separator="\t", quote_char=None, infer_schema=False)
     if "qid" not in df.columns:
@@ -63,7 +87,22 @@ def read_qid_label_set(path: str | os.PathLike, *, dataset: str = "oven") -> pl.
 def read_name_label_set(path: str | os.PathLike, *, dataset: str | None = None, key: str | None = None) -> pl.DataFrame:
     """Read a name-only label set (module docstring). ``label_id`` is the class index in the
     file (``idx`` column when there is one), ``external_id`` is null. ``key`` picks the
-    dataset of a clip_benchmark JSON file. ``dataset`` defaults to the file's stem (or key)."""
+    dataset of a clip_benchmark JSON file. ``dataset`` defaults to the file's stem (or key).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    dataset : str, optional
+        The dataset's name.
+    key : str, optional
+        The dataset of a clip_benchmark file holding several.
+
+    Returns
+    -------
+    polars.DataFrame
+        The label set.
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".json":
@@ -97,25 +136,52 @@ def link_to_wikidata(labels: pl.DataFrame, tree: TreeTables | pl.DataFrame) -> p
 
     ``tree`` is the tree (preferred) or its names table. With the tree, nodes that have no
     name in the language still link by QID: each node also gets its QID as a name of kind
-    ``qid``. Returns the links table."""
+    ``qid``. Returns the links table.
+
+    Parameters
+    ----------
+    labels : polars.DataFrame
+        The labels.
+    tree : TreeTables or polars.DataFrame
+        The tree.
+
+    Returns
+    -------
+    polars.DataFrame
+        The links table.
+    """
+    nodes = None
     if isinstance(tree, TreeTables):
         ids = tree.nodes.select("node_id").filter(pl.col("node_id").str.starts_with("wd:Q"))
         names = pl.concat(
             [tree.names.select("node_id", "name", "kind"),
              ids.select("node_id", pl.col("node_id").str.strip_prefix("wd:").alias("name"), pl.lit("qid").alias("kind"))]
         )
+        nodes = tree.nodes
     else:
         names = tree
-    return link_labels(labels, names, external_id_to_node=qid_to_node, prefer_kinds=("label", "alias", "qid"))
+    return resolve_labels(labels, names, nodes, external_id_to_node=qid_to_node, prefer_kinds=("label", "alias", "qid"))
 
 
 def link_report(links: pl.DataFrame) -> dict:
-    """Counts per dataset and status, plus the ambiguous and unmatched labels as tables."""
+    """Counts per dataset and status, plus the ambiguous and unmatched labels as tables.
+
+    Parameters
+    ----------
+    links : polars.DataFrame
+        The links table.
+
+    Returns
+    -------
+    dict
+        Counts per dataset and status, plus the ambiguous and unmatched labels as
+        tables.
+    """
     per = {}
     for ds in sorted(links["dataset"].unique().to_list()):
-        per[ds] = link_summary(links.filter(pl.col("dataset") == ds))
+        per[ds] = resolution_summary(links.filter(pl.col("dataset") == ds))
     return {
-        "summary": link_summary(links),
+        "summary": resolution_summary(links),
         "per_dataset": per,
         "ambiguous": links.filter(pl.col("status") == "ambiguous").select("dataset", "label_id", "label_text", "candidates"),
         "unmatched": links.filter(pl.col("status") == "unmatched").select("dataset", "label_id", "label_text"),

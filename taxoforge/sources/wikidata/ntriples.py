@@ -62,7 +62,23 @@ class LineError(ValueError):
 
 def unescape(s: str) -> str:
     """N-Triples string escapes (``\\t``, ``\\"``, ``\\uXXXX``, ``\\UXXXXXXXX``, …) decoded;
-    ``ValueError`` for an unknown escape or one that is not a Unicode scalar value."""
+    ``ValueError`` for an unknown escape or one that is not a Unicode scalar value.
+
+    Parameters
+    ----------
+    s : str
+        A literal's text, escaped.
+
+    Returns
+    -------
+    str
+        The text with every escape decoded.
+
+    Raises
+    ------
+    ValueError
+        For an unknown escape or one that is not a Unicode scalar value.
+    """
     if "\\" not in s:
         return s
 
@@ -83,7 +99,19 @@ def unescape(s: str) -> str:
 
 
 def item_number(token: bytes) -> int | None:
-    """QID number of an item IRI token, ``None`` for any other term; :class:`LineError` past 18 digits."""
+    """QID number of an item IRI token, ``None`` for any other term; :class:`LineError` past 18 digits.
+
+    Parameters
+    ----------
+    token : bytes
+        An IRI token.
+
+    Returns
+    -------
+    int or None
+        QID number of an item IRI token, ``None`` for any other term; :class:`LineError`
+        past 18 digits.
+    """
     m = ITEM_RE.fullmatch(token)
     if not m:
         return None
@@ -100,7 +128,24 @@ def classify(line: bytes, pred: int, is_seed: Callable[[int], bool], langs: tupl
     ``("non_item",)``, ``("name", q, kind, lang_index, text)`` (``kind`` 0 for a label, 1 for
     an alias), ``("deferred", q, message)`` (a bad name: an error only if ``q`` is kept) or
     ``("skip",)`` (not used: a P31 line of a non-seed, a name in another language or of a
-    non-item). Raises :class:`LineError` for a bad P279 line, or a bad P31 line of a seed."""
+    non-item). Raises :class:`LineError` for a bad P279 line, or a bad P31 line of a seed.
+
+    Parameters
+    ----------
+    line : bytes
+        One N-Triples line.
+    pred : int
+        Which of the four predicates it has.
+    is_seed : Callable[[int], bool]
+        ``is_seed(qid_number)``: whether an entity is a seed.
+    langs : tuple[str, ...]
+        The languages of the names kept.
+
+    Returns
+    -------
+    tuple
+        What one line with one of the four predicates means to the readers.
+    """
     m = TRIPLE_RE.match(line)
     what = PRED_NAMES[pred]
     shown = line[:200]

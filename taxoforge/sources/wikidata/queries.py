@@ -67,6 +67,12 @@ def query_dir():
 
     >>> query_dir().name
     'wikidata'
+
+    Returns
+    -------
+    object
+        The folder of the Wikidata ``.rq`` files: ``$TAXOFORGE_SQL_DIR/wikidata`` when
+        that variable is set, else ``wikidata`` of the package :data:`QUERY_PACKAGE`.
     """
     env = os.environ.get("TAXOFORGE_SQL_DIR")
     if env:
@@ -85,12 +91,29 @@ def query_names() -> list[str]:
 
     >>> {"instance_of", "subclass_of", "labels"} <= set(query_names())
     True
+
+    Returns
+    -------
+    list[str]
+        Names of the queries (their file names without ``.rq``), sorted.
     """
     return sorted(p.name[: -len(_SUFFIX)] for p in query_dir().iterdir() if p.name.endswith(_SUFFIX) and p.is_file())
 
 
 def load_query(name: str) -> str:
-    """The text of ``sql/wikidata/<name>.rq``; ``KeyError`` naming the known queries if absent."""
+    """The text of ``sql/wikidata/<name>.rq``; ``KeyError`` naming the known queries if absent.
+
+    Parameters
+    ----------
+    name : str
+        The name.
+
+    Returns
+    -------
+    str
+        The text of ``sql/wikidata/<name>.rq``; ``KeyError`` naming the known queries if
+        absent.
+    """
     if not _NAME_RE.fullmatch(name):
         raise ValueError(f"bad query name {name!r}")
     folder = query_dir()
@@ -113,6 +136,19 @@ def language_tag(tag: object, *, where: str = "lang") -> str:
     Traceback (most recent call last):
     ...
     ValueError: lang: 'en") } #' is not a BCP-47 language tag like 'en', 'en-GB' or 'zh-Hant'
+
+    Parameters
+    ----------
+    tag : object
+        A language tag.
+    where : str, optional
+        What it is, for messages.
+
+    Returns
+    -------
+    str
+        ``tag`` checked against BCP 47 and lower-cased (tags are case-insensitive; WDQS
+        and Oxigraph store them in lower case).
     """
     if not isinstance(tag, str) or len(tag) > 64 or not LANG_RE.fullmatch(tag):
         raise ValueError(f"{where}: {tag!r} is not a BCP-47 language tag like 'en', 'en-GB' or 'zh-Hant'")
@@ -142,6 +178,24 @@ def render(name: str, *, items=None, lang: str | None = None, langs=None, extern
     Traceback (most recent call last):
     ...
     ValueError: items[0]: 'Q1 } ; DROP ALL' is not a Wikidata QID (expected 'Q' followed by digits)
+
+    Parameters
+    ----------
+    name : str
+        The name.
+    items : optional
+        QIDs for ``VALUES``.
+    lang : str, optional
+        A language code.
+    langs : optional
+        Language tags for ``VALUES``.
+    external_ids : optional
+        External ids (iNaturalist …) for ``VALUES``.
+
+    Returns
+    -------
+    str
+        The query text.
     """
     text = load_query(name)
     values: dict[str, str] = {}

@@ -5,10 +5,12 @@ Being a good citizen of WDQS (https://www.mediawiki.org/wiki/Wikidata_Query_Serv
 * a descriptive ``User-Agent`` with contact details (:func:`user_agent`); the public
   endpoint is refused without a contact, since WDQS blocks anonymous generic agents;
 * one request at a time per endpoint *on the machine*: a lock per endpoint shared by every
-  client in the process, and a file lock (``filelock``) on a lock file named after the
-  endpoint (:func:`default_lock_dir`), so that several processes — a scheduled rebuild and
-  a run launched from the UI, two CLI calls — queue their queries instead of piling them
-  on the endpoint;
+  client and thread of the process (whatever lock folder each client was given), and a
+  file lock (``filelock``) on a lock file named after the endpoint (:func:`default_lock_dir`),
+  so that several processes — a scheduled rebuild and a run launched from the UI, two CLI
+  calls — queue their queries instead of piling them on the endpoint (processes must share
+  the lock folder for that; an endpoint is named the same whatever the case of its host or a
+  default port);
 * a pace: at least ``min_interval`` seconds (default :data:`DEFAULT_MIN_INTERVAL`, 1 s)
   between the starts of two requests to one endpoint, across those processes too (the last
   start is kept beside the lock file). WDQS allows a handful of parallel queries and 60 s
@@ -18,10 +20,13 @@ Being a good citizen of WDQS (https://www.mediawiki.org/wiki/Wikidata_Query_Serv
   a server asking for more than ``max_retry_after`` is an error, not a hang;
 * HTTP 5xx, timeouts, dropped connections and truncated or malformed JSON bodies:
   exponential backoff (``backoff_base * 2**attempt``, capped at ``backoff_max``);
-* a *deadline* per request: ``timeout`` bounds the whole request — connecting, the
+* a *deadline* per request (:class:`taxoforge.files.Deadline`, the one shared with the
+  downloads): ``timeout`` bounds the whole request — connecting, a TLS handshake, the
   headers and the body together — not each socket read, so a server trickling a byte
   every half second cannot hold a run: at the deadline the connection is shut down and
-  the attempt counts as a client timeout;
+  the attempt counts as a client timeout. Keep ``timeout`` above the server's own query
+  limit (WDQS: 60 s; the default is 65 s), so a request the client gives up is no longer
+  running on the server when the next one starts;
 * a query the *server* timed out (WDQS's 60 s limit: a 500 whose body names a
   ``TimeoutException``) is not hammered: one more try, then :class:`QueryTimeout`, which
   says to use smaller batches;
@@ -52,7 +57,7 @@ from pathlib import Path
 from filelock import FileLock
 from SPARQLWrapper import JSON, POST, GET, SPARQLWrapper
 
-from taxoforge.files import default_cache_dir
+from taxoforge.files import Deadline, default_cache_dir
 
 __all__ = [
     "WDQS_ENDPOINT",
@@ -89,7 +94,23 @@ class _Retryable(Exception):
 
 @dataclass
 class RequestRecord:
-    """One HTTP attempt."""
+    """One HTTP attempt.
+
+    Attributes
+    ----------
+    query_name : str
+        The query's name.
+    attempt : int
+        Which attempt (1 first).
+    started_at : str
+        When it started (ISO 8601).
+    seconds : float
+        How long it took.
+    outcome : str
+        ``ok``, an HTTP status or the error.
+    waited : float
+        Seconds waited before it.
+    """
 
     query_name: str
     attempt: int
@@ -104,6 +125,20 @@ def user_agent(contact: str, *, tool: str = "taxoforge", version: str | None = N
 
     >>> user_agent("ops@example.org", version="0.1.0").startswith("taxoforge/0.1.0 (ops@example.org)")
     True
+
+    Parameters
+    ----------
+    contact : str
+        Contact details (e-mail or URL).
+    tool : str, optional
+        The tool's name.
+    version : str, optional
+        The version.
+
+    Returns
+    -------
+    str
+        The header's value.
     """
     if version is None:
         try:
@@ -147,7 +182,13 @@ def default_lock_dir() -> Path:
     taxoforge's cache folder (:func:`taxoforge.files.default_cache_dir`: ``$TAXOFORGE_CACHE_DIR``,
     ``$XDG_CACHE_HOME/taxoforge`` or ``~/.cache/taxoforge``), else — when the home
     folder is not writable, as for a service account without one — a per-user folder in the
-    temporary directory. Processes of one user on one machine share it."""
+    temporary directory. Processes of one user on one machine share it.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (not created here).
+    """
     env = os.environ.get("TAXOFORGE_LOCK_DIR")
     if env:
         return Path(env)
@@ -165,8 +206,9 @@ def default_lock_dir() -> Path:
 def _endpoint_key(endpoint: str) -> str:
     """A file-name-safe key of an endpoint URL (scheme and host case-folded, no trailing /)."""
     parts = urllib.parse.urlsplit(endpoint.strip())
-    canon = urllib.parse.urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"),
-                                     parts.query, ""))
+    scheme, host, port = parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+    netloc = host if port in (None, {"http": 80, "https": 443}.get(scheme)) else f"{host}:{port}"
+    canon = urllib.parse.urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:32]
 
 
@@ -175,11 +217,11 @@ class _EndpointGate:
     a file lock for the other processes of the machine, and the start time of the last
     request (kept in a file beside the lock, under the lock) for the pace."""
 
-    def __init__(self, endpoint: str, lock_dir: Path):
+    def __init__(self, endpoint: str, lock_dir: Path, thread_lock: threading.Lock):
         lock_dir.mkdir(parents=True, exist_ok=True)
         key = _endpoint_key(endpoint)
         self.endpoint = endpoint
-        self.thread_lock = threading.Lock()
+        self.thread_lock = thread_lock  # shared by every gate of this endpoint in the process
         self.lock_path = lock_dir / f"sparql-{key}.lock"
         self.file_lock = FileLock(str(self.lock_path))
         self.last_start_path = lock_dir / f"sparql-{key}.last"
@@ -221,69 +263,27 @@ class _EndpointGate:
 
 
 _GATES: dict[tuple[str, str], _EndpointGate] = {}
+_THREAD_LOCKS: dict[str, threading.Lock] = {}  # endpoint key -> the one lock of the process
 _GATES_GUARD = threading.Lock()
 
 
 def _gate(endpoint: str, lock_dir: Path) -> _EndpointGate:
-    key = (_endpoint_key(endpoint), str(lock_dir))
+    key = _endpoint_key(endpoint)
     with _GATES_GUARD:
-        gate = _GATES.get(key)
+        gate = _GATES.get((key, str(lock_dir)))
         if gate is None:
-            gate = _GATES[key] = _EndpointGate(endpoint, lock_dir)
+            lock = _THREAD_LOCKS.setdefault(key, threading.Lock())
+            gate = _GATES[(key, str(lock_dir))] = _EndpointGate(endpoint, lock_dir, lock)
         return gate
 
 
 # --------------------------------------------------------------------------- a deadline per request
 
 
-class _Deadline:
-    """Shuts every socket of one request down when ``seconds`` have passed, whatever the
-    request is doing (connecting, waiting for headers, reading a trickling body)."""
-
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self.expired = False
-        self._socks: list[socket.socket] = []
-        self._guard = threading.Lock()
-        self._end = time.monotonic() + seconds
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> "_Deadline":
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._timer.cancel()
-
-    def remaining(self) -> float:
-        return max(0.001, self._end - time.monotonic())
-
-    def _expire(self) -> None:
-        with self._guard:
-            self.expired = True
-            socks = list(self._socks)
-        for sock in socks:
-            _shutdown(sock)
-
-    def watch(self, sock: socket.socket) -> None:
-        with self._guard:
-            self._socks.append(sock)
-            expired = self.expired
-        if expired:
-            _shutdown(sock)
-
-
-def _shutdown(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-
-
-def _connection_factory(base: type[http.client.HTTPConnection], deadline: _Deadline):
-    """``base`` whose sockets are watched by ``deadline`` (the raw TCP socket, before any
-    TLS wrapping, so a slow handshake is bounded too)."""
+def _connection_factory(base: type[http.client.HTTPConnection], deadline: Deadline):
+    """``base`` whose sockets are watched by ``deadline`` (the TCP socket as soon as it is
+    connected: the watch holds a duplicate of its descriptor, so a TLS handshake and the
+    wrapped socket after it are bounded too)."""
 
     def make(host, **kwargs):
         conn = base(host, **kwargs)
@@ -302,7 +302,7 @@ def _connection_factory(base: type[http.client.HTTPConnection], deadline: _Deadl
 
 
 class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
-    def __init__(self, deadline: _Deadline):
+    def __init__(self, deadline: Deadline):
         super().__init__()
         self._deadline = deadline
 
@@ -311,7 +311,7 @@ class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
 
 
 class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, deadline: _Deadline):
+    def __init__(self, deadline: Deadline):
         super().__init__()
         self._deadline = deadline
 
@@ -361,6 +361,8 @@ class SparqlClient:
         HTTP method (POST keeps long ``VALUES`` blocks out of the URL).
     lock_dir : str, optional
         Folder of the endpoint lock files (default :func:`default_lock_dir`).
+    log : list of RequestRecord
+        Every HTTP attempt, appended to as the client works.
     """
 
     endpoint: str = WDQS_ENDPOINT
@@ -405,7 +407,7 @@ class SparqlClient:
 
     def _attempt(self, query: str) -> list[dict]:
         request = self._request(query)
-        with _Deadline(float(self.timeout)) as deadline:
+        with Deadline(float(self.timeout)) as deadline:
             opener = urllib.request.build_opener(_DeadlineHTTPHandler(deadline), _DeadlineHTTPSHandler(deadline),
                                                  _HTTPOnlyRedirectHandler())
             try:
@@ -468,7 +470,20 @@ class SparqlClient:
     def select(self, query: str, *, name: str = "query") -> list[dict[str, dict]]:
         """Run a SELECT query; return its JSON bindings (``var -> {"type", "value", ...}``).
 
-        Raises :class:`SparqlError` (or :class:`QueryTimeout`) when the query fails for good."""
+        Raises :class:`SparqlError` (or :class:`QueryTimeout`) when the query fails for good.
+
+        Parameters
+        ----------
+        query : str
+            The query text.
+        name : str, optional
+            The query's name, for the log and errors.
+
+        Returns
+        -------
+        list[dict[str, dict]]
+            The JSON bindings (``var -> {"type", "value", …}``).
+        """
         with self._gate as gate:
             attempt = 0
             server_timeouts = 0
@@ -507,7 +522,13 @@ class SparqlClient:
                 return rows
 
     def summary(self) -> dict:
-        """Query time and request counts, for a snapshot manifest."""
+        """Query time and request counts, for a snapshot manifest.
+
+        Returns
+        -------
+        dict
+            Query time and request counts.
+        """
         ok = [r for r in self.log if r.outcome == "ok"]
         return {
             "endpoint": self.endpoint,
@@ -523,6 +544,13 @@ class SparqlClient:
         }
 
     def log_rows(self) -> list[dict]:
+        """Every HTTP attempt so far, as plain dicts.
+
+        Returns
+        -------
+        list of dict
+            One per attempt (:class:`RequestRecord`'s fields), in order.
+        """
         return [asdict(r) for r in self.log]
 
 

@@ -72,13 +72,27 @@ _LANG_PATTERN = r"^[a-z]{2,3}(-[a-z0-9]{1,8})*$"  # queries.LANG_RE, vectorised
 @dataclass
 class WikidataTaxonNames:
     """What :func:`fetch_inat_taxon_names` returns: ``names`` (:data:`TAXON_NAMES_SCHEMA`)
-    and ``info`` (endpoint, query time, batches, counts, drops)."""
+    and ``info`` (endpoint, query time, batches, counts, drops).
+
+    Attributes
+    ----------
+    names : polars.DataFrame
+        The names table.
+    info : dict
+        Provenance and metadata.
+    """
 
     names: pl.DataFrame
     info: dict = field(default_factory=dict)
 
     def names_table(self) -> pl.DataFrame:
-        """The rows as a tree's names table (``node_id``, ``name``, ``kind``, ``lang``)."""
+        """The rows as a tree's names table (``node_id``, ``name``, ``kind``, ``lang``).
+
+        Returns
+        -------
+        polars.DataFrame
+            The rows as a tree's names table (``node_id``, ``name``, ``kind``, ``lang``).
+        """
         return self.names.select(list(NAMES_SCHEMA)).unique(maintain_order=True)
 
 
@@ -87,7 +101,22 @@ def inat_ids(tree: TreeTables | pl.DataFrame, *, ranks: Iterable[str] | None = N
     """The iNaturalist taxon ids of a tree's ``inat:<id>`` nodes, in numeric order.
 
     ``ranks`` keeps nodes of those ranks only; ``under`` keeps the subtrees of those node ids
-    (each included). Other node ids (a synthetic root) are skipped."""
+    (each included). Other node ids (a synthetic root) are skipped.
+
+    Parameters
+    ----------
+    tree : TreeTables or polars.DataFrame
+        The tree.
+    ranks : Iterable[str], optional
+        Taxonomic ranks.
+    under : Iterable[str], optional
+        Node ids whose subtrees are kept (default: the whole tree).
+
+    Returns
+    -------
+    list[int]
+        The iNaturalist taxon ids of a tree's ``inat:<id>`` nodes, in numeric order.
+    """
     nodes = tree.nodes if isinstance(tree, TreeTables) else tree
     if under:
         if not isinstance(tree, TreeTables):
@@ -127,7 +156,24 @@ def validate_name_rows(raw: list[list], requested: set[str] | None,
                        langs: Sequence[str]) -> tuple[pl.DataFrame, dict, dict]:
     """Raw rows ``[inat id, item IRI, property, value, language tag]`` → (names in
     :data:`TAXON_NAMES_SCHEMA`, dropped counts by reason, dropped examples), by the rules of
-    the module docstring (step 3). ``requested=None`` accepts every id."""
+    the module docstring (step 3). ``requested=None`` accepts every id.
+
+    Parameters
+    ----------
+    raw : list[list]
+        Rows ``[inat id, item IRI, property, value, language tag]``.
+    requested : set[str] or None
+        The iNaturalist ids asked for (None: any).
+    langs : Sequence[str]
+        The languages kept.
+
+    Returns
+    -------
+    tuple[polars.DataFrame, dict, dict]
+        Raw rows ``[inat id, item IRI, property, value, language tag]`` → (names in
+        :data:`TAXON_NAMES_SCHEMA`, dropped counts by reason, dropped examples), by the
+        rules of the module docstring (step 3).
+    """
     df = pl.DataFrame(raw, schema={"inat": pl.String, "item": pl.String, "property": pl.String,
                                    "value": pl.String, "tag": pl.String}, orient="row")
     df = df.with_row_index("_row").with_columns(
@@ -185,6 +231,13 @@ def fetch_inat_taxon_names(
         Ids per query.
     checkpoint : BatchCheckpoint or path, optional
         Where finished batches are stored, to resume an interrupted run.
+    progress : Callable[[str], None], optional
+        Whether to show a progress bar.
+
+    Returns
+    -------
+    WikidataTaxonNames
+        The names, with what was dropped and why.
     """
     if isinstance(langs, str):
         raise ValueError(f"langs must be a list of language tags, not the string {langs!r}")

@@ -76,7 +76,23 @@ def _open(path: Path) -> io.BufferedIOBase:
 
 def read_inat_taxon_names_dump(path: str | os.PathLike, *, ids: Iterable[int | str] | None = None,
                                langs: Sequence[str] = ("en",)) -> WikidataTaxonNames:
-    """Names of iNaturalist taxa (``ids``, default all) from a truthy N-Triples dump (module docstring)."""
+    """Names of iNaturalist taxa (``ids``, default all) from a truthy N-Triples dump (module docstring).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A truthy N-Triples dump (plain, ``.gz`` or ``.bz2``).
+    ids : Iterable[int or str], optional
+        The iNaturalist ids to keep (default: all).
+    langs : Sequence[str], optional
+        The languages kept.
+
+    Returns
+    -------
+    WikidataTaxonNames
+        Names of iNaturalist taxa (``ids``, default all) from a truthy N-Triples dump
+        (module docstring).
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such dump file")

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 
 import polars as pl
 
+from taxoforge.sources.ranked import report_frame
 from taxoforge.sources.wikidata.graph import WikidataGraph
 from taxoforge.trees.build import build_tree
 from taxoforge.trees.tables import TreeTables
@@ -42,7 +43,27 @@ def build_wikidata_tree(
     name: str = "wikidata",
 ) -> TreeTables:
     """Build the tree of ``graph`` (module docstring). ``exclude`` holds node ids (``wd:Q…``),
-    e.g. :func:`~taxoforge.sources.wikidata.exclusions.exclusion_node_ids`."""
+    e.g. :func:`~taxoforge.sources.wikidata.exclusions.exclusion_node_ids`.
+
+    Parameters
+    ----------
+    graph : WikidataGraph
+        The Wikidata graph.
+    exclude : Mapping[str, str] or Iterable[str], optional
+        Node ids (``wd:Q…``) removed with their edges first, e.g.
+        :func:`~taxoforge.sources.wikidata.exclusions.exclusion_node_ids`.
+    tie_seed : int, optional
+        The seed of the tie draws.
+    cycle_policy : str, optional
+        How cycles are broken (:data:`taxoforge.trees.build.CYCLE_POLICIES`).
+    name : str, optional
+        The name.
+
+    Returns
+    -------
+    TreeTables
+        The tree, with names, report and provenance.
+    """
     if graph.edges.height == 0:
         raise ValueError("the Wikidata graph has no edges: no seed has a class or superclass")
     excl = dict(exclude) if isinstance(exclude, Mapping) else {e: "" for e in exclude}
@@ -72,7 +93,6 @@ def build_wikidata_tree(
             "seeds_in_tree": int(seeds.is_in(kept["node_id"].implode()).sum()),
         },
     }
-    unplaced_report = pl.DataFrame({"kind": ["unplaced_seed"] * len(unplaced), "child_id": unplaced,
-                                    "detail": ["seed has no instance-of class and no superclass"] * len(unplaced)},
-                                   schema={"kind": pl.String, "child_id": pl.String, "detail": pl.String})
+    unplaced_report = report_frame("unplaced_seed", unplaced, None,
+                                   "seed has no instance-of class and no superclass")
     return TreeTables.from_build(name, tb, graph.names, report=unplaced_report, info=info)

@@ -74,7 +74,7 @@ def test_validate_probes_and_open_world(tmp_path, tree_dir):
     r = _run("mc", "build", tree_dir, "sample:4", "--difficulty", "medium", "--probe-rank", "family", "-o", q)
     assert r.exit_code == 2  # one of the two
     r = _run("mc", "build", tree_dir, "sample:4", "--probe-rank", "family", "-o", q)
-    assert r.exit_code == 1 and "only 2 other family(s) in the tree; 3 needed" in r.output
+    assert r.exit_code == 1 and "only 2 other family(s) in tree (the whole tree); 3 needed" in r.output
     r = _run("mc", "build", tree_dir, "sample:4", "--probe-rank", "family", "--options", "3", "-o", q)
     assert r.exit_code == 0, r.output
     ids = [json.loads(x)["id"] for x in q.read_text().splitlines()]

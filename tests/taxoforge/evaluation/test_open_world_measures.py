@@ -1,4 +1,4 @@
-"""Paper 003's TI, SS, CS and LI: by hand with a transparent bag-of-words encoder, as
+"""TI, SS, CS and LI of Conti et al. 2025 [3]: by hand with a transparent bag-of-words encoder, as
 properties, with the real all-MiniLM-L6-v2 where the optional packages are installed, and the
 LI hook with a user-supplied judge (skipped with a clear message without one)."""
 

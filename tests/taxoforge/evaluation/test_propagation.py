@@ -1,4 +1,4 @@
-"""Paper 004: propagation by hand, AP against scikit-learn, per-level mAP, Table 2 and the
+"""Xu et al. 2024 [4]: propagation by hand, AP against scikit-learn, per-level mAP, Table 2 and the
 tiered benchmark on the real ImageNet-1k taxonomy."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from taxoforge.evaluation import propagation as pg
 from taxoforge.trees.ranked_tree import RankedTree
 
-# Fig. 2 of paper 004, with an internal "big cat" node
+# Fig. 2 of Xu et al. 2024 [4], with an internal "big cat" node
 TREE = {"r": None, "feline": "r", "canine": "r", "lion": "feline", "cat": "feline", "bigcat": "feline",
         "tiger": "bigcat", "leopard": "bigcat", "wolf": "canine", "fox": "canine"}
 COLS = ["lion", "cat", "tiger", "leopard", "wolf", "fox", "bigcat", "feline", "canine"]

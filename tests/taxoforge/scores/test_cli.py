@@ -66,7 +66,7 @@ def test_many_files_and_a_glob_the_shell_left_alone_are_one_run_with_one_index(t
     assert [(f["file"].rsplit("/", 1)[-1], f["rows"], f["scored"]) for f in info["per_file"]] == [
         ("single.jsonl", 1, 1), ("x.jsonl", 2, 2), ("y.jsonl", 2, 2)]
     assert "**3 files:**" in r.output
-    for name in ("leaderboard.csv", "leaderboard.tex", "hp_vs_hr.pdf", "model_ranks.svg", "breakdowns/consistency.csv"):
+    for name in ("leaderboard.csv", "leaderboard.tex", "hp_vs_hr.pdf", "rank_accuracy.svg", "breakdowns/consistency.csv"):
         assert (out / name).stat().st_size > 0, name
     # a folder means the model-output files under it
     r = CliRunner().invoke(main, ["score", str(tmp_path / "results"), str(tree), *FAST])
@@ -192,3 +192,58 @@ def test_map_writes_unlabelled_oven_answers_with_node_stage_and_similarity(image
     r = CliRunner().invoke(main, ["map", str(oven), str(tree), "--json", *cols])
     doc = json.loads(r.stdout)
     assert doc["info"]["mapped"] == n and len(doc["rows"]) == 20 and sum(doc["info"]["stage_counts"].values()) == n
+
+
+def test_harness_files_score_with_no_flag_and_report_the_harness_agreement(vlm4bio_files, inat_vlm4bio_tree,
+                                                                           tmp_path):
+    from benchmarks.harness_files import harness_files
+
+    native = next(p for p in vlm4bio_files if "bird-medium" in str(p))
+    files = harness_files(native, tmp_path / "h")
+    tree = tmp_path / "tree"
+    inat_vlm4bio_tree.write(tree)
+    out = tmp_path / "res"
+    r = CliRunner().invoke(main, ["score", str(files["VLMEvalKit judge xlsx"]), str(files["lmms-eval v0.4"]),
+                                  str(tree), "-o", str(out), *FAST])
+    assert r.exit_code == 0, r.output + r.stderr
+    lb = pl.read_csv(out / "leaderboard.csv").sort("model")
+    assert lb.select("model", "dataset").rows() == [("liuhaotian__llava-v1.5-7b", "vlm4bio_bird_medium"),
+                                                    ("llava_v1.5_7b", "VLM4Bio_bird_medium")]
+    assert lb["n"].to_list() == [20, 20] and lb["harness_n"].to_list() == [20, 20]
+    assert lb["harness_agreement"].to_list() == [1.0, 1.0]
+    # the same model and dataset twice (the judge file and its prediction file) is refused, naming both
+    r = CliRunner().invoke(main, ["score", str(files["VLMEvalKit judge xlsx"]), str(files["VLMEvalKit tsv"]),
+                                  str(tree), *FAST])
+    assert r.exit_code == 2 and "occur more than once" in r.stderr and "_result.xlsx:2" in r.stderr
+    assert ".tsv:2" in r.stderr and "--allow-duplicate-ids" in r.stderr
+    r = CliRunner().invoke(main, ["score", str(files["VLMEvalKit judge xlsx"]), str(files["VLMEvalKit tsv"]),
+                                  str(tree), "--allow-duplicate-ids", "--json", *FAST])
+    assert r.exit_code == 0 and json.loads(r.stdout)["leaderboard"][0]["n"] == 40
+    # --format names a layout or a file kind explicitly
+    r = CliRunner().invoke(main, ["score", str(files["VLMEvalKit xlsx"]), str(tree), "--format", "xlsx", "--json",
+                                  *FAST])
+    assert r.exit_code == 0 and json.loads(r.stdout)["info"]["scored"] == 20
+
+
+def test_a_file_of_unknown_layout_prints_the_command_that_would_work(tree, tmp_path):
+    f = _jsonl(tmp_path / "odd.jsonl", [{"qid": "1", "gen": ["Aloe vera"], "doc": {"gold": "aloe_vera"}}])
+    r = CliRunner().invoke(main, ["score", str(f), str(tree), *FAST])
+    assert r.exit_code == 2 and "cannot tell the format" in r.stderr
+    assert f"taxoforge score '{f}' {tree} --column 'output=gen[0]' --column 'label=doc.gold'" in r.stderr
+    r = CliRunner().invoke(main, ["score", str(f), str(tree), "--column", "output=gen[0]", "--column", "label=doc.gold",
+                                  "--json", *FAST])  # the suggestion works as printed
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["info"]["scored"] == 1
+
+
+def test_bounds_nan_and_environment_values_are_usage_errors_naming_them(tree, tmp_path):
+    f = _jsonl(tmp_path / "o.jsonl", GOOD)
+    cases = [(["--bootstrap", "2000000000"], "--bootstrap"), (["--min-scored", "nan"], "'nan' is not a finite number"),
+             (["--thr-topk", "nan"], "--thr-topk"), (["--temperature", "inf"], "--temperature")]
+    for args, says in cases:
+        r = CliRunner().invoke(main, ["score", str(f), str(tree), *FAST, *args])
+        assert r.exit_code == 2 and says in r.output + r.stderr, (args, r.output, r.stderr)
+    r = CliRunner().invoke(main, ["score", str(f), str(tree), *FAST], env={"TAXOFORGE_MIN_SCORED": "abc"})
+    assert r.exit_code == 2 and "TAXOFORGE_MIN_SCORED" in r.output + r.stderr
+    r = CliRunner().invoke(main, ["score", str(f), str(tree), *FAST, "--json"], env={"TAXOFORGE_MIN_SCORED": "0.5"})
+    assert r.exit_code == 0

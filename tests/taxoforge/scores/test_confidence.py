@@ -1,7 +1,7 @@
 """Bootstrap intervals of the leaderboard, against the exact bootstrap distribution of tiny
 samples (every one of the n^n resamples enumerated by hand): the interval's ends sit at the
 2.5 % and 97.5 % points of that distribution. hF's interval is that of the harmonic mean of
-mean hP and mean hR over resampled (hP, hR) pairs (SPEC §2), not of the mean per-sample hF."""
+mean hP and mean hR over resampled (hP, hR) pairs (docs/method.md#hierarchical-measures), not of the mean per-sample hF."""
 
 from __future__ import annotations
 

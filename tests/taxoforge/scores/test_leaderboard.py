@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 import taxoforge.scores as scores_pkg
+from taxoforge.scores.confidence import BootstrapConfig
 from taxoforge.scores.leaderboard import LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.hierarchical import aggregate_hierarchical
 from taxoforge.scores.text_measures import TEXT_MEASURES
@@ -36,8 +37,54 @@ def test_each_row_is_aggregate_hierarchical_of_its_group():
         for m in ("hP", "hR", "hF", "hF_pairs"):
             assert row[m] == pytest.approx(want[m], rel=1e-12), m
         assert row["n"] == g.height and row["accuracy"] == pytest.approx(g["correct"].mean())
-    assert lb["hF"].to_list() == sorted(lb["hF"].to_list(), reverse=True)
+    # ranked within each dataset × prompt group only, best hF first
+    for _, grp in lb.group_by("dataset", "prompt", maintain_order=True):
+        assert grp["hF"].to_list() == sorted(grp["hF"].to_list(), reverse=True)
+        assert grp["rank"].to_list() == list(range(1, grp.height + 1))
+    assert lb["prompt"].to_list() == sorted(lb["prompt"].to_list())
     assert [c for c in lb.columns if c in LEADERBOARD_MEASURES] == list(LEADERBOARD_MEASURES)
+
+
+def test_answered_only_measures_and_the_abstention_rate():
+    s = _samples()
+    lb = leaderboard(s, ci=None)
+    for row in lb.iter_rows(named=True):
+        g = s.filter((pl.col("model") == row["model"]) & (pl.col("prompt") == row["prompt"]))
+        a = g.filter(~pl.col("abstained"))
+        want = aggregate_hierarchical(a["hP"].to_numpy(), a["hR"].to_numpy())
+        assert (row["hP_answered"], row["hR_answered"], row["hF_answered"]) == pytest.approx(
+            (want["hP"], want["hR"], want["hF"]))
+        assert row["abstained_pct"] == pytest.approx(100 * g["abstained"].mean())
+
+
+def _paired(n=200, seed=0):
+    """Three models on the same items of two groups: m_good beats m_bad by far; m_twin equals m_good."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for ds in ("easy", "hard"):
+        base = rng.random(n)
+        for model, shift in (("m_good", 0.0), ("m_twin", 0.0), ("m_bad", 0.45)):
+            ok = base > (0.3 if ds == "easy" else 0.6) + shift
+            hp = np.where(ok, 1.0, 0.5)
+            rows.append(pl.DataFrame({"id": [f"{ds}{i}" for i in range(n)], "model": model, "dataset": ds,
+                                      "prompt": "p", "abstained": False, "correct": ok, "hP": hp, "hR": hp,
+                                      "hF": hp, **{m: np.zeros(n) for m in TEXT_MEASURES}}))
+    return pl.concat(rows)
+
+
+def test_ranks_stay_within_a_group_and_ties_with_the_best_are_marked():
+    lb = leaderboard(_paired(), ci=BootstrapConfig(n_resamples=999))
+    for ds in ("easy", "hard"):
+        g = {r["model"]: r for r in lb.filter(pl.col("dataset") == ds).iter_rows(named=True)}
+        assert g["m_good"]["rank"] == 1 and g["m_twin"]["rank"] == 1 and g["m_bad"]["rank"] == 3
+        assert g["m_good"]["tied_with_best"] and g["m_twin"]["tied_with_best"]
+        assert g["m_twin"]["vs_best_p"] == pytest.approx(1.0)
+        assert not g["m_bad"]["tied_with_best"] and g["m_bad"]["vs_best_p"] < 0.05
+    # easy's worst beats hard's best on hF, yet each group has its own rank 1
+    assert lb.filter(pl.col("rank") == 1).height == 4
+    # no resamples: ranks only, nothing tested
+    plain = leaderboard(_paired(), ci=None)
+    assert plain["vs_best_p"].null_count() == plain.height and plain.filter(pl.col("rank") == 1).height == 4
 
 
 def test_empty_samples_give_an_empty_leaderboard_with_the_columns():

@@ -29,3 +29,17 @@ def test_unlabelled_answers_map_with_stage_and_similarity(inat_like, tmp_path):
     assert res.bad_rows.select("line", "reason").rows() == [(4, "missing model output")]
     assert res.info["rows"] == 5 and res.info["mapped"] == 4 and res.info["taxonomy_version"].startswith("sha256:")
     assert "label" not in t.columns and t.schema["node_depth"] == pl.Int64
+
+
+def test_map_files_reads_with_read_options_and_writes_the_table(inat_like, tmp_path):
+    from taxoforge.scores.map_outputs import map_files
+    from taxoforge.scores.options import ReadOptions, ScoreOptions
+
+    f = tmp_path / "preds.json"  # an indented JSON array, VLMEvalKit's PRED_FORMAT=json
+    f.write_text('[\n    {\n        "index": 0,\n        "prediction": "Toco Toucan"\n    },\n'
+                 '    {\n        "index": 1,\n        "prediction": NaN\n    }\n]')
+    res = map_files([f], inat_like, out=tmp_path / "m.parquet", read=ReadOptions(columns={"output": "prediction"}),
+                    score=ScoreOptions(progress=False))
+    t = pl.read_parquet(tmp_path / "m.parquet")
+    assert t.select("line", "node_id").rows() == [(2, "r_toco")] and res.bad_rows["line"].to_list() == [6]
+    assert set(t["model"]) == {"preds"}  # no model named: the file stem

@@ -13,12 +13,11 @@ from rapidfuzz import fuzz
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.name_similarity import (
-    NAME_EMBEDDINGS,
     EmbeddingSimilarity,
     SentenceTransformerSimilarity,
     similarity_from_spec,
 )
-from taxoforge.scores.sentence_models import MINILM
+from taxoforge.scores.sentence_models import MINILM, NAME_EMBEDDINGS
 from tests.conftest import minilm_or_skip
 
 from .conftest import mapped, tree_tables

@@ -1,4 +1,4 @@
-"""Answer parsing: templates, multiple-choice letters, abstentions (SPEC §4)."""
+"""Answer parsing: templates, multiple-choice letters, abstentions (docs/method.md#model-outputs)."""
 
 from __future__ import annotations
 

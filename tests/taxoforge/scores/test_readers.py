@@ -35,7 +35,7 @@ def test_generic_csv_with_column_mapping(tmp_path):
     assert df["id"].to_list() == ["1", "2", "3"]
     assert df["line"].to_list() == [2, 3, 5]  # the quoted newline makes record 2 span lines 3–4
     assert df["output"].to_list() == ["A: a dog", "multi\nline", None]
-    assert set(df["model"]) == {"m1"} and set(df["dataset"]) == {"unknown"}
+    assert set(df["model"]) == {"m1"} and set(df["dataset"]) == {"out"}  # no dataset named: the file stem
 
 
 def test_parquet(tmp_path):
@@ -65,8 +65,10 @@ def test_unknown_columns_and_types(tmp_path):
     with pytest.raises(OutputFileError, match="cannot tell the format"):
         read_outputs(p)
     assert read_outputs(p, columns={"output": "answer", "label": "truth"})["output"].to_list() == ["dog"]
-    with pytest.raises(OutputFileError, match="unknown file type"):
-        read_outputs(tmp_path / "o.jsonl", fmt=None) if False else read_outputs(_touch(tmp_path / "o.xlsx"))
+    with pytest.raises(OutputFileError, match=r"o\.xlsx: not an \.xlsx workbook"):
+        read_outputs(_touch(tmp_path / "o.xlsx"))
+    with pytest.raises(OutputFileError, match=r"cannot tell the file kind .*--format"):
+        read_outputs(_touch(tmp_path / "o.txt"))
 
 
 def _touch(p):
@@ -105,17 +107,27 @@ def test_deeply_nested_json_and_repeated_csv_columns_are_errors_with_lines(tmp_p
         read_outputs(c)
 
 
-def test_duplicate_ids_are_warned_with_their_lines(tmp_path):
-    from taxoforge.scores.readers import DuplicateIdWarning, duplicate_ids
+def test_duplicate_ids_are_an_error_naming_files_and_lines_unless_allowed(tmp_path):
+    from taxoforge.scores.readers import duplicate_ids, read_files
 
     p = tmp_path / "dup.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in [
         {"id": "a", "model": "m", "output": "x", "label": "y"}, {"id": "b", "model": "m", "output": "x", "label": "y"},
         {"id": "a", "model": "m", "output": "z", "label": "y"}, {"id": "a", "model": "other", "output": "z", "label": "y"},
     ]))
-    with pytest.warns(DuplicateIdWarning, match=r"dup\.jsonl: 1 sample id\(s\) occur more than once \('a' on lines 1, 3\)"):
-        df = read_outputs(p)
+    with pytest.raises(OutputFileError, match=r"1 sample id\(s\) occur more than once .*'a' \(m / dup\) at "
+                                              r".*dup\.jsonl:1, .*dup\.jsonl:3.*--allow-duplicate-ids"):
+        read_outputs(p)
+    df = read_outputs(p, allow_duplicate_ids=True)
     assert df.height == 4 and duplicate_ids(df)["lines"].to_list() == [[1, 3]]
+    # across files: the same model and dataset in two files is an error naming both
+    q = tmp_path / "other.jsonl"
+    q.write_text(json.dumps({"id": "b", "model": "m", "dataset": "dup", "output": "x", "label": "y"}) + "\n")
+    r = tmp_path / "first.jsonl"
+    r.write_text(json.dumps({"id": "b", "model": "m", "dataset": "dup", "output": "x", "label": "y"}) + "\n")
+    with pytest.raises(OutputFileError, match=r"'b' \(m / dup\) at .*first\.jsonl:1, .*other\.jsonl:1"):
+        read_files([r, q])
+    assert read_files([r, q], allow_duplicate_ids=True).height == 2
 
 
 # A classifier's top-k file: no header, the image path then name/probability pairs (and a
@@ -194,3 +206,40 @@ def test_a_column_mapping_typo_names_the_column_and_lists_the_files(tmp_path):
         read_outputs(f, columns={"output": "response", "labels": "gt"})
     rows = read_outputs(f, columns={"output": "response"}, require=("output",))
     assert rows["label"].to_list() == [None] and rows["output"].to_list() == ["a"]
+
+
+def test_a_harness_output_folder_expands_to_its_per_sample_files(tmp_path):
+    from taxoforge.scores.readers import expand_output_paths
+
+    names = ["m/T20250101-120000/m_MMBench.xlsx", "m/T20250101-120000/m_MMBench_exact_matching_result.xlsx",
+             "m/T20250101-120000/m_MMBench_acc.csv", "m/T20250101-120000/m_AI2D_TEST.tsv",
+             "m/T20250101-120000/m_OCRBench_score.json", "lmms/model/20250101_120000_results.json",
+             "lmms/model/20250101_120000_samples_mme.jsonl", "old/results.json", "old/mme.json"]
+    for n in names:
+        (tmp_path / n).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / n).write_text("")
+    got = [p.relative_to(tmp_path).as_posix() for p in expand_output_paths([tmp_path])]
+    # summaries skipped; a prediction file whose judge file lies beside it: the judge file (it has the same rows and `hit`)
+    assert got == ["lmms/model/20250101_120000_samples_mme.jsonl", "m/T20250101-120000/m_AI2D_TEST.tsv",
+                   "m/T20250101-120000/m_MMBench_exact_matching_result.xlsx", "old/mme.json"]
+    assert expand_output_paths([tmp_path / "m" / "T20250101-120000" / "m_MMBench_acc.csv"])  # named: taken as given
+
+
+def test_a_ranked_top_k_is_read_as_a_list_and_its_first_is_the_answer(tmp_path):
+    from taxoforge.scores.options import InvalidParameterError, ReadOptions
+    from taxoforge.scores.readers import OutputFileError, read_outputs
+
+    p = tmp_path / "top3.tsv"
+    p.write_text("img/a_1.jpg\tAcacia saligna\t0.6\tAcacia pycnantha\t0.3\t\t\n"
+                 "img/b_2.jpg\tOlea europaea\t0.9\tAcacia confusa\t0.05\tSalix alba\t0.01\n")
+    names = ["image", "top1", "p1", "top2", "p2", "top3", "p3"]
+    t = read_outputs(p, options=ReadOptions(header=False, column_names=names, ranked=["top1", "top2", "top3"],
+                                            columns={"id": "image", "label": "top2"}))
+    assert t["output"].to_list() == ["Acacia saligna", "Olea europaea"]
+    assert t["ranked_outputs"].to_list() == [["Acacia saligna", "Acacia pycnantha", None],
+                                             ["Olea europaea", "Acacia confusa", "Salix alba"]]
+    with pytest.raises(OutputFileError, match=r"--ranked names no column \['top9'\]"):
+        read_outputs(p, options=ReadOptions(header=False, column_names=names, ranked=["top1", "top9"],
+                                            columns={"id": "image", "label": "top2"}))
+    with pytest.raises(InvalidParameterError, match="'ranked' parameter"):
+        ReadOptions(ranked="top1,top2")

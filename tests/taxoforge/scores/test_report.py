@@ -1,20 +1,19 @@
-"""The paper-ready outputs: figures faceted by dataset × prompt in PNG (300 dpi), PDF and
-SVG, deterministic bytes; a rank figure that shows something for one model; the LaTeX and
-Markdown leaderboards with their intervals."""
+"""The paper-ready tables: the compact Markdown and LaTeX leaderboards with their intervals,
+ranks within a group, the short citation and the digest in a footnote, names escaped in
+LaTeX, Markdown (and the HTML it renders to) and CSV; the comparison's tables."""
 
 from __future__ import annotations
 
-import struct
-import xml.etree.ElementTree as ET
+import re
 
 import numpy as np
 import polars as pl
+import pytest
 from pylatexenc.latexwalker import LatexWalker
 
 from taxoforge.scores.confidence import BootstrapConfig
 from taxoforge.scores.leaderboard import leaderboard
-from taxoforge.scores.report import (hp_hr_figure, leaderboard_latex, leaderboard_markdown, plot_hp_hr, plot_ranks,
-                                     ranks_figure)
+from taxoforge.scores.report import leaderboard_csv, leaderboard_latex, leaderboard_markdown
 from taxoforge.scores.text_measures import TEXT_MEASURES
 
 
@@ -33,72 +32,32 @@ def _samples(models=("m1", "m2", "m3"), datasets=("birds", "fish"), prompts=("op
     return pl.concat(rows)
 
 
-def _png_dpi(data: bytes) -> float:
-    """Dots per inch from the PNG's pHYs chunk."""
-    i = data.index(b"pHYs")
-    ppm_x, _, unit = struct.unpack(">IIB", data[i + 4:i + 13])
-    assert unit == 1  # metres
-    return ppm_x * 0.0254
-
-
-def test_hp_hr_is_faceted_by_dataset_and_prompt_in_three_formats(tmp_path):
-    lb = leaderboard(_samples(), ci=BootstrapConfig(n_resamples=200))
-    paths = plot_hp_hr(lb, tmp_path / "hp_vs_hr.png")
-    assert set(paths) == {"png", "pdf", "svg"}
-    png, pdf, svg = (paths[k].read_bytes() for k in ("png", "pdf", "svg"))
-    assert png[:4] == b"\x89PNG" and round(_png_dpi(png)) == 300 and len(png) > 50_000
-    assert pdf[:5] == b"%PDF-" and len(pdf) > 10_000
-    assert ET.fromstring(svg).tag.endswith("svg") and len(svg) > 20_000
-    fig = hp_hr_figure(lb)
-    panels = [ax for ax in fig.axes if ax.get_title()]
-    assert sorted(ax.get_title() for ax in panels) == ["birds · mc", "birds · open", "fish · mc", "fish · open"]
-    # one marker per model in every panel, with interval bars
-    for ax in panels:
-        assert len(ax.containers) == 3  # errorbar containers: one per model
-    legend = fig.legends[0]
-    assert [t.get_text() for t in legend.get_texts()] == ["m1", "m2", "m3"]
-
-
-def test_figures_are_the_same_bytes_for_the_same_results(tmp_path):
-    lb = leaderboard(_samples(), ci=None)
-    a = plot_ranks(lb, tmp_path / "a" / "ranks")
-    b = plot_ranks(lb, tmp_path / "b" / "ranks")
-    for fmt in ("png", "pdf", "svg"):
-        assert a[fmt].read_bytes() == b[fmt].read_bytes(), fmt
-
-
-def test_the_rank_figure_of_one_model_ranks_its_settings():
-    lb = leaderboard(_samples(models=("only",)), ci=None)
-    fig = ranks_figure(lb)
-    ax = fig.axes[0]
-    lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 1]
-    assert len(lines) == 4  # dataset × prompt settings of the one model
-    ranks = np.array([np.round(ln.get_ydata()) for ln in lines])
-    assert len(np.unique(ranks)) > 1 and not all(len(set(r)) == 1 for r in ranks)  # not flat
-    assert "settings of only" in ax.get_title()
-    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == [
-        "birds · mc", "birds · open", "fish · mc", "fish · open"]
-
-
-def test_a_single_row_shows_its_values_instead_of_ranks():
-    lb = leaderboard(_samples(models=("only",), datasets=("d",), prompts=("p",)), ci=BootstrapConfig(n_resamples=200))
-    ax = ranks_figure(lb).axes[0]
-    assert "nothing to rank" in ax.get_title()
-    values = ax.get_lines()[0].get_ydata()
-    assert np.nanmax(values) <= 1 and len(values) == len([t for t in ax.get_xticklabels()])
-
-
 def test_latex_table_escapes_names_and_parses():
     s = _samples(models=("gpt-4o_mini & co",), datasets=("50%_birds",), prompts=("p#1",))
     lb = leaderboard(s, ci=BootstrapConfig(n_resamples=200))
     info = {"taxonomy": "inat_2024", "citation": {"ref": "inat_2024@abc", "store": "s3://bucket/x_y", "published": True},
             "mapping_config_id": "c1", "confidence_intervals": {"level": 0.95, "n_resamples": 200, "seed": 0}}
+    info["citation"]["content_sha256"] = "ab" * 32
     tex = leaderboard_latex(lb, info)
-    assert r"gpt-4o\_mini \& co & 50\%\_birds & p\#1 &" in tex
-    assert r"inat\_2024@abc in the store s3://bucket/x\_y" in tex
+    assert r"gpt-4o\_mini \& co & 50\%\_birds & " in tex
+    # the short citation in the caption, the digest in a footnote after the table
+    assert r"\texttt{inat\_2024@abc}\protect\footnotemark" in tex
+    assert r"\footnotetext{Taxonomy inat\_2024@abc: content digest \texttt{sha256:" + "ab" * 32 + "}" in tex
+    assert "sha256:" + "ab" * 32 not in tex[:tex.index(r"\end{table}")]
     assert r"{\scriptsize [" in tex and tex.count(r"\\") >= 2
     body = tex[tex.index(r"\begin{table}"):]
     LatexWalker(body, tolerant_parsing=False).get_latex_nodes()  # well formed: every group closed
+
+
+def test_latex_blocks_per_dataset_and_bold_for_ties_with_the_best():
+    lb = leaderboard(_samples(prompts=("p",)), ci=BootstrapConfig(n_resamples=300))
+    tex = leaderboard_latex(lb, {"taxonomy": "t", "citation": {"ref": "t@v1"}})
+    head, body = tex.split(r"\midrule", 1)
+    assert "Model & Dataset &" in head and "Prompt" not in head  # one prompt: not a column
+    assert body.count(r"\midrule") == 1  # birds | fish
+    birds = body.split(r"\midrule")[0]
+    assert birds.count(r"\textbf{") == lb.filter((pl.col("dataset") == "birds") & pl.col("tied_with_best")).height >= 1
+    assert "Bold hF: the best of its block" in tex
 
 
 def test_markdown_shows_intervals_and_the_citation():
@@ -110,6 +69,28 @@ def test_markdown_shows_intervals_and_the_citation():
     assert f"{row['hF']:.3f} ({row['hF_ci_low']:.3f}–{row['hF_ci_high']:.3f})" in md
     assert "`t@v1` in the store `/s`" in md and "bootstrap 95 % interval" in md
     assert "hF_ci_low" not in md  # shown inline, not as columns
+    header = next(line for line in md.splitlines() if line.startswith("| model"))
+    assert header.split(" | ")[:6] == ["| model", "dataset", "prompt", "rank", "n", "acc. (%)"]
+    assert "exact_match" not in header and "meteor" not in header  # compact: the rest is in the CSV
+    assert "### Over answered rows only" in md  # the samples have abstentions
+
+
+def test_names_are_text_in_markdown_csv_and_latex():
+    evil = ["=HYPERLINK(\"http://x\")", "<img src=x onerror=alert(1)>", "[click](http://x)", "@SUM(A1)", "-2+3"]
+    s = _samples(models=tuple(evil), datasets=("*bold*",), prompts=("p|q",))
+    lb = leaderboard(s, ci=None)
+    md = leaderboard_markdown(lb)
+    assert re.search(r"(?<!\\)<img", md) is None and "\\<img src=x onerror=alert(1)\\>" in md
+    assert "[click](http://x)" not in md and "\\[click\\](http://x)" in md
+    assert "\\*bold\\*" in md and "p\\|q" in md
+    csv = leaderboard_csv(lb)
+    rows = pl.read_csv(csv.encode(), infer_schema=False)
+    assert sorted(rows["model"].to_list()) == sorted("'" + m if m[0] in "=+-@" else m for m in evil)
+    assert all(not v.startswith(("=", "+", "-", "@")) for v in rows["model"].to_list() + rows["dataset"].to_list())
+    assert rows["hF"].cast(pl.Float64).to_list() == pytest.approx(lb["hF"].to_list())  # numbers stay numbers
+    tex = leaderboard_latex(lb)
+    LatexWalker(tex[tex.index(r"\begin{table}"):], tolerant_parsing=False).get_latex_nodes()
+    assert r"\textless{}img" in tex
 
 
 def test_files_sharing_a_name_are_told_apart_in_the_per_file_table():

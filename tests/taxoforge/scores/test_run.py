@@ -139,7 +139,7 @@ def test_cli_scores_and_prints_leaderboard(inat_like, tmp_path):
     # 3 of 4 rows scored is below --min-scored's default 95 %: exit code 10, results written all the same
     assert res.exit_code == 10, res.output
     assert "only 3 of 4 rows scored" in res.output and (tmp_path / "res" / "leaderboard.md").exists()
-    assert "| m | unknown | unknown | 3 | 1 |" in res.output
+    assert "| m | o | default | 3 | 1 |" in res.output  # no dataset or prompt named: the file stem, "default"
     assert "1 rows not scored" in res.output and "o.jsonl:4" in res.output
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"output": "x", "label": "y"}\n{oops}\n')
@@ -160,7 +160,7 @@ def test_cli_scores_a_headerless_top_k_file_whose_label_is_in_the_image_name(ina
                                     "--derive", "label", "image", r"([^/]+?)_(?:(?:gold|obs)_)?\d+[^/]*$",
                                     "--no-meteor", "-o", str(tmp_path / "res"), "--min-scored", "0.5"])
     assert res.exit_code == 0, res.output  # 2 of 4 rows scored: at the --min-scored 0.5 given
-    assert "| clf | unknown | unknown | 2 | 0 | 50.0 (0.0–100.0) |" in res.output  # accuracy with its bootstrap interval
+    assert "| clf | top2 | default | 1 | 2 | 50.0 (0.0–100.0) |" in res.output  # rank, n, accuracy with its interval
     assert "Ground truths resolved by: normalised 2." in res.output
     bad = pl.read_parquet(tmp_path / "res" / "bad_rows.parquet")
     assert bad.select("line", "reason").rows() == [(3, "unknown label"), (4, "missing ground truth")]
@@ -319,7 +319,7 @@ SPECIES_LEVEL = {"exact", "normalised", "node_id", "external_id", "linked_label"
 
 @pytest.mark.slow
 def test_every_real_ground_truth_resolves_against_the_offline_inaturalist_tree(vlm4bio_files, shared_data, capsys):
-    """Issue 12's target, measured: every row of every VLM4Bio result file and of the iNat2021
+    """Measured: every row of every VLM4Bio result file and of the iNat2021
     top-6 file gets a ground truth from the offline iNaturalist tree — by species or an
     explicit genus transfer, else partially or not at all with the reason — and the
     per-file counts per method are printed (``pytest -s``)."""
@@ -385,7 +385,7 @@ def test_ground_truth_resolver_answers_one_label_or_a_prefetched_batch(inat_like
 
 def test_all_vlm4bio_files_in_one_run_with_intervals_and_breakdowns(vlm4bio_files, inat_vlm4bio_tree, tmp_path):
     """The six VLM4Bio result files scored as one run: one leaderboard row per model ×
-    dataset × prompt, with bootstrap intervals and issue 14's breakdown columns (the
+    dataset × prompt, with bootstrap intervals and the breakdown columns (the
     iNaturalist tree has ranks: genus, family and order accuracy)."""
     from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.scores.confidence import BootstrapConfig
@@ -410,7 +410,10 @@ def test_all_vlm4bio_files_in_one_run_with_intervals_and_breakdowns(vlm4bio_file
         assert pl.read_csv(out / "breakdowns" / f"{name}.csv").height > 0, name
     assert pl.read_csv(out / "leaderboard.csv").height == lb.height
     tex = (out / "leaderboard.tex").read_text()
-    assert tex.count(r"\\") >= lb.height + 1 and "HCA (\\%)" in tex
+    assert tex.count(r"\\") >= lb.height + 1 and "Severity" in tex and r"Acc.\ (\%)" in tex
+    for row in lb.iter_rows(named=True):  # how bad the mistakes are, over the wrong answers
+        assert row["mistakes"] == round(row["n"] * (1 - row["accuracy"])) - row["abstained"]
+        assert 0 <= row["mistake_severity"] <= row["tree_distance_mean"]
 
 
 def _ranked_tree(rows):

@@ -1,4 +1,4 @@
-"""Text measures of paper 000 Table 4 on stemmed normalised text, via NLTK and rouge-score."""
+"""Text measures of Snæbjarnarson et al. 2025 [1] Table 4 on stemmed normalised text, via NLTK and rouge-score."""
 
 from __future__ import annotations
 

@@ -291,7 +291,7 @@ class StoreKind:
         self._overwrite(rel, data)
 
     def read(self, rel: str) -> bytes:
-        return self.writer.read_bytes(rel)
+        return self.writer.read_bytes(rel, max_bytes=1 << 30)
 
 
 def local_kind(root: Path) -> StoreKind:

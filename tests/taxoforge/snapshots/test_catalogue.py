@@ -1,5 +1,5 @@
 """index.json and NAME@VERSION references: names and versions from a store are untrusted
-input and must follow the id grammar before they touch a path (issue 15 item 1)."""
+input and must follow the id grammar before they touch a path."""
 
 from __future__ import annotations
 

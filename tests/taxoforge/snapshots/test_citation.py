@@ -1,4 +1,4 @@
-"""What a score cites (issue 13 item 3, issue 15 item 6): always a reference a store can
+"""What a score cites: always a reference a store can
 resolve, never a version the tables do not match."""
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_a_copied_snapshot_folder_is_checked_by_its_content(tmp_path, store):
 
 @pytest.mark.parametrize("where", ["in its store", "copied out"])
 def test_an_altered_snapshot_folder_is_never_cited_as_its_version(tmp_path, store, where):
-    """Issue 15 item 6: scoring a snapshot folder whose tables were altered cited the
+    """Scoring a snapshot folder whose tables were altered cited the
     original version and exited 0."""
     version = store.latest("demo")
     folder = store.local_dir("demo", version)
@@ -125,7 +125,7 @@ def test_an_altered_copy_in_the_store_is_refused_by_name_too(store):
 
 
 def test_a_tree_folder_is_cited_by_content_until_it_is_published(tmp_path, tree):
-    """Issue 13 item 3: a tree folder was cited `inaturalist_tree@<hash>`, which no store resolves."""
+    """A tree folder was cited `inaturalist_tree@<hash>`, which no store resolves."""
     folder = tmp_path / "data" / "assets" / "demo_tree"
     tree.write(folder)
     st = SnapshotStore(tmp_path / "store")

@@ -148,7 +148,7 @@ def test_publish_folder_of_tables(runner, tmp_path, tree):
 
 
 def test_publish_a_folder_written_by_treetables_records_its_provenance(runner, tmp_path, edges):
-    """Issue 13 item 3: `publish data/assets/<tree>` recorded `seed None` and no source versions."""
+    """`publish data/assets/<tree>` recorded `seed None` and no source versions."""
     t = make_tree(edges, seed=3)
     t.write(tmp_path / "inaturalist_tree")  # what the Dagster IO manager writes
     store = str(tmp_path / "store")
@@ -240,7 +240,7 @@ def test_through_the_taxoforge_group(runner, published):
 
 @pytest.mark.parametrize("command", ["show", "diff"])
 def test_show_and_diff_refuse_a_store_naming_a_version_that_climbs_out(runner, tmp_path, tree, command):
-    """Issue 15 item 1: show/diff --store pull remote snapshots; a hostile index must not
+    """Show/diff --store pull remote snapshots; a hostile index must not
     steer where they are written."""
     from tests.taxoforge.files.scripted_http import ScriptedServer
     from tests.taxoforge.snapshots.helpers import files_under, hostile_store

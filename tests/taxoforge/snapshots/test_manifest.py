@@ -105,7 +105,7 @@ def test_read_manifest_errors_name_the_file(tmp_path):
 
 
 def test_the_trees_info_goes_into_the_manifest_and_comes_back(tmp_path, edges):
-    """Issue 13 item 3: a tree built in Python (or a tree folder) is published with its seed,
+    """A tree built in Python (or a tree folder) is published with its seed,
     cycle policy and source versions, not `seed None` and no source versions."""
     from taxoforge.snapshots.verify import read_snapshot
     from taxoforge.trees.build import build_tree

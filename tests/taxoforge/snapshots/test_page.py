@@ -1,4 +1,4 @@
-"""The store's catalogue page, index.html (issue 13 item 4): every published version listed,
+"""The store's catalogue page, index.html: every published version listed,
 with sizes, node counts, diff summaries and the pull command; values from manifests escaped;
 rendered in headless Chromium from each kind of store."""
 

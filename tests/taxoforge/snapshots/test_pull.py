@@ -155,7 +155,7 @@ def test_load_taxonomy_from_http_names_its_snapshot(tmp_path, remote, tree):
     assert load_taxonomy("demo", store=srv.url, cache=tmp_path / "cache").info["snapshot"] == r2.ref
 
 
-# ---- a hostile store (issue 15 item 1) ---------------------------------------------------------
+# ---- a hostile store ---------------------------------------------------------
 HOSTILE_VERSIONS = ["../../../../escaped", "..", "x/../../../../escaped"]
 
 
@@ -186,7 +186,7 @@ def test_a_manifest_naming_a_file_outside_its_folder_is_refused(tmp_path, tree):
 
 
 def test_a_store_answering_503_with_retry_after_is_waited_for(tmp_path, tree):
-    """Issue 15 item 5: 503/Retry-After honoured for the catalogue reads too."""
+    """503/Retry-After honoured for the catalogue reads too."""
     with ScriptedServer() as srv:
         hostile_store(srv, tmp_path / "setup", tree, version="v1")
         honest = srv.default
@@ -197,7 +197,7 @@ def test_a_store_answering_503_with_retry_after_is_waited_for(tmp_path, tree):
 
 
 def test_pulled_snapshots_are_readable_by_others_under_the_usual_umask(tmp_path, remote):
-    """Issue 15 item 10: files were 0600 while index.json was 0644."""
+    """Files were 0600 while index.json was 0644."""
     srv, r = remote
     old = os.umask(0o022)
     try:
@@ -209,7 +209,7 @@ def test_pulled_snapshots_are_readable_by_others_under_the_usual_umask(tmp_path,
     assert sorted(p.name for p in res.path.iterdir()) == sorted([*r.manifest["files"], "manifest.json"])
 
 
-# ---- the same pull, load and cite on every kind of store (issue 13 item 4) -------------------
+# ---- the same pull, load and cite on every kind of store -------------------
 def test_pull_load_and_cite_from_every_kind_of_store(tmp_path, store_kind, tree, edges):
     from taxoforge.snapshots import resolve_taxonomy
 

@@ -68,7 +68,7 @@ def test_same_version_with_other_content_is_an_error(store_kind, tree, edges):
 
 
 def test_latest_moves_only_when_asked(store_kind, tree, edges):
-    """Issue 13 item 3: publishing a seed-1 test build made it `latest`, so `score … NAME`
+    """Publishing a seed-1 test build made it `latest`, so `score … NAME`
     silently switched trees. The first version becomes latest; later ones only on request."""
     store, reader = store_kind.writer, store_kind.reader
     a = store.publish(tree, created="2024-01-01T00:00:00Z")
@@ -223,7 +223,7 @@ def test_concurrent_publishers_leave_a_valid_index(tmp_path):
 
 
 def test_published_files_follow_the_umask_so_another_user_can_pull_them(tmp_path, tree):
-    """Issue 15 item 10: snapshot files were written 0600 (mkstemp) while index.json was 0644,
+    """Snapshot files were written 0600 (mkstemp) while index.json was 0644,
     so a store served by another user listed its snapshots but could not hand them out."""
     import os
     import stat
@@ -236,3 +236,67 @@ def test_published_files_follow_the_umask_so_another_user_can_pull_them(tmp_path
     folder = tmp_path / "s" / "demo" / r.version
     for p in [folder, *folder.iterdir(), tmp_path / "s" / "index.json"]:
         assert stat.S_IMODE(p.stat().st_mode) == (0o755 if p.is_dir() else 0o644), p
+
+
+_KILLED_PUBLISH = r"""
+import sys, time
+import taxoforge.snapshots.publishing as store_module  # publish builds there
+from taxoforge.snapshots import SnapshotStore
+from tests.taxoforge.snapshots.helpers import make_tree, random_edges
+
+real = store_module.build_snapshot
+
+def build_then_hang(tables, folder, **kw):  # the build is done, the move into place not yet
+    real(tables, folder, **kw)
+    print("ready", flush=True)
+    time.sleep(120)
+
+store_module.build_snapshot = build_then_hang
+SnapshotStore(sys.argv[1]).publish(make_tree(random_edges()))
+"""
+
+
+def test_a_killed_publishs_staging_folder_is_swept_by_the_next_publish(tmp_path, tree):
+    """``.staging/build-<hex>`` of a publish killed half-way goes at the next publish once it
+    is older than the bound; the staging folder of a publish still running stays."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from taxoforge.files.debris import STALE_AFTER
+
+    repo = Path(__file__).resolve().parents[3]
+    store = tmp_path / "store"
+
+    def start():
+        p = subprocess.Popen([sys.executable, "-c", _KILLED_PUBLISH, str(store)], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(repo)}, cwd=str(repo))
+        assert p.stdout.readline().strip() == "ready"
+        return p
+
+    def staged():
+        return sorted((store / ".staging").glob("build-*"))
+
+    def age(paths):
+        then = time.time() - 10 * STALE_AFTER
+        for q in paths:
+            for x in [q, *q.iterdir()]:
+                os.utime(x, (then, then))
+
+    killed, live = start(), None
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(timeout=30)
+    try:
+        (dead,) = staged()
+        live = start()
+        alive = [s for s in staged() if s != dead]
+        age([dead, *alive])
+        SnapshotStore(store).publish(tree)
+        assert staged() == alive  # the dead one swept, the live one kept
+    finally:
+        if live is not None:
+            live.send_signal(signal.SIGKILL)
+            live.wait(timeout=30)

@@ -319,7 +319,7 @@ def test_reader_does_not_touch_the_shared_folder(ptero_dir, tmp_path):
     assert {p.name: p.read_bytes() for p in copy.iterdir()} == before
 
 
-# --------------------------------------------------------------------------- issue 15: archives, encodings, empty files
+# --------------------------------------------------------------------------- archives, encodings, empty files
 
 TAXON_OK = "ID\tparentID\tnameID\nt1\t\tn1\nt2\tt1\tn2\n"
 

@@ -101,7 +101,7 @@ def test_from_a_url(tree, tmp_path):
         t = inat21_tree(url, cache_dir=tmp_path)
         assert srv.log == [("/inat2021/val.json", None)]
     assert t.nodes.equals(tree.nodes)
-    # cached in a slot keyed by the whole URL (issue 15 item 3), and the release recorded
+    # cached in a slot keyed by the whole URL, and the release recorded
     assert cache_path(tmp_path, url).read_bytes() == raw and cache_path(tmp_path, url).name == "val.json"
     assert t.info["source_versions"]["inat21"]["url"] == url
     assert t.info["source_versions"]["inat21"]["sha256"] == hashlib.sha256(raw).hexdigest()
@@ -127,7 +127,7 @@ def test_malformed_input_names_the_category(tmp_path, cats):
         inat21_tree(p)
 
 
-# --------------------------------------------------------------------------- issue 15, item 10: archives
+# --------------------------------------------------------------------------- archives
 
 
 def _tar(out: Path, members: list[tuple[str, bytes]], mode: str = "w:gz") -> Path:

@@ -41,3 +41,14 @@ def test_ranked_tree_facts():
     assert sorted(facts["species_examples"]) == ["loose under ?", "s3 under kingdom"]
     assert facts["leaves"] == 4 and facts["max_depth"] == 3
     assert rank_counts(t.nodes) == {"species": 4, "(none)": 1, "genus": 1, "kingdom": 1}
+
+
+def test_report_rows_of_a_kind_outside_the_one_list_are_refused():
+    import pytest
+
+    from taxoforge.sources.ranked import report_frame
+
+    rows = report_frame("dangling_parent", ["col:1", "col:2"], ["col:9", "col:9"], "parentID is not a taxon")
+    assert rows["kind"].to_list() == ["dangling_parent"] * 2 and rows["parent_id"].to_list() == ["col:9"] * 2
+    with pytest.raises(ValueError, match="report kind 'dangling_parnet' is not one of .*REPORT_KINDS"):
+        report_frame("dangling_parnet", ["col:1"])

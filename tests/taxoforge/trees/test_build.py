@@ -1,4 +1,4 @@
-"""The graph→tree core (SPEC §1): properties on random graphs, ties, cycles, the report."""
+"""The graph→tree core (docs/method.md#trees): properties on random graphs, ties, cycles, the report."""
 
 from __future__ import annotations
 

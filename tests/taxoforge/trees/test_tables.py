@@ -68,7 +68,7 @@ def test_source_report_rows_join_the_build_report_in_canonical_order():
     assert t.info == {"source": "toy", "build": build.stats, "root_id": "r", "seed": 0, "cycle_policy": "dfs_back_edges"}
 
 
-# ---- provenance: info.json beside the tables (issue 13 item 3) -------------------------------
+# ---- provenance: info.json beside the tables -------------------------------
 def test_write_and_read_keep_the_provenance(tmp_path):
     b = build_tree(pl.DataFrame({"child": ["a", "b", "b"], "parent": ["r", "r", "a"]}), source="x",
                    tie_seed=3, cycle_policy="drop_abstract")
@@ -97,3 +97,28 @@ def test_a_folder_without_info_reads_with_empty_info_and_a_bad_one_names_the_fil
     (tmp_path / "t" / "info.json").write_text("{oops")
     with pytest.raises(ValueError, match=r"t/info\.json: not valid JSON"):
         TreeTables.read(tmp_path / "t")
+
+
+def test_the_readme_quotes_the_one_list_of_report_kinds():
+    """The README's report table names every kind of REPORT_KINDS, in its order, and no other;
+    every kind the library's code writes into a report is in the list."""
+    import ast
+    import re
+    from pathlib import Path
+
+    import taxoforge
+    from taxoforge.trees.tables import REPORT_KINDS
+
+    root = Path(taxoforge.__file__).parent
+    readme = (root.parent / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `kind` | string | `excluded_node`"))
+    assert re.findall(r"`([a-z_]+)`", row.split("|")[3].split("REPORT_KINDS")[0]) == list(REPORT_KINDS)
+    written = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in
+                    ("report_frame", "_report_frame", "edges") and node.args
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                written.add(node.args[0].value)
+    assert {"unplaced_seed", "dangling_parent", "not_longest", "cycle_back_edge"} <= written
+    assert written <= set(REPORT_KINDS), sorted(written - set(REPORT_KINDS))

@@ -49,7 +49,7 @@ def test_lca_depth_ancestors_match_networkx(n, seed):
 
 
 def test_hp_hr_identity_via_lca_depth():
-    """|anc(a) ∩ anc(b)| = depth(lca) + 1 (SPEC §2)."""
+    """|anc(a) ∩ anc(b)| = depth(lca) + 1 (docs/method.md#hierarchical-measures)."""
     df, _ = random_tree(500, 9)
     tax = Taxonomy(df)
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""Alg. 1 stages in SPEC §3's order: exact first, nested matches dropped, base forms,
+"""Alg. 1 stages in the order of docs/method.md#mapping-an-answer-to-a-node: exact first, nested matches dropped, base forms,
 non-naming words, ties, n-grams, voting — on hand-made trees and on the real ImageNet-1k
 taxonomy."""
 

@@ -170,7 +170,7 @@ def _write(tmp_path, name: str, lines: list[str] | bytes) -> object:
 
 
 def test_qids_beyond_64_bits_name_file_and_line(tmp_path):
-    """Issue 15: a QID too long for int64 gave a bare OverflowError; now the line is named."""
+    """A QID too long for int64 gave a bare OverflowError; now the line is named."""
     huge = "1" * 25
     p = _write(tmp_path, "huge.nt", [f"<{WD}Q2> {P279} <{WD}Q1> .", f"<{WD}Q{huge}> {P279} <{WD}Q1> ."])
     with pytest.raises(ValueError, match=r"huge\.nt:2: the QID Q1{25}… has more than 18 digits"):
@@ -202,7 +202,7 @@ def test_an_18_digit_qid_is_read(tmp_path):
 
 
 def test_bad_unicode_escapes_name_file_and_line(tmp_path):
-    """Issue 15: an out-of-range \\U escape aborted without a line number. Names of nodes that
+    """An out-of-range \\U escape aborted without a line number. Names of nodes that
     are not in the graph are not checked (they are not used)."""
     lines = [f"<{WD}Q2> {P279} <{WD}Q1> .", f'<{WD}Q2> {LABEL} "fine \\u00E9"@en .',
              f'<{WD}Q99> {LABEL} "not kept \\U00110000"@en .', f'<{WD}Q1> {ALIAS} "bad \\U00110000"@en .']
@@ -227,7 +227,7 @@ def test_names_that_are_not_utf8_name_file_and_line(tmp_path):
 
 
 def test_nul_corrupted_lines_are_errors_not_non_items(tmp_path):
-    """Issue 15: a NUL byte inside a P279 line's IRI was counted as a non-item edge."""
+    """A NUL byte inside a P279 line's IRI was counted as a non-item edge."""
     for bad in (f"<{WD}Q3> {P279} <{WD}Q1\x00> .", f"<{WD}Q3\x00> {P279} <{WD}Q1> .",
                 f"<{WD}Q3> {P279} <http://www.wikidata.org/ent\x00ity/Q1> ."):
         p = _write(tmp_path, "nul.nt", [f"<{WD}Q2> {P279} <{WD}Q1> .", bad])
@@ -240,7 +240,7 @@ def test_nul_corrupted_lines_are_errors_not_non_items(tmp_path):
 
 
 def test_trailing_comments_and_compact_whitespace_are_n_triples(tmp_path):
-    """Issue 15: a valid trailing '# comment' was rejected. N-Triples also allows no space between
+    """A valid trailing '# comment' was rejected. N-Triples also allows no space between
     terms, tabs, CRLF line ends; a comment line that quotes a predicate is a comment."""
     lines = [
         f"<{WD}Q2> {P279} <{WD}Q1> . # subclass, says the comment",

@@ -173,6 +173,33 @@ def test_one_request_at_a_time(endpoint):
     assert sum(1 for r in endpoint.requests if r["fault"] is None) == 9
 
 
+def test_one_request_at_a_time_across_threads_whatever_lock_folder_each_client_has(endpoint, tmp_path):
+    """3 threads × 3 queries on one endpoint, each client with its own lock folder (a library
+    user's, the Dagster resource's, the default) and the endpoint spelt three ways: the
+    Oxigraph endpoint on 127.0.0.1 never sees two requests at once. (The process-wide lock
+    used to be one per lock folder: 2 or 3 in flight.)"""
+    endpoint.on_request = lambda n: time.sleep(0.1)  # each query keeps the server busy a while
+    spellings = [endpoint.url, endpoint.url + "/", endpoint.url.replace("http://", "HTTP://")]
+    clients = [SparqlClient(endpoint=url, contact="tests@taxoforge.invalid", timeout=5.0, min_interval=0,
+                            lock_dir=str(tmp_path / f"locks-{i}")) for i, url in enumerate(spellings)]
+    errors = []
+
+    def work(c):
+        try:
+            for _ in range(3):
+                c.select(Q)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(c,)) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    assert len(endpoint.requests) == 9 and endpoint.max_in_flight == 1
+
+
 def test_min_interval_spaces_requests(endpoint):
     c = client(endpoint, min_interval=0.2)
     for _ in range(3):
@@ -186,7 +213,7 @@ def test_user_agent_format():
     assert ua.startswith("taxoforge/9.9 (a b c) SPARQLWrapper/")
 
 
-# --------------------------------------------------------------------------- issue 15, item 10
+# --------------------------------------------------------------------------- retries
 
 
 def test_503_retry_after_ignored_attack_is_honoured(endpoint, all_p279):

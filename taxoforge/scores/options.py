@@ -1,0 +1,272 @@
+"""The options of reading model outputs and of a scoring run, as two objects validated in one place.
+
+:class:`ReadOptions` says how model-output files are read (:func:`taxoforge.scores.readers.read_outputs`);
+:class:`ScoreOptions` how the rows are scored (:func:`taxoforge.scores.run.score_frame`). Each
+declares its parameters' constraints beside its fields (``CONSTRAINTS``), and
+:func:`validate_params` checks them all when the object is made — in the manner of
+scikit-learn's ``validate_params`` (declared intervals and option sets, one routine, an error
+naming the parameter, what it must be and what it got). A NaN is never inside an interval, so
+a fraction or threshold of NaN is refused with the others.
+
+References
+----------
+.. [1] scikit-learn developers, "sklearn.utils._param_validation", scikit-learn 1.3+
+   (parameter constraints: ``Interval``, ``StrOptions``, ``validate_params``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from numbers import Integral
+
+from taxoforge.files.records import MAX_RECORD_BYTES, MAX_TABLE_BYTES
+from taxoforge.scores.params import (MAX_BOOTSTRAP_RESAMPLES, Interval, InvalidParameterError, Options,
+                                     validate_params)
+
+__all__ = ["Interval", "Options", "InvalidParameterError", "validate_params", "ReadOptions", "ScoreOptions",
+           "MAX_RECORD_BYTES", "MAX_TABLE_BYTES", "MAX_BOOTSTRAP_RESAMPLES", "FILE_KINDS", "LAYOUTS",
+           "split_options", "env_fraction"]
+
+#: File kinds a model-output file may be read as (``--format``; default: from the name and content).
+FILE_KINDS = ("jsonl", "json", "csv", "tsv", "parquet", "xlsx")
+#: Layouts of the rows (``--format`` or ``layout=``; default ``auto``: from the columns and the file name).
+LAYOUTS = ("auto", "generic", "vlm4bio", "lmms-eval", "vlmevalkit")
+
+
+class _Validated:
+    """Validates the dataclass's fields against its ``CONSTRAINTS`` when made."""
+
+    CONSTRAINTS: dict = {}
+
+    def __post_init__(self) -> None:
+        validate_params(type(self).__name__, {f.name: getattr(self, f.name) for f in fields(self)}, self.CONSTRAINTS)
+        self._check()
+
+    def _check(self) -> None:
+        """Checks that involve several fields (subclasses)."""
+
+
+@dataclass(frozen=True)
+class ReadOptions(_Validated):
+    """How model-output files are read (:func:`taxoforge.scores.readers.read_outputs`).
+
+    Parameters
+    ----------
+    fmt : str or None
+        The file kind (:data:`FILE_KINDS`); None: from the file's name and content.
+    layout : str
+        The rows' layout (:data:`LAYOUTS`): ``auto`` tells it from the columns and the file
+        name; ``generic``, ``vlm4bio``, ``lmms-eval`` or ``vlmevalkit`` name it.
+    columns : mapping
+        Canonical column → the file's column, a column path (``filtered_resps[0]``,
+        ``doc.target-class``) overriding the layout's.
+    defaults : mapping
+        ``model``/``dataset``/``prompt`` for rows that have none (they also override what
+        the file's path says).
+    delimiter : str or None
+        The CSV/TSV field delimiter (None: tab for ``.tsv``, else a comma).
+    header : bool
+        False: a CSV/TSV whose first line is data.
+    column_names : sequence of str or None
+        Names of the CSV/TSV fields in order.
+    derive : mapping or None
+        Canonical column → ``(column, regex)`` (module docstring of :mod:`~taxoforge.scores.readers`).
+    require : sequence of str
+        Canonical columns the file must give (mapping answers needs no ``label``).
+    allow_duplicate_ids : bool
+        Let rows of one model, dataset and prompt share a sample id (default: an error naming
+        the files and lines).
+    ranked : sequence of str
+        The columns (or column paths) of a ranked top-k, best first (a classifier's
+        ``top1 … top6``): read into the list column ``ranked_outputs``, mapped to nodes by
+        the run (``ranked_nodes``) for the hierarchical distance@k
+        (:mod:`taxoforge.scores.mistakes`). Without an ``output`` column the first is the
+        answer.
+    max_record_bytes : int
+        Bytes one record may take before it is parsed (:data:`MAX_RECORD_BYTES`).
+    max_table_bytes : int
+        Bytes a whole-table file (xlsx, Parquet, a JSON document) may unpack to (:data:`MAX_TABLE_BYTES`).
+    """
+
+    fmt: str | None = None
+    layout: str = "auto"
+    columns: Mapping = field(default_factory=dict)
+    defaults: Mapping = field(default_factory=dict)
+    delimiter: str | None = None
+    header: bool = True
+    column_names: Sequence | None = None
+    derive: Mapping | None = None
+    require: Sequence = ("output", "label")
+    allow_duplicate_ids: bool = False
+    ranked: Sequence = ()
+    max_record_bytes: int = MAX_RECORD_BYTES
+    max_table_bytes: int = MAX_TABLE_BYTES
+
+    CONSTRAINTS = {
+        "fmt": [Options(FILE_KINDS), None], "layout": [Options(LAYOUTS)], "columns": [Mapping],
+        "defaults": [Mapping], "delimiter": [str, None], "header": [bool], "column_names": [Sequence, None],
+        "derive": [Mapping, None], "require": [Sequence], "allow_duplicate_ids": [bool], "ranked": [Sequence],
+        "max_record_bytes": [Interval(Integral, 1, None)], "max_table_bytes": [Interval(Integral, 1, None)],
+    }
+
+    def _check(self) -> None:
+        if self.delimiter is not None and len(self.delimiter) != 1:
+            raise InvalidParameterError(f"the 'delimiter' parameter of ReadOptions must be one character; "
+                                        f"got {self.delimiter!r}")
+        bad = [k for k in self.defaults if k not in ("model", "dataset", "prompt")]
+        if bad:
+            raise InvalidParameterError(f"the 'defaults' parameter of ReadOptions may set model, dataset and prompt; "
+                                        f"got {', '.join(map(repr, bad))}")
+        if isinstance(self.ranked, str):
+            raise InvalidParameterError("the 'ranked' parameter of ReadOptions must be a sequence of columns, "
+                                        f"not one string; got {self.ranked!r}")
+        if self.ranked and "output" not in self.columns:
+            object.__setattr__(self, "columns", {**self.columns, "output": self.ranked[0]})
+        if isinstance(self.column_names, str):
+            raise InvalidParameterError("the 'column_names' parameter of ReadOptions must be a sequence of names, "
+                                        f"not one string; got {self.column_names!r}")
+
+
+@dataclass(frozen=True)
+class ScoreOptions(_Validated):
+    """How a scoring run scores the rows (:func:`taxoforge.scores.run.score_frame`).
+
+    Parameters
+    ----------
+    config : MappingConfig or None
+        The mapping's parameters (None: the index's, else the defaults).
+    index : TaxonomyIndex or None
+        A mapping index of the same tree, shared between calls.
+    index_dir : str, path or None
+        Where the tree's stored mapping index lives (:func:`taxoforge.scores.run.index_for`).
+    text_measures, meteor : bool
+        Compute the text measures; METEOR among them.
+    progress : bool or None
+        Progress bars (None: on for long runs).
+    store : str or None
+        The snapshot store a taxonomy name is looked up in.
+    altered : str
+        ``refuse`` a snapshot folder that no longer matches its manifest, or cite it by its
+        ``content`` hash.
+    ci : BootstrapConfig or None
+        The bootstrap of the leaderboard's intervals (None: none).
+    breakdowns : bool
+        The leaderboard's breakdown columns and tables.
+    plots : bool
+        Write the figures with the results.
+    """
+
+    config: object = None
+    index: object = None
+    index_dir: object = None
+    text_measures: bool = True
+    meteor: bool = True
+    progress: bool | None = None
+    store: object = None
+    altered: str = "refuse"
+    ci: object = "default"
+    breakdowns: bool = True
+    plots: bool = True
+
+    CONSTRAINTS = {
+        "config": [object], "index": [object], "index_dir": [str, os.PathLike, None], "text_measures": [bool],
+        "meteor": [bool], "progress": [bool, None], "store": [object], "altered": [Options(("refuse", "content"))],
+        "ci": [object], "breakdowns": [bool], "plots": [bool],
+    }
+
+    def _check(self) -> None:
+        from taxoforge.scores.confidence import BootstrapConfig
+        from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+
+        if self.ci == "default":
+            object.__setattr__(self, "ci", BootstrapConfig())
+        for name, kind in (("config", MappingConfig), ("index", TaxonomyIndex), ("ci", BootstrapConfig)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise InvalidParameterError(f"the {name!r} parameter of ScoreOptions must be a {kind.__name__} or "
+                                            f"None; got {value!r:.80}")
+
+
+def split_options(kwargs: Mapping, read: ReadOptions | None = None, score: ScoreOptions | None = None,
+                  where: str = "score_files") -> tuple[ReadOptions, ScoreOptions]:
+    """Split the keyword options of the compatible call path into the two option objects.
+
+    ``score_files(paths, tax, meteor=False, columns=…)`` is
+    ``score_files(paths, tax, read=ReadOptions(columns=…), score=ScoreOptions(meteor=False))``.
+
+    Parameters
+    ----------
+    kwargs : mapping
+        Fields of either object (``adapter`` is the former name of ``layout``).
+    read, score : ReadOptions or ScoreOptions, optional
+        The objects the keywords are applied on top of.
+    where : str
+        The function named when a keyword is neither's.
+
+    Returns
+    -------
+    (ReadOptions, ScoreOptions)
+
+    Raises
+    ------
+    TypeError
+        For a keyword that names no field.
+    """
+    from dataclasses import replace
+
+    r_names = {f.name for f in fields(ReadOptions)}
+    s_names = {f.name for f in fields(ScoreOptions)}
+    r_kw, s_kw = {}, {}
+    for k, v in kwargs.items():
+        if k == "adapter":
+            r_kw["layout"] = v
+        elif k in r_names:
+            r_kw[k] = v
+        elif k in s_names:
+            s_kw[k] = v
+        else:
+            raise TypeError(f"{where}() got an unexpected keyword argument {k!r}")
+    for k in ("columns", "defaults"):
+        if k in r_kw and r_kw[k] is None:
+            r_kw[k] = {}
+    if r_kw.get("require") is not None:
+        r_kw["require"] = tuple(r_kw["require"])
+    read = replace(read, **r_kw) if read is not None else ReadOptions(**r_kw)
+    score = replace(score, **s_kw) if score is not None else ScoreOptions(**s_kw)
+    return read, score
+
+
+def env_fraction(name: str, default: float, environ: Mapping | None = None) -> float:
+    """The fraction in [0, 1] an environment variable holds.
+
+    Parameters
+    ----------
+    name : str
+        The variable.
+    default : float
+        The value when it is unset or empty.
+    environ : mapping, optional
+        The environment (default: :data:`os.environ`).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Naming the variable, for anything else (``abc``, ``nan``, ``1.5``).
+    """
+    raw = (os.environ if environ is None else environ).get(name, "")
+    if not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (0.0 <= value <= 1.0):
+        raise ValueError(f"${name}={raw!r}: expected a fraction between 0 and 1, e.g. 0.95")
+    return value
