@@ -203,7 +203,7 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
                         f"Is it the right taxonomy ({how})? Put a taxonomy.txt naming the right one in its folder.",
             metadata=metadata)
     metadata.update({
-        "best_model": str(best.get("model", "")), "best_hF": float(best.get("hF") or 0.0),
+        "best_model": str(best.get("model", "")), "best_hF": round(float(best.get("hF") or 0.0), 3),
         "figures": dg.MetadataValue.md(_figures_markdown(run)),
         "hp_vs_hr": dg.MetadataValue.path(str(out.resolve() / "hp_vs_hr.png")),
         "model_ranks": dg.MetadataValue.path(str(out.resolve() / "model_ranks.png")),
