@@ -45,6 +45,8 @@ BENCHMARKS = {
     "text_to_node_fidelity": "benchmarks.bench_mapping_fidelity",
     "ground_truths": "benchmarks.bench_ground_truths",
     "mapping_index_store": "benchmarks.bench_index_store",
+    "score_loop": "benchmarks.bench_score_loop",
+    "score_volume": "benchmarks.bench_score_volume",
     "embedding_measure": "benchmarks.bench_embeddings",
     "compare": "benchmarks.bench_compare",
     "harness_files": "benchmarks.bench_harness_files",

@@ -157,6 +157,9 @@ class ScoreOptions(_Validated):
         The leaderboard's breakdown columns and tables.
     plots : bool
         Write the figures with the results.
+    label_set : sequence of str or None
+        Labels (resolved as ground truths are) whose nodes win when an answer names several
+        nodes equally well; None: the ground truths of each row's dataset.
     """
 
     config: object = None
@@ -170,11 +173,12 @@ class ScoreOptions(_Validated):
     ci: object = "default"
     breakdowns: bool = True
     plots: bool = True
+    label_set: object = None
 
     CONSTRAINTS = {
         "config": [object], "index": [object], "index_dir": [str, os.PathLike, None], "text_measures": [bool],
         "meteor": [bool], "progress": [bool, None], "store": [object], "altered": [Options(("refuse", "content"))],
-        "ci": [object], "breakdowns": [bool], "plots": [bool],
+        "ci": [object], "breakdowns": [bool], "plots": [bool], "label_set": [list, tuple, None],
     }
 
     def _check(self) -> None:

@@ -309,12 +309,15 @@ def leaderboard_latex(lb: pl.DataFrame, info: dict | None = None, *, label: str 
     measures = [(c, h) for c, h in LATEX_COLUMNS if c in lb.columns and lb[c].null_count() < lb.height]
     rows, previous = [], None
     sort = [k for k in ("dataset", "prompt") if k in lb.columns] + (["rank"] if "rank" in lb.columns else [])
+    block_keys = [k for k in ("dataset", "prompt") if k in lb.columns]
+    sizes = ({tuple(r[:-1]): r[-1] for r in lb.group_by(block_keys).len().rows()} if block_keys else {(): lb.height})
     for row in (lb.sort(sort, nulls_last=True) if sort else lb).iter_rows(named=True):
         group = tuple(row.get(k) for k in group_keys)
         if previous is not None and group != previous:
             rows.append(None)  # a \midrule between dataset blocks
         previous = group
-        bold = bool(row.get("tied_with_best")) if "tied_with_best" in row else False
+        # bold marks the best of a block of models and those not significantly below it
+        bold = bool(row.get("tied_with_best")) and sizes.get(tuple(row[k] for k in block_keys), 1) > 1
         cells = [latex_escape(row[k]) for k in keys]
         for c, _h in measures:
             v = row[c]

@@ -91,7 +91,7 @@ class StorePublishing:
 
         fill_diffs(idx, name, lambda v, entry: self.read_tables(name, v, entry), fresh)
 
-    def install(self, folder: str | os.PathLike, *, move: bool = False, latest: bool = False,
+    def install(self, folder: str | os.PathLike, *, move: bool = False, latest: bool = False, diffs: bool = True,
                 _fresh: TreeTables | None = None) -> PublishResult:
         """Publish a complete snapshot folder (with its ``manifest.json``). With ``move`` the
         folder (which must be on the store's filesystem, for local stores) is renamed into
@@ -107,6 +107,9 @@ class StorePublishing:
             Whether the folder is renamed into place instead of copied.
         latest : bool, optional
             Whether the version becomes the latest.
+        diffs : bool, optional
+            Whether to fill in the catalogue's summaries of what changed (they read the
+            tables); ``False`` leaves them to the next publish — a pull never reads them.
 
         Returns
         -------
@@ -122,6 +125,8 @@ class StorePublishing:
                 raise SnapshotError(f"{folder}: file {fname} named in the manifest is missing")
         mbytes = (folder / MANIFEST_NAME).read_bytes()
         fresh = {manifest["version"]: _fresh} if _fresh is not None else None
+        if not diffs:
+            fresh = False  # no diffs: see _install_by_rename / _install_manifest_last
         if self.is_local:
             return self._install_by_rename(folder, manifest, mbytes, move=move, latest=latest, fresh=fresh)
         return self._install_manifest_last(folder, manifest, mbytes, latest=latest, fresh=fresh)
@@ -134,7 +139,8 @@ class StorePublishing:
             return None
         return parse_manifest(data, self.location(rel)), data
 
-    def _unchanged(self, idx: dict, manifest: dict, old: tuple[dict, bytes], *, latest: bool) -> PublishResult:
+    def _unchanged(self, idx: dict, manifest: dict, old: tuple[dict, bytes], *, latest: bool,
+                   diffs: bool = True) -> PublishResult:
         name, version = manifest["taxonomy"], manifest["version"]
         if old[0]["content_sha256"] != manifest["content_sha256"]:
             raise SnapshotConflict(
@@ -144,7 +150,7 @@ class StorePublishing:
         was = latest_version(idx["taxonomies"].get(name, {}))
         added = register(idx, *old, latest=latest)  # repairs an index that missed it
         if added or latest_version(idx["taxonomies"][name]) != was or not self._has_page():
-            if added:
+            if added and diffs:
                 self._fill_diffs(idx, name)
             self._write_index(idx)
         return PublishResult(name, version, "unchanged", old[0], self.location(f"{name}/{version}"))
@@ -181,7 +187,7 @@ class StorePublishing:
                 idx = self.index()
                 old = self._published_manifest(name, version)
                 if old is not None:
-                    result = self._unchanged(idx, manifest, old, latest=latest)
+                    result = self._unchanged(idx, manifest, old, latest=latest, diffs=fresh is not False)
                 else:
                     if target.exists():  # leftover without manifest: never complete
                         shutil.rmtree(target)
@@ -189,7 +195,8 @@ class StorePublishing:
                     os.rename(src, target)
                     src = None
                     register(idx, manifest, mbytes, latest=latest)
-                    self._fill_diffs(idx, name, fresh)
+                    if fresh is not False:
+                        self._fill_diffs(idx, name, fresh)
                     self._write_index(idx)
                     result = PublishResult(name, version, "published", manifest, str(target))
             if move and src is not None:
@@ -209,13 +216,14 @@ class StorePublishing:
             idx = self.index()
             old = self._published_manifest(name, version)
             if old is not None:
-                return self._unchanged(idx, manifest, old, latest=latest)
+                return self._unchanged(idx, manifest, old, latest=latest, diffs=fresh is not False)
             self.fs.makedirs(base, exist_ok=True)
             for fname in manifest["files"]:
                 self.fs.put_file(str(folder / fname), f"{base}/{fname}")
             self.fs.pipe_file(f"{base}/{MANIFEST_NAME}", mbytes)  # last: marks the version complete
             register(idx, manifest, mbytes, latest=latest)
-            self._fill_diffs(idx, name, fresh)
+            if fresh is not False:
+                self._fill_diffs(idx, name, fresh)
             self._write_index(idx)
         return PublishResult(name, version, "published", manifest, self.location(f"{name}/{version}"))
 

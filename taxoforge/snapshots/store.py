@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,7 +59,9 @@ from taxoforge.files import (
     DownloadError,
     FileTooLarge,
     UnsafePath,
+    download,
     fetch_bytes,
+    file_sha256,
     path_inside,
     read_regular_file,
     write_bytes_atomic,
@@ -524,8 +527,9 @@ class SnapshotStore(StorePublishing):
         """Check ``ref`` where it lies, on any kind of store: the manifest against the
         index's SHA-256, every file's size and SHA-256 against the manifest and (``deep``)
         the content hash recomputed from the tables. Never raises on a bad snapshot: the
-        report lists every problem. Remote files are read into memory one at a time (kept
-        for the content hash when ``deep``); nothing is written.
+        report lists every problem. Remote files are downloaded into a temporary folder
+        (deleted after) by :func:`taxoforge.files.download`, bounded by their manifest
+        sizes, so memory holds one chunk at a time whatever the store sends.
 
         Parameters
         ----------
@@ -557,28 +561,19 @@ class SnapshotStore(StorePublishing):
         except SnapshotError as e:
             rep.problems.append(str(e))
             return rep
-        data: dict[str, bytes] = {}
-        for fname, meta in sorted(m["files"].items()):
-            try:
-                blob = self.read_bytes(f"{name}/{version}/{fname}", max_bytes=meta["size"],
-                                       what=f"{fname} (manifest size)")  # one GET (retried on 429/5xx)
-            except SnapshotNotFound:
-                rep.problems.append(f"{fname}: missing")
-                continue
-            except SnapshotError as e:
-                rep.problems.append(f"{fname}: {e}")
-                continue
-            got = hashlib.sha256(blob).hexdigest()
-            if meta.get("size") is not None and len(blob) != meta["size"]:
-                rep.problems.append(f"{fname}: {len(blob)} bytes, manifest says {meta['size']}")
-            elif got != meta["sha256"]:
-                rep.problems.append(f"{fname}: sha256 {got}, manifest says {meta['sha256']}")
-            else:
-                rep.checked.append(fname)
-                if deep:
-                    data[fname] = blob
-            del blob
-        if deep and not rep.problems:
-            check_content(rep, lambda: tables_from_bytes(m, data))
+        with tempfile.TemporaryDirectory(prefix="taxoforge-verify-") as tmp:
+            for fname, meta in sorted(m["files"].items()):
+                try:  # one GET, at most the manifest's size, retried on 429/5xx
+                    got = file_sha256(download(self.location(f"{name}/{version}/{fname}"), Path(tmp) / fname,
+                                               size=meta["size"], **self.transfer_options()).path)
+                except DownloadError as e:
+                    rep.problems.append(f"{fname}: missing" if e.status == 404 else f"{fname}: {e}")
+                    continue
+                if got != meta["sha256"]:
+                    rep.problems.append(f"{fname}: sha256 {got}, manifest says {meta['sha256']}")
+                else:
+                    rep.checked.append(fname)
+            if deep and not rep.problems:
+                check_content(rep, lambda: read_snapshot(Path(tmp), m))
         rep.ok = not rep.problems
         return rep

@@ -303,6 +303,15 @@ class TreeTables:
         self.links = conform(self.links, "links")
         self.report = conform(self.report, "report")
 
+    def __getattr__(self, attr: str):
+        unread = self.__dict__.get("_unread")
+        if unread is not None and attr in unread:  # a table of a lazy read: read it now
+            p = unread.pop(attr)
+            df = conform(pl.read_parquet(p) if p.exists() else None, attr)
+            setattr(self, attr, df)
+            return df
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
     def tables(self) -> dict[str, pl.DataFrame]:
         """The four tables by name.
 
@@ -337,7 +346,7 @@ class TreeTables:
         return paths
 
     @classmethod
-    def read(cls, folder: str | os.PathLike, name: str | None = None) -> "TreeTables":
+    def read(cls, folder: str | os.PathLike, name: str | None = None, *, lazy: bool = False) -> "TreeTables":
         """Read the tables and ``info.json`` written by :meth:`write`. A missing
         ``nodes.parquet`` is an error naming the folder; the other tables and
         ``info.json`` are optional (a folder without it has an empty ``info``).
@@ -348,10 +357,23 @@ class TreeTables:
             The folder.
         name : str, optional
             The name.
+        lazy : bool
+            Read ``info.json`` only: each table is read when it is first used (a caller
+            that already knows what it needs of the tree — e.g. a scoring run whose tree is
+            stored ready to use — reads no table it does not touch).
+
+        Returns
+        -------
+        TreeTables
         """
         folder = Path(folder)
         if not (folder / "nodes.parquet").exists():
             raise FileNotFoundError(f"{folder}: no nodes.parquet — not a taxonomy folder")
+        if lazy:
+            t = cls.__new__(cls)
+            t.name, t.info, t.folder = name or folder.name, read_info(folder), folder
+            t.__dict__["_unread"] = {tb: folder / f"{tb}.parquet" for tb in TABLE_SCHEMAS}
+            return t
         parts = {}
         for t in TABLE_SCHEMAS:
             p = folder / f"{t}.parquet"

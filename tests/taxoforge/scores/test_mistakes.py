@@ -209,3 +209,22 @@ def test_hierarchical_distance_at_k_of_a_real_top6_file(top6, tmp_path):
         dists.append(np.mean([0 if p == g else height(tax.lca(p, g)) for p in ranked]))
     assert lb["hdist@6"] == pytest.approx(np.mean(dists))
     assert lb["hdist@1"] < lb["hdist@6"]  # the lower ranks are worse guesses
+
+
+def test_per_category_accuracy_of_a_vlmevalkit_file(vlm4bio_files, tmp_path):
+    """A VLMEvalKit prediction file (its dataset table has a ``category`` column), written
+    from a real VLM4Bio file as VLMEvalKit writes it: the run's ``by_category`` breakdown,
+    VLMEvalKit's ``*_acc.csv`` habit, agrees with the leaderboard."""
+    from benchmarks.harness_files import harness_files, vlm4bio_species_tree
+    from taxoforge.scores.confidence import BootstrapConfig
+    from taxoforge.scores.run import score_files
+
+    native = next(f for f in vlm4bio_files if "/fish-easy/" in str(f))
+    tsv = harness_files(native, tmp_path / "h")["VLMEvalKit tsv"]
+    tree = vlm4bio_species_tree([native], tmp_path / "tree")
+    run = score_files([tsv], tree, text_measures=False, ci=BootstrapConfig(n_resamples=0), out_dir=tmp_path / "out")
+    cat = pl.read_csv(tmp_path / "out" / "breakdowns" / "by_category.csv")
+    lb = run.leaderboard.row(0, named=True)
+    assert cat.height == 1 and cat["n"][0] == lb["n"]
+    assert cat["accuracy"][0] == pytest.approx(lb["accuracy"]) and cat["hF"][0] == pytest.approx(lb["hF"])
+    assert cat["category"][0] == run.samples["category"][0]
