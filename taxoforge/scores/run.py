@@ -65,6 +65,7 @@ from taxoforge.scores.timings import Timings
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
                                     screen_rows)
+from taxoforge.versions import package_versions
 
 __all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "score_frame", "read_files",
            "leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels",
@@ -416,6 +417,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
         "per_file": _per_file(rows, samples, bad_df),
         "confidence_intervals": (ci.as_dict() if ci is not None and ci.n_resamples > 0 else {}),
         "breakdowns": sorted(tabs), "label_set": label_info, "ties": mapped.stats.get("ties", {}),
+        "packages": package_versions(),  # the versions that shaped the numbers (taxoforge.versions)
     }
     info["seconds"] = t.as_dict()
     return ScoreRun(samples=samples, leaderboard=board, bad_rows=bad_df, info=info, breakdowns=tabs)

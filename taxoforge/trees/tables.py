@@ -103,6 +103,10 @@ REPORT_KINDS = {
     "tie": "a node with several parents on longest root paths: the candidates, weights, choice and seed",
     # the sources
     "unplaced_seed": "a Wikidata seed with no instance-of class and no superclass, left out",
+    "non_item_edge": "a Wikidata dump's P279 (or a seed's P31) edge to or from a non-item (a blank node of "
+                     "'unknown value', a lexeme, a property), dropped",
+    "root_superclass": "a Wikidata dump's edge from the root class up, dropped: the root is not expanded",
+    "repeated_statement": "a Wikidata dump's edge stated again, dropped (kept once)",
     "dangling_parent": "a ColDP taxon whose parentID is not in the dataset: it becomes a root",
     "dangling_synonym": "a ColDP synonym of a taxon the dataset does not have, skipped",
     "duplicate_lineage": "an iNaturalist taxon with the same lineage as one with a smaller id, which gets its children",
