@@ -39,10 +39,9 @@ Publishing is atomic and immutable
     real one never changes what ``NAME`` means.
 
 The catalogue
-    Every change of the index also writes ``index.html`` (:mod:`.page`), and fills in, for
-    the taxonomy just published, the summary of what changed between each pair of
-    consecutive versions (:func:`~taxoforge.snapshots.diff.diff_summary`; computed once,
-    kept in ``index.json``).
+    Every change of the index also writes ``index.html`` (:mod:`.page`), records the
+    ``public_url`` given, and fills in the summary of what changed between consecutive
+    versions (:func:`~taxoforge.snapshots.diff.diff_summary`; computed once, kept).
 """
 
 from __future__ import annotations
@@ -77,11 +76,13 @@ from taxoforge.snapshots.catalogue import (
     now,
     parse_index,
     parse_ref,
+    record_public_url,
     register,
     resolve_entry,
     set_latest,
     sorted_versions,
 )
+from taxoforge.snapshots.diff import fill_diffs
 from taxoforge.snapshots.errors import (
     ChecksumMismatch,
     LockTimeout,
@@ -318,8 +319,9 @@ class SnapshotStore:
 
     def _write_index(self, idx: dict) -> None:
         """Write ``index.json``, then ``index.html`` rendered from it, each whole or not at all."""
+        public = record_public_url(idx, self.public_url)  # the store remembers where it is published
         data = index_bytes(idx)
-        page = render_page(idx, self.display_url, public=bool(self.public_url)).encode("utf-8")
+        page = render_page(idx, public or self.display_url, public=bool(public)).encode("utf-8")
         self._put(INDEX_NAME, data, "application/json")
         self._put(PAGE_NAME, page, "text/html; charset=utf-8")
 
@@ -409,8 +411,6 @@ class SnapshotStore:
 
     # ---- diffs between consecutive versions, for the catalogue --------------------------------
     def _fill_diffs(self, idx: dict, name: str, fresh: dict[str, TreeTables] | None = None) -> None:
-        from taxoforge.snapshots.diff import fill_diffs
-
         fill_diffs(idx, name, lambda v, entry: self.read_tables(name, v, entry), fresh)
 
     def install(self, folder: str | os.PathLike, *, move: bool = False, latest: bool = False,
@@ -450,7 +450,8 @@ class SnapshotStore:
                 "published snapshots are immutable")
         was = latest_version(idx["taxonomies"].get(name, {}))
         added = register(idx, *old, latest=latest)  # repairs an index that missed it
-        if added or latest_version(idx["taxonomies"][name]) != was or not self._has_page():
+        if (added or latest_version(idx["taxonomies"][name]) != was or not self._has_page()
+                or (self.public_url and idx.get("public_url") != self.public_url)):
             if added:
                 self._fill_diffs(idx, name)
             self._write_index(idx)
