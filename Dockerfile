@@ -31,19 +31,19 @@ ENV HOME=/home/taxoforge \
 
 WORKDIR /opt/dagster/app
 
-# Dependencies first (cached while only the code changes).
-COPY pyproject.toml setup.py README.md ./
-COPY taxoforge/__init__.py taxoforge/__init__.py
-RUN pip install --upgrade pip \
- && pip install '.[dagster]' \
- && pip uninstall -y taxoforge
+# Dependencies first (cached while only the code changes): the demo's lock file is the library
+# and its `dagster` extra, every version pinned and every hash checked.
+COPY requirements/demo.lock requirements/demo.lock
+RUN pip install --no-deps --require-hashes -r requirements/demo.lock
 
-# The code, installed editable so `-m pipelines.definitions` and the run workers import it.
+# The code, installed editable so `-m pipelines.definitions` and the run workers import it
+# (taxoforge/sql is a link to sql/; setuptools comes from the lock, hence no build isolation).
+COPY pyproject.toml README.md ./
 COPY taxoforge taxoforge
 COPY pipelines pipelines
 COPY assets assets
 COPY sql sql
-RUN pip install --no-deps -e .
+RUN pip install --no-deps --no-build-isolation -e .
 
 # The instance (PostgreSQL storage from DAGSTER_POSTGRES_* variables) and the workspace.
 # The code and the instance file stay root-owned (read-only to the services); the folders

@@ -1,54 +1,101 @@
 # The two commands of the README: `make demo` and `make test`. Both set up what they need on a
 # fresh machine that has only Python: Debian packages when missing and apt-get is usable, then
-# a virtualenv in .venv.
-#   make demo  installs only what the demo runs: the library, Dagster, WordNet 3.0.
-#   make test  adds the test-only parts: PostgreSQL, Chromium, docker-compose, a JRE and pigz
-#              (Debian); the S3 server, Spark, the test tools and a CPU build of PyTorch (pip).
+# a virtualenv in .venv, installed from the lock files and from nothing else.
+#   make demo  requirements/demo.lock (the library and Dagster) and WordNet 3.0 (Debian).
+#   make test  requirements/test.lock (adds the test tools, the S3 server, Spark and a CPU build of
+#              PyTorch) and PostgreSQL, Chromium, docker-compose, a JRE and pigz (Debian).
+#   make lock  re-resolves the lock files from pyproject.toml (after changing a requirement).
+# The locks are hashed requirements files written by `uv pip compile --generate-hashes`; uv
+# installs them (`uv pip sync`: exactly the pinned distributions, every hash checked, downloads
+# and installs in parallel), then the project itself in editable mode with --no-deps and no build
+# isolation (setuptools is pinned in the locks). uv itself comes from requirements/tools.lock,
+# installed by pip into .venv/tools, outside the site-packages that uv syncs.
 VENV   ?= .venv
 PYTHON ?= python3
 PY      = $(VENV)/bin/python
+TOOLS   = $(VENV)/tools
+UV      = $(TOOLS)/bin/uv
+LOCKS   = requirements
 DEMO_STAMP = $(VENV)/.installed-demo
 TEST_STAMP = $(VENV)/.installed-test
-# The torch build the embeddings extra runs on, installed before it so pip does not pull the
-# CUDA build: CPU by default (CI); `make TORCH=torch` for the CUDA build on a GPU machine.
-TORCH  ?= torch==2.13.0+cpu
+# uv reads no pip configuration: hand it pip's find-links (where a machine keeps wheels such as
+# the CPU build of PyTorch that test.lock pins) when pip has some.
+FIND_LINKS ?= $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
+UV_SYNC = $(UV) pip sync --python $(PY) --require-hashes $(foreach d,$(FIND_LINKS),--find-links $(d))
+UV_SELF = $(UV) pip install --python $(PY) --no-deps --no-build-isolation -e .
+STEP    = @printf '[make %s] %s\n' "$$(date +%T)"
 
-.PHONY: demo test dev bench system-deps clean
+.PHONY: demo test dev bench lock system-deps clean
 
 $(VENV)/bin/python:
+	$(STEP) "venv: $(VENV)"
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
 
-$(DEMO_STAMP): pyproject.toml | $(VENV)/bin/python
+$(TOOLS)/bin/uv: $(LOCKS)/tools.lock | $(VENV)/bin/python
+	$(STEP) "uv: $(LOCKS)/tools.lock into $(TOOLS)"
+	$(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip -q
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --require-hashes --upgrade --target $(TOOLS) \
+		-r $(LOCKS)/tools.lock
+
+$(DEMO_STAMP): $(LOCKS)/demo.lock pyproject.toml | $(TOOLS)/bin/uv
+	$(STEP) "apt: WordNet 3.0 when missing"
 	bash scripts/install-system-deps.sh demo
-	$(VENV)/bin/pip install -q -e '.[dagster]'
+	$(STEP) "pip: $(LOCKS)/demo.lock"
+	$(UV_SYNC) -q $(LOCKS)/demo.lock
+	$(UV_SELF) -q
+	rm -f $(TEST_STAMP)
 	touch $(DEMO_STAMP)
+	$(STEP) "installed"
 
-$(TEST_STAMP): pyproject.toml $(DEMO_STAMP)
+$(TEST_STAMP): $(LOCKS)/test.lock pyproject.toml $(DEMO_STAMP)
+	$(STEP) "apt: the test-only Debian packages when missing"
 	bash scripts/install-system-deps.sh test
-	$(VENV)/bin/pip install -q '$(TORCH)'
-	$(VENV)/bin/pip install -q -e '.[dagster,dev,s3,spark,embeddings]'
+	$(STEP) "pip: $(LOCKS)/test.lock"
+	$(UV_SYNC) -q $(LOCKS)/test.lock
+	$(UV_SELF) -q
 	touch $(TEST_STAMP)
+	$(STEP) "installed"
 
 system-deps:
 	bash scripts/install-system-deps.sh test
 
 ## Materialise the embedded default (WordNet, ImageNet, iNaturalist, example scores) offline.
 demo: $(DEMO_STAMP)
+	$(STEP) "demo"
 	$(PY) -m pipelines.demo
+	$(STEP) "done"
 
 ## Run the test suite.
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q
 
-## Open the lineage in the Dagster UI (http://127.0.0.1:3000).
+## Open the lineage in the Dagster UI (http://127.0.0.1:3000). No -m: the code location is
+## pyproject.toml's [tool.dagster], so the UI names it `taxoforge`, as the deployment does.
 dev: $(DEMO_STAMP)
 	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/.dagster_home} ; mkdir -p $$DAGSTER_HOME ; \
-	DAGSTER_HOME=$$DAGSTER_HOME $(VENV)/bin/dagster dev -m pipelines.definitions -h 127.0.0.1 -p 3000
+	DAGSTER_HOME=$$DAGSTER_HOME $(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000
 
 ## Run the benchmarks (BENCH_SIZE=small|full).
 bench: $(TEST_STAMP)
 	$(PY) -m benchmarks.run --size $${BENCH_SIZE:-full}
+
+## Re-resolve the lock files from pyproject.toml (after changing a requirement there): uv's
+## `uv pip compile --generate-hashes`, for this venv's Python, against the package index and
+## pip's find-links (what `make` installs from). test.lock for every extra `make test` installs;
+## demo.lock starts from test.lock's pins (uv keeps the pins already in its output file), so it
+## is their subset; tools.lock pins uv. requirements/build.in mirrors [build-system] requires.
+UV_COMPILE = $(UV) pip compile -q --generate-hashes --python $(PY) --custom-compile-command "make lock" \
+	--no-emit-find-links $(foreach d,$(FIND_LINKS),--find-links $(d))
+LOCK_PROJECT = $(UV_COMPILE) --constraint $(LOCKS)/lock-constraints.txt
+lock: | $(TOOLS)/bin/uv
+	$(STEP) "lock: $(LOCKS)/test.lock"
+	$(LOCK_PROJECT) --extra dagster --extra dev --extra embeddings --extra s3 --extra spark \
+		-o $(LOCKS)/test.lock pyproject.toml $(LOCKS)/build.in
+	$(STEP) "lock: $(LOCKS)/demo.lock"
+	cp $(LOCKS)/test.lock $(LOCKS)/demo.lock
+	$(LOCK_PROJECT) --extra dagster -o $(LOCKS)/demo.lock pyproject.toml $(LOCKS)/build.in
+	$(STEP) "lock: $(LOCKS)/tools.lock"
+	$(UV_COMPILE) -o $(LOCKS)/tools.lock $(LOCKS)/tools.in
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

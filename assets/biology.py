@@ -20,7 +20,7 @@ import polars as pl
 
 from assets.common.automation import FOLLOW_INPUTS, package_source
 from assets.common.checks import tree_checks
-from assets.common.metadata import markdown_preview, tree_metadata
+from assets.common.metadata import markdown_preview, table_metadata, tree_metadata
 from assets.common.resources import DataDirResource
 from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
 from taxoforge.links.resolve import resolution_summary, resolve_labels
@@ -55,7 +55,7 @@ def biology_tree_metadata(tree: TreeTables, seconds: float | None = None) -> dic
     ranks = pl.DataFrame({"rank": list(rank_counts(tree.nodes)), "taxa": list(rank_counts(tree.nodes).values())})
     c = ranked_tree_facts(tree.nodes)
     md.update({
-        "taxa_per_rank": dg.MetadataValue.md(markdown_preview(ranks, max_rows=60)),
+        "taxa_per_rank": table_metadata(ranks.cast({"taxa": pl.Int64}), max_rows=60),
         "species": dg.MetadataValue.int(int(c["species"])),
         "species_not_under_genus": dg.MetadataValue.int(int(c["species_not_under_genus"])),
         "synonyms": dg.MetadataValue.int(int((tree.names["kind"] == "synonym").sum())),

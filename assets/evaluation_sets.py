@@ -9,14 +9,16 @@ Lineage::
 Each materialisation loads the exact snapshot version the upstream snapshot asset last
 published (``NAME@VERSION``, recorded in the metadata), builds the questions with
 :func:`taxoforge.evaluation.multiple_choice.build_questions`, and writes
-``<data dir>/evaluation_sets/<asset>/<difficulty>.jsonl`` (plus ``.skipped.jsonl``) —
+``<data dir>/evaluation_sets/<asset>/<difficulty>.jsonl`` (plus ``.skipped.jsonl`` and the
+set's metadata ``.info.json``: the distractor pool, how the labels resolved) —
 so "which snapshot generated these questions" is answered by the asset's lineage and its
 metadata. The data version is the SHA-256 of the file: the same snapshot, labels and seed
 give the same data version.
 
 Config: ``labels_file`` (ground truths, one per question; empty: ``questions`` ground
 truths drawn with the seed from the tree), ``questions``, ``options``, ``seed``,
-``organism``, ``variant`` (``standard``, ``nota``, ``fct``).
+``organism``, ``variant`` (``standard``, ``nota``, ``fct``), ``pool`` (where distractors come
+from: ``labels``, ``tree``, or a clade; default: the taxa of ``labels_file``, else the tree).
 """
 
 import hashlib
@@ -53,6 +55,9 @@ class MultipleChoiceConfig(dg.Config):
     seed: int = 0
     organism: str = ""
     variant: str = "standard"
+    #: where distractors come from: "labels", "tree", or a clade name or node id; empty: the
+    #: taxa of labels_file when one is given (as VLM4Bio draws from its dataset), else the tree
+    pool: str = ""
 
 
 def _snapshot_ref(context: dg.AssetExecutionContext, snapshot_asset: str) -> str:
@@ -95,8 +100,10 @@ def multiple_choice_asset(name: str, snapshot: str, organism: str = "organism") 
             else:
                 gts = mc.sample_ground_truths(tree, difficulty, config.questions, seed=config.seed,
                                               options=config.options)
-            qs = mc.build_questions(tree, gts, difficulty, options=config.options, seed=config.seed, organism=word)
-        except (mc.TreeTooShallow, LabelFileError) as e:
+            pool = config.pool or ("labels" if config.labels_file else "tree")
+            qs = mc.build_questions(tree, gts, difficulty, options=config.options, seed=config.seed, organism=word,
+                                    pool=pool)
+        except (mc.TreeTooShallow, LabelFileError, ValueError) as e:
             raise dg.Failure(description=f"{ref}: {e}") from e
         problems = mc.check_questions(tree, qs, difficulty)
         if problems.height:
@@ -110,6 +117,7 @@ def multiple_choice_asset(name: str, snapshot: str, organism: str = "organism") 
             raise dg.Failure(description=f"variant must be standard, nota or fct, not {config.variant!r}")
         folder = data_dir.folder("evaluation_sets", f"{name}_multiple_choice")
         path = qs.write_jsonl(folder / f"{difficulty}.jsonl")
+        qs.write_info(folder / f"{difficulty}.info.json")
         if qs.skipped.height:
             write_text_atomic(folder / f"{difficulty}.skipped.jsonl",
                                   "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in qs.skipped.to_dicts()))
@@ -126,6 +134,8 @@ def multiple_choice_asset(name: str, snapshot: str, organism: str = "organism") 
                 "seed": config.seed,
                 "options": config.options,
                 "mode": qs.info["mode"],
+                "pool": dg.MetadataValue.json({k: v for k, v in qs.info["pool"].items() if k != "node_ids"}),
+                "ground_truths_resolved": dg.MetadataValue.json(qs.info["resolution"]),
                 "sha256": digest,
                 "path": dg.MetadataValue.path(str(path.resolve())),
                 "preview": dg.MetadataValue.md(markdown_table(preview, max_rows=5)),

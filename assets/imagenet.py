@@ -9,7 +9,7 @@ from assets.common.automation import FOLLOW_INPUTS, package_source
 from assets.common.checks import tree_checks
 from assets.common.metadata import markdown_preview, tree_metadata
 from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
-from taxoforge.links.linker import link_summary
+from taxoforge.links.resolve import resolution_summary
 from taxoforge.sources.imagenet import DATASET, imagenet1k_labels, link_imagenet1k, package_version
 from taxoforge.sources.imagenet import imagenet1k_taxonomy as imagenet1k_taxonomy_of
 from taxoforge.trees.tables import TreeTables
@@ -43,7 +43,7 @@ def imagenet1k_labels_asset(context: dg.AssetExecutionContext) -> dg.Output[pl.D
 )
 def imagenet1k_links(context: dg.AssetExecutionContext, labels: pl.DataFrame, wordnet_tree: TreeTables) -> dg.Output[pl.DataFrame]:
     links = link_imagenet1k(labels, wordnet_tree)
-    s = link_summary(links)
+    s = resolution_summary(links)
     not_linked = links.filter(pl.col("status") != "linked")
     return dg.Output(links, metadata={
         "labels": s["labels"], "linked": s["linked"], "ambiguous": s["ambiguous"], "unmatched": s["unmatched"],

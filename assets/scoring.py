@@ -98,12 +98,26 @@ def partitions_for(ref: str) -> dg.DynamicPartitionsDefinition:
     return _PARTITIONS.get(taxonomy_name(ref), model_output_files)
 
 
+#: The leaderboard columns the UI's table shows, with what they mean; every column (text
+#: measures, intervals, breakdowns) is in the run's ``leaderboard.csv`` / ``.parquet``.
+UI_LEADERBOARD_COLUMNS = {
+    "model": None, "dataset": None, "prompt": None,
+    "n": "answers scored", "abstained": "answers that named no taxon (scored as the root)",
+    "accuracy": "share of answers on the ground truth's node (0-1)",
+    "hP": "hierarchical precision (mean per answer)", "hR": "hierarchical recall (mean per answer)",
+    "hF": "harmonic mean of mean hP and mean hR",
+    "HCA": "hierarchical consistent accuracy (%)", "MTA": "mean taxonomic accuracy over the ranks (%)",
+}
+
+
 def _leaderboard_table(board):
-    """The leaderboard's scalar columns (model, dataset, prompt, counts, hP/hR/hF and their
-    intervals …): what a sortable table shows; list and struct columns stay in the files."""
+    """The leaderboard's headline columns (:data:`UI_LEADERBOARD_COLUMNS`), numbers to three
+    decimals: a table narrow enough to read and sort in the UI without scrolling sideways."""
     import polars as pl
 
-    return board.select([c for c, t in board.schema.items() if not isinstance(t, (pl.List, pl.Struct, pl.Array))])
+    cols = [c for c in UI_LEADERBOARD_COLUMNS if c in board.columns]
+    floats = [c for c in cols if board.schema[c].is_float()]
+    return board.select(cols).with_columns(pl.col(floats).round(3))
 
 
 def _inline_png(data: bytes, alt: str) -> str:
@@ -180,7 +194,8 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
         "mapping_config_id": info["mapping_config_id"],
         "mapping_config": dg.MetadataValue.json(info["mapping_config"]),
         "mapping_index": dg.MetadataValue.json(info["mapping_index"]),
-        "leaderboard": table_metadata(_leaderboard_table(run.leaderboard)),
+        "leaderboard": table_metadata(_leaderboard_table(run.leaderboard),
+                                      descriptions={c: d for c, d in UI_LEADERBOARD_COLUMNS.items() if d}),
     }
     if not info["scored"]:
         raise dg.Failure(
@@ -188,7 +203,7 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
                         f"Is it the right taxonomy ({how})? Put a taxonomy.txt naming the right one in its folder.",
             metadata=metadata)
     metadata.update({
-        "best_model": str(best.get("model", "")), "best_hF": float(best.get("hF") or 0.0),
+        "best_model": str(best.get("model", "")), "best_hF": round(float(best.get("hF") or 0.0), 3),
         "figures": dg.MetadataValue.md(_figures_markdown(run)),
         "hp_vs_hr": dg.MetadataValue.path(str(out.resolve() / "hp_vs_hr.png")),
         "model_ranks": dg.MetadataValue.path(str(out.resolve() / "model_ranks.png")),

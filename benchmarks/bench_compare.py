@@ -170,11 +170,17 @@ def _work_baseline(state):
     return {"check": out}
 
 
-def _cli(a, b, out) -> tuple[float, int]:
+def _cli(a, b, out) -> tuple[float, int, float]:
+    """Wall seconds, exit code and CPU seconds (user + system) of the whole command."""
+    import resource
+
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-c", "from taxoforge.cli import main; main()", "compare", str(a), str(b),
                         "-o", str(out)], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
-    return time.perf_counter() - t, p.returncode
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, p.returncode, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def run(size: str = "small", seed: int = 0) -> dict:
@@ -186,8 +192,12 @@ def run(size: str = "small", seed: int = 0) -> dict:
         t_make = time.perf_counter() - t
         cand = measure(_setup_candidate, _work_candidate, a, b, repeat=3)
         base = measure(_setup_baseline, _work_baseline, a, b)
+        items = SIZES[size]["items"]
+        for rec in (cand, base):
+            if rec.get("status") == "ok":
+                rec["items_per_s"] = items / rec["wall_s"]
         cli = [_cli(a, b, Path(d) / f"out{i}") for i in range(3)]
-        cli_wall = min(w for w, _ in cli)
+        cli_wall = min(w for w, _, _ in cli)
         c, s = cand.get("check") or {}, base.get("check") or {}
         agree = {}
         if c and s:
@@ -205,9 +215,10 @@ def run(size: str = "small", seed: int = 0) -> dict:
         return {
             "benchmark": "compare", "size": size, "items": SIZES[size]["items"], "resamples": RESAMPLES,
             "make_runs_s": round(t_make, 2), "candidate": cand, "baseline": base,
-            "cli": {"wall_s": round(cli_wall, 3), "wall_s_all": [round(w, 3) for w, _ in cli],
-                    "exit_codes": [rc for _, rc in cli]},
-            "speedup": ratio(base, cand, "wall_s"), "agreement": agree,
+            "cli": {"wall_s": round(cli_wall, 3), "wall_s_all": [round(w, 3) for w, _, _ in cli],
+                    "cpu_s": round(min(c for _, _, c in cli), 3), "exit_codes": [rc for _, rc, _ in cli]},
+            "speedup": ratio(base, cand, "wall_s"), "cpu_ratio": ratio(base, cand, "cpu_s"),
+            "memory_ratio": ratio(base, cand, "peak_rss_bytes"), "agreement": agree,
             "load_average": os.getloadavg(), "target_s": TARGET_S, "meets_target": cli_wall <= TARGET_S,
         }
 

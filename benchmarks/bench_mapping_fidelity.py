@@ -53,6 +53,7 @@ from benchmarks.mapping_gold import (
     PLURAL,
     SINGULAR,
     Item,
+    label_set_tie_items,
     hedge_items,
     real_refusal_items,
     refusal_items,
@@ -103,9 +104,11 @@ def build_index(tax, similarity: str = "ratio", **config):
 
 
 # ---------------------------------------------------------------------- scoring the items
-def score_items(items: list[Item], tables, index) -> list[dict]:
+def score_items(items: list[Item], tables, index, label_set=None) -> list[dict]:
     """Score ``items`` through :func:`taxoforge.scores.run.score_frame` (one call) and return,
-    per item, the mapped node, its stage, whether it abstained, and whether that is right."""
+    per item, the mapped node, its stage, whether it abstained, and whether that is right.
+    ``label_set``: as :func:`score_frame` takes it (default: each set's gold nodes, its
+    ground truths; ``[]``: no label set, ties decided by the mapping's own rule)."""
     from taxoforge.scores.run import score_frame
 
     tax = index.taxonomy
@@ -118,7 +121,7 @@ def score_items(items: list[Item], tables, index) -> list[dict]:
         "output": [it.text for it in items], "output_type": ["str"] * n,
         "label": [min(it.gold) if it.gold else root for it in items], "option_gt": [None] * n, "note": [None] * n,
     }, schema_overrides={"question": pl.String, "option_gt": pl.String, "note": pl.String})
-    run = score_frame(df, tables, index=index, text_measures=False, progress=False)
+    run = score_frame(df, tables, index=index, text_measures=False, progress=False, label_set=label_set)
     got = {r["id"]: r for r in run.samples.select("id", "pred_node", "pred_label", "map_stage", "abstained",
                                                     "mapped_text").iter_rows(named=True)}
     bad = {r["id"]: r for r in run.bad_rows.select("id", "reason", "detail").iter_rows(named=True)}
@@ -252,6 +255,11 @@ def evaluate_tree(name: str, tables, cfg: dict, seed: int, similarity: str, meas
             "temperature": index.config.temperature, "nodes": len(tax), "names": len(index.names),
             "index_build_s": round(t_index, 2), "scoring_wall_s": round(wall, 2), "answers": len(items),
             "sets": sets, "notes": notes}
+    ties = label_set_tie_items(tables, index)
+    if ties:  # names a class shares with other nodes: the class, decided by the label set (ground truths) or not
+        case["label_set_ties"] = {
+            mode: summarise(ties, score_items(ties, tables, index, label_set=ls))["label_set_ties"]
+            for mode, ls in (("without label set", []), ("label set = ground truths", None))}
     tpl = sets.get("templates")
     if tpl:
         fams = tpl["families"]

@@ -96,14 +96,14 @@ def _candidate(state) -> dict:
     index_s, index_cpu = time.perf_counter() - t, time.process_time() - c
     for d in DIFFICULTIES:
         t, c = time.perf_counter(), time.process_time()
-        qs = mc.build_questions(tree, gts[d], d, seed=1)
+        qs = mc.build_questions(tree, gts[d], d, seed=1, pool="tree")
         per[d], cpu[d] = time.perf_counter() - t, time.process_time() - c
         hashes[d] = hashlib.sha256(qs.to_jsonl().encode()).hexdigest()
         counts[d] = {"questions": qs.questions.height, "skipped": qs.skipped.height}
     invalid = {}
     t = time.perf_counter()
     for d in DIFFICULTIES:
-        qs = mc.build_questions(tree, gts[d], d, seed=1)
+        qs = mc.build_questions(tree, gts[d], d, seed=1, pool="tree")
         invalid[d] = mc.check_questions(tree, qs, d).height
     check_s = time.perf_counter() - t
     return {"summary": {"seconds": per, "cpu_seconds": cpu, "index_seconds": index_s, "index_cpu_seconds": index_cpu,
@@ -114,6 +114,7 @@ def _candidate(state) -> dict:
 def _baseline(state) -> dict:
     """VLM4Bio's way: filter the list of all taxa of the answer's rank per question."""
     from taxoforge.evaluation import multiple_choice as mc
+    from taxoforge.links.tree_labels import node_indexes
 
     tree, gts, cfg = state
     n = cfg["baseline_sample"]
@@ -124,7 +125,7 @@ def _baseline(state) -> dict:
     per, cpu, rows_all = {}, {}, {}
     for d in DIFFICULTIES:
         labels = gts[d]["label"].to_list()[:n]
-        idx = tree.resolve_strict(labels)
+        idx = node_indexes(tree, labels)
         rng = random.Random(1)
         t, c0 = time.perf_counter(), time.process_time()
         rows = []

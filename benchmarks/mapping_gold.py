@@ -28,7 +28,7 @@ import polars as pl
 
 __all__ = ["Item", "SINGULAR", "PLURAL", "REFUSALS", "HEDGES", "TASK_WORDS", "ORGANISM_WORDS", "template_items",
            "table9_rows", "table9_items", "vlm4bio_items", "refusal_items", "hedge_items", "real_refusal_items",
-           "DATA"]
+           "label_set_tie_items", "DATA"]
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -152,6 +152,31 @@ def tree_names(tables, sample: int | None, seed: int) -> list[tuple[str, str, st
         rng = np.random.default_rng(seed)
         rows = [rows[i] for i in sorted(rng.choice(len(rows), sample, replace=False))]
     return rows
+
+
+def label_set_tie_items(tables, index) -> list[Item]:
+    """Names of the linked classes of a tree (``tables.links``: ImageNet-1k's 1,000 classes)
+    that other nodes of the tree also carry ("monitor", "chest", "plate", "scope"): each such
+    name, bare, as the answer for its class — the gold is the class itself, and only it. Family
+    ``one class``: the other nodes carrying the name are no class (the label set can decide);
+    ``several classes``: other classes carry it too (no label set can: "crane" the bird and
+    the machine)."""
+    linked = tables.links.filter(pl.col("status") == "linked") if tables.links.height else tables.links
+    classes = set(linked["node_id"].drop_nulls().to_list()) if linked.height else set()
+    if not classes:
+        return []
+    tax = index.taxonomy
+    names = (tables.names.filter(pl.col("node_id").is_in(sorted(classes)) & (pl.col("kind") != "synset"))
+             .select("node_id", "name").unique().sort("node_id", "name"))
+    items = []
+    for nid, name in names.iter_rows():
+        nodes = index.nodes_named(name)
+        if len(nodes) < 2:
+            continue
+        ids = {str(tax.ids[v]) for v in nodes.tolist()}
+        family = "several classes" if len(ids & classes) > 1 else "one class"
+        items.append(Item("label_set_ties", family, name, frozenset({nid}), source=name))
+    return items
 
 
 def template_items(tables, index, sample: int | None = None, seed: int = 0) -> list[Item]:

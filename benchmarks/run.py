@@ -40,11 +40,15 @@ BENCHMARKS = {
     "text_to_node_mapping_scale": "benchmarks.bench_mapping_scale",
     "wikidata_taxon_names": "benchmarks.bench_wikidata_names",
     "multiple_choice_sets": "benchmarks.bench_multiple_choice",
+    "multiple_choice_audit": "benchmarks.bench_mc_audit",
     "wikidata_dump": "benchmarks.bench_dump",
     "text_to_node_fidelity": "benchmarks.bench_mapping_fidelity",
     "ground_truths": "benchmarks.bench_ground_truths",
     "mapping_index_store": "benchmarks.bench_index_store",
+    "score_loop": "benchmarks.bench_score_loop",
+    "score_volume": "benchmarks.bench_score_volume",
     "embedding_measure": "benchmarks.bench_embeddings",
+    "compare": "benchmarks.bench_compare",
     "harness_files": "benchmarks.bench_harness_files",
 }
 SIZES = ("tiny", "small", "full")
@@ -171,6 +175,16 @@ def summary_rows(doc: dict) -> list[dict]:
                          "baseline_name": "; ".join(f"{v['what']} {v['wall_s']:.3f} s (CPU {v['cpu_s']:.3f} s)"
                                                     for v in parts.values()) + f"; {first}",
                          "target": "–", "met": None})
+    cp = _res(doc, "compare")
+    if cp:
+        rows.append({"benchmark": "taxoforge compare (McNemar; paired bootstrap and permutation of acc., hF, severity)",
+                     "input": f"two runs, {cp['items']:,} shared items, {cp['resamples']:,} resamples", "unit": "items",
+                     "candidate": _side(cp["candidate"], "items"), "baseline": _side(cp["baseline"], "items"),
+                     "baseline_name": f"scipy.stats binomtest + bootstrap + permutation_test; the command line: "
+                                      f"{cp['cli']['wall_s']:.2f} s wall, {cp['cli']['cpu_s']:.2f} s CPU",
+                     "speedup": cp.get("speedup"), "memory_ratio": cp.get("memory_ratio"),
+                     "agree": all(cp["agreement"].values()) if cp.get("agreement") else None,
+                     "target": "command ≤ 2 s", "met": cp.get("meets_target")})
     m = _res(doc, "hierarchical_measures_scaling")
     if m:
         c = m["candidate"]

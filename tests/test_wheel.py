@@ -39,7 +39,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_holds_the_queries_and_tables_and_no_top_level_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = sorted(n.removeprefix("taxoforge/sql/") for n in names if n.endswith(".rq"))
-    in_repo = sorted(p.relative_to(REPO / "taxoforge" / "sql").as_posix() for p in (REPO / "taxoforge" / "sql").rglob("*.rq"))
+    in_repo = sorted(p.relative_to(REPO / "sql").as_posix() for p in (REPO / "sql").rglob("*.rq"))
     assert shipped == in_repo and "wikidata/subclass_of.rq" in shipped
     assert "taxoforge/noun_base_forms.tsv" in names
     assert "taxoforge/scores/vlmevalkit_datasets.txt" in names  # splits VLMEvalKit file names at a dataset name

@@ -78,10 +78,13 @@ def package_source(name: str, *, group_name: str, description: str,
     import hashlib
     import json
 
-    from assets.common.tags import TAXOFORGE_TEAM
+    from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
 
+    # embedded default: the demo's job observes these sources before it builds from them, so a
+    # fresh demo already shows what version of each it was built from
     spec = dg.AssetSpec(name, group_name=group_name, description=description, owners=[TAXOFORGE_TEAM],
-                        automation_condition=OBSERVE_DAILY, tags={"taxoforge/source": "true"}, kinds={"python"})
+                        automation_condition=OBSERVE_DAILY, tags={"taxoforge/source": "true", **EMBEDDED_DEFAULT},
+                        kinds={"python"})
 
     def _observe(context):
         seen = version()

@@ -53,16 +53,26 @@ def mc_group() -> None:
               help="NOTA: move 'None of the Above' to the last letter (VLM4Bio's code) or keep it in place.")
 @click.option("--organism", default="organism", show_default=True, help="Word used in the question text.")
 @click.option("--label-column", default=None, help="Label column of a CSV/JSONL/Parquet LABELS file.")
+@click.option("--pool", default=None, metavar="POOL",
+              help="Where distractors come from: 'labels' (the taxa of LABELS, as VLM4Bio draws from its "
+                   "dataset; the default for a file), 'tree' (the whole tree; the default for sample:N), "
+                   "a clade as 'clade:NAME' or a name or node id of TREE, or 'file:PATH' (a label file whose "
+                   "taxa are the pool).")
 @click.option("-o", "--out", "out", type=click.Path(dir_okay=False), required=True, help="Questions JSONL.")
 @click.option("--skipped", "skipped_out", type=click.Path(dir_okay=False), default=None,
               help="Write the ground truths that got no question here (default: OUT with .skipped.jsonl).")
+@click.option("--info", "info_out", type=click.Path(dir_okay=False), default=None,
+              help="Write the set's metadata (pool, how the labels resolved, counts) here "
+                   "(default: OUT with .info.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant, nota_position, organism,
-                 label_column, out, skipped_out, as_json):
+                 label_column, pool, out, skipped_out, info_out, as_json):
     """Build one question per ground truth in LABELS (a .txt/.csv/.tsv/.jsonl/.parquet file;
     other columns such as image-path are copied into the questions; or 'sample:N' for N
     seeded ground truths drawn from the tree) from TREE (a tree or snapshot folder, or
-    NAME[@VERSION]), in VLM4Bio's question format. The same seed writes the same bytes."""
+    NAME[@VERSION]), in VLM4Bio's question format. Labels resolve to nodes as scoring
+    resolves ground truths (names, synonyms, genus transfers …). The same seed writes the
+    same bytes."""
     from taxoforge.evaluation import multiple_choice as mc
     from taxoforge.evaluation.reasoning_tests import fct_variant, nota_variant
     from taxoforge.files.labels import LabelFileError, read_labels
@@ -74,13 +84,17 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
         if labels.startswith("sample:"):
             n = int(labels.split(":", 1)[1])
             gts = mc.sample_ground_truths(t, difficulty or "easy", n, seed=seed, options=n_options)
+            pool = pool or "tree"
         else:
             gts = read_labels(labels, label_column)
+            pool = pool or "labels"
+        if pool.startswith("file:"):
+            pool = read_labels(pool.removeprefix("file:"), label_column)["label"]
         if probe_rank is not None:
             rank = int(probe_rank) if probe_rank.isdigit() else probe_rank
-            qs = mc.build_rank_probes(t, gts, rank, options=n_options, seed=seed, organism=organism)
+            qs = mc.build_rank_probes(t, gts, rank, options=n_options, seed=seed, organism=organism, pool=pool)
         else:
-            qs = mc.build_questions(t, gts, difficulty, options=n_options, seed=seed, organism=organism)
+            qs = mc.build_questions(t, gts, difficulty, options=n_options, seed=seed, organism=organism, pool=pool)
     except mc.TreeTooShallow as e:
         _fail(str(e), 1)
     except (LabelFileError, ValueError) as e:
@@ -96,16 +110,37 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
 
         write_text_atomic(skipped_path, "".join(json.dumps(r, ensure_ascii=False) + "\n"
                                                  for r in qs.skipped.to_dicts()))
-    summary = dict(qs.info, out=str(out), skipped_file=str(skipped_path) if qs.skipped.height else None)
+    info_path = Path(info_out) if info_out else Path(out).with_suffix(".info.json")
+    qs.write_info(info_path)
+    summary = dict(qs.info, out=str(out), skipped_file=str(skipped_path) if qs.skipped.height else None,
+                   info_file=str(info_path))
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))
     else:
         click.echo(f"{qs.questions.height} question(s) written to {out} ({summary['set']}, {variant}, "
-                   f"{n_options} options, seed {seed}, {summary['mode']})")
+                   f"{n_options} options, seed {seed}, {summary['mode']}; distractors from "
+                   f"{_pool_words(summary['pool'])})")
+        res = summary["resolution"]
+        methods = ", ".join(f"{m} {k}" for m, k in res["by_method"].items())
+        click.echo(f"{res['linked']} of {res['labels']} label(s) resolved ({methods or 'none'})"
+                   + (f"; {res['partial']} only to their genus or species" if res["partial"] else "")
+                   + (f"; {res['ambiguous']} ambiguous" if res["ambiguous"] else "")
+                   + (f"; {res['unmatched']} unmatched" if res["unmatched"] else ""))
         if qs.skipped.height:
             click.echo(f"{qs.skipped.height} ground truth(s) got no question — reasons in {skipped_path}:")
             for reason, n in summary["skipped_by_reason"].items():
                 click.echo(f"  {n:>7}  {reason}")
+
+
+def _pool_words(pool: dict) -> str:
+    """The pool of a question set's metadata, in words."""
+    kind = pool.get("kind")
+    if kind == "tree":
+        return f"the whole tree ({pool['nodes']:,} nodes)"
+    if kind == "clade":
+        return f"the clade {pool['label']} ({pool['node']}, {pool['nodes']:,} nodes)"
+    what = "the labels given" if kind == "labels" else "the pool given"
+    return f"{what} ({pool['nodes']:,} taxa)"
 
 
 @mc_group.command("check")
@@ -115,13 +150,23 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
               help="Check the distractor band too (default: the set named in each question).")
 def mc_check_cmd(tree, questions, difficulty):
     """Check every question of QUESTIONS against TREE: distinct options, the answer at
-    option-gt, same rank, and each distractor's relation to the answer. Exit 1 on any
-    problem, listing them."""
+    option-gt, same rank, each distractor's relation to the answer, and — when the set's
+    metadata (QUESTIONS with .info.json, written by mc build) is beside it — every distractor
+    inside the set's distractor pool. Exit 1 on any problem, listing them."""
     from taxoforge.evaluation.multiple_choice import check_questions
+    from taxoforge.evaluation.multiple_choice.pools import pool_of_info
 
     t = _load_tree(tree)
     rows = _read_jsonl(questions)
-    probs = check_questions(t, [r for r in rows if r.get("variant") in (None, "standard", "probe")], difficulty)
+    info_path = Path(questions).with_suffix(".info.json")
+    pool = None
+    if info_path.is_file():
+        try:
+            pool = pool_of_info(t, json.loads(info_path.read_text(encoding="utf-8"))["pool"])
+        except (ValueError, KeyError) as e:
+            _fail(f"{info_path}: not the metadata of a question set ({e})")
+    probs = check_questions(t, [r for r in rows if r.get("variant") in (None, "standard", "probe")], difficulty,
+                            pool=pool)
     if probs.height:
         for qid, p in probs.head(50).iter_rows():
             click.echo(f"{qid}: {p}")
@@ -367,8 +412,9 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
     each coarse matrix's accuracy with its Δ to CG_direct."""
     import polars as pl
 
-    from taxoforge.files.labels import read_labels
     from taxoforge.evaluation.propagation import tiered_accuracy, tiered_classes
+    from taxoforge.files.labels import read_labels
+    from taxoforge.links.tree_labels import node_indexes
 
     t = _load_tree(tree)
     fine_labels = read_labels(fine)["label"].to_list()
@@ -385,7 +431,7 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
         write_parquet_atomic(classes, out)
     if scores:
         m, cols, gts = _matrix(scores, truth_column)
-        ids = t.ids[t.resolve_strict(cols, what="score column")].tolist()
+        ids = t.ids[node_indexes(t, cols, what="score column", partial=False)].tolist()
         order = {c: i for i, c in enumerate(ids)}
         missing = [c for c in classes["fine_node"].to_list() if c not in order]
         if missing:
@@ -395,7 +441,7 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
         for spec in coarse_scores:
             name, _, path = spec.partition("=")
             cm, ccols, _ = _matrix(path, truth_column)
-            cids = t.ids[t.resolve_strict(ccols, what="coarse score column")].tolist()
+            cids = t.ids[node_indexes(t, ccols, what="coarse score column", partial=False)].tolist()
             want = sorted(set(classes["coarse_node"].to_list()))
             pos = {c: i for i, c in enumerate(cids)}
             if any(c not in pos for c in want):

@@ -8,9 +8,13 @@ resolves labels to nodes and hands the pairs over.
 ``y_true`` and ``y_pred`` hold node ids or node names (labels) of ``taxonomy`` — anything
 :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts: a tree or snapshot
 folder, ``NAME@VERSION``, a :class:`~taxoforge.trees.tables.TreeTables`, a nodes
-DataFrame, or a plain ``{child: parent}`` dict. ``node_ref`` says which: ``"auto"`` (a node
-id if there is one, else a name), ``"id"`` or ``"name"``; a value that names no node or
-several raises :class:`~taxoforge.trees.ranked_tree.UnresolvedLabels` listing them.
+DataFrame, or a plain ``{child: parent}`` dict. Values become nodes through the one label
+resolver, as ground truths do in scoring (:func:`taxoforge.links.tree_labels.node_indexes`:
+node id, id prefix, the tree's links table, exact and normalised name, synonym, epithet
+variant, genus transfer, then a partial species or genus ground truth). ``node_ref`` says
+which rules run: ``"auto"`` (all), ``"id"`` (node ids only) or ``"name"`` (names only); a
+value that names no node or several raises
+:class:`~taxoforge.links.tree_labels.UnresolvedLabels` listing them.
 
 Definitions (Kiritchenko et al. 2006; Taxonomy-Aware Evaluation of VLMs §3). ``anc(v)`` is
 the root-to-``v`` path, both ends included; per sample ``i``,
@@ -70,6 +74,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from taxoforge.links.tree_labels import node_indexes, resolve_nodes
 from taxoforge.scores.hierarchical import average_scores, check_parameters, hierarchical_scores
 from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.cuts import PROTECT_DROPOUT_RATES, FewerCutsWarning, sample_tree_cuts
@@ -81,7 +86,7 @@ __all__ = ["hierarchical_precision_recall_fscore", "hierarchical_consistent_accu
 
 def _indexes(tree: RankedTree, values, node_ref: str, what: str) -> np.ndarray:
     vals = list(values)
-    return tree.resolve_strict(vals, node_ref, what=what)
+    return node_indexes(tree, vals, node_ref=node_ref, what=what)
 
 
 def _pairs(y_true, y_pred, taxonomy, node_ref: str):
@@ -152,7 +157,7 @@ def hierarchical_precision_recall_fscore(y_true, y_pred, taxonomy, *, average: s
     ------
     ValueError
         A parameter out of range, samples of different lengths, no samples.
-    taxoforge.trees.ranked_tree.UnresolvedLabels
+    taxoforge.links.tree_labels.UnresolvedLabels
         A value that names no node, or several.
 
     Examples
@@ -235,7 +240,7 @@ def hierarchical_consistent_accuracy(y_true, y_pred, taxonomy, *, levels: Sequen
         given = np.array([c not in (None, "") for c in col])
         pidx = np.full(len(t), -1, dtype=np.int64)
         if given.any():
-            res = tree.resolve([c for c, g in zip(col, given) if g], node_ref)
+            res = resolve_nodes(tree, [c for c, g in zip(col, given) if g], node_ref=node_ref)
             pidx[given] = res["idx"].to_numpy()
         expected = truth >= 0
         ok &= ~expected | (pidx == truth)

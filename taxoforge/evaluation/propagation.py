@@ -39,6 +39,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
+from taxoforge.links.tree_labels import node_indexes
 from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.ranked_tree import RankedTree
 
@@ -65,7 +66,7 @@ class EvaluationTree:
 
     def __init__(self, tree, columns: Sequence, node_ref: str = "auto") -> None:
         self.tree = load_ranked_tree(tree)
-        self.class_idx = self.tree.resolve_strict(list(columns), node_ref, what="score column")
+        self.class_idx = node_indexes(self.tree, list(columns), node_ref=node_ref, what="score column", partial=False)
         if len(set(self.class_idx.tolist())) != len(self.class_idx):
             raise ValueError("two score columns name the same node")
         t = self.tree
@@ -226,7 +227,7 @@ def average_precision(y_true, scores) -> np.ndarray:
 
 
 def _positives(et: EvaluationTree, y_true, node_ref: str) -> np.ndarray:
-    gt = et.tree.resolve_strict(list(y_true), node_ref, what="y_true value")
+    gt = node_indexes(et.tree, list(y_true), node_ref=node_ref, what="y_true value")
     gpos = np.array([et.pos.get(int(g), -1) for g in gt.tolist()])
     if (gpos < 0).any():
         bad = np.flatnonzero(gpos < 0)[0]
@@ -380,7 +381,7 @@ def tiered_classes(tree, fine, *, coarse: Sequence | None = None, depth: int | N
     if sum(x is not None for x in (coarse, depth, rank)) != 1:
         raise ValueError("give exactly one of coarse, depth and rank")
     t = load_ranked_tree(tree)
-    f = t.resolve_strict(list(fine), node_ref, what="fine class")
+    f = node_indexes(t, list(fine), node_ref=node_ref, what="fine class", partial=False)
     if depth is not None:
         c = t.ancestor_at_depth(f, depth)
         c = np.where(c == f, -1, c)
@@ -388,7 +389,7 @@ def tiered_classes(tree, fine, *, coarse: Sequence | None = None, depth: int | N
         c = t.ancestor_at_rank(f, rank)
         c = np.where(c == f, -1, c)
     else:
-        cidx = t.resolve_strict(list(coarse), node_ref, what="coarse class")
+        cidx = node_indexes(t, list(coarse), node_ref=node_ref, what="coarse class", partial=False)
         c = np.full(len(f), -1, dtype=np.int64)
         for ci in cidx.tolist():
             under = t.taxonomy.is_ancestor_idx(np.full(len(f), ci), f) & (f != ci)
@@ -473,7 +474,7 @@ def tiered_accuracy(fine_scores, y_true, classes: pl.DataFrame, *, coarse_scores
     yt = list(y_true)
     if tree is not None:
         t = load_ranked_tree(tree)
-        yt = t.ids[t.resolve_strict(yt, node_ref, what="y_true value")].tolist()
+        yt = t.ids[node_indexes(t, yt, node_ref=node_ref, what="y_true value")].tolist()
     unknown = [y for y in yt if y not in coarse_of]
     if unknown:
         raise ValueError(f"{len(unknown)} ground truth(s) are not fine classes of the tiered set, e.g. {unknown[0]!r}")

@@ -29,7 +29,7 @@ Scores
 >>> from taxoforge.evaluation.multiple_choice import build_questions
 >>> tree = {"Life": None, "Esox": "Life", "Esox lucius": "Esox", "Esox niger": "Esox",
 ...         "Esox masquinongy": "Esox", "Esox americanus": "Esox"}
->>> qs = build_questions(tree, ["Esox lucius"], "hard", seed=1, organism="fish")
+>>> qs = build_questions(tree, ["Esox lucius"], "hard", seed=1, organism="fish", pool="tree")
 >>> nota = nota_variant(qs).questions.row(0, named=True)
 >>> nota["options"][-1], nota["target-class"], nota["nota-target-class"]
 ('None of the Above', 'None of the Above.', 'Esox lucius')

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import polars as pl
 
-from taxoforge.evaluation.multiple_choice import _Candidates
+from taxoforge.evaluation.multiple_choice.draws import Candidates
 from taxoforge.seeded import SeededStream
 from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.ranked_tree import RankedTree
@@ -37,10 +37,10 @@ from taxoforge.trees.ranked_tree import RankedTree
 __all__ = ["synthetic_pairs", "kendall_tau_validation", "placement_agreement"]
 
 
-def _depth_candidates(tree: RankedTree, d: int) -> _Candidates:
+def _depth_candidates(tree: RankedTree, d: int) -> Candidates:
     cache = tree.__dict__.setdefault("_depth_candidates", {})
     if d not in cache:
-        cache[d] = _Candidates(tree, tree.depth == d)
+        cache[d] = Candidates(tree, tree.depth == d)
     return cache[d]
 
 

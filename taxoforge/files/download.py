@@ -98,7 +98,23 @@ DEFAULT_MIN_RATE = 16 * 1024
 class Downloaded:
     """What :func:`download` did: ``status`` is ``"downloaded"``, ``"present"`` (``dest``
     matched ``checksum``) or ``"not-modified"`` (the server said 304); ``resumed``:
-    continued from an earlier ``.part``."""
+    continued from an earlier ``.part``.
+
+    Attributes
+    ----------
+    path : Path
+        The verified file.
+    url : str
+        Where it came from.
+    status : str
+        ``"downloaded"``, ``"present"`` or ``"not-modified"``.
+    bytes_fetched : int
+        Bytes fetched this time.
+    resumed : bool
+        Whether it continued from an earlier ``.part``.
+    record : dict
+        The server's validators and what was checked, for provenance.
+    """
 
     path: Path
     url: str
@@ -109,7 +125,13 @@ class Downloaded:
 
     def provenance(self) -> dict:
         """URL, validators (ETag, Last-Modified), size and SHA-256 of the file, for a tree's
-        ``source_versions``."""
+        ``source_versions``.
+
+        Returns
+        -------
+        dict
+            URL, validators, size and SHA-256 of the file.
+        """
         keys = ("url", "etag", "last_modified", "size", "sha256", "checksum", "fetched")
         return {k: self.record[k] for k in keys if self.record.get(k) is not None}
 
@@ -117,7 +139,20 @@ class Downloaded:
 def cache_path(cache_dir: str | os.PathLike, url: str) -> Path:
     """Where ``url`` is cached under ``cache_dir``: a folder named by the SHA-256 of the
     whole URL (two releases with one file name never share a slot), holding the file under
-    its own name (the readers go by its extension)."""
+    its own name (the readers go by its extension).
+
+    Parameters
+    ----------
+    cache_dir : str or os.PathLike
+        The cache folder (default: a temporary one).
+    url : str
+        The URL.
+
+    Returns
+    -------
+    Path
+        The cached file's path.
+    """
     from urllib.parse import unquote, urlsplit
 
     name = unquote(urlsplit(str(url)).path).rstrip("/").rsplit("/", 1)[-1]
@@ -382,6 +417,15 @@ def download(url: str, dest: str | os.PathLike, *, checksum: str | None = None, 
         What the user runs to resume an interrupted download (in the error message).
     lock_timeout : float
         How long to wait for another download to the same ``dest``.
+    chunk_size : int, optional
+        Bytes read at a time.
+    storage_options : dict, optional
+        Passed to fsspec for a non-HTTP URL.
+
+    Returns
+    -------
+    Downloaded
+        What was done, and the verified file.
     """
     import filelock
 
@@ -457,7 +501,22 @@ def _download_locked(url: str, dest: Path, want: tuple[str, str] | None, size: i
 
 
 def download_file(url: str, dest: str | os.PathLike, **options) -> Path:
-    """:func:`download` and return the path of the verified file."""
+    """:func:`download` and return the path of the verified file.
+
+    Parameters
+    ----------
+    url : str
+        The URL.
+    dest : str or os.PathLike
+        The file to write.
+    **options
+        Passed to :func:`download`.
+
+    Returns
+    -------
+    Path
+        The verified file.
+    """
     return download(url, dest, **options).path
 
 
@@ -470,7 +529,36 @@ def fetch_bytes(url: str, *, max_bytes: int, what: str = "file", retries: int = 
     its announced size or the bytes received pass the limit, so memory never holds more.
     Same transport, deadline, redirect rule and :class:`~taxoforge.files.retry.RetryPolicy`
     as :func:`download`; a retry starts from byte 0. A missing file is a
-    :class:`DownloadError` with ``status`` 404."""
+    :class:`DownloadError` with ``status`` 404.
+
+    Parameters
+    ----------
+    url : str
+        The URL.
+    max_bytes : int
+        Most bytes accepted.
+    what : str, optional
+        What the file is, for messages.
+    retries : int, optional
+        How often to retry.
+    backoff : float, optional
+        Seconds before the first retry, doubled each time.
+    max_retry_after : float, optional
+        Longest ``Retry-After`` honoured.
+    timeout : float, optional
+        Seconds to wait.
+    min_rate : float, optional
+        Least bytes per second before a transfer counts as stalled.
+    allow_other_hosts : bool, optional
+        Whether a redirect to another host is followed.
+    storage_options : dict, optional
+        Passed to fsspec for a non-HTTP URL.
+
+    Returns
+    -------
+    bytearray
+        The file's bytes.
+    """
     url = str(url)
     policy = RetryPolicy(retries, backoff, max_retry_after)
 

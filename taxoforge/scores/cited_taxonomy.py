@@ -63,8 +63,33 @@ class CitedTaxonomy:
 
     @cached_property
     def taxonomy(self):
-        """The in-memory tree (:class:`~taxoforge.trees.taxonomy.Taxonomy`), built on first use."""
-        return self.tables.taxonomy()
+        """The tree: stored ready to use for a tree read from a folder
+        (:func:`taxoforge.scores.tree_store.open_tree`), else built from the tables."""
+        stored = self.open_stored()
+        return stored.taxonomy if stored is not None else self.tables.taxonomy()
+
+    def open_stored(self, index_dir=None):
+        """The tree's stored working set (:class:`~taxoforge.scores.tree_store.StoredTree`,
+        opened once, kept where the mapping indexes are: ``index_dir`` when given), or None
+        for tables not read from a folder (built in memory: nothing to store them beside).
+
+        Parameters
+        ----------
+        index_dir : str or os.PathLike, optional
+            Where the tree's mapping indexes are kept, if not in the default place.
+
+        Returns
+        -------
+        taxoforge.scores.tree_store.StoredTree or None
+        """
+        if "_stored" not in self.__dict__:
+            stored = None
+            if self.tables.folder is not None and "taxonomy" not in self.__dict__:
+                from taxoforge.scores.tree_store import open_tree
+
+                stored = open_tree(self.tables, self.citation.content_sha256, index_dir=index_dir)
+            self.__dict__["_stored"] = stored
+        return self.__dict__["_stored"]
 
     def use_taxonomy(self, taxonomy) -> None:
         """Share an already built tree of these tables (e.g. a mapping index's) instead of building another.
@@ -74,10 +99,29 @@ class CitedTaxonomy:
         taxonomy : object
             The taxonomy.
         """
-        if len(taxonomy.ids) != self.tables.nodes.height:
+        if self.__dict__.get("taxonomy") is taxonomy:
+            return
+        n = len(self.__dict__["taxonomy"]) if "taxonomy" in self.__dict__ else self.tables.nodes.height
+        if len(taxonomy.ids) != n:
             raise ValueError(f"the mapping index was built for a tree of {len(taxonomy.ids)} nodes, not for "
-                             f"{self.ref} ({self.tables.nodes.height} nodes)")
+                             f"{self.ref} ({n} nodes)")
         self.__dict__["taxonomy"] = taxonomy
+
+    def resolved_labels(self):
+        """The labels resolved against this tree by earlier runs
+        (:class:`~taxoforge.scores.tree_store.ResolvedLabels`, kept beside the stored tree).
+
+        Returns
+        -------
+        taxoforge.scores.tree_store.ResolvedLabels or None
+            None when the tree is not stored.
+        """
+        stored = self.__dict__.get("_stored")
+        if stored is None or stored.path is None or stored.taxonomy is not self.__dict__.get("taxonomy"):
+            return None
+        from taxoforge.scores.tree_store import ResolvedLabels
+
+        return ResolvedLabels(stored.path)
 
     def ranked_tree(self):
         """The :class:`~taxoforge.trees.ranked_tree.RankedTree` of the breakdowns, on the same tree.
@@ -93,14 +137,18 @@ class CitedTaxonomy:
 
             from taxoforge.trees.ranked_tree import RankedTree
 
-            nodes, ranks = self.tables.nodes, None
-            if "rank" in nodes.columns:
+            stored = self.open_stored()
+            if stored is not None and stored.taxonomy is self.taxonomy:
+                ranks = stored.ranks
+            elif "rank" in (nodes := self.tables.nodes).columns:
                 ids = pl.DataFrame({"node_id": self.taxonomy.ids}, schema={"node_id": pl.String})
                 if nodes["node_id"].cast(pl.String).equals(ids["node_id"]):  # the tables' own order (sorted)
                     ranks = nodes["rank"].cast(pl.String).to_numpy()
                 else:
                     ranks = ids.join(nodes.select(pl.col("node_id").cast(pl.String), pl.col("rank").cast(pl.String)),
                                      on="node_id", how="left", maintain_order="left")["rank"].to_numpy()
+            else:
+                ranks = None
             self.__dict__["_ranked"] = RankedTree(self.taxonomy, ranks, None, name=self.name, version=self.ref)
         return self.__dict__["_ranked"]
 

@@ -159,6 +159,10 @@ read_options = _options(
     click.option("--derive", "derive", multiple=True, nargs=3, metavar="CANONICAL COLUMN REGEX",
                  help="Take a canonical column from another column by a regex (group 'value', else group 1, "
                       "else the match), repeatable: e.g. --derive label image '([^/]+?)_\\d+\\.jpg$'."),
+    click.option("--ranked", default=None, metavar="COLUMN,COLUMN,…",
+                 help="Columns of a ranked top-k, best first (e.g. top1,top2,…,top6): each is mapped to a node and "
+                      "the leaderboard gets the hierarchical distance@k (hdist@k); the first is the answer unless "
+                      "--column output=… names another."),
     click.option("--model", default=None, help="Model name for rows that have none."),
     click.option("--dataset", default=None, help="Dataset name for rows that have none."),
     click.option("--prompt", default=None, help="Prompt name for rows that have none."),
@@ -249,7 +253,8 @@ def _read_options(o: dict, require: tuple[str, ...]):
     return ReadOptions(columns=_columns(o["columns"]), layout=layout, fmt=fmt, defaults=defaults,
                        header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
                        derive={c: (col, rx) for c, col, rx in o["derive"]} or None, require=require,
-                       allow_duplicate_ids=o["allow_duplicate_ids"])
+                       allow_duplicate_ids=o["allow_duplicate_ids"],
+                       ranked=[c.strip() for c in o["ranked"].split(",") if c.strip()] if o.get("ranked") else ())
 
 
 def _say(as_json: bool, message: str) -> None:
@@ -267,28 +272,37 @@ def _usage_errors():
 _handled = handle_errors(usage_errors=_usage_errors)
 
 
-def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...]):
-    """Files read, taxonomy resolved and cited, one mapping index built: (rows, cited, index, paths)."""
+def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None):
+    """Files read, taxonomy resolved and cited, one mapping index built: (rows, cited, index,
+    paths); each step timed into ``timings`` (:class:`~taxoforge.scores.timings.Timings`)."""
     from taxoforge.scores.readers import OutputFileError, expand_output_paths, read_files
     from taxoforge.scores.run import index_for
+    from taxoforge.scores.timings import Timings
 
+    tm = timings if timings is not None else Timings()
     config = _mapping_config(o)
-    paths = expand_output_paths(outputs)
-    try:
-        rows = read_files(paths, _read_options(o, require))
-    except OutputFileError as e:  # the suggested command names the taxonomy given
-        if "TAXONOMY" in str(e):
-            verb = "score" if "label" in require else "map"
-            raise OutputFileError(str(e).replace("taxoforge score", f"taxoforge {verb}")
-                                  .replace(" TAXONOMY", f" {taxonomy}"), e.suggestion) from None
-        raise
+    with tm.phase("read"):
+        paths = expand_output_paths(outputs)
+        try:
+            rows = read_files(paths, _read_options(o, require))
+        except OutputFileError as e:  # the suggested command names the taxonomy given
+            if "TAXONOMY" in str(e):
+                verb = "score" if "label" in require else "map"
+                raise OutputFileError(str(e).replace("taxoforge score", f"taxoforge {verb}")
+                                      .replace(" TAXONOMY", f" {taxonomy}"), e.suggestion) from None
+            raise
     _say(o["as_json"], f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
-    cited = _cite(taxonomy, o)
+    with tm.phase("taxonomy"):
+        cited = _cite(taxonomy, o)
     _say(o["as_json"], f"taxonomy {cited.citation}" + (" — verified against its manifest"
                                                          if cited.citation.verified in ("store", "content") else ""))
+    with tm.phase("tree"):
+        cited.open_stored(o["index_dir"])
+        nodes = len(cited.taxonomy)
     t = time.perf_counter()
-    _say(o["as_json"], f"mapping index of {cited.tables.nodes.height:,} nodes …")
-    index = index_for(cited, config, index_dir=o["index_dir"], progress=o["progress"])
+    _say(o["as_json"], f"mapping index of {nodes:,} nodes …")
+    with tm.phase("index"):
+        index = index_for(cited, config, index_dir=o["index_dir"], progress=o["progress"])
     how = "built and stored in" if index.store.built else "loaded from"
     _say(o["as_json"], f"mapping index {how} {index.store.path} ({time.perf_counter() - t:.1f} s)")
     return rows, cited, index, paths
@@ -341,8 +355,11 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--no-plots", is_flag=True, help="Write no figures.")
 @click.option("--no-meteor", is_flag=True, help="Skip METEOR (needs WordNet).")
+@click.option("--label-set", "label_set", type=click.Path(exists=True, dir_okay=False), default=None, metavar="FILE",
+              help="Labels whose nodes win when an answer names several nodes equally well (.txt one per line, or "
+                   "a CSV/TSV/JSONL/Parquet label column). Default: the ground truths of each dataset.")
 @_handled
-def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor, **o):
+def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor, label_set, **o):
     """Score model OUTPUTS (JSONL, JSON, CSV/TSV, Parquet or xlsx files — lmms-eval samples,
     VLMEvalKit predictions and judge files, VLM4Bio results read as written —, folders of
     them, or glob patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
@@ -354,17 +371,25 @@ def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plot
     their file, line and reason."""
     from taxoforge.scores.confidence import BootstrapConfig
     from taxoforge.scores.run import score_frame
+    from taxoforge.scores.timings import Timings
 
+    timings = Timings(from_process_start=True)  # the interpreter's start and the imports are a phase too
     as_json = o["as_json"]
     if out_dir:
         from taxoforge.files import check_replaceable
 
         check_replaceable(out_dir)  # a symlink, a file or the working folder: refused before the work (exit 11)
-    rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"))
+    rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"), timings)
+    labels = None
+    if label_set is not None:
+        from taxoforge.files.labels import read_labels
+
+        with timings.phase("read"):
+            labels = read_labels(label_set)["label"].to_list()
     run = score_frame(rows, cited, index=index, meteor=not no_meteor, progress=o["progress"],
-                      ci=BootstrapConfig(n_resamples=n_resamples, seed=seed))
+                      ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), timings=timings, label_set=labels)
     if out_dir:
-        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=not no_plots).items()}
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=not no_plots, timings=timings).items()}
     failure = _quality_gate(run.info["scored"], run.info["rows"], min_scored, "scored", run.info["bad_rows_by_reason"])
     code = EXIT_TOO_FEW_SCORED if failure else 0
     if as_json:

@@ -160,15 +160,15 @@ def _grid(n: int, *, width: float = COLUMN_WIDTH, panel_aspect: float = 1.0, nco
 
 
 def _legend(fig, handles, spare, *, title: str | None = None, ncol_below: int = 3) -> None:
-    """The legend in the first spare slot, else below the panels."""
+    """The legend in the first spare slot, else above the panels (the saved figure's tight
+    bounding box takes it in)."""
     if not handles:
         return
     if spare:
         spare[0].legend(handles=handles, loc="center", frameon=False, title=title)
-    else:
+    else:  # above the panels: below them it would meet the rotated tick labels
         fig.legend(handles=handles, loc="lower center", ncol=min(ncol_below, len(handles)), frameon=False,
-                   title=title, bbox_to_anchor=(0.5, -0.01))
-        fig.subplots_adjust(bottom=0.12 + 0.04 * math.ceil(len(handles) / ncol_below))
+                   title=title, bbox_to_anchor=(0.5, 1.0))
 
 
 def _err(row: dict, m: str):
@@ -440,7 +440,7 @@ def comparison_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
     labels = []
     for r in table.iter_rows(named=True):
         parts = []
-        if groups > 1:
+        if groups > 1 or pairs == 1:  # one pair: its name is the title, the rows are the groups
             parts.append(" · ".join(x for x in (r["dataset"], r["prompt"]) if x))
         if pairs > 1:
             parts.append(f"{r['a']} − {r['b']}")

@@ -115,6 +115,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
         The mapped answers, the rows not mapped and the run's record.
     """
     from taxoforge.scores.run import index_for, index_record
+    from taxoforge.trees.stored import ids_of, labels_of
     from taxoforge.scores.steps import GroundTruthResolver, bad_rows_frame, map_answers, parse_rows, screen_rows
 
     o = split_options(kwargs, score=options, where="map_frame")[1] if kwargs else (options or ScoreOptions())
@@ -126,9 +127,8 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     tax = index.taxonomy
     screened, bad_screen = screen_rows(rows, require_label=False)
     parsed, bad_parse = parse_rows(screened)
-    mapped = map_answers(parsed, index, GroundTruthResolver(cited.tables, tax), progress)
+    mapped = map_answers(parsed, index, GroundTruthResolver(cited.tables, tax, stored=cited.resolved_labels()), progress)
     idx = mapped.pred_idx
-    labels = tax._labels
 
     def col(name):
         return [r.get(name) for r in parsed]
@@ -136,7 +136,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     table = pl.DataFrame({
         "file": col("file"), "line": col("line"), "id": col("id"), "model": col("model"), "dataset": col("dataset"),
         "prompt": col("prompt"), "output": col("output"), "answer": col("answer"), "mapped_text": mapped.mapped_text,
-        "node_id": tax.ids[idx].tolist(), "node_label": [labels[i] if labels else None for i in idx.tolist()],
+        "node_id": ids_of(tax, idx), "node_label": labels_of(tax, idx),
         "node_depth": tax.depth_arr[idx].astype("int64"), "stage": mapped.stage.tolist(),
         "similarity": mapped.score, "tied": mapped.tied, "abstained": mapped.abstained,
         "parse_flags": mapped.flags, "label": col("label"),

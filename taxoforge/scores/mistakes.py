@@ -64,6 +64,7 @@ import numpy as np
 import polars as pl
 
 __all__ = ["node_heights", "lca_nodes", "mistake_columns", "mistake_summary", "distance_at_k", "ranked_distances",
+           "map_ranked",
            "balanced_accuracy", "category_accuracy", "MISTAKE_COLUMNS", "MISTAKE_SUMMARY_COLUMNS", "HEIGHTS",
            "GROUP_KEYS"]
 
@@ -373,6 +374,50 @@ def ranked_distances(samples: pl.DataFrame, tree, *, column: str = "ranked_nodes
     t = s.select(keys).with_columns(*[pl.Series(c, v) for c, v in cols.items()])
     aggs = [pl.len().alias("n"), *[pl.col(c).mean() for c in cols]]
     return t.group_by(keys, maintain_order=True).agg(aggs).sort(keys) if keys else t.select(aggs)
+
+
+def map_ranked(lists, index, resolve, datasets) -> list[list[str | None] | None]:
+    """Map every answer of ranked top-k lists to a node exactly as the run maps answers
+    (:func:`taxoforge.scores.steps.map_answers`: templates stripped, refusals, the mapping
+    index, renamed species resolved like labels), in one batch; an empty entry stays None.
+
+    Parameters
+    ----------
+    lists : sequence of sequence of str or None
+        One ranked list per sample (``ranked_outputs``), best first.
+    index : taxoforge.scores.mapping.TaxonomyIndex
+        The run's mapping index.
+    resolve : taxoforge.scores.steps.GroundTruthResolver
+        The run's label resolver (for renamed species).
+    datasets : sequence of str
+        Each sample's dataset.
+
+    Returns
+    -------
+    list
+        One list of node ids per sample (None for a sample without a list).
+    """
+    from taxoforge.scores.parse import UnparseableAnswer, parse_answer
+    from taxoforge.scores.steps import map_answers
+
+    rows, where = [], []
+    for i, (lst, ds) in enumerate(zip(lists, datasets)):
+        for j, t in enumerate(lst or []):
+            if t is None or not str(t).strip():
+                continue
+            try:
+                parsed = parse_answer(str(t), None)
+            except UnparseableAnswer:
+                continue
+            rows.append({"parsed": parsed, "answer": parsed.answer, "dataset": ds, "question": None})
+            where.append((i, j))
+    out: list = [None if lst is None else [None] * len(lst) for lst in lists]
+    if rows:
+        mapped = map_answers(rows, index, resolve, False)
+        ids = index.taxonomy.ids[mapped.pred_idx]
+        for (i, j), nid, abst in zip(where, ids.tolist(), mapped.abstained.tolist()):
+            out[i][j] = None if abst else str(nid)
+    return out
 
 
 def _row_nanmean(x: np.ndarray) -> np.ndarray:

@@ -79,6 +79,12 @@ class ReadOptions(_Validated):
     allow_duplicate_ids : bool
         Let rows of one model, dataset and prompt share a sample id (default: an error naming
         the files and lines).
+    ranked : sequence of str
+        The columns (or column paths) of a ranked top-k, best first (a classifier's
+        ``top1 … top6``): read into the list column ``ranked_outputs``, mapped to nodes by
+        the run (``ranked_nodes``) for the hierarchical distance@k
+        (:mod:`taxoforge.scores.mistakes`). Without an ``output`` column the first is the
+        answer.
     max_record_bytes : int
         Bytes one record may take before it is parsed (:data:`MAX_RECORD_BYTES`).
     max_table_bytes : int
@@ -95,13 +101,14 @@ class ReadOptions(_Validated):
     derive: Mapping | None = None
     require: Sequence = ("output", "label")
     allow_duplicate_ids: bool = False
+    ranked: Sequence = ()
     max_record_bytes: int = MAX_RECORD_BYTES
     max_table_bytes: int = MAX_TABLE_BYTES
 
     CONSTRAINTS = {
         "fmt": [Options(FILE_KINDS), None], "layout": [Options(LAYOUTS)], "columns": [Mapping],
         "defaults": [Mapping], "delimiter": [str, None], "header": [bool], "column_names": [Sequence, None],
-        "derive": [Mapping, None], "require": [Sequence], "allow_duplicate_ids": [bool],
+        "derive": [Mapping, None], "require": [Sequence], "allow_duplicate_ids": [bool], "ranked": [Sequence],
         "max_record_bytes": [Interval(Integral, 1, None)], "max_table_bytes": [Interval(Integral, 1, None)],
     }
 
@@ -113,6 +120,11 @@ class ReadOptions(_Validated):
         if bad:
             raise InvalidParameterError(f"the 'defaults' parameter of ReadOptions may set model, dataset and prompt; "
                                         f"got {', '.join(map(repr, bad))}")
+        if isinstance(self.ranked, str):
+            raise InvalidParameterError("the 'ranked' parameter of ReadOptions must be a sequence of columns, "
+                                        f"not one string; got {self.ranked!r}")
+        if self.ranked and "output" not in self.columns:
+            object.__setattr__(self, "columns", {**self.columns, "output": self.ranked[0]})
         if isinstance(self.column_names, str):
             raise InvalidParameterError("the 'column_names' parameter of ReadOptions must be a sequence of names, "
                                         f"not one string; got {self.column_names!r}")
@@ -145,6 +157,9 @@ class ScoreOptions(_Validated):
         The leaderboard's breakdown columns and tables.
     plots : bool
         Write the figures with the results.
+    label_set : sequence of str or None
+        Labels (resolved as ground truths are) whose nodes win when an answer names several
+        nodes equally well; None: the ground truths of each row's dataset.
     """
 
     config: object = None
@@ -158,11 +173,12 @@ class ScoreOptions(_Validated):
     ci: object = "default"
     breakdowns: bool = True
     plots: bool = True
+    label_set: object = None
 
     CONSTRAINTS = {
         "config": [object], "index": [object], "index_dir": [str, os.PathLike, None], "text_measures": [bool],
         "meteor": [bool], "progress": [bool, None], "store": [object], "altered": [Options(("refuse", "content"))],
-        "ci": [object], "breakdowns": [bool], "plots": [bool],
+        "ci": [object], "breakdowns": [bool], "plots": [bool], "label_set": [list, tuple, None],
     }
 
     def _check(self) -> None:

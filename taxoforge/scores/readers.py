@@ -320,8 +320,12 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
     fill = {"model": path.stem, "dataset": path.stem, "prompt": "default"}
     fill.update(path_info(layout, path, meta, rows))
     fill.update(o.defaults)
+    missing_ranked = [c for c in o.ranked if rows and all(column_value(r, c, None) is None for r in rows[:1000])
+                      and c not in present]
+    if missing_ranked:
+        raise OutputFileError(f"{path}: --ranked names no column {missing_ranked} (columns: {sorted(present)})")
     data: dict[str, list] = {c: [] for c in CANONICAL}
-    extra_gt, notes, options, verdicts = [], [], [], []
+    extra_gt, notes, options, verdicts, ranked = [], [], [], [], []
     for r, n in zip(rows, lines):
         note = []
         for c in CANONICAL:
@@ -350,6 +354,8 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
         opts = row_options(r)
         options.append(json.dumps(opts, ensure_ascii=False) if opts else None)
         verdicts.append(harness_correct(r))
+        if o.ranked:
+            ranked.append([_text(unwrap(column_value(r, c, None))) for c in o.ranked])
     out_type = [type(v).__name__ for v in data["output"]]
     df = pl.DataFrame(
         {"line": lines, **{c: data[c] for c in CANONICAL if c != "output"},
@@ -360,6 +366,8 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
                           "note": pl.String, "options": pl.String, "harness_correct": pl.Float64},
     )
     df = df.with_columns(pl.lit(str(path)).alias("file"), pl.lit(layout).alias("adapter"))
+    if o.ranked:
+        df = df.with_columns(pl.Series("ranked_outputs", ranked, dtype=pl.List(pl.String)))
     check_duplicate_ids(df, o.allow_duplicate_ids)
     return df
 

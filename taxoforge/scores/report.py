@@ -42,11 +42,13 @@ STAGE_ORDER = ("exact", "linked_name", "contains", "ngram4", "ngram3", "ngram2",
 COMPACT_MEASURES = ("accuracy", "hP", "hR", "hF", "mistake_severity", "abstained_pct")
 #: The measures shown with their bootstrap interval.
 INTERVAL_MEASURES = ("accuracy", "hP", "hR", "hF", "mistake_severity")
-_PCT = {"accuracy", "balanced_accuracy", "exact_match", "contained", "rouge1_recall", "bleu2", "meteor", "HCA", "MTA"}
+_PCT = {"accuracy", "balanced_accuracy", "exact_match", "contained", "rouge1_recall", "bleu2", "meteor", "HCA", "MTA",
+        "harness_accuracy", "harness_agreement"}
 _HEADERS = {"accuracy": "acc. (%)", "mistake_severity": "severity", "abstained_pct": "abst. (%)",
             "hP_answered": "hP", "hR_answered": "hR", "hF_answered": "hF", "balanced_accuracy": "bal. acc. (%)",
             "lca_depth_mean": "LCA depth", "lca_depth_median": "median", "tree_distance_mean": "distance",
-            "tree_distance_median": "median", "mistake_severity_median": "median"}
+            "tree_distance_median": "median", "mistake_severity_median": "median",
+            "harness_agreement": "harness agr. (%)"}
 
 
 def _is_pct(col: str) -> bool:
@@ -210,6 +212,8 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
                          "only): counted apart in `partial_gt`, not in n or the measures; `partial_within` is the "
                          "share of them predicted at or under it." if partial else "No partial ground truths."), ""]
     measures = [m for m in COMPACT_MEASURES if m in lb.columns]
+    if "harness_agreement" in lb.columns and lb["harness_agreement"].null_count() < lb.height:
+        measures.append("harness_agreement")  # the file carried the harness's own verdict
     header, rows = _compact_rows(lb, keys, measures)
     lines.append(markdown_table(rows[:max_rows], columns=header, format_cell=lambda _c, v: v,
                                 right_align=[h for h in header if h not in keys]))
@@ -325,12 +329,15 @@ def leaderboard_latex(lb: pl.DataFrame, info: dict | None = None, *, label: str 
     measures = [(c, h) for c, h in LATEX_COLUMNS if c in lb.columns and lb[c].null_count() < lb.height]
     rows, previous = [], None
     sort = [k for k in ("dataset", "prompt") if k in lb.columns] + (["rank"] if "rank" in lb.columns else [])
+    block_keys = [k for k in ("dataset", "prompt") if k in lb.columns]
+    sizes = ({tuple(r[:-1]): r[-1] for r in lb.group_by(block_keys).len().rows()} if block_keys else {(): lb.height})
     for row in (lb.sort(sort, nulls_last=True) if sort else lb).iter_rows(named=True):
         group = tuple(row.get(k) for k in group_keys)
         if previous is not None and group != previous:
             rows.append(None)  # a \midrule between dataset blocks
         previous = group
-        bold = bool(row.get("tied_with_best")) if "tied_with_best" in row else False
+        # bold marks the best of a block of models and those not significantly below it
+        bold = bool(row.get("tied_with_best")) and sizes.get(tuple(row[k] for k in block_keys), 1) > 1
         cells = [latex_escape(row[k]) for k in keys]
         for c, _h in measures:
             v = row[c]

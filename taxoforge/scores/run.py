@@ -57,13 +57,15 @@ from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leade
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.files.tables import csv_text
 from taxoforge.scores.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
-from taxoforge.scores.mistakes import mistake_columns
+from taxoforge.scores.mistakes import map_ranked, mistake_columns
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
 from taxoforge.scores.readers import duplicate_ids, read_files
 from taxoforge.scores.report import leaderboard_latex, leaderboard_markdown
+from taxoforge.scores.timings import Timings
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
                                     screen_rows)
+from taxoforge.versions import package_versions
 
 __all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "score_frame", "read_files",
            "leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "screen_rows", "parse_rows", "resolve_labels",
@@ -110,6 +112,7 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
     if index is not None:
         cited.use_taxonomy(index.taxonomy)
         return index
+    cited.open_stored(index_dir)
     return TaxonomyIndex.open(cited.tables, config or MappingConfig(), taxonomy=cited.taxonomy,
                               index_dir=index_dir, progress=progress)
 
@@ -195,7 +198,7 @@ class ScoreRun:
         return self.info.get("scored", 0) / rows if rows else 0.0
 
     def write(self, out_dir: str | os.PathLike, plots: bool = True,
-              formats: tuple[str, ...] = FIGURE_FORMATS) -> dict[str, Path]:
+              formats: tuple[str, ...] = FIGURE_FORMATS, timings: Timings | None = None) -> dict[str, Path]:
         """Write the run as one folder ``out_dir``:
 
         * ``scores.parquet`` (one row per sample), ``bad_rows.parquet`` and ``bad_rows.csv``
@@ -225,6 +228,10 @@ class ScoreRun:
             Whether figures are written.
         formats : tuple[str, ...], optional
             The figures' formats.
+        timings : Timings, optional
+            The run's clock: drawing the figures (``figures``) and writing the tables
+            (``write``) are timed into it, and ``run.json``, written last, holds its seconds
+            (``info["seconds"]``) up to that moment.
 
         Returns
         -------
@@ -234,12 +241,14 @@ class ScoreRun:
 
         out = Path(out_dir)
         _check_replaceable(out, RUN_FILES)
+        t = timings if timings is not None else Timings()
         with atomic_directory(out) as tmp:
             figures = {}
             if plots and self.samples.height:
-                figures, self.info["figures_not_drawn"] = write_run_figures(self.leaderboard, self.breakdowns, tmp,
-                                                                            formats)
-            info = json.dumps(_json_safe(self.info), indent=2, sort_keys=True, default=str)
+                with t.phase("figures"):
+                    figures, self.info["figures_not_drawn"] = write_run_figures(self.leaderboard, self.breakdowns,
+                                                                                tmp, formats)
+            w0 = time.perf_counter()
             paths = {
                 "scores": write_parquet_atomic(self.samples, tmp / "scores.parquet"),
                 "leaderboard": write_parquet_atomic(self.leaderboard, tmp / "leaderboard.parquet"),
@@ -248,12 +257,16 @@ class ScoreRun:
                 "bad_rows": write_parquet_atomic(self.bad_rows, tmp / "bad_rows.parquet"),
                 "bad_rows_csv": write_text_atomic(tmp / "bad_rows.csv", _csv(self.bad_rows)),
                 "leaderboard_md": write_text_atomic(tmp / "leaderboard.md", self.markdown(max_rows=10_000)),
-                "run": write_text_atomic(tmp / "run.json", info),
             }
             for name, table in self.breakdowns.items():
                 paths[f"breakdown_{name}"] = write_parquet_atomic(table, tmp / "breakdowns" / f"{name}.parquet")
                 paths[f"breakdown_{name}_csv"] = write_text_atomic(tmp / "breakdowns" / f"{name}.csv", _csv(table))
             paths.update(figures)
+            t.add("write", time.perf_counter() - w0)
+            if timings is not None:
+                self.info["seconds"] = t.as_dict()
+            info = json.dumps(_json_safe(self.info), indent=2, sort_keys=True, default=str)
+            paths["run"] = write_text_atomic(tmp / "run.json", info)
         return {k: out / p.relative_to(tmp) for k, p in paths.items()}
 
 
@@ -307,7 +320,8 @@ def _per_file(rows: pl.DataFrame, samples: pl.DataFrame, bad: pl.DataFrame) -> l
             for f in files]
 
 
-def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None, **kwargs) -> ScoreRun:
+def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None, *,
+                timings: Timings | None = None, **kwargs) -> ScoreRun:
     """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs` (one
     file's, or several files' concatenated) against ``taxonomy`` in the steps of the module
     docstring: screen, parse, resolve labels, map, measure, assemble.
@@ -318,13 +332,20 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     :class:`TreeTables`. ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (the
     mapping configuration, a shared ``index``, ``index_dir``, ``text_measures``, ``meteor``,
     ``progress``, ``store``, ``altered``, ``ci``, ``breakdowns``); keyword options are the
-    same fields, applied on top of it (``score_frame(rows, tax, meteor=False)``).
+    same fields, applied on top of it (``score_frame(rows, tax, meteor=False)``). Ties
+    between nodes that name an answer equally well go to ``label_set``'s nodes (default: the
+    ground truths of each row's dataset).
 
     Parameters
     ----------
     rows : polars.DataFrame
     taxonomy : CitedTaxonomy, TreeTables, str or path
     options : ScoreOptions, optional
+    timings : Timings, optional
+        The run's clock (:class:`~taxoforge.scores.timings.Timings`; default: one started
+        here): its phases (``taxonomy``, ``tree``, ``index``, ``parse``, ``ground_truths``,
+        ``mapping``, ``measures``, ``text_measures``, ``samples``, ``breakdowns``,
+        ``leaderboard``) and their ``total`` are ``info["seconds"]``.
     **kwargs
         Fields of :class:`~taxoforge.scores.options.ScoreOptions`.
 
@@ -335,33 +356,46 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     o = split_options(kwargs, score=options, where="score_frame")[1] if kwargs else (options or ScoreOptions())
     config, index, progress, ci, breakdowns = o.config, o.index, o.progress, o.ci, o.breakdowns
     text_measures, meteor = o.text_measures, o.meteor
-    t0 = time.perf_counter()
-    cited = cite_taxonomy(taxonomy, store=o.store, altered=o.altered)
-    tables = cited.tables
+    t = timings if timings is not None else Timings()
+    with t.phase("taxonomy"):
+        cited = cite_taxonomy(taxonomy, store=o.store, altered=o.altered)
+        tables = cited.tables
     config = config or (index.config if index is not None else MappingConfig())
-    t_index = time.perf_counter()
-    index = index_for(cited, config, index, index_dir=o.index_dir, progress=progress)
-    tax = index.taxonomy
-    t_index = time.perf_counter() - t_index
+    with t.phase("tree"):
+        if index is None:
+            cited.open_stored(o.index_dir)
+            _ = cited.taxonomy
+    with t.phase("index"):
+        index = index_for(cited, config, index, index_dir=o.index_dir, progress=progress)
+        tax = index.taxonomy
     version = cited.ref
 
-    screened, bad_screen = screen_rows(rows)
-    parsed, bad_parse = parse_rows(screened)
-    t_gt = time.perf_counter()
-    resolve = GroundTruthResolver(tables, tax)
-    kept, bad_label = resolve_labels(parsed, resolve)
-    t_gt = time.perf_counter() - t_gt
-    bad_df = bad_rows_frame(bad_screen + bad_parse + bad_label)
-    mapped = map_answers(kept, index, resolve, progress)
-    h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
-    samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
-    samples = mistake_columns(samples, tax)  # tree distance and severity per answer (milliseconds)
-    t_lb = time.perf_counter()
-    tree = cited.ranked_tree() if breakdowns and samples.height else None
-    tabs = _breakdown_tables(samples, tree) if tree is not None else {}
-    board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs)  # its columns reuse the tables
-    board = with_harness_agreement(board, samples, GROUP_KEYS)
-    t_lb = time.perf_counter() - t_lb
+    with t.phase("parse"):
+        screened, bad_screen = screen_rows(rows)
+        parsed, bad_parse = parse_rows(screened)
+    with t.phase("ground_truths"):
+        resolve = GroundTruthResolver(tables, tax, stored=cited.resolved_labels())
+        kept, bad_label = resolve_labels(parsed, resolve)
+        bad_df = bad_rows_frame(bad_screen + bad_parse + bad_label)
+    with t.phase("mapping"):
+        label_nodes, label_info = _label_set_nodes(o.label_set, resolve)
+        mapped = map_answers(kept, index, resolve, progress, label_set=label_nodes)
+    with t.phase("measures"):
+        h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
+    t.move("measures", t_text, "text_measures")
+    with t.phase("samples"):
+        samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
+        samples = mistake_columns(samples, tax)  # tree distance and severity per answer (milliseconds)
+    if kept and "ranked_outputs" in kept[0]:  # a ranked top-k: its nodes, for hdist@k
+        with t.phase("mapping"):
+            ranked = map_ranked([r["ranked_outputs"] for r in kept], index, resolve, [r["dataset"] for r in kept])
+        samples = samples.with_columns(pl.Series("ranked_nodes", ranked, dtype=pl.List(pl.String)))
+    with t.phase("breakdowns"):
+        tree = cited.ranked_tree() if breakdowns and samples.height else None
+        tabs = _breakdown_tables(samples, tree) if tree is not None else {}
+    with t.phase("leaderboard"):
+        board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs)  # its columns reuse the tables
+        board = with_harness_agreement(board, samples, GROUP_KEYS)
 
     info = {
         "taxonomy": cited.name, "taxonomy_version": version, "taxonomy_store": cited.store,
@@ -382,12 +416,25 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
         "files": rows["file"].unique(maintain_order=True).to_list() if rows.height and "file" in rows.columns else [],
         "per_file": _per_file(rows, samples, bad_df),
         "confidence_intervals": (ci.as_dict() if ci is not None and ci.n_resamples > 0 else {}),
-        "breakdowns": sorted(tabs),
-        "seconds": {"index": round(t_index, 3), "ground_truths": round(t_gt, 3), "mapping": round(mapped.seconds, 3),
-                    "text_measures": round(t_text, 3), "leaderboard": round(t_lb, 3),
-                    "total": round(time.perf_counter() - t0, 3)},
+        "breakdowns": sorted(tabs), "label_set": label_info, "ties": mapped.stats.get("ties", {}),
+        "packages": package_versions(),  # the versions that shaped the numbers (taxoforge.versions)
     }
+    info["seconds"] = t.as_dict()
     return ScoreRun(samples=samples, leaderboard=board, bad_rows=bad_df, info=info, breakdowns=tabs)
+
+
+def _label_set_nodes(label_set, resolve) -> tuple[list[str] | None, dict]:
+    """The node ids of a given label set (its labels resolved as ground truths are, under
+    the dataset name ``label set``) and what ``info["label_set"]`` says of it."""
+    if label_set is None:
+        return None, {"source": "ground truths of each dataset"}
+    labels = [str(x).strip() for x in label_set if x is not None and str(x).strip()]
+    resolve.prefetch((lab, "label set") for lab in labels)
+    got = [resolve(lab, "label set") for lab in labels]
+    nodes = sorted({nid for nid, _m, _d in got if nid is not None})
+    missed = [lab for lab, (nid, _m, _d) in zip(labels, got) if nid is None]
+    return nodes, {"source": "given", "labels": len(labels), "nodes": len(nodes), "unresolved": len(missed),
+                   "unresolved_examples": missed[:10]}
 
 
 def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
@@ -449,7 +496,7 @@ def with_harness_agreement(board: pl.DataFrame, samples: pl.DataFrame, by=GROUP_
 
 
 def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, read: ReadOptions | None = None,
-                score: ScoreOptions | None = None, **kwargs) -> ScoreRun:
+                score: ScoreOptions | None = None, timings: Timings | None = None, **kwargs) -> ScoreRun:
     """Score several model-output files against one taxonomy in one run (one citation, one
     mapping index, one combined leaderboard; ``info["per_file"]`` and the bad rows' ``file``
     say what each file gave) and, with ``out_dir``, write the results there
@@ -472,6 +519,8 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, re
     out_dir : str or path, optional
     read : ReadOptions, optional
     score : ScoreOptions, optional
+    timings : Timings, optional
+        Where the seconds of each phase go (default: a clock started here), ``info["seconds"]``.
     **kwargs
         Fields of either option object.
 
@@ -480,10 +529,12 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, re
     ScoreRun
     """
     read, score = split_options(kwargs, read, score)
-    rows = read_files(paths, read)
-    run = score_frame(rows, taxonomy, score)
+    t = timings if timings is not None else Timings()
+    with t.phase("read"):
+        rows = read_files(paths, read)
+    run = score_frame(rows, taxonomy, score, timings=t)
     if out_dir is not None:
-        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=score.plots).items()}
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=score.plots, timings=t).items()}
     return run
 
 

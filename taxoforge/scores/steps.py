@@ -28,9 +28,10 @@ from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.hierarchical import hierarchical_scores
 from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer, resolve_letter
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
+from taxoforge.trees.stored import has_nodes, ids_of, labels_of
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["screen_rows", "parse_rows", "GroundTruthResolver", "resolve_labels", "MappedAnswers", "map_answers",
+__all__ = ["label_sets_of", "screen_rows", "parse_rows", "GroundTruthResolver", "resolve_labels", "MappedAnswers", "map_answers",
            "measure_rows", "assemble_samples", "bad_rows_frame", "BAD_ROW_SCHEMA", "ANSWER_LINK_METHODS"]
 
 LINK_LABEL_COLUMNS = ("dataset", "label_id", "label_text")
@@ -126,7 +127,10 @@ class GroundTruthResolver:
 
     :meth:`prefetch` resolves many labels in one batch (scoring prefetches every distinct
     label of a file); a label asked for without a prefetch is resolved alone and cached.
-    ``links`` holds every label resolved so far (the links table).
+    ``links`` holds every label resolved so far (the links table). ``stored``: labels
+    resolved against this tree by earlier runs
+    (:class:`~taxoforge.scores.tree_store.ResolvedLabels`), reused instead of resolving them
+    again; what this resolver resolves is added to it.
 
     Parameters
     ----------
@@ -134,10 +138,12 @@ class GroundTruthResolver:
         The taxonomy's tables.
     tax : object
         Its in-memory tree.
+    stored : ResolvedLabels, optional
+        Labels resolved by earlier runs.
     """
 
-    def __init__(self, tables: TreeTables, tax) -> None:
-        self.tables, self.tax = tables, tax
+    def __init__(self, tables: TreeTables, tax, stored=None) -> None:
+        self.tables, self.tax, self.stored = tables, tax, stored
         self._cache: dict[tuple[str, str], tuple] = {}
         self.links = pl.DataFrame(schema={"dataset": pl.String, "label_id": pl.String})
 
@@ -152,13 +158,23 @@ class GroundTruthResolver:
         todo = sorted({(str(d), str(lab).strip()) for lab, d in pairs} - set((d, lab) for lab, d in self._cache))
         if not todo:
             return
-        labels = pl.DataFrame({"dataset": [p[0] for p in todo], "label_id": [p[1] for p in todo],
-                               "label_text": [p[1] for p in todo]}, schema={c: pl.String for c in LINK_LABEL_COLUMNS})
-        links = link_ground_truths(labels, self.tables.names, self.tables.nodes, links=self.tables.links)
+        known = self.stored.lookup(todo) if self.stored is not None else None
+        if known is not None and known.height:
+            done = set(known.select("dataset", "label_id").iter_rows())
+            todo = [p for p in todo if p not in done]
+        links = known
+        if todo:
+            labels = pl.DataFrame({"dataset": [p[0] for p in todo], "label_id": [p[1] for p in todo],
+                                   "label_text": [p[1] for p in todo]}, schema={c: pl.String for c in LINK_LABEL_COLUMNS})
+            new = link_ground_truths(labels, self.tables.names, self.tables.nodes, links=self.tables.links)
+            if self.stored is not None:
+                self.stored.add(new)
+            links = new if links is None or not links.height else pl.concat([links, new], how="diagonal_relaxed")
         self.links = pl.concat([self.links, links], how="diagonal_relaxed") if self.links.height else links
-        for ds, lid, status, method, nid, detail in links.select(
-                "dataset", "label_id", "status", "method", "node_id", "detail").iter_rows():
-            if status != "linked" or nid not in self.tax:
+        rows = list(links.select("dataset", "label_id", "status", "method", "node_id", "detail").iter_rows())
+        in_tree = has_nodes(self.tax, [r[4] for r in rows]).tolist()
+        for (ds, lid, status, method, nid, detail), node_in_tree in zip(rows, in_tree):
+            if status != "linked" or not node_in_tree:
                 reason = "ambiguous label" if status == "ambiguous" else "unknown label"
                 self._cache[(lid, ds)] = (None, reason, f"{lid!r}: {detail}")
             else:
@@ -265,7 +281,40 @@ def _taxon_name(text: str | None) -> str | None:
     return t if _TAXON_NAME.match(t) else None
 
 
-def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None) -> MappedAnswers:
+def label_sets_of(rows: list[dict], tax, label_set=None) -> list | None:
+    """Per row, the node indexes of the label set its answer is about (one array per
+    distinct set, shared by the rows): ``label_set`` (node ids) for every row when given,
+    else the ground-truth nodes of the row's dataset; None when there is neither.
+
+    Parameters
+    ----------
+    rows : list[dict]
+        The kept rows (``gt_node``, ``dataset``).
+    tax : object
+        The in-memory tree.
+    label_set : sequence of str, optional
+        Node ids of a given label set.
+
+    Returns
+    -------
+    list or None
+    """
+    if label_set is not None:
+        ids = [x for x in label_set if x is not None]
+        shared = tax.index_of(ids) if ids else np.zeros(0, np.int64)
+        return [shared] * len(rows)
+    by_dataset: dict = {}
+    for r in rows:
+        if r.get("gt_node") is not None:
+            by_dataset.setdefault(r.get("dataset"), set()).add(r["gt_node"])
+    if not by_dataset:
+        return None
+    sets = {d: tax.index_of(sorted(nodes)) for d, nodes in by_dataset.items()}
+    return [sets.get(r.get("dataset")) for r in rows]
+
+
+def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None,
+                label_set=None) -> MappedAnswers:
     """Step 4 — answers → nodes with Alg. 1 (:mod:`~taxoforge.scores.mapping`).
 
     * an answer with a refusal cue is an abstention (stage ``abstention``, the root) unless
@@ -275,8 +324,10 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
       ``none_of_the_above``) is right — the ground-truth node — when the ground truth is
       none of the other options, and otherwise wrong, scored as the root (an answer, not an
       abstention);
-    * every other answer is mapped as it is; the question breaks ties between nodes
-      sharing a name. An answer longer than the mapping's ``max_answer_chars`` is cut there
+    * every other answer is mapped as it is; where several nodes name it equally well the
+      label set decides first — ``label_set`` (node ids) when given, else the ground truths
+      of the row's dataset (:func:`label_sets_of`) — then the question, then the mapping's
+      own rule. An answer longer than the mapping's ``max_answer_chars`` is cut there
       and flagged ``truncated_to_<n>_chars`` (so the cost per answer stays bounded);
     * an answer shaped like a binomial or trinomial that no stage matched as a whole name
       (a species renamed since the model learnt it: *Notropis heterodon*) is resolved by the
@@ -294,6 +345,8 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
         The ground-truth resolver (its links give each answer's context).
     progress : bool or None
         Whether to show a progress bar.
+    label_set : sequence of str, optional
+        Node ids whose nodes win ties (default: each dataset's ground truths).
 
     Returns
     -------
@@ -340,8 +393,10 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
 
         bar = tqdm(total=len(set(texts)), desc="mapping answers", unit="answer", leave=False)
     t = time.perf_counter()
+    sets = label_sets_of(rows, tax, label_set)
     mres = index.map(texts, progress=bar.update if bar else None,
-                     contexts=[rows[i].get("question") for i in to_map])
+                     contexts=[rows[i].get("question") for i in to_map],
+                     label_sets=[sets[i] for i in to_map] if sets is not None else None)
     t = time.perf_counter() - t
     if bar:
         bar.close()
@@ -435,7 +490,6 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
         Step 6 — one row per scored sample, with the taxonomy version and mapping
         config.
     """
-    labels = tax._labels
     pred_idx = mapped.pred_idx
 
     def col(name):
@@ -447,8 +501,8 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
         "abstained": mapped.abstained, "mapped_text": mapped.mapped_text, "parse_flags": mapped.flags,
         "label": col("label"), "reference": col("reference"), "gt_node": col("gt_node"), "gt_via": col("gt_via"),
         "gt_detail": col("gt_detail"), "gt_partial": np.array(col("gt_partial"), dtype=bool),
-        "pred_node": tax.ids[pred_idx].tolist(),
-        "pred_label": [labels[i] if labels else None for i in pred_idx.tolist()],
+        "pred_node": ids_of(tax, pred_idx),
+        "pred_label": labels_of(tax, pred_idx),
         "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "map_tied": mapped.tied,
         "depth_gt": h["depth_gt"],
         "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],

@@ -42,7 +42,8 @@ from taxoforge.snapshots.manifest import (
 )
 from taxoforge.snapshots.pull import DownloadError, PullResult, pull
 from taxoforge.snapshots.catalogue import parse_ref
-from taxoforge.snapshots.store import PublishResult, SnapshotStore, default_store_url
+from taxoforge.snapshots.publishing import PublishResult
+from taxoforge.snapshots.store import SnapshotStore, default_store_url
 from taxoforge.snapshots.verify import VerifyReport, read_snapshot, summarise, verify_folder
 
 __all__ = [

@@ -347,11 +347,11 @@ def resolve_taxonomy(source, *, store=None, cache=None, altered: str = "refuse",
         if (p / MANIFEST_NAME).exists():
             return _resolve_snapshot_folder(p, store=store, altered=altered)
         stamp = folder_stamp(p)  # before the read: a file changed meanwhile is never remembered as read
-        try:
-            tables = TreeTables.read(p)
+        known = cached_content_sha256(stamp)
+        try:  # tables whose content hash is remembered are read when first used, the others now
+            tables = TreeTables.read(p, lazy=known is not None)
         except (FileNotFoundError, ValueError) as e:
             raise TaxonomyNotFound(f"{p}: {e}", ref=text) from None
-        known = cached_content_sha256(stamp)
         citation = cite_tables(tables, store=store, source=str(p), content_sha256=known)
         if known is None:
             remember_content_sha256(stamp, citation.content_sha256)

@@ -30,6 +30,9 @@ Code version
     fields when the code runs from a git checkout; ``$TAXOFORGE_CODE_VERSION`` overrides
     the commit, e.g. in a Docker image built without ``.git``). It is recorded, never
     hashed, so two rebuilds in one checkout give the same id even with local edits.
+    ``"packages"`` records the installed versions of the libraries that shape a tree
+    (:func:`taxoforge.versions.package_versions`: polars, numpy, nltk, rapidfuzz, the
+    source packages …), also recorded and never hashed.
 
 Creation time
     UTC, ISO 8601, to the second; ``$SOURCE_DATE_EPOCH`` (the reproducible-builds
@@ -54,6 +57,7 @@ import polars as pl
 from taxoforge.files import file_sha256, write_bytes_atomic
 from taxoforge.snapshots.errors import SnapshotError
 from taxoforge.trees.tables import SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform, provenance
+from taxoforge.versions import package_versions
 
 __all__ = [
     "MANIFEST_NAME",
@@ -379,6 +383,7 @@ def build_snapshot(
         "cycle_policy": info.get("cycle_policy"),
         "info": info,
         "code_version": code_version(),
+        "packages": package_versions(),  # the installed versions that shaped the tables (taxoforge.versions)
         "row_counts": {t: m["rows"] for t, m in table_meta.items()},
         "tables": table_meta,
         "files": files,

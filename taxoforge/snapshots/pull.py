@@ -19,7 +19,8 @@ Algorithm
        (:class:`ChecksumMismatch`) — after one clean retry when the bad file had been
        resumed from an earlier run's ``.part``.
     5. Move the complete folder into the local store under its lock and add it to the
-       local ``index.json``.
+       local ``index.json`` (the catalogue's summary of what changed from the version
+       before is left to the next publish to that store: it reads the tables).
 
 Memory
     A pull never reads the tables: it holds the two documents above and one
@@ -180,7 +181,7 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
             rep = verify_folder(target, deep=False)
             if rep.ok:
                 if not any(e["version"] == version for e in dst.versions(name)):
-                    dst.install(target)  # registers it in the local index (no-op copy)
+                    dst.install(target, diffs=False)  # registers it in the local index (no-op copy)
                 return PullResult(name, version, "present", target, source=src.url)
             raise ChecksumMismatch(f"{target}: the local copy of {name}@{version} is damaged ("
                                    + "; ".join(rep.problems) + "); delete that folder and pull again")
@@ -205,7 +206,7 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
             if p.name not in manifest["files"]:
                 p.unlink()
         write_bytes_atomic(work / MANIFEST_NAME, mbytes)
-        result = dst.install(work, move=True)
+        result = dst.install(work, move=True, diffs=False)  # diffs read the tables: left to the next publish
         shutil.rmtree(work, ignore_errors=True)
     for p in (work.parent, work.parent.parent):
         try:

@@ -79,24 +79,25 @@ def wnid_to_node(wnid: str) -> str | None:
 
 def link_imagenet1k(labels: pl.DataFrame, wordnet_tree) -> pl.DataFrame:
     """The ImageNet-1k ``labels`` linked to the WordNet tree's nodes: by wnid, then by name
-    (a display label preferred over another lemma); the links table.
+    (a display label preferred over another lemma), by the one label resolver
+    (:func:`taxoforge.links.resolve.resolve_labels`).
 
     Parameters
     ----------
     labels : polars.DataFrame
-        The labels.
-    wordnet_tree : object
+        The labels (:func:`imagenet1k_labels`).
+    wordnet_tree : TreeTables
         The WordNet noun tree.
 
     Returns
     -------
     polars.DataFrame
-        The ImageNet-1k ``labels`` linked to the WordNet tree's nodes: by wnid, then by
-        name (a display label preferred over another lemma); the links table.
+        The links table, one row per label.
     """
-    from taxoforge.links.linker import link_labels
+    from taxoforge.links.resolve import resolve_labels
 
-    return link_labels(labels, wordnet_tree.names, external_id_to_node=wnid_to_node, prefer_kinds=("label", "lemma"))
+    return resolve_labels(labels, wordnet_tree.names, wordnet_tree.nodes, external_id_to_node=wnid_to_node,
+                          prefer_kinds=("label", "lemma"))
 
 
 def imagenet1k_taxonomy(wordnet_tree, links: pl.DataFrame):

@@ -10,7 +10,9 @@ the time once the ids were integers.
 
 * :func:`radix_argsort` — a stable least-significant-digit radix sort of non-negative
   ``int64`` keys (stable order of equal keys; the number of passes follows the largest key).
-* :func:`run_codes` — the rank of each key among the distinct keys, from a sorted order.
+* :func:`run_codes` — the rank of each key among the distinct keys, from a sorted order;
+  :func:`sort_codes` — the same from the keys, in half the memory where it can;
+  :func:`sort_inplace`, :func:`stable_argsort` — a sort, an order.
 * :func:`sorted_unique_edges` — edges sorted by ``(parent, child)`` without repeats.
 * :func:`cycle_candidates` — the nodes that may lie on a cycle: what is left after peeling
   sources (Kahn) and then sinks; every other node is in a trivial component.
@@ -42,19 +44,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["compiled", "radix_argsort", "run_codes", "sorted_unique_edges", "cycle_candidates", "dfs_back_edges",
+__all__ = ["compiled", "radix_argsort", "run_codes", "sort_codes", "sort_inplace", "stable_argsort", "sorted_unique_edges", "cycle_candidates", "dfs_back_edges",
            "kahn_depths", "tight_in_edges", "copy_single_logn"]
 
-_MAX_DIGIT_BITS = 12
+_MAX_DIGIT_BITS = 10
 
 
-def compiled(fn):
+def compiled(fn=None, *, inline: bool = False):
     """Compile ``fn`` with numba, cached on disk where numba can write its cache.
 
     Parameters
     ----------
     fn : callable
         A function numba's ``nopython`` mode compiles.
+    inline : bool
+        Inline it into the compiled functions that call it (numba's ``inline="always"``):
+        for the small steps of a per-line loop.
 
     Returns
     -------
@@ -63,18 +68,22 @@ def compiled(fn):
         numba finds no folder for its cache (it raises ``RuntimeError: cannot cache
         function …`` then: a read-only checkout and a read-only home).
     """
+    if fn is None:
+        return lambda f: compiled(f, inline=inline)
+    opts = {"inline": "always"} if inline else {}
     try:
-        return njit(cache=True, nogil=True)(fn)
+        return njit(cache=True, nogil=True, **opts)(fn)
     except RuntimeError:
-        return njit(nogil=True)(fn)
+        return njit(nogil=True, **opts)(fn)
 
 
 @compiled
 def radix_argsort(keys):
     """``(order, sorted keys)`` of non-negative ``int64`` keys, stable.
 
-    Least-significant digit first, digits of at most 12 bits (a 4,096-bucket histogram
-    stays in the first-level cache), as many passes as the largest key needs.
+    Least-significant digit first, digits of at most 10 bits (1,024 buckets: the scattered
+    writes stay in cache; measured fastest of 6 to 16 bits on 9.8 M keys of 58 bits, 2.5×
+    ``np.sort``), as many passes as the largest key needs.
 
     >>> import numpy as np
     >>> order, s = radix_argsort(np.array([5, 3, 5, 0], dtype=np.int64))
@@ -130,6 +139,107 @@ def run_codes(order, sorted_keys):
             first[c] = order[i]
         codes[order[i]] = c
     return codes, first[: c + 1]
+
+
+@compiled
+def _radix_sort_inplace(a, bits):
+    """Sort the non-negative ``a`` (values below ``2**bits``) in place, least-significant digit first."""
+    n = a.shape[0]
+    passes = max(1, (bits + _MAX_DIGIT_BITS - 1) // _MAX_DIGIT_BITS)
+    width = max(1, (bits + passes - 1) // passes)
+    mask = (1 << width) - 1
+    tmp = np.empty(n, dtype=np.int64)
+    counts = np.empty(mask + 2, dtype=np.int64)
+    src = a
+    dst = tmp
+    for p in range(passes):
+        shift = p * width
+        counts[:] = 0
+        for i in range(n):
+            counts[((src[i] >> shift) & mask) + 1] += 1
+        for d in range(mask + 1):
+            counts[d + 1] += counts[d]
+        for i in range(n):
+            d = (src[i] >> shift) & mask
+            dst[counts[d]] = src[i]
+            counts[d] += 1
+        src, dst = dst, src
+    if passes % 2 == 1:
+        a[:] = src
+
+
+@compiled
+def _bit_length(x):
+    b = 0
+    while x >> b:
+        b += 1
+    return b
+
+
+@compiled
+def sort_inplace(keys):
+    """Sort non-negative ``int64`` keys in place (radix, as :func:`radix_argsort`); returns them."""
+    top = 0
+    for i in range(keys.shape[0]):
+        top |= keys[i]
+    _radix_sort_inplace(keys, max(1, _bit_length(top)))
+    return keys
+
+
+@compiled
+def stable_argsort(keys):
+    """The stable sorting order of non-negative ``int64`` keys: one array of ``key << b | index``
+    radix-sorted where key and index fit 62 bits together, else :func:`radix_argsort`."""
+    n = keys.shape[0]
+    top = 0
+    for i in range(n):
+        top |= keys[i]
+    kb = _bit_length(top)
+    ib = _bit_length(n)
+    if kb + ib > 62:
+        return radix_argsort(keys)[0]
+    packed = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        packed[i] = (keys[i] << ib) | i
+    _radix_sort_inplace(packed, max(1, kb + ib))
+    low = (1 << ib) - 1
+    for i in range(n):
+        packed[i] = packed[i] & low
+    return packed
+
+
+@compiled
+def sort_codes(keys):
+    """``(code of each key, index of one key of each code)`` as :func:`run_codes` gives them,
+    in less memory where the key and its index fit one ``int64`` together: ``keys`` itself
+    becomes ``key << b | index`` and is radix-sorted in place (its values are lost)."""
+    n = keys.shape[0]
+    top = 0
+    for i in range(n):
+        top |= keys[i]
+    kb = _bit_length(top)
+    ib = _bit_length(n)
+    if kb + ib > 62:
+        order, s = radix_argsort(keys)
+        return run_codes(order, s)
+    packed = keys
+    for i in range(n):
+        packed[i] = (keys[i] << ib) | i
+    _radix_sort_inplace(packed, kb + ib)
+    low = (1 << ib) - 1
+    codes = np.empty(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    c = -1
+    prev = -1
+    for i in range(n):
+        k = packed[i] >> ib
+        r = packed[i] & low
+        if i == 0 or k != prev:
+            c += 1
+            first[c] = r
+            prev = k
+        codes[r] = c
+    return codes, first[: c + 1].copy()
 
 
 @compiled

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from taxoforge.trees.graph_kernels import compiled, radix_argsort, run_codes
+from taxoforge.trees.graph_kernels import compiled, radix_argsort, run_codes, sort_codes
 
 __all__ = ["encode_ids"]
 
@@ -59,7 +59,7 @@ def encode_ids(columns: list[pl.Series]) -> tuple[pl.Series, list[np.ndarray]]:
     offsets, data = _buffers(ends)
     keys = _prefixed_number_keys(offsets, data)
     if keys is not None:
-        codes, first = run_codes(*radix_argsort(keys))
+        codes, first = sort_codes(keys)
         ids = ends.gather(first)
     else:
         ids, codes = _encode_strings(ends, offsets, data)

@@ -1,4 +1,4 @@
-"""A taxonomy with its ranks and names, as the evaluations need it.
+"""A taxonomy with its ranks and names: the tree type of the evaluations and the breakdowns.
 
 :class:`RankedTree` wraps :class:`taxoforge.trees.taxonomy.Taxonomy` (ancestors, depths,
 vectorised LCA) and adds, aligned with ``taxonomy.ids``:
@@ -6,9 +6,11 @@ vectorised LCA) and adds, aligned with ``taxonomy.ids``:
 * ``ranks`` — the ``rank`` column of the nodes table (``None`` where the source has no
   rank, e.g. WordNet), with :meth:`RankedTree.ancestor_at_rank` answering "the genus of
   every one of these nodes" in one vectorised pass per rank;
-* ``labels`` — the display names, and the ``names`` table for resolving dataset labels
-  (:meth:`RankedTree.resolve`: node id, then exact name, then normalised name; several
-  nodes with the name → ``ambiguous``, none → ``unknown``; nothing is dropped silently).
+* ``labels`` — the display names; ``nodes_table``, ``names_table`` and ``links_table`` —
+  the tables a dataset label is resolved against. Labels become nodes only through the one
+  label resolver, :func:`taxoforge.links.resolve.resolve_labels` (on a ``RankedTree``:
+  :func:`taxoforge.links.tree_labels.resolve_nodes`), so a ground truth means the same node
+  in scoring and in every evaluation.
 
 :meth:`RankedTree.of` accepts a ``RankedTree``, a :class:`~taxoforge.trees.tables.TreeTables`,
 a ``Taxonomy``, a nodes DataFrame or a ``{child: parent}`` mapping;
@@ -18,9 +20,8 @@ or ``NAME[@VERSION]`` in the snapshot store.
 >>> t = RankedTree.of({"Life": None, "Canis": "Life", "Canis lupus": "Canis", "Canis latrans": "Canis"})
 >>> t.taxonomy.ancestors("Canis lupus")
 ['Life', 'Canis', 'Canis lupus']
->>> r = t.resolve(["Canis lupus", "canis  LATRANS", "Felis"])
->>> r["method"].to_list()
-['node_id', 'normalised', 'unknown']
+>>> t.names_table.filter(pl.col("node_id") == "Canis").rows()
+[('Canis', 'Canis', 'label')]
 """
 
 from __future__ import annotations
@@ -35,16 +36,12 @@ from taxoforge.trees.ranks import INFRASPECIFIC_RANKS, SPINE_RANKS
 from taxoforge.trees.tables import TreeTables
 from taxoforge.trees.taxonomy import Taxonomy
 
-__all__ = ["RankedTree", "UnresolvedLabels"]
+__all__ = ["RankedTree"]
 
 #: Rank order that breaks ties between ranks of equal median depth: the spine, then the
 #: subspecies; any other rank of the same depth after them, alphabetically.
 _RANK_TIES = {r: i for i, r in enumerate((*SPINE_RANKS, "subspecies"))}
 _INFRASPECIFIC = frozenset(INFRASPECIFIC_RANKS)
-
-
-class UnresolvedLabels(ValueError):
-    """Labels that name no node, or several; the message lists them with their rows."""
 
 
 class RankedTree:
@@ -53,19 +50,23 @@ class RankedTree:
     Parameters
     ----------
     taxonomy : Taxonomy
-        The taxonomy.
-    ranks : Iterable, optional
-        Taxonomic ranks.
+    ranks : iterable, optional
+        The rank of every node, aligned with ``taxonomy.ids`` (``None``: no ranks).
     names : polars.DataFrame, optional
         The names table.
-    name : str, optional
-        The name.
+    name : str
+        The tree's name.
     version : str, optional
-        The version.
+        The snapshot it was loaded from (``NAME@VERSION``).
+    nodes : polars.DataFrame, optional
+        The nodes table it was made from.
+    links : polars.DataFrame, optional
+        The links table of its tables.
     """
 
     def __init__(self, taxonomy: Taxonomy, ranks: Iterable | None = None, names: pl.DataFrame | None = None,
-                 *, name: str = "tree", version: str | None = None) -> None:
+                 *, name: str = "tree", version: str | None = None, nodes: pl.DataFrame | None = None,
+                 links: pl.DataFrame | None = None) -> None:
         self.taxonomy = taxonomy
         n = len(taxonomy.ids)
         if ranks is None:
@@ -75,6 +76,8 @@ class RankedTree:
             raise ValueError(f"ranks has {len(ranks)} entries, the tree {n} nodes")
         self.ranks: np.ndarray = ranks
         self._names = names
+        self._nodes = nodes
+        self._links = links
         self.name = name
         self.version = version
 
@@ -85,8 +88,11 @@ class RankedTree:
 
         Parameters
         ----------
-        tree : object
-            The tree.
+        tree : RankedTree, TreeTables, Taxonomy, polars.DataFrame or mapping
+
+        Returns
+        -------
+        RankedTree
         """
         if isinstance(tree, RankedTree):
             return tree
@@ -107,24 +113,21 @@ class RankedTree:
 
     @classmethod
     def from_nodes(cls, nodes: pl.DataFrame, names: pl.DataFrame | None = None, *, name: str = "tree",
-                   version: str | None = None) -> "RankedTree":
-        """A ranked tree over a nodes table (its ``rank`` column, when present, gives the ranks).
+                   version: str | None = None, links: pl.DataFrame | None = None) -> "RankedTree":
+        """A ``RankedTree`` of a nodes table, its names table and its links table.
 
         Parameters
         ----------
         nodes : polars.DataFrame
-            The nodes table.
+            ``node_id``, ``parent_id``, optional ``label`` and ``rank``.
         names : polars.DataFrame, optional
-            The names table.
-        name : str, optional
-            The tree's name.
+        name : str
         version : str, optional
-            Its snapshot version, if any.
+        links : polars.DataFrame, optional
 
         Returns
         -------
         RankedTree
-            The tree.
         """
         tax = Taxonomy(nodes, names)
         ranks = None
@@ -134,25 +137,25 @@ class RankedTree:
                 srt = pl.DataFrame({"node_id": tax.ids}, schema={"node_id": pl.String}).join(
                     srt, on="node_id", how="left", maintain_order="left")
             ranks = srt["rank"].to_numpy()
-        return cls(tax, ranks, names, name=name, version=version)
+        return cls(tax, ranks, names, name=name, version=version, nodes=nodes, links=links)
 
     @classmethod
     def from_tables(cls, tables: TreeTables) -> "RankedTree":
-        """A ranked tree over a taxonomy's tables.
+        """A ``RankedTree`` of a taxonomy's tables (its nodes, names and links are kept, so a
+        label resolves against it exactly as against the tables).
 
         Parameters
         ----------
         tables : TreeTables
-            The tables.
 
         Returns
         -------
         RankedTree
-            The tree (its version: the tables' snapshot, if any).
         """
         version = (tables.info or {}).get("snapshot")
         names = tables.names if tables.names.height else None
-        return cls.from_nodes(tables.nodes, names, name=tables.name, version=version)
+        links = tables.links if tables.links.height else None
+        return cls.from_nodes(tables.nodes, names, name=tables.name, version=version, links=links)
 
     # ------------------------------------------------------------------ basic facts
     def __len__(self) -> int:
@@ -160,7 +163,7 @@ class RankedTree:
 
     @property
     def ids(self) -> np.ndarray:
-        """Node ids in sorted order; a node's index is its position here."""
+        """The node ids, sorted (the index of a node is its position here)."""
         return self.taxonomy.ids
 
     @cached_property
@@ -174,12 +177,12 @@ class RankedTree:
 
     @property
     def depth(self) -> np.ndarray:
-        """Depth of every node (root = 0)."""
+        """The depth of every node (the root: 0)."""
         return self.taxonomy.depth_arr
 
     @property
     def parent(self) -> np.ndarray:
-        """Index of every node's parent, -1 for the root."""
+        """The parent's index of every node (-1 for the root)."""
         return self.taxonomy.parent_idx
 
     @cached_property
@@ -196,17 +199,16 @@ class RankedTree:
         return set(self._rank_codes[1])
 
     def rank_mask(self, rank: str) -> np.ndarray:
-        """True for the nodes of rank ``rank`` (a fast integer comparison).
+        """Which nodes have a rank (a fast integer comparison).
 
         Parameters
         ----------
         rank : str
-            A taxonomic rank.
 
         Returns
         -------
         numpy.ndarray
-            True for the nodes of rank ``rank`` (a fast integer comparison).
+            One boolean per node.
         """
         codes, code = self._rank_codes
         return codes == code[rank] if rank in code else np.zeros(len(self), dtype=bool)
@@ -226,32 +228,31 @@ class RankedTree:
         return sorted(depths, key=lambda r: (depths[r], _RANK_TIES.get(r, len(_RANK_TIES)), r))
 
     def rank_of(self, idx: np.ndarray) -> np.ndarray:
-        """The rank of each node.
+        """The ranks of some nodes.
 
         Parameters
         ----------
         idx : array_like of int
-            Node indexes.
 
         Returns
         -------
         numpy.ndarray
-            Ranks (None where a node has none).
+            Objects: a rank or ``None``.
         """
         return self.ranks[np.asarray(idx, dtype=np.int64)]
 
     def is_infraspecific(self, idx: np.ndarray) -> np.ndarray:
-        """Whether each node's rank is below species (subspecies, variety, form …).
+        """Which of some nodes have a rank below the species
+        (:data:`taxoforge.trees.ranks.INFRASPECIFIC_RANKS`).
 
         Parameters
         ----------
         idx : array_like of int
-            Node indexes.
 
         Returns
         -------
         numpy.ndarray
-            Booleans.
+            One boolean per node given.
         """
         r = self.rank_of(idx)
         return np.array([x in _INFRASPECIFIC for x in r.tolist()], dtype=bool)
@@ -263,43 +264,38 @@ class RankedTree:
         return self.taxonomy._children_csr
 
     def children_idx(self, i: int) -> np.ndarray:
-        """The children of one node.
+        """The children of node ``i``, in id order.
 
         Parameters
         ----------
         i : int
-            A node index.
 
         Returns
         -------
         numpy.ndarray
-            Child indexes, in index order.
         """
         ptr, kids = self.children_csr
         return kids[ptr[i]:ptr[i + 1]]
 
     @cached_property
     def is_leaf(self) -> np.ndarray:
-        """Leaf flags, one per node."""
+        """Whether every node is a leaf."""
         return self.taxonomy.is_leaf
 
     # ------------------------------------------------------------------ vectorised ancestors
     def ancestor_at_depth(self, idx, depth) -> np.ndarray:
-        """The ancestor (or self) of every ``idx[i]`` at depth ``depth`` (scalar or per-node);
-        ``-1`` where the node is shallower than that.
+        """The ancestor (or self) of every node at a depth.
 
         Parameters
         ----------
-        idx : object
-            Node indexes.
-        depth : object
-            A depth, or one per node.
+        idx : array_like of int
+        depth : int or array_like of int
+            One depth, or one per node.
 
         Returns
         -------
         numpy.ndarray
-            The ancestor (or self) of every ``idx[i]`` at depth ``depth`` (scalar or
-            per-node); ``-1`` where the node is shallower than that.
+            ``-1`` where the node is shallower than that.
         """
         cur = np.asarray(idx, dtype=np.int64).copy()
         target = np.broadcast_to(np.asarray(depth, dtype=np.int64), cur.shape)
@@ -330,22 +326,21 @@ class RankedTree:
         return cache[rank]
 
     def ancestor_at_rank(self, idx, rank: str) -> np.ndarray:
-        """The ancestor (or self) of rank ``rank`` of every ``idx[i]``; ``-1`` where none.
+        """The ancestor (or self) of a rank of every node.
 
         A few nodes (a scoring run's ground truths) walk up their own paths; many, or a rank
         asked for before, use the table of every node's rank ancestor (built once per rank).
+        :func:`taxoforge.trees.ranks.ancestor_at_rank` answers the same over a table.
 
         Parameters
         ----------
-        idx : object
-            Node indexes.
+        idx : array_like of int
         rank : str
-            A taxonomic rank.
 
         Returns
         -------
         numpy.ndarray
-            The ancestor (or self) of rank ``rank`` of every ``idx[i]``; ``-1`` where none.
+            ``-1`` where no ancestor has that rank.
         """
         idx = np.asarray(idx, dtype=np.int64)
         cache = self.__dict__.get("_rank_anc", {})
@@ -370,129 +365,50 @@ class RankedTree:
         return out
 
     def lca_depth(self, u, v) -> np.ndarray:
-        """Depth of the lowest common ancestor of each index pair (:meth:`taxoforge.trees.taxonomy.Taxonomy.lca_depth`).
+        """The depth of the lowest common ancestor of every pair.
 
         Parameters
         ----------
         u, v : array_like of int
-            Node indexes of equal length.
 
         Returns
         -------
         numpy.ndarray
-            One depth per pair.
         """
         return self.taxonomy.lca_depth(np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64))
 
-    # ------------------------------------------------------------------ names
+    # ------------------------------------------------------------------ tables
     @cached_property
-    def _name_source(self) -> pl.DataFrame:
-        """``node_id``, ``name`` of every name of every node, labels included."""
-        labels = pl.DataFrame({"node_id": self.ids, "name": self.labels}, schema={"node_id": pl.String, "name": pl.String})
+    def nodes_table(self) -> pl.DataFrame:
+        """``node_id``, ``parent_id``, ``label``, ``rank`` of every node: the nodes table the
+        tree was made from, or one made from the tree's arrays."""
+        if self._nodes is not None:
+            src = self._nodes
+            return src.select(pl.col("node_id").cast(pl.String), *[
+                (pl.col(c).cast(pl.String) if c in src.columns else pl.lit(None, dtype=pl.String)).alias(c)
+                for c in ("parent_id", "label", "rank")])
+        ids = self.ids
+        parent = np.where(self.parent >= 0, ids[np.maximum(self.parent, 0)], None)
+        return pl.DataFrame({"node_id": ids, "parent_id": parent, "label": self.labels, "rank": self.ranks},
+                            schema={"node_id": pl.String, "parent_id": pl.String, "label": pl.String,
+                                    "rank": pl.String})
+
+    @cached_property
+    def names_table(self) -> pl.DataFrame:
+        """``node_id``, ``name``, ``kind`` of every name: the names table the tree was made
+        with, or (a tree without one) every node's label as a name of kind ``label``."""
         if self._names is not None and self._names.height:
-            names = self._names.select(pl.col("node_id").cast(pl.String), pl.col("name").cast(pl.String))
-            return pl.concat([names, labels]).drop_nulls()
-        return labels.drop_nulls()
+            return self._names
+        return pl.DataFrame({"node_id": self.ids, "name": self.labels, "kind": "label"},
+                            schema={"node_id": pl.String, "name": pl.String, "kind": pl.String})
 
-    @staticmethod
-    def _normal_form(col: pl.Expr) -> pl.Expr:
-        """:func:`taxoforge.text.normalise_text` as a vectorised polars expression (lower-case,
-        dashes and underscores to spaces, other punctuation and symbols removed, whitespace
-        collapsed; Unicode NFKC folding is the one step it leaves out)."""
-        return (col.str.to_lowercase().str.replace_all(r"[\p{Pd}_]", " ").str.replace_all(r"[\p{P}\p{S}]", "")
-                .str.replace_all(r"\s+", " ").str.strip_chars())
+    @cached_property
+    def index_frame(self) -> pl.DataFrame:
+        """``node_id`` → ``idx`` (its index in :attr:`ids`), to turn node ids into indexes with a join."""
+        return pl.DataFrame({"node_id": self.ids, "idx": np.arange(len(self), dtype=np.int64)},
+                            schema={"node_id": pl.String, "idx": pl.Int64})
 
-    def resolve(self, values: Iterable, node_ref: str = "auto") -> pl.DataFrame:
-        """Resolve dataset labels to nodes, in order: node id, exact name, normalised name.
-
-        ``node_ref``: ``"auto"`` (all three), ``"id"`` (node ids only) or ``"name"``
-        (names only). Returns one row per value: ``row``, ``value``, ``idx`` (-1 when not
-        resolved), ``method`` (``node_id``, ``name``, ``normalised``, ``ambiguous``,
-        ``unknown``) and ``detail``.
-
-        Parameters
-        ----------
-        values : Iterable
-            Labels, node ids or ids to resolve.
-        node_ref : str, optional
-            How values name nodes: ``"auto"`` (node ids where they are, else labels),
-            ``"id"`` or ``"label"``.
-
-        Returns
-        -------
-        polars.DataFrame
-            One row per value: the node and how it was resolved.
-        """
-        if node_ref not in ("auto", "id", "name"):
-            raise ValueError(f"node_ref must be 'auto', 'id' or 'name', not {node_ref!r}")
-        vals = [None if v is None else str(v) for v in values]
-        n = len(vals)
-        idx = np.full(n, -1, dtype=np.int64)
-        method = np.full(n, "unknown", dtype=object)
-        detail = np.full(n, None, dtype=object)
-        df = pl.DataFrame({"row": np.arange(n, dtype=np.int64), "value": vals}, schema={"row": pl.Int64, "value": pl.String})
-        if node_ref in ("auto", "id"):
-            code = pl.DataFrame({"value": self.ids.tolist(), "idx": np.arange(len(self), dtype=np.int64)},
-                                schema={"value": pl.String, "idx": pl.Int64})
-            hit = df.join(code, on="value", how="inner")
-            idx[hit["row"].to_numpy()] = hit["idx"].to_numpy()
-            method[hit["row"].to_numpy()] = "node_id"
-        if node_ref in ("auto", "name"):
-            for how in ("name", "normalised"):
-                todo = df.filter(pl.Series(idx < 0) & pl.Series(method != "ambiguous") & pl.col("value").is_not_null())
-                if not todo.height:
-                    break
-                src = self._name_source
-                if how == "name":
-                    todo = todo.with_columns(pl.col("value").alias("key"))
-                    src = src.rename({"name": "key"})
-                else:
-                    todo = todo.with_columns(self._normal_form(pl.col("value")).alias("key"))
-                    src = src.select("node_id", self._normal_form(pl.col("name")).alias("key"))
-                src = src.filter(pl.col("key").is_in(todo["key"].unique().implode()))
-                hit = (todo.join(src, on="key", how="inner").group_by("row", maintain_order=True)
-                       .agg(pl.col("node_id").unique().sort()))
-                for row, cand in hit.iter_rows():
-                    if len(cand) == 1:
-                        idx[row], method[row] = int(self.taxonomy.index_of(cand)[0]), how
-                    else:
-                        method[row] = "ambiguous"
-                        shown = ", ".join(cand[:5]) + (" …" if len(cand) > 5 else "")
-                        detail[row] = f"{len(cand)} nodes are named {vals[row]!r}: {shown}"
-        unknown = (idx < 0) & (method == "unknown")
-        for row in np.flatnonzero(unknown).tolist():
-            detail[row] = (f"{vals[row]!r} is not a node id or a name of {self.name}" if vals[row] is not None
-                           else "empty label")
-        return pl.DataFrame({"row": np.arange(n, dtype=np.int64), "value": vals, "idx": idx,
-                             "method": method.tolist(), "detail": detail.tolist()},
-                            schema={"row": pl.Int64, "value": pl.String, "idx": pl.Int64, "method": pl.String,
-                                    "detail": pl.String})
-
-    def resolve_strict(self, values: Iterable, node_ref: str = "auto", what: str = "label") -> np.ndarray:
-        """Node indexes of ``values``; :class:`UnresolvedLabels` listing (up to ten) values that
-        name no node or several, with their positions.
-
-        Parameters
-        ----------
-        values : Iterable
-            Labels or node ids to resolve.
-        node_ref : str, optional
-            How values name nodes: ``"auto"`` (node ids where they are, else labels),
-            ``"id"`` or ``"label"``.
-        what : str, optional
-            What the values are, for the message.
-
-        Returns
-        -------
-        numpy.ndarray
-            Node indexes of ``values``; :class:`UnresolvedLabels` listing (up to ten) values
-            that name no node or several, with their positions.
-        """
-        r = self.resolve(values, node_ref)
-        bad = r.filter(pl.col("idx") < 0)
-        if bad.height:
-            lines = [f"  position {row}: {det}" for row, det in bad.select("row", "detail").head(10).iter_rows()]
-            more = f"\n  … and {bad.height - 10} more" if bad.height > 10 else ""
-            raise UnresolvedLabels(f"{bad.height} {what}(s) not resolved to a node of {self.name}:\n"
-                                   + "\n".join(lines) + more)
-        return r["idx"].to_numpy()
+    @property
+    def links_table(self) -> pl.DataFrame | None:
+        """The links table of the tree's tables (dataset labels linked to nodes), if any."""
+        return self._links

@@ -16,7 +16,8 @@ multiple-choice sets, the breakdowns by rank):
     multiple-choice set draws among these; the label resolver accepts them as trinomials.
 
 :func:`ancestor_at_rank` walks up a *table* (a tree's nodes, or a source's taxa before the
-tree is built, which may still hold a cycle) from a few nodes at a time, one join per level;
+tree is built, which may still hold a cycle) from a few nodes at a time, one join per level,
+and :func:`descendants_at_ranks` walks down from a few roots;
 :meth:`taxoforge.trees.ranked.RankedTree.ancestor_at_rank` answers the same question over a
 built tree's index arrays, for millions of nodes at once.
 
@@ -29,7 +30,8 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["SPINE_RANKS", "SPECIES_RANKS", "GENUS_RANKS", "INFRASPECIFIC_RANKS", "ancestor_at_rank"]
+__all__ = ["SPINE_RANKS", "SPECIES_RANKS", "GENUS_RANKS", "INFRASPECIFIC_RANKS", "ancestor_at_rank",
+           "descendants_at_ranks"]
 
 #: The principal Linnean ranks, top down.
 SPINE_RANKS: tuple[str, ...] = ("kingdom", "phylum", "class", "order", "family", "genus", "species")
@@ -108,3 +110,47 @@ def ancestor_at_rank(nodes: pl.DataFrame, node_ids: pl.Series | list, rank: str,
     got = pl.concat(found) if found else pl.DataFrame(schema=_ANCESTOR_SCHEMA)
     return pl.DataFrame({"node_id": ids}).join(got.cast(_ANCESTOR_SCHEMA), on="node_id", how="left",
                                                maintain_order="left")
+
+
+def descendants_at_ranks(nodes: pl.DataFrame, roots: pl.Series | list, ranks, *,
+                         max_steps: int = 200) -> pl.DataFrame:
+    """Every descendant of each of ``roots`` whose rank is one of ``ranks``, from a table.
+
+    Parameters
+    ----------
+    nodes : polars.DataFrame
+        ``node_id``, ``parent_id``, ``rank``: a tree's nodes table.
+    roots : polars.Series or list of str
+        The nodes to start from (repeats are answered once); a root is not its own descendant.
+    ranks : iterable of str
+        The ranks kept.
+    max_steps : int
+        The most levels walked down.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``root`` and ``node_id``, one row per (root, descendant of a kept rank), level by level.
+
+    Examples
+    --------
+    >>> fam = pl.DataFrame({"node_id": ["f", "g", "s", "t"], "parent_id": [None, "f", "g", "s"],
+    ...                               "rank": ["family", "genus", "species", "subspecies"]})
+    >>> descendants_at_ranks(fam, ["f"], ["species", "subspecies"]).rows()
+    [('f', 's'), ('f', 't')]
+    """
+    schema = {"root": pl.String, "node_id": pl.String}
+    keep = list(ranks)
+    table = nodes.select(pl.col("node_id").cast(pl.String), pl.col("parent_id").cast(pl.String),
+                         pl.col("rank").cast(pl.String))
+    start = pl.Series("root", roots, dtype=pl.String).unique(maintain_order=True)
+    frontier = pl.DataFrame({"root": start, "_at": start})
+    found: list[pl.DataFrame] = []
+    for _ in range(max_steps):
+        if not frontier.height:
+            break
+        kids = table.filter(pl.col("parent_id").is_in(frontier["_at"].unique().implode()))
+        step = frontier.join(kids, left_on="_at", right_on="parent_id")
+        found.append(step.filter(pl.col("rank").is_in(keep)).select("root", "node_id"))
+        frontier = step.select("root", pl.col("node_id").alias("_at"))
+    return pl.concat([f.cast(schema) for f in found]) if found else pl.DataFrame(schema=schema)

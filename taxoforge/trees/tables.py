@@ -103,6 +103,10 @@ REPORT_KINDS = {
     "tie": "a node with several parents on longest root paths: the candidates, weights, choice and seed",
     # the sources
     "unplaced_seed": "a Wikidata seed with no instance-of class and no superclass, left out",
+    "non_item_edge": "a Wikidata dump's P279 (or a seed's P31) edge to or from a non-item (a blank node of "
+                     "'unknown value', a lexeme, a property), dropped",
+    "root_superclass": "a Wikidata dump's edge from the root class up, dropped: the root is not expanded",
+    "repeated_statement": "a Wikidata dump's edge stated again, dropped (kept once)",
     "dangling_parent": "a ColDP taxon whose parentID is not in the dataset: it becomes a root",
     "dangling_synonym": "a ColDP synonym of a taxon the dataset does not have, skipped",
     "duplicate_lineage": "an iNaturalist taxon with the same lineage as one with a smaller id, which gets its children",
@@ -303,6 +307,15 @@ class TreeTables:
         self.links = conform(self.links, "links")
         self.report = conform(self.report, "report")
 
+    def __getattr__(self, attr: str):
+        unread = self.__dict__.get("_unread")
+        if unread is not None and attr in unread:  # a table of a lazy read: read it now
+            p = unread.pop(attr)
+            df = conform(pl.read_parquet(p) if p.exists() else None, attr)
+            setattr(self, attr, df)
+            return df
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
     def tables(self) -> dict[str, pl.DataFrame]:
         """The four tables by name.
 
@@ -337,7 +350,7 @@ class TreeTables:
         return paths
 
     @classmethod
-    def read(cls, folder: str | os.PathLike, name: str | None = None) -> "TreeTables":
+    def read(cls, folder: str | os.PathLike, name: str | None = None, *, lazy: bool = False) -> "TreeTables":
         """Read the tables and ``info.json`` written by :meth:`write`. A missing
         ``nodes.parquet`` is an error naming the folder; the other tables and
         ``info.json`` are optional (a folder without it has an empty ``info``).
@@ -348,10 +361,23 @@ class TreeTables:
             The folder.
         name : str, optional
             The name.
+        lazy : bool
+            Read ``info.json`` only: each table is read when it is first used (a caller
+            that already knows what it needs of the tree — e.g. a scoring run whose tree is
+            stored ready to use — reads no table it does not touch).
+
+        Returns
+        -------
+        TreeTables
         """
         folder = Path(folder)
         if not (folder / "nodes.parquet").exists():
             raise FileNotFoundError(f"{folder}: no nodes.parquet — not a taxonomy folder")
+        if lazy:
+            t = cls.__new__(cls)
+            t.name, t.info, t.folder = name or folder.name, read_info(folder), folder
+            t.__dict__["_unread"] = {tb: folder / f"{tb}.parquet" for tb in TABLE_SCHEMAS}
+            return t
         parts = {}
         for t in TABLE_SCHEMAS:
             p = folder / f"{t}.parquet"

@@ -85,6 +85,9 @@ def test_a_file_is_scored_against_the_snapshot_it_cites(setup):
     assert "m1" in {r.data["model"] for r in board.records}
     assert {"model", "hP", "hR", "hF"} <= {c.name for c in board.schema.columns}
     assert next(c for c in board.schema.columns if c.name == "hF").type == "float"
+    # readable: the headline columns only (the rest is in leaderboard.csv), three decimals
+    assert len(board.schema.columns) <= 11
+    assert all(round(r.data["hF"], 3) == r.data["hF"] for r in board.records)
     figures = md["figures"].value
     assert figures.count("](data:image/png;base64,") == 2 and len(figures) > 5000
     # 3 of 4 rows scored: below the default 95 %, the check fails with severity ERROR

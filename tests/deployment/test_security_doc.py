@@ -1,5 +1,6 @@
-"""docs/security.md stays true: every one of the ten items of the security audit has its
-section, and every regression test the document names exists in the test suite."""
+"""docs/security.md stays true: every one of the ten items of the security audit (and each
+item added since) has its numbered section naming its regression tests, and every
+regression test the document names exists in the test suite."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def _defined_tests() -> set[str]:
 def test_every_audit_item_has_its_section():
     text = DOC.read_text(encoding="utf-8")
     numbers = [int(n) for n in re.findall(r"^\*\*(\d+)\. ", text, flags=re.M)]
-    assert numbers == list(range(1, 11))
+    assert len(numbers) >= 10 and numbers == list(range(1, len(numbers) + 1))  # the audit's ten, and later ones
     assert "## What is left to the deployer" in text
 
 
@@ -34,6 +35,6 @@ def test_every_test_the_document_names_exists():
 def test_every_audit_item_names_its_regression_tests():
     text = DOC.read_text(encoding="utf-8").split("## What is left to the deployer")[0]
     items = re.split(r"^\*\*(?=\d+\. )", text, flags=re.M)[1:]
-    assert len(items) == 10
+    assert len(items) >= 10
     bare = [item.split(".")[0] for item in items if not re.search(r"`test_\w+`", item)]
     assert not bare, f"docs/security.md items without a named regression test: {bare}"

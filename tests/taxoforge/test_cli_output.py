@@ -92,7 +92,7 @@ def _argv(command: str, t, out: str) -> list[str]:
         "score": ["score", answers, tree, "-o", out, "--no-meteor", "--bootstrap", "0", "--no-plots", "--no-progress"],
         "map": ["map", answers, tree, "-o", out, "--no-progress"],
         "subset": ["subset", tree, labels, "-o", out, "--min-linked", "0"],
-        "mc build": ["mc", "build", tree, labels, "--difficulty", "easy", "-o", out],
+        "mc build": ["mc", "build", tree, labels, "--difficulty", "easy", "--pool", "tree", "-o", out],
         "publish": ["publish", tree, "--name", "demo", "--store", out, "--skip-checks"],
     }[command]
 

@@ -19,11 +19,14 @@ for answers that need it.
 * :meth:`Alg1Stages.vote` — the fixed shared-ancestor vote when the top-k are near-tied.
 
 **Ties** (reported: :attr:`MappingResult.tied` counts the nodes tied under the rule):
-exact — the node whose ancestors' names share the most words with the answer's context
-(the question, when given), then the deepest, then the one with the larger subtree (the
-sense the taxonomy details more: *butterfly* the insect, not the swimming stroke, in
-WordNet), then the smallest index; contains and n-grams — the deepest, then the more
-similar, then context, subtree and index as above.
+first the **label set** when one is given (``prefer``: the nodes of the label set the
+answers are about — the file's ground truths, or a label set the user names — and then the
+ancestors of those nodes, over every other node; :func:`label_set_preference`); then, for
+exact, the node whose ancestors' names share the most words with the answer's context (the
+question, when given), then the deepest, then the one with the larger subtree (the sense
+the taxonomy details more: *butterfly* the insect, not the swimming stroke, in WordNet),
+then the smallest index; contains and n-grams — among the deepest, the label set, then the
+more similar, then context, subtree and index as above.
 """
 
 from __future__ import annotations
@@ -40,9 +43,41 @@ from taxoforge.scores.mapping.keys import PHRASE_SEED, extend_phrase, word_hashe
 from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.vocabulary import is_non_naming
 
-__all__ = ["Alg1Stages", "Decision"]
+__all__ = ["Alg1Stages", "Decision", "label_set_preference"]
 
 Decision = tuple[int, str, float, int]  # (node, stage, similarity, nodes tied)
+
+
+def label_set_preference(nodes, parent: np.ndarray) -> np.ndarray:
+    """How much a node tied with others is preferred, given a label set.
+
+    Parameters
+    ----------
+    nodes : array_like of int
+        The label set's node indexes.
+    parent : numpy.ndarray
+        Each node's parent index, -1 at the root.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per node of the tree: 2 for ``nodes``, 1 for their ancestors, 0 for every other node.
+
+    Examples
+    --------
+    >>> label_set_preference([2], np.array([-1, 0, 1, 0])).tolist()
+    [1, 1, 2, 0]
+    """
+    pref = np.zeros(len(parent), np.int8)
+    cur = np.unique(np.asarray(nodes, np.int64))
+    cur = cur[(cur >= 0) & (cur < len(parent))]
+    pref[cur] = 2
+    cur = parent[cur]
+    while len(cur := np.unique(cur[cur >= 0])):
+        cur = cur[pref[cur] == 0]  # an ancestor already marked has its own ancestors marked
+        pref[cur] = 1
+        cur = parent[cur]
+    return pref
 
 
 class Alg1Stages:
@@ -251,7 +286,7 @@ class Alg1Stages:
         return len(context & self._ancestor_word_set(v)) if context else 0
 
     def decide_exact(self, ans: Answer, nodes: np.ndarray, context: frozenset[str] = frozenset(),
-                     key: str | None = None) -> Decision:
+                     key: str | None = None, prefer: np.ndarray | None = None) -> Decision:
         """The exact stage's node among ``nodes`` (ties: module docstring). ``key``, the
         matched name, spares computing a similarity of 1 when it is the whole query.
 
@@ -266,6 +301,8 @@ class Alg1Stages:
             Words of the question's context (the other options, the prompt), for ties.
         key : str, optional
             The matched name key, if known.
+        prefer : numpy.ndarray, optional
+            The label set's :func:`label_set_preference`, first of the tie rules.
 
         Returns
         -------
@@ -277,13 +314,14 @@ class Alg1Stages:
         if len(nodes) == 1:
             v = int(nodes[0])
         else:
-            v = int(max(nodes.tolist(), key=lambda u: (self.context_overlap(u, context), self.depth[u],
+            v = int(max(nodes.tolist(), key=lambda u: (prefer[u] if prefer is not None else 0,
+                                                       self.context_overlap(u, context), self.depth[u],
                                                        self.subtree_size[u], -u)))
         sim = 1.0 if key == q else self.retrieval.node_similarity(q, v)
         return v, "exact", sim, len(nodes)
 
     def pick(self, ans: Answer, stage: str, hits: np.ndarray, top=None,
-             context: frozenset[str] = frozenset()) -> Decision:
+             context: frozenset[str] = frozenset(), prefer: np.ndarray | None = None) -> Decision:
         """The deepest hit (or the pseudocode's top-k-first scan when ``top`` is given).
 
         Parameters
@@ -299,6 +337,9 @@ class Alg1Stages:
             The top-k ``(nodes, similarities)`` for the pseudocode's scan, if any.
         context : frozenset[str], optional
             Words of the question's context (the other options, the prompt), for ties.
+        prefer : numpy.ndarray, optional
+            The label set's :func:`label_set_preference`, first of the tie rules among the
+            deepest hits.
 
         Returns
         -------
@@ -321,7 +362,8 @@ class Alg1Stages:
             v = int(deepest[0])
             return v, stage, self.retrieval.node_similarity(q, v), 1
         sims = {int(u): self.retrieval.node_similarity(q, int(u)) for u in deepest.tolist()}
-        v = max(sims, key=lambda u: (sims[u], self.context_overlap(u, context), self.subtree_size[u], -u))
+        v = max(sims, key=lambda u: (prefer[u] if prefer is not None else 0, sims[u], self.context_overlap(u, context),
+                                     self.subtree_size[u], -u))
         return v, stage, sims[v], len(deepest)
 
     # ------------------------------------------------------------------ vote / top-1

@@ -34,7 +34,10 @@ an embedding measure are stored in their own folder beside it,
 the keys — normalisation, base forms and their table, the vocabulary, the index builder —
 so an upgrade that changes a key is never mixed with an old index), the full tree key, the
 index configuration, and every array's dtype, shape and XXH3 checksum as stored. Anything
-else (stale, foreign, truncated, corrupted) is rebuilt, never used.
+else (stale, foreign, truncated, corrupted) is rebuilt, never used. The checksums are read
+on the first load and again whenever a file's stamp (size, inode, modification and change
+times, :func:`checked_before`) is no longer the one recorded after the last check — any
+write changes them — so an unchanged index is not read through on every call.
 
 **Concurrency.** The build runs under a file lock (:class:`filelock.FileLock`,
 ``<folder>.lock``) and writes into a temporary folder that takes the final name whole
@@ -89,10 +92,26 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
+def remember_tree_key(taxonomy, key: str) -> None:
+    """Give :func:`tree_key` of ``taxonomy`` without hashing it (a tree whose key was stored
+    with it, :mod:`taxoforge.scores.tree_store`).
+
+    Parameters
+    ----------
+    taxonomy : object
+        The tree.
+    key : str
+        Its key.
+    """
+    taxonomy.__dict__["_tree_key"] = key
+
+
 def tree_key(taxonomy) -> str:
     """Content hash of what the name tables are built from: the node ids (in index order)
     and labels, and the names table's ``node_id``, ``name`` and ``kind`` (row hashes of
     polars, whose version is part of the key — a new polars only costs one rebuild).
+    Computed once per tree object (a :class:`~taxoforge.trees.taxonomy.Taxonomy` does not
+    change).
 
     Parameters
     ----------
@@ -107,6 +126,16 @@ def tree_key(taxonomy) -> str:
         hashes of polars, whose version is part of the key — a new polars only costs one
         rebuild).
     """
+    known = getattr(taxonomy, "__dict__", {}).get("_tree_key")
+    if known is not None:
+        return known
+    key = _tree_key(taxonomy)
+    if hasattr(taxonomy, "__dict__"):
+        remember_tree_key(taxonomy, key)
+    return key
+
+
+def _tree_key(taxonomy) -> str:
     h = hashlib.sha256(f"polars {pl.__version__}\n".encode())
     labels = getattr(taxonomy, "_labels", None)
     nodes = pl.DataFrame({"node_id": pl.Series(taxonomy.ids.tolist(), dtype=pl.String),
@@ -268,6 +297,8 @@ def read_index(path: str | os.PathLike, key: str, config: MappingConfig) -> Name
     if set(shapes) != set(NameTables.ARRAYS):
         return None
     arrays = {}
+    files = [f"{name}.npy" for name in NameTables.ARRAYS]
+    checked = checked_before(path, files)
     for name in NameTables.ARRAYS:
         try:
             a = np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
@@ -276,13 +307,78 @@ def read_index(path: str | os.PathLike, key: str, config: MappingConfig) -> Name
         want_dtype, want_shape, want_hash = (list(shapes[name]) + [None])[:3]
         if str(a.dtype) != want_dtype or list(a.shape) != want_shape:
             return None
-        if _file_checksum(path / f"{name}.npy", getattr(a, "offset", None), a.nbytes) != want_hash:
+        if not checked and _file_checksum(path / f"{name}.npy", getattr(a, "offset", None), a.nbytes) != want_hash:
             return None
         arrays[name] = a
+    if not checked:
+        remember_checked(path, files)
     try:
         return NameTables.from_arrays(arrays, header["meta"])
     except (KeyError, ValueError, TypeError):
         return None
+
+
+CHECKED = "checked.json"
+
+
+def _stamps(folder: Path, files) -> dict | None:
+    out = {}
+    for f in files:
+        try:
+            st = os.stat(folder / f)
+        except OSError:
+            return None
+        out[f] = [st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns]
+    return out
+
+
+def checked_before(folder: Path, files) -> bool:
+    """Whether every file of ``files`` in ``folder`` passed its checksum before and has not
+    changed since: the stamps (size, inode, device, modification and change times) recorded
+    then (:func:`remember_checked`) are still the files' own. Any write to a file changes
+    its change time, so a file altered since is checked again (and refused when it no
+    longer matches); an unchanged one is not read again on every load.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The stored folder.
+    files : iterable of str
+        The files' names in it.
+
+    Returns
+    -------
+    bool
+    """
+    try:
+        rec = json.loads((folder / CHECKED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    now = _stamps(folder, files)
+    return now is not None and isinstance(rec, dict) and rec.get("files") == now
+
+
+def remember_checked(folder: Path, files, racy_s: float = 2.0) -> None:
+    """Record the stamps of ``files`` just checked (:func:`checked_before`), unless a file
+    was modified within ``racy_s`` seconds (a write in the same clock tick could keep its
+    times) or the record cannot be written (the next load checks again).
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The stored folder.
+    files : iterable of str
+        The files' names in it.
+    racy_s : float
+        Files modified this recently are not recorded.
+    """
+    now = _stamps(folder, files)
+    if now is None or any(time.time_ns() - s[3] < racy_s * 1e9 for s in now.values()):
+        return
+    try:
+        write_text_atomic(folder / CHECKED, json.dumps({"files": now}, sort_keys=True) + "\n")
+    except OSError:
+        pass
 
 
 def _checksum(a: np.ndarray) -> str:
@@ -349,9 +445,10 @@ class _Progress:
 
 def _remove_stale(root: Path, keep: str, key: str) -> None:
     """Beside a tree: remove the indexes of the tree's earlier contents (their lock files
-    stay: another process may hold one)."""
+    stay: another process may hold one). Stored trees (``*-tree-*``,
+    :mod:`taxoforge.scores.tree_store`) are named by another key and look after themselves."""
     for p in root.iterdir():
-        if p.name.startswith(".") or p.name.startswith(key[:16]) or not p.is_dir():
+        if p.name.startswith(".") or p.name.startswith(key[:16]) or "-tree-" in p.name or not p.is_dir():
             continue
         shutil.rmtree(p, ignore_errors=True)
 

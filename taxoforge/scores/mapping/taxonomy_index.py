@@ -18,7 +18,8 @@ from taxoforge.scores.mapping.candidates import CandidateRetrieval
 from taxoforge.scores.mapping.config import MappingConfig, MappingResult
 from taxoforge.scores.mapping.keys import text_key
 from taxoforge.scores.mapping.name_tables import NameTables
-from taxoforge.scores.mapping.stages import Alg1Stages, Decision
+from taxoforge.scores.mapping.stages import Alg1Stages, Decision, label_set_preference
+from taxoforge.trees.stored import subtree_size
 from taxoforge.scores.mapping.store import IndexInfo, open_name_embeddings, open_name_tables, read_index
 from taxoforge.scores.name_similarity import Similarity, similarity_from_spec
 from taxoforge.text import normalise_text
@@ -110,7 +111,7 @@ class TaxonomyIndex:
         self.store = store  # where the tables were loaded from (None: built in memory)
         self.depth = taxonomy.depth_arr.astype(np.int64)
         self.parent = taxonomy.parent_idx
-        self.subtree_size = subtree_sizes(self.parent, self.depth)
+        self.subtree_size = subtree_size(taxonomy)
         model = getattr(self.similarity, "model_id", None)
         if store is not None and model and callable(getattr(self.similarity, "embed_names", None)):
             # an embedding measure: the names' embeddings computed once per tree, stored beside the index
@@ -268,7 +269,7 @@ class TaxonomyIndex:
         return out
 
     # ------------------------------------------------------------------ mapping
-    def _decide_without_top_k(self, ans: Answer, context=frozenset()):
+    def _decide_without_top_k(self, ans: Answer, context=frozenset(), prefer: np.ndarray | None = None):
         """(decision, None) when a stage decides without the top-k, else (None, (stage, hits))."""
         st = self.stages
         if not ans.words:
@@ -276,10 +277,10 @@ class TaxonomyIndex:
         if self.config.exact_stage:
             found = st.exact_span(ans)
             if found is not None:
-                return st.decide_exact(ans, found[0], context, key=found[1]), None
+                return st.decide_exact(ans, found[0], context, key=found[1], prefer=prefer), None
         stage, hits = st.hits(ans)
         if stage is not None and self.config.contains_scope == "all":
-            return st.pick(ans, stage, hits, context=context), None
+            return st.pick(ans, stage, hits, context=context, prefer=prefer), None
         return None, (stage, hits)
 
     def _map_unique(self, answers: list[Answer], progress=None) -> list[Decision]:
@@ -336,12 +337,17 @@ class TaxonomyIndex:
             out[i] = top
         return out
 
-    def map(self, predictions, normalised: bool = False, progress=None, contexts=None) -> MappingResult:
+    def map(self, predictions, normalised: bool = False, progress=None, contexts=None,
+            label_sets=None) -> MappingResult:
         """Map a sequence of answers (raw text unless ``normalised``: already in their
         normal form). An answer longer than ``max_answer_chars`` is cut there first and
-        flagged in ``truncated``. Identical (joined) normal forms are mapped once. ``contexts`` (optional, one text per answer, e.g. the question)
-        break ties between nodes sharing a name. ``progress`` is an optional callable
-        ``progress(n_done)``.
+        flagged in ``truncated``. Identical (joined) normal forms are mapped once.
+        ``label_sets`` (optional, one per answer: the node indexes of the label set the
+        answer is about — answers sharing a set share the same array — or None) and then
+        ``contexts`` (optional, one text per answer, e.g. the question) break ties between
+        nodes naming the answer equally well (:mod:`~taxoforge.scores.mapping.stages`);
+        ``stats["ties"]`` counts the tied answers and those the label set or the context
+        decided. ``progress`` is an optional callable ``progress(n_done)``.
 
         Parameters
         ----------
@@ -352,7 +358,9 @@ class TaxonomyIndex:
         progress : optional
             Whether to show a progress bar (None: for large batches).
         contexts : optional
-            Words of each answer's question context, for ties.
+            Each answer's question, for ties.
+        label_sets : optional
+            Each answer's label set (node indexes), for ties, before the question.
 
         Returns
         -------
@@ -374,23 +382,42 @@ class TaxonomyIndex:
         stage = np.array([decisions[j][1] for j in inv.tolist()], dtype=object)
         score = np.fromiter((decisions[j][2] for j in inv.tolist()), np.float64, count=n)
         tied = np.fromiter((decisions[j][3] for j in inv.tolist()), np.int64, count=n)
-        if contexts is not None:
-            self._redecide_ties(answers, inv, contexts, node, stage, score, tied)
+        ties = {"answers": int((tied > 1).sum()), "decided_by_label_set": 0, "decided_by_context": 0}
+        if contexts is not None or label_sets is not None:
+            ties.update(self._redecide_ties(answers, inv, contexts, label_sets, node, stage, score, tied))
         stages, counts = np.unique(stage, return_counts=True) if n else ([], [])
-        stats = dict(self.stats, unique_predictions=len(uniq), temperature=self.config.temperature,
+        stats = dict(self.stats, unique_predictions=len(uniq), temperature=self.config.temperature, ties=ties,
                      stages=dict(zip([str(s) for s in stages], [int(c) for c in counts])),
                      ambiguous=int((tied > 1).sum()), truncated=int(truncated.sum()))
         return MappingResult(node_idx=node, stage=stage, score=score, tied=tied, stats=stats, truncated=truncated)
 
-    def _redecide_ties(self, answers, inv, contexts, node, stage, score, tied) -> None:
+    def _redecide_ties(self, answers, inv, contexts, label_sets, node, stage, score, tied) -> dict:
+        """Decide the tied answers again with their label set and context; how many each
+        changed (the label set counts where it changed the node the context alone gives)."""
+        prefs: dict[int, np.ndarray] = {}  # one preference array per distinct label set
+        by_label, by_context = 0, 0
         for r in np.flatnonzero(tied > 1).tolist():
-            ctx = contexts[r]
-            if not ctx:
+            ctx = contexts[r] if contexts is not None else None
+            ls = label_sets[r] if label_sets is not None else None
+            if not ctx and ls is None:
                 continue
-            words = frozenset(self.read(ctx).content_words())
-            dec, _ = self._decide_without_top_k(answers[inv[r]], words)
-            if dec is not None:
-                node[r], stage[r], score[r], tied[r] = dec
+            words = frozenset(self.read(ctx).content_words()) if ctx else frozenset()
+            prefer = None
+            if ls is not None:
+                prefer = prefs.get(id(ls))
+                if prefer is None:
+                    prefer = prefs[id(ls)] = label_set_preference(ls, self.parent)
+            plain = int(node[r])
+            with_context, _ = self._decide_without_top_k(answers[inv[r]], words) if words else ((plain,), None)
+            dec, _ = self._decide_without_top_k(answers[inv[r]], words, prefer)
+            if dec is None:
+                continue
+            if with_context is not None and dec[0] != with_context[0]:
+                by_label += 1
+            elif with_context is not None and with_context[0] != plain:
+                by_context += 1
+            node[r], stage[r], score[r], tied[r] = dec
+        return {"decided_by_label_set": by_label, "decided_by_context": by_context}
 
 
 def _reopen(taxonomy, config: MappingConfig, similarity: Similarity | None, store: IndexInfo) -> TaxonomyIndex:

@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
 from taxoforge.sources.wikidata.ntriples import MAX_QID_DIGITS, PRED_ALIAS, PRED_LABEL, PRED_P31, PRED_P279
+from taxoforge.trees.graph_kernels import compiled
 
-__all__ = ["scan_block", "gather_spans", "encode_langs"]
+__all__ = ["scan_block", "gather_spans", "encode_langs", "first_nul"]
 
 _ENT = np.frombuffer(b"<http://www.wikidata.org/entity/Q", dtype=np.uint8)
 _P279 = np.frombuffer(b"<http://www.wikidata.org/prop/direct/P279>", dtype=np.uint8)
@@ -114,7 +115,23 @@ def _memcmp(typingctx, a, b, size):
     return sig, codegen
 
 
-@njit(cache=True, nogil=True)
+@intrinsic
+def _memcpy(typingctx, dst, src, size):
+    """libc's ``memcpy`` between two addresses."""
+    sig = types.void(types.uint64, types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        d, s_, size_ = args
+        i8p = ir.IntType(8).as_pointer()
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i8p, [i8p, i8p, ir.IntType(64)]),
+                                            "memcpy")
+        builder.call(fn, [builder.inttoptr(d, i8p), builder.inttoptr(s_, i8p), size_])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@compiled
 def _eq(buf, i, n, pat):
     m = pat.shape[0]
     if i + m > n:
@@ -122,12 +139,12 @@ def _eq(buf, i, n, pat):
     return _memcmp(np.uint64(buf.ctypes.data) + np.uint64(i), np.uint64(pat.ctypes.data), np.uint64(m)) == 0
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _ws(c):
     return c == _SP or c == _TAB
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _eol(buf, i, n):
     """Index of the first newline at or after ``i`` (``n`` if none)."""
     if i >= n:
@@ -137,7 +154,7 @@ def _eol(buf, i, n):
     return n if r == _ZERO else np.int64(r - base)
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _number(buf, j, n):
     """QID digits at ``j`` (1-18, no leading zero) then ``>``: (number, index after '>') or (-1, j)."""
     if j >= n or buf[j] < 49 or buf[j] > 57:
@@ -154,7 +171,7 @@ def _number(buf, j, n):
     return q, k + 1
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _end_of_statement(buf, i, n):
     """After an object: the index of the line's newline if ``[ \\t]* . [ \\t]* \\r?`` ends the
     line there, ``-2`` if a ``# comment`` follows the dot, ``-1`` if it is not a statement end."""
@@ -174,7 +191,7 @@ def _end_of_statement(buf, i, n):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _predicate(buf, j, n, want_p31, want_names):
     """Which of the four predicates starts at ``j`` (0 for any other): a check of its last
     bytes first (most lines have other predicates), then of the whole IRI."""
@@ -196,13 +213,13 @@ def _predicate(buf, j, n, want_p31, want_names):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _is_seed(seeds, q):
     k = np.searchsorted(seeds, q)
     return k < seeds.shape[0] and seeds[k] == q
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _lang_index(buf, t0, t1, lang_table, lang_lens):
     tl = t1 - t0
     for li in range(lang_lens.shape[0]):
@@ -221,9 +238,137 @@ def _lang_index(buf, t0, t1, lang_table, lang_lens):
     return -1
 
 
-@njit(cache=True, nogil=True)
+_SKIP, _KEEP, _ODD = 0, 1, 2
+
+
+@compiled(inline=True)
+def _skip_ws(buf, i, n):
+    while i < n and _ws(buf[i]):
+        i += 1
+    return i
+
+
+@compiled(inline=True)
+def _subject(buf, i, n):
+    """``(QID number or -1, index after the subject)``: an item's number when the subject
+    looks like an item IRI (its prefix is checked in full only on lines that are used)."""
+    if buf[i] == _LT and i + _N_ENT < n and buf[i + 32] == 81:  # 'Q'
+        q, j = _number(buf, i + _N_ENT, n)
+        if q >= 0:
+            return q, j
+    if buf[i] == _LT:  # another IRI (or a corrupted one): to its '>'
+        while i < n and buf[i] != _GT and buf[i] != _NL:
+            i += 1
+        if i < n and buf[i] == _GT:
+            i += 1
+        return -1, i
+    while i < n and not _ws(buf[i]) and buf[i] != _NL and buf[i] != _LT:  # a blank node, or garbage
+        i += 1
+    return -1, i
+
+
+@compiled(inline=True)
+def _predicate_length(pred):
+    if pred == PRED_P279:
+        return _N_P279
+    if pred == PRED_P31:
+        return _N_P31
+    if pred == PRED_LABEL:
+        return _N_LABEL
+    return _N_ALIAS
+
+
+@compiled(inline=True)
+def _edge(buf, i, n, q, pred, seeds):
+    """An edge line from its object on: ``(verdict, parent, index of the newline or -1)``."""
+    if q < 0:
+        return _ODD, -1, -1
+    if pred == PRED_P31 and not _is_seed(seeds, q):
+        return _SKIP, -1, -1  # not a seed's class: not used
+    p = -1
+    j = i
+    if _eq(buf, i, n, _ENT):
+        p, j = _number(buf, i + _N_ENT, n)
+    end = _end_of_statement(buf, j, n) if p >= 0 else -1
+    if end >= 0:
+        return _KEEP, p, end
+    if end == -2:  # a comment follows the dot
+        return _KEEP, p, -1
+    return _ODD, -1, -1
+
+
+@compiled(inline=True)
+def _text_ok(buf, ts, te):
+    """``(well formed, has an escape)`` of a literal's text ``buf[ts:te]``: no bare quote or
+    CR, no escaped closing quote."""
+    esc = False
+    k = ts
+    while k < te:
+        c = buf[k]
+        if c == _BSL:
+            esc = True
+            k += 2
+            if k > te:
+                return False, esc
+        elif c == _QUOTE or c == _CR:
+            return False, esc
+        else:
+            k += 1
+    return True, esc
+
+
+@compiled(inline=True)
+def _is_tag_char(c):
+    return 65 <= c <= 90 or 97 <= c <= 122 or 48 <= c <= 57 or c == _DASH
+
+
+@compiled(inline=True)
+def _name(buf, i, n, lang_table, lang_lens):
+    """A label or alias line from its object on, read from the end (``"text"@tag . \r?``):
+    ``(verdict, text start, text end, has an escape, language index, index of the newline)``."""
+    le = _eol(buf, i, n)
+    e = le
+    if e > i and buf[e - 1] == _CR:
+        e -= 1
+    while e > i and _ws(buf[e - 1]):
+        e -= 1
+    if buf[i] != _QUOTE or e <= i or buf[e - 1] != _DOT:
+        return _ODD, 0, 0, False, -1, le  # not a literal, or a comment after the dot, or no dot
+    e -= 1
+    while e > i and _ws(buf[e - 1]):
+        e -= 1
+    t1 = e
+    while e > i and _is_tag_char(buf[e - 1]):
+        e -= 1
+    if e == t1 or e - 2 <= i or buf[e - 1] != _AT or buf[e - 2] != _QUOTE:
+        return _ODD, 0, 0, False, -1, le
+    lang = _lang_index(buf, e, t1, lang_table, lang_lens)
+    if lang < 0:
+        return _SKIP, 0, 0, False, -1, le  # another language: its text is never read
+    ok, esc = _text_ok(buf, i + 1, e - 2)
+    if not ok:
+        return _ODD, 0, 0, False, -1, le
+    return _KEEP, i + 1, e - 2, esc, lang, le
+
+
+@compiled
+def first_nul(buf):
+    """Index of the first NUL byte of ``buf`` (binary data: N-Triples text has none), or -1."""
+    n = buf.shape[0]
+    if n == 0:
+        return -1
+    base = np.uint64(buf.ctypes.data)
+    r = _memchr(base, 0, np.uint64(n))
+    return -1 if r == _ZERO else np.int64(r - base)
+
+
+@compiled
 def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
     """Scan one block of whole lines (module docstring).
+
+    Every line goes through the same steps: whitespace, the subject (:func:`_subject`), the
+    predicate (:func:`_predicate`); a line with one of the four predicates then goes to
+    :func:`_edge` or :func:`_name`, whose verdict keeps it, skips it or marks it *odd*.
 
     Returns ``(n_lines, edge_pred, edge_child, edge_parent, name_q, name_kind, name_lang,
     name_start, name_end, name_escaped, name_line, odd_line, odd_start, odd_end, odd_pred)``;
@@ -258,115 +403,42 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
     i = 0
     while i < n:
         ls = i
-        odd = False
+        verdict = _SKIP
         pred = 0
         le = -1  # the line's newline, once known
-        while i < n and _ws(buf[i]):
-            i += 1
+        q = -1
+        s0 = i
+        i = _skip_ws(buf, i, n)
         if i < n and buf[i] != _NL and buf[i] != _HASH:
-            # subject: an item (its IRI's prefix is checked in full only on lines that are used)
             s0 = i
-            q = -1
-            if buf[i] == _LT and i + _N_ENT < n and buf[i + 32] == 81:  # 'Q'
-                q, j = _number(buf, i + _N_ENT, n)
-                if q >= 0:
-                    i = j
-            if q < 0:
-                if buf[i] == _LT:  # another IRI (or a corrupted one): to its '>'
-                    while i < n and buf[i] != _GT and buf[i] != _NL:
-                        i += 1
-                    if i < n and buf[i] == _GT:
-                        i += 1
-                else:  # a blank node, or garbage
-                    while i < n and not _ws(buf[i]) and buf[i] != _NL and buf[i] != _LT:
-                        i += 1
-            while i < n and _ws(buf[i]):
-                i += 1
+            q, i = _subject(buf, i, n)
+            i = _skip_ws(buf, i, n)
             pred = _predicate(buf, i, n, want_p31, want_names)
-            if pred != 0:
-                if pred == PRED_P279:
-                    i += _N_P279
-                elif pred == PRED_P31:
-                    i += _N_P31
-                elif pred == PRED_LABEL:
-                    i += _N_LABEL
-                else:
-                    i += _N_ALIAS
-                if q >= 0 and not _eq(buf, s0, n, _ENT):
-                    q = -1
-                while i < n and _ws(buf[i]):
-                    i += 1
-                if pred == PRED_P279 or pred == PRED_P31:
-                    if q < 0:
-                        odd = True
-                    elif pred == PRED_P31 and not _is_seed(seeds, q):
-                        pass  # not a seed's class: not used
-                    else:
-                        p = -1
-                        j = i
-                        if _eq(buf, i, n, _ENT):
-                            p, j = _number(buf, i + _N_ENT, n)
-                        end = _end_of_statement(buf, j, n) if p >= 0 else -1
-                        if end >= 0 or end == -2:  # -2: a comment follows the dot
-                            e_pred[ne] = pred
-                            e_child[ne] = q
-                            e_parent[ne] = p
-                            ne += 1
-                            le = end if end >= 0 else -1
-                        else:
-                            odd = True
-                elif q >= 0:  # label or alias of an item (names of anything else are never kept)
-                    le = _eol(buf, i, n)
-                    # parsed from the end: "text"@tag . \r?
-                    e = le
-                    if e > i and buf[e - 1] == _CR:
-                        e -= 1
-                    while e > i and _ws(buf[e - 1]):
-                        e -= 1
-                    if buf[i] != _QUOTE or e <= i or buf[e - 1] != _DOT:
-                        odd = True  # not a literal, or a comment after the dot, or no dot
-                    else:
-                        e -= 1
-                        while e > i and _ws(buf[e - 1]):
-                            e -= 1
-                        t1 = e
-                        while e > i and (65 <= buf[e - 1] <= 90 or 97 <= buf[e - 1] <= 122
-                                         or 48 <= buf[e - 1] <= 57 or buf[e - 1] == _DASH):
-                            e -= 1
-                        t0 = e
-                        if t0 == t1 or e - 2 <= i or buf[e - 1] != _AT or buf[e - 2] != _QUOTE:
-                            odd = True
-                        else:
-                            lang = _lang_index(buf, t0, t1, lang_table, lang_lens)
-                            if lang >= 0:  # a wanted language: the text is checked
-                                ts = i + 1
-                                te = e - 2
-                                esc = False
-                                k = ts
-                                while k < te:
-                                    c = buf[k]
-                                    if c == _BSL:
-                                        esc = True
-                                        k += 2
-                                        if k > te:
-                                            odd = True  # the closing quote is escaped
-                                    elif c == _QUOTE or c == _CR:
-                                        odd = True
-                                        break
-                                    else:
-                                        k += 1
-                                if not odd:
-                                    n_q[nn] = q
-                                    n_kind[nn] = 0 if pred == PRED_LABEL else 1
-                                    n_lang[nn] = lang
-                                    n_start[nn] = ts
-                                    n_end[nn] = te
-                                    n_esc[nn] = esc
-                                    n_line[nn] = line
-                                    nn += 1
+        if pred != 0:
+            i = _skip_ws(buf, i + _predicate_length(pred), n)
+            if q >= 0 and not _eq(buf, s0, n, _ENT):
+                q = -1
+            if pred == PRED_P279 or pred == PRED_P31:
+                verdict, p, le = _edge(buf, i, n, q, pred, seeds)
+                if verdict == _KEEP:
+                    e_pred[ne] = pred
+                    e_child[ne] = q
+                    e_parent[ne] = p
+                    ne += 1
+            elif q >= 0:  # names of anything but an item are never kept
+                verdict, ts, te, esc, lang, le = _name(buf, i, n, lang_table, lang_lens)
+                if verdict == _KEEP:
+                    n_q[nn] = q
+                    n_kind[nn] = 0 if pred == PRED_LABEL else 1
+                    n_lang[nn] = lang
+                    n_start[nn] = ts
+                    n_end[nn] = te
+                    n_esc[nn] = esc
+                    n_line[nn] = line
+                    nn += 1
         if le < 0:
             le = _eol(buf, i, n)
-        if odd:
+        if verdict == _ODD:
             o_line[no] = line
             o_start[no] = ls
             o_end[no] = le
@@ -378,7 +450,7 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
             n_end[:nn], n_esc[:nn], n_line[:nn], o_line[:no], o_start[:no], o_end[:no], o_pred[:no])
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def gather_spans(buf, start, end):
     """The byte spans ``buf[start[k]:end[k]]`` laid end to end: (offsets, data) of an Arrow
     string array."""
@@ -387,10 +459,9 @@ def gather_spans(buf, start, end):
     offsets[0] = 0
     for k in range(m):
         offsets[k + 1] = offsets[k] + (end[k] - start[k])
-    data = np.empty(offsets[m], dtype=np.uint8)
+    data = np.empty(max(1, offsets[m]), dtype=np.uint8)
+    src = np.uint64(buf.ctypes.data)
+    dst = np.uint64(data.ctypes.data)
     for k in range(m):
-        o = offsets[k]
-        for b in range(start[k], end[k]):
-            data[o] = buf[b]
-            o += 1
-    return offsets, data
+        _memcpy(dst + np.uint64(offsets[k]), src + np.uint64(start[k]), np.uint64(end[k] - start[k]))
+    return offsets, data[: offsets[m]]

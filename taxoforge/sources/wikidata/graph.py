@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-__all__ = ["WikidataGraph", "EDGES_SCHEMA", "GRAPH_NAMES_SCHEMA"]
+__all__ = ["WikidataGraph", "EDGES_SCHEMA", "GRAPH_NAMES_SCHEMA", "DROPPED_SCHEMA"]
 
 EDGES_SCHEMA = {"child": pl.String, "parent": pl.String, "relation": pl.String}
 GRAPH_NAMES_SCHEMA = {"node_id": pl.String, "name": pl.String, "kind": pl.String, "lang": pl.String}
+DROPPED_SCHEMA = {"kind": pl.String, "child_id": pl.String, "parent_id": pl.String, "detail": pl.String}
 
 
 @dataclass
@@ -24,7 +25,8 @@ class WikidataGraph:
     ``names``: ``node_id``, ``name``, ``kind`` (``label`` | ``alias``), ``lang``.
     ``seed_node_ids``: the node ids of the seed entities, in numeric QID order (stored as the
     ``seeds`` table). ``info``: provenance
-    (endpoint, query time, file, counts).
+    (endpoint, query time, file, counts). ``dropped``: the edges read but not kept, with a
+    reason; the dump route fills it (:mod:`.dump_graph`), and the tree's report gets it.
 
     Attributes
     ----------
@@ -36,12 +38,15 @@ class WikidataGraph:
         The node ids of the entities the graph was extracted for.
     info : dict
         Provenance (method, endpoint or file, times).
+    dropped : polars.DataFrame
+        ``kind``, ``child_id``, ``parent_id``, ``detail``: edges read and not kept.
     """
 
     edges: pl.DataFrame
     names: pl.DataFrame
     seed_node_ids: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    dropped: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=DROPPED_SCHEMA))
 
     def __post_init__(self) -> None:
         self.edges = (
@@ -54,6 +59,7 @@ class WikidataGraph:
             .unique()
             .sort("node_id", "kind", "name", "lang")
         )
+        self.dropped = self.dropped.select([pl.col(c).cast(t) for c, t in DROPPED_SCHEMA.items()])
 
     @classmethod
     def from_normalised(cls, edges: pl.DataFrame, names: pl.DataFrame, seed_node_ids: list[str] | None = None,
@@ -76,25 +82,27 @@ class WikidataGraph:
         graph = cls.__new__(cls)
         graph.edges, graph.names = edges.select(list(EDGES_SCHEMA)), names.select(list(GRAPH_NAMES_SCHEMA))
         graph.seed_node_ids, graph.info = list(seed_node_ids or []), dict(info or {})
+        graph.dropped = pl.DataFrame(schema=DROPPED_SCHEMA)
         return graph
 
     def tables(self) -> dict[str, pl.DataFrame]:
-        """The graph as a dict of tables (for Parquet storage): edges, names, seeds.
+        """The graph as a dict of tables (for Parquet storage).
 
         Returns
         -------
         dict[str, polars.DataFrame]
-            The graph as a dict of tables (for Parquet storage): edges, names, seeds.
+            ``edges``, ``names``, ``seeds``, ``dropped``.
         """
         return {
             "edges": self.edges,
             "names": self.names,
             "seeds": pl.DataFrame({"node_id": pl.Series(self.seed_node_ids, dtype=pl.String)}),
+            "dropped": self.dropped,
         }
 
     @classmethod
     def from_tables(cls, tables: dict[str, pl.DataFrame], info: dict | None = None) -> "WikidataGraph":
-        """A graph from tables stored by an asset (``edges``, ``names``, optional ``seeds``).
+        """A graph from tables stored by an asset (``edges``, ``names``, optional ``seeds``, ``dropped``).
 
         Parameters
         ----------
@@ -109,4 +117,6 @@ class WikidataGraph:
             The graph.
         """
         seed_node_ids = tables["seeds"]["node_id"].to_list() if "seeds" in tables else []
-        return cls(edges=tables["edges"], names=tables["names"], seed_node_ids=seed_node_ids, info=dict(info or {}))
+        dropped = tables["dropped"] if "dropped" in tables else pl.DataFrame(schema=DROPPED_SCHEMA)
+        return cls(edges=tables["edges"], names=tables["names"], seed_node_ids=seed_node_ids, info=dict(info or {}),
+                   dropped=dropped)

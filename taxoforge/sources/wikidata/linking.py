@@ -1,4 +1,4 @@
-"""Dataset labels → Wikidata nodes, with the generic linker (:mod:`taxoforge.links.linker`).
+"""Dataset labels → Wikidata nodes, with the one label resolver (:mod:`taxoforge.links.resolve`).
 
 Two kinds of label sets:
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from taxoforge.links.linker import link_labels, link_summary
+from taxoforge.links.resolve import resolution_summary, resolve_labels
 from taxoforge.sources.wikidata.ids import QID_RE
 from taxoforge.trees.tables import TreeTables
 
@@ -150,15 +150,17 @@ def link_to_wikidata(labels: pl.DataFrame, tree: TreeTables | pl.DataFrame) -> p
     polars.DataFrame
         The links table.
     """
+    nodes = None
     if isinstance(tree, TreeTables):
         ids = tree.nodes.select("node_id").filter(pl.col("node_id").str.starts_with("wd:Q"))
         names = pl.concat(
             [tree.names.select("node_id", "name", "kind"),
              ids.select("node_id", pl.col("node_id").str.strip_prefix("wd:").alias("name"), pl.lit("qid").alias("kind"))]
         )
+        nodes = tree.nodes
     else:
         names = tree
-    return link_labels(labels, names, external_id_to_node=qid_to_node, prefer_kinds=("label", "alias", "qid"))
+    return resolve_labels(labels, names, nodes, external_id_to_node=qid_to_node, prefer_kinds=("label", "alias", "qid"))
 
 
 def link_report(links: pl.DataFrame) -> dict:
@@ -177,9 +179,9 @@ def link_report(links: pl.DataFrame) -> dict:
     """
     per = {}
     for ds in sorted(links["dataset"].unique().to_list()):
-        per[ds] = link_summary(links.filter(pl.col("dataset") == ds))
+        per[ds] = resolution_summary(links.filter(pl.col("dataset") == ds))
     return {
-        "summary": link_summary(links),
+        "summary": resolution_summary(links),
         "per_dataset": per,
         "ambiguous": links.filter(pl.col("status") == "ambiguous").select("dataset", "label_id", "label_text", "candidates"),
         "unmatched": links.filter(pl.col("status") == "unmatched").select("dataset", "label_id", "label_text"),

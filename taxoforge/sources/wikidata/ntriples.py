@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["MAX_QID_DIGITS", "PRED_P279", "PRED_P31", "PRED_LABEL", "PRED_ALIAS", "PREDICATE_IRIS", "PRED_NAMES",
+__all__ = ["short_term", "MAX_QID_DIGITS", "PRED_P279", "PRED_P31", "PRED_LABEL", "PRED_ALIAS", "PREDICATE_IRIS", "PRED_NAMES",
            "LANG_RE", "LineError", "unescape", "item_number", "classify"]
 
 #: QIDs are kept as int64: at most 18 digits (Wikidata's QIDs have 9).
@@ -121,11 +121,38 @@ def item_number(token: bytes) -> int | None:
     return int(m.group(1))
 
 
+def short_term(token: bytes) -> str:
+    """A term as a report shows it: ``wd:<local name>`` for a Wikidata entity IRI, else as written.
+
+    Parameters
+    ----------
+    token : bytes
+        An IRI (with its angle brackets) or a blank node.
+
+    Returns
+    -------
+    str
+        ``wd:L5`` for ``<http://www.wikidata.org/entity/L5>``, ``_:b0`` for a blank node.
+    """
+    text = token.decode("utf-8", "replace")
+    if text.startswith("<http://www.wikidata.org/entity/") and text.endswith(">"):
+        return "wd:" + text[len("<http://www.wikidata.org/entity/"):-1]
+    return text
+
+
+def _non_item(what: str, subject: bytes, obj: bytes, subject_is_not: bool) -> tuple:
+    term = subject if subject_is_not else obj
+    kind = "a blank node (an unknown value)" if term.startswith(b"_:") else "not an item"
+    side = "subject" if subject_is_not else "object"
+    return ("non_item", short_term(subject), short_term(obj), f"{what}: the {side} is {kind}")
+
+
 def classify(line: bytes, pred: int, is_seed: Callable[[int], bool], langs: tuple[str, ...]) -> tuple:
     """What one line with one of the four predicates means to the readers.
 
     Returns ``("P279", child, parent)``, ``("P31", child, parent)`` (a seed's class),
-    ``("non_item",)``, ``("name", q, kind, lang_index, text)`` (``kind`` 0 for a label, 1 for
+    ``("non_item", subject, object, reason)`` (the terms in short form, :func:`short_term`,
+    and why the edge is dropped), ``("name", q, kind, lang_index, text)`` (``kind`` 0 for a label, 1 for
     an alias), ``("deferred", q, message)`` (a bad name: an error only if ``q`` is kept) or
     ``("skip",)`` (not used: a P31 line of a non-seed, a name in another language or of a
     non-item). Raises :class:`LineError` for a bad P279 line, or a bad P31 line of a seed.
@@ -156,7 +183,9 @@ def classify(line: bytes, pred: int, is_seed: Callable[[int], bool], langs: tupl
         if m.group("o").startswith(b'"'):
             raise LineError(f"expected an entity IRI as object of {what}, got {m.group('o')[:200]!r}")
         s, o = item_number(m.group("s")), item_number(m.group("o"))
-        return ("non_item",) if s is None or o is None else ("P279", s, o)
+        if s is None or o is None:
+            return _non_item(what, m.group("s"), m.group("o"), s is None)
+        return ("P279", s, o)
     sm = SUBJECT_RE.match(line)
     subject = int(sm.group(1)) if sm and len(sm.group(1)) <= MAX_QID_DIGITS else None
     if pred == PRED_P31:  # used for the seeds only
@@ -167,7 +196,7 @@ def classify(line: bytes, pred: int, is_seed: Callable[[int], bool], langs: tupl
         if m.group("o").startswith(b'"'):
             raise LineError(f"expected an entity IRI as object of {what}, got {m.group('o')[:200]!r}")
         o = item_number(m.group("o"))
-        return ("non_item",) if o is None else ("P31", subject, o)
+        return _non_item(what, m.group("s"), m.group("o"), False) if o is None else ("P31", subject, o)
     if subject is None:  # a name of anything but an item is never kept
         return ("skip",)
     try:

@@ -1,4 +1,4 @@
-"""SPARQL queries, kept as ``.rq`` files in ``taxoforge/sql/wikidata/`` and loaded by name.
+"""SPARQL queries, kept as ``.rq`` files in the top-level ``sql/wikidata/`` and loaded by name.
 
 The same files run against the Wikidata Query Service and, in the tests, against a local
 Oxigraph endpoint; they declare every prefix they use, so they run on any SPARQL 1.1 engine.
@@ -12,9 +12,9 @@ quote, brace or space can reach a query; ``LANGS`` from a list of such tags (as 
 block), ``EXTERNAL_IDS`` from external identifiers matching :data:`EXTERNAL_ID_RE` (digits,
 such as iNaturalist taxon ids; as string literals, the way Wikidata stores external ids).
 
-The ``taxoforge/sql/`` folder is the package :data:`QUERY_PACKAGE` (package data declared in
-``pyproject.toml``), read with :mod:`importlib.resources` in an editable
-install and from a wheel alike. ``$TAXOFORGE_SQL_DIR/wikidata``, when set, replaces them.
+The folder installs as the package :data:`QUERY_PACKAGE` (``taxoforge/sql`` is a symbolic
+link to ``sql/``; package data declared in ``pyproject.toml``), read with
+:mod:`importlib.resources` in a checkout, an editable install and from a wheel alike. ``$TAXOFORGE_SQL_DIR/wikidata``, when set, replaces them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from taxoforge.sources.wikidata.ids import node_id, validate_qids
 __all__ = ["QUERY_PACKAGE", "query_dir", "load_query", "render", "query_names", "language_tag", "LANG_RE",
            "EXTERNAL_ID_RE"]
 
-#: The package of the query files (``taxoforge/sql/``).
+#: The package of the query files (the top-level ``sql/``, linked as ``taxoforge/sql``).
 QUERY_PACKAGE = "taxoforge.sql"
 
 # RFC 5646 (BCP 47), section 2.1: the "langtag" production, "privateuse" and the

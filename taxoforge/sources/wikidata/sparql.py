@@ -94,7 +94,23 @@ class _Retryable(Exception):
 
 @dataclass
 class RequestRecord:
-    """One HTTP attempt."""
+    """One HTTP attempt.
+
+    Attributes
+    ----------
+    query_name : str
+        The query's name.
+    attempt : int
+        Which attempt (1 first).
+    started_at : str
+        When it started (ISO 8601).
+    seconds : float
+        How long it took.
+    outcome : str
+        ``ok``, an HTTP status or the error.
+    waited : float
+        Seconds waited before it.
+    """
 
     query_name: str
     attempt: int
@@ -109,6 +125,20 @@ def user_agent(contact: str, *, tool: str = "taxoforge", version: str | None = N
 
     >>> user_agent("ops@example.org", version="0.1.0").startswith("taxoforge/0.1.0 (ops@example.org)")
     True
+
+    Parameters
+    ----------
+    contact : str
+        Contact details (e-mail or URL).
+    tool : str, optional
+        The tool's name.
+    version : str, optional
+        The version.
+
+    Returns
+    -------
+    str
+        The header's value.
     """
     if version is None:
         try:
@@ -152,7 +182,13 @@ def default_lock_dir() -> Path:
     taxoforge's cache folder (:func:`taxoforge.files.default_cache_dir`: ``$TAXOFORGE_CACHE_DIR``,
     ``$XDG_CACHE_HOME/taxoforge`` or ``~/.cache/taxoforge``), else — when the home
     folder is not writable, as for a service account without one — a per-user folder in the
-    temporary directory. Processes of one user on one machine share it."""
+    temporary directory. Processes of one user on one machine share it.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (not created here).
+    """
     env = os.environ.get("TAXOFORGE_LOCK_DIR")
     if env:
         return Path(env)
@@ -325,6 +361,8 @@ class SparqlClient:
         HTTP method (POST keeps long ``VALUES`` blocks out of the URL).
     lock_dir : str, optional
         Folder of the endpoint lock files (default :func:`default_lock_dir`).
+    log : list of RequestRecord
+        Every HTTP attempt, appended to as the client works.
     """
 
     endpoint: str = WDQS_ENDPOINT
@@ -432,7 +470,20 @@ class SparqlClient:
     def select(self, query: str, *, name: str = "query") -> list[dict[str, dict]]:
         """Run a SELECT query; return its JSON bindings (``var -> {"type", "value", ...}``).
 
-        Raises :class:`SparqlError` (or :class:`QueryTimeout`) when the query fails for good."""
+        Raises :class:`SparqlError` (or :class:`QueryTimeout`) when the query fails for good.
+
+        Parameters
+        ----------
+        query : str
+            The query text.
+        name : str, optional
+            The query's name, for the log and errors.
+
+        Returns
+        -------
+        list[dict[str, dict]]
+            The JSON bindings (``var -> {"type", "value", …}``).
+        """
         with self._gate as gate:
             attempt = 0
             server_timeouts = 0
@@ -471,7 +522,13 @@ class SparqlClient:
                 return rows
 
     def summary(self) -> dict:
-        """Query time and request counts, for a snapshot manifest."""
+        """Query time and request counts, for a snapshot manifest.
+
+        Returns
+        -------
+        dict
+            Query time and request counts.
+        """
         ok = [r for r in self.log if r.outcome == "ok"]
         return {
             "endpoint": self.endpoint,
@@ -487,6 +544,13 @@ class SparqlClient:
         }
 
     def log_rows(self) -> list[dict]:
+        """Every HTTP attempt so far, as plain dicts.
+
+        Returns
+        -------
+        list of dict
+            One per attempt (:class:`RequestRecord`'s fields), in order.
+        """
         return [asdict(r) for r in self.log]
 
 

@@ -7,7 +7,8 @@ Output
     :class:`~taxoforge.trees.tables.TreeTables`: ``nodes`` (``label`` is the English label,
     the QID when there is none), ``names`` (``label``/``alias``), ``report`` (every edge the
     tree builder removed or chose between, plus ``unplaced_seed`` rows for seeds with no class
-    and no superclass), ``info`` (the graph's provenance and the builder's counts).
+    and no superclass, and the edges a dump reader dropped, :attr:`WikidataGraph.dropped`),
+    ``info`` (the graph's provenance and the builder's counts).
 
 Algorithm
     1. Seeds with no edge at all are reported (``unplaced_seed``) and left out.
@@ -95,4 +96,5 @@ def build_wikidata_tree(
     }
     unplaced_report = report_frame("unplaced_seed", unplaced, None,
                                    "seed has no instance-of class and no superclass")
-    return TreeTables.from_build(name, tb, graph.names, report=unplaced_report, info=info)
+    report = pl.concat([unplaced_report, graph.dropped], how="diagonal_relaxed")  # the dump's dropped edges
+    return TreeTables.from_build(name, tb, graph.names, report=report, info=info)

@@ -74,7 +74,7 @@ def test_validate_probes_and_open_world(tmp_path, tree_dir):
     r = _run("mc", "build", tree_dir, "sample:4", "--difficulty", "medium", "--probe-rank", "family", "-o", q)
     assert r.exit_code == 2  # one of the two
     r = _run("mc", "build", tree_dir, "sample:4", "--probe-rank", "family", "-o", q)
-    assert r.exit_code == 1 and "only 2 other family(s) in the tree; 3 needed" in r.output
+    assert r.exit_code == 1 and "only 2 other family(s) in tree (the whole tree); 3 needed" in r.output
     r = _run("mc", "build", tree_dir, "sample:4", "--probe-rank", "family", "--options", "3", "-o", q)
     assert r.exit_code == 0, r.output
     ids = [json.loads(x)["id"] for x in q.read_text().splitlines()]
@@ -86,3 +86,38 @@ def test_validate_probes_and_open_world(tmp_path, tree_dir):
     o = _run("evaluate", "open-world", tmp_path / "ow.parquet", "--encoder", "none", "-o", tmp_path / "ow_out.parquet")
     assert o.exit_code == 0, o.output
     assert "LI skipped" in o.output and pl.read_parquet(tmp_path / "ow_out.parquet")["TI"].to_list() == [1.0, 0.0]
+
+
+def test_mc_build_pools_on_the_command_line(tmp_path, tree_dir):
+    labels = tmp_path / "fish.txt"
+    labels.write_text("Esox lucius\nEsox niger\nESOX AMERICANUS\nUmbra limi\n")
+    q = tmp_path / "q.jsonl"
+    r = _run("mc", "build", tree_dir, labels, "--difficulty", "medium", "--options", "3", "-o", q)
+    assert r.exit_code == 0, r.output
+    assert "distractors from the labels given (4 taxa)" in r.output
+    assert "4 of 4 label(s) resolved (exact 3, normalised 1)" in r.output
+    info = json.loads((tmp_path / "q.info.json").read_text())
+    assert info["pool"]["kind"] == "labels" and info["resolution"]["by_method"] == {"exact": 3, "normalised": 1}
+    rows = [json.loads(x) for x in q.read_text().splitlines()]
+    assert {o for x in rows for o in x["option-nodes"]} <= {"e_lucius", "e_niger", "e_americanus"}
+    assert _run("mc", "check", tree_dir, q).exit_code == 0
+    # a distractor from outside the pool is caught by mc check (it reads q.info.json)
+    bad = [dict(rows[0])]
+    i = next(k for k, n in enumerate(bad[0]["option-nodes"]) if n != bad[0]["target-node"])
+    bad[0]["option-nodes"][i], bad[0]["options"][i] = "e_masquinongy", "Esox masquinongy"
+    q.write_text(json.dumps(bad[0]) + "\n")
+    r = _run("mc", "check", tree_dir, q)
+    assert r.exit_code == 1 and "outside the pool: e_masquinongy" in r.output
+    # a clade, and a pool file
+    r = _run("mc", "build", tree_dir, labels, "--difficulty", "easy", "--options", "2", "--pool", "Esociformes",
+             "-o", tmp_path / "c.jsonl")
+    assert r.exit_code == 0 and "distractors from the clade Esociformes (esociformes" in r.output
+    pool = tmp_path / "pool.txt"
+    pool.write_text("Esox masquinongy\nEsox lucius\n")
+    r = _run("mc", "build", tree_dir, labels, "--difficulty", "medium", "--options", "2", "--pool", f"file:{pool}",
+             "-o", tmp_path / "f.jsonl", "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.output)
+    assert s["pool"]["kind"] == "list" and s["pool"]["node_ids"] == ["e_lucius", "e_masquinongy"]
+    r = _run("mc", "build", tree_dir, labels, "--difficulty", "easy", "--pool", "Felidae", "-o", tmp_path / "x.jsonl")
+    assert r.exit_code == 2 and "the clade 'Felidae' is not a node of tree" in r.output

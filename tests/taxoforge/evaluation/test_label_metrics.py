@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from taxoforge.evaluation.label_metrics import (hierarchical_consistent_accuracy,
                                                 hierarchical_precision_recall_fscore, mean_tree_cut_accuracy)
-from taxoforge.trees.ranked_tree import RankedTree, UnresolvedLabels
+from taxoforge.links.tree_labels import UnresolvedLabels, node_indexes
+from taxoforge.trees.ranked_tree import RankedTree
 from taxoforge.trees.cuts import FewerCutsWarning, sample_tree_cuts
 from tests.taxoforge.evaluation.conftest import random_ranked_tree
 
@@ -105,7 +106,7 @@ def test_properties_bounds_and_perfect_predictions(tree_seed, pair_seed):
     # HCA ≤ accuracy-or-deeper, = 1 on perfect predictions, and equals hR == 1 for single nodes
     assert hierarchical_consistent_accuracy(t, t, tree) == 1.0
     hca = hierarchical_consistent_accuracy(t, p, tree)
-    ti, pi = tree.resolve_strict(t), tree.resolve_strict(p)
+    ti, pi = node_indexes(tree, t), node_indexes(tree, p)
     assert hca == pytest.approx(np.mean(tree.lca_depth(pi, ti) == tree.depth[ti]))
     assert mean_tree_cut_accuracy(t, t, tree, n_cuts=5) == 1.0
     assert 0.0 <= mean_tree_cut_accuracy(t, p, tree, n_cuts=5) <= 1.0

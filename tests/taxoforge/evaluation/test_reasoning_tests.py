@@ -107,7 +107,7 @@ def test_cli_build_check_and_score(tmp_path):
     labels.write_text("image-path,scientific_name\na.jpg,Esox lucius\nb.jpg,Umbra limi\nc.jpg,Felis catus\n")
     out = tmp_path / "q.jsonl"
     r = CliRunner().invoke(main, ["mc", "build", str(tree_dir), str(labels), "--difficulty", "easy", "--options", "3",
-                                  "--seed", "7", "-o", str(out)])
+                                  "--seed", "7", "--pool", "tree", "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert "2 question(s) written" in r.output and "1 ground truth(s) got no question" in r.output
     rows = [json.loads(x) for x in out.read_text().splitlines()]
@@ -115,15 +115,18 @@ def test_cli_build_check_and_score(tmp_path):
     skipped = [json.loads(x) for x in (tmp_path / "q.skipped.jsonl").read_text().splitlines()]
     assert skipped[0]["line"] == 4 and "Felis catus" in skipped[0]["detail"]
     r2 = CliRunner().invoke(main, ["mc", "build", str(tree_dir), str(labels), "--difficulty", "easy", "--options", "3",
-                                   "--seed", "7", "-o", str(tmp_path / "q2.jsonl")])
+                                   "--seed", "7", "--pool", "tree", "-o", str(tmp_path / "q2.jsonl")])
     assert r2.exit_code == 0 and (tmp_path / "q2.jsonl").read_bytes() == out.read_bytes()
     assert CliRunner().invoke(main, ["mc", "check", str(tree_dir), str(out)]).exit_code == 0
+    info = json.loads((tmp_path / "q.info.json").read_text())
+    assert info["pool"] == {"kind": "tree", "nodes": 27} and info["resolution"]["unmatched"] == 1
+    assert [x["ground-truth-method"] for x in rows] == ["exact", "exact"]
     shallow = CliRunner().invoke(main, ["mc", "build", str(tree_dir), str(labels), "--difficulty", "hard", "-o",
                                         str(tmp_path / "h.jsonl")])
     assert shallow.exit_code == 1 and "no hard question can be built" in shallow.output
     fct = tmp_path / "fct.jsonl"
     assert CliRunner().invoke(main, ["mc", "build", str(tree_dir), str(labels), "--difficulty", "easy", "--options", "3",
-                                     "--variant", "fct", "-o", str(fct)]).exit_code == 0
+                                     "--variant", "fct", "--pool", "tree", "-o", str(fct)]).exit_code == 0
     answered = tmp_path / "answered.jsonl"
     answered.write_text("".join(json.dumps({**json.loads(x), "output": "1) True"}) + "\n"
                                 for x in fct.read_text().splitlines()))

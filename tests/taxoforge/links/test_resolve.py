@@ -348,3 +348,125 @@ def test_bioclip_species_resolve_and_the_rest_have_reasons(real_links, inat):
     part = b.filter(pl.col("method") == "genus")
     assert set(part["rank"]) <= {"genus"}
     assert part["detail"].str.contains("partial ground truth: the genus").all()
+
+
+# --------------------------------------------------------------------------- label sets without ranks
+# (the WordNet/ImageNet and Wikidata label sets: ids, exact and normalised names, kind preferences)
+PLAIN_NAMES = pl.DataFrame({
+    "node_id": ["wn:n1", "wn:n1", "wn:n2", "wn:n3", "wn:n4", "wn:n5"],
+    "name": ["dog", "domestic dog", "Jaguar", "jaguar", "crane", "crane"],
+    "kind": ["label", "lemma", "label", "vernacular", "label", "scientific"],
+})
+
+
+def _plain(rows):
+    return pl.DataFrame(rows, schema={"dataset": pl.String, "label_id": pl.String, "label_text": pl.String,
+                                      "external_id": pl.String}, orient="row")
+
+
+def test_plain_label_sets_link_by_id_then_exact_then_normalised_name():
+    lab = _plain([
+        ("d", "1", "whatever", "n1"),  # the external id (with the tree's prefix) wins over the text
+        ("d", "2", "Jaguar", None),  # exact beats normalised: only wn:n2 is exactly "Jaguar"
+        ("d", "3", "Domestic-Dog", None),  # normalised
+        ("d", "4", "crane", None),  # two nodes named exactly "crane", no kind preferred: ambiguous
+        ("d", "5", "unicorn", None),  # nothing
+        ("d", "6", "dog", "n999"),  # an external id not in the tree falls back to the names
+    ])
+    out = resolve_labels(lab, PLAIN_NAMES, prefer_kinds=())
+    got = {r["label_id"]: (r["status"], r["method"], r["node_id"]) for r in out.iter_rows(named=True)}
+    assert got == {"1": ("linked", "external_id", "wn:n1"), "2": ("linked", "exact", "wn:n2"),
+                   "3": ("linked", "normalised", "wn:n1"), "4": ("ambiguous", "exact", None),
+                   "5": ("unmatched", None, None), "6": ("linked", "exact", "wn:n1")}
+    amb = out.filter(pl.col("label_id") == "4").row(0, named=True)
+    assert amb["candidates"] == ["wn:n4", "wn:n5"] and "2 candidates" in amb["detail"]
+    assert "no node is named 'unicorn'" in out.filter(pl.col("label_id") == "5")["detail"][0]
+    assert resolution_summary(out) == {"labels": 6, "linked": 4, "ambiguous": 1, "unmatched": 1, "partial": 0,
+                                       "by_method": {"external_id": 1, "exact": 2, "normalised": 1}}
+
+
+def test_plain_label_sets_kind_preference_and_mapped_external_ids():
+    crane = resolve_labels(_plain([("d", "1", "crane", None)]), PLAIN_NAMES, prefer_kinds=("scientific",))
+    assert crane.select("status", "node_id").row(0) == ("linked", "wn:n5")
+    mapped = resolve_labels(_plain([("d", "1", "x", "Q1")]), PLAIN_NAMES, external_id_to_node={"Q1": "wn:n3"})
+    assert mapped["node_id"].to_list() == ["wn:n3"]
+    plain = pl.DataFrame({"dataset": ["d"], "label_id": ["1"], "label_text": ["DOG"]})
+    assert resolve_labels(plain, PLAIN_NAMES)["node_id"].to_list() == ["wn:n1"]
+
+
+def test_rule_switches_by_id_and_by_name():
+    lab = _plain([("d", "1", "wn:n2", None), ("d", "2", "dog", None)])
+    only_ids = resolve_labels(lab, PLAIN_NAMES, by_name=False)
+    assert only_ids.select("status", "method").rows() == [("linked", "node_id"), ("unmatched", None)]
+    assert "names were not tried" in only_ids["detail"][1]
+    only_names = resolve_labels(lab, PLAIN_NAMES, by_id=False)
+    assert only_names.select("status", "method").rows() == [("unmatched", None), ("linked", "exact")]
+
+
+def test_a_tree_tables_stands_for_its_names_nodes_and_links():
+    from taxoforge.trees.tables import TreeTables
+
+    names, nodes = tables()
+    tree = TreeTables("t", nodes.with_columns(pl.lit(0).alias("depth"), pl.lit(False).alias("is_leaf")), names)
+    lab = pl.DataFrame({"dataset": "d", "label_id": ["1", "2"], "label_text": ["Orconectes virilis", "Phoxinus eos"]})
+    assert resolve_labels(lab, tree).equals(resolve_labels(lab, names, nodes))
+    with pytest.raises(ValueError, match="not both"):
+        resolve_labels(lab, tree, nodes)
+
+
+# --------------------------------------------------------------------------- one meaning for a ground truth
+def test_scoring_the_metric_functions_and_the_mc_builders_resolve_a_label_to_the_same_node(inat):
+    """The same labels — real VLM4Bio and BioCLIP names (renamed species among them) and forms
+    a user writes — go through scoring's ground-truth resolver, the metric functions and both
+    multiple-choice builders: every route gives the same node, or leaves the label unresolved."""
+    from taxoforge.evaluation import multiple_choice as mc
+    from taxoforge.evaluation.label_metrics import pair_depths
+    from taxoforge.links.tree_labels import UnresolvedLabels
+    from taxoforge.scores.steps import GroundTruthResolver
+    from taxoforge.trees.ranked_tree import RankedTree
+
+    v = vlm4bio_labels(shared_file("vlm4bio"))
+    b = bioclip_labels(shared_file("bioclip", "rare_species_400_lineage_common_names.csv"))
+    written = ["ESOX LUCIUS", "esox_lucius", "inat:55387", "55387", "Esox imaginarius", "Notropis hudsonius",
+               "Phoxinus eos", "Nonexistus fakus"]
+    texts = list(dict.fromkeys([*v["label_text"].to_list(), *b["label_text"].to_list(), *written]))
+    tree = RankedTree.of(inat)
+
+    resolver = GroundTruthResolver(inat, tree.taxonomy)
+    resolver.prefetch([(t, "labels") for t in texts])
+    scoring = {t: resolver(t, "labels") for t in texts}
+    node = {t: r[0] for t, r in scoring.items()}
+    partial = {t for t, r in scoring.items() if r[0] is not None and r[1] in PARTIAL_METHODS}
+    linked = [t for t in texts if node[t] is not None]
+    assert len(linked) > 400 and {"genus_transfer", "genus", "epithet_variant", "node_id", "external_id",
+                                  "normalised"} <= {scoring[t][1] for t in linked}
+    hudsonius = inat.nodes.filter(pl.col("label") == "Hudsonius hudsonius")["node_id"].to_list()
+    assert node["Notropis hudsonius"] in hudsonius and scoring["Notropis hudsonius"][1] == "genus_transfer"
+
+    # the metric functions
+    _, t_idx, p_idx, *_ = pair_depths(linked, linked, tree)
+    assert dict(zip(linked, tree.ids[t_idx].tolist())) == {t: node[t] for t in linked}
+    for t in [t for t in texts if node[t] is None]:
+        with pytest.raises(UnresolvedLabels):
+            pair_depths([t], [t], tree)
+
+    # the multiple-choice builders: standard questions (a partial ground truth gets none) …
+    qs = mc.build_questions(tree, texts, "easy", seed=0, pool="tree")
+    for row, target in qs.questions.select("row", "target-node").iter_rows():
+        assert target == node[texts[row]] and texts[row] not in partial
+    for row, reason in qs.skipped.select("row", "reason").iter_rows():
+        t = texts[row]
+        if reason.startswith("unresolved label"):
+            assert node[t] is None, t
+        elif reason == "partial ground truth":
+            assert t in partial
+        else:
+            assert node[t] is not None
+    unresolved = qs.skipped.filter(pl.col("reason").str.starts_with("unresolved label"))
+    assert unresolved.height == len(texts) - len(linked)
+    # … and rank probes (partial ground truths included)
+    probes = mc.build_rank_probes(tree, texts, "kingdom", seed=0, pool="tree")
+    got = dict(probes.questions.select("row", "ground-truth-node").iter_rows())
+    assert {texts[r]: n for r, n in got.items()} == {t: node[t] for t in linked}
+    methods = dict(probes.questions.select("row", "ground-truth-method").iter_rows())
+    assert {texts[r]: m for r, m in methods.items()} == {t: scoring[t][1] for t in linked}

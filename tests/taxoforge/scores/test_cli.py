@@ -249,3 +249,59 @@ def test_bounds_nan_and_environment_values_are_usage_errors_naming_them(tree, tm
     assert r.exit_code == 2 and "TAXOFORGE_MIN_SCORED" in r.output + r.stderr
     r = CliRunner().invoke(main, ["score", str(f), str(tree), *FAST, "--json"], env={"TAXOFORGE_MIN_SCORED": "0.5"})
     assert r.exit_code == 0
+
+
+def test_run_json_timings_add_up_to_the_wall_time(tree, tmp_path):
+    """Every phase of a ``taxoforge score`` process is in ``run.json``'s ``seconds`` — the
+    interpreter's start and the imports (``startup``), reading, the taxonomy, the stored
+    tree and index, each scoring step, writing, the figures — and they add up to ``total``,
+    which is the process's wall time up to writing ``run.json``."""
+    import time
+
+    f = _jsonl(tmp_path / "a.jsonl", [{"id": str(i), "model": "m", "output": out, "label": "aloe_vera"}
+                                     for i, out in enumerate(["Aloe vera", "A: Aloe ferox", "an iris"])])
+    cmd = [sys.executable, "-m", "taxoforge.cli", "score", str(f), str(tree), "-o", str(tmp_path / "out"),
+           "--no-meteor", "--bootstrap", "200", "--no-progress"]
+    for _ in range(2):  # the second call loads the stored tree and index
+        t = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+        wall = time.perf_counter() - t
+        assert done.returncode == 0, done.stderr
+    sec = json.loads((tmp_path / "out" / "run.json").read_text())["seconds"]
+    parts = {k: v for k, v in sec.items() if k != "total"}
+    assert abs(sum(parts.values()) - sec["total"]) < 0.005
+    assert {"startup", "read", "taxonomy", "tree", "index", "parse", "ground_truths", "mapping", "measures",
+            "samples", "breakdowns", "leaderboard", "write", "figures"} <= set(parts)
+    assert abs(sec["other"]) < 0.05 + 0.05 * sec["total"]  # no phase is missing
+    # total is the wall time up to run.json: only the atomic rename, printing and exit come after
+    assert sec["total"] <= wall + 0.05 and sec["total"] >= wall - max(0.5, 0.25 * wall), (sec, wall)
+
+
+def test_label_set_decides_ties_and_run_json_counts_them(tmp_path):
+    """Two nodes named "monitor": the ground truths of the file (the display) decide; a
+    ``--label-set`` file naming the Komodo dragon decides for the lizard instead."""
+    from tests.taxoforge.scores.conftest import tree_tables
+
+    rows = [("r", None, "entity"), ("animal", "r", "animal"), ("reptile", "animal", "reptile"),
+            ("lizard", "reptile", "lizard"), ("varanus", "lizard", "monitor"), ("komodo", "varanus", "Komodo dragon"),
+            ("device", "r", "device"), ("display", "device", "monitor"), ("screen", "device", "screen")]
+    folder = tmp_path / "tree"
+    tree_tables(rows).write(folder)
+    f = _jsonl(tmp_path / "a.jsonl", [{"id": "1", "model": "m", "output": "a monitor", "label": "display"},
+                                     {"id": "2", "model": "m", "output": "screen", "label": "screen"}])
+    args = ["score", str(f), str(folder), "--no-meteor", "--no-plots", "--bootstrap", "0", "--no-progress"]
+    r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "o1")])
+    assert r.exit_code == 0, r.output
+    got = pl.read_parquet(tmp_path / "o1" / "scores.parquet")
+    assert got["pred_node"].to_list() == ["display", "screen"] and got["map_tied"].to_list() == [2, 1]
+    info = json.loads((tmp_path / "o1" / "run.json").read_text())
+    assert info["ties"] == {"answers": 1, "decided_by_label_set": 1, "decided_by_context": 0}
+    assert info["label_set"]["source"] == "ground truths of each dataset"
+    (tmp_path / "set.txt").write_text("Komodo dragon\nno such animal\n")
+    r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "o2"), "--label-set", str(tmp_path / "set.txt")])
+    assert r.exit_code == 0, r.output
+    assert pl.read_parquet(tmp_path / "o2" / "scores.parquet")["pred_node"].to_list() == ["varanus", "screen"]
+    info = json.loads((tmp_path / "o2" / "run.json").read_text())
+    assert info["label_set"] | {"unresolved_examples": None} == {"source": "given", "labels": 2, "nodes": 1,
+                                                                 "unresolved": 1, "unresolved_examples": None}
+    assert info["ties"]["decided_by_label_set"] == 0  # the rule (the deeper node) already chose the lizard

@@ -11,8 +11,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from taxoforge.scores.confidence import (BootstrapConfig, ci_columns, group_intervals, harmonic_mean_of_means,
-                                         hf_interval, mean_interval)
+from taxoforge.scores.confidence import (BootstrapConfig, ci_columns, group_bootstrap, group_intervals,
+                                         harmonic_mean_of_means, hf_interval, mean_interval, resampled_means)
 from taxoforge.scores.leaderboard import leaderboard
 from taxoforge.scores.text_measures import TEXT_MEASURES
 
@@ -83,11 +83,25 @@ def test_leaderboard_intervals_are_each_groups_own_and_bracket_the_value():
     assert set(ci_columns()) <= set(lb.columns)
     for row in lb.iter_rows(named=True):
         g = s.filter(pl.col("model") == row["model"])
-        assert (row["hF_ci_low"], row["hF_ci_high"]) == hf_interval(g["hP"], g["hR"], cfg)
-        assert (row["accuracy_ci_low"], row["accuracy_ci_high"]) == mean_interval(g["correct"].cast(float), cfg)
+        own = group_bootstrap(g["correct"].cast(float).to_numpy(), g["hP"].to_numpy(), g["hR"].to_numpy(), cfg)
+        for m in ("accuracy", "hP", "hR", "hF"):  # the four from one set of resamples of the group's rows
+            assert (row[f"{m}_ci_low"], row[f"{m}_ci_high"]) == own[m]
         for m in ("accuracy", "hP", "hR", "hF"):
             assert row[f"{m}_ci_low"] <= row[m] <= row[f"{m}_ci_high"]
     # a group's interval does not depend on the other groups
     alone = group_intervals(s.filter(pl.col("model") == "b"), ("model",), cfg)
     assert alone.row(0, named=True)["hP_ci_low"] == lb.filter(pl.col("model") == "b")["hP_ci_low"][0]
     assert not set(ci_columns()) & set(leaderboard(s, ci=None).columns)
+
+
+def test_resampling_distinct_rows_by_multinomial_draws_gives_the_same_distribution():
+    """Many rows, few distinct: each resample is a multinomial draw over the distinct rows;
+    its resampled means have the mean and spread of resampling the rows one by one."""
+    rng = np.random.default_rng(1)
+    x = rng.choice([0.0, 0.25, 0.5, 1.0], size=(4000, 1), p=[0.4, 0.1, 0.2, 0.3])
+    cfg = BootstrapConfig(n_resamples=4000, seed=2)
+    by_counts = resampled_means(x, cfg)[:, 0]
+    by_rows = x[rng.integers(0, len(x), size=(4000, len(x))), 0].mean(axis=1)
+    assert abs(by_counts.mean() - x.mean()) < 1e-3 and abs(by_rows.mean() - x.mean()) < 1e-3
+    assert by_counts.std() == pytest.approx(by_rows.std(), rel=0.06)
+    assert by_counts.std() == pytest.approx(x.std() / np.sqrt(len(x)), rel=0.06)

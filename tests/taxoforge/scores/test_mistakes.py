@@ -147,3 +147,84 @@ def test_per_category_accuracy():
     c = category_accuracy(s)
     assert c.select("category", "n", "accuracy").rows() == [("animals", 2, 0.5), ("plants", 1, 1.0)]
     assert category_accuracy(s.drop("category")).height == 0
+
+
+TOP6 = "predictions/inat2021_supervised_model_top6_predictions_EibSReM.tsv"
+NAMES = ["image"] + [f"{x}{i}" for i in range(1, 7) for x in ("top", "p")]
+
+
+@pytest.fixture(scope="module")
+def top6(shared_data, tmp_path_factory):
+    """A real classifier's top-6 file and the iNaturalist tree cut to the families it names."""
+    import csv
+
+    from taxoforge.sources.inaturalist import inat_tree, read_inat_taxa
+
+    path = shared_data / TOP6
+    if not path.exists():
+        pytest.skip(f"no {TOP6}")
+    species = set()
+    with open(path, newline="") as fh:
+        for row in csv.reader(fh, delimiter="\t"):
+            species.update(row[1:13:2])
+    raw = read_inat_taxa()
+    fams = raw.filter(pl.col("scientificName").is_in(sorted(species)))["family"].unique().to_list()
+    cut = raw.filter(pl.col("family").is_in(fams) | pl.col("taxonRank").is_in(
+        ["stateofmatter", "kingdom", "phylum", "class", "order"]))
+    p = tmp_path_factory.mktemp("inat") / "cut.parquet"
+    cut.write_parquet(p)
+    return path, inat_tree(p, name="inaturalist-top6-cut")
+
+
+def test_hierarchical_distance_at_k_of_a_real_top6_file(top6, tmp_path):
+    from taxoforge.scores.confidence import BootstrapConfig
+    from taxoforge.scores.options import ReadOptions
+    from taxoforge.scores.run import score_files
+
+    path, tree = top6
+    read = ReadOptions(header=False, column_names=NAMES, ranked=[f"top{i}" for i in range(1, 7)],
+                       columns={"id": "image"}, derive={"label": ("image", r"([^/]+?)_(?:(?:gold|obs)_)?\d+[^/]*$")},
+                       defaults={"model": "EibSReM", "dataset": "inat2021"})
+    run = score_files([path], tree, read=read, text_measures=False, ci=BootstrapConfig(n_resamples=0),
+                      out_dir=tmp_path / "out")
+    s, lb = run.samples, run.leaderboard.row(0, named=True)
+    assert s["ranked_nodes"].list.len().unique().to_list() == [6]
+    # the answer is the first of the ranking, mapped the same way
+    assert (s["pred_node"] == s["ranked_nodes"].list.first()).all()
+    full = s.filter(~pl.col("gt_partial"))
+    # hdist@1 is the severity over every answer, a correct one counting 0
+    assert lb["hdist@1"] == pytest.approx(full["mistake_severity"].mean())
+    assert lb["hdist@1"] == pytest.approx(lb["mistake_severity"] * lb["mistakes"] / lb["n"])
+    # hdist@6 by the definition, on the tree the ground truths span
+    tax = tree.taxonomy()
+    classes = set(full["gt_node"].to_list())
+    keep = {a for c in classes for a in tax.ancestors(c)}
+
+    def height(v):
+        kids = [c for c in tax.children(v) if c in keep]
+        return 0 if not kids else 1 + max(height(c) for c in kids)
+
+    dists = []
+    for g, ranked in zip(full["gt_node"].to_list(), full["ranked_nodes"].to_list()):
+        dists.append(np.mean([0 if p == g else height(tax.lca(p, g)) for p in ranked]))
+    assert lb["hdist@6"] == pytest.approx(np.mean(dists))
+    assert lb["hdist@1"] < lb["hdist@6"]  # the lower ranks are worse guesses
+
+
+def test_per_category_accuracy_of_a_vlmevalkit_file(vlm4bio_files, tmp_path):
+    """A VLMEvalKit prediction file (its dataset table has a ``category`` column), written
+    from a real VLM4Bio file as VLMEvalKit writes it: the run's ``by_category`` breakdown,
+    VLMEvalKit's ``*_acc.csv`` habit, agrees with the leaderboard."""
+    from benchmarks.harness_files import harness_files, vlm4bio_species_tree
+    from taxoforge.scores.confidence import BootstrapConfig
+    from taxoforge.scores.run import score_files
+
+    native = next(f for f in vlm4bio_files if "/fish-easy/" in str(f))
+    tsv = harness_files(native, tmp_path / "h")["VLMEvalKit tsv"]
+    tree = vlm4bio_species_tree([native], tmp_path / "tree")
+    run = score_files([tsv], tree, text_measures=False, ci=BootstrapConfig(n_resamples=0), out_dir=tmp_path / "out")
+    cat = pl.read_csv(tmp_path / "out" / "breakdowns" / "by_category.csv")
+    lb = run.leaderboard.row(0, named=True)
+    assert cat.height == 1 and cat["n"][0] == lb["n"]
+    assert cat["accuracy"][0] == pytest.approx(lb["accuracy"]) and cat["hF"][0] == pytest.approx(lb["hF"])
+    assert cat["category"][0] == run.samples["category"][0]

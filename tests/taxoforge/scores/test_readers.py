@@ -223,3 +223,23 @@ def test_a_harness_output_folder_expands_to_its_per_sample_files(tmp_path):
     assert got == ["lmms/model/20250101_120000_samples_mme.jsonl", "m/T20250101-120000/m_AI2D_TEST.tsv",
                    "m/T20250101-120000/m_MMBench_exact_matching_result.xlsx", "old/mme.json"]
     assert expand_output_paths([tmp_path / "m" / "T20250101-120000" / "m_MMBench_acc.csv"])  # named: taken as given
+
+
+def test_a_ranked_top_k_is_read_as_a_list_and_its_first_is_the_answer(tmp_path):
+    from taxoforge.scores.options import InvalidParameterError, ReadOptions
+    from taxoforge.scores.readers import OutputFileError, read_outputs
+
+    p = tmp_path / "top3.tsv"
+    p.write_text("img/a_1.jpg\tAcacia saligna\t0.6\tAcacia pycnantha\t0.3\t\t\n"
+                 "img/b_2.jpg\tOlea europaea\t0.9\tAcacia confusa\t0.05\tSalix alba\t0.01\n")
+    names = ["image", "top1", "p1", "top2", "p2", "top3", "p3"]
+    t = read_outputs(p, options=ReadOptions(header=False, column_names=names, ranked=["top1", "top2", "top3"],
+                                            columns={"id": "image", "label": "top2"}))
+    assert t["output"].to_list() == ["Acacia saligna", "Olea europaea"]
+    assert t["ranked_outputs"].to_list() == [["Acacia saligna", "Acacia pycnantha", None],
+                                             ["Olea europaea", "Acacia confusa", "Salix alba"]]
+    with pytest.raises(OutputFileError, match=r"--ranked names no column \['top9'\]"):
+        read_outputs(p, options=ReadOptions(header=False, column_names=names, ranked=["top1", "top9"],
+                                            columns={"id": "image", "label": "top2"}))
+    with pytest.raises(InvalidParameterError, match="'ranked' parameter"):
+        ReadOptions(ranked="top1,top2")

@@ -114,6 +114,11 @@ def test_example_file_against_imagenet(imagenet_tree, tmp_path):
                  "hp_vs_hr.png", "model_ranks.png"):
         assert (tmp_path / name).stat().st_size > 0
     assert (tmp_path / "hp_vs_hr.png").read_bytes()[:4] == b"\x89PNG"
+    from importlib.metadata import version
+
+    shaping = ("polars", "numpy", "rapidfuzz", "nltk")
+    recorded = json.loads((tmp_path / "run.json").read_text())["packages"]
+    assert {k: recorded[k] for k in shaping} == {k: version(k) for k in shaping}
     on_disk = pl.read_parquet(tmp_path / "scores.parquet")
     assert set(on_disk["mapping_config_id"]) == {MappingConfig().config_id}
     assert json.loads(on_disk["mapping_config"][0])["k"] == 10

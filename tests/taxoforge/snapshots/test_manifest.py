@@ -67,6 +67,10 @@ def test_manifest_has_everything_spec_5_lists(tmp_path, tree):
     assert m["seed"] == 0
     assert m["source_versions"] == {"toy": "1.0", "query_time": "2024-06-01"}
     assert m["code_version"]["package"]
+    from importlib.metadata import version
+
+    # the installed versions of what shaped the tables, recorded (not hashed)
+    assert {k: m["packages"][k] for k in ("polars", "numpy", "nltk")} == {k: version(k) for k in ("polars", "numpy", "nltk")}
     assert m["row_counts"] == {t: df.height for t, df in tree.tables().items()}
     assert len(m["version"]) == 12 and m["content_sha256"].startswith(m["version"])
     import hashlib

@@ -119,6 +119,25 @@ def test_a_table_sent_without_end_is_cut_at_the_manifest_size(tmp_path, tree):
     assert sum(p.stat().st_size for p in (tmp_path / "local").rglob("*") if p.is_file()) < 1 << 20
 
 
+def test_verify_on_a_remote_store_is_bounded_the_same_way(tmp_path, tree):
+    """``verify --store URL`` checks the files where they lie: a table sent without end is
+    cut at its manifest size (it used to be read whole into memory), one announced at 15 GB
+    is refused unread; the report names both and the command exits 4."""
+    with ScriptedServer() as srv:
+        url = _store(srv, tmp_path, tree)
+        _table_route(srv, "nodes.parquet", lambda r: Reply(200, {}, stream=generated(None), content_length=False))
+        honest = srv.default
+        srv.default = lambda r: (Reply(200, {}, stream=generated(15 * GB), content_length=15 * GB)
+                                 if r.path.endswith("/links.parquet") else honest(r))
+        rep = SnapshotStore(url).verify("demo", deep=False)
+        r = CliRunner().invoke(main, ["verify", "demo", "--store", url])
+    assert not rep.ok and rep.checked == ["names.parquet", "report.parquet"]
+    problems = dict(p.split(": ", 1) for p in rep.problems)
+    assert "sent more bytes than the" in problems["nodes.parquet"]
+    assert "announces 15,000,000,000 bytes" in problems["links.parquet"]
+    assert r.exit_code == 4 and "nodes.parquet" in r.output
+
+
 def test_a_store_redirecting_to_another_host_is_refused_unless_asked(tmp_path, tree):
     with ScriptedServer() as srv, ScriptedServer() as elsewhere:
         _store(elsewhere, tmp_path / "e", tree)
@@ -342,3 +361,27 @@ def test_a_killed_pulls_partial_folder_is_swept_only_when_stale_and_unclaimed(tm
     pull_other_version()  # killed and old: swept
     assert not work.exists()
     assert sorted(p.name for p in (local / "demo").iterdir()) == ["v2"]
+
+
+def test_a_pull_never_reads_the_tables_the_next_publish_fills_the_diff_in(tmp_path, tree, monkeypatch):
+    """The catalogue's "what changed" summary reads two versions' tables; a pull leaves it to
+    the next publish, so a pulled table (a Parquet file that decompresses to gigabytes, say)
+    is never read by the pull that fetched it."""
+    from tests.taxoforge.snapshots.helpers import make_tree, random_edges
+
+    local = SnapshotStore(tmp_path / "local")
+    local.publish(tree, created="2024-01-01T00:00:00Z")
+    remote = SnapshotStore(tmp_path / "remote")
+    r2 = remote.publish(make_tree(random_edges(seed=9)), created="2024-02-01T00:00:00Z")
+    with monkeypatch.context() as m:
+        def no_reading(self, *a, **k):
+            raise AssertionError("a pull read the tables")
+
+        m.setattr(SnapshotStore, "read_tables", no_reading)
+        m.setattr("taxoforge.snapshots.verify.read_snapshot", no_reading)
+        res = pull(r2.ref, store=remote, dest=local, progress=False)
+    assert res.status == "pulled"
+    assert "diff" not in local.versions("demo")[-1]
+    local.publish(make_tree(random_edges(seed=11)), created="2024-03-01T00:00:00Z")
+    assert [e["diff"]["from"] for e in local.versions("demo")[1:]] == [local.versions("demo")[0]["version"],
+                                                                       r2.version]

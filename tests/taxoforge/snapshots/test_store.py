@@ -240,7 +240,7 @@ def test_published_files_follow_the_umask_so_another_user_can_pull_them(tmp_path
 
 _KILLED_PUBLISH = r"""
 import sys, time
-import taxoforge.snapshots.store as store_module
+import taxoforge.snapshots.publishing as store_module  # publish builds there
 from taxoforge.snapshots import SnapshotStore
 from tests.taxoforge.snapshots.helpers import make_tree, random_edges
 

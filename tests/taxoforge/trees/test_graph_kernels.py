@@ -95,3 +95,11 @@ def test_compiled_works_where_numba_has_nowhere_to_cache(monkeypatch):
 
         njit(cache=True)(add_one)
     assert kern.compiled(add_one)(1) == 2
+
+
+@pytest.mark.parametrize("top", [1, 1000, 2**40, 2**61])
+def test_sort_codes_equal_run_codes_packed_or_not(top):
+    keys = np.random.default_rng(3).integers(0, top, 3000, dtype=np.int64)
+    codes, first = kern.sort_codes(keys.copy())  # it sorts its argument in place
+    want_codes, want_first = kern.run_codes(*kern.radix_argsort(keys))
+    assert (codes == want_codes).all() and (keys[first] == keys[want_first]).all()

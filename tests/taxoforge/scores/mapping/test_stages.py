@@ -210,3 +210,43 @@ def test_imagenet_class_names_in_answer_templates_map_back_to_their_class(imagen
         share = sum(int(v) in want for v, (_, want) in zip(got, items)) / len(items)
         assert share >= target, share
     assert len(singular) > 5000 and len(plural) > 2500
+
+
+# ---------------------------------------------------------------------------- ties and the label set
+def _monitors():
+    """Two nodes named "monitor": a lizard (deeper) and a display (a class of the label set)."""
+    rows = [("r", None, "entity"), ("animal", "r", "animal"), ("reptile", "animal", "reptile"),
+            ("lizard", "reptile", "lizard"), ("varanus", "lizard", "monitor"), ("komodo", "varanus", "Komodo dragon"),
+            ("device", "r", "device"), ("display", "device", "monitor"), ("screen", "device", "screen")]
+    return tree_tables(rows).taxonomy()
+
+
+def test_label_set_preference_marks_the_set_then_its_ancestors():
+    from taxoforge.scores.mapping.stages import label_set_preference
+
+    tax = _monitors()
+    pref = label_set_preference(tax.index_of(["display", "komodo"]), tax.parent_idx)
+    got = {str(i): int(p) for i, p in zip(tax.ids, pref)}
+    assert got["display"] == got["komodo"] == 2
+    assert got["varanus"] == got["lizard"] == got["device"] == got["r"] == 1
+    assert got["screen"] == 0
+
+
+def test_a_tie_goes_to_the_label_set_then_to_the_rule():
+    tax = _monitors()
+    index = TaxonomyIndex(tax, MappingConfig())
+    lizard, display = tax.index_of(["varanus", "display"]).tolist()
+    plain = index.map(["monitor", "a monitor"])
+    assert plain.node_idx.tolist() == [lizard, lizard] and plain.tied.tolist() == [2, 2]  # today's rule: the deeper
+    assert plain.stats["ties"]["answers"] == 2
+    classes = tax.index_of(["display", "screen"])
+    res = index.map(["monitor", "a monitor"], label_sets=[classes, classes])
+    assert res.node_idx.tolist() == [display, display] and res.tied.tolist() == [2, 2]  # still reported as ties
+    assert res.stats["ties"] == {"answers": 2, "decided_by_label_set": 2, "decided_by_context": 0}
+    # a label set below one of the tied nodes prefers that node (its ancestor), and the set beats the question
+    below = tax.index_of(["komodo"])
+    res = index.map(["monitor"], label_sets=[below], contexts=["Which device is shown on the desk?"])
+    assert res.node_idx.tolist() == [lizard]
+    # answers without a set keep the rule; a set that touches no tied node changes nothing
+    res = index.map(["monitor", "monitor"], label_sets=[None, tax.index_of(["screen"])])
+    assert res.node_idx.tolist() == [lizard, lizard]  # "screen" is neither node nor below one: the rule decides

@@ -11,7 +11,7 @@ import polars as pl
 import pyoxigraph as ox
 import pytest
 
-from taxoforge.sources.wikidata import dump as dump_mod
+from taxoforge.sources.wikidata import dump_blocks
 from taxoforge.sources.wikidata.dump import dump_format, read_dump
 from taxoforge.sources.wikidata.extract import extract_from_seeds
 from taxoforge.sources.wikidata.graph import WikidataGraph
@@ -137,7 +137,7 @@ def test_memory_stays_bounded(tmp_path, monkeypatch):
     """Streaming: Python memory grows with the edges kept (int arrays, 16 bytes an edge plus
     array slack), not with the file. With 1 MB chunks, going from 50k to 200k edges may add
     at most 64 bytes per extra edge, while the file grows by ~26 MB of text."""
-    monkeypatch.setattr(dump_mod, "_CHUNK", 1 << 20)
+    monkeypatch.setattr(dump_blocks, "CHUNK", 1 << 20)
     small, big = tmp_path / "small.nt.gz", tmp_path / "big.nt.gz"
     _synthetic_dump(small, 50_000)
     _synthetic_dump(big, 200_000)
@@ -153,7 +153,7 @@ def test_memory_stays_bounded(tmp_path, monkeypatch):
 def test_chunk_boundaries_do_not_matter(tmp_path, monkeypatch, dump_files):
     """Tiny chunks (lines split across reads) give the same graph as one big chunk."""
     want = read_dump(dump_files["nt.gz"])
-    monkeypatch.setattr(dump_mod, "_CHUNK", 97)
+    monkeypatch.setattr(dump_blocks, "CHUNK", 97)
     got = read_dump(dump_files["nt.gz"])
     assert got.edges.equals(want.edges) and got.names.equals(want.names)
 
@@ -226,17 +226,20 @@ def test_names_that_are_not_utf8_name_file_and_line(tmp_path):
         read_dump(p)
 
 
-def test_nul_corrupted_lines_are_errors_not_non_items(tmp_path):
-    """A NUL byte inside a P279 line's IRI was counted as a non-item edge."""
+def test_nul_bytes_are_binary_data_named_with_the_line(tmp_path):
+    """A NUL byte anywhere — inside a P279 line's IRI, a P31 line that is not used, a label of a
+    node that is not kept — is binary data, not N-Triples text: the read fails naming the line
+    (a NUL inside an IRI was once counted as a non-item edge)."""
     for bad in (f"<{WD}Q3> {P279} <{WD}Q1\x00> .", f"<{WD}Q3\x00> {P279} <{WD}Q1> .",
-                f"<{WD}Q3> {P279} <http://www.wikidata.org/ent\x00ity/Q1> ."):
-        p = _write(tmp_path, "nul.nt", [f"<{WD}Q2> {P279} <{WD}Q1> .", bad])
-        with pytest.raises(ValueError, match=r"nul\.nt:2: expected an N-Triples statement"):
+                f"<{WD}Q3> {P279} <http://www.wikidata.org/ent\x00ity/Q1> .", f"<{WD}Q7> {P31} <{WD}Q2\x00> .",
+                f'<{WD}Q99> {LABEL} "a\x00b"@fr .'):
+        p = _write(tmp_path, "nul.nt", [f"<{WD}Q2> {P279} <{WD}Q1> .", bad, f"<{WD}Q4> {P279} <{WD}Q1> ."])
+        with pytest.raises(ValueError, match=r"nul\.nt:2: binary data: a NUL byte at byte \d+ of the line"):
             read_dump(p)
-    p = _write(tmp_path, "nul31.nt", [f"<{WD}Q2> {P279} <{WD}Q1> .", f"<{WD}Q7> {P31} <{WD}Q2\x00> ."])
-    with pytest.raises(ValueError, match=r"nul31\.nt:2: expected an N-Triples statement"):
-        read_dump(p, seed_qids=["Q7"])
-    assert read_dump(p).edges.height == 1  # without seeds P31 lines are not used
+    p = _write(tmp_path, "junk.nt", [f"<{WD}Q2> {P279} <{WD}Q1> ."] * 3 + [])
+    p.write_bytes(p.read_bytes() + bytes(range(256)) * 4)  # a binary tail
+    with pytest.raises(ValueError, match=r"junk\.nt:4: binary data"):
+        read_dump(p)
 
 
 def test_trailing_comments_and_compact_whitespace_are_n_triples(tmp_path):
@@ -303,7 +306,7 @@ def test_generated_dump_matches_an_independent_parser_and_the_normal_form(tmp_pa
         f.write(b"".join(p.read_bytes().splitlines(keepends=True)[:50]))
         f.write(f"<{WD}Q1> {P279} <{WD}Q10> .\n<{WD}Q100000000000> {P279} <{WD}Q1> .\n".encode())
         f.write(f'<{WD}Q1> {ALIAS} "b"@en .\n<{WD}Q1> {ALIAS} "a"@en .\n<{WD}Q1> {ALIAS} "a"@en .\n'.encode())
-    monkeypatch.setattr(dump_mod, "_CHUNK", 1 << 16)  # many blocks
+    monkeypatch.setattr(dump_blocks, "CHUNK", 1 << 16)  # many blocks
     g = read_dump(p, workers=3)
     want_edges, want_names = _reference_graph(p, "en")
     assert set(g.edges.select("child", "parent").rows()) == want_edges
@@ -322,8 +325,93 @@ def test_generated_dump_matches_an_independent_parser_and_the_normal_form(tmp_pa
 
 def test_spilled_names_and_worker_counts_give_the_same_graph(tmp_path, dump_files, monkeypatch):
     want = read_dump(dump_files["nt"])
-    monkeypatch.setattr(dump_mod, "_CHUNK", 2048)
+    monkeypatch.setattr(dump_blocks, "CHUNK", 2048)
     for kw in ({"workers": 1}, {"workers": 4, "spill_bytes": 1}):
         got = read_dump(dump_files["nt.gz"], **kw)
         assert got.edges.equals(want.edges) and got.names.equals(want.names), kw
     assert got.info["names_spilled_files"] > 1
+
+
+# ---------------------------------------------------------------- every dropped edge with a reason
+def test_every_edge_read_is_kept_or_dropped_with_a_reason(tmp_path):
+    """Non-item edges, the root's superclasses and repeated statements are rows of the graph's
+    ``dropped`` table (the tree's report gets them), counted by reason; with seeds the edges
+    outside the closure are counted. Kept + dropped = read, for every reason."""
+    from taxoforge.sources.wikidata.tree import build_wikidata_tree
+
+    lines = [
+        f"<{WD}Q2> {P279} <{WD}Q1> .", f"<{WD}Q3> {P279} <{WD}Q2> .", f"<{WD}Q3> {P279} <{WD}Q2> .",  # repeated
+        f"<{WD}Q3> {P279} _:b0 .", f"<{WD}Q4> {P279} <{WD}L5> .", f"<{WD}P31> {P279} <{WD}Q2> .",  # non-items
+        f"<{WD}Q35120> {P279} <{WD}Q1> .",  # the root's superclass
+        f"<{WD}Q8> {P279} <{WD}Q9> .",  # outside the seed's closure (below)
+        f"<{WD}Q7> {P31} <{WD}Q3> .", f"<{WD}Q7> {P31} <{WD}L9> .",
+    ]
+    p = _write(tmp_path, "drops.nt", lines)
+    g = read_dump(p)
+    d = g.dropped
+    assert d.columns == ["kind", "child_id", "parent_id", "detail"]
+    rows = {(k, c, par) for k, c, par in d.select("kind", "child_id", "parent_id").iter_rows()}
+    assert rows == {("non_item_edge", "wd:Q3", "_:b0"), ("non_item_edge", "wd:Q4", "wd:L5"),
+                    ("non_item_edge", "wd:P31", "wd:Q2"), ("root_superclass", "wd:Q35120", "wd:Q1"),
+                    ("repeated_statement", "wd:Q3", "wd:Q2")}
+    assert d.filter(pl.col("child_id") == "wd:Q3", pl.col("kind") == "non_item_edge")["detail"][0] == \
+        "P279: the object is a blank node (an unknown value) (line 4)"
+    assert g.info["dropped_edges"] == {"non_item_edge": 3, "repeated_statement": 1, "root_superclass": 1}
+    read = g.info["p279_edges_read"] + g.info["non_item_edges"]
+    assert read == sum(1 for x in lines if P279 in x)
+    assert g.edges.height + sum(g.info["dropped_edges"].values()) == read
+    # with a seed: its non-item P31 edge is reported; Q8 → Q9 is outside the closure (counted)
+    gs = read_dump(p, seed_qids=["Q7"])
+    assert gs.info["dropped_edges"] == {"non_item_edge": 4, "not_above_a_seed": 1, "repeated_statement": 1,
+                                        "root_superclass": 1}
+    assert ("wd:Q7", "wd:L9") in set(gs.dropped.select("child_id", "parent_id").iter_rows())
+    report = build_wikidata_tree(gs).report
+    assert set(report["kind"]) >= {"non_item_edge", "root_superclass", "repeated_statement"}
+
+
+# ---------------------------------------------------------------- damaged and foreign files
+def test_gzip_trailer_crc_and_length_are_checked(tmp_path, nt_bytes):
+    good = gzip.compress(nt_bytes)
+    for name, cut in (("crc.nt.gz", -8), ("size.nt.gz", -2)):  # the CRC-32, then the length (ISIZE)
+        bad = bytearray(good)
+        bad[cut] ^= 0xFF
+        p = _write(tmp_path, name, bytes(bad))
+        with pytest.raises(ValueError, match=rf"{name.replace('.', '[.]')}: cannot decompress the gzip data .*"
+                                             r"(CRC32|size)"):
+            read_dump(p)
+    stored = bytearray(gzip.compress(nt_bytes, compresslevel=0))  # a stored block: a flipped byte still inflates
+    stored[len(stored) // 2] ^= 0x01
+    with pytest.raises(ValueError, match="CRC32"):
+        read_dump(_write(tmp_path, "flip.nt.gz", bytes(stored)))
+    p = _write(tmp_path, "two.nt.gz", gzip.compress(nt_bytes[:1000]) + gzip.compress(nt_bytes[1000:]))
+    assert read_dump(p).edges.equals(read_dump(_write(tmp_path, "one.nt", nt_bytes)).edges)  # members are fine
+
+
+def test_a_cut_last_line_is_named_and_a_whole_one_is_read(tmp_path):
+    whole = f"<{WD}Q2> {P279} <{WD}Q1> .\n<{WD}Q3> {P279} <{WD}Q1> ."  # no end of line, but a statement
+    assert read_dump(_write(tmp_path, "whole.nt", whole.encode())).edges.height == 2
+    for tail in (f"<{WD}Q3> {P279} <{WD}Q", f'<{WD}Q3> {LABEL} "cut in the mid', f"<{WD}Q3> <http://schema.org/d"):
+        p = _write(tmp_path, "cut.nt", f"<{WD}Q2> {P279} <{WD}Q1> .\n{tail}".encode())
+        with pytest.raises(ValueError, match=r"cut\.nt:2: "):
+            read_dump(p)
+        gz = _write(tmp_path, "cut.nt.gz", gzip.compress(p.read_bytes()))  # a whole gzip of a cut text
+        with pytest.raises(ValueError, match=r"cut\.nt\.gz:2: "):
+            read_dump(gz)
+    p = _write(tmp_path, "cut2.nt", f"<{WD}Q2> {P279} <{WD}Q1> .\n<{WD}Q3> <http://schema.org/d".encode())
+    with pytest.raises(ValueError, match=r"cut2\.nt:2: the last line is cut"):
+        read_dump(p)
+
+
+def test_foreign_and_binary_files_are_refused_with_a_reason(tmp_path, monkeypatch):
+    import lzma
+
+    p = _write(tmp_path, "dump.nt", lzma.compress(b"<a> <b> <c> .\n"))
+    with pytest.raises(ValueError, match=r"dump\.nt: the file is xz-compressed"):
+        read_dump(p)
+    monkeypatch.setattr(dump_blocks, "MAX_LINE", 1 << 12)
+    monkeypatch.setattr(dump_blocks, "CHUNK", 1 << 10)
+    long = _write(tmp_path, "long.nt", f"<{WD}Q2> {P279} <{WD}Q1> .\n".encode() + b"x" * 10_000 + b"\n")
+    with pytest.raises(ValueError, match=r"long\.nt:2: no end of line within"):
+        read_dump(long)
+    with pytest.raises(ValueError, match=r"long\.nt\.gz:2: no end of line within"):
+        read_dump(_write(tmp_path, "long.nt.gz", gzip.compress(long.read_bytes())))

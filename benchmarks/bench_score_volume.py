@@ -1,0 +1,234 @@
+"""Benchmark: scoring at volume — 100,000 answers against the 1.4 M-node iNaturalist tree in one call.
+
+    python -m benchmarks.bench_score_volume --size full
+
+The answers are generated, seeded, from the tree's own names for a label set of 10,000
+species (the size of iNat21's), each row's ground truth the taxon the answer was made from:
+
+* ``exact`` — the species' scientific name in answer templates ("A: …", "The answer is …");
+* ``english`` / ``plural`` — an English name of a taxon (from WordNet 3.0, offline:
+  :func:`benchmarks.trees.wordnet_english_names`, merged into the tree's names), with an
+  article or as a plural (``inflect``);
+* ``refusal`` — refusal templates (:data:`benchmarks.mapping_gold.REFUSALS`);
+* ``letter`` — a multiple-choice question with four species options and the answer as a
+  letter ("B", "(C)", "Answer: D").
+
+A preparing process writes the tree and the answers, and makes the tree's mapping index (and
+stored tree) with one small ``taxoforge score`` call, so the measured call starts with the
+index in place. The measured call is ``python -m taxoforge.cli score ANSWERS TREE -o OUT``
+with default options, timed from outside with its own peak RSS (``VmHWM``); its
+``run.json`` gives the seconds of each stage. Reported: wall, peak, and answers/s per stage —
+parse, resolve (ground truths), map, measure (hierarchical and text measures, samples,
+breakdowns, leaderboard with intervals), write (tables and figures); then a second call on
+the same file (its labels resolved by the first: the repeat loop).
+
+Targets (``full``): ≤ 20 s wall and ≤ 2 GiB for the first call after the index exists.
+Sizes: ``tiny`` — 300 species, 1,000 answers, no English names; ``small`` — 10,000 species, 20,000 answers;
+``full`` — the whole tree, 100,000 answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.bench_index_store import REPO, _measure, _tree
+
+__all__ = ["run", "SIZES", "generate_answers"]
+
+SIZES = {"tiny": {"species": 300, "answers": 1000, "labels": 200, "english": False},
+         "small": {"species": 10_000, "answers": 20_000, "labels": 2000},
+         "full": {"species": None, "answers": 100_000, "labels": 10_000}}
+MIX = {"exact": 0.30, "english": 0.15, "plural": 0.10, "refusal": 0.15, "letter": 0.30}
+TEMPLATES = ["{}", "A: {}", "The answer is {}.", "I think this is {}.", "{} (probably)", "Species: {}"]
+LETTER_ANSWERS = ["{}", "({})", "Answer: {}", "{}."]
+TARGETS = {"wall_s": 20.0, "peak_rss_bytes": 2 * 2**30}
+SEED = 0
+TIMEOUT = 3600
+
+
+def generate_answers(tables, n: int, n_labels: int, seed: int = SEED) -> tuple[list[dict], dict]:
+    """``n`` seeded answer rows (module docstring) over ``n_labels`` species of ``tables``;
+    and how many of each family were made."""
+    import polars as pl
+
+    from benchmarks.mapping_gold import ORGANISM_WORDS, REFUSALS, TASK_WORDS
+
+    rng = random.Random(seed)
+    nodes = tables.nodes
+    species = nodes.filter(pl.col("rank") == "species") if "rank" in nodes.columns else nodes
+    labels = sorted(species["label"].drop_nulls().unique().to_list())
+    pool = rng.sample(labels, min(n_labels, len(labels)))
+    english = (tables.names.filter(pl.col("kind") == "vernacular").join(nodes.select("node_id", "label"), on="node_id")
+               .select("name", "label").unique().sort("name", "label").rows())
+    try:
+        import inflect
+
+        engine = inflect.engine()
+    except ImportError:  # pragma: no cover - inflect is a dev dependency
+        engine = None
+    rows, made = [], {k: 0 for k in MIX}
+    families, weights = list(MIX), list(MIX.values())
+    for i in range(n):
+        fam = rng.choices(families, weights)[0]
+        if fam in ("english", "plural") and not english:
+            fam = "exact"
+        row = {"id": f"{fam}-{i}", "model": f"model-{i % 2}", "dataset": "volume", "prompt": "p"}
+        if fam == "exact":
+            label = rng.choice(pool)
+            row.update(output=rng.choice(TEMPLATES).format(label), label=label)
+        elif fam == "english":
+            name, label = rng.choice(english)
+            art = engine.a(name).split(" ", 1)[0] if engine else "a"
+            row.update(output=f"This is {art} {name}.", label=label)
+        elif fam == "plural":
+            name, label = rng.choice(english)
+            plural = engine.plural_noun(name) if engine else f"{name}s"
+            row.update(output=f"There are two {plural} in the picture.", label=label)
+        elif fam == "refusal":
+            label = rng.choice(pool)
+            row.update(output=rng.choice(REFUSALS).format(task=rng.choice(TASK_WORDS),
+                                                          organism=rng.choice(ORGANISM_WORDS)), label=label)
+        else:
+            options = rng.sample(pool, 4)
+            k = rng.randrange(4)
+            letters = "ABCD"
+            question = "Which species is in the image? " + " ".join(f"{letters[j]}) {o}" for j, o in enumerate(options))
+            row.update(question=question, output=rng.choice(LETTER_ANSWERS).format(letters[k]), label=options[k])
+        made[fam] += 1
+        rows.append(row)
+    return rows, made
+
+
+def _prepare(size: str, folder: str) -> None:
+    """In its own process: the tree (with English names where WordNet is there), the answers,
+    and the stored index (one small scoring call)."""
+    import polars as pl
+
+    cfg = SIZES[size]
+    try:
+        tables = _tree(cfg["species"])
+    except Exception as e:  # noqa: BLE001 - no iNaturalist data on this machine
+        print(json.dumps({"skipped": f"the iNaturalist tree cannot be built: {type(e).__name__}: {e}"}))
+        return
+    english_note = "WordNet English names merged"
+    try:
+        if not cfg.get("english", True):
+            raise RuntimeError(f"not read at size {size!r} (reading WordNet takes longer than the rest)")
+        from benchmarks.trees import wordnet_english_names
+        from taxoforge.trees.tables import TreeTables
+
+        en = wordnet_english_names(tables).select("node_id", "name", "kind", "lang")
+        tables = TreeTables(tables.name, tables.nodes, pl.concat([tables.names, en], how="diagonal_relaxed"),
+                            tables.links, tables.report, tables.info)
+    except Exception as e:  # noqa: BLE001 - no WordNet: no English names
+        english_note = f"no English names ({type(e).__name__}: {e})"
+    d = Path(folder)
+    tables.write(d / "tree")
+    rows, made = generate_answers(tables, cfg["answers"], cfg["labels"])
+    with (d / "answers.jsonl").open("w") as fh:
+        for r in rows:
+            fh.write(json.dumps(r) + "\n")
+    with (d / "warm.jsonl").open("w") as fh:
+        fh.write(json.dumps(rows[0]) + "\n")
+    warm = subprocess.run([sys.executable, "-m", "taxoforge.cli", "score", str(d / "warm.jsonl"), str(d / "tree"),
+                           "--no-progress", "--min-scored", "0", "--json"], capture_output=True, text=True, cwd=REPO)
+    print(json.dumps({"nodes": tables.nodes.height, "names": tables.names.height, "answers": len(rows),
+                      "families": made, "english_names": english_note, "index_ready": warm.returncode == 0,
+                      "warm_error": warm.stderr[-500:] if warm.returncode else None}))
+
+
+#: run.json phases → the stages of the report
+STAGES = {"parse": ("parse",), "resolve": ("ground_truths",), "map": ("mapping",),
+          "measure": ("measures", "text_measures", "samples", "breakdowns", "leaderboard"),
+          "write": ("write", "figures")}
+
+
+def _by_family(scores: Path, bad: Path) -> dict:
+    """Per answer family (the id's prefix): rows, scored, right (exact node), abstained."""
+    import polars as pl
+
+    try:
+        s = pl.read_parquet(scores).with_columns(pl.col("id").str.extract(r"^([a-z]+)-", 1).alias("family"))
+        b = pl.read_parquet(bad).with_columns(pl.col("id").str.extract(r"^([a-z]+)-", 1).alias("family"))
+    except Exception:  # noqa: BLE001
+        return {}
+    out = {}
+    for fam, g in s.group_by("family"):
+        out[fam[0]] = {"scored": g.height, "correct": round(float(g["correct"].mean()), 4),
+                       "abstained": round(float(g["abstained"].mean()), 4)}
+    for fam, n in b.group_by("family").len().iter_rows():
+        out.setdefault(fam, {})["bad_rows"] = int(n)
+    return dict(sorted(out.items()))
+
+
+def _stages(seconds: dict | None, n: int) -> dict:
+    if not seconds:
+        return {}
+    out = {}
+    for stage, phases in STAGES.items():
+        s = sum(seconds.get(p, 0.0) for p in phases)
+        out[stage] = {"seconds": round(s, 3), "answers_per_s": round(n / s) if s > 0 else None}
+    return out
+
+
+def run(size: str = "small") -> dict:
+    """Run the benchmark at ``size`` (module docstring)."""
+    if size not in SIZES:
+        raise ValueError(f"unknown size {size!r}; expected one of {sorted(SIZES)}")
+    with tempfile.TemporaryDirectory(prefix="taxoforge-bench-volume-") as d:
+        d = Path(d)
+        env = dict(os.environ, PYTHONPATH=str(REPO), TAXOFORGE_CACHE_DIR=str(d / "cache"))
+        prep = subprocess.run([sys.executable, "-c", "import sys; from benchmarks.bench_score_volume import _prepare; "
+                               "_prepare(sys.argv[1], sys.argv[2])", size, str(d)], capture_output=True, text=True,
+                              timeout=TIMEOUT, cwd=REPO, env=env)
+        if prep.returncode != 0:
+            return {"status": "error", "error": f"preparing failed: {prep.stderr[-2000:]}"}
+        made = json.loads(prep.stdout.splitlines()[-1])
+        if "skipped" in made:
+            return {"status": "skipped", "reason": made["skipped"]}
+        cmd = ["-m", "taxoforge.cli", "score", str(d / "answers.jsonl"), str(d / "tree"), "-o", str(d / "out"),
+               "--no-progress", "--min-scored", "0", "--json"]
+        old = os.environ.copy()
+        os.environ["TAXOFORGE_CACHE_DIR"] = str(d / "cache")
+        try:
+            print(f"[score-volume] {made['answers']:,} answers, {made['nodes']:,}-node tree …", file=sys.stderr,
+                  flush=True)
+            calls = [_measure(cmd, timeout=TIMEOUT) for _ in range(2)]
+            families = _by_family(d / "out" / "scores.parquet", d / "out" / "bad_rows.parquet")
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+    out = {"status": "ok" if all(c["status"] == "ok" for c in calls) else "error", "size": size,
+           "tree_nodes": made["nodes"], "tree_names": made["names"], "answers": made["answers"],
+           "families": families or made["families"], "english_names": made["english_names"], "index_ready": made["index_ready"],
+           "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None, "targets": TARGETS}
+    for name, c in zip(("first_call", "repeat_call"), calls):
+        info = (c.get("doc") or {}).get("info", {})
+        out[name] = {"wall_s": round(c.get("wall_s") or 0, 2), "peak_rss_bytes": c.get("peak_rss_bytes"),
+                     "answers_per_s": round(made["answers"] / c["wall_s"]) if c.get("wall_s") else None,
+                     "scored": info.get("scored"), "bad_rows": info.get("bad_rows"),
+                     "stage_counts": info.get("stage_counts"), "seconds": info.get("seconds"),
+                     "stages": _stages(info.get("seconds"), made["answers"]), "error": c.get("error")}
+    first = out["first_call"]
+    out["meets_target"] = {"wall_s": (first["wall_s"] or 1e9) <= TARGETS["wall_s"],
+                           "peak_rss_bytes": (first["peak_rss_bytes"] or 1e18) <= TARGETS["peak_rss_bytes"]}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", choices=sorted(SIZES), default="small")
+    args = ap.parse_args(argv)
+    print(json.dumps(run(args.size), indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""StoredTaxonomy answers as Taxonomy does, without making the per-node Python objects."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from taxoforge.trees.stored import StoredTaxonomy, has_nodes, ids_of, labels_of, subtree_size
+from taxoforge.trees.taxonomy import Taxonomy
+from tests.taxoforge.snapshots.helpers import make_tree, random_edges
+
+
+@pytest.fixture(scope="module")
+def pair():
+    tables = make_tree(random_edges(n=400, extra=60))
+    tax = tables.taxonomy()
+    stored = StoredTaxonomy(pl.Series(tax.ids.tolist()), tax.parent_idx, tax.depth_arr,
+                            labels=pl.Series(tax._labels, dtype=pl.String), names=lambda: tables.names,
+                            preorder=tax._preorder)
+    return tax, stored
+
+
+def test_the_same_answers_as_the_taxonomy(pair):
+    tax, stored = pair
+    rng = np.random.default_rng(0)
+    ids = [str(x) for x in rng.choice(tax.ids, 50)]
+    assert stored.index_of(ids).tolist() == tax.index_of(ids).tolist()
+    u, v = rng.integers(0, len(tax), 300), rng.integers(0, len(tax), 300)
+    assert stored.lca_depth(u, v).tolist() == tax.lca_depth(u, v).tolist()
+    assert ids_of(stored, u) == ids_of(tax, u) == tax.ids[u].tolist()
+    assert labels_of(stored, u) == labels_of(tax, u)
+    assert has_nodes(stored, ids + ["nope", None]).tolist() == has_nodes(tax, ids + ["nope", None]).tolist()
+    assert subtree_size(stored).tolist() == subtree_size(tax).tolist() == tax._preorder[1].tolist()
+    with pytest.raises(KeyError, match="unknown node id 'nope'"):
+        stored.index_of(["nope"])
+    assert "ids" not in stored.__dict__ and "_labels" not in stored.__dict__  # nothing per node made so far
+    assert stored.ancestors(ids[0]) == tax.ancestors(ids[0]) and stored.root == tax.root and len(stored) == len(tax)
+    assert stored.names(ids[0]) == tax.names(ids[0])  # the names table read when asked for
+    assert stored.ids.tolist() == tax.ids.tolist()
+
+
+def test_subtree_size_without_a_preorder_counts_level_by_level():
+    tax = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"], "parent_id": [None, "r", "r", "a", "a"]}))
+    assert subtree_size(tax).tolist() == [3, 1, 1, 1, 5]
+    assert "preorder" not in tax._lca.__dict__
