@@ -25,7 +25,8 @@ Algorithm
     by the local reader's own compiled scanner and line grammar
     (:func:`.dump_pass.scan_lines`), so both engines agree line for line and no Python runs
     per line. The kept rows (edges, names, edges to non-items, bad lines) come back as Arrow
-    batches and are persisted; the names are semi-joined with the graph's nodes.
+    batches and are written once, by kind (``out/_scanned``, removed at the end); the steps
+    after read only their kind; the names are semi-joined with the graph's nodes.
 
 Errors
     As :func:`.dump.read_dump`: a bad used line fails the job with ``file:line: message``
@@ -44,6 +45,7 @@ import bz2
 import gzip
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -106,6 +108,17 @@ def _where(files: list[str], line: str) -> str:
     return f"{', '.join(files)} (the line {line[:200]!r})"
 
 
+def _remove(spark, url: str) -> None:
+    """Remove a folder the job wrote, through Hadoop's file system (any URL Spark writes)."""
+    local = _local_path(url)
+    if local is not None:
+        shutil.rmtree(local, ignore_errors=True)
+        return
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(url)
+    path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
+
+
 def _scan_batches(langs: tuple[str, ...], seeds: list[int] | None, names: bool):
     """The function ``mapInArrow`` runs on the executors: Arrow batches of lines in, rows out."""
 
@@ -150,15 +163,19 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
     ValueError
         ``file:line: message`` for the first bad line used.
     """
-    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     langs = tuple(t.lower() for t in langs)
     seed_list = sorted(set(seed_numbers)) if seed_numbers is not None else None
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
-    rows = (spark.read.text(inputs).mapInArrow(_scan_batches(langs, seed_list, names), ROWS_SCHEMA)
-            .withColumn("part", F.spark_partition_id()).persist(StorageLevel.MEMORY_AND_DISK))
+    # one scan of the input: every kept row written once, by kind; the steps below read what they need
+    scanned = os.path.join(output, "_scanned")
+    (spark.read.text(inputs).mapInArrow(_scan_batches(langs, seed_list, names), ROWS_SCHEMA)
+     .withColumn("part", F.spark_partition_id())
+     .write.mode("overwrite").partitionBy("kind").parquet(scanned))
     try:
+        # the schema given: a job that kept no row at all wrote no file to infer it from
+        rows = spark.read.schema(ROWS_SCHEMA + ", part int").parquet(scanned)
         first = rows.where(F.col("kind") == "error").orderBy("part", "seq").limit(1).collect()
         if first:
             raise ValueError(f"{_where(inputs, first[0]['object'])}: {first[0]['detail']}")
@@ -180,7 +197,7 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
             "non_item_edges": tally.get("non_item", nothing)[0],
             "odd_lines": tally.get("count", nothing)[2],
         }
-        if names:
+        if names:  # the nodes as QID numbers: the semi-join compares longs, not strings
             nodes = edges.select(F.col("c").alias("q")).union(edges.select(F.col("p").alias("q")))
             if seed_list:
                 nodes = nodes.union(spark.createDataFrame([(q,) for q in seed_list], "q long"))
@@ -194,8 +211,8 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
                                                          F.col("name_kind").alias("kind"), "lang") \
                 .write.mode("overwrite").parquet(os.path.join(output, "names"))
             counts["names"] = spark.read.parquet(os.path.join(output, "names")).count()
-    finally:  # cached rows of a failed run must not answer the next run on a changed file
-        rows.unpersist()
+    finally:  # the scanned rows of a failed run must not answer the next run on a changed file
+        _remove(spark, scanned)
     counts.update(edges=counts["p279_edges_read"] + counts["p31_edges_read"], langs=list(langs),
                   seeds=len(seed_list) if seed_list is not None else None, inputs=list(inputs))
     with open(os.path.join(_local_path(output) or output, "counts.json"), "w", encoding="utf-8") as f:

@@ -96,6 +96,7 @@ def test_spark_filter_gives_the_local_readers_graph(spark, dump, tmp_path):
     assert counts["p279_edges_read"] == want.info["p279_edges_read"]
     assert counts["lines"] == want.info["lines"]
     assert (tmp_path / "all" / "counts.json").is_file()
+    assert not (tmp_path / "all" / "_scanned").exists()  # the scanned rows go once the tables are written
 
 
 def test_spark_filter_over_several_files_gives_the_same_graph(spark, dump, tmp_path):
@@ -131,3 +132,16 @@ def test_spark_filter_names_the_bad_line(spark, tmp_path):
     with pytest.raises(ValueError, match=r"bad\.nt:2: the escape \\U00110000 is not a Unicode character"):
         run_dump_filter(spark, [str(p)], str(tmp_path / "out"))
     assert line_number(p, f'<{WD}Q1> {LABEL} "x \\U00110000"@en .') == 2
+    assert not (tmp_path / "out" / "_scanned").exists()  # a failed run leaves no rows to the next
+
+
+def test_spark_filter_of_files_without_a_kept_line(spark, tmp_path):
+    """An empty file and one of comments give empty tables, as the local reader does."""
+    empty, comments = tmp_path / "empty.nt", tmp_path / "comments.nt"
+    empty.write_bytes(b"")
+    comments.write_text(f"# nothing\n<{WD}Q2> <http://schema.org/name> \"two\"@en .\n", encoding="utf-8")
+    for path, lines in ((empty, 0), (comments, 2)):
+        want = read_dump(path)
+        got, counts = _spark_graph(spark, path, tmp_path / f"out-{path.stem}")
+        assert got.edges.equals(want.edges) and got.names.equals(want.names) and got.edges.height == 0
+        assert counts["lines"] == want.info["lines"] == lines
