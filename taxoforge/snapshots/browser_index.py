@@ -46,7 +46,7 @@ from taxoforge.trees.lca import preorder
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["SHARD_SIZE", "INLINE_CHILDREN", "NAME_BUCKET", "TOP_NAMES", "MAX_PREFIX", "FORMAT", "name_key",
-           "id_bucket", "fnv1a32", "BrowserData", "browser_data", "KIND_ORDER", "NODE_FIELDS"]
+           "id_bucket", "id_buckets", "fnv1a32", "BrowserData", "browser_data", "KIND_ORDER", "NODE_FIELDS"]
 
 FORMAT = "taxoforge-browser"
 SHARD_SIZE = 1024
@@ -139,7 +139,7 @@ def id_bucket(node_id: str, buckets: int) -> int:
 def _gz(obj) -> bytes:
     """Compact JSON, gzip-compressed with a fixed header (same content, same bytes)."""
     raw = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return gzip.compress(raw, compresslevel=6, mtime=0)
+    return gzip.compress(raw, compresslevel=5, mtime=0)
 
 
 @dataclass
@@ -185,13 +185,52 @@ def _order(nodes: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
     return ordered, parent_ord, size[order]
 
 
-def _grouped(df: pl.DataFrame, n: int, cols: list[str]) -> list[list]:
-    """``df`` (with an ``_o`` ordinal column) as one list of rows per ordinal ``0 … n-1``."""
-    out: list[list] = [[] for _ in range(n)]
-    if df.height:
-        for row in df.sort("_o", maintain_order=True).select("_o", *cols).iter_rows():
-            out[row[0]].append(list(row[1:]))
+def _grouped(df: pl.DataFrame, n: int, cols: list[str], *, zero_if: list | None = None) -> list[list]:
+    """``df`` (with an ``_o`` ordinal column) as one list of rows per ordinal ``0 … n-1``;
+    with ``zero_if`` (one value per ordinal), a first column equal to it is written 0."""
+    if not df.height:
+        return [[] for _ in range(n)]
+    df = df.sort("_o", maintain_order=True)
+    counts = np.bincount(df["_o"].to_numpy(), minlength=n)
+    columns = [df[c].to_list() for c in cols]
+    if zero_if is not None:
+        owner = df["_o"].to_list()
+        columns[0] = [0 if v == zero_if[o] else v for v, o in zip(columns[0], owner)]
+    rows = [list(r) for r in zip(*columns)]
+    out, start = [], 0
+    for k in counts.tolist():
+        out.append(rows[start:start + k])
+        start += k
     return out
+
+
+def id_buckets(ids: list[str], buckets: int) -> np.ndarray:
+    """:func:`id_bucket` of many ids at once (the hash over a matrix of their UTF-8 bytes).
+
+    Parameters
+    ----------
+    ids : list of str
+        Node ids.
+    buckets : int
+        The number of buckets (a power of two).
+
+    Returns
+    -------
+    numpy.ndarray
+        The bucket of each id.
+    """
+    raw = [str(i).encode("utf-8") for i in ids]
+    if not raw:
+        return np.zeros(0, dtype=np.int64)
+    width = max(len(b) for b in raw)
+    lengths = np.fromiter((len(b) for b in raw), dtype=np.int64, count=len(raw))
+    flat = np.frombuffer(b"".join(b.ljust(width, b"\0") for b in raw), dtype=np.uint8).reshape(len(raw), width)
+    h = np.full(len(raw), 0x811C9DC5, dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        for j in range(width):
+            live = lengths > j
+            h = np.where(live, (h ^ flat[:, j].astype(np.uint32)) * np.uint32(0x01000193), h)
+    return (h & np.uint32(buckets - 1)).astype(np.int64)
 
 
 def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, previous_version: str | None = None,
@@ -232,7 +271,7 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
     ids = ordered["node_id"].to_list()
     labels = ordered["label"].to_list()
     ranks_all = ordered["rank"].to_list()
-    depth = ordered["depth"].to_list()
+    depth = ordered["depth"].cast(pl.Int64).to_list()
     ord_of = pl.DataFrame({"node_id": ids, "_o": np.arange(n)}, schema={"node_id": pl.String, "_o": pl.Int64})
     rank_names = sorted({r for r in ranks_all if r})
     rank_idx = {r: i for i, r in enumerate(rank_names)}
@@ -240,12 +279,11 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
 
     n_children = np.bincount(parent_ord[parent_ord >= 0], minlength=n)
     kids_order = np.argsort(parent_ord, kind="stable")
-    kids_sorted = kids_order[parent_ord[kids_order] >= 0]
+    kids_all = kids_order[parent_ord[kids_order] >= 0].tolist()
     starts = np.zeros(n + 1, dtype=np.int64)
     starts[1:] = np.cumsum(n_children)
-
-    def children(o: int) -> np.ndarray:
-        return kids_sorted[starts[o]:starts[o + 1]]
+    starts_l = starts.tolist()
+    parents, sizes, n_kids = parent_ord.tolist(), size.tolist(), n_children.tolist()
 
     # names: every name of the node; the one equal to its label written as 0
     names = tables.names.select("node_id", "name", "kind", "lang").join(ord_of, on="node_id", how="inner")
@@ -253,7 +291,7 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
                    key=lambda k: (KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER), k))
     kind_idx = {k: i for i, k in enumerate(kinds)}
     names_by = _grouped(names.with_columns(pl.col("kind").replace_strict(kind_idx, default=-1, return_dtype=pl.Int64)
-                                           .alias("kind")), n, ["name", "kind", "lang"])
+                                           .alias("kind")), n, ["name", "kind", "lang"], zero_if=labels)
     links = tables.links.filter(pl.col("status") == "linked").select("node_id", "dataset", "label_id", "label_text") \
         .join(ord_of, on="node_id", how="inner")
     links_by = _grouped(links, n, ["dataset", "label_id", "label_text"])
@@ -264,41 +302,38 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
     if previous is not None:
         diff_by, removed, diff_meta = _node_diffs(diff_frames(previous, tables)[0], ord_of, n, previous_version)
 
+    def brief(o: int) -> list:
+        return [ids[o], labels[o], rank_col[o], parents[o], depth[o], sizes[o], n_kids[o]]
+
     files: dict[str, bytes] = {}
-    n_shards = max(1, -(-n // shard_size))
-    rank_list = rank_col
-    for k in range(n_shards):
+    for k in range(max(1, -(-n // shard_size))):
         a, b = k * shard_size, min(n, (k + 1) * shard_size)
-        records, outside = [], {}
-        first = a
-        anc = parent_ord[first]
+        outside = set()
+        anc = parents[a] if n else -1
         while anc >= 0:  # the ancestors outside the file: those of its first node
-            outside[int(anc)] = None
-            anc = parent_ord[anc]
+            outside.add(anc)
+            anc = parents[anc]
+        records = []
         for o in range(a, b):
-            kids = children(o)
-            listed = kids[:inline_children]
-            for c in listed:
-                if c >= b:
-                    outside[int(c)] = None
-            nm = [[0 if nm_ == labels[o] else nm_, kd, lg] for nm_, kd, lg in names_by[o]]
-            records.append([ids[o], labels[o], rank_list[o], int(parent_ord[o]), depth[o], int(size[o]),
-                            int(n_children[o]), [int(c) for c in listed], nm, links_by[o], diff_by[o]])
-        out = {str(o): [ids[o], labels[o], rank_list[o], int(parent_ord[o]), depth[o], int(size[o]),
-                        int(n_children[o])] for o in sorted(outside)}
-        files[f"nodes/{k}.json.gz"] = _gz({"first": a, "nodes": records, "outside": out})
-    for o in np.flatnonzero(n_children > inline_children):
-        files[f"children/{int(o)}.json.gz"] = _gz(
-            [[int(c), ids[c], labels[c], rank_list[c], int(size[c]), int(n_children[c])] for c in children(int(o))])
+            listed = kids_all[starts_l[o]:min(starts_l[o + 1], starts_l[o] + inline_children)]
+            if listed and listed[-1] >= b:
+                outside.update(c for c in listed if c >= b)
+            records.append([ids[o], labels[o], rank_col[o], parents[o], depth[o], sizes[o], n_kids[o], listed,
+                            names_by[o], links_by[o], diff_by[o]])
+        files[f"nodes/{k}.json.gz"] = _gz({"first": a, "nodes": records,
+                                           "outside": {str(o): brief(o) for o in sorted(outside)}})
+    for o in np.flatnonzero(n_children > inline_children).tolist():
+        files[f"children/{o}.json.gz"] = _gz([[c, ids[c], labels[c], rank_col[c], sizes[c], n_kids[c]]
+                                              for c in kids_all[starts_l[o]:starts_l[o + 1]]])
 
     buckets = 1
     while buckets * 1024 < n:
         buckets *= 2
     by_bucket: list[dict] = [{} for _ in range(buckets)]
-    for o, node_id in enumerate(ids):
-        by_bucket[id_bucket(node_id, buckets)][node_id] = o
-    for node_id, was in removed.items():
-        by_bucket[id_bucket(node_id, buckets)][node_id] = was
+    for o, (node_id, bk) in enumerate(zip(ids, id_buckets(ids, buckets).tolist())):
+        by_bucket[bk][node_id] = o
+    for (node_id, was), bk in zip(removed.items(), id_buckets(list(removed), buckets).tolist()):
+        by_bucket[bk][node_id] = was
     for b, content in enumerate(by_bucket):
         files[f"ids/{b}.json.gz"] = _gz(content)
 

@@ -53,6 +53,8 @@ def name_keys(names: pl.Expr) -> pl.Expr:
 
 
 def _entries(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray, kinds: list[str]) -> pl.DataFrame:
+    """Every (node, key) once, with its best name, and a ``_score`` that orders matches of
+    equal key (module doc): lower is better."""
     from taxoforge.snapshots.browser_index import KIND_ORDER
 
     n = len(labels)
@@ -71,22 +73,33 @@ def _entries(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray
         pl.col("_w").list.slice(i).list.join(" ").alias("key"), pl.lit(1, dtype=pl.Int64).alias("from_word"))
         .drop("_w") for i in range(1, 5)]
     allrows = pl.concat([rows, *later], how="vertical_relaxed")
-    allrows = allrows.with_columns(pl.col("_o").map_batches(lambda s: pl.Series(size[s.to_numpy()]),
-                                                            return_dtype=pl.Int64).alias("_size"),
-                                   pl.col("name").str.len_chars().alias("_len"))
-    best = allrows.sort("from_word", "_kr", "_len", "name").unique(subset=["_o", "key"], keep="first",
-                                                                    maintain_order=True)
+    sizes = pl.Series("_size", size, dtype=pl.Int64)
+    allrows = allrows.with_columns(pl.col("_o").map_batches(lambda s: sizes.gather(s), return_dtype=pl.Int64)
+                                   .alias("_size"), pl.col("name").str.len_chars().clip(0, 511).alias("_len"))
+    # one number orders equal keys: the whole name before a later word, then kind, bigger subtree, shorter name
+    allrows = allrows.with_columns(((pl.col("from_word") * 16 + pl.col("_kr").clip(0, 15)) * (1 << 40)
+                                    + ((1 << 31) - pl.col("_size").clip(0, (1 << 31) - 1)) * 512 + pl.col("_len"))
+                                   .alias("_score"))
+    best = allrows.sort("_score", "name").filter(pl.struct("_o", "key").is_first_distinct())
     lab = pl.Series("_label", labels, dtype=pl.String)
     rk = pl.Series("_rank", rank_col, dtype=pl.Int64)
-    best = best.with_columns(pl.col("_o").map_batches(lambda s: lab.gather(s), return_dtype=pl.String).alias("_label"),
-                             pl.col("_o").map_batches(lambda s: rk.gather(s), return_dtype=pl.Int64).alias("rank"))
-    return best.sort("key", "from_word", "_kr", pl.col("_size"), "_len", "name",
-                     descending=[False, False, False, True, False, False])
+    return best.with_columns(pl.col("_o").map_batches(lambda s: lab.gather(s), return_dtype=pl.String).alias("_label"),
+                             pl.col("_o").map_batches(lambda s: rk.gather(s), return_dtype=pl.Int64).alias("rank"),
+                             pl.col("key").str.len_chars().alias("_kl"))
 
 
-def _rows(df: pl.DataFrame) -> list[list]:
-    return [[k, nm, kd, o, 0 if lab == nm else lab, rk, fw, sz] for k, nm, kd, o, lab, rk, fw, sz in
+def _files(df: pl.DataFrame, file_col: str) -> dict[int, list[list]]:
+    """The entries of ``df`` as lists, one list per value of ``file_col`` (one conversion to
+    Python, then slices)."""
+    df = df.sort(file_col, "key", "_score", "_o")
+    rows = [[k, nm, kd, o, 0 if lab == nm else lab, rk, fw, sz] for k, nm, kd, o, lab, rk, fw, sz in
             df.select("key", "name", "kind", "_o", "_label", "rank", "from_word", "_size").iter_rows()]
+    counts = df.group_by(file_col, maintain_order=True).len()
+    out, start = {}, 0
+    for f, k in counts.iter_rows():
+        out[f] = rows[start:start + k]
+        start += k
+    return out
 
 
 def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray, kinds: list[str],
@@ -116,35 +129,38 @@ def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarr
     """
     from taxoforge.snapshots.browser_index import MAX_PREFIX, TOP_NAMES
 
-    entries = _entries(names, labels, rank_col, size, kinds).with_columns(pl.col("key").str.len_chars().alias("_kl"))
-    leaves: dict[str, int] = {}
-    tops: dict[str, int] = {}
-    blobs: dict[str, object] = {}
-    pending = entries
+    entries = _entries(names, labels, rank_col, size, kinds).with_row_index("_e")
+    bucket = pl.Series("_b", [None] * entries.height, dtype=pl.String)  # each entry's bucket prefix
+    tops = []
+    pending = entries.select("_e", "key", "_kl", "_score")
     for length in range(1, MAX_PREFIX + 1):
-        exact = pending.filter(pl.col("_kl") < length)
-        for (key,), group in exact.group_by("key", maintain_order=True):
-            leaves[key + "\x00"] = len(leaves)
-            blobs[f"{leaves[key + chr(0)]}.json.gz"] = _rows(group)
+        exact = pending.filter(pl.col("_kl") < length)  # a key as long as a prefix that was split
         pending = pending.filter(pl.col("_kl") >= length).with_columns(pl.col("key").str.slice(0, length).alias("_p"))
         counts = pending.group_by("_p").len()
-        split = set(counts.filter(pl.col("len") > name_bucket)["_p"].to_list()) if length < MAX_PREFIX else set()
-        for (prefix,), group in pending.filter(~pl.col("_p").is_in(list(split))).group_by("_p", maintain_order=True):
-            leaves[prefix] = len(leaves)
-            blobs[f"{leaves[prefix]}.json.gz"] = _rows(group)
-        if split:
-            inner = pending.filter(pl.col("_p").is_in(list(split)))
-            best = inner.with_columns((pl.col("key") != pl.col("_p")).alias("_not_exact")).sort(
-                "_p", "_not_exact", "from_word", "_kr", "_size", "_len", "name",
-                descending=[False, False, False, False, True, False, False]).group_by("_p", maintain_order=True).head(
-                TOP_NAMES)
-            for (prefix,), group in best.group_by("_p", maintain_order=True):
-                tops[prefix] = len(tops)
-                blobs[f"t{tops[prefix]}.json.gz"] = _rows(group)
-        pending = pending.filter(pl.col("_p").is_in(list(split))).drop("_p")
-        if not pending.height:
+        split = counts.filter(pl.col("len") > name_bucket)["_p"] if length < MAX_PREFIX else pl.Series([], dtype=pl.String)
+        done = pending.filter(~pl.col("_p").is_in(split.implode()))
+        bucket = bucket.scatter(exact["_e"], exact["key"] + "\x00").scatter(done["_e"], done["_p"])
+        pending = pending.filter(pl.col("_p").is_in(split.implode()))
+        if pending.height:  # the best entries of each split prefix, exact key first
+            tops.append(pending.with_columns((pl.col("key") != pl.col("_p")).alias("_not_exact"))
+                        .sort("_p", "_not_exact", "_score", "_e").group_by("_p", maintain_order=True)
+                        .head(TOP_NAMES).select("_e", "_p"))
+        else:
             break
-    blobs["index.json.gz"] = {"leaves": leaves, "tops": tops}
+        pending = pending.drop("_p")
+    entries = entries.with_columns(bucket.alias("_b"))
+    prefixes = entries["_b"].unique().sort()
+    leaves = {p: i for i, p in enumerate(prefixes.to_list())}
+    entries = entries.with_columns(pl.col("_b").replace_strict(leaves, return_dtype=pl.Int64).alias("_f"))
+    blobs: dict[str, object] = {f"{f}.json.gz": rows for f, rows in _files(entries, "_f").items()}
+    top_ids: dict[str, int] = {}
+    if tops:
+        top = pl.concat(tops)
+        top_ids = {p: i for i, p in enumerate(top["_p"].unique().sort().to_list())}
+        top = top.with_columns(pl.col("_p").replace_strict(top_ids, return_dtype=pl.Int64).alias("_t"))
+        chosen = entries.join(top.select("_e", "_t"), on="_e", how="inner")
+        blobs.update({f"t{t}.json.gz": rows for t, rows in _files(chosen, "_t").items()})
+    blobs["index.json.gz"] = {"leaves": leaves, "tops": top_ids}
     meta = {"entries": entries.height, "max_prefix": MAX_PREFIX, "top": TOP_NAMES, "bucket": name_bucket,
             "whitespace": WHITESPACE}
     return meta, blobs
