@@ -337,8 +337,9 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
     for b, content in enumerate(by_bucket):
         files[f"ids/{b}.json.gz"] = _gz(content)
 
-    name_meta, name_blobs = name_files(names, labels, rank_col, size, kinds, name_bucket=name_bucket)
-    files.update({f"names/{p}": _gz(v) for p, v in name_blobs.items()})
+    del names_by, links_by, diff_by
+    name_meta, name_blobs = name_files(names, labels, rank_col, size, kinds, name_bucket=name_bucket, pack=_gz)
+    files.update({f"names/{p}": blob for p, blob in name_blobs.items()})
     roots = [int(o) for o in np.flatnonzero(parent_ord < 0)]
     meta = {
         "format": FORMAT, "format_version": 1, "nodes": n, "shard_size": shard_size, "inline_children": inline_children,

@@ -80,30 +80,31 @@ def _entries(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray
     allrows = allrows.with_columns(((pl.col("from_word") * 16 + pl.col("_kr").clip(0, 15)) * (1 << 40)
                                     + ((1 << 31) - pl.col("_size").clip(0, (1 << 31) - 1)) * 512 + pl.col("_len"))
                                    .alias("_score"))
-    best = allrows.sort("_score", "name").filter(pl.struct("_o", "key").is_first_distinct())
+    best = allrows.sort("_score", maintain_order=True).filter(pl.struct("_o", "key").is_first_distinct())
     lab = pl.Series("_label", labels, dtype=pl.String)
     rk = pl.Series("_rank", rank_col, dtype=pl.Int64)
     return best.with_columns(pl.col("_o").map_batches(lambda s: lab.gather(s), return_dtype=pl.String).alias("_label"),
                              pl.col("_o").map_batches(lambda s: rk.gather(s), return_dtype=pl.Int64).alias("rank"),
-                             pl.col("key").str.len_chars().alias("_kl"))
+                             pl.col("key").str.len_chars().alias("_kl")).sort("key", "_score", "_o")
 
 
-def _files(df: pl.DataFrame, file_col: str) -> dict[int, list[list]]:
-    """The entries of ``df`` as lists, one list per value of ``file_col`` (one conversion to
-    Python, then slices)."""
-    df = df.sort(file_col, "key", "_score", "_o")
-    rows = [[k, nm, kd, o, 0 if lab == nm else lab, rk, fw, sz] for k, nm, kd, o, lab, rk, fw, sz in
-            df.select("key", "name", "kind", "_o", "_label", "rank", "from_word", "_size").iter_rows()]
-    counts = df.group_by(file_col, maintain_order=True).len()
+def _files(df: pl.DataFrame, file_col: str, pack) -> dict[int, bytes]:
+    """The entries of ``df`` packed (``pack``: rows → bytes), one file per run of equal
+    ``file_col`` (``df`` holds each file's entries together, sorted by key); each file is
+    converted to Python rows and packed in turn, so only one file's rows are ever held."""
+    df = df.select(file_col, "key", "name", "kind", "_o", "_label", "rank", "from_word", "_size")
+    runs = df.select(pl.col(file_col).rle()).unnest(file_col)
     out, start = {}, 0
-    for f, k in counts.iter_rows():
-        out[f] = rows[start:start + k]
+    for k, f in runs.select("len", "value").iter_rows():
+        part = df.slice(start, k)
+        out[f] = pack([[key, nm, kd, o, 0 if lab == nm else lab, rk, fw, sz]
+                       for _f, key, nm, kd, o, lab, rk, fw, sz in part.iter_rows()])
         start += k
     return out
 
 
 def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray, kinds: list[str],
-               *, name_bucket: int) -> tuple[dict, dict[str, object]]:
+               *, name_bucket: int, pack) -> tuple[dict, dict[str, bytes]]:
     """The name index's files: ``index.json.gz`` (prefix → bucket file, split prefix → top
     file) and the buckets (module doc).
 
@@ -121,46 +122,49 @@ def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarr
         The name kinds, as the page numbers them.
     name_bucket : int
         The largest bucket before its prefix is split.
+    pack : callable
+        A JSON value → the bytes of its file.
 
     Returns
     -------
     tuple of (dict, dict)
-        The index (for the page's metadata: entry count, limits) and file name → JSON value.
+        The index (for the page's metadata: entry count, limits) and file name → bytes.
     """
     from taxoforge.snapshots.browser_index import MAX_PREFIX, TOP_NAMES
 
-    entries = _entries(names, labels, rank_col, size, kinds).with_row_index("_e")
-    bucket = pl.Series("_b", [None] * entries.height, dtype=pl.String)  # each entry's bucket prefix
-    tops = []
+    entries = _entries(names, labels, rank_col, size, kinds).with_row_index("_e")  # sorted by key
+    assigned, tops = [], []
     pending = entries.select("_e", "key", "_kl", "_score")
     for length in range(1, MAX_PREFIX + 1):
         exact = pending.filter(pl.col("_kl") < length)  # a key as long as a prefix that was split
+        assigned.append(exact.select("_e", (pl.col("key") + "\x00").alias("_b")))
         pending = pending.filter(pl.col("_kl") >= length).with_columns(pl.col("key").str.slice(0, length).alias("_p"))
         counts = pending.group_by("_p").len()
         split = counts.filter(pl.col("len") > name_bucket)["_p"] if length < MAX_PREFIX else pl.Series([], dtype=pl.String)
-        done = pending.filter(~pl.col("_p").is_in(split.implode()))
-        bucket = bucket.scatter(exact["_e"], exact["key"] + "\x00").scatter(done["_e"], done["_p"])
-        pending = pending.filter(pl.col("_p").is_in(split.implode()))
-        if pending.height:  # the best entries of each split prefix, exact key first
-            tops.append(pending.with_columns((pl.col("key") != pl.col("_p")).alias("_not_exact"))
-                        .sort("_p", "_not_exact", "_score", "_e").group_by("_p", maintain_order=True)
-                        .head(TOP_NAMES).select("_e", "_p"))
-        else:
+        is_split = pl.col("_p").is_in(split.implode())
+        assigned.append(pending.filter(~is_split).select("_e", pl.col("_p").alias("_b")))
+        pending = pending.filter(is_split)
+        if not pending.height:
             break
+        # the best entries of each split prefix, exact key first: one numeric sort, then each prefix's first rows
+        rank = (pl.col("key") != pl.col("_p")).cast(pl.Int64) * (1 << 50) + pl.col("_score")
+        tops.append(pending.with_columns(rank.alias("_r")).sort("_r", "_e").group_by("_p").head(TOP_NAMES)
+                    .select("_e", "_p"))
         pending = pending.drop("_p")
-    entries = entries.with_columns(bucket.alias("_b"))
-    prefixes = entries["_b"].unique().sort()
-    leaves = {p: i for i, p in enumerate(prefixes.to_list())}
+    entries = entries.join(pl.concat(assigned), on="_e", how="left", maintain_order="left")
+    runs = entries.select(pl.col("_b").rle()).unnest("_b")["value"].to_list()  # each bucket is one run of keys
+    leaves = {p: i for i, p in enumerate(runs)}
     entries = entries.with_columns(pl.col("_b").replace_strict(leaves, return_dtype=pl.Int64).alias("_f"))
-    blobs: dict[str, object] = {f"{f}.json.gz": rows for f, rows in _files(entries, "_f").items()}
+    blobs: dict[str, bytes] = {f"{f}.json.gz": blob for f, blob in _files(entries, "_f", pack).items()}
     top_ids: dict[str, int] = {}
     if tops:
         top = pl.concat(tops)
-        top_ids = {p: i for i, p in enumerate(top["_p"].unique().sort().to_list())}
-        top = top.with_columns(pl.col("_p").replace_strict(top_ids, return_dtype=pl.Int64).alias("_t"))
-        chosen = entries.join(top.select("_e", "_t"), on="_e", how="inner")
-        blobs.update({f"t{t}.json.gz": rows for t, rows in _files(chosen, "_t").items()})
-    blobs["index.json.gz"] = {"leaves": leaves, "tops": top_ids}
+        chosen = entries.join(top, on="_e", how="inner", maintain_order="left").sort("_p", maintain_order=True)
+        runs = chosen.select(pl.col("_p").rle()).unnest("_p")["value"].to_list()
+        top_ids = {p: i for i, p in enumerate(runs)}
+        chosen = chosen.with_columns(pl.col("_p").replace_strict(top_ids, return_dtype=pl.Int64).alias("_t"))
+        blobs.update({f"t{t}.json.gz": blob for t, blob in _files(chosen, "_t", pack).items()})
+    blobs["index.json.gz"] = pack({"leaves": leaves, "tops": top_ids})
     meta = {"entries": entries.height, "max_prefix": MAX_PREFIX, "top": TOP_NAMES, "bucket": name_bucket,
             "whitespace": WHITESPACE}
     return meta, blobs
