@@ -168,18 +168,45 @@ class BrowserData:
         yield from sorted(self.files.items())
 
 
+def _depths(parent_idx: np.ndarray) -> np.ndarray:
+    """The depth of every node from its parent pointers (-1: a root), level by level from the
+    roots; -1 for a node no root reaches (on a cycle)."""
+    n = len(parent_idx)
+    depth = np.full(n, -1, dtype=np.int64)
+    has = parent_idx >= 0
+    kids = np.argsort(np.where(has, parent_idx, n), kind="stable")[:int(has.sum())]
+    starts = np.searchsorted(parent_idx[kids], np.arange(n + 1))
+    frontier, d = np.flatnonzero(~has), 0
+    while frontier.size:
+        depth[frontier] = d
+        counts = starts[frontier + 1] - starts[frontier]
+        if not counts.sum():
+            break
+        offsets = np.repeat(starts[frontier] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+        frontier = kids[np.arange(int(counts.sum())) + offsets]
+        d += 1
+    return depth
+
+
 def _order(nodes: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
-    """``nodes`` in pre-order with children sorted by label (then id), with their ordinals'
-    parents and subtree sizes."""
+    """``nodes`` in pre-order with children sorted by label (then id), roots one after the
+    other, with their ordinals' parents and subtree sizes. Depths are recomputed from the
+    parents (a parent the table lacks makes a root); a node on a cycle is refused."""
     by_label = nodes.with_columns(pl.col("label").fill_null("").str.to_lowercase().alias("_k")).sort(
         "_k", "node_id").drop("_k").with_row_index("_i")
     parent = by_label.select("parent_id").join(by_label.select(pl.col("node_id").alias("parent_id"),
                                                                pl.col("_i").alias("_p")),
                                                on="parent_id", how="left", maintain_order="left")["_p"]
     parent_idx = parent.fill_null(-1).cast(pl.Int64).to_numpy()
-    depth = by_label["depth"].cast(pl.Int64).to_numpy()
-    pre, size = preorder(parent_idx, depth)
-    ordered = by_label.with_columns(pl.Series("_o", pre)).sort("_o")
+    depth = _depths(parent_idx)
+    if (depth < 0).any():
+        bad = by_label["node_id"].gather(np.flatnonzero(depth < 0)[:5]).to_list()
+        raise ValueError(f"{int((depth < 0).sum())} node(s) on a cycle, no root reaches them (e.g. {bad}): "
+                         "a browser needs a tree")
+    n = len(parent_idx)  # one virtual root above the roots, so several roots follow each other
+    pre, size = preorder(np.append(np.where(parent_idx >= 0, parent_idx, n), -1), np.append(depth + 1, 0))
+    pre, size = pre[:n] - 1, size[:n]
+    ordered = by_label.with_columns(pl.Series("_o", pre), pl.Series("depth", depth, dtype=pl.Int32)).sort("_o")
     order = np.argsort(pre)
     parent_ord = np.where(parent_idx[order] >= 0, pre[np.maximum(parent_idx[order], 0)], -1)
     return ordered, parent_ord, size[order]

@@ -351,3 +351,16 @@ def test_the_browser_of_a_store_on_s3_opens_over_its_http_endpoint(tmp_path, s3_
     hits = chromium.evaluate(SEARCH_JS + "('domestic cat')")
     assert hits and hits[0].startswith("domestic cat")
     assert chromium.evaluate(NODE_JS + "('#inat%3A118552')")["path"][-1] == "Felis"
+
+
+def test_a_forest_is_browsed_root_after_root_and_a_cycle_is_refused():
+    """Published with --skip-checks, a tree may have a parent it lacks (another root) or a
+    cycle: the roots follow each other; nodes no root reaches are refused, by name."""
+    forest = TreeTables("f", pl.DataFrame({"node_id": ["a", "b", "c"], "parent_id": [None, "zz", "a"],
+                                           "depth": [0, 1, 1], "label": ["A", "B", "C"]}))
+    data = browser_data(forest)
+    assert data.meta["roots"] == [0, 2] and [r[0] for r in _json(data.files["nodes/0.json.gz"])["nodes"]] == ["a", "c", "b"]
+    cycle = TreeTables("c", pl.DataFrame({"node_id": ["r", "x", "y"], "parent_id": [None, "y", "x"],
+                                          "depth": [0, 1, 2], "label": ["R", "X", "Y"]}))
+    with pytest.raises(ValueError, match=r"2 node\(s\) on a cycle.*'x'"):
+        browser_data(cycle)
