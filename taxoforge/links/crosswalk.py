@@ -2,10 +2,10 @@
 how each link was made and how sure it is (docs/method.md#a-crosswalk-between-taxonomies).
 
 Input
-    Wikidata identifier claims (:data:`taxoforge.sources.wikidata.identifiers.CLAIMS_SCHEMA`:
-    ``qid``, ``property``, ``source``, ``value``, ``rank``, ``method``) — and, made by
-    :mod:`taxoforge.links.name_crosswalk`, the project's own name links between trees, and the
-    WordNet 3.0 → 3.1 bridge of :mod:`taxoforge.sources.wordnet_versions`.
+    Wikidata identifier claims (``qid``, ``property``, ``source``, ``value``, ``rank``,
+    ``method``: :data:`taxoforge.sources.wikidata.identifiers.CLAIMS_SCHEMA`, read over SPARQL
+    or from a dump) and other link tables: the project's own name links between trees
+    (:mod:`taxoforge.links.crosswalk_names`).
 
 Output
     The crosswalk table (:data:`CROSSWALK_SCHEMA`), one row per link, ``(source_a, id_a)`` —
@@ -14,10 +14,10 @@ Output
     * ``method`` — how it was made: ``wikidata:P3151`` … (a Wikidata item's identifier claim:
       the item ``wikidata:Q…`` and the id it carries), or a name rule of the label resolver
       (``name:exact``, ``name:normalised``, ``name:synonym``, ``name:epithet_variant``,
-      ``name:genus_transfer``), or ``sense_key`` (WordNet 3.0 → 3.1);
+      ``name:genus_transfer``);
     * ``confidence`` in (0, 1] — how sure it is (:data:`CLAIM_CONFIDENCE`, and the name rules'
-      in :mod:`~taxoforge.links.name_crosswalk`);
-    * ``via`` — the evidence (the statement's rank, the name matched, the sense keys shared);
+      in :mod:`~taxoforge.links.crosswalk_names`);
+    * ``via`` — the evidence (the statement's rank, the name matched);
     * ``detail`` — the link in words.
 
     Sources are ``wikidata`` (``Q146``), ``inaturalist`` (``55387``), ``col`` (a Catalogue of
@@ -37,21 +37,33 @@ iNaturalist id), ``deprecated`` (deprecated statements), ``not_in_tree`` (a valu
 node of the taxonomy given for its source: a redirected, merged or deleted id), each counted
 with examples. :func:`conflict_shares` gives each as a share of the linked ids, which the
 asset check bounds.
+
+Release
+    A release is the table with its conflicts and report (:class:`Crosswalk`); its version
+    (:func:`crosswalk_version`) is a hash of the table's content, so the same links give the
+    same version whatever order they were made in.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 from collections.abc import Iterable, Mapping
 
 import polars as pl
 
 __all__ = ["CROSSWALK_SCHEMA", "CONFLICTS_SCHEMA", "NODE_PREFIXES", "CLAIM_CONFIDENCE", "empty_crosswalk",
            "identifier_links", "claim_conflicts", "conflict_shares", "combine", "translate", "node_ids",
-           "coverage", "Crosswalk", "build_crosswalk"]
+           "coverage", "Crosswalk", "build_crosswalk", "crosswalk_version", "COUNTS_SCHEMA"]
 
 CROSSWALK_SCHEMA = {"source_a": pl.String, "id_a": pl.String, "source_b": pl.String, "id_b": pl.String,
                     "method": pl.String, "confidence": pl.Float64, "via": pl.String, "detail": pl.String}
-CONFLICTS_SCHEMA = {"kind": pl.String, "source": pl.String, "count": pl.Int64, "examples": pl.List(pl.String)}
+CONFLICTS_SCHEMA = {"kind": pl.String, "source": pl.String, "count": pl.Int64, "ids": pl.Int64, "share": pl.Float64,
+                    "examples": pl.List(pl.String)}
+#: A release's counts in one table (:meth:`Crosswalk.counts`): links by method and source pair,
+#: conflicts by kind and source.
+COUNTS_SCHEMA = {"what": pl.String, "name": pl.String, "sources": pl.String, "count": pl.Int64,
+                 "share": pl.Float64}
 #: The node-id prefix of the taxonomy whose nodes a source's ids are.
 NODE_PREFIXES = {"wikidata": "wd", "inaturalist": "inat", "col": "col", "inat21": "inat21", "wordnet30": "wn"}
 #: Confidence of an identifier claim: clean, preferred among several, any other in a conflict.
@@ -135,22 +147,25 @@ def claim_conflicts(claims: pl.DataFrame, trees: Mapping[str, Iterable[str]] | N
     polars.DataFrame
         :data:`CONFLICTS_SCHEMA`: ``kind``, ``source``, ``count`` (ids concerned: items for
         ``one_to_many``, values for ``many_to_one`` and ``not_in_tree``, statements for
-        ``deprecated``) and up to five ``examples``; kinds with no case are left out.
+        ``deprecated``), ``ids`` (how many there are of the source: items with a live claim,
+        live values, statements), ``share`` (``count / ids``) and up to five ``examples``;
+        kinds with no case are left out.
     """
     rows: list[dict] = []
     if claims.height:
         g = _groups(claims)
         for source in sorted(g["source"].unique().to_list()):
             s = g.filter(pl.col("source") == source)
+            items, values = s.select("qid", "property").n_unique(), s.select("property", "value").n_unique()
             one_many = s.filter(pl.col("_per_item") > 1).sort("qid", "value")
             if one_many.height:
                 agg = one_many.group_by("qid", maintain_order=True).agg(pl.col("value"))
-                rows.append({"kind": "one_to_many", "source": source, "count": agg.height,
+                rows.append({"kind": "one_to_many", "source": source, "count": agg.height, "ids": items,
                              "examples": [f"{q}: {', '.join(v)}" for q, v in agg.head(5).iter_rows()]})
             many_one = s.filter(pl.col("_per_value") > 1).sort("value", "qid")
             if many_one.height:
                 agg = many_one.group_by("value", maintain_order=True).agg(pl.col("qid"))
-                rows.append({"kind": "many_to_one", "source": source, "count": agg.height,
+                rows.append({"kind": "many_to_one", "source": source, "count": agg.height, "ids": values,
                              "examples": [f"{v}: {', '.join(q)}" for v, q in agg.head(5).iter_rows()]})
             if trees and source in trees and source in NODE_PREFIXES:
                 known = pl.Series("node_id", list(trees[source]), dtype=pl.String)
@@ -158,17 +173,23 @@ def claim_conflicts(claims: pl.DataFrame, trees: Mapping[str, Iterable[str]] | N
                 missing = ids.filter(~pl.col("node_id").is_in(known)).sort("value")
                 if missing.height:
                     rows.append({"kind": "not_in_tree", "source": source, "count": missing["value"].n_unique(),
+                                 "ids": values,
                                  "examples": [f"{q}: {v}" for q, v in missing.select("qid", "value").head(5).iter_rows()]})
+        statements = dict(claims.group_by("source").len().iter_rows())
         dep = claims.filter(~_LIVE).sort("source", "qid", "value")
         for (source,), d in dep.group_by("source", maintain_order=True):
-            rows.append({"kind": "deprecated", "source": source, "count": d.height,
+            rows.append({"kind": "deprecated", "source": source, "count": d.height, "ids": statements[source],
                          "examples": [f"{q}: {p} {v}" for q, p, v in d.select("qid", "property", "value").head(5).iter_rows()]})
+    for r in rows:
+        r["share"] = round(r["count"] / r["ids"], 6) if r["ids"] else 0.0
     return pl.DataFrame(rows, schema=CONFLICTS_SCHEMA).sort("kind", "source")
 
 
-def conflict_shares(claims: pl.DataFrame, conflicts: pl.DataFrame) -> dict[str, float]:
+def conflict_shares(claims: pl.DataFrame, conflicts: pl.DataFrame,
+                    checked: Iterable[str] | None = None) -> dict[str, float]:
     """Each conflict kind's count as a share of the ids it concerns (items with a live claim
-    for ``one_to_many``, live values for the others; statements for ``deprecated``).
+    for ``one_to_many``, live values for the others; statements for ``deprecated``), over
+    every source (the conflicts table has each source's own ``share``).
 
     Parameters
     ----------
@@ -176,6 +197,9 @@ def conflict_shares(claims: pl.DataFrame, conflicts: pl.DataFrame) -> dict[str, 
         Identifier claims.
     conflicts : polars.DataFrame
         Their :func:`claim_conflicts`.
+    checked : iterable of str, optional
+        The sources whose values were looked for in a tree: the live values of these only are
+        the ids ``not_in_tree`` concerns (default: every source).
 
     Returns
     -------
@@ -183,9 +207,10 @@ def conflict_shares(claims: pl.DataFrame, conflicts: pl.DataFrame) -> dict[str, 
         Kind → share in [0, 1] (all kinds present, 0.0 when none).
     """
     live = claims.filter(_LIVE)
+    looked = live if checked is None else live.filter(pl.col("source").is_in([s for s in checked if s in NODE_PREFIXES]))
     denom = {"one_to_many": live.select("qid", "property").n_unique() if live.height else 0,
              "many_to_one": live.select("property", "value").n_unique() if live.height else 0,
-             "not_in_tree": live.select("property", "value").n_unique() if live.height else 0,
+             "not_in_tree": looked.select("property", "value").n_unique() if looked.height else 0,
              "deprecated": claims.height}
     counts = dict(conflicts.group_by("kind").agg(pl.col("count").sum()).iter_rows()) if conflicts.height else {}
     return {k: (round(counts.get(k, 0) / d, 6) if d else 0.0) for k, d in denom.items()}
@@ -333,10 +358,50 @@ class Crosswalk:
         The conflicts among the identifier claims (:data:`CONFLICTS_SCHEMA`).
     report : dict
         Counts: rows per method and per source pair, conflict shares, what each part reported.
+    agreement : polars.DataFrame
+        Where an id has both a name link and an identifier link to the same tree, whether
+        they agree (:func:`taxoforge.links.crosswalk_names.link_agreement`), one row each,
+        with a ``sources`` column; empty when no name links were made.
     """
 
-    def __init__(self, table: pl.DataFrame, conflicts: pl.DataFrame, report: dict) -> None:
+    def __init__(self, table: pl.DataFrame, conflicts: pl.DataFrame, report: dict,
+                 agreement: pl.DataFrame | None = None) -> None:
         self.table, self.conflicts, self.report = table, conflicts, report
+        self.agreement = agreement if agreement is not None else pl.DataFrame()
+
+    @property
+    def version(self) -> str:
+        """The release's version: :func:`crosswalk_version` of the table.
+
+        Returns
+        -------
+        str
+            Twelve hex digits.
+        """
+        return crosswalk_version(self.table)[0]
+
+    def counts(self) -> pl.DataFrame:
+        """The release's counts as one table: links by method and by source pair, conflicts by
+        kind and source (with the kind's share of the ids it concerns).
+
+        Returns
+        -------
+        polars.DataFrame
+            :data:`COUNTS_SCHEMA`: ``what`` (``method``, ``sources`` or ``conflict``),
+            ``name`` (the method, the source pair or the conflict kind), ``sources``,
+            ``count`` and ``share`` (a conflict's share of the source's ids it concerns).
+        """
+        rows = []
+        by_method = self.table.group_by("method").agg(
+            pl.len().alias("count"), pl.format("{}-{}", "source_a", "source_b").unique().sort().str.join(", ")
+            .alias("sources")).sort("method")
+        rows += [{"what": "method", "name": m, "sources": s, "count": int(n), "share": None}
+                 for m, n, s in by_method.select("method", "count", "sources").iter_rows()]
+        rows += [{"what": "sources", "name": pair, "sources": pair, "count": int(n), "share": None}
+                 for pair, n in self.report.get("rows_by_sources", {}).items()]
+        rows += [{"what": "conflict", "name": k, "sources": s, "count": int(n), "share": share}
+                 for k, s, n, share in self.conflicts.select("kind", "source", "count", "share").iter_rows()]
+        return pl.DataFrame(rows, schema=COUNTS_SCHEMA)
 
 
 def build_crosswalk(claims: pl.DataFrame | None = None, *, parts: Iterable[pl.DataFrame] = (),
@@ -375,7 +440,35 @@ def build_crosswalk(claims: pl.DataFrame | None = None, *, parts: Iterable[pl.Da
         "claims": claims.height,
         "claims_by_rank": {r: int(n) for r, n in claims.group_by("rank").len().sort("rank").iter_rows()},
         "conflicts": conflicts.to_dicts(),
-        "conflict_shares": conflict_shares(claims, conflicts),
+        "conflict_shares": conflict_shares(claims, conflicts, list(trees) if trees else []),
         "parts": dict(part_reports or {}),
     }
     return Crosswalk(table, conflicts, report)
+
+
+def crosswalk_version(table: pl.DataFrame) -> tuple[str, str]:
+    """The version of a crosswalk table: a hash of its content, independent of row order.
+
+    The rows are sorted by every column and hashed (SHA-256) as newline-delimited JSON after
+    a header naming the columns — JSON rather than Parquet bytes, so another pyarrow writing
+    the same links gives the same version (the convention of the snapshots' version ids).
+
+    Parameters
+    ----------
+    table : polars.DataFrame
+        A crosswalk table (:data:`CROSSWALK_SCHEMA`).
+
+    Returns
+    -------
+    tuple[str, str]
+        ``(version, sha256)``: the first twelve hex digits, and the whole hash.
+    """
+    canon = table.cast(CROSSWALK_SCHEMA).select(list(CROSSWALK_SCHEMA)).sort(list(CROSSWALK_SCHEMA), nulls_last=True)
+    h = hashlib.sha256(f"taxoforge-crosswalk\ncolumns={','.join(CROSSWALK_SCHEMA)}\n".encode())
+    for chunk in canon.iter_slices(n_rows=100_000):
+        buf = io.BytesIO()
+        chunk.write_ndjson(buf)
+        h.update(buf.getvalue())
+    h.update(f"\nrows={canon.height}\n".encode())
+    full = h.hexdigest()
+    return full[:12], full

@@ -20,17 +20,25 @@ Agreement (:func:`link_agreement`)
     For every id of A that has both a name link and an identifier link to B (through a
     Wikidata item), the two agree when the name-linked id is among the identifier-linked ones;
     each disagreement is listed with both sides.
+
+A release of several trees (:func:`crosswalk_of_trees`)
+    The identifier claims, plus the name links of every tree to the hub tree (the iNaturalist
+    tree: Wikidata's P3151 ties items to it), the agreement of each tree's name links with its
+    identifier links, and the ``not_in_tree`` conflicts against every tree given.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from taxoforge.links.crosswalk import CROSSWALK_SCHEMA, NODE_PREFIXES, empty_crosswalk, translate
+from collections.abc import Mapping
+
+from taxoforge.links.crosswalk import CROSSWALK_SCHEMA, NODE_PREFIXES, Crosswalk, build_crosswalk, empty_crosswalk, \
+    translate
 from taxoforge.links.resolve import resolve_labels
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["NAME_CONFIDENCE", "NameLinks", "name_links", "link_agreement", "strip_prefix"]
+__all__ = ["NAME_CONFIDENCE", "NameLinks", "name_links", "link_agreement", "strip_prefix", "crosswalk_of_trees"]
 
 #: Confidence of a name link by the resolver's method.
 NAME_CONFIDENCE = {"exact": 0.95, "normalised": 0.9, "synonym": 0.8, "epithet_variant": 0.7, "genus_transfer": 0.5}
@@ -170,3 +178,52 @@ def link_agreement(crosswalk: pl.DataFrame, source_a: str, source_b: str) -> tup
                "agree": n_agree, "disagree": n_both - n_agree,
                "agreement": round(n_agree / n_both, 6) if n_both else None}
     return both, summary
+
+
+def crosswalk_of_trees(claims: pl.DataFrame | None, trees: Mapping[str, TreeTables], *,
+                       hub: str = "inaturalist", claims_report: dict | None = None) -> Crosswalk:
+    """A crosswalk release of several trees (module docstring): the identifier claims, the
+    name links of every other tree to the hub tree, their agreement, and the conflicts.
+
+    Parameters
+    ----------
+    claims : polars.DataFrame or None
+        Wikidata identifier claims (:data:`taxoforge.sources.wikidata.identifiers.CLAIMS_SCHEMA`).
+    trees : mapping
+        Source → its tree (``{"inaturalist": …, "col": …, "inat21": …}``); every source a key of
+        :data:`~taxoforge.links.crosswalk.NODE_PREFIXES`.
+    hub : str
+        The source whose tree the others are linked to by name (it must be in ``trees`` when
+        there are others).
+    claims_report : dict, optional
+        What reading the claims reported (endpoint or dump file, counts, drops); copied into
+        the report under ``parts["claims"]``.
+
+    Returns
+    -------
+    Crosswalk
+        The release; its ``agreement`` holds one row per id with both a name and an identifier
+        link (``sources`` says which pair), disagreements first.
+    """
+    unknown = sorted(set(trees) - set(NODE_PREFIXES))
+    if unknown:
+        raise ValueError(f"trees: {', '.join(unknown)} name no taxonomy; sources with one: {', '.join(NODE_PREFIXES)}")
+    others = [s for s in sorted(trees) if s != hub]
+    if others and hub not in trees:
+        raise ValueError(f"trees: the hub {hub!r} is needed to link {', '.join(others)} by name")
+    parts, reports = [], {}
+    if claims_report is not None:
+        reports["claims"] = claims_report
+    for source in others:
+        links = name_links(trees[source], trees[hub], source, hub)
+        parts.append(links.links)
+        reports[f"names:{source}-{hub}"] = links.report
+    cw = build_crosswalk(claims, parts=parts, part_reports=reports,
+                         trees={s: t.nodes["node_id"] for s, t in trees.items()})
+    agreements = []
+    for source in others:
+        rows, summary = link_agreement(cw.table, source, hub)
+        cw.report.setdefault("agreement", {})[f"{source}-{hub}"] = summary
+        agreements.append(rows.select(pl.lit(f"{source}-{hub}").alias("sources"), pl.all()))
+    cw.agreement = pl.concat(agreements) if agreements else pl.DataFrame()
+    return cw
