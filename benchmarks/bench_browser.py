@@ -90,7 +90,12 @@ LOAD_JS = """(async () => {
   if (!document.body.getAttribute("data-ready")) {
     await new Promise(r => document.addEventListener("tf-ready", r));
   }
-  const fcp = performance.getEntriesByName("first-contentful-paint")[0];
+  const fcp = await new Promise(r => {  // the paint entry may come after the page's own ready event
+    const seen = () => performance.getEntriesByName("first-contentful-paint")[0];
+    if (seen()) { r(seen()); return; }
+    new PerformanceObserver(() => { if (seen()) { r(seen()); } }).observe({type: "paint", buffered: true});
+    setTimeout(() => r(seen() || null), 10000);
+  });
   return {first_paint_ms: fcp ? fcp.startTime : null, ready_ms: window.__tfReady,
           bytes: performance.getEntriesByType("resource").reduce((a, e) => a + (e.encodedBodySize || 0), 0)
                  + performance.getEntriesByType("navigation")[0].encodedBodySize};
