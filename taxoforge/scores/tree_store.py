@@ -150,7 +150,7 @@ def _read(path: Path, content_sha256: str, tables) -> StoredTree | None:
             if str(a.dtype) != dtype or list(a.shape) != shape or (
                     not checked and _checksum_file(path / f"{name}.npy", a.offset, a.nbytes) != digest):
                 return None
-            arrays[name] = a
+            arrays[name] = np.asarray(a)  # a plain array over the same mapped pages: no np.memmap cost per slice
         if not checked and (_checksum_file(path / "nodes.arrow", 0, (path / "nodes.arrow").stat().st_size)
                             != header["nodes_arrow"]):
             return None
