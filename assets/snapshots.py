@@ -29,6 +29,7 @@ from assets.common.automation import PUBLISH_WHEN_CHECKED
 from assets.common.metadata import markdown_preview
 from assets.common.resources import SnapshotStoreResource
 from assets.common.tags import EMBEDDED_DEFAULT
+from taxoforge.snapshots.bibliography import LOCAL_ONLY, public_address
 from taxoforge.snapshots.checks import checks_markdown, failed_checks, publishing_checks
 from taxoforge.trees.tables import TreeTables
 
@@ -101,6 +102,7 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
         previous = store.latest(name)
         res = store.publish(tree, name=name, check=False, latest=config.latest)
         m = res.manifest
+        public = public_address(store)
         changed = previous != res.version
         latest = store.latest(name)
         context.log.info(f"{res.ref}: {res.status} in {store.url}"
@@ -115,7 +117,9 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
             "previous_version": previous or "(none)",
             "latest": latest or "(none)",
             "is_latest": latest == res.version,
-            "store_url": store.url,
+            # a reader's address: the store's public URL, never the path of a local folder
+            "store_url": public or LOCAL_ONLY,
+            "cite_with": dg.MetadataValue.md(f"`taxoforge cite {res.ref} --store {public or store.url}`"),
             "location": res.location,
             "content_sha256": m["content_sha256"],
             "checksums": dg.MetadataValue.json({f: v["sha256"] for f, v in m["files"].items()}),
@@ -128,7 +132,7 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
             "code_version": dg.MetadataValue.json(m.get("code_version") or {}),
             "created": m["created"],
             "checks": dg.MetadataValue.md(checks_markdown(checks)),
-            "load_with": dg.MetadataValue.md(f"`load_taxonomy(\"{res.ref}\", store=\"{store.url}\")`"),
+            "load_with": dg.MetadataValue.md(f"`load_taxonomy(\"{res.ref}\", store=\"{public or store.url}\")`"),
             "catalogue": dg.MetadataValue.path(store.location("index.html")),
         }
         if changed:

@@ -1,4 +1,4 @@
-"""``taxoforge list | pull | verify | show | diff | publish``: the snapshot commands.
+"""``taxoforge list | pull | verify | show | diff | publish | cite``: the snapshot commands.
 
 Every command takes ``--json`` (one JSON document on stdout, for scripts; errors too, as
 ``{"error": …, "exit_code": …}``) and ``--help``. Exit codes:
@@ -296,9 +296,10 @@ def _parse_kv(values: tuple[str, ...]) -> dict:
 @click.option("--latest", is_flag=True,
               help="Make this version what the bare NAME means (also for a version already published). "
                    "Without it the latest stays where it was, except for a taxonomy's first version.")
-@click.option("--public-url", default=None, metavar="URL",
-              help="Where users reach this store (e.g. the HTTPS address it is served at), for the pull "
-                   "commands of its index.html.")
+@click.option("--public-url", default=None, metavar="URL", envvar="TAXOFORGE_SNAPSHOT_PUBLIC_URL", show_envvar=True,
+              help="Where users reach this store (e.g. the HTTPS address it is served at). The store records it: "
+                   "its index.html, its browsers and every citation of its snapshots (taxoforge cite, score "
+                   "results) name it; without one a local store is cited as local-only.")
 @_json_option
 @_handle_errors
 def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | None,
@@ -346,4 +347,39 @@ def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | N
     _emit(out, as_json, f"{res.ref}: {verb} → {res.location}{where}")
 
 
-__all__ = ["list_cmd", "pull_cmd", "verify_cmd", "show_cmd", "diff_cmd", "publish_cmd", "EXIT_CODES"]
+# ---- cite ------------------------------------------------------------------------------
+@click.command("cite", epilog=_EPILOG)
+@click.argument("ref", metavar="NAME[@VERSION]")
+@_store_option
+@click.option("--format", "fmt", type=click.Choice(["both", "bibtex", "cff"]), default="both", show_default=True,
+              help="BibTeX, CITATION.cff (Citation File Format 1.2.0), or both one after the other.")
+@click.option("--author", "authors", multiple=True, metavar="'FAMILY, GIVEN'",
+              help="An author of the snapshot (repeatable); default the entity taxoforge.")
+@_json_option
+@_handle_errors
+def cite_cmd(ref: str, store: str | None, fmt: str, authors: tuple[str, ...], as_json: bool) -> None:
+    """Print how a paper cites snapshot NAME[@VERSION] of the store: BibTeX and CFF with
+    the store's public URL, the snapshot's content hash, and every upstream source it was
+    built from (Wikidata, Catalogue of Life, iNaturalist, iNat21, WordNet, ImageNet) with
+    that source's own citation and licence. A local store without a public URL is cited
+    as such (publish with --public-url to give it one). Only index.json is read."""
+    from taxoforge.snapshots.bibliography import bibtex, cff, cite_snapshot
+    from taxoforge.snapshots.upstreams import upstreams_of
+
+    r = cite_snapshot(ref, _store(store))
+    names = list(authors) or None
+    bib, cit = bibtex(r, names), cff(r, names)
+    if as_json:
+        _emit({"ref": r.ref, "store": r.store, "local_only": r.local_only, "url": r.url,
+               "content_sha256": r.content_sha256, "bibtex": bib, "cff": cit,
+               "sources": [{"source": u.key, "name": u.name, "licence": u.licence, "licence_url": u.licence_url,
+                            "spdx": u.spdx, "versions": dict(v)} for u, v in upstreams_of(r.source_versions)]}, True)
+        return
+    if r.local_only:
+        click.echo(f"warning: {r.ref} is in a local store with no public URL; readers cannot pull it "
+                   "(publish it with --public-url URL, or to a public store)", err=True)
+    parts = {"bibtex": [bib], "cff": [cit], "both": [bib, "% ---- CITATION.cff " + "-" * 50 + "\n" + cit]}[fmt]
+    click.echo("\n".join(parts), nl=False)
+
+
+__all__ = ["list_cmd", "pull_cmd", "verify_cmd", "show_cmd", "diff_cmd", "publish_cmd", "cite_cmd", "EXIT_CODES"]

@@ -149,7 +149,8 @@ class StorePublishing:
                 "published snapshots are immutable")
         was = latest_version(idx["taxonomies"].get(name, {}))
         added = register(idx, *old, latest=latest)  # repairs an index that missed it
-        if added or latest_version(idx["taxonomies"][name]) != was or not self._has_page():
+        if (added or latest_version(idx["taxonomies"][name]) != was or not self._has_page()
+                or (self.public_url and idx.get("public_url") != self.public_url)):  # a new public URL to record
             if added and diffs:
                 self._fill_diffs(idx, name)
             self._write_index(idx)
