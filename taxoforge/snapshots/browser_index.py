@@ -138,8 +138,8 @@ def id_bucket(node_id: str, buckets: int) -> int:
 
 def _gz(obj) -> bytes:
     """Compact JSON, gzip-compressed with a fixed header (same content, same bytes)."""
-    raw = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return gzip.compress(raw, compresslevel=5, mtime=0)
+    raw = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), check_circular=False).encode("utf-8")
+    return gzip.compress(raw, compresslevel=3, mtime=0)  # 3: about half the time of 6 for ~10 % more bytes
 
 
 @dataclass
@@ -223,7 +223,7 @@ def _grouped(df: pl.DataFrame, n: int, cols: list[str], *, zero_if: list | None 
     if zero_if is not None:
         owner = df["_o"].to_list()
         columns[0] = [0 if v == zero_if[o] else v for v, o in zip(columns[0], owner)]
-    rows = [list(r) for r in zip(*columns)]
+    rows = list(zip(*columns))  # tuples: JSON arrays all the same
     out, start = [], 0
     for k in counts.tolist():
         out.append(rows[start:start + k])
