@@ -345,7 +345,15 @@
   // the two functions the data files were built with (browser_index.name_key, id_bucket), for checks
   window.taxoforgeBrowser = { key: key, fnv1a: fnv1a, meta: META };
 
-  $("q").addEventListener("input", function (ev) { search(ev.target.value); });
+  // the search in the address (?q=…): a search can be linked and shared, and reloads keep it
+  function keepQuery(raw) {
+    var u = new URL(location.href);
+    if (raw.trim()) { u.searchParams.set("q", raw); } else { u.searchParams.delete("q"); }
+    try { history.replaceState(history.state, "", u.pathname + u.search + u.hash); } catch (e) { /* file: pages */ }
+  }
+  $("q").addEventListener("input", function (ev) { keepQuery(ev.target.value); search(ev.target.value); });
+  var linked = new URLSearchParams(location.search).get("q");
+  if (linked) { $("q").value = linked; search(linked); }
   $("results").addEventListener("click", function (ev) {
     var a = ev.target.closest("a[data-ord]");
     if (!a) { return; }

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
+import urllib.parse
 import warnings
 
 import polars as pl
@@ -331,6 +333,17 @@ def test_search_path_children_links_and_changes_in_chromium(tmp_path, chromium):
         for node_id in ("inat:41964", "wd:Q146", "col:ä"):
             assert (page.evaluate(f"window.taxoforgeBrowser.fnv1a({json.dumps(node_id)}) & 1023")
                     == id_bucket(node_id, 1024))
+        # a search is kept in the address, and a link with ?q= opens with it answered
+        assert page.evaluate("new URLSearchParams(location.search).get('q')") == "</script>"
+        page.navigate(href + "?q=" + urllib.parse.quote("panthera leo"))
+        page.evaluate(READY_JS)
+        for _ in range(100):
+            linked = page.evaluate("Array.from(document.querySelectorAll('#results a')).map(a => a.textContent)")
+            if linked:
+                break
+            time.sleep(0.05)
+        assert page.evaluate("document.getElementById('q').value") == "panthera leo"
+        assert any(h.startswith("Panthera leo") for h in linked), linked
         page.screenshot(tmp_path / "browser.png")
         assert (tmp_path / "browser.png").stat().st_size > 10_000
         # nothing was fetched from outside the store's folder
