@@ -69,10 +69,11 @@ demo: $(DEMO_STAMP)
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q
 
-## Open the lineage in the Dagster UI (http://127.0.0.1:3000).
+## Open the lineage in the Dagster UI (http://127.0.0.1:3000). No -m: the code location is
+## pyproject.toml's [tool.dagster], so the UI names it `taxoforge`, as the deployment does.
 dev: $(DEMO_STAMP)
 	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/.dagster_home} ; mkdir -p $$DAGSTER_HOME ; \
-	DAGSTER_HOME=$$DAGSTER_HOME $(VENV)/bin/dagster dev -m pipelines.definitions -h 127.0.0.1 -p 3000
+	DAGSTER_HOME=$$DAGSTER_HOME $(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000
 
 ## Run the benchmarks (BENCH_SIZE=small|full).
 bench: $(TEST_STAMP)

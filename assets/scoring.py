@@ -182,7 +182,7 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
         "results": dg.MetadataValue.path(str(out.resolve())),
         "taxonomy": cited.name,
         "taxonomy_ref": cited.ref,
-        "taxonomy_store": cited.store or "(not published)",
+        "taxonomy_store": cited.citation.store_label or "(not published)",
         "taxonomy_rule": how,
         "snapshot_asset": f"{cited.name}_snapshot" if taxonomy is not None else "(none in this code location)",
         "citation": dg.MetadataValue.json(cited.citation.as_dict()),

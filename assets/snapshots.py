@@ -15,7 +15,8 @@ Publishing is gated twice:
 Each publish makes the version what the bare name means (config ``latest``, default true:
 set it false for a test build), records the tree's provenance (seed, cycle policy, source
 versions) in the manifest, and rewrites the store's ``index.json`` and ``index.html``
-catalogue with a summary of what changed from the version before.
+catalogue with a summary of what changed from the version before, and writes the version's
+browser (search any name or id; path, children, links out, changes).
 
 Add a taxonomy by adding a line to :data:`SNAPSHOTS`.
 """
@@ -29,6 +30,8 @@ from assets.common.automation import PUBLISH_WHEN_CHECKED
 from assets.common.metadata import markdown_preview
 from assets.common.resources import SnapshotStoreResource
 from assets.common.tags import EMBEDDED_DEFAULT
+from taxoforge.snapshots.bibliography import LOCAL_ONLY, public_address
+from taxoforge.snapshots.browser import browser_path
 from taxoforge.snapshots.checks import checks_markdown, failed_checks, publishing_checks
 from taxoforge.trees.tables import TreeTables
 
@@ -101,6 +104,7 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
         previous = store.latest(name)
         res = store.publish(tree, name=name, check=False, latest=config.latest)
         m = res.manifest
+        public = public_address(store)
         changed = previous != res.version
         latest = store.latest(name)
         context.log.info(f"{res.ref}: {res.status} in {store.url}"
@@ -115,7 +119,9 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
             "previous_version": previous or "(none)",
             "latest": latest or "(none)",
             "is_latest": latest == res.version,
-            "store_url": store.url,
+            # a reader's address: the store's public URL, never the path of a local folder
+            "store_url": public or LOCAL_ONLY,
+            "cite_with": dg.MetadataValue.md(f"`taxoforge cite {res.ref} --store {public or store.url}`"),
             "location": res.location,
             "content_sha256": m["content_sha256"],
             "checksums": dg.MetadataValue.json({f: v["sha256"] for f, v in m["files"].items()}),
@@ -128,8 +134,11 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
             "code_version": dg.MetadataValue.json(m.get("code_version") or {}),
             "created": m["created"],
             "checks": dg.MetadataValue.md(checks_markdown(checks)),
-            "load_with": dg.MetadataValue.md(f"`load_taxonomy(\"{res.ref}\", store=\"{store.url}\")`"),
+            "load_with": dg.MetadataValue.md(f"`load_taxonomy(\"{res.ref}\", store=\"{public or store.url}\")`"),
             "catalogue": dg.MetadataValue.path(store.location("index.html")),
+            "browser": (dg.MetadataValue.url(f"{public.rstrip('/')}/{browser_path(name, res.version)}")
+                        if public and public.startswith(("http://", "https://"))
+                        else dg.MetadataValue.path(store.location(browser_path(name, res.version)))),
         }
         if changed:
             summary = _diff_summary(store, name, res.version)

@@ -16,9 +16,7 @@ logic is :mod:`taxoforge.sources.wikidata.taxon_names`, :mod:`taxoforge.sources.
 
 import json
 from datetime import timedelta
-import os
 import time
-import urllib.parse
 from functools import partial
 
 import dagster as dg
@@ -44,8 +42,6 @@ GROUP = "biology"  # the iNaturalist tree's domain
 
 #: ``@dg.asset`` with what every asset of this module shares.
 taxon_names_asset = partial(dg.asset, group_name=GROUP, owners=[TAXOFORGE_TEAM], kinds={"python", "parquet"}, code_version="1")
-
-_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 class InatWikidataNamesConfig(dg.Config):
@@ -93,11 +89,7 @@ def _kinds_markdown(tree_or_names) -> str:
 def inaturalist_wikidata_names(context: dg.AssetExecutionContext, config: InatWikidataNamesConfig,
                                wikidata_sparql: WikidataSparqlResource,
                                inaturalist_tree: TreeTables) -> dg.Output[dict]:
-    endpoint = config.endpoint or wikidata_sparql.endpoint
-    host = urllib.parse.urlparse(endpoint).hostname or ""
-    if os.environ.get("TAXOFORGE_OFFLINE") and host not in _LOOPBACK:
-        raise dg.Failure(f"inaturalist_wikidata_names: TAXOFORGE_OFFLINE is set, so {endpoint} is not queried; "
-                         "unset it to fetch Wikidata names (this asset needs the network)")
+    wikidata_sparql.refuse_offline("inaturalist_wikidata_names", config.endpoint)
     ids = inat_ids(inaturalist_tree, ranks=config.ranks or None, under=config.under or None)
     if not ids:
         raise dg.Failure("inaturalist_wikidata_names: no iNaturalist taxa selected (check `ranks` and `under`)")

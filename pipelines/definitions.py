@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import dagster as dg
 
 import assets
+from assets.crosswalk import crosswalk_asset
 from pipelines.jobs import JOBS, scoring_jobs
 from pipelines.resources import default_resources
 from pipelines.schedules import _default_status, ops_heartbeat, rebuild_jobs, rebuild_schedules
@@ -36,6 +37,9 @@ GROUPS: dict[str, str] = {
                  "published only after the tree's blocking checks pass.",
     "scoring": "Model-output files scored against a snapshot (hP/hR/hF, leaderboard, figures), one partition "
                "per file; rescored when the snapshot changes.",
+    "crosswalk": "Which ids of the taxonomies name the same taxon: Wikidata's identifier claims (iNaturalist, "
+                 "Catalogue of Life, GBIF, NCBI, WordNet 3.1) and name links between the configured trees, one "
+                 "versioned table per release, its conflicts bounded by a blocking check.",
     "evaluation_sets": "Multiple-choice question sets drawn from a snapshot, one partition per difficulty.",
     "operations": "Deployment self-test (`ops_smoke`).",
 }
@@ -67,9 +71,11 @@ def build_definitions(data_dir: str | None = None, environ: Mapping[str, str] | 
     follow the environment (``environ``, default ``os.environ``) now."""
     env = os.environ if environ is None else environ
     dropped = unconfigured_asset_names(env)
-    loaded = [a for a in dg.load_assets_from_package_module(assets)
-              if not ({k.to_user_string() for k in _keys(a)} & dropped)]
     taxonomies = configured_taxonomies(env)
+    crosswalk = crosswalk_asset(taxonomies)  # linking the trees of the configured taxonomies
+    loaded = [a for a in dg.load_assets_from_package_module(assets)
+              if not ({k.to_user_string() for k in _keys(a)} & dropped) and crosswalk.key not in _keys(a)]
+    loaded.append(crosswalk)
     rebuilds = rebuild_jobs([k for a in loaded for k in _keys(a)], environ)
     jobs = [j for j in JOBS if j not in scoring_jobs.values()] + [scoring_jobs[n] for n in taxonomies if n in scoring_jobs]
     return dg.Definitions(

@@ -63,6 +63,17 @@ class WikidataSparqlResource(dg.ConfigurableResource):
     min_interval: float = SparqlClient.min_interval
     checkpoint_dir: str = "data/checkpoints/wikidata"
 
+    def refuse_offline(self, asset: str, endpoint: str | None = None) -> None:
+        """Raise ``dg.Failure`` naming ``asset`` when ``$TAXOFORGE_OFFLINE`` is set and the endpoint
+        (``endpoint`` or the resource's) is not on this machine (a loopback address)."""
+        import urllib.parse
+
+        url = endpoint or self.endpoint
+        host = urllib.parse.urlparse(url).hostname or ""
+        if os.environ.get("TAXOFORGE_OFFLINE") and host not in ("127.0.0.1", "localhost", "::1"):
+            raise dg.Failure(f"{asset}: TAXOFORGE_OFFLINE is set, so {url} is not queried; "
+                             "unset it to query Wikidata (this asset needs the network)")
+
     def client(self, *, endpoint: str | None = None, contact: str | None = None):
         """A client; ``endpoint``/``contact`` override the resource's (e.g. from asset config)."""
         return SparqlClient(endpoint=endpoint or self.endpoint, contact=contact or self.contact, timeout=self.timeout,

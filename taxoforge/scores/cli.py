@@ -337,8 +337,15 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
 
 # ---------------------------------------------------------------------------- score
 @click.command("score", epilog=_EPILOG)
-@click.argument("outputs", nargs=-1, required=True, metavar="OUTPUTS...")
-@click.argument("taxonomy")
+@click.argument("outputs", nargs=-1, metavar="OUTPUTS...")
+@click.argument("taxonomy", required=False)
+@click.option("--taxonomy", "taxonomies", multiple=True, metavar="TAXONOMY",
+              help="Score against several trees (repeat it; then every argument is an output file): each tree's "
+                   "results in -o/<tree>/, and the taxonomy sensitivity table (hP/hR/hF and ranks under each tree, "
+                   "Kendall's tau between the rankings, models that swap places) beside them.")
+@click.option("--crosswalk", "crosswalk", type=click.Path(exists=True, dir_okay=False), default=None, metavar="FILE",
+              help="With --taxonomy: a crosswalk table (Parquet) that carries the first tree's ground truths to a "
+                   "tree that does not hold them.")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Write scores, leaderboard (.md/.csv/.tex/.parquet), breakdowns/, bad rows, run.json and the "
                    "figures (PNG 300 dpi, PDF, SVG) here.")
@@ -359,7 +366,8 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
               help="Labels whose nodes win when an answer names several nodes equally well (.txt one per line, or "
                    "a CSV/TSV/JSONL/Parquet label column). Default: the ground truths of each dataset.")
 @_handled
-def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor, label_set, **o):
+def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor,
+              label_set, **o):
     """Score model OUTPUTS (JSONL, JSON, CSV/TSV, Parquet or xlsx files — lmms-eval samples,
     VLMEvalKit predictions and judge files, VLM4Bio results read as written —, folders of
     them, or glob patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
@@ -379,6 +387,14 @@ def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plot
         from taxoforge.files import check_replaceable
 
         check_replaceable(out_dir)  # a symlink, a file or the working folder: refused before the work (exit 11)
+    if taxonomies:
+        files = (*outputs, taxonomy) if taxonomy else outputs
+        sys.exit(_score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots,
+                                    no_meteor, _read_options(o, ("output", "label")), _mapping_config(o), o))
+    if crosswalk:
+        raise click.UsageError("--crosswalk needs two trees or more: --taxonomy A --taxonomy B")
+    if taxonomy is None or not outputs:
+        raise click.UsageError("give OUTPUTS... TAXONOMY, or OUTPUTS... --taxonomy A --taxonomy B")
     rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"), timings)
     labels = None
     if label_set is not None:
@@ -405,6 +421,39 @@ def score_cmd(outputs, taxonomy, out_dir, min_scored, n_resamples, seed, no_plot
             click.echo(f"error: {failure}" + (f"; the leaderboard and bad rows are in {out_dir}/" if out_dir else ""),
                        err=True)
     sys.exit(code)
+
+
+def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor,
+                       read, config, o: dict) -> int:
+    """``taxoforge score FILES --taxonomy A --taxonomy B …``: the taxonomy sensitivity run
+    (:func:`taxoforge.scores.sensitivity.score_across`); the exit code (the ``--min-scored`` gate
+    applies to the first tree: another may not hold every ground truth)."""
+    from taxoforge.scores.confidence import BootstrapConfig
+    from taxoforge.scores.options import ScoreOptions
+    from taxoforge.scores.sensitivity import score_across
+
+    if not files:
+        raise click.UsageError("give the output files to score: OUTPUTS... --taxonomy A --taxonomy B")
+    if len(taxonomies) < 2:
+        raise click.UsageError("--taxonomy: give two trees or more (or OUTPUTS... TAXONOMY for one)")
+    opts = ScoreOptions(config=config, meteor=not no_meteor, progress=o["progress"], store=o["store"],
+                        altered="content" if o["allow_altered"] else "refuse", index_dir=o["index_dir"],
+                        ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), plots=not no_plots)
+    res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=opts)
+    first = res.runs[res.info["trees"][0]].info
+    failure = _quality_gate(first["scored"], first["rows"], min_scored, "scored", first["bad_rows_by_reason"])
+    code = EXIT_TOO_FEW_SCORED if failure else 0
+    if o["as_json"]:
+        emit_json({"sensitivity": res.table.to_dicts(), "agreement": res.agreement.to_dicts(),
+                   "swaps": res.swaps.to_dicts(), "crosswalked": res.crosswalked.to_dicts(), "info": res.info,
+                   "exit_code": code, **({"error": failure} if failure else {})})
+    else:
+        click.echo(res.markdown())
+        if out_dir:
+            click.echo(f"Results written to {out_dir}/ (one folder per tree, sensitivity.md beside them)")
+        if failure:
+            click.echo(f"error: {failure}", err=True)
+    return code
 
 
 # ---------------------------------------------------------------------------- map

@@ -120,11 +120,31 @@ def _citation_text(info: dict) -> str:
     cit = info.get("citation") or {}
     ref = cit.get("ref") or info.get("taxonomy_version")
     short, digest = short_citation(info)
-    if cit.get("published") and cit.get("store"):
+    if cit.get("published") and _public_store(cit):
         return f"`{ref}` in the store `{cit['store']}`"
+    if cit.get("published"):
+        return f"`{ref}` (content hash `{digest}`) in a local snapshot store with no public URL: readers cannot pull it"
     if cit:
         return f"`{short}` (its content hash `{digest}`: not published in a store)"
     return f"`{ref}`"
+
+
+def _footnote_store(cit: dict) -> str:
+    """``", store URL"`` (its public URL), ``", in a local store …"``, or nothing: how a
+    caption's footnote names the store, never by a local path."""
+    store = _public_store(cit)
+    if store:
+        return f", store {latex_escape(store)}"
+    if cit.get("published"):
+        return ", in a local snapshot store with no public URL"
+    return ""
+
+
+def _public_store(cit: dict) -> str | None:
+    """The store's public URL a citation records; None for a local folder (a run written
+    before citations named stores by their public URL may hold its path)."""
+    store = cit.get("store")
+    return store if isinstance(store, str) and "://" in store else None
 
 
 def _group_label(row: dict) -> str:
@@ -362,8 +382,7 @@ def leaderboard_latex(lb: pl.DataFrame, info: dict | None = None, *, label: str 
                + (f" Brackets: bootstrap {100 * ci.get('level', 0.95):.0f}\\% intervals ({ci.get('n_resamples')} "
                   f"resamples, seed {ci.get('seed')})." if ci.get("n_resamples") else "") + bold_note)
     foot = (f"\\footnotetext{{Taxonomy {latex_escape(short)}: content digest \\texttt{{{latex_escape(digest)}}}"
-            + (f", store {latex_escape((info.get('citation') or {}).get('store'))}"
-               if (info.get("citation") or {}).get("published") and (info.get("citation") or {}).get("store") else "")
+            + _footnote_store(info.get("citation") or {})
             + ".}\n" if digest else "")
     return ("% requires \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n\\small\n"
             "\\setlength{\\tabcolsep}{3pt}\n" + body

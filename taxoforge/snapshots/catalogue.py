@@ -6,6 +6,13 @@ checks the chain index → manifest → files), row counts, total size, path, pr
 (seed, cycle policy, source versions) and, once known, a summary of what changed from the
 version before it (``diff``: counts of nodes added, removed, renamed, moved …).
 
+``public_url``
+    Where readers reach the store (the HTTPS address a folder is served at, ``s3://…``,
+    ``hf://…``), recorded by a publisher that names it (``taxoforge publish --public-url``,
+    ``SnapshotStore(public_url=…)``) and kept by every later write. Citations, the
+    catalogue page and the snapshot browser name the store by it; a local store without
+    one is cited as a local-only store, never by its path.
+
 ``latest``
     What a bare ``NAME`` means. It moves only when asked (``publish(..., latest=True)``,
     ``taxoforge publish --latest``, :meth:`~taxoforge.snapshots.store.SnapshotStore.set_latest`);
@@ -35,7 +42,8 @@ from taxoforge.snapshots.manifest import json_document, validate_name
 
 __all__ = ["INDEX_NAME", "MAX_INDEX_BYTES", "INDEX_FORMAT", "CONTENT_PREFIX", "empty_index", "parse_index", "index_bytes", "index_entry",
            "register", "set_latest", "latest_version", "sorted_versions", "resolve_entry", "parse_ref", "describe_entry",
-           "now", "content_ref", "describe_taxonomies"]
+           "now", "content_ref", "describe_taxonomies", "check_public_url", "public_url_of",
+           "record_public_url"]
 
 INDEX_NAME = "index.json"
 #: the largest ``index.json`` read (bytes): about 4,000 versions at ~2 KiB each. A store is
@@ -81,6 +89,71 @@ def _content_hex(text: str, ref: str) -> str:
         raise SnapshotError(f"bad snapshot reference {ref!r}: expected sha256: and {_MIN_CONTENT_HEX} to 64 "
                             "hex digits of a content hash")
     return hexpart
+
+
+_PUBLIC_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\x00-\x1f\x7f]+")
+_MAX_URL = 2048
+
+
+def check_public_url(url: str) -> str:
+    """``url`` when it can be a store's public address (``scheme://…``, no whitespace or
+    control character, at most 2,048 characters); :class:`SnapshotError` otherwise.
+
+    Parameters
+    ----------
+    url : str
+        The address.
+
+    Returns
+    -------
+    str
+        ``url``, unchanged.
+    """
+    if not isinstance(url, str) or len(url) > _MAX_URL or not _PUBLIC_URL_RE.fullmatch(url):
+        raise SnapshotError(f"bad public URL {str(url)[:200]!r}: expected an absolute URL such as "
+                            "https://host/snapshots (scheme://…, no spaces)")
+    return url
+
+
+def public_url_of(idx: dict) -> str | None:
+    """The public URL a parsed ``index.json`` records, or None (also for a malformed one:
+    an index is untrusted input).
+
+    Parameters
+    ----------
+    idx : dict
+        A parsed ``index.json``.
+
+    Returns
+    -------
+    str or None
+        The recorded public URL.
+    """
+    try:
+        return check_public_url(idx["public_url"]) if idx.get("public_url") else None
+    except SnapshotError:
+        return None
+
+
+def record_public_url(idx: dict, url: str | None) -> str | None:
+    """Record ``url`` (checked by :func:`check_public_url`) as the store's public URL in
+    ``idx`` when one is given, and return the public URL ``idx`` then records.
+
+    Parameters
+    ----------
+    idx : dict
+        A parsed ``index.json``, changed in place.
+    url : str or None
+        The public URL a publisher gave, if any.
+
+    Returns
+    -------
+    str or None
+        The public URL of the store, as the index records it.
+    """
+    if url:
+        idx["public_url"] = check_public_url(url)
+    return public_url_of(idx)
 
 
 def parse_ref(ref: str) -> tuple[str | None, str | None]:

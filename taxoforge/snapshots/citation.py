@@ -33,6 +33,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from taxoforge.snapshots.bibliography import LOCAL_ONLY, public_address
 from taxoforge.snapshots.catalogue import CONTENT_PREFIX, INDEX_NAME, content_ref, latest_version
 from taxoforge.snapshots.content_cache import cached_content_sha256, folder_stamp, remember_content_sha256
 from taxoforge.snapshots.errors import AlteredSnapshot, SnapshotError, SnapshotNotFound, TaxonomyNotFound
@@ -55,7 +56,11 @@ class Citation:
     ``taxonomy``        the taxonomy's name (the snapshot's, else the folder's or tables');
     ``version``         the snapshot version when ``ref`` names one, else None;
     ``content_sha256``  the content hash of the tables used (always);
-    ``store``           the store ``ref`` resolves in (None for a ``sha256:`` reference);
+    ``store``           the public URL of the store ``ref`` resolves in (None for a
+                        ``sha256:`` reference, and for a local store without a public URL);
+    ``local_only``      ``ref`` is published, but in a local folder nobody gave a public URL
+                        (``taxoforge publish --public-url``): readers cannot pull it, and the
+                        citation says so instead of naming a path;
     ``published``       whether a store has this content (``ref`` is ``NAME@VERSION``);
     ``source``          what was given: a reference, a folder, or ``"<tables>"``;
     ``verified``        how the tables were checked: ``"store"`` (files against the
@@ -81,6 +86,8 @@ class Citation:
         The source.
     verified : str
         How the content was checked (``"manifest"``, ``"computed"`` …).
+    local_only : bool
+        Published, but in a local store with no public URL.
     """
 
     ref: str
@@ -91,6 +98,14 @@ class Citation:
     published: bool = False
     source: str = ""
     verified: str = "computed"
+    local_only: bool = False
+
+    @property
+    def store_label(self) -> str | None:
+        """The store as a result names it: its public URL, ``"a local snapshot store with no
+        public URL …"`` (:data:`~taxoforge.snapshots.bibliography.LOCAL_ONLY`), or None
+        (not published)."""
+        return self.store or (LOCAL_ONLY if self.local_only else None)
 
     def as_dict(self) -> dict:
         """The citation as JSON values (what results record).
@@ -104,7 +119,7 @@ class Citation:
 
     def __str__(self) -> str:
         if self.published:
-            return f"{self.ref} (store {self.store})"
+            return f"{self.ref} (store {self.store})" if self.store else f"{self.ref} (in {LOCAL_ONLY})"
         return f"{self.ref} ({self.taxonomy}, not published in a store)"
 
 
@@ -112,12 +127,15 @@ def _as_store(store) -> SnapshotStore:
     return store if isinstance(store, SnapshotStore) else SnapshotStore(store)
 
 
-def _store_url(st: SnapshotStore) -> str:
-    return st.public_url or st.url
+def _published_in(st: SnapshotStore, idx: dict | None = None) -> dict:
+    """``store`` and ``local_only`` of a citation of a snapshot published in ``st``: its
+    public address, never the path of a local folder (:func:`~taxoforge.snapshots.bibliography.public_address`)."""
+    url = public_address(st, idx)
+    return {"store": url, "local_only": url is None}
 
 
-def _find_content(st: SnapshotStore | None, content_sha256: str, name: str | None = None) -> tuple[str, dict] | None:
-    """``(taxonomy, entry)`` of a version of ``st`` with exactly this content (the
+def _find_content(st: SnapshotStore | None, content_sha256: str, name: str | None = None) -> tuple[str, dict, dict] | None:
+    """``(taxonomy, entry, index)`` of a version of ``st`` with exactly this content (the
     taxonomy ``name`` preferred, then its latest), or None (also when there is no store)."""
     if st is None:
         return None
@@ -136,7 +154,7 @@ def _find_content(st: SnapshotStore | None, content_sha256: str, name: str | Non
         n, e = item
         return (n != name, e["version"] != latest_version(idx["taxonomies"][n]))
 
-    return sorted(found, key=rank)[0]
+    return (*sorted(found, key=rank)[0], idx)
 
 
 def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", verified: str = "computed",
@@ -171,8 +189,9 @@ def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", ver
     st = _as_store(store) if store is not None else _default_store_if_any()
     hit = _find_content(st, full, name or tables.name)
     if hit:
-        n, e = hit
-        return Citation(f"{n}@{e['version']}", n, full, e["version"], _store_url(st), True, source, verified)
+        n, e, idx = hit
+        return Citation(f"{n}@{e['version']}", n, full, e["version"], published=True, source=source, verified=verified,
+                        **_published_in(st, idx))
     return Citation(content_ref(full), name or tables.name, full, None, None, False, source, verified)
 
 
@@ -187,8 +206,8 @@ def _mark(tables: TreeTables, citation: Citation) -> tuple[TreeTables, Citation]
     tables.info["citation"] = citation.as_dict()
     if citation.published:
         tables.info["snapshot"] = citation.ref
-        if citation.store:
-            tables.info["store"] = citation.store
+        if citation.store_label:
+            tables.info["store"] = citation.store_label
     else:
         for k in ("snapshot", "manifest", "store"):
             tables.info.pop(k, None)
@@ -254,14 +273,14 @@ def _resolve_snapshot_folder(folder: Path, *, store, altered: str) -> tuple[Tree
     verified = "store" if vouched else "content"
     if vouched:
         st, _ = enclosing
-        return _mark(tables, Citation(claimed, m["taxonomy"], m["content_sha256"], m["version"], _store_url(st), True,
-                                      source, verified))
+        return _mark(tables, Citation(claimed, m["taxonomy"], m["content_sha256"], m["version"], published=True,
+                                      source=source, verified=verified, **_published_in(st)))
     st = _as_store(store) if store is not None else _default_store_if_any()
     hit = _find_content(st, m["content_sha256"], m["taxonomy"])
     if hit:
-        n, e = hit
-        return _mark(tables, Citation(f"{n}@{e['version']}", n, m["content_sha256"], e["version"], _store_url(st),
-                                      True, source, verified))
+        n, e, idx = hit
+        return _mark(tables, Citation(f"{n}@{e['version']}", n, m["content_sha256"], e["version"], published=True,
+                                      source=source, verified=verified, **_published_in(st, idx)))
     return _mark(tables, Citation(content_ref(m["content_sha256"]), m["taxonomy"], m["content_sha256"], None, None,
                                   False, source, verified))
 
@@ -355,4 +374,4 @@ def resolve_taxonomy(source, *, store=None, cache=None, altered: str = "refuse",
     m = tables.info["manifest"]
     verified = "store"
     return _mark(tables, Citation(f"{m['taxonomy']}@{m['version']}", m["taxonomy"], m["content_sha256"], m["version"],
-                                  _store_url(st), True, text, verified))
+                                  published=True, source=text, verified=verified, **_published_in(st)))

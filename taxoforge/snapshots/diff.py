@@ -10,6 +10,11 @@ Nodes are matched by ``node_id`` (stable across rebuilds, docs/method.md#trees),
 ``links_added`` / ``links_removed`` labels only in B / only in A;
 ``links_changed``         labels in both whose status, node or method changed.
 
+Every node id a row names comes with its label beside it (``label``, ``parent_label``,
+``old_parent_label``, ``new_parent_label``, ``node_label`` …: the label in B, or in A
+for what B no longer has), so a reader sees *Panthera leo* moved from *Felis* to
+*Panthera*, not ``inat:41964`` from ``inat:41939`` to ``inat:41944``.
+
 A move changes the depth of the whole subtree below it; those depth changes are counted
 (``depth_changed``) but not listed, so a diff shows the edges that changed, not their
 consequences. Everything is joins over the tables: fast at Wikidata scale.
@@ -52,29 +57,41 @@ def diff_frames(a: TreeTables, b: TreeTables) -> tuple[dict[str, pl.DataFrame], 
     """
     na = a.nodes.select("node_id", "parent_id", "label", "depth")
     nb = b.nodes.select("node_id", "parent_id", "label", "depth")
-    added = nb.join(na, on="node_id", how="anti").select("node_id", "parent_id", "label").sort("node_id")
-    removed = na.join(nb, on="node_id", how="anti").select("node_id", "parent_id", "label").sort("node_id")
+    # every node id's label: B's, else A's (a node B removed)
+    labels = pl.concat([nb.select("node_id", "label"), na.join(nb, on="node_id", how="anti").select("node_id", "label")])
+
+    def label(df: pl.DataFrame, col: str, alias: str) -> pl.DataFrame:
+        named = labels.rename({"node_id": col, "label": alias})
+        return df.join(named, on=col, how="left", maintain_order="left")
+
+    added = label(nb.join(na, on="node_id", how="anti").select("node_id", "parent_id", "label"),
+                  "parent_id", "parent_label").sort("node_id")
+    removed = label(na.join(nb, on="node_id", how="anti").select("node_id", "parent_id", "label"),
+                    "parent_id", "parent_label").sort("node_id")
     common = na.join(nb, on="node_id", how="inner", suffix="_new")
     renamed = (common.filter(pl.col("label").ne_missing(pl.col("label_new")))
                .select("node_id", pl.col("label").alias("old_label"), pl.col("label_new").alias("new_label"))
                .sort("node_id"))
-    moved = (common.filter(pl.col("parent_id").ne_missing(pl.col("parent_id_new")))
-             .select("node_id", pl.col("parent_id").alias("old_parent"), pl.col("parent_id_new").alias("new_parent"))
-             .sort("node_id"))
+    moved = common.filter(pl.col("parent_id").ne_missing(pl.col("parent_id_new"))).select(
+        "node_id", pl.col("label_new").alias("label"), pl.col("parent_id").alias("old_parent"),
+        pl.col("parent_id_new").alias("new_parent"))
+    moved = label(label(moved, "old_parent", "old_parent_label"), "new_parent", "new_parent_label").sort("node_id")
     depth_changed = common.filter(pl.col("depth").ne_missing(pl.col("depth_new"))).height
 
     key_n = ["node_id", "name", "kind", "lang"]
     names_a = a.names.select(key_n).unique()
     names_b = b.names.select(key_n).unique()
-    names_added = names_b.join(names_a, on=key_n, how="anti", nulls_equal=True).sort(key_n, nulls_last=True)
-    names_removed = names_a.join(names_b, on=key_n, how="anti", nulls_equal=True).sort(key_n, nulls_last=True)
+    names_added = label(names_b.join(names_a, on=key_n, how="anti", nulls_equal=True),
+                        "node_id", "label").sort(key_n, nulls_last=True)
+    names_removed = label(names_a.join(names_b, on=key_n, how="anti", nulls_equal=True),
+                          "node_id", "label").sort(key_n, nulls_last=True)
 
     key_l = ["dataset", "label_id"]
     cols_l = ["dataset", "label_id", "label_text", "status", "node_id", "method"]
     la = a.links.select(cols_l).unique(subset=key_l, keep="first")
     lb = b.links.select(cols_l).unique(subset=key_l, keep="first")
-    links_added = lb.join(la, on=key_l, how="anti").sort(key_l)
-    links_removed = la.join(lb, on=key_l, how="anti").sort(key_l)
+    links_added = label(lb.join(la, on=key_l, how="anti"), "node_id", "node_label").sort(key_l)
+    links_removed = label(la.join(lb, on=key_l, how="anti"), "node_id", "node_label").sort(key_l)
     lc = la.join(lb, on=key_l, how="inner", suffix="_new")
     links_changed = (lc.filter(pl.col("status").ne_missing(pl.col("status_new"))
                                | pl.col("node_id").ne_missing(pl.col("node_id_new"))
@@ -82,8 +99,8 @@ def diff_frames(a: TreeTables, b: TreeTables) -> tuple[dict[str, pl.DataFrame], 
                      .select("dataset", "label_id", pl.col("label_text_new").alias("label_text"),
                              pl.col("status").alias("old_status"), pl.col("status_new").alias("new_status"),
                              pl.col("node_id").alias("old_node"), pl.col("node_id_new").alias("new_node"),
-                             pl.col("method").alias("old_method"), pl.col("method_new").alias("new_method"))
-                     .sort(key_l))
+                             pl.col("method").alias("old_method"), pl.col("method_new").alias("new_method")))
+    links_changed = label(label(links_changed, "old_node", "old_node_label"), "new_node", "new_node_label").sort(key_l)
     frames = {"added": added, "removed": removed, "renamed": renamed, "moved": moved,
               "names_added": names_added, "names_removed": names_removed, "links_added": links_added,
               "links_removed": links_removed, "links_changed": links_changed}
@@ -175,19 +192,34 @@ def summary_text(summary: dict) -> str:
     return text
 
 
+def _node(node_id, label) -> str:
+    """``inat:41964 "Panthera leo"`` (just the id when the label is unknown; ``-`` for none)."""
+    if node_id is None:
+        return "-"
+    return f"{node_id} {_printable(label)}" if label not in (None, "") else str(node_id)
+
+
+def _printable(text) -> str:
+    """Text quoted for a terminal: control characters shown escaped, never interpreted."""
+    return repr(str(text))
+
+
 def _fmt_row(kind: str, r: dict) -> str:
     if kind in ("added", "removed"):
-        return f"{r['node_id']}  {r['label'] or ''!s}  (parent {r['parent_id']})"
+        return f"{_node(r['node_id'], r['label'])}  (parent {_node(r['parent_id'], r.get('parent_label'))})"
     if kind == "renamed":
-        return f"{r['node_id']}  {r['old_label']!r} → {r['new_label']!r}"
+        return f"{r['node_id']}  {_printable(r['old_label'])} → {_printable(r['new_label'])}"
     if kind == "moved":
-        return f"{r['node_id']}  parent {r['old_parent']} → {r['new_parent']}"
+        return (f"{_node(r['node_id'], r.get('label'))}  parent {_node(r['old_parent'], r.get('old_parent_label'))}"
+                f" → {_node(r['new_parent'], r.get('new_parent_label'))}")
     if kind in ("names_added", "names_removed"):
-        return f"{r['node_id']}  {r['name']!r} ({r['kind']}, {r['lang']})"
+        return f"{_node(r['node_id'], r.get('label'))}  {_printable(r['name'])} ({r['kind']}, {r['lang']})"
     if kind in ("links_added", "links_removed"):
-        return f"{r['dataset']}:{r['label_id']}  {r['label_text']!r} {r['status']} → {r['node_id']}"
-    return (f"{r['dataset']}:{r['label_id']}  {r['label_text']!r} {r['old_status']} {r['old_node']} → "
-            f"{r['new_status']} {r['new_node']}")
+        return (f"{r['dataset']}:{r['label_id']}  {_printable(r['label_text'])} {r['status']} → "
+                f"{_node(r['node_id'], r.get('node_label'))}")
+    return (f"{r['dataset']}:{r['label_id']}  {_printable(r['label_text'])} {r['old_status']} "
+            f"{_node(r['old_node'], r.get('old_node_label'))} → {r['new_status']} "
+            f"{_node(r['new_node'], r.get('new_node_label'))}")
 
 
 _SIGN = {"added": "+", "removed": "-", "renamed": "~", "moved": ">", "names_added": "+", "names_removed": "-",

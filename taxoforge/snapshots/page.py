@@ -2,10 +2,13 @@
 
 One static page, rendered from ``index.json`` alone by every publish (and ``set_latest``,
 ``reindex``) and written beside it atomically (local stores: temporary file + rename;
-object stores: one PUT). For each taxonomy: every version, oldest first, with its
-creation time, node/name/link counts, size, seed and source versions, a summary of what
-changed from the version before it, a *latest* badge, and the ``taxoforge pull`` command
-to copy.
+object stores: one PUT). For each taxonomy: a description (what it was built from, how
+big it is) and the licences of its sources; then every version, oldest first, with its
+creation time, node/name/link counts, size, seed and source versions (a long one folded
+in a ``<details>``, so the pull column stays in view), a summary of what changed from
+the version before it, a *latest* badge, the ``taxoforge pull`` command to copy, a link
+to the version's browser (:mod:`.browser`) when it has one, and a *Cite* block (BibTeX of
+:mod:`.bibliography` and the ``taxoforge cite`` command).
 
 Everything that came from a store or a manifest is escaped (Jinja2 with autoescaping),
 and no value is ever placed inside the page's script. The script only adds copy buttons
@@ -35,13 +38,16 @@ _TEMPLATE = """<!doctype html>
 <style>
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 78rem; padding: 0 1rem; color: #1d232a; }
 h1 { font-size: 1.5rem; margin-bottom: .2rem; } h2 { margin-top: 2.2rem; font-size: 1.25rem; }
-.muted { color: #5b6670; } code { font: 13px ui-monospace, monospace; }
+.muted { color: #5b6670; } code, pre { font: 13px ui-monospace, monospace; }
 table { border-collapse: collapse; width: 100%; margin-top: .6rem; }
+td.sources { min-width: 11rem; max-width: 22rem; overflow-wrap: anywhere; } td.sources details pre, .cite pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .3rem 0; }
+td.sources summary, .cite summary { cursor: pointer; } .cite pre { background: #f3f6f8; padding: .5rem; border-radius: .25rem; max-height: 24rem; overflow: auto; }
+.about { margin: .2rem 0; } .licence { margin: .2rem 0 .6rem; } .warn { color: #8a4b00; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #dde3e8; vertical-align: top; }
 th { background: #f3f6f8; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.num, td.created { white-space: nowrap; }
+td.num { white-space: nowrap; } td.created { min-width: 6.5rem; }
 .badge { background: #1f7a4d; color: #fff; border-radius: .6rem; padding: 0 .45rem; font-size: 12px; margin-left: .3rem; }
-.pull { display: flex; gap: .4rem; align-items: center; } .pull code { background: #f3f6f8; padding: .15rem .35rem; border-radius: .25rem; }
+.pull { display: flex; flex-wrap: wrap; gap: .3rem; align-items: center; min-width: 14rem; } .pull code { background: #f3f6f8; padding: .15rem .35rem; border-radius: .25rem; overflow-wrap: anywhere; }
 button.copy { font-size: 12px; cursor: pointer; }
 </style>
 </head>
@@ -56,21 +62,27 @@ button.copy { font-size: 12px; cursor: pointer; }
 {% for tax in taxonomies %}
 <section class="taxonomy" id="taxonomy-{{ tax.name }}" data-taxonomy="{{ tax.name }}">
 <h2>{{ tax.name }}</h2>
+<p class="about">{{ tax.description }}</p>
+<p class="licence"><strong>Licence.</strong> {% for src in tax.licences %}{{ src.name }}: <a href="{{ src.url }}" rel="noopener noreferrer">{{ src.licence }}</a>{% if not loop.last %}; {% endif %}{% else %}<span class="muted">no upstream source recorded: see the sources the tree was built from</span>{% endfor %}</p>
 <p class="muted">{{ tax.versions|length }} version{{ '' if tax.versions|length == 1 else 's' }}{% if tax.latest %}; <code>{{ tax.name }}</code> means <code>{{ tax.name }}@{{ tax.latest }}</code>{% endif %}</p>
 <table>
 <thead><tr><th>version</th><th>created</th><th>nodes</th><th>names</th><th>links</th><th>size</th><th>seed</th><th>source versions</th><th title="what changed from the version before">changes</th><th>pull</th></tr></thead>
 <tbody>
 {% for v in tax.versions %}
 <tr class="version" id="v-{{ tax.name }}-{{ v.version }}" data-ref="{{ v.ref }}" data-latest="{{ 'true' if v.latest else 'false' }}">
-<td><code>{{ v.version }}</code>{% if v.latest %}<span class="badge">latest</span>{% endif %}</td>
-<td class="created">{{ v.created }}</td>
+<td><code>{{ v.version }}</code>{% if v.latest %}<span class="badge">latest</span>{% endif %}{% if v.browser %}<div><a class="browse" href="{{ v.browser }}">browse</a></div>{% endif %}</td>
+<td class="created">{{ v.created|replace("T", " ") }}</td>
 <td class="num nodes">{{ v.nodes }}</td><td class="num">{{ v.names }}</td><td class="num">{{ v.links }}</td>
 <td class="num size" data-bytes="{{ v.bytes }}">{{ v.size }}</td>
 <td>{{ v.seed }}</td>
-<td class="sources">{% for k, val in v.sources %}<div><code>{{ k }}</code> {{ val }}</div>{% endfor %}</td>
+<td class="sources">{% for k, short, full in v.sources %}<div>{% if full %}<details><summary><code>{{ k }}</code> {{ short }}</summary><pre>{{ full }}</pre></details>{% else %}<code>{{ k }}</code> {{ short }}{% endif %}</div>{% endfor %}</td>
 <td class="diff">{% if v.diff %}<span title="compared with {{ v.diff_from }}">{{ v.diff }}</span>{% else %}<span class="muted">{{ v.diff_none }}</span>{% endif %}</td>
 <td><div class="pull"><code class="pull-command" data-ref="{{ v.ref }}">{{ v.pull }}</code><button class="copy" type="button">copy</button></div></td>
 </tr>
+<tr class="cite" id="cite-{{ tax.name }}-{{ v.version }}"><td colspan="10"><details><summary>Cite {{ v.ref }}</summary>
+{% if v.local_only %}<p class="warn">This store has no public URL: readers cannot pull this snapshot. Publish with <code>--public-url URL</code> (the address the store is served at) to cite it by that address.</p>{% endif %}
+<p><code>{{ v.cite_command }}</code> prints this BibTeX and a CITATION.cff.</p>
+<pre class="bibtex">{{ v.bibtex }}</pre></details></td></tr>
 {% endfor %}
 </tbody>
 </table>
@@ -146,21 +158,64 @@ def pull_command(ref: str, store_url: str) -> str:
     return f"taxoforge pull {_shell_quote(ref)} --store {_shell_quote(store_url)}"
 
 
-def _source_items(sv: Any) -> list[tuple[str, str]]:
+#: a source version longer than this is folded in a ``<details>`` (its short form shown)
+_FOLD_AT = 48
+
+
+def _source_items(sv: Any) -> list[tuple[str, str, str | None]]:
+    """``(key, short, full or None)`` per source version: a long one (a dict of package,
+    file, SHA-256 …) is shown short and folded whole, so the table keeps its pull column
+    in view."""
     import json
 
+    from taxoforge.snapshots.upstreams import version_text
+
     if not isinstance(sv, dict):
-        return [("", str(sv))] if sv else []
+        sv = {"": sv} if sv else {}
     out = []
-    for k in sorted(sv):
+    for k in sorted(sv, key=str):
         v = sv[k]
-        out.append((str(k), v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)))
+        text = v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+        if len(text) <= _FOLD_AT:
+            out.append((str(k), text, None))
+        else:
+            short = version_text(v) if isinstance(v, dict) else text
+            short = short if len(short) <= _FOLD_AT else short[:_FOLD_AT - 1] + "…"
+            out.append((str(k), short, json.dumps(v, indent=1, sort_keys=True, default=str) if not isinstance(v, str)
+                        else v))
     return out
 
 
 def _count(d: dict, key: str) -> str:
     v = (d or {}).get(key)
     return f"{v:,}" if isinstance(v, int) else "?"
+
+
+def _browser_href(name: str, entry: dict) -> str | None:
+    """The relative link to a version's browser, when its index entry says it has one (a
+    path the id grammar allows: nothing from a hostile index becomes another URL)."""
+    from taxoforge.snapshots.manifest import validate_name
+
+    if not entry.get("browser"):
+        return None
+    try:
+        return f"{validate_name(name)}/{validate_name(entry['version'], 'version')}/browse/index.html"
+    except Exception:  # noqa: BLE001 - a malformed entry: no link
+        return None
+
+
+def _description(name: str, entry: dict, ups: list) -> str:
+    """One sentence on a taxonomy: what it was built from and how big its latest version is."""
+    counts = entry.get("row_counts") or {}
+    nodes = counts.get("nodes")
+    size = f"{nodes:,} nodes" if isinstance(nodes, int) else "nodes uncounted"
+    if isinstance(counts.get("names"), int):
+        size += f", {counts['names']:,} names"
+    if isinstance(counts.get("links"), int) and counts["links"]:
+        size += f", {counts['links']:,} dataset labels linked"
+    built = ", ".join(u.name for u in ups) or "sources not recorded in its manifest"
+    return (f"The {name} taxonomy as a tree, built by taxoforge from {built}; its latest version has {size}. "
+            "Every version is frozen: its id is a hash of its tables.")
 
 
 def render_page(idx: dict, store_url: str, *, public: bool = False) -> str:
@@ -186,11 +241,17 @@ def render_page(idx: dict, store_url: str, *, public: bool = False) -> str:
 
     from taxoforge.snapshots.manifest import package_version
 
+    from taxoforge.snapshots.bibliography import bibtex, reference_from_entry
+    from taxoforge.snapshots.upstreams import upstreams_of
+
+    # a citation names the public URL, or a remote store's own URL; a local folder's path never
+    cite_store = store_url if public or "://" in store_url else None
     taxonomies = []
     n_versions = 0
     for name, tax in sorted(idx.get("taxonomies", {}).items()):
         latest = latest_version(tax)
         entries = sorted_versions(tax.get("versions", []))
+        newest = next((e for e in entries if e["version"] == latest), entries[-1] if entries else {})
         rows = []
         for i, e in enumerate(entries):
             ref = f"{name}@{e['version']}"
@@ -208,9 +269,16 @@ def render_page(idx: dict, store_url: str, *, public: bool = False) -> str:
                 "diff": summary_text(d) if current else None, "diff_from": prev,
                 "diff_none": "first version" if i == 0 else "not computed",
                 "pull": pull_command(ref, store_url),
+                "browser": _browser_href(name, e),
+                "bibtex": bibtex(reference_from_entry(name, e, store=cite_store, local_only=cite_store is None)),
+                "local_only": cite_store is None,
+                "cite_command": f"taxoforge cite {_shell_quote(ref)} --store {_shell_quote(store_url)}",
             })
         n_versions += len(rows)
-        taxonomies.append({"name": name, "latest": latest, "versions": rows})
+        ups = upstreams_of(newest.get("source_versions"))
+        taxonomies.append({"name": name, "latest": latest, "versions": rows,
+                           "description": _description(name, newest, [u for u, _ in ups]),
+                           "licences": [{"name": u.name, "licence": u.licence, "url": u.licence_url} for u, _ in ups]})
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     return env.from_string(_TEMPLATE).render(
         store_url=store_url, public=public, taxonomies=taxonomies, n_versions=n_versions,

@@ -76,6 +76,7 @@ from taxoforge.snapshots.catalogue import (
     now,
     parse_index,
     parse_ref,
+    record_public_url,
     resolve_entry,
     sorted_versions,
 )
@@ -468,8 +469,9 @@ class SnapshotStore(StorePublishing):
 
     def _write_index(self, idx: dict) -> None:
         """Write ``index.json``, then ``index.html`` rendered from it, each whole or not at all."""
+        public = record_public_url(idx, self.public_url)  # the store remembers where it is published
         data = index_bytes(idx)
-        page = render_page(idx, self.display_url, public=bool(self.public_url)).encode("utf-8")
+        page = render_page(idx, public or self.display_url, public=bool(public)).encode("utf-8")
         self._put(INDEX_NAME, data, "application/json")
         self._put(PAGE_NAME, page, "text/html; charset=utf-8")
 

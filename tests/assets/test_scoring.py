@@ -17,6 +17,7 @@ from assets.scoring import (SCORED_TAXONOMIES, model_output_files, model_output_
                             result_folder, scores_assets)
 from pipelines.definitions import build_definitions
 from taxoforge.snapshots import SnapshotStore
+from taxoforge.snapshots.bibliography import LOCAL_ONLY
 from taxoforge.trees.tables import TreeTables
 
 ROWS = [("life", None, "Life"), ("plantae", "life", "Plants"), ("animalia", "life", "Animals"),
@@ -75,7 +76,8 @@ def test_a_file_is_scored_against_the_snapshot_it_cites(setup):
     assert md["rows"].value == 4 and md["scored"].value == 3 and md["bad_rows"].value == 1
     assert md["best_model"].value == "m1"
     # the citation: a reference the store resolves, and the store
-    assert md["taxonomy_ref"].value == published.ref and md["taxonomy_store"].value == str(resources["snapshot_store"].url)
+    assert md["taxonomy_ref"].value == published.ref
+    assert md["taxonomy_store"].value == LOCAL_ONLY  # a local store without a public URL: said so, never its path
     assert md["citation"].value["published"] is True and md["snapshot_asset"].value == "imagenet1k_snapshot"
     assert md["taxonomy_rule"].value == "default"
     # the leaderboard and both figures inline

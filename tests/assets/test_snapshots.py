@@ -9,6 +9,7 @@ import pytest
 from assets.snapshots import SNAPSHOTS, snapshot_asset
 from assets.common.io_manager import ParquetIOManager
 from assets.common.resources import SnapshotStoreResource
+from taxoforge.snapshots.bibliography import LOCAL_ONLY
 from taxoforge.snapshots import SnapshotStore, verify_folder
 from taxoforge.trees.tables import TreeTables
 from tests.taxoforge.snapshots.helpers import make_tree, move_edge, random_edges
@@ -22,12 +23,12 @@ def _upstream(tree: TreeTables):
     return _tree
 
 
-def _run(tmp_path, tree: TreeTables, raise_on_error: bool = True, latest: bool | None = None):
+def _run(tmp_path, tree: TreeTables, raise_on_error: bool = True, latest: bool | None = None, public_url: str = ""):
     config = None if latest is None else {"ops": {"wordnet_snapshot": {"config": {"latest": latest}}}}
     return dg.materialize(
         [_upstream(tree), snapshot_asset("wordnet", "wordnet_tree")],
         resources={"io_manager": ParquetIOManager(data_dir=str(tmp_path / "data")),
-                   "snapshot_store": SnapshotStoreResource(url=str(tmp_path / "snapshots"))},
+                   "snapshot_store": SnapshotStoreResource(url=str(tmp_path / "snapshots"), public_url=public_url)},
         raise_on_error=raise_on_error, run_config=config,
     )
 
@@ -60,7 +61,7 @@ def test_data_version_is_the_content_id_and_unchanged_rebuilds_keep_it(tmp_path)
     assert first.tags["dagster/data_version"] == entry["version"]
     md = first.metadata
     assert md["version"].value == entry["version"] and md["status"].value == "published"
-    assert md["store_url"].value == str(tmp_path / "snapshots")
+    assert md["store_url"].value == LOCAL_ONLY  # a local folder with no public URL: said so, never its path
     manifest = store.manifest("wordnet", entry["version"])
     assert md["checksums"].value == {f: v["sha256"] for f, v in manifest["files"].items()}
     assert md["changed"].value is True
@@ -74,7 +75,13 @@ def test_data_version_is_the_content_id_and_unchanged_rebuilds_keep_it(tmp_path)
     assert again.tags["dagster/data_version"] == entry["version"]
     assert again.metadata["status"].value == "unchanged" and again.metadata["changed"].value is False
 
-    moved = _materialization(_run(tmp_path, make_tree(move_edge(edges, "t:149", "t:1"))))
+    moved = _materialization(_run(tmp_path, make_tree(move_edge(edges, "t:149", "t:1")),
+                                  public_url="https://taxa.example.org/snapshots"))
+    assert moved.metadata["store_url"].value == "https://taxa.example.org/snapshots"
+    assert moved.metadata["browser"].value == (f"https://taxa.example.org/snapshots/wordnet/"
+                                               f"{moved.tags['dagster/data_version']}/browse/index.html")
+    assert (tmp_path / "snapshots" / "wordnet" / moved.tags["dagster/data_version"] / "browse" / "index.html").is_file()
+    assert "--store https://taxa.example.org/snapshots" in moved.metadata["cite_with"].value
     assert moved.tags["dagster/data_version"] != entry["version"]
     assert moved.metadata["changed"].value is True
     assert moved.metadata["previous_version"].value == entry["version"]

@@ -222,22 +222,15 @@ def test_imports_run_one_way_down_the_layers():
 # ---------------------------------------------------------------------------- one idea a module
 MAX_MODULE_LINES = 600
 
-#: Modules over the limit that their owners are splitting right now: path -> who splits it.
-#: The list only shrinks; an entry for a module now within the limit must be deleted.
-ALLOWED_LONG: dict[str, str] = {
-}
 
 
 def test_no_module_is_over_the_line_limit():
     lengths = {path.relative_to(PACKAGE_ROOT.parent).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
                for path in sorted(PACKAGE_ROOT.rglob("*.py"))}
     assert {"taxoforge/trees/taxonomy.py", "taxoforge/sources/coldp.py"} <= set(lengths)
-    long = {p: n for p, n in lengths.items() if n > MAX_MODULE_LINES and p not in ALLOWED_LONG}
+    long = {p: n for p, n in lengths.items() if n > MAX_MODULE_LINES}
     assert not long, (f"modules over {MAX_MODULE_LINES} lines: split each along the steps it holds, one idea a "
                       "module:\n" + "\n".join(f"  {p}: {n} lines" for p, n in sorted(long.items())))
-    stale = sorted(p for p in ALLOWED_LONG if lengths.get(p, 0) <= MAX_MODULE_LINES)
-    assert not stale, ("within the limit now (or gone) — delete from ALLOWED_LONG in tests/taxoforge/test_package.py:\n"
-                       + "\n".join(f"  {p} ({lengths.get(p, 'gone')} lines; {ALLOWED_LONG[p]})" for p in stale))
 
 
 # ---------------------------------------------------------------------------- numpydoc everywhere
@@ -248,10 +241,6 @@ def test_no_module_is_over_the_line_limit():
 #: dataclass's fields, ``Attributes``; a property needs a docstring with a summary.
 DOCSTRING_CODES = ("GL08", "SS01", "PR01", "PR02", "RT01", "YD01")
 
-#: Modules whose public docstrings are being completed now: module -> who completes them.
-#: The list only shrinks; an entry for a module whose docstrings all pass must be deleted.
-ALLOWED_DOCSTRING_GAPS: dict[str, str] = {
-}
 
 
 def library_modules() -> list:
@@ -332,12 +321,8 @@ def test_every_public_function_and_class_has_a_numpydoc_docstring():
         for name, obj in public_objects(module):
             for p in docstring_problems(name, obj):
                 problems.setdefault(module.__name__, []).append(f"{name}: {p}")
-    new = {m: ps for m, ps in problems.items() if m not in ALLOWED_DOCSTRING_GAPS}
-    assert not new, ("public objects without the numpydoc docstring their signature needs (numpydoc.validate):\n"
-                     + "\n".join(f"  {p}" for ps in new.values() for p in ps))
-    stale = sorted(set(ALLOWED_DOCSTRING_GAPS) - set(problems))
-    assert not stale, ("docstrings complete now — delete from ALLOWED_DOCSTRING_GAPS in tests/taxoforge/test_package.py:\n"
-                       + "\n".join(f"  {m}" for m in stale))
+    assert not problems, ("public objects without the numpydoc docstring their signature needs (numpydoc.validate):\n"
+                          + "\n".join(f"  {p}" for ps in problems.values() for p in ps))
 
 
 def test_the_docstring_check_fails_where_it_should(tmp_path, monkeypatch):

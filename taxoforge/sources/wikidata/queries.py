@@ -10,7 +10,10 @@ passed validation: ``ITEMS`` from QIDs (:func:`taxoforge.sources.wikidata.ids.va
 its tags. Anything else is refused: a tag is ASCII letters, digits and hyphens only, so no
 quote, brace or space can reach a query; ``LANGS`` from a list of such tags (as string literals for a ``VALUES``
 block), ``EXTERNAL_IDS`` from external identifiers matching :data:`EXTERNAL_ID_RE` (digits,
-such as iNaturalist taxon ids; as string literals, the way Wikidata stores external ids).
+such as iNaturalist taxon ids; as string literals, the way Wikidata stores external ids),
+``IDENTIFIERS`` from identifier values matching :data:`IDENTIFIER_RE` (letters, digits, ``.``,
+``-``, ``_``: Catalogue of Life ids such as ``4QHKG``, WordNet 3.1 synset ids such as
+``02086723-n``) and ``SEED_PROPERTY`` from a property id matching :data:`PROPERTY_RE`.
 
 The folder installs as the package :data:`QUERY_PACKAGE` (``taxoforge/sql`` is a symbolic
 link to ``sql/``; package data declared in ``pyproject.toml``), read with
@@ -27,7 +30,7 @@ from pathlib import Path
 from taxoforge.sources.wikidata.ids import node_id, validate_qids
 
 __all__ = ["QUERY_PACKAGE", "query_dir", "load_query", "render", "query_names", "language_tag", "LANG_RE",
-           "EXTERNAL_ID_RE"]
+           "EXTERNAL_ID_RE", "IDENTIFIER_RE", "PROPERTY_RE"]
 
 #: The package of the query files (the top-level ``sql/``, linked as ``taxoforge/sql``).
 QUERY_PACKAGE = "taxoforge.sql"
@@ -52,6 +55,11 @@ LANG_RE = re.compile(rf"^(?:{_LANGTAG}|{_PRIVATEUSE}|(?i:{_GRANDFATHERED}))$")
 #: External ids put into a query: a positive decimal integer without leading zero (iNaturalist
 #: taxon ids, P3151). Wikidata stores external ids as plain string literals.
 EXTERNAL_ID_RE = re.compile(r"^[1-9][0-9]{0,18}$")
+#: Identifier values put into a query (any external-id property): letters, digits, ``.``, ``-``
+#: and ``_``, at most 64 characters; no quote, brace, backslash or space can reach a query.
+IDENTIFIER_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,63}$")
+#: A Wikidata property id.
+PROPERTY_RE = re.compile(r"^P[1-9][0-9]{0,8}$")
 _PLACEHOLDER = re.compile(r"\{\{([A-Z_]+)\}\}")
 _NAME_RE = re.compile(r"^[a-z0-9_]+$")
 _SUFFIX = ".rq"
@@ -166,7 +174,8 @@ def _external_ids(ids, where: str) -> list[str]:
     return sorted(out, key=int)
 
 
-def render(name: str, *, items=None, lang: str | None = None, langs=None, external_ids=None) -> str:
+def render(name: str, *, items=None, lang: str | None = None, langs=None, external_ids=None,
+           identifiers=None, seed_property: str | None = None) -> str:
     """Load query ``name`` and fill its placeholders with validated values.
 
     >>> q = render("instance_of", items=["Q146", "wd:Q5"])
@@ -191,6 +200,10 @@ def render(name: str, *, items=None, lang: str | None = None, langs=None, extern
         Language tags for ``VALUES``.
     external_ids : optional
         External ids (iNaturalist …) for ``VALUES``.
+    identifiers : optional
+        Identifier values of any external-id property for ``VALUES`` (:data:`IDENTIFIER_RE`).
+    seed_property : str, optional
+        A property id (:data:`PROPERTY_RE`) for ``SEED_PROPERTY``.
 
     Returns
     -------
@@ -218,6 +231,20 @@ def render(name: str, *, items=None, lang: str | None = None, langs=None, extern
         if not ext:
             raise ValueError(f"query {name!r}: empty batch of external ids")
         values["EXTERNAL_IDS"] = " ".join(f'"{x}"' for x in ext)
+    if identifiers is not None:
+        vals: set[str] = set()
+        for i, x in enumerate(identifiers):
+            if not isinstance(x, str) or not IDENTIFIER_RE.fullmatch(x):
+                raise ValueError(f"query {name!r}: identifiers[{i}]: {x!r} is not an identifier (letters, digits, "
+                                 "'.', '-', '_')")
+            vals.add(x)
+        if not vals:
+            raise ValueError(f"query {name!r}: empty batch of identifiers")
+        values["IDENTIFIERS"] = " ".join(f'"{x}"' for x in sorted(vals))
+    if seed_property is not None:
+        if not isinstance(seed_property, str) or not PROPERTY_RE.fullmatch(seed_property):
+            raise ValueError(f"query {name!r}: seed_property {seed_property!r} is not a property id like 'P3151'")
+        values["SEED_PROPERTY"] = seed_property
     needed = set(_PLACEHOLDER.findall(text))
     missing = needed - set(values)
     if missing:

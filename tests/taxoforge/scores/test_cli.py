@@ -116,9 +116,11 @@ def test_a_snapshot_by_name_is_cited_with_its_store_and_a_missing_one_lists_the_
     r = CliRunner().invoke(main, ["score", str(f), "inat_like", "--store", str(store), "--json", *FAST])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert doc["info"]["citation"]["ref"] == pub.ref and doc["info"]["citation"]["store"] == str(store)
+    # a local store with no public URL: cited as local-only, never by its path
+    assert doc["info"]["citation"]["ref"] == pub.ref and doc["info"]["citation"]["store"] is None
+    assert doc["info"]["citation"]["local_only"] is True and str(store) not in json.dumps(doc["info"]["citation"])
     assert {row["taxonomy_version"] for row in doc["leaderboard"]} == {pub.ref}
-    assert {row["taxonomy_store"] for row in doc["leaderboard"]} == {str(store)}
+    assert {row["taxonomy_store"] for row in doc["leaderboard"]} == {None}
     assert all(row["hF_ci_low"] <= row["hF"] <= row["hF_ci_high"] for row in doc["leaderboard"] if row["n"] > 1)
 
     r = CliRunner().invoke(main, ["score", str(f), "inaturalist", "--store", str(store), *FAST])

@@ -44,6 +44,9 @@ def test_latex_table_escapes_names_and_parses():
     assert r"\texttt{inat\_2024@abc}\protect\footnotemark" in tex
     assert r"\footnotetext{Taxonomy inat\_2024@abc: content digest \texttt{sha256:" + "ab" * 32 + "}" in tex
     assert "sha256:" + "ab" * 32 not in tex[:tex.index(r"\end{table}")]
+    assert r", store s3://bucket/x\_y.}" in tex  # the store by its public URL
+    local = leaderboard_latex(lb, {**info, "citation": {**info["citation"], "store": None, "local_only": True}})
+    assert "in a local snapshot store with no public URL.}" in local
     assert r"{\scriptsize [" in tex and tex.count(r"\\") >= 2
     body = tex[tex.index(r"\begin{table}"):]
     LatexWalker(body, tolerant_parsing=False).get_latex_nodes()  # well formed: every group closed
@@ -67,7 +70,11 @@ def test_markdown_shows_intervals_and_the_citation():
                                    "confidence_intervals": {"level": 0.95, "n_resamples": 200, "seed": 0,
                                                             "method": "percentile"}})
     assert f"{row['hF']:.3f} ({row['hF_ci_low']:.3f}–{row['hF_ci_high']:.3f})" in md
-    assert "`t@v1` in the store `/s`" in md and "bootstrap 95 % interval" in md
+    assert "in a local snapshot store with no public URL" in md and "`/s`" not in md  # never a local path
+    assert "bootstrap 95 % interval" in md
+    public = leaderboard_markdown(lb, {"taxonomy": "t", "citation": {"ref": "t@v1", "store": "https://h/s",
+                                                                     "published": True}})
+    assert "`t@v1` in the store `https://h/s`" in public
     assert "hF_ci_low" not in md  # shown inline, not as columns
     header = next(line for line in md.splitlines() if line.startswith("| model"))
     assert header.split(" | ")[:6] == ["| model", "dataset", "prompt", "rank", "n", "acc. (%)"]

@@ -11,6 +11,7 @@ import pytest
 
 from taxoforge.snapshots import (
     AlteredSnapshot,
+    SnapshotError,
     SnapshotStore,
     TaxonomyNotFound,
     content_id,
@@ -39,7 +40,9 @@ def _alter_a_label(folder):
 def test_a_reference_in_the_store_is_cited_with_the_store(store, tree):
     ref = f"demo@{store.latest('demo')}"
     tables, cite = resolve_taxonomy("demo", store=store)
-    assert (cite.ref, cite.store, cite.published, cite.verified) == (ref, store.url, True, "store")
+    # a local folder nobody gave a public URL: cited as local-only, never by its path
+    assert (cite.ref, cite.store, cite.local_only, cite.published, cite.verified) == (ref, None, True, True, "store")
+    assert str(store.root) not in str(cite.as_dict()) and "no public URL" in str(cite)
     assert cite.content_sha256 == content_id(tree)[1]
     assert tables.info["snapshot"] == ref and tables.info["citation"]["ref"] == ref
     assert tables.info["seed"] == 0 and tables.info["source_versions"]["toy"] == "1.0"  # provenance kept
@@ -67,7 +70,8 @@ def test_an_unknown_name_lists_what_the_store_has(tmp_path, store):
 def test_a_snapshot_folder_in_its_store_is_verified_and_cited(store):
     folder = store.local_dir("demo", store.latest("demo"))
     _, cite = resolve_taxonomy(folder, store=store)
-    assert cite.ref == f"demo@{store.latest('demo')}" and cite.verified == "store" and cite.store == str(store.root)
+    assert cite.ref == f"demo@{store.latest('demo')}" and cite.verified == "store" and cite.local_only
+    assert cite.store is None
 
 
 def test_a_copied_snapshot_folder_is_checked_by_its_content(tmp_path, store):
@@ -75,7 +79,7 @@ def test_a_copied_snapshot_folder_is_checked_by_its_content(tmp_path, store):
     copy = tmp_path / "elsewhere" / "demo-snapshot"
     shutil.copytree(store.local_dir("demo", version), copy)
     _, cite = resolve_taxonomy(copy, store=store)
-    assert (cite.ref, cite.verified, cite.store) == (f"demo@{version}", "content", store.url)
+    assert (cite.ref, cite.verified, cite.store, cite.local_only) == (f"demo@{version}", "content", None, True)
     # no store knows it: cited by its content hash, which a store resolves once it has it
     _, cite = resolve_taxonomy(copy, store=tmp_path / "empty-store")
     assert (cite.ref, cite.published, cite.version) == (f"sha256:{cite.content_sha256}", False, None)
@@ -135,7 +139,25 @@ def test_a_tree_folder_is_cited_by_content_until_it_is_published(tmp_path, tree)
     r = st.publish(tables, name="demo")
     assert st.resolve(cite.ref)[1]["version"] == r.version  # the old citation now resolves
     _, cite = resolve_taxonomy(folder, store=st)
-    assert (cite.ref, cite.store, cite.published) == (r.ref, st.url, True)
+    assert (cite.ref, cite.store, cite.published, cite.local_only) == (r.ref, None, True, True)
+
+
+def test_a_store_given_a_public_url_is_cited_by_it_from_then_on(tmp_path, tree):
+    """The public URL a publisher names is recorded in the store's index: every later
+    citation (by any reader, with no option) names it; a malformed one is refused."""
+    root = tmp_path / "store"
+    SnapshotStore(root).publish(tree)
+    assert resolve_taxonomy("demo", store=root)[1].local_only
+    r = SnapshotStore(root, public_url="https://taxa.example.org/snapshots").publish(tree)  # already there: records it
+    assert r.status == "unchanged"
+    _, cite = resolve_taxonomy("demo", store=root)
+    assert (cite.store, cite.local_only) == ("https://taxa.example.org/snapshots", False)
+    assert cite.as_dict()["store"] == "https://taxa.example.org/snapshots"
+    assert 'data-store-url="https://taxa.example.org/snapshots"' in (root / "index.html").read_text()
+    for bad in ("not a url", "https://h/a b", "javascript:alert(1)"):
+        with pytest.raises(SnapshotError, match="bad public URL"):
+            SnapshotStore(root, public_url=bad).publish(tree)
+    assert resolve_taxonomy("demo", store=root)[1].store == "https://taxa.example.org/snapshots"
 
 
 def test_tables_in_memory_are_cited_by_content(tmp_path, store, tree):

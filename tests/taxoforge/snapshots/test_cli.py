@@ -9,11 +9,12 @@ from click.testing import CliRunner
 
 from taxoforge.cli import COMMANDS
 from taxoforge.snapshots import SnapshotStore
-from taxoforge.snapshots.cli import diff_cmd, list_cmd, publish_cmd, pull_cmd, show_cmd, verify_cmd
+from taxoforge.snapshots.cli import browse_cmd, cite_cmd, diff_cmd, list_cmd, publish_cmd, pull_cmd, show_cmd, verify_cmd
 from tests.taxoforge.snapshots.helpers import make_tree, move_edge
 
 SNAPSHOT_COMMANDS = {"list": list_cmd, "pull": pull_cmd, "verify": verify_cmd, "show": show_cmd,
-                     "diff": diff_cmd, "publish": publish_cmd}
+                     "diff": diff_cmd, "publish": publish_cmd, "cite": cite_cmd,
+                     "browse": browse_cmd}
 
 
 @pytest.fixture()
@@ -80,7 +81,7 @@ def test_diff(runner, published):
     store, a, b = published
     r = runner.invoke(diff_cmd, [a.ref, f"@{b.version}", "--store", store])
     assert r.exit_code == 0, r.output
-    assert "> t:299  parent" in r.output and "→ t:1" in r.output
+    assert "> t:299 'thing t:299'  parent" in r.output and "→ t:1 'thing t:1'" in r.output  # labels beside ids
     d = _json(runner.invoke(diff_cmd, [a.ref, b.ref, "--store", store, "--json"]))
     assert [m["node_id"] for m in d["moved"]] == ["t:299"] and d["moved"][0]["new_parent"] == "t:1"
     assert runner.invoke(diff_cmd, [a.ref, b.ref, "--store", store, "--exit-code"]).exit_code == 1

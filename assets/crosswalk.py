@@ -1,0 +1,227 @@
+"""The crosswalk between the configured taxonomies: which (source, id) pairs name the same taxon,
+one versioned table per release.
+
+Lineage::
+
+    inaturalist_tree ─┬─> taxon_identifier_claims ─┐    (Wikidata: SPARQL on request, or a dump file)
+                      └────────────────────────────┼─> taxonomy_crosswalk ──> check taxonomy_crosswalk_conflicts
+    coldp_tree, inat21_tree (when configured) ─────┘
+
+``taxon_identifier_claims`` reads the Wikidata items that carry the iNaturalist tree's taxon ids
+(P3151) and every statement of the five identifier properties on them; ``taxonomy_crosswalk``
+turns them into links, adds the name links of every other configured tree to the iNaturalist
+tree, and reports the conflicts, which its blocking check bounds. The asset exists for the
+taxonomies the deployment configures: :func:`crosswalk_asset` is called with them by
+``pipelines/definitions.py``. The domain logic is :mod:`taxoforge.links.crosswalk`,
+:mod:`taxoforge.links.crosswalk_names` and :mod:`taxoforge.sources.wikidata.identifiers`; these
+are thin wrappers.
+"""
+
+import json
+import warnings
+from collections.abc import Sequence
+from datetime import timedelta
+from functools import partial
+
+import dagster as dg
+import polars as pl
+
+from assets.common.automation import FOLLOW_INPUTS
+from assets.common.metadata import markdown_preview, table_metadata
+from assets.common.resources import WikidataSparqlResource
+from assets.common.tags import TAXOFORGE_TEAM
+from taxoforge.links.crosswalk import CLAIM_CONFIDENCE, CROSSWALK_SCHEMA, Crosswalk, crosswalk_version
+from taxoforge.links.crosswalk_names import crosswalk_of_trees
+from taxoforge.sources.wikidata.checkpoint import BatchCheckpoint
+from taxoforge.sources.wikidata.identifiers import CLAIMS_SCHEMA, DEFAULT_IDENTIFIER_BATCH_SIZE, \
+    fetch_identifier_claims
+from taxoforge.sources.wikidata.taxon_names import inat_ids
+from taxoforge.trees.tables import TreeTables
+
+__all__ = ["CROSSWALK_TREES", "MAX_CONFLICT_SHARES", "crosswalk_asset", "taxon_identifier_claims",
+           "taxonomy_crosswalk", "taxonomy_crosswalk_conflicts"]
+
+GROUP = "crosswalk"
+KEY = "taxonomy_crosswalk"
+#: The configured taxonomy → (its crosswalk source, the tree asset linked by name to the iNaturalist tree).
+CROSSWALK_TREES: dict[str, tuple[str, str]] = {
+    "coldp": ("col", "coldp_tree"),
+    "inat21": ("inat21", "inat21_tree"),
+}
+#: The most each conflict kind may be, per source, as a share of the source's ids it concerns
+#: (the ``share`` of :func:`taxoforge.links.crosswalk.claim_conflicts`). Wikidata has some of each; these bounds
+#: catch a broken read or a tree of the wrong release (a mis-read dump makes every value a
+#: ``many_to_one``; an iNaturalist tree of another year makes many ids ``not_in_tree``), not
+#: Wikidata's everyday quality.
+MAX_CONFLICT_SHARES = {"one_to_many": 0.05, "many_to_one": 0.05, "deprecated": 0.2, "not_in_tree": 0.2}
+
+#: ``@dg.asset`` with what every asset of this domain shares.
+crosswalk_group_asset = partial(dg.asset, group_name=GROUP, owners=[TAXOFORGE_TEAM], kinds={"python", "parquet"},
+                                code_version="1")
+
+
+def _json_table(info: dict, column: str = "info_json") -> pl.DataFrame:
+    return pl.DataFrame({column: [json.dumps(info, sort_keys=True, default=str)]})
+
+
+class TaxonIdentifierClaimsConfig(dg.Config):
+    """Which iNaturalist taxa to find in Wikidata, and how. ``ranks`` (e.g. ``["species"]``) and
+    ``under`` (node ids such as ``inat:47178`` for ray-finned fishes) narrow the taxa; empty
+    means the whole tree (about 2,800 requests at the default batch size)."""
+
+    endpoint: str | None = None  # overrides the wikidata_sparql resource's endpoint
+    contact: str | None = None  # overrides its contact (put into the User-Agent)
+    batch_size: int = DEFAULT_IDENTIFIER_BATCH_SIZE
+    ranks: list[str] = []
+    under: list[str] = []
+    resume: bool = True  # reuse finished batches from the resource's checkpoint folder
+
+
+@crosswalk_group_asset(
+    kinds={"python", "sparql", "parquet"},
+    # identifiers on Wikidata change slowly; fetched on request, stale after a quarter
+    freshness_policy=dg.FreshnessPolicy.time_window(warn_window=timedelta(days=90), fail_window=timedelta(days=180)),
+    description=(
+        "Wikidata's identifier claims for the taxa of the iNaturalist tree: the items with an iNaturalist taxon "
+        "ID (P3151) among the tree's ids, and every statement, with its rank, of P3151, Catalogue of Life ID "
+        "(P10585), GBIF (P846), NCBI Taxonomy (P685) and WordNet 3.1 synset (P8814) on them. Over SPARQL "
+        "(resource `wikidata_sparql`; polite, batched, resumable) — network, on request only. Tables `claims` "
+        "and `info` (endpoint, query time, batches, rows dropped and why)."
+    ),
+)
+def taxon_identifier_claims(context: dg.AssetExecutionContext, config: TaxonIdentifierClaimsConfig,
+                            wikidata_sparql: WikidataSparqlResource,
+                            inaturalist_tree: TreeTables) -> dg.Output[dict]:
+    ids = inat_ids(inaturalist_tree, ranks=config.ranks or None, under=config.under or None)
+    if not ids:
+        raise dg.Failure("taxon_identifier_claims: no iNaturalist taxa selected (check `ranks` and `under`)")
+    wikidata_sparql.refuse_offline("taxon_identifier_claims", config.endpoint)
+    client = wikidata_sparql.client(endpoint=config.endpoint, contact=config.contact)
+    checkpoint = BatchCheckpoint(wikidata_sparql.checkpoint_dir) if config.resume else None
+    res = fetch_identifier_claims(client, ids, batch_size=config.batch_size, checkpoint=checkpoint,
+                                  progress=context.log.debug)
+    info = {**res.info, "tree": inaturalist_tree.name, "ranks": config.ranks, "under": config.under}
+    return dg.Output({"claims": res.claims, "info": _json_table(info)}, metadata=_claims_metadata(res.claims, info))
+
+
+def _claims_metadata(claims: pl.DataFrame, info: dict) -> dict:
+    per = (claims.group_by("property", "source", "rank").agg(pl.len().alias("claims"),
+                                                              pl.col("qid").n_unique().alias("items"))
+           .sort("property", "rank"))
+    md = {
+        "method": info.get("method", "sparql"),
+        "taxa_asked": dg.MetadataValue.int(int(info.get("values_requested") or 0)),
+        "taxa_found": dg.MetadataValue.int(int(info.get("values_found") or 0)),
+        "items": dg.MetadataValue.int(claims["qid"].n_unique()),
+        "claims": dg.MetadataValue.int(claims.height),
+        "claims_per_property": table_metadata(per.cast({"claims": pl.Int64, "items": pl.Int64})),
+        "dropped": dg.MetadataValue.json(info.get("dropped") or {}),
+        "preview": dg.MetadataValue.md(markdown_preview(claims)),
+    }
+    for key in ("query_time_last", "endpoint", "file"):
+        if info.get(key) is not None:
+            md[key] = str(info[key])
+    return md
+
+
+def crosswalk_asset(taxonomies: Sequence[str] = ()) -> dg.AssetsDefinition:
+    """The asset ``taxonomy_crosswalk`` linking the iNaturalist tree to Wikidata, GBIF, NCBI, the
+    Catalogue of Life and WordNet 3.1 ids, and, by name, to the trees of the configured
+    ``taxonomies`` among :data:`CROSSWALK_TREES` (others are ignored)."""
+    named = {t: CROSSWALK_TREES[t] for t in sorted(set(taxonomies) & set(CROSSWALK_TREES))}
+    ins = {"taxon_identifier_claims": dg.AssetIn("taxon_identifier_claims"),
+           "inaturalist_tree": dg.AssetIn("inaturalist_tree")}
+    ins |= {key: dg.AssetIn(key) for _, key in named.values()}
+    by_name = ", ".join(f"`{key}`" for _, key in named.values())
+
+    @dg.asset(
+        name=KEY, group_name=GROUP, owners=[TAXOFORGE_TEAM], kinds={"python", "parquet"}, code_version="1",
+        ins=ins, automation_condition=FOLLOW_INPUTS,
+        description=(
+            "One crosswalk release: rows link two (source, id) pairs that name the same taxon — Wikidata items, "
+            "iNaturalist taxa, Catalogue of Life, GBIF, NCBI and WordNet 3.1 ids from the items' identifier claims "
+            f"(`taxon_identifier_claims`)"
+            + (f", and the iNaturalist taxa found by scientific name in {by_name}" if named else "")
+            + " — with how each link was made (`method`), how sure it is (`confidence`), the evidence (`via`) "
+            "and a sentence (`detail`). Tables `crosswalk`, `conflicts` (one-to-many, many-to-one, deprecated, "
+            "not in the tree, with counts and examples), `counts`, `agreement` (name links against identifier "
+            "links) and `report`. Its data version is the content hash of `crosswalk`, so an unchanged rebuild "
+            "keeps its version. Use it with `taxoforge score FILES --taxonomy A --taxonomy B --crosswalk "
+            "<asset folder>/crosswalk.parquet`."
+        ),
+    )
+    def taxonomy_crosswalk(context: dg.AssetExecutionContext, taxon_identifier_claims: dict,
+                           inaturalist_tree: TreeTables, **trees: TreeTables) -> dg.Output[dict]:
+        claims = taxon_identifier_claims["claims"].cast(CLAIMS_SCHEMA)
+        info = (json.loads(taxon_identifier_claims["info"]["info_json"][0]) if "info" in taxon_identifier_claims
+                else {})
+        by_source = {"inaturalist": inaturalist_tree} | {named[t][0]: trees[named[t][1]] for t in named}
+        cw = crosswalk_of_trees(claims, by_source, claims_report=info)
+        with warnings.catch_warnings():  # Output's data_version is marked beta; it is how a value gets one
+            warnings.simplefilter("ignore", dg.BetaWarning)
+            return dg.Output(crosswalk_tables(cw), data_version=dg.DataVersion(cw.version),
+                             metadata=crosswalk_metadata(cw))
+
+    return taxonomy_crosswalk
+
+
+def crosswalk_tables(cw: Crosswalk) -> dict[str, pl.DataFrame]:
+    """The tables the IO manager stores for a release (one Parquet file each)."""
+    version, sha = crosswalk_version(cw.table)
+    report = {**cw.report, "version": version, "content_sha256": sha}
+    agreement = cw.agreement if cw.agreement.width else pl.DataFrame({"sources": []}, schema={"sources": pl.String})
+    return {"crosswalk": cw.table, "conflicts": cw.conflicts, "counts": cw.counts(), "agreement": agreement,
+            "report": _json_table(report, "report_json")}
+
+
+def crosswalk_metadata(cw: Crosswalk) -> dict:
+    """What the UI shows of a release: version, counts by method and conflict kind, agreement."""
+    version, sha = crosswalk_version(cw.table)
+    counts = cw.counts()
+    md = {
+        "version": version,
+        "content_sha256": sha,
+        "links": dg.MetadataValue.int(cw.table.height),
+        "counts": table_metadata(counts, descriptions={
+            "what": "method (how links were made), sources (which pair) or conflict (kind)",
+            "count": "links, or ids concerned by the conflict",
+            "share": "a conflict's share of the ids it concerns (the check bounds it)"}),
+        "confidence": dg.MetadataValue.md(markdown_preview(
+            cw.table.group_by("confidence").len().sort("confidence", descending=True).rename({"len": "links"}))),
+        "conflict_examples": dg.MetadataValue.md(markdown_preview(
+            cw.conflicts.with_columns(pl.col("examples").list.join("; ")), max_rows=40)),
+        "claim_confidence": dg.MetadataValue.json(CLAIM_CONFIDENCE),
+        "preview": dg.MetadataValue.md(markdown_preview(cw.table.select(list(CROSSWALK_SCHEMA)))),
+    }
+    for pair, s in cw.report.get("agreement", {}).items():
+        md[f"agreement_{pair}"] = dg.MetadataValue.json(s)
+    if cw.agreement.height and "agree" in cw.agreement.columns:
+        bad = cw.agreement.filter(~pl.col("agree"))
+        md["disagreements"] = dg.MetadataValue.md(markdown_preview(
+            bad.with_columns(pl.col("identifier_ids_b").list.join(", "), pl.col("via").list.join(", ")), max_rows=50))
+    return md
+
+
+#: The release for the embedded default (no ColDP or iNat21 tree); ``pipelines/definitions.py``
+#: puts the one of the configured taxonomies in its place.
+taxonomy_crosswalk = crosswalk_asset()
+
+
+@dg.asset_check(asset=KEY, name="taxonomy_crosswalk_conflicts", blocking=True,
+                description="Each conflict kind of the identifier claims (one-to-many, many-to-one, deprecated, "
+                            "not in the tree), per source, is at most its bound as a share of the source's ids it "
+                            "concerns: " + ", ".join(f"{k} ≤ {v:.0%}" for k, v in MAX_CONFLICT_SHARES.items())
+                            + ". Blocking: a release over a bound stops what is downstream of it in the run.")
+def taxonomy_crosswalk_conflicts(taxonomy_crosswalk: dict) -> dg.AssetCheckResult:
+    report = json.loads(taxonomy_crosswalk["report"]["report_json"][0])
+    conflicts = taxonomy_crosswalk["conflicts"].with_columns(
+        pl.col("kind").replace_strict(MAX_CONFLICT_SHARES, default=None, return_dtype=pl.Float64).alias("bound"))
+    over = conflicts.filter(pl.col("share") > pl.col("bound"))
+    table = conflicts.select("kind", "source", "count", "ids", "share", "bound")
+    return dg.AssetCheckResult(
+        passed=over.height == 0, severity=dg.AssetCheckSeverity.ERROR,
+        description="; ".join(f"{k} {s}: {c:,} of {n:,} ids ({sh:.2%}), over {b:.0%}"
+                              for k, s, c, n, sh, b in over.select(table.columns).iter_rows()) or None,
+        metadata={"shares": table_metadata(table, descriptions={"share": "count / ids", "bound": "the most allowed"}),
+                  "over_bound": dg.MetadataValue.int(over.height), "version": str(report.get("version")),
+                  "conflict_shares_all_sources": dg.MetadataValue.json(report.get("conflict_shares", {}))})

@@ -1,0 +1,180 @@
+"""The crosswalk assets: identifier claims read from a real SPARQL engine on 127.0.0.1 (the
+Wikidata-shaped fixture), name links of the Catalogue of Life sample and the iNat2021 fixture to
+the real iNaturalist tree, the release stored as Parquet by the project's IO manager with a
+content version, and the blocking conflict check — passing, and stopping what is downstream
+when a bound is crossed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+import pyoxigraph as ox
+import pytest
+
+import assets.crosswalk as cx
+from assets.common.io_manager import ParquetIOManager
+from assets.common.resources import WikidataSparqlResource
+from pipelines.definitions import build_definitions
+from taxoforge.links.crosswalk import CROSSWALK_SCHEMA, crosswalk_version, translate
+from taxoforge.sources.coldp import coldp_tree
+from taxoforge.sources.inat21 import inat21_tree
+from taxoforge.trees.subtree import spanning_subtree
+from taxoforge.trees.tables import TreeTables
+from tests.conftest import shared_file
+from tests.taxoforge.sources.wikidata.loopback_sparql import LoopbackSparql
+
+TESTS = Path(__file__).resolve().parents[1]
+FIXTURE = TESTS / "taxoforge" / "sources" / "wikidata" / "fixtures" / "taxon_identifiers.ttl"
+INAT21 = TESTS / "taxoforge" / "sources" / "fixtures" / "inat21_categories.json"
+
+
+@pytest.fixture(scope="module")
+def trees() -> dict[str, TreeTables]:
+    """The real iNaturalist tree cut down to the taxa the fixture's items and the two other trees
+    name, the Catalogue of Life sample and the iNat2021 fixture tree."""
+    from taxoforge.links.crosswalk_names import name_links
+    from taxoforge.sources.inaturalist import inat_tree
+
+    col = coldp_tree(shared_file("coldp", "pterophoroidea_world_catalogue", "taxon.csv").parent, name="coldp")
+    i21 = inat21_tree(json.loads(INAT21.read_text())["categories"])
+    full = inat_tree()
+    keep = {f"inat:{v}" for v in _fixture_values("P3151")} & set(full.nodes["node_id"])
+    for other, source in ((col, "col"), (i21, "inat21")):
+        keep |= {f"inat:{i}" for i in name_links(other, full, source, "inaturalist").links["id_b"]}
+    sub = spanning_subtree(full, sorted(keep), "inaturalist", info={"package": full.info.get("package")})
+    return {"inaturalist": sub, "coldp": col, "inat21": i21}
+
+
+def _fixture_values(prop: str) -> list[str]:
+    store = ox.Store()
+    store.load(path=str(FIXTURE), format=ox.RdfFormat.TURTLE)
+    q = f"SELECT ?v WHERE {{ ?s <http://www.wikidata.org/prop/direct/{prop}> ?v }}"
+    return sorted({str(r["v"].value) for r in store.query(q)})
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    store = ox.Store()
+    store.load(path=str(FIXTURE), format=ox.RdfFormat.TURTLE)
+    with LoopbackSparql(store) as srv:
+        yield srv
+
+
+def stand_in(name: str, tree: TreeTables) -> dg.AssetsDefinition:
+    """A tree asset of this test (the full builds are tested in tests/assets/test_biology.py)."""
+
+    @dg.asset(name=name, group_name="biology")
+    def _tree() -> TreeTables:
+        return tree
+
+    return _tree
+
+
+def resources(tmp_path: Path, url: str) -> dict:
+    return {"wikidata_sparql": WikidataSparqlResource(endpoint=url, contact="tests@taxoforge.invalid", timeout=5,
+                                                      backoff_base=0.01, checkpoint_dir=str(tmp_path / "ck")),
+            "io_manager": ParquetIOManager(data_dir=str(tmp_path / "data"))}
+
+
+def materialize(trees: dict, tmp_path: Path, url: str, taxonomies=("coldp", "inat21"), extra=()):
+    defs = [stand_in("inaturalist_tree", trees["inaturalist"]), cx.taxon_identifier_claims,
+            cx.crosswalk_asset(taxonomies), cx.taxonomy_crosswalk_conflicts, *extra]
+    if "coldp" in taxonomies:
+        defs.append(stand_in("coldp_tree", trees["coldp"]))
+    if "inat21" in taxonomies:
+        defs.append(stand_in("inat21_tree", trees["inat21"]))
+    return dg.materialize(defs, resources=resources(tmp_path, url), raise_on_error=False,
+                          run_config={"ops": {"taxon_identifier_claims": {"config": {"batch_size": 50}}}})
+
+
+def test_release_with_name_links_conflicts_and_a_content_version(trees, endpoint, tmp_path):
+    """The embedded default plus iNat2021: the release passes its check, and a rebuild from the
+    checkpointed batches keeps its version."""
+    endpoint.reset()
+    result = materialize(trees, tmp_path, endpoint.url, taxonomies=("inat21",))
+    assert result.success
+    folder = tmp_path / "data" / "assets" / "taxonomy_crosswalk"
+    table = pl.read_parquet(folder / "crosswalk.parquet")
+    assert dict(table.schema) == CROSSWALK_SCHEMA
+    methods = set(table["method"])
+    assert {"wikidata:P3151", "wikidata:P10585", "wikidata:P846", "wikidata:P685", "wikidata:P8814"} <= methods
+    assert "name:exact" in methods and set(table["source_a"]) == {"inat21", "wikidata"}
+    # the iNat2021 species reach a Catalogue of Life id through iNaturalist and a Wikidata item
+    species = trees["inat21"].nodes.filter(pl.col("rank") == "species")["node_id"].str.slice(len("inat21:"))
+    inat = translate(table, species, "inat21", "inaturalist", through=None)
+    col = translate(table, inat["target_id"], "inaturalist", "col")
+    assert inat["id"].n_unique() == 18 and col["id"].n_unique() == 15
+    conflicts = pl.read_parquet(folder / "conflicts.parquet")
+    assert {"deprecated", "many_to_one", "one_to_many"} <= set(conflicts["kind"])
+
+    mat = {e.asset_key.to_user_string(): e.materialization for e in result.get_asset_materialization_events()}
+    md = mat["taxonomy_crosswalk"].metadata
+    version = crosswalk_version(table)[0]
+    assert md["version"].value == version and mat["taxonomy_crosswalk"].tags["dagster/data_version"] == version
+    counts = md["counts"]
+    assert isinstance(counts, dg.TableMetadataValue)
+    rows = {(r.data["what"], r.data["name"], r.data["sources"]): r.data["count"] for r in counts.records}
+    assert rows[("method", "wikidata:P3151", "wikidata-inaturalist")] == \
+        table.filter(pl.col("method") == "wikidata:P3151").height
+    assert rows[("conflict", "many_to_one", "inaturalist")] == 1  # two items claim Esox lucius's iNaturalist id
+    assert mat["taxon_identifier_claims"].metadata["taxa_found"].value > 0
+    checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
+    assert checks["taxonomy_crosswalk_conflicts"].passed
+    assert checks["taxonomy_crosswalk_conflicts"].metadata["version"].value == version
+
+    endpoint.reset()
+    again = materialize(trees, tmp_path, endpoint.url, taxonomies=("inat21",))
+    assert again.success and endpoint.requests == []
+    m2 = {e.asset_key.to_user_string(): e.materialization for e in again.get_asset_materialization_events()}
+    assert m2["taxonomy_crosswalk"].metadata["version"].value == version
+
+
+def test_a_catalogue_that_lacks_the_claimed_ids_is_over_the_bound_and_blocks(trees, endpoint, tmp_path):
+    """With the Catalogue of Life sample (Pterophoroidea only) configured, the Catalogue of Life
+    ids the items of the other species carry name no node of it: the release is made, with its
+    name links and their disagreement listed, but the check fails on ``not_in_tree`` and the
+    asset downstream of the release in the same run is not materialised."""
+
+    @dg.asset(deps=[cx.KEY], group_name="crosswalk")
+    def published_crosswalk() -> None:
+        return None
+
+    endpoint.reset()
+    result = materialize(trees, tmp_path, endpoint.url, taxonomies=("coldp", "inat21"), extra=[published_crosswalk])
+    assert not result.success
+    check = {c.check_name: c for c in result.get_asset_check_evaluations()}["taxonomy_crosswalk_conflicts"]
+    assert not check.passed and check.description.startswith("not_in_tree col:")
+    done = {e.asset_key.to_user_string(): e.materialization for e in result.get_asset_materialization_events()}
+    assert "taxonomy_crosswalk" in done and "published_crosswalk" not in done
+    folder = tmp_path / "data" / "assets" / "taxonomy_crosswalk"
+    assert {"col", "inat21", "wikidata"} == set(pl.read_parquet(folder / "crosswalk.parquet")["source_a"])
+    agreement = pl.read_parquet(folder / "agreement.parquet")
+    # the fixture's item for Platyptilia gonodactyla carries the Catalogue of Life id of P. thyellopa
+    assert agreement.filter(~pl.col("agree")).select("sources", "name").rows() == [
+        ("col-inaturalist", "Platyptilia thyellopa")]
+    assert "Platyptilia thyellopa" in done["taxonomy_crosswalk"].metadata["disagreements"].value
+
+
+def test_the_code_location_links_only_the_configured_trees():
+    def parents(environ):
+        graph = build_definitions(environ=environ).resolve_asset_graph()
+        node = graph.get(dg.AssetKey(cx.KEY))
+        return {k.to_user_string() for k in node.parent_keys}, {c.name for c in node.check_keys}
+
+    assert parents({}) == ({"taxon_identifier_claims", "inaturalist_tree"}, {"taxonomy_crosswalk_conflicts"})
+    got, _ = parents({"TAXOFORGE_COLDP_SOURCE": "/releases/col"})
+    assert got == {"taxon_identifier_claims", "inaturalist_tree", "coldp_tree"}
+    got, _ = parents({"TAXOFORGE_TAXONOMIES": "inat21,coldp"})
+    assert got == {"taxon_identifier_claims", "inaturalist_tree", "coldp_tree", "inat21_tree"}
+
+
+def test_claims_refused_offline_for_a_remote_endpoint(trees, tmp_path, monkeypatch):
+    monkeypatch.setenv("TAXOFORGE_OFFLINE", "1")
+    result = dg.materialize([stand_in("inaturalist_tree", trees["inaturalist"]), cx.taxon_identifier_claims],
+                            resources=resources(tmp_path, "https://query.wikidata.org/sparql"), raise_on_error=False)
+    assert not result.success
+    failure = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"][0]
+    assert "TAXOFORGE_OFFLINE" in str(failure.event_specific_data.error)
