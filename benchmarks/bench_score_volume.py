@@ -22,6 +22,14 @@ parse, resolve (ground truths), map, measure (hierarchical and text measures, sa
 breakdowns, leaderboard with intervals), write (tables and figures); then a second call on
 the same file (its labels resolved by the first: the repeat loop).
 
+**Baseline**: the same two calls made by the code of ``--baseline-ref`` (default
+:data:`BASELINE_REF`, the code before the scoring loop was vectorised), checked out with
+``git worktree``, on its own copy of the tree with its own index made beforehand, in the
+same run; reported: its wall and stages, ``baseline_over_first`` (its first call's wall over
+this code's), and whether both wrote the same ``scores.parquet``, ``leaderboard.parquet``
+and ``bad_rows.parquet`` (``same_results``, with the columns that differ if not). Skipped,
+with the reason, where git or the commit is not available (and at ``tiny``).
+
 Targets (``full``): ≤ 20 s wall and ≤ 2 GiB for the first call after the index exists.
 Sizes: ``tiny`` — 300 species, 1,000 answers, no English names; ``small`` — 10,000 species, 20,000 answers;
 ``full`` — the whole tree, 100,000 answers.
@@ -39,10 +47,14 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.bench_index_store import REPO, _measure, _tree
+from benchmarks.bench_score_loop import _checkout
 
-__all__ = ["run", "SIZES", "generate_answers"]
+__all__ = ["run", "SIZES", "generate_answers", "BASELINE_REF"]
 
-SIZES = {"tiny": {"species": 300, "answers": 1000, "labels": 200, "english": False},
+#: the code before the scoring loop was vectorised (parse once per distinct answer, exact-stage
+#: lookups batched, ranks stored as codes …): the same results, the time it took
+BASELINE_REF = "f09686a"
+SIZES = {"tiny": {"species": 300, "answers": 1000, "labels": 200, "english": False, "baseline": False},
          "small": {"species": 10_000, "answers": 20_000, "labels": 2000},
          "full": {"species": None, "answers": 100_000, "labels": 10_000}}
 MIX = {"exact": 0.30, "english": 0.15, "plural": 0.10, "refusal": 0.15, "letter": 0.30}
@@ -106,6 +118,13 @@ def generate_answers(tables, n: int, n_labels: int, seed: int = SEED) -> tuple[l
     return rows, made
 
 
+def _warm(code_root: Path, folder: Path, tree: Path, cache: Path) -> subprocess.CompletedProcess:
+    """One small scoring call by the code under ``code_root``: the tree's stored index made."""
+    return subprocess.run([sys.executable, "-m", "taxoforge.cli", "score", str(folder / "warm.jsonl"), str(tree),
+                           "--no-progress", "--min-scored", "0", "--json"], capture_output=True, text=True,
+                          cwd=code_root, env=dict(os.environ, PYTHONPATH=str(code_root), TAXOFORGE_CACHE_DIR=str(cache)))
+
+
 def _prepare(size: str, folder: str) -> None:
     """In its own process: the tree (with English names where WordNet is there), the answers,
     and the stored index (one small scoring call)."""
@@ -137,8 +156,7 @@ def _prepare(size: str, folder: str) -> None:
             fh.write(json.dumps(r) + "\n")
     with (d / "warm.jsonl").open("w") as fh:
         fh.write(json.dumps(rows[0]) + "\n")
-    warm = subprocess.run([sys.executable, "-m", "taxoforge.cli", "score", str(d / "warm.jsonl"), str(d / "tree"),
-                           "--no-progress", "--min-scored", "0", "--json"], capture_output=True, text=True, cwd=REPO)
+    warm = _warm(REPO, d, d / "tree", Path(os.environ.get("TAXOFORGE_CACHE_DIR") or d / "cache"))
     print(json.dumps({"nodes": tables.nodes.height, "names": tables.names.height, "answers": len(rows),
                       "families": made, "english_names": english_note, "index_ready": warm.returncode == 0,
                       "warm_error": warm.stderr[-500:] if warm.returncode else None}))
@@ -178,7 +196,50 @@ def _stages(seconds: dict | None, n: int) -> dict:
     return out
 
 
-def run(size: str = "small") -> dict:
+def _same_results(a: Path, b: Path) -> dict:
+    """Whether two runs' folders hold the same scores, leaderboard and bad rows (every
+    column, every row, in order); the columns that differ where not."""
+    import polars as pl
+
+    out = {}
+    for name in ("scores", "leaderboard", "bad_rows"):
+        try:
+            x, y = pl.read_parquet(a / f"{name}.parquet"), pl.read_parquet(b / f"{name}.parquet")
+        except Exception as e:  # noqa: BLE001
+            out[name] = f"cannot compare: {type(e).__name__}: {e}"
+            continue
+        if x.columns != y.columns or x.height != y.height:
+            out[name] = f"shape or columns differ: {x.shape} {y.shape}"
+            continue
+        diff = [c for c in x.columns if not x[c].equals(y[c], check_names=True, null_equal=True)]
+        out[name] = True if not diff else {"columns_differ": diff}
+    return out
+
+
+def _calls(code_root: Path, d: Path, tree: Path, out: Path, cache: Path, n: int = 2) -> list[dict]:
+    cmd = ["-m", "taxoforge.cli", "score", str(d / "answers.jsonl"), str(tree), "-o", str(out),
+           "--no-progress", "--min-scored", "0", "--json"]
+    old, cwd = os.environ.copy(), os.getcwd()
+    os.environ.update(TAXOFORGE_CACHE_DIR=str(cache), PYTHONPATH=str(code_root))
+    os.chdir(code_root)
+    try:  # _measure runs in this environment: the code under code_root, its own cache folder
+        return [_measure(cmd, timeout=TIMEOUT) for _ in range(n)]
+    finally:
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(old)
+
+
+def _record(c: dict, n: int) -> dict:
+    info = (c.get("doc") or {}).get("info", {})
+    return {"wall_s": round(c.get("wall_s") or 0, 2), "peak_rss_bytes": c.get("peak_rss_bytes"),
+            "answers_per_s": round(n / c["wall_s"]) if c.get("wall_s") else None,
+            "scored": info.get("scored"), "bad_rows": info.get("bad_rows"),
+            "stage_counts": info.get("stage_counts"), "seconds": info.get("seconds"),
+            "stages": _stages(info.get("seconds"), n), "error": c.get("error")}
+
+
+def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
     """Run the benchmark at ``size`` (module docstring)."""
     if size not in SIZES:
         raise ValueError(f"unknown size {size!r}; expected one of {sorted(SIZES)}")
@@ -193,29 +254,50 @@ def run(size: str = "small") -> dict:
         made = json.loads(prep.stdout.splitlines()[-1])
         if "skipped" in made:
             return {"status": "skipped", "reason": made["skipped"]}
-        cmd = ["-m", "taxoforge.cli", "score", str(d / "answers.jsonl"), str(d / "tree"), "-o", str(d / "out"),
-               "--no-progress", "--min-scored", "0", "--json"]
-        old = os.environ.copy()
-        os.environ["TAXOFORGE_CACHE_DIR"] = str(d / "cache")
+        baseline_note, base_calls, same = None, None, None
+        if baseline_ref and not SIZES[size].get("baseline", True):
+            baseline_note = f"not run at size {size!r}"
+        elif baseline_ref:
+            baseline_note = _checkout(baseline_ref, d / "baseline-code")
         try:
             print(f"[score-volume] {made['answers']:,} answers, {made['nodes']:,}-node tree …", file=sys.stderr,
                   flush=True)
-            calls = [_measure(cmd, timeout=TIMEOUT) for _ in range(2)]
+            calls = _calls(REPO, d, d / "tree", d / "out", d / "cache")
             families = _by_family(d / "out" / "scores.parquet", d / "out" / "bad_rows.parquet")
+            if baseline_ref and baseline_note is None:
+                import shutil
+
+                print(f"[score-volume] baseline {baseline_ref} …", file=sys.stderr, flush=True)
+                base_tree = d / "tree-baseline"  # its own folder: its own stored index and tree
+                base_tree.mkdir()
+                for f in (d / "tree").iterdir():
+                    if f.is_file():
+                        shutil.copy2(f, base_tree / f.name)
+                warm = _warm(d / "baseline-code", d, base_tree, d / "cache-baseline")
+                if warm.returncode != 0:
+                    baseline_note = f"the baseline's first call failed: {warm.stderr[-300:]}"
+                else:
+                    base_calls = _calls(d / "baseline-code", d, base_tree, d / "out-baseline", d / "cache-baseline")
+                    same = _same_results(d / "out", d / "out-baseline")
         finally:
-            os.environ.clear()
-            os.environ.update(old)
+            if baseline_ref and (d / "baseline-code").exists():
+                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(d / "baseline-code")],
+                               capture_output=True)
     out = {"status": "ok" if all(c["status"] == "ok" for c in calls) else "error", "size": size,
            "tree_nodes": made["nodes"], "tree_names": made["names"], "answers": made["answers"],
            "families": families or made["families"], "english_names": made["english_names"], "index_ready": made["index_ready"],
            "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None, "targets": TARGETS}
     for name, c in zip(("first_call", "repeat_call"), calls):
-        info = (c.get("doc") or {}).get("info", {})
-        out[name] = {"wall_s": round(c.get("wall_s") or 0, 2), "peak_rss_bytes": c.get("peak_rss_bytes"),
-                     "answers_per_s": round(made["answers"] / c["wall_s"]) if c.get("wall_s") else None,
-                     "scored": info.get("scored"), "bad_rows": info.get("bad_rows"),
-                     "stage_counts": info.get("stage_counts"), "seconds": info.get("seconds"),
-                     "stages": _stages(info.get("seconds"), made["answers"]), "error": c.get("error")}
+        out[name] = _record(c, made["answers"])
+    out["baseline_ref"], out["baseline_note"] = baseline_ref, baseline_note
+    if base_calls:
+        out["baseline"] = {name: _record(c, made["answers"]) for name, c in zip(("first_call", "repeat_call"),
+                                                                                 base_calls)}
+        b, f = out["baseline"]["first_call"]["wall_s"], out["first_call"]["wall_s"]
+        out["baseline_over_first"] = round(b / f, 2) if b and f else None
+        b, f = out["baseline"]["repeat_call"]["wall_s"], out["repeat_call"]["wall_s"]
+        out["baseline_over_repeat"] = round(b / f, 2) if b and f else None
+        out["same_results"] = same
     first = out["first_call"]
     out["meets_target"] = {"wall_s": (first["wall_s"] or 1e9) <= TARGETS["wall_s"],
                            "peak_rss_bytes": (first["peak_rss_bytes"] or 1e18) <= TARGETS["peak_rss_bytes"]}
@@ -225,8 +307,9 @@ def run(size: str = "small") -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", choices=sorted(SIZES), default="small")
+    ap.add_argument("--baseline-ref", default=BASELINE_REF, help="git ref of the baseline code ('' for none)")
     args = ap.parse_args(argv)
-    print(json.dumps(run(args.size), indent=2, default=str))
+    print(json.dumps(run(args.size, args.baseline_ref or None), indent=2, default=str))
     return 0
 
 

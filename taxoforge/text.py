@@ -102,6 +102,13 @@ def normalise_text(text: str | None) -> str:
     """
     if not text:
         return ""
+    return _normal_form(text)
+
+
+@lru_cache(maxsize=1 << 17)
+def _normal_form(text: str) -> str:
+    """:func:`normalise_text` of a non-empty text, remembered: scoring asks for the same
+    answers, labels and names again and again (parsing, mapping, text measures)."""
     text = unicodedata.normalize("NFKC", text).casefold()
     text = _INNER_APOSTROPHE.sub("", text).translate(_PUNCT_TABLE)
     return _WS.sub(" ", text).strip()

@@ -240,7 +240,7 @@ def correctness_by_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS, ranks=None) 
 
 def _ranks_below_top(tree: RankedTree) -> list[str]:
     """Every rank of the tree but its root's, top down: the ranks :func:`correctness_by_rank` reports by default."""
-    return [r for r in tree.rank_order if r != tree.ranks[tree.taxonomy.root_idx]]
+    return [r for r in tree.rank_order if r != tree.rank_of([tree.taxonomy.root_idx])[0]]
 
 
 def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0) -> pl.DataFrame:

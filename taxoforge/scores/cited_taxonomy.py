@@ -102,8 +102,8 @@ class CitedTaxonomy:
         if self.__dict__.get("taxonomy") is taxonomy:
             return
         n = len(self.__dict__["taxonomy"]) if "taxonomy" in self.__dict__ else self.tables.nodes.height
-        if len(taxonomy.ids) != n:
-            raise ValueError(f"the mapping index was built for a tree of {len(taxonomy.ids)} nodes, not for "
+        if len(taxonomy) != n:
+            raise ValueError(f"the mapping index was built for a tree of {len(taxonomy)} nodes, not for "
                              f"{self.ref} ({n} nodes)")
         self.__dict__["taxonomy"] = taxonomy
 
@@ -138,9 +138,11 @@ class CitedTaxonomy:
             from taxoforge.trees.ranked_tree import RankedTree
 
             stored = self.open_stored()
-            if stored is not None and stored.taxonomy is self.taxonomy:
-                ranks = stored.ranks
-            elif "rank" in (nodes := self.tables.nodes).columns:
+            if stored is not None and stored.taxonomy is self.taxonomy:  # ranks as stored codes
+                self.__dict__["_ranked"] = RankedTree(self.taxonomy, None, None, name=self.name, version=self.ref,
+                                                      rank_codes=stored.rank_codes)
+                return self.__dict__["_ranked"]
+            if "rank" in (nodes := self.tables.nodes).columns:
                 ids = pl.DataFrame({"node_id": self.taxonomy.ids}, schema={"node_id": pl.String})
                 if nodes["node_id"].cast(pl.String).equals(ids["node_id"]):  # the tables' own order (sorted)
                     ranks = nodes["rank"].cast(pl.String).to_numpy()

@@ -19,9 +19,12 @@ function                       what it draws
                                one panel per measure, filled where significant
 =============================  ================================================================
 
-Figures use matplotlib's Agg backend (no display needed), carry no timestamps (the same
-results give the same files), are written atomically (:func:`save_figure`), and cost a few
-hundred milliseconds: a run with ``plots=False`` draws none.
+Figures are matplotlib :class:`~matplotlib.figure.Figure` objects drawn without pyplot (no
+display, no figure manager, and pyplot's import is not paid), carry no timestamps (the same
+results give the same files) and are written atomically (:func:`save_figure`). Each figure
+is laid out once: its tight bounding box is measured in one pass that draws nothing, and
+every format is then drawn once inside that box (``savefig(bbox_inches="tight")`` would
+draw each format twice). A run with ``plots=False`` draws none.
 """
 
 from __future__ import annotations
@@ -65,35 +68,71 @@ _RC = {"font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7, "xtick.labelsiz
        "axes.linewidth": 0.6, "svg.hashsalt": "taxoforge"}
 
 
-def _plt():
+def _mpl():
+    """matplotlib, with stable ids inside SVG files (no pyplot: figures are drawn on their own canvas)."""
     import matplotlib
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    matplotlib.rcParams["svg.hashsalt"] = "taxoforge"
+    return matplotlib
 
-    matplotlib.rcParams["svg.hashsalt"] = "taxoforge"  # stable ids inside SVG files
-    return plt
+
+def _line(**kwargs):
+    """A legend handle: a line (and marker) not drawn in any axes."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], **kwargs)
 
 
 _SAVE_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None, "Creator": None},
                   "svg": {"Date": None, "Creator": None}}
 
 
-def figure_bytes(fig, fmt: str = "png", dpi: int = PNG_DPI) -> bytes:
-    """``fig`` rendered as ``fmt`` (``png``, ``pdf``, ``svg``), without timestamps.
+_PAD_INCHES = 0.02
+
+
+def _tight_box(fig, dpi: float):
+    """The figure's tight bounding box (inches, padded), measured in a pass that lays out
+    every artist on an Agg renderer and draws nothing."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    old = fig.dpi
+    fig.set_dpi(dpi)
+    try:
+        renderer = canvas.get_renderer()
+        with renderer._draw_disabled():  # what savefig(bbox_inches="tight") does before each format
+            fig.draw(renderer)
+        return fig.get_tightbbox(renderer).padded(_PAD_INCHES)
+    finally:
+        fig.set_dpi(old)
+
+
+def figure_bytes(fig, fmt: str = "png", dpi: int = PNG_DPI, *, box=None) -> bytes:
+    """``fig`` rendered as ``fmt`` (``png``, ``pdf``, ``svg``), without timestamps, cut to
+    its tight bounding box.
 
     Parameters
     ----------
     fig : matplotlib.figure.Figure
     fmt : str
     dpi : int
+    box : matplotlib.transforms.Bbox, optional
+        The tight box when already measured (:func:`save_figure` measures it once for every
+        format); else measured here.
 
     Returns
     -------
     bytes
     """
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    if box is None:
+        box = _tight_box(fig, dpi)
+    if isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):  # laid out by tight_layout() already:
+        with _mpl().rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+            fig.set_layout_engine(None)  # else savefig lays it out again, one more pass per format
     buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.02, metadata=_SAVE_METADATA.get(fmt))
+    fig.savefig(buf, format=fmt, dpi=dpi, bbox_inches=box, metadata=_SAVE_METADATA.get(fmt))
     return buf.getvalue()
 
 
@@ -112,18 +151,15 @@ def save_figure(fig, path: str | os.PathLike, formats=FIGURE_FORMATS) -> dict[st
     dict
         ``{format: path}``.
     """
-    plt = _plt()
     stem = Path(path)
     stem = stem.with_suffix("") if stem.suffix.lower().lstrip(".") in FIGURE_FORMATS else stem
     out = {}
-    try:
-        for fmt in formats:
-            target = stem.with_name(f"{stem.name}.{fmt}")
-            with atomic_writer(target, "wb") as fh:
-                fh.write(figure_bytes(fig, fmt))
-            out[fmt] = target
-    finally:
-        plt.close(fig)
+    box = _tight_box(fig, PNG_DPI)  # once for every format
+    for fmt in formats:
+        target = stem.with_name(f"{stem.name}.{fmt}")
+        with atomic_writer(target, "wb") as fh:
+            fh.write(figure_bytes(fig, fmt, box=box))
+        out[fmt] = target
     return out
 
 
@@ -136,8 +172,7 @@ def _values(lb: pl.DataFrame, col: str) -> list[str]:
 
 
 def _colours(keys: list[str]) -> dict[str, tuple]:
-    plt = _plt()
-    cmap = plt.get_cmap("tab10").colors
+    cmap = _mpl().colormaps["tab10"].colors
     return {k: cmap[i % len(cmap)] for i, k in enumerate(keys)}
 
 
@@ -146,12 +181,13 @@ def _grid(n: int, *, width: float = COLUMN_WIDTH, panel_aspect: float = 1.0, nco
     """A figure of ``n`` panels in rows of ``ncols`` (default: 1 for one panel, else 2),
     ``width`` inches wide; the unused slots of the last row are removed and returned (a
     legend goes there), so no panel is empty."""
-    plt = _plt()
+    from matplotlib.figure import Figure
+
     ncols = ncols or (1 if n == 1 else 2)
     nrows = math.ceil(n / ncols)
     panel_w = (width - 0.45) / ncols
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, nrows * panel_w * panel_aspect + extra_height),
-                             squeeze=False, sharex=sharex, sharey=sharey)
+    fig = Figure(figsize=(width, nrows * panel_w * panel_aspect + extra_height))
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=sharex, sharey=sharey)
     flat = list(axes.ravel())
     spare = flat[n:]
     for ax in spare:
@@ -223,7 +259,7 @@ def hp_hr_figure(lb: pl.DataFrame, *, width: float = COLUMN_WIDTH):
     -------
     matplotlib.figure.Figure
     """
-    plt = _plt()
+    mpl = _mpl()
     from matplotlib.ticker import MultipleLocator
 
     lb = lb.filter(pl.col("hP").is_not_null() & pl.col("hR").is_not_null())
@@ -232,7 +268,7 @@ def hp_hr_figure(lb: pl.DataFrame, *, width: float = COLUMN_WIDTH):
     colour = _colours(models)
     marker = {p: _MARKERS[i % len(_MARKERS)] for i, p in enumerate(prompts)}
     lo, hi = _limits(lb)
-    with plt.rc_context(_RC):
+    with mpl.rc_context(_RC):
         fig, axes, spare, ncols = _grid(max(len(datasets), 1), width=width)
         for k, (ax, ds) in enumerate(zip(axes, datasets)):
             part = lb.filter(pl.col("dataset").cast(pl.String) == ds) if "dataset" in lb.columns else lb
@@ -259,7 +295,7 @@ def hp_hr_figure(lb: pl.DataFrame, *, width: float = COLUMN_WIDTH):
 
         handles = [Patch(color=colour[m], label=m) for m in models]
         if len(prompts) > 1:
-            handles += [plt.Line2D([], [], ls="", marker=marker[p], color="0.3", label=p) for p in prompts]
+            handles += [_line(ls="", marker=marker[p], color="0.3", label=p) for p in prompts]
         _legend(fig, handles, spare)
         fig.tight_layout(pad=0.3, w_pad=0.4, h_pad=0.6)
     return fig
@@ -308,7 +344,7 @@ def ranks_figure(lb: pl.DataFrame, measures=RANK_MEASURES, *, width: float = COL
     matplotlib.figure.Figure or None
         None when no dataset × prompt group has two models (nothing to rank).
     """
-    plt = _plt()
+    mpl = _mpl()
     groups = _rank_groups(lb)
     measures = [m for m in measures if m in lb.columns and lb[m].cast(pl.Float64).fill_nan(None).null_count() < lb.height]
     if not groups or not measures:
@@ -316,7 +352,7 @@ def ranks_figure(lb: pl.DataFrame, measures=RANK_MEASURES, *, width: float = COL
     models = _values(lb, "model")
     colour = _colours(models)
     n_max = max(g.height for _, g in groups)
-    with plt.rc_context(_RC):
+    with mpl.rc_context(_RC):
         fig, axes, spare, ncols = _grid(len(groups), width=width, panel_aspect=0.55 + 0.06 * n_max, sharey=False)
         x = np.arange(len(measures))
         for k, (ax, (title, g)) in enumerate(zip(axes, groups)):
@@ -333,7 +369,7 @@ def ranks_figure(lb: pl.DataFrame, measures=RANK_MEASURES, *, width: float = COL
             ax.grid(alpha=0.25, lw=0.4, axis="x")
             if k % ncols == 0:
                 ax.set_ylabel("rank (1 = best)")
-        handles = [plt.Line2D([], [], marker="o", ms=2.5, color=colour[m], label=m) for m in models]
+        handles = [_line(marker="o", ms=2.5, color=colour[m], label=m) for m in models]
         _legend(fig, handles, spare)
         fig.tight_layout(pad=0.3, w_pad=0.4, h_pad=0.6)
     return fig
@@ -375,7 +411,7 @@ def rank_accuracy_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
     matplotlib.figure.Figure or None
         None for an empty table.
     """
-    plt = _plt()
+    mpl = _mpl()
     if not table.height:
         return None
     xcol = "rank" if "rank" in table.columns else "level"
@@ -386,7 +422,7 @@ def rank_accuracy_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
     colour = _colours(models)
     style = {p: _LINESTYLES[i % len(_LINESTYLES)] for i, p in enumerate(prompts)}
     x_of = {v: i for i, v in enumerate(order)}
-    with plt.rc_context(_RC):
+    with mpl.rc_context(_RC):
         fig, axes, spare, ncols = _grid(len(datasets), width=width, panel_aspect=0.75)
         for k, (ax, ds) in enumerate(zip(axes, datasets)):
             part = table.filter(pl.col("dataset").cast(pl.String) == ds) if "dataset" in table.columns else table
@@ -407,9 +443,9 @@ def rank_accuracy_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
                 ax.set_ylabel("accuracy (%)")
             if xcol == "level" and k >= len(axes) - ncols:
                 ax.set_xlabel("depth of the ground truth's ancestor")
-        handles = [plt.Line2D([], [], marker="o", ms=2.5, color=colour[m], label=m) for m in models]
+        handles = [_line(marker="o", ms=2.5, color=colour[m], label=m) for m in models]
         if len(prompts) > 1:
-            handles += [plt.Line2D([], [], color="0.3", ls=style[p], label=p) for p in prompts]
+            handles += [_line(color="0.3", ls=style[p], label=p) for p in prompts]
         _legend(fig, handles, spare)
         fig.tight_layout(pad=0.3, w_pad=0.4, h_pad=0.6)
     return fig
@@ -430,7 +466,7 @@ def comparison_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
     -------
     matplotlib.figure.Figure
     """
-    plt = _plt()
+    mpl = _mpl()
     from taxoforge.scores.compare import COMPARED_MEASURES
 
     measures = [m for m in COMPARED_MEASURES if f"{m}_diff" in table.columns
@@ -447,10 +483,12 @@ def comparison_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
         labels.append(": ".join(parts) or f"{r['a']} − {r['b']}")
     names = {"accuracy": "accuracy (pp)", "hF": "hF", "mistake_severity": "mistake severity (lower is better)"}
     y = np.arange(table.height)[::-1]
-    with plt.rc_context(_RC):
+    with mpl.rc_context(_RC):
         h = 0.35 + 0.16 * table.height
-        fig, axes = plt.subplots(len(measures), 1, figsize=(width, len(measures) * h + 0.3), sharey=True,
-                                 squeeze=False)
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(width, len(measures) * h + 0.3))
+        axes = fig.subplots(len(measures), 1, sharey=True, squeeze=False)
         for ax, m in zip(axes[:, 0], measures):
             scale = 100.0 if m == "accuracy" else 1.0
             for yi, r in zip(y, table.iter_rows(named=True)):

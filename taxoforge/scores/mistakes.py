@@ -450,11 +450,12 @@ def balanced_accuracy(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
     """
     keys = [k for k in by if k in samples.columns]
     s = samples.filter(~pl.col("gt_partial")) if "gt_partial" in samples.columns else samples
-    per_class = s.group_by([*keys, "gt_node"]).agg(pl.col("correct").cast(pl.Float64).mean().alias("_acc"))
+    per_class = s.group_by([*keys, "gt_node"], maintain_order=True).agg(  # in order: the same sums every run
+        pl.col("correct").cast(pl.Float64).mean().alias("_acc"))
     aggs = [pl.col("_acc").mean().alias("balanced_accuracy"), pl.len().cast(pl.Int64).alias("classes")]
     if not keys:
         return per_class.select(aggs)
-    return per_class.group_by(keys).agg(aggs).sort(keys)
+    return per_class.group_by(keys, maintain_order=True).agg(aggs).sort(keys)
 
 
 def category_accuracy(samples: pl.DataFrame, by=GROUP_KEYS, column: str = "category") -> pl.DataFrame:

@@ -14,6 +14,7 @@ What each step does in detail is in :mod:`taxoforge.scores.run`'s module docstri
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -26,7 +27,7 @@ from taxoforge.links.resolve import is_partial
 from taxoforge.links.resolve import resolve_labels as link_ground_truths
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.hierarchical import hierarchical_scores
-from taxoforge.scores.parse import UnparseableAnswer, is_nota, parse_answer, resolve_letter
+from taxoforge.scores.parse import ParsedAnswer, UnparseableAnswer, is_nota, parse_answer, resolve_letter
 from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
 from taxoforge.trees.stored import has_nodes, ids_of, labels_of
 from taxoforge.trees.tables import TreeTables
@@ -96,13 +97,20 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
         The rows parsed (with ``parsed`` and ``answer``) and the bad rows.
     """
     keep, bad = [], []
+    parsed: dict[tuple, ParsedAnswer | UnparseableAnswer] = {}  # identical answers to the same question: parsed once
     for r in rows:
-        opts = json.loads(r["options"]) if r.get("options") else None
-        try:
-            pa = parse_answer(r["output"], r.get("question"), options=opts)
-        except UnparseableAnswer as e:
-            bad.append({**r["_where"], "reason": "unparseable output", "detail": str(e)})
+        key = (r["output"], r.get("question"), r.get("options"))
+        pa = parsed.get(key)
+        if pa is None:
+            opts = json.loads(r["options"]) if r.get("options") else None
+            try:
+                pa = parsed[key] = parse_answer(r["output"], r.get("question"), options=opts)
+            except UnparseableAnswer as e:
+                pa = parsed[key] = e
+        if isinstance(pa, UnparseableAnswer):
+            bad.append({**r["_where"], "reason": "unparseable output", "detail": str(pa)})
             continue
+        pa = dataclasses.replace(pa, flags=list(pa.flags))  # each row's own flags (a letter label adds one)
         label = r.get("label")
         if label is not None and len(str(label).strip()) <= 12 and pa.options:
             try:

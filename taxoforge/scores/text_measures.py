@@ -111,6 +111,12 @@ def stem_text(text: str | None) -> str:
     str
         Normalised text with every word Porter-stemmed (``"Toucans!"`` → ``"toucan"``).
     """
+    return _stemmed(text) if text else ""
+
+
+@lru_cache(maxsize=1 << 17)
+def _stemmed(text: str) -> str:
+    """:func:`stem_text` of a non-empty text, remembered (references repeat)."""
     return " ".join(_stem_word(w) for w in normalise_text(text).split())
 
 

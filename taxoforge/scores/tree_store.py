@@ -10,8 +10,10 @@ time, in a folder named after the tree's **content hash** (the citation's
 carries in its manifest), and memory-maps them afterwards:
 
 * ``parent_idx.npy``, ``depth.npy``, ``preorder.npy``, ``subtree_size.npy`` — the arrays;
-* ``nodes.arrow`` — ``node_id``, ``label`` and ``rank`` in id order (Arrow IPC, read in
-  place);
+* ``rank_code.npy`` — every node's rank as a small integer (``-1``: none; the header names
+  the rank of each code), so the breakdowns' rank queries compare integers and no string
+  per node is made;
+* ``nodes.arrow`` — ``node_id`` and ``label`` in id order (Arrow IPC, read in place);
 * ``header.json`` — the format, a fingerprint of the code that makes the arrays, the
   content hash, the mapping index's tree key, the node count and every array's dtype,
   shape and XXH3 checksum (checked on the first load and again whenever a file changed, as
@@ -40,7 +42,7 @@ import numpy as np
 
 __all__ = ["StoredTree", "open_tree", "TREE_FORMAT"]
 
-TREE_FORMAT = 1
+TREE_FORMAT = 2
 HEADER = "header.json"
 ARRAYS = ("parent_idx", "depth", "preorder", "subtree_size")
 _CODE = ("trees/taxonomy.py", "trees/stored.py", "trees/lca.py", "trees/tables.py", "scores/tree_store.py")
@@ -63,8 +65,10 @@ class StoredTree:
     ----------
     taxonomy : taxoforge.trees.stored.StoredTaxonomy or taxoforge.trees.taxonomy.Taxonomy
         The tree.
-    ranks : numpy.ndarray or None
-        Every node's rank in id order (None when the tree has none).
+    rank_codes : tuple of (numpy.ndarray, list of str) or None
+        Every node's rank in id order as a code (``-1``: none) and the rank of each code
+        (None when the tree has no ranks): :class:`~taxoforge.trees.ranked_tree.RankedTree`'s
+        ``rank_codes``.
     tree_key : str
         The key of the tree's mapping index (:func:`taxoforge.scores.mapping.store.tree_key`).
     path : pathlib.Path or None
@@ -76,11 +80,20 @@ class StoredTree:
     """
 
     taxonomy: object
-    ranks: np.ndarray | None
+    rank_codes: tuple | None
     tree_key: str
     path: Path | None
     built: bool
     seconds: float
+
+    @property
+    def ranks(self) -> np.ndarray | None:
+        """Every node's rank in id order, an object array (``None`` where a node has none;
+        None for a tree without ranks), made from :attr:`rank_codes`."""
+        if self.rank_codes is None:
+            return None
+        codes, names = self.rank_codes
+        return np.array([*names, None], dtype=object)[np.asarray(codes)]  # code -1: the last slot, None
 
 
 class _NamesReader:
@@ -127,16 +140,17 @@ def _read(path: Path, content_sha256: str, tables) -> StoredTree | None:
         return None
     arrays = {}
     shapes = header.get("arrays") or {}
-    files = [*(f"{name}.npy" for name in ARRAYS), "nodes.arrow"]
+    has_ranks = header.get("ranks") is not None
+    files = [*(f"{name}.npy" for name in ARRAYS), *(["rank_code.npy"] if has_ranks else []), "nodes.arrow"]
     checked = checked_before(path, files)
     try:
-        for name in ARRAYS:
+        for name in ARRAYS + (("rank_code",) if has_ranks else ()):
             a = np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
             dtype, shape, digest = shapes[name]
             if str(a.dtype) != dtype or list(a.shape) != shape or (
                     not checked and _checksum_file(path / f"{name}.npy", a.offset, a.nbytes) != digest):
                 return None
-            arrays[name] = a
+            arrays[name] = np.asarray(a)  # a plain array over the same mapped pages: no np.memmap cost per slice
         if not checked and (_checksum_file(path / "nodes.arrow", 0, (path / "nodes.arrow").stat().st_size)
                             != header["nodes_arrow"]):
             return None
@@ -151,11 +165,11 @@ def _read(path: Path, content_sha256: str, tables) -> StoredTree | None:
         return None
     ids = pl.from_arrow(table.column("node_id"))
     labels = pl.from_arrow(table.column("label")) if "label" in table.column_names else None
-    ranks = (table.column("rank").to_numpy(zero_copy_only=False) if "rank" in table.column_names else None)
+    rank_codes = (arrays["rank_code"], list(header["ranks"])) if has_ranks else None
     tax = StoredTaxonomy(ids, arrays["parent_idx"], arrays["depth"], labels=labels, names=_NamesReader(tables),
                          preorder=(arrays["preorder"], arrays["subtree_size"]))
     remember_tree_key(tax, header["tree_key"])
-    return StoredTree(tax, ranks, header["tree_key"], path, False, time.perf_counter() - t0)
+    return StoredTree(tax, rank_codes, header["tree_key"], path, False, time.perf_counter() - t0)
 
 
 def _write(path: Path, content_sha256: str, tables, tax) -> None:
@@ -165,19 +179,17 @@ def _write(path: Path, content_sha256: str, tables, tax) -> None:
     from taxoforge.files import atomic_directory, write_text_atomic
     from taxoforge.scores.mapping.store import tree_key
 
-    nodes = tables.nodes
     labels = tax._labels
     cols = {"node_id": pl.Series(tax.ids.tolist(), dtype=pl.String),
             "label": pl.Series(labels if labels is not None else [None] * len(tax), dtype=pl.String)}
-    if "rank" in nodes.columns:
-        ids = pl.DataFrame({"node_id": cols["node_id"]})
-        cols["rank"] = ids.join(nodes.select(pl.col("node_id").cast(pl.String), pl.col("rank").cast(pl.String)),
-                                on="node_id", how="left", maintain_order="left")["rank"]
     table = pl.DataFrame({k: v.alias(k) for k, v in cols.items()}).to_arrow()
     pre, size = tax._preorder
     arrays = {"parent_idx": np.ascontiguousarray(tax.parent_idx, np.int64),
               "depth": np.ascontiguousarray(tax.depth_arr, np.int32),
               "preorder": np.ascontiguousarray(pre, np.int64), "subtree_size": np.ascontiguousarray(size, np.int64)}
+    rank_codes = _rank_codes(tables, tax)
+    if rank_codes is not None:
+        arrays["rank_code"] = np.ascontiguousarray(rank_codes[0], np.int16)
     with atomic_directory(path) as tmp:
         shapes = {}
         for name, a in arrays.items():
@@ -189,6 +201,7 @@ def _write(path: Path, content_sha256: str, tables, tax) -> None:
             writer.write_table(table)
         header = {"format": TREE_FORMAT, "code": _code_fingerprint(), "content_sha256": content_sha256,
                   "tree_key": tree_key(tax), "nodes": len(tax), "arrays": shapes,
+                  "ranks": rank_codes[1] if rank_codes is not None else None,
                   "nodes_arrow": _checksum_file(tmp / "nodes.arrow", 0, (tmp / "nodes.arrow").stat().st_size),
                   "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         write_text_atomic(tmp / HEADER, json.dumps(header, indent=2, sort_keys=True) + "\n")
@@ -234,12 +247,12 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
         if place.own:  # beside a tree: the stored trees of its earlier contents go
             import shutil
 
-            for old in place.root.glob(f"*-tree-{TREE_FORMAT}"):
+            for old in place.root.glob("*-tree-*"):  # earlier contents, or an earlier format
                 if old.is_dir() and old.name != path.name:
                     shutil.rmtree(old, ignore_errors=True)
     except OSError:  # a folder that cannot be written: the tree in memory, stored nowhere
         tax = tables.taxonomy()
-        return StoredTree(tax, _ranks(tables, tax), _key(tax), None, True, time.perf_counter() - t0)
+        return StoredTree(tax, _rank_codes(tables, tax), _key(tax), None, True, time.perf_counter() - t0)
     got = _read(path, content_sha256, tables)
     if got is None:  # pragma: no cover - just written
         raise OSError(f"{path}: the stored tree just written cannot be read back")
@@ -253,15 +266,20 @@ def _key(tax) -> str:
     return tree_key(tax)
 
 
-def _ranks(tables, tax) -> np.ndarray | None:
+def _rank_codes(tables, tax) -> tuple[np.ndarray, list[str]] | None:
+    """Every node's rank in id order as a code into the sorted list of the tree's ranks
+    (``-1``: none), and that list; None for a tree without a ``rank`` column."""
     import polars as pl
 
     nodes = tables.nodes
     if "rank" not in nodes.columns:
         return None
-    ids = pl.DataFrame({"node_id": tax.ids}, schema={"node_id": pl.String})
-    return ids.join(nodes.select(pl.col("node_id").cast(pl.String), pl.col("rank").cast(pl.String)), on="node_id",
-                    how="left", maintain_order="left")["rank"].to_numpy()
+    ids = pl.DataFrame({"node_id": pl.Series(tax.ids.tolist(), dtype=pl.String)})
+    ranks = ids.join(nodes.select(pl.col("node_id").cast(pl.String), pl.col("rank").cast(pl.String)), on="node_id",
+                     how="left", maintain_order="left")["rank"]
+    names = sorted(ranks.drop_nulls().unique().to_list())
+    codes = ranks.replace_strict({r: i for i, r in enumerate(names)}, default=-1, return_dtype=pl.Int16).to_numpy()
+    return codes, names
 
 
 # ---------------------------------------------------------------------------- resolved labels

@@ -62,19 +62,30 @@ class RankedTree:
         The nodes table it was made from.
     links : polars.DataFrame, optional
         The links table of its tables.
+    rank_codes : tuple of (numpy.ndarray, sequence of str), optional
+        Instead of ``ranks``: every node's rank as a code (``-1``: none) and the rank of each
+        code (a stored tree's, :mod:`taxoforge.scores.tree_store`); ``ranks`` is then made
+        only when asked for.
     """
 
     def __init__(self, taxonomy: Taxonomy, ranks: Iterable | None = None, names: pl.DataFrame | None = None,
                  *, name: str = "tree", version: str | None = None, nodes: pl.DataFrame | None = None,
-                 links: pl.DataFrame | None = None) -> None:
+                 links: pl.DataFrame | None = None, rank_codes: tuple | None = None) -> None:
         self.taxonomy = taxonomy
-        n = len(taxonomy.ids)
-        if ranks is None:
-            ranks = np.full(n, None, dtype=object)
-        ranks = np.asarray(list(ranks) if not isinstance(ranks, np.ndarray) else ranks, dtype=object)
-        if len(ranks) != n:
-            raise ValueError(f"ranks has {len(ranks)} entries, the tree {n} nodes")
-        self.ranks: np.ndarray = ranks
+        n = len(taxonomy)
+        if rank_codes is not None and ranks is None:
+            codes, rank_names = rank_codes
+            codes = np.asarray(codes)
+            if len(codes) != n:
+                raise ValueError(f"rank_codes has {len(codes)} entries, the tree {n} nodes")
+            self.__dict__["_rank_codes"] = (codes, {str(r): i for i, r in enumerate(rank_names)})
+        else:
+            if ranks is None:
+                ranks = np.full(n, None, dtype=object)
+            ranks = np.asarray(list(ranks) if not isinstance(ranks, np.ndarray) else ranks, dtype=object)
+            if len(ranks) != n:
+                raise ValueError(f"ranks has {len(ranks)} entries, the tree {n} nodes")
+            self.__dict__["ranks"] = ranks
         self._names = names
         self._nodes = nodes
         self._links = links
@@ -159,7 +170,17 @@ class RankedTree:
 
     # ------------------------------------------------------------------ basic facts
     def __len__(self) -> int:
-        return len(self.taxonomy.ids)
+        return len(self.taxonomy)
+
+    @cached_property
+    def ranks(self) -> np.ndarray:
+        """Every node's rank (an object array aligned with :attr:`ids`; ``None`` where a node
+        has none), made from the rank codes on first use when the tree was given those."""
+        codes, code = self._rank_codes
+        names = np.empty(len(code) + 1, dtype=object)  # code -1 (no rank) takes the last slot: None
+        for r, i in code.items():
+            names[i] = r
+        return names[codes]
 
     @property
     def ids(self) -> np.ndarray:
@@ -222,9 +243,11 @@ class RankedTree:
     def rank_order(self) -> list[str]:
         """Ranks present in the tree, top down: the Linnean spine order first, any other rank
         placed by its median depth."""
-        s = pl.DataFrame({"rank": pl.Series(self.ranks, dtype=pl.String), "depth": self.depth})
-        med = s.drop_nulls("rank").group_by("rank").agg(pl.col("depth").median()).sort("depth", "rank")
-        depths = dict(zip(med["rank"].to_list(), med["depth"].to_list()))
+        codes, code = self._rank_codes
+        name_of = {i: r for r, i in code.items()}
+        s = pl.DataFrame({"code": np.asarray(codes), "depth": np.asarray(self.depth)})
+        med = s.filter(pl.col("code") >= 0).group_by("code").agg(pl.col("depth").median())
+        depths = {name_of[c]: d for c, d in zip(med["code"].to_list(), med["depth"].to_list())}
         return sorted(depths, key=lambda r: (depths[r], _RANK_TIES.get(r, len(_RANK_TIES)), r))
 
     def rank_of(self, idx: np.ndarray) -> np.ndarray:
@@ -239,7 +262,14 @@ class RankedTree:
         numpy.ndarray
             Objects: a rank or ``None``.
         """
-        return self.ranks[np.asarray(idx, dtype=np.int64)]
+        idx = np.asarray(idx, dtype=np.int64)
+        if "ranks" in self.__dict__:
+            return self.ranks[idx]
+        codes, code = self._rank_codes
+        names = np.empty(len(code) + 1, dtype=object)
+        for r, i in code.items():
+            names[i] = r
+        return names[codes[idx]]
 
     def is_infraspecific(self, idx: np.ndarray) -> np.ndarray:
         """Which of some nodes have a rank below the species
@@ -328,8 +358,9 @@ class RankedTree:
     def ancestor_at_rank(self, idx, rank: str) -> np.ndarray:
         """The ancestor (or self) of a rank of every node.
 
-        A few nodes (a scoring run's ground truths) walk up their own paths; many, or a rank
-        asked for before, use the table of every node's rank ancestor (built once per rank).
+        A few distinct nodes (a scoring run's ground truths, however many rows name them)
+        walk up their own paths; many, or a rank asked for before, use the table of every
+        node's rank ancestor (built once per rank).
         :func:`taxoforge.trees.ranks.ancestor_at_rank` answers the same over a table.
 
         Parameters
@@ -344,9 +375,12 @@ class RankedTree:
         """
         idx = np.asarray(idx, dtype=np.int64)
         cache = self.__dict__.get("_rank_anc", {})
-        if rank in cache or len(idx) * 64 > len(self) or (len(idx) and int(idx.min()) < 0):
+        if rank in cache or (len(idx) and int(idx.min()) < 0):
             return self._rank_ancestor_table(rank)[idx]
-        return self._walk_to_rank(idx, rank)
+        uniq, inverse = np.unique(idx, return_inverse=True)  # many rows, few distinct nodes: walk those
+        if len(uniq) * 64 > len(self):
+            return self._rank_ancestor_table(rank)[idx]
+        return self._walk_to_rank(uniq, rank)[inverse.reshape(idx.shape)]
 
     def _walk_to_rank(self, idx: np.ndarray, rank: str) -> np.ndarray:
         """:meth:`ancestor_at_rank` of a few nodes, climbing their paths (depth steps of ``len(idx)``)."""

@@ -106,9 +106,7 @@ class StoredTaxonomy(Taxonomy):
             ``int64`` indexes, as :meth:`Taxonomy.index_of` gives them (``KeyError`` naming
             the first unknown id).
         """
-        ids = self._series_ids()
-        if ids is None:
-            return super().index_of(node_ids)
+        ids = self._id_series  # a binary search in Arrow strings, whether or not :attr:`ids` is made
         want = [node_ids] if isinstance(node_ids, str) else list(node_ids)
         found = self.has(want)
         if not found.all():
@@ -131,8 +129,7 @@ class StoredTaxonomy(Taxonomy):
         numpy.ndarray
             One boolean per id.
         """
-        return _found(self._series_ids() if self._series_ids() is not None else pl.Series(self.ids, dtype=pl.String),
-                      node_ids)
+        return _found(self._id_series, node_ids)
 
 
 def _found(ids: pl.Series, node_ids) -> np.ndarray:
@@ -164,7 +161,7 @@ def ids_of(tax: Taxonomy, idx) -> list[str]:
     ['r', 'a']
     """
     idx = np.asarray(idx, dtype=np.int64)
-    if isinstance(tax, StoredTaxonomy) and tax._series_ids() is not None:
+    if isinstance(tax, StoredTaxonomy):
         return tax._id_series.gather(idx).to_list()
     return tax.ids[idx].tolist()
 

@@ -153,6 +153,41 @@ class Alg1Stages:
                     return t.nodes_of_name(x, " ".join(ans.surface[i:j])).astype(np.int64), key
         return None
 
+    def exact_span_many(self, answers) -> list:
+        """:meth:`exact_span` of every answer, with the name lookups batched: the widest span
+        of every answer in one lookup, then every other span of the answers not found yet in
+        a second — the spans each answer would try, in its order, so every answer gets what
+        :meth:`exact_span` gives it.
+
+        Parameters
+        ----------
+        answers : sequence of Answer
+            The answers (:class:`~taxoforge.scores.mapping.answers.Answer`).
+
+        Returns
+        -------
+        list
+            Per answer, (nodes, matched key) or None.
+        """
+        t = self.tables
+        out: list = [None] * len(answers)
+        spans = [a.exact_spans() if a.words else [] for a in answers]
+        todo = [k for k, sp in enumerate(spans) if sp]
+        for widest in (True, False):
+            keys, owner, where = [], [], []
+            for k in todo:
+                words = answers[k].words
+                for i, j in (spans[k][:1] if widest else spans[k][1:]):
+                    keys.append(" ".join(words[i:j]))
+                    owner.append(k)
+                    where.append((i, j))
+            found = t.lookup_many(keys).tolist() if keys else []
+            for key, k, (i, j), x in zip(keys, owner, where, found):
+                if x >= 0 and out[k] is None:  # an answer's first span with a name wins
+                    out[k] = t.nodes_of_name(x, " ".join(answers[k].surface[i:j])).astype(np.int64), key
+            todo = [k for k in todo if out[k] is None]
+        return out
+
     def _substring_automaton(self):
         if self._automaton is None:
             a = ahocorasick.Automaton(ahocorasick.STORE_INTS)

@@ -309,7 +309,7 @@ def read_index(path: str | os.PathLike, key: str, config: MappingConfig) -> Name
             return None
         if not checked and _file_checksum(path / f"{name}.npy", getattr(a, "offset", None), a.nbytes) != want_hash:
             return None
-        arrays[name] = a
+        arrays[name] = np.asarray(a)  # a plain array over the same mapped pages: no np.memmap cost per slice
     if not checked:
         remember_checked(path, files)
     try:

@@ -26,6 +26,9 @@ from taxoforge.text import normalise_text
 
 __all__ = ["TaxonomyIndex", "subtree_sizes", "truncate_answer"]
 
+#: ``found`` not given to :meth:`TaxonomyIndex._decide_without_top_k`: the exact stage looks the answer up itself
+_NOT_LOOKED_UP = object()
+
 
 def truncate_answer(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, at the last whitespace of the last
@@ -269,13 +272,16 @@ class TaxonomyIndex:
         return out
 
     # ------------------------------------------------------------------ mapping
-    def _decide_without_top_k(self, ans: Answer, context=frozenset(), prefer: np.ndarray | None = None):
-        """(decision, None) when a stage decides without the top-k, else (None, (stage, hits))."""
+    def _decide_without_top_k(self, ans: Answer, context=frozenset(), prefer: np.ndarray | None = None,
+                              found=_NOT_LOOKED_UP):
+        """(decision, None) when a stage decides without the top-k, else (None, (stage, hits));
+        ``found``: the answer's :meth:`Stages.exact_span` when already looked up."""
         st = self.stages
         if not ans.words:
             return (self.taxonomy.root_idx, "empty", 0.0, 1), None
         if self.config.exact_stage:
-            found = st.exact_span(ans)
+            if found is _NOT_LOOKED_UP:
+                found = st.exact_span(ans)
             if found is not None:
                 return st.decide_exact(ans, found[0], context, key=found[1], prefer=prefer), None
         stage, hits = st.hits(ans)
@@ -287,8 +293,9 @@ class TaxonomyIndex:
         out: list = [None] * len(answers)
         pending = []
         gap = self.stages.vote_ruled_out_gap()
+        exact = self.stages.exact_span_many(answers) if self.config.exact_stage else [_NOT_LOOKED_UP] * len(answers)
         for i, ans in enumerate(answers):
-            dec, wait = self._decide_without_top_k(ans)
+            dec, wait = self._decide_without_top_k(ans, found=exact[i])
             if dec is None and wait[0] is None and gap < 1 and ans.lo < ans.hi:
                 # no stage before the vote decided and the answer has words that could name
                 # something: the top-1 alone decides when the vote is provably off

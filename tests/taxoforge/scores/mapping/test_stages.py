@@ -250,3 +250,24 @@ def test_a_tie_goes_to_the_label_set_then_to_the_rule():
     # answers without a set keep the rule; a set that touches no tied node changes nothing
     res = index.map(["monitor", "monitor"], label_sets=[None, tax.index_of(["screen"])])
     assert res.node_idx.tolist() == [lizard, lizard]  # "screen" is neither node nor below one: the rule decides
+
+
+# ---------------------------------------------------------------------------- batched exact lookups
+def test_exact_spans_looked_up_in_one_batch_give_each_answer_its_own_span(imagenet_tree):
+    """The exact stage's lookups batched over many answers (widest spans first, then every
+    other span) give every answer the span and nodes it gets alone: the real ImageNet names
+    in sentence templates, plurals, answers naming nothing, empty ones."""
+    ix = TaxonomyIndex(imagenet_tree.taxonomy())
+    names = imagenet_tree.names.filter(pl.col("kind") != "synset")["name"].unique().sort().to_list()[::7]
+    texts = [t.format(n) for i, n in enumerate(names)
+             for t in (("{}", "This is a {}.", "two {}s in the picture", "not a {} at all")[i % 4],)]
+    texts += ["", "nothing to see here", "a a a", "The answer is: a"]
+    answers = [ix.read(t) for t in texts]
+    batched = ix.stages.exact_span_many(answers)
+    alone = [ix.stages.exact_span(a) if a.words else None for a in answers]
+    assert len(batched) == len(alone) > 400
+    for b, a, t in zip(batched, alone, texts):
+        assert (b is None) == (a is None), t
+        if a is not None:
+            assert b[1] == a[1] and b[0].tolist() == a[0].tolist(), t
+    assert sum(a is not None for a in alone) > len(texts) // 2
