@@ -94,11 +94,13 @@ class LazyGroup(click.Group):
 
     def __call__(self, args=None, *rest, **kwargs):
         """Run as the program — the ``taxoforge`` script, ``python -m taxoforge.cli``: the
-        arguments read from the command line, click's standalone mode, the main thread — and
-        end the process when the command ends (:func:`exit_now`). Called with arguments,
-        outside standalone mode or off the main thread (Python code calling the group, a
-        notebook), and through :meth:`main` (what :class:`click.testing.CliRunner` calls),
-        it behaves as click's group does.
+        arguments read from the command line, click's standalone mode, the main thread, no
+        profiler or tracer — and end the process when the command ends (:func:`exit_now`).
+        Called with arguments, outside standalone mode or off the main thread (Python code
+        calling the group, a notebook), under a profiler, tracer or debugger (``python -m
+        cProfile``, coverage, pdb: they report after the program returns), and through
+        :meth:`main` (what :class:`click.testing.CliRunner` calls), it behaves as click's
+        group does.
 
         Parameters
         ----------
@@ -110,7 +112,8 @@ class LazyGroup(click.Group):
         import threading
 
         if (args is not None or rest or not kwargs.get("standalone_mode", True)
-                or threading.current_thread() is not threading.main_thread()):
+                or threading.current_thread() is not threading.main_thread()
+                or sys.getprofile() is not None or sys.gettrace() is not None):
             return self.main(args, *rest, **kwargs)
         try:
             self.main(args, **kwargs)
