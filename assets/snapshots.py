@@ -15,7 +15,8 @@ Publishing is gated twice:
 Each publish makes the version what the bare name means (config ``latest``, default true:
 set it false for a test build), records the tree's provenance (seed, cycle policy, source
 versions) in the manifest, and rewrites the store's ``index.json`` and ``index.html``
-catalogue with a summary of what changed from the version before.
+catalogue with a summary of what changed from the version before, and writes the version's
+browser (search any name or id; path, children, links out, changes).
 
 Add a taxonomy by adding a line to :data:`SNAPSHOTS`.
 """
@@ -30,6 +31,7 @@ from assets.common.metadata import markdown_preview
 from assets.common.resources import SnapshotStoreResource
 from assets.common.tags import EMBEDDED_DEFAULT
 from taxoforge.snapshots.bibliography import LOCAL_ONLY, public_address
+from taxoforge.snapshots.browser import browser_path
 from taxoforge.snapshots.checks import checks_markdown, failed_checks, publishing_checks
 from taxoforge.trees.tables import TreeTables
 
@@ -134,6 +136,9 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
             "checks": dg.MetadataValue.md(checks_markdown(checks)),
             "load_with": dg.MetadataValue.md(f"`load_taxonomy(\"{res.ref}\", store=\"{public or store.url}\")`"),
             "catalogue": dg.MetadataValue.path(store.location("index.html")),
+            "browser": (dg.MetadataValue.url(f"{public.rstrip('/')}/{browser_path(name, res.version)}")
+                        if public and public.startswith(("http://", "https://"))
+                        else dg.MetadataValue.path(store.location(browser_path(name, res.version)))),
         }
         if changed:
             summary = _diff_summary(store, name, res.version)

@@ -21,7 +21,7 @@ import dagster as dg
 from assets.common.resources import SparkSubmitResource
 from assets.wikidata import _info_table, wikidata_asset
 from taxoforge.sources.wikidata.dump import dump_languages, graph_from_tables
-from taxoforge.sources.wikidata.dump_spark import JOB_FILE, read_filter_output
+from taxoforge.sources.wikidata.dump_spark import JOB_FILE, read_filter_dropped, read_filter_output
 from taxoforge.sources.wikidata.extract import ROOT_QID, read_seed_qids
 from taxoforge.sources.wikidata.ids import validate_qids
 
@@ -75,7 +75,8 @@ def wikidata_dump_graph(context: dg.AssetExecutionContext, config: WikidataDumpS
     edges, names, counts = read_filter_output(out)
     info = {"method": "dump-spark", "files": list(config.input_files), "master": spark.master,
             "spark_counts": counts, "lang": ",".join(langs)}
-    graph = graph_from_tables(edges, names, seed_qids=seed_qids, root=config.root, info=info)
+    graph = graph_from_tables(edges, names, seed_qids=seed_qids, root=config.root, info=info,
+                              non_items=read_filter_dropped(out))
     by_rel = dict(graph.edges.group_by("relation").len().iter_rows())
     md = {
         "method": "dump-spark",

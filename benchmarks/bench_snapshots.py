@@ -68,7 +68,7 @@ def _publish(state) -> dict:
     from taxoforge.snapshots import SnapshotStore
 
     tree, tmp = state
-    r = SnapshotStore(tmp / f"store-{time.monotonic_ns()}").publish(tree)
+    r = SnapshotStore(tmp / f"store-{time.monotonic_ns()}").publish(tree, browser=False)  # bench_browser times that
     return {"summary": {"version": r.version}}
 
 
@@ -230,7 +230,7 @@ def run(size: str = "small") -> dict:
                           "baseline_name": "TreeTables.write (no checks, no hash)",
                           "overhead": ratio(pub, wr, "wall_s")}  # candidate time / baseline time
         served = tmp / "served"
-        SnapshotStore(served).publish(TreeTables.read(tmp / "tree", name="bench"))
+        SnapshotStore(served).publish(TreeTables.read(tmp / "tree", name="bench"), browser=False)
         pl_ = measure(_serve, _pull_http, str(served), timeout=cfg["timeout"], repeat=cfg["repeat"])
         gt = measure(_serve, _get_http, str(served), timeout=cfg["timeout"], repeat=cfg["repeat"])
         out["pull_http"] = {"candidate": _side(pl_, nbytes), "baseline": _side(gt, nbytes),
@@ -249,7 +249,7 @@ def run(size: str = "small") -> dict:
                                   client_kwargs={"endpoint_url": endpoint, "region_name": "eu-west-1"}).mkdir(bucket)
                 st, _ = _s3_setup(endpoint, bucket)
                 t = time.perf_counter()
-                st.publish(TreeTables.read(tmp / "tree", name="bench"))
+                st.publish(TreeTables.read(tmp / "tree", name="bench"), browser=False)
                 out["publish_s3_wall_s"] = round(time.perf_counter() - t, 3)
                 ps = measure(_s3_setup, _pull_s3, endpoint, bucket, timeout=cfg["timeout"], repeat=cfg["repeat"])
                 gs = measure(_s3_setup, _get_s3, endpoint, bucket, timeout=cfg["timeout"], repeat=cfg["repeat"])

@@ -290,36 +290,9 @@ def summary_rows(doc: dict) -> list[dict]:
                      "target": "< 10 s per difficulty, 0 invalid, same bytes", "met": mc.get("meets_target")})
     d = _res(doc, "wikidata_dump")
     if d:
-        inp = (f"Wikidata-shaped N-Triples, {d['input']['bytes'] / 1e9:.2f} GB ({d['input']['p279_edges']:,} P279 "
-               f"edges, {d['input']['lines']:,} lines); throughput in bytes of N-Triples")
+        from benchmarks.bench_dump import summary_rows as dump_rows
 
-        def side(rec: dict) -> dict | None:  # no peak here: a shell pipeline has no comparable one
-            if rec.get("status") != "ok":
-                return None
-            return {"wall_s": rec.get("wall_s"), "cpu_s": rec.get("cpu_s"), "throughput": rec.get("bytes_per_s")}
-
-        for key, title, target, speed in (
-                ("plain", "Dump → graph, plain (read_dump)", "≤ 5× grep's time", "ratio_to_baseline"),
-                ("gzip", "Dump → graph, gzip (read_dump)", "≥ ½ the baseline's speed", "speed_ratio")):
-            c = d[key]
-            cand, base = side(c["candidate"]), side(c["baseline"])
-            rows.append({"benchmark": title, "input": inp, "unit": "bytes", "candidate": cand, "baseline": base,
-                         "baseline_name": c["baseline_name"],
-                         "speedup": base["wall_s"] / cand["wall_s"] if cand and base else None,
-                         "agree": c["agreement"].get("agree"), "target": target, "met": c.get("meets_target")})
-        m = d["memory"]
-        rows.append({"benchmark": "Dump → graph, peak memory", "input": inp, "unit": "bytes",
-                     "candidate": {**(side(d["plain"]["candidate"]) or {}), "peak_rss_bytes": m["peak_rss_bytes"]},
-                     "baseline": None, "baseline_name": "–", "target": "≤ 1.5 GiB (full size)",
-                     "met": m.get("meets_target")})
-        sp = d.get("spark", {})
-        if sp.get("status") != "skipped":
-            cand, base = side(sp["candidate"]), side(sp["baseline"])
-            rows.append({"benchmark": f"Dump → graph on Spark ({sp.get('master')})", "input": inp, "unit": "bytes",
-                         "candidate": cand, "baseline": base, "baseline_name": sp["baseline_name"],
-                         "speedup": base["wall_s"] / cand["wall_s"] if cand and base else None,
-                         "agree": sp["agreement"].get("agree"), "target": "identical tables",
-                         "met": sp["agreement"].get("agree")})
+        rows += dump_rows(d)
     mf = _res(doc, "text_to_node_fidelity")
     if mf:
         for case in mf["cases"]:

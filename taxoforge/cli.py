@@ -1,6 +1,6 @@
 """The ``taxoforge`` command line. Each domain contributes a click command or group:
 
-* ``taxoforge.snapshots.cli`` — ``list``, ``pull``, ``verify``, ``show``, ``diff``, ``publish``, ``cite``
+* ``taxoforge.snapshots.cli`` — ``list``, ``pull``, ``verify``, ``show``, ``diff``, ``publish``, ``cite``, ``browse``
 * ``taxoforge.scores.cli`` — ``score`` (many files, one run), ``map`` (answers → nodes, no ground truth),
   ``compare`` (scoring runs on their shared items)
 * this module — ``subset`` (the taxonomy of a label set, cut from a tree: it resolves labels
@@ -40,6 +40,7 @@ COMMANDS = {
     "diff": "taxoforge.snapshots.cli:diff_cmd",
     "publish": "taxoforge.snapshots.cli:publish_cmd",
     "cite": "taxoforge.snapshots.cli:cite_cmd",
+    "browse": "taxoforge.snapshots.cli:browse_cmd",
     "score": "taxoforge.scores.cli:score_cmd",
     "map": "taxoforge.scores.cli:map_cmd",
     "compare": "taxoforge.scores.cli:compare_cmd",
@@ -64,6 +65,10 @@ SUMMARIES = {
     "diff": "Show what changed from snapshot A to snapshot B: nodes added, removed, renamed, moved to a new "
             "parent; names and links added, removed or changed.",
     "publish": "Publish FOLDER into the store.",
+    "browse": "Write the browser of snapshot NAME[@VERSION] of the store (without REF: of every version that has "
+              "none, or whose one compares with another version than the one before it): a static page, "
+              "NAME/VERSION/browse/index.html, to search any name or id and see its path to the root, children with "
+              "subtree sizes, depth, links out and what changed since the version before.",
     "cite": "Print how a paper cites snapshot NAME[@VERSION] of the store: BibTeX and CFF with the store's public "
             "URL, the snapshot's content hash, and every upstream source it was built from (Wikidata, Catalogue of "
             "Life, iNaturalist, iNat21, WordNet, ImageNet) with that source's own citation and licence.",

@@ -112,6 +112,9 @@ def test_installed_wheel_pulls_scores_builds_questions_and_verifies(venv, tmp_pa
     served = tmp_path / "served"
     _run([str(bin_ / "taxoforge"), "publish", str(work / "tree"), "--name", "imagenet1k", "--store", str(served),
           "--latest"], cwd=work, env=env)
+    # its browser, written from the wheel's own script and style (package data)
+    [page] = served.glob("imagenet1k/*/browse/index.html")
+    assert "taxoforgeBrowser" in page.read_text() and "browse/index.html" in (served / "index.html").read_text()
     port = _free_port()
     server = subprocess.Popen([str(bin_ / "python"), "-m", "http.server", str(port), "--bind", "127.0.0.1",
                                "--directory", str(served)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -15,8 +15,9 @@ Modules: :mod:`.manifest` (what a snapshot is, the content-derived version id),
 on fsspec: atomic publishing), :mod:`.pull` (resumable, verified download), :mod:`.verify`, :mod:`.diff`, :mod:`.checks` (tree checks that gate
 publishing), :mod:`.load` (``load_taxonomy``), :mod:`.citation` (``resolve_taxonomy``: the tables
 and the citation a score must carry), :mod:`.bibliography` (``taxoforge cite``: BibTeX and
-CFF of a snapshot and its upstream sources, their licences), :mod:`.page` (the store's
-``index.html``), :mod:`.cli`.
+CFF of a snapshot and its upstream sources; :mod:`.upstreams`: their licences), :mod:`.page`
+(the store's ``index.html``), :mod:`.browser` (each version's static browser; its data:
+:mod:`.browser_index`, :mod:`.browser_names`), :mod:`.cli`.
 """
 
 from taxoforge.snapshots.checks import ChecksFailed, TreeCheck, failed_checks, publishing_checks, require_publishable

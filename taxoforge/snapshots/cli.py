@@ -1,4 +1,4 @@
-"""``taxoforge list | pull | verify | show | diff | publish | cite``: the snapshot commands.
+"""``taxoforge list | pull | verify | show | diff | publish | cite | browse``: the snapshot commands.
 
 Every command takes ``--json`` (one JSON document on stdout, for scripts; errors too, as
 ``{"error": …, "exit_code": …}``) and ``--help``. Exit codes:
@@ -296,6 +296,9 @@ def _parse_kv(values: tuple[str, ...]) -> dict:
 @click.option("--latest", is_flag=True,
               help="Make this version what the bare NAME means (also for a version already published). "
                    "Without it the latest stays where it was, except for a taxonomy's first version.")
+@click.option("--browser/--no-browser", default=True, show_default=True,
+              help="Write the version's browser (NAME/VERSION/browse/index.html: search, path, children, links, "
+                   "changes), which the catalogue links.")
 @click.option("--public-url", default=None, metavar="URL", envvar="TAXOFORGE_SNAPSHOT_PUBLIC_URL", show_envvar=True,
               help="Where users reach this store (e.g. the HTTPS address it is served at). The store records it: "
                    "its index.html, its browsers and every citation of its snapshots (taxoforge cite, score "
@@ -304,7 +307,7 @@ def _parse_kv(values: tuple[str, ...]) -> dict:
 @_handle_errors
 def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | None,
                 source_versions: tuple[str, ...], version_label: str | None, min_link_coverage: float | None,
-                skip_checks: bool, latest: bool, public_url: str | None, as_json: bool) -> None:
+                skip_checks: bool, latest: bool, browser: bool, public_url: str | None, as_json: bool) -> None:
     """Publish FOLDER into the store. FOLDER holds the tree tables (nodes.parquet, …, e.g.
     data/assets/wordnet_tree, with the info.json that records its seed, cycle policy and
     source versions) or is a snapshot with its manifest.json, which is verified and copied
@@ -327,6 +330,10 @@ def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | N
         if not skip_checks:
             checks = require_publishable(read_snapshot(folder), min_link_coverage=min_link_coverage)
         res = st.install(folder, latest=latest)
+        if browser:
+            from taxoforge.snapshots.browser import publish_browser
+
+            publish_browser(st, res)
     else:
         try:
             tables = TreeTables.read(folder, name=name or folder.name)  # with its info.json
@@ -336,7 +343,8 @@ def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | N
         sv.update(_parse_kv(source_versions))
         if not skip_checks:
             checks = require_publishable(tables, min_link_coverage=min_link_coverage)
-        res = st.publish(tables, seed=seed, source_versions=sv, version=version_label, check=False, latest=latest)
+        res = st.publish(tables, seed=seed, source_versions=sv, version=version_label, check=False, latest=latest,
+                         browser=browser)
     out = res.as_dict()
     out["store"] = st.url
     out["checks"] = [c.as_dict() for c in checks]
@@ -345,6 +353,50 @@ def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | N
     where = (f"; {res.taxonomy} means this version" if out["latest"] == res.version else
              f"; {res.taxonomy} still means {res.taxonomy}@{out['latest']} (--latest to change that)")
     _emit(out, as_json, f"{res.ref}: {verb} → {res.location}{where}")
+
+
+# ---- browse -----------------------------------------------------------------------------
+@click.command("browse", epilog=_EPILOG)
+@click.argument("ref", metavar="[NAME[@VERSION]]", required=False)
+@_store_option
+@click.option("--rebuild", is_flag=True, help="Write the browser again even when the version has an up-to-date one.")
+@_json_option
+@_handle_errors
+def browse_cmd(ref: str | None, store: str | None, rebuild: bool, as_json: bool) -> None:
+    """Write the browser of snapshot NAME[@VERSION] of the store (without REF: of every
+    version that has none, or whose one compares with another version than the one before
+    it): a static page, NAME/VERSION/browse/index.html, to search any name or id and see its
+    path to the root, children with subtree sizes, depth, links out and what changed since
+    the version before. Serve the store over HTTP to open it."""
+    from taxoforge.snapshots.browser import browser_path, write_browser
+    from taxoforge.snapshots.catalogue import sorted_versions
+
+    st = _store(store)
+    st.require_exists()
+    idx = st.index()
+    if ref:
+        name, entry = st.resolve(ref)
+        todo = [(name, entry["version"])]
+    else:
+        todo = []
+        for name, tax in sorted(idx["taxonomies"].items()):
+            versions = sorted_versions(tax.get("versions", []))
+            for i, e in enumerate(versions):
+                prev = versions[i - 1]["version"] if i else None
+                if rebuild or not e.get("browser") or e["browser"].get("diff_from") != prev:
+                    todo.append((name, e["version"]))
+    done = []
+    for name, version in todo:
+        mark = write_browser(st, f"{name}@{version}")
+        done.append({"ref": f"{name}@{version}", "page": st.location(browser_path(name, version)), **mark})
+        if not as_json:
+            click.echo(f"{name}@{version}: browser written → {st.location(browser_path(name, version))} "
+                       f"({mark['files']:,} files, {_human_size(mark['bytes'])}"
+                       + (f", compared with {mark['diff_from']})" if mark["diff_from"] else ")"))
+    if as_json:
+        _emit({"store": st.url, "browsers": done}, True)
+    elif not done:
+        click.echo(f"{st.url}: every version has an up-to-date browser (--rebuild to write them again)")
 
 
 # ---- cite ------------------------------------------------------------------------------
@@ -382,4 +434,5 @@ def cite_cmd(ref: str, store: str | None, fmt: str, authors: tuple[str, ...], as
     click.echo("\n".join(parts), nl=False)
 
 
-__all__ = ["list_cmd", "pull_cmd", "verify_cmd", "show_cmd", "diff_cmd", "publish_cmd", "cite_cmd", "EXIT_CODES"]
+__all__ = ["list_cmd", "pull_cmd", "verify_cmd", "show_cmd", "diff_cmd", "publish_cmd", "cite_cmd", "browse_cmd",
+           "EXIT_CODES"]

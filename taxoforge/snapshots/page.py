@@ -45,9 +45,9 @@ td.sources summary, .cite summary { cursor: pointer; } .cite pre { background: #
 .about { margin: .2rem 0; } .licence { margin: .2rem 0 .6rem; } .warn { color: #8a4b00; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #dde3e8; vertical-align: top; }
 th { background: #f3f6f8; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.num, td.created { white-space: nowrap; }
+td.num { white-space: nowrap; } td.created { min-width: 6.5rem; }
 .badge { background: #1f7a4d; color: #fff; border-radius: .6rem; padding: 0 .45rem; font-size: 12px; margin-left: .3rem; }
-.pull { display: flex; gap: .4rem; align-items: center; } .pull code { background: #f3f6f8; padding: .15rem .35rem; border-radius: .25rem; }
+.pull { display: flex; flex-wrap: wrap; gap: .3rem; align-items: center; min-width: 14rem; } .pull code { background: #f3f6f8; padding: .15rem .35rem; border-radius: .25rem; overflow-wrap: anywhere; }
 button.copy { font-size: 12px; cursor: pointer; }
 </style>
 </head>
@@ -71,7 +71,7 @@ button.copy { font-size: 12px; cursor: pointer; }
 {% for v in tax.versions %}
 <tr class="version" id="v-{{ tax.name }}-{{ v.version }}" data-ref="{{ v.ref }}" data-latest="{{ 'true' if v.latest else 'false' }}">
 <td><code>{{ v.version }}</code>{% if v.latest %}<span class="badge">latest</span>{% endif %}{% if v.browser %}<div><a class="browse" href="{{ v.browser }}">browse</a></div>{% endif %}</td>
-<td class="created">{{ v.created }}</td>
+<td class="created">{{ v.created|replace("T", " ") }}</td>
 <td class="num nodes">{{ v.nodes }}</td><td class="num">{{ v.names }}</td><td class="num">{{ v.links }}</td>
 <td class="num size" data-bytes="{{ v.bytes }}">{{ v.size }}</td>
 <td>{{ v.seed }}</td>

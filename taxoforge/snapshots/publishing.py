@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taxoforge.files import make_private_dir
+from taxoforge.snapshots.browser import publish_browser
 from taxoforge.snapshots.catalogue import (
     empty_index,
     latest_version,
@@ -231,7 +232,8 @@ class StorePublishing:
     def publish(self, tables: TreeTables, *, name: str | None = None, seed: int | None = None,
                 source_versions: dict | None = None, created: str | None = None,
                 extra: dict | None = None, version: str | None = None, check: bool = True,
-                min_link_coverage: float | dict | None = None, latest: bool = False) -> PublishResult:
+                min_link_coverage: float | dict | None = None, latest: bool = False,
+                browser: bool = True) -> PublishResult:
         """Snapshot ``tables`` and publish it (see the module doc). The version id is the
         content hash unless ``version`` gives a label. With ``check`` (the default) a tree
         that fails the publishing checks (:func:`taxoforge.snapshots.checks.require_publishable`)
@@ -261,6 +263,8 @@ class StorePublishing:
             Least share of each dataset's labels that must link.
         latest : bool, optional
             Whether the version becomes the latest.
+        browser : bool, optional
+            Whether to write the version's browser too (:mod:`~taxoforge.snapshots.browser`).
 
         Returns
         -------
@@ -280,11 +284,12 @@ class StorePublishing:
         try:
             build_snapshot(tables, tmp, name=name, seed=seed, source_versions=source_versions,
                            created=created, extra=extra, version=version)
-            return self.install(tmp, move=self.is_local, latest=latest, _fresh=tables)
+            result = self.install(tmp, move=self.is_local, latest=latest, _fresh=tables)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
             if claim is not None:
                 claim.release()
+        return publish_browser(self, result, tables) if browser else result
 
     def set_latest(self, ref: str) -> str:
         """Make ``ref`` (``NAME@VERSION``, a version prefix or ``sha256:…``) what the bare
@@ -337,8 +342,9 @@ class StorePublishing:
                 entry = idx["taxonomies"][m["taxonomy"]]["versions"][-1]
                 before = kept.get((m["taxonomy"], m["version"]), {})
                 entry["published"] = before.get("published") or entry["published"]
-                if before.get("diff"):
-                    entry["diff"] = before["diff"]
+                for kept_key in ("diff", "browser"):  # the browser's files are still there
+                    if before.get(kept_key):
+                        entry[kept_key] = before[kept_key]
             for name, tax in idx["taxonomies"].items():
                 was = latest_version(old["taxonomies"].get(name, {"versions": []}))
                 listed = {e["version"] for e in tax["versions"]}

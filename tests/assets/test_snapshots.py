@@ -78,6 +78,9 @@ def test_data_version_is_the_content_id_and_unchanged_rebuilds_keep_it(tmp_path)
     moved = _materialization(_run(tmp_path, make_tree(move_edge(edges, "t:149", "t:1")),
                                   public_url="https://taxa.example.org/snapshots"))
     assert moved.metadata["store_url"].value == "https://taxa.example.org/snapshots"
+    assert moved.metadata["browser"].value == (f"https://taxa.example.org/snapshots/wordnet/"
+                                               f"{moved.tags['dagster/data_version']}/browse/index.html")
+    assert (tmp_path / "snapshots" / "wordnet" / moved.tags["dagster/data_version"] / "browse" / "index.html").is_file()
     assert "--store https://taxa.example.org/snapshots" in moved.metadata["cite_with"].value
     assert moved.tags["dagster/data_version"] != entry["version"]
     assert moved.metadata["changed"].value is True

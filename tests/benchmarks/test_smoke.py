@@ -208,12 +208,18 @@ def _sleep(state):
 
 
 def test_dump_benchmark_checks_its_answers(tiny_results):
-    """The dump reader against grep / pigz on the same generated file, and Spark beside it:
-    counts agree with the shell tools, and the Spark job's tables equal the reader's."""
+    """The dump reader against grep / pigz / lbzip2 on the same generated files (dense and
+    mixed), first call and warm call, and Spark beside it: counts agree with the shell tools,
+    every read gives the same tables, and the Spark job's tables equal the reader's."""
     _, doc, md, _ = tiny_results
     d = doc["benchmarks"]["wikidata_dump"]["result"]
-    assert d["plain"]["agreement"]["agree"] and d["gzip"]["agreement"]["agree"]
-    assert d["plain"]["candidate"]["status"] == "ok" and d["plain"]["ratio_to_baseline"] > 0
+    for shape in ("dense", "mixed"):
+        assert d[shape]["agreement"]["agree"], d[shape]["agreement"]
+        assert d[shape]["candidate"]["status"] == "ok" and d[shape]["ratio_to_baseline"] > 0
+        assert d[shape]["first_call"]["status"] == "ok" and d[shape]["first_call_ratio"] > 0
+    assert d["mixed"]["input"]["lines"] > 2 * (d["mixed"]["input"]["p279_edges"] + d["mixed"]["input"]["classes"])
+    for kind in ("gzip", "bzip2"):
+        assert d["compressed"][kind]["agreement"]["agree"], d["compressed"][kind]
     assert d["memory"]["peak_rss_bytes"] > 0
-    assert d["spark"].get("status") == "skipped" or d["spark"]["agreement"]["agree"], d["spark"]
-    assert "Dump → graph, plain (read_dump)" in md
+    assert d["spark"].get("status") == "skipped" or all(r["agreement"]["agree"] for r in d["spark"]["runs"]), d["spark"]
+    assert "Dump → graph, dense (read_dump)" in md and "Dump → graph, mixed (read_dump)" in md

@@ -231,9 +231,8 @@ def read_dump(
         t1 = time.perf_counter()
         dropped = DroppedEdges()
         if scan.non_items:
-            lines, subj, obj, why = zip(*scan.non_items)
-            dropped.add("non_item_edge", list(subj), list(obj),
-                        pl.Series([f"{w} (line {n})" if n else w for n, w in zip(lines, why)], dtype=pl.String))
+            _, subj, obj, why = zip(*scan.non_items)
+            dropped.add("non_item_edge", list(subj), list(obj), pl.Series(why, dtype=pl.String))
         c279, p279, c31, p31 = select_edges(c279, p279, c31, p31, seed_nums, root_num, counts, dropped)
         edges = {"c279": c279, "p279": p279, "c31": c31, "p31": p31}
         del c279, p279, c31, p31

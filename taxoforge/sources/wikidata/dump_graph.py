@@ -399,6 +399,7 @@ def assemble(edges: dict[str, np.ndarray], seed_nums: np.ndarray | None,
                         _DETAIL["repeated_statement"])
             dropped.count("repeated_statement", int((times[again] - 2).sum()))
         child, parent, relation = _edge_parts(keys, n)
+        del keys
         return pl.DataFrame({"child": ids.gather(child), "parent": ids.gather(parent),
                              "relation": pl.Series(["P279", "P31"]).gather(relation)})
 
@@ -407,18 +408,26 @@ def assemble(edges: dict[str, np.ndarray], seed_nums: np.ndarray | None,
             return pl.DataFrame(schema=NAME_COLS)
         num_order = stable_argsort(nodes)
         index = NodeIndex(nodes[num_order], rank=num_order)
+        del num_order
         names = names_of(index)
         rank = index.positions(names["q"].to_numpy())
+        del index
+        kind, lang, text = names["kind"].to_numpy(), names["lang"].to_numpy(), names["name"]
+        del names  # every intermediate goes as soon as it is used: the names are the largest table
         by_string = sorted(langs)
-        k0 = rank * 2 + (1 - names["kind"].to_numpy().astype(np.int64))  # alias before label
-        lang_pos = np.array([by_string.index(t) for t in langs], dtype=np.int8)[names["lang"].to_numpy()]
-        order, keep = _name_order(k0, names["name"], lang_pos)
+        k0 = rank * 2 + (1 - kind.astype(np.int64))  # alias before label
+        del rank, kind
+        lang_pos = np.array([by_string.index(t) for t in langs], dtype=np.int8)[lang]
+        del lang
+        order, keep = _name_order(k0, text, lang_pos)
         k_sorted = k0[order]
-        table = pl.DataFrame({
-            "node_id": ids.gather(k_sorted // 2), "name": names["name"].gather(order),
-            "kind": pl.Series(["alias", "label"]).gather(k_sorted % 2),
-            "lang": pl.Series(by_string, dtype=pl.String).gather(lang_pos[order]),
-        })
+        del k0
+        text = text.gather(order)
+        lang_pos = lang_pos[order]
+        del order
+        table = pl.DataFrame({"node_id": ids.gather(k_sorted // 2), "name": text,
+                              "kind": pl.Series(["alias", "label"]).gather(k_sorted % 2),
+                              "lang": pl.Series(by_string, dtype=pl.String).gather(lang_pos)})
         return table if keep.all() else table.filter(pl.Series(keep))
 
     # the two tables are independent: built side by side (the sorts release the GIL)

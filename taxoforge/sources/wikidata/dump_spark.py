@@ -4,36 +4,38 @@
         --input latest-truthy.nt.bz2 --output out/ --lang en [--seed-qids-file seed_qids.txt]
 
 Input
-    N-Triples files, plain or compressed (recognised by their extension, ``.gz`` or
-    ``.bz2``: Hadoop splits bzip2 and plain files between workers; a gzip file is one task),
-    any URL Spark reads (``file:``, ``hdfs:``, ``s3a:``); seed QIDs (optional); languages.
+    N-Triples files, plain or compressed (recognised by their extension, ``.gz`` or ``.bz2``:
+    Hadoop splits bzip2 and plain files between tasks; a gzip file is one task — cut it into
+    parts to spread it), any URL Spark reads (``file:``, ``hdfs:``, ``s3a:``); seed QIDs
+    (optional); languages.
 
 Output (Parquet, overwritten)
     ``out/edges`` — ``child, parent, relation``: every P279 edge between items and the P31
     edges of the seeds; ``out/names`` — ``node_id, name, kind, lang``: the labels and aliases,
-    in the languages, of every node of those edges and of the seeds; ``out/counts.json``.
-    :func:`.dump.graph_from_tables` turns them into the graph :func:`.dump.read_dump` gives
-    for the same file (it drops the root's out-edges and, with seeds, takes the closure: a
-    few million edges, done on one machine in seconds); the tree step runs on it unchanged.
+    in the languages, of every node of those edges and of the seeds; ``out/dropped`` —
+    ``child_id, parent_id, detail``: the edges to or from non-items; ``out/counts.json``.
+    :func:`.dump_graph.graph_from_tables` turns them into the graph :func:`.dump.read_dump`
+    gives for the same file (it drops the root's out-edges and, with seeds, takes the
+    closure: a few million edges, done on one machine in seconds); the tree step runs on it
+    unchanged.
 
 Algorithm
-    One scan of the input (``spark.read.text``): the second term of each line picks the
-    lines with the four predicates; Java regular expressions take the canonical lines
-    (item IRIs, as :mod:`.dump_scan` does on one machine); the other lines of those
-    predicates — rare — get the verdict of :func:`.ntriples.classify` in a Python UDF, so
-    both engines agree line for line. Labels with escapes are decoded by
-    :func:`.ntriples.unescape`. The kept rows are persisted, the names semi-joined with
-    the graph's nodes.
+    Spark reads the lines (``spark.read.text``: Hadoop's splits and decompression) and hands
+    them to Python in Arrow batches (``mapInArrow``); each batch is laid end to end and read
+    by the local reader's own compiled scanner and line grammar
+    (:func:`.dump_pass.scan_lines`), so both engines agree line for line and no Python runs
+    per line. The kept rows (edges, names, edges to non-items, bad lines) come back as Arrow
+    batches and are written once, by kind (``out/_scanned``, removed at the end); the steps
+    after read only their kind; the names are semi-joined with the graph's nodes.
 
 Errors
     As :func:`.dump.read_dump`: a bad used line fails the job with ``file:line: message``
     (the line number is found by reading the file on the driver, only when there is an
-    error, for local files; for others the line itself is quoted). One difference: Spark
-    decodes text as UTF-8 with replacement characters, so a label that is not UTF-8 is not
-    reported.
+    error, for local files; for others the line itself is quoted). Spark decodes text as
+    UTF-8 with replacement characters, so a label that is not UTF-8 is not reported.
 
-The executors need pyspark only: the UDFs and :mod:`.ntriples` (standard library) are
-shipped to them as code. The driver needs this file and ``ntriples.py`` beside it.
+The executors need the taxoforge package (numba, numpy, polars, pyarrow): the environment of
+the driver, or the same container image.
 """
 
 from __future__ import annotations
@@ -43,63 +45,20 @@ import bz2
 import gzip
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-try:  # inside the package, or run as a file by spark-submit with ntriples.py beside it / in --py-files
-    from taxoforge.sources.wikidata import ntriples
-except ImportError:  # pragma: no cover - the spark-submit route
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import ntriples  # type: ignore[no-redef]
+__all__ = ["run_dump_filter", "read_filter_output", "read_filter_dropped", "line_number", "main", "JOB_FILE",
+           "ROWS_SCHEMA"]
 
-__all__ = ["run_dump_filter", "read_filter_output", "line_number", "main", "JOB_FILE", "GRAMMAR_FILE"]
-
-#: The files spark-submit needs: this job, and the line grammar its executors import.
+#: The file spark-submit runs.
 JOB_FILE = os.path.abspath(__file__)
-GRAMMAR_FILE = os.path.abspath(ntriples.__file__)
 
-_E = r"<http://www\.wikidata\.org/entity/Q([1-9][0-9]{0,17})>"
-_TAIL = r"[ \t]*\.[ \t]*(?:#.*)?\r?$"
-# the second term of a line (not a comment), when it is one of the four predicates
-_PRED_RE = (r"^[ \t]*(?!#)(?:<[^>]*>|[^ \t<]*)[ \t]*<(" + "|".join(
-    v.replace(".", r"\.") for v in ntriples.PREDICATE_IRIS.values()) + r")>")
-_EDGE_RE = r"^[ \t]*" + _E + r"[ \t]*<http://www\.wikidata\.org/prop/direct/P(?:279|31)>[ \t]*" + _E + _TAIL
-_NAME_RE = (r"^[ \t]*" + _E + r"[ \t]*<http://www\.w3\.org/(?:2000/01/rdf-schema#label|2004/02/skos/core#altLabel)>"
-            r"[ \t]*\"((?:[^\"\\\r\n]|\\.)*+)\"@([A-Za-z]+(?:-[A-Za-z0-9]+)*)" + _TAIL)
-_KINDS = ("label", "alias")
-
-
-def _classify_line(line: str, pred: int, seeds, langs: tuple[str, ...]) -> tuple:
-    """:func:`.ntriples.classify` as a row: (verdict, a, b, kind, lang, text, message)."""
-    try:
-        v = ntriples.classify(line.encode("utf-8"), pred, seeds.value.__contains__, langs)
-    except ntriples.LineError as e:
-        return ("error", None, None, None, None, None, str(e))
-    if v[0] in ("P279", "P31"):
-        return (v[0], v[1], v[2], None, None, None, None)
-    if v[0] == "name":
-        return ("name", v[1], None, v[2], v[3], v[4], None)
-    if v[0] == "deferred":
-        return ("deferred", v[1], None, None, None, None, v[2])
-    return (v[0], None, None, None, None, None, None)
-
-
-def _unescape_row(text: str) -> tuple:
-    try:
-        return (ntriples.unescape(text), None)
-    except ValueError as e:
-        return (None, str(e))
-
-
-def _ship_by_value() -> None:
-    """The UDFs and the grammar go to the executors as code, not as references to taxoforge
-    (whose package imports numpy, polars, numba…): executors need pyspark and nothing else."""
-    from pyspark import cloudpickle
-
-    for module in (ntriples, sys.modules[__name__]):
-        if module.__name__ != "__main__":
-            cloudpickle.register_pickle_by_value(module)
+#: The rows the scanning tasks return (one table for every kind of row).
+ROWS_SCHEMA = ("kind string, c long, p long, name_kind string, lang string, name string, subject string, "
+               "object string, detail string, seq long, lines long")
 
 
 def _local_path(url: str) -> Path | None:
@@ -110,22 +69,21 @@ def _local_path(url: str) -> Path | None:
 
 
 def line_number(path: Path, line: str) -> int | None:
-    """The number of the first line of ``path`` (plain, ``.gz``, ``.bz2``) equal to ``line``:
-    read only when a job reports an error, to name the line as the local reader does.
+    """The number of the first line of a file equal to ``line``.
+
+    Read only when a job reports an error, to name the line as the local reader does.
 
     Parameters
     ----------
-    path : Path
-        The file.
+    path : pathlib.Path
+        A plain, ``.gz`` or ``.bz2`` file.
     line : str
-        The text of the line.
+        The line, without its end of line.
 
     Returns
     -------
     int or None
-        The number of the first line of ``path`` (plain, ``.gz``, ``.bz2``) equal to
-        ``line``: read only when a job reports an error, to name the line as the local
-        reader does.
+        Counted from 1; ``None`` when no line is equal.
     """
     want = line.encode("utf-8")
     opener = gzip.open if path.suffix == ".gz" else bz2.open if path.suffix == ".bz2" else open
@@ -136,137 +94,125 @@ def line_number(path: Path, line: str) -> int | None:
     return None
 
 
-def _where(file: str, line: str) -> str:
-    path = _local_path(file)
-    number = line_number(path, line) if path is not None and path.is_file() else None
-    return f"{path or file}:{number}" if number else f"{file} (the line {line[:200]!r})"
+def _where(files: list[str], line: str) -> str:
+    for file in files:
+        path = _local_path(file)
+        if path is not None and path.is_dir():
+            candidates = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith((".", "_")))
+        else:
+            candidates = [path] if path is not None and path.is_file() else []
+        for p in candidates:
+            number = line_number(p, line)
+            if number:
+                return f"{p}:{number}"
+    return f"{', '.join(files)} (the line {line[:200]!r})"
+
+
+def _remove(spark, url: str) -> None:
+    """Remove a folder the job wrote, through Hadoop's file system (any URL Spark writes)."""
+    local = _local_path(url)
+    if local is not None:
+        shutil.rmtree(local, ignore_errors=True)
+        return
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(url)
+    path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
+
+
+def _scan_batches(langs: tuple[str, ...], seeds: list[int] | None, names: bool):
+    """The function ``mapInArrow`` runs on the executors: Arrow batches of lines in, rows out."""
+
+    def scan(batches):
+        from taxoforge.sources.wikidata.dump_pass import scan_lines
+
+        done = 0
+        for batch in batches:
+            table = scan_lines(batch.column(0), langs=langs, seeds=seeds, names=names, first_line=done)
+            done += batch.num_rows
+            yield from table.to_batches()
+
+    return scan
 
 
 def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, ...] = ("en",),
                     seed_numbers: list[int] | None = None, names: bool = True) -> dict:
-    """Run the filter (module docstring) on ``inputs`` into ``output``; returns the counts.
-    ``seed_numbers`` are the seed entities' QID numbers; ``langs`` lower-case tags.
+    """Run the filter (module docstring) on ``inputs`` into ``output``.
 
     Parameters
     ----------
-    spark : object
-        A Spark session.
-    inputs : list[str]
-        N-Triples files or folders.
+    spark : pyspark.sql.SparkSession
+        The session (local or a cluster).
+    inputs : list of str
+        Files or folders, any URL Spark reads.
     output : str
-        The folder to write (``edges/``, ``names/``, ``counts.json``).
-    langs : tuple[str, ...], optional
-        Lower-case language tags of the names kept.
-    seed_numbers : list[int], optional
-        The seed entities' QID numbers (None: no seeds).
-    names : bool, optional
-        Whether names are kept.
+        The folder for ``edges/``, ``names/``, ``dropped/`` and ``counts.json``.
+    langs : tuple of str
+        Lower-case language tags of the names.
+    seed_numbers : list of int, optional
+        The seed entities' QID numbers (their P31 edges are kept).
+    names : bool
+        Keep labels and aliases.
 
     Returns
     -------
     dict
-        The counts of the job.
-    """
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
+        Counts: lines, P279 and P31 edges read, non-item edges, names written, odd lines.
 
-    _ship_by_value()
+    Raises
+    ------
+    ValueError
+        ``file:line: message`` for the first bad line used.
+    """
+    from pyspark.sql import functions as F
+
     langs = tuple(t.lower() for t in langs)
     seed_list = sorted(set(seed_numbers)) if seed_numbers is not None else None
-    iris = ntriples.PREDICATE_IRIS
-    code = (F.when(F.col("p") == iris[1], 1).when(F.col("p") == iris[2], 2).when(F.col("p") == iris[3], 3)
-            .when(F.col("p") == iris[4], 4))
-    wanted = [1] + ([2] if seed_list is not None else []) + ([3, 4] if names else [])
-    lines = (spark.read.text(inputs).select(F.input_file_name().alias("file"), F.col("value").alias("line"))
-             .withColumn("mid", F.monotonically_increasing_id())
-             .withColumn("p", F.regexp_extract("line", _PRED_RE, 1))
-             .where(F.col("p") != "")
-             .withColumn("code", code).where(F.col("code").isin(wanted)))
-    is_edge = F.col("code") <= 2
-    edge_ok = is_edge & F.col("line").rlike(_EDGE_RE)
-    name_ok = ~is_edge & F.col("line").rlike(_NAME_RE)
-    x = lines.select(
-        "file", "mid", "code",
-        F.when(edge_ok, "edge").when(name_ok, "name").otherwise("odd").alias("form"),
-        F.when(edge_ok, F.regexp_extract("line", _EDGE_RE, 1).cast("long"))
-         .when(name_ok, F.regexp_extract("line", _NAME_RE, 1).cast("long")).alias("a"),
-        F.when(edge_ok, F.regexp_extract("line", _EDGE_RE, 2).cast("long")).alias("b"),
-        F.when(name_ok, F.regexp_extract("line", _NAME_RE, 2)).alias("text"),
-        F.when(name_ok, F.lower(F.regexp_extract("line", _NAME_RE, 3))).alias("lang"),
-        # the line itself only where it may be needed: odd lines, and names with escapes (for errors)
-        F.when((~edge_ok & ~name_ok) | (name_ok & F.col("line").contains("\\")), F.col("line")).alias("line"),
-    )
-    keep_p31 = F.col("a").isin(seed_list) if seed_list else F.lit(False)
-    x = x.where(((F.col("form") == "edge") & ((F.col("code") == 1) | keep_p31))
-                | ((F.col("form") == "name") & F.col("lang").isin(list(langs)))
-                | (F.col("form") == "odd")).persist(StorageLevel.MEMORY_AND_DISK)
-
-    odd = None
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+    # one scan of the input: every kept row written once, by kind; the steps below read what they need
+    scanned = os.path.join(output, "_scanned")
+    (spark.read.text(inputs).mapInArrow(_scan_batches(langs, seed_list, names), ROWS_SCHEMA)
+     .withColumn("part", F.spark_partition_id())
+     .write.mode("overwrite").partitionBy("kind").parquet(scanned))
     try:
-        # the odd lines, one by one, through the shared grammar
-        seeds_b = spark.sparkContext.broadcast(frozenset(seed_list or ()))
-        verdict_t = T.StructType([T.StructField("v", T.StringType()), T.StructField("a", T.LongType()),
-                                  T.StructField("b", T.LongType()), T.StructField("kind", T.IntegerType()),
-                                  T.StructField("lang", T.IntegerType()), T.StructField("text", T.StringType()),
-                                  T.StructField("message", T.StringType())])
-        classify_udf = F.udf(lambda line, pred: _classify_line(line, pred, seeds_b, langs), verdict_t, useArrow=False)
-        odd = (x.where(F.col("form") == "odd").select("file", "mid", "line", classify_udf("line", "code").alias("r"))
-               .select("file", "mid", "line", "r.*").persist(StorageLevel.MEMORY_AND_DISK))
-        first_error = odd.where(F.col("v") == "error").orderBy("mid").limit(1).collect()
-        if first_error:
-            e = first_error[0]
-            raise ValueError(f"{_where(e['file'], e['line'])}: {e['message']}")
-
-        rel = F.when(F.col("code") == 1, "P279").otherwise("P31")
-        edges = (x.where(F.col("form") == "edge")
-                 .select(F.col("a").alias("c"), F.col("b").alias("p"), rel.alias("relation"))
-                 .unionByName(odd.where(F.col("v").isin("P279", "P31"))
-                              .select(F.col("a").alias("c"), F.col("b").alias("p"), F.col("v").alias("relation"))))
+        # the schema given: a job that kept no row at all wrote no file to infer it from
+        rows = spark.read.schema(ROWS_SCHEMA + ", part int").parquet(scanned)
+        first = rows.where(F.col("kind") == "error").orderBy("part", "seq").limit(1).collect()
+        if first:
+            raise ValueError(f"{_where(inputs, first[0]['object'])}: {first[0]['detail']}")
         node_id = lambda c: F.concat(F.lit("wd:Q"), F.col(c).cast("string"))  # noqa: E731
-        edges_out = edges.select(node_id("c").alias("child"), node_id("p").alias("parent"), "relation")
-        edges_out.write.mode("overwrite").parquet(os.path.join(output, "edges"))
-        edges_written = spark.read.parquet(os.path.join(output, "edges"))
-
+        edges = rows.where(F.col("kind").isin("P279", "P31"))
+        edges.select(node_id("c").alias("child"), node_id("p").alias("parent"), F.col("kind").alias("relation")) \
+            .write.mode("overwrite").parquet(os.path.join(output, "edges"))
+        rows.where(F.col("kind") == "non_item").select(F.col("subject").alias("child_id"),
+                                                       F.col("object").alias("parent_id"), "detail") \
+            .write.mode("overwrite").parquet(os.path.join(output, "dropped"))
+        tally = {r["kind"]: (int(r["n"]), int(r["lines"] or 0), int(r["odd"] or 0)) for r in
+                 rows.groupBy("kind").agg(F.count("*").alias("n"), F.sum("lines").alias("lines"),
+                                          F.sum("c").alias("odd")).collect()}
+        nothing = (0, 0, 0)
         counts = {
-            "p279_edges_read": edges_written.where(F.col("relation") == "P279").count(),
-            "p31_edges_read": edges_written.where(F.col("relation") == "P31").count(),
-            "non_item_edges": odd.where(F.col("v") == "non_item").count(),
-            "odd_lines": odd.count(),
+            "lines": tally.get("count", nothing)[1],
+            "p279_edges_read": tally.get("P279", nothing)[0],
+            "p31_edges_read": tally.get("P31", nothing)[0],
+            "non_item_edges": tally.get("non_item", nothing)[0],
+            "odd_lines": tally.get("count", nothing)[2],
         }
-        if names:
-            nodes = (edges_written.select(F.col("child").alias("node_id"))
-                     .union(edges_written.select(F.col("parent").alias("node_id"))))
+        if names:  # the nodes as QID numbers: the semi-join compares longs, not strings
+            nodes = edges.select(F.col("c").alias("q")).union(edges.select(F.col("p").alias("q")))
             if seed_list:
-                nodes = nodes.union(spark.createDataFrame([(f"wd:Q{q}",) for q in seed_list], ["node_id"]))
+                nodes = nodes.union(spark.createDataFrame([(q,) for q in seed_list], "q long"))
             nodes = nodes.distinct()
-            unescape_udf = F.udf(_unescape_row, T.StructType([T.StructField("text", T.StringType()),
-                                                              T.StructField("message", T.StringType())]),
-                                 useArrow=False)
-            lang_of = F.create_map(*[v for i, t in enumerate(langs) for v in (F.lit(i), F.lit(t))])
-            strict = (x.where(F.col("form") == "name")
-                      .select("file", "mid", "line", "a",
-                              F.when(F.col("code") == 3, "label").otherwise("alias").alias("kind"),
-                              "lang", "text"))
-            cols = ["file", "mid", "line", "a", "kind", "lang", "text", "message"]
-            plain = strict.where(~F.col("text").contains("\\")).withColumn("message", F.lit(None).cast("string"))
-            escaped = (strict.where(F.col("text").contains("\\")).withColumn("u", unescape_udf("text"))
-                       .withColumn("text", F.col("u.text")).withColumn("message", F.col("u.message")))
-            from_odd = odd.where(F.col("v").isin("name", "deferred")).select(
-                "file", "mid", "line", "a", F.when(F.col("kind") == 0, "label").otherwise("alias").alias("kind"),
-                F.element_at(lang_of, F.col("lang")).alias("lang"), "text", "message")
-            all_names = (plain.select(cols).unionByName(escaped.select(cols)).unionByName(from_odd.select(cols))
-                         .withColumn("node_id", node_id("a")).join(nodes, "node_id", "left_semi"))
-            bad = all_names.where(F.col("message").isNotNull()).orderBy("mid").limit(1).collect()
+            wanted = rows.where(F.col("kind").isin("name", "deferred")).join(nodes, rows["c"] == nodes["q"],
+                                                                            "left_semi")
+            bad = wanted.where(F.col("kind") == "deferred").orderBy("part", "seq").limit(1).collect()
             if bad:
-                raise ValueError(f"{_where(bad[0]['file'], bad[0]['line'])}: {bad[0]['message']}")
-            all_names.where(F.col("message").isNull()).select("node_id", F.col("text").alias("name"), "kind", "lang") \
+                raise ValueError(f"{_where(inputs, bad[0]['object'])}: {bad[0]['detail']}")
+            wanted.where(F.col("kind") == "name").select(node_id("c").alias("node_id"), "name",
+                                                         F.col("name_kind").alias("kind"), "lang") \
                 .write.mode("overwrite").parquet(os.path.join(output, "names"))
             counts["names"] = spark.read.parquet(os.path.join(output, "names")).count()
-    finally:  # cached rows of a failed run must not answer the next run on a changed file
-        x.unpersist()
-        if odd is not None:
-            odd.unpersist()
+    finally:  # the scanned rows of a failed run must not answer the next run on a changed file
+        _remove(spark, scanned)
     counts.update(edges=counts["p279_edges_read"] + counts["p31_edges_read"], langs=list(langs),
                   seeds=len(seed_list) if seed_list is not None else None, inputs=list(inputs))
     with open(os.path.join(_local_path(output) or output, "counts.json"), "w", encoding="utf-8") as f:
@@ -275,19 +221,17 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
 
 
 def read_filter_output(output: str | os.PathLike) -> tuple:
-    """``(edges, names, counts)`` of a finished job's folder, as polars tables and a dict (for
-    :func:`.dump.graph_from_tables`).
+    """The tables of a finished job, for :func:`.dump_graph.graph_from_tables`.
 
     Parameters
     ----------
-    output : str or os.PathLike
-        The finished job's folder.
+    output : path-like
+        The job's output folder.
 
     Returns
     -------
     tuple
-        ``(edges, names, counts)`` of a finished job's folder, as polars tables and a
-        dict (for :func:`.dump.graph_from_tables`).
+        ``(edges, names, counts)``: two polars tables and a dict.
     """
     import polars as pl
 
@@ -300,6 +244,28 @@ def read_filter_output(output: str | os.PathLike) -> tuple:
     return edges, names, counts
 
 
+def read_filter_dropped(output: str | os.PathLike):
+    """The edges to or from non-items a finished job saw.
+
+    Parameters
+    ----------
+    output : path-like
+        The job's output folder.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``child_id``, ``parent_id``, ``detail`` (empty for a job of an older version).
+    """
+    import polars as pl
+
+    folder = Path(output) / "dropped"
+    schema = {"child_id": pl.String, "parent_id": pl.String, "detail": pl.String}
+    if not folder.is_dir() or not any(folder.glob("*.parquet")):
+        return pl.DataFrame(schema=schema)
+    return pl.read_parquet(folder / "*.parquet").select([pl.col(c).cast(t) for c, t in schema.items()])
+
+
 def _read_seed_file(path: str) -> list[int]:
     out = []
     for i, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
@@ -307,28 +273,30 @@ def _read_seed_file(path: str) -> list[int]:
         if not s or s.startswith("#"):
             continue
         q = s.split()[0].removeprefix("wd:").removeprefix("http://www.wikidata.org/entity/")
-        if not (q[:1] == "Q" and q[1:].isdigit() and q[1:2] != "0" and len(q) - 1 <= ntriples.MAX_QID_DIGITS):
+        if not (q[:1] == "Q" and q[1:].isdigit() and q[1:2] != "0" and len(q) - 1 <= 18):
             raise ValueError(f"{path}:{i}: expected a QID like Q146, got {s[:80]!r}")
         out.append(int(q[1:]))
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line of the Spark job (``spark-submit dump_spark.py --input … --output …``).
+    """The job's command line (``spark-submit dump_spark.py --input … --output …``).
 
     Parameters
     ----------
     argv : list of str, optional
-        The arguments (default: the process's).
+        Arguments (default: the command line's).
 
     Returns
     -------
     int
-        The exit code.
+        0, or 2 for a bad line (its message also goes to ``<output>/error.txt``).
     """
+    from taxoforge.sources.wikidata.ntriples import LANG_RE
+
     ap = argparse.ArgumentParser(prog="dump_spark.py", description="Filter a Wikidata N-Triples dump with Spark.")
     ap.add_argument("--input", action="append", required=True, help="N-Triples file or folder (repeatable)")
-    ap.add_argument("--output", required=True, help="folder for edges/, names/ and counts.json")
+    ap.add_argument("--output", required=True, help="folder for edges/, names/, dropped/ and counts.json")
     ap.add_argument("--lang", default="en", help="comma-separated language tags")
     ap.add_argument("--seed-qids-file", help="one QID a line (the P31 edges of these entities are kept)")
     ap.add_argument("--no-names", action="store_true")
@@ -336,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     langs = tuple(t.strip().lower() for t in a.lang.split(",") if t.strip())
     for t in langs:
-        if not ntriples.LANG_RE.match(t):
+        if not LANG_RE.match(t):
             ap.error(f"--lang: {t!r} is not a language tag")
     seed_numbers = _read_seed_file(a.seed_qids_file) if a.seed_qids_file else None
     from pyspark.sql import SparkSession

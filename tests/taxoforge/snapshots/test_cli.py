@@ -9,11 +9,12 @@ from click.testing import CliRunner
 
 from taxoforge.cli import COMMANDS
 from taxoforge.snapshots import SnapshotStore
-from taxoforge.snapshots.cli import cite_cmd, diff_cmd, list_cmd, publish_cmd, pull_cmd, show_cmd, verify_cmd
+from taxoforge.snapshots.cli import browse_cmd, cite_cmd, diff_cmd, list_cmd, publish_cmd, pull_cmd, show_cmd, verify_cmd
 from tests.taxoforge.snapshots.helpers import make_tree, move_edge
 
 SNAPSHOT_COMMANDS = {"list": list_cmd, "pull": pull_cmd, "verify": verify_cmd, "show": show_cmd,
-                     "diff": diff_cmd, "publish": publish_cmd, "cite": cite_cmd}
+                     "diff": diff_cmd, "publish": publish_cmd, "cite": cite_cmd,
+                     "browse": browse_cmd}
 
 
 @pytest.fixture()

@@ -355,7 +355,7 @@ def test_every_edge_read_is_kept_or_dropped_with_a_reason(tmp_path):
                     ("non_item_edge", "wd:P31", "wd:Q2"), ("root_superclass", "wd:Q35120", "wd:Q1"),
                     ("repeated_statement", "wd:Q3", "wd:Q2")}
     assert d.filter(pl.col("child_id") == "wd:Q3", pl.col("kind") == "non_item_edge")["detail"][0] == \
-        "P279: the object is a blank node (an unknown value) (line 4)"
+        "P279: the object is a blank node (an unknown value)"
     assert g.info["dropped_edges"] == {"non_item_edge": 3, "repeated_statement": 1, "root_superclass": 1}
     read = g.info["p279_edges_read"] + g.info["non_item_edges"]
     assert read == sum(1 for x in lines if P279 in x)

@@ -14,7 +14,12 @@ if shutil.which("java") is None:
     pytest.skip("no Java runtime: Spark needs one (Debian's default-jre-headless, installed by "
                 "scripts/install-system-deps.sh)", allow_module_level=True)
 
-from taxoforge.sources.wikidata.dump_spark import line_number, read_filter_output, run_dump_filter  # noqa: E402
+from taxoforge.sources.wikidata.dump_spark import (  # noqa: E402
+    line_number,
+    read_filter_dropped,
+    read_filter_output,
+    run_dump_filter,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -74,10 +79,11 @@ def dump(tmp_path_factory):
 
 def _spark_graph(spark, path, out, **kw):
     seeds = kw.pop("seeds", None)
-    counts = run_dump_filter(spark, [str(path)], str(out), seed_numbers=[int(q[1:]) for q in seeds] if seeds else None, **kw)
+    paths = [str(p) for p in path] if isinstance(path, list) else [str(path)]
+    counts = run_dump_filter(spark, paths, str(out), seed_numbers=[int(q[1:]) for q in seeds] if seeds else None, **kw)
     edges, names, written = read_filter_output(out)
     assert written == counts
-    return graph_from_tables(edges, names, seed_qids=seeds), counts
+    return graph_from_tables(edges, names, seed_qids=seeds, non_items=read_filter_dropped(out)), counts
 
 
 def test_spark_filter_gives_the_local_readers_graph(spark, dump, tmp_path):
@@ -85,9 +91,26 @@ def test_spark_filter_gives_the_local_readers_graph(spark, dump, tmp_path):
     got, counts = _spark_graph(spark, dump["nt"], tmp_path / "all")
     assert got.edges.equals(want.edges)
     assert got.names.equals(want.names)
+    assert got.dropped.equals(want.dropped) and got.dropped.height >= 3  # every dropped edge, the same reasons
     assert counts["non_item_edges"] == want.info["non_item_edges"]
     assert counts["p279_edges_read"] == want.info["p279_edges_read"]
+    assert counts["lines"] == want.info["lines"]
     assert (tmp_path / "all" / "counts.json").is_file()
+    assert not (tmp_path / "all" / "_scanned").exists()  # the scanned rows go once the tables are written
+
+
+def test_spark_filter_over_several_files_gives_the_same_graph(spark, dump, tmp_path):
+    """The input cut into parts (one gzip among them) is read as one dump."""
+    data = dump["nt"].read_bytes().splitlines(keepends=True)
+    parts = [tmp_path / "part-0.nt", tmp_path / "part-1.nt.gz", tmp_path / "part-2.nt"]
+    third = len(data) // 3
+    parts[0].write_bytes(b"".join(data[:third]))
+    parts[1].write_bytes(gzip.compress(b"".join(data[third:2 * third])))
+    parts[2].write_bytes(b"".join(data[2 * third:]))
+    want = read_dump(dump["nt"])
+    got, counts = _spark_graph(spark, parts, tmp_path / "parts")
+    assert got.edges.equals(want.edges) and got.names.equals(want.names) and got.dropped.equals(want.dropped)
+    assert counts["lines"] == want.info["lines"]
 
 
 def test_spark_filter_with_seeds_languages_and_gzip(spark, dump, tmp_path):
@@ -102,10 +125,23 @@ def test_spark_filter_with_seeds_languages_and_gzip(spark, dump, tmp_path):
 
 def test_spark_filter_names_the_bad_line(spark, tmp_path):
     p = tmp_path / "bad.nt"
-    p.write_text(f"<{WD}Q2> {P279} <{WD}Q1> .\n<{WD}Q3> {P279} <{WD}Q1\x00> .\n", encoding="utf-8")
+    p.write_text(f"<{WD}Q2> {P279} <{WD}Q1> .\n<{WD}Q3> {P279} <{WD}Q1 > .\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.nt:2: expected an N-Triples statement"):
         run_dump_filter(spark, [str(p)], str(tmp_path / "out"))
     p.write_text(f"<{WD}Q2> {P279} <{WD}Q1> .\n<{WD}Q1> {LABEL} \"x \\U00110000\"@en .\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.nt:2: the escape \\U00110000 is not a Unicode character"):
         run_dump_filter(spark, [str(p)], str(tmp_path / "out"))
     assert line_number(p, f'<{WD}Q1> {LABEL} "x \\U00110000"@en .') == 2
+    assert not (tmp_path / "out" / "_scanned").exists()  # a failed run leaves no rows to the next
+
+
+def test_spark_filter_of_files_without_a_kept_line(spark, tmp_path):
+    """An empty file and one of comments give empty tables, as the local reader does."""
+    empty, comments = tmp_path / "empty.nt", tmp_path / "comments.nt"
+    empty.write_bytes(b"")
+    comments.write_text(f"# nothing\n<{WD}Q2> <http://schema.org/name> \"two\"@en .\n", encoding="utf-8")
+    for path, lines in ((empty, 0), (comments, 2)):
+        want = read_dump(path)
+        got, counts = _spark_graph(spark, path, tmp_path / f"out-{path.stem}")
+        assert got.edges.equals(want.edges) and got.names.equals(want.names) and got.edges.height == 0
+        assert counts["lines"] == want.info["lines"] == lines

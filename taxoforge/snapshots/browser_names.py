@@ -1,0 +1,170 @@
+"""The name index of a snapshot's browser: every name of every node, cut into buckets by the
+prefix of its normal form (:func:`~taxoforge.snapshots.browser_index.name_key`).
+
+An entry is ``[key, name, kind, ordinal, label or 0, rank, from_word, size]``: the name's key,
+the name as written, its kind (index into the page's ``kinds``), the node's ordinal, the
+node's label when it is not the name, its rank (index into ``ranks``, -1 for none), 1 when
+the entry indexes the name from one of its later words (*leo* for *Panthera leo*), and the
+node's subtree size (bigger groups first among equal matches).
+
+Buckets (module doc of :mod:`.browser_index`): the entries whose key starts with a prefix of
+one character, split one character longer while a bucket holds more than ``name_bucket``
+entries, up to :data:`~taxoforge.snapshots.browser_index.MAX_PREFIX` characters. A key
+exactly as long as a prefix that was split goes to the bucket ``prefix + "\\x00"``. A split
+prefix is an *internal* node: its *top* file holds its best
+:data:`~taxoforge.snapshots.browser_index.TOP_NAMES` entries (exact key first). The page
+answers a query ``q`` from the top file of ``q`` (and the bucket ``q + "\\x00"``) when ``q`` was
+split, else from the bucket of the longest prefix of ``q``, keeping the entries whose key
+starts with ``q``.
+
+Within a bucket, entries are sorted by key, then by how good a match they are at equal key:
+the whole name before a later word, by kind (:data:`~taxoforge.snapshots.browser_index.KIND_ORDER`),
+bigger subtrees first, shorter names first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+__all__ = ["name_files", "WHITESPACE", "name_keys"]
+
+#: the characters that separate words in a key (after NFKD, every other Unicode space is a plain
+#: space); the page uses the same class
+WHITESPACE = "[_\\t\\n\\x0b\\x0c\\r \\x{85}\\x{1680}\\x{2028}\\x{2029}\\x{feff}]+"
+
+
+def name_keys(names: pl.Expr) -> pl.Expr:
+    """:func:`~taxoforge.snapshots.browser_index.name_key` as a polars expression (the same
+    key for every name; the tests compare the two).
+
+    Parameters
+    ----------
+    names : polars.Expr
+        A string column.
+
+    Returns
+    -------
+    polars.Expr
+        The keys.
+    """
+    return (names.str.normalize("NFKD").str.replace_all(r"\p{M}", "").str.to_lowercase()
+            .str.replace_all(WHITESPACE, " ").str.strip_chars(" "))
+
+
+def _entries(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray, kinds: list[str]) -> pl.DataFrame:
+    """Every (node, key) once, with its best name, and a ``_score`` that orders matches of
+    equal key (module doc): lower is better."""
+    from taxoforge.snapshots.browser_index import KIND_ORDER
+
+    n = len(labels)
+    label_rows = pl.DataFrame({"_o": np.arange(n), "name": labels, "kind": ["label"] * n},
+                              schema={"_o": pl.Int64, "name": pl.String, "kind": pl.String})
+    rows = pl.concat([names.select("_o", "name", pl.col("kind").cast(pl.String)), label_rows]).drop_nulls("name")
+    rows = rows.with_columns(name_keys(pl.col("name")).alias("key")).filter(pl.col("key") != "")
+    kind_rank = {k: (KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER)) for k in kinds}
+    rows = rows.with_columns(pl.col("kind").replace_strict(kind_rank, default=len(KIND_ORDER),
+                                                           return_dtype=pl.Int64).alias("_kr"),
+                             pl.col("kind").replace_strict({k: i for i, k in enumerate(kinds)}, default=-1,
+                                                           return_dtype=pl.Int64).alias("kind"),
+                             pl.lit(0, dtype=pl.Int64).alias("from_word"))
+    words = rows.with_columns(pl.col("key").str.split(" ").alias("_w"))
+    later = [words.filter(pl.col("_w").list.len() > i).with_columns(
+        pl.col("_w").list.slice(i).list.join(" ").alias("key"), pl.lit(1, dtype=pl.Int64).alias("from_word"))
+        .drop("_w") for i in range(1, 5)]
+    allrows = pl.concat([rows, *later], how="vertical_relaxed")
+    sizes = pl.Series("_size", size, dtype=pl.Int64)
+    allrows = allrows.with_columns(pl.col("_o").map_batches(lambda s: sizes.gather(s), return_dtype=pl.Int64)
+                                   .alias("_size"), pl.col("name").str.len_chars().clip(0, 511).alias("_len"))
+    # one number orders equal keys: the whole name before a later word, then kind, bigger subtree, shorter name
+    allrows = allrows.with_columns(((pl.col("from_word") * 16 + pl.col("_kr").clip(0, 15)) * (1 << 40)
+                                    + ((1 << 31) - pl.col("_size").clip(0, (1 << 31) - 1)) * 512 + pl.col("_len"))
+                                   .alias("_score"))
+    best = allrows.sort("_score", maintain_order=True).filter(pl.struct("_o", "key").is_first_distinct())
+    lab = pl.Series("_label", labels, dtype=pl.String)
+    rk = pl.Series("_rank", rank_col, dtype=pl.Int64)
+    return best.with_columns(pl.col("_o").map_batches(lambda s: lab.gather(s), return_dtype=pl.String).alias("_label"),
+                             pl.col("_o").map_batches(lambda s: rk.gather(s), return_dtype=pl.Int64).alias("rank"),
+                             pl.col("key").str.len_chars().alias("_kl")).sort("key", "_score", "_o")
+
+
+def _files(df: pl.DataFrame, file_col: str, pack) -> dict[int, bytes]:
+    """The entries of ``df`` packed (``pack``: rows → bytes), one file per run of equal
+    ``file_col`` (``df`` holds each file's entries together, sorted by key); each file is
+    converted to Python rows and packed in turn, so only one file's rows are ever held."""
+    df = df.select(file_col, "key", "name", "kind", "_o", "_label", "rank", "from_word", "_size")
+    runs = df.select(pl.col(file_col).rle()).unnest(file_col)
+    out, start = {}, 0
+    for k, f in runs.select("len", "value").iter_rows():
+        part = df.slice(start, k)
+        out[f] = pack([[key, nm, kd, o, 0 if lab == nm else lab, rk, fw, sz]
+                       for _f, key, nm, kd, o, lab, rk, fw, sz in part.iter_rows()])
+        start += k
+    return out
+
+
+def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray, kinds: list[str],
+               *, name_bucket: int, pack) -> tuple[dict, dict[str, bytes]]:
+    """The name index's files: ``index.json.gz`` (prefix → bucket file, split prefix → top
+    file) and the buckets (module doc).
+
+    Parameters
+    ----------
+    names : polars.DataFrame
+        ``_o`` (the node's ordinal), ``name``, ``kind``, ``lang``.
+    labels : list
+        Node labels by ordinal (each label is indexed as a name of kind ``label`` too).
+    rank_col : list
+        Rank index by ordinal (-1 for none).
+    size : numpy.ndarray
+        Subtree size by ordinal.
+    kinds : list of str
+        The name kinds, as the page numbers them.
+    name_bucket : int
+        The largest bucket before its prefix is split.
+    pack : callable
+        A JSON value → the bytes of its file.
+
+    Returns
+    -------
+    tuple of (dict, dict)
+        The index (for the page's metadata: entry count, limits) and file name → bytes.
+    """
+    from taxoforge.snapshots.browser_index import MAX_PREFIX, TOP_NAMES
+
+    entries = _entries(names, labels, rank_col, size, kinds).with_row_index("_e")  # sorted by key
+    assigned, tops = [], []
+    pending = entries.select("_e", "key", "_kl", "_score")
+    for length in range(1, MAX_PREFIX + 1):
+        exact = pending.filter(pl.col("_kl") < length)  # a key as long as a prefix that was split
+        assigned.append(exact.select("_e", (pl.col("key") + "\x00").alias("_b")))
+        pending = pending.filter(pl.col("_kl") >= length).with_columns(pl.col("key").str.slice(0, length).alias("_p"))
+        counts = pending.group_by("_p").len()
+        split = counts.filter(pl.col("len") > name_bucket)["_p"] if length < MAX_PREFIX else pl.Series([], dtype=pl.String)
+        is_split = pl.col("_p").is_in(split.implode())
+        assigned.append(pending.filter(~is_split).select("_e", pl.col("_p").alias("_b")))
+        pending = pending.filter(is_split)
+        if not pending.height:
+            break
+        # the best entries of each split prefix, exact key first: one numeric sort, then each prefix's first rows
+        rank = (pl.col("key") != pl.col("_p")).cast(pl.Int64) * (1 << 50) + pl.col("_score")
+        tops.append(pending.with_columns(rank.alias("_r")).sort("_r", "_e").group_by("_p").head(TOP_NAMES)
+                    .select("_e", "_p"))
+        pending = pending.drop("_p")
+    entries = entries.join(pl.concat(assigned), on="_e", how="left", maintain_order="left")
+    runs = entries.select(pl.col("_b").rle()).unnest("_b")["value"].to_list()  # each bucket is one run of keys
+    leaves = {p: i for i, p in enumerate(runs)}
+    entries = entries.with_columns(pl.col("_b").replace_strict(leaves, return_dtype=pl.Int64).alias("_f"))
+    blobs: dict[str, bytes] = {f"{f}.json.gz": blob for f, blob in _files(entries, "_f", pack).items()}
+    top_ids: dict[str, int] = {}
+    if tops:
+        top = pl.concat(tops)
+        chosen = entries.join(top, on="_e", how="inner", maintain_order="left").sort("_p", maintain_order=True)
+        runs = chosen.select(pl.col("_p").rle()).unnest("_p")["value"].to_list()
+        top_ids = {p: i for i, p in enumerate(runs)}
+        chosen = chosen.with_columns(pl.col("_p").replace_strict(top_ids, return_dtype=pl.Int64).alias("_t"))
+        blobs.update({f"t{t}.json.gz": blob for t, blob in _files(chosen, "_t", pack).items()})
+    blobs["index.json.gz"] = pack({"leaves": leaves, "tops": top_ids})
+    meta = {"entries": entries.height, "max_prefix": MAX_PREFIX, "top": TOP_NAMES, "bucket": name_bucket,
+            "whitespace": WHITESPACE}
+    return meta, blobs
