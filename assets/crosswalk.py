@@ -3,16 +3,20 @@ one versioned table per release.
 
 Lineage::
 
-    inaturalist_tree ─┬─> taxon_identifier_claims ─┐    (Wikidata: SPARQL on request, or a dump file)
-                      └────────────────────────────┼─> taxonomy_crosswalk ──> check taxonomy_crosswalk_conflicts
-    coldp_tree, inat21_tree (when configured) ─────┤
-    wordnet31_bridge (imagenet1k, wordnet) ────────┘    (WordNet 3.0 → 3.1 by sense keys; npm, on request)
+    inaturalist_tree ─┬─> taxon_identifier_claims ───┐    (Wikidata: SPARQL on request, or a dump file)
+                      └──────────────────────────────┼─> taxonomy_crosswalk ──> check taxonomy_crosswalk_conflicts
+    coldp_tree, inat21_tree (when configured) ───────┤
+    wordnet31_bridge ─┬─> wordnet_identifier_claims ─┤    (WordNet 3.0 → 3.1 by sense keys: npm, on request;
+                      └──────────────────────────────┘     then the items with those P8814 ids, as above)
 
 ``taxon_identifier_claims`` reads the Wikidata items that carry the iNaturalist tree's taxon ids
-(P3151) and every statement of the five identifier properties on them; ``taxonomy_crosswalk``
-turns them into links, adds the name links of every other configured tree to the iNaturalist
-tree and the WordNet 3.0 → 3.1 bridge that joins ImageNet-1k's classes to Wikidata's WordNet 3.1
-ids, and reports the conflicts, which its blocking check bounds. The asset exists for the
+(P3151) and every statement of the five identifier properties on them;
+``wordnet_identifier_claims`` the same for the items carrying the WordNet 3.1 ids (P8814) of the
+synsets ``wordnet31_bridge`` bridged from WordNet 3.0 (ImageNet-1k's classes) — the bridge and
+those claims join only when WordNet or ImageNet-1k is configured (always, in the embedded
+default). ``taxonomy_crosswalk`` turns the claims into links, adds the name links of every other
+configured tree to the iNaturalist tree and the bridge's links, and reports the conflicts, which
+its blocking check bounds. The asset exists for the
 taxonomies the deployment configures: :func:`crosswalk_asset` is called with them by
 ``pipelines/definitions.py``. The domain logic is :mod:`taxoforge.links.crosswalk`,
 :mod:`taxoforge.links.crosswalk_names` and :mod:`taxoforge.sources.wikidata.identifiers`; these
@@ -46,7 +50,8 @@ from taxoforge.sources.wordnet_versions import WORDNET30_SENSE_INDEX, WORDNET31_
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["CROSSWALK_TREES", "BRIDGED_TAXONOMIES", "MAX_CONFLICT_SHARES", "crosswalk_asset",
-           "taxon_identifier_claims", "wordnet31_bridge", "taxonomy_crosswalk", "taxonomy_crosswalk_conflicts"]
+           "taxon_identifier_claims", "wordnet31_bridge", "wordnet_identifier_claims", "taxonomy_crosswalk",
+           "taxonomy_crosswalk_conflicts"]
 
 GROUP = "crosswalk"
 KEY = "taxonomy_crosswalk"
@@ -73,19 +78,25 @@ def _json_table(info: dict, column: str = "info_json") -> pl.DataFrame:
     return pl.DataFrame({column: [json.dumps(info, sort_keys=True, default=str)]})
 
 
-class TaxonIdentifierClaimsConfig(dg.Config):
-    """Which iNaturalist taxa to find in Wikidata, and how. ``ranks`` (e.g. ``["species"]``) and
-    ``under`` (node ids such as ``inat:47178`` for ray-finned fishes) narrow the taxa; empty
-    means the whole tree (about 2,800 requests at the default batch size)."""
+class ClaimsReadConfig(dg.Config):
+    """How identifier claims are read: over SPARQL (``endpoint``, ``contact``, ``batch_size``,
+    ``resume``), or from a dump file (``input_file``) in one pass."""
 
     endpoint: str | None = None  # overrides the wikidata_sparql resource's endpoint
     contact: str | None = None  # overrides its contact (put into the User-Agent)
     batch_size: int = DEFAULT_IDENTIFIER_BATCH_SIZE
-    ranks: list[str] = []
-    under: list[str] = []
     resume: bool = True  # reuse finished batches from the resource's checkpoint folder
     input_file: str | None = None  # a Wikidata dump (truthy N-Triples or Turtle): read it instead of SPARQL
     input_format: str | None = None  # "nt" | "ttl"; guessed from the file name
+
+
+class TaxonIdentifierClaimsConfig(ClaimsReadConfig):
+    """Which iNaturalist taxa to find in Wikidata, and how. ``ranks`` (e.g. ``["species"]``) and
+    ``under`` (node ids such as ``inat:47178`` for ray-finned fishes) narrow the taxa; empty
+    means the whole tree (about 2,800 requests at the default batch size)."""
+
+    ranks: list[str] = []
+    under: list[str] = []
 
 
 @crosswalk_group_asset(
@@ -107,20 +118,27 @@ def taxon_identifier_claims(context: dg.AssetExecutionContext, config: TaxonIden
     ids = inat_ids(inaturalist_tree, ranks=config.ranks or None, under=config.under or None)
     if not ids:
         raise dg.Failure("taxon_identifier_claims: no iNaturalist taxa selected (check `ranks` and `under`)")
-    if config.input_file:
-        graph = read_dump(config.input_file, names=False, identifier_seeds=ids, format=config.input_format)
-        claims = graph.identifiers
-        info = {**graph.info["identifiers"], "file": graph.info["file"], "file_bytes": graph.info["file_bytes"],
-                "file_mtime": graph.info["file_mtime"], "seconds_scan": graph.info.get("seconds_scan")}
-    else:
-        wikidata_sparql.refuse_offline("taxon_identifier_claims", config.endpoint)
-        client = wikidata_sparql.client(endpoint=config.endpoint, contact=config.contact)
-        checkpoint = BatchCheckpoint(wikidata_sparql.checkpoint_dir) if config.resume else None
-        res = fetch_identifier_claims(client, ids, batch_size=config.batch_size, checkpoint=checkpoint,
-                                      progress=context.log.debug)
-        claims, info = res.claims, res.info
+    claims, info = _read_claims(context, config, wikidata_sparql, ids, "P3151")
     info = {**info, "tree": inaturalist_tree.name, "ranks": config.ranks, "under": config.under}
     return dg.Output({"claims": claims, "info": _json_table(info)}, metadata=_claims_metadata(claims, info))
+
+
+def _read_claims(context: dg.AssetExecutionContext, config: ClaimsReadConfig,
+                 wikidata_sparql: WikidataSparqlResource, seeds: list, seed_property: str) -> tuple[pl.DataFrame, dict]:
+    """The identifier claims of the items carrying ``seeds`` of ``seed_property``: from the dump
+    file of ``config.input_file`` in one pass, else over SPARQL (refused offline)."""
+    if config.input_file:
+        graph = read_dump(config.input_file, names=False, identifier_seeds=seeds,
+                          identifier_seed_property=seed_property, format=config.input_format)
+        info = {**graph.info["identifiers"], "file": graph.info["file"], "file_bytes": graph.info["file_bytes"],
+                "file_mtime": graph.info["file_mtime"], "seconds_scan": graph.info.get("seconds_scan")}
+        return graph.identifiers, info
+    wikidata_sparql.refuse_offline(context.asset_key.to_user_string(), config.endpoint)
+    client = wikidata_sparql.client(endpoint=config.endpoint, contact=config.contact)
+    checkpoint = BatchCheckpoint(wikidata_sparql.checkpoint_dir) if config.resume else None
+    res = fetch_identifier_claims(client, seeds, seed_property=seed_property, batch_size=config.batch_size,
+                                  checkpoint=checkpoint, progress=context.log.debug)
+    return res.claims, res.info
 
 
 class WordNetBridgeConfig(dg.Config):
@@ -172,14 +190,47 @@ def wordnet31_bridge(context: dg.AssetExecutionContext, config: WordNetBridgeCon
     return dg.Output({"bridge": bridge.table, "imagenet1k": classes, "info": _json_table(info)}, metadata=md)
 
 
-def _claims_metadata(claims: pl.DataFrame, info: dict) -> dict:
+class WordNetClaimsConfig(ClaimsReadConfig):
+    """Which bridged synsets to find in Wikidata by their WordNet 3.1 id (P8814): ``synsets``
+    ``imagenet1k`` (the bridged ImageNet-1k classes, 2 requests) or ``all`` (every bridged noun
+    synset, about 160 requests)."""
+
+    synsets: str = "imagenet1k"
+
+
+@crosswalk_group_asset(
+    kinds={"python", "sparql", "parquet"},
+    freshness_policy=dg.FreshnessPolicy.time_window(warn_window=timedelta(days=90), fail_window=timedelta(days=180)),
+    description=(
+        "Wikidata's identifier claims for the WordNet synsets of `wordnet31_bridge`: the items whose WordNet 3.1 "
+        "synset ID (P8814) is the 3.1 id of a bridged synset (ImageNet-1k's classes, or with `synsets: all` every "
+        "bridged noun synset), and every statement of the five identifier properties on them — so ImageNet-1k's "
+        "classes reach Wikidata items (WordNet 3.0 → sense keys → 3.1 → item). Over SPARQL on request, or from a "
+        "dump with `input_file`, as `taxon_identifier_claims`. Tables `claims` and `info`."
+    ),
+)
+def wordnet_identifier_claims(context: dg.AssetExecutionContext, config: WordNetClaimsConfig,
+                              wikidata_sparql: WikidataSparqlResource, wordnet31_bridge: dict) -> dg.Output[dict]:
+    if config.synsets not in ("imagenet1k", "all"):
+        raise dg.Failure(f"wordnet_identifier_claims: synsets {config.synsets!r}: choose imagenet1k or all")
+    table = wordnet31_bridge["imagenet1k" if config.synsets == "imagenet1k" else "bridge"]
+    seeds = table.filter(pl.col("status") == "bridged")["wn31"].unique().sort().to_list()
+    if not seeds:
+        raise dg.Failure("wordnet_identifier_claims: no bridged synset in `wordnet31_bridge`")
+    claims, info = _read_claims(context, config, wikidata_sparql, seeds, "P8814")
+    info = {**info, "synsets": config.synsets}
+    return dg.Output({"claims": claims, "info": _json_table(info)},
+                     metadata=_claims_metadata(claims, info, asked="synsets"))
+
+
+def _claims_metadata(claims: pl.DataFrame, info: dict, asked: str = "taxa") -> dict:
     per = (claims.group_by("property", "source", "rank").agg(pl.len().alias("claims"),
                                                               pl.col("qid").n_unique().alias("items"))
            .sort("property", "rank"))
     md = {
         "method": info.get("method", "sparql"),
-        "taxa_asked": dg.MetadataValue.int(int(info.get("values_requested") or 0)),
-        "taxa_found": dg.MetadataValue.int(int(info.get("values_found") or 0)),
+        f"{asked}_asked": dg.MetadataValue.int(int(info.get("values_requested") or 0)),
+        f"{asked}_found": dg.MetadataValue.int(int(info.get("values_found") or 0)),
         "items": dg.MetadataValue.int(claims["qid"].n_unique()),
         "claims": dg.MetadataValue.int(claims.height),
         "claims_per_property": table_metadata(per.cast({"claims": pl.Int64, "items": pl.Int64})),
@@ -203,6 +254,7 @@ def crosswalk_asset(taxonomies: Sequence[str] = ()) -> dg.AssetsDefinition:
     ins |= {key: dg.AssetIn(key) for _, key in named.values()}
     if bridged:
         ins["wordnet31_bridge"] = dg.AssetIn("wordnet31_bridge")
+        ins["wordnet_identifier_claims"] = dg.AssetIn("wordnet_identifier_claims")
     by_name = ", ".join(f"`{key}`" for _, key in named.values())
 
     @dg.asset(
@@ -213,8 +265,8 @@ def crosswalk_asset(taxonomies: Sequence[str] = ()) -> dg.AssetsDefinition:
             "iNaturalist taxa, Catalogue of Life, GBIF, NCBI and WordNet 3.1 ids from the items' identifier claims "
             f"(`taxon_identifier_claims`)"
             + (f", the iNaturalist taxa found by scientific name in {by_name}" if named else "")
-            + (", WordNet 3.0 synsets (ImageNet-1k's classes) bridged to WordNet 3.1 (`wordnet31_bridge`)"
-               if bridged else "")
+            + (", WordNet 3.0 synsets (ImageNet-1k's classes) bridged to WordNet 3.1 (`wordnet31_bridge`) and the "
+               "items carrying those 3.1 ids (`wordnet_identifier_claims`)" if bridged else "")
             + " — with how each link was made (`method`), how sure it is (`confidence`), the evidence (`via`) "
             "and a sentence (`detail`). Tables `crosswalk`, `conflicts` (one-to-many, many-to-one, deprecated, "
             "not in the tree, with counts and examples), `counts`, `agreement` (name links against identifier "
@@ -231,6 +283,10 @@ def crosswalk_asset(taxonomies: Sequence[str] = ()) -> dg.AssetsDefinition:
         by_source = {"inaturalist": inaturalist_tree} | {named[t][0]: inputs[named[t][1]] for t in named}
         parts, reports, conflicts = [], {}, []
         if bridged:
+            more = inputs["wordnet_identifier_claims"]
+            claims = pl.concat([claims, more["claims"].cast(CLAIMS_SCHEMA)]).unique().sort(
+                pl.col("qid").str.slice(1).cast(pl.Int64), "property", "value", "rank")
+            reports["wordnet_identifier_claims"] = json.loads(more["info"]["info_json"][0])
             bridge = WordNetBridge(inputs["wordnet31_bridge"]["bridge"], {})
             parts.append(bridge.links())
             conflicts.append(bridge.conflicts())
