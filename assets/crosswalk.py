@@ -329,6 +329,13 @@ def crosswalk_metadata(cw: Crosswalk) -> dict:
         "claim_confidence": dg.MetadataValue.json(CLAIM_CONFIDENCE),
         "preview": dg.MetadataValue.md(markdown_preview(cw.table.select(list(CROSSWALK_SCHEMA)))),
     }
+    coverage = cw.report.get("coverage") or {}
+    if coverage:
+        targets = [k for k in next(iter(coverage.values())) if k not in ("species", "hub")]
+        md["species_coverage"] = dg.MetadataValue.md(markdown_preview(pl.DataFrame(
+            [{"tree": src, "species": c["species"],
+              **{t: f"{c[t]['linked']:,} ({c[t]['share']:.1%})" for t in ["hub", *targets] if t in c}}
+             for src, c in coverage.items()])))
     for pair, s in cw.report.get("agreement", {}).items():
         md[f"agreement_{pair}"] = dg.MetadataValue.json(s)
     if cw.agreement.height and "agree" in cw.agreement.columns:

@@ -107,6 +107,12 @@ def test_release_with_name_links_conflicts_and_a_content_version(trees, endpoint
     inat = translate(table, species, "inat21", "inaturalist", through=None)
     col = translate(table, inat["target_id"], "inaturalist", "col")
     assert inat["id"].n_unique() == 18 and col["id"].n_unique() == 15
+    # the report says so: the share of the iNat2021 species with a Wikidata item and a CoL id
+    report = json.loads(pl.read_parquet(folder / "report.parquet")["report_json"][0])
+    cov = report["coverage"]["inat21"]
+    assert (cov["species"], cov["hub"]["linked"], cov["wikidata"]["linked"], cov["col"]["linked"],
+            cov["wikidata_and_col"]["linked"]) == (18, 18, 17, 15, 15)  # Latimeria: no item; two: no CoL id
+    assert cov["wikidata_and_col"]["share"] == round(15 / 18, 6)
     conflicts = pl.read_parquet(folder / "conflicts.parquet")
     assert {"deprecated", "many_to_one", "one_to_many"} <= set(conflicts["kind"])
 
@@ -121,6 +127,7 @@ def test_release_with_name_links_conflicts_and_a_content_version(trees, endpoint
         table.filter(pl.col("method") == "wikidata:P3151").height
     assert rows[("conflict", "many_to_one", "inaturalist")] == 1  # two items claim Esox lucius's iNaturalist id
     assert mat["taxon_identifier_claims"].metadata["taxa_found"].value > 0
+    assert "| inat21 | 18 | 18 (100.0%) | 17 (94.4%) | 15 (83.3%) |" in md["species_coverage"].value
     checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
     assert checks["taxonomy_crosswalk_conflicts"].passed
     assert checks["taxonomy_crosswalk_conflicts"].metadata["version"].value == version
