@@ -188,9 +188,9 @@ def link_agreement(crosswalk: pl.DataFrame, source_a: str, source_b: str) -> tup
 
 def species_coverage(crosswalk: pl.DataFrame, species: Iterable[str], source: str, hub: str = "inaturalist",
                      targets: Iterable[str] = COVERAGE_TARGETS) -> dict:
-    """How many species of a tree reach a Wikidata item and each other source: directly, or
-    (for a tree other than the hub) by their name link to the hub tree and from there through
-    a Wikidata item (:func:`taxoforge.links.crosswalk.translate`).
+    """How many species of a tree reach a Wikidata item and each other source: directly or
+    through a Wikidata item (:func:`taxoforge.links.crosswalk.translate`), and, for a tree other
+    than the hub, also by their name link to the hub tree and from there.
 
     Parameters
     ----------
@@ -211,6 +211,7 @@ def species_coverage(crosswalk: pl.DataFrame, species: Iterable[str], source: st
         ``species``; per target ``{"linked": n, "share": n / species}``; ``wikidata_and_col``
         (species with an item and a Catalogue of Life id) when both are targets; ``all`` (species
         that reach every target); for a tree other than the hub, ``hub`` (species name-linked to it).
+        The tree's own source is no target (a Catalogue of Life tree's species are CoL ids).
 
     Examples
     --------
@@ -234,9 +235,12 @@ def species_coverage(crosswalk: pl.DataFrame, species: Iterable[str], source: st
         return {"linked": n, "share": round(n / len(species), 6) if species else 0.0}
 
     hits: dict[str, set[str]] = {}
-    for t in targets:
-        reached = translate(crosswalk, hubs, hub, t, through=None if t == "wikidata" else "wikidata")["id"]
+    for t in (t for t in targets if t != source):  # a tree's own ids are not reached, they are its ids
+        through = None if t == "wikidata" else "wikidata"
+        reached = translate(crosswalk, hubs, hub, t, through=through)["id"]
         hits[t] = set(back.filter(pl.col("hub").is_in(reached.implode()))["id"].to_list())
+        if source != hub:  # its own ids' links too (a CoL id on an item)
+            hits[t] |= set(translate(crosswalk, species, source, t, through=through)["id"].to_list())
         out[t] = share(len(hits[t]))
     if "wikidata" in hits and "col" in hits:
         out["wikidata_and_col"] = share(len(hits["wikidata"] & hits["col"]))
