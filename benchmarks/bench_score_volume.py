@@ -122,7 +122,15 @@ def _warm(code_root: Path, folder: Path, tree: Path, cache: Path) -> subprocess.
     """One small scoring call by the code under ``code_root``: the tree's stored index made."""
     return subprocess.run([sys.executable, "-m", "taxoforge.cli", "score", str(folder / "warm.jsonl"), str(tree),
                            "--no-progress", "--min-scored", "0", "--json"], capture_output=True, text=True,
-                          cwd=code_root, env=dict(os.environ, PYTHONPATH=str(code_root), TAXOFORGE_CACHE_DIR=str(cache)))
+                          cwd=code_root, env=_env(code_root, cache))
+
+
+def _env(code_root: Path, cache: Path) -> dict:
+    """The environment of a call: the code under ``code_root``, its own cache folder, bytecode
+    cached as in an installed package (:mod:`benchmarks.bench_score_loop`)."""
+    env = dict(os.environ, PYTHONPATH=str(code_root), TAXOFORGE_CACHE_DIR=str(cache))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def _prepare(size: str, folder: str) -> None:
@@ -220,7 +228,8 @@ def _calls(code_root: Path, d: Path, tree: Path, out: Path, cache: Path, n: int 
     cmd = ["-m", "taxoforge.cli", "score", str(d / "answers.jsonl"), str(tree), "-o", str(out),
            "--no-progress", "--min-scored", "0", "--json"]
     old, cwd = os.environ.copy(), os.getcwd()
-    os.environ.update(TAXOFORGE_CACHE_DIR=str(cache), PYTHONPATH=str(code_root))
+    os.environ.clear()
+    os.environ.update(_env(code_root, cache))
     os.chdir(code_root)
     try:  # _measure runs in this environment: the code under code_root, its own cache folder
         return [_measure(cmd, timeout=TIMEOUT) for _ in range(n)]
