@@ -23,7 +23,9 @@ candidate and the baseline alike.
 Also measured: ``taxoforge --help`` (a fresh process). Reported: median wall seconds and
 peak RSS of each, the ratios default/bare and baseline/default, ``run.json``'s seconds per
 phase of the last default call (what holds the time), and whether every default call
-printed the same leaderboard.
+printed the same leaderboard; ``same_results``: whether the default call and the baseline
+wrote the same ``scores.parquet``, ``leaderboard.parquet`` and ``bad_rows.parquet``, every
+column (the columns that differ where not).
 
 Sizes: ``tiny`` — 300 iNaturalist species and everything above them, 100 rows, no baseline; ``small`` —
 10,000 species, 1,000 rows; ``full`` — the whole iNaturalist tree (~1.4 M taxa), 1,000 rows.
@@ -128,6 +130,12 @@ def _board(out: Path) -> list:
     return lb.select(keep).to_dicts()
 
 
+def _same_results(a: Path, b: Path) -> dict:
+    from benchmarks.bench_score_volume import _same_results as same
+
+    return same(a, b)
+
+
 def _summary(recs: list[dict]) -> dict:
     ok = [r for r in recs if r.get("status") == "ok"]
     if not ok:
@@ -162,8 +170,9 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
             baseline_note = _checkout(baseline_ref, d / "baseline-code")
             if baseline_note is None:
                 roots["baseline"] = d / "baseline-code"
-                shutil.copytree(tree, d / "tree-baseline")  # its own tree folder: its own stored index
-                trees["baseline"] = d / "tree-baseline"
+                # its own tree folder (of the same name: the same citation), so its own stored index
+                shutil.copytree(tree, d / "baseline" / "tree")
+                trees["baseline"] = d / "baseline" / "tree"
         modes = {"default": ("current", []), "bare": ("current", ["--no-meteor", "--bootstrap", "0", "--no-plots"])}
         if "baseline" in roots:
             modes["baseline"] = ("baseline", [])
@@ -183,6 +192,7 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
             phases = json.loads((d / "out-default" / "run.json").read_text()).get("seconds") \
                 if (d / "out-default" / "run.json").exists() else None
             boards = {m: _board(d / f"out-{m}") for m in modes}
+            same = _same_results(d / "out-default", d / "out-baseline") if "baseline" in modes else None
         finally:
             if "baseline" in roots:
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(roots["baseline"])],
@@ -193,6 +203,7 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
            "help": {"wall_s_median": statistics.median(h["wall_s"] for h in helps if h.get("wall_s"))},
            "default_phases_s": phases, "baseline_ref": baseline_ref, "baseline_note": baseline_note,
            "agree_with_baseline": (boards.get("baseline") == boards["default"]) if "baseline" in boards else None,
+           "same_results": same,
            "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None, "targets": TARGETS}
     dflt, bare = res["default"], res["bare"]
     if dflt.get("status") == "ok" and bare.get("status") == "ok":

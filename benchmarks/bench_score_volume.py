@@ -277,8 +277,8 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
                 import shutil
 
                 print(f"[score-volume] baseline {baseline_ref} …", file=sys.stderr, flush=True)
-                base_tree = d / "tree-baseline"  # its own folder: its own stored index and tree
-                base_tree.mkdir()
+                base_tree = d / "baseline" / "tree"  # its own folder (same name: the same citation): its own index
+                base_tree.mkdir(parents=True)
                 for f in (d / "tree").iterdir():
                     if f.is_file():
                         shutil.copy2(f, base_tree / f.name)
