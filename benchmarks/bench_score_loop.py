@@ -20,8 +20,9 @@ it: where ``PYTHONDONTWRITEBYTECODE`` is set (some sandboxes set it), each call 
 compile the repository's modules from source again (0.2–0.4 s of a 1–2 s call), for the
 candidate and the baseline alike.
 
-Also measured: ``taxoforge --help`` (a fresh process). Reported: median wall seconds and
-peak RSS of each, the ratios default/bare and baseline/default, ``run.json``'s seconds per
+Also measured: ``taxoforge --help`` (a fresh process). Reported: median wall seconds, CPU
+seconds (the child's user + system time, which the load of a shared machine moves far less)
+and peak RSS of each, the ratios default/bare and baseline/default, ``run.json``'s seconds per
 phase of the last default call (what holds the time), and whether every default call
 printed the same leaderboard; ``same_results``: whether the default call and the baseline
 wrote the same ``scores.parquet``, ``leaderboard.parquet`` and ``bad_rows.parquet``, every
@@ -142,6 +143,8 @@ def _summary(recs: list[dict]) -> dict:
         return {"status": "error", "errors": [r.get("error") for r in recs]}
     return {"status": "ok", "calls": len(ok), "wall_s_median": statistics.median(r["wall_s"] for r in ok),
             "wall_s": [round(r["wall_s"], 3) for r in ok],
+            "cpu_s_median": statistics.median(r.get("cpu_s") or 0 for r in ok),
+            "cpu_s": [round(r.get("cpu_s") or 0, 3) for r in ok],
             "peak_rss_bytes": max(r["peak_rss_bytes"] or 0 for r in ok)}
 
 
@@ -208,8 +211,11 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
     dflt, bare = res["default"], res["bare"]
     if dflt.get("status") == "ok" and bare.get("status") == "ok":
         res["default_over_bare"] = dflt["wall_s_median"] / bare["wall_s_median"]
+        res["default_over_bare_cpu"] = dflt["cpu_s_median"] / bare["cpu_s_median"] if bare["cpu_s_median"] else None
         if res.get("baseline", {}).get("status") == "ok":
             res["baseline_over_default"] = res["baseline"]["wall_s_median"] / dflt["wall_s_median"]
+            res["baseline_over_default_cpu"] = (res["baseline"]["cpu_s_median"] / dflt["cpu_s_median"]
+                                                if dflt["cpu_s_median"] else None)
         res["meets_target"] = {"default_s": dflt["wall_s_median"] <= TARGETS["default_s"],
                                "default_over_bare": res["default_over_bare"] <= TARGETS["default_over_bare"],
                                "peak_rss_bytes": dflt["peak_rss_bytes"] <= TARGETS["peak_rss_bytes"],

@@ -17,7 +17,8 @@ A preparing process writes the tree and the answers, and makes the tree's mappin
 stored tree) with one small ``taxoforge score`` call, so the measured call starts with the
 index in place. The measured call is ``python -m taxoforge.cli score ANSWERS TREE -o OUT``
 with default options, timed from outside with its own peak RSS (``VmHWM``); its
-``run.json`` gives the seconds of each stage. Reported: wall, peak, and answers/s per stage —
+``run.json`` gives the seconds of each stage. Reported: wall, CPU (user + system) seconds,
+peak, and answers/s per stage —
 parse, resolve (ground truths), map, measure (hierarchical and text measures, samples,
 breakdowns, leaderboard with intervals), write (tables and figures); then a second call on
 the same file (its labels resolved by the first: the repeat loop).
@@ -241,7 +242,8 @@ def _calls(code_root: Path, d: Path, tree: Path, out: Path, cache: Path, n: int 
 
 def _record(c: dict, n: int) -> dict:
     info = (c.get("doc") or {}).get("info", {})
-    return {"wall_s": round(c.get("wall_s") or 0, 2), "peak_rss_bytes": c.get("peak_rss_bytes"),
+    return {"wall_s": round(c.get("wall_s") or 0, 2), "cpu_s": round(c.get("cpu_s") or 0, 2),
+            "peak_rss_bytes": c.get("peak_rss_bytes"),
             "answers_per_s": round(n / c["wall_s"]) if c.get("wall_s") else None,
             "scored": info.get("scored"), "bad_rows": info.get("bad_rows"),
             "stage_counts": info.get("stage_counts"), "seconds": info.get("seconds"),
