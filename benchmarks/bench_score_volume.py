@@ -48,7 +48,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.bench_index_store import REPO, _measure, _tree
-from benchmarks.bench_score_loop import _checkout
+from benchmarks.bench_score_loop import _checkout, _settle
 
 __all__ = ["run", "SIZES", "generate_answers", "BASELINE_REF"]
 
@@ -165,6 +165,7 @@ def _prepare(size: str, folder: str) -> None:
             fh.write(json.dumps(r) + "\n")
     with (d / "warm.jsonl").open("w") as fh:
         fh.write(json.dumps(rows[0]) + "\n")
+    _settle()  # the warm call remembers the tree's content hash
     warm = _warm(REPO, d, d / "tree", Path(os.environ.get("TAXOFORGE_CACHE_DIR") or d / "cache"))
     print(json.dumps({"nodes": tables.nodes.height, "names": tables.names.height, "answers": len(rows),
                       "families": made, "english_names": english_note, "index_ready": warm.returncode == 0,
@@ -284,6 +285,7 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
                 for f in (d / "tree").iterdir():
                     if f.is_file():
                         shutil.copy2(f, base_tree / f.name)
+                _settle()
                 warm = _warm(d / "baseline-code", d, base_tree, d / "cache-baseline")
                 if warm.returncode != 0:
                     baseline_note = f"the baseline's first call failed: {warm.stderr[-300:]}"
