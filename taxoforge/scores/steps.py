@@ -163,7 +163,8 @@ class GroundTruthResolver:
         pairs : object
             ``(label, dataset)`` pairs.
         """
-        todo = sorted({(str(d), str(lab).strip()) for lab, d in pairs} - set((d, lab) for lab, d in self._cache))
+        cache = self._cache
+        todo = sorted({(d, lab) for lab, d in {(str(lab).strip(), str(d)) for lab, d in pairs} if (lab, d) not in cache})
         if not todo:
             return
         known = self.stored.lookup(todo) if self.stored is not None else None
