@@ -19,7 +19,8 @@ Measurements, in the same run (files in the page cache; fresh process per measur
   reader's whole read — edges and names, the finished graph — warm (the compiled scanner
   loaded from numba's cache in the untimed set-up) and as the first call in a fresh process
   (loaded inside the clock); targets: dense ≤ 3× grep's time, mixed ≤ 2×, first call ≤ 1.2×
-  the warm call, peak ≤ 1.5 GiB at ``full``;
+  the warm call, peak ≤ 1.5 GiB at ``full`` (one read in a fresh process; the warm
+  measurement's peak, over its repeats in one process, is reported beside it);
 * gzip: ``pigz -dc FILE.gz | wc -l`` against the reader on the ``.gz`` (target: at least its
   speed); bzip2: ``lbzip2 -dc FILE.bz2 | wc -l`` against the reader on the ``.bz2``, read
   without a temporary file (reported);
@@ -311,8 +312,11 @@ def run(size: str = "small", only: list[str] | None = None) -> dict:
         }
         a = out["compressed"][kind]["agreement"]
         a["agree"] = a["wc_lines"] == a["reader_lines"] and a["same_tables_as_plain"]
-    peak = warm.get("peak_rss_bytes")
-    out["memory"] = {"peak_rss_bytes": peak, "file_bytes": nbytes,
+    # the peak of one read in a fresh process (a user's call); the warm measurement's peak spans
+    # its repeats in one process, where the allocators keep freed memory between reads
+    peak = dense["first_call"].get("peak_rss_bytes")
+    out["memory"] = {"peak_rss_bytes": peak, "warm_repeated_peak_rss_bytes": warm.get("peak_rss_bytes"),
+                     "file_bytes": nbytes,
                      "meets_target": bool(peak is not None and (size != "full" or peak <= TARGET_PEAK_BYTES))}
 
     why_not = (_spark_available() if cfg["spark"] else "not run at this size") if "spark" in parts else "not asked for"
@@ -403,20 +407,21 @@ def summary_rows(d: dict) -> list[dict]:
                      "speedup": c.get("speed_ratio"), "agree": c["agreement"].get("agree"),
                      "target": "≥ the baseline's speed" if kind == "gzip" else "reported", "met": c.get("meets_target")})
     m = d["memory"]
-    rows.append({"benchmark": "Dump → graph, peak memory", "input": inp, "unit": "bytes",
-                 "candidate": side(d["dense"]["candidate"], True), "baseline": None, "baseline_name": "–",
+    rows.append({"benchmark": "Dump → graph, peak memory (one read in a fresh process)", "input": inp, "unit": "bytes",
+                 "candidate": side(d["dense"]["first_call"], True), "baseline": None, "baseline_name": "–",
                  "target": "≤ 1.5 GiB (full size)", "met": m.get("meets_target")})
     sp = d.get("spark", {})
     reader = sp.get("reader") or {}
     for r in sp.get("runs", []):
         cand = side(r["candidate"])
         where = f"mixed file, {r['bytes'] / 1e9:.2f} GB of N-Triples" if r["input"] == "the mixed file" else inp
-        rows.append({"benchmark": f"Dump → graph on Spark ({r['master']}, {r['input']})", "input": where, "unit": "bytes",
-                     "candidate": cand, "baseline": None,
-                     "baseline_name": (f"start-up {r['seconds_startup'] or 0:.1f} s apart; job {r['seconds_job'] or 0:.1f} s = "
+        ref = r.get("reader_bytes_per_s_per_core") or reader.get("bytes_per_s_per_core") or 0
+        rows.append({"benchmark": f"Dump → graph on Spark ({r['master']}, {r['input']})", "input": where,
+                     "unit": "bytes", "candidate": cand, "baseline": None,
+                     "baseline_name": (f"start-up {r['seconds_startup'] or 0:.1f} s apart; "
+                                       f"job {r['seconds_job'] or 0:.1f} s = "
                                        f"{(r['bytes_per_s_per_core'] or 0) / 1e6:.1f} MB/s per core vs the reader's "
-                                       f"{(r.get('reader_bytes_per_s_per_core') or reader.get('bytes_per_s_per_core') or 0) / 1e6:.1f}"
-                                       " MB/s per core on the same file"),
+                                       f"{ref / 1e6:.1f} MB/s per core on the same file"),
                      "speedup": r.get("per_core_ratio_to_reader"), "agree": r["agreement"].get("agree"),
                      "target": "per core ≥ ½ the reader's, identical tables", "met": r.get("meets_target")})
     return rows
