@@ -40,6 +40,7 @@ import glob
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -109,6 +110,7 @@ def _measure(cmd: list[str], timeout: float = TIMEOUT) -> dict:
     process: wall seconds, CPU seconds, its own peak RSS, its stdout parsed as JSON."""
     with tempfile.TemporaryDirectory(prefix="bench-peak-") as tmp:
         peak_file = Path(tmp) / "peak"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         try:
             proc = subprocess.run([sys.executable, "-c", _PEAK_WRAPPER, *cmd], capture_output=True, text=True,
@@ -116,9 +118,11 @@ def _measure(cmd: list[str], timeout: float = TIMEOUT) -> dict:
         except subprocess.TimeoutExpired:
             return {"status": "timeout", "error": f"did not finish within {timeout:.0f} s"}
         wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the child's CPU time: what load does not move
         peak = int(peak_file.read_text()) * 1024 if peak_file.exists() else None
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     rec = {"status": "ok" if proc.returncode == 0 else "error", "exit_code": proc.returncode, "wall_s": wall,
-           "peak_rss_bytes": peak}
+           "cpu_s": cpu, "peak_rss_bytes": peak}
     try:
         rec["doc"] = json.loads(proc.stdout)
     except ValueError:

@@ -17,7 +17,8 @@ A preparing process writes the tree and the answers, and makes the tree's mappin
 stored tree) with one small ``taxoforge score`` call, so the measured call starts with the
 index in place. The measured call is ``python -m taxoforge.cli score ANSWERS TREE -o OUT``
 with default options, timed from outside with its own peak RSS (``VmHWM``); its
-``run.json`` gives the seconds of each stage. Reported: wall, peak, and answers/s per stage —
+``run.json`` gives the seconds of each stage. Reported: wall, CPU (user + system) seconds,
+peak, and answers/s per stage —
 parse, resolve (ground truths), map, measure (hierarchical and text measures, samples,
 breakdowns, leaderboard with intervals), write (tables and figures); then a second call on
 the same file (its labels resolved by the first: the repeat loop).
@@ -47,7 +48,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.bench_index_store import REPO, _measure, _tree
-from benchmarks.bench_score_loop import _checkout
+from benchmarks.bench_score_loop import _checkout, _settle
 
 __all__ = ["run", "SIZES", "generate_answers", "BASELINE_REF"]
 
@@ -122,7 +123,15 @@ def _warm(code_root: Path, folder: Path, tree: Path, cache: Path) -> subprocess.
     """One small scoring call by the code under ``code_root``: the tree's stored index made."""
     return subprocess.run([sys.executable, "-m", "taxoforge.cli", "score", str(folder / "warm.jsonl"), str(tree),
                            "--no-progress", "--min-scored", "0", "--json"], capture_output=True, text=True,
-                          cwd=code_root, env=dict(os.environ, PYTHONPATH=str(code_root), TAXOFORGE_CACHE_DIR=str(cache)))
+                          cwd=code_root, env=_env(code_root, cache))
+
+
+def _env(code_root: Path, cache: Path) -> dict:
+    """The environment of a call: the code under ``code_root``, its own cache folder, bytecode
+    cached as in an installed package (:mod:`benchmarks.bench_score_loop`)."""
+    env = dict(os.environ, PYTHONPATH=str(code_root), TAXOFORGE_CACHE_DIR=str(cache))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def _prepare(size: str, folder: str) -> None:
@@ -156,6 +165,7 @@ def _prepare(size: str, folder: str) -> None:
             fh.write(json.dumps(r) + "\n")
     with (d / "warm.jsonl").open("w") as fh:
         fh.write(json.dumps(rows[0]) + "\n")
+    _settle()  # the warm call remembers the tree's content hash
     warm = _warm(REPO, d, d / "tree", Path(os.environ.get("TAXOFORGE_CACHE_DIR") or d / "cache"))
     print(json.dumps({"nodes": tables.nodes.height, "names": tables.names.height, "answers": len(rows),
                       "families": made, "english_names": english_note, "index_ready": warm.returncode == 0,
@@ -220,7 +230,8 @@ def _calls(code_root: Path, d: Path, tree: Path, out: Path, cache: Path, n: int 
     cmd = ["-m", "taxoforge.cli", "score", str(d / "answers.jsonl"), str(tree), "-o", str(out),
            "--no-progress", "--min-scored", "0", "--json"]
     old, cwd = os.environ.copy(), os.getcwd()
-    os.environ.update(TAXOFORGE_CACHE_DIR=str(cache), PYTHONPATH=str(code_root))
+    os.environ.clear()
+    os.environ.update(_env(code_root, cache))
     os.chdir(code_root)
     try:  # _measure runs in this environment: the code under code_root, its own cache folder
         return [_measure(cmd, timeout=TIMEOUT) for _ in range(n)]
@@ -232,7 +243,8 @@ def _calls(code_root: Path, d: Path, tree: Path, out: Path, cache: Path, n: int 
 
 def _record(c: dict, n: int) -> dict:
     info = (c.get("doc") or {}).get("info", {})
-    return {"wall_s": round(c.get("wall_s") or 0, 2), "peak_rss_bytes": c.get("peak_rss_bytes"),
+    return {"wall_s": round(c.get("wall_s") or 0, 2), "cpu_s": round(c.get("cpu_s") or 0, 2),
+            "peak_rss_bytes": c.get("peak_rss_bytes"),
             "answers_per_s": round(n / c["wall_s"]) if c.get("wall_s") else None,
             "scored": info.get("scored"), "bad_rows": info.get("bad_rows"),
             "stage_counts": info.get("stage_counts"), "seconds": info.get("seconds"),
@@ -268,11 +280,12 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
                 import shutil
 
                 print(f"[score-volume] baseline {baseline_ref} …", file=sys.stderr, flush=True)
-                base_tree = d / "tree-baseline"  # its own folder: its own stored index and tree
-                base_tree.mkdir()
+                base_tree = d / "baseline" / "tree"  # its own folder (same name: the same citation): its own index
+                base_tree.mkdir(parents=True)
                 for f in (d / "tree").iterdir():
                     if f.is_file():
                         shutil.copy2(f, base_tree / f.name)
+                _settle()
                 warm = _warm(d / "baseline-code", d, base_tree, d / "cache-baseline")
                 if warm.returncode != 0:
                     baseline_note = f"the baseline's first call failed: {warm.stderr[-300:]}"

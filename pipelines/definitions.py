@@ -38,8 +38,9 @@ GROUPS: dict[str, str] = {
     "scoring": "Model-output files scored against a snapshot (hP/hR/hF, leaderboard, figures), one partition "
                "per file; rescored when the snapshot changes.",
     "crosswalk": "Which ids of the taxonomies name the same taxon: Wikidata's identifier claims (iNaturalist, "
-                 "Catalogue of Life, GBIF, NCBI, WordNet 3.1) and name links between the configured trees, one "
-                 "versioned table per release, its conflicts bounded by a blocking check.",
+                 "Catalogue of Life, GBIF, NCBI, WordNet 3.1), name links between the configured trees and "
+                 "ImageNet-1k's WordNet 3.0 synsets bridged to 3.1 by sense keys, one versioned table per release, "
+                 "its conflicts bounded by a blocking check.",
     "evaluation_sets": "Multiple-choice question sets drawn from a snapshot, one partition per difficulty.",
     "operations": "Deployment self-test (`ops_smoke`).",
 }

@@ -96,6 +96,36 @@ SUMMARIES = {
 
 class LazyGroup(click.Group):
     """The ``taxoforge`` group: commands are imported only when one is run (:data:`COMMANDS`), so ``--help`` stays fast and one broken domain does not take the others down."""
+
+    def __call__(self, args=None, *rest, **kwargs):
+        """Run as the program — the ``taxoforge`` script, ``python -m taxoforge.cli``: the
+        arguments read from the command line, click's standalone mode, the main thread, no
+        profiler or tracer — and end the process when the command ends (:func:`exit_now`).
+        Called with arguments, outside standalone mode or off the main thread (Python code
+        calling the group, a notebook), under a profiler, tracer or debugger (``python -m
+        cProfile``, coverage, pdb: they report after the program returns), and through
+        :meth:`main` (what :class:`click.testing.CliRunner` calls), it behaves as click's
+        group does.
+
+        Parameters
+        ----------
+        args : list of str, optional
+            The arguments; ``None`` reads them from the command line.
+        *rest, **kwargs
+            The rest of :meth:`click.Group.main`'s parameters.
+        """
+        import threading
+
+        if (args is not None or rest or not kwargs.get("standalone_mode", True)
+                or threading.current_thread() is not threading.main_thread()
+                or sys.getprofile() is not None or sys.gettrace() is not None):
+            return self.main(args, *rest, **kwargs)
+        try:
+            self.main(args, **kwargs)
+        except SystemExit as e:
+            exit_now(e.code)
+        exit_now(0)  # pragma: no cover - standalone mode always ends with SystemExit
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list of ``--help`` from :data:`SUMMARIES`, shortened as click shortens
         a command's help, without importing the commands.
@@ -173,6 +203,49 @@ class LazyGroup(click.Group):
             return None
         mod, attr = target.split(":")
         return getattr(importlib.import_module(mod), attr)
+
+
+def exit_now(code=0) -> None:
+    """End the process with ``code`` as :class:`SystemExit` would, skipping only the
+    interpreter's teardown.
+
+    What a normal exit does before the teardown is done in its order: the threads'
+    ``atexit`` hooks (e.g. :mod:`concurrent.futures`' pools) run and every non-daemon thread
+    is waited for (:func:`threading._shutdown`), then the :mod:`atexit` handlers run
+    (logging flushed, temporary folders removed, ``weakref.finalize`` callbacks), then
+    standard output and error are flushed; then :func:`os._exit`. What is skipped is freeing
+    every object and module one by one — after a scoring run, its memory-mapped index,
+    Arrow and polars buffers and a million-node tree: 0.3–0.5 s of a 2 s call, after every
+    file was written and closed. Files still open at that point are not flushed, so every
+    command writes through ``with`` blocks or :mod:`taxoforge.files`.
+
+    Parameters
+    ----------
+    code : int, str or None
+        ``None`` is 0; anything else that is no integer is printed to standard error and
+        the exit code is 1 (as :func:`sys.exit` does).
+    """
+    import atexit
+    import os
+    import threading
+
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    shutdown = getattr(threading, "_shutdown", None)
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if shutdown is None or run_exit_handlers is None:  # pragma: no cover - another Python: the ordinary exit
+        sys.exit(code)
+    shutdown()
+    run_exit_handlers()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (or stream): nothing more can be said
+            code = code or 120  # what the interpreter exits with when it cannot flush
+    os._exit(code)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},

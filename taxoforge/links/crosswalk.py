@@ -5,7 +5,8 @@ Input
     Wikidata identifier claims (``qid``, ``property``, ``source``, ``value``, ``rank``,
     ``method``: :data:`taxoforge.sources.wikidata.identifiers.CLAIMS_SCHEMA`, read over SPARQL
     or from a dump) and other link tables: the project's own name links between trees
-    (:mod:`taxoforge.links.crosswalk_names`).
+    (:mod:`taxoforge.links.crosswalk_names`) and the WordNet 3.0 → 3.1 bridge
+    (:mod:`taxoforge.sources.wordnet_versions`).
 
 Output
     The crosswalk table (:data:`CROSSWALK_SCHEMA`), one row per link, ``(source_a, id_a)`` —
@@ -14,10 +15,11 @@ Output
     * ``method`` — how it was made: ``wikidata:P3151`` … (a Wikidata item's identifier claim:
       the item ``wikidata:Q…`` and the id it carries), or a name rule of the label resolver
       (``name:exact``, ``name:normalised``, ``name:synonym``, ``name:epithet_variant``,
-      ``name:genus_transfer``);
+      ``name:genus_transfer``), or ``sense_key`` (a WordNet 3.0 synset whose sense keys all
+      name one WordNet 3.1 synset);
     * ``confidence`` in (0, 1] — how sure it is (:data:`CLAIM_CONFIDENCE`, and the name rules'
       in :mod:`~taxoforge.links.crosswalk_names`);
-    * ``via`` — the evidence (the statement's rank, the name matched);
+    * ``via`` — the evidence (the statement's rank, the name matched, the sense keys found);
     * ``detail`` — the link in words.
 
     Sources are ``wikidata`` (``Q146``), ``inaturalist`` (``55387``), ``col`` (a Catalogue of
@@ -406,7 +408,8 @@ class Crosswalk:
 
 def build_crosswalk(claims: pl.DataFrame | None = None, *, parts: Iterable[pl.DataFrame] = (),
                     part_reports: Mapping[str, dict] | None = None,
-                    trees: Mapping[str, Iterable[str]] | None = None) -> Crosswalk:
+                    trees: Mapping[str, Iterable[str]] | None = None,
+                    part_conflicts: Iterable[pl.DataFrame] = ()) -> Crosswalk:
     """A crosswalk release from Wikidata identifier claims and other link tables (name links,
     the WordNet bridge), with its conflicts and report.
 
@@ -420,6 +423,9 @@ def build_crosswalk(claims: pl.DataFrame | None = None, *, parts: Iterable[pl.Da
         What each part reported, by name; copied into the report.
     trees : mapping, optional
         Source → node ids, for the ``not_in_tree`` conflicts (:func:`claim_conflicts`).
+    part_conflicts : iterable of polars.DataFrame
+        Conflicts the other parts counted (:data:`CONFLICTS_SCHEMA`; the WordNet bridge's split
+        and merged synsets), added to the claims' (``conflict_shares`` stays the claims').
 
     Returns
     -------
@@ -431,7 +437,8 @@ def build_crosswalk(claims: pl.DataFrame | None = None, *, parts: Iterable[pl.Da
         schema={"qid": pl.String, "property": pl.String, "source": pl.String, "value": pl.String, "rank": pl.String,
                 "method": pl.String})
     table = combine(identifier_links(claims), *parts)
-    conflicts = claim_conflicts(claims, trees)
+    claimed = claim_conflicts(claims, trees)
+    conflicts = pl.concat([claimed, *(c.cast(CONFLICTS_SCHEMA) for c in part_conflicts)]).sort("kind", "source")
     pairs = table.group_by("source_a", "source_b").len().sort("source_a", "source_b")
     report = {
         "rows": table.height,
@@ -440,7 +447,7 @@ def build_crosswalk(claims: pl.DataFrame | None = None, *, parts: Iterable[pl.Da
         "claims": claims.height,
         "claims_by_rank": {r: int(n) for r, n in claims.group_by("rank").len().sort("rank").iter_rows()},
         "conflicts": conflicts.to_dicts(),
-        "conflict_shares": conflict_shares(claims, conflicts, list(trees) if trees else []),
+        "conflict_shares": conflict_shares(claims, claimed, list(trees) if trees else []),
         "parts": dict(part_reports or {}),
     }
     return Crosswalk(table, conflicts, report)

@@ -24,21 +24,27 @@ Agreement (:func:`link_agreement`)
 A release of several trees (:func:`crosswalk_of_trees`)
     The identifier claims, plus the name links of every tree to the hub tree (the iNaturalist
     tree: Wikidata's P3151 ties items to it), the agreement of each tree's name links with its
-    identifier links, and the ``not_in_tree`` conflicts against every tree given.
+    identifier links, and the ``not_in_tree`` conflicts against every tree given. The report's
+    ``coverage`` says, per tree, how many of its species reach a Wikidata item and each other
+    source (:func:`species_coverage`): the iNat2021 species with a QID and a Catalogue of Life id.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from taxoforge.links.crosswalk import CROSSWALK_SCHEMA, NODE_PREFIXES, Crosswalk, build_crosswalk, empty_crosswalk, \
     translate
 from taxoforge.links.resolve import resolve_labels
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["NAME_CONFIDENCE", "NameLinks", "name_links", "link_agreement", "strip_prefix", "crosswalk_of_trees"]
+__all__ = ["NAME_CONFIDENCE", "NameLinks", "name_links", "link_agreement", "strip_prefix", "crosswalk_of_trees",
+           "species_coverage", "COVERAGE_TARGETS"]
+
+#: The sources whose coverage a release reports for each tree's species.
+COVERAGE_TARGETS = ("wikidata", "col", "gbif", "ncbi")
 
 #: Confidence of a name link by the resolver's method.
 NAME_CONFIDENCE = {"exact": 0.95, "normalised": 0.9, "synonym": 0.8, "epithet_variant": 0.7, "genus_transfer": 0.5}
@@ -180,8 +186,74 @@ def link_agreement(crosswalk: pl.DataFrame, source_a: str, source_b: str) -> tup
     return both, summary
 
 
+def species_coverage(crosswalk: pl.DataFrame, species: Iterable[str], source: str, hub: str = "inaturalist",
+                     targets: Iterable[str] = COVERAGE_TARGETS) -> dict:
+    """How many species of a tree reach a Wikidata item and each other source: directly or
+    through a Wikidata item (:func:`taxoforge.links.crosswalk.translate`), and, for a tree other
+    than the hub, also by their name link to the hub tree and from there.
+
+    Parameters
+    ----------
+    crosswalk : polars.DataFrame
+        The crosswalk table.
+    species : iterable of str
+        Node ids of a tree's species (``inat21:2345``); those without the source's prefix are left out.
+    source : str
+        Its source (a key of :data:`~taxoforge.links.crosswalk.NODE_PREFIXES`).
+    hub : str
+        The source other trees reach Wikidata through.
+    targets : iterable of str
+        The sources to reach (``wikidata``: an item directly linked).
+
+    Returns
+    -------
+    dict
+        ``species``; per target ``{"linked": n, "share": n / species}``; ``wikidata_and_col``
+        (species with an item and a Catalogue of Life id) when both are targets; ``all`` (species
+        that reach every target); for a tree other than the hub, ``hub`` (species name-linked to it).
+        The tree's own source is no target (a Catalogue of Life tree's species are CoL ids).
+
+    Examples
+    --------
+    >>> cw = pl.DataFrame({"source_a": "wikidata", "id_a": "Q5", "source_b": ["inaturalist", "col"],
+    ...                    "id_b": ["2", "AB"], "method": "wikidata:P3151", "confidence": 1.0, "via": "", "detail": ""})
+    >>> species_coverage(cw, ["inat:2"], "inaturalist", targets=["wikidata", "col"])
+    {'species': 1, 'wikidata': {'linked': 1, 'share': 1.0}, 'col': {'linked': 1, 'share': 1.0}, \
+'wikidata_and_col': {'linked': 1, 'share': 1.0}, 'all': {'linked': 1, 'share': 1.0}}
+    """
+    prefix = NODE_PREFIXES[source] + ":"
+    species = sorted({n[len(prefix):] for n in species if n.startswith(prefix)})
+    out: dict = {"species": len(species)}
+    if source == hub:
+        back = pl.DataFrame({"id": species, "hub": species}, schema={"id": pl.String, "hub": pl.String})
+    else:
+        back = translate(crosswalk, species, source, hub, through=None).select("id", pl.col("target_id").alias("hub"))
+        out["hub"] = {"linked": back["id"].n_unique()}
+    hubs = back["hub"].unique().to_list()
+
+    def share(n: int) -> dict:
+        return {"linked": n, "share": round(n / len(species), 6) if species else 0.0}
+
+    hits: dict[str, set[str]] = {}
+    for t in (t for t in targets if t != source):  # a tree's own ids are not reached, they are its ids
+        through = None if t == "wikidata" else "wikidata"
+        reached = translate(crosswalk, hubs, hub, t, through=through)["id"]
+        hits[t] = set(back.filter(pl.col("hub").is_in(reached.implode()))["id"].to_list())
+        if source != hub:  # its own ids' links too (a CoL id on an item)
+            hits[t] |= set(translate(crosswalk, species, source, t, through=through)["id"].to_list())
+        out[t] = share(len(hits[t]))
+    if "wikidata" in hits and "col" in hits:
+        out["wikidata_and_col"] = share(len(hits["wikidata"] & hits["col"]))
+    out["all"] = share(len(set.intersection(*hits.values())) if hits else 0)
+    if source != hub:
+        out["hub"] = share(out["hub"]["linked"])
+    return out
+
+
 def crosswalk_of_trees(claims: pl.DataFrame | None, trees: Mapping[str, TreeTables], *,
-                       hub: str = "inaturalist", claims_report: dict | None = None) -> Crosswalk:
+                       hub: str = "inaturalist", claims_report: dict | None = None,
+                       parts: Iterable[pl.DataFrame] = (), part_reports: Mapping[str, dict] | None = None,
+                       part_conflicts: Iterable[pl.DataFrame] = ()) -> Crosswalk:
     """A crosswalk release of several trees (module docstring): the identifier claims, the
     name links of every other tree to the hub tree, their agreement, and the conflicts.
 
@@ -198,6 +270,12 @@ def crosswalk_of_trees(claims: pl.DataFrame | None, trees: Mapping[str, TreeTabl
     claims_report : dict, optional
         What reading the claims reported (endpoint or dump file, counts, drops); copied into
         the report under ``parts["claims"]``.
+    parts : iterable of polars.DataFrame
+        Other link tables (the WordNet 3.0 → 3.1 bridge's links …).
+    part_reports : mapping, optional
+        What each of them reported, by name.
+    part_conflicts : iterable of polars.DataFrame
+        The conflicts they counted (:meth:`taxoforge.sources.wordnet_versions.WordNetBridge.conflicts`).
 
     Returns
     -------
@@ -211,7 +289,7 @@ def crosswalk_of_trees(claims: pl.DataFrame | None, trees: Mapping[str, TreeTabl
     others = [s for s in sorted(trees) if s != hub]
     if others and hub not in trees:
         raise ValueError(f"trees: the hub {hub!r} is needed to link {', '.join(others)} by name")
-    parts, reports = [], {}
+    parts, reports = list(parts), dict(part_reports or {})
     if claims_report is not None:
         reports["claims"] = claims_report
     for source in others:
@@ -219,11 +297,14 @@ def crosswalk_of_trees(claims: pl.DataFrame | None, trees: Mapping[str, TreeTabl
         parts.append(links.links)
         reports[f"names:{source}-{hub}"] = links.report
     cw = build_crosswalk(claims, parts=parts, part_reports=reports,
-                         trees={s: t.nodes["node_id"] for s, t in trees.items()})
+                         trees={s: t.nodes["node_id"] for s, t in trees.items()}, part_conflicts=part_conflicts)
     agreements = []
     for source in others:
         rows, summary = link_agreement(cw.table, source, hub)
         cw.report.setdefault("agreement", {})[f"{source}-{hub}"] = summary
         agreements.append(rows.select(pl.lit(f"{source}-{hub}").alias("sources"), pl.all()))
     cw.agreement = pl.concat(agreements) if agreements else pl.DataFrame()
+    cw.report["coverage"] = {
+        source: species_coverage(cw.table, trees[source].nodes.filter(pl.col("rank") == "species")["node_id"],
+                                 source, hub) for source in sorted(trees)}
     return cw

@@ -149,7 +149,7 @@ def by_ground_truth_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS) -> pl.DataF
     """
     tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
-    g = tree.taxonomy.index_of(s["gt_node"].to_list())
+    g = tree.taxonomy.index_of(s["gt_node"])
     s = s.with_columns(pl.Series("rank", tree.ranks[g], dtype=pl.String).fill_null("(none)"))
     k = _keys(s, by)
     order = {r: i for i, r in enumerate(tree.rank_order)}
@@ -216,7 +216,7 @@ def correctness_by_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS, ranks=None) 
     """
     tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
-    g = tree.taxonomy.index_of(s["gt_node"].to_list())
+    g = tree.taxonomy.index_of(s["gt_node"])
     k = _keys(s, by)
     ranks = list(ranks) if ranks is not None else _ranks_below_top(tree)
     parts = []
@@ -277,7 +277,7 @@ def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25,
     rows = []
     cut_key = ["dataset"] if "dataset" in s.columns else []
     for ckey, part in (s.group_by(cut_key, maintain_order=True) if cut_key else [((), s)]):
-        g_all = tree.taxonomy.index_of(part["gt_node"].to_list())
+        g_all = tree.taxonomy.index_of(part["gt_node"])
         uniq, inv = np.unique(g_all, return_inverse=True)
         cuts = sample_tree_cuts(tree, uniq, n_cuts=n_cuts, seed=seed)
         part = part.with_columns(pl.Series("_gi", inv))

@@ -53,7 +53,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["LAYOUT_COLUMNS", "HARNESS_CORRECT_FIELDS", "detect_layout", "path_info", "column_value",
+__all__ = ["LAYOUT_COLUMNS", "HARNESS_CORRECT_FIELDS", "detect_layout", "path_info", "column_value", "may_name_a_value",
            "parse_column_path", "row_options", "harness_correct", "suggest_columns", "vlm4bio_path_info",
            "vlmevalkit_datasets", "unwrap"]
 
@@ -143,6 +143,28 @@ def column_value(row: dict, path: str, default=_MISSING):
                 return default
             v = v[step]
     return v
+
+
+def may_name_a_value(path: str, present) -> bool:
+    """Whether the column path ``path`` can name a value in rows whose keys are among
+    ``present``: it is one of them, or a path of several steps whose first step is one.
+    Where not, :func:`column_value` gives its default for every such row.
+
+    Parameters
+    ----------
+    path : str
+        A key or a column path.
+    present : collection of str
+        Every key of the rows.
+
+    Returns
+    -------
+    bool
+    """
+    if path in present:
+        return True
+    steps = _path_steps(path)
+    return len(steps) > 1 and steps[0] in present
 
 
 @lru_cache(maxsize=256)

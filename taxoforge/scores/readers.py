@@ -72,7 +72,7 @@ import polars as pl
 from taxoforge.files.records import (RecordFileError, read_csv_records, read_json_records, read_jsonl_records,
                                     read_parquet_records, read_xlsx_records, sniff_json_kind)
 from taxoforge.scores.harness_layouts import (LAYOUT_COLUMNS, column_value, detect_layout, harness_correct,
-                                              path_info, row_options, suggest_columns, unwrap, vlm4bio_path_info)
+                                              may_name_a_value, path_info, row_options, suggest_columns, unwrap, vlm4bio_path_info)
 from taxoforge.scores.options import FILE_KINDS, ReadOptions, split_options
 
 __all__ = ["OutputFileError", "read_outputs", "read_files", "duplicate_ids", "check_duplicate_ids", "CANONICAL",
@@ -326,6 +326,8 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
         raise OutputFileError(f"{path}: --ranked names no column {missing_ranked} (columns: {sorted(present)})")
     data: dict[str, list] = {c: [] for c in CANONICAL}
     extra_gt, notes, options, verdicts, ranked = [], [], [], [], []
+    # the candidates that can name a value in some row (the others give None in every row)
+    reachable = {c: tuple(p for p in candidates[c] if may_name_a_value(p, present)) for c in CANONICAL}
     for r, n in zip(rows, lines):
         note = []
         for c in CANONICAL:
@@ -335,7 +337,7 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
                     note.append(f"{c}: {why}")
             else:
                 v = None
-                for p in candidates[c]:
+                for p in reachable[c]:
                     v = column_value(r, p, None)
                     if v is not None and (c != "question" or isinstance(v, str)):
                         break

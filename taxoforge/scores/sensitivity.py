@@ -298,8 +298,10 @@ def sensitivity_table(runs: dict) -> pl.DataFrame:
     out = None
     for name, run in runs.items():
         board = run.leaderboard if hasattr(run, "leaderboard") else run
-        cols = [c for c in _MEASURES if c in board.columns]
-        part = board.select(*GROUP_KEYS, *[pl.col(c).alias(f"{c} [{name}]") for c in cols])
+        # every measure of every tree, null where it scored nothing (its leaderboard has no rank then)
+        types = {"n": pl.Int64, "rank": pl.Int64}
+        part = board.select(*GROUP_KEYS, *[(pl.col(c) if c in board.columns else pl.lit(None))
+                                           .cast(types.get(c, pl.Float64)).alias(f"{c} [{name}]") for c in _MEASURES])
         out = part if out is None else out.join(part, on=list(GROUP_KEYS), how="full", coalesce=True)
     return out.sort(*GROUP_KEYS) if out is not None else pl.DataFrame()
 

@@ -14,7 +14,7 @@ What each step does in detail is in :mod:`taxoforge.scores.run`'s module docstri
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import json
 import re
 import time
@@ -110,7 +110,6 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
         if isinstance(pa, UnparseableAnswer):
             bad.append({**r["_where"], "reason": "unparseable output", "detail": str(pa)})
             continue
-        pa = dataclasses.replace(pa, flags=list(pa.flags))  # each row's own flags (a letter label adds one)
         label = r.get("label")
         if label is not None and len(str(label).strip()) <= 12 and pa.options:
             try:
@@ -120,7 +119,8 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
                 continue
             if letter is not None and "mc_letter_text_conflict" not in flags:
                 r = {**r, "label_text": text}
-                pa.flags.append("mc_label_letter")
+                pa = copy.copy(pa)  # rows with the same answer share it: this row's own flags
+                pa.flags = [*pa.flags, "mc_label_letter"]
         keep.append({**r, "parsed": pa, "answer": pa.answer})
     return keep, bad
 
@@ -163,7 +163,8 @@ class GroundTruthResolver:
         pairs : object
             ``(label, dataset)`` pairs.
         """
-        todo = sorted({(str(d), str(lab).strip()) for lab, d in pairs} - set((d, lab) for lab, d in self._cache))
+        cache = self._cache
+        todo = sorted({(d, lab) for lab, d in {(str(lab).strip(), str(d)) for lab, d in pairs} if (lab, d) not in cache})
         if not todo:
             return
         known = self.stored.lookup(todo) if self.stored is not None else None

@@ -97,7 +97,7 @@ class StoredTaxonomy(Taxonomy):
 
         Parameters
         ----------
-        node_ids : str or iterable of str
+        node_ids : str, iterable of str or polars.Series
             One id or many.
 
         Returns
@@ -106,15 +106,17 @@ class StoredTaxonomy(Taxonomy):
             ``int64`` indexes, as :meth:`Taxonomy.index_of` gives them (``KeyError`` naming
             the first unknown id).
         """
-        ids = self._id_series  # a binary search in Arrow strings, whether or not :attr:`ids` is made
-        want = [node_ids] if isinstance(node_ids, str) else list(node_ids)
-        found = self.has(want)
+        if isinstance(node_ids, pl.Series):
+            given, want = None, node_ids.cast(pl.String)
+        else:
+            given = [node_ids] if isinstance(node_ids, str) else list(node_ids)
+            want = _as_ids(given)
+        pos, found = _search(self._id_series, want)  # whether or not :attr:`ids` is made
         if not found.all():
             bad = np.flatnonzero(~found)
-            raise KeyError(f"unknown node id {want[bad[0]]!r} ({len(bad)} unknown)")
-        if not want:
-            return np.zeros(0, np.int64)
-        return ids.search_sorted(pl.Series(want, dtype=pl.String)).to_numpy().astype(np.int64)
+            first = given[bad[0]] if given is not None else want[int(bad[0])]
+            raise KeyError(f"unknown node id {first!r} ({len(bad)} unknown)")
+        return pos
 
     def has(self, node_ids) -> np.ndarray:
         """Per id: is it a node of the tree (vectorised ``in``)?
@@ -132,12 +134,22 @@ class StoredTaxonomy(Taxonomy):
         return _found(self._id_series, node_ids)
 
 
-def _found(ids: pl.Series, node_ids) -> np.ndarray:
-    want = pl.Series([x if isinstance(x, str) else None for x in node_ids], dtype=pl.String)
+def _as_ids(node_ids) -> pl.Series:
+    """The ids as a String Series, anything that is not a string as null (no node)."""
+    return pl.Series([x if isinstance(x, str) else None for x in node_ids], dtype=pl.String)
+
+
+def _search(ids: pl.Series, want: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Binary search of ``want`` in the sorted ``ids``: each one's position (meaningful
+    where found) and whether it is there (nulls never are)."""
     if not len(want) or not len(ids):
-        return np.zeros(len(want), bool)
+        return np.zeros(len(want), np.int64), np.zeros(len(want), bool)
     pos = np.minimum(ids.search_sorted(want.fill_null("")).to_numpy().astype(np.int64), len(ids) - 1)
-    return (ids.gather(pos) == want).fill_null(False).to_numpy()
+    return pos, (ids.gather(pos) == want).fill_null(False).to_numpy()
+
+
+def _found(ids: pl.Series, node_ids) -> np.ndarray:
+    return _search(ids, _as_ids(node_ids))[1]
 
 
 def ids_of(tax: Taxonomy, idx) -> list[str]:

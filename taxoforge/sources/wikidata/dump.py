@@ -12,7 +12,15 @@ Output
     * without seeds, the whole subclass-of graph (every P279 edge between items);
     * with seeds, their P31 edges and the P279 closure of their classes (as
       :func:`~taxoforge.sources.wikidata.extract.extract_from_seeds` fetches it);
-    * labels and aliases, in the chosen languages, of every node of the graph and every seed.
+    * labels and aliases, in the chosen languages, of every node of the graph and every seed;
+    * optionally (``identifiers=True``), in the same pass, the identifier claims (iNaturalist
+      P3151, Catalogue of Life P10585, GBIF P846, NCBI P685, WordNet 3.1 P8814) of the kept
+      items — every node of the graph and every seed, and with ``identifier_seeds`` also the
+      items carrying one of those values of ``identifier_seed_property``, as the SPARQL route
+      (:func:`~taxoforge.sources.wikidata.identifiers.fetch_identifier_claims`) finds them —
+      as ``graph.identifiers``, validated as that route's are. A truthy dump holds best-rank,
+      non-deprecated values only: the claims' rank is ``truthy``
+      (:func:`~taxoforge.sources.wikidata.identifiers.truthy_claims`).
 
 Algorithm: one pass over the file, in parallel; memory bounded by what is kept
     1. Read (:mod:`.dump_blocks`): the file is read once, in blocks of whole lines
@@ -69,10 +77,11 @@ import polars as pl
 from taxoforge.sources.wikidata.dump_blocks import compression, cpus, open_dump
 from taxoforge.sources.wikidata.dump_graph import DroppedEdges, NodeIndex, assemble, graph_from_tables, seed_numbers, \
     select_edges
-from taxoforge.sources.wikidata.dump_pass import Plan, scan_nt
+from taxoforge.sources.wikidata.dump_pass import Plan, Scan, scan_nt
 from taxoforge.sources.wikidata.dump_turtle import scan_ttl
 from taxoforge.sources.wikidata.extract import ROOT_QID
 from taxoforge.sources.wikidata.graph import WikidataGraph
+from taxoforge.sources.wikidata.identifiers import IDENTIFIER_PROPERTIES, seed_values, validate_claim_frame
 from taxoforge.sources.wikidata.ids import qid_number, validate_qid
 from taxoforge.sources.wikidata.ntriples import LANG_RE, MAX_QID_DIGITS
 
@@ -153,6 +162,9 @@ def read_dump(
     format: str | None = None,
     workers: int | None = None,
     spill_bytes: int = _SPILL_BYTES,
+    identifiers: bool = False,
+    identifier_seeds: Iterable[int | str] | None = None,
+    identifier_seed_property: str = "P3151",
 ) -> WikidataGraph:
     """Read a dump file into a :class:`WikidataGraph` in one pass (module docstring).
 
@@ -174,13 +186,21 @@ def read_dump(
         Threads scanning blocks and decompressing (default: every core this process may use).
     spill_bytes : int
         Names held in memory before the rest go to a temporary file.
+    identifiers : bool
+        Read the identifier claims of the kept items too (module docstring).
+    identifier_seeds : iterable of int or str, optional
+        Values of ``identifier_seed_property`` (iNaturalist taxon ids by default): the items
+        carrying one are kept for their claims too (implies ``identifiers``).
+    identifier_seed_property : str
+        The property of ``identifier_seeds``.
 
     Returns
     -------
     WikidataGraph
-        Edges, names, seeds, the dropped edges with their reasons, and ``info`` (the file,
-        counts of lines, edges read, edges dropped by reason, seconds of the scan and of the
-        graph step).
+        Edges, names, seeds, the dropped edges with their reasons, ``identifiers`` (the
+        claims, or ``None``), and ``info`` (the file, counts of lines, edges read, edges
+        dropped by reason, seconds of the scan and of the graph step; ``identifiers``: items,
+        claims per property, drops).
 
     Raises
     ------
@@ -198,13 +218,16 @@ def read_dump(
     langs = dump_languages(lang)
     root_num = qid_number(validate_qid(root, where="root"))
     seed_qids, seed_nums = seed_numbers(seed_qids)
+    id_seeds = seed_values(identifier_seeds, identifier_seed_property) if identifier_seeds is not None else None
+    want_ids = identifiers or id_seeds is not None
     workers = max(1, int(workers or cpus()))
     from taxoforge.sources.wikidata.dump_scan import encode_langs
 
     lang_table, lang_lens = encode_langs(langs if names else ())
     plan = Plan(path=path, want_p31=seed_nums is not None,
                 seeds=np.sort(seed_nums) if seed_nums is not None else np.empty(0, np.int64),
-                want_names=names, langs=langs, lang_table=lang_table, lang_lens=lang_lens)
+                want_names=names, langs=langs, lang_table=lang_table, lang_lens=lang_lens,
+                id_props=np.array([int(p[1:]) for p in IDENTIFIER_PROPERTIES], dtype=np.int64) if want_ids else None)
     t0 = time.perf_counter()
     scan = scan_nt(plan, workers, spill_bytes) if fmt == "nt" else scan_ttl(plan, spill_bytes)
     st = path.stat()
@@ -250,9 +273,56 @@ def read_dump(
 
         graph = assemble(edges, seed_nums, names_of if names else None, langs,
                          [f"wd:{q}" for q in seed_qids] if seed_qids is not None else [], info, dropped)
+        if scan.ids is not None:
+            graph.identifiers, graph.info["identifiers"] = _identifier_claims(
+                scan, graph, id_seeds, identifier_seed_property, path)
     finally:
-        if scan.names is not None:
-            scan.names.close()
+        for store in (scan.names, scan.ids):
+            if store is not None:
+                store.close()
     graph.info.update(counts, edges=graph.edges.height, names=graph.names.height, seconds_scan=round(t_scan, 3),
                       seconds_graph=round(time.perf_counter() - t1, 3))
     return graph
+
+
+def _identifier_claims(scan: Scan, graph: WikidataGraph, id_seeds: list[str] | None, seed_property: str,
+                       path: Path) -> tuple[pl.DataFrame, dict]:
+    """The claims of the kept items (the graph's nodes, its seeds and the items carrying one of
+    ``id_seeds``), validated, and what was kept and dropped; ``ValueError`` naming the line
+    for the first bad identifier line of a kept item."""
+    store = scan.ids
+    props = list(IDENTIFIER_PROPERTIES)
+    ends = pl.concat([graph.edges["child"], graph.edges["parent"], pl.Series(graph.seed_node_ids, dtype=pl.String)])
+    kept = ends.str.strip_prefix("wd:Q").cast(pl.Int64, strict=False).drop_nulls().unique().to_numpy()
+    found = np.empty(0, np.int64)
+    if id_seeds:
+        k, wanted = props.index(seed_property), pl.Series(id_seeds, dtype=pl.String)
+        hits = [df.filter((pl.col("prop") == k) & pl.col("value").str.strip_chars().is_in(wanted))
+                for df in store.each()]
+        found = pl.concat(hits)["q"].unique().to_numpy() if hits else found
+    index = NodeIndex(np.union1d(kept, found).astype(np.int64))
+    if scan.deferred_ids:
+        q = np.array([d[0] for d in scan.deferred_ids], dtype=np.int64)
+        bad = [d for d, pos in zip(scan.deferred_ids, index.positions(q)) if pos >= 0]
+        if bad:
+            _, line, msg = min(bad, key=lambda d: d[1])
+            raise ValueError(f"{path}:{line}: {msg}")
+    rows = store.select(index.positions)
+    raw = rows.select(pl.format("Q{}", "q").alias("item"),
+                      pl.Series(props, dtype=pl.String).gather(rows["prop"].cast(pl.Int64)).alias("property"),
+                      pl.col("value").alias("raw_value"), pl.lit("truthy").alias("raw_rank"))
+    claims, dropped, examples = validate_claim_frame(raw, method="dump")
+    seeded = claims.filter(pl.col("property") == seed_property)["value"]
+    info = {
+        "method": "dump",
+        "seed_property": seed_property if id_seeds is not None else None,
+        "values_requested": len(id_seeds) if id_seeds is not None else None,
+        "values_found": seeded.filter(seeded.is_in(id_seeds)).n_unique() if id_seeds else None,
+        "items": claims["qid"].n_unique(),
+        "claims": claims.height,
+        "claims_by_property": {p: int(n) for p, n in claims.group_by("property").len().sort("property").iter_rows()},
+        "claims_by_rank": {r: int(n) for r, n in claims.group_by("rank").len().sort("rank").iter_rows()},
+        "dropped": dropped,
+        "dropped_examples": examples,
+    }
+    return claims, info

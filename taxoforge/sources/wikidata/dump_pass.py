@@ -8,14 +8,15 @@ the GIL)
     the scanner's edges are split into P279 and P31; the rare *odd* lines are classified one
     by one by :func:`.ntriples.classify` (the first bad one is the block's error; edges to
     or from non-items are kept for the report); the names' texts are gathered into an Arrow
-    string array (checked as UTF-8 by Arrow, escapes decoded where the scanner saw one); a
-    NUL byte (binary data) and a cut last line become the block's error.
+    string array (checked as UTF-8 by Arrow, escapes decoded where the scanner saw one), and
+    so are the values of the identifier properties asked for; a NUL byte (binary data) and a
+    cut last line become the block's error.
 
 In order of the blocks (the collector)
     the line numbers are counted on (so the first error names its file and line), edges are
-    appended as ``int64`` arrays, names go to a :class:`NameStore`: in memory up to
-    ``spill_bytes``, then into temporary Arrow IPC files (which names are wanted is known only
-    once every edge has been read).
+    appended as ``int64`` arrays, names (and identifier values) go to a :class:`NameStore`: in
+    memory up to ``spill_bytes``, then into temporary Arrow IPC files (which names are wanted
+    is known only once every edge has been read).
 """
 
 from __future__ import annotations
@@ -34,11 +35,14 @@ import polars as pl
 import pyarrow as pa
 
 from taxoforge.sources.wikidata.dump_blocks import Block, Blocks
-from taxoforge.sources.wikidata.ntriples import PRED_P279, TRIPLE_RE, LineError, classify, unescape
+from taxoforge.sources.wikidata.ntriples import PRED_ID, PRED_P279, TRIPLE_RE, LineError, classify, unescape
 
-__all__ = ["Plan", "Scan", "NameStore", "scan_nt", "scan_lines", "NAME_SCHEMA"]
+__all__ = ["Plan", "Scan", "NameStore", "scan_nt", "scan_lines", "NAME_SCHEMA", "ID_SCHEMA"]
 
 NAME_SCHEMA = {"q": pl.Int64, "kind": pl.Int8, "lang": pl.Int8, "name": pl.String}
+#: Identifier values as the pass keeps them: the item, the property's index among those asked
+#: for, the value.
+ID_SCHEMA = {"q": pl.Int64, "prop": pl.Int8, "value": pl.String}
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,9 @@ class Plan:
         Their languages.
     lang_table, lang_lens : numpy.ndarray
         The languages for the scanner (:func:`.dump_scan.encode_langs`).
+    id_props : numpy.ndarray, optional
+        The numbers of the identifier properties whose values are kept (``3151`` for P3151);
+        ``None`` for none.
     """
 
     path: Path
@@ -68,6 +75,7 @@ class Plan:
     langs: tuple[str, ...]
     lang_table: np.ndarray
     lang_lens: np.ndarray
+    id_props: np.ndarray | None = None
 
     def is_seed(self, q: int) -> bool:
         """Whether a QID number is a seed.
@@ -98,6 +106,8 @@ class _BlockResult:
     non_items: list[tuple[int, str, str, str]] = field(default_factory=list)  # (line index, subject, object, reason)
     errors: list[tuple[int, str]] = field(default_factory=list)
     deferred: list[tuple[int, int, str]] = field(default_factory=list)  # (QID number, line index, message)
+    ids: pl.DataFrame | None = None
+    deferred_ids: list[tuple[int, int, str]] = field(default_factory=list)  # the same, of identifier lines
 
 
 def _scan_block(block: Block, plan: Plan) -> _BlockResult:
@@ -107,8 +117,8 @@ def _scan_block(block: Block, plan: Plan) -> _BlockResult:
     if block.error:
         return _BlockResult(lines=0, nbytes=0, p279=_EMPTY, p31=_EMPTY, names=None, errors=[(0, block.error)])
     (lines, e_pred, e_child, e_parent, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line,
-     o_line, o_start, o_end, o_pred) = scan_block(buf, plan.want_p31, plan.seeds, plan.want_names,
-                                                  plan.lang_table, plan.lang_lens)
+     o_line, o_start, o_end, o_pred, i_q, i_prop, i_start, i_end, _) = scan_block(
+        buf, plan.want_p31, plan.seeds, plan.want_names, plan.lang_table, plan.lang_lens, plan.id_props)
     is_279 = e_pred == PRED_P279
     res = _BlockResult(lines=int(lines), nbytes=len(buf), p279=(e_child[is_279], e_parent[is_279]),
                        p31=(e_child[~is_279], e_parent[~is_279]), names=None, odd_lines=len(o_line))
@@ -132,6 +142,8 @@ def _scan_block(block: Block, plan: Plan) -> _BlockResult:
                 res.p31 = new
     if plan.want_names:
         res.names = _names_of_block(buf, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line, extra["names"], res)
+    if plan.id_props is not None:
+        res.ids = _ids_of_block(buf, i_q, i_prop, i_start, i_end, extra["ids"])
     res.errors.sort()
     return res
 
@@ -152,7 +164,7 @@ def _check_last_line(buf: np.ndarray, lines: int, res: _BlockResult) -> None:
 
 def _odd_lines(buf, plan: Plan, o_line, o_start, o_end, o_pred, res: _BlockResult) -> dict[str, list]:
     """The odd lines' verdicts (:func:`.ntriples.classify`); the first bad one is the block's error."""
-    extra: dict[str, list] = {"P279": [], "P31": [], "names": []}
+    extra: dict[str, list] = {"P279": [], "P31": [], "names": [], "ids": []}
     for k in range(len(o_line)):
         try:
             verdict = classify(bytes(buf[o_start[k]:o_end[k]]), int(o_pred[k]), plan.is_seed, plan.langs)
@@ -166,8 +178,10 @@ def _odd_lines(buf, plan: Plan, o_line, o_start, o_end, o_pred, res: _BlockResul
             res.non_items.append((int(o_line[k]), *verdict[1:]))
         elif kind == "name":
             extra["names"].append(verdict[1:])
+        elif kind == "id":
+            extra["ids"].append(verdict[1:])
         elif kind == "deferred":
-            res.deferred.append((verdict[1], int(o_line[k]), verdict[2]))
+            (res.deferred_ids if o_pred[k] >= PRED_ID else res.deferred).append((verdict[1], int(o_line[k]), verdict[2]))
     return extra
 
 
@@ -213,6 +227,24 @@ def _names_of_block(buf, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line, ext
     return df
 
 
+def _ids_of_block(buf, i_q, i_prop, i_start, i_end, extra: list) -> pl.DataFrame:
+    """The identifier values of a block: gathered like the names; a value that is not UTF-8 is
+    kept with replacement characters, so the property's format check drops and counts it."""
+    from taxoforge.sources.wikidata.dump_scan import gather_spans
+
+    offsets, data = gather_spans(buf, i_start, i_end)
+    raw = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(i_q), [None, pa.py_buffer(offsets),
+                                                                          pa.py_buffer(data)])
+    try:
+        text = raw.cast(pa.large_string())
+    except pa.ArrowInvalid:
+        text = pa.array([v.decode("utf-8", "replace") for v in raw.to_pylist()], type=pa.large_string())
+    df = pl.DataFrame({"q": i_q, "prop": i_prop, "value": pl.from_arrow(text)})
+    if extra:
+        df = pl.concat([df, pl.DataFrame(extra, schema=ID_SCHEMA, orient="row")])
+    return df
+
+
 class NameStore:
     """Names read so far: in memory up to ``spill_bytes``, then in temporary IPC files.
 
@@ -220,10 +252,13 @@ class NameStore:
     ----------
     spill_bytes : int
         Bytes of names held in memory before they are written to a temporary file.
+    schema : dict, optional
+        The columns (default :data:`NAME_SCHEMA`; a ``q`` column of QID numbers always).
     """
 
-    def __init__(self, spill_bytes: int) -> None:
+    def __init__(self, spill_bytes: int, schema: dict | None = None) -> None:
         self.spill_bytes = spill_bytes
+        self.schema = schema or NAME_SCHEMA
         self.frames: list[pl.DataFrame] = []
         self.size = 0
         self.rows = 0
@@ -254,6 +289,18 @@ class NameStore:
         self.files.append(path)
         self.frames, self.size = [], 0
 
+    def each(self):
+        """The rows read so far, a frame at a time, without taking them out of the store.
+
+        Yields
+        ------
+        polars.DataFrame
+            A block's rows, or a spilled file's.
+        """
+        for path in self.files:
+            yield pl.read_ipc(path)
+        yield from list(self.frames)
+
     def select(self, positions: Callable[[np.ndarray], np.ndarray]) -> pl.DataFrame:
         """The names wanted, once (the store empties as it goes).
 
@@ -277,7 +324,7 @@ class NameStore:
             parts.append(kept(self.frames.pop(0)))
         for path in self.files:
             parts.append(kept(pl.read_ipc(path)))
-        return pl.concat(parts, rechunk=True) if parts else pl.DataFrame(schema=NAME_SCHEMA)
+        return pl.concat(parts, rechunk=True) if parts else pl.DataFrame(schema=self.schema)
 
     def close(self) -> None:
         """Remove the temporary files."""
@@ -297,8 +344,12 @@ class Scan:
         Per block, the ``(child, parent)`` arrays of QID numbers.
     names : NameStore, optional
         The names.
+    ids : NameStore, optional
+        The identifier values (:data:`ID_SCHEMA`).
     deferred : list
         ``(QID number, line, message)`` of bad names: errors if their node is kept.
+    deferred_ids : list
+        The same of bad identifier lines: errors if their item is kept.
     non_items : list
         ``(line, subject, object, reason)`` of edges to or from non-items.
     counts : dict
@@ -308,7 +359,9 @@ class Scan:
     p279: list = field(default_factory=list)
     p31: list = field(default_factory=list)
     names: NameStore | None = None
+    ids: NameStore | None = None
     deferred: list[tuple[int, int, str]] = field(default_factory=list)  # (QID number, line, message)
+    deferred_ids: list[tuple[int, int, str]] = field(default_factory=list)
     non_items: list[tuple[int, str, str, str]] = field(default_factory=list)  # (line, subject, object, reason)
     counts: dict = field(default_factory=lambda: {"non_item_edges": 0})
 
@@ -354,7 +407,8 @@ def scan_nt(plan: Plan, workers: int, spill_bytes: int) -> Scan:
     ValueError
         ``file:line: message`` for the first bad line; ``file: …`` for a corrupt file.
     """
-    scan = Scan(names=NameStore(spill_bytes) if plan.want_names else None)
+    scan = Scan(names=NameStore(spill_bytes) if plan.want_names else None,
+                ids=NameStore(spill_bytes, ID_SCHEMA) if plan.id_props is not None else None)
     counts = scan.counts
     counts.update(lines=0, odd_lines=0)
     line0 = 0
@@ -370,7 +424,10 @@ def scan_nt(plan: Plan, workers: int, spill_bytes: int) -> Scan:
             scan.p31.append(res.p31)
         if scan.names is not None:
             scan.names.add(res.names)
+        if scan.ids is not None:
+            scan.ids.add(res.ids)
         scan.deferred += [(q, line0 + idx + 1, msg) for q, idx, msg in res.deferred]
+        scan.deferred_ids += [(q, line0 + idx + 1, msg) for q, idx, msg in res.deferred_ids]
         scan.non_items += [(line0 + idx + 1, s, o, why) for idx, s, o, why in res.non_items]
         counts["non_item_edges"] += len(res.non_items)
         counts["odd_lines"] += res.odd_lines
@@ -394,8 +451,9 @@ def scan_nt(plan: Plan, workers: int, spill_bytes: int) -> Scan:
                 pool.shutdown(wait=True, cancel_futures=True)
                 pending.clear()
     except BaseException:
-        if scan.names is not None:
-            scan.names.close()
+        for store in (scan.names, scan.ids):
+            if store is not None:
+                store.close()
         raise
     counts["lines"] = line0
     return scan

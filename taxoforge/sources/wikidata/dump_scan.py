@@ -9,6 +9,9 @@ in parallel threads), and returns what the reader keeps:
 * labels (``rdfs:label``) and aliases (``skos:altLabel``) of items in the wanted
   languages, as (QID number, kind, language index, byte span of the text, has-escape flag,
   line index) — the texts are gathered by :func:`gather_spans`;
+* when asked, the values of identifier properties (``wdt:P3151 "55387"``: external ids
+  are plain literals) of items, as (QID number, property index, byte span of the value, line
+  index);
 * the *odd* lines: a line whose predicate is one of those four but which is not in the
   canonical form the scanner takes (an item IRI ``<http://www.wikidata.org/entity/Q…>``
   with 1–18 digits and no leading zero, whitespace ``[ \t]*``, a ``.`` terminator, an
@@ -41,7 +44,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from taxoforge.sources.wikidata.ntriples import MAX_QID_DIGITS, PRED_ALIAS, PRED_LABEL, PRED_P31, PRED_P279
+from taxoforge.sources.wikidata.ntriples import MAX_QID_DIGITS, PRED_ALIAS, PRED_ID, PRED_LABEL, PRED_P31, PRED_P279
 from taxoforge.trees.graph_kernels import compiled
 
 __all__ = ["scan_block", "gather_spans", "encode_langs", "first_nul", "join_lines"]
@@ -51,7 +54,8 @@ _P279 = np.frombuffer(b"<http://www.wikidata.org/prop/direct/P279>", dtype=np.ui
 _P31 = np.frombuffer(b"<http://www.wikidata.org/prop/direct/P31>", dtype=np.uint8)
 _LABEL = np.frombuffer(b"<http://www.w3.org/2000/01/rdf-schema#label>", dtype=np.uint8)
 _ALIAS = np.frombuffer(b"<http://www.w3.org/2004/02/skos/core#altLabel>", dtype=np.uint8)
-_N_ENT, _N_P279, _N_P31, _N_LABEL, _N_ALIAS = 33, 42, 41, 44, 46
+_DIRECT = np.frombuffer(b"<http://www.wikidata.org/prop/direct/P", dtype=np.uint8)
+_N_ENT, _N_P279, _N_P31, _N_LABEL, _N_ALIAS, _N_DIRECT = 33, 42, 41, 44, 46, 38
 
 _NL, _CR, _SP, _TAB, _HASH, _DOT, _QUOTE, _BSL, _AT, _LT, _GT, _DASH = 10, 13, 32, 9, 35, 46, 34, 92, 64, 60, 62, 45
 _MAX_DIGITS = MAX_QID_DIGITS  # 10**18 - 1 < 2**63: every accepted QID number fits an int64
@@ -192,9 +196,31 @@ def _end_of_statement(buf, i, n):
 
 
 @compiled
-def _predicate(buf, j, n, want_p31, want_names):
-    """Which of the four predicates starts at ``j`` (0 for any other): a check of its last
-    bytes first (most lines have other predicates), then of the whole IRI."""
+def _id_predicate(buf, j, n, id_props):
+    """``PRED_ID + k`` when ``wdt:P<id_props[k]>`` starts at ``j``, else 0: the property's
+    digits first, then the whole IRI."""
+    k = j + _N_DIRECT
+    if k >= n or buf[k - 1] != 80:  # 'P'
+        return 0
+    num = 0
+    while k < n and 48 <= buf[k] <= 57 and k - j < _N_DIRECT + 9:
+        num = num * 10 + (buf[k] - 48)
+        k += 1
+    if k >= n or buf[k] != _GT:
+        return 0
+    for m in range(id_props.shape[0]):
+        if id_props[m] == num:
+            if _eq(buf, j, n, _DIRECT):
+                return PRED_ID + m
+            return 0
+    return 0
+
+
+@compiled
+def _predicate(buf, j, n, want_p31, want_names, id_props):
+    """Which of the four predicates, or of the identifier properties ``id_props``, starts at
+    ``j`` (0 for any other): a check of its last bytes first (most lines have other
+    predicates), then of the whole IRI."""
     if j + _N_P31 > n or buf[j] != _LT:
         return 0
     if j + _N_P279 <= n and buf[j + 41] == _GT and buf[j + 40] == 57 and buf[j + 39] == 55:  # ...79>
@@ -210,6 +236,8 @@ def _predicate(buf, j, n, want_p31, want_names):
         if j + _N_ALIAS <= n and buf[j + 45] == _GT and buf[j + 44] == 108 and buf[j + 43] == 101:
             if _eq(buf, j, n, _ALIAS):
                 return PRED_ALIAS
+    if id_props.shape[0]:
+        return _id_predicate(buf, j, n, id_props)
     return 0
 
 
@@ -268,14 +296,33 @@ def _subject(buf, i, n):
 
 
 @compiled(inline=True)
-def _predicate_length(pred):
+def _predicate_length(pred, id_lens):
     if pred == PRED_P279:
         return _N_P279
     if pred == PRED_P31:
         return _N_P31
     if pred == PRED_LABEL:
         return _N_LABEL
-    return _N_ALIAS
+    if pred == PRED_ALIAS:
+        return _N_ALIAS
+    return id_lens[pred - PRED_ID]
+
+
+@compiled(inline=True)
+def _id_value(buf, i, n):
+    """An identifier line from its object on (``"value" .``, a plain literal without escapes):
+    ``(verdict, value start, value end, index of the newline or -1)``."""
+    if i >= n or buf[i] != _QUOTE:
+        return _ODD, 0, 0, -1
+    k = i + 1
+    while k < n and buf[k] != _QUOTE and buf[k] != _BSL and buf[k] != _NL and buf[k] != _CR:
+        k += 1
+    if k >= n or buf[k] != _QUOTE:
+        return _ODD, 0, 0, -1
+    end = _end_of_statement(buf, k + 1, n)
+    if end < 0:
+        return _ODD, 0, 0, -1
+    return _KEEP, i + 1, k, end
 
 
 @compiled(inline=True)
@@ -363,18 +410,32 @@ def first_nul(buf):
 
 
 @compiled
-def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
+def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens, id_props=None):
     """Scan one block of whole lines (module docstring).
 
     Every line goes through the same steps: whitespace, the subject (:func:`_subject`), the
     predicate (:func:`_predicate`); a line with one of the four predicates then goes to
-    :func:`_edge` or :func:`_name`, whose verdict keeps it, skips it or marks it *odd*.
+    :func:`_edge` or :func:`_name` (an identifier property's to :func:`_id_value`), whose
+    verdict keeps it, skips it or marks it *odd*.
 
     Returns ``(n_lines, edge_pred, edge_child, edge_parent, name_q, name_kind, name_lang,
-    name_start, name_end, name_escaped, name_line, odd_line, odd_start, odd_end, odd_pred)``;
-    ``edge_pred`` is :data:`PRED_P279` or :data:`PRED_P31`, ``name_kind`` 0 for a label and
-    1 for an alias, ``name_lang`` the index of the tag in ``lang_table``; line indexes count
-    from 0 at the block's first line."""
+    name_start, name_end, name_escaped, name_line, odd_line, odd_start, odd_end, odd_pred,
+    id_q, id_prop, id_start, id_end, id_line)``; ``edge_pred`` is :data:`PRED_P279` or
+    :data:`PRED_P31`, ``name_kind`` 0 for a label and 1 for an alias, ``name_lang`` the index
+    of the tag in ``lang_table``, ``id_prop`` the index in ``id_props`` (the numbers of the
+    identifier properties to keep, ``None`` for none; an odd line of one has ``odd_pred``
+    ``PRED_ID`` + that index); line indexes count from 0 at the block's first line."""
+    if id_props is None:
+        props = np.empty(0, dtype=np.int64)
+    else:
+        props = id_props
+    id_lens = np.empty(props.shape[0], dtype=np.int64)
+    for m in range(props.shape[0]):
+        digits, x = 1, props[m]
+        while x >= 10:
+            x //= 10
+            digits += 1
+        id_lens[m] = _N_DIRECT + digits + 1
     n = buf.shape[0]
     # capacities are upper bounds (no array is re-bound in the loop: that would cost reference
     # counting on every line): an edge line has at least 112 bytes, a name line of an item 84,
@@ -396,6 +457,13 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
     o_start = np.empty(cap_o, dtype=np.int64)
     o_end = np.empty(cap_o, dtype=np.int64)
     o_pred = np.empty(cap_o, dtype=np.int8)
+    cap_i = (n // 80 + 16) if props.shape[0] else 16  # an identifier line has at least 84 bytes
+    i_q = np.empty(cap_i, dtype=np.int64)
+    i_prop = np.empty(cap_i, dtype=np.int8)
+    i_start = np.empty(cap_i, dtype=np.int64)
+    i_end = np.empty(cap_i, dtype=np.int64)
+    i_line = np.empty(cap_i, dtype=np.int64)
+    ni = 0
     ne = 0
     nn = 0
     no = 0
@@ -413,9 +481,9 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
             s0 = i
             q, i = _subject(buf, i, n)
             i = _skip_ws(buf, i, n)
-            pred = _predicate(buf, i, n, want_p31, want_names)
+            pred = _predicate(buf, i, n, want_p31, want_names, props)
         if pred != 0:
-            i = _skip_ws(buf, i + _predicate_length(pred), n)
+            i = _skip_ws(buf, i + _predicate_length(pred, id_lens), n)
             if q >= 0 and not _eq(buf, s0, n, _ENT):
                 q = -1
             if pred == PRED_P279 or pred == PRED_P31:
@@ -425,6 +493,16 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
                     e_child[ne] = q
                     e_parent[ne] = p
                     ne += 1
+            elif pred >= PRED_ID:
+                if q >= 0:  # identifiers of anything but an item are never kept
+                    verdict, ts, te, le = _id_value(buf, i, n)
+                    if verdict == _KEEP:
+                        i_q[ni] = q
+                        i_prop[ni] = pred - PRED_ID
+                        i_start[ni] = ts
+                        i_end[ni] = te
+                        i_line[ni] = line
+                        ni += 1
             elif q >= 0:  # names of anything but an item are never kept
                 verdict, ts, te, esc, lang, le = _name(buf, i, n, lang_table, lang_lens)
                 if verdict == _KEEP:
@@ -447,7 +525,8 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens):
         i = le + 1
         line += 1
     return (line, e_pred[:ne], e_child[:ne], e_parent[:ne], n_q[:nn], n_kind[:nn], n_lang[:nn], n_start[:nn],
-            n_end[:nn], n_esc[:nn], n_line[:nn], o_line[:no], o_start[:no], o_end[:no], o_pred[:no])
+            n_end[:nn], n_esc[:nn], n_line[:nn], o_line[:no], o_start[:no], o_end[:no], o_pred[:no], i_q[:ni],
+            i_prop[:ni], i_start[:ni], i_end[:ni], i_line[:ni])
 
 
 @compiled

@@ -1,8 +1,8 @@
 """Turtle input of :func:`.dump.read_dump`: streamed through pyoxigraph's parser (one pass, one core).
 
 The same filter as the N-Triples pass (:mod:`.dump_pass`): P279 edges between items, P31 edges
-of the seeds, labels and aliases of items in the wanted languages; edges to or from
-non-items are kept for the report. Turtle has no line-by-line form, so errors name the file
+of the seeds, labels and aliases of items in the wanted languages, values of the identifier
+properties asked for; edges to or from non-items are kept for the report. Turtle has no line-by-line form, so errors name the file
 (pyoxigraph's message gives the position).
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from taxoforge.sources.wikidata.dump_blocks import open_dump
-from taxoforge.sources.wikidata.dump_pass import NAME_SCHEMA, NameStore, Plan, Scan
+from taxoforge.sources.wikidata.dump_pass import ID_SCHEMA, NAME_SCHEMA, NameStore, Plan, Scan
 from taxoforge.sources.wikidata.ntriples import MAX_QID_DIGITS, PREDICATE_IRIS, PRED_ALIAS, PRED_LABEL, PRED_P31, PRED_P279
 
 __all__ = ["scan_ttl"]
@@ -87,6 +87,9 @@ def scan_ttl(plan: Plan, spill_bytes: int) -> Scan:
     p279, p31 = (array("q"), array("q")), (array("q"), array("q"))
     names: list[tuple[int, int, int, str]] = []
     kinds = {PREDICATE_IRIS[PRED_LABEL]: 0, PREDICATE_IRIS[PRED_ALIAS]: 1}
+    id_iris = {f"http://www.wikidata.org/prop/direct/P{int(n)}": k
+               for k, n in enumerate(plan.id_props if plan.id_props is not None else ())}
+    ids: list[tuple[int, int, str]] = []
     where = str(plan.path)
     for s, p, o in _ttl_triples(plan.path):
         if p == PREDICATE_IRIS[PRED_P279] or (plan.want_p31 and p == PREDICATE_IRIS[PRED_P31]):
@@ -110,9 +113,16 @@ def scan_ttl(plan: Plan, spill_bytes: int) -> Scan:
                 q = _qnum(s, where)
                 if q is not None:
                     names.append((q, kinds[p], plan.langs.index(tag), str(getattr(o, "value", o))))
+        elif p in id_iris:
+            q = _qnum(s, where)
+            if q is not None:
+                ids.append((q, id_iris[p], str(getattr(o, "value", o))))
     scan.p279.append(tuple(np.frombuffer(a, dtype=np.int64).copy() for a in p279))
     scan.p31.append(tuple(np.frombuffer(a, dtype=np.int64).copy() for a in p31))
     if plan.want_names:
         scan.names = NameStore(spill_bytes)
         scan.names.add(pl.DataFrame(names, schema=NAME_SCHEMA, orient="row"))
+    if plan.id_props is not None:
+        scan.ids = NameStore(spill_bytes, ID_SCHEMA)
+        scan.ids.add(pl.DataFrame(ids, schema=ID_SCHEMA, orient="row"))
     return scan

@@ -40,6 +40,10 @@ class WikidataGraph:
         Provenance (method, endpoint or file, times).
     dropped : polars.DataFrame
         ``kind``, ``child_id``, ``parent_id``, ``detail``: edges read and not kept.
+    identifiers : polars.DataFrame or None
+        The identifier claims of the graph's items
+        (:data:`taxoforge.sources.wikidata.identifiers.CLAIMS_SCHEMA`), when they were read
+        (the dump route with ``identifiers=True``); stored as the ``identifiers`` table.
     """
 
     edges: pl.DataFrame
@@ -47,6 +51,7 @@ class WikidataGraph:
     seed_node_ids: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     dropped: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=DROPPED_SCHEMA))
+    identifiers: pl.DataFrame | None = None
 
     def __post_init__(self) -> None:
         self.edges = (
@@ -83,6 +88,7 @@ class WikidataGraph:
         graph.edges, graph.names = edges.select(list(EDGES_SCHEMA)), names.select(list(GRAPH_NAMES_SCHEMA))
         graph.seed_node_ids, graph.info = list(seed_node_ids or []), dict(info or {})
         graph.dropped = pl.DataFrame(schema=DROPPED_SCHEMA)
+        graph.identifiers = None
         return graph
 
     def tables(self) -> dict[str, pl.DataFrame]:
@@ -91,18 +97,22 @@ class WikidataGraph:
         Returns
         -------
         dict[str, polars.DataFrame]
-            ``edges``, ``names``, ``seeds``, ``dropped``.
+            ``edges``, ``names``, ``seeds``, ``dropped``, and ``identifiers`` when read.
         """
-        return {
+        out = {
             "edges": self.edges,
             "names": self.names,
             "seeds": pl.DataFrame({"node_id": pl.Series(self.seed_node_ids, dtype=pl.String)}),
             "dropped": self.dropped,
         }
+        if self.identifiers is not None:
+            out["identifiers"] = self.identifiers
+        return out
 
     @classmethod
     def from_tables(cls, tables: dict[str, pl.DataFrame], info: dict | None = None) -> "WikidataGraph":
-        """A graph from tables stored by an asset (``edges``, ``names``, optional ``seeds``, ``dropped``).
+        """A graph from tables stored by an asset (``edges``, ``names``, optional ``seeds``, ``dropped``,
+        ``identifiers``).
 
         Parameters
         ----------
@@ -119,4 +129,4 @@ class WikidataGraph:
         seed_node_ids = tables["seeds"]["node_id"].to_list() if "seeds" in tables else []
         dropped = tables["dropped"] if "dropped" in tables else pl.DataFrame(schema=DROPPED_SCHEMA)
         return cls(edges=tables["edges"], names=tables["names"], seed_node_ids=seed_node_ids, info=dict(info or {}),
-                   dropped=dropped)
+                   dropped=dropped, identifiers=tables.get("identifiers"))

@@ -13,7 +13,10 @@ Output
 
     ``rank`` is the statement's rank: ``preferred``, ``normal`` or ``deprecated``; the dump's
     truthy triples carry no rank, and their claims say ``truthy``
-    (:func:`taxoforge.sources.wikidata.dump.read_dump` with ``identifiers=True``).
+    (:func:`taxoforge.sources.wikidata.dump.read_dump` with ``identifiers=True``): a truthy
+    triple is a best-rank statement that is not deprecated, so a dump shows neither the
+    deprecated statements nor the normal-rank values beside a preferred one
+    (:func:`truthy_claims` gives the same view of claims read over SPARQL).
 
 Algorithm
     1. The seed values are validated against the property's format (:data:`VALUE_PATTERNS`),
@@ -49,7 +52,8 @@ from taxoforge.sources.wikidata.queries import render
 from taxoforge.sources.wikidata.sparql import SparqlClient
 
 __all__ = ["QUERY", "IDENTIFIER_PROPERTIES", "VALUE_PATTERNS", "CLAIMS_SCHEMA", "RANKS", "DEFAULT_IDENTIFIER_BATCH_SIZE",
-           "IdentifierClaims", "validate_claim_rows", "fetch_identifier_claims", "empty_claims"]
+           "IdentifierClaims", "validate_claim_rows", "validate_claim_frame", "fetch_identifier_claims",
+           "empty_claims", "seed_values", "truthy_claims"]
 
 QUERY = "taxon_identifiers"
 #: The identifier properties a crosswalk is built from, and the source each names.
@@ -136,6 +140,27 @@ def validate_claim_rows(raw: list[list], method: str = "sparql") -> tuple[pl.Dat
     """
     df = pl.DataFrame(raw, schema={"seed": pl.String, "item": pl.String, "property": pl.String,
                                    "raw_value": pl.String, "raw_rank": pl.String}, orient="row")
+    return validate_claim_frame(df, method)
+
+
+def validate_claim_frame(df: pl.DataFrame, method: str = "sparql") -> tuple[pl.DataFrame, dict, dict]:
+    """:func:`validate_claim_rows` of a table: columns ``item`` (an item IRI or a QID),
+    ``property``, ``raw_value`` and ``raw_rank`` (a rank IRI or name).
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        The rows.
+    method : str
+        How they were read (``sparql`` or ``dump``), the claims' ``method``.
+
+    Returns
+    -------
+    tuple[polars.DataFrame, dict, dict]
+        The valid claims, the dropped counts per reason and up to five examples per reason.
+    """
+    df = df.select(pl.col("item").cast(pl.String), pl.col("property").cast(pl.String),
+                   pl.col("raw_value").cast(pl.String), pl.col("raw_rank").cast(pl.String))
     entity = re.escape(ENTITY_IRI)
     df = df.with_row_index("_row").with_columns(
         pl.col("item").str.extract(rf"^(?:{entity})?(Q[1-9][0-9]*)$", 1).alias("qid"),
@@ -162,7 +187,26 @@ def validate_claim_rows(raw: list[list], method: str = "sparql") -> tuple[pl.Dat
     return good.cast(CLAIMS_SCHEMA), counts, examples
 
 
-def _seed_values(values: Iterable, seed_property: str) -> list[str]:
+def seed_values(values: Iterable, seed_property: str) -> list[str]:
+    """The values items are looked for by, checked against the property's format.
+
+    Parameters
+    ----------
+    values : iterable of int or str
+        Identifier values (iNaturalist taxon ids …).
+    seed_property : str
+        Their property, a key of :data:`IDENTIFIER_PROPERTIES`.
+
+    Returns
+    -------
+    list[str]
+        The distinct values as strings, shortest first, then in text order.
+
+    Raises
+    ------
+    ValueError
+        Naming the first value that does not have the property's format, or an unknown property.
+    """
     if seed_property not in IDENTIFIER_PROPERTIES:
         raise ValueError(f"seed_property {seed_property!r}: choose one of {', '.join(IDENTIFIER_PROPERTIES)}")
     pattern = re.compile(VALUE_PATTERNS[seed_property])
@@ -210,7 +254,7 @@ def fetch_identifier_claims(
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
-    requested = _seed_values(values, seed_property)
+    requested = seed_values(values, seed_property)
     if checkpoint is not None and not isinstance(checkpoint, BatchCheckpoint):
         checkpoint = BatchCheckpoint(checkpoint)
     runner = BatchRunner(client, checkpoint, progress)
@@ -245,3 +289,32 @@ def fetch_identifier_claims(
         "seconds": round(time.perf_counter() - t0, 3),
     }
     return IdentifierClaims(claims=claims, info=info)
+
+
+def truthy_claims(claims: pl.DataFrame) -> pl.DataFrame:
+    """The claims a truthy dump shows of the same statements: per item and property, the
+    best-ranked non-deprecated ones (the preferred values where there are any, else the
+    normal ones), with rank ``truthy``.
+
+    Parameters
+    ----------
+    claims : polars.DataFrame
+        Claims with statement ranks (:data:`CLAIMS_SCHEMA`, read over SPARQL).
+
+    Returns
+    -------
+    polars.DataFrame
+        :data:`CLAIMS_SCHEMA`, sorted as :func:`validate_claim_rows` sorts, ``method`` kept.
+
+    Examples
+    --------
+    >>> c = pl.DataFrame({"qid": ["Q1", "Q1", "Q2"], "property": "P10585", "source": "col",
+    ...                   "value": ["AB", "CD", "EF"], "rank": ["preferred", "normal", "deprecated"],
+    ...                   "method": "sparql"})
+    >>> truthy_claims(c).select("qid", "value", "rank").rows()
+    [('Q1', 'AB', 'truthy')]
+    """
+    live = claims.filter(pl.col("rank") != "deprecated")
+    best = live.filter((pl.col("rank") == "preferred") | ~(pl.col("rank") == "preferred").any().over("qid", "property"))
+    out = best.with_columns(pl.lit("truthy").alias("rank")).unique(["qid", "property", "value"])
+    return out.sort(pl.col("qid").str.slice(1).cast(pl.Int64), "property", "value").cast(CLAIMS_SCHEMA)

@@ -3,9 +3,10 @@
 One home for what a line of ``latest-truthy.nt`` may be and which lines count:
 
 * :func:`classify` — the verdict on one line whose predicate is ``wdt:P279``, ``wdt:P31``,
-  ``rdfs:label`` or ``skos:altLabel``: an edge between items, a non-item edge (lexemes,
-  properties, blank nodes of "unknown value"), a name, a line that is not used, a problem
-  with a name (reported only if its node is kept), or an error (:class:`LineError`);
+  ``rdfs:label``, ``skos:altLabel`` or an identifier property asked for: an edge between
+  items, a non-item edge (lexemes, properties, blank nodes of "unknown value"), a name, an
+  identifier value, a line that is not used, a problem with a name or an identifier
+  (reported only if its node is kept), or an error (:class:`LineError`);
 * :func:`unescape` — N-Triples string escapes, strictly (an escape must be a Unicode
   scalar value);
 * the regular expressions of N-Triples terms (IRIs without spaces or control characters,
@@ -22,13 +23,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["short_term", "MAX_QID_DIGITS", "PRED_P279", "PRED_P31", "PRED_LABEL", "PRED_ALIAS", "PREDICATE_IRIS", "PRED_NAMES",
+__all__ = ["short_term", "MAX_QID_DIGITS", "PRED_P279", "PRED_P31", "PRED_LABEL", "PRED_ALIAS", "PRED_ID",
+           "PREDICATE_IRIS", "PRED_NAMES",
            "LANG_RE", "LineError", "unescape", "item_number", "classify"]
 
 #: QIDs are kept as int64: at most 18 digits (Wikidata's QIDs have 9).
 MAX_QID_DIGITS = 18
 
 PRED_P279, PRED_P31, PRED_LABEL, PRED_ALIAS = 1, 2, 3, 4
+#: The code of the first identifier property asked for; the k-th is ``PRED_ID + k``.
+PRED_ID = 5
 PREDICATE_IRIS = {
     PRED_P279: "http://www.wikidata.org/prop/direct/P279",
     PRED_P31: "http://www.wikidata.org/prop/direct/P31",
@@ -153,16 +157,19 @@ def classify(line: bytes, pred: int, is_seed: Callable[[int], bool], langs: tupl
     Returns ``("P279", child, parent)``, ``("P31", child, parent)`` (a seed's class),
     ``("non_item", subject, object, reason)`` (the terms in short form, :func:`short_term`,
     and why the edge is dropped), ``("name", q, kind, lang_index, text)`` (``kind`` 0 for a label, 1 for
-    an alias), ``("deferred", q, message)`` (a bad name: an error only if ``q`` is kept) or
-    ``("skip",)`` (not used: a P31 line of a non-seed, a name in another language or of a
-    non-item). Raises :class:`LineError` for a bad P279 line, or a bad P31 line of a seed.
+    an alias), ``("id", q, k, value)`` (the ``k``-th identifier property; the value as
+    written, a literal's text or another term, checked later against the property's format),
+    ``("deferred", q, message)`` (a bad name or identifier line: an error only if ``q`` is
+    kept) or ``("skip",)`` (not used: a P31 line of a non-seed, a name in another language
+    or of a non-item). Raises :class:`LineError` for a bad P279 line, or a bad P31 line of a
+    seed.
 
     Parameters
     ----------
     line : bytes
         One N-Triples line.
     pred : int
-        Which of the four predicates it has.
+        Which of the four predicates it has, or ``PRED_ID + k`` for the k-th identifier property.
     is_seed : Callable[[int], bool]
         ``is_seed(qid_number)``: whether an entity is a seed.
     langs : tuple[str, ...]
@@ -174,7 +181,7 @@ def classify(line: bytes, pred: int, is_seed: Callable[[int], bool], langs: tupl
         What one line with one of the four predicates means to the readers.
     """
     m = TRIPLE_RE.match(line)
-    what = PRED_NAMES[pred]
+    what = PRED_NAMES.get(pred, "identifier")
     shown = line[:200]
     if pred == PRED_P279:  # always used
         if not m:
@@ -197,8 +204,19 @@ def classify(line: bytes, pred: int, is_seed: Callable[[int], bool], langs: tupl
             raise LineError(f"expected an entity IRI as object of {what}, got {m.group('o')[:200]!r}")
         o = item_number(m.group("o"))
         return _non_item(what, m.group("s"), m.group("o"), False) if o is None else ("P31", subject, o)
-    if subject is None:  # a name of anything but an item is never kept
+    if subject is None:  # a name or an identifier of anything but an item is never kept
         return ("skip",)
+    if pred >= PRED_ID:
+        if not m:
+            return ("deferred", subject, "expected an N-Triples statement '<subject> <predicate> \"value\" .', "
+                                         f"got {shown!r}")
+        obj = m.group("o")
+        if obj.startswith(b'"'):
+            try:
+                return ("id", subject, pred - PRED_ID, unescape(m.group("text").decode("utf-8")))
+            except (UnicodeDecodeError, ValueError) as e:
+                return ("deferred", subject, f"the identifier {obj[:200]!r} is not text ({e})")
+        return ("id", subject, pred - PRED_ID, obj.decode("utf-8", "replace"))
     try:
         if not m:
             raise LineError("expected an N-Triples statement '<subject> <predicate> \"literal\"@lang .', "

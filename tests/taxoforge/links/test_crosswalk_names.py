@@ -69,3 +69,30 @@ def test_name_links_agree_with_identifier_links_and_disagreements_are_listed(col
     assert bad.select("name", "identifier_ids_b").rows() == [("Platyptilia thyellopa", ["127432"])]
     # every Catalogue of Life id the items carry is a node of the sample, every iNaturalist id one of the tree
     assert cw.conflicts.filter(pl.col("kind") == "not_in_tree").height == 0
+
+
+def test_species_coverage_goes_through_the_hub_and_skips_the_trees_own_source():
+    """A tree's species reach Wikidata through their name link to the hub tree; its own source is
+    no target; an item and a CoL id together are counted apart from 'all'. Ids made up."""
+    from taxoforge.links.crosswalk import combine
+    from taxoforge.links.crosswalk_names import species_coverage
+
+    def link(a, ia, b, ib, method):
+        return {"source_a": a, "id_a": ia, "source_b": b, "id_b": ib, "method": method, "confidence": 1.0,
+                "via": "", "detail": ""}
+
+    cw = combine(pl.DataFrame([
+        link("inat21", "1", "inaturalist", "10", "name:exact"), link("inat21", "2", "inaturalist", "20", "name:exact"),
+        link("inat21", "3", "inaturalist", "30", "name:exact"),
+        link("wikidata", "Q1", "inaturalist", "10", "wikidata:P3151"), link("wikidata", "Q1", "col", "A", "wikidata:P10585"),
+        link("wikidata", "Q2", "inaturalist", "20", "wikidata:P3151"), link("wikidata", "Q2", "gbif", "7", "wikidata:P846"),
+        link("col", "A", "inaturalist", "10", "name:exact"), link("wikidata", "Q3", "col", "B", "wikidata:P10585")]))
+    cov = species_coverage(cw, ["inat21:1", "inat21:2", "inat21:3", "inat21:4", "wn:x"], "inat21",
+                           targets=["wikidata", "col", "gbif"])
+    assert cov["species"] == 4 and cov["hub"] == {"linked": 3, "share": 0.75}
+    assert (cov["wikidata"]["linked"], cov["col"]["linked"], cov["gbif"]["linked"]) == (2, 1, 1)
+    assert cov["wikidata_and_col"]["linked"] == 1 and cov["all"]["linked"] == 0
+    own = species_coverage(cw, ["col:A", "col:B"], "col", targets=["wikidata", "col"])
+    assert "col" not in own and "wikidata_and_col" not in own
+    # A through its name link and its own item; B (no name link) through its own item
+    assert own["hub"]["linked"] == 1 and own["wikidata"] == {"linked": 2, "share": 1.0}

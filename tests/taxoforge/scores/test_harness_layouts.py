@@ -12,8 +12,9 @@ import pytest
 
 from benchmarks.harness_files import (HARNESS_KINDS, LMMS_MODEL, VLMEVALKIT_MODEL, expected_names, harness_files,
                                       options_of, vlm4bio_records)
-from taxoforge.scores.harness_layouts import (column_value, detect_layout, harness_correct, parse_column_path,
-                                              path_info, row_options, vlmevalkit_datasets)
+from taxoforge.scores.harness_layouts import (LAYOUT_COLUMNS, column_value, detect_layout, harness_correct,
+                                              may_name_a_value, parse_column_path, path_info, row_options,
+                                              vlmevalkit_datasets)
 from taxoforge.scores.readers import OutputFileError, read_outputs
 
 
@@ -174,6 +175,30 @@ def test_column_paths_reach_nested_fields_and_list_elements(tmp_path):
     assert df.row(0, named=True)["output"] == "perch" and df["label"][0] == "Esox lucius" and df["id"][0] == "1"
     with pytest.raises(OutputFileError, match=r"label=doc\.target_class: the file has nothing at 'doc\.target_class'"):
         read_outputs(p, columns={"output": "gen[0]", "label": "doc.target_class"})
+
+
+def test_a_path_that_names_no_value_is_told_from_the_keys_alone(generated):
+    """The reader skips the candidate columns :func:`may_name_a_value` rules out: for the
+    rows of every generated harness file, each ruled-out path gives None in every row."""
+    from taxoforge.files.records import read_json_records, read_jsonl_records
+
+    paths = {p for cols in LAYOUT_COLUMNS.values() for cands in cols.values() for p in cands}
+    paths |= {"doc.target-class", "filtered_resps[0]", "resps[0][0]", "arguments[0][-1]", "a.b", "doc", "nothing[0]"}
+    checked = 0
+    for f in map(Path, generated.values() if isinstance(generated, dict) else generated):
+        if f.suffix == ".jsonl":
+            rows = read_jsonl_records(f)[0]
+        elif f.suffix == ".json":
+            rows = read_json_records(f)[0]
+        else:
+            continue
+        present = set().union(*(r.keys() for r in rows))
+        for p in paths:
+            if not may_name_a_value(p, present):
+                assert all(column_value(r, p, None) is None for r in rows), (f.name, p)
+                checked += 1
+    assert checked > 20
+    assert may_name_a_value("a.b", {"a.b"}) and may_name_a_value("doc.x", {"doc"}) and not may_name_a_value("doc", {"x"})
 
 
 def test_options_come_from_letter_columns_or_the_doc():

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from taxoforge.scores.paired import (hf_of_sums, holm, mcnemar_exact, paired_difference, paired_differences,
+from taxoforge.scores.paired import (EXACT_TAIL_MAX_N, binomial_two_sided, hf_of_sums, holm, mcnemar_exact, paired_difference, paired_differences,
                                      severity_of_sums)
 
 
@@ -24,7 +24,50 @@ def test_mcnemar_is_binomtest_of_the_discordant_pairs(pairs):
     only_a, only_b = int((a & ~b).sum()), int((~a & b).sum())
     assert (r["b"], r["c"]) == (only_a, only_b)
     want = stats.binomtest(only_a, only_a + only_b, 0.5).pvalue if only_a + only_b else 1.0
-    assert r["p_value"] == want  # equal, not approximately
+    assert r["p_value"] == pytest.approx(want, rel=1e-11, abs=0)  # SciPy's last bits (next test)
+
+
+def _exact(k: int, n: int) -> float:
+    """The two-sided p-value as a fraction, rounded once."""
+    from fractions import Fraction
+    from math import comb
+
+    m = min(k, n - k)
+    return float(min(Fraction(1), Fraction(2 * sum(comb(n, i) for i in range(m + 1)), 2**n)))
+
+
+def test_binomial_tail_is_the_exact_value_and_scipys_to_its_last_bits():
+    """Every k of every n up to 150, random (k, n) up to 20,000 and the centre and far
+    tails of large n: equal to the exact rational value rounded once (so at most as far
+    from SciPy's as SciPy is from it), within 1e-11 relative of
+    :func:`scipy.stats.binomtest`; tiny p-values too (down to the smallest doubles)."""
+    rng = np.random.default_rng(0)
+    cases = [(k, n) for n in range(151) for k in range(n + 1)]
+    cases += [(int(rng.integers(0, n + 1)), int(n)) for n in rng.integers(1, 20_001, 400)]
+    cases += [(n // 2 - d, n) for n in (999, 1000, 10_000, 19_999) for d in (0, 1, 2, 5, 30, 100, 400)]
+    cases += [(0, 1000), (3, 1074), (1, 1100), (k := 41, 100 * k)]
+    worst = 0.0
+    for k, n in cases:
+        got = binomial_two_sided(k, n)
+        exact = _exact(k, n) if n <= 2_000 or min(k, n - k) < 50 else None
+        if exact is not None:
+            assert got == exact, (k, n)
+        want = stats.binomtest(k, n, 0.5).pvalue if n else 1.0
+        if want > 1e-300:
+            worst = max(worst, abs(got - want) / want)
+        else:
+            assert got <= 1e-290
+    assert worst < 1e-11
+    assert binomial_two_sided(0, 0) == binomial_two_sided(3, 6) == binomial_two_sided(3, 7) == 1.0
+    for k, n in ((-1, 3), (4, 3)):
+        with pytest.raises(ValueError, match="expected 0 <= k <= n"):
+            binomial_two_sided(k, n)
+
+
+def test_binomial_tail_above_the_exact_limit_is_scipys():
+    n = EXACT_TAIL_MAX_N + 11
+    for k in (n // 2 - 900, n // 2 - 10):
+        assert binomial_two_sided(k, n) == stats.binomtest(k, n, 0.5).pvalue
 
 
 def _stat(x, y, axis):

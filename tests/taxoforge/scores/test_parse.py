@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+import json
+import re
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from taxoforge.scores import parse
 from taxoforge.scores.parse import UnparseableAnswer, is_abstention, is_nota, parse_answer, parse_options, split_refusal
 
 Q = ("What is the scientific name of the fish in the image? Options: A) Lepomis megalotis, B) Perca flavescens, "
@@ -127,3 +133,38 @@ def test_non_text_output_is_unparseable():
         parse_answer(42)
     with pytest.raises(UnparseableAnswer):
         parse_answer(None)
+
+
+# The option-marker pattern as it was first written (three look-behinds per alternative):
+# the faster one must find the same markers, at the same places, with the same letters.
+_OPTION_MARK_AS_FIRST_WRITTEN = re.compile(
+    r"(?:(?<=\s)|(?<=^)|(?<=[,;:]))\(?([A-Za-z])\)\s*|(?:(?<=\n)|(?<=^)|(?<=:\s))([A-Z])[.:]\s+")
+
+
+def _marks(pattern, text):
+    return [(m.span(), m.groups()) for m in pattern.finditer(text)]
+
+
+def test_option_markers_as_first_written_on_the_vlm4bio_questions(vlm4bio_files):
+    """Every text field of the real VLM4Bio result files (questions, extraction prompts,
+    reasoning, outputs), a question laid out as the volume benchmark's, and this file's."""
+    texts = [Q, "Which species is in the image? A) Aloe vera B) Aloe ferox C) Acer rubrum D) Acer saccharum"]
+    for f in vlm4bio_files:
+        for line in f.read_text().splitlines():
+            texts += [v for v in json.loads(line).values() if isinstance(v, str)]
+    assert len(texts) > 1000
+    found = 0
+    for t in texts:
+        want = _marks(_OPTION_MARK_AS_FIRST_WRITTEN, t)
+        assert _marks(parse._OPTION_MARK, t) == want, t
+        found += len(want)
+    assert found > 1000
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(["A", "B", "c", "D", "z", "(", ")", ".", ":", ";", ",", " ", "\n", "\t", "Aloe",
+                                 "vera", "Options:", "A)", "(b)", "C.", "D:", "\u00e9", "1", "-"]), max_size=30),
+       st.text(max_size=40))
+def test_option_markers_as_first_written_on_generated_text(pieces, noise):
+    for t in ("".join(pieces), noise, "".join(pieces) + noise):
+        assert _marks(parse._OPTION_MARK, t) == _marks(_OPTION_MARK_AS_FIRST_WRITTEN, t), t

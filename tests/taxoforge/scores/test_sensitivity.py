@@ -42,6 +42,11 @@ def test_kendall_tau_and_swaps_on_known_rankings():
     group = agree.filter(pl.col("dataset") == "d").row(0, named=True)
     assert group["rows"] == 3 and group["tau"] == pytest.approx(1 / 3)  # one discordant pair of three
     assert swaps.select("model_1", "model_2").rows() == [("m1", "m2")]
+    # a tree that scored nothing (a leaderboard without ranks) keeps its columns, null
+    empty = {"A": boards["A"], "C": boards["B"].head(0).drop("rank")}
+    table = sensitivity_table(empty)
+    assert [c for c in table.columns if c.endswith("[C]")] == ["n [C]", "hP [C]", "hR [C]", "hF [C]", "rank [C]"]
+    assert table["rank [C]"].null_count() == 3
     # one model: no ranking to compare, τ undefined rather than made up
     one = ranking_agreement(sensitivity_table({k: v.head(1) for k, v in boards.items()}), ["A", "B"])[0]
     assert one["tau"].to_list() == [None, None]

@@ -44,3 +44,34 @@ def test_subtree_size_without_a_preorder_counts_level_by_level():
     tax = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"], "parent_id": [None, "r", "r", "a", "a"]}))
     assert subtree_size(tax).tolist() == [3, 1, 1, 1, 5]
     assert "preorder" not in tax._lca.__dict__
+
+
+def test_index_of_takes_a_series_a_list_or_one_id_alike(pair):
+    """A polars Series of ids (what the breakdowns pass: no Python list of 100k strings)
+    gives what the list gives and what :meth:`Taxonomy.index_of` gives; unknown ids, nulls
+    and non-strings are a ``KeyError`` naming the first of them and how many there are."""
+    tax, stored = pair
+    rng = np.random.default_rng(1)
+    ids = [str(x) for x in rng.choice(tax.ids, 500)]  # repeats, any order
+    want = tax.index_of(ids).tolist()
+    assert stored.index_of(pl.Series(ids)).tolist() == want
+    assert stored.index_of(pl.Series(ids, dtype=pl.Categorical)).tolist() == want
+    assert stored.index_of(ids).tolist() == want == stored.index_of(tuple(ids)).tolist()
+    assert stored.index_of(np.asarray(ids, dtype=object)).tolist() == want
+    assert stored.index_of(ids[3]).tolist() == [want[3]]
+    assert stored.index_of(pl.Series([], dtype=pl.String)).tolist() == stored.index_of([]).tolist() == []
+    assert stored.index_of(pl.Series([], dtype=pl.String)).dtype == np.int64
+    first, last = str(tax.ids[0]), str(tax.ids[-1])  # the ends of the binary search
+    assert stored.index_of([last, first]).tolist() == [len(tax) - 1, 0]
+    for bad, named, count in [([ids[0], "~after-every-id", ids[1]], "'~after-every-id'", 1),
+                              (["", ids[0]], "''", 1),
+                              ([ids[0], None, "nope"], "None", 2),
+                              ([ids[0], 7], "7", 1)]:
+        with pytest.raises(KeyError, match=f"unknown node id {named} \\({count} unknown\\)"):
+            stored.index_of(bad)
+        if not any(isinstance(x, int) for x in bad):
+            with pytest.raises(KeyError, match=f"unknown node id {named} \\({count} unknown\\)"):
+                stored.index_of(pl.Series(bad, dtype=pl.String))
+        if all(isinstance(x, str) for x in bad):  # the in-memory tree says the same
+            with pytest.raises(KeyError, match=f"unknown node id {named} \\({count} unknown\\)"):
+                tax.index_of(bad)

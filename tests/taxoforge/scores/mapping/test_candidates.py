@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+from taxoforge.scores.mapping.candidates import lth_largest
 
 TEMPLATES = ["{}", "A: {}", "The answer is: {}", "This is a {}.", "I think it's a {}", "two {}s", "{} sp.",
              "It looks like a {} on a branch", "{}!!", "a photo of the {} in the image", "maybe {} or {}"]
@@ -112,3 +113,50 @@ def test_names_reaching_a_threshold_are_never_missed(inat21_sized):
             assert want <= got, (q, t, sorted(want - got)[:3])
             checked += len(want)
     assert checked > 300
+
+
+def _partitioned(S, L):
+    n = S.shape[1]
+    return np.partition(S, n - L, axis=1)[:, n - L]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.uint8])
+def test_lth_largest_is_what_a_whole_partition_gives(dtype):
+    """The L-th largest of every row, read from a strided sample's floor, equals
+    ``np.partition`` of the whole row: random rows, rows of few distinct values (ties at the
+    threshold and everywhere), rows whose largest values all sit between the sample's
+    columns, constant rows, NaN (partitioned whole), every L from 1 to the row length."""
+    rng = np.random.default_rng(0)
+    n = 20_000
+    cases = [rng.random((6, n)) * 100,
+             rng.integers(0, 4, (6, n)).astype(float),  # four values: ties everywhere
+             np.zeros((2, n)), np.full((2, n), 7.0)]
+    hidden = np.zeros((3, n))  # the largest values between the sample's columns
+    hidden[:, 1::7] = rng.random((3, len(range(1, n, 7)))) + 1
+    cases.append(hidden)
+    peaks = rng.random((4, n)) * 0.1
+    peaks[np.arange(4)[:, None], rng.integers(0, n, (4, 30))] = 1.0  # a few tied best names
+    cases.append(peaks)
+    for S in cases:
+        S = (S * (50 if dtype is np.uint8 else 1)).astype(dtype)
+        for L in (1, 2, 5, 17, 40, 200, 1250, n // 2, n):
+            got = lth_largest(S, L)
+            assert got.dtype == S.dtype
+            np.testing.assert_array_equal(got, _partitioned(S, L))
+    S = rng.random((5, n))
+    S[1, 5] = S[3, ::11] = np.nan  # NaN sorts last in a partition: the same answer
+    for L in (1, 40, 400):
+        np.testing.assert_array_equal(lth_largest(S, L), _partitioned(S, L))
+    small = rng.random((3, 50))  # too few columns to sample: partitioned whole
+    np.testing.assert_array_equal(lth_largest(small, 8), _partitioned(small, 8))
+    assert lth_largest(np.zeros((0, n)), 4).shape == (0,)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 400), st.integers(1, 6), st.integers(1, 5), st.integers(0, 2**32 - 1))
+def test_lth_largest_on_generated_rows(L_max, rows, distinct, seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 30_000))
+    S = rng.integers(0, distinct * 20, (rows, n)).astype(np.float32) / 20
+    L = min(n, L_max)
+    np.testing.assert_array_equal(lth_largest(S, L), _partitioned(S, L))

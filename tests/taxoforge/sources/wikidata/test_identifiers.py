@@ -132,3 +132,106 @@ def test_validation_of_raw_rows():
     claims, dropped, _ = validate_claim_rows(raw)
     assert claims.rows() == [("Q5", "P3151", "inaturalist", "7", "normal", "sparql")]
     assert dropped == {"bad_value": 1, "item_not_a_qid": 1, "unknown_property": 1, "unknown_rank": 1}
+
+
+# ---------------------------------------------------------------- the same claims read from a dump
+def fixture_as_dump(tmp_path: Path) -> Path:
+    """The fixture's triples as a gzipped N-Triples dump: its truthy ``wdt:`` triples are what
+    the dump reader reads (the statement nodes beside them are lines it skips)."""
+    import gzip
+
+    store = ox.Store()
+    store.load(path=str(FIXTURE), format=ox.RdfFormat.TURTLE)
+    out = tmp_path / "identifiers.nt.gz"
+    with gzip.open(out, "wb") as f:
+        store.dump(f, format=ox.RdfFormat.N_TRIPLES, from_graph=ox.DefaultGraph())
+    return out
+
+
+def test_the_dump_route_reads_the_claims_the_sparql_route_reads(ids_endpoint, tmp_path):
+    """On the same data, the dump reader's claims are the SPARQL route's as a truthy dump shows
+    them, the crosswalks built from both are equal, and the Turtle route agrees; against the
+    statements with their ranks, what a truthy dump cannot show is exactly the normal-rank
+    value beside a preferred one (and the deprecated statements, which link nothing)."""
+    from taxoforge.links.crosswalk import build_crosswalk
+    from taxoforge.sources.wikidata.dump import read_dump
+    from taxoforge.sources.wikidata.identifiers import truthy_claims
+
+    sparql = fetch_identifier_claims(client(ids_endpoint), INAT_IDS)
+    dump = read_dump(fixture_as_dump(tmp_path), identifier_seeds=INAT_IDS)
+    turtle = read_dump(FIXTURE, identifier_seeds=INAT_IDS)
+    truthy = truthy_claims(sparql.claims)
+    assert (dump.identifiers["method"] == "dump").all() and (dump.identifiers["rank"] == "truthy").all()
+    assert dump.identifiers.drop("method").equals(truthy.drop("method"))
+    assert turtle.identifiers.equals(dump.identifiers)
+    info = dump.info["identifiers"]
+    assert (info["values_requested"], info["values_found"]) == (23, sparql.info["values_found"])
+    assert info["dropped"] == sparql.info["dropped"] == {"bad_value": 1}  # Tridacna gigas's 'gbif:…'
+
+    from_dump, from_sparql = build_crosswalk(dump.identifiers), build_crosswalk(truthy)
+    assert from_dump.table.drop("via").equals(from_sparql.table.drop("via"))
+    assert from_dump.conflicts.equals(from_sparql.conflicts)
+
+    ranked = build_crosswalk(sparql.claims)
+    key = ["id_a", "source_b", "id_b"]
+    assert (set(ranked.table.select(key).rows()) - set(from_dump.table.select(key).rows())
+            == {("Q990003017", "col", "Z3MQ")})  # Morus alba's normal-rank Catalogue of Life id
+    changed = ranked.table.join(from_dump.table, on=key, suffix="_dump").filter(
+        pl.col("confidence") != pl.col("confidence_dump"))
+    assert changed.select(*key, "confidence", "confidence_dump").rows() == [("Q990003017", "col", "Z0GQ", 0.75, 1.0)]
+    assert {"deprecated", "one_to_many"} <= set(ranked.conflicts["kind"]) and \
+        not {"deprecated", "one_to_many"} & set(from_dump.conflicts["kind"])
+
+
+def test_claims_of_the_kept_items_in_the_same_pass_as_edges_and_labels(ids_endpoint, tmp_path):
+    """Without identifier seeds, the kept items are the graph's nodes and seeds: their labels and
+    their claims come out of the one pass, and no other item's."""
+    from taxoforge.sources.wikidata.dump import read_dump
+    from taxoforge.sources.wikidata.identifiers import truthy_claims
+
+    seeds = ["Q990003007", "Q990003017"]  # Esox lucius (one of two items with its id), Morus alba
+    g = read_dump(fixture_as_dump(tmp_path), seed_qids=seeds, identifiers=True)
+    assert set(g.names["name"]) == {"Esox lucius", "Morus alba"}
+    sparql = fetch_identifier_claims(client(ids_endpoint), INAT_IDS).claims
+    want = truthy_claims(sparql.filter(pl.col("qid").is_in(seeds)))
+    assert g.identifiers.drop("method").equals(want.drop("method"))
+    assert "identifiers" in g.tables() and read_dump(fixture_as_dump(tmp_path), seed_qids=seeds).identifiers is None
+
+
+Q = "<http://www.wikidata.org/entity/{}>"
+WDT = "<http://www.wikidata.org/prop/direct/{}>"
+
+
+def nt_line(s: str, p: str, o: str, tail: str = " .") -> str:
+    return f"{Q.format(s)} {WDT.format(p)} {o}{tail}"
+
+
+def test_identifier_lines_off_the_fast_path(tmp_path):
+    """Lines the compiled scanner hands to the line grammar: a typed literal, a comment after the
+    dot, an escape, an IRI or empty value (kept, then dropped by the format check and counted),
+    a lexeme's claim, another property sharing a prefix; a malformed line is an error naming it
+    only when its item is kept. The QIDs and values here are made up."""
+    from taxoforge.sources.wikidata.dump import read_dump
+
+    lines = [
+        nt_line("Q1", "P279", Q.format("Q2")),
+        nt_line("Q1", "P3151", '"101"'),
+        nt_line("Q1", "P846", '"5"^^<http://www.w3.org/2001/XMLSchema#string>'),
+        nt_line("Q2", "P685", '"9606"', " . # a comment"),
+        nt_line("Q2", "P10585", '"A\\u0042C"'),
+        nt_line("Q2", "P8814", "<http://example.org/x>"),
+        nt_line("Q2", "P846", '""'),
+        nt_line("Q2", "P31510", '"1"'),
+        "<http://www.wikidata.org/entity/L5> " + WDT.format("P3151") + ' "7" .',
+        nt_line("Q3", "P3151", '"103"'),
+        nt_line("Q3", "P3151", '"103 .'),  # malformed, but Q3 is not kept
+    ]
+    path = tmp_path / "ids.nt"
+    path.write_text("\n".join(lines) + "\n")
+    g = read_dump(path, identifiers=True)
+    assert g.identifiers.select("qid", "property", "value").rows() == [
+        ("Q1", "P3151", "101"), ("Q1", "P846", "5"), ("Q2", "P10585", "ABC"), ("Q2", "P685", "9606")]
+    assert g.info["identifiers"]["dropped"] == {"bad_value": 2}
+    # Q3 is kept once it carries a seed value: now its malformed line is an error naming the line
+    with pytest.raises(ValueError, match=r"ids\.nt:11: expected an N-Triples statement"):
+        read_dump(path, identifier_seeds=[103])
