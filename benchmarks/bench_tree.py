@@ -32,6 +32,7 @@ Targets: ≤ 10 s and ≤ 2 GiB peak on the full Wikidata-shaped graph; ≥ 20×
 baseline at equal size; ≥ 2.5× the numpy baseline, and ≤ 1.5 GiB peak at 4.9 M edges.
 
     python -m benchmarks.bench_tree --size small
+    python -m benchmarks.bench_tree --size full --only numpy steps   # a few of the parts (PARTS)
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import polars as pl
 
 from benchmarks.harness import loglog_slope, measure, ratio
 
-__all__ = ["run", "SIZES"]
+__all__ = ["run", "SIZES", "PARTS"]
 
 # scales are fractions of the full Wikidata shape (4.2 M classes, 4.9 M edges)
 SIZES = {
@@ -67,6 +68,8 @@ STEPS = {"_encode": "encode ids, unique edges", "_exclude": "exclusions, self lo
          "_longest_root_paths": "longest paths (Kahn) and path counts", "_draw_ties": "tie draws",
          "_nodes_table": "nodes table", "report": "report table"}
 SEED = 0
+#: The parts of the benchmark, in the order they run (``--only`` picks some).
+PARTS = ("scaling", "networkx", "numpy", "steps", "inaturalist")
 
 
 # ------------------------------------------------------------------ measured functions
@@ -223,12 +226,16 @@ def _inat_edges(fraction: float, tmp: Path) -> tuple[pl.DataFrame, dict]:
 
 
 # ------------------------------------------------------------------ entry point
-def run(size: str = "small") -> dict:
-    """Run the graph → tree benchmark at ``size`` (``tiny``, ``small`` or ``full``)."""
+def run(size: str = "small", only: list[str] | None = None) -> dict:
+    """Run the graph → tree benchmark at ``size`` (``tiny``, ``small`` or ``full``): every part,
+    or the parts named in ``only`` (:data:`PARTS`)."""
     from benchmarks.generate import wikidata_like_edges
 
     if size not in SIZES:
         raise ValueError(f"unknown size {size!r}; expected one of {sorted(SIZES)}")
+    parts = set(only or PARTS)
+    if parts - set(PARTS):
+        raise ValueError(f"unknown parts {sorted(parts - set(PARTS))}; expected some of {list(PARTS)}")
     cfg = SIZES[size]
     out: dict = {"benchmark": "graph_to_tree", "size": size, "targets": {
         "wall_s": TARGET_WALL_S, "peak_rss_bytes": TARGET_PEAK_BYTES, "speedup_vs_networkx": TARGET_SPEEDUP,
@@ -247,49 +254,52 @@ def run(size: str = "small") -> dict:
 
         # 1. candidate alone at three sizes (scaling; the largest is the headline)
         scaling = []
-        for scale in cfg["scales"]:
+        for scale in cfg["scales"] if "scaling" in parts else []:
             p, info = wd(scale)
             rec = measure(_setup, _candidate, str(p), "wd", False, timeout=cfg["timeout"], repeat=cfg["repeat"])
             scaling.append({"scale": scale, "edges": info["edges"], "input": info,
                             "candidate": _public(rec, info["edges"], "edges")})
-        head = scaling[-1]["candidate"]
-        out["wikidata_like"] = scaling[-1]
-        out["wikidata_like"]["meets_target"] = {
-            "wall_s": head.get("status") == "ok" and head["wall_s"] <= TARGET_WALL_S,
-            "peak_rss_bytes": head.get("status") == "ok" and head["peak_rss_bytes"] <= TARGET_PEAK_BYTES,
-        }
         ok = [s for s in scaling if s["candidate"].get("status") == "ok"]
-        out["scaling"] = {
-            "what": "build_tree on the Wikidata-shaped graph",
-            "edges": [s["edges"] for s in ok],
-            "ns_per_edge": [s["candidate"]["ns_per_edge"] for s in ok],
-            "cpu_ns_per_edge": [s["candidate"]["cpu_ns_per_edge"] for s in ok],
-            "loglog_slope_wall": loglog_slope([s["edges"] for s in ok], [s["candidate"]["wall_s"] for s in ok]),
-            "loglog_slope_cpu": loglog_slope([s["edges"] for s in ok], [s["candidate"]["cpu_s"] for s in ok]),
-            "runs": scaling,
-        }
+        if scaling:
+            head = scaling[-1]["candidate"]
+            out["wikidata_like"] = scaling[-1]
+            out["wikidata_like"]["meets_target"] = {
+                "wall_s": head.get("status") == "ok" and head["wall_s"] <= TARGET_WALL_S,
+                "peak_rss_bytes": head.get("status") == "ok" and head["peak_rss_bytes"] <= TARGET_PEAK_BYTES,
+            }
+            out["scaling"] = {
+                "what": "build_tree on the Wikidata-shaped graph",
+                "edges": [s["edges"] for s in ok],
+                "ns_per_edge": [s["candidate"]["ns_per_edge"] for s in ok],
+                "cpu_ns_per_edge": [s["candidate"]["cpu_ns_per_edge"] for s in ok],
+                "loglog_slope_wall": loglog_slope([s["edges"] for s in ok], [s["candidate"]["wall_s"] for s in ok]),
+                "loglog_slope_cpu": loglog_slope([s["edges"] for s in ok], [s["candidate"]["cpu_s"] for s in ok]),
+                "runs": scaling,
+            }
 
         # 2. networkx baseline at reduced sizes, candidate at the same sizes
         pairs = []
-        for scale in cfg["nx_scales"]:
+        for scale in cfg["nx_scales"] if "networkx" in parts else []:
             p, info = wd(scale)
             pairs.append(_pair(f"wikidata_like x{scale}", p, "wd", info["edges"], cfg["timeout"], info, cfg["repeat"]))
-        out["vs_networkx"] = pairs
         good = [q for q in pairs if q["baseline"].get("status") == "ok" and q["candidate"].get("status") == "ok"]
-        out["baseline_scaling"] = {
-            "what": "networkx baseline on the Wikidata-shaped graph",
-            "edges": [q["edges"] for q in good],
-            "ns_per_edge": [q["baseline"]["ns_per_edge"] for q in good],
-            "loglog_slope_wall": loglog_slope([q["edges"] for q in good], [q["baseline"]["wall_s"] for q in good]),
-        }
-        largest = good[-1] if good else None
-        out["speedup_at_equal_size"] = None if largest is None else {
-            "edges": largest["edges"], "speedup_wall": largest["speedup_wall"], "speedup_cpu": largest["speedup_cpu"],
-            "meets_target": bool(largest["speedup_wall"] and largest["speedup_wall"] >= TARGET_SPEEDUP)}
+        if pairs:
+            out["vs_networkx"] = pairs
+            out["baseline_scaling"] = {
+                "what": "networkx baseline on the Wikidata-shaped graph",
+                "edges": [q["edges"] for q in good],
+                "ns_per_edge": [q["baseline"]["ns_per_edge"] for q in good],
+                "loglog_slope_wall": loglog_slope([q["edges"] for q in good], [q["baseline"]["wall_s"] for q in good]),
+            }
+            largest = good[-1] if good else None
+            out["speedup_at_equal_size"] = None if largest is None else {
+                "edges": largest["edges"], "speedup_wall": largest["speedup_wall"],
+                "speedup_cpu": largest["speedup_cpu"],
+                "meets_target": bool(largest["speedup_wall"] and largest["speedup_wall"] >= TARGET_SPEEDUP)}
 
         # 3. the plain numpy implementation of the same steps, candidate beside it at the same sizes
         np_pairs = []
-        for scale in cfg["np_scales"]:
+        for scale in cfg["np_scales"] if "numpy" in parts else []:
             p, info = wd(scale)
             np_pairs.append(_pair(f"wikidata_like x{scale}", p, "wd", info["edges"], cfg["timeout"], info,
                                   cfg["repeat"], baseline="numpy"))
@@ -298,27 +308,33 @@ def run(size: str = "small") -> dict:
             q["meets_target"] = bool(q.get("speedup_wall") and q["speedup_wall"] >= TARGET_SPEEDUP_NUMPY
                                      and q["agreement"].get("agree") and q["agreement"].get("parent_disagreements") == 0
                                      and (q["edges"] < 4_000_000 or (peak or 0) <= TARGET_PEAK_BYTES_NUMPY))
-        out["vs_numpy"] = np_pairs
+        if np_pairs:
+            out["vs_numpy"] = np_pairs
 
         # 4. where the time goes: per step at the largest size, and the first call in a fresh process
-        p, info = wd(cfg["scales"][-1])
-        steps = measure(_setup, _candidate_steps, str(p), "wd", False, timeout=cfg["timeout"])
-        cold = measure(_setup_cold, _candidate, str(p), "wd", False, timeout=cfg["timeout"])
-        out["steps"] = {"edges": info["edges"], "candidate": _public(steps, info["edges"], "edges"),
-                        "first_call_in_fresh_process": _public(cold, info["edges"], "edges")}
+        if "steps" in parts:
+            p, info = wd(cfg["scales"][-1])
+            steps = measure(_setup, _candidate_steps, str(p), "wd", False, timeout=cfg["timeout"])
+            cold = measure(_setup_cold, _candidate, str(p), "wd", False, timeout=cfg["timeout"])
+            out["steps"] = {"edges": info["edges"], "candidate": _public(steps, info["edges"], "edges"),
+                            "first_call_in_fresh_process": _public(cold, info["edges"], "edges")}
 
         # 5. real iNaturalist taxonomy, candidate and baseline
-        e, info = _inat_edges(cfg["inat_fraction"], tmp)
-        p = tmp / "inat_edges.parquet"
-        e.write_parquet(p)
-        out["inaturalist"] = _pair("inaturalist", p, "inat", e.height, cfg["timeout"], info, cfg["repeat"])
+        if "inaturalist" in parts:
+            e, info = _inat_edges(cfg["inat_fraction"], tmp)
+            p = tmp / "inat_edges.parquet"
+            e.write_parquet(p)
+            out["inaturalist"] = _pair("inaturalist", p, "inat", e.height, cfg["timeout"], info, cfg["repeat"])
 
+    compared = [*pairs, *np_pairs] + ([out["inaturalist"]] if "inaturalist" in out else [])
     out["agree"] = all(q["agreement"].get("agree", False) and q["agreement"].get("parent_disagreements") == 0
-                       for q in [*pairs, *np_pairs, out["inaturalist"]])
+                       for q in compared)
     return out
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", choices=sorted(SIZES), default="small")
-    print(json.dumps(run(ap.parse_args().size), indent=2, default=str))
+    ap.add_argument("--only", nargs="+", choices=PARTS, help="run only these parts")
+    a = ap.parse_args()
+    print(json.dumps(run(a.size, a.only), indent=2, default=str))

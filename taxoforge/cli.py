@@ -241,6 +241,8 @@ def exit_now(code=0) -> None:
     shutdown()
     run_exit_handlers()
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # no console (pythonw, a daemon): nothing to flush
+            continue
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe (or stream): nothing more can be said

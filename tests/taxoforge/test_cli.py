@@ -222,6 +222,22 @@ def test_exit_now_waits_for_threads_runs_exit_handlers_and_flushes(tmp_path):
         assert done.stderr == ("a message\n" if rc == 1 else "")
         (tmp_path / "thread").unlink()
         (tmp_path / "atexit").unlink()
+    # no standard output at all (pythonw, a daemon); standard output a pipe closed by its reader
+    done = subprocess.run([sys.executable, "-c", "import sys\nfrom taxoforge.cli import exit_now\nsys.stdout = None\n"
+                           "exit_now(3)"], capture_output=True, text=True)
+    assert done.returncode == 3 and done.stderr == "", done.stderr
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # output held in the buffer
+    codes = {}
+    for end in ("exit_now(0)", "sys.exit(0)"):
+        r, w = os.pipe()
+        os.close(r)  # the reader is gone before anything is written
+        done = subprocess.run([sys.executable, "-c", "import sys\nfrom taxoforge.cli import exit_now\n"
+                               f"sys.stdout.write('unread')\n{end}"], stdout=w, stderr=subprocess.PIPE, env=env)
+        os.close(w)
+        codes[end] = done.returncode
+    assert codes["exit_now(0)"] == codes["sys.exit(0)"] == 120  # what the interpreter exits with then
 
 
 def test_python_callers_get_clicks_behaviour():

@@ -25,7 +25,7 @@ Algorithm
     by the local reader's own compiled scanner and line grammar
     (:func:`.dump_pass.scan_lines`), so both engines agree line for line and no Python runs
     per line. The kept rows (edges, names, edges to non-items, bad lines) come back as Arrow
-    batches and are written once, by kind (``out/_scanned``, removed at the end); the steps
+    batches and are written once, by kind (``out/scanned``, removed at the end); the steps
     after read only their kind; the names are semi-joined with the graph's nodes.
 
 Errors
@@ -169,7 +169,7 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
     seed_list = sorted(set(seed_numbers)) if seed_numbers is not None else None
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
     # one scan of the input: every kept row written once, by kind; the steps below read what they need
-    scanned = os.path.join(output, "_scanned")
+    scanned = os.path.join(output, "scanned")  # no leading "_": Spark would call it hidden
     (spark.read.text(inputs).mapInArrow(_scan_batches(langs, seed_list, names), ROWS_SCHEMA)
      .withColumn("part", F.spark_partition_id())
      .write.mode("overwrite").partitionBy("kind").parquet(scanned))

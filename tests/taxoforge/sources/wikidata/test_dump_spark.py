@@ -96,7 +96,7 @@ def test_spark_filter_gives_the_local_readers_graph(spark, dump, tmp_path):
     assert counts["p279_edges_read"] == want.info["p279_edges_read"]
     assert counts["lines"] == want.info["lines"]
     assert (tmp_path / "all" / "counts.json").is_file()
-    assert not (tmp_path / "all" / "_scanned").exists()  # the scanned rows go once the tables are written
+    assert not (tmp_path / "all" / "scanned").exists()  # the scanned rows go once the tables are written
 
 
 def test_spark_filter_over_several_files_gives_the_same_graph(spark, dump, tmp_path):
@@ -132,7 +132,7 @@ def test_spark_filter_names_the_bad_line(spark, tmp_path):
     with pytest.raises(ValueError, match=r"bad\.nt:2: the escape \\U00110000 is not a Unicode character"):
         run_dump_filter(spark, [str(p)], str(tmp_path / "out"))
     assert line_number(p, f'<{WD}Q1> {LABEL} "x \\U00110000"@en .') == 2
-    assert not (tmp_path / "out" / "_scanned").exists()  # a failed run leaves no rows to the next
+    assert not (tmp_path / "out" / "scanned").exists()  # a failed run leaves no rows to the next
 
 
 def test_spark_filter_of_files_without_a_kept_line(spark, tmp_path):
