@@ -43,7 +43,7 @@ from taxoforge.sources.imagenet import imagenet1k_labels
 from taxoforge.sources.wikidata.checkpoint import BatchCheckpoint
 from taxoforge.sources.wikidata.dump import read_dump
 from taxoforge.sources.wikidata.identifiers import CLAIMS_SCHEMA, DEFAULT_IDENTIFIER_BATCH_SIZE, \
-    fetch_identifier_claims
+    fetch_identifier_claims, merge_claims
 from taxoforge.sources.wikidata.taxon_names import inat_ids
 from taxoforge.sources.wordnet_versions import WORDNET30_SENSE_INDEX, WORDNET31_INTEGRITY, WORDNET31_PACKAGE, \
     WordNetBridge, bridge_wnids, fetch_wordnet31_sense_index, read_sense_index, sense_key_bridge
@@ -258,6 +258,9 @@ def crosswalk_asset(taxonomies: Sequence[str] = ()) -> dg.AssetsDefinition:
     ins = {"taxon_identifier_claims": dg.AssetIn("taxon_identifier_claims"),
            "inaturalist_tree": dg.AssetIn("inaturalist_tree")}
     ins |= {key: dg.AssetIn(key) for _, key in named.values()}
+    with_graph = "wikidata" in set(taxonomies)
+    if with_graph:
+        ins["wikidata_graph"] = dg.AssetIn("wikidata_graph")
     if bridged:
         ins["wordnet31_bridge"] = dg.AssetIn("wordnet31_bridge")
         ins["wordnet_identifier_claims"] = dg.AssetIn("wordnet_identifier_claims")
@@ -273,6 +276,8 @@ def crosswalk_asset(taxonomies: Sequence[str] = ()) -> dg.AssetsDefinition:
             + (f", the iNaturalist taxa found by scientific name in {by_name}" if named else "")
             + (", WordNet 3.0 synsets (ImageNet-1k's classes) bridged to WordNet 3.1 (`wordnet31_bridge`) and the "
                "items carrying those 3.1 ids (`wordnet_identifier_claims`)" if bridged else "")
+            + (", the identifier claims `wikidata_graph` read from a dump in its one pass (the Wikidata "
+               "taxonomy's items: OVEN entities reach WordNet 3.1 and so ImageNet-1k)" if with_graph else "")
             + " — with how each link was made (`method`), how sure it is (`confidence`), the evidence (`via`) "
             "and a sentence (`detail`). Tables `crosswalk`, `conflicts` (one-to-many, many-to-one, deprecated, "
             "not in the tree, with counts and examples), `counts`, `agreement` (name links against identifier "
@@ -288,10 +293,18 @@ def crosswalk_asset(taxonomies: Sequence[str] = ()) -> dg.AssetsDefinition:
                 else {})
         by_source = {"inaturalist": inaturalist_tree} | {named[t][0]: inputs[named[t][1]] for t in named}
         parts, reports, conflicts = [], {}, []
+        if with_graph:
+            graph = inputs["wikidata_graph"]
+            got = graph.get("identifiers")
+            if got is not None and got.height:
+                claims = merge_claims(claims, got)
+            reports["wikidata_graph"] = {"identifier_claims": 0 if got is None else got.height,
+                                         "items": 0 if got is None else got["qid"].n_unique(),
+                                         "note": None if got is not None else
+                                         "no identifier claims: the graph was read over SPARQL or with identifiers off"}
         if bridged:
             more = inputs["wordnet_identifier_claims"]
-            claims = pl.concat([claims, more["claims"].cast(CLAIMS_SCHEMA)]).unique().sort(
-                pl.col("qid").str.slice(1).cast(pl.Int64), "property", "value", "rank")
+            claims = merge_claims(claims, more["claims"])
             reports["wordnet_identifier_claims"] = json.loads(more["info"]["info_json"][0])
             bridge = WordNetBridge(inputs["wordnet31_bridge"]["bridge"], {})
             parts.append(bridge.links())

@@ -55,6 +55,8 @@ class WikidataGraphConfig(dg.Config):
     batch_size: int = DEFAULT_BATCH_SIZE
     label_batch_size: int = DEFAULT_LABEL_BATCH_SIZE
     resume: bool = True  # reuse finished batches from the resource's checkpoint folder
+    # with input_file: the kept items' identifier claims (P3151, P10585, P846, P685, P8814) in the same pass
+    identifiers: bool = True
 
 
 class WikidataTreeConfig(dg.Config):
@@ -89,8 +91,9 @@ def _info_table(info: dict) -> pl.DataFrame:
     description=(
         "Wikidata's instance-of (P31) and subclass-of (P279) edges for the configured seed entities, "
         "up to Q35120 'entity', with English labels and aliases: over SPARQL (polite, resumable "
-        "batches; resource `wikidata_sparql`) or from a local dump file (`input_file`). "
-        "Tables `edges`, `names`, `seeds`, `info` (endpoint and query time, or the file)."
+        "batches; resource `wikidata_sparql`) or from a local dump file (`input_file`; in the same pass the kept "
+        "items' identifier claims — iNaturalist, Catalogue of Life, GBIF, NCBI, WordNet 3.1 — for the crosswalk). "
+        "Tables `edges`, `names`, `seeds`, `info` (endpoint and query time, or the file), `identifiers` (dump)."
     ),
 )
 def wikidata_graph(context: dg.AssetExecutionContext, config: WikidataGraphConfig,
@@ -100,7 +103,7 @@ def wikidata_graph(context: dg.AssetExecutionContext, config: WikidataGraphConfi
         seeds += read_seed_qids(config.seed_qids_file)
     if config.input_file:
         graph = read_dump(config.input_file, seed_qids=seeds or None, lang=config.lang, root=config.root,
-                          format=config.input_format)
+                          format=config.input_format, identifiers=config.identifiers)
     else:
         if not seeds:
             raise dg.Failure("wikidata_graph: give `seed_qids` or `seed_qids_file` (QIDs) for SPARQL extraction, "
@@ -120,6 +123,8 @@ def wikidata_graph(context: dg.AssetExecutionContext, config: WikidataGraphConfi
         "info": dg.MetadataValue.json(json.loads(json.dumps(graph.info, default=str))),
         "preview": dg.MetadataValue.md(markdown_preview(graph.edges)),
     }
+    if graph.identifiers is not None:
+        md["identifier_claims"] = dg.MetadataValue.int(graph.identifiers.height)
     if graph.info["method"] == "sparql":
         md["query_time"] = str(graph.info["query_time_last"])
         md["batches_from_checkpoint"] = dg.MetadataValue.int(graph.info["batches_from_checkpoint"])

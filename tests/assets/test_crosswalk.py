@@ -178,6 +178,8 @@ def test_the_code_location_links_only_the_configured_trees():
     assert got == base | {"coldp_tree"}
     got, _ = parents({"TAXOFORGE_TAXONOMIES": "inat21,coldp"})
     assert got == base | {"coldp_tree", "inat21_tree"}
+    got, _ = parents({"TAXOFORGE_WIKIDATA_DUMP": "/dumps/latest-truthy.nt.gz"})
+    assert got == base | {"wikidata_graph"}
     alone = {k.to_user_string() for k in cx.crosswalk_asset(["inaturalist"]).dependency_keys}
     assert not {"wordnet31_bridge", "wordnet_identifier_claims"} & alone
 
@@ -316,3 +318,33 @@ def test_claims_read_from_a_dump_file_are_the_sparql_claims_a_truthy_dump_shows(
     info = json.loads(pl.read_parquet(tmp_path / "dump" / "data" / "assets" / "taxon_identifier_claims"
                                       / "info.parquet")["info_json"][0])
     assert info["file"].endswith("identifiers.nt.gz") and info["values_requested"] == trees["inaturalist"].nodes.height
+
+
+def test_the_wikidata_graphs_claims_from_its_one_pass_join_the_release(trees, endpoint, tmp_path):
+    """With the Wikidata taxonomy configured, the identifier claims the dump reader kept for the
+    graph's items in its one pass join the release: an item carrying no iNaturalist id (so no
+    claim of ``taxon_identifier_claims``) links its WordNet 3.1 and GBIF ids; the claims both
+    routes read keep their SPARQL rank."""
+    from taxoforge.sources.wikidata.dump import read_dump
+
+    data = tmp_path / "identifiers.ttl"
+    data.write_text(FIXTURE.read_text() + WORDNET_ITEM)
+    graph = read_dump(data, seed_qids=["Q990009001", "Q990003017"], identifiers=True)
+    assert set(graph.identifiers["qid"]) == {"Q990009001", "Q990003017"}
+
+    @dg.asset(name="wikidata_graph", group_name="wikidata")
+    def wikidata_graph() -> dict:
+        return graph.tables()
+
+    endpoint.reset()
+    result = materialize(trees, tmp_path, endpoint.url, taxonomies=("wikidata",), extra=[wikidata_graph])
+    assert result.success
+    folder = tmp_path / "data" / "assets" / "taxonomy_crosswalk"
+    table = pl.read_parquet(folder / "crosswalk.parquet")
+    item = table.filter(pl.col("id_a") == "Q990009001").select("source_b", "id_b", "via").rows()
+    assert item == [("gbif", "9109001", "truthy rank (dump)"), ("wordnet31", GOLDFISH_31, "truthy rank (dump)")]
+    # Morus alba's item is in both reads: its links keep the ranks SPARQL gave them
+    morus = table.filter(pl.col("id_a") == "Q990003017")
+    assert morus.height and not morus["via"].str.contains("truthy").any()
+    report = json.loads(pl.read_parquet(folder / "report.parquet")["report_json"][0])
+    assert report["parts"]["wikidata_graph"]["items"] == 2

@@ -98,6 +98,9 @@ def test_dump_route_materialises(tmp_path):
     assert tree.info["source_versions"]["wikidata"]["file"].endswith(".ttl")
     assert tree.report.filter(pl.col("kind") == "excluded_node").height > 0
     assert result.output_for_node("wikidata_links").height == 0
+    # the identifier claims of the kept items come out of the same pass (these art classes have none)
+    graph = result.output_for_node("wikidata_graph")
+    assert "identifiers" in graph and graph["identifiers"].height == 0
 
 
 def test_endpoint_and_contact_from_asset_config(tmp_path, endpoint):

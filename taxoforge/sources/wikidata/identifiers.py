@@ -53,7 +53,7 @@ from taxoforge.sources.wikidata.sparql import SparqlClient
 
 __all__ = ["QUERY", "IDENTIFIER_PROPERTIES", "VALUE_PATTERNS", "CLAIMS_SCHEMA", "RANKS", "DEFAULT_IDENTIFIER_BATCH_SIZE",
            "IdentifierClaims", "validate_claim_rows", "validate_claim_frame", "fetch_identifier_claims",
-           "empty_claims", "seed_values", "truthy_claims"]
+           "empty_claims", "seed_values", "truthy_claims", "merge_claims"]
 
 QUERY = "taxon_identifiers"
 #: The identifier properties a crosswalk is built from, and the source each names.
@@ -318,3 +318,36 @@ def truthy_claims(claims: pl.DataFrame) -> pl.DataFrame:
     best = live.filter((pl.col("rank") == "preferred") | ~(pl.col("rank") == "preferred").any().over("qid", "property"))
     out = best.with_columns(pl.lit("truthy").alias("rank")).unique(["qid", "property", "value"])
     return out.sort(pl.col("qid").str.slice(1).cast(pl.Int64), "property", "value").cast(CLAIMS_SCHEMA)
+
+
+def merge_claims(*claims: pl.DataFrame) -> pl.DataFrame:
+    """Claims read in several ways as one table: a statement (item, property, value) is taken
+    from the first table that has it — pass the ranked SPARQL claims before a dump's truthy
+    ones, so a value both show keeps its rank — and the result is sorted, so the same claims
+    give the same table whatever the reads' order within each table.
+
+    Parameters
+    ----------
+    *claims : polars.DataFrame
+        Claims (:data:`CLAIMS_SCHEMA`), the most informative first.
+
+    Returns
+    -------
+    polars.DataFrame
+        :data:`CLAIMS_SCHEMA`, sorted as :func:`validate_claim_rows` sorts.
+
+    Examples
+    --------
+    >>> a = pl.DataFrame({"qid": "Q1", "property": "P846", "source": "gbif", "value": "5", "rank": "preferred",
+    ...                   "method": "sparql"})
+    >>> b = pl.DataFrame({"qid": ["Q1", "Q2"], "property": "P846", "source": "gbif", "value": ["5", "6"],
+    ...                   "rank": "truthy", "method": "dump"})
+    >>> merge_claims(a, b).select("qid", "rank").rows()
+    [('Q1', 'preferred'), ('Q2', 'truthy')]
+    """
+    key = ["qid", "property", "value"]
+    out = empty_claims()
+    for c in claims:
+        c = c.cast(CLAIMS_SCHEMA)
+        out = pl.concat([out, c.join(out.select(key).unique(), on=key, how="anti")])
+    return out.unique().sort(pl.col("qid").str.slice(1).cast(pl.Int64), "property", "value", "rank", "method")
