@@ -61,7 +61,8 @@ from benchmarks.harness import measure
 __all__ = ["run", "SIZES", "PARTS", "bench_file", "data_folder", "summary_rows"]
 
 SIZES = {
-    "tiny": {"dense": 0.002, "mixed": 0.0002, "repeat": 1, "timeout": 600, "spark": True, "spark_cores": [2]},
+    "tiny": {"dense": 0.002, "mixed": 0.0002, "repeat": 1, "timeout": 600, "spark": True, "spark_cores": [2],
+             "spark_layouts": 1},
     "small": {"dense": 0.1, "mixed": 0.01, "repeat": 2, "timeout": 1200, "spark": True, "spark_cores": [1, 2]},
     "full": {"dense": 1.0, "mixed": 0.1, "repeat": 3, "timeout": 3600, "spark": True, "spark_cores": [1, 2]},
 }
@@ -342,7 +343,8 @@ def run(size: str = "small", only: list[str] | None = None) -> dict:
             more = [("the bzip2 file", [str(bz2)], *dense_ref),
                     ("the mixed file", [str(mx["plain"])], mixed_bytes, mx["warm"],
                      per_core(out["mixed"], mx["warm"], mixed_bytes))] if cores == cfg["spark_cores"][0] else []
-            for layout, paths, size, ref, ref_per_core in layouts + more:
+            todo = (layouts + more)[:cfg.get("spark_layouts")]  # tiny: one Spark start-up (~40 s) is enough to check it
+            for layout, paths, size, ref, ref_per_core in todo:
                 rec = measure(_spark_setup, _spark, paths, str(Path(tmp) / f"out-{cores}-{len(runs)}"), cores,
                               timeout=timeout)
                 s = rec.get("summary", {})
@@ -424,6 +426,10 @@ def summary_rows(d: dict) -> list[dict]:
                                        f"{ref / 1e6:.1f} MB/s per core on the same file"),
                      "speedup": r.get("per_core_ratio_to_reader"), "agree": r["agreement"].get("agree"),
                      "target": "per core ≥ ½ the reader's, identical tables", "met": r.get("meets_target")})
+    for r in rows:  # both sides measured in fresh processes: their peaks compared
+        c, b = r.get("candidate") or {}, r.get("baseline") or {}
+        if c.get("peak_rss_bytes") and b.get("peak_rss_bytes"):
+            r["memory_ratio"] = b["peak_rss_bytes"] / c["peak_rss_bytes"]
     return rows
 
 

@@ -53,8 +53,11 @@ def test_rows_have_measurements_for_candidate_and_baseline(tiny_results):
         assert c["wall_s"] > 0 and c["throughput"] > 0, r
         assert b["wall_s"] > 0 and b["throughput"] > 0, r
         assert r["speedup"] and r["speedup"] > 0, r
-    fresh = [r for r in compared if r["candidate"].get("peak_rss_bytes")]
+    fresh = [r for r in compared if r["candidate"].get("peak_rss_bytes") and r["baseline"].get("peak_rss_bytes")]
     assert fresh, "no fresh-process memory measurement"
+    for r in compared:  # a baseline whose memory is not measured (a shell tool): no memory ratio
+        if r["candidate"].get("peak_rss_bytes") and not r["baseline"].get("peak_rss_bytes"):
+            assert r.get("memory_ratio") is None, r
     for r in fresh:  # measured separately in fresh processes: both have their own peak
         assert r["candidate"]["peak_rss_bytes"] > 10 * 2**20 and r["baseline"]["peak_rss_bytes"] > 10 * 2**20
         assert r["memory_ratio"] == pytest.approx(r["baseline"]["peak_rss_bytes"] / r["candidate"]["peak_rss_bytes"])
