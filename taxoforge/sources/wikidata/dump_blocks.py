@@ -191,6 +191,17 @@ def _last_newline(buf: np.ndarray, lo: int, hi: int) -> int:
         hi, start = start, max(lo, start - (1 << 20))
 
 
+def _after_newline(data: np.ndarray, at: int) -> int | None:
+    """Index just after the first newline at or after ``at`` (``None`` within :data:`MAX_LINE`)."""
+    far = min(len(data), at + MAX_LINE)
+    while at < far:
+        nl = np.flatnonzero(data[at:min(far, at + (1 << 16))] == 10)
+        if len(nl):
+            return at + int(nl[0]) + 1
+        at += 1 << 16
+    return None
+
+
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False  # one compiled signature for mapped and decompressed blocks
     return a
@@ -211,10 +222,14 @@ class Blocks:
         The file.
     threads : int
         Cores for decompression.
+    start, stop : int, optional
+        A byte range of a plain file: only the lines that start in ``[start, stop)`` (the last
+        one to its end), as :func:`line_start` and :func:`stream_blocks` read a range.
     """
 
-    def __init__(self, path: Path, threads: int) -> None:
+    def __init__(self, path: Path, threads: int, start: int = 0, stop: int | None = None) -> None:
         self.path, self.threads = path, threads
+        self.start, self.stop = start, stop
         self.kind = compression(path)
         self._file = self._map = None
         self._released = 0
@@ -274,7 +289,11 @@ class Blocks:
     def _mapped(self) -> Iterator[Block]:
         data = np.frombuffer(self._map, dtype=np.uint8)
         size = len(data)
-        start = 0
+        start = 0 if self.start == 0 else _after_newline(data, self.start - 1)
+        if start is None or (self.stop is not None and start >= self.stop):
+            return
+        if self.stop is not None and self.stop < size:
+            size = _after_newline(data, self.stop - 1) or size  # none within MAX_LINE: reported below
         while start < size:
             end = min(start + CHUNK, size)
             if end < size:

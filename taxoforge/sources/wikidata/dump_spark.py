@@ -133,8 +133,8 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
     names : bool
         Keep labels and aliases.
     split_bytes : int, optional
-        The size of a plain file's ranges (default: at most 128 MiB, at least four ranges a
-        core).
+        The size of a plain file's ranges (default: two ranges a core, each within 64 MiB
+        and 128 MiB).
 
     Returns
     -------
@@ -151,7 +151,7 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
     langs = tuple(t.lower() for t in langs)
     seed_list = sorted(set(seed_numbers)) if seed_numbers is not None else None
     _remove(output)
-    ranges = plan_ranges(list(inputs), split_bytes, parts=4 * max(1, spark.sparkContext.defaultParallelism))
+    ranges = plan_ranges(list(inputs), split_bytes, parts=2 * max(1, spark.sparkContext.defaultParallelism))
     sc = spark.sparkContext
     scan = partial(scan_range, output=output, langs=langs, seeds=seed_list, names=names)
     try:
@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="dump_spark.py", description="Filter a Wikidata N-Triples dump with Spark.")
     ap.add_argument("--input", action="append", required=True, help="N-Triples file or folder (repeatable)")
     ap.add_argument("--output", required=True, help="folder for edges/, names/, dropped/ and counts.json")
-    ap.add_argument("--split-mb", type=int, help="size of a plain file's ranges in MiB (default: four a core)")
+    ap.add_argument("--split-mb", type=int, help="size of a plain file's ranges in MiB (default: two a core, 64 to 128 MiB)")
     ap.add_argument("--lang", default="en", help="comma-separated language tags")
     ap.add_argument("--seed-qids-file", help="one QID a line (the P31 edges of these entities are kept)")
     ap.add_argument("--no-names", action="store_true")

@@ -6,7 +6,7 @@ import gzip
 
 import pytest
 
-from taxoforge.sources.wikidata.dump_blocks import line_start, stream_blocks
+from taxoforge.sources.wikidata.dump_blocks import Blocks, line_start, stream_blocks
 from taxoforge.sources.wikidata.dump_range import plan_ranges
 
 WD = "http://www.wikidata.org/entity/"
@@ -28,6 +28,11 @@ def _range_bytes(path, start: int, stop: int) -> bytes:
         return b"".join(bytes(b.data) for b in stream_blocks(f, offset=first, stop=stop))
 
 
+def _mapped_bytes(path, start: int, stop: int) -> bytes:
+    with Blocks(path, 1, start, stop) as blocks:
+        return b"".join(bytes(b.data) for b in blocks)
+
+
 def test_two_ranges_give_every_line_once_wherever_they_meet(tmp_path):
     """Every boundary: inside a line, inside a multi-byte character, on a line's end."""
     data = TEXT.encode("utf-8")
@@ -38,6 +43,7 @@ def test_two_ranges_give_every_line_once_wherever_they_meet(tmp_path):
     for b in range(0, len(data) + 1):
         first, second = _range_bytes(p, 0, b), _range_bytes(p, b, len(data))
         assert first + second == whole, b
+        assert _mapped_bytes(p, 0, b) == first and _mapped_bytes(p, b, len(data)) == second, b
         assert first == whole[:whole.index(b"\n", b - 1) + 1] if b else first == b""
         if 0 < b < len(data):
             kinds.add("line end" if data[b - 1] == 10 else "inside a character" if data[b] & 0xC0 == 0x80
