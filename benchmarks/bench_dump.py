@@ -26,7 +26,7 @@ Measurements, in the same run (files in the page cache; fresh process per measur
   without a temporary file (reported);
 * the Spark job (:mod:`taxoforge.sources.wikidata.dump_spark`) in ``local[1]`` and
   ``local[2]``, on the dense file whole and cut into four files (and, on one core, its
-  bzip2 — Hadoop's own bzip2 decoding, as on a cluster — and the mixed file, compared with
+  bzip2 — one task, decoded by the reader's own decoder — and the mixed file, compared with
   the reader's rate on that file): the session's start-up
   timed apart from the job, the job's bytes per second per core beside the local reader's
   (target: at least half), and its tables (through

@@ -35,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CHUNK", "MAX_LINE", "Block", "Blocks", "compression", "open_dump", "cpus"]
+__all__ = ["CHUNK", "MAX_LINE", "Block", "Blocks", "compression", "compression_of", "open_dump", "cpus",
+           "stream_blocks", "line_start"]
 
 #: Bytes read per block (whole lines; a block grows to hold a longer line, up to MAX_LINE).
 CHUNK = 1 << 25
@@ -85,14 +86,36 @@ def compression(path: Path) -> str:
         For a compression the reader does not decode (xz, zstd, zip, 7z, lz4).
     """
     with path.open("rb") as f:
-        magic = f.read(6)
+        return compression_of(f.read(6), path)
+
+
+def compression_of(magic: bytes, name) -> str:
+    """``"gzip"``, ``"bzip2"`` or ``"none"`` from a file's first six bytes.
+
+    Parameters
+    ----------
+    magic : bytes
+        The first bytes of the file.
+    name : str or path-like
+        The file, for the message.
+
+    Returns
+    -------
+    str
+        The compression.
+
+    Raises
+    ------
+    ValueError
+        For a compression the reader does not decode (xz, zstd, zip, 7z, lz4).
+    """
     if magic[:2] == b"\x1f\x8b":
         return "gzip"
     if magic[:3] == b"BZh":
         return "bzip2"
-    for start, name in _OTHER_MAGIC.items():
+    for start, kind in _OTHER_MAGIC.items():
         if magic.startswith(start):
-            raise ValueError(f"{path}: the file is {name}-compressed; the reader takes plain, gzip or bzip2 N-Triples "
+            raise ValueError(f"{name}: the file is {kind}-compressed; the reader takes plain, gzip or bzip2 N-Triples "
                              f"(decompress it first, or recompress it with gzip or bzip2)")
     return "none"
 
@@ -168,6 +191,17 @@ def _last_newline(buf: np.ndarray, lo: int, hi: int) -> int:
         hi, start = start, max(lo, start - (1 << 20))
 
 
+def _after_newline(data: np.ndarray, at: int) -> int | None:
+    """Index just after the first newline at or after ``at`` (``None`` within :data:`MAX_LINE`)."""
+    far = min(len(data), at + MAX_LINE)
+    while at < far:
+        nl = np.flatnonzero(data[at:min(far, at + (1 << 16))] == 10)
+        if len(nl):
+            return at + int(nl[0]) + 1
+        at += 1 << 16
+    return None
+
+
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False  # one compiled signature for mapped and decompressed blocks
     return a
@@ -188,10 +222,14 @@ class Blocks:
         The file.
     threads : int
         Cores for decompression.
+    start, stop : int, optional
+        A byte range of a plain file: only the lines that start in ``[start, stop)`` (the last
+        one to its end), as :func:`line_start` and :func:`stream_blocks` read a range.
     """
 
-    def __init__(self, path: Path, threads: int) -> None:
+    def __init__(self, path: Path, threads: int, start: int = 0, stop: int | None = None) -> None:
         self.path, self.threads = path, threads
+        self.start, self.stop = start, stop
         self.kind = compression(path)
         self._file = self._map = None
         self._released = 0
@@ -238,42 +276,24 @@ class Blocks:
         yield from self._decoded()
 
     def _decoded(self) -> Iterator[Block]:
-        total = 0
-        offset = 0
+        done = 0
         try:
             with open_dump(self.path, self.threads) as f:
-                rest = np.empty(0, dtype=np.uint8)
-                first = True
-                while True:
-                    buf = np.empty(len(rest) + CHUNK, dtype=np.uint8)
-                    buf[: len(rest)] = rest
-                    got = _read_full(f, memoryview(buf)[len(rest):])
-                    total += got
-                    n = len(rest) + got
-                    if first and n >= 3 and bytes(buf[:3]) == b"\xef\xbb\xbf":  # a byte-order mark
-                        buf[:3] = 32
-                    first = False
-                    if got == 0:
-                        _check_complete(f, self.path, self.kind)
-                        if n:
-                            yield Block(_readonly(np.concatenate([buf[:n], [10]]).astype(np.uint8)), offset, True)
-                        return
-                    cut = _last_newline(buf, 0, n)
-                    if not cut and n > MAX_LINE:
-                        yield Block(_readonly(buf[:0]), offset, error=_too_long())
-                        return
-                    rest = buf[cut:n].copy()
-                    if cut:
-                        yield Block(_readonly(buf[:cut]), offset)
-                        offset += cut
+                for block in stream_blocks(f, check_end=lambda: _check_complete(f, self.path, self.kind)):
+                    done = block.offset + len(block.data)
+                    yield block
         except (OSError, RuntimeError, EOFError, ValueError) as e:
-            raise ValueError(f"{self.path}: cannot decompress the {self.kind} data after {total:,} bytes of output: "
+            raise ValueError(f"{self.path}: cannot decompress the {self.kind} data after {done:,} bytes of output: "
                              f"the file is truncated or corrupt ({type(e).__name__}: {str(e)[:300]})") from e
 
     def _mapped(self) -> Iterator[Block]:
         data = np.frombuffer(self._map, dtype=np.uint8)
         size = len(data)
-        start = 0
+        start = 0 if self.start == 0 else _after_newline(data, self.start - 1)
+        if start is None or (self.stop is not None and start >= self.stop):
+            return
+        if self.stop is not None and self.stop < size:
+            size = _after_newline(data, self.stop - 1) or size  # none within MAX_LINE: reported below
         while start < size:
             end = min(start + CHUNK, size)
             if end < size:
@@ -325,3 +345,101 @@ def _read_full(f, view: memoryview) -> int:
             break
         got += n
     return got
+
+
+def stream_blocks(f, *, offset: int = 0, stop: int | None = None, check_end=None) -> Iterator[Block]:
+    """The blocks of whole lines of a binary stream, from a line start to a line end.
+
+    The cutting of :class:`Blocks` for a stream (a decoder's output, or a byte range of a
+    file read through any file system): blocks of about :data:`CHUNK` bytes cut after their
+    last newline, a byte-order mark at the stream's start read as spaces, a newline added
+    to a last line without one, a line longer than :data:`MAX_LINE` an error block.
+
+    Parameters
+    ----------
+    f : file object
+        Binary, with ``readinto``, positioned at byte ``offset``, the start of a line.
+    offset : int
+        Where ``f`` stands in the file (the blocks' offsets count from the file's start).
+    stop : int, optional
+        The end of a byte range: the lines that start before ``stop`` are read (the last one
+        to its end, past ``stop``), the rest left to the next range. ``None``: to the end.
+    check_end : callable, optional
+        Called at the end of the stream (a decoder's check that the file is whole).
+
+    Yields
+    ------
+    Block
+        Whole lines, in order.
+    """
+    rest = np.empty(0, dtype=np.uint8)
+    first = offset == 0
+    while True:
+        buf = np.empty(len(rest) + CHUNK, dtype=np.uint8)
+        buf[: len(rest)] = rest
+        got = _read_full(f, memoryview(buf)[len(rest):])
+        n = len(rest) + got
+        if first and n >= 3 and bytes(buf[:3]) == b"\xef\xbb\xbf":  # a byte-order mark
+            buf[:3] = 32
+        first = False
+        if stop is not None and offset + n >= stop:  # the range's last line starts in this buffer
+            lo = max(0, stop - 1 - offset)
+            hit = np.flatnonzero(buf[lo:n] == 10)
+            if len(hit):
+                cut = lo + int(hit[0]) + 1
+                if cut:
+                    yield Block(_readonly(buf[:cut]), offset)
+                return
+        if got == 0:
+            if check_end is not None:
+                check_end()
+            if n:
+                yield Block(_readonly(np.concatenate([buf[:n], [10]]).astype(np.uint8)), offset, True)
+            return
+        cut = _last_newline(buf, 0, n)
+        if not cut and n > MAX_LINE:
+            yield Block(_readonly(buf[:0]), offset, error=_too_long())
+            return
+        rest = buf[cut:n].copy()
+        if cut:
+            yield Block(_readonly(buf[:cut]), offset)
+            offset += cut
+
+
+def line_start(f, at: int) -> int | None:
+    """The start of the first line that starts at or after byte ``at`` of a seekable file.
+
+    A line starts at byte 0 and after each newline, so a range ``[a, b)`` of a file owns the
+    lines that start in it: the ranges of a file, read by :func:`stream_blocks`, give every
+    line once, wherever their ends fall (inside a line, inside a multi-byte character, or on
+    a line's end).
+
+    Parameters
+    ----------
+    f : file object
+        Binary and seekable.
+    at : int
+        A byte offset.
+
+    Returns
+    -------
+    int or None
+        The offset (``f`` is left there); ``None`` when no line starts at or after ``at``
+        within :data:`MAX_LINE` bytes (the file ends first, or a line is too long: the range
+        before reads it and reports it).
+    """
+    if at == 0:
+        f.seek(0)
+        return 0
+    f.seek(at - 1)
+    pos = at - 1
+    while pos < at - 1 + MAX_LINE:
+        piece = f.read(1 << 16)
+        if not piece:
+            return None
+        k = piece.find(b"\n")
+        if k >= 0:
+            f.seek(pos + k + 1)
+            return pos + k + 1
+        pos += len(piece)
+    return None

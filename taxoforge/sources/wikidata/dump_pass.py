@@ -37,7 +37,7 @@ import pyarrow as pa
 from taxoforge.sources.wikidata.dump_blocks import Block, Blocks
 from taxoforge.sources.wikidata.ntriples import PRED_ID, PRED_P279, TRIPLE_RE, LineError, classify, unescape
 
-__all__ = ["Plan", "Scan", "NameStore", "scan_nt", "scan_lines", "NAME_SCHEMA", "ID_SCHEMA"]
+__all__ = ["Plan", "Scan", "NameStore", "scan_nt", "NAME_SCHEMA", "ID_SCHEMA"]
 
 NAME_SCHEMA = {"q": pl.Int64, "kind": pl.Int8, "lang": pl.Int8, "name": pl.String}
 #: Identifier values as the pass keeps them: the item, the property's index among those asked
@@ -458,81 +458,3 @@ def scan_nt(plan: Plan, workers: int, spill_bytes: int) -> Scan:
     counts["lines"] = line0
     return scan
 
-
-# ---------------------------------------------------------------- lines handed over by another engine (Spark)
-def scan_lines(lines: pa.Array | pa.ChunkedArray, *, langs: tuple[str, ...], seeds: list[int] | None,
-               names: bool, first_line: int = 0) -> pa.Table:
-    """The pass over lines that another engine split (Spark's ``mapInArrow``), as one table.
-
-    The lines are laid end to end, one newline after each, and go through the same steps as
-    a block of a file (:func:`_scan_block`): the compiled scanner, the line grammar for odd
-    lines, the names' checks.
-
-    Parameters
-    ----------
-    lines : pyarrow.Array or pyarrow.ChunkedArray
-        Strings, one line each, without the end of line.
-    langs : tuple of str
-        Lower-case tags of the names kept.
-    seeds : list of int, optional
-        Seed QID numbers, sorted (their P31 edges are kept).
-    names : bool
-        Keep labels and aliases.
-    first_line : int
-        Index of the first line among the lines of the task (``seq`` of the rows counts on).
-
-    Returns
-    -------
-    pyarrow.Table
-        :data:`.dump_spark.ROWS_SCHEMA`: ``kind`` ``P279``/``P31`` (``c`` child, ``p`` parent),
-        ``name`` (``c``, ``name_kind``, ``lang``, ``name``), ``non_item`` (``subject``,
-        ``object``, ``detail``), ``error`` and ``deferred`` (a bad line, and a bad name that is
-        an error if its node is kept: ``detail`` the message, ``object`` the line, ``c`` the
-        node), and one ``count`` row (``lines``, ``c`` the odd lines).
-    """
-    from taxoforge.sources.wikidata.dump_scan import encode_langs, join_lines
-
-    if isinstance(lines, pa.ChunkedArray):
-        lines = lines.combine_chunks()
-    if lines.type not in (pa.string(), pa.large_string()):
-        lines = lines.cast(pa.large_string())
-    _, off, dat = lines.buffers()
-    width = np.int64 if lines.type == pa.large_string() else np.int32
-    offsets = np.frombuffer(off, dtype=width)[lines.offset: lines.offset + len(lines) + 1].astype(np.int64)
-    data = np.frombuffer(dat, dtype=np.uint8) if dat is not None else np.zeros(1, np.uint8)
-    buf = join_lines(offsets, data)
-    buf.flags.writeable = False
-    table, lens = encode_langs(langs if names else ())
-    plan = Plan(path=Path("-"), want_p31=seeds is not None, seeds=np.asarray(sorted(seeds or ()), dtype=np.int64),
-                want_names=names, langs=langs, lang_table=table, lang_lens=lens)
-    res = _scan_block(Block(buf, 0), plan)
-    types = {"kind": pl.String, "c": pl.Int64, "p": pl.Int64, "name_kind": pl.String, "lang": pl.String,
-             "name": pl.String, "subject": pl.String, "object": pl.String, "detail": pl.String, "seq": pl.Int64,
-             "lines": pl.Int64}
-    frames = []
-
-    def rows(n: int, **values) -> None:
-        if n:
-            frames.append(pl.DataFrame({k: pl.Series(k, v, dtype=t, strict=False) if k in values and not
-                                        isinstance(v := values[k], (str, int)) else
-                                        pl.repeat(values.get(k), n, dtype=t, eager=True).alias(k)
-                                        for k, t in types.items()}))
-
-    rows(len(res.p279[0]), kind="P279", c=res.p279[0], p=res.p279[1])
-    rows(len(res.p31[0]), kind="P31", c=res.p31[0], p=res.p31[1])
-    if res.names is not None and res.names.height:
-        nm = res.names
-        rows(nm.height, kind="name", c=nm["q"], name=nm["name"],
-             name_kind=pl.Series(["label", "alias"]).gather(nm["kind"]),
-             lang=pl.Series(list(langs), dtype=pl.String).gather(nm["lang"]))
-    text = lines.to_pylist() if (res.errors or res.deferred) else []
-    for idx, subject, obj, why in res.non_items:
-        rows(1, kind="non_item", subject=subject, object=obj, detail=why, seq=first_line + idx)
-    for idx, msg in res.errors[:1]:
-        rows(1, kind="error", detail=msg, object=text[idx] if idx < len(text) else "", seq=first_line + idx)
-    for q, idx, msg in res.deferred:
-        rows(1, kind="deferred", c=q, detail=msg, object=text[idx], seq=first_line + idx)
-    rows(1, kind="count", lines=res.lines, c=res.odd_lines)
-    frame = pl.concat(frames)
-    return frame.to_arrow().cast(pa.schema([(k, pa.large_string() if t == pl.String else pa.int64())
-                                            for k, t in types.items()]))

@@ -47,7 +47,7 @@ from numba.extending import intrinsic
 from taxoforge.sources.wikidata.ntriples import MAX_QID_DIGITS, PRED_ALIAS, PRED_ID, PRED_LABEL, PRED_P31, PRED_P279
 from taxoforge.trees.graph_kernels import compiled
 
-__all__ = ["scan_block", "gather_spans", "encode_langs", "first_nul", "join_lines"]
+__all__ = ["scan_block", "gather_spans", "encode_langs", "first_nul"]
 
 _ENT = np.frombuffer(b"<http://www.wikidata.org/entity/Q", dtype=np.uint8)
 _P279 = np.frombuffer(b"<http://www.wikidata.org/prop/direct/P279>", dtype=np.uint8)
@@ -545,20 +545,3 @@ def gather_spans(buf, start, end):
         _memcpy(dst + np.uint64(offsets[k]), src + np.uint64(start[k]), np.uint64(end[k] - start[k]))
     return offsets, data[: offsets[m]]
 
-
-@compiled
-def join_lines(offsets, data):
-    """Lines given as an Arrow string array (``offsets``, ``data``) laid end to end, a newline
-    after each: a block the scanner reads."""
-    m = offsets.shape[0] - 1
-    out = np.empty(offsets[m] - offsets[0] + m + 1, dtype=np.uint8)
-    src = np.uint64(data.ctypes.data)
-    dst = np.uint64(out.ctypes.data)
-    o = 0
-    for k in range(m):
-        n = offsets[k + 1] - offsets[k]
-        _memcpy(dst + np.uint64(o), src + np.uint64(offsets[k]), np.uint64(n))
-        o += n
-        out[o] = 10
-        o += 1
-    return out[:o]

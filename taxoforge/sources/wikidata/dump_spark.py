@@ -4,35 +4,35 @@
         --input latest-truthy.nt.bz2 --output out/ --lang en [--seed-qids-file seed_qids.txt]
 
 Input
-    N-Triples files, plain or compressed (recognised by their extension, ``.gz`` or ``.bz2``:
-    Hadoop splits bzip2 and plain files between tasks; a gzip file is one task — cut it into
-    parts to spread it), any URL Spark reads (``file:``, ``hdfs:``, ``s3a:``); seed QIDs
-    (optional); languages.
+    N-Triples files or folders of them, plain, ``.gz`` or ``.bz2`` (recognised by their magic
+    bytes), local paths or URLs ``pyarrow.fs`` reads (``file:``, ``s3a:``/``s3:``, ``hdfs:``,
+    ``gs:``); seed QIDs (optional); languages.
 
 Output (Parquet, overwritten)
     ``out/edges`` — ``child, parent, relation``: every P279 edge between items and the P31
     edges of the seeds; ``out/names`` — ``node_id, name, kind, lang``: the labels and aliases,
     in the languages, of every node of those edges and of the seeds; ``out/dropped`` —
     ``child_id, parent_id, detail``: the edges to or from non-items; ``out/counts.json``.
+    Each table is one part file per range, ``part-<range>.parquet``, in the input's order.
     :func:`.dump_graph.graph_from_tables` turns them into the graph :func:`.dump.read_dump`
     gives for the same file (it drops the root's out-edges and, with seeds, takes the
     closure: a few million edges, done on one machine in seconds); the tree step runs on it
     unchanged.
 
 Algorithm
-    Spark reads the lines (``spark.read.text``: Hadoop's splits and decompression) and hands
-    them to Python in Arrow batches (``mapInArrow``); each batch is laid end to end and read
-    by the local reader's own compiled scanner and line grammar
-    (:func:`.dump_pass.scan_lines`), so both engines agree line for line and no Python runs
-    per line. The kept rows (edges, names, edges to non-items, bad lines) come back as Arrow
-    batches and are written once, by kind (``out/scanned``, removed at the end); the steps
-    after read only their kind; the names are semi-joined with the graph's nodes.
+    Spark only schedules. The driver cuts the plain files into byte ranges (a compressed
+    file is one range) and runs one task per range (:func:`.dump_range.scan_range`): the
+    task reads its own bytes, aligned to line starts, cuts them into the local reader's
+    blocks and scans them with the reader's compiled scanner and line grammar, so both
+    engines agree line for line; it writes its part files itself (temporary name, then
+    rename) and returns only counts. The driver then reads the edges' node numbers and runs
+    a second round of tasks that cut each range's names to those nodes
+    (:func:`.dump_range.filter_names`). No line and no kept row crosses the JVM.
 
 Errors
     As :func:`.dump.read_dump`: a bad used line fails the job with ``file:line: message``
-    (the line number is found by reading the file on the driver, only when there is an
-    error, for local files; for others the line itself is quoted). Spark decodes text as
-    UTF-8 with replacement characters, so a label that is not UTF-8 is not reported.
+    (the tasks report their lines' counts, so the number is exact in every range and any
+    file system) and leaves nothing in ``out``; a corrupt compressed file is named.
 
 The executors need the taxoforge package (numba, numpy, polars, pyarrow): the environment of
 the driver, or the same container image.
@@ -45,20 +45,19 @@ import bz2
 import gzip
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-__all__ = ["run_dump_filter", "read_filter_output", "read_filter_dropped", "line_number", "main", "JOB_FILE",
-           "ROWS_SCHEMA"]
+import numpy as np
+import polars as pl
+
+from taxoforge.sources.wikidata.dump_range import NAMES_ALL, file_system, filter_names, plan_ranges, scan_range
+
+__all__ = ["run_dump_filter", "read_filter_output", "read_filter_dropped", "line_number", "main", "JOB_FILE"]
 
 #: The file spark-submit runs.
 JOB_FILE = os.path.abspath(__file__)
-
-#: The rows the scanning tasks return (one table for every kind of row).
-ROWS_SCHEMA = ("kind string, c long, p long, name_kind string, lang string, name string, subject string, "
-               "object string, detail string, seq long, lines long")
 
 
 def _local_path(url: str) -> Path | None:
@@ -94,48 +93,29 @@ def line_number(path: Path, line: str) -> int | None:
     return None
 
 
-def _where(files: list[str], line: str) -> str:
-    for file in files:
-        path = _local_path(file)
-        if path is not None and path.is_dir():
-            candidates = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith((".", "_")))
-        else:
-            candidates = [path] if path is not None and path.is_file() else []
-        for p in candidates:
-            number = line_number(p, line)
-            if number:
-                return f"{p}:{number}"
-    return f"{', '.join(files)} (the line {line[:200]!r})"
+def _remove(output: str) -> None:
+    """Remove what an earlier run wrote to ``output`` (any URL :func:`.dump_range.file_system` takes)."""
+    from pyarrow import fs
+
+    filesystem, root = file_system(output)
+    for name in ("edges", "names", "dropped", NAMES_ALL, "counts.json", "error.txt"):
+        where = f"{root.rstrip('/')}/{name}"
+        info = filesystem.get_file_info(where)
+        if info.type == fs.FileType.Directory:
+            filesystem.delete_dir(where)
+        elif info.type == fs.FileType.File:
+            filesystem.delete_file(where)
 
 
-def _remove(spark, url: str) -> None:
-    """Remove a folder the job wrote, through Hadoop's file system (any URL Spark writes)."""
-    local = _local_path(url)
-    if local is not None:
-        shutil.rmtree(local, ignore_errors=True)
-        return
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(url)
-    path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
-
-
-def _scan_batches(langs: tuple[str, ...], seeds: list[int] | None, names: bool):
-    """The function ``mapInArrow`` runs on the executors: Arrow batches of lines in, rows out."""
-
-    def scan(batches):
-        from taxoforge.sources.wikidata.dump_pass import scan_lines
-
-        done = 0
-        for batch in batches:
-            table = scan_lines(batch.column(0), langs=langs, seeds=seeds, names=names, first_line=done)
-            done += batch.num_rows
-            yield from table.to_batches()
-
-    return scan
+def _line_of(results: list[dict], res: dict, idx: int) -> str:
+    """``file:line`` of the line ``idx`` of a range: the lines of the ranges before it in its file counted."""
+    before = sum(r["lines"] for r in results if r["url"] == res["url"] and r["start"] < res["start"])
+    return f"{res['url']}:{before + idx + 1}"
 
 
 def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, ...] = ("en",),
-                    seed_numbers: list[int] | None = None, names: bool = True) -> dict:
+                    seed_numbers: list[int] | None = None, names: bool = True,
+                    split_bytes: int | None = None) -> dict:
     """Run the filter (module docstring) on ``inputs`` into ``output``.
 
     Parameters
@@ -143,7 +123,7 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
     spark : pyspark.sql.SparkSession
         The session (local or a cluster).
     inputs : list of str
-        Files or folders, any URL Spark reads.
+        Files or folders, local paths or URLs (``file:``, ``s3a:``, ``hdfs:`` …).
     output : str
         The folder for ``edges/``, ``names/``, ``dropped/`` and ``counts.json``.
     langs : tuple of str
@@ -152,72 +132,75 @@ def run_dump_filter(spark, inputs: list[str], output: str, *, langs: tuple[str, 
         The seed entities' QID numbers (their P31 edges are kept).
     names : bool
         Keep labels and aliases.
+    split_bytes : int, optional
+        The size of a plain file's ranges (default: two ranges a core, each within 64 MiB
+        and 128 MiB).
 
     Returns
     -------
     dict
-        Counts: lines, P279 and P31 edges read, non-item edges, names written, odd lines.
+        Counts: lines, P279 and P31 edges read, non-item edges, names written, odd lines, ranges.
 
     Raises
     ------
     ValueError
-        ``file:line: message`` for the first bad line used.
+        ``file:line: message`` for the first bad line used (nothing is left in ``output``).
     """
-    from pyspark.sql import functions as F
+    from functools import partial
 
     langs = tuple(t.lower() for t in langs)
     seed_list = sorted(set(seed_numbers)) if seed_numbers is not None else None
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
-    # one scan of the input: every kept row written once, by kind; the steps below read what they need
-    scanned = os.path.join(output, "scanned")  # no leading "_": Spark would call it hidden
-    (spark.read.text(inputs).mapInArrow(_scan_batches(langs, seed_list, names), ROWS_SCHEMA)
-     .withColumn("part", F.spark_partition_id())
-     .write.mode("overwrite").partitionBy("kind").parquet(scanned))
+    _remove(output)
+    ranges = plan_ranges(list(inputs), split_bytes, parts=2 * max(1, spark.sparkContext.defaultParallelism))
+    sc = spark.sparkContext
+    scan = partial(scan_range, output=output, langs=langs, seeds=seed_list, names=names)
     try:
-        # the schema given: a job that kept no row at all wrote no file to infer it from
-        rows = spark.read.schema(ROWS_SCHEMA + ", part int").parquet(scanned)
-        first = rows.where(F.col("kind") == "error").orderBy("part", "seq").limit(1).collect()
-        if first:
-            raise ValueError(f"{_where(inputs, first[0]['object'])}: {first[0]['detail']}")
-        node_id = lambda c: F.concat(F.lit("wd:Q"), F.col(c).cast("string"))  # noqa: E731
-        edges = rows.where(F.col("kind").isin("P279", "P31"))
-        edges.select(node_id("c").alias("child"), node_id("p").alias("parent"), F.col("kind").alias("relation")) \
-            .write.mode("overwrite").parquet(os.path.join(output, "edges"))
-        rows.where(F.col("kind") == "non_item").select(F.col("subject").alias("child_id"),
-                                                       F.col("object").alias("parent_id"), "detail") \
-            .write.mode("overwrite").parquet(os.path.join(output, "dropped"))
-        tally = {r["kind"]: (int(r["n"]), int(r["lines"] or 0), int(r["odd"] or 0)) for r in
-                 rows.groupBy("kind").agg(F.count("*").alias("n"), F.sum("lines").alias("lines"),
-                                          F.sum("c").alias("odd")).collect()}
-        nothing = (0, 0, 0)
-        counts = {
-            "lines": tally.get("count", nothing)[1],
-            "p279_edges_read": tally.get("P279", nothing)[0],
-            "p31_edges_read": tally.get("P31", nothing)[0],
-            "non_item_edges": tally.get("non_item", nothing)[0],
-            "odd_lines": tally.get("count", nothing)[2],
-        }
-        if names:  # the nodes as QID numbers: the semi-join compares longs, not strings
-            nodes = edges.select(F.col("c").alias("q")).union(edges.select(F.col("p").alias("q")))
-            if seed_list:
-                nodes = nodes.union(spark.createDataFrame([(q,) for q in seed_list], "q long"))
-            nodes = nodes.distinct()
-            wanted = rows.where(F.col("kind").isin("name", "deferred")).join(nodes, rows["c"] == nodes["q"],
-                                                                            "left_semi")
-            bad = wanted.where(F.col("kind") == "deferred").orderBy("part", "seq").limit(1).collect()
-            if bad:
-                raise ValueError(f"{_where(inputs, bad[0]['object'])}: {bad[0]['detail']}")
-            wanted.where(F.col("kind") == "name").select(node_id("c").alias("node_id"), "name",
-                                                         F.col("name_kind").alias("kind"), "lang") \
-                .write.mode("overwrite").parquet(os.path.join(output, "names"))
-            counts["names"] = spark.read.parquet(os.path.join(output, "names")).count()
-    finally:  # the scanned rows of a failed run must not answer the next run on a changed file
-        _remove(spark, scanned)
+        results = sc.parallelize(ranges, len(ranges)).map(scan).collect() if ranges else []
+        results.sort(key=lambda r: r["index"])
+        bad = next((r for r in results if r["error"] is not None), None)
+        if bad is not None:
+            idx, msg = bad["error"]
+            raise ValueError(msg if idx is None else f"{_line_of(results, bad, idx)}: {msg}")
+        counts = {"lines": sum(r["lines"] for r in results), "p279_edges_read": sum(r["p279"] for r in results),
+                  "p31_edges_read": sum(r["p31"] for r in results),
+                  "non_item_edges": sum(r["non_items"] for r in results),
+                  "odd_lines": sum(r["odd_lines"] for r in results), "ranges": len(ranges)}
+        if names:
+            nodes = _nodes(output, seed_list)
+            for r in results:  # bad names: an error if their node is kept (the first in the input's order)
+                for q, idx, msg in r["deferred"]:
+                    k = int(np.searchsorted(nodes, q))
+                    if k < len(nodes) and nodes[k] == q:
+                        raise ValueError(f"{_line_of(results, r, idx)}: {msg}")
+            shared = sc.broadcast(nodes)
+            counts["names"] = sum(sc.parallelize([r["index"] for r in results], max(1, len(results)))
+                                  .map(lambda i: filter_names(output, i, shared.value)).collect())
+            shared.destroy()
+            filesystem, root = file_system(output)
+            filesystem.delete_dir(f"{root.rstrip('/')}/{NAMES_ALL}")
+    except BaseException:  # nothing half-written answers the next reader
+        _remove(output)
+        raise
     counts.update(edges=counts["p279_edges_read"] + counts["p31_edges_read"], langs=list(langs),
                   seeds=len(seed_list) if seed_list is not None else None, inputs=list(inputs))
-    with open(os.path.join(_local_path(output) or output, "counts.json"), "w", encoding="utf-8") as f:
-        json.dump(counts, f, indent=2)
+    filesystem, root = file_system(output)
+    tmp = f"{root.rstrip('/')}/.counts.{os.getpid()}.tmp"
+    with filesystem.open_output_stream(tmp) as f:
+        f.write(json.dumps(counts, indent=2).encode("utf-8"))
+    filesystem.move(tmp, f"{root.rstrip('/')}/counts.json")
     return counts
+
+
+def _nodes(output: str, seeds: list[int] | None) -> np.ndarray:
+    """The QID numbers of every node of the edges written, and of the seeds: sorted, unique."""
+    import pyarrow.dataset as ds
+
+    filesystem, root = file_system(output)
+    edges = pl.from_arrow(ds.dataset(f"{root.rstrip('/')}/edges", filesystem=filesystem, format="parquet")
+                          .to_table(columns=["child", "parent"]))
+    numbers = [edges[c].str.slice(4).cast(pl.Int64).to_numpy() for c in ("child", "parent")] if edges.height else []
+    numbers.append(np.asarray(seeds or (), dtype=np.int64))
+    return np.unique(np.concatenate(numbers))
 
 
 def read_filter_output(output: str | os.PathLike) -> tuple:
@@ -297,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="dump_spark.py", description="Filter a Wikidata N-Triples dump with Spark.")
     ap.add_argument("--input", action="append", required=True, help="N-Triples file or folder (repeatable)")
     ap.add_argument("--output", required=True, help="folder for edges/, names/, dropped/ and counts.json")
+    ap.add_argument("--split-mb", type=int, help="size of a plain file's ranges in MiB (default: two a core, 64 to 128 MiB)")
     ap.add_argument("--lang", default="en", help="comma-separated language tags")
     ap.add_argument("--seed-qids-file", help="one QID a line (the P31 edges of these entities are kept)")
     ap.add_argument("--no-names", action="store_true")
@@ -314,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         builder = builder.master(a.master)
     spark = builder.getOrCreate()
     try:
-        counts = run_dump_filter(spark, a.input, a.output, langs=langs, seed_numbers=seed_numbers, names=not a.no_names)
+        counts = run_dump_filter(spark, a.input, a.output, langs=langs, seed_numbers=seed_numbers, names=not a.no_names,
+                                 split_bytes=a.split_mb << 20 if a.split_mb else None)
     except ValueError as e:  # a bad line: the message (file:line) also goes to <output>/error.txt for the caller
         print(f"error: {e}", file=sys.stderr)
         local = _local_path(a.output)

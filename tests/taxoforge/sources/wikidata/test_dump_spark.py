@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import shutil
 
@@ -96,7 +97,46 @@ def test_spark_filter_gives_the_local_readers_graph(spark, dump, tmp_path):
     assert counts["p279_edges_read"] == want.info["p279_edges_read"]
     assert counts["lines"] == want.info["lines"]
     assert (tmp_path / "all" / "counts.json").is_file()
-    assert not (tmp_path / "all" / "scanned").exists()  # the scanned rows go once the tables are written
+    assert not (tmp_path / "all" / "names-all").exists()  # every name read goes once the graph's are written
+    assert sorted(p.name for p in (tmp_path / "all" / "edges").iterdir()) == [
+        f"part-{i:05d}.parquet" for i in range(counts["ranges"])]  # no temporary file left
+
+
+def _boundaries(data: bytes) -> dict[str, int]:
+    """A byte offset of each kind: on a line's end, inside a line, inside a multi-byte character."""
+    mid = len(data) // 2
+    end = data.index(b"\n", mid) + 1
+    inside = end + 10
+    char = next(i for i in range(mid, len(data)) if data[i] & 0xC0 == 0x80)
+    return {"line end": end, "inside a line": inside, "inside a character": char}
+
+
+@pytest.mark.parametrize("where", ["line end", "inside a line", "inside a character"])
+def test_spark_ranges_meeting_anywhere_give_the_local_readers_graph(spark, dump, tmp_path, where):
+    """Two ranges of one file, meeting on a line's end, inside a line, inside a UTF-8 character."""
+    data = dump["nt"].read_bytes()
+    split = _boundaries(data)[where]
+    assert (data[split - 1] == 10) == (where == "line end")
+    assert (data[split] & 0xC0 == 0x80) == (where == "inside a character")
+    want = read_dump(dump["nt"], seed_qids=dump["seeds"])
+    got, counts = _spark_graph(spark, dump["nt"], tmp_path / "out", seeds=dump["seeds"], split_bytes=split)
+    assert counts["ranges"] == -(-len(data) // split)
+    assert got.edges.equals(want.edges) and got.names.equals(want.names) and got.dropped.equals(want.dropped)
+    assert counts["lines"] == want.info["lines"] and counts["odd_lines"] == want.info["odd_lines"]
+
+
+def test_spark_many_small_ranges_and_bzip2(spark, dump, tmp_path):
+    """Ranges far smaller than a line's neighbourhood (many hold no line start); a .bz2 file is one
+    range, decoded by the reader's own decoder."""
+    want = read_dump(dump["nt"])
+    got, counts = _spark_graph(spark, dump["nt"], tmp_path / "small", split_bytes=65_537)
+    assert got.edges.equals(want.edges) and got.names.equals(want.names) and got.dropped.equals(want.dropped)
+    bz = tmp_path / "gen.nt.bz2"
+    bz.write_bytes(bz2.compress(dump["nt"].read_bytes()))
+    got, counts = _spark_graph(spark, bz, tmp_path / "bz2", split_bytes=65_537)
+    assert counts["ranges"] == 1
+    assert got.edges.equals(want.edges) and got.names.equals(want.names) and got.dropped.equals(want.dropped)
+    assert counts["lines"] == want.info["lines"]
 
 
 def test_spark_filter_over_several_files_gives_the_same_graph(spark, dump, tmp_path):
@@ -108,9 +148,16 @@ def test_spark_filter_over_several_files_gives_the_same_graph(spark, dump, tmp_p
     parts[1].write_bytes(gzip.compress(b"".join(data[third:2 * third])))
     parts[2].write_bytes(b"".join(data[2 * third:]))
     want = read_dump(dump["nt"])
-    got, counts = _spark_graph(spark, parts, tmp_path / "parts")
+    got, counts = _spark_graph(spark, parts, tmp_path / "parts", split_bytes=100_003)
     assert got.edges.equals(want.edges) and got.names.equals(want.names) and got.dropped.equals(want.dropped)
     assert counts["lines"] == want.info["lines"]
+    folder = tmp_path / "folder"  # a folder of them (and an empty one), read in name order
+    folder.mkdir()
+    for p in parts:
+        p.rename(folder / p.name)
+    (folder / "part-3.nt").write_bytes(b"")
+    got, counts = _spark_graph(spark, folder, tmp_path / "from-folder")
+    assert got.edges.equals(want.edges) and got.names.equals(want.names) and got.dropped.equals(want.dropped)
 
 
 def test_spark_filter_with_seeds_languages_and_gzip(spark, dump, tmp_path):
@@ -132,7 +179,21 @@ def test_spark_filter_names_the_bad_line(spark, tmp_path):
     with pytest.raises(ValueError, match=r"bad\.nt:2: the escape \\U00110000 is not a Unicode character"):
         run_dump_filter(spark, [str(p)], str(tmp_path / "out"))
     assert line_number(p, f'<{WD}Q1> {LABEL} "x \\U00110000"@en .') == 2
-    assert not (tmp_path / "out" / "scanned").exists()  # a failed run leaves no rows to the next
+    assert not any((tmp_path / "out").iterdir())  # a failed run leaves no table to the next
+
+
+def test_spark_filter_numbers_a_bad_line_in_a_later_range(spark, tmp_path):
+    """The line number counts the lines of the ranges before, in a later file too."""
+    good = "".join(f"<{WD}Q{i + 2}> {P279} <{WD}Q1> .\n" for i in range(2000))
+    first, second = tmp_path / "a.nt", tmp_path / "b.nt"
+    first.write_text(good, encoding="utf-8")
+    second.write_text(good + f"<{WD}Q3> {P279} <{WD}Q1 > .\n" + good, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"b\.nt:2001: expected an N-Triples statement"):
+        run_dump_filter(spark, [str(first), str(second)], str(tmp_path / "out"), split_bytes=10_007)
+    bad = tmp_path / "bad.nt.gz"
+    bad.write_bytes(gzip.compress(good.encode())[:-20])
+    with pytest.raises(ValueError, match=r"bad\.nt\.gz: cannot decompress"):
+        run_dump_filter(spark, [str(bad)], str(tmp_path / "out"))
 
 
 def test_spark_filter_of_files_without_a_kept_line(spark, tmp_path):
