@@ -60,7 +60,10 @@ def _entries(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray
     n = len(labels)
     label_rows = pl.DataFrame({"_o": np.arange(n), "name": labels, "kind": ["label"] * n},
                               schema={"_o": pl.Int64, "name": pl.String, "kind": pl.String})
-    rows = pl.concat([names.select("_o", "name", pl.col("kind").cast(pl.String)), label_rows]).drop_nulls("name")
+    named = names.select("_o", "name", pl.col("kind").cast(pl.String))
+    # a label that is also one of the node's names is found as that name, with its kind (scientific, …)
+    label_rows = label_rows.join(named.select("_o", "name"), on=["_o", "name"], how="anti", nulls_equal=True)
+    rows = pl.concat([named, label_rows]).drop_nulls("name")
     rows = rows.with_columns(name_keys(pl.col("name")).alias("key")).filter(pl.col("key") != "")
     kind_rank = {k: (KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER)) for k in kinds}
     rows = rows.with_columns(pl.col("kind").replace_strict(kind_rank, default=len(KIND_ORDER),
