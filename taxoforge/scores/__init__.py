@@ -25,8 +25,8 @@ The subpackages, in the order the data flows through them:
 
 Orchestration and the command line sit at the top of the package: :mod:`.options` (the
 reading and scoring options, checked by :mod:`taxoforge.params`), :mod:`.cited_taxonomy`
-(the taxonomy resolved and cited once, :func:`cite_taxonomy`) with :mod:`.tree_store` (its
-working set stored once and memory-mapped), :mod:`.steps` (the named steps of a run),
+(the taxonomy resolved and cited once, :func:`cite_taxonomy`; its working set stored once
+and memory-mapped by :mod:`taxoforge.snapshots.tree_cache`), :mod:`.steps` (the named steps of a run),
 :mod:`.run` (one scoring run over one or many files, :func:`score_files`), :mod:`.timings`
 (where a run's time went), :mod:`.map_outputs` (answers → nodes without ground truths),
 :mod:`.folders` (which taxonomy a file in a watched folder is scored against) and

@@ -64,12 +64,12 @@ class CitedTaxonomy:
     @cached_property
     def taxonomy(self):
         """The tree: stored ready to use for a tree read from a folder
-        (:func:`taxoforge.scores.tree_store.open_tree`), else built from the tables."""
+        (:func:`taxoforge.snapshots.tree_cache.open_tree`), else built from the tables."""
         stored = self.open_stored()
         return stored.taxonomy if stored is not None else self.tables.taxonomy()
 
     def open_stored(self, index_dir=None):
-        """The tree's stored working set (:class:`~taxoforge.scores.tree_store.StoredTree`,
+        """The tree's stored working set (:class:`~taxoforge.snapshots.tree_cache.StoredTree`,
         opened once, kept where the mapping indexes are: ``index_dir`` when given), or None
         for tables not read from a folder (built in memory: nothing to store them beside).
 
@@ -80,12 +80,12 @@ class CitedTaxonomy:
 
         Returns
         -------
-        taxoforge.scores.tree_store.StoredTree or None
+        taxoforge.snapshots.tree_cache.StoredTree or None
         """
         if "_stored" not in self.__dict__:
             stored = None
             if self.tables.folder is not None and "taxonomy" not in self.__dict__:
-                from taxoforge.scores.tree_store import open_tree
+                from taxoforge.snapshots.tree_cache import open_tree
 
                 stored = open_tree(self.tables, self.citation.content_sha256, index_dir=index_dir)
             self.__dict__["_stored"] = stored
@@ -109,17 +109,17 @@ class CitedTaxonomy:
 
     def resolved_labels(self):
         """The labels resolved against this tree by earlier runs
-        (:class:`~taxoforge.scores.tree_store.ResolvedLabels`, kept beside the stored tree).
+        (:class:`~taxoforge.snapshots.tree_cache.ResolvedLabels`, kept beside the stored tree).
 
         Returns
         -------
-        taxoforge.scores.tree_store.ResolvedLabels or None
+        taxoforge.snapshots.tree_cache.ResolvedLabels or None
             None when the tree is not stored.
         """
         stored = self.__dict__.get("_stored")
         if stored is None or stored.path is None or stored.taxonomy is not self.__dict__.get("taxonomy"):
             return None
-        from taxoforge.scores.tree_store import ResolvedLabels
+        from taxoforge.snapshots.tree_cache import ResolvedLabels
 
         return ResolvedLabels(stored.path)
 

@@ -83,7 +83,7 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
     (:meth:`TaxonomyIndex.open`): memory-mapped when an earlier call, process or Dagster run
     built it, else built once (with a progress bar) and stored — under ``index_dir`` when
     given, else beside the tree folder, in the snapshot store, or in the cache
-    (:func:`taxoforge.scores.mapping.store.index_place`). ``index.store`` says where and
+    (:func:`taxoforge.snapshots.tree_cache.index_place`). ``index.store`` says where and
     whether this call built it.
 
     Parameters
@@ -107,7 +107,7 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
         (:meth:`TaxonomyIndex.open`): memory-mapped when an earlier call, process or
         Dagster run built it, else built once (with a progress bar) and stored — under
         ``index_dir`` when given, else beside the tree folder, in the snapshot store, or
-        in the cache (:func:`taxoforge.scores.mapping.store.index_place`).
+        in the cache (:func:`taxoforge.snapshots.tree_cache.index_place`).
     """
     if index is not None:
         cited.use_taxonomy(index.taxonomy)

@@ -137,7 +137,7 @@ class GroundTruthResolver:
     label of a file); a label asked for without a prefetch is resolved alone and cached.
     ``links`` holds every label resolved so far (the links table). ``stored``: labels
     resolved against this tree by earlier runs
-    (:class:`~taxoforge.scores.tree_store.ResolvedLabels`), reused instead of resolving them
+    (:class:`~taxoforge.snapshots.tree_cache.ResolvedLabels`), reused instead of resolving them
     again; what this resolver resolves is added to it.
 
     Parameters

@@ -64,7 +64,7 @@ class RankedTree:
         The links table of its tables.
     rank_codes : tuple of (numpy.ndarray, sequence of str), optional
         Instead of ``ranks``: every node's rank as a code (``-1``: none) and the rank of each
-        code (a stored tree's, :mod:`taxoforge.scores.tree_store`); ``ranks`` is then made
+        code (a stored tree's, :mod:`taxoforge.snapshots.tree_cache`); ``ranks`` is then made
         only when asked for.
     """
 

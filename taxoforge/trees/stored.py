@@ -2,7 +2,7 @@
 what a query needs.
 
 :class:`StoredTaxonomy` is made from the arrays of a tree already checked (parents, depths,
-pre-order, stored once, e.g. memory-mapped by :mod:`taxoforge.scores.tree_store`) and a
+pre-order, stored once, e.g. memory-mapped by :mod:`taxoforge.snapshots.tree_cache`) and a
 Series of its ids and labels, without checking or computing anything again. The per-node
 Python objects a :class:`Taxonomy` holds — the object array of ids, the list of labels, the
 names table — are made only when something asks for them; lookups by id and by index go

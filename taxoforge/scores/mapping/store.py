@@ -6,7 +6,7 @@ every scoring run against that tree. :func:`open_name_tables` builds them once a
 them; every later call, process or Dagster run loads them — memory-mapped ``.npy`` files,
 never a rebuild.
 
-**Where** (:func:`index_place`): under ``--index-dir`` / ``$TAXOFORGE_INDEX_DIR`` when
+**Where** (:func:`taxoforge.snapshots.tree_cache.index_place`, with the stored tree): under ``--index-dir`` / ``$TAXOFORGE_INDEX_DIR`` when
 given; else beside a tree, in ``<tree folder>/.taxoforge-index/``, when the tree was read
 from a folder (:attr:`TreeTables.folder`) that can be written. A **snapshot folder** is
 frozen and never written — not even a hidden folder inside it (its manifest lists what it
@@ -17,7 +17,7 @@ folder that cannot be written, a snapshot outside a store) uses the cache folder
 ``$TAXOFORGE_CACHE_DIR/mapping-index/`` (default ``~/.cache/taxoforge``). One folder per
 index, named ``<tree key>-<index id>``:
 
-* the **tree key** (:func:`tree_key`) is a content hash of what the tables are built from —
+* the **tree key** (:func:`taxoforge.snapshots.tree_cache.tree_key`) is a content hash of what the tables are built from —
   the node ids and labels and the names table (node, name, kind) — so an altered tree never
   finds the index of the old one;
 * the **index id** (:attr:`MappingConfig.index_id`) hashes the configuration fields the
@@ -36,7 +36,7 @@ so an upgrade that changes a key is never mixed with an old index), the full tre
 index configuration, and every array's dtype, shape and XXH3 checksum as stored. Anything
 else (stale, foreign, truncated, corrupted) is rebuilt, never used. The checksums are read
 on the first load and again whenever a file's stamp (size, inode, modification and change
-times, :func:`checked_before`) is no longer the one recorded after the last check — any
+times, :func:`taxoforge.snapshots.tree_cache.checked_before`) is no longer the one recorded after the last check — any
 write changes them — so an unchanged index is not read through on every call.
 
 **Concurrency.** The build runs under a file lock (:class:`filelock.FileLock`,
@@ -61,15 +61,15 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from taxoforge.files import atomic_directory, default_cache_dir, write_text_atomic
+from taxoforge.files import atomic_directory, write_text_atomic
 from taxoforge.scores.mapping.config import MappingConfig
 from taxoforge.scores.mapping.name_tables import NameTables
+from taxoforge.snapshots.tree_cache import checked_before, index_place, remember_checked, tree_key
 
-__all__ = ["INDEX_FORMAT", "INDEX_FOLDER", "IndexInfo", "default_cache_dir", "code_fingerprint", "tree_key",
-           "IndexPlace", "index_place", "open_name_tables", "open_name_embeddings", "read_index", "STAGES"]
+__all__ = ["INDEX_FORMAT", "IndexInfo", "code_fingerprint", "open_name_tables", "open_name_embeddings", "read_index",
+           "STAGES"]
 
 INDEX_FORMAT = 1
-INDEX_FOLDER = ".taxoforge-index"  # beside a tree: <tree folder>/.taxoforge-index/
 HEADER = "header.json"
 STAGES = ("names", "normal forms", "base forms", "postings", "n-grams", "trigrams", "writing")
 LOCK_TIMEOUT_S = 3600.0
@@ -92,133 +92,6 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
-def remember_tree_key(taxonomy, key: str) -> None:
-    """Give :func:`tree_key` of ``taxonomy`` without hashing it (a tree whose key was stored
-    with it, :mod:`taxoforge.scores.tree_store`).
-
-    Parameters
-    ----------
-    taxonomy : object
-        The tree.
-    key : str
-        Its key.
-    """
-    taxonomy.__dict__["_tree_key"] = key
-
-
-def tree_key(taxonomy) -> str:
-    """Content hash of what the name tables are built from: the node ids (in index order)
-    and labels, and the names table's ``node_id``, ``name`` and ``kind`` (row hashes of
-    polars, whose version is part of the key — a new polars only costs one rebuild).
-    Computed once per tree object (a :class:`~taxoforge.trees.taxonomy.Taxonomy` does not
-    change).
-
-    Parameters
-    ----------
-    taxonomy : object
-        The taxonomy.
-
-    Returns
-    -------
-    str
-        Content hash of what the name tables are built from: the node ids (in index
-        order) and labels, and the names table's ``node_id``, ``name`` and ``kind`` (row
-        hashes of polars, whose version is part of the key — a new polars only costs one
-        rebuild).
-    """
-    known = getattr(taxonomy, "__dict__", {}).get("_tree_key")
-    if known is not None:
-        return known
-    key = _tree_key(taxonomy)
-    if hasattr(taxonomy, "__dict__"):
-        remember_tree_key(taxonomy, key)
-    return key
-
-
-def _tree_key(taxonomy) -> str:
-    h = hashlib.sha256(f"polars {pl.__version__}\n".encode())
-    labels = getattr(taxonomy, "_labels", None)
-    nodes = pl.DataFrame({"node_id": pl.Series(taxonomy.ids.tolist(), dtype=pl.String),
-                          "label": pl.Series(labels if labels else [None] * len(taxonomy.ids), dtype=pl.String)})
-    h.update(nodes.hash_rows().to_numpy().tobytes())
-    names = taxonomy.names_table
-    cols = [pl.col(c).cast(pl.String) if c in names.columns else pl.lit(None, pl.String).alias(c)
-            for c in ("node_id", "name", "kind")]
-    h.update(b"\0names\0" + names.select(cols).hash_rows().to_numpy().tobytes())
-    return h.hexdigest()
-
-
-@dataclass(frozen=True)
-class IndexPlace:
-    """Where the indexes of a tree are stored: ``root`` (one sub-folder per index),
-    ``kind`` (``"index dir"``, ``"tree folder"``, ``"snapshot store"`` or ``"cache"``) and
-    ``own`` — the root holds the indexes of this one tree only (beside a tree folder), so
-    the indexes of its earlier contents are removed once a new one is in place.
-
-    Attributes
-    ----------
-    root : Path
-        The folder holding one sub-folder per index.
-    kind : str
-        ``"index dir"``, ``"tree folder"``, ``"snapshot store"`` or ``"cache"``.
-    own : bool
-        Whether the tree owns the folder (indexes of other trees never go there).
-    """
-
-    root: Path
-    kind: str
-    own: bool = False
-
-
-def _writable(folder: Path) -> bool:
-    """``folder`` (or, when it does not exist yet, its parent) can be written."""
-    probe = folder if folder.exists() else folder.parent
-    return probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
-
-
-def index_place(folder: str | os.PathLike | None = None, index_dir: str | os.PathLike | None = None) -> IndexPlace:
-    """Where the indexes of the tree read from ``folder`` are stored (module docstring):
-
-    * ``index_dir`` when given (``--index-dir``, ``$TAXOFORGE_INDEX_DIR``);
-    * a **tree folder** (no ``manifest.json``): ``<folder>/.taxoforge-index`` when it can be
-      written;
-    * a **snapshot folder** (with ``manifest.json``) is frozen and never written: inside a
-      local store (``<store>/<taxonomy>/<version>/`` beside ``<store>/index.json``) its
-      indexes go to ``<store>/.taxoforge-index``, shared by every version (the keys are
-      content hashes), when the store can be written;
-    * otherwise (tables built in memory, a folder that cannot be written, a snapshot
-      outside a store): ``$TAXOFORGE_CACHE_DIR/mapping-index``
-      (:func:`default_cache_dir`).
-
-    Parameters
-    ----------
-    folder : str or os.PathLike, optional
-        The folder the tree was read from, if any.
-    index_dir : str or os.PathLike, optional
-        A folder the user named for indexes, if any.
-
-    Returns
-    -------
-    IndexPlace
-        Where the indexes of the tree read from ``folder`` are stored (module
-        docstring):
-    """
-    from taxoforge.snapshots.catalogue import INDEX_NAME
-    from taxoforge.snapshots.manifest import MANIFEST_NAME
-
-    if index_dir is not None and str(index_dir) != "":
-        return IndexPlace(Path(index_dir), "index dir")
-    if folder is not None:
-        folder = Path(folder)
-        if (folder / MANIFEST_NAME).is_file():
-            store = folder.resolve().parent.parent
-            if (store / INDEX_NAME).is_file() and _writable(store / INDEX_FOLDER):
-                return IndexPlace(store / INDEX_FOLDER, "snapshot store")
-        elif _writable(folder / INDEX_FOLDER):
-            return IndexPlace(folder / INDEX_FOLDER, "tree folder", own=True)
-    return IndexPlace(default_cache_dir() / "mapping-index", "cache")
-
-
 @dataclass
 class IndexInfo:
     """How a run got its index: its folder, whether this call built it, and the seconds
@@ -237,7 +110,7 @@ class IndexInfo:
     index_id : str
         The key of the tree and the configuration.
     place : str
-        Where it is stored (:class:`IndexPlace` kind).
+        Where it is stored (:class:`~taxoforge.snapshots.tree_cache.IndexPlace` kind).
     """
 
     path: Path
@@ -318,69 +191,6 @@ def read_index(path: str | os.PathLike, key: str, config: MappingConfig) -> Name
         return None
 
 
-CHECKED = "checked.json"
-
-
-def _stamps(folder: Path, files) -> dict | None:
-    out = {}
-    for f in files:
-        try:
-            st = os.stat(folder / f)
-        except OSError:
-            return None
-        out[f] = [st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns]
-    return out
-
-
-def checked_before(folder: Path, files) -> bool:
-    """Whether every file of ``files`` in ``folder`` passed its checksum before and has not
-    changed since: the stamps (size, inode, device, modification and change times) recorded
-    then (:func:`remember_checked`) are still the files' own. Any write to a file changes
-    its change time, so a file altered since is checked again (and refused when it no
-    longer matches); an unchanged one is not read again on every load.
-
-    Parameters
-    ----------
-    folder : pathlib.Path
-        The stored folder.
-    files : iterable of str
-        The files' names in it.
-
-    Returns
-    -------
-    bool
-    """
-    try:
-        rec = json.loads((folder / CHECKED).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    now = _stamps(folder, files)
-    return now is not None and isinstance(rec, dict) and rec.get("files") == now
-
-
-def remember_checked(folder: Path, files, racy_s: float = 2.0) -> None:
-    """Record the stamps of ``files`` just checked (:func:`checked_before`), unless a file
-    was modified within ``racy_s`` seconds (a write in the same clock tick could keep its
-    times) or the record cannot be written (the next load checks again).
-
-    Parameters
-    ----------
-    folder : pathlib.Path
-        The stored folder.
-    files : iterable of str
-        The files' names in it.
-    racy_s : float
-        Files modified this recently are not recorded.
-    """
-    now = _stamps(folder, files)
-    if now is None or any(time.time_ns() - s[3] < racy_s * 1e9 for s in now.values()):
-        return
-    try:
-        write_text_atomic(folder / CHECKED, json.dumps({"files": now}, sort_keys=True) + "\n")
-    except OSError:
-        pass
-
-
 def _checksum(a: np.ndarray) -> str:
     """XXH3-64 of an array's bytes (a flipped byte in a stored array is caught on load)."""
     import xxhash
@@ -446,7 +256,7 @@ class _Progress:
 def _remove_stale(root: Path, keep: str, key: str) -> None:
     """Beside a tree: remove the indexes of the tree's earlier contents (their lock files
     stay: another process may hold one). Stored trees (``*-tree-*``,
-    :mod:`taxoforge.scores.tree_store`) are named by another key and look after themselves."""
+    :mod:`taxoforge.snapshots.tree_cache`) are named by another key and look after themselves."""
     for p in root.iterdir():
         if p.name.startswith(".") or p.name.startswith(key[:16]) or "-tree-" in p.name or not p.is_dir():
             continue
@@ -459,7 +269,7 @@ def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLi
     """The name tables of ``taxonomy`` under ``config``: loaded when a valid stored index
     exists (memory-mapped), else built once under a lock and stored (module docstring).
     ``folder``: the folder the tree was read from; ``index_dir``: where to store indexes
-    instead (:func:`index_place` says where they go); ``progress``: the build's progress
+    instead (:func:`~taxoforge.snapshots.tree_cache.index_place` says where they go); ``progress``: the build's progress
     bar (None: on a terminal).
 
     Parameters

@@ -133,7 +133,7 @@ class TaxonomyIndex:
         folder) from its stored name tables — built and stored on first use, then
         memory-mapped by every later call: under ``index_dir`` when given, else beside the
         tree's folder, in its snapshot store, or in ``$TAXOFORGE_CACHE_DIR``
-        (:func:`taxoforge.scores.mapping.store.index_place`). ``taxonomy``: the tree's
+        (:func:`taxoforge.snapshots.tree_cache.index_place`). ``taxonomy``: the tree's
         :class:`~taxoforge.trees.taxonomy.Taxonomy` when already built; ``progress``: the
         build's progress bar (None: on a terminal). :attr:`store` says where the index is
         and whether this call built it.

@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.mapping.name_tables import NameTables
-from taxoforge.scores.mapping.store import (HEADER, INDEX_FOLDER, code_fingerprint, index_place, open_name_tables,
-                                            read_index, tree_key)
+from taxoforge.scores.mapping.store import HEADER, code_fingerprint, open_name_tables, read_index
+from taxoforge.snapshots.tree_cache import INDEX_FOLDER, index_place, tree_key
 from taxoforge.snapshots import SnapshotStore
 from taxoforge.snapshots.verify import verify_folder
 from taxoforge.trees.tables import TreeTables

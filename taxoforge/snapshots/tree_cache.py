@@ -21,10 +21,21 @@ carries in its manifest), and memory-maps them afterwards:
 
 A folder that does not match in full is rebuilt, never used; the build runs under a file
 lock and the folder takes its final name whole (:func:`taxoforge.files.atomic_directory`).
-The folder lies where the tree's mapping indexes do
-(:func:`taxoforge.scores.mapping.store.index_place`): ``<tree>/.taxoforge-index/``, the
-snapshot store, or the cache. The names table is not stored: it is read from the tables
-when something asks for it.
+The names table is not stored: it is read from the tables when something asks for it.
+
+**Where** a tree's working set and its mapping indexes are kept (:func:`index_place`):
+under ``--index-dir`` / ``$TAXOFORGE_INDEX_DIR`` when given; else beside a tree, in
+``<tree folder>/.taxoforge-index/``, when the tree was read from a folder that can be
+written. A **snapshot folder** is frozen and never written, not even a hidden folder inside
+it: one in a local store (``<store>/<taxonomy>/<version>/``) keeps them in
+``<store>/.taxoforge-index/``, beside the snapshots and shared by all of them. Everything
+else (tables built in memory, a folder that cannot be written, a snapshot outside a store)
+uses ``$TAXOFORGE_CACHE_DIR/mapping-index/``. The mapping indexes
+(:mod:`taxoforge.scores.mapping.store`) are keyed by :func:`tree_key`, which the stored
+tree remembers, and share the check memo (:func:`checked_before`).
+
+:class:`ResolvedLabels` keeps, beside a stored tree, the labels the label linker resolved
+against it, so a repeat run resolves only labels it has not seen.
 """
 
 from __future__ import annotations
@@ -32,20 +43,31 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+import filelock
 import numpy as np
+import polars as pl
 
-__all__ = ["StoredTree", "open_tree", "TREE_FORMAT"]
+from taxoforge.files import atomic_directory, default_cache_dir, write_parquet_atomic, write_text_atomic
+from taxoforge.snapshots.catalogue import INDEX_NAME
+from taxoforge.snapshots.manifest import MANIFEST_NAME
+from taxoforge.trees.stored import StoredTaxonomy
+
+__all__ = ["StoredTree", "open_tree", "TREE_FORMAT", "INDEX_FOLDER", "IndexPlace", "index_place", "tree_key",
+           "remember_tree_key", "checked_before", "remember_checked", "ResolvedLabels", "resolver_fingerprint"]
+
+INDEX_FOLDER = ".taxoforge-index"  # beside a tree: <tree folder>/.taxoforge-index/
 
 TREE_FORMAT = 2
 HEADER = "header.json"
 ARRAYS = ("parent_idx", "depth", "preorder", "subtree_size")
-_CODE = ("trees/taxonomy.py", "trees/stored.py", "trees/lca.py", "trees/tables.py", "scores/tree_store.py")
+_CODE = ("trees/taxonomy.py", "trees/stored.py", "trees/lca.py", "trees/tables.py", "snapshots/tree_cache.py")
 
 
 @lru_cache(maxsize=1)
@@ -57,6 +79,196 @@ def _code_fingerprint() -> str:
     return h.hexdigest()
 
 
+# ---------------------------------------------------------------------------- where, and the tree's key
+def remember_tree_key(taxonomy, key: str) -> None:
+    """Give :func:`tree_key` of ``taxonomy`` without hashing it (a tree whose key was stored
+    with it, :func:`open_tree`).
+
+    Parameters
+    ----------
+    taxonomy : object
+        The tree.
+    key : str
+        Its key.
+    """
+    taxonomy.__dict__["_tree_key"] = key
+
+
+def tree_key(taxonomy) -> str:
+    """Content hash of what the name tables are built from: the node ids (in index order)
+    and labels, and the names table's ``node_id``, ``name`` and ``kind`` (row hashes of
+    polars, whose version is part of the key — a new polars only costs one rebuild).
+    Computed once per tree object (a :class:`~taxoforge.trees.taxonomy.Taxonomy` does not
+    change).
+
+    Parameters
+    ----------
+    taxonomy : object
+        The taxonomy.
+
+    Returns
+    -------
+    str
+        Content hash of what the name tables are built from: the node ids (in index
+        order) and labels, and the names table's ``node_id``, ``name`` and ``kind`` (row
+        hashes of polars, whose version is part of the key — a new polars only costs one
+        rebuild).
+    """
+    known = getattr(taxonomy, "__dict__", {}).get("_tree_key")
+    if known is not None:
+        return known
+    key = _tree_key(taxonomy)
+    if hasattr(taxonomy, "__dict__"):
+        remember_tree_key(taxonomy, key)
+    return key
+
+
+def _tree_key(taxonomy) -> str:
+    h = hashlib.sha256(f"polars {pl.__version__}\n".encode())
+    labels = getattr(taxonomy, "_labels", None)
+    nodes = pl.DataFrame({"node_id": pl.Series(taxonomy.ids.tolist(), dtype=pl.String),
+                          "label": pl.Series(labels if labels else [None] * len(taxonomy.ids), dtype=pl.String)})
+    h.update(nodes.hash_rows().to_numpy().tobytes())
+    names = taxonomy.names_table
+    cols = [pl.col(c).cast(pl.String) if c in names.columns else pl.lit(None, pl.String).alias(c)
+            for c in ("node_id", "name", "kind")]
+    h.update(b"\0names\0" + names.select(cols).hash_rows().to_numpy().tobytes())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class IndexPlace:
+    """Where the indexes of a tree are stored: ``root`` (one sub-folder per index),
+    ``kind`` (``"index dir"``, ``"tree folder"``, ``"snapshot store"`` or ``"cache"``) and
+    ``own`` — the root holds the indexes of this one tree only (beside a tree folder), so
+    the indexes of its earlier contents are removed once a new one is in place.
+
+    Attributes
+    ----------
+    root : Path
+        The folder holding one sub-folder per index.
+    kind : str
+        ``"index dir"``, ``"tree folder"``, ``"snapshot store"`` or ``"cache"``.
+    own : bool
+        Whether the tree owns the folder (indexes of other trees never go there).
+    """
+
+    root: Path
+    kind: str
+    own: bool = False
+
+
+def _writable(folder: Path) -> bool:
+    """``folder`` (or, when it does not exist yet, its parent) can be written."""
+    probe = folder if folder.exists() else folder.parent
+    return probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
+
+
+def index_place(folder: str | os.PathLike | None = None, index_dir: str | os.PathLike | None = None) -> IndexPlace:
+    """Where the indexes of the tree read from ``folder`` are stored (module docstring):
+
+    * ``index_dir`` when given (``--index-dir``, ``$TAXOFORGE_INDEX_DIR``);
+    * a **tree folder** (no ``manifest.json``): ``<folder>/.taxoforge-index`` when it can be
+      written;
+    * a **snapshot folder** (with ``manifest.json``) is frozen and never written: inside a
+      local store (``<store>/<taxonomy>/<version>/`` beside ``<store>/index.json``) its
+      indexes go to ``<store>/.taxoforge-index``, shared by every version (the keys are
+      content hashes), when the store can be written;
+    * otherwise (tables built in memory, a folder that cannot be written, a snapshot
+      outside a store): ``$TAXOFORGE_CACHE_DIR/mapping-index``
+      (:func:`default_cache_dir`).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike, optional
+        The folder the tree was read from, if any.
+    index_dir : str or os.PathLike, optional
+        A folder the user named for indexes, if any.
+
+    Returns
+    -------
+    IndexPlace
+        Where the indexes of the tree read from ``folder`` are stored (module
+        docstring):
+    """
+    if index_dir is not None and str(index_dir) != "":
+        return IndexPlace(Path(index_dir), "index dir")
+    if folder is not None:
+        folder = Path(folder)
+        if (folder / MANIFEST_NAME).is_file():
+            store = folder.resolve().parent.parent
+            if (store / INDEX_NAME).is_file() and _writable(store / INDEX_FOLDER):
+                return IndexPlace(store / INDEX_FOLDER, "snapshot store")
+        elif _writable(folder / INDEX_FOLDER):
+            return IndexPlace(folder / INDEX_FOLDER, "tree folder", own=True)
+    return IndexPlace(default_cache_dir() / "mapping-index", "cache")
+
+
+CHECKED = "checked.json"
+
+
+def _stamps(folder: Path, files) -> dict | None:
+    out = {}
+    for f in files:
+        try:
+            st = os.stat(folder / f)
+        except OSError:
+            return None
+        out[f] = [st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns]
+    return out
+
+
+def checked_before(folder: Path, files) -> bool:
+    """Whether every file of ``files`` in ``folder`` passed its checksum before and has not
+    changed since: the stamps (size, inode, device, modification and change times) recorded
+    then (:func:`remember_checked`) are still the files' own. Any write to a file changes
+    its change time, so a file altered since is checked again (and refused when it no
+    longer matches); an unchanged one is not read again on every load.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The stored folder.
+    files : iterable of str
+        The files' names in it.
+
+    Returns
+    -------
+    bool
+    """
+    try:
+        rec = json.loads((folder / CHECKED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    now = _stamps(folder, files)
+    return now is not None and isinstance(rec, dict) and rec.get("files") == now
+
+
+def remember_checked(folder: Path, files, racy_s: float = 2.0) -> None:
+    """Record the stamps of ``files`` just checked (:func:`checked_before`), unless a file
+    was modified within ``racy_s`` seconds (a write in the same clock tick could keep its
+    times) or the record cannot be written (the next load checks again).
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The stored folder.
+    files : iterable of str
+        The files' names in it.
+    racy_s : float
+        Files modified this recently are not recorded.
+    """
+    now = _stamps(folder, files)
+    if now is None or any(time.time_ns() - s[3] < racy_s * 1e9 for s in now.values()):
+        return
+    try:
+        write_text_atomic(folder / CHECKED, json.dumps({"files": now}, sort_keys=True) + "\n")
+    except OSError:
+        pass
+
+
+
+# ---------------------------------------------------------------------------- the stored tree
 @dataclass
 class StoredTree:
     """What :func:`open_tree` gives.
@@ -70,7 +282,7 @@ class StoredTree:
         (None when the tree has no ranks): :class:`~taxoforge.trees.ranked_tree.RankedTree`'s
         ``rank_codes``.
     tree_key : str
-        The key of the tree's mapping index (:func:`taxoforge.scores.mapping.store.tree_key`).
+        The key of the tree's mapping index (:func:`tree_key`).
     path : pathlib.Path or None
         Where it is stored (None: not stored).
     built : bool
@@ -124,11 +336,8 @@ def _checksum_file(path: Path, offset: int, nbytes: int) -> str:
 
 def _read(path: Path, content_sha256: str, tables) -> StoredTree | None:
     """The stored tree in ``path``, or None when it is missing or does not match in full."""
-    import polars as pl
     import pyarrow as pa
 
-    from taxoforge.scores.mapping.store import checked_before, remember_checked, remember_tree_key
-    from taxoforge.trees.stored import StoredTaxonomy
 
     t0 = time.perf_counter()
     try:
@@ -173,11 +382,8 @@ def _read(path: Path, content_sha256: str, tables) -> StoredTree | None:
 
 
 def _write(path: Path, content_sha256: str, tables, tax) -> None:
-    import polars as pl
     import pyarrow as pa
 
-    from taxoforge.files import atomic_directory, write_text_atomic
-    from taxoforge.scores.mapping.store import tree_key
 
     labels = tax._labels
     cols = {"node_id": pl.Series(tax.ids.tolist(), dtype=pl.String),
@@ -226,10 +432,6 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
     -------
     StoredTree
     """
-    import filelock
-
-    from taxoforge.scores.mapping.store import index_place
-
     t0 = time.perf_counter()
     place = index_place(tables.folder, index_dir)
     path = place.root / f"{content_sha256[:16]}-tree-{TREE_FORMAT}"
@@ -245,8 +447,6 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
             tax = tables.taxonomy()
             _write(path, content_sha256, tables, tax)
         if place.own:  # beside a tree: the stored trees of its earlier contents go
-            import shutil
-
             for old in place.root.glob("*-tree-*"):  # earlier contents, or an earlier format
                 if old.is_dir() and old.name != path.name:
                     shutil.rmtree(old, ignore_errors=True)
@@ -261,16 +461,12 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
 
 
 def _key(tax) -> str:
-    from taxoforge.scores.mapping.store import tree_key
-
     return tree_key(tax)
 
 
 def _rank_codes(tables, tax) -> tuple[np.ndarray, list[str]] | None:
     """Every node's rank in id order as a code into the sorted list of the tree's ranks
     (``-1``: none), and that list; None for a tree without a ``rank`` column."""
-    import polars as pl
-
     nodes = tables.nodes
     if "rank" not in nodes.columns:
         return None
@@ -320,8 +516,6 @@ class ResolvedLabels:
         self._table = None
 
     def _load(self):
-        import polars as pl
-
         if self._table is None:
             try:
                 self._table = pl.read_parquet(self.path)
@@ -342,8 +536,6 @@ class ResolvedLabels:
         polars.DataFrame or None
             Their rows of the links table (None when nothing is stored).
         """
-        import polars as pl
-
         table = self._load()
         if table is None or not pairs:
             return None
@@ -362,10 +554,6 @@ class ResolvedLabels:
         links : polars.DataFrame
             Rows of the links table the label linker gave.
         """
-        import polars as pl
-
-        from taxoforge.files import write_parquet_atomic
-
         if not links.height:
             return
         table = self._load()

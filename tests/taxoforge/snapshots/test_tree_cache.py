@@ -8,9 +8,10 @@ import polars as pl
 
 from taxoforge.scores.cited_taxonomy import cite_taxonomy
 from taxoforge.scores.steps import GroundTruthResolver
-from taxoforge.scores.tree_store import ResolvedLabels, open_tree
+from taxoforge.snapshots.tree_cache import ResolvedLabels, open_tree
 from taxoforge.trees.stored import StoredTaxonomy, labels_of
 from taxoforge.trees.tables import TreeTables
+from tests.taxoforge.scores.conftest import inat_like  # noqa: F401 - the fixture
 
 
 def _folder(inat_like, tmp_path):
