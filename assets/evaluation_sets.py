@@ -33,8 +33,7 @@ from taxoforge.evaluation.reasoning_tests import fct_variant, nota_variant
 from taxoforge.files import write_text_atomic
 from taxoforge.files.labels import LabelFileError, read_labels
 from taxoforge.markdown import markdown_table
-from taxoforge.snapshots.load import load_taxonomy
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.snapshots.open import open_taxonomy
 
 GROUP = "evaluation_sets"
 DIFFICULTY_PARTITIONS = dg.StaticPartitionsDefinition(list(mc.DIFFICULTIES))
@@ -92,7 +91,7 @@ def multiple_choice_asset(name: str, snapshot: str, organism: str = "organism") 
                    snapshot_store: SnapshotStoreResource, data_dir: DataDirResource) -> dg.MaterializeResult:
         difficulty = context.partition_key
         ref = _snapshot_ref(context, snapshot_asset)
-        tree = RankedTree.of(load_taxonomy(ref, store=snapshot_store.store()))
+        tree = open_taxonomy(ref, snapshot_store.store())
         word = config.organism or organism
         try:
             if config.labels_file:

@@ -144,12 +144,12 @@ def _figures_markdown(run) -> str:
 
 def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: ScoringResource,
            snapshot_store: SnapshotStoreResource, taxonomy: str | None):
-    from taxoforge.scores.cited_taxonomy import cite_taxonomy
     from taxoforge.scores.statistics.confidence import BootstrapConfig
     from taxoforge.scores.mapping import MappingConfig
     from taxoforge.scores.options import ScoreOptions
     from taxoforge.scores.run import score_file
     from taxoforge.snapshots.errors import SnapshotError
+    from taxoforge.snapshots.open import open_taxonomy
 
     key = context.partition_key
     path = Path(scoring.outputs_dir) / key
@@ -163,29 +163,29 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
         raise dg.Failure(f"{key}: its folder names {ref!r} ({how}), not {taxonomy}: it is scored by "
                          f"{scores_asset_key(ref).to_user_string()}")
     try:
-        cited = cite_taxonomy(ref, store=snapshot_store.store())
+        tree = open_taxonomy(ref, snapshot_store.store(), index_dir=scoring.index_dir or None)
     except SnapshotError as e:
         raise dg.Failure(description=f"{key}: taxonomy {ref!r} ({how}): {e}") from None
     out = result_folder(scoring.scores_dir, key)
     options = ScoreOptions(meteor=config.meteor, index_dir=scoring.index_dir or None,
                            config=MappingConfig(similarity=config.similarity, k=config.k, temperature=config.temperature),
                            ci=BootstrapConfig(n_resamples=config.bootstrap))
-    run = score_file(path, cited, out_dir=out, score=options)
+    run = score_file(path, tree, out_dir=out, score=options)
     info = run.info
     threshold = config.min_scored_fraction if config.min_scored_fraction >= 0 else scoring.min_scored_fraction
     best = run.leaderboard.row(0, named=True) if run.leaderboard.height else {}
-    context.log.info(f"{path}: {info['scored']} of {info['rows']} rows scored against {cited.ref} ({how}), "
+    context.log.info(f"{path}: {info['scored']} of {info['rows']} rows scored against {tree.ref} ({how}), "
                      f"{info['bad_rows']} bad rows")
     reasons = ", ".join(f"{r} {n}" for r, n in sorted(info["bad_rows_by_reason"].items())) or "none"
     metadata = {
         "file": dg.MetadataValue.path(str(path)),
         "results": dg.MetadataValue.path(str(out.resolve())),
-        "taxonomy": cited.name,
-        "taxonomy_ref": cited.ref,
-        "taxonomy_store": cited.citation.store_label or "(not published)",
+        "taxonomy": tree.name,
+        "taxonomy_ref": tree.ref,
+        "taxonomy_store": tree.citation.store_label or "(not published)",
         "taxonomy_rule": how,
-        "snapshot_asset": f"{cited.name}_snapshot" if taxonomy is not None else "(none in this code location)",
-        "citation": dg.MetadataValue.json(cited.citation.as_dict()),
+        "snapshot_asset": f"{tree.name}_snapshot" if taxonomy is not None else "(none in this code location)",
+        "citation": dg.MetadataValue.json(tree.citation.as_dict()),
         "taxonomy_version": info["taxonomy_version"],
         "rows": info["rows"], "scored": info["scored"], "bad_rows": info["bad_rows"],
         "scored_fraction": float(run.scored_fraction),
@@ -199,7 +199,7 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
     }
     if not info["scored"]:
         raise dg.Failure(
-            description=f"{key}: no row was scored against {cited.ref} ({info['rows']} rows; {reasons}). "
+            description=f"{key}: no row was scored against {tree.ref} ({info['rows']} rows; {reasons}). "
                         f"Is it the right taxonomy ({how})? Put a taxonomy.txt naming the right one in its folder.",
             metadata=metadata)
     metadata.update({

@@ -53,7 +53,7 @@ EMBEDDED_SNAPSHOTS = ("wordnet", "imagenet1k", "inaturalist")
 
 class SnapshotConfig(dg.Config):
     """``latest``: make the published version what the bare taxonomy name means (``score …
-    NAME``, ``load_taxonomy("NAME")``). Set it false for a test build (another seed, an
+    NAME``, ``open_taxonomy("NAME")``). Set it false for a test build (another seed, an
     experimental exclusion list …) so it is published beside the current one without
     replacing it; the first version of a taxonomy becomes latest either way."""
 
@@ -87,7 +87,7 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
             "SHA-256 of every file). Version and data version are a hash of the tables' content, so an "
             "unchanged rebuild keeps its version. Refused when a tree check fails. Config `latest` "
             f"(default true) makes it what `{name}` means; false publishes a test build beside it. "
-            f"Load it with `load_taxonomy(\"{name}@VERSION\")`; pull it with `taxoforge pull {name}`."
+            f"Open it with `open_taxonomy(\"{name}@VERSION\")`; pull it with `taxoforge pull {name}`."
         ),
     )
     def _snapshot(context: dg.AssetExecutionContext, config: SnapshotConfig, snapshot_store: SnapshotStoreResource,
@@ -134,7 +134,7 @@ def snapshot_asset(name: str, tree_key: str, *, tags: dict | None = None) -> dg.
             "code_version": dg.MetadataValue.json(m.get("code_version") or {}),
             "created": m["created"],
             "checks": dg.MetadataValue.md(checks_markdown(checks)),
-            "load_with": dg.MetadataValue.md(f"`load_taxonomy(\"{res.ref}\", store=\"{public or store.url}\")`"),
+            "load_with": dg.MetadataValue.md(f"`open_taxonomy(\"{res.ref}\", store=\"{public or store.url}\")`"),
             "catalogue": dg.MetadataValue.path(store.location("index.html")),
             "browser": (dg.MetadataValue.url(f"{public.rstrip('/')}/{browser_path(name, res.version)}")
                         if public and public.startswith(("http://", "https://"))

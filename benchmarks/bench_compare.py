@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from taxoforge.trees.taxonomy import Taxonomy
 
 SIZES = {"tiny": {"species": 300, "items": 500}, "small": {"species": 2_000, "items": 10_000},
          "full": {"species": 2_000, "items": 10_000}}
@@ -55,7 +56,7 @@ def make_runs(folder: Path, size: str, seed: int = 0) -> tuple[Path, Path]:
 
     cfg = SIZES[size]
     tree = inat_sample_tree(cfg["species"], seed=seed)
-    tax = tree.taxonomy()
+    tax = Taxonomy.of(tree)
     nodes = tree.nodes.select("node_id", "parent_id", "rank")
     parent = dict(zip(nodes["node_id"].to_list(), nodes["parent_id"].to_list()))
     species = nodes.filter(pl.col("rank") == "species")["node_id"].to_list()

@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from taxoforge.trees.taxonomy import Taxonomy
 
 SIZES = {"tiny": {"tree": "inat-sample", "answers": 200, "one_by_one": 50},
          "small": {"tree": "imagenet1k", "answers": 2_000, "one_by_one": 300},
@@ -123,7 +124,7 @@ def run(size: str = "small", seed: int = 0) -> dict:
     cfg = SIZES[size]
     t0 = time.perf_counter()
     tables = _tree(cfg["tree"], seed)
-    tax = tables.taxonomy()
+    tax = Taxonomy.of(tables)
     answers = generated_answers(tables, cfg["answers"], seed)
     out: dict = {"benchmark": "embeddings", "size": size, "seed": seed, "tree": cfg["tree"], "nodes": len(tax)}
     # baseline: the string measure, same tree, same answers

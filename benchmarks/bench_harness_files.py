@@ -81,7 +81,7 @@ def run(size: str = "small") -> dict:
     natives = natives[:SIZES[size]["files"]] if SIZES[size]["files"] else natives
     if SIZES[size]["files"] == 1:
         natives = [p for p in natives if "fish-easy" in str(p)] or natives[:1]
-    from taxoforge.scores.cited_taxonomy import cite_taxonomy
+    from taxoforge.snapshots.open import open_taxonomy
     from taxoforge.scores.mapping import TaxonomyIndex
 
     with tempfile.TemporaryDirectory(prefix="bench-harness-") as tmp:
@@ -92,8 +92,8 @@ def run(size: str = "small") -> dict:
             return {"benchmark": "harness_files", "status": "skipped", "reason": f"{type(e).__name__}: {e}"}
         tree_dir = tmp / "tree"
         tree.write(tree_dir)
-        cited = cite_taxonomy(tree)
-        index = TaxonomyIndex(cited.taxonomy)
+        cited = open_taxonomy(tree)
+        index = TaxonomyIndex(cited)
         files, checks = [], []
         cli_done: set[str] = {h for h in ("lmms-eval", "VLMEvalKit") if h not in SIZES[size]["cli"]}
         for native in natives:

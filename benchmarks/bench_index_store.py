@@ -7,7 +7,7 @@ the measuring process stays small:
 
 * **baseline — today's call**: what ``taxoforge score`` did on every call before the
   index was stored: resolve and cite the tree folder, build the mapping index in memory
-  (``TaxonomyIndex(cited.taxonomy, config)``), score (:func:`taxoforge.scores.run.score_frame`,
+  (``TaxonomyIndex(tree, config)``), score (:func:`taxoforge.scores.run.score_frame`,
   the CLI's defaults: bootstrap intervals, breakdowns; METEOR off for every call). The
   in-memory build is this code's (the vectorised builder); the builder it replaced is
   gone from the code, so its figures are not part of this benchmark (``benchmarks/README.md``
@@ -65,14 +65,14 @@ TEMPLATES = ["{}", "A: {}", "The answer is {}.", "I think this is a {}", "{} (pr
 _BASELINE = """
 import json, sys, time
 t0 = time.perf_counter()
-from taxoforge.scores.cited_taxonomy import cite_taxonomy
+from taxoforge.snapshots.open import open_taxonomy
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.run import read_files, score_frame
 tree, files = sys.argv[1], sys.argv[2:]
 rows = read_files(files)
-cited = cite_taxonomy(tree)
+cited = open_taxonomy(tree)
 t = time.perf_counter()
-index = TaxonomyIndex(cited.taxonomy, MappingConfig())
+index = TaxonomyIndex(cited, MappingConfig())
 build = time.perf_counter() - t
 run = score_frame(rows, cited, index=index, meteor=False)
 print(json.dumps({"leaderboard": run.leaderboard.to_dicts(), "info": {"scored": run.info["scored"],

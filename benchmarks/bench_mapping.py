@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from taxoforge.trees.taxonomy import Taxonomy
 
 SIZES = {"small": {"species": 1_500, "predictions": 5_000, "baseline_sample": 15},
          "full": {"species": 10_000, "predictions": 50_000, "baseline_sample": 30}}
@@ -92,7 +93,7 @@ def run(size: str = "small", seed: int = 0) -> dict:
     cfg = SIZES[size]
     t0 = time.perf_counter()
     tables = inat_sample_tree(cfg["species"], seed=seed)
-    tax = tables.taxonomy()
+    tax = Taxonomy.of(tables)
     t_tree = time.perf_counter() - t0
     # as in a scoring run: templates stripped and refused clauses cut off (parse_answer), then
     # read into the mapper's (joined) normal form

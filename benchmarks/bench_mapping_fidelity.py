@@ -62,6 +62,7 @@ from benchmarks.mapping_gold import (
     template_items,
     vlm4bio_items,
 )
+from taxoforge.trees.taxonomy import Taxonomy
 
 SIZES = {
     "tiny": {"imagenet_names": 600, "wordnet_names": 400, "inat_species": 1_500, "inat_names": 600, "refusal_names": 8,
@@ -244,7 +245,7 @@ def _table9_rows(items: list[Item], results: list[dict]) -> list[dict]:
 
 
 def evaluate_tree(name: str, tables, cfg: dict, seed: int, similarity: str, measure: str) -> dict:
-    tax = tables.taxonomy()
+    tax = Taxonomy.of(tables)
     index, t_index = build_index(tax, similarity)
     items, notes = gold_for_tree(name, tables, index, cfg, seed)
     t = time.perf_counter()
@@ -306,7 +307,7 @@ def generated_answers(tables, n: int, seed: int) -> list[str]:
 
     from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 
-    tax = tables.taxonomy()
+    tax = Taxonomy.of(tables)
     index = TaxonomyIndex(tax, MappingConfig())
     rng = np.random.default_rng(seed)
     pool = [it.text for it in template_items(tables, index, max(1, n // 10), seed)]
@@ -323,7 +324,7 @@ def prefilter_and_speed(tables, n: int, seed: int, emb_spec: str | None, emb_n: 
     """The generated answers mapped with the prefilter on and off (identical nodes and stages
     expected; the differences are listed) and the rates (wall and CPU, mapping only)."""
     texts = generated_answers(tables, n, seed)
-    tax = tables.taxonomy()
+    tax = Taxonomy.of(tables)
     out: dict = {"tree": tables.name, "nodes": len(tax), "answers": len(texts)}
     res = {}
     for mode, pre in (("prefilter_on", True), ("prefilter_off", False)):

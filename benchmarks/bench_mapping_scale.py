@@ -38,6 +38,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.harness import measure, ratio
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["run", "SIZES"]
 
@@ -91,7 +92,7 @@ def _setup_index(tree_dir: str, n: int, prefilter: bool = True):
     from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
     from taxoforge.trees.tables import TreeTables
 
-    tax = TreeTables.read(tree_dir).taxonomy()
+    tax = Taxonomy.of(TreeTables.read(tree_dir))
     index = TaxonomyIndex(tax, MappingConfig(prefilter=prefilter))
     return index, _predictions(tree_dir, n)
 
@@ -100,7 +101,7 @@ def _setup_tables(tree_dir: str, n: int):
     from taxoforge.trees.tables import TreeTables
     import taxoforge.scores.mapping  # noqa: F401 - imports stay out of the timed part
 
-    return TreeTables.read(tree_dir).taxonomy(), _predictions(tree_dir, n)
+    return Taxonomy.of(TreeTables.read(tree_dir)), _predictions(tree_dir, n)
 
 
 def _build_index(state) -> dict:

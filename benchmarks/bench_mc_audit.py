@@ -38,8 +38,8 @@ def _shares(tree, qs) -> dict:
     other = {"kingdom": 0, "class": 0}
     n = 0
     for target, nodes in qs.questions.select("target-node", "option-nodes").iter_rows():
-        a = tree.taxonomy.index_of([target])
-        d = tree.taxonomy.index_of([x for x in nodes if x != target])
+        a = tree.index_of([target])
+        d = tree.index_of([x for x in nodes if x != target])
         for rank in other:
             other[rank] += int(np.sum(tree.ancestor_at_rank(d, rank) != tree.ancestor_at_rank(a, rank)[0]))
         n += len(d)
@@ -54,14 +54,14 @@ def run(size: str = "small") -> dict:
     from taxoforge.links.resolve import resolve_labels
     from taxoforge.links.scientific_names import vlm4bio_labels
     from taxoforge.sources.inaturalist import inat_tree
-    from taxoforge.trees.ranked_tree import RankedTree
+    from taxoforge.trees.taxonomy import Taxonomy
 
     folder = shared_path("vlm4bio")
     if folder is None:
         return {"size": size, "status": "skipped", "error": missing("vlm4bio")}
     t = time.perf_counter()
     tables = inat_tree()
-    tree = RankedTree.of(tables)
+    tree = Taxonomy.of(tables)
     load_s = time.perf_counter() - t
     names = vlm4bio_labels(folder)
     out: dict = {"size": size, "tree_nodes": len(tree), "tree_load_seconds": load_s, "datasets": {}}

@@ -72,14 +72,14 @@ def generated_tree(n_genera: int = 1500, seed: int = 0):
 
 def _load(cfg: dict):
     from taxoforge.evaluation import multiple_choice as mc
-    from taxoforge.trees.ranked_tree import RankedTree
+    from taxoforge.trees.taxonomy import Taxonomy
 
     if cfg["tree"] == "inaturalist":
         from taxoforge.sources.inaturalist import inat_tree
 
-        tree = RankedTree.of(inat_tree())
+        tree = Taxonomy.of(inat_tree())
     else:
-        tree = RankedTree.of(generated_tree())
+        tree = Taxonomy.of(generated_tree())
     gts = {d: mc.sample_ground_truths(tree, d, cfg["questions"], seed=1) for d in DIFFICULTIES}
     return tree, gts, cfg
 

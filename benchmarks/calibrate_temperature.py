@@ -23,6 +23,7 @@ import numpy as np
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.mapping.calibration import TEMPERATURE_GRID, near_tie_passes, one_edit_typos
 from taxoforge.scores.mapping.similarity import STRING_SCORERS
+from taxoforge.trees.taxonomy import Taxonomy
 
 MAX_SHARE = 0.01
 
@@ -50,7 +51,7 @@ def run(species: int = 10_000, seed: int = 0, sample: int = 3000, measures=tuple
         passes, tied, reaching, answers = [], 0, 0, 0
         filler_tops = []
         for tables in trees.values():
-            tax = tables.taxonomy()
+            tax = Taxonomy.of(tables)
             index = TaxonomyIndex(tax, MappingConfig(similarity=measure, temperature=1.0))
             labels = sorted({x for x in tax._labels if x})
             rng = np.random.default_rng(seed)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["Item", "SINGULAR", "PLURAL", "REFUSALS", "HEDGES", "TASK_WORDS", "ORGANISM_WORDS", "template_items",
            "table9_rows", "table9_items", "vlm4bio_items", "refusal_items", "hedge_items", "real_refusal_items",
@@ -136,7 +137,7 @@ def tree_names(tables, sample: int | None, seed: int) -> list[tuple[str, str, st
     """``(node_id, name, kind)`` of every name of every node (identifiers such as synset ids
     are not names), display labels included (kind ``label`` unless the names table gives the
     same name another kind); a seeded sample of ``sample`` rows when given."""
-    tax = tables.taxonomy()
+    tax = Taxonomy.of(tables)
     names = tables.names
     if "kind" in names.columns:
         names = names.filter(pl.col("kind").is_null() | (pl.col("kind") != "synset"))
@@ -214,7 +215,7 @@ def table9_rows() -> pl.DataFrame:
 def _taxon_node(tables, name: str, rank: str, within: str | None) -> list[str]:
     nodes = tables.nodes.filter((pl.col("label") == name) & (pl.col("rank") == rank))["node_id"].to_list()
     if within and len(nodes) > 1:
-        tax = tables.taxonomy()
+        tax = Taxonomy.of(tables)
         nodes = [n for n in nodes if any(tax.label(a) == within for a in tax.ancestors(n))]
     return nodes
 

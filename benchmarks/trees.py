@@ -10,6 +10,7 @@ from functools import lru_cache
 
 import numpy as np
 import polars as pl
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["wordnet_tree", "imagenet1k_tree"]
 
@@ -137,7 +138,7 @@ def wordnet_english_names(tree) -> pl.DataFrame:
 def one_species_below(tree, taxa: list[str]) -> list[str]:
     """For each node id of ``taxa``: itself when it is a species or below, else the species
     with the smallest numeric id under it (so the taxon stays in a tree cut to species)."""
-    tax = tree.taxonomy()
+    tax = Taxonomy.of(tree)
     ranks = dict(tree.nodes.select("node_id", "rank").iter_rows())
     species = tree.nodes.filter(pl.col("rank") == "species")["node_id"].to_numpy()
     sp_idx = tax.index_of(species.tolist())

@@ -94,18 +94,18 @@ def _why(check) -> str:
 
 
 def example_taxonomy(defs, instance):
-    """The ImageNet-1k taxonomy the example is scored against, resolved and cited
-    (:func:`taxoforge.scores.cited_taxonomy.cite_taxonomy`): the ``imagenet1k`` snapshot in the code
+    """The ImageNet-1k taxonomy the example is scored against, opened
+    (:func:`taxoforge.snapshots.open.open_taxonomy`): the ``imagenet1k`` snapshot in the code
     location's snapshot store (cited ``imagenet1k@VERSION`` with the store), else the
     ``imagenet1k_taxonomy`` asset's value (cited by its content hash)."""
-    from taxoforge.scores.cited_taxonomy import cite_taxonomy
+    from taxoforge.snapshots.open import open_taxonomy
     from taxoforge.snapshots.errors import SnapshotError
 
     store = defs.resources["snapshot_store"].store()
     try:
-        return cite_taxonomy("imagenet1k", store=store)
+        return open_taxonomy("imagenet1k", store)
     except SnapshotError:  # no store, no snapshot or a damaged one: the asset itself
-        return cite_taxonomy(defs.load_asset_value("imagenet1k_taxonomy", instance=instance), store=store)
+        return open_taxonomy(defs.load_asset_value("imagenet1k_taxonomy", instance=instance), store)
 
 
 def score_example(defs, instance, echo=print) -> bool:

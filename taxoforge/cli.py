@@ -314,7 +314,7 @@ def subset_cmd(tree, labels, out, name, dataset, label_column, id_column, extern
 
     from taxoforge.files.labels import LabelFileError, read_labels
     from taxoforge.files import atomic_directory
-    from taxoforge.snapshots.citation import resolve_taxonomy
+    from taxoforge.snapshots.open import open_taxonomy
     from taxoforge.links.label_sets import label_set_subtree
 
     def fail(msg: str, code: int):
@@ -332,7 +332,8 @@ def subset_cmd(tree, labels, out, name, dataset, label_column, id_column, extern
     table = table.with_columns(
         *([pl.col(id_column).cast(pl.String).alias("label_id")] if id_column else []),
         *([pl.col(external_id_column).cast(pl.String).alias("external_id")] if external_id_column else []))
-    parent, citation = resolve_taxonomy(tree, store=store)
+    opened = open_taxonomy(tree, store)
+    parent, citation = opened.tables, opened.citation
     name = name or out.name
     try:
         sub, links = label_set_subtree(parent, table, name, dataset=dataset,

@@ -1,8 +1,8 @@
 """Every evaluation of the seed papers, as plain functions over one tree and a samples table.
 
 Nothing here knows of Dagster; every function takes a tree (a
-:class:`~taxoforge.trees.ranked_tree.RankedTree`, or anything
-:func:`~taxoforge.snapshots.load.load_ranked_tree` accepts) and plain
+:class:`~taxoforge.trees.taxonomy.Taxonomy`, or anything
+:func:`~taxoforge.snapshots.open.open_taxonomy` accepts) and plain
 tables or arrays, and returns tables or numbers.
 
 =====================================  ===================================================

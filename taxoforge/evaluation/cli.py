@@ -13,6 +13,8 @@ from pathlib import Path
 import click
 
 from taxoforge.cli_output import fail
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["mc_group", "evaluate_group"]
 
@@ -22,10 +24,8 @@ def _fail(msg: str, code: int = 2) -> None:
 
 
 def _load_tree(ref: str):
-    from taxoforge.snapshots.load import load_ranked_tree
-
     try:
-        return load_ranked_tree(ref)
+        return open_taxonomy(ref)
     except (FileNotFoundError, ValueError, KeyError) as e:
         _fail(f"{ref}: {e}")
 

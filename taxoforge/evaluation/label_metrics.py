@@ -6,7 +6,7 @@ The per-pair computation and its averages live in one place,
 resolves labels to nodes and hands the pairs over.
 
 ``y_true`` and ``y_pred`` hold node ids or node names (labels) of ``taxonomy`` — anything
-:func:`~taxoforge.snapshots.load.load_ranked_tree` accepts: a tree or snapshot
+:func:`~taxoforge.snapshots.open.open_taxonomy` accepts: a tree or snapshot
 folder, ``NAME@VERSION``, a :class:`~taxoforge.trees.tables.TreeTables`, a nodes
 DataFrame, or a plain ``{child: parent}`` dict. Values become nodes through the one label
 resolver, as ground truths do in scoring (:func:`taxoforge.links.tree_labels.node_indexes`:
@@ -76,15 +76,15 @@ import numpy as np
 
 from taxoforge.links.tree_labels import node_indexes, resolve_nodes
 from taxoforge.scores.measures.hierarchical import average_scores, check_parameters, hierarchical_scores
-from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.cuts import PROTECT_DROPOUT_RATES, FewerCutsWarning, sample_tree_cuts
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["hierarchical_precision_recall_fscore", "hierarchical_consistent_accuracy", "mean_tree_cut_accuracy",
            "pair_depths"]
 
 
-def _indexes(tree: RankedTree, values, node_ref: str, what: str) -> np.ndarray:
+def _indexes(tree: Taxonomy, values, node_ref: str, what: str) -> np.ndarray:
     vals = list(values)
     return node_indexes(tree, vals, node_ref=node_ref, what=what)
 
@@ -93,14 +93,14 @@ def _pairs(y_true, y_pred, taxonomy, node_ref: str):
     """``(tree, true_idx, pred_idx, per-pair scores)``: the labels resolved, the pairs scored
     by :func:`taxoforge.scores.measures.hierarchical.hierarchical_scores`."""
     check_parameters(node_ref=node_ref)
-    tree = load_ranked_tree(taxonomy)
+    tree = open_taxonomy(taxonomy)
     t = _indexes(tree, y_true, node_ref, "y_true value")
     p = _indexes(tree, y_pred, node_ref, "y_pred value")
     if len(t) != len(p):
         raise ValueError(f"y_true has {len(t)} samples, y_pred {len(p)}; they must match")
     if not len(t):
         raise ValueError("no samples")
-    return tree, t, p, hierarchical_scores(tree.taxonomy, p, t)
+    return tree, t, p, hierarchical_scores(tree, p, t)
 
 
 def pair_depths(y_true, y_pred, taxonomy, *, node_ref: str = "auto"):
@@ -215,7 +215,7 @@ def hierarchical_consistent_accuracy(y_true, y_pred, taxonomy, *, levels: Sequen
     ...     [["Esocidae", "Esox", "Esox lucius"], ["Esocidae", "Esox", "Umbra limi"]], tree)
     0.5
     """
-    tree = load_ranked_tree(taxonomy)
+    tree = open_taxonomy(taxonomy)
     t = _indexes(tree, y_true, node_ref, "y_true value")
     preds = list(y_pred)
     if len(preds) != len(t):
@@ -224,7 +224,7 @@ def hierarchical_consistent_accuracy(y_true, y_pred, taxonomy, *, levels: Sequen
     two_d = len(preds) and not isinstance(preds[0], str) and isinstance(preds[0], Sequence)
     if not two_d:
         p = _indexes(tree, preds, node_ref, "y_pred value")
-        ok = tree.lca_depth(p, t) == tree.depth[t]
+        ok = tree.lca_depth(p, t) == tree.depth_arr[t]
         return float(np.average(ok, weights=w))
     width = {len(r) for r in preds}
     if len(width) != 1:

@@ -40,8 +40,8 @@ import numpy as np
 import polars as pl
 
 from taxoforge.links.tree_labels import node_indexes
-from taxoforge.snapshots.load import load_ranked_tree
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["EvaluationTree", "propagate_scores", "average_precision", "per_level_map", "granularity_table",
            "tiered_classes", "tiered_accuracy", "coarse_prompt_embeddings", "METHODS"]
@@ -55,7 +55,7 @@ class EvaluationTree:
     Parameters
     ----------
     tree : object
-        The taxonomy (a :class:`~taxoforge.trees.ranked_tree.RankedTree` or anything it
+        The taxonomy (a :class:`~taxoforge.trees.taxonomy.Taxonomy` or anything it
         accepts).
     columns : Sequence
         The classes of the score matrix, one per column.
@@ -65,7 +65,7 @@ class EvaluationTree:
     """
 
     def __init__(self, tree, columns: Sequence, node_ref: str = "auto") -> None:
-        self.tree = load_ranked_tree(tree)
+        self.tree = open_taxonomy(tree)
         self.class_idx = node_indexes(self.tree, list(columns), node_ref=node_ref, what="score column", partial=False)
         if len(set(self.class_idx.tolist())) != len(self.class_idx):
             raise ValueError("two score columns name the same node")
@@ -75,13 +75,13 @@ class EvaluationTree:
         while len(frontier):
             frontier = frontier[~mark[frontier]]
             mark[frontier] = True
-            frontier = t.parent[frontier]
+            frontier = t.parent_idx[frontier]
             frontier = np.unique(frontier[frontier >= 0])
         self.nodes = np.flatnonzero(mark)                       # tree indexes, ascending
         self.pos = {int(v): i for i, v in enumerate(self.nodes.tolist())}
-        par = t.parent[self.nodes]
+        par = t.parent_idx[self.nodes]
         self.parent = np.array([self.pos.get(int(p), -1) for p in par.tolist()], dtype=np.int64)
-        self.depth = t.depth[self.nodes].astype(np.int64)
+        self.depth = t.depth_arr[self.nodes].astype(np.int64)
         has_child = np.zeros(len(self.nodes), dtype=bool)
         has_child[self.parent[self.parent >= 0]] = True
         self.is_leaf = ~has_child
@@ -380,7 +380,7 @@ def tiered_classes(tree, fine, *, coarse: Sequence | None = None, depth: int | N
     """
     if sum(x is not None for x in (coarse, depth, rank)) != 1:
         raise ValueError("give exactly one of coarse, depth and rank")
-    t = load_ranked_tree(tree)
+    t = open_taxonomy(tree)
     f = node_indexes(t, list(fine), node_ref=node_ref, what="fine class", partial=False)
     if depth is not None:
         c = t.ancestor_at_depth(f, depth)
@@ -392,7 +392,7 @@ def tiered_classes(tree, fine, *, coarse: Sequence | None = None, depth: int | N
         cidx = node_indexes(t, list(coarse), node_ref=node_ref, what="coarse class", partial=False)
         c = np.full(len(f), -1, dtype=np.int64)
         for ci in cidx.tolist():
-            under = t.taxonomy.is_ancestor_idx(np.full(len(f), ci), f) & (f != ci)
+            under = t.is_ancestor_idx(np.full(len(f), ci), f) & (f != ci)
             clash = under & (c >= 0)
             if clash.any():
                 i = int(np.flatnonzero(clash)[0])
@@ -473,7 +473,7 @@ def tiered_accuracy(fine_scores, y_true, classes: pl.DataFrame, *, coarse_scores
         raise ValueError(f"fine_scores has {fs.shape[1]} columns for {len(fine_nodes)} fine classes")
     yt = list(y_true)
     if tree is not None:
-        t = load_ranked_tree(tree)
+        t = open_taxonomy(tree)
         yt = t.ids[node_indexes(t, yt, node_ref=node_ref, what="y_true value")].tolist()
     unknown = [y for y in yt if y not in coarse_of]
     if unknown:

@@ -31,16 +31,16 @@ import polars as pl
 
 from taxoforge.evaluation.multiple_choice.draws import Candidates
 from taxoforge.seeded import SeededStream
-from taxoforge.snapshots.load import load_ranked_tree
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["synthetic_pairs", "kendall_tau_validation", "placement_agreement"]
 
 
-def _depth_candidates(tree: RankedTree, d: int) -> Candidates:
+def _depth_candidates(tree: Taxonomy, d: int) -> Candidates:
     cache = tree.__dict__.setdefault("_depth_candidates", {})
     if d not in cache:
-        cache[d] = Candidates(tree, tree.depth == d)
+        cache[d] = Candidates(tree, tree.depth_arr == d)
     return cache[d]
 
 
@@ -70,11 +70,11 @@ def synthetic_pairs(tree, n_pairs: int = 100_000, *, max_distance: int = 7, ance
         docstring): columns ``reference``, ``candidate`` (node ids),
         ``reference_label``, ``candidate_label``, ``distance``, ``hP``, ``hR``.
     """
-    tree = load_ranked_tree(tree)
-    leaves = np.flatnonzero(tree.is_leaf & (tree.depth >= 1))
+    tree = open_taxonomy(tree)
+    leaves = np.flatnonzero(tree.is_leaf & (tree.depth_arr >= 1))
     if not len(leaves):
         raise ValueError(f"{tree.name} has no leaf below the root")
-    depth = tree.depth.astype(np.int64)
+    depth = tree.depth_arr.astype(np.int64)
     ref, cand, dist = [], [], []
     for i in range(n_pairs):
         s = SeededStream(seed, f"pair|{int(ancestors_only)}|{i}")
@@ -95,7 +95,7 @@ def synthetic_pairs(tree, n_pairs: int = 100_000, *, max_distance: int = 7, ance
             for k in range(1, d + 1):
                 if depth[a] == 0:
                     break
-                below, a = a, int(tree.parent[a])
+                below, a = a, int(tree.parent_idx[a])
                 target = int(depth[a]) + (d - k)
                 if d - k == 0:
                     options.append((1, None, a))

@@ -1,7 +1,7 @@
-"""Labels → node indexes of a :class:`~taxoforge.trees.ranked_tree.RankedTree`, by the one label resolver.
+"""Labels → node indexes of a :class:`~taxoforge.trees.taxonomy.Taxonomy`, by the one label resolver.
 
 The evaluations (metric functions, multiple-choice builders, score propagation) work on node
-*indexes* of a ranked tree; this module turns their labels into those indexes with
+*indexes* of a tree; this module turns their labels into those indexes with
 :func:`taxoforge.links.resolve.resolve_labels` over the tree's own tables, so a label
 resolves to the node scoring resolves it to, with the same ``method`` vocabulary.
 
@@ -11,8 +11,8 @@ truths), ``"id"`` (rules 1–3 only) or ``"name"`` (rules 4–11 only). ``partia
 ``epithet_variants`` and ``genus_transfer`` switch those rules off where an evaluation needs
 fewer.
 
->>> from taxoforge.trees.ranked_tree import RankedTree
->>> t = RankedTree.of({"Life": None, "Canis": "Life", "Canis lupus": "Canis", "Canis latrans": "Canis"})
+>>> from taxoforge.trees.taxonomy import Taxonomy
+>>> t = Taxonomy.of({"Life": None, "Canis": "Life", "Canis lupus": "Canis", "Canis latrans": "Canis"})
 >>> resolve_nodes(t, ["Canis lupus", "canis  LATRANS", "Felis"]).select("value", "status", "method").rows()
 [('Canis lupus', 'linked', 'node_id'), ('canis  LATRANS', 'linked', 'normalised'), ('Felis', 'unmatched', None)]
 """
@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from taxoforge.links.resolve import is_partial, resolve_labels
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["NODE_REFS", "UnresolvedLabels", "resolve_nodes", "node_indexes"]
 
@@ -39,13 +39,13 @@ class UnresolvedLabels(ValueError):
     """Labels that name no node, or several; the message lists them with their positions."""
 
 
-def resolve_nodes(tree: RankedTree, values: Iterable, *, node_ref: str = "auto", dataset: str = "labels",
+def resolve_nodes(tree: Taxonomy, values: Iterable, *, node_ref: str = "auto", dataset: str = "labels",
                   epithet_variants: bool = True, genus_transfer: bool = True, partial: bool = True) -> pl.DataFrame:
     """Resolve each of ``values`` to a node of ``tree``.
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
     values : iterable of str or None
         Labels or node ids; repeats are resolved once.
     node_ref : {"auto", "id", "name"}
@@ -73,7 +73,7 @@ def resolve_nodes(tree: RankedTree, values: Iterable, *, node_ref: str = "auto",
     if distinct.height:
         labels = distinct.select(pl.lit(dataset, dtype=pl.String).alias("dataset"), pl.col("value").alias("label_id"),
                                  pl.col("value").alias("label_text"))
-        links = resolve_labels(labels, tree.names_table, tree.nodes_table, links=tree.links_table,
+        links = resolve_labels(labels, _names_or_labels(tree), tree.nodes_table, links=tree.links_table,
                                by_id=node_ref != "name", by_name=node_ref != "id", epithet_variants=epithet_variants,
                                genus_transfer=genus_transfer, partial=partial)
         found = links.select(pl.col("label_id").alias("value"), "status", "method", "node_id", "detail")
@@ -92,13 +92,13 @@ def resolve_nodes(tree: RankedTree, values: Iterable, *, node_ref: str = "auto",
     ).select(list(_RESULT_SCHEMA)).cast(_RESULT_SCHEMA)
 
 
-def node_indexes(tree: RankedTree, values: Iterable, *, node_ref: str = "auto", what: str = "label",
+def node_indexes(tree: Taxonomy, values: Iterable, *, node_ref: str = "auto", what: str = "label",
                  partial: bool = True) -> np.ndarray:
     """The node index of each of ``values`` (:func:`resolve_nodes`), every one required.
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
     values : iterable of str
     node_ref : {"auto", "id", "name"}
     what : str
@@ -127,3 +127,14 @@ def node_indexes(tree: RankedTree, values: Iterable, *, node_ref: str = "auto", 
         raise UnresolvedLabels(f"{bad.height} {what}(s) not resolved to a node of {tree.name}:\n"
                                + "\n".join(lines) + more)
     return r["idx"].to_numpy()
+
+
+def _names_or_labels(tree: Taxonomy) -> pl.DataFrame:
+    """``node_id``, ``name``, ``kind`` of every name a label may be resolved by: the tree's
+    names table, or (a tree without one) every node's label (its id where it has none) as a
+    name of kind ``label``."""
+    names = tree.given_names
+    if names is not None and names.height:
+        return names
+    return pl.DataFrame({"node_id": tree.ids, "name": tree.labels, "kind": "label"},
+                        schema={"node_id": pl.String, "name": pl.String, "kind": pl.String})

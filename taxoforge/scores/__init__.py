@@ -24,13 +24,14 @@ The subpackages, in the order the data flows through them:
    and PNG/PDF/SVG figures (:mod:`.reports.figures`).
 
 Orchestration and the command line sit at the top of the package: :mod:`.options` (the
-reading and scoring options, checked by :mod:`taxoforge.params`), :mod:`.cited_taxonomy`
-(the taxonomy resolved and cited once, :func:`cite_taxonomy`; its working set stored once
-and memory-mapped by :mod:`taxoforge.snapshots.tree_cache`), :mod:`.steps` (the named steps of a run),
-:mod:`.run` (one scoring run over one or many files, :func:`score_files`), :mod:`.timings`
-(where a run's time went), :mod:`.map_outputs` (answers → nodes without ground truths),
-:mod:`.folders` (which taxonomy a file in a watched folder is scored against) and
-:mod:`.cli` (``taxoforge score``, ``taxoforge map`` and ``taxoforge compare``).
+reading and scoring options, checked by :mod:`taxoforge.params`), :mod:`.steps` (the named
+steps of a run), :mod:`.run` (one scoring run over one or many files, :func:`score_files`),
+:mod:`.timings` (where a run's time went), :mod:`.map_outputs` (answers → nodes without
+ground truths), :mod:`.folders` (which taxonomy a file in a watched folder is scored
+against) and :mod:`.cli` (``taxoforge score``, ``taxoforge map`` and ``taxoforge
+compare``). A run opens its taxonomy once with :func:`taxoforge.snapshots.open.open_taxonomy`
+(resolved, verified, cited and memory-mapped) and works on the one tree type,
+:class:`taxoforge.trees.taxonomy.Taxonomy`.
 """
 
 import importlib
@@ -44,12 +45,11 @@ _EXPORTS = {
     "ScoreRun": "taxoforge.scores.run", "score_file": "taxoforge.scores.run", "score_files": "taxoforge.scores.run",
     "score_frame": "taxoforge.scores.run",
     "ReadOptions": "taxoforge.scores.options", "ScoreOptions": "taxoforge.scores.options",
-    "CitedTaxonomy": "taxoforge.scores.cited_taxonomy", "cite_taxonomy": "taxoforge.scores.cited_taxonomy",
 }
 
 __all__ = ["MappingConfig", "TaxonomyIndex", "ReadOptions", "ScoreOptions", "ScoreRun", "score_file", "score_files",
            "score_frame", "leaderboard",
-           "hierarchical_scores", "aggregate_hierarchical", "CitedTaxonomy", "cite_taxonomy"]
+           "hierarchical_scores", "aggregate_hierarchical"]
 
 
 def __getattr__(name: str):

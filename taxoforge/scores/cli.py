@@ -7,7 +7,11 @@ files) in one run: one taxonomy resolution, one mapping index, one combined lead
 the rows each file gave. ``taxoforge map FILE… TAXONOMY -o OUT`` maps answers to nodes
 without ground truths.
 
-TAXONOMY is a tree or snapshot folder, ``NAME[@VERSION]`` or ``sha256:HEX`` in the snapshot
+The last positional argument is TAXONOMY, never a file (a file there is an error, not a
+taxonomy); with ``--taxonomy A --taxonomy B`` there is no positional TAXONOMY: every
+positional argument is an output file, and a taxonomy folder or a name among them is an
+error. TAXONOMY is opened by :func:`taxoforge.snapshots.open.open_taxonomy`: a tree or
+snapshot folder, ``NAME[@VERSION]`` or ``sha256:HEX`` in the snapshot
 store (``--store``: a folder, HTTP(S), S3 or any fsspec URL; a remote snapshot is pulled
 into ``--dest`` and verified first). A name the local store lacks is pulled from
 ``--remote`` (``$TAXOFORGE_SNAPSHOT_REMOTE``) into it, verified, and cited with the remote's
@@ -273,11 +277,13 @@ _handled = handle_errors(usage_errors=_usage_errors)
 
 
 def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None):
-    """Files read, taxonomy resolved and cited, one mapping index built: (rows, cited, index,
-    paths); each step timed into ``timings`` (:class:`~taxoforge.scores.timings.Timings`)."""
+    """Files read, taxonomy opened (resolved, verified, cited, memory-mapped), one mapping
+    index built: (rows, tree, index, paths); each step timed into ``timings``
+    (:class:`~taxoforge.scores.timings.Timings`)."""
     from taxoforge.scores.readers.files import OutputFileError, expand_output_paths, read_files
     from taxoforge.scores.run import index_for
     from taxoforge.scores.timings import Timings
+    from taxoforge.snapshots.open import open_taxonomy
 
     tm = timings if timings is not None else Timings()
     config = _mapping_config(o)
@@ -293,35 +299,54 @@ def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None)
             raise
     _say(o["as_json"], f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
     with tm.phase("taxonomy"):
-        cited = _cite(taxonomy, o)
-    _say(o["as_json"], f"taxonomy {cited.citation}" + (" — verified against its manifest"
-                                                         if cited.citation.verified in ("store", "content") else ""))
-    with tm.phase("tree"):
-        cited.open_stored(o["index_dir"])
-        nodes = len(cited.taxonomy)
+        tree = open_taxonomy(taxonomy, o["store"], remote=o.get("remote"), cache=o["dest"],
+                             altered="content" if o["allow_altered"] else "refuse", index_dir=o["index_dir"],
+                             progress=o["progress"] is not False)
+    _say(o["as_json"], f"taxonomy {tree.citation}" + (" — verified against its manifest"
+                                                        if tree.citation.verified in ("store", "content") else ""))
     t = time.perf_counter()
-    _say(o["as_json"], f"mapping index of {nodes:,} nodes …")
+    _say(o["as_json"], f"mapping index of {len(tree):,} nodes …")
     with tm.phase("index"):
-        index = index_for(cited, config, index_dir=o["index_dir"], progress=o["progress"])
+        index = index_for(tree, config, index_dir=o["index_dir"], progress=o["progress"])
     how = "built and stored in" if index.store.built else "loaded from"
     _say(o["as_json"], f"mapping index {how} {index.store.path} ({time.perf_counter() - t:.1f} s)")
-    return rows, cited, index, paths
+    return rows, tree, index, paths
 
 
-def _cite(taxonomy: str, o: dict):
-    """The taxonomy from ``--store``; a name it lacks is pulled from ``--remote`` when one is given."""
-    from taxoforge.scores.cited_taxonomy import cite_taxonomy
-    from taxoforge.snapshots.errors import TaxonomyNotFound
+def _last_is_taxonomy(args: tuple[str, ...], command: str) -> tuple[tuple[str, ...], str]:
+    """``(OUTPUTS, TAXONOMY)`` of the positional arguments: the last one is TAXONOMY (a tree or
+    snapshot folder, ``NAME[@VERSION]`` or ``sha256:HEX``), never a file."""
+    from pathlib import Path
 
-    kw = dict(altered="content" if o["allow_altered"] else "refuse", progress=o["progress"] is not False)
-    try:
-        return cite_taxonomy(taxonomy, store=o["store"], cache=o["dest"], **kw)
-    except TaxonomyNotFound:
-        if not o.get("remote"):
-            raise
-    local = o["dest"] or o["store"]
-    _say(o["as_json"], f"{taxonomy}: not in the local store; pulling it from {o['remote']} …")
-    return cite_taxonomy(taxonomy, store=o["remote"], cache=local, **kw)
+    if len(args) < 2:
+        raise click.UsageError(f"give OUTPUTS... TAXONOMY: the model-output files, then the taxonomy "
+                               f"(`taxoforge {command} results/*.jsonl inaturalist`)")
+    if Path(args[-1]).is_file():
+        raise click.UsageError(f"{args[-1]}: the last argument is TAXONOMY (a tree or snapshot folder, NAME[@VERSION] "
+                               f"or sha256:HEX), and this is a file; give the taxonomy after the output files")
+    return args[:-1], args[-1]
+
+
+def _outputs_only(args: tuple[str, ...]) -> tuple[str, ...]:
+    """The positional arguments of a run with ``--taxonomy``: every one is an output file, folder
+    or pattern; one that is a tree or snapshot folder, or names nothing on disk, is refused
+    (a taxonomy there would otherwise be read as an answer file)."""
+    import glob
+    from pathlib import Path
+
+    from taxoforge.snapshots.manifest import MANIFEST_NAME
+
+    if not args:
+        raise click.UsageError("give the output files to score: OUTPUTS... --taxonomy A --taxonomy B")
+    for a in args:
+        p = Path(a)
+        if p.is_dir() and ((p / MANIFEST_NAME).is_file() or (p / "nodes.parquet").is_file()):
+            raise click.UsageError(f"{a}: a taxonomy folder among the output files; with --taxonomy every positional "
+                                   f"argument is an output file: name each tree with --taxonomy")
+        if not p.exists() and not glob.has_magic(a):
+            raise click.UsageError(f"{a}: no such output file or folder; with --taxonomy every positional argument "
+                                   f"is an output file (a taxonomy? name it with --taxonomy {a})")
+    return args
 
 
 def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons: dict) -> str | None:
@@ -337,10 +362,10 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
 
 # ---------------------------------------------------------------------------- score
 @click.command("score", epilog=_EPILOG)
-@click.argument("outputs", nargs=-1, metavar="OUTPUTS...")
-@click.argument("taxonomy", required=False)
+@click.argument("args", nargs=-1, metavar="OUTPUTS... [TAXONOMY]")
 @click.option("--taxonomy", "taxonomies", multiple=True, metavar="TAXONOMY",
-              help="Score against several trees (repeat it; then every argument is an output file): each tree's "
+              help="Score against several trees (repeat it; then every positional argument is an output file, "
+                   "and a taxonomy among them is an error): each tree's "
                    "results in -o/<tree>/, and the taxonomy sensitivity table (hP/hR/hF and ranks under each tree, "
                    "Kendall's tau between the rankings, models that swap places) beside them.")
 @click.option("--crosswalk", "crosswalk", type=click.Path(exists=True, dir_okay=False), default=None, metavar="FILE",
@@ -366,13 +391,16 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
               help="Labels whose nodes win when an answer names several nodes equally well (.txt one per line, or "
                    "a CSV/TSV/JSONL/Parquet label column). Default: the ground truths of each dataset.")
 @_handled
-def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor,
+def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor,
               label_set, **o):
     """Score model OUTPUTS (JSONL, JSON, CSV/TSV, Parquet or xlsx files — lmms-eval samples,
     VLMEvalKit predictions and judge files, VLM4Bio results read as written —, folders of
     them, or glob patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
     NAME[@VERSION] in the snapshot store) in one run, and print the leaderboard: one row per
     model × dataset × prompt, with bootstrap 95 % intervals and the taxonomy it cites.
+
+    The last positional argument is TAXONOMY; with --taxonomy (two or more), there is none:
+    every positional argument is an output file, and a taxonomy among them is an error.
 
     Every parameter of the mapping (Alg. 1) has an option; the run records them all
     (run.json, the leaderboard's footnote). Rows that cannot be scored are listed with
@@ -388,21 +416,19 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_r
 
         check_replaceable(out_dir)  # a symlink, a file or the working folder: refused before the work (exit 11)
     if taxonomies:
-        files = (*outputs, taxonomy) if taxonomy else outputs
-        sys.exit(_score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots,
+        sys.exit(_score_across_trees(_outputs_only(args), taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots,
                                     no_meteor, _read_options(o, ("output", "label")), _mapping_config(o), o))
     if crosswalk:
         raise click.UsageError("--crosswalk needs two trees or more: --taxonomy A --taxonomy B")
-    if taxonomy is None or not outputs:
-        raise click.UsageError("give OUTPUTS... TAXONOMY, or OUTPUTS... --taxonomy A --taxonomy B")
-    rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"), timings)
+    outputs, taxonomy = _last_is_taxonomy(args, "score")
+    rows, tree, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"), timings)
     labels = None
     if label_set is not None:
         from taxoforge.files.labels import read_labels
 
         with timings.phase("read"):
             labels = read_labels(label_set)["label"].to_list()
-    run = score_frame(rows, cited, index=index, meteor=not no_meteor, progress=o["progress"],
+    run = score_frame(rows, tree, index=index, meteor=not no_meteor, progress=o["progress"],
                       ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), timings=timings, label_set=labels)
     if out_dir:
         run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=not no_plots, timings=timings).items()}
@@ -432,8 +458,6 @@ def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, n_res
     from taxoforge.scores.options import ScoreOptions
     from taxoforge.scores.statistics.sensitivity import score_across
 
-    if not files:
-        raise click.UsageError("give the output files to score: OUTPUTS... --taxonomy A --taxonomy B")
     if len(taxonomies) < 2:
         raise click.UsageError("--taxonomy: give two trees or more (or OUTPUTS... TAXONOMY for one)")
     opts = ScoreOptions(config=config, meteor=not no_meteor, progress=o["progress"], store=o["store"],
@@ -458,8 +482,7 @@ def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, n_res
 
 # ---------------------------------------------------------------------------- map
 @click.command("map", epilog=_EPILOG)
-@click.argument("outputs", nargs=-1, required=True, metavar="OUTPUTS...")
-@click.argument("taxonomy")
+@click.argument("args", nargs=-1, required=True, metavar="OUTPUTS... TAXONOMY")
 @click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None,
               help="Write the mapped answers here: .parquet, .csv, .tsv or .jsonl (default: print the first rows).")
 @read_options
@@ -469,7 +492,7 @@ def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, n_res
               envvar="TAXOFORGE_MIN_SCORED", show_envvar=True,
               metavar="FRACTION", help="Fail (exit code 10) when fewer than this share of the rows is mapped.")
 @_handled
-def map_cmd(outputs, taxonomy, out, min_mapped, **o):
+def map_cmd(args, out, min_mapped, **o):
     """Map the answers in OUTPUTS to nodes of TAXONOMY without scoring them: no ground
     truth needed (unlabelled answers, e.g. OVEN-style open-world predictions:
     --column id=data_id --column output=prediction). One row per answer: the node id, its
@@ -481,8 +504,9 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
     as_json = o["as_json"]
     if out is not None and not any(out.lower().endswith(s) for s in MAP_FORMATS):
         raise click.BadParameter(f"{out}: use one of {', '.join(MAP_FORMATS)}", param_hint="-o/--out")
-    rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output",))
-    res = map_frame(rows, cited, index=index, progress=o["progress"])
+    outputs, taxonomy = _last_is_taxonomy(args, "map")
+    rows, tree, index, paths = _prepare(outputs, taxonomy, o, ("output",))
+    res = map_frame(rows, tree, index=index, progress=o["progress"])
     if out is not None:
         res.info["output"] = str(res.write(out))
     info = res.info
@@ -494,7 +518,7 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
                     **({"error": failure} if failure else {})})
     else:
         stages = ", ".join(f"{s} {n}" for s, n in sorted(info["stage_counts"].items(), key=lambda kv: -kv[1]))
-        click.echo(f"{info['mapped']:,} of {info['rows']:,} answers mapped to {cited.ref} "
+        click.echo(f"{info['mapped']:,} of {info['rows']:,} answers mapped to {tree.ref} "
                    f"({info['abstentions']:,} abstentions); by stage: {stages or '–'}.")
         if res.bad_rows.height:
             click.echo(f"{res.bad_rows.height:,} rows not mapped: "

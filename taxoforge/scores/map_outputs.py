@@ -33,9 +33,10 @@ from pathlib import Path
 import polars as pl
 
 from taxoforge.files import atomic_writer, write_parquet_atomic
-from taxoforge.scores.cited_taxonomy import cite_taxonomy
 from taxoforge.scores.mapping import MappingConfig
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.snapshots.tree_cache import ResolvedLabels
 
 __all__ = ["MappedOutputs", "map_frame", "map_files", "MAP_FORMATS"]
 
@@ -91,8 +92,8 @@ class MappedOutputs:
 
 def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None, **kwargs) -> MappedOutputs:
     """Map the answers of the canonical table ``rows`` (:func:`taxoforge.scores.readers.files.read_files`
-    with ``require=("output",)``) to nodes of ``taxonomy`` (anything
-    :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes, or a ``CitedTaxonomy``).
+    with ``require=("output",)``) to nodes of ``taxonomy`` (a :class:`~taxoforge.trees.taxonomy.Taxonomy`, or
+    anything :func:`~taxoforge.snapshots.open.open_taxonomy` opens).
     ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (``config``, ``index``,
     ``store``, ``altered``, ``progress``, ``index_dir``; its scoring fields are not used);
     keyword options are the same fields. Without ``index``, the tree's stored mapping index
@@ -115,19 +116,19 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
         The mapped answers, the rows not mapped and the run's record.
     """
     from taxoforge.scores.run import index_for, index_record
-    from taxoforge.trees.stored import ids_of, labels_of
     from taxoforge.scores.steps import GroundTruthResolver, bad_rows_frame, map_answers, parse_rows, screen_rows
 
     o = split_options(kwargs, score=options, where="map_frame")[1] if kwargs else (options or ScoreOptions())
     config, index, progress = o.config, o.index, o.progress
     t0 = time.perf_counter()
-    cited = cite_taxonomy(taxonomy, store=o.store, altered=o.altered)
+    tree = open_taxonomy(taxonomy, o.store, altered=o.altered, index_dir=o.index_dir)
     config = config or (index.config if index is not None else MappingConfig())
-    index = index_for(cited, config, index, index_dir=o.index_dir, progress=progress)
+    index = index_for(tree, config, index, index_dir=o.index_dir, progress=progress)
     tax = index.taxonomy
+    stored = ResolvedLabels(tree.stored_path) if tree.stored_path is not None and tax is tree else None
     screened, bad_screen = screen_rows(rows, require_label=False)
     parsed, bad_parse = parse_rows(screened)
-    mapped = map_answers(parsed, index, GroundTruthResolver(cited.tables, tax, stored=cited.resolved_labels()), progress)
+    mapped = map_answers(parsed, index, GroundTruthResolver(tree.tables, tax, stored=stored), progress)
     idx = mapped.pred_idx
 
     def col(name):
@@ -136,7 +137,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     table = pl.DataFrame({
         "file": col("file"), "line": col("line"), "id": col("id"), "model": col("model"), "dataset": col("dataset"),
         "prompt": col("prompt"), "output": col("output"), "answer": col("answer"), "mapped_text": mapped.mapped_text,
-        "node_id": ids_of(tax, idx), "node_label": labels_of(tax, idx),
+        "node_id": tax.ids_of(idx), "node_label": tax.labels_of(idx),
         "node_depth": tax.depth_arr[idx].astype("int64"), "stage": mapped.stage.tolist(),
         "similarity": mapped.score, "tied": mapped.tied, "abstained": mapped.abstained,
         "parse_flags": mapped.flags, "label": col("label"),
@@ -144,15 +145,15 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
                          "answer": pl.String, "parse_flags": pl.String, "file": pl.String, "id": pl.String,
                          "model": pl.String, "dataset": pl.String, "prompt": pl.String, "output": pl.String,
                          "node_depth": pl.Int64, "tied": pl.Int64})
-    table = table.with_columns(pl.lit(cited.ref).alias("taxonomy_version"),
-                               pl.lit(cited.store, dtype=pl.String).alias("taxonomy_store"),
+    table = table.with_columns(pl.lit(tree.ref).alias("taxonomy_version"),
+                               pl.lit(tree.citation.store, dtype=pl.String).alias("taxonomy_store"),
                                pl.lit(config.config_id).alias("mapping_config_id"))
     if not table["label"].is_not_null().any():
         table = table.drop("label")
     bad = bad_rows_frame(bad_screen + bad_parse)
     info = {
-        "taxonomy": cited.name, "taxonomy_version": cited.ref, "taxonomy_store": cited.store,
-        "citation": cited.citation.as_dict(), "taxonomy_nodes": len(tax),
+        "taxonomy": tree.name, "taxonomy_version": tree.ref, "taxonomy_store": tree.citation.store,
+        "citation": tree.citation.as_dict(), "taxonomy_nodes": len(tax),
         "mapping_config": config.to_dict(), "mapping_config_id": config.config_id,
         "similarity": index.similarity.name, "temperature": config.temperature, "mapping_index": index_record(index),
         "rows": rows.height, "mapped": table.height, "bad_rows": bad.height,

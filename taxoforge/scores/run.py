@@ -27,8 +27,8 @@ does the rest in named steps, each a function of :mod:`taxoforge.scores.steps`
 6. **Assemble** the per-sample table, and aggregate it by model × dataset × prompt
    (:func:`taxoforge.scores.reports.leaderboard.leaderboard`).
 
-**Citation.** The taxonomy is resolved once (:func:`taxoforge.scores.cited_taxonomy.cite_taxonomy`,
-through :func:`taxoforge.snapshots.citation.resolve_taxonomy`): a snapshot folder is verified
+**Citation.** The taxonomy is opened once (:func:`taxoforge.snapshots.open.open_taxonomy`:
+resolved, verified, cited and memory-mapped): a snapshot folder is verified
 against its manifest before it is cited (an altered one is refused, or with
 ``altered="content"`` cited by its own content hash), and the run cites a reference a store
 can resolve — ``NAME@VERSION`` with the store's URL, or ``sha256:<content hash>``. Every
@@ -52,7 +52,6 @@ import polars as pl
 
 from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_atomic
 from taxoforge.links.resolve import PARTIAL_METHODS
-from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
 from taxoforge.scores.reports.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.files.tables import csv_text
@@ -62,9 +61,12 @@ from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
 from taxoforge.scores.readers.files import duplicate_ids, read_files
 from taxoforge.scores.reports.tables import leaderboard_latex, leaderboard_markdown
 from taxoforge.scores.timings import Timings
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.snapshots.tree_cache import ResolvedLabels
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
                                     screen_rows)
+from taxoforge.trees.taxonomy import Taxonomy
 from taxoforge.versions import package_versions
 
 __all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "score_frame", "read_files",
@@ -75,21 +77,20 @@ __all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "scor
 
 
 # ---------------------------------------------------------------------------- taxonomy
-def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
+def index_for(tree: Taxonomy, config: MappingConfig | None = None,
               index: TaxonomyIndex | None = None, *, index_dir: str | os.PathLike | None = None,
               progress: bool | None = None) -> TaxonomyIndex:
-    """The mapping index of a run: ``index`` when given (its tree is then shared with
-    ``cited``), else the stored index of ``cited``'s tree under ``config``
-    (:meth:`TaxonomyIndex.open`): memory-mapped when an earlier call, process or Dagster run
-    built it, else built once (with a progress bar) and stored — under ``index_dir`` when
-    given, else beside the tree folder, in the snapshot store, or in the cache
-    (:func:`taxoforge.snapshots.tree_cache.index_place`). ``index.store`` says where and
-    whether this call built it.
+    """The mapping index of a run: ``index`` when given (built for a tree of as many nodes as
+    ``tree``), else the stored index of ``tree`` under ``config`` (:meth:`TaxonomyIndex.open`):
+    memory-mapped when an earlier call, process or Dagster run built it, else built once (with
+    a progress bar) and stored — under ``index_dir`` when given, else beside the tree folder,
+    in the snapshot store, or in the cache (:func:`taxoforge.snapshots.tree_cache.index_place`).
+    ``index.store`` says where and whether this call built it.
 
     Parameters
     ----------
-    cited : CitedTaxonomy
-        The run's taxonomy.
+    tree : Taxonomy
+        The run's taxonomy (:func:`~taxoforge.snapshots.open.open_taxonomy`).
     config : MappingConfig, optional
         The mapping configuration.
     index : TaxonomyIndex, optional
@@ -102,19 +103,13 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
     Returns
     -------
     TaxonomyIndex
-        The mapping index of a run: ``index`` when given (its tree is then shared with
-        ``cited``), else the stored index of ``cited``'s tree under ``config``
-        (:meth:`TaxonomyIndex.open`): memory-mapped when an earlier call, process or
-        Dagster run built it, else built once (with a progress bar) and stored — under
-        ``index_dir`` when given, else beside the tree folder, in the snapshot store, or
-        in the cache (:func:`taxoforge.snapshots.tree_cache.index_place`).
     """
     if index is not None:
-        cited.use_taxonomy(index.taxonomy)
+        if len(index.taxonomy) != len(tree):
+            raise ValueError(f"the mapping index was built for a tree of {len(index.taxonomy)} nodes, not for "
+                             f"{tree.ref} ({len(tree)} nodes)")
         return index
-    cited.open_stored(index_dir)
-    return TaxonomyIndex.open(cited.tables, config or MappingConfig(), taxonomy=cited.taxonomy,
-                              index_dir=index_dir, progress=progress)
+    return TaxonomyIndex.open(tree, config or MappingConfig(), index_dir=index_dir, progress=progress)
 
 
 def index_record(index: TaxonomyIndex) -> dict:
@@ -326,10 +321,10 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     file's, or several files' concatenated) against ``taxonomy`` in the steps of the module
     docstring: screen, parse, resolve labels, map, measure, assemble.
 
-    ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy` (resolved once for many
-    calls), or anything :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes — ``NAME``,
-    ``NAME@VERSION``, ``sha256:HEX`` in ``store``, a snapshot or tree folder, a
-    :class:`TreeTables`. ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (the
+    ``taxonomy``: a :class:`~taxoforge.trees.taxonomy.Taxonomy` opened by
+    :func:`~taxoforge.snapshots.open.open_taxonomy` (once for many calls), or anything it
+    opens — ``NAME``, ``NAME@VERSION``, ``sha256:HEX`` in ``store``, a snapshot or tree
+    folder, a :class:`TreeTables`. ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (the
     mapping configuration, a shared ``index``, ``index_dir``, ``text_measures``, ``meteor``,
     ``progress``, ``store``, ``altered``, ``ci``, ``breakdowns``); keyword options are the
     same fields, applied on top of it (``score_frame(rows, tax, meteor=False)``). Ties
@@ -339,7 +334,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     Parameters
     ----------
     rows : polars.DataFrame
-    taxonomy : CitedTaxonomy, TreeTables, str or path
+    taxonomy : Taxonomy, TreeTables, str or path
     options : ScoreOptions, optional
     timings : Timings, optional
         The run's clock (:class:`~taxoforge.scores.timings.Timings`; default: one started
@@ -358,23 +353,22 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     text_measures, meteor = o.text_measures, o.meteor
     t = timings if timings is not None else Timings()
     with t.phase("taxonomy"):
-        cited = cite_taxonomy(taxonomy, store=o.store, altered=o.altered)
-        tables = cited.tables
+        tree = open_taxonomy(taxonomy, o.store, altered=o.altered, index_dir=o.index_dir)
+    if tree.tables is None or tree.citation is None:
+        raise ValueError(f"{tree.name}: a scoring run needs the taxonomy's tables and citation; give its tables, "
+                         "a folder or NAME[@VERSION] (taxoforge.snapshots.open.open_taxonomy)")
+    tables, version, store = tree.tables, tree.ref, tree.citation.store
     config = config or (index.config if index is not None else MappingConfig())
-    with t.phase("tree"):
-        if index is None:
-            cited.open_stored(o.index_dir)
-            _ = cited.taxonomy
     with t.phase("index"):
-        index = index_for(cited, config, index, index_dir=o.index_dir, progress=progress)
+        index = index_for(tree, config, index, index_dir=o.index_dir, progress=progress)
         tax = index.taxonomy
-    version = cited.ref
 
     with t.phase("parse"):
         screened, bad_screen = screen_rows(rows)
         parsed, bad_parse = parse_rows(screened)
     with t.phase("ground_truths"):
-        resolve = GroundTruthResolver(tables, tax, stored=cited.resolved_labels())
+        stored = ResolvedLabels(tree.stored_path) if tree.stored_path is not None and tax is tree else None
+        resolve = GroundTruthResolver(tables, tax, stored=stored)
         kept, bad_label = resolve_labels(parsed, resolve)
         bad_df = bad_rows_frame(bad_screen + bad_parse + bad_label)
     with t.phase("mapping"):
@@ -384,22 +378,22 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
         h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
     t.move("measures", t_text, "text_measures")
     with t.phase("samples"):
-        samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
+        samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, store)
         samples = mistake_columns(samples, tax)  # tree distance and severity per answer (milliseconds)
     if kept and "ranked_outputs" in kept[0]:  # a ranked top-k: its nodes, for hdist@k
         with t.phase("mapping"):
             ranked = map_ranked([r["ranked_outputs"] for r in kept], index, resolve, [r["dataset"] for r in kept])
         samples = samples.with_columns(pl.Series("ranked_nodes", ranked, dtype=pl.List(pl.String)))
     with t.phase("breakdowns"):
-        tree = cited.ranked_tree() if breakdowns and samples.height else None
-        tabs = _breakdown_tables(samples, tree) if tree is not None else {}
+        by_rank = tax if breakdowns and samples.height else None  # the tree whose ranks the breakdowns read
+        tabs = _breakdown_tables(samples, by_rank) if by_rank is not None else {}
     with t.phase("leaderboard"):
-        board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs)  # its columns reuse the tables
+        board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=by_rank, breakdowns=tabs)  # its columns reuse the tables
         board = with_harness_agreement(board, samples, GROUP_KEYS)
 
     info = {
-        "taxonomy": cited.name, "taxonomy_version": version, "taxonomy_store": cited.store,
-        "citation": cited.citation.as_dict(), "taxonomy_nodes": len(tax),
+        "taxonomy": tree.name, "taxonomy_version": version, "taxonomy_store": store,
+        "citation": tree.citation.as_dict(), "taxonomy_nodes": len(tax),
         "mapping_config": config.to_dict(), "mapping_config_id": config.config_id,
         "similarity": index.similarity.name, "meteor": meteor_status, "mapping_index": index_record(index),
         "rows": rows.height, "scored": len(kept), "bad_rows": bad_df.height,
@@ -503,8 +497,9 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, re
     (:meth:`ScoreRun.write`). Every file is read before anything is scored, so a file that
     cannot be read stops the run before any work.
 
-    ``taxonomy``: a :class:`~taxoforge.scores.cited_taxonomy.CitedTaxonomy`, a :class:`TreeTables`,
-    a snapshot or tree folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``.
+    ``taxonomy``: a :class:`~taxoforge.trees.taxonomy.Taxonomy` opened by
+    :func:`~taxoforge.snapshots.open.open_taxonomy`, a :class:`TreeTables`, a snapshot or tree
+    folder, or ``NAME[@VERSION]`` / ``sha256:HEX`` in ``store``.
     ``read``: how the files are read (:class:`~taxoforge.scores.options.ReadOptions`:
     ``fmt``, ``layout``, ``columns``, ``defaults``, ``header``, ``column_names``, ``derive``,
     ``allow_duplicate_ids`` …); ``score``: how they are scored
@@ -515,7 +510,7 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, re
     Parameters
     ----------
     paths : iterable of str or Path
-    taxonomy : CitedTaxonomy, TreeTables, str or path
+    taxonomy : Taxonomy, TreeTables, str or path
     out_dir : str or path, optional
     read : ReadOptions, optional
     score : ScoreOptions, optional

@@ -29,7 +29,6 @@ from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.measures.hierarchical import hierarchical_scores
 from taxoforge.scores.mapping.parse import ParsedAnswer, UnparseableAnswer, is_nota, parse_answer, resolve_letter
 from taxoforge.scores.measures.text import TEXT_MEASURES, text_scores
-from taxoforge.trees.stored import has_nodes, ids_of, labels_of
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["label_sets_of", "screen_rows", "parse_rows", "GroundTruthResolver", "resolve_labels", "MappedAnswers", "map_answers",
@@ -181,7 +180,7 @@ class GroundTruthResolver:
             links = new if links is None or not links.height else pl.concat([links, new], how="diagonal_relaxed")
         self.links = pl.concat([self.links, links], how="diagonal_relaxed") if self.links.height else links
         rows = list(links.select("dataset", "label_id", "status", "method", "node_id", "detail").iter_rows())
-        in_tree = has_nodes(self.tax, [r[4] for r in rows]).tolist()
+        in_tree = self.tax.has([r[4] for r in rows]).tolist()
         for (ds, lid, status, method, nid, detail), node_in_tree in zip(rows, in_tree):
             if status != "linked" or not node_in_tree:
                 reason = "ambiguous label" if status == "ambiguous" else "unknown label"
@@ -510,8 +509,8 @@ def assemble_samples(rows: list[dict], tax, mapped: MappedAnswers, h: dict, ts: 
         "abstained": mapped.abstained, "mapped_text": mapped.mapped_text, "parse_flags": mapped.flags,
         "label": col("label"), "reference": col("reference"), "gt_node": col("gt_node"), "gt_via": col("gt_via"),
         "gt_detail": col("gt_detail"), "gt_partial": np.array(col("gt_partial"), dtype=bool),
-        "pred_node": ids_of(tax, pred_idx),
-        "pred_label": labels_of(tax, pred_idx),
+        "pred_node": tax.ids_of(pred_idx),
+        "pred_label": tax.labels_of(pred_idx),
         "map_stage": mapped.stage.tolist(), "map_similarity": mapped.score, "map_tied": mapped.tied,
         "depth_gt": h["depth_gt"],
         "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"], "correct": h["correct"],

@@ -1,50 +1,28 @@
 """What a score cites: the taxonomy it used, named so that a store can give it back.
 
-:func:`resolve_taxonomy` turns whatever a user names — ``NAME``, ``NAME@VERSION``,
-``sha256:HEX``, a snapshot folder, a tree folder (``nodes.parquet`` …, e.g.
-``data/assets/inaturalist_tree``) or a :class:`TreeTables` in memory — into the tables and
-a :class:`Citation`. The rules:
-
-* A **snapshot in a store** (``NAME[@VERSION]``) is read in place (local store: every
-  file's SHA-256 checked against the manifest, the manifest against the index) or pulled
-  and verified (remote store), and cited ``NAME@VERSION`` with the store's URL.
-* A **snapshot folder** (with ``manifest.json``) is verified before it is cited: its files
-  against the manifest and, unless the store it lies in vouches for the manifest (the
-  index lists the manifest's SHA-256), the content hash recomputed from the tables. A
-  folder whose tables were altered is refused with :class:`AlteredSnapshot` (exit code
-  4) — never cited as the version it no longer is — or, with ``altered="content"``,
-  cited by the content hash of the tables it actually holds.
-* A **tree folder** or **tables in memory** are cited by their content hash: as
-  ``NAME@VERSION`` of the store when the store has a version with exactly that content,
-  else as ``sha256:<hex>`` (``published`` false) — a reference any store resolves once
-  that content is published (:func:`~taxoforge.snapshots.catalogue.resolve_entry`),
-  never a made-up ``NAME@<hash>`` no store knows.
-* A name that is neither a folder nor in the store raises :class:`TaxonomyNotFound`
-  (exit code 3) whose message lists what the store has and how to get the taxonomy.
-
-The citation goes into ``tables.info["citation"]`` too; ``tables.info["snapshot"]`` is set
-only when the tables are a verified published snapshot.
+A :class:`Citation` names the tables a result used: ``NAME@VERSION`` of a store that holds
+exactly that content, else ``sha256:<hex>`` — a reference any store resolves once that
+content is published (:func:`~taxoforge.snapshots.catalogue.resolve_entry`), never a
+made-up ``NAME@<hash>`` no store knows. :func:`cite_tables` cites tables by their content
+hash; :func:`taxoforge.snapshots.open.open_taxonomy` cites whatever a user names (a
+snapshot in a store, a snapshot folder, a tree folder, tables in memory) as it opens it.
+:func:`find_content` finds a store's version of a content, :func:`published_in` the
+address a citation gives for a store (its public URL, never the path of a local folder).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from taxoforge.snapshots.bibliography import LOCAL_ONLY, public_address
-from taxoforge.snapshots.catalogue import CONTENT_PREFIX, INDEX_NAME, content_ref, latest_version
-from taxoforge.snapshots.content_cache import cached_content_sha256, folder_stamp, remember_content_sha256
-from taxoforge.snapshots.errors import AlteredSnapshot, SnapshotError, SnapshotNotFound, TaxonomyNotFound
-from taxoforge.snapshots.manifest import MANIFEST_NAME, content_id, read_manifest
+from taxoforge.snapshots.catalogue import content_ref, latest_version
+from taxoforge.snapshots.errors import SnapshotError
+from taxoforge.snapshots.manifest import content_id
 from taxoforge.snapshots.store import SnapshotStore
-from taxoforge.snapshots.verify import check_content, read_snapshot, verify_folder
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["Citation", "resolve_taxonomy", "cite_tables", "ALTERED_POLICIES"]
-
-ALTERED_POLICIES = ("refuse", "content")
+__all__ = ["Citation", "cite_tables", "as_store", "default_store_if_any", "find_content", "published_in"]
 
 
 @dataclass(frozen=True)
@@ -123,20 +101,58 @@ class Citation:
         return f"{self.ref} ({self.taxonomy}, not published in a store)"
 
 
-def _as_store(store) -> SnapshotStore:
+def as_store(store) -> SnapshotStore:
+    """``store`` as a :class:`SnapshotStore` (a URL or folder opened; None: the default store).
+
+    Parameters
+    ----------
+    store : SnapshotStore, str, os.PathLike or None
+        The store.
+
+    Returns
+    -------
+    SnapshotStore
+    """
     return store if isinstance(store, SnapshotStore) else SnapshotStore(store)
 
 
-def _published_in(st: SnapshotStore, idx: dict | None = None) -> dict:
+def published_in(st: SnapshotStore, idx: dict | None = None) -> dict:
     """``store`` and ``local_only`` of a citation of a snapshot published in ``st``: its
-    public address, never the path of a local folder (:func:`~taxoforge.snapshots.bibliography.public_address`)."""
+    public address, never the path of a local folder (:func:`~taxoforge.snapshots.bibliography.public_address`).
+
+    Parameters
+    ----------
+    st : SnapshotStore
+        The store.
+    idx : dict, optional
+        Its index, when already read.
+
+    Returns
+    -------
+    dict
+        ``store`` and ``local_only``.
+    """
     url = public_address(st, idx)
     return {"store": url, "local_only": url is None}
 
 
-def _find_content(st: SnapshotStore | None, content_sha256: str, name: str | None = None) -> tuple[str, dict, dict] | None:
+def find_content(st: SnapshotStore | None, content_sha256: str, name: str | None = None) -> tuple[str, dict, dict] | None:
     """``(taxonomy, entry, index)`` of a version of ``st`` with exactly this content (the
-    taxonomy ``name`` preferred, then its latest), or None (also when there is no store)."""
+    taxonomy ``name`` preferred, then its latest), or None (also when there is no store).
+
+    Parameters
+    ----------
+    st : SnapshotStore or None
+        The store.
+    content_sha256 : str
+        The content hash.
+    name : str, optional
+        The taxonomy preferred.
+
+    Returns
+    -------
+    tuple or None
+    """
     if st is None:
         return None
     try:
@@ -186,192 +202,23 @@ def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", ver
         content, else ``sha256:<hex>``.
     """
     full = content_sha256 or content_id(tables)[1]
-    st = _as_store(store) if store is not None else _default_store_if_any()
-    hit = _find_content(st, full, name or tables.name)
+    st = as_store(store) if store is not None else default_store_if_any()
+    hit = find_content(st, full, name or tables.name)
     if hit:
         n, e, idx = hit
         return Citation(f"{n}@{e['version']}", n, full, e["version"], published=True, source=source, verified=verified,
-                        **_published_in(st, idx))
+                        **published_in(st, idx))
     return Citation(content_ref(full), name or tables.name, full, None, None, False, source, verified)
 
 
-def _default_store_if_any() -> SnapshotStore | None:
+def default_store_if_any() -> SnapshotStore | None:
+    """The default snapshot store, or None when ``$TAXOFORGE_SNAPSHOT_STORE`` names none that opens.
+
+    Returns
+    -------
+    SnapshotStore or None
+    """
     try:
         return SnapshotStore()
     except Exception:  # noqa: BLE001 - a bad $TAXOFORGE_SNAPSHOT_STORE: nothing to look in
         return None
-
-
-def _mark(tables: TreeTables, citation: Citation) -> tuple[TreeTables, Citation]:
-    tables.info["citation"] = citation.as_dict()
-    if citation.published:
-        tables.info["snapshot"] = citation.ref
-        if citation.store_label:
-            tables.info["store"] = citation.store_label
-    else:
-        for k in ("snapshot", "manifest", "store"):
-            tables.info.pop(k, None)
-    return tables, citation
-
-
-def _enclosing_store(folder: Path, manifest: dict) -> tuple[SnapshotStore, dict] | None:
-    """The local store ``folder`` lies in as ``<store>/<taxonomy>/<version>/`` and its
-    index entry, when that store lists exactly this version. A folder named inside a store
-    through a symbolic link (the version or taxonomy folder a link) is refused: links
-    inside a store are never followed."""
-    named = folder.absolute()
-    if (named.parent.parent / INDEX_NAME).is_file():
-        from taxoforge.files import UnsafePath, path_inside
-
-        try:
-            path_inside(named.parent.parent, named.parent.name, named.name, symlinks=False)
-        except UnsafePath as e:
-            raise SnapshotError(str(e)) from None
-    root = folder.resolve().parent.parent
-    if (folder.resolve().name != manifest["version"] or folder.resolve().parent.name != manifest["taxonomy"]
-            or not (root / INDEX_NAME).is_file()):
-        return None
-    st = SnapshotStore(root)
-    try:
-        tax = st.index()["taxonomies"].get(manifest["taxonomy"]) or {}
-    except SnapshotError:
-        return None
-    entry = next((e for e in tax.get("versions", []) if e.get("version") == manifest["version"]), None)
-    return (st, entry) if entry else None
-
-
-def _resolve_snapshot_folder(folder: Path, *, store, altered: str) -> tuple[TreeTables, Citation]:
-    source = str(folder)
-    try:
-        m = read_manifest(folder)
-    except SnapshotError as e:
-        raise AlteredSnapshot(f"{folder}: {e}", problems=[str(e)]) from None
-    claimed = f"{m['taxonomy']}@{m['version']}"
-    rep = verify_folder(folder, deep=False)
-    enclosing = _enclosing_store(folder, m) if rep.ok else None
-    vouched = False
-    if enclosing is not None:
-        st, entry = enclosing
-        got = hashlib.sha256((folder / MANIFEST_NAME).read_bytes()).hexdigest()
-        vouched = got == entry.get("manifest_sha256") and entry.get("content_sha256") == m["content_sha256"]
-    tables = None
-    if rep.ok and not vouched:
-        tables = check_content(rep, lambda: read_snapshot(folder, m))
-        rep.ok = not rep.problems
-    if not rep.ok:
-        if altered != "content":
-            raise AlteredSnapshot(
-                f"{folder}: its tables do not match the manifest of {claimed} ({'; '.join(rep.problems)}); "
-                f"refusing to cite {claimed}. Restore the folder (e.g. `taxoforge pull {claimed}`), or use "
-                "these tables as they are with altered='content' (cited by their own content hash)",
-                problems=rep.problems)
-        plain = TreeTables.read(folder, name=m["taxonomy"])
-        plain.info = {k: v for k, v in (m.get("info") or {}).items()}
-        return _mark(plain, cite_tables(plain, store=store, source=source, verified="computed", name=m["taxonomy"]))
-    if tables is None:
-        tables = read_snapshot(folder, m)
-    verified = "store" if vouched else "content"
-    if vouched:
-        st, _ = enclosing
-        return _mark(tables, Citation(claimed, m["taxonomy"], m["content_sha256"], m["version"], published=True,
-                                      source=source, verified=verified, **_published_in(st)))
-    st = _as_store(store) if store is not None else _default_store_if_any()
-    hit = _find_content(st, m["content_sha256"], m["taxonomy"])
-    if hit:
-        n, e, idx = hit
-        return _mark(tables, Citation(f"{n}@{e['version']}", n, m["content_sha256"], e["version"], published=True,
-                                      source=source, verified=verified, **_published_in(st, idx)))
-    return _mark(tables, Citation(content_ref(m["content_sha256"]), m["taxonomy"], m["content_sha256"], None, None,
-                                  False, source, verified))
-
-
-def _not_found(ref: str, st: SnapshotStore, error: SnapshotNotFound) -> TaxonomyNotFound:
-    """:class:`TaxonomyNotFound` for ``ref``: the store's own message (it lists the
-    taxonomies it has, with their latest versions) and how to get the taxonomy."""
-    available = []
-    try:
-        if not (st.is_local and not Path(st.root).is_dir()):
-            idx = st.index()
-            available = [f"{n}@{latest_version(t)}" for n, t in sorted(idx["taxonomies"].items()) if latest_version(t)]
-    except SnapshotError:
-        pass
-    name = ref.split("@", 1)[0] if not ref.startswith(CONTENT_PREFIX) else "NAME"
-    return TaxonomyNotFound(
-        f"{ref}: not a folder, and {error}. Publish a tree as {name} with `taxoforge publish data/assets/<tree> "
-        f"--name {name}`, pull it from another store with `taxoforge pull {ref} --store URL`, or give a tree or "
-        "snapshot folder", ref=ref, store=st.url, available=available)
-
-
-def resolve_taxonomy(source, *, store=None, cache=None, altered: str = "refuse",
-                     progress: bool = False) -> tuple[TreeTables, Citation]:
-    """The tables ``source`` names and the :class:`Citation` a result must carry (see the
-    module doc). ``source``: a :class:`TreeTables`, a snapshot or tree folder, or a
-    reference ``NAME``, ``NAME@VERSION``, ``sha256:HEX`` in ``store`` (a
-    :class:`SnapshotStore` or URL; default ``$TAXOFORGE_SNAPSHOT_STORE`` or
-    ``data/snapshots``). ``cache``: the local store a remote snapshot is pulled into.
-    ``altered``: ``"refuse"`` (default) or ``"content"`` for a snapshot folder whose tables
-    no longer match its manifest.
-
-    Raises :class:`TaxonomyNotFound` (not a folder, not in the store: the message lists what
-    the store has), :class:`AlteredSnapshot` (a snapshot folder or a local store's copy that
-    no longer matches its manifest), :class:`~taxoforge.snapshots.errors.ChecksumMismatch`,
-    :class:`~taxoforge.files.DownloadError`.
-
-    Parameters
-    ----------
-    source : object
-        The source.
-    store : optional
-        The snapshot store.
-    cache : optional
-        The local store a remote snapshot is pulled into.
-    altered : str, optional
-        ``"refuse"`` (default) or ``"content"`` for a snapshot folder whose tables no
-        longer match its manifest.
-    progress : bool, optional
-        Whether to show a progress bar.
-
-    Returns
-    -------
-    tuple[TreeTables, Citation]
-        The tables ``source`` names and the :class:`Citation` a result must carry (see
-        the module doc).
-    """
-    if altered not in ALTERED_POLICIES:
-        raise ValueError(f"altered={altered!r}: expected one of {ALTERED_POLICIES}")
-    if isinstance(source, TreeTables):
-        return _mark(source, cite_tables(source, store=store))
-    text = os.fspath(source)
-    p = Path(text)
-    if p.is_dir():
-        if (p / MANIFEST_NAME).exists():
-            return _resolve_snapshot_folder(p, store=store, altered=altered)
-        stamp = folder_stamp(p)  # before the read: a file changed meanwhile is never remembered as read
-        known = cached_content_sha256(stamp)
-        try:  # tables whose content hash is remembered are read when first used, the others now
-            tables = TreeTables.read(p, lazy=known is not None)
-        except (FileNotFoundError, ValueError) as e:
-            raise TaxonomyNotFound(f"{p}: {e}", ref=text) from None
-        citation = cite_tables(tables, store=store, source=str(p), content_sha256=known)
-        if known is None:
-            remember_content_sha256(stamp, citation.content_sha256)
-        return _mark(tables, citation)
-    st = _as_store(store)
-    looks_like_path = os.sep in text or "/" in text or p.suffix in {".parquet", ".json"}
-    if looks_like_path and not text.startswith(CONTENT_PREFIX):
-        raise TaxonomyNotFound(f"{text}: no such folder (a taxonomy is a tree or snapshot folder, or NAME[@VERSION] "
-                               "in a snapshot store)", ref=text, store=st.url)
-    from taxoforge.snapshots.catalogue import parse_ref
-    from taxoforge.snapshots.load import load_taxonomy
-
-    parse_ref(text)  # a malformed reference is a SnapshotError of its own
-    try:
-        tables = load_taxonomy(text, store=st, cache=cache, progress=progress)
-    except TaxonomyNotFound:
-        raise
-    except SnapshotNotFound as e:
-        raise _not_found(text, st, e) from None
-    m = tables.info["manifest"]
-    verified = "store"
-    return _mark(tables, Citation(f"{m['taxonomy']}@{m['version']}", m["taxonomy"], m["content_sha256"], m["version"],
-                                  published=True, source=text, verified=verified, **_published_in(st)))

@@ -80,12 +80,12 @@ def _human_size(n: int | None) -> str:
 
 def _load(target: str, store_url: str | None, cache: str | None = None):
     """A snapshot given as a folder (with manifest.json) or NAME[@VERSION] in the store."""
-    from taxoforge.snapshots.load import load_taxonomy
+    from taxoforge.snapshots.open import open_taxonomy
     from taxoforge.snapshots.verify import read_snapshot
 
     if _is_folder(target):
         return read_snapshot(target)
-    return load_taxonomy(target, store=store_url, cache=cache)
+    return open_taxonomy(target, store_url, cache=cache).tables
 
 
 def _is_folder(target: str) -> bool:

@@ -57,9 +57,9 @@ import polars as pl
 from taxoforge.files import atomic_directory, default_cache_dir, write_parquet_atomic, write_text_atomic
 from taxoforge.snapshots.catalogue import INDEX_NAME
 from taxoforge.snapshots.manifest import MANIFEST_NAME
-from taxoforge.trees.stored import StoredTaxonomy
+from taxoforge.trees.taxonomy import Taxonomy
 
-__all__ = ["StoredTree", "open_tree", "TREE_FORMAT", "INDEX_FOLDER", "IndexPlace", "index_place", "tree_key",
+__all__ = ["open_tree", "TREE_FORMAT", "INDEX_FOLDER", "IndexPlace", "index_place", "tree_key",
            "remember_tree_key", "checked_before", "remember_checked", "ResolvedLabels", "resolver_fingerprint"]
 
 INDEX_FOLDER = ".taxoforge-index"  # beside a tree: <tree folder>/.taxoforge-index/
@@ -67,7 +67,8 @@ INDEX_FOLDER = ".taxoforge-index"  # beside a tree: <tree folder>/.taxoforge-ind
 TREE_FORMAT = 2
 HEADER = "header.json"
 ARRAYS = ("parent_idx", "depth", "preorder", "subtree_size")
-_CODE = ("trees/taxonomy.py", "trees/stored.py", "trees/lca.py", "trees/tables.py", "snapshots/tree_cache.py")
+_CODE = ("trees/taxonomy.py", "trees/node_ids.py", "trees/index_queries.py", "trees/rank_queries.py", "trees/lca.py",
+         "trees/tables.py", "snapshots/tree_cache.py")
 
 
 @lru_cache(maxsize=1)
@@ -269,45 +270,6 @@ def remember_checked(folder: Path, files, racy_s: float = 2.0) -> None:
 
 
 # ---------------------------------------------------------------------------- the stored tree
-@dataclass
-class StoredTree:
-    """What :func:`open_tree` gives.
-
-    Parameters
-    ----------
-    taxonomy : taxoforge.trees.stored.StoredTaxonomy or taxoforge.trees.taxonomy.Taxonomy
-        The tree.
-    rank_codes : tuple of (numpy.ndarray, list of str) or None
-        Every node's rank in id order as a code (``-1``: none) and the rank of each code
-        (None when the tree has no ranks): :class:`~taxoforge.trees.ranked_tree.RankedTree`'s
-        ``rank_codes``.
-    tree_key : str
-        The key of the tree's mapping index (:func:`tree_key`).
-    path : pathlib.Path or None
-        Where it is stored (None: not stored).
-    built : bool
-        Whether this call built it.
-    seconds : float
-        The time it took.
-    """
-
-    taxonomy: object
-    rank_codes: tuple | None
-    tree_key: str
-    path: Path | None
-    built: bool
-    seconds: float
-
-    @property
-    def ranks(self) -> np.ndarray | None:
-        """Every node's rank in id order, an object array (``None`` where a node has none;
-        None for a tree without ranks), made from :attr:`rank_codes`."""
-        if self.rank_codes is None:
-            return None
-        codes, names = self.rank_codes
-        return np.array([*names, None], dtype=object)[np.asarray(codes)]  # code -1: the last slot, None
-
-
 class _NamesReader:
     """Reads a tree's names table when first asked (picklable, unlike a closure)."""
 
@@ -334,12 +296,10 @@ def _checksum_file(path: Path, offset: int, nbytes: int) -> str:
     return h.hexdigest()
 
 
-def _read(path: Path, content_sha256: str, tables) -> StoredTree | None:
+def _read(path: Path, content_sha256: str, tables) -> Taxonomy | None:
     """The stored tree in ``path``, or None when it is missing or does not match in full."""
     import pyarrow as pa
 
-
-    t0 = time.perf_counter()
     try:
         header = json.loads((path / HEADER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -375,10 +335,12 @@ def _read(path: Path, content_sha256: str, tables) -> StoredTree | None:
     ids = pl.from_arrow(table.column("node_id"))
     labels = pl.from_arrow(table.column("label")) if "label" in table.column_names else None
     rank_codes = (arrays["rank_code"], list(header["ranks"])) if has_ranks else None
-    tax = StoredTaxonomy(ids, arrays["parent_idx"], arrays["depth"], labels=labels, names=_NamesReader(tables),
-                         preorder=(arrays["preorder"], arrays["subtree_size"]))
+    tax = Taxonomy.from_arrays(ids, arrays["parent_idx"], arrays["depth"], labels=labels, names=_NamesReader(tables),
+                               preorder=(arrays["preorder"], arrays["subtree_size"]), rank_codes=rank_codes,
+                               name=tables.name)
     remember_tree_key(tax, header["tree_key"])
-    return StoredTree(tax, rank_codes, header["tree_key"], path, False, time.perf_counter() - t0)
+    tax.stored_path, tax.tables = path, tables
+    return tax
 
 
 def _write(path: Path, content_sha256: str, tables, tax) -> None:
@@ -413,11 +375,11 @@ def _write(path: Path, content_sha256: str, tables, tax) -> None:
         write_text_atomic(tmp / HEADER, json.dumps(header, indent=2, sort_keys=True) + "\n")
 
 
-def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | None = None) -> StoredTree:
-    """The stored working set of the tree ``tables`` whose content hash is
-    ``content_sha256`` (module docstring): memory-mapped when an earlier call stored it,
-    else built from the tables (checked as :class:`~taxoforge.trees.taxonomy.Taxonomy`
-    checks a tree) and stored.
+def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | None = None) -> Taxonomy:
+    """The tree ``tables`` hold, whose content hash is ``content_sha256``, from its stored
+    working set (module docstring): memory-mapped when an earlier call stored it, else built
+    from the tables (checked as :class:`~taxoforge.trees.taxonomy.Taxonomy` checks a tree)
+    and stored. A folder that cannot be written gives the tree built in memory, stored nowhere.
 
     Parameters
     ----------
@@ -430,9 +392,9 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
 
     Returns
     -------
-    StoredTree
+    Taxonomy
+        The tree; its ``stored_path`` is the folder it is stored in (None: not stored).
     """
-    t0 = time.perf_counter()
     place = index_place(tables.folder, index_dir)
     path = place.root / f"{content_sha256[:16]}-tree-{TREE_FORMAT}"
     got = _read(path, content_sha256, tables)
@@ -444,24 +406,17 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
             got = _read(path, content_sha256, tables)
             if got is not None:
                 return got
-            tax = tables.taxonomy()
-            _write(path, content_sha256, tables, tax)
+            _write(path, content_sha256, tables, Taxonomy.of(tables))
         if place.own:  # beside a tree: the stored trees of its earlier contents go
             for old in place.root.glob("*-tree-*"):  # earlier contents, or an earlier format
                 if old.is_dir() and old.name != path.name:
                     shutil.rmtree(old, ignore_errors=True)
     except OSError:  # a folder that cannot be written: the tree in memory, stored nowhere
-        tax = tables.taxonomy()
-        return StoredTree(tax, _rank_codes(tables, tax), _key(tax), None, True, time.perf_counter() - t0)
+        return Taxonomy.of(tables)
     got = _read(path, content_sha256, tables)
     if got is None:  # pragma: no cover - just written
         raise OSError(f"{path}: the stored tree just written cannot be read back")
-    got.built, got.seconds = True, time.perf_counter() - t0
     return got
-
-
-def _key(tax) -> str:
-    return tree_key(tax)
 
 
 def _rank_codes(tables, tax) -> tuple[np.ndarray, list[str]] | None:

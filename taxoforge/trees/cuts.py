@@ -33,7 +33,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from taxoforge.seeded import hash64, splitmix64, unit_interval
-from taxoforge.trees.stored import ids_of
 
 __all__ = ["TreeCuts", "sample_tree_cuts", "PROTECT_DROPOUT_RATES", "FewerCutsWarning"]
 
@@ -134,7 +133,7 @@ def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=
         ``len()`` is the number of distinct cuts found; ``requested`` the number asked and
         ``shortfall`` a sentence when fewer were found.
     """
-    tax = getattr(tree, "taxonomy", tree)
+    tax = tree
     gt = np.asarray(ground_truth_idx, dtype=np.int64)
     if not len(gt):
         raise ValueError("no ground truths")
@@ -161,7 +160,7 @@ def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=
     internal = np.zeros(m, dtype=bool)
     internal[par_l[par_l >= 0]] = True
     order = np.argsort(depth_l, kind="stable")
-    keys = np.array([hash64(str(v)) for v in ids_of(tax, nodes[order])], dtype=np.uint64)
+    keys = np.array([hash64(str(v)) for v in tax.ids_of(nodes[order])], dtype=np.uint64)
     root = local[tax.root_idx]
     rates = sorted(dropout_rates, reverse=True)
     per_rate = [n_cuts // len(rates) + (1 if i < n_cuts % len(rates) else 0) for i in range(len(rates))]

@@ -6,7 +6,7 @@ multiple-choice sets, the breakdowns by rank):
 :data:`SPINE_RANKS`
     The seven principal Linnean ranks, top down: kingdom, phylum, class, order, family,
     genus, species. Every biology source of the project (Catalogue of Life, iNaturalist,
-    iNat21) has them; :class:`~taxoforge.trees.ranked.RankedTree` orders ranks by their
+    iNat21) has them; :class:`~taxoforge.trees.taxonomy.Taxonomy` orders ranks by their
     median depth and uses this order (then :data:`INFRASPECIFIC_RANKS`) to break ties.
 :data:`SPECIES_RANKS`, :data:`GENUS_RANKS`
     The ranks that count as a species (a hybrid formula among them) or a genus.
@@ -18,7 +18,7 @@ multiple-choice sets, the breakdowns by rank):
 :func:`ancestor_at_rank` walks up a *table* (a tree's nodes, or a source's taxa before the
 tree is built, which may still hold a cycle) from a few nodes at a time, one join per level,
 and :func:`descendants_at_ranks` walks down from a few roots;
-:meth:`taxoforge.trees.ranked.RankedTree.ancestor_at_rank` answers the same question over a
+:meth:`taxoforge.trees.taxonomy.Taxonomy.ancestor_at_rank` answers the same question over a
 built tree's index arrays, for millions of nodes at once.
 
 References

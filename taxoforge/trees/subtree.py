@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from taxoforge.trees.tables import TreeTables, with_is_leaf
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["spanning_subtree", "INHERITED"]
 
@@ -46,7 +47,7 @@ def spanning_subtree(tree: TreeTables, keep: Iterable[str], name: str,
         The nodes of ``keep``, all their ancestors, and nothing else, with depths
         unchanged.
     """
-    tax = tree.taxonomy()
+    tax = Taxonomy.of(tree)
     sub = tax.subtree(sorted(set(keep)))
     ids = sub.select("node_id")
     nodes = with_is_leaf(tree.nodes.join(ids, on="node_id", how="semi"))

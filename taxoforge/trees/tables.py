@@ -476,18 +476,6 @@ class TreeTables:
         meta.setdefault("cycle_policy", build.cycle_policy)
         return cls(name=name, nodes=nodes, names=names, links=links, report=reports, info=meta)
 
-    def taxonomy(self):
-        """A :class:`taxoforge.trees.taxonomy.Taxonomy` over these tables.
-
-        Returns
-        -------
-        object
-            A :class:`taxoforge.trees.taxonomy.Taxonomy` over these tables.
-        """
-        from taxoforge.trees.taxonomy import Taxonomy
-
-        return Taxonomy(self.nodes, self.names)
-
 
 def name_kind_counts(tree: "TreeTables | pl.DataFrame", *, by_lang: bool = False) -> pl.DataFrame:
     """Which kinds of names a tree has, and how many: one row per ``kind`` (per ``kind`` and

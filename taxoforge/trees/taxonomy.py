@@ -1,15 +1,29 @@
-"""A read-only view of one rooted tree with fast, vectorised queries.
+"""The one tree type: a rooted taxonomy with its labels, names and ranks, and fast queries.
 
-Built once from the ``nodes`` table (``node_id``, ``parent_id``, ``depth``) and optionally
-the ``names`` table. Every node gets an integer index (its position in ``ids``); the
-vectorised methods take and return index arrays.
+A :class:`Taxonomy` is what every part of taxoforge works on — the scoring run, the mapping
+index, the evaluations, the multiple-choice builder. It is made
 
-Lowest common ancestors use the pre-order trick: number the nodes in depth-first
-pre-order (children in id order); for two different nodes ``u, v`` with
-``pre(u) < pre(v)``, the LCA is the parent of the shallowest node among pre-order
-positions ``pre(u)+1 … pre(v)`` — a range-minimum query answered in O(1) from a sparse
-table (Bender & Farach-Colton, 2000; the arrays and tables are :mod:`taxoforge.trees.lca`).
-Everything is built with level-by-level numpy passes, no recursion.
+* from a ``nodes`` table (``node_id``, ``parent_id``; ``depth`` checked when present,
+  ``label`` and ``rank`` kept) and optionally the ``names`` table: ``Taxonomy(nodes, names)``,
+  checked to be one rooted tree (:func:`taxoforge.trees.rooted.rooted_arrays`);
+* from a :class:`~taxoforge.trees.tables.TreeTables`, a nodes DataFrame or a ``{child:
+  parent}`` mapping: :meth:`Taxonomy.of`;
+* from the arrays of a tree already checked and stored (:meth:`Taxonomy.from_arrays`, what
+  :func:`taxoforge.snapshots.tree_cache.open_tree` memory-maps): the per-node Python objects
+  (the object array of ids, the list of labels, the names table, the ranks) are made only
+  when something asks for them, and lookups by id go through a binary search of the sorted
+  ids meanwhile.
+
+A tree a user names — ``NAME``, ``NAME@VERSION``, ``sha256:HEX``, a folder, a URL — is
+opened by :func:`taxoforge.snapshots.open.open_taxonomy`, which resolves, verifies, cites and
+memory-maps it and sets :attr:`Taxonomy.citation`, :attr:`Taxonomy.tables` and
+:attr:`Taxonomy.stored_path`.
+
+Every node gets an integer index (its position in ``ids``); the vectorised methods
+(:class:`~taxoforge.trees.index_queries.IndexQueries`: lowest common ancestors in O(1),
+subtree sizes, ancestors at a depth) and the rank queries
+(:class:`~taxoforge.trees.rank_queries.RankQueries`: every node's rank, the ancestor at a
+rank) take and return index arrays; they are parts of this class, kept in their own modules.
 
 >>> import polars as pl
 >>> nodes = pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"],
@@ -21,32 +35,44 @@ Everything is built with level-by-level numpy passes, no recursion.
 ('a', 'r', 2)
 >>> t.leaf_descendants("r")
 ['a1', 'a2', 'b']
+>>> Taxonomy.of({"Life": None, "Esox": "Life"}).ancestors("Esox")
+['Life', 'Esox']
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from taxoforge.trees.lca import LcaIndex, children_csr
+from taxoforge.trees.index_queries import IndexQueries
+from taxoforge.trees.node_ids import NodeIds
+from taxoforge.trees.rank_queries import RankQueries
 from taxoforge.trees.rooted import TreeError, rooted_arrays
+from taxoforge.trees.tables import TreeTables
 
 __all__ = ["Taxonomy", "TreeError"]
 
 
-class Taxonomy:
-    """One rooted tree over a ``nodes`` table, with fast queries (module docstring).
+class Taxonomy(NodeIds, IndexQueries, RankQueries):
+    """One rooted tree with its labels, names and ranks, and fast queries (module docstring).
 
     Parameters
     ----------
     nodes : polars.DataFrame
         ``node_id`` and ``parent_id`` (null for the root); ``depth`` is checked against the
-        tree when present, ``label`` is kept for :meth:`label`.
+        tree when present, ``label`` is kept for :meth:`label`, ``rank`` for :attr:`ranks`.
     names : polars.DataFrame, optional
         The names table (``node_id``, ``name``, ``kind``, ``lang``) behind :meth:`names`.
+    name : str, optional
+        The tree's name.
+    version : str, optional
+        The snapshot it was loaded from (``NAME@VERSION``), if any.
+    links : polars.DataFrame, optional
+        The links table of its tables (dataset labels linked to nodes).
 
     Attributes
     ----------
@@ -58,6 +84,17 @@ class Taxonomy:
         Depth of every node (root = 0).
     root : str
         The root's id (``root_idx`` its index).
+    name : str
+        The tree's name.
+    version : str or None
+        ``NAME@VERSION`` of the snapshot it was loaded from.
+    citation : taxoforge.snapshots.citation.Citation or None
+        What results that use the tree cite (set by
+        :func:`~taxoforge.snapshots.open.open_taxonomy`).
+    tables : TreeTables or None
+        The tables it was made from, when it was made from tables.
+    stored_path : pathlib.Path or None
+        The folder of its stored working set (:mod:`taxoforge.snapshots.tree_cache`), if stored.
 
     Raises
     ------
@@ -77,95 +114,137 @@ class Taxonomy:
     taxoforge.trees.rooted.TreeError: expected exactly one root, found 2: ['r', 's']
     """
 
-    def __init__(self, nodes: pl.DataFrame, names: pl.DataFrame | None = None) -> None:
-        self.ids, self.parent_idx, self.root_idx, self.depth_arr = rooted_arrays(nodes)
-        self.root: str = str(self.ids[self.root_idx])
+    def __init__(self, nodes: pl.DataFrame, names: pl.DataFrame | None = None, *, name: str = "tree",
+                 version: str | None = None, links: pl.DataFrame | None = None) -> None:
+        ids, self.parent_idx, self.root_idx, self.depth_arr = rooted_arrays(nodes)
+        self.ids = ids
+        self.root: str = str(ids[self.root_idx])
+        self._id_series = None
         self._lookups = 0  # single-node lookups so far (the id → index dict is built after many)
         self._names = names
+        self._nodes = nodes
+        self._label_series = None
         if "label" in nodes.columns:
             labelled = nodes.select(pl.col("node_id").cast(pl.String), "label")
             self._labels = (labelled if labelled["node_id"].is_sorted() else labelled.sort("node_id"))["label"].to_list()
         else:
             self._labels = None
+        self._about(name, version, links)
+
+    @cached_property
+    def _labels(self) -> list | None:
+        return self._label_series.to_list() if self._label_series is not None else None
+
+    @cached_property
+    def _names(self) -> pl.DataFrame | None:
+        return self._names_reader() if self._names_reader is not None else None
+
+    def _about(self, name: str, version: str | None, links: pl.DataFrame | None) -> None:
+        self.name, self.version, self._links = name, version, links
+        self.citation = None
+        self.tables: TreeTables | None = None
+        self.stored_path: Path | None = None
 
     # ---------------------------------------------------------------- construction
-    @cached_property
-    def _children_csr(self) -> tuple[np.ndarray, np.ndarray]:
-        return children_csr(self.parent_idx)
-
-    @cached_property
-    def _lca(self) -> LcaIndex:
-        """Pre-order and sparse tables for the vectorised queries, built on first use."""
-        return LcaIndex(self.parent_idx, self.depth_arr)
-
-    @property
-    def _preorder(self) -> tuple[np.ndarray, np.ndarray]:
-        """(pre-order position of every node, subtree size of every node)."""
-        return self._lca.preorder
-
-    # ---------------------------------------------------------------- ids
-    def __len__(self) -> int:
-        """Number of nodes."""
-        return len(self.ids)
-
-    def __contains__(self, node_id: object) -> bool:
-        """Whether ``node_id`` is a node of the tree."""
-        return self._index(node_id, missing_ok=True) is not None
-
-    @cached_property
-    def _pos(self) -> dict:
-        """id → index (built once many single-node lookups have been made)."""
-        return dict(zip(self.ids.tolist(), range(len(self.ids))))
-
-    def _index(self, node_id, missing_ok: bool = False):
-        self._lookups += 1
-        if self._lookups > 10_000 or "_pos" in self.__dict__:
-            i = self._pos.get(node_id)
-        else:  # a binary search: no dict of every id for a few lookups
-            i = int(np.searchsorted(self.ids, node_id)) if isinstance(node_id, str) else len(self.ids)
-            i = i if i < len(self.ids) and self.ids[i] == node_id else None
-        if i is None and not missing_ok:
-            raise KeyError(f"unknown node id {node_id!r}")
-        return i
-
-    def index_of(self, node_ids: Iterable[str] | str) -> np.ndarray:
-        """Integer indexes of node ids, the input of the vectorised queries.
+    @classmethod
+    def from_arrays(cls, ids: pl.Series, parent_idx: np.ndarray, depth: np.ndarray, *,
+                    labels: pl.Series | None = None, names=None, preorder: tuple[np.ndarray, np.ndarray] | None = None,
+                    rank_codes: tuple | None = None, name: str = "tree", version: str | None = None) -> "Taxonomy":
+        """A tree over the arrays of a tree already checked (stored once, e.g. memory-mapped
+        by :func:`taxoforge.snapshots.tree_cache.open_tree`), without checking or computing
+        anything again.
 
         Parameters
         ----------
-        node_ids : str or iterable of str
-            One id or many.
+        ids : polars.Series
+            The sorted node ids (strings).
+        parent_idx, depth : numpy.ndarray
+            The parent index of every node (-1 at the root) and its depth (may be memory-mapped).
+        labels : polars.Series, optional
+            Every node's label, in id order.
+        names : callable, optional
+            Reads the names table when it is first needed.
+        preorder : tuple of numpy.ndarray, optional
+            The pre-order positions and subtree sizes, when stored.
+        rank_codes : tuple of (numpy.ndarray, sequence of str), optional
+            Every node's rank as a code (``-1``: none) and the rank of each code.
+        name : str, optional
+            The tree's name.
+        version : str, optional
+            ``NAME@VERSION`` of the snapshot it was loaded from.
 
         Returns
         -------
-        numpy.ndarray
-            ``int64`` indexes into :attr:`ids`, one per id, in the order given.
-
-        Raises
-        ------
-        KeyError
-            Naming the first unknown id and how many are unknown.
+        Taxonomy
 
         Examples
         --------
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"],
-        ...                            "parent_id": [None, "r", "r", "a", "a"]}))
-        >>> t.index_of(["b", "a1"]).tolist(), t.ids[t.index_of("r")].tolist()
-        ([3, 1], ['r'])
-        >>> t.index_of(["a", "zz"])
-        Traceback (most recent call last):
-        ...
-        KeyError: "unknown node id 'zz' (1 unknown)"
+        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "a1"], "parent_id": [None, "r", "a"]}))
+        >>> u = Taxonomy.from_arrays(pl.Series(t.ids.tolist()), t.parent_idx, t.depth_arr)
+        >>> u.ancestors("a1"), u.root, u.has(["a1", "b"]).tolist(), len(u)
+        (['r', 'a', 'a1'], 'r', [True, False], 3)
         """
-        if isinstance(node_ids, str):
-            node_ids = [node_ids]
-        arr = np.asarray(list(node_ids) if not isinstance(node_ids, np.ndarray) else node_ids, dtype=object)
-        idx = np.searchsorted(self.ids, arr)
-        idx = np.minimum(idx, len(self.ids) - 1)
-        bad = self.ids[idx] != arr
-        if bad.any():
-            raise KeyError(f"unknown node id {arr[np.flatnonzero(bad)[0]]!r} ({int(bad.sum())} unknown)")
-        return idx.astype(np.int64)
+        self = cls.__new__(cls)
+        self._id_series = ids.cast(pl.String)
+        self.parent_idx, self.depth_arr = parent_idx, depth
+        self.root_idx = int(np.flatnonzero(parent_idx < 0)[0])
+        self.root = str(self._id_series[self.root_idx])
+        self._lookups = 0
+        self._label_series = labels.cast(pl.String) if labels is not None else None
+        self._names_reader = names
+        self._nodes = None
+        if preorder is not None:
+            self._lca.__dict__["preorder"] = preorder
+        if rank_codes is not None:
+            codes, rank_names = rank_codes
+            codes = np.asarray(codes)
+            if len(codes) != len(parent_idx):
+                raise ValueError(f"rank_codes has {len(codes)} entries, the tree {len(parent_idx)} nodes")
+            self.__dict__["_rank_codes"] = (codes, {str(r): i for i, r in enumerate(rank_names)})
+        self._about(name, version, None)
+        return self
+
+    @classmethod
+    def of(cls, tree) -> "Taxonomy":
+        """The tree of ``tree``: a ``Taxonomy`` (returned as it is), a
+        :class:`~taxoforge.trees.tables.TreeTables` (its nodes, names and links kept, so a
+        label resolves against the tree exactly as against the tables), a nodes DataFrame or
+        a ``{child: parent}`` mapping (each node labelled with its id). A tree a user names
+        (a folder, ``NAME[@VERSION]`` …) is opened by
+        :func:`taxoforge.snapshots.open.open_taxonomy`.
+
+        Parameters
+        ----------
+        tree : Taxonomy, TreeTables, polars.DataFrame or mapping
+            The tree.
+
+        Returns
+        -------
+        Taxonomy
+        """
+        if isinstance(tree, Taxonomy):
+            return tree
+        if isinstance(tree, TreeTables):
+            links = tree.links if tree.links.height else None
+            out = cls(tree.nodes, tree.names, name=tree.name, version=(tree.info or {}).get("snapshot"), links=links)
+            out.tables = tree
+            return out
+        if isinstance(tree, pl.DataFrame):
+            return cls(tree)
+        if isinstance(tree, Mapping):
+            nodes = pl.DataFrame({"node_id": [str(k) for k in tree],
+                                  "parent_id": [None if v is None else str(v) for v in tree.values()]},
+                                 schema={"node_id": pl.String, "parent_id": pl.String})
+            return cls(nodes.with_columns(pl.col("node_id").alias("label")))
+        raise TypeError(f"cannot make a tree of {type(tree).__name__}; expected a Taxonomy, TreeTables, nodes "
+                        "DataFrame or {child: parent} mapping (a tree or snapshot folder, or NAME[@VERSION]: "
+                        "taxoforge.snapshots.open.open_taxonomy)")
+
+    @property
+    def ref(self) -> str | None:
+        """What results cite: the citation's ``NAME@VERSION`` or ``sha256:<hex>``, else the
+        snapshot version the tree was loaded from (None: neither)."""
+        return self.citation.ref if self.citation is not None else self.version
 
     # ---------------------------------------------------------------- single-node queries
     def parent(self, node_id: str) -> str | None:
@@ -214,7 +293,7 @@ class Taxonomy:
         >>> t.children("r"), t.children("b")
         (['a', 'b'], [])
         """
-        ptr, kids = self._children_csr
+        ptr, kids = self.children_csr
         i = self._index(node_id)
         return self.ids[kids[ptr[i]:ptr[i + 1]]].tolist()
 
@@ -299,29 +378,6 @@ class Taxonomy:
         if not include_self:
             mask[self._index(node_id)] = False
         return self.ids[mask].tolist()
-
-    @cached_property
-    def is_leaf(self) -> np.ndarray:
-        """Leaf flags: ``True`` for every node that is no node's parent.
-
-        The array form of the ``is_leaf`` column
-        (:func:`taxoforge.trees.tables.with_is_leaf`).
-
-        Returns
-        -------
-        numpy.ndarray
-            One boolean per node, aligned with :attr:`ids`.
-
-        Examples
-        --------
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"],
-        ...                            "parent_id": [None, "r", "r", "a", "a"]}))
-        >>> t.ids[t.is_leaf].tolist()
-        ['a1', 'a2', 'b']
-        """
-        leaf = np.ones(len(self.ids), dtype=bool)
-        leaf[self.parent_idx[self.parent_idx >= 0]] = False
-        return leaf
 
     def leaf_descendants(self, node_id: str) -> list[str]:
         """The leaves of the subtree under a node (the node itself if it is a leaf).
@@ -445,6 +501,11 @@ class Taxonomy:
         return dict(zip(g["node_id"].to_list(), g["name"].to_list()))
 
     @property
+    def given_names(self) -> pl.DataFrame | None:
+        """The names table the tree was made with (None: it was made without one)."""
+        return self._names
+
+    @property
     def names_table(self) -> pl.DataFrame:
         """The names table: the one given, else one ``label`` name per labelled node.
 
@@ -460,121 +521,44 @@ class Taxonomy:
         [('d', 'dog', 'label', None)]
         """
         if self._names is None:
-            labels = self._labels or [None] * len(self.ids)
+            labels = self._labels or [None] * len(self)
             return pl.DataFrame({"node_id": self.ids.tolist(), "name": labels, "kind": "label", "lang": None},
                                 schema_overrides={"lang": pl.String}).drop_nulls("name")
         return self._names
 
-    # ---------------------------------------------------------------- vectorised queries
-    def lca_idx(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Lowest common ancestors of index pairs ``(u[i], v[i])``, in O(1) each.
+    # ---------------------------------------------------------------- per-node arrays and tables
+    @cached_property
+    def labels(self) -> np.ndarray:
+        """The display name of every node (its id where it has none); made on first use."""
+        labels = self._labels
+        if labels is None:
+            return self.ids
+        lab = pl.Series(labels, dtype=pl.String)
+        return np.where(lab.is_null().to_numpy(), self.ids, lab.to_numpy())
 
-        Parameters
-        ----------
-        u, v : numpy.ndarray
-            Node indexes (:meth:`index_of`) of equal length.
+    @cached_property
+    def nodes_table(self) -> pl.DataFrame:
+        """``node_id``, ``parent_id``, ``label``, ``rank`` of every node: the nodes table the
+        tree was made from, or one made from the tree's arrays."""
+        if self._nodes is not None:
+            src = self._nodes
+            return src.select(pl.col("node_id").cast(pl.String), *[
+                (pl.col(c).cast(pl.String) if c in src.columns else pl.lit(None, dtype=pl.String)).alias(c)
+                for c in ("parent_id", "label", "rank")])
+        ids = self.ids
+        parent = np.where(self.parent_idx >= 0, ids[np.maximum(self.parent_idx, 0)], None)
+        return pl.DataFrame({"node_id": ids, "parent_id": parent, "label": self.labels, "rank": self.ranks},
+                            schema={"node_id": pl.String, "parent_id": pl.String, "label": pl.String,
+                                    "rank": pl.String})
 
-        Returns
-        -------
-        numpy.ndarray
-            Index of the lowest common ancestor of each pair.
+    @cached_property
+    def index_frame(self) -> pl.DataFrame:
+        """``node_id`` → ``idx`` (its index in :attr:`ids`), to turn node ids into indexes with a join."""
+        return pl.DataFrame({"node_id": self.ids, "idx": np.arange(len(self), dtype=np.int64)},
+                            schema={"node_id": pl.String, "idx": pl.Int64})
 
-        Examples
-        --------
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"],
-        ...                            "parent_id": [None, "r", "r", "a", "a"]}))
-        >>> lca = t.lca_idx(t.index_of(["a1", "a1", "b"]), t.index_of(["a2", "b", "b"]))
-        >>> t.ids[lca].tolist()
-        ['a', 'r', 'b']
-        """
-        return self._lca.lca(u, v)
+    @property
+    def links_table(self) -> pl.DataFrame | None:
+        """The links table of the tree's tables (dataset labels linked to nodes), if any."""
+        return self._links
 
-    def lca_depth(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Depth of the lowest common ancestor of index pairs: ``|anc(u) ∩ anc(v)| - 1``.
-
-        Faster than ``depth_arr[lca_idx(u, v)]``: it reads a sparse table of depths only,
-        in the narrowest integer type that holds them.
-
-        Parameters
-        ----------
-        u, v : array_like of int
-            Index pairs, as for :meth:`lca_idx`.
-
-        Returns
-        -------
-        numpy.ndarray
-            The depth of each pair's lowest common ancestor (0: only the root is shared).
-
-        Examples
-        --------
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"],
-        ...                            "parent_id": [None, "r", "r", "a", "a"]}))
-        >>> t.lca_depth(t.index_of(["a1", "a1", "a2"]), t.index_of(["a2", "b", "a2"])).tolist()
-        [1, 0, 2]
-        """
-        return self._lca.lca_depth(u, v)
-
-    def is_ancestor_idx(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Whether ``a[i]`` is an ancestor of, or equal to, ``b[i]``, for index arrays.
-
-        A pre-order interval test: ``b`` lies in the interval of ``a``'s subtree.
-
-        Parameters
-        ----------
-        a : array_like of int
-            Indexes of the candidate ancestors.
-        b : array_like of int
-            Indexes of the nodes to test, as many as ``a``.
-
-        Returns
-        -------
-        numpy.ndarray
-            ``True`` where ``a[i]`` is on the root path of ``b[i]``.
-
-        Examples
-        --------
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"],
-        ...                            "parent_id": [None, "r", "r", "a", "a"]}))
-        >>> t.is_ancestor_idx(t.index_of(["a", "a", "a1", "r"]), t.index_of(["a1", "b", "a1", "a2"])).tolist()
-        [True, False, True, True]
-        """
-        return self._lca.is_ancestor(a, b)
-
-    def subtree(self, keep: Sequence[str]) -> pl.DataFrame:
-        """The nodes table of the smallest subtree holding ``keep`` and the root.
-
-        Parameters
-        ----------
-        keep : sequence of str
-            Node ids; with all their ancestors they make the subtree.
-
-        Returns
-        -------
-        polars.DataFrame
-            ``node_id``, ``parent_id``, ``depth`` (unchanged), in id order.
-
-        Examples
-        --------
-        >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"],
-        ...                            "parent_id": [None, "r", "r", "a", "a"]}))
-        >>> t.subtree(["a1"]).rows()
-        [('a', 'r', 1), ('a1', 'a', 2), ('r', None, 0)]
-        """
-        idx = self.index_of(list(keep))
-        mark = np.zeros(len(self.ids), dtype=bool)
-        frontier = np.unique(idx)
-        while len(frontier):
-            frontier = frontier[~mark[frontier]]
-            mark[frontier] = True
-            frontier = self.parent_idx[frontier]
-            frontier = np.unique(frontier[frontier >= 0])
-        sel = np.flatnonzero(mark)
-        par = self.parent_idx[sel]
-        return pl.DataFrame(
-            {
-                "node_id": self.ids[sel].tolist(),
-                "parent_id": [None if p < 0 else self.ids[p] for p in par.tolist()],
-                "depth": self.depth_arr[sel],
-            },
-            schema_overrides={"parent_id": pl.String, "depth": pl.Int32},
-        )

@@ -13,6 +13,7 @@ import pytest
 import assets.biology as bio
 from pipelines.resources import default_resources
 from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.taxonomy import Taxonomy
 from tests.conftest import shared_file
 
 INAT21_FIXTURE = Path(__file__).parents[1] / "taxoforge" / "sources" / "fixtures" / "inat21_categories.json"
@@ -82,7 +83,7 @@ def test_metadata_taxa_per_rank_leaves_unmatched(run):
 def test_files_on_disk(run):
     _, data_dir = run
     tree = TreeTables.read(data_dir / "assets" / "inat21_tree")
-    assert tree.taxonomy().root == "inat21:root"
+    assert Taxonomy.of(tree).root == "inat21:root"
     links = pl.read_parquet(data_dir / "assets" / "biology_links" / "table.parquet")
     fish = links.filter(pl.col("dataset") == "vlm4bio-fish")
     assert set(fish["status"]) == {"linked"}

@@ -12,6 +12,7 @@ import assets.wordnet as wordnet_assets
 from pipelines.resources import default_resources
 from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet
 from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.taxonomy import Taxonomy
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ def test_metadata_a_person_needs(run):
 def test_files_on_disk_are_the_tree_tables(run):
     _, data_dir = run
     tree = TreeTables.read(data_dir / "assets" / "imagenet1k_taxonomy")
-    tax = tree.taxonomy()
+    tax = Taxonomy.of(tree)
     assert tax.root == "wn:n00001740"
     assert tree.links.height == 1000 and set(tree.links["status"]) == {"linked"}
     # every class is a leaf of the spanning subtree, and the names include the dataset's own labels

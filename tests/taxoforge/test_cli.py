@@ -49,7 +49,7 @@ def test_subset_of_real_vlm4bio_species_from_the_inaturalist_tree(inat_vlm4bio_t
     assert doc["linked"] == doc["labels"] == len(species) and doc["not_linked"] == []
     sub = TreeTables.read(out)
     tax = Taxonomy(sub.nodes)
-    full = inat_vlm4bio_tree.taxonomy()
+    full = Taxonomy.of(inat_vlm4bio_tree)
     linked = sub.links.filter(pl.col("status") == "linked")["node_id"].to_list()
     # every label's node is a leaf of the subset, every node of the subset is on a label's path
     assert set(tax.ids[tax.is_leaf].tolist()) == set(linked)

@@ -2,7 +2,7 @@
 rank-level probes, seeded and checked (Maruf et al. 2024 [2] §5.1).
 
 Input
-    a tree (anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts) and the
+    a tree (anything :func:`~taxoforge.snapshots.open.open_taxonomy` accepts) and the
     ground truths, one question per row (a label list, or a table with a label column whose
     other columns — an image path, an id — are carried into the questions). Labels become
     nodes through the one label resolver, exactly as scoring resolves ground truths

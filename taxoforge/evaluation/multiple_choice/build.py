@@ -24,27 +24,27 @@ from taxoforge.evaluation.multiple_choice.questions import (
     skipped_frame,
 )
 from taxoforge.seeded import SeededStream
-from taxoforge.snapshots.load import load_ranked_tree
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.trees.taxonomy import Taxonomy
 from taxoforge.trees.ranks import INFRASPECIFIC_RANKS
 
 __all__ = ["build_questions", "sample_ground_truths", "prepare_tree"]
 
 
-def prepare_tree(tree) -> RankedTree:
-    """The :class:`~taxoforge.trees.ranked_tree.RankedTree` of ``tree`` with the indexes question
+def prepare_tree(tree) -> Taxonomy:
+    """The :class:`~taxoforge.trees.taxonomy.Taxonomy` of ``tree`` with the indexes question
     sets use (pre-order numbering, genus/species/family ancestors, the candidates of every
     rank) built ahead of time; later sets reuse them.
 
     Parameters
     ----------
-    tree : RankedTree or anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts
+    tree : Taxonomy or anything :func:`~taxoforge.snapshots.open.open_taxonomy` accepts
 
     Returns
     -------
-    RankedTree
+    Taxonomy
     """
-    tree = load_ranked_tree(tree)
+    tree = open_taxonomy(tree)
     warm_indexes(tree)
     return tree
 
@@ -57,7 +57,7 @@ def build_questions(tree, ground_truths, difficulty: str, *, options: int = 4, s
 
     Parameters
     ----------
-    tree : RankedTree or anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts
+    tree : Taxonomy or anything :func:`~taxoforge.snapshots.open.open_taxonomy` accepts
     ground_truths : list of str or polars.DataFrame
         Labels or node ids, or a table with a label column (other columns, e.g.
         ``image-path``, are copied into each question). Labels are resolved by the one label
@@ -97,7 +97,7 @@ def build_questions(tree, ground_truths, difficulty: str, *, options: int = 4, s
         raise ValueError(f"options must be between 2 and {len(LETTERS)}, not {options}")
     if mode not in ("auto", "ranks", "levels"):
         raise ValueError(f"mode must be 'auto', 'ranks' or 'levels', not {mode!r}")
-    tree = load_ranked_tree(tree)
+    tree = open_taxonomy(tree)
     ranked = is_ranked(tree) if mode == "auto" else mode == "ranks"
     gts, skipped = read_ground_truths(tree, ground_truths, label_column, node_ref)
     drawn_from = distractor_pool(tree, pool, np.where(gts.partial, -1, gts.idx))
@@ -146,7 +146,7 @@ def sample_ground_truths(tree, difficulty: str, n: int, *, seed: int = 0, option
 
     Parameters
     ----------
-    tree : RankedTree or anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts
+    tree : Taxonomy or anything :func:`~taxoforge.snapshots.open.open_taxonomy` accepts
     difficulty : {"easy", "medium", "hard"}
     n : int
         How many ground truths.
@@ -160,13 +160,13 @@ def sample_ground_truths(tree, difficulty: str, n: int, *, seed: int = 0, option
     polars.DataFrame
         A ``label`` column of node ids.
     """
-    tree = load_ranked_tree(tree)
+    tree = open_taxonomy(tree)
     if is_ranked(tree):
         if difficulty == "hard":
             mask = np.zeros(len(tree), dtype=bool)
             for r in INFRASPECIFIC_RANKS:
                 mask |= tree.rank_mask(r)
-            mask &= tree.rank_mask("species")[np.maximum(tree.parent, 0)]
+            mask &= tree.rank_mask("species")[np.maximum(tree.parent_idx, 0)]
             sib = _sibling_counts(tree, mask)
         else:
             mask = tree.rank_mask("species")
@@ -182,8 +182,8 @@ def sample_ground_truths(tree, difficulty: str, n: int, *, seed: int = 0, option
     return pl.DataFrame({"label": tree.ids[picks].tolist()}, schema={"label": pl.String})
 
 
-def _sibling_counts(tree: RankedTree, mask: np.ndarray) -> np.ndarray:
+def _sibling_counts(tree: Taxonomy, mask: np.ndarray) -> np.ndarray:
     """For every node: how many nodes of ``mask`` share its parent (itself included)."""
-    par = tree.parent
+    par = tree.parent_idx
     counts = np.bincount(np.maximum(par[mask], 0), minlength=len(tree))
     return np.where(par >= 0, counts[np.maximum(par, 0)], 0)

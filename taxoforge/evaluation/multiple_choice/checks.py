@@ -8,8 +8,8 @@ import polars as pl
 from taxoforge.evaluation.multiple_choice.plans import is_ranked, option_key
 from taxoforge.evaluation.multiple_choice.pools import DistractorPool, distractor_pool, pool_of_info
 from taxoforge.evaluation.multiple_choice.questions import DIFFICULTIES, LETTERS, QuestionSet
-from taxoforge.snapshots.load import load_ranked_tree
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["check_questions"]
 
@@ -19,7 +19,7 @@ def check_questions(tree, questions, difficulty: str | None = None, *, pool=None
 
     Parameters
     ----------
-    tree : RankedTree or anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts
+    tree : Taxonomy or anything :func:`~taxoforge.snapshots.open.open_taxonomy` accepts
     questions : QuestionSet, polars.DataFrame or list of dict
     difficulty : str, optional
         The band every distractor must keep (default: each question's ``set``).
@@ -40,7 +40,7 @@ def check_questions(tree, questions, difficulty: str | None = None, *, pool=None
     the probed rank); and for a difficulty, every distractor's lowest common ancestor with
     the answer lies in the difficulty's band (:mod:`taxoforge.evaluation.multiple_choice.plans`).
     """
-    tree = load_ranked_tree(tree)
+    tree = open_taxonomy(tree)
     q = questions.questions if isinstance(questions, QuestionSet) else questions
     if isinstance(q, list):
         q = pl.DataFrame(q, infer_schema_length=None)
@@ -51,8 +51,8 @@ def check_questions(tree, questions, difficulty: str | None = None, *, pool=None
     ranked = is_ranked(tree)
     problems = []
     for r in q.iter_rows(named=True):
-        nodes = tree.taxonomy.index_of(r["option-nodes"])
-        a = int(tree.taxonomy.index_of([r["target-node"]])[0])
+        nodes = tree.index_of(r["option-nodes"])
+        a = int(tree.index_of([r["target-node"]])[0])
         qid = r["id"]
         pos = LETTERS.index(r["option-gt"])
         if int(nodes[pos]) != a or r["options"][pos] != r["target-class"]:
@@ -70,10 +70,10 @@ def check_questions(tree, questions, difficulty: str | None = None, *, pool=None
             if any(tree.ranks[v] != tree.ranks[a] for v in d.tolist()):
                 problems.append((qid, "a distractor has another rank than the answer"))
         elif not probe:
-            same = (tree.is_leaf[d] == tree.is_leaf[a]) if tree.is_leaf[a] else (tree.depth[d] == tree.depth[a])
+            same = (tree.is_leaf[d] == tree.is_leaf[a]) if tree.is_leaf[a] else (tree.depth_arr[d] == tree.depth_arr[a])
             if not np.all(same):
                 problems.append((qid, "a distractor is of another kind (leaf/depth) than the answer"))
-        elif np.any(tree.depth[d] != tree.depth[a]):
+        elif np.any(tree.depth_arr[d] != tree.depth_arr[a]):
             problems.append((qid, "a probe distractor is at another depth than the answer"))
         if pool is not None and pool.mask is not None:
             outside = [tree.ids[v] for v in d.tolist() if not _in_pool(tree, pool, v, a, probe)]
@@ -86,21 +86,21 @@ def check_questions(tree, questions, difficulty: str | None = None, *, pool=None
     return pl.DataFrame(problems, schema={"id": pl.String, "problem": pl.String}, orient="row")
 
 
-def _in_pool(tree: RankedTree, pool: DistractorPool, v: int, answer: int, probe: bool) -> bool:
+def _in_pool(tree: Taxonomy, pool: DistractorPool, v: int, answer: int, probe: bool) -> bool:
     """Whether distractor ``v`` is in the pool; for a probe, whether some pool member lies in
     ``v``'s subtree at the answer's rank or depth (the pool mapped to the probed rank)."""
     if not probe:
         return bool(pool.mask[v])
-    pre, size = tree.taxonomy._preorder
+    pre, size = tree._preorder
     inside = np.flatnonzero(pool.mask)
     return bool(np.any((pre[inside] >= pre[v]) & (pre[inside] < pre[v] + size[v])))
 
 
-def _band_problems(tree: RankedTree, a: int, d: np.ndarray, difficulty: str, ranked: bool) -> list[str]:
+def _band_problems(tree: Taxonomy, a: int, d: np.ndarray, difficulty: str, ranked: bool) -> list[str]:
     if not len(d):
         return ["no distractors"]
-    lca = tree.taxonomy.lca_idx(d, np.full(len(d), a, dtype=np.int64))
-    lca_depth = tree.depth[lca]
+    lca = tree.lca_idx(d, np.full(len(d), a, dtype=np.int64))
+    lca_depth = tree.depth_arr[lca]
     out = []
     if ranked:
         genus = int(tree.ancestor_at_rank([a], "genus")[0])
@@ -110,13 +110,13 @@ def _band_problems(tree: RankedTree, a: int, d: np.ndarray, difficulty: str, ran
         if difficulty == "medium" and not np.all(lca == genus):
             out.append("medium: a distractor is not of the answer's genus (or is of its species)")
         if difficulty == "easy":
-            if not np.all(lca_depth < tree.depth[genus]):
+            if not np.all(lca_depth < tree.depth_arr[genus]):
                 out.append("easy: a distractor is of the answer's genus")
             gen = tree.ancestor_at_rank(d, "genus")
             if len(set(gen.tolist())) != len(gen):
                 out.append("easy: two distractors share a genus")
     else:
-        da = int(tree.depth[a])
+        da = int(tree.depth_arr[a])
         if difficulty == "hard" and not np.all(lca_depth == da - 1):
             out.append("hard: a distractor is not a sibling")
         if difficulty == "medium" and not np.all(lca_depth == da - 2):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from taxoforge.seeded import SeededStream
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["Candidates", "draw_from_ranges"]
 
@@ -25,13 +25,13 @@ class Candidates:
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
     mask : numpy.ndarray
         Booleans, one per node: the members.
     """
 
-    def __init__(self, tree: RankedTree, mask: np.ndarray) -> None:
-        pre, size = tree.taxonomy._preorder
+    def __init__(self, tree: Taxonomy, mask: np.ndarray) -> None:
+        pre, size = tree._preorder
         members = np.flatnonzero(mask)
         order = np.argsort(pre[members], kind="stable")
         self._set(members[order], pre, size)

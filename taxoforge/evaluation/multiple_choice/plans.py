@@ -31,7 +31,7 @@ import numpy as np
 from taxoforge.evaluation.multiple_choice.draws import Candidates, draw_from_ranges
 from taxoforge.evaluation.multiple_choice.pools import DistractorPool
 from taxoforge.seeded import SeededStream
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 from taxoforge.trees.ranks import INFRASPECIFIC_RANKS
 
 __all__ = ["Plan", "is_ranked", "plan_for", "candidates", "pick", "option_key", "warm_indexes"]
@@ -63,12 +63,12 @@ class Plan:
     relation: str
 
 
-def is_ranked(tree: RankedTree) -> bool:
+def is_ranked(tree: Taxonomy) -> bool:
     """Whether a tree has the genus and species ranks the ranked plans need.
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
 
     Returns
     -------
@@ -77,12 +77,12 @@ def is_ranked(tree: RankedTree) -> bool:
     return {"genus", "species"} <= tree.rank_set
 
 
-def plan_for(tree: RankedTree, a: int, difficulty: str, ranked: bool) -> tuple[Plan | None, str | None]:
+def plan_for(tree: Taxonomy, a: int, difficulty: str, ranked: bool) -> tuple[Plan | None, str | None]:
     """The plan of a ``difficulty`` question whose answer is node ``a``.
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
     a : int
         The answer's node index.
     difficulty : {"easy", "medium", "hard"}
@@ -112,15 +112,15 @@ def plan_for(tree: RankedTree, a: int, difficulty: str, ranked: bool) -> tuple[P
             if species < 0:
                 return None, f"medium questions need a species or lower as the answer; this one is a {rank}"
             return Plan(((genus, species),), cls, None, f"other {rank} of the genus {tree.labels[genus]}"), None
-        tiers = ((tree.taxonomy.root_idx, family), (family, genus)) if family >= 0 else ((tree.taxonomy.root_idx, genus),)
+        tiers = ((tree.root_idx, family), (family, genus)) if family >= 0 else ((tree.root_idx, genus),)
         return Plan(tiers, cls, ("rank", "genus"), f"{rank} of other genera"), None
     # unranked: levels above the answer
     up = [a]
     for _ in range(3):
-        p = int(tree.parent[up[-1]]) if up[-1] >= 0 else -1
+        p = int(tree.parent_idx[up[-1]]) if up[-1] >= 0 else -1
         up.append(p)
     _, p1, p2, p3 = up
-    cls = ("leaf",) if tree.is_leaf[a] else ("depth", int(tree.depth[a]))
+    cls = ("leaf",) if tree.is_leaf[a] else ("depth", int(tree.depth_arr[a]))
     if difficulty == "hard":
         if p1 < 0:
             return None, "the answer is the root"
@@ -131,20 +131,20 @@ def plan_for(tree: RankedTree, a: int, difficulty: str, ranked: bool) -> tuple[P
         return Plan(((p2, p1),), cls, None, "cousins of the answer (same grandparent, other parent)"), None
     if p2 < 0:
         return None, "the answer has no grandparent (easy needs nodes outside it)"
-    root = tree.taxonomy.root_idx
+    root = tree.root_idx
     tiers = ((root, p3), (p3, p2)) if p3 >= 0 else ((root, p2),)
     return Plan(tiers, cls, ("up", 1), "nodes outside the answer's grandparent"), None
 
 
-def _class_mask(tree: RankedTree, cls: tuple) -> np.ndarray:
+def _class_mask(tree: Taxonomy, cls: tuple) -> np.ndarray:
     if cls[0] == "rank":
         return tree.rank_mask(cls[1])
     if cls[0] == "leaf":
         return tree.is_leaf.copy()
-    return tree.depth == cls[1]
+    return tree.depth_arr == cls[1]
 
 
-def candidates(tree: RankedTree, cls: tuple, pool: DistractorPool | None = None) -> Candidates:
+def candidates(tree: Taxonomy, cls: tuple, pool: DistractorPool | None = None) -> Candidates:
     """The candidates of a class inside a distractor pool.
 
     The whole tree's candidates of a class are built once per tree and kept on it; a pool
@@ -152,7 +152,7 @@ def candidates(tree: RankedTree, cls: tuple, pool: DistractorPool | None = None)
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
     cls : tuple
         ``("rank", r)``, ``("leaf",)`` or ``("depth", d)``.
     pool : DistractorPool, optional
@@ -169,15 +169,15 @@ def candidates(tree: RankedTree, cls: tuple, pool: DistractorPool | None = None)
     return whole if pool is None or pool.mask is None else whole.restricted(pool.mask)
 
 
-def warm_indexes(tree: RankedTree) -> None:
+def warm_indexes(tree: Taxonomy) -> None:
     """Build the indexes plans use (pre-order numbering, genus/species/family ancestors, the
     candidates of every rank or the leaves) once, ahead of time.
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
     """
-    tree.taxonomy._preorder
+    tree._preorder
     if is_ranked(tree):
         for r in ("genus", "species", "family"):
             if r in tree.rank_set:
@@ -188,14 +188,14 @@ def warm_indexes(tree: RankedTree) -> None:
         candidates(tree, ("leaf",))
 
 
-def _distinct_key(tree: RankedTree, node: int, how: tuple | None):
+def _distinct_key(tree: Taxonomy, node: int, how: tuple | None):
     if how is None:
         return None
     if how[0] == "rank":
         return int(tree._rank_ancestor_table(how[1])[node])
     v = node
     for _ in range(how[1]):
-        v = int(tree.parent[v])
+        v = int(tree.parent_idx[v])
         if v < 0:
             break
     return v
@@ -215,7 +215,7 @@ def option_key(label) -> str:
     return " ".join(str(label).casefold().split())
 
 
-def pick(tree: RankedTree, cand: Candidates, stream: SeededStream, plan: Plan, a: int, need: int) -> list[int]:
+def pick(tree: Taxonomy, cand: Candidates, stream: SeededStream, plan: Plan, a: int, need: int) -> list[int]:
     """Up to ``need`` distractors for answer ``a`` by ``plan``, drawn from ``cand``.
 
     Tiers are tried in order; a candidate is skipped when it is the answer, when its label
@@ -224,7 +224,7 @@ def pick(tree: RankedTree, cand: Candidates, stream: SeededStream, plan: Plan, a
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
     cand : Candidates
         The candidates of the plan's class inside the pool.
     stream : SeededStream

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from taxoforge.links.tree_labels import resolve_nodes
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["POOL_KINDS", "DistractorPool", "distractor_pool", "pool_of_info"]
 
@@ -73,12 +73,12 @@ class DistractorPool:
         return DistractorPool(self.kind, nodes, self.description, self.info)
 
 
-def _clade(tree: RankedTree, ref: str) -> DistractorPool:
+def _clade(tree: Taxonomy, ref: str) -> DistractorPool:
     res = resolve_nodes(tree, [ref], partial=False).row(0, named=True)
     if res["idx"] < 0:
         raise ValueError(f"distractor pool: the clade {ref!r} is not a node of {tree.name}: {res['detail']}")
     x = int(res["idx"])
-    pre, size = tree.taxonomy._preorder
+    pre, size = tree._preorder
     mask = (pre >= pre[x]) & (pre < pre[x] + size[x])
     label = str(tree.labels[x])
     return DistractorPool("clade", mask, f"the clade {label} ({tree.ids[x]})",
@@ -86,19 +86,19 @@ def _clade(tree: RankedTree, ref: str) -> DistractorPool:
                            "resolved_by": res["method"], "nodes": int(mask.sum())})
 
 
-def _of_nodes(tree: RankedTree, kind: str, idx: np.ndarray, description: str, extra: dict) -> DistractorPool:
+def _of_nodes(tree: Taxonomy, kind: str, idx: np.ndarray, description: str, extra: dict) -> DistractorPool:
     mask = np.zeros(len(tree), dtype=bool)
     mask[idx[idx >= 0]] = True
     ids = sorted(tree.ids[mask].tolist())
     return DistractorPool(kind, mask, description, {"kind": kind, "nodes": len(ids), **extra, "node_ids": ids})
 
 
-def distractor_pool(tree: RankedTree, pool, answers: np.ndarray) -> DistractorPool:
+def distractor_pool(tree: Taxonomy, pool, answers: np.ndarray) -> DistractorPool:
     """The :class:`DistractorPool` that ``pool`` names.
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
     pool : str or sequence of str or DistractorPool
         ``"labels"``, ``"tree"``, ``"clade:NAME"`` or ``"NAME"``, a list of labels or node
         ids, or a pool already made (module docstring).
@@ -138,12 +138,12 @@ def distractor_pool(tree: RankedTree, pool, answers: np.ndarray) -> DistractorPo
                     f"got {type(pool).__name__}")
 
 
-def pool_of_info(tree: RankedTree, info: dict) -> DistractorPool:
+def pool_of_info(tree: Taxonomy, info: dict) -> DistractorPool:
     """The pool a question set's ``info["pool"]`` records, on ``tree`` (to check the set).
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
     info : dict
         ``info["pool"]`` of a :class:`~taxoforge.evaluation.multiple_choice.questions.QuestionSet`.
 
@@ -157,7 +157,7 @@ def pool_of_info(tree: RankedTree, info: dict) -> DistractorPool:
     if kind == "clade":
         return distractor_pool(tree, f"clade:{info['node']}", np.zeros(0, dtype=np.int64))
     if kind in ("labels", "list"):
-        idx = tree.taxonomy.index_of(list(info["node_ids"])) if info["node_ids"] else np.zeros(0, dtype=np.int64)
+        idx = tree.index_of(list(info["node_ids"])) if info["node_ids"] else np.zeros(0, dtype=np.int64)
         return _of_nodes(tree, kind, np.asarray(idx, dtype=np.int64), f"the {len(info['node_ids'])} taxa of the pool",
                          {})
     raise ValueError(f"not a distractor pool record: {info!r}")

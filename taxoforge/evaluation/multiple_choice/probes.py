@@ -30,13 +30,13 @@ from taxoforge.evaluation.multiple_choice.questions import (
     skipped_frame,
 )
 from taxoforge.seeded import SeededStream
-from taxoforge.snapshots.load import load_ranked_tree
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["build_rank_probes"]
 
 
-def _at_level(tree: RankedTree, idx: np.ndarray, rank: str | int, by_depth: bool) -> np.ndarray:
+def _at_level(tree: Taxonomy, idx: np.ndarray, rank: str | int, by_depth: bool) -> np.ndarray:
     """The ancestor of every valid ``idx`` at the probed rank or depth (-1: none, or ``idx`` -1)."""
     out = np.full(len(idx), -1, dtype=np.int64)
     valid = idx >= 0
@@ -46,7 +46,7 @@ def _at_level(tree: RankedTree, idx: np.ndarray, rank: str | int, by_depth: bool
     return out
 
 
-def _pool_at_level(tree: RankedTree, pool: DistractorPool, rank, by_depth: bool) -> DistractorPool:
+def _pool_at_level(tree: Taxonomy, pool: DistractorPool, rank, by_depth: bool) -> DistractorPool:
     """The pool's members mapped to their ancestors at the probed rank or depth."""
     if pool.mask is None:
         return pool
@@ -56,22 +56,22 @@ def _pool_at_level(tree: RankedTree, pool: DistractorPool, rank, by_depth: bool)
     return pool.restricted_to(mask)
 
 
-def _tiers(tree: RankedTree, b: int, higher: list[str], by_depth: bool) -> tuple[tuple[int, int], ...]:
+def _tiers(tree: Taxonomy, b: int, higher: list[str], by_depth: bool) -> tuple[tuple[int, int], ...]:
     """Siblings under the closest higher-rank ancestor (or the parent), then one rank (level)
     up at a time."""
     ups: list[int] = []
     if by_depth:
         v = b
-        while int(tree.parent[v]) >= 0:
-            v = int(tree.parent[v])
+        while int(tree.parent_idx[v]) >= 0:
+            v = int(tree.parent_idx[v])
             ups.append(v)
     else:
         for r in higher:
             u = int(tree.ancestor_at_rank([b], r)[0])
             if u >= 0 and (not ups or u != ups[-1]):
                 ups.append(u)
-        if not ups or ups[-1] != tree.taxonomy.root_idx:
-            ups.append(tree.taxonomy.root_idx)
+        if not ups or ups[-1] != tree.root_idx:
+            ups.append(tree.root_idx)
     tiers, prev = [], b
     for u in ups:
         tiers.append((u, prev))
@@ -86,7 +86,7 @@ def build_rank_probes(tree, ground_truths, rank: str | int, *, options: int = 4,
 
     Parameters
     ----------
-    tree : RankedTree or anything :func:`~taxoforge.snapshots.load.load_ranked_tree` accepts
+    tree : Taxonomy or anything :func:`~taxoforge.snapshots.open.open_taxonomy` accepts
     ground_truths : list of str or polars.DataFrame
         As for :func:`~taxoforge.evaluation.multiple_choice.build.build_questions`.
     rank : str or int
@@ -111,7 +111,7 @@ def build_rank_probes(tree, ground_truths, rank: str | int, *, options: int = 4,
     """
     if not 2 <= options <= len(LETTERS):
         raise ValueError(f"options must be between 2 and {len(LETTERS)}, not {options}")
-    tree = load_ranked_tree(tree)
+    tree = open_taxonomy(tree)
     gts, skipped = read_ground_truths(tree, ground_truths, label_column, node_ref)
     by_depth = isinstance(rank, int) or (isinstance(rank, str) and rank.isdigit())
     set_name = f"probe-{rank}" if not by_depth else f"probe-depth{int(rank)}"

@@ -29,7 +29,7 @@ from taxoforge.files import write_text_atomic
 from taxoforge.files.labels import LABEL_COLUMNS
 from taxoforge.links.resolve import METHODS
 from taxoforge.links.tree_labels import resolve_nodes
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["DIFFICULTIES", "LETTERS", "QUESTION", "PROBE_QUESTION", "INSTRUCTION", "TreeTooShallow", "QuestionSet",
            "question_text", "GroundTruths", "read_ground_truths", "SetSpec", "Draft", "question_row", "question_set",
@@ -223,13 +223,13 @@ class GroundTruths:
                 "by_method": {m: int(by_method[m]) for m in METHODS if m in by_method}}
 
 
-def read_ground_truths(tree: RankedTree, ground_truths, label_column: str | None,
+def read_ground_truths(tree: Taxonomy, ground_truths, label_column: str | None,
                        node_ref: str) -> tuple[GroundTruths, pl.DataFrame]:
     """The ground truths resolved, and the ``skipped`` rows of those that did not resolve.
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
     ground_truths : list of str or polars.DataFrame
         Labels or node ids, or a table with a label column (``label_column``, else the first
         of :data:`taxoforge.files.labels.LABEL_COLUMNS`).
@@ -278,14 +278,14 @@ def skipped_frame(rows: list[tuple], before: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([before, pl.DataFrame(rows, schema=_SKIPPED_SCHEMA, orient="row")]).sort("row")
 
 
-def no_question_error(skipped: pl.DataFrame, set_name: str, tree: RankedTree, n: int, options: int) -> TreeTooShallow:
+def no_question_error(skipped: pl.DataFrame, set_name: str, tree: Taxonomy, n: int, options: int) -> TreeTooShallow:
     """The error of a set that got no question, with its three commonest reasons.
 
     Parameters
     ----------
     skipped : polars.DataFrame
     set_name : str
-    tree : RankedTree
+    tree : Taxonomy
     n : int
         How many ground truths were given.
     options : int
@@ -356,14 +356,14 @@ class Draft:
     answer_pos: int
 
 
-def question_row(tree: RankedTree, spec: SetSpec, draft: Draft, extra: dict) -> dict:
+def question_row(tree: Taxonomy, spec: SetSpec, draft: Draft, extra: dict) -> dict:
     """The question of ``draft``: VLM4Bio's fields, the option nodes, and ``extra`` (the
     ground truth's fields, :meth:`GroundTruths.fields`; never overriding a field above).
     ``distractor-lca`` is filled in by :func:`question_set`.
 
     Parameters
     ----------
-    tree : RankedTree
+    tree : Taxonomy
     spec : SetSpec
     draft : Draft
     extra : dict
@@ -405,7 +405,7 @@ _FIXED_SCHEMA = {"id": pl.String, "question": pl.String, "target-class": pl.Stri
                  "ground-truth-detail": pl.String}
 
 
-def question_set(rows: list[dict], skipped: pl.DataFrame, tree: RankedTree, spec: SetSpec, options: int,
+def question_set(rows: list[dict], skipped: pl.DataFrame, tree: Taxonomy, spec: SetSpec, options: int,
                  gts: GroundTruths, pool: DistractorPool) -> QuestionSet:
     """The :class:`QuestionSet` of the question ``rows``: ``distractor-lca`` of every
     distractor (its LCA with the answer: a rank, or ``up<k>`` levels above the answer) in one
@@ -416,7 +416,7 @@ def question_set(rows: list[dict], skipped: pl.DataFrame, tree: RankedTree, spec
     rows : list of dict
         From :func:`question_row`.
     skipped : polars.DataFrame
-    tree : RankedTree
+    tree : Taxonomy
     spec : SetSpec
     options : int
     gts : GroundTruths
@@ -430,8 +430,8 @@ def question_set(rows: list[dict], skipped: pl.DataFrame, tree: RankedTree, spec
     drafts = [r["_draft"] for r in rows]
     d = np.array([v for dr in drafts for v in dr.distractors], dtype=np.int64)
     ans = np.repeat(np.array([dr.answer for dr in drafts], dtype=np.int64), k)
-    lca = tree.taxonomy.lca_idx(d, ans)
-    up = (tree.depth[ans] - tree.depth[lca]).tolist()
+    lca = tree.lca_idx(d, ans)
+    up = (tree.depth_arr[ans] - tree.depth_arr[lca]).tolist()
     words = [str(rk) if (spec.ranked and rk is not None) else f"up{u}" for rk, u in zip(tree.ranks[lca].tolist(), up)]
     lists = {"options": options, "option-nodes": options, "distractor-lca": k}
     for i, r in enumerate(rows):

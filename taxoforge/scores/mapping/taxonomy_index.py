@@ -11,6 +11,8 @@ was a tie are decided again with it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from taxoforge.scores.mapping.answers import Answer, joined_normal_form
@@ -19,12 +21,13 @@ from taxoforge.scores.mapping.config import MappingConfig, MappingResult
 from taxoforge.scores.mapping.keys import text_key
 from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.mapping.stages import Alg1Stages, Decision, label_set_preference
-from taxoforge.trees.stored import subtree_size
 from taxoforge.scores.mapping.store import IndexInfo, open_name_embeddings, open_name_tables, read_index
 from taxoforge.scores.mapping.similarity import Similarity, similarity_from_spec
 from taxoforge.text import normalise_text
+from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.taxonomy import Taxonomy
 
-__all__ = ["TaxonomyIndex", "subtree_sizes", "truncate_answer"]
+__all__ = ["TaxonomyIndex", "truncate_answer"]
 
 #: ``found`` not given to :meth:`TaxonomyIndex._decide_without_top_k`: the exact stage looks the answer up itself
 _NOT_LOOKED_UP = object()
@@ -52,28 +55,6 @@ def truncate_answer(text: str, limit: int) -> str:
     cut = text[:limit]
     space = cut.rfind(" ", int(limit * 0.8))
     return cut[:space] if space > 0 else cut
-
-
-def subtree_sizes(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Number of nodes in each node's subtree (itself included).
-
-    Parameters
-    ----------
-    parent : numpy.ndarray
-        Parent of every node, -1 for the root.
-    depth : numpy.ndarray
-        Depth of every node.
-
-    Returns
-    -------
-    numpy.ndarray
-        Number of nodes in each node's subtree (itself included).
-    """
-    size = np.ones(len(parent), np.int64)
-    for d in range(int(depth.max(initial=0)), 0, -1):
-        at = np.flatnonzero(depth == d)
-        np.add.at(size, parent[at], size[at])
-    return size
 
 
 class TaxonomyIndex:
@@ -114,7 +95,7 @@ class TaxonomyIndex:
         self.store = store  # where the tables were loaded from (None: built in memory)
         self.depth = taxonomy.depth_arr.astype(np.int64)
         self.parent = taxonomy.parent_idx
-        self.subtree_size = subtree_size(taxonomy)
+        self.subtree_size = taxonomy.subtree_size()
         model = getattr(self.similarity, "model_id", None)
         if store is not None and model and callable(getattr(self.similarity, "embed_names", None)):
             # an embedding measure: the names' embeddings computed once per tree, stored beside the index
@@ -127,43 +108,42 @@ class TaxonomyIndex:
                                  self.config)
 
     @classmethod
-    def open(cls, tree, config: MappingConfig | None = None, *, taxonomy=None, similarity: Similarity | None = None,
+    def open(cls, tree, config: MappingConfig | None = None, *, similarity: Similarity | None = None,
              index_dir=None, progress: bool | None = None) -> "TaxonomyIndex":
-        """The index of ``tree`` (a :class:`~taxoforge.trees.tables.TreeTables` or a tree
-        folder) from its stored name tables — built and stored on first use, then
-        memory-mapped by every later call: under ``index_dir`` when given, else beside the
-        tree's folder, in its snapshot store, or in ``$TAXOFORGE_CACHE_DIR``
-        (:func:`taxoforge.snapshots.tree_cache.index_place`). ``taxonomy``: the tree's
-        :class:`~taxoforge.trees.taxonomy.Taxonomy` when already built; ``progress``: the
-        build's progress bar (None: on a terminal). :attr:`store` says where the index is
-        and whether this call built it.
+        """The index of ``tree`` (a :class:`~taxoforge.trees.taxonomy.Taxonomy`, its
+        :class:`~taxoforge.trees.tables.TreeTables` or a tree folder) from its stored name
+        tables — built and stored on first use, then memory-mapped by every later call: under
+        ``index_dir`` when given, else beside the tree's folder, in its snapshot store, or in
+        ``$TAXOFORGE_CACHE_DIR`` (:func:`taxoforge.snapshots.tree_cache.index_place`);
+        ``progress``: the build's progress bar (None: on a terminal). :attr:`store` says
+        where the index is and whether this call built it.
 
         Parameters
         ----------
-        tree : object
+        tree : Taxonomy, TreeTables, str or os.PathLike
             The tree.
         config : MappingConfig, optional
             The mapping configuration.
-        taxonomy : optional
-            The tree's :class:`~taxoforge.trees.taxonomy.Taxonomy` when already built.
         similarity : Similarity, optional
             The similarity measure (default: the one ``config`` names).
         index_dir : optional
             A folder the user named for indexes, if any.
         progress : bool, optional
             Whether to show a progress bar.
+
+        Returns
+        -------
+        TaxonomyIndex
         """
-        from pathlib import Path
-
-        from taxoforge.trees.tables import TreeTables
-
-        if not isinstance(tree, TreeTables):
+        if not isinstance(tree, (Taxonomy, TreeTables)):
             tree = TreeTables.read(Path(tree))
+        taxonomy = Taxonomy.of(tree)
+        tables = taxonomy.tables
         config = config or MappingConfig()
-        taxonomy = taxonomy if taxonomy is not None else tree.taxonomy()
-        tables, info = open_name_tables(taxonomy, config, folder=tree.folder, index_dir=index_dir,
-                                        progress=progress, name=tree.name)
-        return cls(taxonomy, config, similarity, tables=tables, store=info, progress=progress)
+        names, info = open_name_tables(taxonomy, config, folder=tables.folder if tables is not None else None,
+                                       index_dir=index_dir, progress=progress,
+                                       name=tables.name if tables is not None else taxonomy.name)
+        return cls(taxonomy, config, similarity, tables=names, store=info, progress=progress)
 
     # the name tables, as the reference implementation and the benchmarks read them
     @property

@@ -40,9 +40,9 @@ import numpy as np
 import polars as pl
 
 from taxoforge.scores.measures.hierarchical import aggregate_hierarchical, hierarchical_scores
-from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.cuts import sample_tree_cuts
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["GROUP_KEYS", "by_ground_truth_level", "by_ground_truth_rank", "correctness_by_level",
            "correctness_by_rank", "consistency", "outcome_shares", "open_world_groups", "open_world_group",
@@ -86,10 +86,10 @@ def with_depths(samples: pl.DataFrame, tree=None) -> pl.DataFrame:
     if tree is None:
         raise ValueError(f"the samples table lacks {[c for c in cols if c not in samples.columns]}; give the tree")
     _need(samples, ("gt_node", "pred_node"), "computing depths")
-    tree = load_ranked_tree(tree)
-    g = tree.taxonomy.index_of(samples["gt_node"].to_list())
-    p = tree.taxonomy.index_of(samples["pred_node"].to_list())
-    h = hierarchical_scores(tree.taxonomy, p, g)
+    tree = open_taxonomy(tree)
+    g = tree.index_of(samples["gt_node"].to_list())
+    p = tree.index_of(samples["pred_node"].to_list())
+    h = hierarchical_scores(tree, p, g)
     new = {"depth_gt": h["depth_gt"], "depth_pred": h["depth_pred"], "depth_lca": h["depth_lca"],
            "correct": h["correct"], "hP": h["hP"], "hR": h["hR"], "hF": h["hF"]}
     return samples.with_columns(*[pl.Series(k, v) for k, v in new.items() if k not in samples.columns])
@@ -147,9 +147,9 @@ def by_ground_truth_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS) -> pl.DataF
         N, accuracy, hP, hR, hF, hF_pairs per rank of the ground-truth node (null rank:
         ``"(none)"``).
     """
-    tree = load_ranked_tree(tree)
+    tree = open_taxonomy(tree)
     s = with_depths(samples, tree)
-    g = tree.taxonomy.index_of(s["gt_node"])
+    g = tree.index_of(s["gt_node"])
     s = s.with_columns(pl.Series("rank", tree.ranks[g], dtype=pl.String).fill_null("(none)"))
     k = _keys(s, by)
     order = {r: i for i, r in enumerate(tree.rank_order)}
@@ -214,16 +214,16 @@ def correctness_by_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS, ranks=None) 
         prediction is in that taxon (right at rank ``R``: ``depth_lca ≥
         depth(ancestor_R(gt))``).
     """
-    tree = load_ranked_tree(tree)
+    tree = open_taxonomy(tree)
     s = with_depths(samples, tree)
-    g = tree.taxonomy.index_of(s["gt_node"])
+    g = tree.index_of(s["gt_node"])
     k = _keys(s, by)
     ranks = list(ranks) if ranks is not None else _ranks_below_top(tree)
     parts = []
     for r in ranks:
         a = tree.ancestor_at_rank(g, r)
         has = a >= 0
-        depth_r = np.where(has, tree.depth[np.maximum(a, 0)], -1)
+        depth_r = np.where(has, tree.depth_arr[np.maximum(a, 0)], -1)
         t = s.with_columns(pl.Series("_has", has), pl.Series("_ok", s["depth_lca"].to_numpy() >= depth_r))
         t = t.filter(pl.col("_has"))
         if not t.height:
@@ -238,9 +238,9 @@ def correctness_by_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS, ranks=None) 
         [*k, "rank", "n", "accuracy"])
 
 
-def _ranks_below_top(tree: RankedTree) -> list[str]:
+def _ranks_below_top(tree: Taxonomy) -> list[str]:
     """Every rank of the tree but its root's, top down: the ranks :func:`correctness_by_rank` reports by default."""
-    return [r for r in tree.rank_order if r != tree.rank_of([tree.taxonomy.root_idx])[0]]
+    return [r for r in tree.rank_order if r != tree.rank_of([tree.root_idx])[0]]
 
 
 def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0) -> pl.DataFrame:
@@ -271,13 +271,13 @@ def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25,
         every model of a dataset, so models are compared on the same cuts: cuts are
         drawn per ``dataset`` when that key is present).
     """
-    tree = load_ranked_tree(tree)
+    tree = open_taxonomy(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
     rows = []
     cut_key = ["dataset"] if "dataset" in s.columns else []
     for ckey, part in (s.group_by(cut_key, maintain_order=True) if cut_key else [((), s)]):
-        g_all = tree.taxonomy.index_of(part["gt_node"])
+        g_all = tree.index_of(part["gt_node"])
         uniq, inv = np.unique(g_all, return_inverse=True)
         cuts = sample_tree_cuts(tree, uniq, n_cuts=n_cuts, seed=seed)
         part = part.with_columns(pl.Series("_gi", inv))
@@ -476,7 +476,7 @@ def leaderboard_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: i
         ``other_pct`` and ``accuracy_<rank>`` for each of ``ranks`` the tree has — the
         columns to join onto the leaderboard (``leaderboard.join(cols, on=by)``).
     """
-    tree = load_ranked_tree(tree)
+    tree = open_taxonomy(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
     tables = tables or {}
@@ -535,7 +535,7 @@ def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int 
         ``category`` column (VLMEvalKit's), ``by_category`` (accuracy, hP, hR, hF per
         category: :func:`taxoforge.scores.measures.mistakes.category_accuracy`).
     """
-    tree = load_ranked_tree(tree)
+    tree = open_taxonomy(tree)
     s = with_depths(samples, tree)
     out = {"by_level": by_ground_truth_level(s, tree, by), "correct_by_level": correctness_by_level(s, tree, by),
            "consistency": consistency(s, tree, by, n_cuts=n_cuts, seed=seed)}

@@ -78,17 +78,13 @@ MISTAKE_SUMMARY_COLUMNS = ("mistakes", "lca_depth_mean", "lca_depth_median", "tr
                            "tree_distance_median", "mistake_severity", "mistake_severity_median")
 
 
-def _taxonomy(tree):
-    return getattr(tree, "taxonomy", tree)
-
-
 def node_heights(tree, classes=None) -> np.ndarray:
     """The height of every node: edges on the longest path down to a leaf.
 
     Parameters
     ----------
     tree : taxoforge.trees.taxonomy.Taxonomy
-        The tree (or an object holding it as ``.taxonomy``).
+        The tree.
     classes : array_like of int, optional
         Node indexes of the classes (ground truths): heights are measured on the tree they
         span (them and their ancestors), whose leaves are classes. None: on the whole tree.
@@ -108,7 +104,7 @@ def node_heights(tree, classes=None) -> np.ndarray:
     >>> node_heights(t, t.index_of(["a", "b"])).tolist()
     [0, -1, 0, 1]
     """
-    tax = _taxonomy(tree)
+    tax = tree
     parent, depth = tax.parent_idx, tax.depth_arr.astype(np.int64)
     n = len(parent)
     deepest = np.full(n, -1, dtype=np.int64)  # deepest class (or leaf) depth at or below each node
@@ -155,7 +151,7 @@ def lca_nodes(tree, gt_idx, depth_lca) -> np.ndarray:
     -------
     numpy.ndarray of int64
     """
-    tax = _taxonomy(tree)
+    tax = tree
     cur = np.asarray(gt_idx, dtype=np.int64).copy()
     target = np.asarray(depth_lca, dtype=np.int64)
     d = tax.depth_arr[cur].astype(np.int64)
@@ -188,7 +184,7 @@ def mistake_columns(samples: pl.DataFrame, tree, *, heights: str = "ground_truth
         A samples table (``gt_node``, ``pred_node``; the depth columns and ``correct`` are
         computed when missing; ``abstained`` and ``gt_partial`` are used when present).
     tree : taxoforge.trees.taxonomy.Taxonomy
-        The tree the nodes are on (or an object holding it as ``.taxonomy``).
+        The tree the nodes are on.
     heights : {"ground_truths", "tree"}
         Measure heights on the tree spanned by the ground truths of each ``height_key``
         group (module docstring) or on the whole tree.
@@ -205,7 +201,7 @@ def mistake_columns(samples: pl.DataFrame, tree, *, heights: str = "ground_truth
     """
     if heights not in HEIGHTS:
         raise ValueError(f"heights must be one of {HEIGHTS}, not {heights!r}")
-    tax = _taxonomy(tree)
+    tax = tree
     s = _depths(samples, tax)
     n = s.height
     if not n:
@@ -307,7 +303,7 @@ def distance_at_k(tree, gt_idx, ranked_idx, heights: np.ndarray | None = None) -
     >>> distance_at_k(t, t.index_of(["a1"]), [t.index_of(["a1", "a2", "b1"])]).tolist()
     [[0.0, 1.0, 2.0]]
     """
-    tax = _taxonomy(tree)
+    tax = tree
     g = np.asarray(gt_idx, dtype=np.int64)
     r = np.asarray(ranked_idx, dtype=np.int64)
     if r.ndim != 2 or r.shape[0] != len(g):
@@ -348,7 +344,7 @@ def ranked_distances(samples: pl.DataFrame, tree, *, column: str = "ranked_nodes
     polars.DataFrame
         One row per group: ``n`` and the ``hdist@k`` columns.
     """
-    tax = _taxonomy(tree)
+    tax = tree
     keys = [k for k in by if k in samples.columns]
     s = samples.filter(~pl.col("gt_partial")) if "gt_partial" in samples.columns else samples
     if column not in s.columns or not s.height:

@@ -154,7 +154,7 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
         The bootstrap of the intervals and of the tests against the best (None or 0
         resamples: neither).
     tree : optional
-        Anything :func:`~taxoforge.snapshots.load.load_ranked_tree` takes: adds the
+        Anything :func:`~taxoforge.snapshots.open.open_taxonomy` opens: adds the
         breakdown columns.
     breakdowns : dict, optional
         The breakdown tables of the full-ground-truth rows by ``by``, to reuse.

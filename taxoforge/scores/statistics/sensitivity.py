@@ -38,31 +38,32 @@ from taxoforge.files import write_parquet_atomic, write_text_atomic
 from taxoforge.links.crosswalk import NODE_PREFIXES, translate
 from taxoforge.links.resolve import resolve_labels
 from taxoforge.markdown import markdown_table
-from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
 from taxoforge.scores.reports.leaderboard import GROUP_KEYS
 from taxoforge.scores.options import ReadOptions, ScoreOptions
 from taxoforge.scores.run import ScoreRun, score_frame
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["SensitivityRun", "score_across", "sensitivity_table", "ranking_agreement", "tree_source"]
 
 _MEASURES = ("n", "hP", "hR", "hF", "rank")
 
 
-def tree_source(cited: CitedTaxonomy) -> str | None:
+def tree_source(tree: Taxonomy) -> str | None:
     """The crosswalk source whose ids a tree's node ids are (``inat:…`` → ``inaturalist``), by
     the prefix most of its nodes carry.
 
     Parameters
     ----------
-    cited : CitedTaxonomy
-        The tree.
+    tree : Taxonomy
+        The tree (opened with its tables).
 
     Returns
     -------
     str or None
         A key of :data:`~taxoforge.links.crosswalk.NODE_PREFIXES`, or None.
     """
-    prefixes = cited.tables.nodes.select(pl.col("node_id").str.extract(r"^([a-z0-9_]+):", 1).alias("p"))
+    prefixes = tree.tables.nodes.select(pl.col("node_id").str.extract(r"^([a-z0-9_]+):", 1).alias("p"))
     top = prefixes.drop_nulls().group_by("p").len().sort("len", descending=True)
     if not top.height:
         return None
@@ -152,7 +153,7 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "tree"
 
 
-def _crosswalk_labels(rows: pl.DataFrame, first: ScoreRun, first_source: str | None, cited: CitedTaxonomy,
+def _crosswalk_labels(rows: pl.DataFrame, first: ScoreRun, first_source: str | None, tree: Taxonomy,
                       source: str | None, crosswalk: pl.DataFrame | None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Rows with the labels this tree does not resolve replaced by the crosswalk's node, and the
     table of what was replaced."""
@@ -165,7 +166,7 @@ def _crosswalk_labels(rows: pl.DataFrame, first: ScoreRun, first_source: str | N
     if not labels.height:
         return rows, empty
     res = resolve_labels(labels.select("dataset", pl.col("label").alias("label_id"), pl.col("label").alias("label_text")),
-                         cited.tables)
+                         tree.tables)
     missing = res.filter(pl.col("status") != "linked").select("dataset", pl.col("label_id").alias("label"))
     gt = (first.samples.select(pl.col("dataset").cast(pl.String), pl.col("label").cast(pl.String).str.strip_chars(),
                                pl.col("gt_node").alias("from_node"), "gt_partial")
@@ -178,7 +179,7 @@ def _crosswalk_labels(rows: pl.DataFrame, first: ScoreRun, first_source: str | N
         return rows, empty
     t = translate(crosswalk, todo["from_id"].to_list(), first_source, source)
     t = t.with_columns((pl.lit(NODE_PREFIXES[source] + ":") + pl.col("target_id")).alias("node_id"))
-    t = t.filter(pl.col("node_id").is_in(cited.tables.nodes["node_id"].implode()))
+    t = t.filter(pl.col("node_id").is_in(tree.tables.nodes["node_id"].implode()))
     best = t.filter(pl.col("confidence") == pl.col("confidence").max().over("id"))
     best = best.filter(pl.len().over("id") == 1)  # an equally sure second link: no guess
     done = todo.join(best.select(pl.col("id").alias("from_id"), "node_id", "method", "confidence", "via"),
@@ -219,8 +220,8 @@ def score_across(paths, taxonomies, *, crosswalk: pl.DataFrame | str | os.PathLi
     paths : list
         Model-output files, folders or glob patterns (:func:`~taxoforge.scores.readers.files.expand_output_paths`).
     taxonomies : list
-        Two or more taxonomies (anything :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy`
-        takes); the first is the one whose ground truths the crosswalk carries to the others.
+        Two or more taxonomies (anything :func:`~taxoforge.snapshots.open.open_taxonomy`
+        opens); the first is the one whose ground truths the crosswalk carries to the others.
     crosswalk : polars.DataFrame or path, optional
         A crosswalk table (:mod:`taxoforge.links.crosswalk`; a Parquet file); without it each
         tree resolves the labels on its own.
@@ -251,13 +252,13 @@ def score_across(paths, taxonomies, *, crosswalk: pl.DataFrame | str | os.PathLi
     first_source = None
     names: list[str] = []
     for i, tax in enumerate(taxonomies):
-        cited = cite_taxonomy(tax, store=score.store, altered=score.altered)
-        name = cited.ref if cited.name in names else cited.name
+        tree = open_taxonomy(tax, score.store, altered=score.altered, index_dir=score.index_dir)
+        name = tree.ref if tree.name in names else tree.name
         names.append(name)
-        source = tree_source(cited)
-        these, done = (rows, None) if first is None else _crosswalk_labels(rows, first, first_source, cited, source,
+        source = tree_source(tree)
+        these, done = (rows, None) if first is None else _crosswalk_labels(rows, first, first_source, tree, source,
                                                                             crosswalk)
-        run = score_frame(these, cited, score)
+        run = score_frame(these, tree, score)
         if done is not None and done.height:
             _mark_crosswalked(run, done)
             crossed.append(done.with_columns(pl.lit(name).alias("tree")))

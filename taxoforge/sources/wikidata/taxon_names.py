@@ -46,6 +46,7 @@ from taxoforge.sources.wikidata.ids import ENTITY_IRI
 from taxoforge.sources.wikidata.queries import EXTERNAL_ID_RE, render, language_tag
 from taxoforge.sources.wikidata.sparql import SparqlClient
 from taxoforge.trees.tables import NAMES_SCHEMA, TreeTables
+from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = [
     "QUERY",
@@ -121,7 +122,7 @@ def inat_ids(tree: TreeTables | pl.DataFrame, *, ranks: Iterable[str] | None = N
     if under:
         if not isinstance(tree, TreeTables):
             raise ValueError("`under` needs the whole tree (TreeTables), not a nodes table")
-        tax = tree.taxonomy()
+        tax = Taxonomy.of(tree)
         keep: set[str] = set()
         for u in under:
             if u not in tax:

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 from taxoforge.trees.tables import TreeTables
 
 # (node_id, parent_id, label, rank)
@@ -57,8 +57,8 @@ def toy_tables(rows=TOY, name="toy") -> TreeTables:
 
 
 @pytest.fixture
-def toy() -> RankedTree:
-    return RankedTree.of(toy_tables())
+def toy() -> Taxonomy:
+    return Taxonomy.of(toy_tables())
 
 
 RANKS = ("kingdom", "order", "family", "genus", "species", "subspecies")
@@ -86,12 +86,12 @@ def random_ranked_tree(seed: int, fanout: tuple[int, int] = (1, 5), name: str = 
 
 
 @pytest.fixture(scope="session")
-def inat_tree() -> RankedTree:
+def inat_tree() -> Taxonomy:
     """The real current iNaturalist taxonomy (1.38 M taxa) from the PyPI package."""
     from taxoforge.sources.inaturalist import inat_tree as build
 
     try:
-        return RankedTree.of(build())
+        return Taxonomy.of(build())
     except ModuleNotFoundError as e:  # pragma: no cover - a core dependency
         pytest.skip(str(e))
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from taxoforge.evaluation.label_metrics import (hierarchical_consistent_accuracy,
                                                 hierarchical_precision_recall_fscore, mean_tree_cut_accuracy)
 from taxoforge.links.tree_labels import UnresolvedLabels, node_indexes
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 from taxoforge.trees.cuts import FewerCutsWarning, sample_tree_cuts
 from tests.taxoforge.evaluation.conftest import random_ranked_tree
 
@@ -49,10 +49,10 @@ def test_names_ids_and_errors(toy):
         hierarchical_precision_recall_fscore(["Esox"], ["Esox"], toy, average="weighted")
 
 
-def _paths(tree: RankedTree, idx) -> list[list[str]]:
+def _paths(tree: Taxonomy, idx) -> list[list[str]]:
     out = []
     for v in idx:
-        out.append(tree.taxonomy.ancestors(str(tree.ids[v])))
+        out.append(tree.ancestors(str(tree.ids[v])))
     return out
 
 
@@ -63,7 +63,7 @@ def test_agrees_with_hiclass_and_with_the_leaderboard_measures(tree_seed, pair_s
     from taxoforge.scores.measures.hierarchical import aggregate_hierarchical, hierarchical_scores
 
     tables = random_ranked_tree(tree_seed)
-    tree = RankedTree.of(tables)
+    tree = Taxonomy.of(tables)
     rng = np.random.default_rng(pair_seed)
     t = rng.integers(0, len(tree), n)
     p = rng.integers(0, len(tree), n)
@@ -92,7 +92,7 @@ def test_agrees_with_hiclass_and_with_the_leaderboard_measures(tree_seed, pair_s
 @settings(max_examples=25, deadline=None)
 @given(tree_seed=st.integers(0, 5000), pair_seed=st.integers(0, 2**32 - 1))
 def test_properties_bounds_and_perfect_predictions(tree_seed, pair_seed):
-    tree = RankedTree.of(random_ranked_tree(tree_seed))
+    tree = Taxonomy.of(random_ranked_tree(tree_seed))
     rng = np.random.default_rng(pair_seed)
     t = tree.ids[rng.integers(0, len(tree), 15)].tolist()
     p = tree.ids[rng.integers(0, len(tree), 15)].tolist()
@@ -101,13 +101,13 @@ def test_properties_bounds_and_perfect_predictions(tree_seed, pair_seed):
         assert all(0 < v <= 1 for v in vals)
         assert hierarchical_precision_recall_fscore(t, t, tree, average=avg) == pytest.approx((1.0, 1.0, 1.0))
     # predicting every ancestor of the truth keeps hP = 1
-    anc = [tree.taxonomy.parent(x) or x for x in t]
+    anc = [tree.parent(x) or x for x in t]
     assert hierarchical_precision_recall_fscore(t, anc, tree)[0] == pytest.approx(1.0)
     # HCA ≤ accuracy-or-deeper, = 1 on perfect predictions, and equals hR == 1 for single nodes
     assert hierarchical_consistent_accuracy(t, t, tree) == 1.0
     hca = hierarchical_consistent_accuracy(t, p, tree)
     ti, pi = node_indexes(tree, t), node_indexes(tree, p)
-    assert hca == pytest.approx(np.mean(tree.lca_depth(pi, ti) == tree.depth[ti]))
+    assert hca == pytest.approx(np.mean(tree.lca_depth(pi, ti) == tree.depth_arr[ti]))
     assert mean_tree_cut_accuracy(t, t, tree, n_cuts=5) == 1.0
     assert 0.0 <= mean_tree_cut_accuracy(t, p, tree, n_cuts=5) <= 1.0
 

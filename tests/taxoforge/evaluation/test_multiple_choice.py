@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from taxoforge.evaluation import multiple_choice as mc
 from taxoforge.links.scientific_names import vlm4bio_labels
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 from tests.conftest import shared_file
 from tests.taxoforge.evaluation.conftest import random_ranked_tree, toy_tables
 
@@ -85,7 +85,7 @@ def test_passthrough_columns_and_ids(toy):
 def test_same_seed_same_bytes_other_seed_other_questions(toy):
     labels = ["Esox lucius", "Umbra limi", "Notropis hudsonius"] * 5
     a = mc.build_questions(toy, labels, "easy", seed=11, pool="tree").to_jsonl()
-    b = mc.build_questions(RankedTree.of(toy_tables()), labels, "easy", seed=11, pool="tree").to_jsonl()
+    b = mc.build_questions(Taxonomy.of(toy_tables()), labels, "easy", seed=11, pool="tree").to_jsonl()
     c = mc.build_questions(toy, labels, "easy", seed=12, pool="tree").to_jsonl()
     assert a == b and a != c
     # the same species on several rows (several images) gets different option orders
@@ -156,7 +156,7 @@ def test_check_questions_finds_a_planted_error(toy):
        difficulty=st.sampled_from(mc.DIFFICULTIES))
 def test_every_question_on_random_trees_is_valid(tree_seed, seed, options, difficulty):
     tables = random_ranked_tree(tree_seed)
-    tree = RankedTree.of(tables)
+    tree = Taxonomy.of(tables)
     labels = tables.nodes.filter(pl.col("rank").is_in(["species", "subspecies"]))["label"].to_list()
     try:
         qs = mc.build_questions(tree, labels, difficulty, options=options, seed=seed)
@@ -200,7 +200,7 @@ def test_vlm4bio_butterfly_hard_targets_get_subspecies_questions(inat_tree):
 def test_coldp_catalogue_medium_and_probes(shared_data):
     from taxoforge.sources.coldp import coldp_tree
 
-    tree = RankedTree.of(coldp_tree(shared_data / "coldp" / "pterophoroidea_world_catalogue", name="ptero"))
+    tree = Taxonomy.of(coldp_tree(shared_data / "coldp" / "pterophoroidea_world_catalogue", name="ptero"))
     gts = mc.sample_ground_truths(tree, "medium", 300, seed=1)
     qs = mc.build_questions(tree, gts, "medium", seed=1, pool="tree")
     assert mc.check_questions(tree, qs, "medium").height == 0

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taxoforge.evaluation import propagation as pg
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 
 # Fig. 2 of Xu et al. 2024 [4], with an internal "big cat" node
 TREE = {"r": None, "feline": "r", "canine": "r", "lion": "feline", "cat": "feline", "bigcat": "feline",
@@ -100,11 +100,11 @@ def test_tiered_accuracy_by_hand():
 
 
 def test_imagenet_tiered_and_propagation(imagenet_tree):
-    tree = RankedTree.of(imagenet_tree)
+    tree = Taxonomy.of(imagenet_tree)
     fine = tree.ids[tree.is_leaf].tolist()
     assert len(fine) == 1000
     classes = pg.tiered_classes(tree, fine, depth=4)
-    shallow = {f for f in fine if tree.taxonomy.depth(f) <= 4}   # no depth-4 class above them: left out
+    shallow = {f for f in fine if tree.depth(f) <= 4}   # no depth-4 class above them: left out
     assert set(fine) - set(classes["fine_node"].to_list()) == shallow and len(shallow) < 10
     assert 5 <= classes["coarse_node"].n_unique() <= 200
     fine = classes["fine_node"].to_list()

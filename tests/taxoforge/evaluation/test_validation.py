@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taxoforge.evaluation import validation as va
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 from tests.taxoforge.evaluation.conftest import random_ranked_tree
 
 
 def _distance(tree, a, b):
-    ia, ib = tree.taxonomy.index_of([a])[0], tree.taxonomy.index_of([b])[0]
-    return int(tree.depth[ia] + tree.depth[ib] - 2 * tree.lca_depth([ia], [ib])[0])
+    ia, ib = tree.index_of([a])[0], tree.index_of([b])[0]
+    return int(tree.depth_arr[ia] + tree.depth_arr[ib] - 2 * tree.lca_depth([ia], [ib])[0])
 
 
 def test_pairs_by_hand_on_the_toy_tree(toy):
@@ -34,8 +34,8 @@ def test_pairs_by_hand_on_the_toy_tree(toy):
 @settings(max_examples=15, deadline=None)
 @given(tree_seed=st.integers(0, 3000), seed=st.integers(0, 2**31))
 def test_pair_distances_are_exact_and_spread(tree_seed, seed):
-    tree = RankedTree.of(random_ranked_tree(tree_seed))
-    if not (tree.is_leaf & (tree.depth >= 1)).any():
+    tree = Taxonomy.of(random_ranked_tree(tree_seed))
+    if not (tree.is_leaf & (tree.depth_arr >= 1)).any():
         return
     pairs = va.synthetic_pairs(tree, 60, seed=seed)
     for r in pairs.iter_rows(named=True):

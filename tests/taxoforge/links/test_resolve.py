@@ -424,16 +424,16 @@ def test_scoring_the_metric_functions_and_the_mc_builders_resolve_a_label_to_the
     from taxoforge.evaluation.label_metrics import pair_depths
     from taxoforge.links.tree_labels import UnresolvedLabels
     from taxoforge.scores.steps import GroundTruthResolver
-    from taxoforge.trees.ranked_tree import RankedTree
+    from taxoforge.trees.taxonomy import Taxonomy
 
     v = vlm4bio_labels(shared_file("vlm4bio"))
     b = bioclip_labels(shared_file("bioclip", "rare_species_400_lineage_common_names.csv"))
     written = ["ESOX LUCIUS", "esox_lucius", "inat:55387", "55387", "Esox imaginarius", "Notropis hudsonius",
                "Phoxinus eos", "Nonexistus fakus"]
     texts = list(dict.fromkeys([*v["label_text"].to_list(), *b["label_text"].to_list(), *written]))
-    tree = RankedTree.of(inat)
+    tree = Taxonomy.of(inat)
 
-    resolver = GroundTruthResolver(inat, tree.taxonomy)
+    resolver = GroundTruthResolver(inat, tree)
     resolver.prefetch([(t, "labels") for t in texts])
     scoring = {t: resolver(t, "labels") for t in texts}
     node = {t: r[0] for t, r in scoring.items()}

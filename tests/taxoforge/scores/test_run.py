@@ -27,7 +27,7 @@ def _letter(output: str) -> str | None:
 
 
 def test_vlm4bio_end_to_end_against_inaturalist(vlm4bio_files, inat_vlm4bio_tree, tmp_path):
-    tax = inat_vlm4bio_tree.taxonomy()
+    tax = Taxonomy.of(inat_vlm4bio_tree)
     index = TaxonomyIndex(tax)
     total = 0
     for f in vlm4bio_files:
@@ -79,7 +79,7 @@ def test_rows_with_missing_target_are_reported_with_line_numbers(vlm4bio_files, 
     assert "Imaginaria fictitia" in why and "genus Imaginaria is not a genus of the tree" in why
     part = run.samples.filter(pl.col("gt_partial"))
     assert part["line"].to_list() == [14] and part["gt_via"].to_list() == ["genus"]
-    assert inat_vlm4bio_tree.taxonomy().label(part["gt_node"][0]) == "Setophaga"
+    assert Taxonomy.of(inat_vlm4bio_tree).label(part["gt_node"][0]) == "Setophaga"
     assert run.info["partial_ground_truths"] == 1 and run.info["ground_truth_methods"]["genus"] == 1
     lb = run.leaderboard.row(0, named=True)
     assert lb["partial_gt"] == 1 and lb["n"] == run.samples.height - 1 and "genus 1" in lb["gt_methods"]
@@ -94,7 +94,7 @@ def test_example_file_against_imagenet(imagenet_tree, tmp_path):
     run = score_file(EXAMPLE_OUTPUTS, imagenet_tree, out_dir=tmp_path)
     s = run.samples
     assert run.bad_rows.height == 0 and s.height == len(ex)
-    tax = imagenet_tree.taxonomy()
+    tax = Taxonomy.of(imagenet_tree)
     # abstentions are scored as the root: hP = 1, hR = 1 / (depth(gt) + 1)
     ab = s.filter(pl.col("abstained"))
     assert ab.height == 3 and set(ab["pred_node"]) == {tax.root}
@@ -373,7 +373,7 @@ def test_every_real_ground_truth_resolves_against_the_offline_inaturalist_tree(v
 def test_ground_truth_resolver_answers_one_label_or_a_prefetched_batch(inat_like):
     from taxoforge.scores.run import GroundTruthResolver
 
-    r = GroundTruthResolver(inat_like, inat_like.taxonomy())
+    r = GroundTruthResolver(inat_like, Taxonomy.of(inat_like))
     assert r("aLoE  vera", "d")[:2] == ("aloe_vera", "normalised")
     assert r("aloe_vera", "d")[:2] == ("aloe_vera", "node_id")
     r.prefetch([("Toco Toucan", "d"), ("Unicornia", "d"), ("Toco Toucan", "d")])
@@ -387,11 +387,11 @@ def test_all_vlm4bio_files_in_one_run_with_intervals_and_breakdowns(vlm4bio_file
     """The six VLM4Bio result files scored as one run: one leaderboard row per model ×
     dataset × prompt, with bootstrap intervals and the breakdown columns (the
     iNaturalist tree has ranks: genus, family and order accuracy)."""
-    from taxoforge.scores.cited_taxonomy import cite_taxonomy
+    from taxoforge.snapshots.open import open_taxonomy
     from taxoforge.scores.statistics.confidence import BootstrapConfig
     from taxoforge.scores.run import score_files
 
-    cited = cite_taxonomy(inat_vlm4bio_tree)
+    cited = open_taxonomy(inat_vlm4bio_tree)
     run = score_files(vlm4bio_files, cited, meteor=False, out_dir=tmp_path / "out", ci=BootstrapConfig(n_resamples=500))
     lb = run.leaderboard
     groups = run.samples.select("model", "dataset", "prompt").unique()

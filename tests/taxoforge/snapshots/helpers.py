@@ -12,8 +12,16 @@ from pathlib import Path
 
 import polars as pl
 
+from taxoforge.snapshots.citation import Citation
+from taxoforge.snapshots.open import open_taxonomy
 from taxoforge.trees.build import build_tree
 from taxoforge.trees.tables import TreeTables
+
+
+def resolved(source, **kw) -> tuple[TreeTables, Citation]:
+    """The tables and the citation :func:`~taxoforge.snapshots.open.open_taxonomy` gives ``source``."""
+    tree = open_taxonomy(source, **kw)
+    return tree.tables, tree.citation
 
 
 def random_edges(n: int = 300, seed: int = 7, extra: int = 150) -> pl.DataFrame:

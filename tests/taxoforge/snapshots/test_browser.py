@@ -21,6 +21,7 @@ from taxoforge.snapshots.browser_index import browser_data, id_bucket, name_key
 from taxoforge.snapshots.browser_names import name_keys
 from taxoforge.snapshots.cli import browse_cmd
 from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.taxonomy import Taxonomy
 from tests.chromium import DevTools, find_chromium
 from tests.taxoforge.snapshots.helpers import make_tree, random_edges, serve, stop
 
@@ -77,7 +78,7 @@ def test_every_node_is_read_from_one_file_with_its_path_and_children():
     tree = make_tree(random_edges(n=2000, extra=600))
     data = browser_data(tree, shard_size=64, inline_children=5)
     meta, files = data.meta, data.files
-    tax = tree.taxonomy()
+    tax = Taxonomy.of(tree)
     seen = {}
     for k in range(-(-meta["nodes"] // 64)):
         shard = _json(files[f"nodes/{k}.json.gz"])

@@ -15,10 +15,9 @@ from taxoforge.snapshots import (
     SnapshotStore,
     TaxonomyNotFound,
     content_id,
-    resolve_taxonomy,
 )
 from taxoforge.snapshots.manifest import manifest_bytes, read_manifest
-from tests.taxoforge.snapshots.helpers import make_tree, random_edges
+from tests.taxoforge.snapshots.helpers import resolved, make_tree, random_edges
 
 
 @pytest.fixture()
@@ -39,7 +38,7 @@ def _alter_a_label(folder):
 
 def test_a_reference_in_the_store_is_cited_with_the_store(store, tree):
     ref = f"demo@{store.latest('demo')}"
-    tables, cite = resolve_taxonomy("demo", store=store)
+    tables, cite = resolved("demo", store=store)
     # a local folder nobody gave a public URL: cited as local-only, never by its path
     assert (cite.ref, cite.store, cite.local_only, cite.published, cite.verified) == (ref, None, True, True, "store")
     assert str(store.root) not in str(cite.as_dict()) and "no public URL" in str(cite)
@@ -47,12 +46,12 @@ def test_a_reference_in_the_store_is_cited_with_the_store(store, tree):
     assert tables.info["snapshot"] == ref and tables.info["citation"]["ref"] == ref
     assert tables.info["seed"] == 0 and tables.info["source_versions"]["toy"] == "1.0"  # provenance kept
     # the content reference resolves to the same snapshot
-    assert resolve_taxonomy(f"sha256:{cite.content_sha256[:20]}", store=store)[1].ref == ref
+    assert resolved(f"sha256:{cite.content_sha256[:20]}", store=store)[1].ref == ref
 
 
 def test_an_unknown_name_lists_what_the_store_has(tmp_path, store):
     with pytest.raises(TaxonomyNotFound) as e:
-        resolve_taxonomy("inaturalist", store=store)
+        resolved("inaturalist", store=store)
     msg = str(e.value)
     assert e.value.exit_code == 3
     assert f"inaturalist: not a folder, and store {store.url}: no taxonomy 'inaturalist'" in msg
@@ -60,16 +59,16 @@ def test_an_unknown_name_lists_what_the_store_has(tmp_path, store):
     assert "taxoforge publish data/assets/<tree> --name inaturalist" in msg
     assert e.value.available == [f"demo@{store.latest('demo')}"]
     with pytest.raises(TaxonomyNotFound, match="has no version 'beef'"):
-        resolve_taxonomy("demo@beef", store=store)
+        resolved("demo@beef", store=store)
     with pytest.raises(TaxonomyNotFound, match="no snapshot store at"):
-        resolve_taxonomy("wordnet", store=tmp_path / "no-store")
+        resolved("wordnet", store=tmp_path / "no-store")
     with pytest.raises(TaxonomyNotFound, match="no such folder"):
-        resolve_taxonomy(str(tmp_path / "missing" / "tree"), store=store)
+        resolved(str(tmp_path / "missing" / "tree"), store=store)
 
 
 def test_a_snapshot_folder_in_its_store_is_verified_and_cited(store):
     folder = store.local_dir("demo", store.latest("demo"))
-    _, cite = resolve_taxonomy(folder, store=store)
+    _, cite = resolved(folder, store=store)
     assert cite.ref == f"demo@{store.latest('demo')}" and cite.verified == "store" and cite.local_only
     assert cite.store is None
 
@@ -78,10 +77,10 @@ def test_a_copied_snapshot_folder_is_checked_by_its_content(tmp_path, store):
     version = store.latest("demo")
     copy = tmp_path / "elsewhere" / "demo-snapshot"
     shutil.copytree(store.local_dir("demo", version), copy)
-    _, cite = resolve_taxonomy(copy, store=store)
+    _, cite = resolved(copy, store=store)
     assert (cite.ref, cite.verified, cite.store, cite.local_only) == (f"demo@{version}", "content", None, True)
     # no store knows it: cited by its content hash, which a store resolves once it has it
-    _, cite = resolve_taxonomy(copy, store=tmp_path / "empty-store")
+    _, cite = resolved(copy, store=tmp_path / "empty-store")
     assert (cite.ref, cite.published, cite.version) == (f"sha256:{cite.content_sha256}", False, None)
     assert store.resolve(cite.ref)[1]["version"] == version
 
@@ -96,9 +95,9 @@ def test_an_altered_snapshot_folder_is_never_cited_as_its_version(tmp_path, stor
         folder = shutil.copytree(folder, tmp_path / "copy")
     _alter_a_label(folder)
     with pytest.raises(AlteredSnapshot, match=f"refusing to cite demo@{version}") as e:
-        resolve_taxonomy(folder, store=store)
+        resolved(folder, store=store)
     assert e.value.exit_code == 4 and any("nodes.parquet" in p for p in e.value.problems)
-    tables, cite = resolve_taxonomy(folder, store=store, altered="content")
+    tables, cite = resolved(folder, store=store, altered="content")
     assert cite.version is None and not cite.published and cite.ref.startswith("sha256:")
     assert cite.content_sha256 == content_id(tables)[1] != read_manifest(folder)["content_sha256"]
     assert "snapshot" not in tables.info and tables.info["citation"]["ref"] == cite.ref
@@ -117,14 +116,14 @@ def test_an_altered_folder_whose_manifest_was_edited_to_match_is_caught(tmp_path
     m["files"]["nodes.parquet"] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
     (folder / "manifest.json").write_bytes(manifest_bytes(m))
     with pytest.raises(AlteredSnapshot, match="content hash"):
-        resolve_taxonomy(folder, store=store)
+        resolved(folder, store=store)
 
 
 def test_an_altered_copy_in_the_store_is_refused_by_name_too(store):
     version = store.latest("demo")
     _alter_a_label(store.local_dir("demo", version))
     with pytest.raises(AlteredSnapshot, match=f"local copy of demo@{version} does not match") as e:
-        resolve_taxonomy(f"demo@{version}", store=store)
+        resolved(f"demo@{version}", store=store)
     assert e.value.exit_code == 4
 
 
@@ -133,12 +132,12 @@ def test_a_tree_folder_is_cited_by_content_until_it_is_published(tmp_path, tree)
     folder = tmp_path / "data" / "assets" / "demo_tree"
     tree.write(folder)
     st = SnapshotStore(tmp_path / "store")
-    tables, cite = resolve_taxonomy(folder, store=st)
+    tables, cite = resolved(folder, store=st)
     assert cite.ref == f"sha256:{content_id(tree)[1]}" and not cite.published and cite.store is None
     assert cite.taxonomy == "demo_tree" and tables.info["seed"] == 0
     r = st.publish(tables, name="demo")
     assert st.resolve(cite.ref)[1]["version"] == r.version  # the old citation now resolves
-    _, cite = resolve_taxonomy(folder, store=st)
+    _, cite = resolved(folder, store=st)
     assert (cite.ref, cite.store, cite.published, cite.local_only) == (r.ref, None, True, True)
 
 
@@ -147,27 +146,27 @@ def test_a_store_given_a_public_url_is_cited_by_it_from_then_on(tmp_path, tree):
     citation (by any reader, with no option) names it; a malformed one is refused."""
     root = tmp_path / "store"
     SnapshotStore(root).publish(tree)
-    assert resolve_taxonomy("demo", store=root)[1].local_only
+    assert resolved("demo", store=root)[1].local_only
     r = SnapshotStore(root, public_url="https://taxa.example.org/snapshots").publish(tree)  # already there: records it
     assert r.status == "unchanged"
-    _, cite = resolve_taxonomy("demo", store=root)
+    _, cite = resolved("demo", store=root)
     assert (cite.store, cite.local_only) == ("https://taxa.example.org/snapshots", False)
     assert cite.as_dict()["store"] == "https://taxa.example.org/snapshots"
     assert 'data-store-url="https://taxa.example.org/snapshots"' in (root / "index.html").read_text()
     for bad in ("not a url", "https://h/a b", "javascript:alert(1)"):
         with pytest.raises(SnapshotError, match="bad public URL"):
             SnapshotStore(root, public_url=bad).publish(tree)
-    assert resolve_taxonomy("demo", store=root)[1].store == "https://taxa.example.org/snapshots"
+    assert resolved("demo", store=root)[1].store == "https://taxa.example.org/snapshots"
 
 
 def test_tables_in_memory_are_cited_by_content(tmp_path, store, tree):
-    _, cite = resolve_taxonomy(tree, store=store)
+    _, cite = resolved(tree, store=store)
     assert cite.ref == f"demo@{store.latest('demo')}"
     other = make_tree(random_edges(seed=11))
-    _, cite = resolve_taxonomy(other, store=store)
+    _, cite = resolved(other, store=store)
     assert cite.ref == f"sha256:{content_id(other)[1]}"
 
 
 def test_a_bad_altered_policy_is_refused(store):
     with pytest.raises(ValueError, match="altered='ignore'"):
-        resolve_taxonomy("demo", store=store, altered="ignore")
+        resolved("demo", store=store, altered="ignore")

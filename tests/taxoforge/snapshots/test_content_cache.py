@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from taxoforge.snapshots import content_cache
-from taxoforge.snapshots.citation import resolve_taxonomy
+from tests.taxoforge.snapshots.helpers import resolved
 from taxoforge.snapshots.manifest import content_id
 from taxoforge.trees.tables import TreeTables
 
@@ -29,25 +29,25 @@ def cache(tmp_path, monkeypatch):
 
 def test_an_unchanged_tree_folder_is_cited_by_its_remembered_hash(tmp_path, cache):
     folder = _tree(tmp_path / "tree")
-    tables, first = resolve_taxonomy(folder)
+    tables, first = resolved(folder)
     assert first.content_sha256 == content_id(TreeTables.read(folder))[1]
     assert content_cache.cached_content_sha256(content_cache.folder_stamp(folder)) == first.content_sha256
-    _, again = resolve_taxonomy(folder)
+    _, again = resolved(folder)
     assert again == first
 
 
 def test_an_altered_table_is_hashed_again_not_cited_by_the_old_hash(tmp_path, cache):
     folder = _tree(tmp_path / "tree")
-    _, first = resolve_taxonomy(folder)
+    _, first = resolved(folder)
     _tree(folder, labels=("Life", "Canis", "Canis latrans"))  # a new file renamed over the old one
-    _, after = resolve_taxonomy(folder)
+    _, after = resolved(folder)
     assert after.content_sha256 != first.content_sha256
     assert after.content_sha256 == content_id(TreeTables.read(folder))[1]
 
 
 def test_a_table_rewritten_in_place_with_its_old_times_is_still_caught(tmp_path, cache):
     folder = _tree(tmp_path / "tree")
-    _, first = resolve_taxonomy(folder)
+    _, first = resolved(folder)
     path = folder / "nodes.parquet"
     st = os.stat(path)
     other = tmp_path / "other"
@@ -58,7 +58,7 @@ def test_a_table_rewritten_in_place_with_its_old_times_is_still_caught(tmp_path,
         fh.write(data)
         fh.truncate(len(data))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    _, after = resolve_taxonomy(folder)
+    _, after = resolved(folder)
     assert after.content_sha256 == content_id(TreeTables.read(folder))[1] != first.content_sha256
 
 
@@ -76,9 +76,9 @@ def test_racy_files_and_files_changed_after_the_stamp_are_not_remembered(tmp_pat
 
 def test_a_damaged_record_is_ignored(tmp_path, cache):
     folder = _tree(tmp_path / "tree")
-    _, first = resolve_taxonomy(folder)
+    _, first = resolved(folder)
     for rec in (cache / "content-hash").iterdir():
         rec.write_text("{not json")
     assert content_cache.cached_content_sha256(content_cache.folder_stamp(folder)) is None
-    _, again = resolve_taxonomy(folder)
+    _, again = resolved(folder)
     assert again.content_sha256 == first.content_sha256

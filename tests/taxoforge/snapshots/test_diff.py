@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from taxoforge.snapshots import SnapshotStore, diff_tables, format_diff, load_taxonomy
+from taxoforge.snapshots import SnapshotStore, diff_tables, format_diff, open_taxonomy
 from taxoforge.trees.tables import TreeTables
 from tests.taxoforge.snapshots.helpers import make_tree, move_edge
 
@@ -28,7 +28,7 @@ def test_change_one_edge_gives_new_version_and_exact_diff(tmp_path, store_kind, 
     assert new.status == "published"
     assert new.version != old.version
     cache = tmp_path / "cache"
-    d = diff_tables(load_taxonomy(old.ref, store=reader, cache=cache), load_taxonomy(new.ref, store=reader, cache=cache))
+    d = diff_tables(open_taxonomy(old.ref, store=reader, cache=cache).tables, open_taxonomy(new.ref, store=reader, cache=cache).tables)
     label = dict(tree.nodes.select("node_id", "label").iter_rows())
     assert d["moved"] == [{"node_id": child, "label": label[child], "old_parent": parent, "new_parent": new_parent,
                            "old_parent_label": label[parent], "new_parent_label": label[new_parent]}]

@@ -15,7 +15,7 @@ from taxoforge.snapshots import (
     SnapshotError,
     SnapshotNotFound,
     SnapshotStore,
-    load_taxonomy,
+    open_taxonomy,
     pull,
     verify_folder,
 )
@@ -146,13 +146,13 @@ def test_missing_version_is_a_clear_error(tmp_path, remote):
 
 def test_load_taxonomy_from_http_names_its_snapshot(tmp_path, remote, tree):
     srv, r = remote
-    t = load_taxonomy(f"demo@{r.version}", store=srv.url, cache=tmp_path / "cache")
+    t = open_taxonomy(f"demo@{r.version}", store=srv.url, cache=tmp_path / "cache").tables
     assert t.info["snapshot"] == r.ref and t.info["store"] == srv.url
     assert t.info["manifest"]["content_sha256"] == r.manifest["content_sha256"]
     assert t.nodes.equals(tree.nodes.sort("node_id"))
     # a second version published remotely as the latest
     r2 = SnapshotStore(srv.root).publish(make_tree(random_edges(seed=9)), created="2999-01-01T00:00:00Z", latest=True)
-    assert load_taxonomy("demo", store=srv.url, cache=tmp_path / "cache").info["snapshot"] == r2.ref
+    assert open_taxonomy("demo", store=srv.url, cache=tmp_path / "cache").tables.info["snapshot"] == r2.ref
 
 
 # ---- a hostile store ---------------------------------------------------------
@@ -167,7 +167,7 @@ def test_a_store_naming_a_version_that_climbs_out_writes_nothing_outside_dest(tm
         with pytest.raises(SnapshotError, match=r"index\.json: taxonomy 'demo', versions\[0\]: invalid version"):
             pull("demo", store=srv.url, dest=dest, progress=False)
         with pytest.raises(SnapshotError, match="invalid version"):
-            load_taxonomy("demo", store=srv.url, cache=dest)
+            open_taxonomy("demo", store=srv.url, cache=dest).tables
         assert not [r for r in srv.log if r.path.endswith(".parquet")]  # refused before any download
     assert {f for f in files_under(tmp_path) if not f.startswith("setup/")} == set()
 
@@ -211,7 +211,7 @@ def test_pulled_snapshots_are_readable_by_others_under_the_usual_umask(tmp_path,
 
 # ---- the same pull, load and cite on every kind of store -------------------
 def test_pull_load_and_cite_from_every_kind_of_store(tmp_path, store_kind, tree, edges):
-    from taxoforge.snapshots import resolve_taxonomy
+    from tests.taxoforge.snapshots.helpers import resolved
 
     r = store_kind.writer.publish(tree)
     res = pull("demo", store=store_kind.reader, dest=tmp_path / "local", progress=False)
@@ -220,9 +220,9 @@ def test_pull_load_and_cite_from_every_kind_of_store(tmp_path, store_kind, tree,
     assert file_bytes(res.path) == {f: store_kind.read(f"demo/{r.version}/{f}") for f in r.manifest["files"]}
     again = pull(r.ref, store=store_kind.reader, dest=tmp_path / "local", progress=False)
     assert (again.status, again.bytes_downloaded) == ("present", 0)
-    loaded = load_taxonomy("demo", store=store_kind.reader, cache=tmp_path / "cache")
+    loaded = open_taxonomy("demo", store=store_kind.reader, cache=tmp_path / "cache").tables
     assert loaded.info["snapshot"] == r.ref and loaded.nodes.equals(tree.nodes.sort("node_id"))
-    tables, cite = resolve_taxonomy("demo", store=store_kind.reader, cache=tmp_path / "cache")
+    tables, cite = resolved("demo", store=store_kind.reader, cache=tmp_path / "cache")
     # a remote store is cited by its URL; a local folder without a public URL is local-only, never its path
     expect = None if store_kind.kind == "local" else store_kind.reader.url
     assert (cite.ref, cite.store, cite.published, cite.local_only) == (r.ref, expect, True, expect is None)
@@ -235,8 +235,9 @@ def test_pull_load_and_cite_from_every_kind_of_store(tmp_path, store_kind, tree,
 
 
 def test_a_name_the_remote_store_lacks_lists_what_it_has(tmp_path, store_kind, tree):
-    from taxoforge.snapshots import TaxonomyNotFound, resolve_taxonomy
+    from taxoforge.snapshots import TaxonomyNotFound
+    from tests.taxoforge.snapshots.helpers import resolved
 
     r = store_kind.writer.publish(tree, name="wordnet")
     with pytest.raises(TaxonomyNotFound, match=f"no taxonomy 'inaturalist' \\(taxonomies: wordnet \\(latest {r.ref}"):
-        resolve_taxonomy("inaturalist", store=store_kind.reader, cache=tmp_path / "cache")
+        resolved("inaturalist", store=store_kind.reader, cache=tmp_path / "cache")

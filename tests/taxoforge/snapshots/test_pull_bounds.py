@@ -24,7 +24,7 @@ from taxoforge.snapshots import (
     ChecksumMismatch,
     SnapshotError,
     SnapshotStore,
-    load_taxonomy,
+    open_taxonomy,
     pull,
     verify_folder,
 )
@@ -240,14 +240,14 @@ def test_a_version_folder_linked_outside_the_store_is_refused_everywhere(tmp_pat
     outside = tmp_path / "outside"
     folder.rename(outside)
     os.symlink(outside, folder)
-    for attempt in (lambda: st.verify("demo"), lambda: load_taxonomy("demo", store=st),
+    for attempt in (lambda: st.verify("demo"), lambda: open_taxonomy("demo", store=st).tables,
                     lambda: pull("demo", store=st, dest=tmp_path / "local", progress=False)):
         with pytest.raises(SnapshotError, match="leaves|symbolic link"):
             attempt()
-    from taxoforge.snapshots import resolve_taxonomy
+    from tests.taxoforge.snapshots.helpers import resolved
 
     with pytest.raises(SnapshotError, match="symbolic link|leaves"):
-        resolve_taxonomy(str(folder))  # the folder named by its path inside the store
+        resolved(str(folder))  # the folder named by its path inside the store
 
 
 def test_a_table_linked_inside_a_version_folder_is_refused(tmp_path, tree):
@@ -258,7 +258,7 @@ def test_a_table_linked_inside_a_version_folder_is_refused(tmp_path, tree):
     rep = st.verify("demo")
     assert not rep.ok and any("nodes.parquet: a symbolic link" in p for p in rep.problems)
     with pytest.raises(SnapshotError, match="symbolic link"):
-        load_taxonomy("demo", store=st)
+        open_taxonomy("demo", store=st).tables
     with pytest.raises(SnapshotError, match="symbolic link"):
         pull("demo", store=st, dest=tmp_path / "local", progress=False)
     r2 = CliRunner().invoke(main, ["verify", "demo", "--store", str(tmp_path / "store")])

@@ -18,7 +18,7 @@ from taxoforge.snapshots import (
     SnapshotError,
     SnapshotNotFound,
     SnapshotStore,
-    load_taxonomy,
+    open_taxonomy,
     parse_ref,
     pull,
     verify_folder,
@@ -189,7 +189,7 @@ def test_fsspec_memory_store_publish_and_pull(tmp_path, tree):
     assert remote.taxonomies() == ["demo"]
     res = pull("demo", store=url, dest=tmp_path / "local", progress=False)
     assert res.status == "pulled" and res.version == r.version
-    loaded = load_taxonomy(f"demo@{r.version}", store=url, cache=tmp_path / "local")
+    loaded = open_taxonomy(f"demo@{r.version}", store=url, cache=tmp_path / "local").tables
     assert loaded.info["snapshot"] == r.ref
     assert loaded.nodes.equals(tree.nodes.sort("node_id"))
 

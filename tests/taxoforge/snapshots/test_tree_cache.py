@@ -3,14 +3,16 @@ labels resolved by earlier runs reused; a tree folder's tables read only when us
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import polars as pl
 
-from taxoforge.scores.cited_taxonomy import cite_taxonomy
+from taxoforge.snapshots.open import open_taxonomy
 from taxoforge.scores.steps import GroundTruthResolver
-from taxoforge.snapshots.tree_cache import ResolvedLabels, open_tree
-from taxoforge.trees.stored import StoredTaxonomy, labels_of
+from taxoforge.snapshots.tree_cache import HEADER, INDEX_FOLDER, ResolvedLabels, open_tree, tree_key
 from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.taxonomy import Taxonomy
 from tests.taxoforge.scores.conftest import inat_like  # noqa: F401 - the fixture
 
 
@@ -25,44 +27,57 @@ def _folder(inat_like, tmp_path):
     return folder
 
 
+def _stamp(tree) -> int:
+    """When the stored tree's header was written (a rebuild writes a new one)."""
+    return (tree.stored_path / HEADER).stat().st_mtime_ns
+
+
+def _age(tree) -> None:
+    """Date the stored tree's header far back, so a rebuild shows as a new time."""
+    os.utime(tree.stored_path / HEADER, ns=(0, 0))
+
+
 def test_built_once_then_read_in_place_with_the_same_tree(inat_like, tmp_path):
     folder = _folder(inat_like, tmp_path)
     tables = TreeTables.read(folder)
+    assert not list(folder.glob(f"{INDEX_FOLDER}/*-tree-*"))
     first = open_tree(tables, "a" * 64)
+    assert first.stored_path.is_dir() and first.stored_path.parent.parent == folder and first.tables is tables
+    _age(first)
     from taxoforge.scores.mapping import TaxonomyIndex
 
-    assert TaxonomyIndex.open(folder).store.built and first.path.is_dir()  # a new index beside it leaves it be
+    assert TaxonomyIndex.open(folder).store.built and first.stored_path.is_dir()  # a new index beside it leaves it be
     second = open_tree(TreeTables.read(folder, lazy=True), "a" * 64)
-    assert first.built and not second.built and first.path == second.path and first.path.parent.parent == folder
-    tax, got = tables.taxonomy(), second.taxonomy
-    assert isinstance(got, StoredTaxonomy) and second.tree_key == first.tree_key
+    assert first.stored_path == second.stored_path and _stamp(second) == 0  # read, not built again
+    tax, got = Taxonomy.of(tables), second
+    assert "ids" not in got.__dict__ and tree_key(got) == tree_key(first)  # made from the stored arrays
     assert got.ids.tolist() == tax.ids.tolist() and got.parent_idx.tolist() == tax.parent_idx.tolist()
     assert got.depth_arr.tolist() == tax.depth_arr.tolist()
     idx = np.arange(len(tax))
-    assert labels_of(got, idx) == labels_of(tax, idx)
+    assert got.labels_of(idx) == tax.labels_of(idx)
     want_ranks = tables.nodes.sort("node_id")["rank"].to_list()
-    assert second.ranks.tolist() == want_ranks
+    assert second.ranks.tolist() == want_ranks == tax.ranks.tolist()
     # a damaged file is rebuilt, never used
-    arr = second.path / "parent_idx.npy"
+    arr = second.stored_path / "parent_idx.npy"
     data = bytearray(arr.read_bytes())
     data[-1] ^= 0xFF
     arr.write_bytes(bytes(data))
     again = open_tree(tables, "a" * 64)
-    assert again.built and again.taxonomy.parent_idx.tolist() == tax.parent_idx.tolist()
+    assert _stamp(again) > 0 and again.parent_idx.tolist() == tax.parent_idx.tolist()
     # another content hash is another folder, and the earlier contents' goes
-    assert open_tree(tables, "b" * 64).built and not first.path.exists()
+    other = open_tree(tables, "b" * 64)
+    assert other.stored_path != first.stored_path and not first.stored_path.exists()
 
 
 def test_labels_resolved_once_are_reused_without_reading_the_tables(inat_like, tmp_path):
     folder = _folder(inat_like, tmp_path)
     labels = [("aloe_vera", "d"), ("Black-mandibled Toucan", "d"), ("Iris", "d"), ("no such plant", "d")]
-    cited = cite_taxonomy(str(folder))
-    stored = cited.open_stored()
-    first = GroundTruthResolver(cited.tables, cited.taxonomy, stored=ResolvedLabels(stored.path))
+    tree = open_taxonomy(str(folder))
+    first = GroundTruthResolver(tree.tables, tree, stored=ResolvedLabels(tree.stored_path))
     first.prefetch(labels)
-    again = cite_taxonomy(str(folder))  # the content hash is remembered now: the tables are read when used
+    again = open_taxonomy(str(folder))  # the content hash is remembered now: the tables are read when used
     assert "_unread" in again.tables.__dict__
-    second = GroundTruthResolver(again.tables, again.taxonomy, stored=again.resolved_labels())
+    second = GroundTruthResolver(again.tables, again, stored=ResolvedLabels(again.stored_path))
     second.prefetch(labels)
     assert [second(lab, d) for lab, d in labels] == [first(lab, d) for lab, d in labels]
     assert first("no such plant", "d")[0] is None
@@ -70,4 +85,4 @@ def test_labels_resolved_once_are_reused_without_reading_the_tables(inat_like, t
     assert again.tables.nodes.equals(TreeTables.read(folder).nodes)  # … and reads as before when asked
     assert second.links.sort("label_id").select("label_id", "node_id").equals(
         first.links.sort("label_id").select("label_id", "node_id"))
-    assert pl.read_parquet(ResolvedLabels(stored.path).path).height == len(labels)
+    assert pl.read_parquet(ResolvedLabels(tree.stored_path).path).height == len(labels)

@@ -17,6 +17,7 @@ import pytest
 from taxoforge.files import cache_path
 from taxoforge.sources.inat21 import INAT21_RANKS, Inat21Error, inat21_tree
 from taxoforge.sources.ranked import ranked_tree_facts
+from taxoforge.trees.taxonomy import Taxonomy
 
 FIXTURE = Path(__file__).with_name("fixtures") / "inat21_categories.json"
 _spec = importlib.util.spec_from_file_location("_tf_httpfixture", Path(__file__).with_name("httpfixture.py"))
@@ -48,7 +49,7 @@ def test_every_species_is_a_leaf_at_the_same_depth(tree, cats):
 
 
 def test_lineage_of_each_species_follows_its_category(tree, cats):
-    tax = tree.taxonomy() if hasattr(tree, "taxonomy") else None
+    tax = Taxonomy.of(tree) if hasattr(tree, "taxonomy") else None
     by_id = {r["node_id"]: r for r in tree.nodes.iter_rows(named=True)}
     for c in cats:
         node = f"inat21:{c['id']}"

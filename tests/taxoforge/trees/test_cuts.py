@@ -8,14 +8,14 @@ import polars as pl
 import pytest
 
 from taxoforge.evaluation.label_metrics import mean_tree_cut_accuracy
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 from taxoforge.trees.cuts import FewerCutsWarning, sample_tree_cuts
 from tests.taxoforge.evaluation.conftest import random_ranked_tree
 
 
 def test_tree_cuts_are_distinct_seeded_and_cover_each_truth_once():
-    tree = RankedTree.of({"r": None, "a": "r", "b": "r", "a1": "a", "a2": "a", "b1": "b", "b2": "b"})
-    gt = tree.taxonomy.index_of(["a1", "a2", "b1", "b2"])
+    tree = Taxonomy.of({"r": None, "a": "r", "b": "r", "a1": "a", "a2": "a", "b1": "b", "b2": "b"})
+    gt = tree.index_of(["a1", "a2", "b1", "b2"])
     cuts = sample_tree_cuts(tree, gt, n_cuts=25, seed=3)
     # three internal nodes below the root can be expanded or not: 4 distinct cuts exist
     assert len(cuts) == 4
@@ -27,14 +27,14 @@ def test_tree_cuts_are_distinct_seeded_and_cover_each_truth_once():
     with pytest.warns(FewerCutsWarning, match="only 4 distinct tree cuts of the 25"):
         mta, acc, _ = mean_tree_cut_accuracy(["a1", "b1"], ["a", "b"], tree, return_per_cut=True, seed=3)
     per_cut = {tuple(sorted(tree.ids[m].tolist())): a for m, a in zip(
-        sample_tree_cuts(tree, tree.taxonomy.index_of(["a1", "b1"]), seed=3).cut_nodes, acc)}
+        sample_tree_cuts(tree, tree.index_of(["a1", "b1"]), seed=3).cut_nodes, acc)}
     assert per_cut == {("a", "b"): 1.0, ("a1", "b"): 0.5, ("a", "b1"): 0.5, ("a1", "b1"): 0.0}
     assert mta == pytest.approx(0.5)
 
 
 def test_tree_cuts_on_a_real_sized_tree_follow_the_dropout_rates():
     tables = random_ranked_tree(1, fanout=(2, 4))
-    tree = RankedTree.of(tables)
+    tree = Taxonomy.of(tables)
     leaves = np.flatnonzero(tree.is_leaf)
     cuts = sample_tree_cuts(tree, leaves, n_cuts=25, seed=0)
     assert len(cuts) == 25 and sorted(set(cuts.dropout.tolist())) == [0.1, 0.3, 0.5, 0.7, 0.9]
@@ -45,15 +45,15 @@ def test_tree_cuts_on_a_real_sized_tree_follow_the_dropout_rates():
 
 def test_a_small_tree_reports_how_many_distinct_cuts_it_has():
     # 9 nodes: r → a, b; a → a1, a2; b → b1, b2; a1 → a1x; b1 → b1x
-    tree = RankedTree.of({"r": None, "a": "r", "b": "r", "a1": "a", "a2": "a", "b1": "b", "b2": "b",
+    tree = Taxonomy.of({"r": None, "a": "r", "b": "r", "a1": "a", "a2": "a", "b1": "b", "b2": "b",
                           "a1x": "a1", "b1x": "b1"})
     gt = ["a1x", "a2", "b1x", "b2"]
-    cuts = sample_tree_cuts(tree, tree.taxonomy.index_of(gt), n_cuts=25, seed=0)
+    cuts = sample_tree_cuts(tree, tree.index_of(gt), n_cuts=25, seed=0)
     # a and b expanded or not, a1 only under an expanded a, b1 likewise: (1 + 2) * (1 + 2) = 9 cuts
     assert len(cuts) == 9 and cuts.requested == 25
     assert cuts.shortfall.startswith("only 9 distinct tree cuts of the 25")
     with pytest.warns(FewerCutsWarning, match="only 9 distinct"):
         _, acc, _ = mean_tree_cut_accuracy(gt, gt, tree, return_per_cut=True)
     assert len(acc) == 9
-    enough = sample_tree_cuts(tree, tree.taxonomy.index_of(gt), n_cuts=9, seed=0)
+    enough = sample_tree_cuts(tree, tree.index_of(gt), n_cuts=9, seed=0)
     assert enough.shortfall is None

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 from taxoforge.trees.ranks import GENUS_RANKS, INFRASPECIFIC_RANKS, SPECIES_RANKS, SPINE_RANKS, ancestor_at_rank
 
 NODES = pl.DataFrame({
@@ -51,7 +51,7 @@ def test_missing_columns_are_named():
 @pytest.mark.parametrize("rank", ["kingdom", "family", "genus", "species"])
 def test_table_and_index_forms_agree(rank):
     """RankedTree.ancestor_at_rank (index arrays) and the table form give the same nodes."""
-    tree = RankedTree.from_nodes(NODES.filter(pl.col("node_id") != "lone"))
+    tree = Taxonomy(NODES.filter(pl.col("node_id") != "lone"))
     ids = tree.ids.tolist()
     idx = tree.ancestor_at_rank(np.arange(len(ids)), rank)
     by_index = {ids[i]: (ids[a] if a >= 0 else None) for i, a in enumerate(idx.tolist())}

@@ -14,10 +14,11 @@ from taxoforge.scores.mapping.calibration import (
     one_edit_typos,
 )
 from taxoforge.scores.mapping.config import CALIBRATED_TEMPERATURES
+from taxoforge.trees.taxonomy import Taxonomy
 
 
 def test_near_tie_passes_is_the_votes_test(inat_like):
-    tax = inat_like.taxonomy()
+    tax = Taxonomy.of(inat_like)
     rng = np.random.default_rng(0)
     grid = TEMPERATURE_GRID[::100]
     scores = [np.sort(rng.uniform(0.3, 0.9, 10))[::-1] for _ in range(50)]
@@ -43,7 +44,7 @@ def test_one_edit_typos_differ_by_one_edit():
 def test_shipped_ratio_temperature_follows_the_rule_on_imagenet_names(imagenet_tree):
     """Calibrating again on the ImageNet-1k class names, with typos of another seed, gives
     the shipped temperature of the string ratio (within a grid step or two)."""
-    tax = imagenet_tree.taxonomy()
+    tax = Taxonomy.of(imagenet_tree)
     ix = TaxonomyIndex(tax)
     labels = sorted({x for x in tax._labels if x})
     got = calibrate_temperature(ix, one_edit_typos(labels, seed=1))

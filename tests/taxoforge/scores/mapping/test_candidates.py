@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.mapping.candidates import lth_largest
+from taxoforge.trees.taxonomy import Taxonomy
 
 TEMPLATES = ["{}", "A: {}", "The answer is: {}", "This is a {}.", "I think it's a {}", "two {}s", "{} sp.",
              "It looks like a {} on a branch", "{}!!", "a photo of the {} in the image", "maybe {} or {}"]
@@ -30,7 +31,7 @@ FILLER = ["the", "a", "photo", "image", "species", "small", "green", "bird", "pl
 def inat21_sized():
     from benchmarks.bench_mapping import inat_sample_tree
 
-    return inat_sample_tree(10_000, seed=0).taxonomy()
+    return Taxonomy.of(inat_sample_tree(10_000, seed=0))
 
 
 @st.composite
@@ -88,7 +89,7 @@ def test_prefilter_on_and_off_map_every_answer_alike(inat21_sized, cfg, examples
 
 
 def test_index_survives_pickling(inat_like):
-    ix = TaxonomyIndex(inat_like.taxonomy())
+    ix = TaxonomyIndex(Taxonomy.of(inat_like))
     again = pickle.loads(pickle.dumps(ix))  # rebuilt: string hashes differ per process
     preds = ["Aloe vera", "two toucans", "zzz", "keel billed hornbill"]
     assert again.map(preds).node_idx.tolist() == ix.map(preds).node_idx.tolist()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from taxoforge.scores.mapping import MappingConfig
 from taxoforge.scores.mapping.name_tables import NameTables
+from taxoforge.trees.taxonomy import Taxonomy
 
 from ..conftest import tree_tables
 
@@ -12,7 +13,7 @@ def _tables(base_forms: bool = True) -> tuple:
     rows = [("r", None, "entity"), ("brake", "r", "brake"), ("system", "r", "brake system"),
             ("two", "r", "two"), ("pig", "r", "Guinea-Pig")]
     names = [("system", "brakes"), ("pig", "guinea pigs")]
-    tax = tree_tables(rows, names).taxonomy()
+    tax = Taxonomy.of(tree_tables(rows, names))
     return tax, NameTables(tax, MappingConfig(base_forms=base_forms))
 
 

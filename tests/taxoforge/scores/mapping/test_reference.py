@@ -12,6 +12,7 @@ from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex, map_predictio
 from taxoforge.scores.mapping.answers import joined_normal_form
 from taxoforge.scores.mapping.similarity import StringSimilarity
 from taxoforge.text import normalise_text
+from taxoforge.trees.taxonomy import Taxonomy
 
 from ..conftest import tree_tables
 
@@ -37,7 +38,7 @@ def test_indexed_equals_reference_transcription(cfg):
     rows = [("n0", None, "thing")]
     for i in range(1, 300):
         rows.append((f"n{i}", f"n{rnd.randrange(i)}", " ".join(rnd.sample(WORDS, rnd.randint(1, 3)))))
-    tax = tree_tables(rows).taxonomy()
+    tax = Taxonomy.of(tree_tables(rows))
     config = MappingConfig(prefilter=False, **cfg)
     ix = TaxonomyIndex(tax, config)
     nodes, names, forms = _reference_args(tax, ix)

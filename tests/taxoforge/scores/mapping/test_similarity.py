@@ -18,6 +18,7 @@ from taxoforge.scores.mapping.similarity import (
     similarity_from_spec,
 )
 from taxoforge.scores.mapping.sentence_models import MINILM, NAME_EMBEDDINGS
+from taxoforge.trees.taxonomy import Taxonomy
 from tests.conftest import minilm_or_skip
 
 from tests.taxoforge.scores.conftest import mapped, tree_tables
@@ -35,7 +36,7 @@ def trigram_encoder(texts):
 
 def test_embedding_similarity_plugs_in(inat_like):
     sim = EmbeddingSimilarity(trigram_encoder, name="trigram-test")
-    ix = TaxonomyIndex(inat_like.taxonomy(), MappingConfig(similarity="ratio"), similarity=sim)
+    ix = TaxonomyIndex(Taxonomy.of(inat_like), MappingConfig(similarity="ratio"), similarity=sim)
     assert ix.similarity.name == "trigram-test"
     assert mapped(ix, "Aloe vera")[0] == "aloe_vera"
     assert mapped(ix, "Toucans!")[0] == "ramphastidae"
@@ -146,7 +147,7 @@ def test_embeddings_are_unit_float32_and_deterministic(minilm, wordnet):
 
 
 def test_bind_with_precomputed_embeddings_gives_the_same_scores(minilm, tmp_path, inat_like):
-    names = TaxonomyIndex(inat_like.taxonomy(), MappingConfig()).names
+    names = TaxonomyIndex(Taxonomy.of(inat_like), MappingConfig()).names
     minilm.bind(names)
     queries = ["a toucan with a black bill", "succulent plant", "insects", "nothing at all"]
     want = minilm.batch_scores(queries)
@@ -162,7 +163,7 @@ def test_bind_with_precomputed_embeddings_gives_the_same_scores(minilm, tmp_path
 
 
 def test_names_of_a_tree_are_embedded_once_per_process(inat_like, minilm):
-    tax = inat_like.taxonomy()
+    tax = Taxonomy.of(inat_like)
     calls = []
 
     class Counting(SentenceTransformerSimilarity):
@@ -188,7 +189,7 @@ def test_gpu_gives_the_cpu_results(minilm, wordnet, inat_like):
     gpu = minilm_or_skip("cuda")
     words = [w for _, lemmas in random.Random(5).sample(synonym_sets(wordnet), 500) for w in lemmas[:2]]
     assert np.allclose(gpu.embed_names(words), minilm.embed_names(words), atol=1e-4)
-    tax = inat_like.taxonomy()
+    tax = Taxonomy.of(inat_like)
     answers = ["a toucan", "some kind of lily", "an insect on a leaf", "bird", "harlequin blue flag"]
     on_cpu = TaxonomyIndex(tax, MappingConfig(similarity="sentence-transformers"), similarity=minilm).map(answers)
     on_gpu = TaxonomyIndex(tax, MappingConfig(similarity="sentence-transformers"), similarity=gpu).map(answers)
@@ -198,7 +199,7 @@ def test_gpu_gives_the_cpu_results(minilm, wordnet, inat_like):
 def test_the_index_pickles_with_its_embedding_measure(inat_like, minilm):
     import pickle
 
-    ix = TaxonomyIndex(inat_like.taxonomy(), MappingConfig(similarity="sentence-transformers"))
+    ix = TaxonomyIndex(Taxonomy.of(inat_like), MappingConfig(similarity="sentence-transformers"))
     back = pickle.loads(pickle.dumps(ix))
     assert isinstance(back.similarity, SentenceTransformerSimilarity)
     assert back.similarity.model_id == ix.similarity.model_id
@@ -206,7 +207,7 @@ def test_the_index_pickles_with_its_embedding_measure(inat_like, minilm):
     want = ix.map(answers).node_idx.tolist()
     assert back.map(answers).node_idx.tolist() == want
     # the queries embedded in one batch first (Similarity.prepare): the same nodes
-    fresh = TaxonomyIndex(inat_like.taxonomy(), MappingConfig(similarity="sentence-transformers"),
+    fresh = TaxonomyIndex(Taxonomy.of(inat_like), MappingConfig(similarity="sentence-transformers"),
                           similarity=SentenceTransformerSimilarity(MINILM, device="cpu"))
     fresh.similarity.prepare([fresh.read(a).query for a in answers])
     assert fresh.map(answers).node_idx.tolist() == want

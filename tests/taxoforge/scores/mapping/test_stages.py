@@ -10,13 +10,14 @@ import polars as pl
 import pytest
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+from taxoforge.trees.taxonomy import Taxonomy
 
 from ..conftest import mapped, tree_tables
 
 
 @pytest.fixture(scope="module")
 def index(inat_like):
-    return TaxonomyIndex(inat_like.taxonomy())
+    return TaxonomyIndex(Taxonomy.of(inat_like))
 
 
 @pytest.mark.parametrize("answer,node", [
@@ -31,13 +32,13 @@ def test_table9_string_cases(index, answer, node):
 
 
 def test_whole_word_ant_does_not_match_plant(inat_like):
-    whole = TaxonomyIndex(inat_like.taxonomy())
+    whole = TaxonomyIndex(Taxonomy.of(inat_like))
     assert mapped(whole, "a small green plant") == ("plantae", "contains")
-    raw = TaxonomyIndex(inat_like.taxonomy(), MappingConfig(contains="substring"))
+    raw = TaxonomyIndex(Taxonomy.of(inat_like), MappingConfig(contains="substring"))
     # the raw substring test finds "ant" inside "plantation"; "plant" is the longer match holding it
     assert mapped(raw, "a plantation") == ("plantae", "contains")
     assert mapped(whole, "a plantation")[1] != "contains"
-    pseudo = TaxonomyIndex(inat_like.taxonomy(), MappingConfig(contains="substring", drop_nested=False,
+    pseudo = TaxonomyIndex(Taxonomy.of(inat_like), MappingConfig(contains="substring", drop_nested=False,
                                                                 exact_stage=False))
     assert mapped(pseudo, "plant") == ("formicidae", "contains")  # the pseudocode: the deeper "ant" wins
 
@@ -70,7 +71,7 @@ def pig_tree():
             ("medium", "root", "medium"), ("art", "medium", "art"), ("depiction", "art", "depiction"),
             ("image", "depiction", "image")]
     names = [("hog", "pig"), ("deuce", "two"), ("image", "picture")]
-    return tree_tables(rows, names, name="pigs").taxonomy()
+    return Taxonomy.of(tree_tables(rows, names, name="pigs"))
 
 
 def test_exact_answer_beats_deeper_contained_name(pig_tree):
@@ -102,7 +103,7 @@ def test_hedging_idioms_frame_the_answer_and_never_name_a_node():
     rows = [("root", None, "entity"), ("org", "root", "organism"), ("bird", "org", "bird"),
             ("heron", "bird", "heron"), ("person", "org", "person"), ("scientist", "person", "scientist"),
             ("physiologist", "scientist", "physiologist"), ("best", "physiologist", "Best")]
-    ix = TaxonomyIndex(tree_tables(rows, name="best").taxonomy())
+    ix = TaxonomyIndex(Taxonomy.of(tree_tables(rows, name="best")))
     for answer in ("The image is blurry; my best guess is a heron.", "My best guess: heron", "best guess heron"):
         assert mapped(ix, answer)[0] == "heron", answer
     assert mapped(ix, "Best") == ("best", "exact")
@@ -115,7 +116,7 @@ def senses_tree():
             ("swim", "sport", "swimming stroke"), ("stroke", "swim", "butterfly stroke"),
             ("org", "root", "organism"), ("insect", "org", "insect"), ("lep", "insect", "lepidopteran"),
             ("bfly", "lep", "butterfly"), ("monarch", "bfly", "monarch"), ("admiral", "bfly", "admiral")]
-    return tree_tables(rows, [("stroke", "butterfly")], name="senses").taxonomy()
+    return Taxonomy.of(tree_tables(rows, [("stroke", "butterfly")], name="senses"))
 
 
 def test_ambiguous_exact_name_is_reported_and_broken_by_context_then_depth_then_subtree(senses_tree):
@@ -147,7 +148,7 @@ def vote_tree():
     letters = "abcdefghij"
     genus = ["g1"] * 4 + ["g2"] * 3 + ["g3"] * 3
     rows += [(f"s{c}", g, f"abcd{c}") for c, g in zip(letters, genus)]
-    return tree_tables(rows, name="vote").taxonomy()
+    return Taxonomy.of(tree_tables(rows, name="vote"))
 
 
 def test_voting_returns_deepest_node_with_enough_votes(vote_tree):
@@ -168,7 +169,7 @@ def test_no_vote_when_top_k_not_tied(vote_tree):
 def test_vote_fires_at_the_calibrated_temperature_and_not_at_the_papers(imagenet_tree):
     """With string ratios, T = 100 (CLIP's logit scale) never lets the near-tie test pass;
     the calibrated temperature does, on answers that name no node."""
-    tax = imagenet_tree.taxonomy()
+    tax = Taxonomy.of(imagenet_tree)
     answers = [f"{a} {b} {c}" for a, b, c in zip(["the", "small", "green", "wild", "on", "photo"] * 5,
                                                  ["branch", "leaf", "like", "large", "of", "wild"] * 5,
                                                  [str(i) for i in range(30)])]
@@ -190,7 +191,7 @@ def _plural(name: str):
 def test_imagenet_class_names_in_answer_templates_map_back_to_their_class(imagenet_tree):
     """Every name of every ImageNet-1k class, bare and in sentence templates, singular and
     plural, maps to that class (or, for a name several nodes share, to one of them)."""
-    tax = imagenet_tree.taxonomy()
+    tax = Taxonomy.of(imagenet_tree)
     ix = TaxonomyIndex(tax)
     classes = imagenet_tree.links.filter(pl.col("status") == "linked")["node_id"].unique().to_list()
     names = (imagenet_tree.names.filter(pl.col("node_id").is_in(classes) & (pl.col("kind") != "synset"))
@@ -218,7 +219,7 @@ def _monitors():
     rows = [("r", None, "entity"), ("animal", "r", "animal"), ("reptile", "animal", "reptile"),
             ("lizard", "reptile", "lizard"), ("varanus", "lizard", "monitor"), ("komodo", "varanus", "Komodo dragon"),
             ("device", "r", "device"), ("display", "device", "monitor"), ("screen", "device", "screen")]
-    return tree_tables(rows).taxonomy()
+    return Taxonomy.of(tree_tables(rows))
 
 
 def test_label_set_preference_marks_the_set_then_its_ancestors():
@@ -257,7 +258,7 @@ def test_exact_spans_looked_up_in_one_batch_give_each_answer_its_own_span(imagen
     """The exact stage's lookups batched over many answers (widest spans first, then every
     other span) give every answer the span and nodes it gets alone: the real ImageNet names
     in sentence templates, plurals, answers naming nothing, empty ones."""
-    ix = TaxonomyIndex(imagenet_tree.taxonomy())
+    ix = TaxonomyIndex(Taxonomy.of(imagenet_tree))
     names = imagenet_tree.names.filter(pl.col("kind") != "synset")["name"].unique().sort().to_list()[::7]
     texts = [t.format(n) for i, n in enumerate(names)
              for t in (("{}", "This is a {}.", "two {}s in the picture", "not a {} at all")[i % 4],)]

@@ -75,7 +75,7 @@ def _same_mapping(a: TaxonomyIndex, b: TaxonomyIndex, texts: list[str]) -> None:
 # ---------------------------------------------------------------------------- results
 def test_a_stored_index_maps_every_answer_as_one_built_in_memory(real_tree, tmp_path):
     folder = _written(real_tree, tmp_path / "tree")
-    tax = TreeTables.read(folder).taxonomy()
+    tax = Taxonomy.of(TreeTables.read(folder))
     memory = TaxonomyIndex(tax, MappingConfig())
     built = TaxonomyIndex.open(folder)
     loaded = TaxonomyIndex.open(folder)
@@ -316,26 +316,26 @@ def test_a_snapshot_folder_is_never_written(tmp_path, monkeypatch):
                               check=False)
     snap = store.local_dir("inat_like", published.version)
     listing = sorted(p.name for p in snap.iterdir())
-    from taxoforge.scores.cited_taxonomy import cite_taxonomy
+    from taxoforge.snapshots.open import open_taxonomy
     from taxoforge.scores.run import index_for
 
-    index = index_for(cite_taxonomy(published.ref, store=store))
+    index = index_for(open_taxonomy(published.ref, store=store))
     assert index.store.place == "snapshot store" and index.store.path.parent == tmp_path / "store" / INDEX_FOLDER
     assert sorted(p.name for p in snap.iterdir()) == listing and verify_folder(snap).ok
     assert store.verify(published.ref).ok
     # the same snapshot named by its folder finds the same index
-    assert not index_for(cite_taxonomy(snap)).store.built
+    assert not index_for(open_taxonomy(snap)).store.built
     # a snapshot folder outside any store: the cache
     loose = tmp_path / "loose"
     shutil.copytree(snap, loose)
     place = index_place(loose)
     assert place.kind == "cache" and place.root == tmp_path / "cache" / "mapping-index"
-    assert [index_for(cite_taxonomy(loose)).store.built for _ in range(2)] == [True, False]
+    assert [index_for(open_taxonomy(loose)).store.built for _ in range(2)] == [True, False]
     assert sorted(p.name for p in loose.iterdir()) == listing and verify_folder(loose).ok
 
 
 def test_open_name_tables_reports_where_and_how(tmp_path):
-    tax = tree_tables(INAT_LIKE, INAT_LIKE_NAMES).taxonomy()
+    tax = Taxonomy.of(tree_tables(INAT_LIKE, INAT_LIKE_NAMES))
     tables, info = open_name_tables(tax, MappingConfig(), index_dir=tmp_path, progress=False)
     assert info.built and info.seconds >= 0 and info.as_dict()["loaded"] is False
     assert json.loads((info.path / HEADER).read_text())["index_config"] == MappingConfig().index_config()

@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taxoforge.scores.measures import breakdowns as bd
-from taxoforge.trees.ranked_tree import RankedTree
+from taxoforge.trees.taxonomy import Taxonomy
 from tests.taxoforge.evaluation.conftest import random_ranked_tree, toy_tables
 
 @pytest.fixture
-def toy() -> RankedTree:
-    return RankedTree.of(toy_tables())
+def toy() -> Taxonomy:
+    return Taxonomy.of(toy_tables())
 
 
 PAIRS = [("e_lucius", "e_lucius", False), ("e_lucius", "e_niger", False), ("e_lucius", "umbra", False),
@@ -75,7 +75,7 @@ def test_probe_consistency_needs_every_rank_right():
 @given(tree_seed=st.integers(0, 3000), pair_seed=st.integers(0, 2**32 - 1))
 def test_properties_on_random_trees(tree_seed, pair_seed):
     tables = random_ranked_tree(tree_seed)
-    tree = RankedTree.of(tables)
+    tree = Taxonomy.of(tables)
     species = np.flatnonzero(tree.rank_mask("species"))
     if not len(species):
         return

@@ -196,7 +196,7 @@ def test_hierarchical_distance_at_k_of_a_real_top6_file(top6, tmp_path):
     assert lb["hdist@1"] == pytest.approx(full["mistake_severity"].mean())
     assert lb["hdist@1"] == pytest.approx(lb["mistake_severity"] * lb["mistakes"] / lb["n"])
     # hdist@6 by the definition, on the tree the ground truths span
-    tax = tree.taxonomy()
+    tax = Taxonomy.of(tree)
     classes = set(full["gt_node"].to_list())
     keep = {a for c in classes for a in tax.ancestors(c)}
 

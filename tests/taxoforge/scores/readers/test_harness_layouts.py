@@ -65,12 +65,12 @@ def test_the_harness_files_have_the_harnesses_byte_layouts(generated):
 
 
 def test_harness_files_score_like_the_native_file_with_no_flag(fish_easy, generated, inat_vlm4bio_tree):
-    from taxoforge.scores.cited_taxonomy import cite_taxonomy
+    from taxoforge.snapshots.open import open_taxonomy
     from taxoforge.scores.mapping import TaxonomyIndex
     from taxoforge.scores.run import score_file
 
-    cited = cite_taxonomy(inat_vlm4bio_tree)
-    index = TaxonomyIndex(cited.taxonomy)
+    cited = open_taxonomy(inat_vlm4bio_tree)
+    index = TaxonomyIndex(cited)
     native = score_file(fish_easy, cited, index=index, meteor=False, ci=None)
     for kind, path in generated.items():
         run = score_file(path, cited, index=index, meteor=False, ci=None)

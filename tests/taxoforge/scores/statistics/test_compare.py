@@ -19,11 +19,11 @@ from taxoforge.scores.statistics.compare import ComparisonError, compare_runs, c
 
 @pytest.fixture(scope="module")
 def two_runs(vlm4bio_files, inat_vlm4bio_tree, tmp_path_factory):
-    from taxoforge.scores.cited_taxonomy import cite_taxonomy
+    from taxoforge.snapshots.open import open_taxonomy
     from taxoforge.scores.statistics.confidence import BootstrapConfig
     from taxoforge.scores.run import score_files
 
-    cited = cite_taxonomy(inat_vlm4bio_tree)
+    cited = open_taxonomy(inat_vlm4bio_tree)
     out = tmp_path_factory.mktemp("runs")
     runs = {}
     for prompt in ("contextual", "cot"):

@@ -1,4 +1,5 @@
-"""StoredTaxonomy answers as Taxonomy does, without making the per-node Python objects."""
+"""A tree made from stored arrays (:meth:`Taxonomy.from_arrays`) answers as the tree made from
+its nodes table does, without making the per-node Python objects."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-from taxoforge.trees.stored import StoredTaxonomy, has_nodes, ids_of, labels_of, subtree_size
 from taxoforge.trees.taxonomy import Taxonomy
 from tests.taxoforge.snapshots.helpers import make_tree, random_edges
 
@@ -14,10 +14,10 @@ from tests.taxoforge.snapshots.helpers import make_tree, random_edges
 @pytest.fixture(scope="module")
 def pair():
     tables = make_tree(random_edges(n=400, extra=60))
-    tax = tables.taxonomy()
-    stored = StoredTaxonomy(pl.Series(tax.ids.tolist()), tax.parent_idx, tax.depth_arr,
-                            labels=pl.Series(tax._labels, dtype=pl.String), names=lambda: tables.names,
-                            preorder=tax._preorder)
+    tax = Taxonomy.of(tables)
+    stored = Taxonomy.from_arrays(pl.Series(tax.ids.tolist()), tax.parent_idx, tax.depth_arr,
+                                  labels=pl.Series(tax._labels, dtype=pl.String), names=lambda: tables.names,
+                                  preorder=tax._preorder)
     return tax, stored
 
 
@@ -28,10 +28,10 @@ def test_the_same_answers_as_the_taxonomy(pair):
     assert stored.index_of(ids).tolist() == tax.index_of(ids).tolist()
     u, v = rng.integers(0, len(tax), 300), rng.integers(0, len(tax), 300)
     assert stored.lca_depth(u, v).tolist() == tax.lca_depth(u, v).tolist()
-    assert ids_of(stored, u) == ids_of(tax, u) == tax.ids[u].tolist()
-    assert labels_of(stored, u) == labels_of(tax, u)
-    assert has_nodes(stored, ids + ["nope", None]).tolist() == has_nodes(tax, ids + ["nope", None]).tolist()
-    assert subtree_size(stored).tolist() == subtree_size(tax).tolist() == tax._preorder[1].tolist()
+    assert stored.ids_of(u) == tax.ids_of(u) == tax.ids[u].tolist()
+    assert stored.labels_of(u) == tax.labels_of(u)
+    assert stored.has(ids + ["nope", None]).tolist() == tax.has(ids + ["nope", None]).tolist()
+    assert stored.subtree_size().tolist() == tax.subtree_size().tolist() == tax._preorder[1].tolist()
     with pytest.raises(KeyError, match="unknown node id 'nope'"):
         stored.index_of(["nope"])
     assert "ids" not in stored.__dict__ and "_labels" not in stored.__dict__  # nothing per node made so far
@@ -42,7 +42,7 @@ def test_the_same_answers_as_the_taxonomy(pair):
 
 def test_subtree_size_without_a_preorder_counts_level_by_level():
     tax = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"], "parent_id": [None, "r", "r", "a", "a"]}))
-    assert subtree_size(tax).tolist() == [3, 1, 1, 1, 5]
+    assert tax.subtree_size().tolist() == [3, 1, 1, 1, 5]
     assert "preorder" not in tax._lca.__dict__
 
 
