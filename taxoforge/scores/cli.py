@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import click
 
@@ -276,15 +277,24 @@ def _usage_errors():
 _handled = handle_errors(usage_errors=_usage_errors)
 
 
-def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None):
-    """Files read, taxonomy opened (resolved, verified, cited, memory-mapped), one mapping
-    index built: (rows, tree, index, paths); each step timed into ``timings``
+def _prepare(args: tuple[str, ...], o: dict, require: tuple[str, ...], timings=None):
+    """The positional arguments split (the last one is TAXONOMY, never a file), the files read,
+    the taxonomy opened (resolved, verified, cited, memory-mapped), one mapping index built:
+    (rows, tree, index, paths); each step timed into ``timings``
     (:class:`~taxoforge.scores.timings.Timings`)."""
     from taxoforge.scores.readers.files import OutputFileError, expand_output_paths, read_files
     from taxoforge.scores.run import index_for
     from taxoforge.scores.timings import Timings
     from taxoforge.snapshots.open import open_taxonomy
 
+    command = "score" if "label" in require else "map"
+    if len(args) < 2:
+        raise click.UsageError(f"give OUTPUTS... TAXONOMY: the model-output files, then the taxonomy "
+                               f"(`taxoforge {command} results/*.jsonl inaturalist`)")
+    outputs, taxonomy = args[:-1], args[-1]
+    if Path(taxonomy).is_file():
+        raise click.UsageError(f"{taxonomy}: the last argument is TAXONOMY (a tree or snapshot folder, NAME[@VERSION] "
+                               "or sha256:HEX), and this is a file; give the taxonomy after the output files")
     tm = timings if timings is not None else Timings()
     config = _mapping_config(o)
     with tm.phase("read"):
@@ -293,8 +303,7 @@ def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None)
             rows = read_files(paths, _read_options(o, require))
         except OutputFileError as e:  # the suggested command names the taxonomy given
             if "TAXONOMY" in str(e):
-                verb = "score" if "label" in require else "map"
-                raise OutputFileError(str(e).replace("taxoforge score", f"taxoforge {verb}")
+                raise OutputFileError(str(e).replace("taxoforge score", f"taxoforge {command}")
                                       .replace(" TAXONOMY", f" {taxonomy}"), e.suggestion) from None
             raise
     _say(o["as_json"], f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
@@ -313,26 +322,11 @@ def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None)
     return rows, tree, index, paths
 
 
-def _last_is_taxonomy(args: tuple[str, ...], command: str) -> tuple[tuple[str, ...], str]:
-    """``(OUTPUTS, TAXONOMY)`` of the positional arguments: the last one is TAXONOMY (a tree or
-    snapshot folder, ``NAME[@VERSION]`` or ``sha256:HEX``), never a file."""
-    from pathlib import Path
-
-    if len(args) < 2:
-        raise click.UsageError(f"give OUTPUTS... TAXONOMY: the model-output files, then the taxonomy "
-                               f"(`taxoforge {command} results/*.jsonl inaturalist`)")
-    if Path(args[-1]).is_file():
-        raise click.UsageError(f"{args[-1]}: the last argument is TAXONOMY (a tree or snapshot folder, NAME[@VERSION] "
-                               f"or sha256:HEX), and this is a file; give the taxonomy after the output files")
-    return args[:-1], args[-1]
-
-
 def _outputs_only(args: tuple[str, ...]) -> tuple[str, ...]:
     """The positional arguments of a run with ``--taxonomy``: every one is an output file, folder
     or pattern; one that is a tree or snapshot folder, or names nothing on disk, is refused
     (a taxonomy there would otherwise be read as an answer file)."""
     import glob
-    from pathlib import Path
 
     from taxoforge.snapshots.manifest import MANIFEST_NAME
 
@@ -420,8 +414,7 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, n_resamples, see
                                     no_meteor, _read_options(o, ("output", "label")), _mapping_config(o), o))
     if crosswalk:
         raise click.UsageError("--crosswalk needs two trees or more: --taxonomy A --taxonomy B")
-    outputs, taxonomy = _last_is_taxonomy(args, "score")
-    rows, tree, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"), timings)
+    rows, tree, index, paths = _prepare(args, o, ("output", "label"), timings)
     labels = None
     if label_set is not None:
         from taxoforge.files.labels import read_labels
@@ -504,8 +497,7 @@ def map_cmd(args, out, min_mapped, **o):
     as_json = o["as_json"]
     if out is not None and not any(out.lower().endswith(s) for s in MAP_FORMATS):
         raise click.BadParameter(f"{out}: use one of {', '.join(MAP_FORMATS)}", param_hint="-o/--out")
-    outputs, taxonomy = _last_is_taxonomy(args, "map")
-    rows, tree, index, paths = _prepare(outputs, taxonomy, o, ("output",))
+    rows, tree, index, paths = _prepare(args, o, ("output",))
     res = map_frame(rows, tree, index=index, progress=o["progress"])
     if out is not None:
         res.info["output"] = str(res.write(out))

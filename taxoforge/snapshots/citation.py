@@ -22,7 +22,8 @@ from taxoforge.snapshots.manifest import content_id
 from taxoforge.snapshots.store import SnapshotStore
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["Citation", "cite_tables", "as_store", "default_store_if_any", "find_content", "published_in"]
+__all__ = ["Citation", "cite_tables", "mark_tables", "as_store", "default_store_if_any", "find_content",
+           "published_in"]
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", ver
                 name: str | None = None, content_sha256: str | None = None) -> Citation:
     """The citation of ``tables`` by their content hash (computed here, unless
     ``content_sha256`` gives it): ``NAME@VERSION`` of ``store`` when it has that content,
-    else ``sha256:<hex>``.
+    else ``sha256:<hex>``; written into ``tables.info`` too (:func:`mark_tables`).
 
     Parameters
     ----------
@@ -206,9 +207,11 @@ def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", ver
     hit = find_content(st, full, name or tables.name)
     if hit:
         n, e, idx = hit
-        return Citation(f"{n}@{e['version']}", n, full, e["version"], published=True, source=source, verified=verified,
-                        **published_in(st, idx))
-    return Citation(content_ref(full), name or tables.name, full, None, None, False, source, verified)
+        citation = Citation(f"{n}@{e['version']}", n, full, e["version"], published=True, source=source,
+                            verified=verified, **published_in(st, idx))
+    else:
+        citation = Citation(content_ref(full), name or tables.name, full, None, None, False, source, verified)
+    return mark_tables(tables, citation)[1]
 
 
 def default_store_if_any() -> SnapshotStore | None:
@@ -222,3 +225,30 @@ def default_store_if_any() -> SnapshotStore | None:
         return SnapshotStore()
     except Exception:  # noqa: BLE001 - a bad $TAXOFORGE_SNAPSHOT_STORE: nothing to look in
         return None
+
+
+def mark_tables(tables: TreeTables, citation: Citation) -> tuple[TreeTables, Citation]:
+    """Write ``citation`` into ``tables.info`` (``citation``; ``snapshot`` and ``store`` only
+    for a published snapshot, removed otherwise).
+
+    Parameters
+    ----------
+    tables : TreeTables
+        The tables cited.
+    citation : Citation
+        Their citation.
+
+    Returns
+    -------
+    tuple of (TreeTables, Citation)
+        The same two.
+    """
+    tables.info["citation"] = citation.as_dict()
+    if citation.published:
+        tables.info["snapshot"] = citation.ref
+        if citation.store_label:
+            tables.info["store"] = citation.store_label
+    else:
+        for k in ("snapshot", "manifest", "store"):
+            tables.info.pop(k, None)
+    return tables, citation

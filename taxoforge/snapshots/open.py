@@ -23,7 +23,7 @@ What it resolves, and how each is cited (:class:`~taxoforge.snapshots.citation.C
   (:class:`~taxoforge.trees.tables.TreeTables`) are cited by their content hash: as
   ``NAME@VERSION`` of the store when it has a version with exactly that content, else as
   ``sha256:<hex>``. A tree folder's content hash is remembered by its files' stamps
-  (:mod:`taxoforge.snapshots.content_cache`), so its tables are read only when used.
+  (below), so its tables are read only when used.
 * A name that is neither a folder nor in the store raises
   :class:`~taxoforge.snapshots.errors.TaxonomyNotFound` (exit code 3), whose message lists
   what the store has and how to get the taxonomy.
@@ -34,32 +34,56 @@ the snapshot store or under ``index_dir``); tables in memory make the tree in me
 citation goes into ``tables.info["citation"]`` too; ``tables.info["snapshot"]`` (and
 :attr:`Taxonomy.version <taxoforge.trees.taxonomy.Taxonomy>`) is set only when the tables
 are a verified published snapshot.
+
+**A tree folder's content hash, remembered while its files stay as they were.** Citing a
+tree folder (no manifest vouches for it) needs the content hash of its tables
+(:func:`taxoforge.snapshots.manifest.content_id`): canonical order, every row serialised and
+hashed — seconds on a 1.4 M-node tree, on every ``taxoforge score`` call.
+:func:`cached_content_sha256` remembers the hash in the cache folder
+(``$TAXOFORGE_CACHE_DIR/content-hash/<hash of the folder's path>.json``) with the **stamp**
+of each table file taken *before* the tables were read (:func:`folder_stamp`: its size,
+inode, device, modification and change times in nanoseconds) and hands it back only while
+every stamp is unchanged, so:
+
+* any write to a table (in place, or a new file renamed over it) changes its change time
+  (``ctime``, which no user can set back) and its modification time; a file added or
+  removed changes the stamp too: the hash is computed again, never the old one cited;
+* a file changed while it was being read makes the stored stamp older than the file: the
+  next call recomputes (the stamp is taken before the read, never after);
+* "racy" files — modified within :data:`RACY_S` seconds of the stamp, where a later write
+  in the same clock tick could keep the same times — are not remembered (as git does);
+* a record that cannot be read, or names another folder or schema, is ignored; one that
+  cannot be written costs only the next call's hashing.
 """
+
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
 
-from taxoforge.files import UnsafePath, path_inside
-from taxoforge.snapshots.catalogue import CONTENT_PREFIX, INDEX_NAME, content_ref, latest_version, parse_ref
-from taxoforge.snapshots.citation import Citation, as_store, cite_tables, default_store_if_any, find_content, published_in
-from taxoforge.snapshots.content_cache import cached_content_sha256, folder_stamp, remember_content_sha256
+from taxoforge.files import UnsafePath, default_cache_dir, path_inside, write_text_atomic
+from taxoforge.snapshots.catalogue import CONTENT_PREFIX, INDEX_NAME, content_ref, latest_version
+from taxoforge.snapshots.citation import (Citation, as_store, cite_tables, default_store_if_any, find_content,
+                                         mark_tables, published_in)
 from taxoforge.snapshots.errors import AlteredSnapshot, SnapshotError, SnapshotNotFound, TaxonomyNotFound
 from taxoforge.snapshots.manifest import MANIFEST_NAME, read_manifest
 from taxoforge.snapshots.pull import pull
 from taxoforge.snapshots.store import SnapshotStore
 from taxoforge.snapshots.tree_cache import open_tree
 from taxoforge.snapshots.verify import check_content, read_snapshot, verify_folder
-from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.tables import SCHEMA_VERSION, TABLE_SCHEMAS, TreeTables
 from taxoforge.trees.taxonomy import Taxonomy
 
-__all__ = ["open_taxonomy", "ALTERED_POLICIES"]
+__all__ = ["open_taxonomy", "ALTERED_POLICIES", "folder_stamp", "cached_content_sha256", "remember_content_sha256",
+           "RACY_S"]
 
 ALTERED_POLICIES = ("refuse", "content")
 
@@ -76,7 +100,8 @@ def open_taxonomy(ref, store=None, *, remote=None, cache=None, altered: str = "r
     ref : str, os.PathLike, TreeTables, Taxonomy, polars.DataFrame or mapping
         ``NAME``, ``NAME@VERSION``, ``sha256:HEX``, a snapshot URL, a snapshot or tree
         folder, or tables in memory (cited by their content hash); a ``Taxonomy`` is returned
-        as it is, a nodes DataFrame or ``{child: parent}`` mapping made into a tree in memory
+        as it is (cited first when it was made from tables and has no citation), a nodes
+        DataFrame or ``{child: parent}`` mapping made into a tree in memory
         (:meth:`Taxonomy.of <taxoforge.trees.taxonomy.Taxonomy.of>`), with nothing to cite.
     store : SnapshotStore, str or os.PathLike, optional
         The snapshot store a reference is looked up in (and a tree is cited from).
@@ -107,18 +132,38 @@ def open_taxonomy(ref, store=None, *, remote=None, cache=None, altered: str = "r
     AlteredSnapshot
         A snapshot folder or a local store's copy that no longer matches its manifest.
     """
-    if isinstance(ref, (Taxonomy, pl.DataFrame, Mapping)):
-        return Taxonomy.of(ref)  # a tree in memory: nothing to resolve, verify or store
+    if isinstance(ref, Taxonomy):  # already open; cited now if it was made from tables and never cited
+        if ref.citation is None and ref.tables is not None:
+            ref.citation = cite_tables(ref.tables, store=store)
+        return ref
+    if isinstance(ref, (pl.DataFrame, Mapping)):
+        return Taxonomy.of(ref)  # a tree in memory: nothing to resolve, verify, cite or store
     if altered not in ALTERED_POLICIES:
         raise ValueError(f"altered={altered!r}: expected one of {ALTERED_POLICIES}")
-    try:
-        tables, citation = _resolve(ref, store, cache, altered, progress)
-    except TaxonomyNotFound:
-        if remote is None:
-            raise
-        logger.warning("%s: not in the local store; pulling it from %s …", os.fspath(ref), remote)
-        local = cache if cache is not None else store
-        tables, citation = _resolve(ref, remote, local, altered, progress)
+    p = Path(os.fspath(ref)) if not isinstance(ref, TreeTables) else None
+    if p is None:  # tables in memory: cited by their content hash
+        tables, citation = ref, cite_tables(ref, store=store)
+    elif p.is_dir() and (p / MANIFEST_NAME).exists():
+        tables, citation = _resolve_snapshot_folder(p, store=store, altered=altered)
+    elif p.is_dir():  # a tree folder: its content hash remembered while its files stay as they were
+        stamp = folder_stamp(p)  # before the read: a file changed meanwhile is never remembered as read
+        known = cached_content_sha256(stamp)
+        try:  # tables whose content hash is remembered are read when first used, the others now
+            tables = TreeTables.read(p, lazy=known is not None)
+        except (FileNotFoundError, ValueError) as e:
+            raise TaxonomyNotFound(f"{p}: {e}", ref=os.fspath(ref)) from None
+        citation = cite_tables(tables, store=store, source=str(p), content_sha256=known)
+        if known is None:
+            remember_content_sha256(stamp, citation.content_sha256)
+    else:
+        try:
+            tables, citation = _from_store(os.fspath(ref), store, cache, progress)
+        except TaxonomyNotFound:
+            if remote is None:
+                raise
+            logger.warning("%s: not in the local store; pulling it from %s …", os.fspath(ref), remote)
+            return open_taxonomy(ref, remote, cache=cache if cache is not None else store, altered=altered,
+                                 index_dir=index_dir, progress=progress)
     tree = open_tree(tables, citation.content_sha256, index_dir=index_dir) if tables.folder is not None else None
     tree = tree if tree is not None else Taxonomy.of(tables)
     tree.citation, tree.tables = citation, tables
@@ -126,33 +171,40 @@ def open_taxonomy(ref, store=None, *, remote=None, cache=None, altered: str = "r
     return tree
 
 
-def _resolve(source, store, cache, altered: str, progress: bool) -> tuple[TreeTables, Citation]:
-    """The tables ``source`` names and their citation (module docstring)."""
-    if isinstance(source, TreeTables):
-        return _mark(source, cite_tables(source, store=store))
-    text = os.fspath(source)
-    p = Path(text)
-    if p.is_dir():
-        if (p / MANIFEST_NAME).exists():
-            return _resolve_snapshot_folder(p, store=store, altered=altered)
-        return _resolve_tree_folder(p, text, store)
+def _from_store(text: str, store, cache, progress: bool) -> tuple[TreeTables, Citation]:
+    """The tables of snapshot ``text`` (``NAME[@VERSION]``, ``sha256:HEX`` or a snapshot URL) in
+    ``store``, and their citation: a local store's copy read in place (its files checked
+    against the manifest), a remote store's pulled into ``cache`` (verified there)."""
     if "://" in text and not text.startswith("file://"):
         store, text = _split_snapshot_url(text)
     st = as_store(store)
-    looks_like_path = os.sep in text or "/" in text or p.suffix in {".parquet", ".json"}
+    looks_like_path = os.sep in text or "/" in text or Path(text).suffix in {".parquet", ".json"}
     if looks_like_path and not text.startswith(CONTENT_PREFIX):
         raise TaxonomyNotFound(f"{text}: no such folder (a taxonomy is a tree or snapshot folder, or NAME[@VERSION] "
                                "in a snapshot store)", ref=text, store=st.url)
-    parse_ref(text)  # a malformed reference is a SnapshotError of its own
-    try:
-        tables = _read_from_store(text, st, cache, progress)
+    try:  # a malformed reference is a SnapshotError of its own (the store parses it first)
+        if not st.is_local:
+            tables = read_snapshot(pull(text, store=st, dest=cache, progress=progress).path)
+        else:
+            name, entry = st.resolve(text)
+            folder = st.local_dir(name, entry["version"])
+            manifest = st.manifest(name, entry["version"], entry)
+            rep = verify_folder(folder, deep=False)
+            if not rep.ok:
+                ref = f"{name}@{entry['version']}"
+                raise AlteredSnapshot(f"{folder}: the local copy of {ref} does not match its manifest ("
+                                      + "; ".join(rep.problems) + f"); refusing to use it. Delete that folder and "
+                                      f"`taxoforge pull {ref} --store URL` again", problems=rep.problems)
+            tables = read_snapshot(folder, manifest)
     except TaxonomyNotFound:
         raise
     except SnapshotNotFound as e:
         raise _not_found(text, st, e) from None
+    tables.info["store"] = st.url
     m = tables.info["manifest"]
-    return _mark(tables, Citation(f"{m['taxonomy']}@{m['version']}", m["taxonomy"], m["content_sha256"], m["version"],
-                                  published=True, source=os.fspath(source), verified="store", **published_in(st)))
+    return mark_tables(tables, Citation(f"{m['taxonomy']}@{m['version']}", m["taxonomy"], m["content_sha256"],
+                                        m["version"], published=True, source=text, verified="store",
+                                        **published_in(st)))
 
 
 def _split_snapshot_url(url: str) -> tuple[str, str]:
@@ -162,41 +214,6 @@ def _split_snapshot_url(url: str) -> tuple[str, str]:
         raise TaxonomyNotFound(f"{url}: a snapshot URL is <store URL>/NAME[@VERSION]; this one names no taxonomy",
                                ref=url)
     return base, last
-
-
-def _read_from_store(ref: str, st: SnapshotStore, cache, progress: bool) -> TreeTables:
-    """The tables of snapshot ``ref`` in ``st``: a local store's copy read in place (its files
-    checked against the manifest), a remote store's pulled into ``cache`` (verified there)."""
-    if not st.is_local:
-        res = pull(ref, store=st, dest=cache, progress=progress)
-        tables = read_snapshot(res.path)
-        tables.info["store"] = st.url
-        return tables
-    name, entry = st.resolve(ref)
-    folder = st.local_dir(name, entry["version"])
-    manifest = st.manifest(name, entry["version"], entry)
-    rep = verify_folder(folder, deep=False)
-    if not rep.ok:
-        ref_ = f"{name}@{entry['version']}"
-        raise AlteredSnapshot(f"{folder}: the local copy of {ref_} does not match its manifest ("
-                              + "; ".join(rep.problems) + f"); refusing to use it. Delete that folder and "
-                              f"`taxoforge pull {ref_} --store URL` again", problems=rep.problems)
-    tables = read_snapshot(folder, manifest)
-    tables.info["store"] = st.url
-    return tables
-
-
-def _resolve_tree_folder(p: Path, text: str, store) -> tuple[TreeTables, Citation]:
-    stamp = folder_stamp(p)  # before the read: a file changed meanwhile is never remembered as read
-    known = cached_content_sha256(stamp)
-    try:  # tables whose content hash is remembered are read when first used, the others now
-        tables = TreeTables.read(p, lazy=known is not None)
-    except (FileNotFoundError, ValueError) as e:
-        raise TaxonomyNotFound(f"{p}: {e}", ref=text) from None
-    citation = cite_tables(tables, store=store, source=str(p), content_sha256=known)
-    if known is None:
-        remember_content_sha256(stamp, citation.content_sha256)
-    return _mark(tables, citation)
 
 
 def _resolve_snapshot_folder(folder: Path, *, store, altered: str) -> tuple[TreeTables, Citation]:
@@ -226,21 +243,21 @@ def _resolve_snapshot_folder(folder: Path, *, store, altered: str) -> tuple[Tree
                 problems=rep.problems)
         plain = TreeTables.read(folder, name=m["taxonomy"])
         plain.info = {k: v for k, v in (m.get("info") or {}).items()}
-        return _mark(plain, cite_tables(plain, store=store, source=source, verified="computed", name=m["taxonomy"]))
+        return plain, cite_tables(plain, store=store, source=source, verified="computed", name=m["taxonomy"])
     if tables is None:
         tables = read_snapshot(folder, m)
     verified = "store" if vouched else "content"
     if vouched:
         st, _ = enclosing
-        return _mark(tables, Citation(claimed, m["taxonomy"], m["content_sha256"], m["version"], published=True,
+        return mark_tables(tables, Citation(claimed, m["taxonomy"], m["content_sha256"], m["version"], published=True,
                                       source=source, verified=verified, **published_in(st)))
     st = as_store(store) if store is not None else default_store_if_any()
     hit = find_content(st, m["content_sha256"], m["taxonomy"])
     if hit:
         n, e, idx = hit
-        return _mark(tables, Citation(f"{n}@{e['version']}", n, m["content_sha256"], e["version"], published=True,
+        return mark_tables(tables, Citation(f"{n}@{e['version']}", n, m["content_sha256"], e["version"], published=True,
                                       source=source, verified=verified, **published_in(st, idx)))
-    return _mark(tables, Citation(content_ref(m["content_sha256"]), m["taxonomy"], m["content_sha256"], None, None,
+    return mark_tables(tables, Citation(content_ref(m["content_sha256"]), m["taxonomy"], m["content_sha256"], None, None,
                                   False, source, verified))
 
 
@@ -285,13 +302,99 @@ def _not_found(ref: str, st: SnapshotStore, error: SnapshotNotFound) -> Taxonomy
         "snapshot folder", ref=ref, store=st.url, available=available)
 
 
-def _mark(tables: TreeTables, citation: Citation) -> tuple[TreeTables, Citation]:
-    tables.info["citation"] = citation.as_dict()
-    if citation.published:
-        tables.info["snapshot"] = citation.ref
-        if citation.store_label:
-            tables.info["store"] = citation.store_label
-    else:
-        for k in ("snapshot", "manifest", "store"):
-            tables.info.pop(k, None)
-    return tables, citation
+# ---------------------------------------------------------------------------- a tree folder's content hash
+#: files modified this close to the stamp are not remembered (a same-tick write could hide)
+RACY_S = 2.0
+_FORMAT = 1
+
+
+def folder_stamp(folder: str | os.PathLike) -> dict:
+    """The stamp of a tree folder's table files (module docstring); take it before reading them.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder.
+
+    Returns
+    -------
+    dict
+        The stamp of a tree folder's table files (module docstring); take it before
+        reading them.
+    """
+    folder = Path(folder).resolve()
+    files = {}
+    for t in TABLE_SCHEMAS:
+        try:
+            st = os.stat(folder / f"{t}.parquet")
+        except FileNotFoundError:
+            files[t] = None
+            continue
+        files[t] = [st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns]
+    return {"folder": str(folder), "files": files, "taken_ns": time.time_ns()}
+
+
+def _record_path(stamp: dict, cache_dir: Path | None) -> Path:
+    key = hashlib.sha256(stamp["folder"].encode()).hexdigest()[:32]
+    return (cache_dir or default_cache_dir()) / "content-hash" / f"{key}.json"
+
+
+def cached_content_sha256(stamp: dict, *, cache_dir: Path | None = None) -> str | None:
+    """The content hash remembered for the folder of ``stamp``, when every file's stamp is
+    the same as when it was remembered; else None.
+
+    Parameters
+    ----------
+    stamp : dict
+        The folder's stamp (:func:`folder_stamp`), taken before its tables are read.
+    cache_dir : Path, optional
+        The cache folder (default: :func:`~taxoforge.files.default_cache_dir`).
+
+    Returns
+    -------
+    str or None
+        The content hash remembered for the folder of ``stamp``, when every file's stamp
+        is the same as when it was remembered; else None.
+    """
+    try:
+        rec = json.loads(_record_path(stamp, cache_dir).read_text())
+    except (OSError, ValueError):
+        return None
+    if (not isinstance(rec, dict) or rec.get("format") != _FORMAT or rec.get("schema") != SCHEMA_VERSION
+            or rec.get("folder") != stamp["folder"] or rec.get("files") != stamp["files"]):
+        return None
+    sha = rec.get("content_sha256")
+    return sha if isinstance(sha, str) and len(sha) == 64 else None
+
+
+def remember_content_sha256(stamp: dict, content_sha256: str, *, cache_dir: Path | None = None) -> bool:
+    """Remember ``content_sha256`` for the folder of ``stamp`` (taken before the tables were
+    read), unless a file is racy or no longer has that stamp. Returns whether it was stored.
+
+    Parameters
+    ----------
+    stamp : dict
+        The folder's stamp (:func:`folder_stamp`), taken before its tables were read.
+    content_sha256 : str
+        The content hash computed from the tables.
+    cache_dir : Path, optional
+        The cache folder (default: :func:`~taxoforge.files.default_cache_dir`).
+
+    Returns
+    -------
+    bool
+        Remember ``content_sha256`` for the folder of ``stamp`` (taken before the tables
+        were read), unless a file is racy or no longer has that stamp.
+    """
+    limit = stamp["taken_ns"] - int(RACY_S * 1e9)
+    if any(f is not None and max(f[3], f[4]) > limit for f in stamp["files"].values()):
+        return False
+    if folder_stamp(stamp["folder"])["files"] != stamp["files"]:
+        return False
+    rec = {"format": _FORMAT, "schema": SCHEMA_VERSION, "folder": stamp["folder"], "files": stamp["files"],
+           "content_sha256": content_sha256}
+    try:
+        write_text_atomic(_record_path(stamp, cache_dir), json.dumps(rec, indent=1))
+    except OSError:
+        return False
+    return True

@@ -46,7 +46,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 from pathlib import Path
 
@@ -270,16 +270,6 @@ def remember_checked(folder: Path, files, racy_s: float = 2.0) -> None:
 
 
 # ---------------------------------------------------------------------------- the stored tree
-class _NamesReader:
-    """Reads a tree's names table when first asked (picklable, unlike a closure)."""
-
-    def __init__(self, tables) -> None:
-        self.tables = tables
-
-    def __call__(self):
-        return self.tables.names
-
-
 def _checksum_file(path: Path, offset: int, nbytes: int) -> str:
     import xxhash
 
@@ -335,10 +325,11 @@ def _read(path: Path, content_sha256: str, tables) -> Taxonomy | None:
     ids = pl.from_arrow(table.column("node_id"))
     labels = pl.from_arrow(table.column("label")) if "label" in table.column_names else None
     rank_codes = (arrays["rank_code"], list(header["ranks"])) if has_ranks else None
-    tax = Taxonomy.from_arrays(ids, arrays["parent_idx"], arrays["depth"], labels=labels, names=_NamesReader(tables),
+    tax = Taxonomy.from_arrays(ids, arrays["parent_idx"], arrays["depth"], labels=labels,
+                               names=partial(getattr, tables, "names"),  # the names table read when first asked for
                                preorder=(arrays["preorder"], arrays["subtree_size"]), rank_codes=rank_codes,
                                name=tables.name)
-    remember_tree_key(tax, header["tree_key"])
+    tax.__dict__["_tree_key"] = header["tree_key"]  # the mapping index's key, stored with the tree: not hashed again
     tax.stored_path, tax.tables = path, tables
     return tax
 
