@@ -135,7 +135,7 @@ def _settle() -> None:
     """Wait until the tree files just written are older than the content-hash cache's racy
     window, so the first call remembers the tree's content hash (as it does for any tree
     not written a moment ago) and the repeat calls measure the loop, not a fresh file."""
-    from taxoforge.snapshots.content_cache import RACY_S
+    from taxoforge.snapshots.open import RACY_S
 
     time.sleep(RACY_S + 0.5)
 

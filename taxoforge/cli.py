@@ -23,6 +23,7 @@ verification failed, 8 download interrupted …), and a file that cannot be writ
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from pathlib import Path
 
@@ -257,6 +258,20 @@ def exit_now(code=0) -> None:
 @click.version_option(package_name="taxoforge")
 def main() -> None:
     """taxoforge: versioned taxonomies and taxonomy-aware scoring of VLM answers."""
+    log = logging.getLogger("taxoforge")
+    if not any(isinstance(h, _Stderr) for h in log.handlers):  # once per process: the library's notices on stderr
+        log.addHandler(_Stderr())
+
+
+class _Stderr(logging.Handler):
+    """The library's log records (``taxoforge.*`` loggers, warnings and up) as plain lines on
+    the command's stderr, the one in use when the record is made."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(record.getMessage(), err=True)
 
 
 # ---------------------------------------------------------------------------- subset

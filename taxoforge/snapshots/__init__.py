@@ -12,10 +12,10 @@ Modules: :mod:`.manifest` (what a snapshot is, the content-derived version id),
 :mod:`.errors` (the errors and their exit codes), :mod:`.catalogue` (``index.json`` and
 ``NAME@VERSION`` references), :mod:`.locks` (the publishers' lock), :mod:`.store` (a store
 on fsspec: atomic publishing), :mod:`.pull` (resumable, verified download), :mod:`.verify`, :mod:`.diff`, :mod:`.checks` (tree checks that gate
-publishing), :mod:`.citation` (what a score cites), :mod:`.content_cache` (a tree folder's
-content hash remembered by its files' stamps), :mod:`.tree_cache` (a tree's working set,
-stored once and memory-mapped), :mod:`.open` (``open_taxonomy``: the one way to open a
-taxonomy — resolved, verified, cited, memory-mapped), :mod:`.bibliography` (``taxoforge cite``: BibTeX and
+publishing), :mod:`.citation` (what a score cites), :mod:`.tree_cache` (a tree's working set, stored
+once and memory-mapped), :mod:`.open` (``open_taxonomy``: the one way to open a taxonomy —
+resolved, verified, cited, memory-mapped; a tree folder's content hash remembered by its
+files' stamps), :mod:`.bibliography` (``taxoforge cite``: BibTeX and
 CFF of a snapshot and its upstream sources; :mod:`.upstreams`: their licences), :mod:`.page`
 (the store's ``index.html``), :mod:`.browser` (each version's static browser; its data:
 :mod:`.browser_index`, :mod:`.browser_names`), :mod:`.cli`.

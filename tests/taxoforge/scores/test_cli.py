@@ -270,7 +270,7 @@ def test_run_json_timings_add_up_to_the_wall_time(tree, tmp_path):
     sec = json.loads((tmp_path / "out" / "run.json").read_text())["seconds"]
     parts = {k: v for k, v in sec.items() if k != "total"}
     assert abs(sum(parts.values()) - sec["total"]) < 0.005
-    assert {"startup", "read", "taxonomy", "tree", "index", "parse", "ground_truths", "mapping", "measures",
+    assert {"startup", "read", "taxonomy", "index", "parse", "ground_truths", "mapping", "measures",
             "samples", "breakdowns", "leaderboard", "write", "figures"} <= set(parts)
     assert abs(sec["other"]) < 0.05 + 0.05 * sec["total"]  # no phase is missing
     # total is the wall time up to run.json: only the atomic rename, printing and exit come after

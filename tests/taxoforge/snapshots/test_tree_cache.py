@@ -19,7 +19,7 @@ from tests.taxoforge.scores.conftest import inat_like  # noqa: F401 - the fixtur
 def _folder(inat_like, tmp_path):
     import time
 
-    from taxoforge.snapshots.content_cache import RACY_S
+    from taxoforge.snapshots.open import RACY_S
 
     folder = tmp_path / "tree"
     inat_like.write(folder)

@@ -1,9 +1,11 @@
-"""What a score cites: always a reference a store can
-resolve, never a version the tables do not match."""
+"""The one way to open a taxonomy: what it resolves, and what a score then cites — always a
+reference a store can resolve, never a version the tables do not match; a tree folder's
+content hash remembered while its files are unchanged, never after."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 
 import polars as pl
@@ -16,7 +18,9 @@ from taxoforge.snapshots import (
     TaxonomyNotFound,
     content_id,
 )
+import taxoforge.snapshots.open as opening
 from taxoforge.snapshots.manifest import manifest_bytes, read_manifest
+from taxoforge.trees.tables import TreeTables
 from tests.taxoforge.snapshots.helpers import resolved, make_tree, random_edges
 
 
@@ -170,3 +174,75 @@ def test_tables_in_memory_are_cited_by_content(tmp_path, store, tree):
 def test_a_bad_altered_policy_is_refused(store):
     with pytest.raises(ValueError, match="altered='ignore'"):
         resolved("demo", store=store, altered="ignore")
+
+
+# ---------------------------------------------------------------------------- a tree folder's remembered content hash
+def _tree(folder, labels=("Life", "Canis", "Canis lupus")):
+    nodes = pl.DataFrame({"node_id": ["r", "g", "s"], "parent_id": [None, "r", "g"], "label": list(labels)})
+    TreeTables(name="toy", nodes=nodes).write(folder)
+    return folder
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAXOFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TAXOFORGE_SNAPSHOT_STORE", str(tmp_path / "no-store"))
+    monkeypatch.setattr(opening, "RACY_S", 0.0)  # the files were just written
+    return tmp_path / "cache"
+
+
+def test_an_unchanged_tree_folder_is_cited_by_its_remembered_hash(tmp_path, cache):
+    folder = _tree(tmp_path / "tree")
+    tables, first = resolved(folder)
+    assert first.content_sha256 == content_id(TreeTables.read(folder))[1]
+    assert opening.cached_content_sha256(opening.folder_stamp(folder)) == first.content_sha256
+    _, again = resolved(folder)
+    assert again == first
+
+
+def test_an_altered_table_is_hashed_again_not_cited_by_the_old_hash(tmp_path, cache):
+    folder = _tree(tmp_path / "tree")
+    _, first = resolved(folder)
+    _tree(folder, labels=("Life", "Canis", "Canis latrans"))  # a new file renamed over the old one
+    _, after = resolved(folder)
+    assert after.content_sha256 != first.content_sha256
+    assert after.content_sha256 == content_id(TreeTables.read(folder))[1]
+
+
+def test_a_table_rewritten_in_place_with_its_old_times_is_still_caught(tmp_path, cache):
+    folder = _tree(tmp_path / "tree")
+    _, first = resolved(folder)
+    path = folder / "nodes.parquet"
+    st = os.stat(path)
+    other = tmp_path / "other"
+    _tree(other, labels=("Life", "Canis", "Canis lupuz"))
+    data = (other / "nodes.parquet").read_bytes()
+    assert len(data) == st.st_size  # same size, same inode, mtime put back: only the change time moves
+    with open(path, "r+b") as fh:
+        fh.write(data)
+        fh.truncate(len(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    _, after = resolved(folder)
+    assert after.content_sha256 == content_id(TreeTables.read(folder))[1] != first.content_sha256
+
+
+def test_racy_files_and_files_changed_after_the_stamp_are_not_remembered(tmp_path, cache, monkeypatch):
+    folder = _tree(tmp_path / "tree")
+    monkeypatch.setattr(opening, "RACY_S", 3600.0)
+    stamp = opening.folder_stamp(folder)
+    assert not opening.remember_content_sha256(stamp, "0" * 64)
+    monkeypatch.setattr(opening, "RACY_S", 0.0)
+    stamp = opening.folder_stamp(folder)
+    _tree(folder, labels=("Life", "Canis", "Canis latrans"))  # changed between the stamp and the record
+    assert not opening.remember_content_sha256(stamp, "0" * 64)
+    assert opening.cached_content_sha256(opening.folder_stamp(folder)) is None
+
+
+def test_a_damaged_record_is_ignored(tmp_path, cache):
+    folder = _tree(tmp_path / "tree")
+    _, first = resolved(folder)
+    for rec in (cache / "content-hash").iterdir():
+        rec.write_text("{not json")
+    assert opening.cached_content_sha256(opening.folder_stamp(folder)) is None
+    _, again = resolved(folder)
+    assert again.content_sha256 == first.content_sha256
