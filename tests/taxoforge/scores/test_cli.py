@@ -305,3 +305,76 @@ def test_label_set_decides_ties_and_run_json_counts_them(tmp_path):
     assert info["label_set"] | {"unresolved_examples": None} == {"source": "given", "labels": 2, "nodes": 1,
                                                                  "unresolved": 1, "unresolved_examples": None}
     assert info["ties"]["decided_by_label_set"] == 0  # the rule (the deeper node) already chose the lizard
+
+
+def test_the_last_argument_is_the_taxonomy_and_with_taxonomy_options_every_argument_is_an_output(tree, tmp_path):
+    f, g = _jsonl(tmp_path / "o.jsonl", GOOD), _jsonl(tmp_path / "p.jsonl", GOOD)
+    runner = CliRunner()
+    for command in ("score", "map"):  # a file where TAXONOMY goes is an error, never read as a taxonomy
+        r = runner.invoke(main, [command, str(f), str(g), "--no-progress"])
+        assert r.exit_code == 2 and "the last argument is TAXONOMY" in r.output and str(g) in r.output, r.output
+    r = runner.invoke(main, ["score", str(f), *FAST])
+    assert r.exit_code == 2 and "give OUTPUTS... TAXONOMY" in r.output
+    # with --taxonomy there is no positional TAXONOMY: one among the outputs is an error, never an answer file
+    two = ["--taxonomy", str(tree), "--taxonomy", str(tree)]
+    r = runner.invoke(main, ["score", str(f), str(tree), *two, *FAST])
+    assert r.exit_code == 2 and f"{tree}: a taxonomy folder among the output files" in r.output, r.output
+    r = runner.invoke(main, ["score", str(f), "inaturalist", *two, *FAST])
+    assert r.exit_code == 2 and "name it with --taxonomy inaturalist" in r.output, r.output
+    r = runner.invoke(main, ["score", str(f), "--taxonomy", str(tree), *FAST])
+    assert r.exit_code == 2 and "two trees or more" in r.output
+
+
+def test_the_named_tree_reaches_the_command_in_twelve_stops_and_never_goes_back(tree, tmp_path, monkeypatch):
+    """The tree a user names in ``taxoforge score``, followed call by call: every call of a
+    function of taxoforge that is handed the tree or hands it on — the TAXONOMY argument, the
+    tree's tables, the tree, its citation — from the command until the loaded tree is back in
+    it. At most 12 stops in at most 6 files, and never back in a file already left (a tree
+    folder whose content hash and working set were stored by an earlier call)."""
+    import os
+
+    import taxoforge.snapshots.open as opening
+
+    monkeypatch.setattr(opening, "RACY_S", 0.0)  # the tree was just written: remember its content hash anyway
+    f = _jsonl(tmp_path / "o.jsonl", GOOD)
+    args = ["score", str(f), str(tree), "--index-dir", str(tmp_path / "index"), "--no-plots", *FAST]
+    assert CliRunner().invoke(main, args).exit_code == 0  # stores the content hash, the tree and the index
+    kinds = ("TreeTables", "Taxonomy", "Citation")
+
+    def carries(v, depth=0):
+        if isinstance(v, (str, os.PathLike)):
+            return os.fspath(v) == str(tree) or (os.path.exists(os.fspath(v)) and os.path.samefile(v, tree))
+        if type(v).__name__ in kinds:
+            return True
+        return depth == 0 and isinstance(v, (tuple, list)) and len(v) < 8 and any(carries(x, 1) for x in v)
+
+    stops, frames, done = [], [], []
+    root = str(REPO / "taxoforge")
+
+    def follow(frame, event, arg):
+        code = frame.f_code
+        if done or event not in ("call", "return") or not code.co_filename.startswith(root) or code.co_name[0] == "<":
+            return
+        where = (os.path.relpath(code.co_filename, REPO), code.co_name)
+        if event == "call":
+            names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+            hit = code.co_name == "score_cmd" or any(carries(frame.f_locals.get(n)) for n in names if n != "self")
+            frames.append((frame, hit))
+            stops.extend([where] if hit else [])
+        elif frames and frames[-1][0] is frame:
+            hit = frames.pop()[1]
+            stops.extend([where] if not hit and carries(arg) else [])
+            if type(arg).__name__ == "Taxonomy" and frames and frames[-1][0].f_code.co_filename.endswith("cli.py"):
+                done.append(True)
+
+    sys.setprofile(follow)
+    try:
+        r = CliRunner().invoke(main, args)
+    finally:
+        sys.setprofile(None)
+    assert r.exit_code == 0 and done, r.output
+    files = list(dict.fromkeys(f for f, _ in stops))
+    visits = [f for i, (f, _) in enumerate(stops) if i == 0 or stops[i - 1][0] != f]
+    path = "\n".join(f"  {f}:{n}" for f, n in stops)
+    assert len(stops) <= 12 and len(files) <= 6, f"{len(stops)} stops in {len(files)} files:\n{path}"
+    assert len(visits) == len(files), f"back in a file already left:\n{path}"

@@ -246,3 +246,27 @@ def test_a_damaged_record_is_ignored(tmp_path, cache):
     assert opening.cached_content_sha256(opening.folder_stamp(folder)) is None
     _, again = resolved(folder)
     assert again.content_sha256 == first.content_sha256
+
+
+# ---------------------------------------------------------------------------- what open_taxonomy takes
+def test_a_snapshot_url_a_tree_in_memory_and_an_open_tree(tmp_path, tree):
+    from taxoforge.snapshots import open_taxonomy
+    from taxoforge.trees.taxonomy import Taxonomy
+    from tests.taxoforge.snapshots.helpers import serve, stop
+
+    pub = SnapshotStore(tmp_path / "remote").publish(tree, name="demo", check=False)
+    srv, t = serve(tmp_path / "remote")
+    try:  # <store URL>/NAME[@VERSION]: pulled into the cache, verified, cited with that store
+        got = open_taxonomy(f"{srv.url}/demo@{pub.version}", cache=tmp_path / "local")
+        assert got.citation.ref == pub.ref and got.citation.store == srv.url and got.citation.verified == "store"
+        assert len(got) == tree.nodes.height and got.version == pub.ref and got.stored_path is not None
+        with pytest.raises(TaxonomyNotFound, match="names no taxonomy"):
+            open_taxonomy(srv.url + "/")
+    finally:
+        stop(srv, t)
+    mem = Taxonomy.of(tree)  # made from tables, never cited: cited by its content hash when opened
+    assert mem.citation is None and open_taxonomy(mem, tmp_path / "no-store") is mem
+    assert mem.citation.ref == f"sha256:{content_id(tree)[1]}" and mem.stored_path is None
+    assert open_taxonomy({"r": None, "a": "r"}).ancestors("a") == ["r", "a"]  # nothing to cite
+    with pytest.raises(ValueError, match="altered='ignore'"):
+        open_taxonomy(str(tmp_path / "x"), altered="ignore")
