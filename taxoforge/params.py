@@ -1,8 +1,12 @@
-"""Parameter checks declared once, as scikit-learn's ``validate_params`` declares them:
+"""The one parameter checker, declared as scikit-learn's ``validate_params`` declares it:
 intervals, option sets and one routine that names the parameter, what it must be and what
-it got. A NaN is never inside an interval. The option objects
-(:mod:`taxoforge.scores.options`) and the bootstrap's configuration
-(:mod:`taxoforge.scores.statistics.confidence`) both use it, so it sits below both.
+it got. A NaN is never inside an interval. Every option object — the reading and scoring
+options (:mod:`taxoforge.scores.options`), the mapping's configuration
+(:class:`taxoforge.scores.mapping.config.MappingConfig`), the bootstrap's
+(:class:`taxoforge.scores.statistics.confidence.BootstrapConfig`) — and the metric functions
+(:data:`taxoforge.scores.measures.hierarchical.PARAMETERS`, used by
+:mod:`taxoforge.evaluation.label_metrics`) check their parameters with it, so it sits in the
+lowest layer.
 
 References
 ----------
@@ -115,7 +119,8 @@ def validate_params(owner: str, values: Mapping, constraints: Mapping[str, list]
     owner : str
         Who takes the parameters (named in the error).
     values : mapping
-        Parameter name → value.
+        Parameter name → value: every parameter given is checked; one without a declared
+        constraint is an error (a typo in a caller's declaration never passes unchecked).
     constraints : mapping
         Parameter name → list of constraints, any one of which may hold: an
         :class:`Interval`, an :class:`Options`, a type, ``"callable"`` or None.
@@ -124,9 +129,21 @@ def validate_params(owner: str, values: Mapping, constraints: Mapping[str, list]
     ------
     InvalidParameterError
         Naming the first parameter no constraint holds for, what it must be and what it got.
+
+    Examples
+    --------
+    >>> validate_params("f", {"beta": 2.0, "average": None}, {"beta": [Interval(Real, 0, None)],
+    ...                                                        "average": [Options(("micro",)), None]})
+    >>> validate_params("f", {"beta": float("nan")}, {"beta": [Interval(Real, 0, None)]})
+    Traceback (most recent call last):
+    ...
+    taxoforge.params.InvalidParameterError: the 'beta' parameter of f must be a number in the range [0, inf); got nan
     """
-    for name, allowed in constraints.items():
-        value = values[name]
+    undeclared = [name for name in values if name not in constraints]
+    if undeclared:
+        raise TypeError(f"{owner}: no constraint declared for {', '.join(map(repr, undeclared))}")
+    for name, value in values.items():
+        allowed = constraints[name]
         if not any(_satisfies(value, c) for c in allowed):
             ways = [_describe(c) for c in allowed]
             must = ways[0] if len(ways) == 1 else ", ".join(ways[:-1]) + " or " + ways[-1]

@@ -75,7 +75,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from taxoforge.links.tree_labels import node_indexes, resolve_nodes
-from taxoforge.scores.measures.hierarchical import average_scores, check_parameters, hierarchical_scores
+from taxoforge.params import validate_params
+from taxoforge.scores.measures.hierarchical import PARAMETERS, average_scores, hierarchical_scores
 from taxoforge.trees.cuts import PROTECT_DROPOUT_RATES, FewerCutsWarning, sample_tree_cuts
 from taxoforge.snapshots.open import open_taxonomy
 from taxoforge.trees.taxonomy import Taxonomy
@@ -92,7 +93,7 @@ def _indexes(tree: Taxonomy, values, node_ref: str, what: str) -> np.ndarray:
 def _pairs(y_true, y_pred, taxonomy, node_ref: str):
     """``(tree, true_idx, pred_idx, per-pair scores)``: the labels resolved, the pairs scored
     by :func:`taxoforge.scores.measures.hierarchical.hierarchical_scores`."""
-    check_parameters(node_ref=node_ref)
+    validate_params("the label metrics", {"node_ref": node_ref}, PARAMETERS)
     tree = open_taxonomy(taxonomy)
     t = _indexes(tree, y_true, node_ref, "y_true value")
     p = _indexes(tree, y_pred, node_ref, "y_pred value")
@@ -168,7 +169,8 @@ def hierarchical_precision_recall_fscore(y_true, y_pred, taxonomy, *, average: s
     >>> hierarchical_precision_recall_fscore(["a1", "a1", "b"], ["a", "b", "b"], tree, average="macro")
     (0.875, 0.75, 0.8076923076923077)
     """
-    check_parameters(average=average, beta=beta, f_average=f_average)
+    validate_params("hierarchical_precision_recall_fscore", {"average": average, "beta": beta, "f_average": f_average},
+                    PARAMETERS)
     tree, t, p, h = _pairs(y_true, y_pred, taxonomy, node_ref)
     common = {"average": average, "f_average": f_average, "beta": beta, "sample_weight": sample_weight}
     if average in ("samples", "micro"):
@@ -282,7 +284,7 @@ def mean_tree_cut_accuracy(y_true, y_pred, taxonomy, *, n_cuts: int = 25, dropou
     >>> mean_tree_cut_accuracy(["a1", "b1"], ["r", "r"], tree, n_cuts=4)   # the root picks no cut node
     0.0
     """
-    check_parameters(n_cuts=n_cuts)
+    validate_params("mean_tree_cut_accuracy", {"n_cuts": n_cuts}, PARAMETERS)
     tree, t, _p, h = _pairs(y_true, y_pred, taxonomy, node_ref)
     cuts = sample_tree_cuts(tree, t, n_cuts=int(n_cuts), dropout_rates=dropout_rates or PROTECT_DROPOUT_RATES,
                             seed=seed)

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import fields, replace
 from pathlib import Path
 
 import click
@@ -125,8 +126,37 @@ def _columns(values: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+class IntList(click.ParamType):
+    """Comma-separated integers (``4,3,2``) as a tuple, or a usage error naming the value."""
+
+    name = "ints"
+
+    def convert(self, value, param, ctx):
+        """The value as a tuple of ints.
+
+        Parameters
+        ----------
+        value : object
+            What the user gave.
+        param : click.Parameter
+            The option.
+        ctx : click.Context
+            The click context.
+
+        Returns
+        -------
+        tuple of int
+        """
+        if isinstance(value, tuple):
+            return value
+        try:
+            return tuple(int(x) for x in str(value).replace(" ", "").split(",") if x)
+        except ValueError:
+            self.fail(f"{value!r}: expected comma-separated integers, e.g. 4,3,2", param, ctx)
+
+
 # ---------------------------------------------------------------------------- shared options
-def _options(*decorators):
+def _option_group(*decorators):
     def apply(f):
         """Attach a group of the commands' shared options to a click command.
 
@@ -146,7 +176,7 @@ def _options(*decorators):
     return apply
 
 
-read_options = _options(
+read_options = _option_group(
     click.option("--column", "columns", multiple=True, metavar="CANONICAL=COLUMN",
                  help="Column mapping, repeatable: id, model, prompt, dataset, question, output, label."),
     click.option("--adapter", type=click.Choice(list(LAYOUTS)), default="auto", show_default=True,
@@ -173,7 +203,7 @@ read_options = _options(
     click.option("--prompt", default=None, help="Prompt name for rows that have none."),
 )
 
-mapping_options = _options(
+mapping_options = _option_group(
     click.option("--similarity", default="ratio", show_default=True,
                  help="ratio | wratio | token_sort_ratio | token_set_ratio | partial_ratio | "
                       "sentence-transformers (all-MiniLM-L6-v2 from the 'embeddings' extra; "
@@ -197,17 +227,19 @@ mapping_options = _options(
                  show_default=True),
     click.option("--contains-scope", type=click.Choice(["all", "topk_first"]), default="all", show_default=True,
                  help="all: the deepest contained match; topk_first: the pseudocode's scan."),
-    click.option("--ngram-sizes", default="4,3,2", show_default=True, help="Word n-gram sizes, in order."),
+    click.option("--ngram-sizes", type=IntList(), default="4,3,2", show_default=True, help="Word n-gram sizes, in order."),
     click.option("--base-forms/--no-base-forms", default=True, show_default=True,
                  help="Compare words in their noun base form (plurals = singulars)."),
     click.option("--skip-name-kind", "skip_name_kinds", multiple=True, default=("synset",), show_default=True,
                  help="Name kinds that are identifiers, not names (repeatable)."),
-    click.option("--no-prefilter", is_flag=True, help="Always scan every name for the top-k (same results, slower)."),
+    click.option("--prefilter/--no-prefilter", default=True, show_default=True,
+                 help="Bound the top-k's candidates exactly before scanning; off: always scan every name (same "
+                      "results, slower)."),
     click.option("--max-answer-chars", type=int, default=2000, show_default=True,
                  help="Longer answers are cut to this many characters (flagged truncated_to_<n>_chars)."),
 )
 
-taxonomy_options = _options(
+taxonomy_options = _option_group(
     click.option("--store", "store", envvar="TAXOFORGE_SNAPSHOT_STORE", default=None, show_envvar=True,
                  metavar="URL", help="Snapshot store TAXONOMY is looked up in: a folder, file://, http(s):// or any "
                                      "fsspec URL (s3:// …). Default: data/snapshots."),
@@ -230,20 +262,19 @@ taxonomy_options = _options(
 )
 
 
-def _mapping_config(o: dict):
+def _options(o: dict, require: tuple[str, ...]):
+    """The command line's options as the objects the library takes — how the files are read
+    (:class:`~taxoforge.scores.options.ReadOptions`), how they are scored and the taxonomy opened
+    (:class:`~taxoforge.scores.options.ScoreOptions`, with the mapping's
+    :class:`~taxoforge.scores.mapping.MappingConfig`: one option per field, named as the field)
+    — and whether to print JSON."""
     from taxoforge.scores.mapping import MappingConfig
+    from taxoforge.scores.options import ScoreOptions
 
-    try:
-        sizes = tuple(int(x) for x in o["ngram_sizes"].replace(" ", "").split(",") if x)
-    except ValueError:
-        raise click.BadParameter(f"{o['ngram_sizes']!r}: expected comma-separated integers, e.g. 4,3,2",
-                                 param_hint="--ngram-sizes") from None
-    return MappingConfig(k=o["k"], thr_topk=o["thr_topk"], thr_top2=o["thr_top2"], thr_vote=o["thr_vote"],
-                         vote_rule=o["vote_rule"], temperature=o["temperature"], exact_stage=o["exact_stage"],
-                         drop_nested=o["drop_nested"], contains=o["contains"], contains_scope=o["contains_scope"],
-                         ngram_sizes=sizes, base_forms=o["base_forms"], similarity=o["similarity"],
-                         prefilter=not o["no_prefilter"], skip_name_kinds=o["skip_name_kinds"],
-                         max_answer_chars=o["max_answer_chars"])
+    config = MappingConfig(**{f.name: o[f.name] for f in fields(MappingConfig)})
+    score = ScoreOptions(config=config, store=o["store"], remote=o["remote"], cache=o["dest"], index_dir=o["index_dir"],
+                         altered="content" if o["allow_altered"] else "refuse", progress=o["progress"])
+    return _read_options(o, require), score, o["as_json"]
 
 
 def _read_options(o: dict, require: tuple[str, ...]):
@@ -262,7 +293,7 @@ def _read_options(o: dict, require: tuple[str, ...]):
                        ranked=[c.strip() for c in o["ranked"].split(",") if c.strip()] if o.get("ranked") else ())
 
 
-def _say(as_json: bool, message: str) -> None:
+def _say(message: str) -> None:
     """Progress for a person, on stderr (never mixed into --json output)."""
     click.echo(message, err=True)
 
@@ -277,17 +308,17 @@ def _usage_errors():
 _handled = handle_errors(usage_errors=_usage_errors)
 
 
-def _prepare(args: tuple[str, ...], o: dict, require: tuple[str, ...], timings=None):
-    """The positional arguments split (the last one is TAXONOMY, never a file), the files read,
-    the taxonomy opened (resolved, verified, cited, memory-mapped), one mapping index built:
-    (rows, tree, index, paths); each step timed into ``timings``
+def _prepare(args: tuple[str, ...], read, score, timings=None):
+    """The positional arguments split (the last one is TAXONOMY, never a file), the files read
+    (``read``), the taxonomy opened (resolved, verified, cited, memory-mapped) and one mapping
+    index built (``score``): (rows, tree, index, paths); each step timed into ``timings``
     (:class:`~taxoforge.scores.timings.Timings`)."""
     from taxoforge.scores.readers.files import OutputFileError, expand_output_paths, read_files
     from taxoforge.scores.run import index_for
     from taxoforge.scores.timings import Timings
     from taxoforge.snapshots.open import open_taxonomy
 
-    command = "score" if "label" in require else "map"
+    command = "score" if "label" in read.require else "map"
     if len(args) < 2:
         raise click.UsageError(f"give OUTPUTS... TAXONOMY: the model-output files, then the taxonomy "
                                f"(`taxoforge {command} results/*.jsonl inaturalist`)")
@@ -296,29 +327,27 @@ def _prepare(args: tuple[str, ...], o: dict, require: tuple[str, ...], timings=N
         raise click.UsageError(f"{taxonomy}: the last argument is TAXONOMY (a tree or snapshot folder, NAME[@VERSION] "
                                "or sha256:HEX), and this is a file; give the taxonomy after the output files")
     tm = timings if timings is not None else Timings()
-    config = _mapping_config(o)
     with tm.phase("read"):
         paths = expand_output_paths(outputs)
         try:
-            rows = read_files(paths, _read_options(o, require))
+            rows = read_files(paths, read)
         except OutputFileError as e:  # the suggested command names the taxonomy given
             if "TAXONOMY" in str(e):
                 raise OutputFileError(str(e).replace("taxoforge score", f"taxoforge {command}")
                                       .replace(" TAXONOMY", f" {taxonomy}"), e.suggestion) from None
             raise
-    _say(o["as_json"], f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
+    _say(f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
     with tm.phase("taxonomy"):
-        tree = open_taxonomy(taxonomy, o["store"], remote=o.get("remote"), cache=o["dest"],
-                             altered="content" if o["allow_altered"] else "refuse", index_dir=o["index_dir"],
-                             progress=o["progress"] is not False)
-    _say(o["as_json"], f"taxonomy {tree.citation}" + (" — verified against its manifest"
-                                                        if tree.citation.verified in ("store", "content") else ""))
+        tree = open_taxonomy(taxonomy, score.store, remote=score.remote, cache=score.cache, altered=score.altered,
+                             index_dir=score.index_dir, progress=score.progress is not False)
+    _say(f"taxonomy {tree.citation}" + (" — verified against its manifest"
+                                         if tree.citation.verified in ("store", "content") else ""))
     t = time.perf_counter()
-    _say(o["as_json"], f"mapping index of {len(tree):,} nodes …")
+    _say(f"mapping index of {len(tree):,} nodes …")
     with tm.phase("index"):
-        index = index_for(tree, config, index_dir=o["index_dir"], progress=o["progress"])
+        index = index_for(tree, score.config, index_dir=score.index_dir, progress=score.progress)
     how = "built and stored in" if index.store.built else "loaded from"
-    _say(o["as_json"], f"mapping index {how} {index.store.path} ({time.perf_counter() - t:.1f} s)")
+    _say(f"mapping index {how} {index.store.path} ({time.perf_counter() - t:.1f} s)")
     return rows, tree, index, paths
 
 
@@ -404,27 +433,27 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, n_resamples, see
     from taxoforge.scores.timings import Timings
 
     timings = Timings(from_process_start=True)  # the interpreter's start and the imports are a phase too
-    as_json = o["as_json"]
+    read, score, as_json = _options(o, ("output", "label"))
+    score = replace(score, meteor=not no_meteor, plots=not no_plots,
+                    ci=BootstrapConfig(n_resamples=n_resamples, seed=seed))
     if out_dir:
         from taxoforge.files import check_replaceable
 
         check_replaceable(out_dir)  # a symlink, a file or the working folder: refused before the work (exit 11)
     if taxonomies:
-        sys.exit(_score_across_trees(_outputs_only(args), taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots,
-                                    no_meteor, _read_options(o, ("output", "label")), _mapping_config(o), o))
+        sys.exit(_score_across_trees(_outputs_only(args), taxonomies, crosswalk, out_dir, min_scored, read, score,
+                                     as_json))
     if crosswalk:
         raise click.UsageError("--crosswalk needs two trees or more: --taxonomy A --taxonomy B")
-    rows, tree, index, paths = _prepare(args, o, ("output", "label"), timings)
-    labels = None
+    rows, tree, index, paths = _prepare(args, read, score, timings)
     if label_set is not None:
         from taxoforge.files.labels import read_labels
 
         with timings.phase("read"):
-            labels = read_labels(label_set)["label"].to_list()
-    run = score_frame(rows, tree, index=index, meteor=not no_meteor, progress=o["progress"],
-                      ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), timings=timings, label_set=labels)
+            score = replace(score, label_set=read_labels(label_set)["label"].to_list())
+    run = score_frame(rows, tree, replace(score, index=index), timings=timings)
     if out_dir:
-        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=not no_plots, timings=timings).items()}
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=score.plots, timings=timings).items()}
     failure = _quality_gate(run.info["scored"], run.info["rows"], min_scored, "scored", run.info["bad_rows_by_reason"])
     code = EXIT_TOO_FEW_SCORED if failure else 0
     if as_json:
@@ -442,25 +471,20 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, n_resamples, see
     sys.exit(code)
 
 
-def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor,
-                       read, config, o: dict) -> int:
+def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, read, score, as_json: bool) -> int:
     """``taxoforge score FILES --taxonomy A --taxonomy B …``: the taxonomy sensitivity run
-    (:func:`taxoforge.scores.statistics.sensitivity.score_across`); the exit code (the ``--min-scored`` gate
-    applies to the first tree: another may not hold every ground truth)."""
-    from taxoforge.scores.statistics.confidence import BootstrapConfig
-    from taxoforge.scores.options import ScoreOptions
+    (:func:`taxoforge.scores.statistics.sensitivity.score_across`) with the read and score
+    options of the command line; the exit code (the ``--min-scored`` gate applies to the first
+    tree: another may not hold every ground truth)."""
     from taxoforge.scores.statistics.sensitivity import score_across
 
     if len(taxonomies) < 2:
         raise click.UsageError("--taxonomy: give two trees or more (or OUTPUTS... TAXONOMY for one)")
-    opts = ScoreOptions(config=config, meteor=not no_meteor, progress=o["progress"], store=o["store"],
-                        altered="content" if o["allow_altered"] else "refuse", index_dir=o["index_dir"],
-                        ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), plots=not no_plots)
-    res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=opts)
+    res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=score)
     first = res.runs[res.info["trees"][0]].info
     failure = _quality_gate(first["scored"], first["rows"], min_scored, "scored", first["bad_rows_by_reason"])
     code = EXIT_TOO_FEW_SCORED if failure else 0
-    if o["as_json"]:
+    if as_json:
         emit_json({"sensitivity": res.table.to_dicts(), "agreement": res.agreement.to_dicts(),
                    "swaps": res.swaps.to_dicts(), "crosswalked": res.crosswalked.to_dicts(), "info": res.info,
                    "exit_code": code, **({"error": failure} if failure else {})})
@@ -494,11 +518,11 @@ def map_cmd(args, out, min_mapped, **o):
     from taxoforge.scores.map_outputs import MAP_FORMATS, map_frame
     from taxoforge.markdown import markdown_table
 
-    as_json = o["as_json"]
+    read, score, as_json = _options(o, ("output",))
     if out is not None and not any(out.lower().endswith(s) for s in MAP_FORMATS):
         raise click.BadParameter(f"{out}: use one of {', '.join(MAP_FORMATS)}", param_hint="-o/--out")
-    rows, tree, index, paths = _prepare(args, o, ("output",))
-    res = map_frame(rows, tree, index=index, progress=o["progress"])
+    rows, tree, index, paths = _prepare(args, read, score)
+    res = map_frame(rows, tree, replace(score, index=index))
     if out is not None:
         res.info["output"] = str(res.write(out))
     info = res.info

@@ -121,7 +121,8 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     o = split_options(kwargs, score=options, where="map_frame")[1] if kwargs else (options or ScoreOptions())
     config, index, progress = o.config, o.index, o.progress
     t0 = time.perf_counter()
-    tree = open_taxonomy(taxonomy, o.store, altered=o.altered, index_dir=o.index_dir)
+    tree = open_taxonomy(taxonomy, o.store, remote=o.remote, cache=o.cache, altered=o.altered,
+                         index_dir=o.index_dir)
     config = config or (index.config if index is not None else MappingConfig())
     index = index_for(tree, config, index, index_dir=o.index_dir, progress=progress)
     tax = index.taxonomy

@@ -148,6 +148,10 @@ class ScoreOptions(_Validated):
         Progress bars (None: on for long runs).
     store : str or None
         The snapshot store a taxonomy name is looked up in.
+    remote : str or None
+        A store a name ``store`` lacks is pulled from (into ``store``, or ``cache``).
+    cache : str, path or None
+        The local store a remote snapshot is pulled into.
     altered : str
         ``refuse`` a snapshot folder that no longer matches its manifest, or cite it by its
         ``content`` hash.
@@ -169,6 +173,8 @@ class ScoreOptions(_Validated):
     meteor: bool = True
     progress: bool | None = None
     store: object = None
+    remote: object = None
+    cache: object = None
     altered: str = "refuse"
     ci: object = "default"
     breakdowns: bool = True
@@ -177,7 +183,8 @@ class ScoreOptions(_Validated):
 
     CONSTRAINTS = {
         "config": [object], "index": [object], "index_dir": [str, os.PathLike, None], "text_measures": [bool],
-        "meteor": [bool], "progress": [bool, None], "store": [object], "altered": [Options(("refuse", "content"))],
+        "meteor": [bool], "progress": [bool, None], "store": [object], "remote": [object],
+        "cache": [str, os.PathLike, None], "altered": [Options(("refuse", "content"))],
         "ci": [object], "breakdowns": [bool], "plots": [bool], "label_set": [list, tuple, None],
     }
 

@@ -353,7 +353,8 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     text_measures, meteor = o.text_measures, o.meteor
     t = timings if timings is not None else Timings()
     with t.phase("taxonomy"):
-        tree = open_taxonomy(taxonomy, o.store, altered=o.altered, index_dir=o.index_dir)
+        tree = open_taxonomy(taxonomy, o.store, remote=o.remote, cache=o.cache, altered=o.altered,
+                             index_dir=o.index_dir)
     if tree.tables is None or tree.citation is None:
         raise ValueError(f"{tree.name}: a scoring run needs the taxonomy's tables and citation; give its tables, "
                          "a folder or NAME[@VERSION] (taxoforge.snapshots.open.open_taxonomy)")

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
+from numbers import Integral, Real
 
 import numpy as np
+
+from taxoforge.params import Interval, InvalidParameterError, Options, validate_params
 
 __all__ = ["MappingConfig", "MappingResult", "STAGES", "CALIBRATED_TEMPERATURES", "default_temperature"]
 
@@ -106,25 +110,23 @@ class MappingConfig:
     skip_name_kinds: tuple[str, ...] = ("synset",)  # name kinds that are identifiers, not names
     max_answer_chars: int = 2000  # longer answers are cut (at a word boundary) and flagged: bounded cost
 
+    #: What each field may be (:func:`taxoforge.params.validate_params`, the one parameter checker).
+    CONSTRAINTS = {
+        "k": [Interval(Integral, 2, None)], "thr_topk": [Interval(Real, 0, None)], "thr_top2": [Interval(Real, 0, None)],
+        "thr_vote": [Interval(Integral, 1, None)], "vote_rule": [Options(("at_least", "more_than"))],
+        "temperature": [Interval(Real, 0, None, closed="neither"), None], "exact_stage": [bool], "drop_nested": [bool],
+        "contains": [Options(("whole_word", "substring"))], "contains_scope": [Options(("all", "topk_first"))],
+        "ngram_sizes": [Sequence], "base_forms": [bool], "similarity": [str], "prefilter": [bool],
+        "skip_name_kinds": [Sequence], "max_answer_chars": [Interval(Integral, 1, None)],
+    }
+
     def __post_init__(self) -> None:
-        if self.vote_rule not in ("at_least", "more_than"):
-            raise ValueError(f"vote_rule must be 'at_least' or 'more_than', not {self.vote_rule!r}")
-        if self.contains not in ("whole_word", "substring"):
-            raise ValueError(f"contains must be 'whole_word' or 'substring', not {self.contains!r}")
-        if self.contains_scope not in ("topk_first", "all"):
-            raise ValueError(f"contains_scope must be 'topk_first' or 'all', not {self.contains_scope!r}")
-        if self.k < 2:
-            raise ValueError(f"k must be at least 2, not {self.k}")
-        if self.max_answer_chars < 1:
-            raise ValueError(f"max_answer_chars must be positive, not {self.max_answer_chars}")
-        if self.thr_vote < 1:
-            raise ValueError(f"thr_vote must be at least 1, not {self.thr_vote}")
-        if not self.ngram_sizes or any(int(n) < 1 for n in self.ngram_sizes):
-            raise ValueError(f"ngram_sizes must be positive integers, not {self.ngram_sizes!r}")
+        validate_params("MappingConfig", {f.name: getattr(self, f.name) for f in fields(self)}, self.CONSTRAINTS)
+        if not self.ngram_sizes or any(n not in Interval(Integral, 1, None) for n in self.ngram_sizes):
+            raise InvalidParameterError(f"the 'ngram_sizes' parameter of MappingConfig must be positive integers; "
+                                        f"got {self.ngram_sizes!r}")
         if self.temperature is None:
-            object.__setattr__(self, "temperature", default_temperature(str(self.similarity)))
-        if not self.temperature > 0:
-            raise ValueError(f"temperature must be positive, not {self.temperature}")
+            object.__setattr__(self, "temperature", default_temperature(self.similarity))
         object.__setattr__(self, "temperature", float(self.temperature))
         object.__setattr__(self, "ngram_sizes", tuple(int(n) for n in self.ngram_sizes))
         object.__setattr__(self, "skip_name_kinds", tuple(self.skip_name_kinds))

@@ -61,10 +61,14 @@ Examples
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 
+from taxoforge.params import Interval, Options, validate_params
+
 __all__ = ["hierarchical_scores", "average_scores", "aggregate_hierarchical", "f_beta", "harmonic_mean",
-           "AVERAGES", "F_AVERAGES", "PARAMETERS", "check_parameters"]
+           "AVERAGES", "F_AVERAGES", "PARAMETERS"]
 
 #: How per-pair hP and hR are averaged (scikit-learn's vocabulary; ``None``: one value per class).
 AVERAGES = ("samples", "micro", "macro", None)
@@ -72,56 +76,15 @@ AVERAGES = ("samples", "micro", "macro", None)
 F_AVERAGES = ("of_means", "of_pairs")
 
 #: Every parameter of the public functions of this module and of
-#: :mod:`taxoforge.evaluation.label_metrics`, and what it may be: checked in one place
-#: (:func:`check_parameters`), as scikit-learn's ``validate_params`` does.
+#: :mod:`taxoforge.evaluation.label_metrics`, and what it may be: checked by the one parameter
+#: checker (:func:`taxoforge.params.validate_params`), as scikit-learn's ``validate_params`` does.
 PARAMETERS = {
-    "average": ("one of", AVERAGES),
-    "f_average": ("one of", F_AVERAGES),
-    "beta": ("number", (0.0, None)),
-    "node_ref": ("one of", ("auto", "id", "name")),
-    "n_cuts": ("integer", (1, None)),
+    "average": [Options(tuple(a for a in AVERAGES if a is not None)), None],
+    "f_average": [Options(F_AVERAGES)],
+    "beta": [Interval(Real, 0, None)],
+    "node_ref": [Options(("auto", "id", "name"))],
+    "n_cuts": [Interval(Integral, 1, None)],
 }
-
-
-def check_parameters(**values) -> None:
-    """Check keyword ``values`` against :data:`PARAMETERS`; raise :class:`ValueError` naming
-    the parameter, the value and what it may be.
-
-    Parameters
-    ----------
-    **values
-        Parameter names of :data:`PARAMETERS` and the values given.
-
-    Raises
-    ------
-    ValueError
-        A value outside its declaration (NaN is never a number here).
-
-    Examples
-    --------
-    >>> check_parameters(average="samples", beta=2.0)
-    >>> check_parameters(average="weighted")
-    Traceback (most recent call last):
-    ...
-    ValueError: average must be one of ('samples', 'micro', 'macro', None), not 'weighted'
-    """
-    for name, value in values.items():
-        kind, allowed = PARAMETERS[name]
-        if kind == "one of":
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, not {value!r}")
-            continue
-        lo, hi = allowed
-        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-        if ok and kind == "integer":
-            ok = float(value).is_integer()
-        if ok:
-            v = float(value)
-            ok = v == v and (lo is None or v >= lo) and (hi is None or v <= hi)
-        if not ok:
-            what = "an integer" if kind == "integer" else "a number"
-            bounds = f" ≥ {lo}" if lo is not None else ""
-            raise ValueError(f"{name} must be {what}{bounds}, not {value!r}")
 
 
 def f_beta(p, r, beta: float = 1.0):
@@ -293,7 +256,7 @@ def average_scores(hp, hr, *, average: str | None = "samples", f_average: str = 
     >>> average_scores([1.0, 0.5], [0.5, 0.5], average=None, classes=[0, 1])
     (array([1. , 0.5]), array([0.5, 0.5]), array([0.66666667, 0.5       ]))
     """
-    check_parameters(average=average, f_average=f_average, beta=beta)
+    validate_params("average_scores", {"average": average, "f_average": f_average, "beta": beta}, PARAMETERS)
     hp = np.asarray(hp, dtype=np.float64)
     hr = np.asarray(hr, dtype=np.float64)
     if hp.shape != hr.shape:

@@ -252,7 +252,8 @@ def score_across(paths, taxonomies, *, crosswalk: pl.DataFrame | str | os.PathLi
     first_source = None
     names: list[str] = []
     for i, tax in enumerate(taxonomies):
-        tree = open_taxonomy(tax, score.store, altered=score.altered, index_dir=score.index_dir)
+        tree = open_taxonomy(tax, score.store, remote=score.remote, cache=score.cache, altered=score.altered,
+                             index_dir=score.index_dir)
         name = tree.ref if tree.name in names else tree.name
         names.append(name)
         source = tree_source(tree)

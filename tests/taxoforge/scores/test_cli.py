@@ -378,3 +378,15 @@ def test_the_named_tree_reaches_the_command_in_twelve_stops_and_never_goes_back(
     path = "\n".join(f"  {f}:{n}" for f, n in stops)
     assert len(stops) <= 12 and len(files) <= 6, f"{len(stops)} stops in {len(files)} files:\n{path}"
     assert len(visits) == len(files), f"back in a file already left:\n{path}"
+
+
+def test_every_mapping_parameter_is_an_option_named_as_its_field():
+    """The command line's options become the mapping's configuration by their names (no
+    field copied by hand): every field of MappingConfig is an option of score and map."""
+    from dataclasses import fields
+
+    from taxoforge.scores.cli import map_cmd, score_cmd
+    from taxoforge.scores.mapping import MappingConfig
+
+    for command in (score_cmd, map_cmd):
+        assert {f.name for f in fields(MappingConfig)} <= {p.name for p in command.params}, command.name
