@@ -28,7 +28,7 @@ from pathlib import Path
 
 import click
 
-from taxoforge.cli_output import emit_json, handle_errors
+from taxoforge.cli_output import ARGV_KEY, emit_json, handle_errors
 from taxoforge.cli_output import fail as cli_fail
 
 # command name -> "module:attribute"
@@ -125,6 +125,30 @@ class LazyGroup(click.Group):
         except SystemExit as e:
             exit_now(e.code)
         exit_now(0)  # pragma: no cover - standalone mode always ends with SystemExit
+
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        """Click's context, keeping the command line's words for the records that cite it
+        (:func:`taxoforge.cli_output.command_words`).
+
+        Parameters
+        ----------
+        info_name : str
+            The program's name.
+        args : list of str
+            The arguments.
+        parent : click.Context, optional
+            The enclosing context.
+        **extra
+            The rest of :meth:`click.Command.make_context`'s parameters.
+
+        Returns
+        -------
+        click.Context
+        """
+        words = ["taxoforge", *args]
+        ctx = super().make_context(info_name, args, parent=parent, **extra)
+        ctx.meta[ARGV_KEY] = words
+        return ctx
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list of ``--help`` from :data:`SUMMARIES`, shortened as click shortens
