@@ -296,10 +296,9 @@ def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None)
             raise
     for line in sources.notes():
         _say(o["as_json"], line)
-    n = len(sources.sources)
-    _say(o["as_json"], f"read {rows.height:,} rows from {n} source{'s' if n != 1 else ''}"
-         + (f" ({sum(s.judge is not None for s in sources.sources)} with their judge's verdict)"
-            if any(s.judge is not None for s in sources.sources) else ""))
+    n, judged = len(sources.sources), sum(s.judge is not None for s in sources.sources)
+    _say(o["as_json"], f"read {rows.height:,} rows from {n} file{'s' if n != 1 else ''}"
+         + (f" and the verdicts of {judged} judge table{'s' if judged != 1 else ''}" if judged else ""))
     with tm.phase("taxonomy"):
         cited = _cite(taxonomy, o)
     _say(o["as_json"], f"taxonomy {cited.citation}" + (" — verified against its manifest"

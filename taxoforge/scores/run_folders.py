@@ -254,7 +254,11 @@ def _vlmevalkit(path: Path) -> FileRole | None:
     rest = stem[len(model) + 1:]
     entries = status.get("datasets") or {}
     preds, rests = _prediction_stems(folder, model, entries)
-    split = _split(rest, entries) or _split(rest, preds) or _split(rest, _known_datasets())
+    split = _split(rest, entries)
+    known = _split(rest, _known_datasets())
+    if split is None and known and known[1] and (known[1].endswith("_result") or _SCORE_SUFFIX.search("_" + known[1])):
+        split = known  # a known dataset's judge or score file, its prediction file here or not
+    split = split or _split(rest, preds) or known
     in_run = run is not None or status_path is not None
     if split is None or (split[1] == "" and rest.endswith("_result")):
         if not in_run or path.suffix.lower() not in _TABLE_SUFFIXES:

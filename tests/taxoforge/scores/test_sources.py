@@ -145,3 +145,19 @@ def test_paths_globs_and_folders_expand_to_files_once(tmp_path):
         expand_paths([str(tmp_path / "r" / "*.tsv")])
     with pytest.raises(OutputFileError, match="missing.jsonl: no such file"):
         expand_paths([tmp_path / "missing.jsonl"])
+
+
+def test_a_harness_output_folder_gives_its_per_sample_files_by_their_names(tmp_path):
+    names = ["m/T20250101-120000/m_MMBench.xlsx", "m/T20250101-120000/m_MMBench_exact_matching_result.xlsx",
+             "m/T20250101-120000/m_MMBench_acc.csv", "m/T20250101-120000/m_AI2D_TEST.tsv",
+             "m/T20250101-120000/m_OCRBench_score.json", "lmms/model/20250101_120000_results.json",
+             "lmms/model/20250101_120000_samples_mme.jsonl", "old/results.json", "old/mme.json"]
+    for n in names:
+        (tmp_path / n).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / n).write_text('{"results": {"mme": {}}}' if n.endswith("results.json") else "")
+    src = gather_sources([tmp_path])
+    got = {s.file.relative_to(tmp_path).as_posix(): s.judge.name if s.judge else None for s in src.sources}
+    assert got == {"lmms/model/20250101_120000_samples_mme.jsonl": None, "m/T20250101-120000/m_AI2D_TEST.tsv": None,
+                   "m/T20250101-120000/m_MMBench.xlsx": "m_MMBench_exact_matching_result.xlsx", "old/mme.json": None}
+    assert sorted(Path(s["file"]).name for s in src.skipped) == [
+        "20250101_120000_results.json", "m_MMBench_acc.csv", "m_OCRBench_score.json", "results.json"]
