@@ -325,8 +325,9 @@ def _check_replaceable(out: Path) -> None:
               help="Column of external ids (wnid, QID, iNaturalist id) to resolve by first.")
 @click.option("--min-linked", type=click.FloatRange(0, 1), default=0.95, show_default=True, metavar="FRACTION",
               help="Fail (exit code 10) when fewer than this share of the labels resolves.")
-@click.option("--store", "store", envvar="TAXOFORGE_SNAPSHOT_STORE", default=None, show_envvar=True, metavar="URL",
-              help="Snapshot store TREE is looked up in (default: data/snapshots).")
+@click.option("--store", "store", envvar=["TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE"], default=None, show_envvar=True, metavar="URL",
+              help="Snapshot store TREE is looked up in (default: $TAXOFORGE_STORE, else the user data folder's "
+                   "~/.local/share/taxoforge/snapshots).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @handle_errors()
 def subset_cmd(tree, labels, out, name, dataset, label_column, id_column, external_id_column, min_linked, store,

@@ -44,12 +44,12 @@ from taxoforge.files.download import (
 from taxoforge.files.errors import EXIT_FILE_SYSTEM, LocalFileError
 from taxoforge.files.retry import RetryPolicy
 from taxoforge.files.transport import MAX_RETRY_AFTER
-from taxoforge.files.paths import FileTooLarge, UnsafePath, default_cache_dir, path_inside, read_regular_file
+from taxoforge.files.paths import FileTooLarge, UnsafePath, default_cache_dir, path_inside, read_regular_file, user_data_dir
 
 __all__ = [
     "atomic_directory", "check_replaceable", "atomic_writer", "make_private_dir", "write_bytes_atomic", "write_parquet_atomic",
     "write_text_atomic", "file_checksum", "file_sha256", "file_record", "parse_checksum", "ChecksumError", "DownloadError",
     "Downloaded", "download", "download_file", "is_http_url", "cache_path", "retry_after_seconds", "RETRY_STATUSES",
-    "UnsafePath", "FileTooLarge", "path_inside", "read_regular_file", "default_cache_dir", "fetch_bytes", "Deadline", "RetryPolicy", "LocalFileError",
+    "UnsafePath", "FileTooLarge", "path_inside", "read_regular_file", "default_cache_dir", "user_data_dir", "fetch_bytes", "Deadline", "RetryPolicy", "LocalFileError",
     "EXIT_FILE_SYSTEM", "MAX_RETRY_AFTER", "DEFAULT_MIN_RATE",
 ]

@@ -206,14 +206,15 @@ mapping_options = _options(
 )
 
 taxonomy_options = _options(
-    click.option("--store", "store", envvar="TAXOFORGE_SNAPSHOT_STORE", default=None, show_envvar=True,
+    click.option("--store", "store", envvar=["TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE"], default=None, show_envvar=True,
                  metavar="URL", help="Snapshot store TAXONOMY is looked up in: a folder, file://, http(s):// or any "
-                                     "fsspec URL (s3:// …). Default: data/snapshots."),
+                                     "fsspec URL (s3:// …). Default: $TAXOFORGE_STORE, else "
+                                     "~/.local/share/taxoforge/snapshots."),
     click.option("--remote", "remote", envvar="TAXOFORGE_SNAPSHOT_REMOTE", default=None, show_envvar=True,
                  metavar="URL", help="Store to pull TAXONOMY from when --store does not have it (HTTP(S), S3 …); "
                                      "it is pulled into --store (or --dest), verified, and cited with this URL."),
     click.option("--dest", default=None, metavar="DIR",
-                 help="Local store a snapshot of a remote --store is pulled into (default: data/snapshots)."),
+                 help="Local store a snapshot of a remote --store is pulled into (default: the default store)."),
     click.option("--allow-altered", is_flag=True,
                  help="Use a snapshot folder whose tables no longer match its manifest, cited by the content hash "
                       "of what it holds (default: refuse it, exit code 4)."),

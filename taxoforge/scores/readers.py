@@ -70,6 +70,7 @@ import polars as pl
 
 from taxoforge.files.records import (RecordFileError, read_csv_records, read_json_records, read_jsonl_records,
                                     read_parquet_records, read_xlsx_records, sniff_json_kind)
+from taxoforge.messages import FEW, few
 from taxoforge.scores.harness_layouts import (LAYOUT_COLUMNS, column_value, detect_layout, harness_verdicts,
                                               may_name_a_value, path_info, row_options, suggest_columns, unwrap, vlm4bio_path_info)
 from taxoforge.scores.options import FILE_KINDS, ReadOptions, split_options
@@ -442,10 +443,11 @@ def check_duplicate_ids(df: pl.DataFrame, allow: bool = False) -> None:
     dup = duplicate_ids(df) if df.height and not allow else None
     if dup is None or not dup.height:
         return None
-    ex = "; ".join(f"{i!r} ({m} / {d}) at {', '.join(w[:4])}{' …' if len(w) > 4 else ''}"
-                   for m, d, i, w in dup.select("model", "dataset", "id", "where").head(3).iter_rows())
+    lines = [f"  {i!r} ({m} / {d}): {few(w, quote=False)}"
+             for m, d, i, w in dup.select("model", "dataset", "id", "where").head(FEW).iter_rows()]
+    more = f"\n  … and {dup.height - FEW:,} more ids" if dup.height > FEW else ""
     raise OutputFileError(
-        f"{dup.height:,} sample id(s) occur more than once within one model, dataset and prompt: {ex}"
-        f"{' …' if dup.height > 3 else ''}. Rows of one model and dataset would be pooled: tell the files apart "
-        "(--model/--dataset/--prompt, or score them in separate runs), or pass --allow-duplicate-ids "
-        "(allow_duplicate_ids=True) to score every row")
+        f"{dup.height:,} sample id{'s occur' if dup.height != 1 else ' occurs'} more than once within one model, dataset "
+        "and prompt (their rows would be pooled):\n" + "\n".join(lines) + more
+        + "\nTell the files apart (--model/--dataset/--prompt, or score them in separate runs), or pass "
+          "--allow-duplicate-ids (allow_duplicate_ids=True) to score every row")

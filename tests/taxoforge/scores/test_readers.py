@@ -115,9 +115,16 @@ def test_duplicate_ids_are_an_error_naming_files_and_lines_unless_allowed(tmp_pa
         {"id": "a", "model": "m", "output": "x", "label": "y"}, {"id": "b", "model": "m", "output": "x", "label": "y"},
         {"id": "a", "model": "m", "output": "z", "label": "y"}, {"id": "a", "model": "other", "output": "z", "label": "y"},
     ]))
-    with pytest.raises(OutputFileError, match=r"1 sample id\(s\) occur more than once .*'a' \(m / dup\) at "
-                                              r".*dup\.jsonl:1, .*dup\.jsonl:3.*--allow-duplicate-ids"):
+    with pytest.raises(OutputFileError, match=r"(?s)1 sample id occurs more than once .*\n  'a' \(m / dup\): "
+                                              r"\S*dup\.jsonl:1, \S*dup\.jsonl:3\n.*--allow-duplicate-ids"):
         read_outputs(p)
+    many = tmp_path / "many.jsonl"  # 600 of them: a few, then the count, on short lines
+    many.write_text("".join(json.dumps({"id": f"x{i // 2}", "output": "x", "label": "y"}) + "\n" for i in range(1200)))
+    with pytest.raises(OutputFileError) as e:
+        read_outputs(many)
+    msg = str(e.value)
+    assert msg.startswith("600 sample ids occur more than once") and "… and 597 more ids" in msg
+    assert max(len(line) for line in msg.splitlines()) < 200 and msg.count("many.jsonl") == 6
     df = read_outputs(p, allow_duplicate_ids=True)
     assert df.height == 4 and duplicate_ids(df)["lines"].to_list() == [[1, 3]]
     # across files: the same model and dataset in two files is an error naming both
@@ -125,7 +132,7 @@ def test_duplicate_ids_are_an_error_naming_files_and_lines_unless_allowed(tmp_pa
     q.write_text(json.dumps({"id": "b", "model": "m", "dataset": "dup", "output": "x", "label": "y"}) + "\n")
     r = tmp_path / "first.jsonl"
     r.write_text(json.dumps({"id": "b", "model": "m", "dataset": "dup", "output": "x", "label": "y"}) + "\n")
-    with pytest.raises(OutputFileError, match=r"'b' \(m / dup\) at .*first\.jsonl:1, .*other\.jsonl:1"):
+    with pytest.raises(OutputFileError, match=r"'b' \(m / dup\): \S*first\.jsonl:1, \S*other\.jsonl:1"):
         read_files([r, q])
     assert read_files([r, q], allow_duplicate_ids=True).height == 2
 
