@@ -161,3 +161,19 @@ def test_a_harness_output_folder_gives_its_per_sample_files_by_their_names(tmp_p
                    "m/T20250101-120000/m_MMBench.xlsx": "m_MMBench_exact_matching_result.xlsx", "old/mme.json": None}
     assert sorted(Path(s["file"]).name for s in src.skipped) == [
         "20250101_120000_results.json", "m_MMBench_acc.csv", "m_OCRBench_score.json", "results.json"]
+
+
+def test_a_letter_beyond_a_blank_option_cell_keeps_its_ground_truth_and_a_missing_one_names_what_it_saw(tmp_path):
+    from taxoforge.scores.parse import UnparseableAnswer, resolve_letter
+    from taxoforge.scores.readers import read_outputs
+
+    p = tmp_path / "m" / "m_Custom.tsv"
+    p.parent.mkdir()
+    p.write_text('"index"\t"question"\t"A"\t"B"\t"C"\t"D"\t"E"\t"answer"\t"prediction"\n'
+                 '"0"\t"Which fish?"\t"Esox lucius"\t""\t"Perca fluviatilis"\t"Salmo trutta"\t""\t"D"\t"D"\n')
+    opts = json.loads(read_outputs(p)["options"][0])
+    assert opts == {"A": "Esox lucius", "C": "Perca fluviatilis", "D": "Salmo trutta"}
+    assert resolve_letter("D", opts, "label")[0] == "Salmo trutta"
+    with pytest.raises(UnparseableAnswer, match=r"label letter 'B' is not among the row's options "
+                                                r"\(A\) Esox lucius; C\) Perca fluviatilis; D\) Salmo trutta\)"):
+        resolve_letter("B", opts, "label")
