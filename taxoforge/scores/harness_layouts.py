@@ -412,7 +412,7 @@ def _letter_fields(d: dict) -> dict[str, str]:
         v = d.get(letter)
         if v is None or (isinstance(v, float) and v != v) or (isinstance(v, str) and not v.strip()):
             continue
-        out[letter] = str(v).strip()
+        out[letter] = str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip()
     return out if len(out) >= 2 else {}
 
 

@@ -344,6 +344,9 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
                 data[c].append(unwrap(v))  # kept exactly; type problems are reported per row later
                 continue
             v = _text(v)
+            if c == "label" and v == "None" and layout == "lmms-eval" and "label" not in o.columns:
+                v = None  # lmms-eval writes str(target): a doc without a target is "None"
+                note.append("label: lmms-eval wrote the target None (the doc has none)")
             if c == "id" and v is None:
                 v = f"{path.stem}:{n}"
             if c in fill and v is None:

@@ -281,3 +281,13 @@ def test_lm_evaluation_harness_samples_read_like_lmms_eval_ones(fish_easy, tmp_p
     assert (df["model"][0], df["dataset"][0], df["adapter"][0]) == ("org__my-model", "vlm4bio_fish", "lmms-eval")
     assert df["question"].to_list() == [r["question"] for r in recs]
     assert df["output"].to_list() == [r["output"] for r in recs] and df["harness_correct"].to_list() == [1.0] * 3
+
+
+def test_lmms_eval_writes_a_missing_target_as_none_which_is_no_ground_truth(tmp_path):
+    p = tmp_path / "org__m" / "20250301_101500_samples_inat_species.jsonl"
+    p.parent.mkdir()
+    p.write_text("".join(json.dumps({"doc_id": i, "target": t, "filtered_resps": "Esox lucius", "doc_hash": "h",
+                                     "input": "Which fish?"}) + "\n" for i, t in enumerate(["Esox lucius", "None"])))
+    df = read_outputs(p)
+    assert df["label"].to_list() == ["Esox lucius", None] and "target None" in df["note"][1]
+    assert row_options({"A": 1.0, "B": 2.5, "C": "3"}) == {"A": "1", "B": "2.5", "C": "3"}  # xlsx numbers as written
