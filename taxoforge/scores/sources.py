@@ -293,8 +293,7 @@ def gather_sources(patterns, all_runs: bool = False) -> SourceSet:
             continue
         roles[key] = classify(real)
         given[key] = [str(p)]
-    outputs: dict[Path, FileRole] = {}
-    judges: dict[Path, list[FileRole]] = {}
+    outputs: dict[Path, FileRole] = {}  # a judge table named: its prediction file, when there is one
     for key, role in roles.items():
         if role.role == "skip":
             skipped.append({"file": str(role.path), "reason": role.reason})
@@ -310,10 +309,7 @@ def gather_sources(patterns, all_runs: bool = False) -> SourceSet:
     for key, role in outputs.items():
         judge = None
         if role.harness == "vlmevalkit" and role.role == "output":
-            found = _judges_beside(role)
-            judge = _pick_judge(found, skipped)
-            for j in found:  # a judge table named as well as its prediction file: one source
-                roles.pop(j.path.resolve(), None)
+            judge = _pick_judge(_judges_beside(role), skipped)
         sources.append(Source(role.path, judge.path if judge else None, role.harness, role.model, role.dataset,
                               role.run, tuple(given.get(key, ())), role.sidecar))
     chosen, superseded = _latest_runs(sources, all_runs)
