@@ -156,7 +156,9 @@ class SourceSet:
         lines = []
         by_reason: dict[str, list[str]] = {}
         for s in self.skipped:
-            by_reason.setdefault(re.sub(r" of \S+| \(.*\)$", "", s["reason"]), []).append(Path(s["file"]).name)
+            f = Path(s["file"])
+            by_reason.setdefault(re.sub(r" of \S+| \(.*\)$", "", s["reason"]), []).append(
+                f"{f.parent.name}/{f.name}" if f.parent.name else f.name)
         for reason, names in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
             lines.append(f"skipped {len(names)} file{'s' if len(names) != 1 else ''}, {reason}: "
                          f"{few(names, quote=False)}")

@@ -79,7 +79,8 @@ def test_score_and_status_files_are_skipped_each_with_its_reason(fish_easy, tmp_
         r for n, r in reasons.items() if n.endswith(".log"))
     assert src.links == 5  # the model folder's links to the run's five files: each read (or skipped) once
     notes = "\n".join(src.notes())
-    assert "skipped 1 file, VLMEvalKit score file" in notes and "5 links to a file read through another name" in notes
+    assert f"skipped 1 file, VLMEvalKit score file: T20250302-141516/{VLMEVALKIT_MODEL}_{d}_acc.csv" in notes
+    assert "5 links to a file read through another name" in notes
     only_scores = [tmp_path / "outputs" / VLMEVALKIT_MODEL / f"{VLMEVALKIT_MODEL}_{d}_acc.csv",
                    tmp_path / "outputs" / VLMEVALKIT_MODEL / "status.json"]
     with pytest.raises(OutputFileError, match=r"no model-output file among the paths given: skipped .*_acc\.csv "
