@@ -66,6 +66,7 @@ from scipy.sparse.csgraph import connected_components
 
 from taxoforge.seeded import tie_draw
 from taxoforge.trees import graph_kernels as kern
+from taxoforge.trees import parallel_sort
 from taxoforge.trees.id_codes import encode_ids
 from taxoforge.trees.tables import REPORT_SCHEMA
 
@@ -115,6 +116,7 @@ def build_tree(
     extra_nodes: Iterable[str] = (),
     child_col: str = "child",
     parent_col: str = "parent",
+    threads: int | None = None,
 ) -> TreeBuild:
     """Turn a child→parent edge table into one rooted tree by longest root paths.
 
@@ -139,6 +141,12 @@ def build_tree(
         Node ids that have no edges but belong to the graph (they hang under the root).
     child_col, parent_col : str
         Names of the two id columns of ``edges``.
+    threads : int, optional
+        The most threads a step may use (default: every core this process may run on). Each
+        step that splits its work takes :func:`taxoforge.trees.threads.threads_for` of its
+        size: never more threads than cores, and none for less than
+        :data:`taxoforge.trees.threads.GRAIN` items, so a larger count never makes a build
+        slower and a small graph runs on one thread. The tree is the same for every count.
 
     Returns
     -------
@@ -161,7 +169,8 @@ def build_tree(
     if cycle_policy not in CYCLE_POLICIES:
         raise ValueError(f"unknown cycle_policy {cycle_policy!r}; expected one of {CYCLE_POLICIES}")
     decisions = _Decisions(stats={"input_edges": edges.height})
-    graph = _encode(edges, extra_nodes, child_col=child_col, parent_col=parent_col, decisions=decisions)
+    graph = _encode(edges, extra_nodes, child_col=child_col, parent_col=parent_col, decisions=decisions,
+                    threads=threads)
     _exclude(graph, exclude, decisions)
     _break_cycles(graph, cycle_policy, decisions)
     root = _add_root(graph, f"{source}:root", decisions)
@@ -265,7 +274,7 @@ class _Paths:
 
 # ------------------------------------------------------------------ the steps
 def _encode(edges: pl.DataFrame, extra_nodes: Iterable[str], *, child_col: str, parent_col: str,
-            decisions: _Decisions) -> _Graph:
+            decisions: _Decisions, threads: int | None = None) -> _Graph:
     """Step 1: integer codes in sorted id order, unique edges sorted by (parent, child)."""
     for c in (child_col, parent_col):
         if c not in edges.columns:
@@ -275,11 +284,11 @@ def _encode(edges: pl.DataFrame, extra_nodes: Iterable[str], *, child_col: str, 
         nulls = e.with_row_index("row").filter(pl.col("c").is_null() | pl.col("p").is_null())
         raise ValueError(f"edge table has null ids in {nulls.height} row(s), first at row {nulls['row'][0]}")
     extra = pl.Series("id", list(extra_nodes), dtype=pl.String)
-    ids, (child, parent, _) = encode_ids([e["c"], e["p"], extra])
+    ids, (child, parent, _) = encode_ids([e["c"], e["p"], extra], threads)
     n = len(ids)
     if n == 0:
         raise ValueError("empty graph: no edges and no nodes")
-    child, parent = kern.sorted_unique_edges(child, parent, n)
+    child, parent = parallel_sort.sorted_unique_edges(child, parent, n, threads)
     decisions.stats["duplicate_edges"] = edges.height - len(child)
     return _Graph(ids=ids, child=child, parent=parent, alive=np.ones(n, dtype=bool), n_real=n)
 

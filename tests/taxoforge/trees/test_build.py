@@ -196,3 +196,35 @@ def test_nodes_without_any_edge():
     assert one.nodes.select("node_id", "parent_id", "depth").rows() == [("solo", None, 0)]
     two = build_tree(edges_df([]), source="t", extra_nodes=["a", "b"])
     assert two.root_id == "t:root" and two.nodes.height == 3
+
+
+def _layered_graph(n: int, seed: int, ids: str) -> pl.DataFrame:
+    """A graph of ``n`` nodes in wide levels (several parents, ties, cycles, self loops, repeats,
+    several roots), with ids of the integer route (``wd:Q<n>``) or the string route."""
+    rng = np.random.default_rng(seed)
+    child = np.arange(40, n)
+    parent = (child * rng.random(len(child)) ** 0.5).astype(np.int64)  # an earlier node
+    extra = rng.integers(40, n, n // 2)
+    back = rng.integers(0, len(child), 40)  # parents made children of their child: cycles
+    child = np.concatenate([child, extra, parent[back], [7, 7], child[:30]])
+    parent = np.concatenate([parent, (extra * rng.random(len(extra))).astype(np.int64),
+                             child[back], [7, 7], parent[:30]])  # a self loop, repeated edges
+    perm = rng.permutation(n)  # ids not in topological order
+    name = (lambda v: f"wd:Q{v + 1}") if ids == "integer" else (lambda v: f"n{v:07d}")
+    return pl.DataFrame({"child": [name(int(perm[v])) for v in child], "parent": [name(int(perm[v])) for v in parent]})
+
+
+@pytest.mark.parametrize("ids", ["integer", "string"])
+@pytest.mark.parametrize("policy", ["dfs_back_edges", "drop_abstract"])
+def test_the_same_tree_at_every_thread_count(monkeypatch, ids, policy):
+    from taxoforge.trees import threads
+
+    monkeypatch.setattr(threads, "cpus", lambda: 4)  # as on four cores, a thread for every 64 items
+    monkeypatch.setattr(threads, "GRAIN", 64)
+    e = _layered_graph(6000, 1, ids)
+    builds = [build_tree(e, source="t", tie_seed=3, cycle_policy=policy, exclude=["wd:Q5", "n0000005"], threads=t)
+              for t in (1, 2, 4)]
+    assert builds[0].stats["ties"] > 100 and builds[0].stats["cycle_edges_removed"] > 0
+    for b in builds[1:]:
+        assert b.nodes.equals(builds[0].nodes) and b.report.equals(builds[0].report)
+        assert b.stats == builds[0].stats
