@@ -15,7 +15,7 @@ Algorithm
        :func:`taxoforge.trees.id_codes.encode_ids`); drop duplicate edges.
     2. Remove the nodes of the exclusion list (with all their edges) and self loops.
     3. Break cycles. Find the strongly connected components: peel sources and sinks
-       first (:func:`.graph_kernels.cycle_candidates`: what is left lies on or between
+       first (:func:`.frontiers.cycle_candidates`: what is left lies on or between
        cycles), then ``scipy.sparse.csgraph`` on what is left. Policy ``"dfs_back_edges"``
        (default): inside every non-trivial component run a depth-first search from the
        top (parent → child), starting at the members that have a parent outside the
@@ -25,12 +25,11 @@ Algorithm
        until no cycle is left.
     4. Give every parentless node a synthetic parent ``<source>:root`` when there is more
        than one of them.
-    5. Longest root path: Kahn's topological sort with a first-in first-out queue pops
-       nodes in non-decreasing depth, so a node's depth is its last parent's plus one
-       (:func:`.graph_kernels.kahn_depths`). An edge is *tight* when it lies on a longest
-       path. ``log n(v)``, the log of the number of longest root paths, is the log-sum-exp
-       of ``log n`` over the tight parents, level by level; a node with one tight parent
-       takes its parent's value as it is.
+    5. Longest root path (:mod:`.longest_paths`): Kahn's topological sort level by level
+       from the root, so a node's level is its depth (:func:`.frontiers.kahn_depths`). An
+       edge is *tight* when it lies on a longest path. ``log n(v)``, the log of the number
+       of longest root paths, is the log-sum-exp of ``log n`` over the tight parents, level
+       by level; a node with one tight parent takes its parent's value as it is.
     6. Seeded ties: a node with several tight parents picks parent ``p`` with probability
        ``n(p) / Σ n``, using a uniform draw that depends only on ``(tie_seed, node id)``
        (BLAKE2b), so every longest path of a node is equally likely, the result is one
@@ -67,7 +66,9 @@ from scipy.sparse.csgraph import connected_components
 from taxoforge.seeded import tie_draw
 from taxoforge.trees import graph_kernels as kern
 from taxoforge.trees import parallel_sort
+from taxoforge.trees.frontiers import cycle_candidates
 from taxoforge.trees.id_codes import encode_ids
+from taxoforge.trees.longest_paths import LongestPaths, index_ranges, longest_paths
 from taxoforge.trees.tables import REPORT_SCHEMA
 
 __all__ = ["TreeBuild", "build_tree", "CYCLE_POLICIES", "tie_draw"]
@@ -197,6 +198,7 @@ class _Graph:
     parent: np.ndarray
     alive: np.ndarray
     n_real: int  # codes below are real ids; a synthetic root, once added, has code n_real
+    threads: int | None = None  # the most threads a step uses (build_tree's argument)
 
     @property
     def n_nodes(self) -> int:
@@ -260,18 +262,6 @@ class _Decisions:
         return pl.concat(frames)
 
 
-@dataclass
-class _Paths:
-    """Step 5's result, per node code: ``depth`` (longest root path, -1 if unreached), ``logn``
-    (log of the number of longest root paths), ``tight_ptr``/``tight_pos`` (the positions of
-    each node's tight in-edges, :func:`.graph_kernels.tight_in_edges`)."""
-
-    depth: np.ndarray
-    logn: np.ndarray
-    tight_ptr: np.ndarray
-    tight_pos: np.ndarray
-
-
 # ------------------------------------------------------------------ the steps
 def _encode(edges: pl.DataFrame, extra_nodes: Iterable[str], *, child_col: str, parent_col: str,
             decisions: _Decisions, threads: int | None = None) -> _Graph:
@@ -290,7 +280,7 @@ def _encode(edges: pl.DataFrame, extra_nodes: Iterable[str], *, child_col: str, 
         raise ValueError("empty graph: no edges and no nodes")
     child, parent = parallel_sort.sorted_unique_edges(child, parent, n, threads)
     decisions.stats["duplicate_edges"] = edges.height - len(child)
-    return _Graph(ids=ids, child=child, parent=parent, alive=np.ones(n, dtype=bool), n_real=n)
+    return _Graph(ids=ids, child=child, parent=parent, alive=np.ones(n, dtype=bool), n_real=n, threads=threads)
 
 
 def _exclude(graph: _Graph, exclude: Iterable[str], decisions: _Decisions) -> None:
@@ -339,7 +329,7 @@ def _strong_components(graph: _Graph) -> tuple[np.ndarray, np.ndarray, int] | No
     and sinks (:func:`.graph_kernels.cycle_candidates`) go to ``scipy.sparse.csgraph``."""
     n = graph.n_nodes
     child, parent = graph.child, graph.parent
-    members = np.flatnonzero(kern.cycle_candidates(child, parent, n))
+    members = np.flatnonzero(cycle_candidates(child, parent, n, graph.threads))
     if not len(members):
         return None
     local = np.full(n, -1, dtype=np.int64)
@@ -421,57 +411,22 @@ def _add_root(graph: _Graph, synthetic_root: str, decisions: _Decisions) -> int:
     return root
 
 
-def _longest_root_paths(graph: _Graph, root: int, decisions: _Decisions) -> _Paths:
-    """Step 5: longest root path of every node and (log) number of them; the edges not on a
-    longest path are reported."""
-    child, parent = graph.child, graph.parent
-    n_all = graph.n_nodes
-    depth, order = kern.kahn_depths(child, parent, n_all, root)
-    unreached = np.flatnonzero(graph.alive & (depth < 0))
+def _longest_root_paths(graph: _Graph, root: int, decisions: _Decisions) -> LongestPaths:
+    """Step 5: longest root path of every node and (log) number of them
+    (:func:`.longest_paths.longest_paths`); the edges not on a longest path are reported."""
+    paths = longest_paths(graph.child, graph.parent, graph.n_nodes, root, graph.threads)
+    unreached = np.flatnonzero(graph.alive & (paths.depth < 0))
     if len(unreached):
         raise CycleError(f"{len(unreached)} node(s) unreachable after cycle removal, e.g. {graph.ids[int(unreached[0])]}")
-    decisions.stats["max_depth"] = int(depth.max())
-    tight, ptr, pos = kern.tight_in_edges(child, parent, depth, n_all)
-    logn = np.full(n_all, -np.inf)
-    logn[root] = 0.0
-    _count_longest_paths(order, depth, ptr, pos, parent, logn)
-    not_longest = ~tight
+    decisions.stats["max_depth"] = int(paths.depth.max())
+    not_longest = ~paths.tight
     decisions.stats["not_longest"] = int(not_longest.sum())
     if not_longest.any():
         decisions.edges("not_longest", graph, not_longest, "parent is not on a longest root path")
-    return _Paths(depth=depth, logn=logn, tight_ptr=ptr, tight_pos=pos)
+    return paths
 
 
-def _count_longest_paths(order: np.ndarray, depth: np.ndarray, ptr: np.ndarray, pos: np.ndarray,
-                         parent: np.ndarray, logn: np.ndarray) -> None:
-    """``logn`` of every node below the root, in topological ``order``: the log-sum-exp over the
-    tight parents (numpy's, over each node's tight in-edges in ascending position) for nodes
-    with several; the parent's value for the others (compiled, between the levels that hold
-    nodes with several)."""
-    n_tight = np.diff(ptr)
-    multi = order[n_tight[order] >= 2]
-    if not len(multi):
-        kern.copy_single_logn(order, 0, len(order), ptr, pos, parent, logn)
-        return
-    level_start = np.searchsorted(depth[order], np.arange(int(depth[order[-1]]) + 2))
-    m_depth = depth[multi]
-    cuts = np.flatnonzero(np.concatenate(([True], m_depth[1:] != m_depth[:-1], [True])))
-    done = 0
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        lvl = int(m_depth[a])
-        kern.copy_single_logn(order, done, level_start[lvl], ptr, pos, parent, logn)
-        done = level_start[lvl]
-        group = multi[a:b]
-        counts = n_tight[group]
-        lp = logn[parent[pos[_ranges(ptr, group)]]]
-        gstart = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        mx = np.maximum.reduceat(lp, gstart)
-        ssum = np.add.reduceat(np.exp(lp - np.repeat(mx, counts)), gstart)
-        logn[group] = mx + np.log(ssum)
-    kern.copy_single_logn(order, done, len(order), ptr, pos, parent, logn)
-
-
-def _draw_ties(graph: _Graph, paths: _Paths, tie_seed: int, decisions: _Decisions) -> np.ndarray:
+def _draw_ties(graph: _Graph, paths: LongestPaths, tie_seed: int, decisions: _Decisions) -> np.ndarray:
     """Step 6: the parent of every node (-1 for the root). A node with several tight parents
     draws one with probability proportional to its number of longest root paths."""
     ptr, pos = paths.tight_ptr, paths.tight_pos
@@ -484,7 +439,7 @@ def _draw_ties(graph: _Graph, paths: _Paths, tie_seed: int, decisions: _Decision
     if not len(tie_nodes):
         return chosen_parent
     gcount = n_tight[tie_nodes]
-    tp = graph.parent[pos[_ranges(ptr, tie_nodes)]]  # candidates of each node in id order
+    tp = graph.parent[pos[index_ranges(ptr, tie_nodes)]]  # candidates of each node in id order
     gid = np.repeat(np.arange(len(tie_nodes)), gcount)
     ends = np.cumsum(gcount)
     w_log = paths.logn[tp]
@@ -544,7 +499,7 @@ def _list_array(offsets: np.ndarray, values: pa.Array | pa.ChunkedArray) -> pa.A
     return pa.LargeListArray.from_arrays(_arrow_array(pa.int64(), offsets), values)
 
 
-def _nodes_table(graph: _Graph, root: int, paths: _Paths, chosen_parent: np.ndarray) -> pl.DataFrame:
+def _nodes_table(graph: _Graph, root: int, paths: LongestPaths, chosen_parent: np.ndarray) -> pl.DataFrame:
     """The ``nodes`` table of the tree, in id order (a synthetic root at its sorted place)."""
     keep_nodes = np.flatnonzero(graph.alive)
     par = chosen_parent[keep_nodes]
@@ -564,17 +519,6 @@ def _nodes_table(graph: _Graph, root: int, paths: _Paths, chosen_parent: np.ndar
 
 
 # ------------------------------------------------------------------ array helpers
-def _ranges(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Positions ``indptr[r]:indptr[r+1]`` for every r in ``rows``, concatenated."""
-    starts = indptr[rows]
-    lens = indptr[rows + 1] - starts
-    total = int(lens.sum())
-    if total == 0:
-        return np.empty(0, dtype=np.int64)
-    offs = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
-    return offs + np.arange(total, dtype=np.int64)
-
-
 def _gather(ids: pl.Series, idx: np.ndarray) -> pl.Series:
     """``ids[idx]`` as a string Series (no Python objects per element)."""
     return ids.gather(np.asarray(idx, dtype=np.int64))
