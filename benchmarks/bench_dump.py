@@ -144,7 +144,7 @@ def _reader_setup(path: str) -> str:
 
     table, lens = dump_scan.encode_langs(("en",))
     block = np.frombuffer(b"<a> <b> <c> .\n", dtype=np.uint8)
-    dump_scan.scan_block(block, False, np.empty(0, np.int64), True, table, lens)  # the compiled code, loaded
+    dump_scan.scan_block(block, False, np.empty(0, np.int64), True, table, lens, np.empty(0, np.int64))  # loaded
     return path
 
 

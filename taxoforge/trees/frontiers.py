@@ -31,7 +31,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from taxoforge.trees.graph_kernels import compiled
-from taxoforge.trees.threads import GRAIN, run, threads_for
+from taxoforge.trees import threads as thread_settings
+from taxoforge.trees.threads import run, threads_for
 
 __all__ = ["peel", "level_ranges", "cycle_candidates", "kahn_depths"]
 
@@ -135,7 +136,7 @@ def peel(ptr: np.ndarray, targets: np.ndarray, remaining: np.ndarray, start: np.
     bounds[1] = k
     nlev = 1
     most = threads_for(len(targets), threads)
-    wide = 2 * GRAIN if most > 1 else 0
+    wide = 2 * thread_settings.GRAIN if most > 1 else 0
     out = None
     while True:
         nlev = int(_serial_levels(ptr, targets, remaining, order, bounds, nlev, wide))

@@ -28,18 +28,20 @@ The pool
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 
-__all__ = ["GRAIN", "cpus", "threads_for", "split", "run"]
+__all__ = ["GRAIN", "cpus", "threads_for", "split", "run", "every_step_split"]
 
 #: The least number of items (array elements) worth a thread of its own.
 GRAIN = 1 << 17
 _PREFIX = "taxoforge-kernel"
 _pool: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
+_cores: int | None = None  # set by every_step_split
 
 
 def _cgroup_quota() -> int | None:
@@ -68,6 +70,8 @@ def cpus() -> int:
     int
         At least 1.
     """
+    if _cores is not None:
+        return _cores
     try:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
@@ -173,3 +177,30 @@ def run(fn: Callable, calls: Sequence[tuple]) -> list:
     finally:
         wait(futures)  # no call still writing into the arrays when this returns or raises
     return [first, *(f.result() for f in futures)]
+
+
+@contextlib.contextmanager
+def every_step_split(cores: int = 2, grain: int = 1) -> Iterator[None]:
+    """Within: as on a machine of ``cores`` cores with a thread for every ``grain`` items, so that
+    tiny inputs take the paths that only large ones take elsewhere (what
+    :func:`taxoforge.sources.kernels.compile_kernels` needs to compile every kernel). Not for
+    concurrent use: it changes this module's settings for the whole process.
+
+    Parameters
+    ----------
+    cores : int
+        The cores :func:`cpus` reports.
+    grain : int
+        :data:`GRAIN` meanwhile.
+
+    Yields
+    ------
+    None
+    """
+    global _cores, GRAIN
+    saved = _cores, GRAIN
+    _cores, GRAIN = int(cores), int(grain)
+    try:
+        yield
+    finally:
+        _cores, GRAIN = saved
