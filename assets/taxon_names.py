@@ -163,7 +163,8 @@ def inaturalist_named_tree(context: dg.AssetExecutionContext, config: InatNamedT
 
 
 inaturalist_named_tree_checks = tree_checks(
-    "inaturalist_named_tree", checks=("tree_one_root", "tree_acyclic", "tree_no_orphans", "tree_depths_consistent"))
+    "inaturalist_named_tree", checks=("tree_one_root", "tree_acyclic", "tree_no_orphans", "tree_depths_consistent",
+                               "tree_top_ranks_under_root"))
 
 #: The named tree frozen as ``inaturalist_named@<version>`` in the snapshot store.
 inaturalist_named_snapshot = snapshot_asset("inaturalist_named", "inaturalist_named_tree")
