@@ -19,7 +19,7 @@ library's entry points on tiny inputs:
   (P279 edges, the seeds' P31 edges, labels and aliases in two languages, an escape, a blank
   node, identifier claims) plain, gzip and bzip2, with and without seeds, names and identifiers,
   one with an 18-digit QID, its Turtle form, and
-  :func:`~taxoforge.sources.wikidata.dump_graph.graph_from_tables` (the Spark job's route).
+  :func:`~taxoforge.sources.wikidata.dump_tables.graph_from_tables` (the Spark job's route).
 
 The two groups compile different kernels (apart from the few sorts both call), so
 ``python -m taxoforge.sources.kernels`` runs them in two processes at once and prints one line
@@ -91,7 +91,7 @@ def _dump() -> None:
     import polars as pl
 
     from taxoforge.sources.wikidata.dump import read_dump
-    from taxoforge.sources.wikidata.dump_graph import graph_from_tables
+    from taxoforge.sources.wikidata.dump_tables import graph_from_tables
     from taxoforge.trees.threads import every_step_split
 
     text = ("\n".join(_dump_lines()) + "\n").encode()

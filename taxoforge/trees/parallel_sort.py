@@ -31,7 +31,7 @@ from taxoforge.trees import graph_kernels as kern
 from taxoforge.trees.graph_kernels import compiled
 from taxoforge.trees.threads import run, split, threads_for
 
-__all__ = ["sort_inplace", "stable_argsort", "sort_codes", "sorted_unique_edges", "bit_length"]
+__all__ = ["sort_inplace", "stable_argsort", "sort_codes", "sorted_unique_edges", "run_starts", "bit_length"]
 
 _TOP_BITS = 10  # the parts are cut between top digits: 1,024 of them
 
@@ -120,6 +120,14 @@ def _distinct(keys, lo, hi):
         if i == 0 or keys[i] != keys[i - 1]:
             c += 1
     return c
+
+
+@compiled
+def _starts(keys, lo, hi, out, w):
+    for i in range(lo, hi):
+        if i == 0 or keys[i] != keys[i - 1]:
+            out[w] = i
+            w += 1
 
 
 @compiled
@@ -295,3 +303,32 @@ def sorted_unique_edges(child: np.ndarray, parent: np.ndarray, n: int,
     out_p = np.empty(int(at[-1]), dtype=np.int64)
     run(_split_distinct, [(keys, lo, hi, n, int(w), out_c, out_p) for (lo, hi), w in zip(ranges, at[:-1])])
     return out_c, out_p
+
+
+def run_starts(keys: np.ndarray, threads: int | None = None) -> np.ndarray:
+    """Where each run of equal keys starts in sorted ``keys``.
+
+    Parameters
+    ----------
+    keys : numpy.ndarray
+        Sorted ``int64`` keys.
+    threads : int, optional
+        The most threads to use.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` positions, ascending: ``keys[starts]`` are the distinct keys, and
+        ``numpy.diff(starts, append=len(keys))`` how often each occurs.
+
+    Examples
+    --------
+    >>> run_starts(np.array([1, 1, 4, 7, 7, 7], dtype=np.int64)).tolist()
+    [0, 2, 3]
+    """
+    ranges = split(len(keys), threads_for(len(keys), threads))
+    counts = run(_distinct, [(keys, lo, hi) for lo, hi in ranges])
+    at = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    out = np.empty(int(at[-1]), dtype=np.int64)
+    run(_starts, [(keys, lo, hi, out, int(w)) for (lo, hi), w in zip(ranges, at[:-1])])
+    return out
