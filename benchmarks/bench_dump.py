@@ -24,6 +24,9 @@ Measurements, in the same run (files in the page cache; fresh process per measur
 * gzip: ``pigz -dc FILE.gz | wc -l`` against the reader on the ``.gz`` (target: at least its
   speed); bzip2: ``lbzip2 -dc FILE.bz2 | wc -l`` against the reader on the ``.bz2``, read
   without a temporary file (reported);
+* after a fresh install: numba's cache in a new folder, ``python -m taxoforge.sources.kernels``
+  run there as ``make demo`` runs it (timed), then the first read in a fresh process against
+  the next one (target: ≤ 1.2×), and the first read with no kernels compiled beside them;
 * each stage of the dense read (:data:`STAGES`: the scan, the edges' selection, node codes,
   node ids, the edge and the name tables) at 1 and 2 threads (and every core on a larger
   machine), each count in a fresh process with every thread pool capped at it
@@ -82,7 +85,7 @@ TARGET_PEAK_BYTES = int(1.5 * 2**30)
 SPARK_PARTS = 4
 SEED = 0
 #: The parts beside the dense file's reads (``--only`` picks some).
-PARTS = ("mixed", "compressed", "threads", "spark")
+PARTS = ("mixed", "compressed", "threads", "install", "spark")
 TARGET_GREP_RATIO_2_THREADS = 8.0  # the dense read at 2 threads / grep's time at most
 #: Rounds of the thread-count part: every count measured once a round.
 ROUNDS = 2
@@ -383,6 +386,8 @@ def run(size: str = "small", only: list[str] | None = None) -> dict:
 
     if "threads" in parts:
         out["threads"] = _thread_scaling(plain, dense, warm, cfg)
+    if "install" in parts:
+        out["install"] = _fresh_install(plain, warm, cfg)
 
     why_not = (_spark_available() if cfg["spark"] else "not run at this size") if "spark" in parts else "not asked for"
     if why_not:
@@ -458,6 +463,46 @@ def _thread_scaling(plain: Path, dense: dict, warm: dict, cfg: dict) -> dict:
             "same_tables_at_every_count": bool(same) and all(c == warm.get("check") for c in same),
             "load_average_before": load_before, "load_average_after": os.getloadavg(),
             "meets_target": bool(vs_grep.get(2) and vs_grep[2] <= TARGET_GREP_RATIO_2_THREADS)}
+
+
+def _fresh_install(plain: Path, warm: dict, cfg: dict) -> dict:
+    """The first read after a fresh install against the next one: numba's cache in a new empty
+    folder (``NUMBA_CACHE_DIR``), ``python -m taxoforge.sources.kernels`` run there as ``make
+    demo`` runs it (timed: what the install pays), then the first read in a fresh process and
+    the warm one (the kernels loaded before the clock); beside them, the first read with no
+    kernels compiled (what the call paid before the install step)."""
+    import sys
+
+    out: dict = {"load_average_before": os.getloadavg()}
+    saved = os.environ.get("NUMBA_CACHE_DIR")
+    try:
+        with tempfile.TemporaryDirectory(prefix="taxoforge-numba-") as fresh, \
+                tempfile.TemporaryDirectory(prefix="taxoforge-numba-none-") as empty:
+            os.environ["NUMBA_CACHE_DIR"] = fresh
+            t0 = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "taxoforge.sources.kernels"], capture_output=True, text=True)
+            out["install_compile_s"] = time.perf_counter() - t0
+            out["install_ok"] = done.returncode == 0
+            first = measure(_reader_setup_cold, _reader, str(plain), timeout=cfg["timeout"])
+            again = measure(_reader_setup, _reader, str(plain), timeout=cfg["timeout"], repeat=cfg["repeat"])
+            os.environ["NUMBA_CACHE_DIR"] = empty
+            uncompiled = measure(_reader_setup_cold, _reader, str(plain), timeout=cfg["timeout"])
+    finally:
+        if saved is None:
+            os.environ.pop("NUMBA_CACHE_DIR", None)
+        else:
+            os.environ["NUMBA_CACHE_DIR"] = saved
+    nbytes = plain.stat().st_size
+    ok = first.get("status") == "ok" and again.get("status") == "ok"
+    out.update(first_call=_public(first, nbytes), next_call=_public(again, nbytes),
+               first_call_without_install_step=_public(uncompiled, nbytes),
+               first_call_ratio=first["wall_s"] / again["wall_s"] if ok else None,
+               without_install_step_ratio=(uncompiled["wall_s"] / again["wall_s"]
+                                           if ok and uncompiled.get("status") == "ok" else None),
+               same_tables=first.get("check") == again.get("check") == warm.get("check"),
+               load_average_after=os.getloadavg())
+    out["meets_target"] = bool(out["first_call_ratio"] is not None and out["first_call_ratio"] <= TARGET_FIRST_CALL)
+    return out
 
 
 def _split(plain: Path, folder: Path, parts: int) -> list[Path]:

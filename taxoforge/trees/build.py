@@ -503,15 +503,13 @@ def _nodes_table(graph: _Graph, root: int, paths: LongestPaths, chosen_parent: n
     """The ``nodes`` table of the tree, in id order (a synthetic root at its sorted place)."""
     keep_nodes = np.flatnonzero(graph.alive)
     par = chosen_parent[keep_nodes]
-    nodes = pl.DataFrame(
-        {
-            "node_id": _gather(graph.ids, keep_nodes).alias("node_id"),
-            "parent_id": _gather(graph.ids, np.maximum(par, 0)).alias("parent_id"),
-            "_has_parent": par >= 0,
-            "depth": pl.Series(paths.depth[keep_nodes], dtype=pl.Int32),
-            "n_longest_paths_log": pl.Series(paths.logn[keep_nodes], dtype=pl.Float64),
-        }
-    ).with_columns(pl.when(pl.col("_has_parent")).then(pl.col("parent_id")).alias("parent_id")).drop("_has_parent")
+    ids = pl.lit(graph.ids)
+    # the two columns of ids gathered side by side (polars evaluates a select's expressions in parallel)
+    nodes = pl.DataFrame({"k": keep_nodes, "p": par}).select(
+        ids.gather(pl.col("k")).alias("node_id"),
+        pl.when(pl.col("p") >= 0).then(ids.gather(pl.col("p").clip(0))).alias("parent_id"),
+        pl.Series("depth", paths.depth[keep_nodes], dtype=pl.Int32),
+        pl.Series("n_longest_paths_log", paths.logn[keep_nodes], dtype=pl.Float64))
     if root == graph.n_real:  # the synthetic root sits after every real id: move it to its sorted place
         at = int(np.searchsorted(keep_nodes[:-1], _insertion_point(graph.ids.head(graph.n_real), graph.ids[root])))
         nodes = pl.concat([nodes.slice(0, at), nodes.slice(nodes.height - 1, 1), nodes.slice(at, nodes.height - 1 - at)])
