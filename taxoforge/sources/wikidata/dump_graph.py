@@ -34,6 +34,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
@@ -41,6 +42,7 @@ from taxoforge.sources.ranked import report_frame
 from taxoforge.sources.wikidata.ids import qid_number, validate_qids
 from taxoforge.sources.wikidata.ntriples import MAX_QID_DIGITS
 from taxoforge.trees.graph_kernels import compiled, sort_inplace
+from taxoforge.trees.threads import run, split, threads_for
 from taxoforge.trees.tables import REPORT_SCHEMA
 
 __all__ = ["DroppedEdges", "select_edges", "seed_numbers", "NodeIndex", "node_ids", "sorted_unique", "KINDS",
@@ -237,20 +239,62 @@ def _closure(child: np.ndarray, parent: np.ndarray, starts: np.ndarray) -> np.nd
     return ids[np.sort(order)]
 
 
-def node_ids(q: np.ndarray) -> pl.Series:
-    """Node ids of QID numbers.
+@compiled
+def _id_lengths(q, lo, hi, lens):
+    for i in range(lo, hi):
+        x = q[i]
+        d = 1
+        while x >= 10:
+            x //= 10
+            d += 1
+        lens[i] = d + 4  # "wd:Q" and the digits
+
+
+@compiled
+def _write_ids(q, offsets, data, lo, hi):
+    for i in range(lo, hi):
+        s = offsets[i]
+        data[s] = 119  # w
+        data[s + 1] = 100  # d
+        data[s + 2] = 58  # :
+        data[s + 3] = 81  # Q
+        x = q[i]
+        for k in range(offsets[i + 1] - 1, s + 3, -1):
+            data[k] = 48 + x % 10
+            x //= 10
+
+
+def node_ids(q: np.ndarray, threads: int | None = None) -> pl.Series:
+    """Node ids of QID numbers, written straight into an Arrow string array (in ranges of the
+    numbers on :func:`taxoforge.trees.threads.threads_for` threads).
 
     Parameters
     ----------
     q : numpy.ndarray
-        QID numbers.
+        Non-negative QID numbers.
+    threads : int, optional
+        The most threads to use.
 
     Returns
     -------
     polars.Series
-        ``wd:Q<n>`` strings.
+        ``wd:Q<n>`` strings, named ``id``.
+
+    Examples
+    --------
+    >>> node_ids(np.array([5, 120])).to_list()
+    ['wd:Q5', 'wd:Q120']
     """
-    return pl.select((pl.lit("wd:Q") + pl.Series(q, dtype=pl.Int64).cast(pl.String)).alias("id")).to_series()
+    q = np.ascontiguousarray(q, dtype=np.int64)
+    n = len(q)
+    ranges = split(n, threads_for(n, threads))
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    run(_id_lengths, [(q, lo, hi, offsets[1:]) for lo, hi in ranges])
+    np.cumsum(offsets, out=offsets)
+    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    run(_write_ids, [(q, offsets, data, lo, hi) for lo, hi in ranges])
+    strings = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+    return pl.Series("id", strings, dtype=pl.String)
 
 
 def select_edges(c279: np.ndarray, p279: np.ndarray, c31: np.ndarray, p31: np.ndarray, seed_nums: np.ndarray | None,

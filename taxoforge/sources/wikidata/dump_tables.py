@@ -270,7 +270,7 @@ def assemble(edges: dict[str, np.ndarray], seed_nums: np.ndarray | None,
         return _assemble_strings(ends, sizes, seed_nums, names_of, langs, seed_node_ids, info, dropped)
     codes, nodes = node_codes(ends, threads)
     del ends
-    ids = node_ids(nodes)
+    ids = node_ids(nodes, threads)
     edge_df = edge_table(codes, sizes, ids, dropped, threads)
     del codes
     names_df = pl.DataFrame(schema=NAME_COLS) if names_of is None else name_table(names_of, nodes, ids, langs, threads)
