@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["UnsafePath", "FileTooLarge", "path_inside", "read_regular_file", "default_cache_dir"]
+__all__ = ["UnsafePath", "FileTooLarge", "path_inside", "read_regular_file", "default_cache_dir", "user_data_dir"]
 
 
 def default_cache_dir() -> Path:
@@ -28,6 +28,21 @@ def default_cache_dir() -> Path:
     if env:
         return Path(env)
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "taxoforge"
+
+
+def user_data_dir() -> Path:
+    """The user's data folder for taxoforge, whatever the working folder:
+    ``$XDG_DATA_HOME/taxoforge``, else ``~/.local/share/taxoforge`` (the XDG base-directory
+    rule, as platformdirs' ``user_data_dir`` gives it on Linux).
+
+    Returns
+    -------
+    Path
+        An absolute path (not created).
+    """
+    base = os.environ.get("XDG_DATA_HOME")
+    base = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
+    return base / "taxoforge"
 
 
 class UnsafePath(ValueError):
