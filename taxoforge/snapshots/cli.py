@@ -406,7 +406,7 @@ def browse_cmd(ref: str | None, store: str | None, rebuild: bool, as_json: bool)
 @click.option("--format", "fmt", type=click.Choice(["both", "bibtex", "cff"]), default="both", show_default=True,
               help="BibTeX, CITATION.cff (Citation File Format 1.2.0), or both one after the other.")
 @click.option("--author", "authors", multiple=True, metavar="'FAMILY, GIVEN'",
-              help="An author of the snapshot (repeatable); default the entity taxoforge.")
+              help="An author of the snapshot (repeatable); default the organisations that made its data.")
 @_json_option
 @_handle_errors
 def cite_cmd(ref: str, store: str | None, fmt: str, authors: tuple[str, ...], as_json: bool) -> None:

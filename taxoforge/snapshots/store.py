@@ -481,7 +481,8 @@ class SnapshotStore(StorePublishing):
         """Write ``index.json``, then ``index.html`` rendered from it, each whole or not at all."""
         public = record_public_url(idx, self.public_url)  # the store remembers where it is published
         data = index_bytes(idx)
-        page = render_page(idx, public or self.display_url, public=bool(public)).encode("utf-8")
+        # a local folder without a public URL is named nowhere in the page (it says "not published")
+        page = render_page(idx, public or (None if self.is_local else self.url), public=bool(public)).encode("utf-8")
         self._put(INDEX_NAME, data, "application/json")
         self._put(PAGE_NAME, page, "text/html; charset=utf-8")
 
