@@ -52,7 +52,7 @@ from pathlib import Path
 
 import click
 
-from taxoforge.cli_output import emit_json, handle_errors
+from taxoforge.cli_output import command_words, emit_json, handle_errors
 from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES
 
 __all__ = ["score_cmd", "map_cmd", "compare_cmd", "EXIT_TOO_FEW_SCORED"]
@@ -185,6 +185,9 @@ read_options = _option_group(
                  help="The file kind (jsonl, json, csv, tsv, parquet, xlsx) or the layout (generic, vlm4bio, "
                       "lmms-eval, "
                       "vlmevalkit). Default: both told from the file's name and columns."),
+    click.option("--all-runs", is_flag=True,
+                 help="Score every run of a harness, model and dataset, each as its own model MODEL@RUN (default: "
+                      "the latest run, by the harness's run id; the others are listed in run.json)."),
     click.option("--allow-duplicate-ids", is_flag=True,
                  help="Score rows of one model, dataset and prompt that share a sample id (default: an error naming "
                       "the files and lines)."),
@@ -240,14 +243,16 @@ mapping_options = _option_group(
 )
 
 taxonomy_options = _option_group(
-    click.option("--store", "store", envvar="TAXOFORGE_SNAPSHOT_STORE", default=None, show_envvar=True,
+    click.option("--store", "store", envvar=["TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE"], default=None,
+                 show_envvar=True,
                  metavar="URL", help="Snapshot store TAXONOMY is looked up in: a folder, file://, http(s):// or any "
-                                     "fsspec URL (s3:// …). Default: data/snapshots."),
+                                     "fsspec URL (s3:// …). Default: $TAXOFORGE_STORE, else "
+                                     "~/.local/share/taxoforge/snapshots."),
     click.option("--remote", "remote", envvar="TAXOFORGE_SNAPSHOT_REMOTE", default=None, show_envvar=True,
                  metavar="URL", help="Store to pull TAXONOMY from when --store does not have it (HTTP(S), S3 …); "
                                      "it is pulled into --store (or --dest), verified, and cited with this URL."),
     click.option("--dest", default=None, metavar="DIR",
-                 help="Local store a snapshot of a remote --store is pulled into (default: data/snapshots)."),
+                 help="Local store a snapshot of a remote --store is pulled into (default: the default store)."),
     click.option("--allow-altered", is_flag=True,
                  help="Use a snapshot folder whose tables no longer match its manifest, cited by the content hash "
                       "of what it holds (default: refuse it, exit code 4)."),
@@ -289,7 +294,7 @@ def _read_options(o: dict, require: tuple[str, ...]):
     return ReadOptions(columns=_columns(o["columns"]), layout=layout, fmt=fmt, defaults=defaults,
                        header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
                        derive={c: (col, rx) for c, col, rx in o["derive"]} or None, require=require,
-                       allow_duplicate_ids=o["allow_duplicate_ids"],
+                       allow_duplicate_ids=o["allow_duplicate_ids"], all_runs=o["all_runs"],
                        ranked=[c.strip() for c in o["ranked"].split(",") if c.strip()] if o.get("ranked") else ())
 
 
@@ -311,10 +316,11 @@ _handled = handle_errors(usage_errors=_usage_errors)
 def _prepare(args: tuple[str, ...], read, score, timings=None):
     """The positional arguments split (the last one is TAXONOMY, never a file), the files read
     (``read``), the taxonomy opened (resolved, verified, cited, memory-mapped) and one mapping
-    index built (``score``): (rows, tree, index, paths); each step timed into ``timings``
+    index built (``score``): (rows, tree, index, sources); each step timed into ``timings``
     (:class:`~taxoforge.scores.timings.Timings`)."""
-    from taxoforge.scores.readers.files import OutputFileError, expand_output_paths, read_files
+    from taxoforge.scores.readers.files import OutputFileError
     from taxoforge.scores.run import index_for
+    from taxoforge.scores.readers.sources import read_paths
     from taxoforge.scores.timings import Timings
     from taxoforge.snapshots.open import open_taxonomy
 
@@ -328,15 +334,18 @@ def _prepare(args: tuple[str, ...], read, score, timings=None):
                                "or sha256:HEX), and this is a file; give the taxonomy after the output files")
     tm = timings if timings is not None else Timings()
     with tm.phase("read"):
-        paths = expand_output_paths(outputs)
         try:
-            rows = read_files(paths, read)
+            rows, sources = read_paths(outputs, read)
         except OutputFileError as e:  # the suggested command names the taxonomy given
             if "TAXONOMY" in str(e):
                 raise OutputFileError(str(e).replace("taxoforge score", f"taxoforge {command}")
                                       .replace(" TAXONOMY", f" {taxonomy}"), e.suggestion) from None
             raise
-    _say(f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
+    for line in sources.notes():
+        _say(line)
+    n, judged = len(sources.sources), sum(s.judge is not None for s in sources.sources)
+    _say(f"read {rows.height:,} rows from {n} file{'s' if n != 1 else ''}"
+         + (f" and the verdicts of {judged} judge table{'s' if judged != 1 else ''}" if judged else ""))
     with tm.phase("taxonomy"):
         tree = open_taxonomy(taxonomy, score.store, remote=score.remote, cache=score.cache, altered=score.altered,
                              index_dir=score.index_dir, progress=score.progress is not False)
@@ -348,7 +357,7 @@ def _prepare(args: tuple[str, ...], read, score, timings=None):
         index = index_for(tree, score.config, index_dir=score.index_dir, progress=score.progress)
     how = "built and stored in" if index.store.built else "loaded from"
     _say(f"mapping index {how} {index.store.path} ({time.perf_counter() - t:.1f} s)")
-    return rows, tree, index, paths
+    return rows, tree, index, sources
 
 
 def _outputs_only(args: tuple[str, ...]) -> tuple[str, ...]:
@@ -428,9 +437,11 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, n_resamples, see
     Every parameter of the mapping (Alg. 1) has an option; the run records them all
     (run.json, the leaderboard's footnote). Rows that cannot be scored are listed with
     their file, line and reason."""
+    from taxoforge.files.checksums import file_record
     from taxoforge.scores.statistics.confidence import BootstrapConfig
     from taxoforge.scores.run import score_frame
     from taxoforge.scores.timings import Timings
+    from taxoforge.versions import invocation
 
     timings = Timings(from_process_start=True)  # the interpreter's start and the imports are a phase too
     read, score, as_json = _options(o, ("output", "label"))
@@ -445,13 +456,16 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, n_resamples, see
                                      as_json))
     if crosswalk:
         raise click.UsageError("--crosswalk needs two trees or more: --taxonomy A --taxonomy B")
-    rows, tree, index, paths = _prepare(args, read, score, timings)
+    rows, tree, index, sources = _prepare(args, read, score, timings)
     if label_set is not None:
         from taxoforge.files.labels import read_labels
 
         with timings.phase("read"):
             score = replace(score, label_set=read_labels(label_set)["label"].to_list())
     run = score_frame(rows, tree, replace(score, index=index), timings=timings)
+    run.info.update(invocation(command_words()), **sources.record())
+    if label_set is not None:
+        run.info["inputs"].append(file_record(label_set, "label_set"))
     if out_dir:
         run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=score.plots, timings=timings).items()}
     failure = _quality_gate(run.info["scored"], run.info["rows"], min_scored, "scored", run.info["bad_rows_by_reason"])
@@ -480,7 +494,10 @@ def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, read,
 
     if len(taxonomies) < 2:
         raise click.UsageError("--taxonomy: give two trees or more (or OUTPUTS... TAXONOMY for one)")
-    res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=score)
+    from taxoforge.versions import invocation
+
+    res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=score,
+                       record=invocation(command_words()))
     first = res.runs[res.info["trees"][0]].info
     failure = _quality_gate(first["scored"], first["rows"], min_scored, "scored", first["bad_rows_by_reason"])
     code = EXIT_TOO_FEW_SCORED if failure else 0
@@ -521,7 +538,7 @@ def map_cmd(args, out, min_mapped, **o):
     read, score, as_json = _options(o, ("output",))
     if out is not None and not any(out.lower().endswith(s) for s in MAP_FORMATS):
         raise click.BadParameter(f"{out}: use one of {', '.join(MAP_FORMATS)}", param_hint="-o/--out")
-    rows, tree, index, paths = _prepare(args, read, score)
+    rows, tree, index, sources = _prepare(args, read, score)
     res = map_frame(rows, tree, replace(score, index=index))
     if out is not None:
         res.info["output"] = str(res.write(out))

@@ -3,7 +3,10 @@
 A :class:`Citation` names the tables a result used: ``NAME@VERSION`` of a store that holds
 exactly that content, else ``sha256:<hex>`` — a reference any store resolves once that
 content is published (:func:`~taxoforge.snapshots.catalogue.resolve_entry`), never a
-made-up ``NAME@<hash>`` no store knows. :func:`cite_tables` cites tables by their content
+made-up ``NAME@<hash>`` no store knows. A content is looked for in the store named, then in
+the default store (:func:`~taxoforge.snapshots.store.default_store_url`, the same from every
+working folder), so one tree is cited the same whichever store path or working folder it is
+scored from (:func:`published_version`). :func:`cite_tables` cites tables by their content
 hash; :func:`taxoforge.snapshots.open.open_taxonomy` cites whatever a user names (a
 snapshot in a store, a snapshot folder, a tree folder, tables in memory) as it opens it.
 :func:`find_content` finds a store's version of a content, :func:`published_in` the
@@ -23,7 +26,7 @@ from taxoforge.snapshots.store import SnapshotStore
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["Citation", "cite_tables", "mark_tables", "as_store", "default_store_if_any", "find_content",
-           "published_in"]
+           "published_in", "published_version"]
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,8 @@ class Citation:
 
 
 def as_store(store) -> SnapshotStore:
-    """``store`` as a :class:`SnapshotStore` (a URL or folder opened; None: the default store).
+    """``store`` as a :class:`SnapshotStore` (a URL or folder opened; None: the default store,
+    :func:`~taxoforge.snapshots.store.default_store_url`).
 
     Parameters
     ----------
@@ -174,6 +178,36 @@ def find_content(st: SnapshotStore | None, content_sha256: str, name: str | None
     return (*sorted(found, key=rank)[0], idx)
 
 
+def published_version(store, content_sha256: str, name: str | None) -> tuple[SnapshotStore, str, dict, dict] | None:
+    """``(store, taxonomy, entry, index)`` of this content in ``store``, else in the default
+    store: content published in either is cited by its name, whatever store (and whatever
+    spelling of its path) was named and whatever the working folder.
+
+    Parameters
+    ----------
+    store : SnapshotStore, str, os.PathLike or None
+        The store named, if any.
+    content_sha256 : str
+        The content hash.
+    name : str or None
+        The taxonomy preferred.
+
+    Returns
+    -------
+    tuple or None
+    """
+    given = as_store(store) if store is not None else None
+    default = default_store_if_any()
+    stores = [given] if given is not None else []
+    if default is not None and (given is None or default.display_url != given.display_url):
+        stores.append(default)
+    for st in stores:
+        hit = find_content(st, content_sha256, name)
+        if hit:
+            return (st, *hit)
+    return None
+
+
 def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", verified: str = "computed",
                 name: str | None = None, content_sha256: str | None = None) -> Citation:
     """The citation of ``tables`` by their content hash (computed here, unless
@@ -203,10 +237,9 @@ def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", ver
         content, else ``sha256:<hex>``.
     """
     full = content_sha256 or content_id(tables)[1]
-    st = as_store(store) if store is not None else default_store_if_any()
-    hit = find_content(st, full, name or tables.name)
+    hit = published_version(store, full, name or tables.name)
     if hit:
-        n, e, idx = hit
+        st, n, e, idx = hit
         citation = Citation(f"{n}@{e['version']}", n, full, e["version"], published=True, source=source,
                             verified=verified, **published_in(st, idx))
     else:
@@ -215,7 +248,7 @@ def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", ver
 
 
 def default_store_if_any() -> SnapshotStore | None:
-    """The default snapshot store, or None when ``$TAXOFORGE_SNAPSHOT_STORE`` names none that opens.
+    """The default snapshot store, or None when ``$TAXOFORGE_STORE`` names none that opens.
 
     Returns
     -------
@@ -223,7 +256,7 @@ def default_store_if_any() -> SnapshotStore | None:
     """
     try:
         return SnapshotStore()
-    except Exception:  # noqa: BLE001 - a bad $TAXOFORGE_SNAPSHOT_STORE: nothing to look in
+    except Exception:  # noqa: BLE001 - a bad $TAXOFORGE_STORE: nothing to look in
         return None
 
 

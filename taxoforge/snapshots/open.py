@@ -5,9 +5,9 @@ cites it and memory-maps it, and gives the one tree type,
 What it resolves, and how each is cited (:class:`~taxoforge.snapshots.citation.Citation`):
 
 * ``NAME``, ``NAME@VERSION`` or ``sha256:HEX`` in a **snapshot store** (``store``: a folder,
-  ``file://``, HTTP(S), S3 or any fsspec URL; default ``$TAXOFORGE_SNAPSHOT_STORE`` or
-  ``data/snapshots``): a local store's copy is read in place, every file's SHA-256 checked
-  against the manifest and the manifest against the index; a remote store's is pulled into
+  ``file://``, HTTP(S), S3 or any fsspec URL; default
+  :func:`~taxoforge.snapshots.store.default_store_url`): a local store's copy is read in
+  place, every file's SHA-256 checked against the manifest and the manifest against the index; a remote store's is pulled into
   ``cache`` (a local store) and verified first. Cited ``NAME@VERSION`` with the store's
   public address. A name ``store`` lacks is pulled from ``remote`` when one is given (into
   ``store``, or ``cache``), verified, and cited with the remote's address.
@@ -21,7 +21,8 @@ What it resolves, and how each is cited (:class:`~taxoforge.snapshots.citation.C
   ``altered="content"``, cited by the content hash of the tables it actually holds.
 * A **tree folder** (``nodes.parquet`` …) or **tables in memory**
   (:class:`~taxoforge.trees.tables.TreeTables`) are cited by their content hash: as
-  ``NAME@VERSION`` of the store when it has a version with exactly that content, else as
+  ``NAME@VERSION`` when the store named, or else the default store, has a version with
+  exactly that content (:func:`~taxoforge.snapshots.citation.published_version`), else as
   ``sha256:<hex>``. A tree folder's content hash is remembered by its files' stamps
   (below), so its tables are read only when used.
 * A name that is neither a folder nor in the store raises
@@ -71,8 +72,8 @@ import polars as pl
 
 from taxoforge.files import UnsafePath, default_cache_dir, path_inside, write_text_atomic
 from taxoforge.snapshots.catalogue import CONTENT_PREFIX, INDEX_NAME, content_ref, latest_version
-from taxoforge.snapshots.citation import (Citation, as_store, cite_tables, default_store_if_any, find_content,
-                                         mark_tables, published_in)
+from taxoforge.snapshots.citation import (Citation, as_store, cite_tables, mark_tables, published_in,
+                                         published_version)
 from taxoforge.snapshots.errors import AlteredSnapshot, SnapshotError, SnapshotNotFound, TaxonomyNotFound
 from taxoforge.snapshots.manifest import MANIFEST_NAME, read_manifest
 from taxoforge.snapshots.pull import pull
@@ -251,10 +252,9 @@ def _resolve_snapshot_folder(folder: Path, *, store, altered: str) -> tuple[Tree
         st, _ = enclosing
         return mark_tables(tables, Citation(claimed, m["taxonomy"], m["content_sha256"], m["version"], published=True,
                                       source=source, verified=verified, **published_in(st)))
-    st = as_store(store) if store is not None else default_store_if_any()
-    hit = find_content(st, m["content_sha256"], m["taxonomy"])
+    hit = published_version(store, m["content_sha256"], m["taxonomy"])
     if hit:
-        n, e, idx = hit
+        st, n, e, idx = hit
         return mark_tables(tables, Citation(f"{n}@{e['version']}", n, m["content_sha256"], e["version"], published=True,
                                       source=source, verified=verified, **published_in(st, idx)))
     return mark_tables(tables, Citation(content_ref(m["content_sha256"]), m["taxonomy"], m["content_sha256"], None, None,

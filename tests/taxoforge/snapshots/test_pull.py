@@ -144,7 +144,7 @@ def test_missing_version_is_a_clear_error(tmp_path, remote):
         pull("demo", store=srv.url + "/not-a-store", dest=tmp_path / "local", progress=False)
 
 
-def test_load_taxonomy_from_http_names_its_snapshot(tmp_path, remote, tree):
+def test_open_taxonomy_from_http_names_its_snapshot(tmp_path, remote, tree):
     srv, r = remote
     t = open_taxonomy(f"demo@{r.version}", store=srv.url, cache=tmp_path / "cache").tables
     assert t.info["snapshot"] == r.ref and t.info["store"] == srv.url

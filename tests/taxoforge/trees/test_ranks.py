@@ -50,7 +50,7 @@ def test_missing_columns_are_named():
 
 @pytest.mark.parametrize("rank", ["kingdom", "family", "genus", "species"])
 def test_table_and_index_forms_agree(rank):
-    """RankedTree.ancestor_at_rank (index arrays) and the table form give the same nodes."""
+    """Taxonomy.ancestor_at_rank (index arrays) and the table form give the same nodes."""
     tree = Taxonomy(NODES.filter(pl.col("node_id") != "lone"))
     ids = tree.ids.tolist()
     idx = tree.ancestor_at_rank(np.arange(len(ids)), rank)
