@@ -44,7 +44,7 @@ COMMANDS = {
     "browse": "taxoforge.snapshots.cli:browse_cmd",
     "score": "taxoforge.scores.cli:score_cmd",
     "map": "taxoforge.scores.cli:map_cmd",
-    "compare": "taxoforge.scores.cli:compare_cmd",
+    "compare": "taxoforge.scores.statistics.cli:compare_cmd",
     "subset": "taxoforge.cli:subset_cmd",
     "mc": "taxoforge.evaluation.cli:mc_group",
     "evaluate": "taxoforge.evaluation.cli:evaluate_group",

@@ -30,10 +30,10 @@ reading and scoring options, checked by :mod:`taxoforge.params`), :mod:`.steps` 
 steps of a run), :mod:`.run` (one scoring run over one or many files, :func:`score_files`),
 :mod:`.timings` (where a run's time went), :mod:`.map_outputs` (answers → nodes without
 ground truths), :mod:`.folders` (which taxonomy a file in a watched folder is scored
-against) and :mod:`.cli` (``taxoforge score``, ``taxoforge map`` and ``taxoforge
-compare``). A run opens its taxonomy once with :func:`taxoforge.snapshots.open.open_taxonomy`
-(resolved, verified, cited and memory-mapped) and works on the one tree type,
-:class:`taxoforge.trees.taxonomy.Taxonomy`.
+against) and :mod:`.cli` (``taxoforge score`` and ``taxoforge map``; ``taxoforge compare``
+is :mod:`.statistics.cli`). A run opens its taxonomy once with
+:func:`taxoforge.snapshots.open.open_taxonomy` (resolved, verified, cited and memory-mapped)
+and works on the one tree type, :class:`taxoforge.trees.taxonomy.Taxonomy`.
 """
 
 import importlib

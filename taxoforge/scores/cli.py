@@ -1,5 +1,5 @@
-"""``taxoforge score``, ``taxoforge map`` and ``taxoforge compare``: model outputs against a
-taxonomy, and scoring runs against each other.
+"""``taxoforge score`` and ``taxoforge map``: model outputs against a taxonomy (``taxoforge
+compare``, scoring runs against each other, is :mod:`taxoforge.scores.statistics.cli`).
 
 ``taxoforge score A.jsonl B.jsonl 'results/**/*.jsonl' TAXONOMY`` scores every file named
 (globs expanded here too, for shells that leave them alone; a folder means its model-output
@@ -55,7 +55,7 @@ import click
 from taxoforge.cli_output import command_words, emit_json, handle_errors
 from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES
 
-__all__ = ["score_cmd", "map_cmd", "compare_cmd", "EXIT_TOO_FEW_SCORED"]
+__all__ = ["score_cmd", "map_cmd", "EXIT_TOO_FEW_SCORED"]
 
 #: Exit code of a run that scored no row, or fewer than ``--min-scored`` of them.
 EXIT_TOO_FEW_SCORED = 10
@@ -565,46 +565,3 @@ def map_cmd(args, out, min_mapped, **o):
         if failure:
             click.echo(f"error: {failure}", err=True)
     sys.exit(code)
-
-
-# ---------------------------------------------------------------------------- compare
-def _compare_errors() -> tuple[type, ...]:
-    """The errors ``compare`` ends with exit code 2: runs that cannot be compared, an output
-    folder that cannot be written."""
-    from taxoforge.scores.statistics.compare import ComparisonError
-
-    return (ComparisonError, OSError)
-
-
-@click.command("compare", epilog="Exit codes: 0 ok, 2 a run that cannot be read or compared.")
-@click.argument("runs", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN_C ...]")
-@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Write comparison.md/.csv/.tex/.parquet and the figure (PNG 300 dpi, PDF, SVG) here.")
-@click.option("--bootstrap", "n_resamples", type=click.IntRange(0, 100_000), default=9999, show_default=True,
-              help="Paired-bootstrap resamples of each interval, and the most permutations of each test (0: none).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the resamples and permutations.")
-@click.option("--level", type=click.FloatRange(0.5, 1, max_open=True), default=0.95, show_default=True,
-              help="Confidence level of the intervals.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
-              help="Significance level of the Holm-adjusted p-values.")
-@click.option("--no-plots", is_flag=True, help="Write no figure.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@handle_errors(usage_errors=lambda: _compare_errors())
-def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, no_plots, as_json):
-    """Is A better than B? Compare the models of scoring RUNS (output folders of
-    `taxoforge score`, or their scores.parquet) on the items they share, matched by sample
-    id within each dataset × prompt: accuracy by the exact McNemar test, hF and mistake
-    severity by paired bootstrap intervals of the difference and a paired permutation test,
-    p-values Holm-adjusted over all comparisons. A run of several models gives several."""
-    from taxoforge.scores.statistics.compare import compare_runs
-    from taxoforge.scores.reports.tables import comparison_markdown, write_comparison
-
-    cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha)
-    written = write_comparison(cmp, out_dir, plots=not no_plots) if out_dir else {}
-    if as_json:
-        emit_json({"comparison": cmp.table.to_dicts(), "systems": cmp.systems, "settings": cmp.settings,
-                   "notes": cmp.notes, "outputs": {k: str(v) for k, v in written.items()}})
-    else:
-        click.echo(comparison_markdown(cmp))
-        if out_dir:
-            click.echo(f"Comparison written to {out_dir}/")

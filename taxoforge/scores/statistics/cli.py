@@ -1,0 +1,57 @@
+"""``taxoforge compare``: is A better than B? Scoring runs compared on the items they share
+(:mod:`taxoforge.scores.statistics.compare`), written as tables and a figure
+(:mod:`taxoforge.scores.reports.tables`).
+
+Exit codes: 0 ok; 2 a run that cannot be read or compared, or an output folder that cannot
+be written.
+"""
+
+from __future__ import annotations
+
+import click
+
+from taxoforge.cli_output import emit_json, handle_errors
+
+__all__ = ["compare_cmd"]
+
+
+def _compare_errors() -> tuple[type, ...]:
+    """The errors ``compare`` ends with exit code 2: runs that cannot be compared, an output
+    folder that cannot be written."""
+    from taxoforge.scores.statistics.compare import ComparisonError
+
+    return (ComparisonError, OSError)
+
+
+@click.command("compare", epilog="Exit codes: 0 ok, 2 a run that cannot be read or compared.")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN_C ...]")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Write comparison.md/.csv/.tex/.parquet and the figure (PNG 300 dpi, PDF, SVG) here.")
+@click.option("--bootstrap", "n_resamples", type=click.IntRange(0, 100_000), default=9999, show_default=True,
+              help="Paired-bootstrap resamples of each interval, and the most permutations of each test (0: none).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the resamples and permutations.")
+@click.option("--level", type=click.FloatRange(0.5, 1, max_open=True), default=0.95, show_default=True,
+              help="Confidence level of the intervals.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="Significance level of the Holm-adjusted p-values.")
+@click.option("--no-plots", is_flag=True, help="Write no figure.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@handle_errors(usage_errors=lambda: _compare_errors())
+def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, no_plots, as_json):
+    """Is A better than B? Compare the models of scoring RUNS (output folders of
+    `taxoforge score`, or their scores.parquet) on the items they share, matched by sample
+    id within each dataset × prompt: accuracy by the exact McNemar test, hF and mistake
+    severity by paired bootstrap intervals of the difference and a paired permutation test,
+    p-values Holm-adjusted over all comparisons. A run of several models gives several."""
+    from taxoforge.scores.statistics.compare import compare_runs
+    from taxoforge.scores.reports.tables import comparison_markdown, write_comparison
+
+    cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha)
+    written = write_comparison(cmp, out_dir, plots=not no_plots) if out_dir else {}
+    if as_json:
+        emit_json({"comparison": cmp.table.to_dicts(), "systems": cmp.systems, "settings": cmp.settings,
+                   "notes": cmp.notes, "outputs": {k: str(v) for k, v in written.items()}})
+    else:
+        click.echo(comparison_markdown(cmp))
+        if out_dir:
+            click.echo(f"Comparison written to {out_dir}/")
