@@ -16,6 +16,7 @@ from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.run import score_file, score_frame
 from taxoforge.scores.readers.files import read_outputs
 from taxoforge.snapshots.manifest import content_id
+from taxoforge.trees.taxonomy import Taxonomy
 from tests.conftest import REPO
 
 EXAMPLE_OUTPUTS = REPO / "data" / "examples" / "imagenet_example_outputs.jsonl"
@@ -327,7 +328,6 @@ def test_every_real_ground_truth_resolves_against_the_offline_inaturalist_tree(v
 
     from taxoforge.scores.run import GroundTruthResolver, resolve_labels, screen_rows
     from taxoforge.sources.inaturalist import inat_tree
-    from taxoforge.trees.taxonomy import Taxonomy
 
     tree = inat_tree()
     tax = Taxonomy(tree.nodes.select("node_id", "parent_id", "label"))

@@ -33,6 +33,7 @@ from taxoforge.snapshots.tree_cache import INDEX_FOLDER, index_place, tree_key
 from taxoforge.snapshots import SnapshotStore
 from taxoforge.snapshots.verify import verify_folder
 from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.taxonomy import Taxonomy
 from tests.taxoforge.scores.conftest import INAT_LIKE, INAT_LIKE_NAMES, tree_tables
 from tests.taxoforge.scores.mapping.test_candidates import answers
 
