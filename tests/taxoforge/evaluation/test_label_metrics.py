@@ -84,7 +84,7 @@ def test_agrees_with_hiclass_and_with_the_leaderboard_measures(tree_seed, pair_s
     assert hierarchical_precision_recall_fscore(yt, yp, tree, f_average="of_pairs")[2] == pytest.approx(
         hiclass.f1(at, ap, average="macro"))
     # the leaderboard's per-pair scores and aggregation (Snæbjarnarson et al. 2025 [1] eq. 3)
-    h = hierarchical_scores(tree.taxonomy, p, t)
+    h = hierarchical_scores(tree, p, t)
     agg = aggregate_hierarchical(h["hP"], h["hR"], h["hF"])
     assert (P, R, F) == pytest.approx((agg["hP"], agg["hR"], agg["hF"]))
 

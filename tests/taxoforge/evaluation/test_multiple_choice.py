@@ -51,9 +51,9 @@ def test_easy_prefers_other_families_and_distinct_genera(toy):
         qs = mc.build_questions(toy, ["Esox lucius"], "easy", options=4, seed=seed, pool="tree")
         r, _ = _options(qs)
         nodes = [n for n in r["option-nodes"] if n != "e_lucius"]
-        genera = {toy.taxonomy.parent(n) for n in nodes}
+        genera = {toy.parent(n) for n in nodes}
         assert "esox" not in genera and len(genera) == 3
-        assert all(toy.taxonomy.lca(n, "e_lucius") not in ("esox", "esocidae") for n in nodes)
+        assert all(toy.lca(n, "e_lucius") not in ("esox", "esocidae") for n in nodes)
 
 
 def test_easy_falls_back_to_the_same_family_only_when_needed():
