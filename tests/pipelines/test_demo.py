@@ -54,7 +54,7 @@ def test_the_example_is_scored_against_the_asset_then_the_snapshot(data_dir, mon
     assert published.success
     from_snapshot = example_taxonomy(defs, instance)
     assert from_snapshot.citation.published and from_snapshot.citation.local_only  # no public URL in the demo
-    assert from_snapshot.store is None
+    assert from_snapshot.citation.store is None
     assert from_snapshot.ref == published.get_asset_materialization_events()[0].materialization.metadata[
         "snapshot"].value
     assert from_snapshot.tables.nodes.height == tree.nodes.height
