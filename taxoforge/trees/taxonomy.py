@@ -539,15 +539,17 @@ class Taxonomy(NodeIds, IndexQueries, RankQueries):
     @cached_property
     def nodes_table(self) -> pl.DataFrame:
         """``node_id``, ``parent_id``, ``label``, ``rank`` of every node: the nodes table the
-        tree was made from, or one made from the tree's arrays."""
-        if self._nodes is not None:
-            src = self._nodes
+        tree was made from (or its tables' when it was opened from stored arrays), else one
+        made from the tree's arrays."""
+        src = self._nodes if self._nodes is not None else (self.tables.nodes if self.tables is not None else None)
+        if src is not None:
             return src.select(pl.col("node_id").cast(pl.String), *[
                 (pl.col(c).cast(pl.String) if c in src.columns else pl.lit(None, dtype=pl.String)).alias(c)
                 for c in ("parent_id", "label", "rank")])
         ids = self.ids
         parent = np.where(self.parent_idx >= 0, ids[np.maximum(self.parent_idx, 0)], None)
-        return pl.DataFrame({"node_id": ids, "parent_id": parent, "label": self.labels, "rank": self.ranks},
+        return pl.DataFrame({"node_id": ids.tolist(), "parent_id": parent.tolist(), "label": self.labels.tolist(),
+                             "rank": self.ranks.tolist()},
                             schema={"node_id": pl.String, "parent_id": pl.String, "label": pl.String,
                                     "rank": pl.String})
 
@@ -560,5 +562,7 @@ class Taxonomy(NodeIds, IndexQueries, RankQueries):
     @property
     def links_table(self) -> pl.DataFrame | None:
         """The links table of the tree's tables (dataset labels linked to nodes), if any."""
+        if self._links is None and self.tables is not None and self.tables.links.height:
+            return self.tables.links
         return self._links
 

@@ -86,3 +86,18 @@ def test_labels_resolved_once_are_reused_without_reading_the_tables(inat_like, t
     assert second.links.sort("label_id").select("label_id", "node_id").equals(
         first.links.sort("label_id").select("label_id", "node_id"))
     assert pl.read_parquet(ResolvedLabels(tree.stored_path).path).height == len(labels)
+
+
+def test_a_stored_tree_resolves_labels_as_its_tables_do(inat_like, tmp_path):
+    """A tree opened from its stored arrays keeps its tables' nodes, names and links: a label
+    resolves to the node it resolves to on the tree made from the tables."""
+    from taxoforge.links.tree_labels import resolve_nodes
+
+    folder = _folder(inat_like, tmp_path)
+    open_taxonomy(str(folder))  # stores the working set
+    stored, mem = open_taxonomy(str(folder)), Taxonomy.of(TreeTables.read(folder))
+    assert stored.stored_path is not None and "ids" not in stored.__dict__
+    labels = ["Aloe vera", "Toco Toucan", "ants", "Iris", "nothing at all"]
+    cols = ["value", "status", "method", "node_id"]
+    assert resolve_nodes(stored, labels).select(cols).equals(resolve_nodes(mem, labels).select(cols))
+    assert stored.nodes_table.equals(mem.nodes_table) and stored.ranks.tolist() == mem.ranks.tolist()

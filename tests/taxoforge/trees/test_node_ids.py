@@ -75,3 +75,10 @@ def test_index_of_takes_a_series_a_list_or_one_id_alike(pair):
         if all(isinstance(x, str) for x in bad):  # the in-memory tree says the same
             with pytest.raises(KeyError, match=f"unknown node id {named} \\({count} unknown\\)"):
                 tax.index_of(bad)
+
+
+def test_a_tree_of_arrays_alone_makes_its_nodes_table(pair):
+    tax, stored = pair
+    table = stored.nodes_table
+    assert table["node_id"].to_list() == tax.ids.tolist() and table["label"].to_list() == tax.labels.tolist()
+    assert table.schema["parent_id"] == pl.String and table["rank"].null_count() == len(tax)
