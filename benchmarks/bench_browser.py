@@ -229,7 +229,7 @@ def run(size: str = "small", screens: str | None = None) -> dict:
 
     from taxoforge.snapshots import SnapshotStore
     from taxoforge.snapshots.browser import browser_path, write_browser
-    from taxoforge.snapshots.browser_index import name_key
+    from taxoforge.snapshots.browser_keys import name_key
     from tests.chromium import DevTools, find_chromium
 
     exe = find_chromium()

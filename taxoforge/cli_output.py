@@ -120,6 +120,15 @@ def fail(message: str, code: int, *, as_json: bool = False, kind: str = "error")
     sys.exit(code)
 
 
+def _documented(e: BaseException) -> bool:
+    """Whether ``e`` is an error with a documented exit code: its class declares an integer
+    ``exit_code`` (every snapshot error, :class:`taxoforge.snapshots.errors.SnapshotError`, and
+    every download error, :class:`taxoforge.files.DownloadError`), click's own exceptions
+    aside. Told by the class, not by importing them: ``taxoforge --help`` loads no library
+    module."""
+    return isinstance(getattr(type(e), "exit_code", None), int) and not isinstance(e, click.ClickException)
+
+
 def error_exit(e: BaseException) -> CommandFailed | None:
     """The :class:`CommandFailed` a snapshot, download or file-system error ends a command
     with (None for any other error): its documented exit code, and a message naming the
@@ -137,13 +146,10 @@ def error_exit(e: BaseException) -> CommandFailed | None:
         command with (None for any other error): its documented exit code, and a message
         naming the URL or path.
     """
-    from taxoforge.files import DownloadError
-    from taxoforge.snapshots.errors import SnapshotError
-
     if isinstance(e, CommandFailed):
         return e
-    if isinstance(e, (SnapshotError, DownloadError)):
-        return CommandFailed(str(e), getattr(e, "exit_code", 1), type(e).__name__)
+    if _documented(e):
+        return CommandFailed(str(e), type(e).exit_code, type(e).__name__)
     if isinstance(e, OSError) and e.errno != errno.EPIPE:  # a closed pipe is click's to handle
         where = e.filename if e.filename is not None else None
         what = e.strerror or str(e)
@@ -176,17 +182,14 @@ def handle_errors(usage_errors=()):
     def decorate(f):
         @functools.wraps(f)
         def wrapper(*args, **kwargs):
-            from taxoforge.files import DownloadError
-            from taxoforge.snapshots.errors import SnapshotError
-
             try:
                 return f(*args, **kwargs)
             except CommandFailed as e:
                 err = e
-            except (SnapshotError, DownloadError) as e:
-                err = error_exit(e)
             except Exception as e:
-                if isinstance(e, usage_errors() if callable(usage_errors) else usage_errors):
+                if _documented(e):
+                    err = error_exit(e)
+                elif isinstance(e, usage_errors() if callable(usage_errors) else usage_errors):
                     err = CommandFailed(str(e), 2, type(e).__name__)
                 elif isinstance(e, OSError) and error_exit(e) is not None:
                     err = error_exit(e)

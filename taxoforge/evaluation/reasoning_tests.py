@@ -46,6 +46,7 @@ from dataclasses import replace
 import polars as pl
 
 from taxoforge.evaluation.multiple_choice import LETTERS, QuestionSet
+from taxoforge.scores.mapping.parse import parse_options
 from taxoforge.seeded import SeededStream
 from taxoforge.text import normalise_text
 
@@ -192,7 +193,6 @@ _LETTER = re.compile(r"(?<![A-Za-z])\(?([A-Z])\)")
 def _options_of(row: dict) -> list[str]:
     if row.get("options"):
         return list(row["options"])
-    from taxoforge.scores.mapping.parse import parse_options
 
     opts = parse_options(row.get("question") or "")
     return [opts[k] for k in sorted(opts)]

@@ -27,6 +27,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from taxoforge.files.debris import WORK_SUFFIX, Claim, sweep
+from taxoforge.files.errors import LocalFileError
+
 __all__ = [
     "atomic_writer",
     "write_bytes_atomic",
@@ -45,8 +48,6 @@ def _beside(path: Path, what: str = "tmp") -> Path:
 def _named(e: OSError, path: Path) -> OSError:
     """``e`` as a :class:`LocalFileError` naming ``path`` when it names no file (a failed
     ``write`` does not); ``e`` itself otherwise."""
-    from taxoforge.files.errors import LocalFileError
-
     if isinstance(e, LocalFileError) or e.filename is not None:
         return e
     return LocalFileError(e.errno or errno.EIO, e.strerror or str(e), str(path))
@@ -54,8 +55,6 @@ def _named(e: OSError, path: Path) -> OSError:
 
 def _mkdir_parents(path: Path) -> None:
     """``path``'s folder, created; a file in the way is a :class:`LocalFileError` naming it."""
-    from taxoforge.files.errors import LocalFileError
-
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
@@ -87,8 +86,6 @@ def atomic_writer(path: str | os.PathLike, mode: str = "wb", *, encoding: str | 
         and renamed to ``path``, on an exception it is removed and ``path`` is left as
         it was.
     """
-    from taxoforge.files.debris import WORK_SUFFIX, sweep
-
     if "w" not in mode:
         raise ValueError(f"atomic_writer writes a new file: mode {mode!r} has no 'w'")
     path = Path(path)
@@ -236,8 +233,6 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def _link_refused(path: Path, what: str) -> OSError:
-    from taxoforge.files.errors import LocalFileError
-
     return LocalFileError(errno.ELOOP, f"is a symbolic link (to {os.readlink(path)}); it would be replaced by {what}, "
                           "not written through: give the path it points to, or a new one", str(path))
 
@@ -257,8 +252,6 @@ def check_replaceable(path: str | os.PathLike) -> None:
     LocalFileError
         Naming ``path`` and why.
     """
-    from taxoforge.files.errors import LocalFileError
-
     path = Path(path)
     if path.is_symlink():
         raise _link_refused(path, "a folder")
@@ -297,8 +290,6 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
         Fill a temporary folder beside ``path``; on a clean exit it takes the place of
         ``path`` whole, on an exception it is removed and ``path`` is left as it was.
     """
-    from taxoforge.files.debris import WORK_SUFFIX, Claim, sweep
-
     path = Path(path)
     check_replaceable(path)
     sweep(path.parent, rf"\.{re.escape(path.name)}\.{WORK_SUFFIX}(\.old)?")

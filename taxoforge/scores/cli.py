@@ -53,7 +53,22 @@ from pathlib import Path
 import click
 
 from taxoforge.cli_output import command_words, emit_json, handle_errors
-from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES
+from taxoforge.files import check_replaceable
+from taxoforge.files.checksums import file_record
+from taxoforge.files.labels import read_labels
+from taxoforge.markdown import markdown_table
+from taxoforge.scores.map_outputs import MAP_FORMATS, map_frame
+from taxoforge.scores.mapping import MappingConfig
+from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES, ReadOptions, ScoreOptions
+from taxoforge.scores.readers.files import OutputFileError
+from taxoforge.scores.readers.sources import read_paths
+from taxoforge.scores.run import index_for, score_frame
+from taxoforge.scores.statistics.confidence import BootstrapConfig
+from taxoforge.scores.statistics.sensitivity import score_across
+from taxoforge.scores.timings import Timings
+from taxoforge.snapshots.manifest import MANIFEST_NAME
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.versions import invocation
 
 __all__ = ["score_cmd", "map_cmd", "EXIT_TOO_FEW_SCORED"]
 
@@ -273,9 +288,6 @@ def _options(o: dict, require: tuple[str, ...]):
     (:class:`~taxoforge.scores.options.ScoreOptions`, with the mapping's
     :class:`~taxoforge.scores.mapping.MappingConfig`: one option per field, named as the field)
     — and whether to print JSON."""
-    from taxoforge.scores.mapping import MappingConfig
-    from taxoforge.scores.options import ScoreOptions
-
     config = MappingConfig(**{f.name: o[f.name] for f in fields(MappingConfig)})
     score = ScoreOptions(config=config, store=o["store"], remote=o["remote"], cache=o["dest"], index_dir=o["index_dir"],
                          altered="content" if o["allow_altered"] else "refuse", progress=o["progress"])
@@ -284,8 +296,6 @@ def _options(o: dict, require: tuple[str, ...]):
 
 def _read_options(o: dict, require: tuple[str, ...]):
     """The :class:`~taxoforge.scores.options.ReadOptions` the command line asks for."""
-    from taxoforge.scores.options import ReadOptions
-
     defaults = {k: o[k] for k in ("model", "dataset", "prompt") if o.get(k)}
     names = o.get("column_names")
     fmt, layout = o["fmt"], o["adapter"]
@@ -304,8 +314,6 @@ def _say(message: str) -> None:
 
 
 def _usage_errors():
-    from taxoforge.scores.readers.files import OutputFileError
-
     return (OutputFileError, FileNotFoundError, ValueError, ImportError)
 
 
@@ -318,12 +326,6 @@ def _prepare(args: tuple[str, ...], read, score, timings=None):
     (``read``), the taxonomy opened (resolved, verified, cited, memory-mapped) and one mapping
     index built (``score``): (rows, tree, index, sources); each step timed into ``timings``
     (:class:`~taxoforge.scores.timings.Timings`)."""
-    from taxoforge.scores.readers.files import OutputFileError
-    from taxoforge.scores.run import index_for
-    from taxoforge.scores.readers.sources import read_paths
-    from taxoforge.scores.timings import Timings
-    from taxoforge.snapshots.open import open_taxonomy
-
     command = "score" if "label" in read.require else "map"
     if len(args) < 2:
         raise click.UsageError(f"give OUTPUTS... TAXONOMY: the model-output files, then the taxonomy "
@@ -365,8 +367,6 @@ def _outputs_only(args: tuple[str, ...]) -> tuple[str, ...]:
     or pattern; one that is a tree or snapshot folder, or names nothing on disk, is refused
     (a taxonomy there would otherwise be read as an answer file)."""
     import glob
-
-    from taxoforge.snapshots.manifest import MANIFEST_NAME
 
     if not args:
         raise click.UsageError("give the output files to score: OUTPUTS... --taxonomy A --taxonomy B")
@@ -437,19 +437,11 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, n_resamples, see
     Every parameter of the mapping (Alg. 1) has an option; the run records them all
     (run.json, the leaderboard's footnote). Rows that cannot be scored are listed with
     their file, line and reason."""
-    from taxoforge.files.checksums import file_record
-    from taxoforge.scores.statistics.confidence import BootstrapConfig
-    from taxoforge.scores.run import score_frame
-    from taxoforge.scores.timings import Timings
-    from taxoforge.versions import invocation
-
     timings = Timings(from_process_start=True)  # the interpreter's start and the imports are a phase too
     read, score, as_json = _options(o, ("output", "label"))
     score = replace(score, meteor=not no_meteor, plots=not no_plots,
                     ci=BootstrapConfig(n_resamples=n_resamples, seed=seed))
     if out_dir:
-        from taxoforge.files import check_replaceable
-
         check_replaceable(out_dir)  # a symlink, a file or the working folder: refused before the work (exit 11)
     if taxonomies:
         sys.exit(_score_across_trees(_outputs_only(args), taxonomies, crosswalk, out_dir, min_scored, read, score,
@@ -458,8 +450,6 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, n_resamples, see
         raise click.UsageError("--crosswalk needs two trees or more: --taxonomy A --taxonomy B")
     rows, tree, index, sources = _prepare(args, read, score, timings)
     if label_set is not None:
-        from taxoforge.files.labels import read_labels
-
         with timings.phase("read"):
             score = replace(score, label_set=read_labels(label_set)["label"].to_list())
     run = score_frame(rows, tree, replace(score, index=index), timings=timings)
@@ -490,11 +480,8 @@ def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, read,
     (:func:`taxoforge.scores.statistics.sensitivity.score_across`) with the read and score
     options of the command line; the exit code (the ``--min-scored`` gate applies to the first
     tree: another may not hold every ground truth)."""
-    from taxoforge.scores.statistics.sensitivity import score_across
-
     if len(taxonomies) < 2:
         raise click.UsageError("--taxonomy: give two trees or more (or OUTPUTS... TAXONOMY for one)")
-    from taxoforge.versions import invocation
 
     res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=score,
                        record=invocation(command_words()))
@@ -532,9 +519,6 @@ def map_cmd(args, out, min_mapped, **o):
     --column id=data_id --column output=prediction). One row per answer: the node id, its
     label and depth, the mapping stage that decided, the similarity, ties, whether the
     answer abstained."""
-    from taxoforge.scores.map_outputs import MAP_FORMATS, map_frame
-    from taxoforge.markdown import markdown_table
-
     read, score, as_json = _options(o, ("output",))
     if out is not None and not any(out.lower().endswith(s) for s in MAP_FORMATS):
         raise click.BadParameter(f"{out}: use one of {', '.join(MAP_FORMATS)}", param_hint="-o/--out")

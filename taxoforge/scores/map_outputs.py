@@ -35,6 +35,9 @@ import polars as pl
 from taxoforge.files import atomic_writer, write_parquet_atomic
 from taxoforge.scores.mapping import MappingConfig
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
+from taxoforge.scores.readers.sources import read_files
+from taxoforge.scores.run import index_for, index_record
+from taxoforge.scores.steps import GroundTruthResolver, bad_rows_frame, map_answers, parse_rows, screen_rows
 from taxoforge.snapshots.open import open_taxonomy
 from taxoforge.snapshots.tree_cache import ResolvedLabels
 
@@ -91,7 +94,7 @@ class MappedOutputs:
 
 
 def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None, **kwargs) -> MappedOutputs:
-    """Map the answers of the canonical table ``rows`` (:func:`taxoforge.scores.readers.files.read_files`
+    """Map the answers of the canonical table ``rows`` (:func:`taxoforge.scores.readers.sources.read_files`
     with ``require=("output",)``) to nodes of ``taxonomy`` (a :class:`~taxoforge.trees.taxonomy.Taxonomy`, or
     anything :func:`~taxoforge.snapshots.open.open_taxonomy` opens).
     ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (``config``, ``index``,
@@ -102,7 +105,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     Parameters
     ----------
     rows : polars.DataFrame
-        The canonical table of answers (:func:`taxoforge.scores.readers.files.read_files`).
+        The canonical table of answers (:func:`taxoforge.scores.readers.sources.read_files`).
     taxonomy : object
         The taxonomy.
     options : ScoreOptions, optional
@@ -115,9 +118,6 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     MappedOutputs
         The mapped answers, the rows not mapped and the run's record.
     """
-    from taxoforge.scores.run import index_for, index_record
-    from taxoforge.scores.steps import GroundTruthResolver, bad_rows_frame, map_answers, parse_rows, screen_rows
-
     o = split_options(kwargs, score=options, where="map_frame")[1] if kwargs else (options or ScoreOptions())
     config, index, progress = o.config, o.index, o.progress
     t0 = time.perf_counter()
@@ -192,8 +192,6 @@ def map_files(paths, taxonomy, *, out: str | os.PathLike | None = None, read: Re
     MappedOutputs
         The mapped answers, the rows not mapped and the run's record.
     """
-    from taxoforge.scores.readers.files import read_files
-
     read, score = split_options(kwargs, read, score, where="map_files")
     rows = read_files(paths, replace(read, require=("output",)))
     res = map_frame(rows, taxonomy, score)

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field, fields
 from numbers import Integral
 
 from taxoforge.files.records import MAX_RECORD_BYTES, MAX_TABLE_BYTES
-from taxoforge.params import (MAX_BOOTSTRAP_RESAMPLES, Interval, InvalidParameterError, Options,
-                                     validate_params)
+from taxoforge.params import MAX_BOOTSTRAP_RESAMPLES, Interval, InvalidParameterError, Options, validate_params
+from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+from taxoforge.scores.statistics.confidence import BootstrapConfig
 
 __all__ = ["Interval", "Options", "InvalidParameterError", "validate_params", "ReadOptions", "ScoreOptions",
            "MAX_RECORD_BYTES", "MAX_TABLE_BYTES", "MAX_BOOTSTRAP_RESAMPLES", "FILE_KINDS", "LAYOUTS",
@@ -195,9 +196,6 @@ class ScoreOptions(_Validated):
     }
 
     def _check(self) -> None:
-        from taxoforge.scores.statistics.confidence import BootstrapConfig
-        from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-
         if self.ci == "default":
             object.__setattr__(self, "ci", BootstrapConfig())
         for name, kind in (("config", MappingConfig), ("index", TaxonomyIndex), ("ci", BootstrapConfig)):

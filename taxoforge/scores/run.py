@@ -51,21 +51,22 @@ from pathlib import Path
 import polars as pl
 
 from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_atomic
-from taxoforge.links.resolve import PARTIAL_METHODS
-from taxoforge.scores.reports.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
-from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.files.tables import csv_text
-from taxoforge.scores.reports.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
+from taxoforge.links.resolve import PARTIAL_METHODS
+from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+from taxoforge.scores.measures.breakdowns import breakdown_tables
 from taxoforge.scores.measures.mistakes import map_ranked, mistake_columns
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
-from taxoforge.scores.readers.files import duplicate_ids, read_files
+from taxoforge.scores.readers.files import duplicate_ids
+from taxoforge.scores.readers.sources import read_files, read_paths
+from taxoforge.scores.reports.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
+from taxoforge.scores.reports.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.reports.tables import leaderboard_latex, leaderboard_markdown
+from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
+                                    bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels, screen_rows)
 from taxoforge.scores.timings import Timings
 from taxoforge.snapshots.open import open_taxonomy
 from taxoforge.snapshots.tree_cache import ResolvedLabels
-from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
-                                    bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
-                                    screen_rows)
 from taxoforge.trees.taxonomy import Taxonomy
 from taxoforge.versions import package_versions
 
@@ -435,8 +436,6 @@ def _label_set_nodes(label_set, resolve) -> tuple[list[str] | None, dict]:
 def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
     """The breakdown tables (:func:`taxoforge.scores.measures.breakdowns.breakdown_tables`)
     over the rows with a full ground truth."""
-    from taxoforge.scores.measures.breakdowns import breakdown_tables
-
     full = samples.filter(~pl.col("gt_partial"))
     return breakdown_tables(full, tree, GROUP_KEYS) if full.height else {}
 
@@ -526,8 +525,6 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, re
     -------
     ScoreRun
     """
-    from taxoforge.scores.readers.sources import read_paths
-
     read, score = split_options(kwargs, read, score)
     t = timings if timings is not None else Timings()
     with t.phase("read"):

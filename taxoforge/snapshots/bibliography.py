@@ -28,17 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taxoforge.latex import latex_escape
-from taxoforge.snapshots.catalogue import check_public_url, public_url_of
+from taxoforge.snapshots.catalogue import check_public_url, parse_ref, public_url_of, resolve_entry
 from taxoforge.snapshots.errors import SnapshotError
-from taxoforge.snapshots.upstreams import (
-    Upstream,
-    licence_summary,
-    release_date,
-    spdx_licences,
-    upstream_key,
-    upstreams_of,
-    version_text,
-)
+from taxoforge.snapshots.upstreams import (Upstream, licence_summary, release_date, spdx_licences, upstream_key,
+                                           upstreams_of, version_text)
 
 __all__ = ["SnapshotReference", "reference_from_entry", "bibtex", "cff", "citation_key", "LOCAL_ONLY", "public_address",
            "cite_snapshot", "default_authors", "NOT_PUBLISHED"]
@@ -202,8 +195,6 @@ def cite_snapshot(ref: str, store) -> SnapshotReference:
         What a citation of it says; ``store`` is None (and ``local_only`` true) for a local
         store without a public URL.
     """
-    from taxoforge.snapshots.catalogue import resolve_entry, parse_ref
-
     parse_ref(ref)
     store.require_exists()
     idx = store.index()

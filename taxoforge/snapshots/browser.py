@@ -35,8 +35,10 @@ import warnings
 from importlib import resources
 from pathlib import Path
 
+from taxoforge.snapshots.bibliography import public_address
 from taxoforge.snapshots.browser_index import FORMAT, BrowserData, browser_data
 from taxoforge.snapshots.catalogue import sorted_versions
+from taxoforge.snapshots.manifest import package_version
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["BROWSER_DIR", "LINKS", "ID_KINDS", "SEARCHES", "browser_page", "build_browser", "write_browser",
@@ -150,8 +152,6 @@ def browser_page(meta: dict) -> str:
     """
     import jinja2
 
-    from taxoforge.snapshots.manifest import package_version
-
     script, style = _static("browser.js"), _static("browser.css")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     return env.from_string(_TEMPLATE).render(
@@ -263,8 +263,6 @@ def write_browser(store, ref: str, tables: TreeTables | None = None) -> dict:
     dict
         The index entry's ``browser``: format, the version compared with, file count, bytes.
     """
-    from taxoforge.snapshots.bibliography import public_address
-
     store._check_writable()
     idx = store.index()
     name, entry = store.resolve(ref)

@@ -35,6 +35,8 @@ import math
 import numpy as np
 import polars as pl
 
+from taxoforge.snapshots.diff import summary_text
+
 __all__ = ["node_changes", "changes_pages", "LISTED", "PAGE_ROWS", "CHANGES_PAGE", "NODE_CHANGE_KINDS"]
 
 #: children listed per node as moved in or out (the page lists them all)
@@ -265,8 +267,6 @@ def changes_pages(frames: dict[str, pl.DataFrame], *, taxonomy: str, version: st
     import hashlib
 
     import jinja2
-
-    from taxoforge.snapshots.diff import summary_text
 
     counts = {k: v.height for k, v in frames.items()}
     ranks_old = old_ranks or {}

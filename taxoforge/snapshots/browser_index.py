@@ -24,12 +24,12 @@ JSON; the page decompresses it itself, so the host needs no configuration):
 ``names/index.json.gz`` and ``names/<f>.json.gz``
     Every name of every node (scientific, vernacular, synonym, label …), and every name again
     from each of its later words (*leo* finds *Panthera leo*), keyed by its normal form
-    (:func:`name_key`), cut into buckets by key prefix, each bucket at most about
+    (:func:`~taxoforge.snapshots.browser_keys.name_key`), cut into buckets by key prefix, each bucket at most about
     :data:`NAME_BUCKET` entries (a prefix with more is split one character longer). For a
-    prefix that was split, a *top* file holds its best :data:`TOP_NAMES` entries, so a
+    prefix that was split, a *top* file holds its best :data:`~taxoforge.snapshots.browser_keys.TOP_NAMES` entries, so a
     one-letter query is answered from one small file too.
 
-:func:`name_key` and :func:`id_bucket` are the two functions the page re-implements in
+:func:`~taxoforge.snapshots.browser_keys.name_key` and :func:`id_bucket` are the two functions the page re-implements in
 JavaScript; the tests check that both give the same answers.
 """
 
@@ -37,62 +37,28 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
 
+from taxoforge.snapshots.browser_changes import changes_pages, node_changes
+from taxoforge.snapshots.browser_keys import KIND_ORDER
+from taxoforge.snapshots.browser_names import name_files
+from taxoforge.snapshots.diff import diff_frames
 from taxoforge.trees.lca import preorder
 from taxoforge.trees.tables import TreeTables
 
-__all__ = ["SHARD_SIZE", "INLINE_CHILDREN", "NAME_BUCKET", "TOP_NAMES", "MAX_PREFIX", "FORMAT", "name_key",
-           "id_bucket", "id_buckets", "fnv1a32", "BrowserData", "browser_data", "KIND_ORDER", "NODE_FIELDS"]
+__all__ = ["SHARD_SIZE", "INLINE_CHILDREN", "NAME_BUCKET", "FORMAT", "id_bucket", "id_buckets", "fnv1a32",
+           "BrowserData", "browser_data", "NODE_FIELDS"]
 
 FORMAT = "taxoforge-browser"
 SHARD_SIZE = 1024
 INLINE_CHILDREN = 100
 NAME_BUCKET = 3000
-TOP_NAMES = 30
-MAX_PREFIX = 12
-#: name kinds, best first: the order search results of equal match take
-KIND_ORDER = ("label", "scientific", "vernacular", "alias", "lemma", "dataset_label", "synonym", "infrageneric",
-              "synset")
 #: the fields of a node record in ``nodes/<k>.json.gz`` (the page reads them by position)
 NODE_FIELDS = ("id", "label", "rank", "parent", "depth", "size", "n_children", "children", "names", "links", "diff")
-#: what separates words in a key (:data:`taxoforge.snapshots.browser_names.WHITESPACE`, in Python's syntax)
-_SPACES = re.compile("[_\t\n\x0b\x0c\r \x85\u1680\u2028\u2029\ufeff]+")
-
-
-def name_key(text: str | None) -> str:
-    """The normal form names are searched by: Unicode NFKD with combining marks dropped,
-    lower case, ``_`` and runs of white space as one space, trimmed. The page computes the
-    same (``String.prototype.normalize("NFKD")``, ``/\\p{M}/gu``, ``toLowerCase``).
-
-    Parameters
-    ----------
-    text : str or None
-        A name or a query.
-
-    Returns
-    -------
-    str
-        Its key.
-
-    Examples
-    --------
-    >>> name_key("  Acinonyx   JUBATUS ")
-    'acinonyx jubatus'
-    >>> name_key("Lycaena_phlæas Müller")
-    'lycaena phlæas muller'
-    """
-    if not text:
-        return ""
-    decomposed = unicodedata.normalize("NFKD", str(text))
-    kept = "".join(c for c in decomposed if not unicodedata.category(c).startswith("M"))
-    return _SPACES.sub(" ", kept.lower()).strip(" ")
 
 
 def fnv1a32(data: bytes) -> int:
@@ -293,10 +259,6 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
     BrowserData
         The files and the page's metadata.
     """
-    from taxoforge.snapshots.browser_changes import changes_pages, node_changes
-    from taxoforge.snapshots.browser_names import name_files
-    from taxoforge.snapshots.diff import diff_frames
-
     nodes = tables.nodes.select("node_id", "parent_id", "depth", "label",
                                 *(["rank"] if "rank" in tables.nodes.columns else []))
     if "rank" not in nodes.columns:

@@ -1,5 +1,5 @@
 """The name index of a snapshot's browser: every name of every node, cut into buckets by the
-prefix of its normal form (:func:`~taxoforge.snapshots.browser_index.name_key`).
+prefix of its normal form (:func:`~taxoforge.snapshots.browser_keys.name_key`).
 
 An entry is ``[key, name, kind, ordinal, label or 0, rank, from_word, size, common, context]``:
 the name's key, the name as written, its kind (index into the page's ``kinds``), the node's
@@ -11,10 +11,10 @@ names the node has (:data:`COMMON_KINDS`, at most 15) and its higher taxon (an i
 
 Buckets (module doc of :mod:`.browser_index`): the entries whose key starts with a prefix of
 one character, split one character longer while a bucket holds more than ``name_bucket``
-entries, up to :data:`~taxoforge.snapshots.browser_index.MAX_PREFIX` characters. A key
+entries, up to :data:`~taxoforge.snapshots.browser_keys.MAX_PREFIX` characters. A key
 exactly as long as a prefix that was split goes to the bucket ``prefix + "\\x00"``. A split
 prefix is an *internal* node: its *top* file holds its best
-:data:`~taxoforge.snapshots.browser_index.TOP_NAMES` entries (exact key first). The page
+:data:`~taxoforge.snapshots.browser_keys.TOP_NAMES` entries (exact key first). The page
 answers a query ``q`` from the top file of ``q`` (and the bucket ``q + "\\x00"``) when ``q`` was
 split, else from the bucket of the longest prefix of ``q``, keeping the entries whose key
 starts with ``q``.
@@ -23,7 +23,7 @@ Within a bucket, entries are sorted by key, then by how good a match they are at
 the whole name before a later word; then the taxa people have common names for first, the
 more names the better (a prior of how well known a taxon is: *lion* finds *Panthera leo*,
 which WordNet names three ways, before a beetle genus that only a scientific name names); then
-by kind (:data:`~taxoforge.snapshots.browser_index.KIND_ORDER`), bigger subtrees first,
+by kind (:data:`~taxoforge.snapshots.browser_keys.KIND_ORDER`), bigger subtrees first,
 shorter names first. The page orders the hits of a query the same way, an exact key first.
 """
 
@@ -32,41 +32,18 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-__all__ = ["name_files", "WHITESPACE", "name_keys", "COMMON_KINDS"]
+from taxoforge.snapshots.browser_keys import KIND_ORDER, MAX_PREFIX, TOP_NAMES, WHITESPACE, name_keys
+
+__all__ = ["name_files", "COMMON_KINDS"]
 
 #: name kinds that are names people use (not scientific names nor identifiers): how many of them a
 #: node has ranks equal matches
 COMMON_KINDS = ("vernacular", "alias", "lemma", "dataset_label")
 
-#: the characters that separate words in a key (after NFKD, every other Unicode space is a plain
-#: space); the page uses the same class
-WHITESPACE = "[_\\t\\n\\x0b\\x0c\\r \\x{85}\\x{1680}\\x{2028}\\x{2029}\\x{feff}]+"
-
-
-def name_keys(names: pl.Expr) -> pl.Expr:
-    """:func:`~taxoforge.snapshots.browser_index.name_key` as a polars expression (the same
-    key for every name; the tests compare the two).
-
-    Parameters
-    ----------
-    names : polars.Expr
-        A string column.
-
-    Returns
-    -------
-    polars.Expr
-        The keys.
-    """
-    return (names.str.normalize("NFKD").str.replace_all(r"\p{M}", "").str.to_lowercase()
-            .str.replace_all(WHITESPACE, " ").str.strip_chars(" "))
-
-
 def _entries(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray, kinds: list[str],
              context: np.ndarray) -> pl.DataFrame:
     """Every (node, key) once, with its best name, and a ``_score`` that orders matches of
     equal key (module doc): lower is better."""
-    from taxoforge.snapshots.browser_index import KIND_ORDER
-
     n = len(labels)
     common = names.filter(pl.col("kind").is_in(list(COMMON_KINDS))).group_by("_o").agg(
         pl.col("name").n_unique().clip(0, 15).cast(pl.Int64).alias("_common"))
@@ -152,8 +129,6 @@ def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarr
     tuple of (dict, dict)
         The index (for the page's metadata: entry count, limits) and file name → bytes.
     """
-    from taxoforge.snapshots.browser_index import MAX_PREFIX, TOP_NAMES
-
     context = np.full(len(labels), -1, dtype=np.int64) if context is None else context
     entries = _entries(names, labels, rank_col, size, kinds, context).with_row_index("_e")  # sorted by key
     # the higher taxa the entries name, once each: contexts.json.gz holds [label, rank] of each

@@ -29,9 +29,20 @@ from pathlib import Path
 import click
 
 from taxoforge.cli_output import emit_json, handle_errors
-
-from taxoforge.snapshots.errors import SnapshotError
+from taxoforge.snapshots.bibliography import bibtex, cff, cite_snapshot
+from taxoforge.snapshots.browser import browser_path, publish_browser, write_browser
+from taxoforge.snapshots.catalogue import describe_entry, describe_taxonomies, latest_version, sorted_versions
+from taxoforge.snapshots.checks import require_publishable
+from taxoforge.snapshots.diff import diff_tables, format_diff
+from taxoforge.snapshots.errors import ChecksumMismatch, SnapshotError, SnapshotNotFound
 from taxoforge.snapshots.manifest import MANIFEST_NAME
+from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.snapshots.pull import pull
+from taxoforge.snapshots.store import SnapshotStore
+from taxoforge.snapshots.upstreams import upstreams_of
+from taxoforge.snapshots.verify import read_snapshot, summarise, verify_folder
+from taxoforge.trees.tables import TreeTables
+
 
 EXIT_CODES = __doc__.split("Exit codes:", 1)[1]
 
@@ -63,8 +74,6 @@ _handle_errors = handle_errors()
 
 
 def _store(url):
-    from taxoforge.snapshots.store import SnapshotStore
-
     return SnapshotStore(url)
 
 
@@ -80,9 +89,6 @@ def _human_size(n: int | None) -> str:
 
 def _load(target: str, store_url: str | None, cache: str | None = None):
     """A snapshot given as a folder (with manifest.json) or NAME[@VERSION] in the store."""
-    from taxoforge.snapshots.open import open_taxonomy
-    from taxoforge.snapshots.verify import read_snapshot
-
     if _is_folder(target):
         return read_snapshot(target)
     return open_taxonomy(target, store_url, cache=cache).tables
@@ -103,9 +109,6 @@ def _is_folder(target: str) -> bool:
 def list_cmd(name: str | None, store: str | None, as_json: bool) -> None:
     """List the taxonomies and versions in a store (all, or only NAME's), oldest first;
     the latest version of each (what a bare NAME means) is marked with *."""
-    from taxoforge.snapshots.catalogue import describe_entry, describe_taxonomies, latest_version, sorted_versions
-    from taxoforge.snapshots.errors import SnapshotNotFound
-
     st = _store(store)
     st.require_exists()
     idx = st.index()
@@ -154,8 +157,6 @@ def pull_cmd(ref: str, store: str | None, dest: str | None, retries: int, progre
     file is deleted and the snapshot refused. Nothing beyond the manifest's sizes is
     written, a stalled or trickling server is cut at its deadline, and a snapshot that does
     not fit on the disk is refused before anything is downloaded."""
-    from taxoforge.snapshots.pull import pull
-
     res = pull(ref, store=store, dest=dest, progress=progress, retries=retries, allow_other_hosts=allow_other_hosts)
     text = (f"{res.ref}: {'already present and verified' if res.status == 'present' else 'pulled and verified'}"
             f" → {res.path}" + (f" ({_human_size(res.bytes_downloaded)} downloaded"
@@ -176,9 +177,6 @@ def verify_cmd(target: str, store: str | None, fast: bool, as_json: bool) -> Non
     HTTP, S3 …) against its manifest, and the manifest against the store's index: every
     file's size and SHA-256 and, unless --fast, the content hash recomputed from the
     tables. Remote files are read, never written. Exit code 4 when anything differs."""
-    from taxoforge.snapshots.errors import ChecksumMismatch
-    from taxoforge.snapshots.verify import verify_folder
-
     if _is_folder(target):
         folder = Path(target)
         rep = verify_folder(folder, deep=not fast)
@@ -209,8 +207,6 @@ def show_cmd(target: str, store: str | None, dest: str | None, as_json: bool) ->
     """Print a snapshot's manifest and a summary: nodes, leaves, depth histogram, names,
     links by dataset and status, report rows by kind. Remote snapshots are pulled into the
     local store first."""
-    from taxoforge.snapshots.verify import summarise
-
     tables = _load(target, store, dest)
     m = tables.info["manifest"]
     s = summarise(tables)
@@ -260,8 +256,6 @@ def diff_cmd(a: str, b: str, store: str | None, dest: str | None, limit: int, ex
     """Show what changed from snapshot A to snapshot B: nodes added, removed, renamed,
     moved to a new parent; names and links added, removed or changed. A and B are folders
     or NAME@VERSION in the store; B may be just @VERSION (same name as A)."""
-    from taxoforge.snapshots.diff import diff_tables, format_diff
-
     if b.startswith("@") and "@" in a and not _is_folder(a):
         b = a.split("@", 1)[0] + b
     d = diff_tables(_load(a, store, dest), _load(b, store, dest))
@@ -314,13 +308,6 @@ def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | N
     as is. The tree checks run first: a broken tree is refused (exit code 7). Publishing a
     version that is already there is a no-op when its content is the same, exit code 5
     otherwise. The store's index.json and index.html are rewritten."""
-    from taxoforge.snapshots.checks import require_publishable
-    from taxoforge.snapshots.errors import ChecksumMismatch
-    from taxoforge.snapshots.verify import read_snapshot, verify_folder
-    from taxoforge.trees.tables import TreeTables
-
-    from taxoforge.snapshots.store import SnapshotStore
-
     st = SnapshotStore(store, public_url=public_url)
     checks = []
     if (folder / MANIFEST_NAME).exists():
@@ -331,8 +318,6 @@ def publish_cmd(folder: Path, name: str | None, store: str | None, seed: int | N
             checks = require_publishable(read_snapshot(folder), min_link_coverage=min_link_coverage)
         res = st.install(folder, latest=latest)
         if browser:
-            from taxoforge.snapshots.browser import publish_browser
-
             publish_browser(st, res)
     else:
         try:
@@ -368,9 +353,6 @@ def browse_cmd(ref: str | None, store: str | None, rebuild: bool, as_json: bool)
     it): a static page, NAME/VERSION/browse/index.html, to search any name or id and see its
     path to the root, children with subtree sizes, depth, links out and what changed since
     the version before. Serve the store over HTTP to open it."""
-    from taxoforge.snapshots.browser import browser_path, write_browser
-    from taxoforge.snapshots.catalogue import sorted_versions
-
     st = _store(store)
     st.require_exists()
     idx = st.index()
@@ -415,9 +397,6 @@ def cite_cmd(ref: str, store: str | None, fmt: str, authors: tuple[str, ...], as
     built from (Wikidata, Catalogue of Life, iNaturalist, iNat21, WordNet, ImageNet) with
     that source's own citation and licence. A local store without a public URL is cited
     as such (publish with --public-url to give it one). Only index.json is read."""
-    from taxoforge.snapshots.bibliography import bibtex, cff, cite_snapshot
-    from taxoforge.snapshots.upstreams import upstreams_of
-
     r = cite_snapshot(ref, _store(store))
     names = list(authors) or None
     bib, cit = bibtex(r, names), cff(r, names)

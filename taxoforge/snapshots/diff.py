@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 import polars as pl
 
+from taxoforge.snapshots.catalogue import sorted_versions
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["diff_tables", "diff_frames", "diff_summary", "summary_text", "format_diff", "DIFF_KINDS", "fill_diffs"]
@@ -281,8 +282,6 @@ def fill_diffs(idx: dict, name: str, read: Callable[[str, dict], TreeTables],
     fresh : dict, optional
         Tables already in memory, by version (a version being published).
     """
-    from taxoforge.snapshots.catalogue import sorted_versions
-
     entries = sorted_versions(idx["taxonomies"].get(name, {}).get("versions", []))
     cache = dict(fresh or {})
 

@@ -56,10 +56,12 @@ from typing import Any
 
 import polars as pl
 
-from taxoforge.files import file_sha256, write_bytes_atomic
+import taxoforge
+from taxoforge.files import FileTooLarge, UnsafePath, file_sha256, read_regular_file, write_bytes_atomic
 from taxoforge.files.paths import without_local_paths
 from taxoforge.snapshots.errors import SnapshotError
-from taxoforge.trees.tables import ADDED_COLUMNS, SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform, provenance
+from taxoforge.trees.tables import (ADDED_COLUMNS, SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform,
+                                    provenance)
 from taxoforge.versions import package_versions
 
 __all__ = [
@@ -241,8 +243,6 @@ def package_version() -> str:
 
         return version("taxoforge")
     except Exception:  # pragma: no cover - running from a source tree without metadata
-        import taxoforge
-
         return getattr(taxoforge, "__version__", "unknown")
 
 
@@ -498,8 +498,6 @@ def read_manifest(folder: str | os.PathLike) -> dict:
         The parsed ``manifest.json`` of a snapshot folder: a regular file, not a
         symbolic link, of at most :data:`MAX_MANIFEST_BYTES`.
     """
-    from taxoforge.files import FileTooLarge, UnsafePath, read_regular_file
-
     path = Path(folder) / MANIFEST_NAME
     try:
         data = read_regular_file(path, MAX_MANIFEST_BYTES, "manifest")

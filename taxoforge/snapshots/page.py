@@ -23,8 +23,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from taxoforge.files.paths import without_local_paths
+from taxoforge.snapshots.bibliography import bibtex, reference_from_entry
 from taxoforge.snapshots.catalogue import latest_version, sorted_versions
 from taxoforge.snapshots.diff import summary_text
+from taxoforge.snapshots.manifest import package_version, validate_name
+from taxoforge.snapshots.upstreams import release_date, upstreams_of, version_text
 
 __all__ = ["PAGE_NAME", "render_page", "pull_command", "human_size"]
 
@@ -174,10 +178,6 @@ def _source_items(sv: Any) -> list[tuple[str, str, str | None]]:
     in view."""
     import json
 
-    from taxoforge.snapshots.upstreams import version_text
-
-    from taxoforge.files.paths import without_local_paths
-
     if not isinstance(sv, dict):
         sv = {"": sv} if sv else {}
     sv = without_local_paths(sv)
@@ -203,8 +203,6 @@ def _count(d: dict, key: str) -> str:
 def _browser_href(name: str, entry: dict) -> str | None:
     """The relative link to a version's browser, when its index entry says it has one (a
     path the id grammar allows: nothing from a hostile index becomes another URL)."""
-    from taxoforge.snapshots.manifest import validate_name
-
     if not entry.get("browser"):
         return None
     try:
@@ -258,11 +256,6 @@ def render_page(idx: dict, store_url: str | None, *, public: bool = False) -> st
         (``public``: that URL is where users reach the store, so the page keeps it).
     """
     import jinja2
-
-    from taxoforge.snapshots.manifest import package_version
-
-    from taxoforge.snapshots.bibliography import bibtex, reference_from_entry
-    from taxoforge.snapshots.upstreams import release_date, upstreams_of
 
     # a citation names the public URL, or a remote store's own URL; a local folder's path never
     cite_store = store_url if store_url and (public or "://" in store_url) else None

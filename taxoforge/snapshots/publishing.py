@@ -15,24 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taxoforge.files import make_private_dir
+from taxoforge.files.debris import WORK_SUFFIX, Claim, sweep
 from taxoforge.snapshots.browser import publish_browser
-from taxoforge.snapshots.catalogue import (
-    empty_index,
-    latest_version,
-    register,
-    resolve_entry,
-    set_latest,
-    sorted_versions,
-)
+from taxoforge.snapshots.catalogue import (empty_index, latest_version, register, resolve_entry, set_latest,
+                                           sorted_versions)
+from taxoforge.snapshots.checks import require_publishable
+from taxoforge.snapshots.diff import fill_diffs
 from taxoforge.snapshots.errors import SnapshotConflict, SnapshotError, SnapshotNotFound
-from taxoforge.snapshots.manifest import (
-    MANIFEST_NAME,
-    MAX_MANIFEST_BYTES,
-    build_snapshot,
-    parse_manifest,
-    read_manifest,
-    validate_name,
-)
+from taxoforge.snapshots.manifest import (MANIFEST_NAME, MAX_MANIFEST_BYTES, build_snapshot, parse_manifest,
+                                          read_manifest, validate_name)
 from taxoforge.snapshots.page import PAGE_NAME
 from taxoforge.trees.tables import TreeTables
 
@@ -88,8 +79,6 @@ class StorePublishing:
 
     # ---- diffs between consecutive versions, for the catalogue --------------------------------
     def _fill_diffs(self, idx: dict, name: str, fresh: dict[str, TreeTables] | None = None) -> None:
-        from taxoforge.snapshots.diff import fill_diffs
-
         fill_diffs(idx, name, lambda v, entry: self.read_tables(name, v, entry), fresh)
 
     def install(self, folder: str | os.PathLike, *, move: bool = False, latest: bool = False, diffs: bool = True,
@@ -166,8 +155,6 @@ class StorePublishing:
     def _staging(self, prefix: str):
         """A new claimed work folder in ``<store>/.staging/`` (``(path, claim)``), after sweeping
         the stale ones killed publishes left there."""
-        from taxoforge.files.debris import WORK_SUFFIX, Claim, sweep
-
         parent = self.local_path(".staging")
         sweep(parent, rf"(build-)?{WORK_SUFFIX}")
         path = make_private_dir(parent, prefix=prefix)
@@ -273,8 +260,6 @@ class StorePublishing:
         """
         self._check_writable()
         if check:
-            from taxoforge.snapshots.checks import require_publishable
-
             require_publishable(tables, min_link_coverage=min_link_coverage)
         claim = None
         if self.is_local:

@@ -55,40 +55,14 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from taxoforge.files import (
-    MAX_RETRY_AFTER,
-    DownloadError,
-    FileTooLarge,
-    UnsafePath,
-    download,
-    fetch_bytes,
-    file_sha256,
-    path_inside,
-    read_regular_file,
-    write_bytes_atomic,
-)
-from taxoforge.snapshots.catalogue import (
-    INDEX_NAME,
-    MAX_INDEX_BYTES,
-    describe_entry,
-    empty_index,
-    index_bytes,
-    latest_version,
-    now,
-    parse_index,
-    parse_ref,
-    record_public_url,
-    resolve_entry,
-    sorted_versions,
-)
-from taxoforge.snapshots.errors import (
-    ChecksumMismatch,
-    LockTimeout,
-    ReadOnlyStore,
-    SnapshotConflict,
-    SnapshotError,
-    SnapshotNotFound,
-)
+from taxoforge.files import (MAX_RETRY_AFTER, DownloadError, FileTooLarge, UnsafePath, download, fetch_bytes,
+                             file_sha256, path_inside, read_regular_file, write_bytes_atomic)
+from taxoforge.files.paths import user_data_dir
+from taxoforge.snapshots.catalogue import (INDEX_NAME, MAX_INDEX_BYTES, describe_entry, empty_index, index_bytes,
+                                           latest_version, now, parse_index, parse_ref, record_public_url,
+                                           resolve_entry, sorted_versions)
+from taxoforge.snapshots.errors import (ChecksumMismatch, LockTimeout, ReadOnlyStore, SnapshotConflict, SnapshotError,
+                                        SnapshotNotFound)
 from taxoforge.snapshots.locks import LOCK_NAME, local_lock, remote_lock
 from taxoforge.snapshots.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES, parse_manifest, validate_name
 from taxoforge.snapshots.page import PAGE_NAME, render_page
@@ -131,8 +105,6 @@ def default_store_url() -> str:
     -------
     str
     """
-    from taxoforge.files.paths import user_data_dir
-
     for name in STORE_VARIABLES:
         if os.environ.get(name):
             return os.environ[name]

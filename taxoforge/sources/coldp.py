@@ -62,6 +62,7 @@ from pathlib import Path
 import polars as pl
 
 from taxoforge.files.archives import DEFAULT_MAX_EXTRACT_BYTES, DEFAULT_MAX_RATIO, is_macos_metadata
+from taxoforge.links.external_names import names_onto_tree
 from taxoforge.sources.coldp_files import EXTENSIONS, ColdpError, TableFile, encoding_error, open_tables
 from taxoforge.sources.ranked import ranked_tree_tables, report_frame
 from taxoforge.trees.ranks import ancestor_at_rank
@@ -516,8 +517,6 @@ def coldp_names_for_tree(source: str | os.PathLike | ColdpTables, tree: TreeTabl
         another ``tree`` through their accepted scientific names
         (:func:`taxoforge.links.external_names.names_onto_tree`).
     """
-    from taxoforge.links.external_names import names_onto_tree
-
     return names_onto_tree(coldp_names(source), tree, kinds=kinds)
 
 

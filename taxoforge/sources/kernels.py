@@ -38,6 +38,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from taxoforge.sources.wikidata.dump import read_dump
+from taxoforge.sources.wikidata.dump_tables import graph_from_tables
+from taxoforge.trees.build import build_tree
+from taxoforge.trees.threads import every_step_split
+
 __all__ = ["GROUPS", "compile_kernels", "main"]
 
 GROUPS = ("trees", "dump")
@@ -50,9 +55,6 @@ _ALIAS = "<http://www.w3.org/2004/02/skos/core#altLabel>"
 
 def _trees() -> None:
     import polars as pl
-
-    from taxoforge.trees.build import build_tree
-    from taxoforge.trees.threads import every_step_split
 
     def graph(name) -> pl.DataFrame:
         pairs = [(2, 1), (3, 1), (4, 2), (4, 3), (5, 4), (6, 5), (5, 6), (7, 8), (9, 9), (10, 4), (10, 3)]
@@ -89,10 +91,6 @@ def _dump_lines() -> list[str]:
 
 def _dump() -> None:
     import polars as pl
-
-    from taxoforge.sources.wikidata.dump import read_dump
-    from taxoforge.sources.wikidata.dump_tables import graph_from_tables
-    from taxoforge.trees.threads import every_step_split
 
     text = ("\n".join(_dump_lines()) + "\n").encode()
     big = f"<{_WD}123456789012345678> <{_DIRECT}P279> <{_WD}2> .\n".encode()

@@ -26,7 +26,9 @@ from pathlib import Path
 
 import polars as pl
 
-from taxoforge.files import atomic_directory
+from taxoforge.files import atomic_directory, file_sha256
+from taxoforge.trees.build import build_tree
+from taxoforge.trees.tables import TreeTables
 
 __all__ = [
     "wordnet_tree",
@@ -283,9 +285,6 @@ def wordnet_tree(edges: pl.DataFrame, names: pl.DataFrame, *, tie_seed: int = 0,
         graph→tree step (:func:`taxoforge.trees.build.build_tree`, source ``wn``) with
         WordNet's version recorded.
     """
-    from taxoforge.trees.build import build_tree
-    from taxoforge.trees.tables import TreeTables
-
     build = build_tree(edges, source="wn", tie_seed=tie_seed, cycle_policy=cycle_policy, exclude=exclude)
     return TreeTables.from_build("wordnet", build, names,
                                  info={"source_versions": {"wordnet": WORDNET_VERSION}, "seed": tie_seed,
@@ -308,8 +307,6 @@ def wordnet_source_version(wn=None) -> dict:
         same files give the same dict, so a change of the installed data shows as a new
         observed version.
     """
-    from taxoforge.files import file_sha256
-
     wn = wn if wn is not None else ensure_wordnet(allow_download=False)
     root = Path(str(wn.root))
     return {"wordnet": wn.get_version(), **{f: file_sha256(root / f) for f in ("data.noun", "index.noun")},

@@ -35,6 +35,7 @@ from __future__ import annotations
 import polars as pl
 
 from taxoforge.links.external_names import merge_names
+from taxoforge.sources.wordnet import ensure_wordnet, wordnet_source_version
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["wordnet_english_names", "with_wordnet_names", "WORDNET_NAME_SOURCE", "RANK_OF_WORDNET"]
@@ -93,8 +94,6 @@ def wordnet_english_names(tree: TreeTables, wn=None) -> pl.DataFrame:
         (``wordnet:<synset>``); one row per node and name.
     """
     if wn is None:
-        from taxoforge.sources.wordnet import ensure_wordnet
-
         wn = ensure_wordnet(allow_download=False)
     ranks = sorted(set(RANK_OF_WORDNET.values()) | {"species"})
     nodes = tree.nodes.filter(pl.col("rank").is_in(ranks)).select("node_id", "label", "rank")
@@ -150,8 +149,6 @@ def with_wordnet_names(tree: TreeTables, wn=None) -> TreeTables:
     TreeTables
         The tree with the names added (:func:`~taxoforge.links.external_names.merge_names`).
     """
-    from taxoforge.sources.wordnet import ensure_wordnet, wordnet_source_version
-
     wn = wn if wn is not None else ensure_wordnet(allow_download=False)
     version = {k: v for k, v in wordnet_source_version(wn).items() if k != "folder"}  # no local path
     return merge_names(tree, wordnet_english_names(tree, wn), source=WORDNET_NAME_SOURCE, source_version=version)

@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from taxoforge.scores.mapping.vocabulary import is_non_naming
 from taxoforge.text import normalise_text
 
 __all__ = ["ParsedAnswer", "parse_answer", "parse_options", "is_abstention", "split_refusal", "is_nota",
@@ -208,8 +209,6 @@ def split_refusal(answer: str) -> tuple[bool, str]:
 
 def _names_something(text: str) -> bool:
     """Taxonomy-free reading of "names anything": a word outside the closed classes."""
-    from taxoforge.scores.mapping.vocabulary import is_non_naming
-
     return any(not is_non_naming(w) for w in normalise_text(text).split())
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from taxoforge.files import default_cache_dir
 from taxoforge.files.archives import ArchiveError, safe_extract_zip
 from taxoforge.files.atomic import atomic_directory, write_text_atomic
 
@@ -66,8 +67,6 @@ def cache_root() -> Path:
     Path
         Taxoforge's cache folder (:func:`taxoforge.files.default_cache_dir`), expanded.
     """
-    from taxoforge.files import default_cache_dir
-
     return default_cache_dir().expanduser()
 
 

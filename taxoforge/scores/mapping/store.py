@@ -59,7 +59,6 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 
 from taxoforge.files import atomic_directory, write_text_atomic
 from taxoforge.scores.mapping.config import MappingConfig

@@ -40,8 +40,9 @@ import numpy as np
 import polars as pl
 
 from taxoforge.scores.measures.hierarchical import aggregate_hierarchical, hierarchical_scores
-from taxoforge.trees.cuts import sample_tree_cuts
+from taxoforge.scores.measures.mistakes import category_accuracy
 from taxoforge.snapshots.open import open_taxonomy
+from taxoforge.trees.cuts import sample_tree_cuts
 from taxoforge.trees.taxonomy import Taxonomy
 
 __all__ = ["GROUP_KEYS", "by_ground_truth_level", "by_ground_truth_rank", "correctness_by_level",
@@ -547,7 +548,5 @@ def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int 
     if "LI" in s.columns and "CS" in s.columns:
         out["open_world_groups"] = open_world_groups(s, by)
     if "category" in s.columns and s["category"].drop_nulls().len():
-        from taxoforge.scores.measures.mistakes import category_accuracy
-
         out["by_category"] = category_accuracy(s, by)
     return out

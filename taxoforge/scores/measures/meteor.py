@@ -41,6 +41,9 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from taxoforge.files import default_cache_dir
+from taxoforge.sources.wordnet import ensure_wordnet
+
 __all__ = ["SynonymTable", "synonym_table", "meteor", "TABLE_FORMAT", "POS_ORDER"]
 
 #: bump when the stored table's layout or the rules deriving it change
@@ -270,8 +273,6 @@ def table_path(cache_dir: str | os.PathLike | None = None) -> Path:
         ``<cache>/meteor/wordnet-synonyms-<format>-nltk<version>.sqlite`` (NLTK's
         version is part of the name: its reader derives the table).
     """
-    from taxoforge.files import default_cache_dir
-
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     return root / "meteor" / f"wordnet-synonyms-{TABLE_FORMAT}-nltk{_nltk_version()}.sqlite"
 
@@ -302,8 +303,6 @@ def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download:
     if table is not None:
         return table
     import filelock
-
-    from taxoforge.sources.wordnet import ensure_wordnet
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with filelock.FileLock(str(path) + ".lock", timeout=600):

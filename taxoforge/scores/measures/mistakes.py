@@ -63,6 +63,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from taxoforge.scores.mapping.parse import UnparseableAnswer, parse_answer
+from taxoforge.scores.measures.hierarchical import aggregate_hierarchical, hierarchical_scores
+from taxoforge.scores.steps import map_answers
+
 __all__ = ["node_heights", "lca_nodes", "mistake_columns", "mistake_summary", "distance_at_k", "ranked_distances",
            "map_ranked",
            "balanced_accuracy", "category_accuracy", "MISTAKE_COLUMNS", "MISTAKE_SUMMARY_COLUMNS", "HEIGHTS",
@@ -164,7 +168,6 @@ def lca_nodes(tree, gt_idx, depth_lca) -> np.ndarray:
 def _depths(samples: pl.DataFrame, tax) -> pl.DataFrame:
     if all(c in samples.columns for c in ("depth_gt", "depth_pred", "depth_lca", "correct")):
         return samples
-    from taxoforge.scores.measures.hierarchical import hierarchical_scores
 
     g = tax.index_of(samples["gt_node"].cast(pl.String).to_list())
     p = tax.index_of(samples["pred_node"].cast(pl.String).to_list())
@@ -393,9 +396,6 @@ def map_ranked(lists, index, resolve, datasets) -> list[list[str | None] | None]
     list
         One list of node ids per sample (None for a sample without a list).
     """
-    from taxoforge.scores.mapping.parse import UnparseableAnswer, parse_answer
-    from taxoforge.scores.steps import map_answers
-
     rows, where = [], []
     for i, (lst, ds) in enumerate(zip(lists, datasets)):
         for j, t in enumerate(lst or []):
@@ -469,8 +469,6 @@ def category_accuracy(samples: pl.DataFrame, by=GROUP_KEYS, column: str = "categ
     -------
     polars.DataFrame
     """
-    from taxoforge.scores.measures.hierarchical import aggregate_hierarchical
-
     keys = [k for k in by if k in samples.columns]
     if column not in samples.columns:
         return pl.DataFrame()

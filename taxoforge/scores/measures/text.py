@@ -47,6 +47,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from taxoforge.scores.measures.meteor import meteor, synonym_table
 from taxoforge.text import normalise_text
 
 __all__ = ["TEXT_MEASURES", "text_scores", "stem_text", "meteor_available", "porter_stemmer", "bleu2",
@@ -122,8 +123,6 @@ def _stemmed(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _synonyms():
-    from taxoforge.scores.measures.meteor import synonym_table
-
     return synonym_table()
 
 
@@ -215,8 +214,6 @@ def _pair_scores(pred: str, ref: str, synonyms) -> tuple[float, float, float, fl
         rouge = bleu = 0.0
     met = float("nan")
     if synonyms is not None:
-        from taxoforge.scores.measures.meteor import meteor
-
         tp, tr = normalise_text(pred).split(), normalise_text(ref).split()
         met = meteor(tr, tp, synonyms.synonyms, _stem_word) if tp and tr else 0.0
     return em, contained, float(rouge), float(bleu), float(met)

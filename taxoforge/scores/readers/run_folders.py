@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from taxoforge.scores.readers.harness_layouts import split_vlmevalkit_dataset, vlmevalkit_datasets
+
 __all__ = ["FileRole", "classify", "run_order", "OUTPUT_SUFFIXES", "RUN_STATUS"]
 
 #: The file kinds read as model outputs.
@@ -196,8 +198,6 @@ def _lmms_eval(path: Path) -> FileRole | None:
 # ---------------------------------------------------------------------------- VLMEvalKit
 @lru_cache(maxsize=1)
 def _known_datasets() -> tuple[str, ...]:
-    from taxoforge.scores.readers.harness_layouts import vlmevalkit_datasets
-
     return vlmevalkit_datasets()
 
 
@@ -242,8 +242,6 @@ def _vlmevalkit(path: Path) -> FileRole | None:
     """The role of a file named ``{model}_{…}`` where the folder or its run says VLMEvalKit
     wrote it (a run folder, ``status.json``, or the prediction file it extends beside it);
     None for any other file (named from its rows and path when read)."""
-    from taxoforge.scores.readers.harness_layouts import split_vlmevalkit_dataset
-
     folder = path.parent
     run, meta = _run_of(folder)
     status, status_path = _status(folder)

@@ -38,6 +38,7 @@ import numpy as np
 import polars as pl
 
 from taxoforge.files import atomic_writer
+from taxoforge.scores.statistics.compare import COMPARED_MEASURES
 
 __all__ = ["hp_hr_figure", "ranks_figure", "rank_accuracy_figure", "comparison_figure", "save_figure",
            "figure_bytes", "plot_hp_hr", "plot_ranks", "write_run_figures", "FIGURE_FORMATS", "PNG_DPI",
@@ -467,7 +468,6 @@ def comparison_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
     matplotlib.figure.Figure
     """
     mpl = _mpl()
-    from taxoforge.scores.statistics.compare import COMPARED_MEASURES
 
     measures = [m for m in COMPARED_MEASURES if f"{m}_diff" in table.columns
                 and table[f"{m}_diff"].drop_nulls().len()]

@@ -52,9 +52,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from taxoforge.scores.statistics.confidence import BootstrapConfig, ci_columns, group_intervals, mean_interval
+from taxoforge.scores.measures.breakdowns import leaderboard_columns
 from taxoforge.scores.measures.hierarchical import aggregate_hierarchical
+from taxoforge.scores.measures.mistakes import balanced_accuracy, mistake_summary, ranked_distances
 from taxoforge.scores.measures.text import TEXT_MEASURES
+from taxoforge.scores.statistics.compare import against_the_best
+from taxoforge.scores.statistics.confidence import BootstrapConfig, ci_columns, group_intervals, mean_interval
 
 __all__ = ["leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "BREAKDOWN_RANKS", "method_counts",
            "breakdown_columns", "ANSWERED_MEASURES", "MISTAKE_MEASURES", "RANK_COLUMNS", "COMPACT_COLUMNS",
@@ -129,8 +132,6 @@ def breakdown_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, tables: dict[s
         (:data:`BREAKDOWN_RANKS`) per group, over the rows with a full ground truth
         (:func:`taxoforge.scores.measures.breakdowns.leaderboard_columns`).
     """
-    from taxoforge.scores.measures.breakdowns import leaderboard_columns
-
     full = samples.filter(~pl.col("gt_partial")) if "gt_partial" in samples.columns else samples
     if not full.height:
         return pl.DataFrame(schema={b: samples.schema[b] for b in by})
@@ -229,8 +230,6 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
             g = g.join(bd, on=list(by), how="left", nulls_equal=True)
     rank_cols = []
     if ranks and "model" in by:
-        from taxoforge.scores.statistics.compare import against_the_best
-
         rk = against_the_best(samples.filter(full), g, n_resamples=min(ci.n_resamples, 9999) if with_ci else 0,
                               seed=ci.seed if with_ci else 0, keys=by)
         g = g.join(rk, on=list(by), how="left", nulls_equal=True)
@@ -246,8 +245,6 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
 def _mistake_columns(samples: pl.DataFrame, by, ci: BootstrapConfig | None, tree=None) -> pl.DataFrame:
     """Balanced accuracy, the mistake summary, ``hdist@k`` and the interval of the mean
     mistake severity, per group (only those the samples allow)."""
-    from taxoforge.scores.measures.mistakes import balanced_accuracy, mistake_summary, ranked_distances
-
     keys = list(by)
     full = samples.filter(~pl.col("gt_partial"))
     out = None

@@ -27,9 +27,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from taxoforge.files import write_parquet_atomic, write_text_atomic
 from taxoforge.files.tables import csv_text
 from taxoforge.latex import latex_escape, latex_table
 from taxoforge.markdown import markdown_escape, markdown_table
+from taxoforge.scores.reports.figures import comparison_figure, save_figure
 from taxoforge.scores.reports.leaderboard import GROUP_KEYS, leaderboard
 
 __all__ = ["leaderboard_markdown", "leaderboard_latex", "leaderboard_csv", "model_summary", "comparison_markdown",
@@ -531,8 +533,6 @@ def write_comparison(cmp, out_dir, *, plots: bool = True) -> dict[str, Path]:
     dict
         ``{kind: path}``.
     """
-    from taxoforge.files import write_parquet_atomic, write_text_atomic
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"md": write_text_atomic(out / "comparison.md", comparison_markdown(cmp)),
@@ -540,8 +540,6 @@ def write_comparison(cmp, out_dir, *, plots: bool = True) -> dict[str, Path]:
              "tex": write_text_atomic(out / "comparison.tex", comparison_latex(cmp)),
              "parquet": write_parquet_atomic(cmp.table, out / "comparison.parquet")}
     if plots and cmp.table.height:
-        from taxoforge.scores.reports.figures import comparison_figure, save_figure
-
         for fmt, p in save_figure(comparison_figure(cmp.table), out / "comparison").items():
             paths[f"figure_{fmt}"] = p
     return paths

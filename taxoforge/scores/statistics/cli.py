@@ -11,6 +11,8 @@ from __future__ import annotations
 import click
 
 from taxoforge.cli_output import emit_json, handle_errors
+from taxoforge.scores.reports.tables import comparison_markdown, write_comparison
+from taxoforge.scores.statistics.compare import ComparisonError, compare_runs
 
 __all__ = ["compare_cmd"]
 
@@ -18,8 +20,6 @@ __all__ = ["compare_cmd"]
 def _compare_errors() -> tuple[type, ...]:
     """The errors ``compare`` ends with exit code 2: runs that cannot be compared, an output
     folder that cannot be written."""
-    from taxoforge.scores.statistics.compare import ComparisonError
-
     return (ComparisonError, OSError)
 
 
@@ -43,9 +43,6 @@ def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, no_plots, as_jso
     id within each dataset × prompt: accuracy by the exact McNemar test, hF and mistake
     severity by paired bootstrap intervals of the difference and a paired permutation test,
     p-values Holm-adjusted over all comparisons. A run of several models gives several."""
-    from taxoforge.scores.statistics.compare import compare_runs
-    from taxoforge.scores.reports.tables import comparison_markdown, write_comparison
-
     cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha)
     written = write_comparison(cmp, out_dir, plots=not no_plots) if out_dir else {}
     if as_json:

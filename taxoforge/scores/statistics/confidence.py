@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import polars as pl
 
+from taxoforge.params import MAX_BOOTSTRAP_RESAMPLES, Interval, Options, validate_params
 from taxoforge.scores.measures.hierarchical import f_beta
 
 __all__ = ["BootstrapConfig", "CI_MEASURES", "bootstrap_interval", "mean_interval", "hf_interval", "group_intervals",
@@ -68,8 +69,6 @@ class BootstrapConfig:
 
     def __post_init__(self) -> None:
         from numbers import Integral, Real
-
-        from taxoforge.params import MAX_BOOTSTRAP_RESAMPLES, Interval, Options, validate_params
 
         validate_params("BootstrapConfig", {"n_resamples": self.n_resamples, "level": self.level, "seed": self.seed,
                                             "method": self.method},

@@ -56,6 +56,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from taxoforge.scores.measures.hierarchical import f_beta
+
 __all__ = ["mcnemar_exact", "binomial_two_sided", "paired_difference", "paired_differences", "holm", "PairedDifference", "hf_of_sums", "severity_of_sums",
            "HF_COLUMNS", "SEVERITY_COLUMNS", "MAX_VALUES_PER_BATCH"]
 
@@ -176,8 +178,6 @@ def hf_of_sums(sums: np.ndarray, n: np.ndarray | float) -> np.ndarray:
     -------
     numpy.ndarray
     """
-    from taxoforge.scores.measures.hierarchical import f_beta
-
     return np.asarray(f_beta(sums[..., 0] / n, sums[..., 1] / n))
 
 

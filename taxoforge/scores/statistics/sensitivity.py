@@ -38,8 +38,9 @@ from taxoforge.files import write_parquet_atomic, write_text_atomic
 from taxoforge.links.crosswalk import NODE_PREFIXES, translate
 from taxoforge.links.resolve import resolve_labels
 from taxoforge.markdown import markdown_table
-from taxoforge.scores.reports.leaderboard import GROUP_KEYS
 from taxoforge.scores.options import ReadOptions, ScoreOptions
+from taxoforge.scores.readers.sources import read_paths
+from taxoforge.scores.reports.leaderboard import GROUP_KEYS
 from taxoforge.scores.run import ScoreRun, score_frame
 from taxoforge.snapshots.open import open_taxonomy
 from taxoforge.trees.taxonomy import Taxonomy
@@ -238,8 +239,6 @@ def score_across(paths, taxonomies, *, crosswalk: pl.DataFrame | str | os.PathLi
     -------
     SensitivityRun
     """
-    from taxoforge.scores.readers.sources import read_paths
-
     if len(taxonomies) < 2:
         raise ValueError(f"taxonomy sensitivity needs two taxonomies or more; got {len(taxonomies)}")
     score = score or ScoreOptions()

@@ -449,7 +449,7 @@
     });
   }
 
-  // the two functions the data files were built with (browser_index.name_key, id_bucket), for checks
+  // the two functions the data files were built with (browser_keys.name_key, browser_index.id_bucket), for checks
   window.taxoforgeBrowser = { key: key, fnv1a: fnv1a, meta: META };
 
   // the search in the address (?q=…): a search can be linked and shared, and reloads keep it

@@ -78,8 +78,9 @@ import polars as pl
 
 from taxoforge.sources.wikidata.dump_blocks import compression, cpus, open_dump
 from taxoforge.sources.wikidata.dump_graph import DroppedEdges, NodeIndex, seed_numbers, select_edges
-from taxoforge.sources.wikidata.dump_tables import assemble, graph_from_tables
 from taxoforge.sources.wikidata.dump_pass import Plan, Scan, scan_nt
+from taxoforge.sources.wikidata.dump_scan import encode_langs
+from taxoforge.sources.wikidata.dump_tables import assemble, graph_from_tables
 from taxoforge.sources.wikidata.dump_turtle import scan_ttl
 from taxoforge.sources.wikidata.extract import ROOT_QID
 from taxoforge.sources.wikidata.graph import WikidataGraph
@@ -226,7 +227,6 @@ def read_dump(
     id_seeds = seed_values(identifier_seeds, identifier_seed_property) if identifier_seeds is not None else None
     want_ids = identifiers or id_seeds is not None
     workers = max(1, int(workers or cpus()))
-    from taxoforge.sources.wikidata.dump_scan import encode_langs
 
     lang_table, lang_lens = encode_langs(langs if names else ())
     plan = Plan(path=path, want_p31=seed_nums is not None,

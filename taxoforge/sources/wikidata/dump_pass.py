@@ -35,6 +35,7 @@ import polars as pl
 import pyarrow as pa
 
 from taxoforge.sources.wikidata.dump_blocks import Block, Blocks
+from taxoforge.sources.wikidata.dump_scan import first_nul, gather_spans, scan_block
 from taxoforge.sources.wikidata.ntriples import PRED_ID, PRED_P279, TRIPLE_RE, LineError, classify, unescape
 
 __all__ = ["Plan", "Scan", "NameStore", "scan_nt", "NAME_SCHEMA", "ID_SCHEMA"]
@@ -111,8 +112,6 @@ class _BlockResult:
 
 
 def _scan_block(block: Block, plan: Plan) -> _BlockResult:
-    from taxoforge.sources.wikidata.dump_scan import first_nul, scan_block
-
     buf = block.data
     if block.error:
         return _BlockResult(lines=0, nbytes=0, p279=_EMPTY, p31=_EMPTY, names=None, errors=[(0, block.error)])
@@ -189,8 +188,6 @@ def _odd_lines(buf, plan: Plan, o_line, o_start, o_end, o_pred, res: _BlockResul
 
 def _names_of_block(buf, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line, extra: list,
                     res: _BlockResult) -> pl.DataFrame:
-    from taxoforge.sources.wikidata.dump_scan import gather_spans
-
     offsets, data = gather_spans(buf, n_start, n_end)
     raw = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(n_q), [None, pa.py_buffer(offsets),
                                                                           pa.py_buffer(data)])
@@ -232,8 +229,6 @@ def _names_of_block(buf, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line, ext
 def _ids_of_block(buf, i_q, i_prop, i_start, i_end, extra: list) -> pl.DataFrame:
     """The identifier values of a block: gathered like the names; a value that is not UTF-8 is
     kept with replacement characters, so the property's format check drops and counts it."""
-    from taxoforge.sources.wikidata.dump_scan import gather_spans
-
     offsets, data = gather_spans(buf, i_start, i_end)
     raw = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(i_q), [None, pa.py_buffer(offsets),
                                                                           pa.py_buffer(data)])

@@ -43,6 +43,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from taxoforge.sources.wikidata.dump_blocks import Blocks, compression_of, line_start, stream_blocks
+from taxoforge.sources.wikidata.dump_pass import Plan, _scan_block
+from taxoforge.sources.wikidata.dump_scan import encode_langs
 
 __all__ = ["Range", "file_system", "plan_ranges", "scan_range", "filter_names", "write_part", "NAMES_ALL"]
 
@@ -227,9 +229,6 @@ def scan_range(r: Range, output: str, langs: tuple[str, ...], seeds: list[int] |
         for the first bad line (the scan stops there); ``deferred``: ``(QID number, line index,
         message)`` of bad names, an error only if their node is kept.
     """
-    from taxoforge.sources.wikidata.dump_pass import Plan, _scan_block
-    from taxoforge.sources.wikidata.dump_scan import encode_langs
-
     table, lens = encode_langs(langs if names else ())
     plan = Plan(path=Path(r.url), want_p31=seeds is not None, seeds=np.asarray(sorted(seeds or ()), dtype=np.int64),
                 want_names=names, langs=langs, lang_table=table, lang_lens=lens)

@@ -53,6 +53,7 @@ import numpy as np
 import polars as pl
 
 from taxoforge.sources.wikidata.dump_range import NAMES_ALL, file_system, filter_names, plan_ranges, scan_range
+from taxoforge.sources.wikidata.ntriples import LANG_RE
 
 __all__ = ["run_dump_filter", "read_filter_output", "read_filter_dropped", "line_number", "main", "JOB_FILE"]
 
@@ -275,8 +276,6 @@ def main(argv: list[str] | None = None) -> int:
     int
         0, or 2 for a bad line (its message also goes to ``<output>/error.txt``).
     """
-    from taxoforge.sources.wikidata.ntriples import LANG_RE
-
     ap = argparse.ArgumentParser(prog="dump_spark.py", description="Filter a Wikidata N-Triples dump with Spark.")
     ap.add_argument("--input", action="append", required=True, help="N-Triples file or folder (repeatable)")
     ap.add_argument("--output", required=True, help="folder for edges/, names/, dropped/ and counts.json")

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 
 from taxoforge.snapshots import SnapshotStore
 from taxoforge.snapshots.browser import browser_page, build_browser, link_templates
-from taxoforge.snapshots.browser_index import browser_data, id_bucket, name_key
-from taxoforge.snapshots.browser_names import name_keys
+from taxoforge.snapshots.browser_index import browser_data, id_bucket
+from taxoforge.snapshots.browser_keys import name_key, name_keys
 from taxoforge.snapshots.cli import browse_cmd
 from taxoforge.trees.tables import TreeTables
 from taxoforge.trees.taxonomy import Taxonomy
