@@ -29,7 +29,7 @@ from taxoforge.sources.coldp import coldp_tree as build_coldp_tree
 from taxoforge.files import cache_path, download
 from taxoforge.sources.inat21 import inat21_tree as build_inat21_tree
 from taxoforge.sources.inaturalist import inat_parquet_path, inat_tree
-from taxoforge.sources.wordnet import WordNetUnavailable
+from taxoforge.sources.wordnet_data import WordNetUnavailable
 from taxoforge.sources.wordnet_names import with_wordnet_names
 from taxoforge.versions import package_version
 from taxoforge.sources.ranked import rank_counts, ranked_tree_facts

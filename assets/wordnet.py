@@ -8,7 +8,8 @@ from assets.common.automation import FOLLOW_INPUTS, package_source
 from assets.common.checks import tree_checks
 from assets.common.metadata import tree_metadata
 from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
-from taxoforge.sources.wordnet import WORDNET_VERSION, ensure_wordnet, noun_graph, wordnet_source_version
+from taxoforge.sources.wordnet_data import WORDNET_VERSION, ensure_wordnet, wordnet_source_version
+from taxoforge.sources.wordnet import noun_graph
 from taxoforge.sources.wordnet import wordnet_tree as build_wordnet_tree
 from taxoforge.trees.tables import TreeTables
 

@@ -17,7 +17,8 @@ __all__ = ["wordnet_tree", "imagenet1k_tree"]
 
 @lru_cache(maxsize=1)
 def wordnet_tree():
-    from taxoforge.sources.wordnet import ensure_wordnet, noun_graph
+    from taxoforge.sources.wordnet_data import ensure_wordnet
+    from taxoforge.sources.wordnet import noun_graph
     from taxoforge.sources.wordnet import wordnet_tree as build_wordnet_tree
 
     return build_wordnet_tree(*noun_graph(ensure_wordnet(allow_download=False)), tie_seed=0)

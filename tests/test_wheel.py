@@ -82,7 +82,8 @@ def _free_port() -> int:
 
 BUILD = """
 import sys
-from taxoforge.sources.wordnet import ensure_wordnet, noun_graph, wordnet_tree
+from taxoforge.sources.wordnet_data import ensure_wordnet
+from taxoforge.sources.wordnet import noun_graph, wordnet_tree
 from taxoforge.sources.imagenet import imagenet1k_labels, imagenet1k_taxonomy, link_imagenet1k
 import taxoforge
 assert taxoforge.__file__.startswith(sys.argv[2]), taxoforge.__file__

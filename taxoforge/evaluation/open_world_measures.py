@@ -43,7 +43,7 @@ import numpy as np
 
 from taxoforge.scores.mapping.sentence_models import MINILM
 from taxoforge.scores.mapping.similarity import sentence_transformer_similarity
-from taxoforge.sources.wordnet import ensure_wordnet
+from taxoforge.sources.wordnet_data import ensure_wordnet
 
 __all__ = ["LI_PROMPT", "JudgeNotConfigured", "text_inclusion", "semantic_similarity", "concept_similarity",
            "noun_phrases", "concepts", "llm_inclusion", "sentence_encoder", "local_text_generation_judge",

@@ -21,38 +21,57 @@ CFF of a snapshot and its upstream sources; :mod:`.upstreams`: their licences), 
 :mod:`.browser_index`, :mod:`.browser_names`), :mod:`.cli`.
 """
 
-from taxoforge.snapshots.checks import ChecksFailed, TreeCheck, failed_checks, publishing_checks, require_publishable
-from taxoforge.snapshots.diff import diff_tables, format_diff
-from taxoforge.snapshots.citation import Citation, cite_tables
-from taxoforge.snapshots.errors import (
-    AlteredSnapshot,
-    ChecksumMismatch,
-    LockTimeout,
-    ReadOnlyStore,
-    SnapshotConflict,
-    SnapshotError,
-    SnapshotNotFound,
-    TaxonomyNotFound,
-)
-from taxoforge.snapshots.open import open_taxonomy
-from taxoforge.snapshots.manifest import (
-    MANIFEST_NAME,
-    build_snapshot,
-    code_version,
-    content_id,
-    read_manifest,
-)
-from taxoforge.snapshots.pull import DownloadError, PullResult, pull
-from taxoforge.snapshots.catalogue import parse_ref
-from taxoforge.snapshots.publishing import PublishResult
-from taxoforge.snapshots.store import SnapshotStore, default_store_url
-from taxoforge.snapshots.verify import VerifyReport, read_snapshot, summarise, verify_folder
+import importlib
 
-__all__ = [
-    "MANIFEST_NAME", "SnapshotError", "SnapshotNotFound", "SnapshotConflict", "ChecksumMismatch",
-    "ReadOnlyStore", "LockTimeout", "DownloadError", "SnapshotStore", "PublishResult", "PullResult",
-    "VerifyReport", "TreeCheck", "build_snapshot", "code_version", "content_id", "read_manifest",
-    "read_snapshot", "summarise", "verify_folder", "pull", "open_taxonomy",
-    "diff_tables", "format_diff", "publishing_checks", "failed_checks", "require_publishable", "ChecksFailed", "default_store_url", "parse_ref",
-    "Citation", "cite_tables", "TaxonomyNotFound", "AlteredSnapshot",
-]
+#: Public name → the module that holds it. Loaded on first use (PEP 562), so importing one
+#: module of the package (``taxoforge.snapshots.tree_cache``) does not load the others.
+_EXPORTS = {
+    "ChecksFailed": "taxoforge.snapshots.checks",
+    "TreeCheck": "taxoforge.snapshots.checks",
+    "failed_checks": "taxoforge.snapshots.checks",
+    "publishing_checks": "taxoforge.snapshots.checks",
+    "require_publishable": "taxoforge.snapshots.checks",
+    "diff_tables": "taxoforge.snapshots.diff",
+    "format_diff": "taxoforge.snapshots.diff",
+    "Citation": "taxoforge.snapshots.citation",
+    "cite_tables": "taxoforge.snapshots.citation",
+    "AlteredSnapshot": "taxoforge.snapshots.errors",
+    "ChecksumMismatch": "taxoforge.snapshots.errors",
+    "LockTimeout": "taxoforge.snapshots.errors",
+    "ReadOnlyStore": "taxoforge.snapshots.errors",
+    "SnapshotConflict": "taxoforge.snapshots.errors",
+    "SnapshotError": "taxoforge.snapshots.errors",
+    "SnapshotNotFound": "taxoforge.snapshots.errors",
+    "TaxonomyNotFound": "taxoforge.snapshots.errors",
+    "open_taxonomy": "taxoforge.snapshots.open",
+    "MANIFEST_NAME": "taxoforge.snapshots.manifest",
+    "build_snapshot": "taxoforge.snapshots.manifest",
+    "code_version": "taxoforge.snapshots.manifest",
+    "content_id": "taxoforge.snapshots.manifest",
+    "read_manifest": "taxoforge.snapshots.manifest",
+    "DownloadError": "taxoforge.snapshots.pull",
+    "PullResult": "taxoforge.snapshots.pull",
+    "pull": "taxoforge.snapshots.pull",
+    "parse_ref": "taxoforge.snapshots.catalogue",
+    "PublishResult": "taxoforge.snapshots.publishing",
+    "SnapshotStore": "taxoforge.snapshots.store",
+    "default_store_url": "taxoforge.snapshots.store",
+    "VerifyReport": "taxoforge.snapshots.verify",
+    "read_snapshot": "taxoforge.snapshots.verify",
+    "summarise": "taxoforge.snapshots.verify",
+    "verify_folder": "taxoforge.snapshots.verify",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'taxoforge.snapshots' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -8,7 +8,7 @@ platyrhynchos* in a tree that has scientific names only (the iNaturalist tree).
 
 Input
     A :class:`~taxoforge.trees.tables.TreeTables` with ``label`` (the scientific name) and
-    ``rank``; WordNet 3.0 through NLTK (:func:`taxoforge.sources.wordnet.ensure_wordnet`).
+    ``rank``; WordNet 3.0 through NLTK (:func:`taxoforge.sources.wordnet_data.ensure_wordnet`).
 
 Output
     :func:`wordnet_english_names`: ``node_id``, ``name``, ``kind`` (``vernacular``), ``lang``
@@ -35,7 +35,7 @@ from __future__ import annotations
 import polars as pl
 
 from taxoforge.links.external_names import merge_names
-from taxoforge.sources.wordnet import ensure_wordnet, wordnet_source_version
+from taxoforge.sources.wordnet_data import ensure_wordnet, wordnet_source_version
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["wordnet_english_names", "with_wordnet_names", "WORDNET_NAME_SOURCE", "RANK_OF_WORDNET"]
@@ -85,7 +85,7 @@ def wordnet_english_names(tree: TreeTables, wn=None) -> pl.DataFrame:
     tree : TreeTables
         A tree whose ``label`` is the scientific name and whose ``rank`` is set.
     wn : nltk.corpus.reader.WordNetCorpusReader, optional
-        WordNet 3.0 (default: :func:`taxoforge.sources.wordnet.ensure_wordnet`, never downloading).
+        WordNet 3.0 (default: :func:`taxoforge.sources.wordnet_data.ensure_wordnet`, never downloading).
 
     Returns
     -------

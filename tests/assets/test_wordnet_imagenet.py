@@ -10,7 +10,7 @@ import pytest
 import assets.imagenet as imagenet_assets
 import assets.wordnet as wordnet_assets
 from pipelines.resources import default_resources
-from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet
+from taxoforge.sources.wordnet_data import WordNetUnavailable, ensure_wordnet
 from taxoforge.trees.tables import TreeTables
 from taxoforge.trees.taxonomy import Taxonomy
 

@@ -14,7 +14,7 @@ from assets.snapshots import snapshot_asset
 from pipelines.definitions import build_definitions
 from pipelines.demo import example_taxonomy, score_example
 from pipelines.resources import default_resources
-from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet
+from taxoforge.sources.wordnet_data import WordNetUnavailable, ensure_wordnet
 
 
 @pytest.fixture(scope="module")

@@ -99,7 +99,7 @@ def test_shipped_table_is_what_the_script_derives_from_debian_wordnet(tmp_path):
 def test_analyses_are_nltks_morphy():
     """The analyses the table is derived from are NLTK's own ``morphy`` analyses (the word
     itself left out), on every word of the table and its base form."""
-    from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet
+    from taxoforge.sources.wordnet_data import WordNetUnavailable, ensure_wordnet
 
     try:
         ensure_wordnet(allow_download=False)

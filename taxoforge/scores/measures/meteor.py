@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from taxoforge.files import default_cache_dir
-from taxoforge.sources.wordnet import ensure_wordnet
+from taxoforge.sources.wordnet_data import ensure_wordnet
 
 __all__ = ["SynonymTable", "synonym_table", "meteor", "TABLE_FORMAT", "POS_ORDER"]
 
@@ -279,9 +279,9 @@ def table_path(cache_dir: str | os.PathLike | None = None) -> Path:
 
 def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download: bool = False) -> SynonymTable:
     """METEOR's synonym table: opened from the cache folder, else built once from WordNet
-    (:func:`taxoforge.sources.wordnet.ensure_wordnet`) under a file lock and stored there.
+    (:func:`taxoforge.sources.wordnet_data.ensure_wordnet`) under a file lock and stored there.
 
-    Raises :class:`taxoforge.sources.wordnet.WordNetUnavailable` when the table is not
+    Raises :class:`taxoforge.sources.wordnet_data.WordNetUnavailable` when the table is not
     stored yet and WordNet cannot be loaded.
 
     Parameters
@@ -295,7 +295,7 @@ def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download:
     -------
     SynonymTable
         METEOR's synonym table: opened from the cache folder, else built once from
-        WordNet (:func:`taxoforge.sources.wordnet.ensure_wordnet`) under a file lock and
+        WordNet (:func:`taxoforge.sources.wordnet_data.ensure_wordnet`) under a file lock and
         stored there.
     """
     path = table_path(cache_dir)

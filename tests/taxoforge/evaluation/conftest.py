@@ -101,7 +101,8 @@ def imagenet_tree() -> TreeTables:
     """The real ImageNet-1k taxonomy: the WordNet 3.0 tree's subtree spanning the 1,000
     linked classes, built as the ``imagenet1k_taxonomy`` asset builds it."""
     from taxoforge.sources.imagenet import imagenet1k_labels, imagenet1k_taxonomy, link_imagenet1k
-    from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet, noun_graph, wordnet_tree
+    from taxoforge.sources.wordnet_data import WordNetUnavailable, ensure_wordnet
+    from taxoforge.sources.wordnet import noun_graph, wordnet_tree
 
     try:
         ensure_wordnet(allow_download=False)

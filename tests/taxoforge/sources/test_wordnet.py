@@ -8,14 +8,15 @@ import polars as pl
 import pytest
 
 from taxoforge.sources import wordnet as wnsrc
+from taxoforge.sources import wordnet_data as wndata
 from taxoforge.trees.build import build_tree
 
 
 @pytest.fixture(scope="module")
 def wn():
     try:
-        return wnsrc.ensure_wordnet(allow_download=False)
-    except wnsrc.WordNetUnavailable as exc:
+        return wndata.ensure_wordnet(allow_download=False)
+    except wndata.WordNetUnavailable as exc:
         pytest.skip(str(exc))
 
 
@@ -47,18 +48,18 @@ def test_tree_depth_equals_nltk_max_depth_for_every_noun_synset(wn, graph):
 
 
 def test_lexnames_from_man_page_and_builtin_agree(tmp_path):
-    builtin = wnsrc.lexnames_text(man_pages=())
+    builtin = wndata.lexnames_text(man_pages=())
     lines = builtin.splitlines()
     assert len(lines) == 45 and lines[3] == "03\tnoun.Tops\t1" and lines[44] == "44\tadj.ppl\t3"
-    if any(p.exists() for p in wnsrc.LEXNAMES_MAN_PAGES):
-        assert wnsrc.lexnames_text() == builtin
+    if any(p.exists() for p in wndata.LEXNAMES_MAN_PAGES):
+        assert wndata.lexnames_text() == builtin
 
 
 def test_system_wordnet_is_copied_into_an_nltk_data_folder(tmp_path, monkeypatch):
-    system = next((d for d in wnsrc.SYSTEM_WORDNET_DIRS if (d / "data.noun").exists()), None)
+    system = next((d for d in wndata.SYSTEM_WORDNET_DIRS if (d / "data.noun").exists()), None)
     if system is None:
         pytest.skip("no system WordNet (Debian wordnet-base) installed")
-    target = wnsrc.build_nltk_wordnet(system, tmp_path / "nltk_data")
+    target = wndata.build_nltk_wordnet(system, tmp_path / "nltk_data")
     assert (target / "lexnames").exists() and not (target / "data.noun").is_symlink()
     import nltk
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
@@ -71,7 +72,7 @@ def test_system_wordnet_is_copied_into_an_nltk_data_folder(tmp_path, monkeypatch
 
 
 def test_unavailable_wordnet_says_how_to_get_it(monkeypatch, tmp_path):
-    monkeypatch.setattr(wnsrc, "_load_from_path", lambda: None)
+    monkeypatch.setattr(wndata, "_load_from_path", lambda: None)
     monkeypatch.setenv("TAXOFORGE_NLTK_DATA", str(tmp_path))
-    with pytest.raises(wnsrc.WordNetUnavailable, match="apt-get install wordnet-base"):
-        wnsrc.ensure_wordnet(allow_download=False, system_dirs=(Path(tmp_path / "none"),))
+    with pytest.raises(wndata.WordNetUnavailable, match="apt-get install wordnet-base"):
+        wndata.ensure_wordnet(allow_download=False, system_dirs=(Path(tmp_path / "none"),))

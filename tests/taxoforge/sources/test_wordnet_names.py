@@ -11,11 +11,11 @@ from taxoforge.trees.tables import TreeTables
 
 @pytest.fixture(scope="module")
 def wn():
-    from taxoforge.sources import wordnet as wnsrc
+    from taxoforge.sources import wordnet_data as wndata
 
     try:
-        return wnsrc.ensure_wordnet(allow_download=False)
-    except wnsrc.WordNetUnavailable as exc:
+        return wndata.ensure_wordnet(allow_download=False)
+    except wndata.WordNetUnavailable as exc:
         pytest.skip(str(exc))
 
 

@@ -87,7 +87,7 @@ def minilm() -> SentenceTransformerSimilarity:
 
 @pytest.fixture(scope="module")
 def wordnet():
-    from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet
+    from taxoforge.sources.wordnet_data import WordNetUnavailable, ensure_wordnet
 
     try:
         return ensure_wordnet(allow_download=False)
