@@ -40,12 +40,14 @@ import glob
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchmarks.harness import REPO, measure_process
+from benchmarks.trees import inat_tree_of
 
 __all__ = ["run", "SIZES"]
 
@@ -58,7 +60,6 @@ TARGET_SPEEDUP = 10.0
 TARGET_PEAK_BYTES = int(1.5 * 2**30)
 SEED = 0
 TIMEOUT = 1800
-REPO = Path(__file__).resolve().parents[1]
 TEMPLATES = ["{}", "A: {}", "The answer is {}.", "I think this is a {}", "{} (probably)"]
 
 #: today's call: the tree resolved and cited, the index built in memory, the rows scored
@@ -78,66 +79,6 @@ run = score_frame(rows, cited, index=index, meteor=False)
 print(json.dumps({"leaderboard": run.leaderboard.to_dicts(), "info": {"scored": run.info["scored"],
                   "rows": run.info["rows"], "index_build_s": build}}, default=str))
 """
-
-
-#: runs a module (``-m NAME ARGS…``) or code (``-c CODE ARGS…``) and, at exit, writes the
-#: process's own peak RSS (``VmHWM``: this process image only — ``ru_maxrss`` would also
-#: count the parent's memory at fork, which exec carries over) to ``$BENCH_PEAK_FILE``
-_PEAK_WRAPPER = """
-import atexit, os, re, runpy, sys
-def _peak():
-    try:
-        with open("/proc/self/status") as fh:
-            kib = int(re.search(r"^VmHWM:\\s+(\\d+) kB", fh.read(), re.M).group(1))
-    except (OSError, AttributeError):
-        import resource
-        kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with open(os.environ["BENCH_PEAK_FILE"], "w") as fh:
-        fh.write(str(kib))
-atexit.register(_peak)
-mode, what, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-if mode == "-m":
-    sys.argv = [what, *args]
-    runpy.run_module(what, run_name="__main__", alter_sys=True)
-else:
-    sys.argv = ["-c", *args]
-    exec(compile(what, "<benchmark>", "exec"), {"__name__": "__main__"})
-"""
-
-
-def _measure(cmd: list[str], timeout: float = TIMEOUT) -> dict:
-    """Run ``python -m …`` / ``python -c …`` (``cmd`` without the interpreter) as a child
-    process: wall seconds, CPU seconds, its own peak RSS, its stdout parsed as JSON."""
-    with tempfile.TemporaryDirectory(prefix="bench-peak-") as tmp:
-        peak_file = Path(tmp) / "peak"
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        try:
-            proc = subprocess.run([sys.executable, "-c", _PEAK_WRAPPER, *cmd], capture_output=True, text=True,
-                                  timeout=timeout, env=dict(os.environ, BENCH_PEAK_FILE=str(peak_file)))
-        except subprocess.TimeoutExpired:
-            return {"status": "timeout", "error": f"did not finish within {timeout:.0f} s"}
-        wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the child's CPU time: what load does not move
-        peak = int(peak_file.read_text()) * 1024 if peak_file.exists() else None
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    rec = {"status": "ok" if proc.returncode == 0 else "error", "exit_code": proc.returncode, "wall_s": wall,
-           "cpu_s": cpu, "peak_rss_bytes": peak}
-    try:
-        rec["doc"] = json.loads(proc.stdout)
-    except ValueError:
-        rec["status"], rec["error"] = "error", (proc.stderr or proc.stdout)[-2000:]
-    return rec
-
-
-def _tree(species: int | None):
-    if species is None:
-        from taxoforge.sources.inaturalist import inat_tree
-
-        return inat_tree()
-    from benchmarks.bench_mapping import inat_sample_tree
-
-    return inat_sample_tree(species, seed=SEED)
 
 
 def _answers(tables, n: int, folder: Path) -> list[Path]:
@@ -193,7 +134,7 @@ def _prepare(size: str, folder: str) -> None:
     cfg = SIZES[size]
     d = Path(folder)
     try:
-        tables = _tree(cfg["species"])
+        tables = inat_tree_of(cfg["species"])
     except Exception as e:  # noqa: BLE001 - no iNaturalist data on this machine
         print(json.dumps({"skipped": f"the iNaturalist tree cannot be built: {type(e).__name__}: {e}"}))
         return
@@ -225,15 +166,15 @@ def run(size: str = "small") -> dict:
         cli = ["-m", "taxoforge.cli", "score", *map(str, files), str(tree), "--index-dir",
                str(index_dir), "--no-meteor", "--json", "--min-scored", "0", "--no-progress"]
         print(f"[index-store] {nodes:,}-node tree; baseline …", file=sys.stderr, flush=True)
-        baseline = _measure(["-c", _BASELINE, str(tree), *map(str, files)])
+        baseline = measure_process(["-c", _BASELINE, str(tree), *map(str, files)])
         print("[index-store] first call …", file=sys.stderr, flush=True)
-        first = _measure(cli)
+        first = measure_process(cli)
         stored = next((p for p in index_dir.iterdir() if p.is_dir()), None) if index_dir.is_dir() else None
         before = _index_files(stored) if stored else {}
         later = []
         for i in range(2):
             print(f"[index-store] call {i + 2} …", file=sys.stderr, flush=True)
-            later.append(_measure(cli))
+            later.append(measure_process(cli))
         after = _index_files(stored) if stored else {}
         index_bytes = sum(p.stat().st_size for p in stored.iterdir()) if stored else 0
     second = min((r for r in later if r["status"] == "ok"), key=lambda r: r["wall_s"], default=later[0])

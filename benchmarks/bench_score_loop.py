@@ -46,10 +46,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from benchmarks.bench_index_store import REPO, _measure, _tree
+from benchmarks.harness import REPO, checkout, measure_process, same_results, settle
+from benchmarks.trees import inat_tree_of
 
 __all__ = ["run", "SIZES", "BASELINE_REF"]
 
@@ -71,7 +71,7 @@ def _prepare(size: str, folder: str) -> None:
 
     cfg = SIZES[size]
     try:
-        tables = _tree(cfg["species"])
+        tables = inat_tree_of(cfg["species"])
     except Exception as e:  # noqa: BLE001 - no iNaturalist data on this machine
         print(json.dumps({"skipped": f"the iNaturalist tree cannot be built: {type(e).__name__}: {e}"}))
         return
@@ -88,16 +88,6 @@ def _prepare(size: str, folder: str) -> None:
     print(json.dumps({"nodes": tables.nodes.height, "rows": len(picks)}))
 
 
-def _checkout(ref: str, where: Path) -> str | None:
-    """``ref`` checked out (detached) at ``where`` with ``git worktree``; None when done,
-    else why not."""
-    if shutil.which("git") is None:
-        return "git is not installed"
-    done = subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(where), ref],
-                          capture_output=True, text=True)
-    return None if done.returncode == 0 else f"git worktree add {ref}: {done.stderr.strip()[-300:]}"
-
-
 def _cli(code_root: Path, answers: Path, tree: Path, out: Path, extra: list[str]) -> list[str]:
     return ["-m", "taxoforge.cli", "score", str(answers), str(tree), "-o", str(out), "--no-progress",
             "--min-scored", "0", "--json", *extra]
@@ -112,7 +102,7 @@ def _call(code_root: Path, args: list[str], cache: Path) -> dict:
         cwd = os.getcwd()
         os.chdir(code_root)
         try:
-            return _measure(args, timeout=TIMEOUT)
+            return measure_process(args, timeout=TIMEOUT)
         finally:
             os.chdir(cwd)
     finally:
@@ -129,21 +119,6 @@ def _board(out: Path) -> list:
         return []
     keep = [c for c in ("model", "dataset", "prompt", "n", "accuracy", "hP", "hR", "hF") if c in lb.columns]
     return lb.select(keep).to_dicts()
-
-
-def _settle() -> None:
-    """Wait until the tree files just written are older than the content-hash cache's racy
-    window, so the first call remembers the tree's content hash (as it does for any tree
-    not written a moment ago) and the repeat calls measure the loop, not a fresh file."""
-    from taxoforge.snapshots.open import RACY_S
-
-    time.sleep(RACY_S + 0.5)
-
-
-def _same_results(a: Path, b: Path) -> dict:
-    from benchmarks.bench_score_volume import _same_results as same
-
-    return same(a, b)
 
 
 def _summary(recs: list[dict]) -> dict:
@@ -179,7 +154,7 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
         if baseline_ref and not cfg.get("baseline", True):
             baseline_note = f"not run at size {size!r} (a smoke test: the baseline's first call builds its own index)"
         elif baseline_ref:
-            baseline_note = _checkout(baseline_ref, d / "baseline-code")
+            baseline_note = checkout(baseline_ref, d / "baseline-code")
             if baseline_note is None:
                 roots["baseline"] = d / "baseline-code"
                 # its own tree folder (of the same name: the same citation), so its own stored index
@@ -189,7 +164,7 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
         if "baseline" in roots:
             modes["baseline"] = ("baseline", [])
         caches = {k: d / f"cache-{k}" for k in roots}
-        _settle()
+        settle()
         try:
             print(f"[score-loop] {made['nodes']:,}-node tree, {made['rows']} rows: first calls …", file=sys.stderr,
                   flush=True)
@@ -205,7 +180,7 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
             phases = json.loads((d / "out-default" / "run.json").read_text()).get("seconds") \
                 if (d / "out-default" / "run.json").exists() else None
             boards = {m: _board(d / f"out-{m}") for m in modes}
-            same = _same_results(d / "out-default", d / "out-baseline") if "baseline" in modes else None
+            same = same_results(d / "out-default", d / "out-baseline") if "baseline" in modes else None
         finally:
             if "baseline" in roots:
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(roots["baseline"])],

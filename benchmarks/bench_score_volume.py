@@ -47,8 +47,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.bench_index_store import REPO, _measure, _tree
-from benchmarks.bench_score_loop import _checkout, _settle
+from benchmarks.harness import REPO, checkout, measure_process, same_results, settle
+from benchmarks.trees import inat_tree_of
 
 __all__ = ["run", "SIZES", "generate_answers", "BASELINE_REF"]
 
@@ -141,7 +141,7 @@ def _prepare(size: str, folder: str) -> None:
 
     cfg = SIZES[size]
     try:
-        tables = _tree(cfg["species"])
+        tables = inat_tree_of(cfg["species"])
     except Exception as e:  # noqa: BLE001 - no iNaturalist data on this machine
         print(json.dumps({"skipped": f"the iNaturalist tree cannot be built: {type(e).__name__}: {e}"}))
         return
@@ -165,7 +165,7 @@ def _prepare(size: str, folder: str) -> None:
             fh.write(json.dumps(r) + "\n")
     with (d / "warm.jsonl").open("w") as fh:
         fh.write(json.dumps(rows[0]) + "\n")
-    _settle()  # the warm call remembers the tree's content hash
+    settle()  # the warm call remembers the tree's content hash
     warm = _warm(REPO, d, d / "tree", Path(os.environ.get("TAXOFORGE_CACHE_DIR") or d / "cache"))
     print(json.dumps({"nodes": tables.nodes.height, "names": tables.names.height, "answers": len(rows),
                       "families": made, "english_names": english_note, "index_ready": warm.returncode == 0,
@@ -206,26 +206,6 @@ def _stages(seconds: dict | None, n: int) -> dict:
     return out
 
 
-def _same_results(a: Path, b: Path) -> dict:
-    """Whether two runs' folders hold the same scores, leaderboard and bad rows (every
-    column, every row, in order); the columns that differ where not."""
-    import polars as pl
-
-    out = {}
-    for name in ("scores", "leaderboard", "bad_rows"):
-        try:
-            x, y = pl.read_parquet(a / f"{name}.parquet"), pl.read_parquet(b / f"{name}.parquet")
-        except Exception as e:  # noqa: BLE001
-            out[name] = f"cannot compare: {type(e).__name__}: {e}"
-            continue
-        if x.columns != y.columns or x.height != y.height:
-            out[name] = f"shape or columns differ: {x.shape} {y.shape}"
-            continue
-        diff = [c for c in x.columns if not x[c].equals(y[c], check_names=True, null_equal=True)]
-        out[name] = True if not diff else {"columns_differ": diff}
-    return out
-
-
 def _calls(code_root: Path, d: Path, tree: Path, out: Path, cache: Path, n: int = 2) -> list[dict]:
     cmd = ["-m", "taxoforge.cli", "score", str(d / "answers.jsonl"), str(tree), "-o", str(out),
            "--no-progress", "--min-scored", "0", "--json"]
@@ -234,7 +214,7 @@ def _calls(code_root: Path, d: Path, tree: Path, out: Path, cache: Path, n: int 
     os.environ.update(_env(code_root, cache))
     os.chdir(code_root)
     try:  # _measure runs in this environment: the code under code_root, its own cache folder
-        return [_measure(cmd, timeout=TIMEOUT) for _ in range(n)]
+        return [measure_process(cmd, timeout=TIMEOUT) for _ in range(n)]
     finally:
         os.chdir(cwd)
         os.environ.clear()
@@ -270,7 +250,7 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
         if baseline_ref and not SIZES[size].get("baseline", True):
             baseline_note = f"not run at size {size!r}"
         elif baseline_ref:
-            baseline_note = _checkout(baseline_ref, d / "baseline-code")
+            baseline_note = checkout(baseline_ref, d / "baseline-code")
         try:
             print(f"[score-volume] {made['answers']:,} answers, {made['nodes']:,}-node tree …", file=sys.stderr,
                   flush=True)
@@ -285,13 +265,13 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
                 for f in (d / "tree").iterdir():
                     if f.is_file():
                         shutil.copy2(f, base_tree / f.name)
-                _settle()
+                settle()
                 warm = _warm(d / "baseline-code", d, base_tree, d / "cache-baseline")
                 if warm.returncode != 0:
                     baseline_note = f"the baseline's first call failed: {warm.stderr[-300:]}"
                 else:
                     base_calls = _calls(d / "baseline-code", d, base_tree, d / "out-baseline", d / "cache-baseline")
-                    same = _same_results(d / "out", d / "out-baseline")
+                    same = same_results(d / "out", d / "out-baseline")
         finally:
             if baseline_ref and (d / "baseline-code").exists():
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(d / "baseline-code")],

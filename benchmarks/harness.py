@@ -25,17 +25,26 @@ tables) is neither timed nor counted in the peak.
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 import os
 import re
 import resource
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-__all__ = ["measure", "ratio", "loglog_slope", "machine_info"]
+__all__ = ["REPO", "measure", "measure_process", "ratio", "loglog_slope", "machine_info", "checkout", "settle",
+           "same_results"]
+
+#: The repository's root (the benchmarks' own checkout).
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _status_kib(field: str) -> int | None:
@@ -181,3 +190,132 @@ def machine_info() -> dict:
         except Exception:  # noqa: BLE001 - optional
             pass
     return info
+
+
+# ---------------------------------------------------------------------------- a command, from the outside
+#: runs a module (``-m NAME ARGS…``) or code (``-c CODE ARGS…``) and, at exit, writes the
+#: process's own peak RSS (``VmHWM``: this process image only — ``ru_maxrss`` would also
+#: count the parent's memory at fork, which exec carries over) to ``$BENCH_PEAK_FILE``
+_PEAK_WRAPPER = """
+import atexit, os, re, runpy, sys
+def _peak():
+    try:
+        with open("/proc/self/status") as fh:
+            kib = int(re.search(r"^VmHWM:\\s+(\\d+) kB", fh.read(), re.M).group(1))
+    except (OSError, AttributeError):
+        import resource
+        kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with open(os.environ["BENCH_PEAK_FILE"], "w") as fh:
+        fh.write(str(kib))
+atexit.register(_peak)
+mode, what, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+if mode == "-m":
+    sys.argv = [what, *args]
+    runpy.run_module(what, run_name="__main__", alter_sys=True)
+else:
+    sys.argv = ["-c", *args]
+    exec(compile(what, "<benchmark>", "exec"), {"__name__": "__main__"})
+"""
+
+
+def measure_process(cmd: list[str], timeout: float = 1800.0) -> dict:
+    """Run ``python -m …`` / ``python -c …`` (``cmd`` without the interpreter) as a child
+    process: wall seconds, CPU seconds (the child's, what load does not move), its own peak
+    RSS, its stdout parsed as JSON (``doc``) — a command measured from the outside, as a
+    user runs it (:func:`measure` measures a function in a fresh process instead).
+
+    Parameters
+    ----------
+    cmd : list of str
+        ``["-m", MODULE, ARG…]`` or ``["-c", CODE, ARG…]``.
+    timeout : float, optional
+        Seconds before the child is stopped (a ``timeout`` record).
+
+    Returns
+    -------
+    dict
+        ``status``, ``exit_code``, ``wall_s``, ``cpu_s``, ``peak_rss_bytes`` and ``doc``
+        (or ``error``).
+    """
+    with tempfile.TemporaryDirectory(prefix="bench-peak-") as tmp:
+        peak_file = Path(tmp) / "peak"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run([sys.executable, "-c", _PEAK_WRAPPER, *cmd], capture_output=True, text=True,
+                                  timeout=timeout, env=dict(os.environ, BENCH_PEAK_FILE=str(peak_file)))
+        except subprocess.TimeoutExpired:
+            return {"status": "timeout", "error": f"did not finish within {timeout:.0f} s"}
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the child's CPU time: what load does not move
+        peak = int(peak_file.read_text()) * 1024 if peak_file.exists() else None
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    rec = {"status": "ok" if proc.returncode == 0 else "error", "exit_code": proc.returncode, "wall_s": wall,
+           "cpu_s": cpu, "peak_rss_bytes": peak}
+    try:
+        rec["doc"] = json.loads(proc.stdout)
+    except ValueError:
+        rec["status"], rec["error"] = "error", (proc.stderr or proc.stdout)[-2000:]
+    return rec
+
+
+def checkout(ref: str, where: Path) -> str | None:
+    """``ref`` checked out (detached) at ``where`` with ``git worktree`` (a baseline's code);
+    None when done, else why not.
+
+    Parameters
+    ----------
+    ref : str
+        A commit or branch of this repository.
+    where : pathlib.Path
+        The folder it goes to.
+
+    Returns
+    -------
+    str or None
+    """
+    if shutil.which("git") is None:
+        return "git is not installed"
+    done = subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(where), ref],
+                          capture_output=True, text=True)
+    return None if done.returncode == 0 else f"git worktree add {ref}: {done.stderr.strip()[-300:]}"
+
+
+def settle() -> None:
+    """Wait until the tree files just written are older than the content-hash cache's racy
+    window, so the first call remembers the tree's content hash (as it does for any tree
+    not written a moment ago) and the repeat calls measure the loop, not a fresh file."""
+    from taxoforge.snapshots.open import RACY_S  # here, not at the top: every measured child process imports harness
+
+    time.sleep(RACY_S + 0.5)
+
+
+def same_results(a: Path, b: Path) -> dict:
+    """Whether two scoring runs' folders hold the same scores, leaderboard and bad rows
+    (every column, every row, in order); the columns that differ where not.
+
+    Parameters
+    ----------
+    a, b : pathlib.Path
+        The two output folders.
+
+    Returns
+    -------
+    dict
+        Per table: True, or what differs.
+    """
+    import polars as pl  # here, not at the top: every measured child process imports harness
+
+    out = {}
+    for name in ("scores", "leaderboard", "bad_rows"):
+        try:
+            x, y = pl.read_parquet(a / f"{name}.parquet"), pl.read_parquet(b / f"{name}.parquet")
+        except Exception as e:  # noqa: BLE001
+            out[name] = f"cannot compare: {type(e).__name__}: {e}"
+            continue
+        if x.columns != y.columns or x.height != y.height:
+            out[name] = f"shape or columns differ: {x.shape} {y.shape}"
+            continue
+        diff = [c for c in x.columns if not x[c].equals(y[c], check_names=True, null_equal=True)]
+        out[name] = True if not diff else {"columns_differ": diff}
+    return out

@@ -10,9 +10,12 @@ from functools import lru_cache
 
 import numpy as np
 import polars as pl
+
+from benchmarks.bench_mapping import inat_sample_tree
+from taxoforge.sources.inaturalist import inat_tree
 from taxoforge.trees.taxonomy import Taxonomy
 
-__all__ = ["wordnet_tree", "imagenet1k_tree"]
+__all__ = ["wordnet_tree", "imagenet1k_tree", "inat_tree_of"]
 
 
 @lru_cache(maxsize=1)
@@ -181,3 +184,23 @@ def inat21_shaped_tree(n_species: int = 10_000, seed: int = 0, extra_taxa: tuple
     sub.info["english_names"] = {s: int(c) for s, c in counts.sort("source").iter_rows()}
     sub.info["species_sources"] = {s: sum(1 for v in keep.values() if v == s) for s in sorted(set(keep.values()))}
     return sub
+
+
+def inat_tree_of(species: int | None, seed: int = 0):
+    """The iNaturalist tree (``species`` None) or a sample of ``species`` random species and
+    every taxon above them (:func:`benchmarks.bench_mapping.inat_sample_tree`).
+
+    Parameters
+    ----------
+    species : int or None
+        How many species; None: the whole tree.
+    seed : int, optional
+        The sample's seed.
+
+    Returns
+    -------
+    TreeTables
+    """
+    if species is None:
+        return inat_tree()
+    return inat_sample_tree(species, seed=seed)

@@ -84,8 +84,8 @@ from taxoforge.files.transport import (
 )
 
 __all__ = ["DownloadError", "ChecksumError", "LocalFileError", "Downloaded", "download", "download_file",
-           "fetch_bytes", "cache_path", "is_http_url", "retry_after_seconds", "RETRY_STATUSES", "DEFAULT_MIN_RATE",
-           "CHUNK_SIZE"]
+           "fetch_bytes", "cache_path", "is_http_url", "retry_after_seconds", "require_space", "RETRY_STATUSES",
+           "DEFAULT_MIN_RATE", "CHUNK_SIZE"]
 
 #: bytes read and written at a time: with the caps below, what a transfer holds in memory
 CHUNK_SIZE = 1 << 16
@@ -192,8 +192,16 @@ def _local(e: OSError, path: Path) -> LocalFileError:
     return LocalFileError(e.errno or errno.EIO, e.strerror or str(e), str(e.filename or path))
 
 
-def _require_space(folder: Path, need: int) -> None:
-    """:class:`LocalFileError` (ENOSPC) when ``need`` more bytes do not fit in ``folder``."""
+def require_space(folder: Path, need: int) -> None:
+    """Raise :class:`LocalFileError` (ENOSPC) when ``need`` more bytes do not fit in ``folder``.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        Where the bytes go.
+    need : int
+        How many more bytes (nothing is checked for 0 or less).
+    """
     if need <= 0:
         return
     try:
@@ -331,7 +339,7 @@ class _Transfer:
             offset = 0
         limit = self._limit(ans)
         if limit is not None:
-            _require_space(self.part.parent, limit - offset)
+            require_space(self.part.parent, limit - offset)
         if offset == 0:
             _write_record(self.dest, {"state": "partial", "url": self.url, "etag": ans.etag,
                                       "last_modified": ans.last_modified, "size": ans.total})

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from taxoforge.files import ChecksumError, DownloadError, download, write_bytes_atomic
 from taxoforge.files.debris import claim_folder, sweep
-from taxoforge.files.download import _require_space
+from taxoforge.files.download import require_space
 from taxoforge.snapshots.errors import ChecksumMismatch, SnapshotError, SnapshotNotFound
 from taxoforge.snapshots.manifest import MANIFEST_NAME, read_manifest
 from taxoforge.snapshots.store import SnapshotStore
@@ -192,7 +192,7 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
     with claim_folder(work):
         files = sorted(manifest["files"].items())
         have = {fname: _have(work, fname) for fname, _ in files}
-        _require_space(work, sum(meta["size"] - min(have[f], meta["size"]) for f, meta in files))
+        require_space(work, sum(meta["size"] - min(have[f], meta["size"]) for f, meta in files))
         downloaded = 0
         resumed: list[str] = []
         with tqdm(total=sum(m["size"] for _, m in files), initial=sum(have.values()), unit="B", unit_scale=True,

@@ -219,6 +219,134 @@ def test_imports_run_one_way_down_the_layers():
                        + "\n".join(f"  {', '.join(where)}: {a} imports {b}" for (a, b), where in sorted(found.items())))
 
 
+# ---------------------------------------------------------------------------- every edge visible, no circle
+#: The folders whose modules import one another: the library and the benchmarks (which import
+#: the library and their shared modules, never a benchmark of their own kind).
+CHECKED_FOLDERS = ("taxoforge", "benchmarks")
+
+
+def project_modules() -> dict[str, Path]:
+    """``module name → file`` of every module of :data:`CHECKED_FOLDERS`."""
+    root = PACKAGE_ROOT.parent
+    out = {}
+    for folder in CHECKED_FOLDERS:
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, dict[str, list[int]]]:
+    """``module → {module it imports → lines}`` over ``modules``: every import, wherever it
+    stands; a package's ``__init__`` re-exporting its own modules is no edge back."""
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: dict[str, list[int]] = {}
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            for t in targets:
+                if t in modules and t != name and not name.startswith(t + "."):
+                    edges.setdefault(t, []).append(node.lineno)
+        graph[name] = edges
+    return graph
+
+
+def import_cycles(graph: dict[str, dict]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(graph[w])))
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(sorted(comp))
+    return out
+
+
+def test_the_cycle_finder_finds_a_circle_through_a_function_level_import(tmp_path):
+    a, b, c = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
+    a.write_text("import x.b\n")
+    b.write_text("def f():\n    from x import c\n")
+    c.write_text("from x.a import thing\n")
+    graph = import_graph({"x.a": a, "x.b": b, "x.c": c})
+    assert graph["x.b"] == {"x.c": [2]} and import_cycles(graph) == [["x.a", "x.b", "x.c"]]
+
+
+def test_no_import_cycle_in_the_library_or_the_benchmarks():
+    graph = import_graph(project_modules())
+    cycles = import_cycles(graph)
+    assert not cycles, "modules that import one another (directly or not):\n" + "\n".join(
+        "  " + " → ".join(c) for c in cycles)
+
+
+def test_the_library_imports_its_own_modules_at_the_top():
+    """Every import of a module of the library (or of the benchmarks) stands at the top of the
+    module that needs it, where a reader and this file see it: none inside a function."""
+    inner = []
+    for name, path in project_modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                mod = (node.module or "") if isinstance(node, ast.ImportFrom) else (
+                    node.names[0].name if isinstance(node, ast.Import) else None)
+                if mod is not None and (mod.split(".")[0] == "taxoforge" or getattr(node, "level", 0)):
+                    if name.startswith("taxoforge"):
+                        inner.append(f"{path.relative_to(PACKAGE_ROOT.parent)}:{node.lineno}: {mod}")
+    assert not inner, "imports of the library inside functions (move them to the module's top):\n" + "\n".join(
+        sorted(set(inner)))
+
+
+def test_no_module_imports_a_private_name_of_another():
+    """What a module of the library or the benchmarks takes from another is public: no
+    ``from X import _name`` (a helper two modules share is a public function of one of them)."""
+    modules = project_modules()
+    found = []
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in CHECKED_FOLDERS:
+                found += [f"{path.relative_to(PACKAGE_ROOT.parent)}:{node.lineno}: {node.module}.{a.name}"
+                          for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not found, "private names imported from another module:\n" + "\n".join(found)
+
+
 # ---------------------------------------------------------------------------- one idea a module
 MAX_MODULE_LINES = 600
 

@@ -38,7 +38,7 @@ from taxoforge.sources.wikidata.dump_blocks import Block, Blocks
 from taxoforge.sources.wikidata.dump_scan import first_nul, gather_spans, scan_block
 from taxoforge.sources.wikidata.ntriples import PRED_ID, PRED_P279, TRIPLE_RE, LineError, classify, unescape
 
-__all__ = ["Plan", "Scan", "NameStore", "scan_nt", "NAME_SCHEMA", "ID_SCHEMA"]
+__all__ = ["Plan", "Scan", "NameStore", "scan_nt", "scan_planned_block", "NAME_SCHEMA", "ID_SCHEMA"]
 
 NAME_SCHEMA = {"q": pl.Int64, "kind": pl.Int8, "lang": pl.Int8, "name": pl.String}
 #: Identifier values as the pass keeps them: the item, the property's index among those asked
@@ -111,7 +111,22 @@ class _BlockResult:
     deferred_ids: list[tuple[int, int, str]] = field(default_factory=list)  # the same, of identifier lines
 
 
-def _scan_block(block: Block, plan: Plan) -> _BlockResult:
+def scan_planned_block(block: Block, plan: Plan) -> _BlockResult:
+    """One block of a dump scanned for what ``plan`` asks (the compiled scanner, then the
+    lines it leaves to Python): its edges, names, identifiers and errors.
+
+    Parameters
+    ----------
+    block : Block
+        The block's bytes and where it starts.
+    plan : Plan
+        What the pass keeps.
+
+    Returns
+    -------
+    object
+        The block's result (edges, names, identifiers, odd lines, errors).
+    """
     buf = block.data
     if block.error:
         return _BlockResult(lines=0, nbytes=0, p279=_EMPTY, p31=_EMPTY, names=None, errors=[(0, block.error)])
@@ -438,7 +453,7 @@ def scan_nt(plan: Plan, workers: int, spill_bytes: int) -> Scan:
             pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="taxoforge-dump")
             try:
                 for block in blocks:
-                    pending.append(pool.submit(_scan_block, block, plan))
+                    pending.append(pool.submit(scan_planned_block, block, plan))
                     del block
                     while len(pending) > workers:
                         collect(pending.popleft().result())

@@ -14,7 +14,7 @@ Ranges (:func:`plan_ranges`, on the driver)
 One range (:func:`scan_range`, on an executor)
     The range's bytes are cut into blocks of whole lines exactly as the local reader's
     (:func:`.dump_blocks.stream_blocks`) and each block goes through the reader's own step
-    (the compiled scanner, the line grammar for odd lines, the names' checks: ``_scan_block``
+    (the compiled scanner, the line grammar for odd lines, the names' checks: ``scan_planned_block``
     of :mod:`.dump_pass`). The task writes its own Parquet part files — ``edges``, ``dropped``
     and, with names, ``names-all`` (every name in the languages: which are wanted is known
     only once every edge is read) — each to a temporary name then renamed, and returns only
@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from taxoforge.sources.wikidata.dump_blocks import Blocks, compression_of, line_start, stream_blocks
-from taxoforge.sources.wikidata.dump_pass import Plan, _scan_block
+from taxoforge.sources.wikidata.dump_pass import Plan, scan_planned_block
 from taxoforge.sources.wikidata.dump_scan import encode_langs
 
 __all__ = ["Range", "file_system", "plan_ranges", "scan_range", "filter_names", "write_part", "NAMES_ALL"]
@@ -237,7 +237,7 @@ def scan_range(r: Range, output: str, langs: tuple[str, ...], seeds: list[int] |
     error = None
     try:
         for block in _blocks(r):
-            res = _scan_block(block, plan)
+            res = scan_planned_block(block, plan)
             if res.errors:
                 idx, msg = res.errors[0]
                 error = (lines + idx, msg)
