@@ -202,10 +202,8 @@ def require_space(folder: Path, need: int) -> None:
     need : int
         How many more bytes (nothing is checked for 0 or less).
     """
-    if need <= 0:
-        return
-    try:
-        free = shutil.disk_usage(folder).free
+    try:  # nothing to check for 0 bytes or less (``free`` is then ``need`` itself)
+        free = shutil.disk_usage(folder).free if need > 0 else need
     except OSError:
         return
     if need > free:
