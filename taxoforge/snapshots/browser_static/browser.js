@@ -295,14 +295,11 @@
 
   // ---- search ---------------------------------------------------------------------------
   function nameIndex() {
-    if (!names) {
-      names = Promise.all([fetchJSON("names/index.json.gz"), fetchJSON("names/contexts.json.gz")]).then(function (r) {
-        r[0].contexts = r[1];
-        return r[0];
-      });
-    }
+    if (!names) { names = fetchJSON("names/index.json.gz"); }
     return names;
   }
+  // the higher taxa hits name: fetched with the first search's files, not at load
+  function contexts() { return fetchJSON("names/contexts.json.gz"); }
   // equal keys: the whole name before a later word, more common names (a taxon people name), kind,
   // bigger subtree, shorter name (browser_names.py sorts the files the same way)
   function better(q) {
@@ -381,8 +378,9 @@
           if (Object.prototype.hasOwnProperty.call(idx.leaves, p)) { files.push("names/" + idx.leaves[p] + ".json.gz"); break; }
         }
       }
-      return Promise.all(files.map(fetchJSON)).then(function (lists) {
-        var hits = [];
+      return Promise.all([Promise.all(files.map(fetchJSON)), contexts()]).then(function (got) {
+        var lists = got[0], hits = [];
+        idx.contexts = got[1];
         lists.forEach(function (l) { l.forEach(function (e) { if (e[0].startsWith(q)) { hits.push(e); } }); });
         hits.sort(better(q));
         var seen = new Set(), out = [];
