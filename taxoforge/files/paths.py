@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["UnsafePath", "FileTooLarge", "path_inside", "read_regular_file", "default_cache_dir",
-           "without_local_paths", "is_local_path"]
+           "user_data_dir", "without_local_paths", "is_local_path"]
 
 #: a path of one machine's file system: POSIX absolute (two parts at least), home-relative,
 #: a Windows drive path, or a ``file:`` URL
@@ -103,6 +103,21 @@ def default_cache_dir() -> Path:
     if env:
         return Path(env)
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "taxoforge"
+
+
+def user_data_dir() -> Path:
+    """The user's data folder for taxoforge, whatever the working folder:
+    ``$XDG_DATA_HOME/taxoforge``, else ``~/.local/share/taxoforge`` (the XDG base-directory
+    rule, as platformdirs' ``user_data_dir`` gives it on Linux).
+
+    Returns
+    -------
+    Path
+        An absolute path (not created).
+    """
+    base = os.environ.get("XDG_DATA_HOME")
+    base = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
+    return base / "taxoforge"
 
 
 class UnsafePath(ValueError):
