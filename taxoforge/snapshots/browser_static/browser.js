@@ -338,8 +338,8 @@
   }
   // Nearest names of a query nothing starts with (a typo): the buckets whose prefix is within the
   // allowed distance of a prefix of the query (most typos are not in a name's first letters, and
-  // the prefix of every bucket is in the name index, so no file is fetched blind), then every name
-  // in them by its distance to the query
+  // the prefix of every bucket is in the name index, so no file is fetched blind; the 3 nearest),
+  // then every name in them by its distance to the query
   function suggest(q, idx) {
     var qc = chars(q), max = qc.length <= 4 ? 1 : qc.length <= 9 ? 2 : 3, leaves = [];
     Object.keys(idx.leaves).forEach(function (p) {
@@ -348,7 +348,7 @@
     });
     leaves.sort(function (a, b) { return (a[0] - b[0]) || (a[1] - b[1]); });
     var files = [];
-    leaves.forEach(function (l) { if (files.length < 6 && files.indexOf(l[2]) < 0) { files.push(l[2]); } });
+    leaves.forEach(function (l) { if (files.length < 3 && files.indexOf(l[2]) < 0) { files.push(l[2]); } });
     return Promise.all(files.map(function (f) { return fetchJSON("names/" + f + ".json.gz"); })).then(function (lists) {
       var scored = [], order = better(q);
       lists.forEach(function (l) {
@@ -399,10 +399,7 @@
     if (!t || /\s/.test(t)) { return Promise.resolve([]); }
     var candidates = t.indexOf(":") > 0 ? [t] : META.id_prefixes.map(function (p) { return p + ":" + t; });
     return Promise.all(candidates.map(function (id) {
-      return lookupId(id).then(function (o) {
-        if (typeof o !== "number") { return null; }
-        return shardOf(o).then(function (s) { return [id, o, brief(s, o)]; });
-      });
+      return lookupId(id).then(function (o) { return typeof o === "number" ? [id, o] : null; });
     })).then(function (r) { return r.filter(Boolean); });
   }
   // a scientific name (and the label of a ranked node) is set in italics
@@ -428,11 +425,17 @@
       var ids = r[0], found = r[1];
       list.textContent = "";
       ids.forEach(function (x) {
-        var b = x[2], a = el("a", { href: "#" + encodeURIComponent(x[0]), "class": "hit", "data-ord": String(x[1]) }, [
-          el("span", { "class": "name" + (b[F.rank] >= 0 ? " sci" : ""), text: b[F.label] || x[0] }),
-          el("span", { "class": "muted", text: " node id " + x[0] })]);
-        if (b[F.rank] >= 0) { a.appendChild(el("span", { "class": "rank", text: rankName(b[F.rank]) })); }
+        var name = el("span", { "class": "name", text: x[0] }), what = el("span", { "class": "muted", text: " node id" });
+        var a = el("a", { href: "#" + encodeURIComponent(x[0]), "class": "hit", "data-ord": String(x[1]) }, [name, what]);
         list.appendChild(el("li", {}, [a]));
+        shardOf(x[1]).then(function (s) {  // the taxon's name and rank, from its node file, once it is here
+          var b = brief(s, x[1]);
+          if (!b || !b[F.label]) { return; }
+          name.textContent = b[F.label];
+          if (b[F.rank] >= 0) { name.className = "name sci"; }
+          what.textContent = " node id " + x[0];
+          if (b[F.rank] >= 0) { a.appendChild(el("span", { "class": "rank", text: rankName(b[F.rank]) })); }
+        });
       });
       if (found.suggested && found.hits.length) {
         list.appendChild(el("li", { "class": "suggest-head", text: "no name starts with \u201c" + raw.trim() + "\u201d; the nearest names:" }));
