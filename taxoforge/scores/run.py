@@ -57,6 +57,7 @@ from taxoforge.scores.reports.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURE
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.files.tables import csv_text
 from taxoforge.scores.reports.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
+from taxoforge.scores.measures.heights import height_record
 from taxoforge.scores.measures.mistakes import map_ranked, mistake_columns
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
 from taxoforge.scores.readers.files import duplicate_ids, read_files
@@ -385,16 +386,18 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     t.move("measures", t_text, "text_measures")
     with t.phase("samples"):
         samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
-        samples = mistake_columns(samples, tax)  # tree distance and severity per answer (milliseconds)
     if kept and "ranked_outputs" in kept[0]:  # a ranked top-k: its nodes, for hdist@k
         with t.phase("mapping"):
             ranked = map_ranked([r["ranked_outputs"] for r in kept], index, resolve, [r["dataset"] for r in kept])
         samples = samples.with_columns(pl.Series("ranked_nodes", ranked, dtype=pl.List(pl.String)))
+    with t.phase("samples"):  # tree distance, severity and granularity per answer (milliseconds)
+        samples = mistake_columns(samples, tax, heights=o.heights, label_set=label_nodes)
     with t.phase("breakdowns"):
         tree = cited.ranked_tree() if breakdowns and samples.height else None
-        tabs = _breakdown_tables(samples, tree) if tree is not None else {}
+        tabs = _breakdown_tables(samples, tree, label_nodes) if tree is not None else {}
     with t.phase("leaderboard"):
-        board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs)  # its columns reuse the tables
+        board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs,  # its columns reuse the tables
+                            rank_by=o.rank_by)
         board = with_harness_agreement(board, samples, GROUP_KEYS)
 
     info = {
@@ -417,6 +420,8 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
         "per_file": _per_file(rows, samples, bad_df),
         "confidence_intervals": (ci.as_dict() if ci is not None and ci.n_resamples > 0 else {}),
         "breakdowns": sorted(tabs), "label_set": label_info, "ties": mapped.stats.get("ties", {}),
+        "heights": height_record(samples, heights=o.heights, label_set_given=label_nodes is not None),
+        "rank_by": o.rank_by,
         "packages": package_versions(),  # the versions that shaped the numbers (taxoforge.versions)
     }
     info["seconds"] = t.as_dict()
@@ -427,7 +432,7 @@ def _label_set_nodes(label_set, resolve) -> tuple[list[str] | None, dict]:
     """The node ids of a given label set (its labels resolved as ground truths are, under
     the dataset name ``label set``) and what ``info["label_set"]`` says of it."""
     if label_set is None:
-        return None, {"source": "ground truths of each dataset"}
+        return None, {"source": "ground truths of each model × dataset"}
     labels = [str(x).strip() for x in label_set if x is not None and str(x).strip()]
     resolve.prefetch((lab, "label set") for lab in labels)
     got = [resolve(lab, "label set") for lab in labels]
@@ -437,13 +442,14 @@ def _label_set_nodes(label_set, resolve) -> tuple[list[str] | None, dict]:
                    "unresolved_examples": missed[:10]}
 
 
-def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
+def _breakdown_tables(samples: pl.DataFrame, tree, label_set=None) -> dict[str, pl.DataFrame]:
     """The breakdown tables (:func:`taxoforge.scores.measures.breakdowns.breakdown_tables`)
-    over the rows with a full ground truth."""
+    over the rows with a full ground truth; MTA's tree cuts are drawn on the tree the label
+    set spans (given, else each model × dataset's own ground truths)."""
     from taxoforge.scores.measures.breakdowns import breakdown_tables
 
     full = samples.filter(~pl.col("gt_partial"))
-    return breakdown_tables(full, tree, GROUP_KEYS) if full.height else {}
+    return breakdown_tables(full, tree, GROUP_KEYS, label_set=label_set) if full.height else {}
 
 
 def harness_agreement(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
