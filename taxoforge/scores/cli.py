@@ -46,7 +46,7 @@ import time
 
 import click
 
-from taxoforge.cli_output import command_words, emit_json, handle_errors
+from taxoforge.cli_output import FiniteFloat, command_words, emit_json, handle_errors
 from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES
 
 __all__ = ["score_cmd", "map_cmd", "compare_cmd", "EXIT_TOO_FEW_SCORED"]
@@ -58,60 +58,23 @@ MIN_SCORED, SENSITIVITY_MIN_SCORED = 0.95, 0.90
 _EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 4 verification failed, "
            "8 download interrupted, 10 too few rows scored (results still written), 11 output not writable "
            "(no space left, a file where a folder goes, -o a symlink or the working folder).")
-
-
-class FiniteFloat(click.ParamType):
-    """A float that is not NaN or infinite, optionally within [``low``, ``high``]: NaN passes
-    every comparison, so click's ``FloatRange`` lets it through.
-
-    Parameters
-    ----------
-    low : float, optional
-        The least value allowed, if any.
-    high : float, optional
-        The greatest value allowed, if any.
-    """
-
-    name = "float"
-
-    def __init__(self, low: float | None = None, high: float | None = None) -> None:
-        self.low, self.high = low, high
-
-    def convert(self, value, param, ctx):
-        """The value as a finite float within the bounds, or a click usage error naming it.
-
-        Parameters
-        ----------
-        value : object
-            What the user gave.
-        param : click.Parameter
-            The option.
-        ctx : click.Context
-            The click context.
-
-        Returns
-        -------
-        float
-            The value.
-        """
-        import math
-
-        try:
-            x = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(x):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        if (self.low is not None and x < self.low) or (self.high is not None and x > self.high):
-            lo = "-inf" if self.low is None else f"{self.low:g}"
-            hi = "inf" if self.high is None else f"{self.high:g}"
-            self.fail(f"{value!r} is not in the range [{lo}, {hi}]", param, ctx)
-        return x
-
-
 FRACTION = FiniteFloat(0.0, 1.0)
 #: ``--rank-by`` → the leaderboard's measure.
 _RANK_BY = {"hF": "hF", "accuracy": "accuracy", "severity": "mistake_severity"}
+_display_names_option = click.option(
+    "--display-names", "display_names", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+    callback=lambda _ctx, param, v: _read_display_names(v, param),
+    help="Two columns (CSV or TSV): a model's name and the name the LaTeX tables and figures show. Others lose "
+         "their harness prefix (lmms-eval's 'org__': the text after the last '__' or '/').")
+
+
+def _read_display_names(path, param):
+    from taxoforge.scores.reports.names import DisplayNamesError, read_display_names
+
+    try:
+        return read_display_names(path) if path else None
+    except DisplayNamesError as e:
+        raise click.BadParameter(str(e), param=param) from None
 
 
 def _columns(values: tuple[str, ...]) -> dict[str, str]:
@@ -388,9 +351,10 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
 @click.option("--rank-by", "rank_by", type=click.Choice(["hF", "accuracy", "severity"]), default="hF",
               show_default=True, help="The measure that ranks models within a dataset × prompt (severity: lowest "
                                       "first); the leaderboard's caption says which.")
+@_display_names_option
 @_handled
 def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, force, n_resamples, seed, no_plots,
-              no_meteor, label_set, heights, rank_by, **o):
+              no_meteor, label_set, heights, rank_by, display_names, **o):
     """Score model OUTPUTS (JSONL, JSON, CSV/TSV, Parquet or xlsx files — lmms-eval samples,
     VLMEvalKit predictions and judge files, VLM4Bio results read as written —, folders of
     them, or glob patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
@@ -420,7 +384,8 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, for
             labels = read_labels(label_set)["label"].to_list()
     if taxonomies:
         files = (*outputs, taxonomy) if taxonomy else outputs
-        opts = dict(no_plots=no_plots, no_meteor=no_meteor, labels=labels, heights=heights, rank_by=_RANK_BY[rank_by])
+        opts = dict(no_plots=no_plots, no_meteor=no_meteor, labels=labels, heights=heights, rank_by=_RANK_BY[rank_by],
+                    display_names=display_names)
         sys.exit(_score_across_trees(files, taxonomies, crosswalk, out_dir,
                                      SENSITIVITY_MIN_SCORED if min_scored is None else min_scored, force,
                                      n_resamples, seed, _read_options(o, ("output", "label")), _mapping_config(o),
@@ -435,7 +400,7 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, for
     rows, cited, index, sources = _prepare(outputs, taxonomy, o, ("output", "label"), timings)
     run = score_frame(rows, cited, index=index, meteor=not no_meteor, progress=o["progress"],
                       ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), timings=timings, label_set=labels,
-                      heights=heights, rank_by=_RANK_BY[rank_by])
+                      heights=heights, rank_by=_RANK_BY[rank_by], display_names=display_names)
     run.info.update(invocation(command_words()), **sources.record())
     if label_set is not None:
         run.info["inputs"].append(file_record(label_set, "label_set"))
@@ -475,7 +440,8 @@ def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, force
     score = ScoreOptions(config=config, meteor=not opts["no_meteor"], progress=o["progress"], store=o["store"],
                          altered="content" if o["allow_altered"] else "refuse", index_dir=o["index_dir"],
                          ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), plots=not opts["no_plots"],
-                         label_set=opts["labels"], heights=opts["heights"], rank_by=opts["rank_by"])
+                         label_set=opts["labels"], heights=opts["heights"], rank_by=opts["rank_by"],
+                         display_names=opts["display_names"])
     from taxoforge.versions import invocation
 
     res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=score,
@@ -574,9 +540,10 @@ def _compare_errors() -> tuple[type, ...]:
               help="Compare every other model with this one (A = the model, B = MODEL; Holm over those pairs) "
                    "instead of every pair: a model name, or a system's label when several runs share it.")
 @click.option("--no-plots", is_flag=True, help="Write no figure.")
+@_display_names_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @handle_errors(usage_errors=lambda: _compare_errors())
-def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, reference, no_plots, as_json):
+def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, reference, no_plots, display_names, as_json):
     """Is A better than B? Compare the models of scoring RUNS (output folders of
     `taxoforge score`, or their scores.parquet) on the items they share, matched by sample
     id within each dataset × prompt: accuracy by the exact McNemar test, hF and mistake
@@ -586,7 +553,7 @@ def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, reference, no_pl
     from taxoforge.scores.reports.tables import comparison_markdown, write_comparison
 
     cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha, reference=reference)
-    written = write_comparison(cmp, out_dir, plots=not no_plots) if out_dir else {}
+    written = write_comparison(cmp, out_dir, plots=not no_plots, names=display_names) if out_dir else {}
     if as_json:
         emit_json({"comparison": cmp.table.to_dicts(), "systems": cmp.systems, "settings": cmp.settings,
                    "notes": cmp.notes, "outputs": {k: str(v) for k, v in written.items()}})

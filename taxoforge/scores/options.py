@@ -178,6 +178,10 @@ class ScoreOptions(_Validated):
     rank_by : str
         The measure that ranks models within a dataset × prompt (:data:`RANK_BY`; default
         ``hF``; mistake severity ranks lowest first).
+    display_names : mapping or None
+        Model → the name the LaTeX tables and figures show
+        (:func:`taxoforge.scores.reports.names.read_display_names`); the rest are shortened by
+        :func:`~taxoforge.scores.reports.names.short_name`. Recorded in ``run.json``.
     """
 
     config: object = None
@@ -194,12 +198,14 @@ class ScoreOptions(_Validated):
     label_set: object = None
     heights: str = "labels"
     rank_by: str = "hF"
+    display_names: object = None
 
     CONSTRAINTS = {
         "config": [object], "index": [object], "index_dir": [str, os.PathLike, None], "text_measures": [bool],
         "meteor": [bool], "progress": [bool, None], "store": [object], "altered": [Options(("refuse", "content"))],
         "ci": [object], "breakdowns": [bool], "plots": [bool], "label_set": [list, tuple, None],
         "heights": [Options((*HEIGHTS, "ground_truths"))], "rank_by": [Options(RANK_BY)],
+        "display_names": [Mapping, None],
     }
 
     def _check(self) -> None:
