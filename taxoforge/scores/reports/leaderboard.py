@@ -8,7 +8,8 @@ are plain means.
 ``samples`` average; hiclass's macro). ``hF`` is the harmonic mean of mean hP and mean hR —
 eq. 3 of the Taxonomy-Aware Evaluation of VLMs, ``f_average="of_means"`` — and ``hF_pairs``
 the mean of the per-answer hF (hiclass's macro F, ``f_average="of_pairs"``). An abstention is
-scored as the root (hP = 1, hR = 1/(depth + 1)), the paper's convention, so refusing raises
+scored as the root (hP = 1, hR = 1/(depth + 1)) — this project's choice, as the paper defines no
+rule for abstentions (docs/method.md#mapping-an-answer-to-a-node says why) —, so refusing raises
 mean hP: ``hP_answered``, ``hR_answered`` and ``hF_answered`` are the same measures over the
 answered rows only, beside ``abstained_pct`` (the abstention rate, %).
 
