@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from taxoforge.messages import few
 from taxoforge.scores.statistics.paired import (hf_of_sums, holm, mcnemar_exact, paired_differences, severity_of_sums)
 
 __all__ = ["compare_runs", "compare_systems", "against_the_best", "load_scores", "Comparison", "COMPARED_MEASURES",
@@ -215,13 +216,6 @@ def _height_trees(fa: pl.DataFrame, fb: pl.DataFrame) -> str | None:
     return "same" if ta == tb and len(ta) == 1 else "different"
 
 
-def _few(values, k: int = 5) -> str:
-    """The first ``k`` values, then how many more: ``'1', '2', … (and 40 more)``."""
-    values = list(values)
-    shown = ", ".join(repr(v) for v in values[:k])
-    return shown + (f" (and {len(values) - k:,} more)" if len(values) > k else "")
-
-
 def _nothing_shared(items: dict[str, pl.DataFrame], pairs) -> str:
     """The error of a comparison with no shared item: each side's datasets × prompts and a
     few of its ids, so the mismatch shows (other datasets, other id schemes)."""
@@ -230,7 +224,7 @@ def _nothing_shared(items: dict[str, pl.DataFrame], pairs) -> str:
         t = items[label]
         parts = []
         for (d, pr), g in t.group_by("dataset", "prompt", maintain_order=True):
-            parts.append(f"{d or '(no dataset)'} · {pr or '(no prompt)'}: {g.height:,} items, ids {_few(g['id'].sort())}")
+            parts.append(f"{d or '(no dataset)'} · {pr or '(no prompt)'}: {g.height:,} items, ids {few(g['id'].sort(), 5)}")
         lines.append(f"  {label}: " + ("; ".join(parts) if parts else "no items with a full ground truth"))
     return "\n".join(lines)
 
@@ -472,6 +466,6 @@ def _reference_label(reference: str, meta: dict[str, dict]) -> str:
     if len(hits) == 1:
         return hits[0]
     if hits:
-        raise ComparisonError(f"--reference {reference!r}: several systems are that model ({_few(hits)}); "
+        raise ComparisonError(f"--reference {reference!r}: several systems are that model ({few(hits)}); "
                               "name one by its label")
-    raise ComparisonError(f"--reference {reference!r} names no system; the systems are {_few(list(meta), 8)}")
+    raise ComparisonError(f"--reference {reference!r} names no system; the systems are {few(list(meta), 8)}")

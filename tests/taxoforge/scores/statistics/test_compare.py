@@ -174,7 +174,7 @@ def test_no_shared_item_names_each_sides_datasets_and_a_few_ids():
     with pytest.raises(ComparisonError) as e:
         compare_systems({"a": a, "b": b})
     msg = str(e.value)
-    assert "a: fish-easy · p: 12 items, ids 'img-000', 'img-001', 'img-002', 'img-003', 'img-004' (and 7 more)" in msg
+    assert "a: fish-easy · p: 12 items, ids 'img-000', 'img-001', 'img-002', 'img-003', 'img-004' and 7 more" in msg
     assert "b: fish_easy · p: 3 items, ids '1', '2', '3'" in msg
 
 
