@@ -283,7 +283,7 @@ def leaderboard_latex(lb: pl.DataFrame, info: dict | None = None, *, wide: bool 
         blocks.append((heading, entries))
     short, digest = short_citation(info)
     ci = info.get("confidence_intervals") or {}
-    caption = (f"Scores against the taxonomy {_breakable_tt(short, 24)}" + ("$^\\dagger$" if digest else "")
+    caption = (f"Scores against the taxonomy {_breakable_tt(short, 12)}" + ("$^\\dagger$" if digest else "")
                + (f" (mapping configuration \\texttt{{{latex_escape(info['mapping_config_id'])}}})"
                   if info.get("mapping_config_id") else "")
                + ", per dataset $\\cdot$ prompt ($n$: answers scored). Acc.: answers on the ground-truth node; hF: "

@@ -111,7 +111,7 @@ def test_names_are_escaped_and_the_caption_names_the_ranking(tmp_path):
             "rank_by": "mistake_severity"}
     tex = leaderboard_latex(lb, info)
     assert r"gpt-4o\_mini \& co" in tex and r"50\%\_birds" in tex
-    assert r"inat\_2024@abc}$^\dagger$" in tex and "\\allowbreak" in tex  # the digest breaks between hex groups
+    assert r"inat\_2024@abc}$^\dagger$" in tex.replace("\\allowbreak ", "") and "\\allowbreak" in tex  # breakable
     assert "content digest \\texttt{sha256:" + "ab" * 32 + "}" in tex.replace("\\allowbreak ", "")
     assert "store \\texttt{s3://bucket/x\\_y}" in tex.replace("\\allowbreak ", "")
     assert "ranked by mistake severity (lowest first)" in tex
