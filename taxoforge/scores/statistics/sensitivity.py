@@ -126,8 +126,10 @@ class SensitivityRun:
             Three tables with headings.
         """
         common = self.info.get("common_items", {})
+        cov = self.coverage.with_columns((100 * pl.col("coverage")).round(1).alias("coverage (%)")).drop("coverage") \
+            if self.coverage.height else self.coverage
         parts = ["## Coverage of each tree", "",
-                 markdown_table(_rounded(self.coverage)) if self.coverage.height else "(no rows)", "",
+                 markdown_table(cov) if cov.height else "(no rows)", "",
                  f"Rankings are compared on the {common.get('rows', 0):,} rows every tree scores with a full ground "
                  f"truth ({_pct(common.get('fraction'))} of the {self.info.get('rows', 0):,} rows read); each tree's "
                  "own results, every row it scored, are in its folder.", "",

@@ -5,6 +5,7 @@ crosswalk read through the loopback SPARQL engine; Kendall's τ and swaps on kno
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -113,6 +114,10 @@ def test_ground_truths_cross_to_a_tree_that_lacks_them(trees, crosswalk, answers
     assert (out / "inaturalist" / "leaderboard.md").exists() and (out / "coldp" / "scores.parquet").exists()
     assert pl.read_parquet(out / "sensitivity.parquet").equals(res.table)
     assert "## Agreement of the rankings" in (out / "sensitivity.md").read_text()
+    # the tables people read round (no 0.9999999999999998); the Parquet keeps every digit
+    for name in ("sensitivity.csv", "sensitivity_agreement.csv", "sensitivity_coverage.csv", "sensitivity.md"):
+        assert not re.search(r"\d\.\d{5,}", (out / name).read_text()), name
+    assert "| coldp | 10 | 8 | 80.0 |" in (out / "sensitivity.md").read_text()
 
 
 def test_the_command_line(trees, crosswalk, answers, tmp_path):
