@@ -172,7 +172,7 @@ def _reader_setup_cold(path: str) -> str:
 STAGES = {"scan": ("taxoforge.sources.wikidata.dump", "scan_nt", "read, scan and spill (blocks on every thread)"),
           "select": ("taxoforge.sources.wikidata.dump", "select_edges", "root's superclasses, seeds' closure"),
           "node_codes": ("taxoforge.sources.wikidata.dump_tables", "node_codes", "edge ends → node ranks (sort)"),
-          "node_ids": ("taxoforge.sources.wikidata.dump_tables", "node_ids", "node ids written (polars)"),
+          "node_ids": ("taxoforge.sources.wikidata.dump_tables", "node_ids", "node ids written (Arrow strings)"),
           "edge_table": ("taxoforge.sources.wikidata.dump_tables", "edge_table", "edge table (sort, gathers)"),
           "name_table": ("taxoforge.sources.wikidata.dump_tables", "name_table", "name table (select, sort, gathers)"),
           "dropped": ("taxoforge.sources.wikidata.dump_graph", "DroppedEdges.table", "dropped-edge table")}
