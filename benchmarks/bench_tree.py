@@ -24,7 +24,7 @@ Measurements, each in a fresh process (:mod:`benchmarks.harness`), the fastest o
   and at 4.9 M edges (``full``), same checks;
 * each step at 1 and 2 threads (and at every core on a larger machine) on the 2.33 M-edge
   graph, each count in a fresh process with every thread pool capped at it
-  (:mod:`benchmarks.thread_scaling`), the counts alternating over two rounds (the fastest of
+  (:mod:`benchmarks.thread_scaling`), the counts alternating over two rounds (one at ``tiny``) (the fastest of
   each kept), beside the numpy reference: the Amdahl table of which steps run serially;
 * the candidate's time per step at the largest size (each step function of
   :mod:`taxoforge.trees.build` wrapped with a wall and a CPU clock in the measuring
@@ -58,11 +58,11 @@ __all__ = ["run", "SIZES", "PARTS"]
 # scales are fractions of the full Wikidata shape (4.2 M classes, 4.9 M edges)
 SIZES = {
     "tiny": {"scales": [0.002, 0.004, 0.008], "nx_scales": [0.001, 0.002, 0.004], "np_scales": [0.008],
-             "inat_fraction": 0.004, "timeout": 120, "repeat": 1},
+             "inat_fraction": 0.004, "timeout": 120, "repeat": 1, "rounds": 1},
     "small": {"scales": [0.025, 0.05, 0.1], "nx_scales": [0.01, 0.02, 0.04], "np_scales": [0.05, 0.1],
-              "inat_fraction": 0.05, "timeout": 600, "repeat": 3},
+              "inat_fraction": 0.05, "timeout": 600, "repeat": 3, "rounds": 2},
     "full": {"scales": [0.1, 0.3, 1.0], "nx_scales": [0.05, 0.1, 0.2], "np_scales": [0.476, 1.0],
-             "inat_fraction": 1.0, "timeout": 1800, "repeat": 3},
+             "inat_fraction": 1.0, "timeout": 1800, "repeat": 3, "rounds": 2},
 }
 TARGET_WALL_S = 10.0
 TARGET_PEAK_BYTES = 2 * 2**30
@@ -78,8 +78,6 @@ SEED = 0
 #: The parts of the benchmark, in the order they run (``--only`` picks some).
 PARTS = ("scaling", "networkx", "numpy", "steps", "threads", "inaturalist")
 TARGET_SPEEDUP_NUMPY_2_THREADS = 4.0
-#: Rounds of the thread-count part: every count measured once a round.
-ROUNDS = 2
 
 
 # ------------------------------------------------------------------ measured functions
@@ -248,7 +246,7 @@ def _thread_scaling(inp: tuple[Path, dict], cfg: dict) -> dict:
     path, info = inp
     load_before = os.getloadavg()
     runs, recs, base = {}, {}, {}
-    for _ in range(ROUNDS):  # the reference and the counts in turn, the fastest of each kept: a load spike hits one run
+    for _ in range(cfg["rounds"]):  # the reference and the counts in turn, the fastest of each kept: a load spike hits one run
         b = measure(_setup, _baseline_numpy, str(path), "wd", False, timeout=cfg["timeout"], repeat=cfg["repeat"])
         if b.get("status") == "ok" and b["wall_s"] < base.get("wall_s", float("inf")) or not base:
             base = b
