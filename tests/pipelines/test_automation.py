@@ -63,9 +63,9 @@ def test_every_group_is_described_and_unconfigured_taxonomies_have_no_snapshot_o
 def test_every_automation_request_launches_with_valid_config(tmp_path, monkeypatch):
     monkeypatch.setenv("TAXOFORGE_SNAPSHOT_STORE", str(tmp_path / "store"))
     defs = build_definitions(str(tmp_path / "data"), environ={})
-    from pipelines.definitions import _all_assets_and_sources
+    from pipelines.definitions import all_assets_and_sources
 
-    selection = _all_assets_and_sources()
+    selection = all_assets_and_sources()
     global_job = defs.resolve_implicit_global_asset_job_def()
     launched: list[set[str]] = []
     now = datetime.datetime.now(datetime.timezone.utc)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-import assets.imagenet as imagenet_assets
-import assets.wordnet as wordnet_assets
-from assets.snapshots import snapshot_asset
+import assets.imagenet.assets as imagenet_assets
+import assets.wordnet.assets as wordnet_assets
+from assets.snapshots.assets import snapshot_asset
 from pipelines.definitions import build_definitions
 from pipelines.demo import example_taxonomy, score_example
 from pipelines.resources import default_resources
