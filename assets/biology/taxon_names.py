@@ -163,4 +163,5 @@ def inaturalist_named_tree(context: dg.AssetExecutionContext, config: InatNamedT
 
 
 inaturalist_named_tree_checks = tree_checks(
-    "inaturalist_named_tree", checks=("tree_one_root", "tree_acyclic", "tree_no_orphans", "tree_depths_consistent"))
+    "inaturalist_named_tree", checks=("tree_one_root", "tree_acyclic", "tree_no_orphans", "tree_depths_consistent",
+                               "tree_top_ranks_under_root"))

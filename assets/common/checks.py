@@ -27,19 +27,22 @@ import dagster as dg
 import polars as pl
 
 from taxoforge.markdown import markdown_table
-from taxoforge.trees.integrity import TreeIntegrity, coverage_failures, link_coverage, tree_integrity
+from taxoforge.trees.integrity import TreeIntegrity, coverage_failures, link_coverage, root_children, tree_integrity
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["tree_checks", "TREE_CHECK_NAMES"]
 
 TREE_CHECK_NAMES = ("tree_one_root", "tree_acyclic", "tree_no_orphans", "tree_depths_consistent",
-                    "tree_link_coverage")
+                    "tree_top_ranks_under_root", "tree_link_coverage")
 
 _DESCRIPTIONS = {
     "tree_one_root": "Exactly one root, no null or duplicate node ids.",
     "tree_acyclic": "No node lies on (or hangs below) a parent cycle.",
     "tree_no_orphans": "Every parent_id is a node of the tree.",
     "tree_depths_consistent": "depth is 0 at the root and parent depth + 1 everywhere else.",
+    "tree_top_ranks_under_root": "Only the tree's top Linnean rank (kingdoms, in a tree of all life) sits under the "
+                                 "root, besides unranked nodes such as <source>:incertae_sedis; the offenders are "
+                                 "named. A tree without ranks passes.",
     "tree_link_coverage": "Share of dataset labels linked to a node is at least the threshold, "
                           "per dataset; no link points outside the tree.",
 }
@@ -103,6 +106,15 @@ def tree_checks(
     def _tree_checks(context, tree) -> Iterable[dg.AssetCheckResult]:
         nodes, links = _tables(tree, key)
         results = _structure_results(key, tree_integrity(nodes), severity)
+        if "tree_top_ranks_under_root" in names:
+            top = root_children(nodes)
+            results["tree_top_ranks_under_root"] = dg.AssetCheckResult(
+                check_name="tree_top_ranks_under_root", asset_key=key, passed=top.ok, severity=severity,
+                description=None if top.ok else f"{top.n_misplaced} node(s) below the rank {top.top_rank} directly "
+                                                f"under the root: {', '.join(top.misplaced)}",
+                metadata={"root": str(top.root), "children_of_root": top.n_children,
+                          "top_rank": str(top.top_rank or "none"), "n_misplaced": top.n_misplaced,
+                          "misplaced": "\n".join(top.misplaced) or "none"})
         if "tree_link_coverage" in names:
             results["tree_link_coverage"] = _link_coverage_result(
                 key, nodes, links, min_link_coverage, require_links=require_links, threshold=threshold,

@@ -23,9 +23,10 @@ __all__ = ["NameIndex", "SCIENTIFIC_KINDS", "SYNONYM_KIND", "INFRAGENERIC_KIND"]
 SCIENTIFIC_KINDS = ("scientific", "label")
 #: The name kind of a synonym.
 SYNONYM_KIND = "synonym"
-#: Names of a subgenus or section, given to its genus (:mod:`taxoforge.sources.inaturalist`): they
-#: name part of the genus, so they find the genus for genus transfer and partial ground truths
-#: but never resolve a label whole.
+#: Names of a subgenus or section, given to its genus (:mod:`taxoforge.sources.inaturalist`, written
+#: "Quercus sect. Ilex"; a bare one-word name is read the same): they name part of the genus, so
+#: their last word finds the genus for genus transfer and partial ground truths, but they never
+#: resolve a label whole.
 INFRAGENERIC_KIND = "infrageneric"
 
 
@@ -163,6 +164,11 @@ class NameIndex:
         else:
             cut = self.names.clear()
         keyed = with_scientific_key(cut, "name").filter(pl.col("_key") != "")
+        # the name of a part of a genus ("Quercus sect. Ilex", "Faxonius (Gremicambarus)") is keyed by
+        # the part's own epithet, the word a label using it as a genus starts with
+        keyed = keyed.with_columns(pl.when(pl.col("kind") == INFRAGENERIC_KIND)
+                                   .then(pl.col("_key").str.split(" ").list.last()).otherwise(pl.col("_key"))
+                                   .alias("_key"))
         keyed = keyed.filter(pl.col("_key").str.split(" ").list.first().is_in(words.implode()))
         self.keyed = keyed.join(self.nodes_of(keyed["node_id"]).select("node_id", "rank"), on="node_id", how="left")
         self.genera = self._genera()

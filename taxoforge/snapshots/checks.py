@@ -9,6 +9,10 @@ pipeline refuse the same trees. Checks, in order:
 ``acyclic``           no node lies on, or hangs below, a parent cycle.
 ``no_orphans``        every ``parent_id`` is a node of the tree.
 ``depths_consistent`` depth 0 at the root and parent depth + 1 everywhere else.
+``top_ranks_under_root`` only the top Linnean rank of the tree (kingdoms, in a tree of all
+                      life) under the root, besides unranked nodes such as
+                      ``<source>:incertae_sedis``: a species beside the kingdoms is named
+                      (:func:`taxoforge.trees.integrity.root_children`).
 ``names_known``       every name belongs to a node of the tree.
 ``links_known``       no linked label points outside the tree.
 ``link_coverage``     only with ``min_link_coverage``: the share of each dataset's labels
@@ -22,7 +26,7 @@ from dataclasses import asdict, dataclass
 
 
 from taxoforge.snapshots.manifest import SnapshotError
-from taxoforge.trees.integrity import tree_integrity
+from taxoforge.trees.integrity import root_children, tree_integrity
 from taxoforge.trees.integrity import coverage_failures, link_coverage
 from taxoforge.markdown import markdown_table
 from taxoforge.trees.tables import TreeTables
@@ -109,6 +113,15 @@ def publishing_checks(tables: TreeTables, *, min_link_coverage: float | Mapping[
                 f"{t.n_depth_mismatches} node(s) whose depth is not their parent's + 1 "
                 f"(e.g. {_ex(t.depth_mismatch_examples)})", t.n_depth_mismatches or 0)
         out.append(depth)
+        if t.one_root:
+            top = root_children(tables.nodes)
+            out.append(TreeCheck(
+                "top_ranks_under_root", top.ok,
+                (f"{top.n_children} node(s) under the root, ranked {top.top_rank} or unranked" if top.top_rank
+                 else f"{top.n_children} node(s) under the root, none of a Linnean rank") if top.ok else
+                f"{top.n_misplaced} node(s) of a lower rank than {top.top_rank} directly under the root "
+                f"{top.root} (e.g. {_ex(top.misplaced)}): place them, or under a node {top.root.split(':')[0]}"
+                ":incertae_sedis", top.n_misplaced))
     known = tables.nodes.select("node_id").unique()
     stray = tables.names.join(known, on="node_id", how="anti")
     out.append(TreeCheck(

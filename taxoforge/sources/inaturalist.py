@@ -24,14 +24,27 @@ Algorithm
        family directly under its order, and so on. When several taxa share a rank and a
        lineage (homonyms within one lineage) the smallest id is the parent of the
        others' children and the case is reported (``duplicate_lineage``).
+       2b. A taxon no lineage prefix places is one whose lineage columns are all empty
+       (the file has one species and four subspecies so, e.g. *Aphis clerodendri
+       clerodendri*; iNaturalist's export lost their ancestry): its own name still says
+       where it belongs. A species goes under the genus its ``genus`` column (else its
+       name's first word) names and an infraspecific taxon under the species its first
+       two words name, when exactly one taxon of that rank has that name
+       (``placed_by_name``); any other such taxon goes under a node ``inat:incertae_sedis``
+       "Incertae sedis" beside the kingdoms (``incertae_sedis``), never beside the
+       kingdoms itself. Only kingdoms and that node sit under the root.
     3. Ranks between the spine levels (subfamily, tribe, subgenus, section, complex,
        superfamily, …; about 40,000 taxa) are left out: the Parquet file records no
        membership for them, so they could only hang as empty leaves. They are reported
        (``no_lineage_position``) and counted in ``info``. A subgenus, section or
-       subsection does record its genus, though: its one-word name becomes a name of kind
-       ``infrageneric`` of that genus (*Eichhornia*, a subgenus of *Pontederia* — the genus
-       of the water hyacinth before it was sunk), so a label or an answer using the old
-       genus still finds where it went (:mod:`taxoforge.links.resolve`, genus transfer).
+       subsection does record its genus, though: its name, written as the codes write the
+       name of a part of a genus (*Quercus* sect. *Ilex*, ICN Art. 21.1; a zoological
+       subgenus *Faxonius* (*Gremicambarus*), ICZN Art. 6.1), becomes a name of kind
+       ``infrageneric`` of that genus — the name of a part of it, never the genus's own
+       name (the section *Ilex* of the oaks is not the holly genus *Ilex*). A label or an
+       answer using an old genus still finds where it went (*Pontederia* subg.
+       *Eichhornia*: the genus of the water hyacinth before it was sunk;
+       :mod:`taxoforge.links.resolve`, genus transfer, reads the last word).
     4. :func:`taxoforge.trees.build.build_tree` validates and roots the tree.
 
 Everything is vectorised in polars; no Python loop runs per taxon.
@@ -58,6 +71,11 @@ ROOT_RANK = "stateofmatter"
 SPINE = ["kingdom", "phylum", "class", "order", "family", "genus", "specificEpithet", "infraspecificEpithet"]
 #: Ranks between genus and species whose one-word names become ``infrageneric`` names of their genus.
 INFRAGENERIC_RANKS = ("subgenus", "section", "subsection")
+#: The connecting term of each (ICN Art. 21.1): a section of *Quercus* is *Quercus* sect. *Ilex*.
+INFRAGENERIC_TERMS = {"subgenus": "subg.", "section": "sect.", "subsection": "subsect."}
+#: The node of the taxa whose place the file does not give (step 2b): a child of the root.
+INCERTAE_SEDIS = f"{SOURCE}:incertae_sedis"
+INCERTAE_SEDIS_LABEL = "Incertae sedis"
 RANK_LEVEL = {
     "kingdom": 0, "phylum": 1, "class": 2, "order": 3, "family": 4, "genus": 5, "genushybrid": 5,
     "species": 6, "hybrid": 6, "subspecies": 7, "variety": 7, "form": 7, "infrahybrid": 7,
@@ -118,8 +136,14 @@ def _infrageneric_names(dropped: pl.DataFrame, kept: pl.DataFrame) -> pl.DataFra
     sub = dropped.filter(pl.col("rank").is_in(INFRAGENERIC_RANKS) & pl.col("genus").is_not_null()
                          & ~pl.col("scientificName").str.contains(r"\s")
                          & (pl.col("scientificName") != pl.col("genus")))
+    # the name of the section as the codes write it: "Quercus sect. Ilex" (ICN Art. 21.1), a zoological
+    # subgenus "Faxonius (Gremicambarus)" (ICZN Art. 6.1): a name of the part, not of the genus
+    term = pl.col("rank").replace_strict(INFRAGENERIC_TERMS, default=None)
+    zoological = (pl.col("kingdom") == "Animalia") & (pl.col("rank") == "subgenus")
+    written = (pl.when(zoological).then(pl.format("{} ({})", "genus", "scientificName"))
+               .otherwise(pl.format("{} {} {}", "genus", term, "scientificName")))
     return (sub.with_columns(_key(5).alias("_k")).join(genera, on="_k")
-            .select(pl.format("inat:{}", "_gid").alias("node_id"), pl.col("scientificName").alias("name"))
+            .select(pl.format("inat:{}", "_gid").alias("node_id"), written.alias("name"))
             .unique().sort("node_id", "name"))
 
 
@@ -157,14 +181,60 @@ def _parents(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame
         hit = cand.join(targets, on="_k", how="inner").select("id", "parent")
         assigned.append(hit)
         unresolved = unresolved.join(hit.select("id"), on="id", how="anti")
-    edges = pl.concat(assigned)
-    if root_id is not None:
-        edges = pl.concat([edges, unresolved.select("id", pl.lit(root["id"][0], dtype=pl.Int64).alias("parent"))])
-    edges = edges.select(pl.format("inat:{}", "id").alias("child"), pl.format("inat:{}", "parent").alias("parent"))
+    edges = pl.concat(assigned).select(pl.format("inat:{}", "id").alias("child"),
+                                       pl.format("inat:{}", "parent").alias("parent"))
     taxa = pl.concat([kept, root]).select(pl.format("inat:{}", "id").alias("node_id"),
                                           pl.col("scientificName").alias("label"), "rank")
+    if root_id is not None and unresolved.height:
+        placed, extra_taxa, placed_report = _place_without_lineage(unresolved, kept, root_id)
+        edges = pl.concat([edges, placed])
+        taxa = pl.concat([taxa, extra_taxa])
+        reports.append(placed_report)
     report = pl.concat(reports) if reports else pl.DataFrame(schema=REPORT_SCHEMA)
     return edges, taxa, report, _infrageneric_names(dropped, kept)
+
+
+def _place_without_lineage(unresolved: pl.DataFrame, kept: pl.DataFrame,
+                           root_id: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Edges (``child``, ``parent``), extra taxa and report rows for the taxa no lineage prefix
+    places (step 2b of the module docstring): a kingdom under the root; a species under the
+    genus its ``genus`` column (else its name's first word) names, an infraspecific taxon under
+    the species its name's first two words name, when exactly one taxon of that rank has that
+    name; every other one under the node :data:`INCERTAE_SEDIS` beneath the root."""
+    words = pl.col("scientificName").str.split(" ")
+    want = unresolved.join(kept.select("id", "scientificName", "rank"), on="id").with_columns(
+        pl.when(pl.col("level") == 6).then(pl.coalesce("genus", words.list.first()))
+        .when(pl.col("level") == 7).then(words.list.slice(0, 2).list.join(" "))
+        .alias("_name"),
+        pl.when(pl.col("level") == 6).then(pl.lit("genus")).when(pl.col("level") == 7).then(pl.lit("species"))
+        .alias("_rank"))
+    targets = (kept.filter(pl.col("rank").is_in(["genus", "species"]))
+               .group_by(pl.col("scientificName").alias("_name"), pl.col("rank").alias("_rank"))
+               .agg(pl.col("id").min().alias("parent"), pl.len().alias("_n")))
+    want = want.join(targets, on=["_name", "_rank"], how="left")
+    top = want.filter(pl.col("rank") == "kingdom")
+    by_name = want.filter((pl.col("rank") != "kingdom") & (pl.col("_n") == 1))
+    unplaced = want.filter((pl.col("rank") != "kingdom") & (pl.col("_n").fill_null(0) != 1))
+    node = lambda c: pl.format("inat:{}", c)  # noqa: E731
+    edges = [top.select(node("id").alias("child"), pl.lit(root_id).alias("parent")),
+             by_name.select(node("id").alias("child"), node("parent").alias("parent")),
+             unplaced.select(node("id").alias("child"), pl.lit(INCERTAE_SEDIS).alias("parent"))]
+    reports = [report_frame(
+        "placed_by_name", by_name.select(node("id")).to_series(), by_name.select(node("parent")).to_series(),
+        by_name.select(pl.format("{} {}: the file gives no lineage (no kingdom); placed under the only {} "
+                                 "named {}, as its name says", "rank", "scientificName", "_rank", "_name"))
+        .to_series())]
+    extra = pl.DataFrame(schema={"node_id": pl.String, "label": pl.String, "rank": pl.String})
+    if unplaced.height:
+        extra = pl.DataFrame({"node_id": [INCERTAE_SEDIS], "label": [INCERTAE_SEDIS_LABEL], "rank": [None]},
+                             schema=extra.schema)
+        edges.append(pl.DataFrame({"child": [INCERTAE_SEDIS], "parent": [root_id]}))
+        reports.append(report_frame(
+            "incertae_sedis", unplaced.select(node("id")).to_series(), [INCERTAE_SEDIS] * unplaced.height,
+            unplaced.select(pl.format("{} {}: the file gives no lineage (no kingdom) and no single taxon its name "
+                                      "points to; placed under {}", "rank", "scientificName",
+                                      pl.lit(INCERTAE_SEDIS_LABEL))).to_series()))
+    return pl.concat(edges), extra, pl.concat(reports)
 
 
 @lru_cache(maxsize=2)

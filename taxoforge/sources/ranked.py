@@ -151,7 +151,6 @@ def ranked_tree_facts(nodes: pl.DataFrame) -> dict[str, object]:
         "leaves": int(nodes["is_leaf"].sum()) if "is_leaf" in nodes.columns else None,
         "max_depth": int(nodes["depth"].max()) if nodes.height else 0,
         "orphan_examples": structure.orphans[:5],
-        "species_examples": bad_sp.select(pl.concat_str(["node_id", pl.lit(" under "),
-                                                         pl.col("parent_rank").fill_null("?")]))
-        .to_series().head(5).to_list(),
+        "species_examples": integrity.named_examples(nodes, bad_sp.sort("node_id")["node_id"], limit=5,
+                                                     with_parent=True),
     }

@@ -34,7 +34,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-__all__ = ["TreeIntegrity", "tree_integrity", "link_coverage", "coverage_failures"]
+from taxoforge.trees.ranks import GENUS_RANKS, INFRASPECIFIC_RANKS, SPECIES_RANKS, SPINE_RANKS
+
+__all__ = ["TreeIntegrity", "tree_integrity", "link_coverage", "coverage_failures", "RootChildren",
+           "root_children", "named_examples", "INCERTAE_SEDIS_SUFFIX"]
 
 _ROOT = -1
 _ORPHAN = -2
@@ -280,3 +283,134 @@ def coverage_failures(coverage: pl.DataFrame, min_coverage: float | Mapping[str,
         if row["n_dangling"]:
             reasons.append(f"{ds}: {row['n_dangling']} link(s) point to node ids not in the tree")
     return reasons
+
+
+#: A node whose id ends so (``inat:incertae_sedis``) holds the taxa whose place its source does not
+#: give: the one node besides the top ranks that may sit under the root (docs/method.md#trees).
+INCERTAE_SEDIS_SUFFIX = ":incertae_sedis"
+
+
+def _spine_level(rank: pl.Expr) -> pl.Expr:
+    """The Linnean level of a rank: kingdom 0 … genus 5, species 6, below the species 7; null
+    for a rank off the spine (domain, superfamily, tribe, clade …) or none."""
+    levels = {r: i for i, r in enumerate(SPINE_RANKS)}
+    levels.update({r: levels["genus"] for r in GENUS_RANKS})
+    levels.update({r: levels["species"] for r in SPECIES_RANKS})
+    levels.update({r: len(SPINE_RANKS) for r in INFRASPECIFIC_RANKS})
+    return rank.str.to_lowercase().replace_strict(levels, default=None, return_dtype=pl.Int32)
+
+
+def named_examples(nodes: pl.DataFrame, ids: pl.Series | list, *, limit: int = EXAMPLES,
+                   with_parent: bool = False) -> list[str]:
+    """How a check names nodes: ``"Balhochordaes charon (inat:1569527, species)"``, with
+    ``under Oikopleuridae (family)`` when ``with_parent``: a reader sees the taxon, not a bare id.
+
+    Parameters
+    ----------
+    nodes : polars.DataFrame
+        ``node_id``, ``parent_id``, ``label`` and optionally ``rank``.
+    ids : polars.Series or list of str
+        The nodes to name, in order (the first ``limit``).
+    limit : int, optional
+        The most examples.
+    with_parent : bool, optional
+        Whether to name each node's parent too.
+
+    Returns
+    -------
+    list of str
+        One text per node.
+    """
+    want = pl.DataFrame({"node_id": pl.Series(list(ids)[:limit], dtype=pl.String)}).with_row_index("_i")
+    cols = [c for c in ("node_id", "parent_id", "label", "rank") if c in nodes.columns]
+    nd = nodes.select(cols)
+    if "rank" not in nd.columns:
+        nd = nd.with_columns(pl.lit(None, dtype=pl.String).alias("rank"))
+    if "label" not in nd.columns:
+        nd = nd.with_columns(pl.lit(None, dtype=pl.String).alias("label"))
+    rows = want.join(nd, on="node_id", how="left").sort("_i")
+    par = nd.select(pl.col("node_id").alias("parent_id"), pl.col("label").alias("_pl"), pl.col("rank").alias("_pr"))
+    rows = rows.join(par, on="parent_id", how="left").sort("_i")
+
+    def one(label, node_id, rank) -> str:
+        inside = ", ".join(x for x in (node_id, rank) if x)
+        if not label:
+            return str(node_id)
+        return f"{label} ({inside})" if inside else str(label)
+
+    out = []
+    for r in rows.iter_rows(named=True):
+        text = one(r["label"], r["node_id"], r["rank"])
+        if with_parent:
+            text += " under " + (one(r["_pl"], None, r["_pr"]) if r["_pl"] else str(r["parent_id"]))
+        out.append(text)
+    return out
+
+
+@dataclass
+class RootChildren:
+    """What sits directly under the root of a ranked tree (:func:`root_children`).
+
+    Attributes
+    ----------
+    root : str or None
+        The root (None when the tree has no single root).
+    n_children : int
+        The root's children.
+    top_rank : str or None
+        The highest Linnean rank among them (``kingdom`` in a tree of all life; None when none
+        is ranked, and then nothing is checked).
+    n_misplaced : int
+        Children of a lower Linnean rank than ``top_rank``: a species beside the kingdoms.
+    misplaced : list of str
+        Examples, named (:func:`named_examples`).
+    """
+
+    root: str | None
+    n_children: int = 0
+    top_rank: str | None = None
+    n_misplaced: int = 0
+    misplaced: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Only top ranks (and an incertae sedis node, or unranked nodes) under the root."""
+        return self.n_misplaced == 0
+
+
+def root_children(nodes: pl.DataFrame) -> RootChildren:
+    """Whether only top ranks sit under the root: every child of the root whose rank is on the
+    Linnean spine (:data:`~taxoforge.trees.ranks.SPINE_RANKS`, with the genus, species and
+    infraspecific ranks) has the highest such rank any child of the root has. A tree of all
+    life has its kingdoms there; a tree of one superfamily its families. A taxon of a lower
+    rank beside them is a taxon whose place was lost (a species hung under *Life*). Children
+    off the spine (a domain, a clade, the unranked ``<source>:incertae_sedis`` node) pass: the
+    ranks do not place them.
+
+    Parameters
+    ----------
+    nodes : polars.DataFrame
+        ``node_id``, ``parent_id``, ``label`` and ``rank`` (a tree without ``rank`` passes).
+
+    Returns
+    -------
+    RootChildren
+        The root's children and the misplaced ones, named.
+    """
+    roots = nodes.filter(pl.col("parent_id").is_null())["node_id"]
+    if roots.len() != 1:
+        return RootChildren(root=None)
+    root = roots[0]
+    kids = nodes.filter(pl.col("parent_id") == root)
+    out = RootChildren(root=root, n_children=kids.height)
+    if "rank" not in nodes.columns or not kids.height:
+        return out
+    kids = kids.with_columns(_spine_level(pl.col("rank")).alias("_level"))
+    top = kids["_level"].min()
+    if top is None:
+        return out
+    out.top_rank = kids.filter(pl.col("_level") == top).sort("node_id")["rank"][0]
+    bad = kids.filter(pl.col("_level") > top).sort("_level", "node_id")
+    out.n_misplaced = bad.height
+    out.misplaced = named_examples(nodes, bad["node_id"])
+    return out

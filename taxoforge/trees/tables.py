@@ -111,6 +111,10 @@ REPORT_KINDS = {
     "dangling_synonym": "a ColDP synonym of a taxon the dataset does not have, skipped",
     "duplicate_lineage": "an iNaturalist taxon with the same lineage as one with a smaller id, which gets its children",
     "no_lineage_position": "an iNaturalist taxon of a rank between the spine's levels, left out",
+    "placed_by_name": "an iNaturalist taxon the file gives no lineage, placed under the only taxon its name points to "
+                      "(a species under its genus, a subspecies under its species)",
+    "incertae_sedis": "a taxon whose place the source does not give, placed under the node <source>:incertae_sedis "
+                      "beside the top ranks",
 }
 TABLE_SCHEMAS = {
     "nodes": NODES_SCHEMA,

@@ -77,8 +77,9 @@ TAXA = [
 EXTRA_NAMES = [
     ("t:chr_eos", "Phoxinus eos", "synonym"),
     ("t:pont", "Eichhornia", "synonym"),  # a genus synonym (e.g. from Wikidata P1420)
-    ("t:fax", "Gremicambarus", "infrageneric"),  # a subgenus of Faxonius (taxoforge.sources.inaturalist)
-    ("t:eut", "Tamias", "infrageneric"),  # a subgenus name that is also a genus's own name
+    # the names of a subgenus, as taxoforge.sources.inaturalist writes them: found by their last word
+    ("t:fax", "Faxonius (Gremicambarus)", "infrageneric"),  # a subgenus of Faxonius (zoological style)
+    ("t:eut", "Eutamias subg. Tamias", "infrageneric"),  # a subgenus name that is also a genus's own name
     ("t:fax_rus", "Rusty crayfish", "vernacular"),
     ("t:tam_str", "Eastern chipmunk", "vernacular"),
 ]

@@ -149,6 +149,23 @@ def test_broken_tree_is_not_published(tmp_path):
     assert not (tmp_path / "s" / "bad").exists()
 
 
+def test_a_species_beside_the_kingdoms_is_not_published_and_is_named(tmp_path):
+    def toy(stray_parent: str) -> TreeTables:
+        rows = [("t:life", None, 0, "Life", None), ("t:a", "t:life", 1, "Animalia", "kingdom"),
+                ("t:g", "t:a", 2, "Balhochordaes", "genus"), ("t:s", "t:g", 3, "Balhochordaes charon", "species"),
+                ("t:incertae_sedis", "t:life", 1, "Incertae sedis", None),
+                ("t:x", stray_parent, 1 if stray_parent == "t:life" else 2, "Stray one", "species")]
+        return TreeTables("toy", pl.DataFrame(rows, schema=["node_id", "parent_id", "depth", "label", "rank"],
+                                              orient="row"))
+
+    store = SnapshotStore(tmp_path / "s")
+    with pytest.raises(ChecksFailed, match=r"top_ranks_under_root: 1 node\(s\) of a lower rank than kingdom.*"
+                                           r"Stray one \(t:x, species\)"):
+        store.publish(toy("t:life"), browser=False)
+    # under the unranked incertae sedis node it may be published
+    assert store.publish(toy("t:incertae_sedis"), browser=False).status == "published"
+
+
 def test_lock_timeout(tmp_path, tree):
     store = SnapshotStore(tmp_path / "s")
     other = SnapshotStore(tmp_path / "s", lock_timeout=0.3)

@@ -121,7 +121,8 @@ def test_spec_example_edge_cases(spec_dir):
     c = ranked_tree_facts(t.nodes)
     assert c["roots"] == 1 and c["orphans"] == 0
     # the hybrid "species" sits directly under the kingdom: the species check names it
-    assert c["species_not_under_genus"] == 1 and c["species_examples"] == ["col:hybrid under kingdom"]
+    assert c["species_not_under_genus"] == 1 and c["species_examples"] == [
+        "Quercus robur x Q. macrocarpa (col:hybrid, species) under Plantae (kingdom)"]
     # provisional taxon kept, with its rank and hybrid-marked name
     assert n["col:fake"]["rank"] == "forma" and n["col:fake"]["parent_id"] == "col:1"
     assert "×" in n["col:fake"]["label"]

@@ -84,3 +84,28 @@ def test_edge_table_for_benchmarks(built):
     assert e.height == t.nodes.height - 1
     joined = e.join(t.nodes.select(pl.col("node_id").alias("child"), "parent_id"), on="child")
     assert joined.height == e.height and (joined["parent"] == joined["parent_id"]).all()
+
+
+def test_taxa_without_lineage_are_placed_where_their_names_say(built):
+    """The file gives five taxa no lineage at all (no kingdom): none stays beside the kingdoms."""
+    t, _ = built
+    from taxoforge.trees.integrity import root_children
+
+    top = root_children(t.nodes)
+    assert top.ok and top.top_rank == "kingdom" and top.n_children == 8
+    placed = t.report.filter(pl.col("kind") == "placed_by_name")
+    assert placed.height == 5
+    lab = dict(t.nodes.select("node_id", "label").iter_rows())
+    par = dict(t.nodes.select("node_id", "parent_id").iter_rows())
+    for child, parent, detail in placed.select("child_id", "parent_id", "detail").iter_rows():
+        assert par[child] == parent and lab[child].startswith(lab[parent] + " ") and "no lineage" in detail
+    assert lab[par["inat:1595763"]] == "Aphis clerodendri"  # a subspecies under its species, in Aphididae
+    assert lab[par[par["inat:1569527"]]] == "Oikopleuridae"  # a species under its genus, in its family
+
+
+def test_sections_are_named_as_sections_of_their_genus(built):
+    t, _ = built
+    quercus = t.names.filter(pl.col("node_id") == "inat:47851")
+    parts = quercus.filter(pl.col("kind") == "infrageneric")["name"].to_list()
+    assert "Quercus sect. Ilex" in parts and all(p.startswith("Quercus ") for p in parts)
+    assert "Ilex" not in quercus["name"].to_list()  # the holly genus's name is no name of the oaks

@@ -38,7 +38,9 @@ def test_ranked_tree_facts():
     facts = ranked_tree_facts(t.nodes)
     assert facts["roots"] == 1 and facts["orphans"] == 0
     assert facts["species"] == 4 and facts["species_not_under_genus"] == 2  # s3 under the kingdom, loose under root
-    assert sorted(facts["species_examples"]) == ["loose under ?", "s3 under kingdom"]
+    # named, not bare ids: the species, its id and rank, and what it sits under
+    assert facts["species_examples"] == ["Incertae sedis (loose, species) under root",
+                                         "Esox stray (s3, species) under Animalia (kingdom)"]
     assert facts["leaves"] == 4 and facts["max_depth"] == 3
     assert rank_counts(t.nodes) == {"species": 4, "(none)": 1, "genus": 1, "kingdom": 1}
 

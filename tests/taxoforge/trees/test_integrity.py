@@ -4,7 +4,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from taxoforge.trees.integrity import tree_integrity, coverage_failures, link_coverage
+from taxoforge.trees.integrity import coverage_failures, link_coverage, named_examples, root_children, tree_integrity
 
 
 def nodes(pairs, depth=None):
@@ -89,3 +89,40 @@ def test_link_coverage_per_dataset_and_dangling_links():
 
 def test_link_coverage_of_no_links_is_empty():
     assert link_coverage(pl.DataFrame()).height == 0
+
+
+def _ranked(rows):
+    return pl.DataFrame(rows, schema={"node_id": pl.String, "parent_id": pl.String, "label": pl.String,
+                                      "rank": pl.String}, orient="row")
+
+
+def test_only_the_top_rank_sits_under_the_root_and_offenders_are_named():
+    nodes = _ranked([("life", None, "Life", "stateofmatter"), ("a", "life", "Animalia", "kingdom"),
+                     ("p", "life", "Plantae", "kingdom"), ("g", "a", "Balhochordaes", "genus"),
+                     ("x", "life", "Balhochordaes charon", "species"),
+                     ("y", "life", "Aphis clerodendri clerodendri", "subspecies"),
+                     ("t:incertae_sedis", "life", "Incertae sedis", None)])
+    got = root_children(nodes)
+    assert got.root == "life" and got.n_children == 5 and got.top_rank == "kingdom" and not got.ok
+    # the deepest first, each with its name, id and rank; the unranked incertae sedis node passes
+    assert got.misplaced == ["Balhochordaes charon (x, species)", "Aphis clerodendri clerodendri (y, subspecies)"]
+    placed = nodes.with_columns(pl.when(pl.col("node_id").is_in(["x", "y"])).then(pl.lit("g"))
+                                .otherwise(pl.col("parent_id")).alias("parent_id"))
+    assert root_children(placed).ok
+
+
+def test_the_top_rank_is_the_trees_own():
+    """A tree of one superfamily has its families under the root: that is its top rank."""
+    nodes = _ranked([("r", None, "Pterophoroidea", "superfamily"), ("f1", "r", "Pterophoridae", "family"),
+                     ("f2", "r", "Macropiratidae", "family"), ("s", "r", "Stray stray", "species")])
+    got = root_children(nodes)
+    assert got.top_rank == "family" and got.misplaced == ["Stray stray (s, species)"]
+    unranked = pl.DataFrame({"node_id": ["r", "a"], "parent_id": [None, "r"], "label": ["x", "y"]})
+    assert root_children(unranked).ok and root_children(unranked).top_rank is None
+
+
+def test_named_examples_carry_the_parent():
+    nodes = _ranked([("r", None, "Life", None), ("f", "r", "Tortricidae", "family"),
+                     ("s", "f", "Dichelia sobriana", "species")])
+    assert named_examples(nodes, ["s", "gone"], with_parent=True) == [
+        "Dichelia sobriana (s, species) under Tortricidae (family)", "gone under None"]
