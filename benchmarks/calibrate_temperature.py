@@ -22,7 +22,7 @@ import numpy as np
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.mapping.calibration import TEMPERATURE_GRID, near_tie_passes, one_edit_typos
-from taxoforge.scores.name_similarity import STRING_SCORERS
+from taxoforge.scores.mapping.similarity import STRING_SCORERS
 
 MAX_SHARE = 0.01
 

@@ -269,7 +269,7 @@ def vlm4bio_items(root: Path, resolve) -> tuple[list[Item], dict]:
     family ``free_text`` (mapped with the question as context, no letter) — and for the whole
     output as scoring reads it (family ``as_scored``: letter, options and text). Rows that
     give no gold are counted by reason."""
-    from taxoforge.scores.parse import parse_options
+    from taxoforge.scores.mapping.parse import parse_options
 
     rows = []
     for f in sorted(root.rglob("*.jsonl")):

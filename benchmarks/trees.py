@@ -167,7 +167,7 @@ def _shared_species_labels() -> dict[str, list[str]]:
     import re
 
     from benchmarks.shared_data import shared_path
-    from taxoforge.scores.parse import parse_options
+    from taxoforge.scores.mapping.parse import parse_options
 
     out: dict[str, list[str]] = {}
     root = shared_path("vlm4bio", "results")

@@ -42,7 +42,7 @@ def test_wheel_holds_the_queries_and_tables_and_no_top_level_data(wheel):
     in_repo = sorted(p.relative_to(REPO / "sql").as_posix() for p in (REPO / "sql").rglob("*.rq"))
     assert shipped == in_repo and "wikidata/subclass_of.rq" in shipped
     assert "taxoforge/noun_base_forms.tsv" in names
-    assert "taxoforge/scores/vlmevalkit_datasets.txt" in names  # splits VLMEvalKit file names at a dataset name
+    assert "taxoforge/scores/readers/vlmevalkit_datasets.txt" in names  # splits VLMEvalKit file names at a dataset name
     for top in ("taxoforge", "pipelines", "assets"):
         for py in (REPO / top).rglob("*.py"):
             rel = py.relative_to(REPO).as_posix()

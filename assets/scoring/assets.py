@@ -44,7 +44,7 @@ from assets.common.resources import ScoringResource, SnapshotStoreResource
 from assets.common.tags import TAXOFORGE_TEAM
 from assets.scoring.folders import taxonomy_for_file, taxonomy_name
 from assets.snapshots.assets import SNAPSHOTS
-from taxoforge.scores.readers import OUTPUT_SUFFIXES
+from taxoforge.scores.readers.files import OUTPUT_SUFFIXES
 
 __all__ = ["SUFFIXES", "SCORED_TAXONOMIES", "ScoreFileConfig", "model_output_files", "model_output_scores",
            "scores_asset_key", "partitions_for", "result_folder", "taxonomy_rule"]
@@ -126,7 +126,7 @@ def _inline_png(data: bytes, alt: str) -> str:
 
 def _figures_markdown(run) -> str:
     """The two figures as PNG data URIs in Markdown (a smaller rendering than the files')."""
-    from taxoforge.scores.figures import FIGURE_CAPTIONS, figure_bytes, hp_hr_figure, ranks_figure
+    from taxoforge.scores.reports.figures import FIGURE_CAPTIONS, figure_bytes, hp_hr_figure, ranks_figure
 
     import matplotlib.pyplot as plt
 
@@ -145,7 +145,7 @@ def _figures_markdown(run) -> str:
 def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: ScoringResource,
            snapshot_store: SnapshotStoreResource, taxonomy: str | None):
     from taxoforge.scores.cited_taxonomy import cite_taxonomy
-    from taxoforge.scores.confidence import BootstrapConfig
+    from taxoforge.scores.statistics.confidence import BootstrapConfig
     from taxoforge.scores.mapping import MappingConfig
     from taxoforge.scores.options import ScoreOptions
     from taxoforge.scores.run import score_file

@@ -15,9 +15,9 @@ module                                 what it holds
 :mod:`.label_metrics`                  scikit-learn-style ``hierarchical_precision_recall_fscore``,
                                        ``hierarchical_consistent_accuracy``, ``mean_tree_cut_accuracy``
                                        over node ids or names (the computation:
-                                       :mod:`taxoforge.scores.hierarchical`; the tree cuts:
+                                       :mod:`taxoforge.scores.measures.hierarchical`; the tree cuts:
                                        :mod:`taxoforge.trees.cuts`; the breakdown tables:
-                                       :mod:`taxoforge.scores.breakdowns`)
+                                       :mod:`taxoforge.scores.measures.breakdowns`)
 :mod:`.propagation`                    Xu et al. 2024 [4]: max-child / max-leaf score propagation,
                                        average precision, per-level mAP, the tiered benchmark
 :mod:`.open_world_measures`            Conti et al. 2025 [3]: TI, SS, CS (NLTK noun phrases), LI judge hook

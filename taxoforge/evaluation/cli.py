@@ -272,7 +272,7 @@ def evaluate_breakdowns_cmd(scores, tree, by, n_cuts, seed, out_dir):
     """Per-level and per-rank accuracy and hP/hR, rank-level correctness from the LCA, HCA,
     MTA, VLM4Bio's Correct/Incorrect/Other % and (with LI and CS columns) the open-world classification paper's four
     groups, from SCORES (scores.parquet of `taxoforge score`) on TREE."""
-    from taxoforge.scores.breakdowns import breakdown_tables
+    from taxoforge.scores.measures.breakdowns import breakdown_tables
 
     samples = _read_table(scores)
     t = _load_tree(tree)
@@ -299,7 +299,7 @@ def evaluate_probes_cmd(scores, questions, by):
     """HCA from rank-probe answers: SCORES (scored answers, `id` = question id, `correct`) and
     the QUESTIONS JSONL of `taxoforge mc build --probe-rank …` (one file or several ranks
     concatenated); a sample counts when every probe about it is right."""
-    from taxoforge.scores.breakdowns import probe_consistency
+    from taxoforge.scores.measures.breakdowns import probe_consistency
 
     try:
         t = probe_consistency(_read_table(scores), _read_table(questions), _by(by))
@@ -326,7 +326,7 @@ def evaluate_open_world_cmd(scores, prediction_column, reference_column, encoder
     import polars as pl
 
     from taxoforge.evaluation import open_world_measures as sm
-    from taxoforge.scores.breakdowns import open_world_groups
+    from taxoforge.scores.measures.breakdowns import open_world_groups
 
     s = _read_table(scores)
     for c in (prediction_column, reference_column):
@@ -473,7 +473,7 @@ def evaluate_validate_cmd(tree, measures, n_pairs, max_distance, seed):
     for name in names:
         if name in _TEXT:
             def fn(p, r, _n=name):
-                from taxoforge.scores.text_measures import text_scores
+                from taxoforge.scores.measures.text import text_scores
 
                 return text_scores(p, r, meteor=_n == "meteor")[_n]
             fns[name] = fn

@@ -2,7 +2,7 @@
 sequences of node ids or names in, numbers out.
 
 The per-pair computation and its averages live in one place,
-:mod:`taxoforge.scores.hierarchical` (the scoring run uses the same functions): this module
+:mod:`taxoforge.scores.measures.hierarchical` (the scoring run uses the same functions): this module
 resolves labels to nodes and hands the pairs over.
 
 ``y_true`` and ``y_pred`` hold node ids or node names (labels) of ``taxonomy`` — anything
@@ -35,7 +35,7 @@ averaged hP and hR — the harmonic mean of the means, eq. 3 of the Taxonomy-Awa
 of VLMs, and the leaderboard's ``hF``; ``"of_pairs"`` is the mean of the per-sample ``F_β``
 (per class first for ``"macro"``) — hiclass's macro F, the leaderboard's ``hF_pairs``. With
 ``average="samples"`` both agree with
-:func:`taxoforge.scores.hierarchical.aggregate_hierarchical` and the leaderboard on the same
+:func:`taxoforge.scores.measures.hierarchical.aggregate_hierarchical` and the leaderboard on the same
 pairs.
 
 **Hierarchical consistent accuracy** (HCA; ProTeCt, Wu et al. CVPR 2024, and the
@@ -75,7 +75,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from taxoforge.links.tree_labels import node_indexes, resolve_nodes
-from taxoforge.scores.hierarchical import average_scores, check_parameters, hierarchical_scores
+from taxoforge.scores.measures.hierarchical import average_scores, check_parameters, hierarchical_scores
 from taxoforge.snapshots.load import load_ranked_tree
 from taxoforge.trees.cuts import PROTECT_DROPOUT_RATES, FewerCutsWarning, sample_tree_cuts
 from taxoforge.trees.ranked_tree import RankedTree
@@ -91,7 +91,7 @@ def _indexes(tree: RankedTree, values, node_ref: str, what: str) -> np.ndarray:
 
 def _pairs(y_true, y_pred, taxonomy, node_ref: str):
     """``(tree, true_idx, pred_idx, per-pair scores)``: the labels resolved, the pairs scored
-    by :func:`taxoforge.scores.hierarchical.hierarchical_scores`."""
+    by :func:`taxoforge.scores.measures.hierarchical.hierarchical_scores`."""
     check_parameters(node_ref=node_ref)
     tree = load_ranked_tree(taxonomy)
     t = _indexes(tree, y_true, node_ref, "y_true value")

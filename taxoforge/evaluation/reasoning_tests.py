@@ -192,7 +192,7 @@ _LETTER = re.compile(r"(?<![A-Za-z])\(?([A-Z])\)")
 def _options_of(row: dict) -> list[str]:
     if row.get("options"):
         return list(row["options"])
-    from taxoforge.scores.parse import parse_options
+    from taxoforge.scores.mapping.parse import parse_options
 
     opts = parse_options(row.get("question") or "")
     return [opts[k] for k in sorted(opts)]

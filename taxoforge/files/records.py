@@ -2,7 +2,7 @@
 read into rows with their line numbers.
 
 One home for reading the tables people hand to taxoforge: model outputs
-(:func:`taxoforge.scores.readers.read_outputs`) and label sets
+(:func:`taxoforge.scores.readers.files.read_outputs`) and label sets
 (:func:`taxoforge.files.labels.read_labels`) both read their files here, so a bad byte, a bad
 JSON line or a short CSV row gets the same error, naming the file and the line, wherever it
 is read.

@@ -263,7 +263,7 @@ def _say(as_json: bool, message: str) -> None:
 
 
 def _usage_errors():
-    from taxoforge.scores.readers import OutputFileError
+    from taxoforge.scores.readers.files import OutputFileError
 
     return (OutputFileError, FileNotFoundError, ValueError, ImportError)
 
@@ -275,7 +275,7 @@ _handled = handle_errors(usage_errors=_usage_errors)
 def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None):
     """Files read, taxonomy resolved and cited, one mapping index built: (rows, cited, index,
     paths); each step timed into ``timings`` (:class:`~taxoforge.scores.timings.Timings`)."""
-    from taxoforge.scores.readers import OutputFileError, expand_output_paths, read_files
+    from taxoforge.scores.readers.files import OutputFileError, expand_output_paths, read_files
     from taxoforge.scores.run import index_for
     from taxoforge.scores.timings import Timings
 
@@ -377,7 +377,7 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_r
     Every parameter of the mapping (Alg. 1) has an option; the run records them all
     (run.json, the leaderboard's footnote). Rows that cannot be scored are listed with
     their file, line and reason."""
-    from taxoforge.scores.confidence import BootstrapConfig
+    from taxoforge.scores.statistics.confidence import BootstrapConfig
     from taxoforge.scores.run import score_frame
     from taxoforge.scores.timings import Timings
 
@@ -426,11 +426,11 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_r
 def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor,
                        read, config, o: dict) -> int:
     """``taxoforge score FILES --taxonomy A --taxonomy B …``: the taxonomy sensitivity run
-    (:func:`taxoforge.scores.sensitivity.score_across`); the exit code (the ``--min-scored`` gate
+    (:func:`taxoforge.scores.statistics.sensitivity.score_across`); the exit code (the ``--min-scored`` gate
     applies to the first tree: another may not hold every ground truth)."""
-    from taxoforge.scores.confidence import BootstrapConfig
+    from taxoforge.scores.statistics.confidence import BootstrapConfig
     from taxoforge.scores.options import ScoreOptions
-    from taxoforge.scores.sensitivity import score_across
+    from taxoforge.scores.statistics.sensitivity import score_across
 
     if not files:
         raise click.UsageError("give the output files to score: OUTPUTS... --taxonomy A --taxonomy B")
@@ -514,7 +514,7 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
 def _compare_errors() -> tuple[type, ...]:
     """The errors ``compare`` ends with exit code 2: runs that cannot be compared, an output
     folder that cannot be written."""
-    from taxoforge.scores.compare import ComparisonError
+    from taxoforge.scores.statistics.compare import ComparisonError
 
     return (ComparisonError, OSError)
 
@@ -539,8 +539,8 @@ def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, no_plots, as_jso
     id within each dataset × prompt: accuracy by the exact McNemar test, hF and mistake
     severity by paired bootstrap intervals of the difference and a paired permutation test,
     p-values Holm-adjusted over all comparisons. A run of several models gives several."""
-    from taxoforge.scores.compare import compare_runs
-    from taxoforge.scores.report import comparison_markdown, write_comparison
+    from taxoforge.scores.statistics.compare import compare_runs
+    from taxoforge.scores.reports.tables import comparison_markdown, write_comparison
 
     cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha)
     written = write_comparison(cmp, out_dir, plots=not no_plots) if out_dir else {}

@@ -1,6 +1,6 @@
 """The options of reading model outputs and of a scoring run, as two objects validated in one place.
 
-:class:`ReadOptions` says how model-output files are read (:func:`taxoforge.scores.readers.read_outputs`);
+:class:`ReadOptions` says how model-output files are read (:func:`taxoforge.scores.readers.files.read_outputs`);
 :class:`ScoreOptions` how the rows are scored (:func:`taxoforge.scores.run.score_frame`). Each
 declares its parameters' constraints beside its fields (``CONSTRAINTS``), and
 :func:`validate_params` checks them all when the object is made — in the manner of
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields
 from numbers import Integral
 
 from taxoforge.files.records import MAX_RECORD_BYTES, MAX_TABLE_BYTES
-from taxoforge.scores.params import (MAX_BOOTSTRAP_RESAMPLES, Interval, InvalidParameterError, Options,
+from taxoforge.params import (MAX_BOOTSTRAP_RESAMPLES, Interval, InvalidParameterError, Options,
                                      validate_params)
 
 __all__ = ["Interval", "Options", "InvalidParameterError", "validate_params", "ReadOptions", "ScoreOptions",
@@ -51,7 +51,7 @@ class _Validated:
 
 @dataclass(frozen=True)
 class ReadOptions(_Validated):
-    """How model-output files are read (:func:`taxoforge.scores.readers.read_outputs`).
+    """How model-output files are read (:func:`taxoforge.scores.readers.files.read_outputs`).
 
     Parameters
     ----------
@@ -73,7 +73,7 @@ class ReadOptions(_Validated):
     column_names : sequence of str or None
         Names of the CSV/TSV fields in order.
     derive : mapping or None
-        Canonical column → ``(column, regex)`` (module docstring of :mod:`~taxoforge.scores.readers`).
+        Canonical column → ``(column, regex)`` (module docstring of :mod:`~taxoforge.scores.readers.files`).
     require : sequence of str
         Canonical columns the file must give (mapping answers needs no ``label``).
     allow_duplicate_ids : bool
@@ -83,7 +83,7 @@ class ReadOptions(_Validated):
         The columns (or column paths) of a ranked top-k, best first (a classifier's
         ``top1 … top6``): read into the list column ``ranked_outputs``, mapped to nodes by
         the run (``ranked_nodes``) for the hierarchical distance@k
-        (:mod:`taxoforge.scores.mistakes`). Without an ``output`` column the first is the
+        (:mod:`taxoforge.scores.measures.mistakes`). Without an ``output`` column the first is the
         answer.
     max_record_bytes : int
         Bytes one record may take before it is parsed (:data:`MAX_RECORD_BYTES`).
@@ -182,7 +182,7 @@ class ScoreOptions(_Validated):
     }
 
     def _check(self) -> None:
-        from taxoforge.scores.confidence import BootstrapConfig
+        from taxoforge.scores.statistics.confidence import BootstrapConfig
         from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 
         if self.ci == "default":

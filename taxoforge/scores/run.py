@@ -1,6 +1,6 @@
 """One scoring run: model outputs + a taxonomy → per-sample scores, leaderboard, bad rows.
 
-:func:`score_file` reads a file (:mod:`~taxoforge.scores.readers`), :func:`score_frame`
+:func:`score_file` reads a file (:mod:`~taxoforge.scores.readers.files`), :func:`score_frame`
 does the rest in named steps, each a function of :mod:`taxoforge.scores.steps`
 (:func:`screen_rows`, :func:`parse_rows`, :func:`resolve_labels`, :func:`map_answers`,
 :func:`measure_rows`, :func:`assemble_samples`):
@@ -8,7 +8,7 @@ does the rest in named steps, each a function of :mod:`taxoforge.scores.steps`
 1. **Screen.** Rows that cannot be scored are reported with their line numbers and a reason —
    ``missing ground truth``, ``missing model output``, ``unparseable output``,
    ``unknown label``, ``ambiguous label`` — and counted; they never vanish silently.
-2. **Parse** each output (:func:`~taxoforge.scores.parse.parse_answer`): templates
+2. **Parse** each output (:func:`~taxoforge.scores.mapping.parse.parse_answer`): templates
    stripped, multiple-choice letters resolved, abstentions detected.
 3. **Resolve labels**: ground truth → node by the label linker,
    :func:`taxoforge.links.resolve.resolve_labels` (docs/method.md#ground-truths: node id, id with
@@ -21,11 +21,11 @@ does the rest in named steps, each a function of :mod:`taxoforge.scores.steps`
 4. **Map** answer → node with Alg. 1 (:mod:`~taxoforge.scores.mapping`); abstentions are
    scored as the root; an answer that is a renamed species' name resolves as its label would
    (:func:`map_answers`).
-5. **Measure** hP, hR, hF, accuracy (:mod:`~taxoforge.scores.hierarchical`) and the text
-   measures (:mod:`~taxoforge.scores.text_measures`) against the reference text — the
+5. **Measure** hP, hR, hF, accuracy (:mod:`~taxoforge.scores.measures.hierarchical`) and the text
+   measures (:mod:`~taxoforge.scores.measures.text`) against the reference text — the
    row's label when it was given as text, else the ground-truth node's label.
 6. **Assemble** the per-sample table, and aggregate it by model × dataset × prompt
-   (:func:`taxoforge.scores.leaderboard.leaderboard`).
+   (:func:`taxoforge.scores.reports.leaderboard.leaderboard`).
 
 **Citation.** The taxonomy is resolved once (:func:`taxoforge.scores.cited_taxonomy.cite_taxonomy`,
 through :func:`taxoforge.snapshots.citation.resolve_taxonomy`): a snapshot folder is verified
@@ -53,14 +53,14 @@ import polars as pl
 from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_atomic
 from taxoforge.links.resolve import PARTIAL_METHODS
 from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
-from taxoforge.scores.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
+from taxoforge.scores.reports.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.files.tables import csv_text
-from taxoforge.scores.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
-from taxoforge.scores.mistakes import map_ranked, mistake_columns
+from taxoforge.scores.reports.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
+from taxoforge.scores.measures.mistakes import map_ranked, mistake_columns
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
-from taxoforge.scores.readers import duplicate_ids, read_files
-from taxoforge.scores.report import leaderboard_latex, leaderboard_markdown
+from taxoforge.scores.readers.files import duplicate_ids, read_files
+from taxoforge.scores.reports.tables import leaderboard_latex, leaderboard_markdown
 from taxoforge.scores.timings import Timings
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
@@ -157,7 +157,7 @@ class ScoreRun:
     info : dict
         The run's record (citation, configuration, counts, timings).
     breakdowns : dict[str, polars.DataFrame]
-        The breakdown tables (:func:`~taxoforge.scores.breakdowns.breakdown_tables`).
+        The breakdown tables (:func:`~taxoforge.scores.measures.breakdowns.breakdown_tables`).
     """
 
     samples: pl.DataFrame
@@ -167,7 +167,7 @@ class ScoreRun:
     breakdowns: dict[str, pl.DataFrame] = field(default_factory=dict)
 
     def markdown(self, max_rows: int = 50) -> str:
-        """The run's leaderboard as Markdown (:func:`~taxoforge.scores.report.leaderboard_markdown`).
+        """The run's leaderboard as Markdown (:func:`~taxoforge.scores.reports.tables.leaderboard_markdown`).
 
         Parameters
         ----------
@@ -182,7 +182,7 @@ class ScoreRun:
         return leaderboard_markdown(self.leaderboard, self.info, self.bad_rows, max_rows=max_rows)
 
     def latex(self) -> str:
-        """The run's leaderboard as a LaTeX table (:func:`~taxoforge.scores.report.leaderboard_latex`).
+        """The run's leaderboard as a LaTeX table (:func:`~taxoforge.scores.reports.tables.leaderboard_latex`).
 
         Returns
         -------
@@ -209,7 +209,7 @@ class ScoreRun:
           rank, consistency, outcomes …);
         * the figures ``hp_vs_hr``, ``model_ranks`` and ``rank_accuracy`` in each of
           ``formats`` (PNG at 300 dpi, PDF, SVG), when there are samples
-          (:func:`taxoforge.scores.figures.write_run_figures`; a figure with nothing to show
+          (:func:`taxoforge.scores.reports.figures.write_run_figures`; a figure with nothing to show
           is not drawn, and ``run.json``'s ``figures_not_drawn`` says why).
 
         CSV files hold every text cell safe in spreadsheets
@@ -322,7 +322,7 @@ def _per_file(rows: pl.DataFrame, samples: pl.DataFrame, bad: pl.DataFrame) -> l
 
 def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None, *,
                 timings: Timings | None = None, **kwargs) -> ScoreRun:
-    """Score the canonical table of :func:`~taxoforge.scores.readers.read_outputs` (one
+    """Score the canonical table of :func:`~taxoforge.scores.readers.files.read_outputs` (one
     file's, or several files' concatenated) against ``taxonomy`` in the steps of the module
     docstring: screen, parse, resolve labels, map, measure, assemble.
 
@@ -438,9 +438,9 @@ def _label_set_nodes(label_set, resolve) -> tuple[list[str] | None, dict]:
 
 
 def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
-    """The breakdown tables (:func:`taxoforge.scores.breakdowns.breakdown_tables`)
+    """The breakdown tables (:func:`taxoforge.scores.measures.breakdowns.breakdown_tables`)
     over the rows with a full ground truth."""
-    from taxoforge.scores.breakdowns import breakdown_tables
+    from taxoforge.scores.measures.breakdowns import breakdown_tables
 
     full = samples.filter(~pl.col("gt_partial"))
     return breakdown_tables(full, tree, GROUP_KEYS) if full.height else {}

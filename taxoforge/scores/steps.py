@@ -2,7 +2,7 @@
 function of the rows the step before kept:
 
 1. :func:`screen_rows` — rows that cannot be scored become bad rows with a reason;
-2. :func:`parse_rows` — each output parsed (:func:`~taxoforge.scores.parse.parse_answer`);
+2. :func:`parse_rows` — each output parsed (:func:`~taxoforge.scores.mapping.parse.parse_answer`);
 3. :func:`resolve_labels` — ground truth → node by the label linker
    (:class:`GroundTruthResolver`);
 4. :func:`map_answers` — answer → node with Alg. 1 (:mod:`~taxoforge.scores.mapping`);
@@ -26,9 +26,9 @@ import polars as pl
 from taxoforge.links.resolve import is_partial
 from taxoforge.links.resolve import resolve_labels as link_ground_truths
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-from taxoforge.scores.hierarchical import hierarchical_scores
-from taxoforge.scores.parse import ParsedAnswer, UnparseableAnswer, is_nota, parse_answer, resolve_letter
-from taxoforge.scores.text_measures import TEXT_MEASURES, text_scores
+from taxoforge.scores.measures.hierarchical import hierarchical_scores
+from taxoforge.scores.mapping.parse import ParsedAnswer, UnparseableAnswer, is_nota, parse_answer, resolve_letter
+from taxoforge.scores.measures.text import TEXT_MEASURES, text_scores
 from taxoforge.trees.stored import has_nodes, ids_of, labels_of
 from taxoforge.trees.tables import TreeTables
 
@@ -79,10 +79,10 @@ def screen_rows(rows: pl.DataFrame, require_label: bool = True) -> tuple[list[di
 
 
 def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
-    """Step 2 — parse each output (:func:`~taxoforge.scores.parse.parse_answer`) against the
+    """Step 2 — parse each output (:func:`~taxoforge.scores.mapping.parse.parse_answer`) against the
     row's options (its ``options`` fields, else those in its question). A ground truth given
     as an option letter (``B``, ``(B)``, ``B)``) is resolved through the same options by the
-    same routine as a letter answer (:func:`~taxoforge.scores.parse.resolve_letter`); the row
+    same routine as a letter answer (:func:`~taxoforge.scores.mapping.parse.resolve_letter`); the row
     then carries the option's text as ``label_text`` (flag ``mc_label_letter``), and a letter
     that is not among the options makes the row a bad row (``unknown label``).
 

@@ -10,7 +10,7 @@ of the chosen node and how many nodes tied under the deciding rule.
 word in its noun base form ("two tenches" → ``two tench``; :func:`taxoforge.text.base_form`).
 Words that name nothing on their own — function words, numerals and quantifiers, words
 about the task ("image", "species", "breed") and framing words ("I think", "looks like") —
-are marked (:mod:`taxoforge.scores.vocabulary`); the answer's **core** is its key with
+are marked (:mod:`taxoforge.scores.mapping.vocabulary`); the answer's **core** is its key with
 such words stripped from both ends (:mod:`.answers`).
 
 **Stages** (``k = 10``, ``thr_topk = 0.0015``, ``thr_top2 = 0.001``, ``thr_vote = 4``; the
@@ -35,7 +35,7 @@ softmax temperature is calibrated per similarity measure; all in :class:`Mapping
 5. *Top-1*: the most similar node.
 
 **Similarity and top-k.** A node's similarity is the best over its names, between the
-answer's core and the name keys (:mod:`taxoforge.scores.name_similarity`: rapidfuzz ``ratio``
+answer's core and the name keys (:mod:`taxoforge.scores.mapping.similarity`: rapidfuzz ``ratio``
 by default, or sentence embeddings). The top-k is needed only by stages 4–5 (and the
 ``topk_first`` scan) and is always exact (:mod:`.candidates`): on large trees (100,000
 names and more) a provable q-gram bound retrieves every name that could reach the ``k``-th
@@ -45,16 +45,19 @@ out the top-1 alone decides; otherwise, and on smaller trees, a batched full sca
 
 Identical normalised answers are mapped once. Nodes without names never enter the top-k.
 
-Files, in the order of the steps: :mod:`.config` (parameters, result type, calibrated
-temperatures); the index of a taxonomy's names — :mod:`.keys` (name keys and their 64-bit
-hashes), :mod:`.strings` (string columns as offsets and UTF-8 bytes), :mod:`.postings` (CSR
+Files, in the order of the steps: :mod:`.parse` (a model's raw text → the answer that is
+mapped: templates stripped, multiple-choice letters resolved, abstentions detected);
+:mod:`.vocabulary` (the closed word classes that name nothing on their own); :mod:`.config`
+(parameters, result type, calibrated temperatures); the index of a taxonomy's names —
+:mod:`.keys` (name keys and their 64-bit hashes), :mod:`.strings` (string columns as offsets and UTF-8 bytes), :mod:`.postings` (CSR
 relations and hash-keyed posting lists), :mod:`.trigrams` (the character-trigram index),
 :mod:`.name_tables` (the tables built from a tree), :mod:`.store` (stored once per tree,
 memory-mapped); :mod:`.answers` (an answer's key words and core), :mod:`.candidates` (exact
-top-k retrieval), :mod:`.stages` (the Alg. 1 decisions), :mod:`.taxonomy_index`
-(:class:`TaxonomyIndex`: the index of one taxonomy and the batch driver), :mod:`.calibration` (choosing the
-softmax temperature), :mod:`.reference` (:func:`map_prediction_reference`, a direct
-transcription scanning every node per answer; tests and the benchmarks compare against it).
+top-k retrieval, through a similarity measure of :mod:`.similarity`; the sentence models of
+the embedding measure are found and loaded by :mod:`.sentence_models`), :mod:`.stages` (the
+Alg. 1 decisions), :mod:`.taxonomy_index` (:class:`TaxonomyIndex`: the index of one taxonomy
+and the batch driver), :mod:`.calibration` (choosing the softmax temperature),
+:mod:`.reference` (:func:`map_prediction_reference`, a direct transcription scanning every node per answer; tests and the benchmarks compare against it).
 """
 
 from taxoforge.scores.mapping.taxonomy_index import TaxonomyIndex

@@ -3,7 +3,7 @@ own, and the spans the exact stage may take as "the whole answer".
 
 The key is :func:`taxoforge.scores.mapping.keys.text_key` of the answer, word by word.
 A word is *non-naming* when its normal form or base form belongs to the closed classes of
-:mod:`taxoforge.scores.vocabulary` (function words, numerals, task and framing words).
+:mod:`taxoforge.scores.mapping.vocabulary` (function words, numerals, task and framing words).
 The **core** is the answer with non-naming words stripped from both ends ("there are two
 tench in the picture" → ``tench``); the similarity measure compares the core (the whole
 key when every word is non-naming) with the names, as Alg. 1 compares a prediction whose
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from taxoforge.scores.vocabulary import NUMBER_WORDS, is_non_naming
+from taxoforge.scores.mapping.vocabulary import NUMBER_WORDS, is_non_naming
 from taxoforge.text import base_form, normalise_text
 
 __all__ = ["Answer", "joined_normal_form", "MAX_EXACT_SPAN_WORDS"]

@@ -52,7 +52,7 @@ import numpy as np
 from taxoforge.scores.mapping.config import MappingConfig
 from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.mapping.postings import expand_csr
-from taxoforge.scores.name_similarity import Similarity
+from taxoforge.scores.mapping.similarity import Similarity
 
 __all__ = ["lth_largest", "CandidateRetrieval", "INDEL_BOUND_MIN"]
 

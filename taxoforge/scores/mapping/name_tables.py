@@ -5,7 +5,7 @@
   (:mod:`~taxoforge.scores.mapping.strings`; :meth:`NameTables.name` / :meth:`NameTables.take`);
   ``name_ptr``/``name_node`` (CSR: name → nodes) and ``node_ptr``/``node_name`` (CSR: node →
   names); ``name_non_naming`` marks keys made only of words that name nothing on their own
-  (:mod:`taxoforge.scores.vocabulary`); ``name_len`` counts code points.
+  (:mod:`taxoforge.scores.mapping.vocabulary`); ``name_len`` counts code points.
 * Exact key lookup — the sorted 64-bit hashes of the keys
   (:func:`~taxoforge.scores.mapping.keys.key_hash`), each hit verified against the key itself.
 * Posting lists (:mod:`~taxoforge.scores.mapping.postings`, keyed by sorted hashes): word
@@ -39,7 +39,7 @@ from taxoforge.scores.mapping.postings import (csr_pointers, distinct_pairs, exp
                                                occurrence_postings, postings_of, sorted_hash_table)
 from taxoforge.scores.mapping.strings import string_array, string_buffers
 from taxoforge.scores.mapping.trigrams import TrigramIndex, trigram_postings
-from taxoforge.scores.vocabulary import non_naming_flags
+from taxoforge.scores.mapping.vocabulary import non_naming_flags
 from taxoforge.text import base_forms_of, normalise_texts
 
 __all__ = ["NameTables"]

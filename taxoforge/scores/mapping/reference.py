@@ -12,7 +12,7 @@ import numpy as np
 from taxoforge.scores.mapping.answers import Answer
 from taxoforge.scores.mapping.config import MappingConfig
 from taxoforge.scores.mapping.keys import word_ngrams
-from taxoforge.scores.vocabulary import is_non_naming
+from taxoforge.scores.mapping.vocabulary import is_non_naming
 
 __all__ = ["map_prediction_reference"]
 

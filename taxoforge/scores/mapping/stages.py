@@ -10,7 +10,7 @@ for answers that need it.
 * :meth:`Alg1Stages.contains` — names occurring in the answer as whole words (every run of
   up to ``max_words`` words is looked up), or as raw substrings (``contains="substring"``,
   an Aho–Corasick automaton built on first use). A match made only of non-naming words
-  (:mod:`taxoforge.scores.vocabulary`) does not count; with ``drop_nested`` a match lying
+  (:mod:`taxoforge.scores.mapping.vocabulary`) does not count; with ``drop_nested`` a match lying
   inside a longer match ("pig" in "guinea pig") is dropped.
 * :meth:`Alg1Stages.ngram` — names sharing a word n-gram (not made only of non-naming words).
 * :meth:`Alg1Stages.pick` — the rule among the hits: the deepest (``contains_scope="all"``,
@@ -41,7 +41,7 @@ from taxoforge.scores.mapping.candidates import CandidateRetrieval
 from taxoforge.scores.mapping.config import MappingConfig
 from taxoforge.scores.mapping.keys import PHRASE_SEED, extend_phrase, word_hashes
 from taxoforge.scores.mapping.name_tables import NameTables
-from taxoforge.scores.vocabulary import is_non_naming
+from taxoforge.scores.mapping.vocabulary import is_non_naming
 
 __all__ = ["Alg1Stages", "Decision", "label_set_preference"]
 

@@ -74,7 +74,7 @@ HEADER = "header.json"
 STAGES = ("names", "normal forms", "base forms", "postings", "n-grams", "trigrams", "writing")
 LOCK_TIMEOUT_S = 3600.0
 # the sources whose rules make the keys: any change to them invalidates stored indexes
-_KEY_SOURCES = ("text.py", "noun_base_forms.tsv", "scores/vocabulary.py", "scores/mapping/keys.py",
+_KEY_SOURCES = ("text.py", "noun_base_forms.tsv", "scores/mapping/vocabulary.py", "scores/mapping/keys.py",
                 "scores/mapping/postings.py", "scores/mapping/strings.py", "scores/mapping/trigrams.py",
                 "scores/mapping/name_tables.py")
 
@@ -533,7 +533,7 @@ def open_name_embeddings(index: IndexInfo, tables: NameTables, model_id: str, em
     tables : NameTables
         The name tables.
     model_id : str
-        The model's id (:func:`~taxoforge.scores.sentence_models.model_id_of`).
+        The model's id (:func:`~taxoforge.scores.mapping.sentence_models.model_id_of`).
     embed : object
         ``embed(list_of_texts, progress) -> (n, d) float32``, rows unit length.
     progress : bool, optional

@@ -1,5 +1,5 @@
 """The scikit-learn-style metrics of labels: hand-computed values, agreement with hiclass on
-root-to-node paths and with taxoforge.scores.hierarchical (the leaderboard's aggregation),
+root-to-node paths and with taxoforge.scores.measures.hierarchical (the leaderboard's aggregation),
 both F conventions, HCA and MTA."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _paths(tree: RankedTree, idx) -> list[list[str]]:
 @given(tree_seed=st.integers(0, 5000), pair_seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40))
 def test_agrees_with_hiclass_and_with_the_leaderboard_measures(tree_seed, pair_seed, n):
     hiclass = pytest.importorskip("hiclass.metrics")
-    from taxoforge.scores.hierarchical import aggregate_hierarchical, hierarchical_scores
+    from taxoforge.scores.measures.hierarchical import aggregate_hierarchical, hierarchical_scores
 
     tables = random_ranked_tree(tree_seed)
     tree = RankedTree.of(tables)

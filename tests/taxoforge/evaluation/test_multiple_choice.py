@@ -105,7 +105,7 @@ def test_question_text_is_vlm4bio_format():
 
 
 def test_our_questions_resolve_through_the_answer_parser(toy):
-    from taxoforge.scores.parse import parse_answer
+    from taxoforge.scores.mapping.parse import parse_answer
 
     qs = mc.build_questions(toy, ["Esox lucius"], "medium", seed=2, pool="tree")
     r = qs.questions.row(0, named=True)

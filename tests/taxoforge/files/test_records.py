@@ -14,7 +14,7 @@ import pytest
 
 from taxoforge.files.records import MAX_RECORD_BYTES
 from taxoforge.scores.options import ReadOptions
-from taxoforge.scores.readers import OutputFileError, read_outputs
+from taxoforge.scores.readers.files import OutputFileError, read_outputs
 from tests.conftest import REPO
 
 GIB = 2**30
@@ -31,7 +31,7 @@ def _sparse(path, head: bytes, size: int):
 def test_a_one_gigabyte_jsonl_line_is_refused_by_file_and_line_in_bounded_memory(tmp_path):
     p = _sparse(tmp_path / "huge.jsonl", b'{"output": "a dog", "label": "dog"}\n{"output": "', GIB)
     code = ("import resource, sys\n"
-            "from taxoforge.scores.readers import read_outputs, OutputFileError\n"
+            "from taxoforge.scores.readers.files import read_outputs, OutputFileError\n"
             "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
             "try:\n    read_outputs(sys.argv[1])\nexcept OutputFileError as e:\n    print(e)\n"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from taxoforge.scores.map_outputs import map_frame
-from taxoforge.scores.readers import read_outputs
+from taxoforge.scores.readers.files import read_outputs
 
 
 def test_unlabelled_answers_map_with_stage_and_similarity(inat_like, tmp_path):

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from taxoforge.scores.confidence import BootstrapConfig
+from taxoforge.scores.statistics.confidence import BootstrapConfig
 from taxoforge.scores.options import (MAX_BOOTSTRAP_RESAMPLES, Interval, InvalidParameterError, Options, ReadOptions,
                                       ScoreOptions, env_fraction, split_options, validate_params)
 

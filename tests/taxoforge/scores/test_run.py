@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from taxoforge.cli import main
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.run import score_file, score_frame
-from taxoforge.scores.readers import read_outputs
+from taxoforge.scores.readers.files import read_outputs
 from taxoforge.snapshots.manifest import content_id
 from tests.conftest import REPO
 
@@ -388,7 +388,7 @@ def test_all_vlm4bio_files_in_one_run_with_intervals_and_breakdowns(vlm4bio_file
     dataset × prompt, with bootstrap intervals and the breakdown columns (the
     iNaturalist tree has ranks: genus, family and order accuracy)."""
     from taxoforge.scores.cited_taxonomy import cite_taxonomy
-    from taxoforge.scores.confidence import BootstrapConfig
+    from taxoforge.scores.statistics.confidence import BootstrapConfig
     from taxoforge.scores.run import score_files
 
     cited = cite_taxonomy(inat_vlm4bio_tree)

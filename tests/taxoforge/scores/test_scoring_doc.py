@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from taxoforge.cli import main
 from taxoforge.links.resolve import METHODS
 from taxoforge.scores.mapping.config import STAGES
-from taxoforge.scores.readers import read_outputs
+from taxoforge.scores.readers.files import read_outputs
 from taxoforge.scores.run import score_frame
 from taxoforge.snapshots import SnapshotStore
 from taxoforge.trees.tables import TreeTables

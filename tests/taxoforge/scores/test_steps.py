@@ -3,7 +3,7 @@ every row its own flags and bad-row record."""
 
 from __future__ import annotations
 
-from taxoforge.scores.parse import parse_answer
+from taxoforge.scores.mapping.parse import parse_answer
 from taxoforge.scores.steps import parse_rows
 
 QUESTION = "Which species is this? A) Esox lucius B) Notropis atherinoides C) Cottus bairdii D) Gambusia affinis"

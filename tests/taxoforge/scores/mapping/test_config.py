@@ -6,7 +6,7 @@ import pytest
 
 from taxoforge.scores.mapping import MappingConfig
 from taxoforge.scores.mapping.config import CALIBRATED_TEMPERATURES, EMBEDDING_TEMPERATURE
-from taxoforge.scores.name_similarity import STRING_SCORERS, StringSimilarity
+from taxoforge.scores.mapping.similarity import STRING_SCORERS, StringSimilarity
 
 
 def test_bad_config_values():

@@ -10,7 +10,7 @@ import pytest
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex, map_prediction_reference
 from taxoforge.scores.mapping.answers import joined_normal_form
-from taxoforge.scores.name_similarity import StringSimilarity
+from taxoforge.scores.mapping.similarity import StringSimilarity
 from taxoforge.text import normalise_text
 
 from ..conftest import tree_tables

@@ -374,7 +374,7 @@ def test_name_embeddings_are_computed_once_per_tree_and_model_and_stored_beside_
     """The embedding measure (all-MiniLM-L6-v2 from PyPI, CPU): the first open embeds every
     name and stores the array beside the index; a later open in a fresh process state reads
     it memory-mapped (no model call for the names, files untouched) and maps alike."""
-    from taxoforge.scores.sentence_models import NAME_EMBEDDINGS
+    from taxoforge.scores.mapping.sentence_models import NAME_EMBEDDINGS
     from tests.conftest import minilm_or_skip
 
     minilm_or_skip("cpu")

@@ -1,0 +1,513 @@
+"""Read model-output files into one canonical table (the scoring run's input; docs/method.md#model-outputs).
+
+Canonical columns (all strings but ``line`` and ``harness_correct``):
+
+``line``      1-based line of the row in the file (JSONL, CSV: the line the record starts on;
+              a JSON array: the line its element opens on; Parquet: the row number; xlsx: the
+              spreadsheet row), used in every report about the row
+``id``        sample id (default: ``<file stem>:<line>``)
+``model``, ``dataset``, ``prompt``   grouping keys: from the rows, else the file's path under its
+              layout (:mod:`~taxoforge.scores.readers.harness_layouts`), else the file stem (model,
+              dataset) and ``default`` (prompt); ``defaults`` (``--model`` …) override the path
+``question``  the question put to the model (its options resolve multiple-choice letters)
+``output``    the model's raw text, unchanged
+``label``     the ground truth as given: a node id, a dataset label id, a label text, or an
+              option letter
+``options``   the row's options as JSON (``{"A": …, "B": …}``) when the file gives them as
+              fields (VLMEvalKit's ``A``–``D`` columns, a ``doc``'s options), else null
+``category``  the row's category when the file has one
+``harness_correct``   the harness's own verdict on the row (``hit``, ``exact_match`` …), or null
+
+**Layouts, no flags.** The file kind comes from the name (``.jsonl``, ``.json`` — an array, a
+document or JSON Lines, told by the content —, ``.csv``, ``.tsv``, ``.parquet``, ``.xlsx``) or
+``fmt``; the layout (VLM4Bio, lmms-eval of either generation, VLMEvalKit predictions and judge
+files, generic) from the columns, and the model and dataset from the path as each harness
+writes it (:mod:`~taxoforge.scores.readers.harness_layouts`). ``columns={"output": "filtered_resps[0]",
+"label": "doc.target-class"}`` maps canonical names to columns or column paths (nested fields,
+list elements) and overrides the layout's.
+
+**Headerless CSV/TSV.** ``header=False`` reads the first line as data; ``column_names``
+declares the names of the fields in order (fields beyond them are ``column_<n>``, 1-based;
+without names every field is ``column_<n>``). Every line must have as many fields as the
+first. With a header line, ``column_names`` replaces its names.
+
+**Derived columns.** ``derive={"label": ("image", REGEX)}`` takes a canonical column from
+another column of the file: the regex is searched in that column's value, and the named group
+``value`` (else group 1, else the whole match) becomes the canonical value. A row where it
+does not match keeps a null value and a ``note`` saying so (reported as a bad row by
+scoring). E.g. an iNat2021 classifier's top-6 predictions, a headerless TSV of the image path
+then name/probability pairs, whose ground truth is the image file name
+(``…/acacia_saligna_gold_01.jpg`` → ``acacia_saligna``)::
+
+    read_outputs(path, header=False,
+                 column_names=["image", "top1", "p1", "top2", "p2", "top3", "p3"],
+                 columns={"output": "top1", "id": "image"},
+                 derive={"label": ("image", r"([^/]+?)_(?:(?:gold|obs)_)?\d+[^/]*$")})
+
+(from the command line: ``--no-header --names image,top1,p1,… --column output=top1
+--derive label image REGEX``). Label texts such as ``acacia_saligna`` resolve through the
+label linker's normal form (underscores and case ignored).
+
+A file that cannot be read — bad JSON, a key twice in one object, a lone surrogate, JSON
+nested too deeply, bytes that are not UTF-8, a record over the byte cap, a CSV row with the
+wrong number of fields or a header naming a column twice, no output/label column — raises
+:class:`OutputFileError` naming the file and the line (:mod:`taxoforge.files.records`);
+one whose layout cannot be told also suggests the ``--column`` options that would read it.
+A byte-order mark at the start of a file is allowed. Sample ids that several rows share within
+one model, dataset and prompt are an error naming the files and lines, unless
+``allow_duplicate_ids``. Rows that can be read but not scored are *not* dropped here;
+:mod:`taxoforge.scores.run` reports them with their line numbers.
+"""
+
+from __future__ import annotations
+
+import difflib
+import glob
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+
+from taxoforge.files.records import (RecordFileError, read_csv_records, read_json_records, read_jsonl_records,
+                                    read_parquet_records, read_xlsx_records, sniff_json_kind)
+from taxoforge.scores.readers.harness_layouts import (LAYOUT_COLUMNS, column_value, detect_layout, harness_correct,
+                                              may_name_a_value, path_info, row_options, suggest_columns, unwrap, vlm4bio_path_info)
+from taxoforge.scores.options import FILE_KINDS, ReadOptions, split_options
+
+__all__ = ["OutputFileError", "read_outputs", "read_files", "duplicate_ids", "check_duplicate_ids", "CANONICAL",
+           "detect_adapter", "vlm4bio_path_info", "OUTPUT_SUFFIXES", "expand_output_paths", "file_kind",
+           "ReadOptions"]
+
+#: The file kinds read as model outputs (a folder given to :func:`expand_output_paths` means these files in it).
+OUTPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".xlsx")
+
+CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label", "category")
+_SUFFIX_KINDS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
+                 ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
+
+
+class OutputFileError(RecordFileError):
+    """A model-output file that cannot be read.
+
+    Parameters
+    ----------
+    message : str
+        Names the file and line, and what was expected.
+    suggestion : list of str, optional
+        The ``--column`` options (command-line words) that would read the file.
+    """
+
+    def __init__(self, message: str, suggestion: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.suggestion = suggestion
+
+
+def file_kind(path: Path, fmt: str | None = None) -> str:
+    """The kind of a model-output file.
+
+    Parameters
+    ----------
+    path : Path
+    fmt : str, optional
+        The kind named (:data:`~taxoforge.scores.options.FILE_KINDS`); wins when given.
+
+    Returns
+    -------
+    str
+        ``fmt``, else the suffix's kind, else the first bytes' (``[`` a JSON array, ``{`` JSON Lines).
+    """
+    if fmt:
+        return fmt.lower()
+    kind = _SUFFIX_KINDS.get(path.suffix.lower())
+    if kind in (None, "jsonl", "json"):  # the content says: an array is JSON whatever the suffix
+        kind = "json" if sniff_json_kind(path) == "json" else kind or sniff_json_kind(path)
+    if kind is None:
+        raise OutputFileError(f"{path}: cannot tell the file kind from {path.suffix or 'its name'!r} or its content; "
+                              f"expected one of {', '.join(_SUFFIX_KINDS)}, or name it: taxoforge score '{path}' "
+                              f"TAXONOMY --format {'|'.join(FILE_KINDS)}")
+    return kind
+
+
+def detect_adapter(columns) -> str:
+    """The layout column names say (:func:`~taxoforge.scores.readers.harness_layouts.detect_layout`).
+
+    Parameters
+    ----------
+    columns : iterable of str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    OutputFileError
+        When no layout fits.
+    """
+    layout = detect_layout(columns)
+    if layout is None:
+        raise OutputFileError(f"cannot tell the format from the columns {sorted(columns)}")
+    return layout
+
+
+def _derivations(path: Path, derive) -> dict[str, tuple[str, re.Pattern]]:
+    out = {}
+    for canon, spec in (derive or {}).items():
+        if canon not in CANONICAL:
+            raise OutputFileError(f"{path}: cannot derive {canon!r}; derivable columns are {', '.join(CANONICAL)}")
+        try:
+            source, pattern = spec
+            out[canon] = (str(source), re.compile(pattern))
+        except (TypeError, ValueError) as e:
+            raise OutputFileError(f"{path}: derive {canon!r} needs (column, regex), got {spec!r}") from e
+        except re.error as e:
+            raise OutputFileError(f"{path}: derive {canon!r}: the regex {spec[1]!r} does not compile ({e})") from None
+    return out
+
+
+def _derived(row: dict, source: str, pattern: re.Pattern) -> tuple[str | None, str | None]:
+    """(value, note) of one derivation on one row."""
+    raw = row.get(source)
+    if raw is None:
+        return None, f"column {source!r} is empty"
+    m = pattern.search(str(raw))
+    if m is None:
+        return None, f"pattern {pattern.pattern!r} does not match column {source!r} ({str(raw)!r})"
+    if "value" in pattern.groupindex:
+        return m.group("value"), None
+    return (m.group(1) if pattern.groups else m.group(0)), None
+
+
+def _check_mapping(path: Path, columns, rows: list[dict], present: set[str]) -> None:
+    """Every ``canonical=column`` pair names a canonical column and a column (or column path)
+    of the file; a typo says which column is missing, the nearest names, and lists the file's
+    columns."""
+    for canon, col in (columns or {}).items():
+        if canon not in CANONICAL:
+            near = difflib.get_close_matches(canon, CANONICAL, n=1)
+            raise OutputFileError(f"{path}: column mapping {canon}={col}: {canon!r} is not a canonical column"
+                                  + (f" (did you mean {near[0]!r}?)" if near else "")
+                                  + f"; canonical columns are {', '.join(CANONICAL)}")
+        if rows and col not in present and not any(column_value(r, col, None) is not None for r in rows[:1000]):
+            head = re.split(r"[.\[]", col, maxsplit=1)[0]
+            near = difflib.get_close_matches(head, sorted(present), n=3)
+            what = f"no column {col!r}" if head == col or head not in present else f"nothing at {col!r}"
+            raise OutputFileError(f"{path}: column mapping {canon}={col}: the file has {what}"
+                                  + (f" (did you mean {' or '.join(repr(x) for x in near)}?)" if near else "")
+                                  + f"; its columns are {', '.join(sorted(present))}")
+
+
+def _cannot_tell(path: Path, rows: list[dict], present: set[str], require) -> OutputFileError:
+    words = suggest_columns(rows, require)
+    cmd = " ".join([f"taxoforge score '{path}' TAXONOMY", *(w if w == "--column" else f"'{w}'" for w in words)])
+    return OutputFileError(
+        f"{path}: cannot tell the format from the columns {', '.join(sorted(present))}: expected lmms-eval samples "
+        "(doc_id, target, filtered_resps), VLMEvalKit predictions (index, question, answer, prediction), VLM4Bio "
+        "rows (question, target-class, output) or generic rows (output, label). Name the columns (nested fields as "
+        f"doc.KEY, list elements as KEY[0]), e.g.:\n  {cmd}", suggestion=words)
+
+
+def _text(v) -> str | None:
+    """A canonical text value: strings as they are, integral floats without '.0', lists and
+    objects as JSON."""
+    v = unwrap(v)
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, float):
+        if v != v:
+            return None
+        return str(int(v)) if v.is_integer() else repr(v)
+    if isinstance(v, (list, dict)):
+        return json.dumps(v, ensure_ascii=False)
+    return str(v)
+
+
+def _sniff_delimiter(path: Path, kind: str) -> str:
+    """A tab or a comma: the suffix's, unless the first line holds more of the other (a TSV
+    saved as ``.csv``)."""
+    with path.open("rb") as fh:
+        head = fh.readline(1 << 16)
+    tabs, commas = head.count(b"\t"), head.count(b",")
+    if kind == "csv":
+        return "\t" if tabs > commas else ","
+    return "," if commas > tabs and tabs == 0 else "\t"
+
+
+def _read_records(path: Path, kind: str, o: ReadOptions) -> tuple[list[dict], list[int], dict]:
+    if kind != "csv" and kind != "tsv" and (not o.header or o.column_names is not None):
+        raise OutputFileError(f"{path}: header=False and column_names apply to CSV/TSV files, not {kind}")
+    err = {"error": OutputFileError}
+    if kind == "jsonl":
+        return (*read_jsonl_records(path, max_record_bytes=o.max_record_bytes, **err), {})
+    if kind == "json":
+        return read_json_records(path, max_record_bytes=o.max_record_bytes, max_table_bytes=o.max_table_bytes, **err)
+    if kind in ("csv", "tsv"):
+        delim = o.delimiter or _sniff_delimiter(path, kind)
+        return (*read_csv_records(path, delim, o.header, o.column_names, max_record_bytes=o.max_record_bytes,
+                                  **err), {})
+    if kind == "parquet":
+        return (*read_parquet_records(path, max_table_bytes=o.max_table_bytes, **err), {})
+    if kind == "xlsx":
+        return (*read_xlsx_records(path, max_table_bytes=o.max_table_bytes, **err), {})
+    raise OutputFileError(f"{path}: unknown file type {kind!r}; expected one of {', '.join(FILE_KINDS)}")
+
+
+def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs) -> pl.DataFrame:
+    """Read one model-output file into the canonical table (module docstring).
+
+    Parameters
+    ----------
+    path : str or Path
+    options : ReadOptions, optional
+        How to read it (:class:`~taxoforge.scores.options.ReadOptions`).
+    **kwargs
+        Fields of :class:`~taxoforge.scores.options.ReadOptions` (``columns=``, ``defaults=``,
+        ``fmt=``, ``layout=`` or ``adapter=``, ``header=``, ``column_names=``, ``derive=``,
+        ``require=``, ``allow_duplicate_ids=`` …), applied on top of ``options``.
+
+    Returns
+    -------
+    polars.DataFrame
+        The canonical columns, ``output_type``, ``option_gt``, ``note``, ``options``,
+        ``harness_correct``, ``file`` and ``adapter`` (the layout).
+
+    Raises
+    ------
+    OutputFileError
+        Naming the file and line of what cannot be read.
+    """
+    o = split_options(kwargs, read=options, where="read_outputs")[0] if kwargs else (options or ReadOptions())
+    path = Path(path)
+    if not path.is_file():
+        raise OutputFileError(f"{path}: no such file")
+    kind = file_kind(path, o.fmt)
+    derivations = _derivations(path, o.derive)
+    rows, lines, meta = _read_records(path, kind, o)
+    present = set().union(*(r.keys() for r in rows)) if rows else set()
+    for canon, (source, _) in derivations.items():
+        if rows and source not in present:
+            raise OutputFileError(f"{path}: derive {canon!r}: no column {source!r} (columns: {sorted(present)})")
+    _check_mapping(path, o.columns, rows, present)
+    given = set(o.columns) | set(derivations)
+    layout = o.layout
+    if layout == "auto":
+        layout = detect_layout(present) if rows else "generic"
+        if layout is None:
+            if set(o.require) <= given or "label" not in o.require:
+                layout = "generic"
+            elif "label" not in given and "output" in given:
+                rest = [{k: v for k, v in r.items() if k != o.columns["output"]} for r in rows[:1]]
+                words = ["--column", f"output={o.columns['output']}", *suggest_columns(rest, ("label",))]
+                cmd = " ".join([f"taxoforge score '{path}' TAXONOMY",
+                                *(w if w == "--column" else f"'{w}'" for w in words)])
+                raise OutputFileError(
+                    f"{path}: no ground-truth column: name it with a column mapping label=COLUMN (the file's "
+                    f"columns are {', '.join(sorted(present))}), e.g.:\n  {cmd}\nanswers without ground truths can "
+                    "be mapped to nodes but not scored (`taxoforge map`)", suggestion=words)
+            else:
+                raise _cannot_tell(path, rows, present, o.require)
+    if layout not in LAYOUT_COLUMNS:
+        raise ValueError(f"unknown layout {layout!r}; choose auto, {', '.join(LAYOUT_COLUMNS)}")
+    candidates = {c: tuple(LAYOUT_COLUMNS[layout].get(c, ())) for c in CANONICAL}
+    for c, col in o.columns.items():
+        candidates[c] = (col,)
+    for need in o.require:
+        if rows and need not in derivations and not any(
+                column_value(r, p, None) is not None for r in rows[:1000] for p in candidates[need]):
+            if not any(p in present for p in candidates[need]):
+                raise _cannot_tell(path, rows, present, o.require)
+    fill = {"model": path.stem, "dataset": path.stem, "prompt": "default"}
+    fill.update(path_info(layout, path, meta, rows))
+    fill.update(o.defaults)
+    missing_ranked = [c for c in o.ranked if rows and all(column_value(r, c, None) is None for r in rows[:1000])
+                      and c not in present]
+    if missing_ranked:
+        raise OutputFileError(f"{path}: --ranked names no column {missing_ranked} (columns: {sorted(present)})")
+    data: dict[str, list] = {c: [] for c in CANONICAL}
+    extra_gt, notes, options, verdicts, ranked = [], [], [], [], []
+    # the candidates that can name a value in some row (the others give None in every row)
+    reachable = {c: tuple(p for p in candidates[c] if may_name_a_value(p, present)) for c in CANONICAL}
+    for r, n in zip(rows, lines):
+        note = []
+        for c in CANONICAL:
+            if c in derivations:
+                v, why = _derived(r, *derivations[c])
+                if why:
+                    note.append(f"{c}: {why}")
+            else:
+                v = None
+                for p in reachable[c]:
+                    v = column_value(r, p, None)
+                    if v is not None and (c != "question" or isinstance(v, str)):
+                        break
+                    v = None
+            if c == "output":
+                data[c].append(unwrap(v))  # kept exactly; type problems are reported per row later
+                continue
+            v = _text(v)
+            if c == "id" and v is None:
+                v = f"{path.stem}:{n}"
+            if c in fill and v is None:
+                v = fill[c]
+            data[c].append(v)
+        extra_gt.append(_text(r.get("option-gt")) if layout == "vlm4bio" else None)
+        notes.append("; ".join(note) or None)
+        opts = row_options(r)
+        options.append(json.dumps(opts, ensure_ascii=False) if opts else None)
+        verdicts.append(harness_correct(r))
+        if o.ranked:
+            ranked.append([_text(unwrap(column_value(r, c, None))) for c in o.ranked])
+    out_type = [type(v).__name__ for v in data["output"]]
+    df = pl.DataFrame(
+        {"line": lines, **{c: data[c] for c in CANONICAL if c != "output"},
+         "output": [v if isinstance(v, str) or v is None else json.dumps(v, ensure_ascii=False) for v in data["output"]],
+         "output_type": out_type, "option_gt": extra_gt, "note": notes, "options": options,
+         "harness_correct": verdicts},
+        schema_overrides={"line": pl.Int64, **{c: pl.String for c in CANONICAL}, "option_gt": pl.String,
+                          "note": pl.String, "options": pl.String, "harness_correct": pl.Float64},
+    )
+    df = df.with_columns(pl.lit(str(path)).alias("file"), pl.lit(layout).alias("adapter"))
+    if o.ranked:
+        df = df.with_columns(pl.Series("ranked_outputs", ranked, dtype=pl.List(pl.String)))
+    check_duplicate_ids(df, o.allow_duplicate_ids)
+    return df
+
+
+def read_files(paths, options: ReadOptions | None = None, **kwargs) -> pl.DataFrame:
+    """The canonical tables of several files, one after the other.
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+    options : ReadOptions, optional
+    **kwargs
+        Fields of :class:`~taxoforge.scores.options.ReadOptions`, as for :func:`read_outputs`.
+
+    Returns
+    -------
+    polars.DataFrame
+        :func:`read_outputs`'s tables concatenated; ``file`` says where each row came from.
+
+    Raises
+    ------
+    OutputFileError
+        For a file that cannot be read, and for sample ids shared within one model, dataset
+        and prompt — in one file or across files — unless ``allow_duplicate_ids``.
+    """
+    o = split_options(kwargs, read=options, where="read_files")[0] if kwargs else (options or ReadOptions())
+    frames = [read_outputs(p, o) for p in paths]
+    if not frames:
+        raise ValueError("no model-output files given")
+    if len(frames) == 1:
+        return frames[0]
+    rows = pl.concat(frames, how="diagonal_relaxed")
+    check_duplicate_ids(rows, o.allow_duplicate_ids)
+    return rows
+
+
+def duplicate_ids(df: pl.DataFrame) -> pl.DataFrame:
+    """The sample ids that more than one row of a canonical table carries.
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        A canonical table (:func:`read_outputs`).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model``, ``dataset``, ``prompt``, ``id``, the ``lines`` and ``where`` (``file:line``).
+    """
+    keys = ["model", "dataset", "prompt", "id"]
+    where = (pl.col("file") + ":" + pl.col("line").cast(pl.String)) if "file" in df.columns \
+        else pl.col("line").cast(pl.String)
+    return (df.group_by(keys, maintain_order=True)
+            .agg(pl.col("line").sort().alias("lines"), where.alias("where"))
+            .filter(pl.col("lines").list.len() > 1))
+
+
+def check_duplicate_ids(df: pl.DataFrame, allow: bool = False) -> None:
+    """Refuse sample ids that rows of one model, dataset and prompt share.
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        A canonical table.
+    allow : bool
+        Let them through.
+
+    Raises
+    ------
+    OutputFileError
+        Naming the files and lines of the shared ids.
+    """
+    dup = duplicate_ids(df) if df.height and not allow else None
+    if dup is None or not dup.height:
+        return None
+    ex = "; ".join(f"{i!r} ({m} / {d}) at {', '.join(w[:4])}{' …' if len(w) > 4 else ''}"
+                   for m, d, i, w in dup.select("model", "dataset", "id", "where").head(3).iter_rows())
+    raise OutputFileError(
+        f"{dup.height:,} sample id(s) occur more than once within one model, dataset and prompt: {ex}"
+        f"{' …' if dup.height > 3 else ''}. Rows of one model and dataset would be pooled: tell the files apart "
+        "(--model/--dataset/--prompt, or score them in separate runs), or pass --allow-duplicate-ids "
+        "(allow_duplicate_ids=True) to score every row")
+
+
+#: Files of a harness's output folder that are summaries, not per-sample answers.
+_SUMMARY_FILE = re.compile(r"(?:^|_)(?:results|acc|acc_all|score|scores|rating|config|meta|metrics|fine|status)"
+                           r"(?:_[^/]*)?\.(?:json|csv|xlsx|tsv)$|^results\.json$", re.IGNORECASE)
+
+
+def _folder_outputs(folder: Path) -> list[Path]:
+    """The model-output files under ``folder`` (:func:`expand_output_paths`)."""
+    found = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in OUTPUT_SUFFIXES
+                   and not any(part.startswith(".") for part in f.relative_to(folder).parts)
+                   and not (_SUMMARY_FILE.search(f.name) and not f.stem.endswith("_result")))
+    judged = {f.parent / f.name[:m.start()] for f in found if (m := re.search(r"_[^_]+(?:_matching)?_result\.", f.name))}
+    return [f for f in found if f.parent / f.stem not in judged]
+
+
+def expand_output_paths(patterns) -> list[Path]:
+    """The model-output files ``patterns`` name, in the order given, each once: a file as
+    it is; a folder as every :data:`OUTPUT_SUFFIXES` file under it (recursively, sorted;
+    hidden files and folders, the harnesses' summaries — lmms-eval's ``*results*.json``,
+    VLMEvalKit's ``*_acc.csv``, ``*_score.*``, ``*_rating.json`` … — and a VLMEvalKit
+    prediction file whose judge file ``…_result.*`` lies beside it skipped); a glob pattern (``*``, ``?``, ``[…]``, ``**`` for
+    any depth) as its matching files, sorted — so ``'results/**/*.jsonl'`` works whether
+    or not the shell expanded it. A pattern that matches nothing, or a path that does not
+    exist, raises :class:`OutputFileError` naming it.
+
+    Parameters
+    ----------
+    patterns : iterable of str or Path
+
+    Returns
+    -------
+    list of Path
+    """
+    out: list[Path] = []
+    for pat in patterns:
+        text = str(pat)
+        p = Path(text)
+        if p.is_file():
+            found = [p]
+        elif p.is_dir():
+            found = _folder_outputs(p)
+            if not found:
+                raise OutputFileError(f"{text}: a folder without model-output files ({', '.join(OUTPUT_SUFFIXES)})")
+        elif glob.escape(text) != text:
+            found = sorted(Path(f) for f in glob.glob(text, recursive=True) if Path(f).is_file())
+            if not found:
+                raise OutputFileError(f"{text}: no file matches this pattern")
+        else:
+            raise OutputFileError(f"{text}: no such file")
+        out.extend(found)
+    seen: set[Path] = set()
+    unique = []
+    for f in out:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique

@@ -1,0 +1,370 @@
+"""Is A better than B? Scoring runs compared on the items they share.
+
+A **system** is one model of one run (the output folder of ``taxoforge score``, or its
+``scores.parquet``). Two systems are compared within each dataset × prompt group on the
+items both answered — matched by sample ``id`` — never across groups, and never on items
+only one of them has (those are counted: ``only_a``, ``only_b``). Rows with a partial
+ground truth are left out, as the leaderboard leaves them out.
+
+For every pair of systems and group (:func:`compare_systems`):
+
+``accuracy``          the difference A − B, its paired-bootstrap interval, and the exact
+                      McNemar test (:func:`taxoforge.scores.statistics.paired.mcnemar_exact`: the
+                      two-sided binomial test of the discordant items, ``only_a_right`` and
+                      ``only_b_right``);
+``hF``                the leaderboard's hF (harmonic mean of mean hP and mean hR) of each,
+                      the difference, its paired-bootstrap interval and the paired
+                      permutation test (:func:`taxoforge.scores.statistics.paired.paired_differences`);
+``mistake_severity``  the mean height of the LCA over each system's own wrong answers
+                      (:mod:`taxoforge.scores.measures.mistakes`), the same way (lower is better).
+
+With several pairs (or groups), every p-value is also given Holm-adjusted over all the
+comparisons of that measure (``<measure>_p_holm``); a difference is called significant when
+that adjusted p-value is below ``alpha``. :func:`against_the_best` does the same for the
+leaderboard: each model against its group's best.
+
+Examples
+--------
+>>> import numpy as np, polars as pl
+>>> rng = np.random.default_rng(0)
+>>> def run(model, right):
+...     return pl.DataFrame({"id": [str(i) for i in range(40)], "model": model, "dataset": "d",
+...                          "prompt": "p", "correct": right, "hP": np.where(right, 1.0, 0.5),
+...                          "hR": np.where(right, 1.0, 0.4), "mistake_severity": np.where(right, 0.0, 2.0),
+...                          "abstained": False})
+>>> t = compare_systems({"a": run("a", np.arange(40) < 30), "b": run("b", np.arange(40) < 20)}, n_resamples=999)
+>>> t.select("a", "b", "n", "only_a_right", "only_b_right", "accuracy_diff").rows()
+[('a', 'b', 40, 10, 0, 0.25)]
+>>> round(t["accuracy_p"][0], 6)        # scipy.stats.binomtest(10, 10, 0.5).pvalue
+0.001953
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from taxoforge.scores.statistics.paired import (hf_of_sums, holm, mcnemar_exact, paired_differences, severity_of_sums)
+
+__all__ = ["compare_runs", "compare_systems", "against_the_best", "load_scores", "Comparison", "COMPARED_MEASURES",
+           "GROUP", "ComparisonError"]
+
+#: The keys that make a group: systems are compared within one dataset × prompt.
+GROUP = ("dataset", "prompt")
+#: Measures compared, and whether higher is better.
+COMPARED_MEASURES = {"accuracy": True, "hF": True, "mistake_severity": False}
+
+
+class ComparisonError(ValueError):
+    """Runs that cannot be compared; the message names the run and what is wrong."""
+
+
+def _accuracy_of_sums(sums, n):
+    return sums[..., 0] / n
+
+
+def _item_table(samples: pl.DataFrame, where: str) -> pl.DataFrame:
+    """The per-item values a comparison needs, for rows with a full ground truth."""
+    need = [c for c in ("id", "correct", "hP", "hR") if c not in samples.columns]
+    if need:
+        raise ComparisonError(f"{where}: the scores table lacks {need}; give the output folder of `taxoforge score` "
+                              "or its scores.parquet")
+    s = samples.filter(~pl.col("gt_partial")) if "gt_partial" in samples.columns else samples
+    abstained = pl.col("abstained") if "abstained" in s.columns else pl.lit(False)
+    has_sev = "mistake_severity" in s.columns
+    mistake = (~pl.col("correct") & ~abstained).cast(pl.Float64)
+    return s.select(
+        *[pl.col(k).cast(pl.String).fill_null("") for k in GROUP if k in s.columns],
+        pl.col("id").cast(pl.String), pl.col("correct").cast(pl.Float64).alias("correct"),
+        pl.col("hP").cast(pl.Float64), pl.col("hR").cast(pl.Float64),
+        ((pl.col("mistake_severity").cast(pl.Float64).fill_null(0.0) if has_sev else pl.lit(0.0)) * mistake)
+        .alias("severity_of_mistake"),
+        (mistake if has_sev else pl.lit(float("nan"))).alias("mistake"),
+    ).with_columns(*[pl.lit("").alias(k) for k in GROUP if k not in s.columns])
+
+
+def _check_unique(items: pl.DataFrame, where: str) -> None:
+    dup = items.group_by([*GROUP, "id"]).len().filter(pl.col("len") > 1)
+    if dup.height:
+        ex = ", ".join(f"{r['id']!r} ({r['dataset']} · {r['prompt']}: {r['len']} rows)"
+                       for r in dup.head(5).iter_rows(named=True))
+        raise ComparisonError(f"{where}: {dup.height} sample ids occur more than once within a dataset × prompt "
+                              f"({ex}); a comparison pairs items by id, so ids must be unique there")
+
+
+def compare_systems(systems: dict[str, pl.DataFrame], *, n_resamples: int = 9999, level: float = 0.95,
+                    seed: int = 0, alpha: float = 0.05) -> pl.DataFrame:
+    """Every pair of ``systems`` compared within each dataset × prompt on their shared items.
+
+    Parameters
+    ----------
+    systems : dict of polars.DataFrame
+        Label → that system's samples (``id``, ``correct``, ``hP``, ``hR``; ``dataset``,
+        ``prompt``, ``abstained``, ``gt_partial`` and ``mistake_severity`` when present).
+    n_resamples : int
+        Bootstrap resamples and permutations per test (0: differences and McNemar only).
+    level : float
+        Confidence level of the intervals.
+    seed : int
+        Seed of every draw (each pair and group draws from its own stream).
+    alpha : float
+        Level below which a Holm-adjusted p-value is called significant.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group and pair: ``dataset``, ``prompt``, ``a``, ``b``, ``n`` (shared
+        items), ``only_a``, ``only_b`` (items one of them lacks), for each of
+        :data:`COMPARED_MEASURES` ``<m>_a``, ``<m>_b``, ``<m>_diff``, ``<m>_ci_low``,
+        ``<m>_ci_high``, ``<m>_p``, ``<m>_p_holm`` and ``<m>_significant``; the McNemar
+        counts ``only_a_right`` and ``only_b_right``.
+    """
+    items = {}
+    for label, s in systems.items():
+        t = _item_table(s, label)
+        _check_unique(t, label)
+        items[label] = t
+    rows = []
+    labels = list(items)
+    for k, (la, lb) in enumerate(itertools.combinations(labels, 2)):
+        a_all, b_all = items[la], items[lb]
+        groups = sorted(set(a_all.select(GROUP).unique().rows()) | set(b_all.select(GROUP).unique().rows()))
+        for g_i, grp in enumerate(groups):
+            fa = a_all.filter((pl.col("dataset") == grp[0]) & (pl.col("prompt") == grp[1]))
+            fb = b_all.filter((pl.col("dataset") == grp[0]) & (pl.col("prompt") == grp[1]))
+            j = fa.join(fb, on=[*GROUP, "id"], how="inner", suffix="_b").sort("id")
+            row = {"dataset": grp[0], "prompt": grp[1], "a": la, "b": lb, "n": j.height,
+                   "only_a": fa.height - j.height, "only_b": fb.height - j.height}
+            if not j.height:
+                continue
+            mc = mcnemar_exact(j["correct"].to_numpy() > 0.5, j["correct_b"].to_numpy() > 0.5)
+            row.update(only_a_right=mc["b"], only_b_right=mc["c"])
+            cols = ["correct", "hP", "hR", "severity_of_mistake", "mistake"]
+            av = j.select(cols).to_numpy()
+            bv = j.select([f"{c}_b" for c in cols]).to_numpy()
+            stats = {"accuracy": ([0], _accuracy_of_sums), "hF": ([1, 2], hf_of_sums)}
+            if np.isfinite(av[:, 4]).all() and np.isfinite(bv[:, 4]).all():
+                stats["mistake_severity"] = ([3, 4], severity_of_sums)
+            res = paired_differences(av, bv, stats, n_resamples=n_resamples, level=level,
+                                     seed=_stream(seed, k, g_i))
+            for m in COMPARED_MEASURES:
+                r = res.get(m)
+                row.update({f"{m}_a": r.a if r else None, f"{m}_b": r.b if r else None,
+                            f"{m}_diff": r.difference if r else None, f"{m}_ci_low": r.ci_low if r else None,
+                            f"{m}_ci_high": r.ci_high if r else None,
+                            f"{m}_p": (mc["p_value"] if m == "accuracy" else (r.p_value if r else None))})
+            rows.append(row)
+    if not rows:
+        raise ComparisonError("no two systems share an item (a sample id within one dataset × prompt): "
+                              "nothing to compare")
+    table = pl.DataFrame(rows, infer_schema_length=None)
+    for m in COMPARED_MEASURES:
+        p = table[f"{m}_p"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+        adj = holm(p)
+        table = table.with_columns(pl.Series(f"{m}_p_holm", adj).fill_nan(None),
+                                   pl.Series(f"{m}_significant", np.where(np.isfinite(adj), adj < alpha, False)))
+    for m in COMPARED_MEASURES:
+        table = table.with_columns(pl.col(f"{m}_p").cast(pl.Float64).fill_nan(None))
+    order = ["dataset", "prompt", "a", "b", "n", "only_a", "only_b", "only_a_right", "only_b_right"]
+    order += [f"{m}_{x}" for m in COMPARED_MEASURES for x in ("a", "b", "diff", "ci_low", "ci_high", "p", "p_holm",
+                                                               "significant")]
+    return table.select([c for c in order if c in table.columns])
+
+
+def _stream(seed: int, pair: int, group: int) -> np.random.SeedSequence:
+    """The seed of one pair × group's draws: independent of every other, fixed by ``seed``."""
+    return np.random.SeedSequence([int(seed), pair, group])
+
+
+def against_the_best(samples: pl.DataFrame, board: pl.DataFrame, *, measure: str = "hF", n_resamples: int = 9999,
+                     seed: int = 0, alpha: float = 0.05, keys=("model", "dataset", "prompt")) -> pl.DataFrame:
+    """Rank the models within each dataset × prompt group by ``measure`` (1 = best; ties
+    share the best rank) and test each against the group's best on their shared items.
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        The leaderboard's samples (``id`` needed for the tests).
+    board : polars.DataFrame
+        The leaderboard (one row per model × dataset × prompt, with ``measure``).
+    measure : {"hF", "accuracy"}
+        What ranks the models.
+    n_resamples, seed, alpha
+        As for :func:`compare_systems` (0 resamples: ranks only).
+    keys : sequence of str
+        The leaderboard's keys: model, then the group keys.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``keys``, ``rank``, ``vs_best_p`` (Holm-adjusted over the group's comparisons; null
+        for the best, for a group of one model, or without shared ids) and ``tied_with_best``
+        (true for the best and for every model not significantly below it).
+    """
+    keys = [k for k in keys if k in board.columns]
+    group = [k for k in keys if k != "model"]
+    out = []
+    for _, g in (board.group_by(group, maintain_order=True) if group else [((), board)]):
+        vals = g[measure].cast(pl.Float64).fill_nan(None)
+        rank = vals.rank(method="min", descending=True)
+        g = g.select(keys).with_columns(rank.cast(pl.Int64).alias("rank"))
+        best = g.filter(pl.col("rank") == 1)
+        p = {m: None for m in g["model"].to_list()} if "model" in keys else {}
+        if "model" in keys and best.height and g.height > 1 and n_resamples > 0 and "id" in samples.columns:
+            b_model = best["model"][0]
+            cond = pl.all_horizontal([pl.col(k) == g[k][0] for k in group]) if group else pl.lit(True)
+            part = samples.filter(cond)
+            others = [m for m in g["model"].to_list() if m != b_model]
+            try:
+                t = compare_systems({m: part.filter(pl.col("model") == m) for m in [b_model, *others]},
+                                    n_resamples=n_resamples, seed=seed, alpha=alpha)
+            except ComparisonError:
+                t = None
+            if t is not None:
+                t = t.filter(pl.col("a") == b_model)
+                col = "hF_p" if measure == "hF" else "accuracy_p"
+                adj = holm(t[col].cast(pl.Float64).fill_null(float("nan")).to_numpy())
+                p.update(dict(zip(t["b"].to_list(), adj.tolist())))
+        pv = [p.get(m) if "model" in keys else None for m in g["model"].to_list()] if "model" in keys else \
+            [None] * g.height
+        pv = [None if v is None or v != v else v for v in pv]
+        tied = [r == 1 or (v is not None and v >= alpha) for r, v in zip(g["rank"].to_list(), pv)]
+        out.append(g.with_columns(pl.Series("vs_best_p", pv, dtype=pl.Float64),
+                                  pl.Series("tied_with_best", tied, dtype=pl.Boolean)))
+    if not out:
+        return pl.DataFrame(schema={**{k: pl.String for k in keys}, "rank": pl.Int64, "vs_best_p": pl.Float64,
+                                    "tied_with_best": pl.Boolean})
+    return pl.concat(out, how="vertical_relaxed")
+
+
+def load_scores(path: str | os.PathLike) -> tuple[pl.DataFrame, dict]:
+    """The samples table and ``run.json`` of a scoring run.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output folder of ``taxoforge score`` (``scores.parquet``, ``run.json``), or a
+        ``scores.parquet`` file.
+
+    Returns
+    -------
+    (polars.DataFrame, dict)
+
+    Raises
+    ------
+    ComparisonError
+        No scores table there, or one that cannot be read.
+    """
+    p = Path(path)
+    table = p / "scores.parquet" if p.is_dir() else p
+    if not table.is_file():
+        raise ComparisonError(f"{path}: no scores.parquet there; give the output folder of `taxoforge score -o DIR` "
+                              "or its scores.parquet")
+    try:
+        samples = pl.read_parquet(table)
+    except Exception as e:  # polars raises several kinds for a file that is not Parquet
+        raise ComparisonError(f"{table}: not a readable Parquet scores table ({e})") from None
+    info = {}
+    run_json = table.parent / "run.json"
+    if run_json.is_file():
+        try:
+            info = json.loads(run_json.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            info = {}
+    return samples, info
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare_runs`.
+
+    Attributes
+    ----------
+    table : polars.DataFrame
+        :func:`compare_systems`'s table.
+    systems : dict
+        Label → run folder, model, taxonomy cited.
+    settings : dict
+        Resamples, level, seed, alpha.
+    notes : list of str
+        What was left out and why.
+    """
+
+    table: pl.DataFrame
+    systems: dict[str, dict]
+    settings: dict
+    notes: list[str] = field(default_factory=list)
+
+
+def _run_names(paths: list[Path]) -> dict[Path, str]:
+    """Each run as the shortest tail of its path that tells it from the others."""
+    parts = {p: (p if p.is_dir() else p.parent).resolve().parts for p in paths}
+    names = {}
+    for p, ps in parts.items():
+        n = 1
+        while n < len(ps) and any(q != ps and q[-n:] == ps[-n:] for q in parts.values()):
+            n += 1
+        names[p] = "/".join(ps[-n:])
+    return names
+
+
+def compare_runs(runs, *, n_resamples: int = 9999, level: float = 0.95, seed: int = 0,
+                 alpha: float = 0.05) -> Comparison:
+    """Compare the systems of several scoring runs (module docstring).
+
+    Parameters
+    ----------
+    runs : sequence of str or os.PathLike
+        Output folders of ``taxoforge score`` (or their ``scores.parquet``). A run of several
+        models gives several systems.
+    n_resamples, level, seed, alpha
+        As for :func:`compare_systems`.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    ComparisonError
+        A run that cannot be read, fewer than two systems, ids repeated within a group, no
+        shared items.
+    """
+    paths = [Path(r) for r in runs]
+    if not paths:
+        raise ComparisonError("no runs given")
+    names = _run_names(paths)
+    loaded = [(p, *load_scores(p)) for p in paths]
+    pairs = [(p, str(m)) for p, s, _ in loaded
+             for m in (s["model"].unique(maintain_order=True).to_list() if "model" in s.columns else [""])]
+    models = [m for _, m in pairs]
+    systems, meta, notes = {}, {}, []
+    for p, s, info in loaded:
+        for m in (s["model"].unique(maintain_order=True).to_list() if "model" in s.columns else [""]):
+            label = str(m) if models.count(str(m)) == 1 and m else f"{names[p]}:{m}" if m else names[p]
+            systems[label] = s.filter(pl.col("model") == m) if "model" in s.columns else s
+            meta[label] = {"run": str(p), "model": m, "taxonomy_version": info.get("taxonomy_version"),
+                           "mapping_config_id": info.get("mapping_config_id")}
+            if "mistake_severity" not in s.columns:
+                notes.append(f"{label}: its scores have no mistake_severity (scored by an older taxoforge): "
+                             "mistake severity is not compared")
+    if len(systems) < 2:
+        raise ComparisonError(f"{len(systems)} system(s) in {', '.join(map(str, paths))}: a comparison needs two "
+                              "(two runs, or a run of several models)")
+    versions = {v["taxonomy_version"] for v in meta.values() if v["taxonomy_version"]}
+    if len(versions) > 1:
+        notes.append(f"the runs cite different taxonomies ({', '.join(sorted(versions))}): hP, hR and severities "
+                     "are measured on different trees")
+    table = compare_systems(systems, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha)
+    left = table.filter((pl.col("only_a") > 0) | (pl.col("only_b") > 0))
+    for r in left.iter_rows(named=True):
+        notes.append(f"{r['dataset']} · {r['prompt']}: {r['only_a']} items of {r['a']} and {r['only_b']} of "
+                     f"{r['b']} have no counterpart and are left out")
+    return Comparison(table, meta, {"n_resamples": n_resamples, "level": level, "seed": seed, "alpha": alpha},
+                      sorted(set(notes)))

@@ -1,0 +1,127 @@
+"""METEOR over the stored WordNet synonym table equals NLTK's ``meteor_score`` with WordNet itself."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from taxoforge.scores.measures.meteor import SynonymTable, meteor, synonym_table, table_path
+from taxoforge.scores.measures.text import porter_stemmer
+
+
+@pytest.fixture(scope="module")
+def wordnet():
+    from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet
+
+    try:
+        return ensure_wordnet(allow_download=False)
+    except WordNetUnavailable as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="module")
+def stored(wordnet):
+    """The table as a scoring run gets it: built once into the cache folder, then opened."""
+    return synonym_table()
+
+
+def _words(wn, n: int, seed: int) -> list[str]:
+    """Seeded words METEOR meets: WordNet lemmas of every part of speech, inflected by the
+    suffixes morphy undoes, exception forms (irregular plurals and verbs), capitalised
+    words, and words WordNet lacks."""
+    rng = random.Random(seed)
+    lemmas = sorted(w for w in wn._lemma_pos_offset_map if "_" not in w)
+    exceptions = sorted({f for p in "nvar" for f in wn._exception_map[p]})
+    out = []
+    for _ in range(n):
+        w = rng.choice(lemmas)
+        kind = rng.randrange(6)
+        if kind == 1:
+            w += rng.choice(["s", "es", "ies", "ing", "ed", "er", "est", "men"])
+        elif kind == 2:
+            w = rng.choice(exceptions)
+        elif kind == 3:
+            w = w.capitalize()
+        elif kind == 4:
+            w = "".join(rng.sample(w, len(w))) + "x"
+        out.append(w)
+    return out
+
+
+def test_synonyms_equal_nltk_synsets_lemma_names(wordnet, stored):
+    table = SynonymTable.from_wordnet(wordnet)
+    words = _words(wordnet, 4000, seed=1) + ["geese", "dogs", "better", "ran", "mice", "Dog", "oxen", "axes"]
+    for w in words:
+        want = {lm.name() for s in wordnet.synsets(w) for lm in s.lemmas() if "_" not in lm.name()}
+        assert table.synonyms(w) == want, w
+        assert stored.synonyms(w) == want, w
+
+
+def test_meteor_equals_nltk_meteor_score_over_many_pairs(wordnet, stored, shared_data):
+    """Random sentences from WordNet words, each reference built from its hypothesis by
+    swapping in synonyms, inflecting, dropping and reordering words, plus the real VLM4Bio
+    answers against their labels: every score identical (==, not approximately)."""
+    import json
+
+    from nltk.stem.porter import PorterStemmer
+    from nltk.translate.meteor_score import meteor_score
+
+    from taxoforge.text import normalise_text
+
+    rng = random.Random(7)
+    vocab = _words(wordnet, 3000, seed=2)
+    pairs = []
+    for _ in range(1500):
+        hyp = [rng.choice(vocab) for _ in range(rng.randint(1, 8))]
+        ref = []
+        for w in hyp:
+            r = rng.random()
+            if r < 0.3:
+                syn = sorted(stored.synonyms(w))
+                ref.append(rng.choice(syn) if syn else w)
+            elif r < 0.45:
+                ref.append(w + "s")
+            elif r < 0.55:
+                continue
+            else:
+                ref.append(w)
+        if rng.random() < 0.3:
+            rng.shuffle(ref)
+        ref = ref or [rng.choice(vocab)]
+        pairs.append((ref, hyp))
+    for path in sorted((shared_data / "vlm4bio" / "results").rglob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            hyp, ref = normalise_text(row.get("output")).split(), normalise_text(row.get("target-class")).split()
+            if hyp and ref:
+                pairs.append((ref, hyp))
+    assert len(pairs) > 1600
+    stem = porter_stemmer().stem
+    nltk_stemmer = PorterStemmer()
+    differ = [(ref, hyp) for ref, hyp in pairs
+              if meteor(ref, hyp, stored.synonyms, stem) != meteor_score([ref], hyp, stemmer=nltk_stemmer,
+                                                                            wordnet=wordnet)]
+    assert differ == []
+    assert sum(meteor(r, h, stored.synonyms, stem) > 0 for r, h in pairs) > 1000  # the pairs do align
+
+
+def test_a_stored_table_of_another_format_or_damaged_is_not_used(tmp_path):
+    """:func:`synonym_table` builds the table again when :meth:`SynonymTable.open` refuses the file."""
+    import sqlite3
+
+    path = table_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not an sqlite file")
+    assert SynonymTable.open(path) is None
+    SynonymTable({"n": {"dog": "dog domestic"}}, {"n": {}}, {"n": [["s", ""]]}, "3.0").write(path)
+    opened = SynonymTable.open(path)
+    assert opened is not None and opened.synonyms("dogs") == {"dog", "domestic"}
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE meta SET value = '0' WHERE key = 'format'")
+    assert SynonymTable.open(path) is None
+
+
+def test_meteor_without_matches_is_zero():
+    assert meteor(["this", "is", "a", "cat"], ["non", "matching", "hypothesis"], lambda w: frozenset(), str) == 0.0
+    assert meteor(["cat"], [], lambda w: frozenset(), str) == 0.0
