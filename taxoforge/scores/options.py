@@ -89,6 +89,10 @@ class ReadOptions(_Validated):
         Bytes one record may take before it is parsed (:data:`MAX_RECORD_BYTES`).
     max_table_bytes : int
         Bytes a whole-table file (xlsx, Parquet, a JSON document) may unpack to (:data:`MAX_TABLE_BYTES`).
+    all_runs : bool
+        Read every run of a harness, model and dataset, each as its own model
+        ``{model}@{run}`` (default: the latest run, by the harness's run id;
+        :mod:`~taxoforge.scores.readers.sources`).
     """
 
     fmt: str | None = None
@@ -104,12 +108,14 @@ class ReadOptions(_Validated):
     ranked: Sequence = ()
     max_record_bytes: int = MAX_RECORD_BYTES
     max_table_bytes: int = MAX_TABLE_BYTES
+    all_runs: bool = False
 
     CONSTRAINTS = {
         "fmt": [Options(FILE_KINDS), None], "layout": [Options(LAYOUTS)], "columns": [Mapping],
         "defaults": [Mapping], "delimiter": [str, None], "header": [bool], "column_names": [Sequence, None],
         "derive": [Mapping, None], "require": [Sequence], "allow_duplicate_ids": [bool], "ranked": [Sequence],
         "max_record_bytes": [Interval(Integral, 1, None)], "max_table_bytes": [Interval(Integral, 1, None)],
+        "all_runs": [bool],
     }
 
     def _check(self) -> None:
