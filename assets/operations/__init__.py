@@ -4,3 +4,8 @@
 ``schedules.py``  ``ops_heartbeat``: the self-test every minute (off by default)
 ``sensors.py``    ``run_failure_log``: every failed run logged and appended to a file
 """
+
+#: The asset group ``operations`` in one paragraph (the UI shows it under each asset's description).
+GROUP_DESCRIPTION = (
+    "Deployment self-test (`ops_smoke`), its heartbeat and the run-failure log."
+)

@@ -8,3 +8,9 @@
 ``sensors.py``      ``model_outputs_sensor``: each new or changed file → one scoring run
 ``definitions.py``  the scoring assets, jobs and sensor of the configured taxonomies
 """
+
+#: The asset group ``scoring`` in one paragraph (the UI shows it under each asset's description).
+GROUP_DESCRIPTION = (
+    "Model-output files scored against a snapshot (hP/hR/hF, leaderboard, figures), one partition per "
+    "file; rescored when the snapshot changes."
+)

@@ -26,8 +26,9 @@ the first run that needs it and stored — beside the snapshots of a local store
 tree folder, or under ``ScoringResource.index_dir`` — and memory-mapped by every later run,
 see the ``mapping_index`` metadata), writes the results (scores,
 leaderboard as Markdown/CSV/LaTeX/Parquet, breakdowns, figures as PNG/PDF/SVG) to
-``<data dir>/scores/<file key>/`` and shows in its metadata the citation, the leaderboard
-and the two figures inline. The asset check ``scored_fraction`` fails (severity ERROR)
+``<data dir>/scores/<file key>/`` and shows in its metadata, first, the leaderboard as
+``leaderboard.md`` has it (rank, intervals, significance against the group's best), the best
+model and every figure at full size, then the counts, the taxonomy and its citation. The asset check ``scored_fraction`` fails (severity ERROR)
 when fewer than ``min_scored_fraction`` of the rows were scored; a file of which no row
 scores fails the run (nothing is materialised) — never a green run with an empty
 ``best_model``.
@@ -39,15 +40,18 @@ from pathlib import Path
 import dagster as dg
 
 from assets.common.automation import RESCORE_ON_NEW_SNAPSHOT
-from assets.common.metadata import table_metadata
 from assets.common.resources import ScoringResource, SnapshotStoreResource
 from assets.common.tags import TAXOFORGE_TEAM
 from assets.scoring.folders import taxonomy_for_file, taxonomy_name
 from assets.snapshots.assets import SNAPSHOTS
 from taxoforge.scores.readers.files import OUTPUT_SUFFIXES
+from taxoforge.scores.reports.leaderboard import GROUP_KEYS
+from taxoforge.scores.reports.figures import FIGURE_CAPTIONS, RUN_FIGURES
+from taxoforge.scores.reports.tables import INTERVAL_MEASURES, column_header, compact_leaderboard
 
 __all__ = ["SUFFIXES", "SCORED_TAXONOMIES", "ScoreFileConfig", "model_output_files", "model_output_scores",
-           "scores_asset_key", "partitions_for", "result_folder", "taxonomy_rule"]
+           "scores_asset_key", "partitions_for", "result_folder", "taxonomy_rule", "leaderboard_table",
+           "figures_metadata"]
 
 #: The file kinds scored (the sensor picks up only these).
 SUFFIXES = OUTPUT_SUFFIXES
@@ -98,48 +102,82 @@ def partitions_for(ref: str) -> dg.DynamicPartitionsDefinition:
     return _PARTITIONS.get(taxonomy_name(ref), model_output_files)
 
 
-#: The leaderboard columns the UI's table shows, with what they mean; every column (text
-#: measures, intervals, breakdowns) is in the run's ``leaderboard.csv`` / ``.parquet``.
-UI_LEADERBOARD_COLUMNS = {
-    "model": None, "dataset": None, "prompt": None,
-    "n": "answers scored", "abstained": "answers that named no taxon (scored as the root)",
-    "accuracy": "share of answers on the ground truth's node (0-1)",
-    "hP": "hierarchical precision (mean per answer)", "hR": "hierarchical recall (mean per answer)",
+#: What the columns of the leaderboard table mean, by leaderboard column (its headers are
+#: ``leaderboard.md``'s: :func:`~taxoforge.scores.reports.tables.column_header`).
+LEADERBOARD_COLUMNS = {
+    "rank": "rank by hF within one dataset × prompt (1 = best)",
+    "n": "answers scored",
+    "accuracy": "answers on the ground truth's node, %",
+    "hP": "hierarchical precision (mean per answer)",
+    "hR": "hierarchical recall (mean per answer)",
     "hF": "harmonic mean of mean hP and mean hR",
-    "HCA": "hierarchical consistent accuracy (%)", "MTA": "mean taxonomic accuracy over the ranks (%)",
+    "mistake_severity": "mean height of the lowest common ancestor of a wrong answer and the truth; lower is better",
+    "abstained_pct": "answers that named no taxon (scored as the root), %",
+    "harness_agreement": "answers on which the harness's own verdict agrees, %",
+    "vs best": "Holm-adjusted paired permutation test of the hF difference to the group's best on their shared "
+               "items; n.s. = not significant at 5 %",
 }
 
 
-def _leaderboard_table(board):
-    """The leaderboard's headline columns (:data:`UI_LEADERBOARD_COLUMNS`), numbers to three
-    decimals: a table narrow enough to read and sort in the UI without scrolling sideways."""
-    import polars as pl
+def leaderboard_table(board, info: dict) -> dg.TableMetadataValue:
+    """The compact leaderboard of ``leaderboard.md`` as a table: rank, each measure with its
+    bootstrap interval in brackets, and the significance of its distance to the group's best
+    (:func:`taxoforge.scores.reports.tables.compact_leaderboard`), the cells as there; the
+    columns the rank rests on (rank, hF, vs best) come right after the model, dataset and
+    prompt, since the UI's metadata column is narrower than the table. Every column of the
+    leaderboard is in the run's ``leaderboard.csv`` / ``.parquet``.
 
-    cols = [c for c in UI_LEADERBOARD_COLUMNS if c in board.columns]
-    floats = [c for c in cols if board.schema[c].is_float()]
-    return board.select(cols).with_columns(pl.col(floats).round(3))
+    Parameters
+    ----------
+    board : polars.DataFrame
+        The run's leaderboard.
+    info : dict
+        The run's info (how the intervals were drawn).
+
+    Returns
+    -------
+    dagster.TableMetadataValue
+        One row per model × dataset × prompt, every cell as ``leaderboard.md`` writes it.
+    """
+    header, rows = compact_leaderboard(board)
+    # the UI's metadata column is narrow: rank, hF and its significance first, the rest after
+    first = [h for h in header if h in GROUP_KEYS] + [h for h in ("rank", "hF", "vs best") if h in header]
+    order = [header.index(h) for h in first] + [i for i, h in enumerate(header) if h not in first]
+    header, rows = [header[i] for i in order], [[row[i] for i in order] for row in rows]
+    ci = info.get("confidence_intervals") or {}
+    interval = (f"; in brackets its bootstrap {100 * ci.get('level', 0.95):.0f} % interval ({ci.get('method')}, "
+                f"{ci.get('n_resamples')} resamples, seed {ci.get('seed')})" if ci.get("n_resamples") else "")
+    with_interval = {column_header(m) for m in INTERVAL_MEASURES}
+    meaning = {column_header(c): text for c, text in LEADERBOARD_COLUMNS.items()}
+    schema = dg.TableSchema(columns=[
+        dg.TableColumn(h, "string", description=(meaning.get(h, "") + (interval if h in with_interval else "")) or None)
+        for h in header])
+    return dg.MetadataValue.table(records=[dg.TableRecord(dict(zip(header, row))) for row in rows], schema=schema)
 
 
-def _inline_png(data: bytes, alt: str) -> str:
-    return f"![{alt}](data:image/png;base64,{base64.b64encode(data).decode('ascii')})"
+def figures_metadata(out: Path) -> dict[str, dg.MetadataValue]:
+    """Each figure the run wrote to ``out``, at full size: its caption and the PNG file itself,
+    inline (the UI opens it in a dialog as wide as the figure, up to 80 % of the window).
 
+    Parameters
+    ----------
+    out : pathlib.Path
+        The run's results folder.
 
-def _figures_markdown(run) -> str:
-    """The two figures as PNG data URIs in Markdown (a smaller rendering than the files')."""
-    from taxoforge.scores.reports.figures import FIGURE_CAPTIONS, figure_bytes, hp_hr_figure, ranks_figure
-
-    import matplotlib.pyplot as plt
-
-    parts = []
-    for name, make in (("hp_vs_hr", hp_hr_figure), ("model_ranks", ranks_figure)):
-        fig = make(run.leaderboard)
-        if fig is None:  # no dataset × prompt group with two models: nothing to rank
-            continue
-        try:
-            parts.append(f"**{name}** — {FIGURE_CAPTIONS[name]}\n\n{_inline_png(figure_bytes(fig, 'png', dpi=80), name)}")
-        finally:
-            plt.close(fig)
-    return "\n\n".join(parts)
+    Returns
+    -------
+    dict
+        ``figure <name>`` → Markdown, for every figure of the run that was drawn.
+    """
+    found = {}
+    for name in RUN_FIGURES:
+        png = out / f"{name}.png"
+        if png.is_file():
+            data = base64.b64encode(png.read_bytes()).decode("ascii")
+            found[f"figure {name}"] = dg.MetadataValue.md(
+                f"**{name}** — {FIGURE_CAPTIONS[name]}\n\n![{name}](data:image/png;base64,{data})\n\n"
+                f"File: `{png.resolve()}` (also `.pdf`, `.svg`)")
+    return found
 
 
 def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: ScoringResource,
@@ -177,37 +215,35 @@ def _score(context: dg.AssetExecutionContext, config: ScoreFileConfig, scoring: 
     context.log.info(f"{path}: {info['scored']} of {info['rows']} rows scored against {cited.ref} ({how}), "
                      f"{info['bad_rows']} bad rows")
     reasons = ", ".join(f"{r} {n}" for r, n in sorted(info["bad_rows_by_reason"].items())) or "none"
-    metadata = {
-        "file": dg.MetadataValue.path(str(path)),
-        "results": dg.MetadataValue.path(str(out.resolve())),
-        "taxonomy": cited.name,
-        "taxonomy_ref": cited.ref,
-        "taxonomy_store": cited.citation.store_label or "(not published)",
-        "taxonomy_rule": how,
-        "snapshot_asset": f"{cited.name}_snapshot" if taxonomy is not None else "(none in this code location)",
-        "citation": dg.MetadataValue.json(cited.citation.as_dict()),
-        "taxonomy_version": info["taxonomy_version"],
+    # what a person reads first comes first: the leaderboard, the best model, the figures; the
+    # counts and the taxonomy next; paths and long JSON last
+    metadata = {"leaderboard": leaderboard_table(run.leaderboard, info)}
+    if info["scored"]:
+        metadata |= {"best_model": str(best.get("model", "")), "best_hF": round(float(best.get("hF") or 0.0), 3)}
+        metadata |= figures_metadata(out)
+    metadata |= {
         "rows": info["rows"], "scored": info["scored"], "bad_rows": info["bad_rows"],
         "scored_fraction": float(run.scored_fraction),
         "abstentions": info["abstentions"],
-        "bad_rows_by_reason": dg.MetadataValue.json(info["bad_rows_by_reason"]),
+        "taxonomy": cited.name,
+        "taxonomy_ref": cited.ref,
+        "taxonomy_version": info["taxonomy_version"],
+        "taxonomy_store": cited.citation.store_label or "(not published)",
+        "taxonomy_rule": how,
+        "snapshot_asset": f"{cited.name}_snapshot" if taxonomy is not None else "(none in this code location)",
         "mapping_config_id": info["mapping_config_id"],
+        "file": dg.MetadataValue.path(str(path)),
+        "results": dg.MetadataValue.path(str(out.resolve())),
+        "citation": dg.MetadataValue.json(cited.citation.as_dict()),
+        "bad_rows_by_reason": dg.MetadataValue.json(info["bad_rows_by_reason"]),
         "mapping_config": dg.MetadataValue.json(info["mapping_config"]),
         "mapping_index": dg.MetadataValue.json(info["mapping_index"]),
-        "leaderboard": table_metadata(_leaderboard_table(run.leaderboard),
-                                      descriptions={c: d for c, d in UI_LEADERBOARD_COLUMNS.items() if d}),
     }
     if not info["scored"]:
         raise dg.Failure(
             description=f"{key}: no row was scored against {cited.ref} ({info['rows']} rows; {reasons}). "
                         f"Is it the right taxonomy ({how})? Put a taxonomy.txt naming the right one in its folder.",
             metadata=metadata)
-    metadata.update({
-        "best_model": str(best.get("model", "")), "best_hF": round(float(best.get("hF") or 0.0), 3),
-        "figures": dg.MetadataValue.md(_figures_markdown(run)),
-        "hp_vs_hr": dg.MetadataValue.path(str(out.resolve() / "hp_vs_hr.png")),
-        "model_ranks": dg.MetadataValue.path(str(out.resolve() / "model_ranks.png")),
-    })
     check = dg.AssetCheckResult(
         check_name=CHECK_NAME, passed=run.scored_fraction >= threshold, severity=dg.AssetCheckSeverity.ERROR,
         metadata={"scored_fraction": float(run.scored_fraction), "threshold": float(threshold),

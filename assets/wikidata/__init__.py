@@ -6,3 +6,9 @@
 ``rebuilds.py``     what the two rebuilds need (seeds and a contact address; a dump file)
 ``schedules.py``    their jobs and weekly schedules
 """
+
+#: The asset group ``wikidata`` in one paragraph (the UI shows it under each asset's description).
+GROUP_DESCRIPTION = (
+    "Wikidata's subclass-of taxonomy of seed entities (OVEN), over SPARQL or from the weekly dump, "
+    "and label sets linked to it."
+)

@@ -4,7 +4,7 @@ from functools import partial
 
 import dagster as dg
 
-from assets.common.automation import FOLLOW_INPUTS, package_source
+from assets.common.automation import FOLLOW_INPUTS, observed_recently, package_source
 from assets.common.checks import tree_checks
 from assets.common.metadata import tree_metadata
 from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
@@ -23,6 +23,7 @@ wordnet_files = package_source(
     description="The WordNet 3.0 database files NLTK reads (Debian's `wordnet-base`, or NLTK's download): "
                 "observed daily; the observed version is WordNet's version and the SHA-256 of `data.noun` and "
                 "`index.noun`. WordNet 3.0 is frozen (2006), so this changes only if the installed files do.")
+wordnet_files_observed = observed_recently(wordnet_files)
 
 
 class TreeBuildConfig(dg.Config):

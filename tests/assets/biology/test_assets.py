@@ -67,7 +67,7 @@ def test_metadata_taxa_per_rank_leaves_unmatched(run):
     result, _ = run
     md = _md(result)
     per_rank = {r.data["rank"]: r.data["taxa"] for r in md["inaturalist_tree"]["taxa_per_rank"].value.records}
-    assert per_rank["species"] > 100_000  # a sortable table with counts, not Markdown
+    assert per_rank["species"] > 100_000  # a table with counts and a schema, not Markdown
     assert md["inaturalist_tree"]["nodes"].value > 1_300_000
     assert md["inat21_tree"]["leaves"].value == md["inat21_tree"]["categories"].value == 18
     assert md["inat21_tree"]["max_depth"].value == 7

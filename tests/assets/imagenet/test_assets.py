@@ -47,7 +47,7 @@ def test_metadata_a_person_needs(run):
     md = {e.asset_key.to_user_string(): e.materialization.metadata for e in result.get_asset_materialization_events()}
     assert md["wordnet_tree"]["nodes"].value == 82_115
     assert md["wordnet_tree"]["max_depth"].value == 19
-    hist = md["wordnet_tree"]["depth_histogram"].value  # a table with a schema: depth → nodes, sortable in the UI
+    hist = md["wordnet_tree"]["depth_histogram"].value  # a table with a schema: depth → nodes
     assert [c.name for c in hist.schema.columns] == ["depth", "nodes"] and hist.records[0].data == {"depth": 0, "nodes": 1}
     assert sum(r.data["nodes"] for r in hist.records) == md["wordnet_tree"]["nodes"].value
     assert md["imagenet1k_links"]["linked"].value == 1000

@@ -4,6 +4,7 @@ project's resources. The asset a file is scored by is the one downstream of the 
 its folder names; the asset shows the citation, the leaderboard and the figures; a file of
 which no row scores fails the run."""
 
+import base64
 import json
 import os
 import time
@@ -66,6 +67,18 @@ def _materialize(asset, key, instance, resources, **config):
                                                                                **config}}}})
 
 
+def _first_markdown_table(text: str) -> tuple[list[str], list[list[str]]]:
+    """The header and the rows of the first Markdown table in ``text``, cells stripped."""
+    lines = [ln for ln in text.splitlines()]
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("|"))
+    table = []
+    for ln in lines[start:]:
+        if not ln.startswith("|"):
+            break
+        table.append([c.strip() for c in ln.strip().strip("|").split("|")])
+    return table[0], table[2:]
+
+
 def test_a_file_is_scored_against_the_snapshot_it_cites(setup):
     outputs, resources, published = setup
     instance = dg.DagsterInstance.ephemeral()
@@ -80,22 +93,35 @@ def test_a_file_is_scored_against_the_snapshot_it_cites(setup):
     assert md["taxonomy_store"].value == LOCAL_ONLY  # a local store without a public URL: said so, never its path
     assert md["citation"].value["published"] is True and md["snapshot_asset"].value == "imagenet1k_snapshot"
     assert md["taxonomy_rule"].value == "default"
-    # the leaderboard and both figures inline
-    board = md["leaderboard"].value  # a sortable table with a schema, not Markdown behind a button
-    assert "m1" in {r.data["model"] for r in board.records}
-    assert {"model", "hP", "hR", "hF"} <= {c.name for c in board.schema.columns}
-    assert next(c for c in board.schema.columns if c.name == "hF").type == "float"
-    # readable: the headline columns only (the rest is in leaderboard.csv), three decimals
-    assert len(board.schema.columns) <= 11
-    assert all(round(r.data["hF"], 3) == r.data["hF"] for r in board.records)
-    figures = md["figures"].value
-    assert figures.count("](data:image/png;base64,") == 2 and len(figures) > 5000
+    # first: the leaderboard as leaderboard.md has it — rank, intervals, significance — then the
+    # best model and the figures; long JSON last
+    keys = list(md)
+    assert keys[:3] == ["leaderboard", "best_model", "best_hF"]
+    json_at = [i for i, k in enumerate(keys) if isinstance(md[k], dg.JsonMetadataValue)]
+    assert json_at and min(json_at) > max(i for i, k in enumerate(keys) if not isinstance(md[k], dg.JsonMetadataValue))
+    board = md["leaderboard"].value  # a table with a schema, not Markdown behind a button
+    folder = result_folder(resources["scoring"].scores_dir, "batch1/run_a.jsonl")
+    header, rows = _first_markdown_table((folder / "leaderboard.md").read_text())
+    columns = [c.name for c in board.schema.columns]
+    assert sorted(columns) == sorted(header)
+    assert columns[:6] == ["model", "dataset", "prompt", "rank", "hF", "vs best"]  # what the rank rests on, first
+    assert [{h: r.data[h] for h in header} for r in board.records] == [dict(zip(header, row)) for row in rows]
+    assert {"rank", "hF", "vs best"} <= set(header) and "m1" in {r.data["model"] for r in board.records}
+    m1 = next(r.data for r in board.records if r.data["model"] == "m1")  # two answers: an interval
+    assert "(" in m1["hF"] and "–" in m1["hF"] and m1["rank"] == "1" and m1["vs best"] == "best"
+    described = {c.name: c.description for c in board.schema.columns}
+    assert "200 resamples" in described["hF"] and "Holm" in described["vs best"]
+    # every figure the run drew, at full size: the PNG file itself, inline
+    figures = {k.removeprefix("figure "): md[k].value for k in keys if k.startswith("figure ")}
+    assert {"hp_vs_hr", "model_ranks"} <= set(figures)
+    for name, text in figures.items():
+        png = base64.b64encode((folder / f"{name}.png").read_bytes()).decode("ascii")
+        assert f"](data:image/png;base64,{png})" in text
     # 3 of 4 rows scored: below the default 95 %, the check fails with severity ERROR
     checks = result.get_asset_check_evaluations()
     assert [(c.check_name, c.passed, c.severity) for c in checks] == [
         ("scored_fraction", False, dg.AssetCheckSeverity.ERROR)]
     assert checks[0].metadata["scored_fraction"].value == pytest.approx(0.75)
-    folder = result_folder(resources["scoring"].scores_dir, "batch1/run_a.jsonl")
     scores = pl.read_parquet(folder / "scores.parquet")
     assert scores.height == 3 and set(scores["taxonomy_version"]) == {published.ref}
     for name in ("hp_vs_hr.png", "hp_vs_hr.pdf", "hp_vs_hr.svg", "leaderboard.md", "leaderboard.tex",
