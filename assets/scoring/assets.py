@@ -105,7 +105,7 @@ def partitions_for(ref: str) -> dg.DynamicPartitionsDefinition:
 #: What the columns of the leaderboard table mean, by leaderboard column (its headers are
 #: ``leaderboard.md``'s: :func:`~taxoforge.scores.reports.tables.column_header`).
 LEADERBOARD_COLUMNS = {
-    "rank": "rank by hF within one dataset × prompt (1 = best)",
+    "rank": "rank by {rank_by} within one dataset × prompt (1 = best)",
     "n": "answers scored",
     "accuracy": "answers on the ground truth's node, %",
     "hP": "hierarchical precision (mean per answer)",
@@ -114,8 +114,8 @@ LEADERBOARD_COLUMNS = {
     "mistake_severity": "mean height of the lowest common ancestor of a wrong answer and the truth; lower is better",
     "abstained_pct": "answers that named no taxon (scored as the root), %",
     "harness_agreement": "answers on which the harness's own verdict agrees, %",
-    "vs best": "Holm-adjusted paired permutation test of the hF difference to the group's best on their shared "
-               "items; n.s. = not significant at 5 %",
+    "vs best": "Holm-adjusted paired test of the {rank_by} difference to the group's best on their shared items; "
+               "n.s. = not significant at 5 %",
 }
 
 
@@ -123,8 +123,9 @@ def leaderboard_table(board, info: dict) -> dg.TableMetadataValue:
     """The compact leaderboard of ``leaderboard.md`` as a table: rank, each measure with its
     bootstrap interval in brackets, and the significance of its distance to the group's best
     (:func:`taxoforge.scores.reports.tables.compact_leaderboard`), the cells as there; the
-    columns the rank rests on (rank, hF, vs best) come right after the model, dataset and
-    prompt, since the UI's metadata column is narrower than the table. Every column of the
+    columns the rank rests on (rank, its measure — hF unless the run ranks by another — and vs
+    best) come right after the model, dataset and prompt, since the UI's metadata column is
+    narrower than the table. Every column of the
     leaderboard is in the run's ``leaderboard.csv`` / ``.parquet``.
 
     Parameters
@@ -140,15 +141,17 @@ def leaderboard_table(board, info: dict) -> dg.TableMetadataValue:
         One row per model × dataset × prompt, every cell as ``leaderboard.md`` writes it.
     """
     header, rows = compact_leaderboard(board)
-    # the UI's metadata column is narrow: rank, hF and its significance first, the rest after
-    first = [h for h in header if h in GROUP_KEYS] + [h for h in ("rank", "hF", "vs best") if h in header]
+    rank_by = info.get("rank_by") or "hF"
+    # the UI's metadata column is narrow: the rank, its measure and its significance first, the rest after
+    first = [h for h in header if h in GROUP_KEYS] + [h for h in ("rank", column_header(rank_by), "vs best")
+                                                       if h in header]
     order = [header.index(h) for h in first] + [i for i, h in enumerate(header) if h not in first]
     header, rows = [header[i] for i in order], [[row[i] for i in order] for row in rows]
     ci = info.get("confidence_intervals") or {}
     interval = (f"; in brackets its bootstrap {100 * ci.get('level', 0.95):.0f} % interval ({ci.get('method')}, "
                 f"{ci.get('n_resamples')} resamples, seed {ci.get('seed')})" if ci.get("n_resamples") else "")
     with_interval = {column_header(m) for m in INTERVAL_MEASURES}
-    meaning = {column_header(c): text for c, text in LEADERBOARD_COLUMNS.items()}
+    meaning = {column_header(c): text.format(rank_by=rank_by) for c, text in LEADERBOARD_COLUMNS.items()}
     schema = dg.TableSchema(columns=[
         dg.TableColumn(h, "string", description=(meaning.get(h, "") + (interval if h in with_interval else "")) or None)
         for h in header])
