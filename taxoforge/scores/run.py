@@ -60,7 +60,8 @@ from taxoforge.scores.reports.figures import FIGURE_FILES, FIGURE_FORMATS, write
 from taxoforge.scores.measures.heights import height_record
 from taxoforge.scores.measures.mistakes import map_ranked, mistake_columns
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
-from taxoforge.scores.readers.files import duplicate_ids, read_files
+from taxoforge.scores.readers.files import duplicate_ids
+from taxoforge.scores.readers.sources import read_files
 from taxoforge.scores.reports.latex_tables import leaderboard_latex
 from taxoforge.scores.reports.tables import leaderboard_markdown
 from taxoforge.scores.timings import Timings
