@@ -29,11 +29,12 @@ Orchestration and the command line sit at the top of the package: :mod:`.options
 reading and scoring options, checked by :mod:`taxoforge.params`), :mod:`.steps` (the named
 steps of a run), :mod:`.run` (one scoring run over one or many files, :func:`score_files`),
 :mod:`.timings` (where a run's time went), :mod:`.map_outputs` (answers → nodes without
-ground truths), :mod:`.folders` (which taxonomy a file in a watched folder is scored
-against) and :mod:`.cli` (``taxoforge score`` and ``taxoforge map``; ``taxoforge compare``
-is :mod:`.statistics.cli`). A run opens its taxonomy once with
+ground truths) and :mod:`.cli` (``taxoforge score`` and ``taxoforge map``; ``taxoforge
+compare`` is :mod:`.statistics.cli`). A run opens its taxonomy once with
 :func:`taxoforge.snapshots.open.open_taxonomy` (resolved, verified, cited and memory-mapped)
-and works on the one tree type, :class:`taxoforge.trees.taxonomy.Taxonomy`.
+and works on the one tree type, :class:`taxoforge.trees.taxonomy.Taxonomy`. Which taxonomy a
+file dropped into a watched folder is scored against is the Dagster sensor's routing
+(``assets/scoring/folders.py``).
 """
 
 import importlib

@@ -52,7 +52,7 @@ from pathlib import Path
 
 import click
 
-from taxoforge.cli_output import command_words, emit_json, handle_errors
+from taxoforge.cli_output import FiniteFloat, command_words, emit_json, handle_errors
 from taxoforge.files import check_replaceable
 from taxoforge.files.checksums import file_record
 from taxoforge.files.labels import read_labels
@@ -63,8 +63,9 @@ from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLE
 from taxoforge.scores.readers.files import OutputFileError
 from taxoforge.scores.readers.sources import read_paths
 from taxoforge.scores.run import index_for, score_frame
+from taxoforge.scores.statistics.cli import display_names_option
 from taxoforge.scores.statistics.confidence import BootstrapConfig
-from taxoforge.scores.statistics.sensitivity import score_across
+from taxoforge.scores.statistics.sensitivity import coverage_failure, score_across
 from taxoforge.scores.timings import Timings
 from taxoforge.snapshots.manifest import MANIFEST_NAME
 from taxoforge.snapshots.open import open_taxonomy
@@ -74,63 +75,14 @@ __all__ = ["score_cmd", "map_cmd", "EXIT_TOO_FEW_SCORED"]
 
 #: Exit code of a run that scored no row, or fewer than ``--min-scored`` of them.
 EXIT_TOO_FEW_SCORED = 10
+#: ``--min-scored`` of one run, and of a sensitivity run (each tree's coverage).
+MIN_SCORED, SENSITIVITY_MIN_SCORED = 0.95, 0.90
 _EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 4 verification failed, "
            "8 download interrupted, 10 too few rows scored (results still written), 11 output not writable "
            "(no space left, a file where a folder goes, -o a symlink or the working folder).")
-
-
-class FiniteFloat(click.ParamType):
-    """A float that is not NaN or infinite, optionally within [``low``, ``high``]: NaN passes
-    every comparison, so click's ``FloatRange`` lets it through.
-
-    Parameters
-    ----------
-    low : float, optional
-        The least value allowed, if any.
-    high : float, optional
-        The greatest value allowed, if any.
-    """
-
-    name = "float"
-
-    def __init__(self, low: float | None = None, high: float | None = None) -> None:
-        self.low, self.high = low, high
-
-    def convert(self, value, param, ctx):
-        """The value as a finite float within the bounds, or a click usage error naming it.
-
-        Parameters
-        ----------
-        value : object
-            What the user gave.
-        param : click.Parameter
-            The option.
-        ctx : click.Context
-            The click context.
-
-        Returns
-        -------
-        float
-            The value.
-        """
-        import math
-
-        try:
-            x = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(x):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        if (self.low is not None and x < self.low) or (self.high is not None and x > self.high):
-            lo = "-inf" if self.low is None else f"{self.low:g}"
-            hi = "inf" if self.high is None else f"{self.high:g}"
-            self.fail(f"{value!r} is not in the range [{lo}, {hi}]", param, ctx)
-        return x
-
-
 FRACTION = FiniteFloat(0.0, 1.0)
-
-
+#: ``--rank-by`` → the leaderboard's measure.
+_RANK_BY = {"hF": "hF", "accuracy": "accuracy", "severity": "mistake_severity"}
 def _columns(values: tuple[str, ...]) -> dict[str, str]:
     out = {}
     for v in values:
@@ -409,9 +361,13 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
 @read_options
 @mapping_options
 @taxonomy_options
-@click.option("--min-scored", type=FRACTION, default=0.95, show_default=True, metavar="FRACTION",
+@click.option("--min-scored", type=FRACTION, default=None, metavar="FRACTION",
               envvar="TAXOFORGE_MIN_SCORED", show_envvar=True,
-              help="Fail (exit code 10) when fewer than this share of the rows is scored; no row scored always fails.")
+              help="Fail (exit code 10) when fewer than this share of the rows is scored (default 0.95); no row "
+                   "scored always fails. With --taxonomy: when a tree scores fewer (default 0.90), naming the "
+                   "coverage of each.")
+@click.option("--force", is_flag=True,
+              help="With --taxonomy: compare the rankings even when a tree's coverage is below --min-scored.")
 @click.option("--bootstrap", "n_resamples", type=click.IntRange(0, MAX_BOOTSTRAP_RESAMPLES), default=9999,
               show_default=True,
               help=f"Bootstrap resamples of the 95 % intervals of accuracy, hP, hR, hF (0: none; at most "
@@ -420,11 +376,19 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
 @click.option("--no-plots", is_flag=True, help="Write no figures.")
 @click.option("--no-meteor", is_flag=True, help="Skip METEOR (needs WordNet).")
 @click.option("--label-set", "label_set", type=click.Path(exists=True, dir_okay=False), default=None, metavar="FILE",
-              help="Labels whose nodes win when an answer names several nodes equally well (.txt one per line, or "
-                   "a CSV/TSV/JSONL/Parquet label column). Default: the ground truths of each dataset.")
+              help="The dataset's labels (.txt one per line, or a CSV/TSV/JSONL/Parquet label column): their nodes "
+                   "win when an answer names several nodes equally well, and they span the tree mistake severity's "
+                   "heights are measured on. Default: the ground truths of each model × dataset's own rows.")
+@click.option("--heights", type=click.Choice(["labels", "tree"]), default="labels", show_default=True,
+              help="Where mistake severity and hdist@k measure heights: labels, the tree the label set spans "
+                   "(Bertinetto et al.'s class hierarchy); tree, the whole taxonomy.")
+@click.option("--rank-by", "rank_by", type=click.Choice(["hF", "accuracy", "severity"]), default="hF",
+              show_default=True, help="The measure that ranks models within a dataset × prompt (severity: lowest "
+                                      "first); the leaderboard's caption says which.")
+@display_names_option
 @_handled
-def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor,
-              label_set, **o):
+def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, force, n_resamples, seed, no_plots, no_meteor,
+              label_set, heights, rank_by, display_names, **o):
     """Score model OUTPUTS (JSONL, JSON, CSV/TSV, Parquet or xlsx files — lmms-eval samples,
     VLMEvalKit predictions and judge files, VLM4Bio results read as written —, folders of
     them, or glob patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
@@ -440,18 +404,23 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, n_resamples, see
     timings = Timings(from_process_start=True)  # the interpreter's start and the imports are a phase too
     read, score, as_json = _options(o, ("output", "label"))
     score = replace(score, meteor=not no_meteor, plots=not no_plots,
-                    ci=BootstrapConfig(n_resamples=n_resamples, seed=seed))
+                    ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), heights=heights,
+                    rank_by=_RANK_BY[rank_by], display_names=display_names)
     if out_dir:
         check_replaceable(out_dir)  # a symlink, a file or the working folder: refused before the work (exit 11)
-    if taxonomies:
-        sys.exit(_score_across_trees(_outputs_only(args), taxonomies, crosswalk, out_dir, min_scored, read, score,
-                                     as_json))
-    if crosswalk:
-        raise click.UsageError("--crosswalk needs two trees or more: --taxonomy A --taxonomy B")
-    rows, tree, index, sources = _prepare(args, read, score, timings)
     if label_set is not None:
         with timings.phase("read"):
             score = replace(score, label_set=read_labels(label_set)["label"].to_list())
+    if taxonomies:
+        sys.exit(_score_across_trees(_outputs_only(args), taxonomies, crosswalk, out_dir,
+                                     SENSITIVITY_MIN_SCORED if min_scored is None else min_scored, force, read,
+                                     score, as_json))
+    if force:
+        raise click.UsageError("--force goes with --taxonomy A --taxonomy B (the coverage of several trees)")
+    min_scored = MIN_SCORED if min_scored is None else min_scored
+    if crosswalk:
+        raise click.UsageError("--crosswalk needs two trees or more: --taxonomy A --taxonomy B")
+    rows, tree, index, sources = _prepare(args, read, score, timings)
     run = score_frame(rows, tree, replace(score, index=index), timings=timings)
     run.info.update(invocation(command_words()), **sources.record())
     if label_set is not None:
@@ -475,29 +444,29 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, n_resamples, see
     sys.exit(code)
 
 
-def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, read, score, as_json: bool) -> int:
+def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, force, read, score, as_json: bool) -> int:
     """``taxoforge score FILES --taxonomy A --taxonomy B …``: the taxonomy sensitivity run
     (:func:`taxoforge.scores.statistics.sensitivity.score_across`) with the read and score
-    options of the command line; the exit code (the ``--min-scored`` gate applies to the first
-    tree: another may not hold every ground truth)."""
+    options of the command line; the exit code: 10 when a tree's coverage, or the common
+    items' share, is below ``min_scored`` and not ``force``d
+    (:func:`~taxoforge.scores.statistics.sensitivity.coverage_failure`)."""
     if len(taxonomies) < 2:
         raise click.UsageError("--taxonomy: give two trees or more (or OUTPUTS... TAXONOMY for one)")
-
     res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=score,
                        record=invocation(command_words()))
-    first = res.runs[res.info["trees"][0]].info
-    failure = _quality_gate(first["scored"], first["rows"], min_scored, "scored", first["bad_rows_by_reason"])
-    code = EXIT_TOO_FEW_SCORED if failure else 0
+    failure = coverage_failure(res, min_scored)
+    code = EXIT_TOO_FEW_SCORED if failure and not force else 0
     if as_json:
         emit_json({"sensitivity": res.table.to_dicts(), "agreement": res.agreement.to_dicts(),
-                   "swaps": res.swaps.to_dicts(), "crosswalked": res.crosswalked.to_dicts(), "info": res.info,
-                   "exit_code": code, **({"error": failure} if failure else {})})
+                   "swaps": res.swaps.to_dicts(), "crosswalked": res.crosswalked.to_dicts(),
+                   "coverage": res.coverage.to_dicts(), "info": res.info, "exit_code": code,
+                   **({"error": failure} if code else {"warning": failure} if failure else {})})
     else:
         click.echo(res.markdown())
         if out_dir:
             click.echo(f"Results written to {out_dir}/ (one folder per tree, sensitivity.md beside them)")
         if failure:
-            click.echo(f"error: {failure}", err=True)
+            click.echo(("error: " if code else "warning (--force): ") + failure, err=True)
     return code
 
 

@@ -30,8 +30,15 @@ from typing import Any
 from taxoforge.latex import latex_escape
 from taxoforge.snapshots.catalogue import check_public_url, parse_ref, public_url_of, resolve_entry
 from taxoforge.snapshots.errors import SnapshotError
-from taxoforge.snapshots.upstreams import (Upstream, licence_summary, release_date, spdx_licences, upstream_key,
-                                           upstreams_of, version_text)
+from taxoforge.snapshots.upstreams import (
+    Upstream,
+    licence_summary,
+    released_text,
+    spdx_licences,
+    upstream_key,
+    upstreams_of,
+    version_text,
+)
 
 __all__ = ["SnapshotReference", "reference_from_entry", "bibtex", "cff", "citation_key", "LOCAL_ONLY", "public_address",
            "cite_snapshot", "default_authors", "NOT_PUBLISHED"]
@@ -278,7 +285,7 @@ def _bib_entry(kind: str, key: str, fields: list[tuple[str, str]]) -> str:
 def _release_fields(up: Upstream, versions: list[tuple[str, Any]]) -> list[tuple[str, str]]:
     """Fields naming the release used, from the recorded source versions."""
     text = "; ".join(f"{k}: {version_text(v)}" for k, v in versions if version_text(v))
-    fields = [("note", _bib_text(f"Release used: {text}; released {release_date(up, versions)}. "
+    fields = [("note", _bib_text(f"Release used: {text}; {released_text(up, versions)}. "
                                  f"Licence: {up.licence} ({up.licence_url})." + (f" {up.note}" if up.note else "")))]
     return fields
 
@@ -417,8 +424,8 @@ def _cff_work(work: dict, up: Upstream, versions: list[tuple[str, Any]], first: 
         lines.append(f"    license: {_q(work['license'])}")
     if first:
         text = "; ".join(f"{k}: {version_text(v)}" for k, v in versions if version_text(v))
-        when = release_date(up, versions)
-        lines.append(f"    notes: {_q(f'Release used: {text}; released {when}. Licence: {up.licence} ({up.licence_url}). {up.note}'.strip())}")
+        when = released_text(up, versions)
+        lines.append(f"    notes: {_q(f'Release used: {text}; {when}. Licence: {up.licence} ({up.licence_url}). {up.note}'.strip())}")
     return lines
 
 

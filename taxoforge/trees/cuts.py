@@ -115,7 +115,7 @@ def sample_tree_cuts(tree, ground_truth_idx, *, n_cuts: int = 25, dropout_rates=
     Parameters
     ----------
     tree : taxoforge.trees.taxonomy.Taxonomy
-        The tree, or an object holding it as ``.taxonomy`` (a ranked tree).
+        The tree.
     ground_truth_idx : array_like of int
         Node indexes of the ground truths; the evaluation tree is them and their ancestors.
     n_cuts : int

@@ -419,7 +419,7 @@ def read_paths(patterns, options=None) -> tuple[pl.DataFrame, SourceSet]:
 def read_files(paths, options: ReadOptions | None = None, **kwargs) -> pl.DataFrame:
     """The canonical table of the model outputs ``paths`` name — files, folders, glob
     patterns —, one source per model and dataset however given
-    (:func:`read_paths`: judge tables joined, score files skipped,
+    (:func:`~taxoforge.scores.readers.sources.read_paths`: judge tables joined, score files skipped,
     the latest run of each).
 
     Parameters
@@ -427,12 +427,12 @@ def read_files(paths, options: ReadOptions | None = None, **kwargs) -> pl.DataFr
     paths : iterable of str or Path
     options : ReadOptions, optional
     **kwargs
-        Fields of :class:`~taxoforge.scores.options.ReadOptions`, as for :func:`~taxoforge.scores.readers.files.read_outputs`.
+        Fields of :class:`~taxoforge.scores.options.ReadOptions`, as for :func:`read_outputs`.
 
     Returns
     -------
     polars.DataFrame
-        :func:`~taxoforge.scores.readers.files.read_outputs`'s tables concatenated; ``file`` says where each row came from.
+        :func:`read_outputs`'s tables concatenated; ``file`` says where each row came from.
 
     Raises
     ------
