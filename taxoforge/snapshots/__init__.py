@@ -23,6 +23,11 @@ CFF of a snapshot and its upstream sources; :mod:`.upstreams`: their licences), 
 
 import importlib
 
+# ``pull`` is the name of a function and of the module that holds it: bound here, once the
+# module is imported, so ``taxoforge.snapshots.pull`` is the function (a lazy export would be
+# shadowed by the module as soon as anything imports it)
+from taxoforge.snapshots.pull import pull
+
 #: Public name → the module that holds it. Loaded on first use (PEP 562), so importing one
 #: module of the package (``taxoforge.snapshots.tree_cache``) does not load the others.
 _EXPORTS = {
@@ -51,7 +56,6 @@ _EXPORTS = {
     "read_manifest": "taxoforge.snapshots.manifest",
     "DownloadError": "taxoforge.snapshots.pull",
     "PullResult": "taxoforge.snapshots.pull",
-    "pull": "taxoforge.snapshots.pull",
     "parse_ref": "taxoforge.snapshots.catalogue",
     "PublishResult": "taxoforge.snapshots.publishing",
     "SnapshotStore": "taxoforge.snapshots.store",
@@ -62,7 +66,7 @@ _EXPORTS = {
     "verify_folder": "taxoforge.snapshots.verify",
 }
 
-__all__ = list(_EXPORTS)
+__all__ = [*_EXPORTS, "pull"]
 
 
 def __getattr__(name: str):

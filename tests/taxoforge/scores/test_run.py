@@ -492,7 +492,7 @@ def independent_index():
     from tests.taxoforge.scores.conftest import INAT_LIKE_NAMES, tree_tables
 
     tables = tree_tables(_INDEPENDENT_TREE, INAT_LIKE_NAMES, name="inat_like_plus")
-    return tables, TaxonomyIndex(tables.taxonomy())
+    return tables, TaxonomyIndex(Taxonomy.of(tables))
 
 
 def _rows_of(model: str, pairs, first_line: int = 1) -> pl.DataFrame:
