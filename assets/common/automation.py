@@ -31,7 +31,8 @@ turned on under *Automation* in the UI; its description says which.
 
 References
 ----------
-.. [1] Dagster, "Declarative Automation" (``AutomationCondition``), docs.dagster.io.
+Numbers of docs/references.md: [36] Dagster Labs, Declarative Automation
+(``AutomationCondition``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A spreadsheet (Excel, LibreOffice, Google Sheets) reads a cell that starts with ``=``, ``+``,
 ``-`` or ``@`` — and, in some, a tab or carriage return — as a formula: a model or dataset
 named ``=HYPERLINK("http://…")`` would run when a colleague opens ``leaderboard.csv``
-("CSV injection", OWASP). :func:`csv_text` follows OWASP's advice: every **text** cell that
+("CSV injection", OWASP [30]). :func:`csv_text` follows OWASP's advice: every **text** cell that
 starts with one of those characters gets a leading apostrophe (``'=HYPERLINK(…)``), which
 spreadsheets show as the text itself; numbers are numbers and stay as they are (a negative
 difference is ``-0.012``, not text). The Parquet files beside the CSV keep every value
@@ -11,7 +11,7 @@ unchanged, so nothing is lost: read those for exact names.
 
 References
 ----------
-.. [1] OWASP Foundation. CSV Injection. https://owasp.org/www-community/attacks/CSV_Injection
+Numbers of docs/references.md: [30] OWASP Foundation, CSV Injection.
 
 Examples
 --------

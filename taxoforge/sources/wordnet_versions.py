@@ -32,8 +32,8 @@ Output
 
 References
 ----------
-.. [1] Princeton University, "senseidx(5WN)" and "WordNet 3.1" (wordnet.princeton.edu): sense
-   keys are the version-independent names of senses.
+Numbers of docs/references.md: [34] Princeton University, senseidx(5WN) and WordNet 3.1
+(sense keys are the version-independent names of senses).
 """
 
 from __future__ import annotations

@@ -19,13 +19,14 @@ Algorithm
        cycles), then ``scipy.sparse.csgraph`` on what is left. Policy ``"dfs_back_edges"``
        (default): inside every non-trivial component run a depth-first search from the
        top (parent → child), starting at the members that have a parent outside the
-       component, in sorted id order, then at the rest; remove every back edge. Policy
+       component, in sorted id order, then at the rest; remove every back edge (as YAGO 4.5
+       does, Suchanek et al. 2024 [8]). Policy
        ``"drop_abstract"``: remove, from every non-trivial component, its most abstract
        member (the most direct subclasses, ties by id) with all its edges, and repeat
        until no cycle is left.
     4. Give every parentless node a synthetic parent ``<source>:root`` when there is more
        than one of them.
-    5. Longest root path (:mod:`.longest_paths`): Kahn's topological sort level by level
+    5. Longest root path (:mod:`.longest_paths`): Kahn's topological sort [9] level by level
        from the root, so a node's level is its depth (:func:`.frontiers.kahn_depths`). An
        edge is *tight* when it lies on a longest path. ``log n(v)``, the log of the number
        of longest root paths, is the log-sum-exp of ``log n`` over the tight parents, level
@@ -47,8 +48,8 @@ Where the time goes (2 M nodes, 2.33 M edges, Wikidata-shaped; ``benchmarks/benc
 
 References
 ----------
-Numbers of docs/references.md: [5] Kiritchenko et al. 2006 (hierarchical measures on a tree);
-[8] Suchanek et al., YAGO 4.5, SIGIR 2024 (deterministic cycle removal, every removed edge
+Numbers of docs/references.md: [1] Snæbjarnarson et al. 2025 (§4.1, trees by longest root
+paths); [8] Suchanek et al. 2024 (YAGO 4.5: deterministic cycle removal, every removed edge
 reported); [9] Kahn 1962 (topological sorting).
 """
 

@@ -5,7 +5,7 @@ the nodes in depth-first pre-order (children in index order, :func:`preorder`); 
 different nodes ``u, v`` with ``pre(u) < pre(v)``, the lowest common ancestor is the parent of
 the shallowest node among pre-order positions ``pre(u)+1 … pre(v)``. That is a range-minimum
 query, answered in O(1) from a sparse table (:func:`min_sparse_table`, :func:`range_min`) —
-the reduction of Bender & Farach-Colton (2000) [1]_ without the Euler tour. Everything is
+the reduction of Bender and Farach-Colton 2000 [11] without the Euler tour. Everything is
 built level by level with numpy, with no recursion; :func:`lca_depth_by_climbing` answers a
 few pairs on a large tree without building the tables at all.
 
@@ -14,8 +14,8 @@ comparisons (:func:`is_ancestor`).
 
 References
 ----------
-.. [1] Bender, M. A. and Farach-Colton, M. (2000). "The LCA Problem Revisited". LATIN 2000:
-   Theoretical Informatics, LNCS 1776, pp. 88–94. See ``docs/references.md``.
+Numbers of docs/references.md: [11] Bender and Farach-Colton 2000 (LCA by range-minimum
+queries over a sparse table).
 
 Examples
 --------

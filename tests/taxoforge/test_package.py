@@ -586,3 +586,46 @@ def test_references_are_ones_a_reader_can_follow():
     assert not found, ("references a reader cannot follow — cite the paper by author, year and its number in "
                        "docs/references.md, or the rule by its section of docs/method.md, or say what it says:\n"
                        + "\n".join(found))
+
+
+
+# ---------------------------------------------------------------------------- one number, one paper
+#: A paper cited as *Author Year [n]* (``Snæbjarnarson et al. 2025 [1]``, ``Bender and
+#: Farach-Colton 2000 [11]``).
+CITATION = re.compile(r"([A-ZÀ-Þ][\w'\-]+)(?: et al\.| and [A-ZÀ-Þ][\w\-]+)? (\d{4}) \[(\d+)\]")
+
+
+def reference_authors() -> dict[int, str]:
+    """docs/references.md's numbers → the text of each entry before its title (its authors)."""
+    text = (PACKAGE_ROOT.parent / "docs" / "references.md").read_text(encoding="utf-8")
+    return {int(m.group(1)): m.group(2) for m in re.finditer(r"^(\d+)\. (.+?)\*\*", text, re.M | re.S)}
+
+
+def test_one_number_means_one_paper_in_every_module():
+    """Every *Author Year [n]* in the library names docs/references.md's paper [n]; no module
+    numbers references of its own (numpydoc's ``.. [1]``, which made [1] another paper in each
+    module); and a module whose docstring has a References block lists every number it cites."""
+    authors = reference_authors()
+    assert "Snæbjarnarson" in authors[1] and "Bender" in authors[11]
+    assert CITATION.search("the reduction of Bender and Farach-Colton 2000 [11]").group(1, 3) == ("Bender", "11")
+    found = []
+    for path in sorted(PACKAGE_ROOT.rglob("*.py")):
+        rel = path.relative_to(PACKAGE_ROOT.parent)
+        text = path.read_text(encoding="utf-8")
+        cited = set()
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if re.match(r"\s*\.\. \[\d+\]", line):
+                found.append(f"  {rel}:{lineno}: a reference numbered in the module: {line.strip()[:80]}")
+            for m in CITATION.finditer(line):
+                n = int(m.group(3))
+                cited.add(n)
+                if n not in authors or m.group(1).lower() not in authors[n].lower():
+                    found.append(f"  {rel}:{lineno}: {m.group(0)!r}, but [{n}] of docs/references.md is "
+                                 f"{authors.get(n, 'no entry')[:60]!r}")
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if "References\n----------" in doc:
+            block = doc.split("References\n----------", 1)[1].split("\nExamples\n", 1)[0]
+            listed = {int(x) for x in re.findall(r"\[(\d+)\]", block)}
+            if cited - listed:
+                found.append(f"  {rel}: cites {sorted(cited - listed)} that its References block does not list")
+    assert not found, "citations that do not match docs/references.md:\n" + "\n".join(found)

@@ -2,7 +2,7 @@
 
 The height of a node is the number of edges on the longest path from it down to a leaf
 (:func:`node_heights`); mistake severity and hierarchical distance@k are heights of lowest
-common ancestors (:mod:`taxoforge.scores.measures.mistakes`). Bertinetto et al. [1]_ measure
+common ancestors (:mod:`taxoforge.scores.measures.mistakes`). Bertinetto et al. 2020 [6] measure
 them on the dataset's class hierarchy, whose leaves are its classes; :func:`height_trees`
 decides that hierarchy for every row of a samples table, by one of two rules
 (docs/method.md#how-bad-the-mistakes-are):
@@ -21,8 +21,8 @@ severities measured on different trees.
 
 References
 ----------
-.. [1] Bertinetto, L., Mueller, R., Tertikas, K., Samangooei, S. and Lord, N. A. (2020).
-   Making Better Mistakes: Leveraging Class Hierarchies with Deep Networks. CVPR 2020.
+Numbers of docs/references.md: [6] Bertinetto et al. 2020 (mistake severity, on the
+dataset's class hierarchy).
 """
 
 from __future__ import annotations

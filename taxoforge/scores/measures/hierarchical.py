@@ -7,7 +7,8 @@ root-to-``v`` path, both ends included::
 
 In a tree ``|anc(pr) ∩ anc(gt)| = depth(lca(pr, gt)) + 1`` and ``|anc(v)| = depth(v) + 1``,
 so a whole batch of pairs costs two gathers and one vectorised LCA query
-(:meth:`taxoforge.trees.taxonomy.Taxonomy.lca_depth`) [1]_ [2]_.
+(:meth:`taxoforge.trees.taxonomy.Taxonomy.lca_depth`): Kiritchenko et al. 2006 [5],
+Snæbjarnarson et al. 2025 [1] §3.
 
 The module is laid out as scikit-learn's ``metrics`` are: one computation per step that
 every public function shares, parameters checked in one declaration (:data:`PARAMETERS`).
@@ -28,24 +29,19 @@ function                           what it computes
 **Two conventions for the aggregate F-score** (``f_average``):
 
 ``"of_means"``  F of the averaged hP and hR — the harmonic mean of mean hP and mean hR for
-                beta = 1. This is eq. 3 of the Taxonomy-Aware Evaluation of VLMs [2]_, and
+                beta = 1. This is eq. 3 of Snæbjarnarson et al. 2025 [1], and
                 what the leaderboard's ``hF`` is.
 ``"of_pairs"``  the (weighted) mean of the per-pair F-scores — hiclass's ``average="macro"``
-                F [3]_, the leaderboard's ``hF_pairs``.
+                F (Miranda et al. 2023 [18]), the leaderboard's ``hF_pairs``.
 
 The two differ whenever hP and hR vary between pairs; neither is wrong, but a table must say
 which it shows.
 
 References
 ----------
-.. [1] Kiritchenko, S., Matwin, S., Nock, R. and Famili, A. F. (2006). Learning and
-   evaluation in the presence of class hierarchies: application to text categorization.
-   Canadian AI 2006, LNCS 4013, 395–406.
-.. [2] Snæbjarnarson, V., Du, K., Stoehr, N., Belongie, S., Cotterell, R., Lang, N. and
-   Frank, S. (2025). Taxonomy-Aware Evaluation of Vision–Language Models. CVPR 2025,
-   arXiv:2504.05457 (§3, eqs. 1–3).
-.. [3] Miranda, F. M., Köhnecke, N. and Renard, B. Y. (2023). HiClass: a Python library for
-   local hierarchical classification compatible with scikit-learn. JMLR 24(29), 1–17.
+Numbers of docs/references.md: [1] Snæbjarnarson et al. 2025 (§3, eqs. 1–3); [5] Kiritchenko
+et al. 2006 (hierarchical precision and recall over ancestor sets); [18] Miranda et al. 2023
+(HiClass, the reference the averages are tested against).
 
 Examples
 --------
@@ -215,8 +211,9 @@ def average_scores(hp, hr, *, average: str | None = "samples", f_average: str = 
     hp, hr : array_like
         Per-pair hierarchical precision and recall (:func:`hierarchical_scores`).
     average : {"samples", "micro", "macro", None}
-        ``"samples"``: the (weighted) mean of the per-pair values (eq. 2 of [2]_; hiclass's
-        ``"macro"``). ``"micro"``: ``Σ|anc(pr) ∩ anc(gt)| / Σ|anc(pr)|`` and
+        ``"samples"``: the (weighted) mean of the per-pair values (eq. 2 of
+        Snæbjarnarson et al. 2025 [1]; hiclass's ``"macro"``). ``"micro"``:
+        ``Σ|anc(pr) ∩ anc(gt)| / Σ|anc(pr)|`` and
         ``Σ|anc(pr) ∩ anc(gt)| / Σ|anc(gt)|`` (hiclass's ``"micro"``; needs ``depth_pred``
         and ``depth_gt``). ``"macro"``: the samples average within each class of
         ``classes``, then the unweighted mean over the classes present (scikit-learn's
@@ -320,8 +317,8 @@ def aggregate_hierarchical(hp, hr, hf=None) -> dict[str, float]:
     -------
     dict
         ``hP`` and ``hR`` (the means), ``hF`` (harmonic mean of those two means:
-        ``f_average="of_means"``, eq. 3 of [2]_) and ``hF_pairs`` (mean of the per-pair hF:
-        ``f_average="of_pairs"``, hiclass's macro F). NaN for no pairs.
+        ``f_average="of_means"``, eq. 3 of Snæbjarnarson et al. 2025 [1]) and
+        ``hF_pairs`` (mean of the per-pair hF: ``f_average="of_pairs"``, hiclass's macro F). NaN for no pairs.
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""METEOR (Banerjee & Lavie, 2005; Lavie & Agarwal, 2007) as NLTK computes it, over a stored
+"""METEOR (Banerjee and Lavie 2005 [14]; Lavie and Agarwal 2007 [15]) as NLTK computes it, over a stored
 WordNet synonym table.
 
 NLTK's ``meteor_score`` aligns a hypothesis with a reference in three passes — exact words,
@@ -26,11 +26,8 @@ a test compares them over many pairs.
 
 References
 ----------
-.. [1] S. Banerjee and A. Lavie, "METEOR: An automatic metric for MT evaluation with
-   improved correlation with human judgments", ACL Workshop on Intrinsic and Extrinsic
-   Evaluation Measures, 2005.
-.. [2] A. Lavie and A. Agarwal, "METEOR: An automatic metric for MT evaluation with high
-   levels of correlation with human judgments", WMT 2007.
+Numbers of docs/references.md: [14] Banerjee and Lavie 2005 (METEOR); [15] Lavie and
+Agarwal 2007 (METEOR's parameters as NLTK uses them).
 """
 
 from __future__ import annotations

@@ -7,13 +7,14 @@ not the ground-truth node, with a full ground truth — this module reports:
                       truth (root = 0): how far down the two agree;
 ``tree_distance``     the edges of the path answer → LCA → truth,
                       ``depth(pred) + depth(gt) − 2·depth(lca)``;
-``mistake_severity``  the **height of the LCA**, the measure of Bertinetto et al. [1]_ after
-                      the ILSVRC hierarchical cost [2]_ (see below).
+``mistake_severity``  the **height of the LCA**, the measure of Bertinetto et al. 2020
+                      [6] after the ILSVRC hierarchical cost of Deng et al. 2010 [29]
+                      (see below).
 
 **Height.** The height of a node is the number of edges on the longest path from it down to
-a leaf [2]_. [1]_ measures it on the dataset's class hierarchy, whose leaves are exactly the
-dataset's classes (iNaturalist-19 and tieredImageNet-H, every class a leaf). Here that
-hierarchy is the tree spanned by the dataset's **label set** and its ancestors
+a leaf (Deng et al. 2010 [29]). Bertinetto et al. 2020 [6] measure it on the dataset's class
+hierarchy, whose leaves are exactly the dataset's classes (iNaturalist-19 and
+tieredImageNet-H, every class a leaf). Here that hierarchy is the tree spanned by the dataset's **label set** and its ancestors
 (``heights="labels"``, the default), and the label set is fixed by the dataset alone — never
 by what else a call scores (docs/method.md#how-bad-the-mistakes-are):
 
@@ -28,16 +29,16 @@ from (``height_tree``: ``tree``, or ``labels:`` and the first 12 hex digits of t
 its sorted class ids), so two runs can tell whether their severities are comparable.
 
 On the spanned tree ``height(v) = max over classes g below v of depth(g) − depth(v)``. When
-every class is a leaf at one depth — [1]_'s setting — this is ``depth(gt) − depth(lca)``, the
-number of levels one climbs from the truth to meet the answer. On trees whose leaves lie at
+every class is a leaf at one depth — the setting of [6] — this is ``depth(gt) − depth(lca)``,
+the number of levels one climbs from the truth to meet the answer. On trees whose leaves lie at
 different depths (iNaturalist with subspecies beside species; WordNet), the height of the LCA
 counts the longest way down from the meeting point, not the truth's own way, exactly as the
-ILSVRC cost does. A correct answer has severity 0 (distance 0 in [1]_); an abstention has
+ILSVRC cost does. A correct answer has severity 0 (distance 0 in [6]); an abstention has
 none (it is counted in the abstention rate, not as a mistake). An over-generic answer (an
 ancestor of the truth) is a mistake at the answer's own height; the granularity of the
 answers (:mod:`taxoforge.scores.measures.granularity`) counts those apart.
 
-**Hierarchical distance@k** ([1]_'s "average hierarchical distance of top-k"): for answers
+**Hierarchical distance@k** (the "average hierarchical distance of top-k" of [6]): for answers
 that carry a ranked top-k (a classifier's top-6), the mean over samples of the mean LCA
 height of the first k predictions (correct ones count 0), on the same heights. A ranked entry
 that names no node (a refusal, an unreadable entry) is a miss at the tree's height — the
@@ -50,12 +51,9 @@ hP, hR and hF per value of the file's ``category`` column (VLMEvalKit's ``*_acc.
 
 References
 ----------
-.. [1] Bertinetto, L., Mueller, R., Tertikas, K., Samangooei, S. and Lord, N. A. (2020).
-   Making Better Mistakes: Leveraging Class Hierarchies with Deep Networks. CVPR 2020,
-   12506–12515 (§4, "mistake severity" and "hierarchical distance of top-k").
-.. [2] Deng, J., Berg, A. C., Li, K. and Fei-Fei, L. (2010). What does classifying more than
-   10,000 image categories tell us? ECCV 2010 (the hierarchical cost of ILSVRC: the height of
-   the LCA, leaves at height 0).
+Numbers of docs/references.md: [6] Bertinetto et al. 2020 (§4, "mistake severity" and
+"hierarchical distance of top-k"); [29] Deng et al. 2010 (the hierarchical cost of ILSVRC: the
+height of the LCA, leaves at height 0).
 
 Examples
 --------
@@ -220,8 +218,9 @@ def mistake_summary(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
     -------
     polars.DataFrame
         ``mistakes`` (their number), the mean and median LCA depth and tree distance, and
-        ``mistake_severity`` (the mean height of the LCA: [1]_'s "average mistake
-        severity") with its median. Null where a group made no mistake.
+        ``mistake_severity`` (the mean height of the LCA: the "average mistake
+        severity" of Bertinetto et al. 2020 [6]) with its median. Null where a group made no
+        mistake.
     """
     keys = [k for k in by if k in samples.columns]
     if "mistake_severity" not in samples.columns:

@@ -1,4 +1,4 @@
-"""Text-overlap measures of VLM papers (the core paper's Table 4), equal to the reference
+"""Text-overlap measures of VLM papers (Snæbjarnarson et al. 2025 [1] Table 4), equal to the reference
 implementations.
 
 For a prediction (the parsed answer) and a reference (the ground-truth label text):
@@ -6,14 +6,14 @@ For a prediction (the parsed answer) and a reference (the ground-truth label tex
 ``exact_match``    stemmed normalised prediction == stemmed normalised reference (0/1)
 ``contained``      the stemmed normalised reference occurs as whole words in the stemmed
                    normalised prediction (0/1)
-``rouge1_recall``  ROUGE-1 recall (Lin, 2004) on the same stemmed normalised words, split on
+``rouge1_recall``  ROUGE-1 recall (Lin 2004 [13]) on the same stemmed normalised words, split on
                    whitespace — what the ``rouge-score`` package gives with a whitespace
                    tokenizer and no stemmer of its own (non-ASCII letters survive)
-``bleu2``          sentence BLEU (Papineni et al., 2002) with weights (½, ½) and Chen &
-                   Cherry's smoothing 1 (ε = 0.1 on empty n-gram counts), on stemmed
+``bleu2``          sentence BLEU (Papineni et al. 2002 [12]) with weights (½, ½) and Chen
+                   and Cherry 2014 [31]'s smoothing 1 (ε = 0.1 on empty n-gram counts), on stemmed
                    normalised words — NLTK's ``sentence_bleu(…, smoothing_function=
                    SmoothingFunction().method1)``
-``meteor``         METEOR on normalised (unstemmed) words — it stems and matches WordNet
+``meteor``         METEOR [14] on normalised (unstemmed) words — it stems and matches WordNet
                    synonyms itself (:mod:`taxoforge.scores.measures.meteor`: NLTK's ``meteor_score``
                    over a synonym table built once from WordNet and kept in the cache). When
                    the table cannot be had (no WordNet) the column is null and the reason
@@ -31,12 +31,9 @@ counting formulas. The tests compare every measure with the reference implementa
 
 References
 ----------
-.. [1] K. Papineni, S. Roukos, T. Ward and W.-J. Zhu, "BLEU: a method for automatic
-   evaluation of machine translation", ACL 2002.
-.. [2] B. Chen and C. Cherry, "A systematic comparison of smoothing techniques for
-   sentence-level BLEU", WMT 2014.
-.. [3] C.-Y. Lin, "ROUGE: A package for automatic evaluation of summaries", ACL Workshop
-   Text Summarization Branches Out, 2004.
+Numbers of docs/references.md: [1] Snæbjarnarson et al. 2025 (Table 4 and its supplement);
+[12] Papineni et al. 2002 (BLEU); [13] Lin 2004 (ROUGE); [14] Banerjee and Lavie 2005
+(METEOR); [31] Chen and Cherry 2014 (smoothing of sentence-level BLEU).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Bootstrap 95 % confidence intervals of the leaderboard's accuracy, hP, hR and hF.
 
-Each interval is a percentile bootstrap (Efron & Tibshirani, 1993) over the samples of one
+Each interval is a percentile bootstrap (Efron and Tibshirani 1993 [28]) over the samples of one
 leaderboard row, resampled with replacement ``n_resamples`` times from a generator seeded
 with ``seed`` — the same data and seed give the same interval on any machine, whatever the
 order of the groups. The percentile method is computed here, vectorised: one set of
@@ -21,8 +21,8 @@ is the same (an accuracy of 0 or 1): its interval is then that single value.
 
 References
 ----------
-.. [1] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall,
-   1993 (ch. 13, the percentile interval).
+Numbers of docs/references.md: [28] Efron and Tibshirani 1993 (ch. 13, the percentile
+interval).
 """
 
 from __future__ import annotations

@@ -8,13 +8,16 @@ function                       what it tests
 =============================  ===============================================================
 :func:`mcnemar_exact`          accuracy: the exact McNemar test — a two-sided binomial test of
                                the discordant pairs (b: only A right, c: only B right) against
-                               p = 1/2 [1]_, the p-value of :func:`scipy.stats.binomtest`
+                               p = 1/2 (McNemar 1947 [26]), the p-value of
+                               :func:`scipy.stats.binomtest`
 :func:`binomial_two_sided`     that p-value: the exact binomial tail summed in integers
 :func:`paired_difference`      any statistic of column sums (hF, mistake severity): the
                                difference A − B, its paired-bootstrap percentile interval
                                (items resampled, both systems together) and a paired
-                               permutation test (each item's two values swapped or not) [2]_
-:func:`holm`                   Holm's step-down adjustment of several p-values [3]_
+                               permutation test (each item's two values swapped or
+                               not; Efron and Tibshirani 1993 [28])
+:func:`holm`                   Holm's step-down adjustment of several p-values
+                               (Holm 1979 [27])
 =============================  ===============================================================
 
 **Statistics of sums.** hF (the harmonic mean of mean hP and mean hR) and the mean mistake
@@ -37,17 +40,9 @@ seeded with ``seed``, so the same inputs give the same numbers anywhere.
 
 References
 ----------
-.. [1] McNemar, Q. (1947). Note on the sampling error of the difference between correlated
-   proportions or percentages. Psychometrika 12(2), 153–157; the exact (binomial) form:
-   Fagerland, M. W., Lydersen, S. and Laake, P. (2013). The McNemar test for binary
-   matched-pairs data: mid-p and asymptotic are better than exact conditional. BMC Medical
-   Research Methodology 13, 91.
-.. [2] Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman &
-   Hall (ch. 15, permutation tests; ch. 13, percentile intervals). Dror, R., Baumer, G.,
-   Shlomov, S. and Reichart, R. (2018). The Hitchhiker's Guide to Testing Statistical
-   Significance in Natural Language Processing. ACL 2018, 1383–1392.
-.. [3] Holm, S. (1979). A simple sequentially rejective multiple test procedure.
-   Scandinavian Journal of Statistics 6(2), 65–70.
+Numbers of docs/references.md: [26] McNemar 1947 (the exact form, after Fagerland et al.
+2013); [27] Holm 1979; [28] Efron and Tibshirani 1993 (ch. 15, permutation tests; ch. 13,
+percentile intervals; paired tests of systems after Dror et al. 2018).
 """
 
 from __future__ import annotations
@@ -107,7 +102,7 @@ def binomial_two_sided(k: int, n: int) -> float:
     """The exact two-sided p-value of ``k`` successes in ``n`` trials with success
     probability 1/2: the probability of an outcome at most as likely as ``k``, i.e.
     ``2 · P(X ≤ min(k, n − k))`` clipped to 1, and 1 when ``n`` is 0 — the value of
-    :func:`scipy.stats.binomtest` ``(k, n, 0.5).pvalue`` [1]_.
+    :func:`scipy.stats.binomtest` ``(k, n, 0.5).pvalue`` (McNemar 1947 [26]).
 
     The tail ``Σ_{i ≤ m} C(n, i)`` is summed in integers from ``C(n, m)`` down, each term
     from the one before (``C(n, i − 1) = C(n, i) · i / (n − i + 1)``, exact), until the

@@ -22,16 +22,15 @@ Algorithm (:func:`score_across`)
        ``--min-scored`` (90 %), naming each, unless ``--force``.
     4. The sensitivity table has one row per model × dataset × prompt and, per tree, ``n``
        (common items), hP, hR, hF and the rank by hF within the dataset × prompt (as the
-       leaderboard ranks). Between every two trees, Kendall's τ-b of the models' hF within
-       each dataset × prompt (``scipy.stats.kendalltau``; undefined with fewer than two
-       models), and over every row of the table (the order of all model × dataset × prompt
-       rows); and the pairs of models that swap places. Tables print their numbers rounded
-       to four decimals (:data:`DECIMALS`); the Parquet files keep them whole.
+       leaderboard ranks). Between every two trees, Kendall's τ-b (Kendall 1945 [16]) of the
+       models' hF within each dataset × prompt (``scipy.stats.kendalltau``; undefined with
+       fewer than two models), and over every row of the table (the order of all model ×
+       dataset × prompt rows); and the pairs of models that swap places. Tables print their
+       numbers rounded to four decimals (:data:`DECIMALS`); the Parquet files keep them whole.
 
 References
 ----------
-.. [1] Kendall, M. G. (1945), "The treatment of ties in ranking problems", *Biometrika* 33(3),
-   239–251 (τ-b).
+Numbers of docs/references.md: [16] Kendall 1945 (τ-b, the rank correlation with ties).
 """
 
 from __future__ import annotations

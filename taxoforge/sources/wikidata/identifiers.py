@@ -32,8 +32,9 @@ Algorithm
 
 References
 ----------
-.. [1] Wikidata, "Wikibase/Indexing/RDF Dump Format": statements, ranks and truthy triples
-   (``p:``/``ps:``/``wikibase:rank``; ``wdt:`` holds best-rank, non-deprecated values only).
+Numbers of docs/references.md: [35] Wikimedia, Wikibase/Indexing/RDF Dump Format
+(statements, ranks and truthy triples: ``p:``/``ps:``/``wikibase:rank``; ``wdt:`` holds
+best-rank, non-deprecated values only).
 """
 
 from __future__ import annotations
