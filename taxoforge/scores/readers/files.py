@@ -69,6 +69,7 @@ from pathlib import Path
 
 import polars as pl
 
+from taxoforge.files.paths import check_regular, open_regular
 from taxoforge.files.records import (RecordFileError, read_csv_records, read_json_records, read_jsonl_records,
                                     read_parquet_records, read_xlsx_records, sniff_json_kind)
 from taxoforge.scores.readers.harness_layouts import (LAYOUT_COLUMNS, column_value, detect_layout, harness_correct,
@@ -226,7 +227,7 @@ def _text(v) -> str | None:
 def _sniff_delimiter(path: Path, kind: str) -> str:
     """A tab or a comma: the suffix's, unless the first line holds more of the other (a TSV
     saved as ``.csv``)."""
-    with path.open("rb") as fh:
+    with open_regular(path, "model-output file") as fh:
         head = fh.readline(1 << 16)
     tabs, commas = head.count(b"\t"), head.count(b",")
     if kind == "csv":
@@ -237,19 +238,19 @@ def _sniff_delimiter(path: Path, kind: str) -> str:
 def _read_records(path: Path, kind: str, o: ReadOptions) -> tuple[list[dict], list[int], dict]:
     if kind != "csv" and kind != "tsv" and (not o.header or o.column_names is not None):
         raise OutputFileError(f"{path}: header=False and column_names apply to CSV/TSV files, not {kind}")
-    err = {"error": OutputFileError}
+    err = {"error": OutputFileError, "max_record_bytes": o.max_record_bytes, "max_table_bytes": o.max_table_bytes,
+           "max_records": o.max_records, "max_cells": o.max_cells}
     if kind == "jsonl":
-        return (*read_jsonl_records(path, max_record_bytes=o.max_record_bytes, **err), {})
+        return (*read_jsonl_records(path, **err), {})
     if kind == "json":
-        return read_json_records(path, max_record_bytes=o.max_record_bytes, max_table_bytes=o.max_table_bytes, **err)
+        return read_json_records(path, **err)
     if kind in ("csv", "tsv"):
         delim = o.delimiter or _sniff_delimiter(path, kind)
-        return (*read_csv_records(path, delim, o.header, o.column_names, max_record_bytes=o.max_record_bytes,
-                                  **err), {})
+        return (*read_csv_records(path, delim, o.header, o.column_names, **err), {})
     if kind == "parquet":
-        return (*read_parquet_records(path, max_table_bytes=o.max_table_bytes, **err), {})
+        return (*read_parquet_records(path, **err), {})
     if kind == "xlsx":
-        return (*read_xlsx_records(path, max_table_bytes=o.max_table_bytes, **err), {})
+        return (*read_xlsx_records(path, **err), {})
     raise OutputFileError(f"{path}: unknown file type {kind!r}; expected one of {', '.join(FILE_KINDS)}")
 
 
@@ -279,8 +280,9 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
     """
     o = split_options(kwargs, read=options, where="read_outputs")[0] if kwargs else (options or ReadOptions())
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise OutputFileError(f"{path}: no such file")
+    check_regular(path, "model-output file")  # a FIFO, a device or a folder: refused by name, never waited on
     kind = file_kind(path, o.fmt)
     derivations = _derivations(path, o.derive)
     rows, lines, meta = _read_records(path, kind, o)
@@ -468,6 +470,24 @@ def _folder_outputs(folder: Path) -> list[Path]:
     return [f for f in found if f.parent / f.stem not in judged]
 
 
+def _glob_files(pattern: str) -> list[Path]:
+    """The files ``pattern`` matches, sorted; ``**`` descends into folders but never through a
+    symbolic link to one (a link loop would never end: :func:`glob.glob` follows them), and
+    hidden names are left out unless the pattern names one (a part starting with a dot)."""
+    parts = Path(pattern).parts
+    i = next(k for k, part in enumerate(parts) if glob.has_magic(part))
+    root = Path(*parts[:i]) if i else Path(".")
+    rest = parts[i:]
+    hidden_asked = any(part.startswith(".") for part in rest)
+    out = []
+    for f in root.glob("/".join(rest)):
+        if not hidden_asked and any(name.startswith(".") for name in f.relative_to(root).parts):
+            continue
+        if f.is_file():
+            out.append(f)
+    return sorted(out)
+
+
 def expand_output_paths(patterns) -> list[Path]:
     """The model-output files ``patterns`` name, in the order given, each once: a file as
     it is; a folder as every :data:`OUTPUT_SUFFIXES` file under it (recursively, sorted;
@@ -490,14 +510,14 @@ def expand_output_paths(patterns) -> list[Path]:
     for pat in patterns:
         text = str(pat)
         p = Path(text)
-        if p.is_file():
+        if p.is_file() or (p.exists() and not p.is_dir()):  # a FIFO or a device: read_outputs refuses it by name
             found = [p]
         elif p.is_dir():
             found = _folder_outputs(p)
             if not found:
                 raise OutputFileError(f"{text}: a folder without model-output files ({', '.join(OUTPUT_SUFFIXES)})")
         elif glob.escape(text) != text:
-            found = sorted(Path(f) for f in glob.glob(text, recursive=True) if Path(f).is_file())
+            found = _glob_files(text)
             if not found:
                 raise OutputFileError(f"{text}: no file matches this pattern")
         else:
