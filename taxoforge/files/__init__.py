@@ -20,6 +20,7 @@ snapshot pulls.
 
 from taxoforge.files.atomic import (
     atomic_directory,
+    check_output_folder,
     check_replaceable,
     atomic_writer,
     make_private_dir,
@@ -49,7 +50,7 @@ from taxoforge.files.paths import (FileTooLarge, NotARegularFile, UnsafePath, ch
                                    path_inside, read_regular_file)
 
 __all__ = [
-    "atomic_directory", "check_replaceable", "atomic_writer", "make_private_dir", "write_bytes_atomic", "write_parquet_atomic",
+    "atomic_directory", "check_output_folder", "check_replaceable", "atomic_writer", "make_private_dir", "write_bytes_atomic", "write_parquet_atomic",
     "write_text_atomic", "file_checksum", "file_sha256", "parse_checksum", "ChecksumError", "DownloadError",
     "Downloaded", "download", "download_file", "is_http_url", "cache_path", "retry_after_seconds", "RETRY_STATUSES",
     "UnsafePath", "FileTooLarge", "NotARegularFile", "open_regular", "check_regular", "path_inside", "read_regular_file", "default_cache_dir", "fetch_bytes", "Deadline", "RetryPolicy", "LocalFileError",

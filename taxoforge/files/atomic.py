@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = [
+__all__ = ["check_output_folder", 
     "atomic_writer",
     "write_bytes_atomic",
     "write_text_atomic",
@@ -240,6 +240,37 @@ def _link_refused(path: Path, what: str) -> OSError:
 
     return LocalFileError(errno.ELOOP, f"is a symbolic link (to {os.readlink(path)}); it would be replaced by {what}, "
                           "not written through: give the path it points to, or a new one", str(path))
+
+
+def check_output_folder(path: str | os.PathLike) -> Path:
+    """Refuse an output folder that files would be written *into* through a symbolic link
+    (``compare -o LINK``: the files would land wherever the link points), or that is a file;
+    before any work is done.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The folder a command writes its files into (``-o``).
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    LocalFileError
+        Naming ``path`` and why (exit code 11).
+    """
+    from taxoforge.files.errors import LocalFileError
+
+    path = Path(path)
+    if path.is_symlink():
+        raise LocalFileError(errno.ELOOP, f"is a symbolic link (to {os.readlink(path)}); nothing is written through "
+                             "a link: give the folder it points to, or a new one", str(path))
+    if path.exists() and not path.is_dir():
+        raise LocalFileError(errno.ENOTDIR, "is a file, not a folder", str(path))
+    return path
 
 
 def check_replaceable(path: str | os.PathLike) -> None:

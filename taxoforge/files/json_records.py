@@ -62,6 +62,7 @@ class _Strict:
 
     def __init__(self, path: Path) -> None:
         self.path, self.line = path, 0
+        self._decoder = None
 
     def pairs(self, pairs):
         out = {}
@@ -83,7 +84,10 @@ class _Strict:
         return None
 
     def decoder(self) -> json.JSONDecoder:
-        return json.JSONDecoder(object_pairs_hook=self.pairs, parse_constant=self.constant, parse_int=self.integer)
+        if self._decoder is None:
+            self._decoder = json.JSONDecoder(object_pairs_hook=self.pairs, parse_constant=self.constant,
+                                             parse_int=self.integer)
+        return self._decoder
 
 
 def _lone_surrogate(obj) -> str | None:

@@ -31,7 +31,7 @@ __all__ = ["parquet_rows", "read_parquet_table", "BATCH_ROWS"]
 BATCH_ROWS = 4096
 
 
-def _batches(path: Path, tally: Tally, columns=None, what: str = "Parquet file"):
+def _batches(path: Path, tally: Tally, columns=None, what: str = "Parquet file", keep=None):
     """The file's record batches, each counted before it is yielded (module docstring)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -65,6 +65,8 @@ def _batches(path: Path, tally: Tally, columns=None, what: str = "Parquet file")
                 raise RecordFileError(f"{path}: no column {', '.join(map(repr, missing))}; its columns are "
                                       f"{', '.join(schema.names)}")
         names = list(columns) if columns is not None else schema.names
+        if keep is not None:
+            names = [n for n in names if n in set(keep)]
         row = 0
         try:
             for batch in pf.iter_batches(batch_size=BATCH_ROWS, columns=names, use_threads=False):
@@ -117,7 +119,7 @@ def parquet_rows(path: str | Path, limits: RecordLimits | None = None) -> tuple[
     return rows, list(range(1, len(rows) + 1))
 
 
-def read_parquet_table(path: str | Path, columns=None, *, limits: RecordLimits | None = None,
+def read_parquet_table(path: str | Path, columns=None, *, keep=None, limits: RecordLimits | None = None,
                        what: str = "Parquet file", error: type[RecordFileError] = RecordFileError) -> pl.DataFrame:
     """A Parquet file as a polars table, read in counted batches (module docstring).
 
@@ -126,6 +128,8 @@ def read_parquet_table(path: str | Path, columns=None, *, limits: RecordLimits |
     path : str or Path
     columns : sequence of str, optional
         The columns to read (each must exist: an error lists the file's); default all.
+    keep : sequence of str, optional
+        Read only those of these columns the file has (the others are never decoded).
     limits : RecordLimits, optional
         Rows, fields and decoded bytes the file may take.
     what : str, optional
@@ -149,14 +153,15 @@ def read_parquet_table(path: str | Path, columns=None, *, limits: RecordLimits |
     path = Path(path)
     tally = Tally(path, limits or RecordLimits(), "row")
     try:
-        batches = [_dense(b) for b in _batches(path, tally, columns, what)]
+        batches = [_dense(b) for b in _batches(path, tally, columns, what, keep)]
         if not batches:
             import pyarrow.parquet as pq
 
             with open_regular(path, what) as fh:
-                schema = pq.ParquetFile(fh).schema_arrow
-            if columns is not None:
-                schema = pa.schema([schema.field(c) for c in columns])
+                schema = pq.read_schema(fh)
+            names = list(columns) if columns is not None else schema.names
+            names = [n for n in names if keep is None or n in set(keep)]
+            schema = pa.schema([schema.field(c) for c in names])
             return pl.from_arrow(schema.empty_table())
         return pl.from_arrow(pa.Table.from_batches(batches))
     except RecordFileError as e:

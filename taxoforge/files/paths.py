@@ -18,7 +18,7 @@ from pathlib import Path
 from taxoforge.files.errors import LocalFileError
 
 __all__ = ["UnsafePath", "FileTooLarge", "NotARegularFile", "path_inside", "read_regular_file", "open_regular",
-           "check_regular", "default_cache_dir"]
+           "check_regular", "default_cache_dir", "distinct_tails"]
 
 
 def default_cache_dir() -> Path:
@@ -224,3 +224,36 @@ def check_regular(path: str | os.PathLike, what: str = "file") -> Path:
     with open_regular(path, what):
         pass
     return Path(path)
+
+
+def distinct_tails(paths) -> dict:
+    """Each path as the shortest tail of its parts that no other path ends with
+    (``fish-easy/…/a.jsonl`` where several files are named ``a.jsonl``): the file name when
+    names differ. Linear in the number of paths (one count of tails per depth, never a
+    comparison of every pair: 20,000 files take milliseconds).
+
+    Parameters
+    ----------
+    paths : iterable of str or os.PathLike or tuple of str
+        The paths (or their parts).
+
+    Returns
+    -------
+    dict
+        Each path given → its tail, parts joined by ``/``.
+    """
+    from collections import Counter
+
+    parts = {p: (tuple(p) if isinstance(p, tuple) else Path(p).parts) for p in paths}
+    distinct = set(parts.values())
+    out = {}
+    pending = dict(parts)
+    n = 1
+    while pending:
+        counts = Counter(q[-n:] for q in distinct if len(q) >= n)
+        for p, ps in list(pending.items()):
+            if n >= len(ps) or counts[ps[-n:]] == 1:
+                out[p] = "/".join(ps[-n:])
+                del pending[p]
+        n += 1
+    return out

@@ -42,9 +42,9 @@ MAX_RECORD_BYTES = 16 * 2**20
 #: inflated, a Parquet file's column data as decoded, a JSON document that is not an array.
 MAX_TABLE_BYTES = 1 * 2**30
 #: Records (rows) one file may hold.
-MAX_RECORDS = 2_000_000
+MAX_RECORDS = 1_000_000
 #: Fields one file's records may hold in all (a record of ten fields counts ten).
-MAX_CELLS = 5_000_000
+MAX_CELLS = 2_000_000
 #: Row groups a Parquet file may list.
 MAX_ROW_GROUPS = 100_000
 

@@ -512,14 +512,15 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
 
 # ---------------------------------------------------------------------------- compare
 def _compare_errors() -> tuple[type, ...]:
-    """The errors ``compare`` ends with exit code 2: runs that cannot be compared, an output
-    folder that cannot be written."""
+    """The errors ``compare`` ends with exit code 2: runs that cannot be read or compared (an
+    output folder that cannot be written, a FIFO or a device given as a run, end with 11)."""
     from taxoforge.scores.statistics.compare import ComparisonError
 
-    return (ComparisonError, OSError)
+    return (ComparisonError,)
 
 
-@click.command("compare", epilog="Exit codes: 0 ok, 2 a run that cannot be read or compared.")
+@click.command("compare", epilog="Exit codes: 0 ok, 2 a run that cannot be read or compared, 11 a file that cannot be "
+                                 "read or written (a FIFO or a device as a run, -o a symbolic link, no space left).")
 @click.argument("runs", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN_C ...]")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Write comparison.md/.csv/.tex/.parquet and the figure (PNG 300 dpi, PDF, SVG) here.")
@@ -539,9 +540,12 @@ def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, no_plots, as_jso
     id within each dataset × prompt: accuracy by the exact McNemar test, hF and mistake
     severity by paired bootstrap intervals of the difference and a paired permutation test,
     p-values Holm-adjusted over all comparisons. A run of several models gives several."""
+    from taxoforge.files import check_output_folder
     from taxoforge.scores.statistics.compare import compare_runs
     from taxoforge.scores.reports.tables import comparison_markdown, write_comparison
 
+    if out_dir:
+        check_output_folder(out_dir)  # before any work: nothing is written through a symbolic link
     cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha)
     written = write_comparison(cmp, out_dir, plots=not no_plots) if out_dir else {}
     if as_json:

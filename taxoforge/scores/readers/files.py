@@ -84,6 +84,9 @@ __all__ = ["OutputFileError", "read_outputs", "read_files", "duplicate_ids", "ch
 OUTPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".xlsx")
 
 CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label", "category")
+#: Canonical columns that name things in the reports (Markdown, CSV, LaTeX, file names): no control characters.
+_NAMES = ("id", "model", "dataset", "prompt")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SUFFIX_KINDS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
                  ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
 
@@ -330,7 +333,9 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
     extra_gt, notes, options, verdicts, ranked = [], [], [], [], []
     # the candidates that can name a value in some row (the others give None in every row)
     reachable = {c: tuple(p for p in candidates[c] if may_name_a_value(p, present)) for c in CANONICAL}
-    for r, n in zip(rows, lines):
+    stem = path.stem
+    for i, n in enumerate(lines):
+        r, rows[i] = rows[i], None  # each record is let go once read into the columns: memory is the table's
         note = []
         for c in CANONICAL:
             if c in derivations:
@@ -349,9 +354,13 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
                 continue
             v = _text(v)
             if c == "id" and v is None:
-                v = f"{path.stem}:{n}"
+                v = f"{stem}:{n}"
             if c in fill and v is None:
                 v = fill[c]
+            if c in _NAMES and v is not None and _CONTROL.search(v):
+                raise OutputFileError(f"{path}:{n}: the {c} {v!r} holds a control character "
+                                      f"(U+{ord(_CONTROL.search(v).group()):04X}); names go into the reports as "
+                                      "text: fix the file, or name it with --" + (c if c != "id" else "column id=…"))
             data[c].append(v)
         extra_gt.append(_text(r.get("option-gt")) if layout == "vlm4bio" else None)
         notes.append("; ".join(note) or None)
