@@ -125,7 +125,7 @@ def parquet_of_many_rows(path: Path, rows: int, group_rows: int = 1_000_000, col
     n = min(group_rows, rows)
     zeros = pa.array(np.zeros(n, dtype=np.int8))  # dictionary-encoded in memory too: one byte a row
     t = pa.table({**{c: pa.DictionaryArray.from_arrays(zeros, pa.array([f"{c} value"])) for c in columns},
-                  **{c: pa.array(np.ones(n)) for c in numbers}})
+                  **{c: pa.DictionaryArray.from_arrays(zeros, pa.array([1.0])) for c in numbers}})
     with pq.ParquetWriter(path, t.schema, compression="zstd") as w:
         left = rows
         while left > 0:

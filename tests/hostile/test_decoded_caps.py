@@ -157,8 +157,8 @@ def test_a_compare_run_of_200_million_rows_is_refused_in_bounded_memory(many_row
     assert_refused(res, 2, r"scores\.parquet: 200,000,000 rows, more than")
 
 
-def test_a_crosswalk_of_200_million_rows_is_refused_in_bounded_memory(many_rows, tmp_path):
-    cw = parquet_of_many_rows(tmp_path / "cw.parquet", 200_000_000,
+def test_a_crosswalk_of_60_million_rows_is_refused_in_bounded_memory(tmp_path):
+    cw = parquet_of_many_rows(tmp_path / "cw.parquet", 60_000_000,
                               columns=("source_a", "id_a", "source_b", "id_b"), numbers=("confidence",))
     res = run_bounded(f"""
 import sys
@@ -169,7 +169,7 @@ except ValueError as e:
     print("error:", e, file=sys.stderr)
     sys.exit(2)
 """)
-    assert_refused(res, 2, r"cw\.parquet: 200,000,000 rows, more than 50,000,000")
+    assert_refused(res, 2, r"cw\.parquet: 60,000,000 rows, more than 50,000,000")
 
 
 # ---------------------------------------------------------------------------- text records
