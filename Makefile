@@ -8,7 +8,8 @@
 # The locks are hashed requirements files written by `uv pip compile --generate-hashes`; uv
 # installs them (`uv pip sync`: exactly the pinned distributions, every hash checked, downloads
 # and installs in parallel), then the project itself in editable mode with --no-deps and no build
-# isolation (setuptools is pinned in the locks). uv itself comes from requirements/tools.lock,
+# isolation (setuptools is pinned in the locks), then compiles the numba kernels once into their
+# on-disk cache (python -m taxoforge.sources.kernels), so that no later call pays a compilation. uv itself comes from requirements/tools.lock,
 # installed by pip into .venv/tools, outside the site-packages that uv syncs.
 VENV   ?= .venv
 PYTHON ?= python3
@@ -43,6 +44,8 @@ $(DEMO_STAMP): $(LOCKS)/demo.lock pyproject.toml | $(TOOLS)/bin/uv
 	$(STEP) "pip: $(LOCKS)/demo.lock"
 	$(UV_SYNC) -q $(LOCKS)/demo.lock
 	$(UV_SELF) -q
+	$(STEP) "numba: every compiled kernel, once, into its on-disk cache (no later call compiles)"
+	$(PY) -m taxoforge.sources.kernels
 	rm -f $(TEST_STAMP)
 	touch $(DEMO_STAMP)
 	$(STEP) "installed"

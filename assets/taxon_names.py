@@ -15,6 +15,7 @@ logic is :mod:`taxoforge.sources.wikidata.taxon_names`, :mod:`taxoforge.sources.
 """
 
 import json
+from pathlib import Path
 from datetime import timedelta
 import time
 from functools import partial
@@ -140,12 +141,14 @@ def inaturalist_named_tree(context: dg.AssetExecutionContext, config: InatNamedT
                       info=info)
     wikidata_version = {k: wd_info.get(k) for k in ("endpoint", "query", "langs", "query_time_first",
                                                     "query_time_last", "ids_requested")}
-    tree = merge_names(tree, wd_names.select(list(NAMES_SCHEMA)), source="wikidata", source_version=wikidata_version)
+    wd_rows = wd_names.with_columns(pl.format("wikidata:{}", "qid").alias("source")).select(list(NAMES_SCHEMA))
+    tree = merge_names(tree, wd_rows, source="wikidata", source_version=wikidata_version)
     carried = {}
     for src in config.coldp_sources:
         c = coldp_names_for_tree(src, base)
         carried[src] = c.counts
-        tree = merge_names(tree, c.names, source=f"coldp:{src}", source_version=coldp_version(src))
+        # the dataset by its archive's name: a local path is never published (names' source, manifest)
+        tree = merge_names(tree, c.names, source=f"coldp:{Path(src).name}", source_version=coldp_version(src))
     md = tree_metadata(tree)
     added = {s: v["added"] for s, v in tree.info["name_sources"].items()}
     dropped = {s: v["dropped"] for s, v in tree.info["name_sources"].items()}

@@ -1,7 +1,8 @@
 """Benchmark: the snapshot browser in headless Chromium, against a store served on 127.0.0.1.
 
 Input: ``full``, the offline iNaturalist tree (1.38 M taxa, :func:`benchmarks.trees.inat_full_tree`)
-with the English names WordNet gives its taxa (:func:`benchmarks.trees.wordnet_english_names`);
+with the English names WordNet gives its taxa (:func:`taxoforge.sources.wordnet_names.with_wordnet_names`,
+as the ``inaturalist_tree`` asset adds them);
 ``small`` and ``tiny``, trees built from the Wikidata-shaped graph
 (:func:`benchmarks.generate.wikidata_like_edges`). A second version is derived from it —
 some leaves removed, some nodes renamed, some leaves moved to another parent — so the
@@ -16,8 +17,10 @@ cache headers) on 127.0.0.1, and Debian's Chromium is driven over the DevTools p
   and **ready** — the root node shown with its children, both from the navigation's start,
   over ``loads`` fresh loads;
 * **search** — from the ``input`` event to the results in the page and the next frame:
-  whole names (scientific, English), their first three letters, one letter, node ids, and
-  names typed one key at a time; *cold* when the answer needed a file not loaded before.
+  whole names (scientific, English), their first three letters, one letter, node ids, names
+  typed one key at a time, and names with a typo (answered with the nearest names); *cold*
+  when the answer needed a file not loaded before. The version's changes page (every node
+  added, removed, moved, renamed) is measured by its size.
 
 Baseline, same server, same Chromium, same queries: the naive static page — one gzip JSON
 of every name (key, name, id) fetched at load, each query a scan of it.
@@ -109,12 +112,12 @@ def _trees(scale: float | None):
     from taxoforge.trees.tables import TreeTables
 
     if scale is None:
-        from benchmarks.trees import inat_full_tree, wordnet_english_names
+        from benchmarks.trees import inat_full_tree
+        from taxoforge.sources.wordnet_names import with_wordnet_names
 
-        tree = inat_full_tree()
-        english = wordnet_english_names(tree).select("node_id", "name", "kind", "lang")
-        new = TreeTables("inaturalist", tree.nodes, names=pl.concat([tree.names, english.cast(tree.names.schema)]),
-                         links=tree.links, report=tree.report, info=dict(tree.info))
+        tree = with_wordnet_names(inat_full_tree())
+        new = TreeTables("inaturalist", tree.nodes, names=tree.names, links=tree.links, report=tree.report,
+                         info=dict(tree.info))
     else:
         from benchmarks.generate import wikidata_like_edges
         from taxoforge.trees.build import build_tree
@@ -153,7 +156,12 @@ def _queries(tree, n: int, seed: int = 3) -> dict[str, list[str]]:
     english = names.filter(pl.col("kind") == "vernacular")["name"].unique().sort().to_list() or sci
     ids = tree.nodes["node_id"].sort().to_list()
     pick = lambda xs, k: rng.sample(xs, min(k, len(xs)))  # noqa: E731
+    def typo(name: str) -> str:  # one letter doubled past the first word's start: nothing starts with it
+        i = rng.randrange(min(3, len(name) - 1), len(name))
+        return name[:i] + name[i] + name[i:]
+
     return {"whole scientific name": pick(sci, n), "English name": pick(english, max(1, n // 3)),
+            "a typo (nearest names)": [typo(x) for x in pick([x for x in sci if len(x) > 5], max(1, n // 6))],
             "first three letters": [s[:3] for s in pick(sci, n // 2)],
             "one letter": pick(list("abcdefghijklmnoprstuvw"), max(1, n // 6)),
             "node id": pick(ids, max(1, n // 6)),
@@ -239,8 +247,10 @@ def run(size: str = "small", screens: str | None = None) -> dict:
         b = store.publish(new, name=new.name, created="2024-02-01T00:00:00Z", check=False, browser=False, latest=True)
         t1 = time.perf_counter()
         mark = write_browser(store, b.ref, new)
+        changes = tmp / "store" / new.name / b.version / "browse" / "changes.html"
         result["browser"] = {"write_s": round(time.perf_counter() - t1, 1), "files": mark["files"],
-                             "bytes": mark["bytes"], "compared_with": mark["diff_from"]}
+                             "bytes": mark["bytes"], "compared_with": mark["diff_from"],
+                             "changes_page_bytes": changes.stat().st_size if changes.exists() else None}
         write_browser(store, a.ref, old)
         # the baseline: every name in one file
         base = tmp / "store" / "baseline"

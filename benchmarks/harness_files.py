@@ -1,33 +1,39 @@
 """Evaluation-harness output files made from real VLM4Bio answers, byte for byte in the
-layouts the harnesses write (the tests and ``bench_harness_files`` share this generator; no
-file is typed by hand).
+layouts the harnesses write (the tests and the harness benchmarks share this generator; no
+file is typed by hand). Each writer follows the harness's own code, named beside it.
 
-From one native VLM4Bio result file (``{question, target-class, output, option-gt,
+From native VLM4Bio result files (``{question, target-class, output, option-gt,
 image-path}`` per line) it writes the same answers as
 
-* **lmms-eval** ``--log_samples`` files, three generations:
-
-  - ``v0.4+``: ``{out}/lmms-eval/{model_sanitized}/{date_id}_samples_{task}.jsonl``, one
-    ``json.dumps(sample, ensure_ascii=False)`` line per doc: ``doc_id``, ``target`` (the option
-    *letter*), ``filtered_resps`` flattened to its single string, ``doc_hash``, ``input`` (the
-    prompt), and the metric ``exact_match``; no ``doc``, ``arguments`` or ``resps``;
-  - ``v0.3`` (before v0.4): the same path, with the whole ``doc``, ``target`` (the species name),
-    ``arguments`` as nested lists (the request's context first), ``resps`` as ``[["text"]]``,
-    ``filtered_resps`` as ``["text"]``, the three hashes and ``exact_match`` — and no ``input``;
-  - ``v0.2``: ``{out}/lmms-eval-v0.2/{datetime}_{suffix}_{model}_model_args_{hash}/{task}.json``,
-    one document ``{"args", "model_configs", "logs", "time"}`` written with ``indent=4``, the
-    model named by ``args.model_args`` (``pretrained=…``);
-
-* **VLMEvalKit** prediction files of the dataset table (``index, question, hint, A, B, C, D,
-  answer, category, image_path``) plus ``prediction``, as its ``dump`` writes them:
-
-  - ``.xlsx`` (the default ``PRED_FORMAT``) through xlsxwriter with ``strings_to_formulas``
-    off, in ``{work_dir}/{model}/T{date}_G{commit}/{model}_{dataset}.xlsx``;
-  - ``.tsv`` with every field quoted (``csv.QUOTE_ALL``, missing values as ``""``) in
-    ``{work_dir}/{model}/T{date}-{time}/``;
-  - ``.json``: one array of records written with ``indent=4`` and ``ensure_ascii=False``
-    (a missing value is ``NaN``, as pandas' records give it);
-  - the judge step's ``{model}_{dataset}_exact_matching_result.xlsx`` adding ``hit`` and ``log``.
+* **lmms-eval 0.7.x** (``lmms_eval/loggers/evaluation_tracker.py``, ``evaluator.py``):
+  :func:`lmms_eval_run` — ``{output_path}/{model_name_sanitized}/{date_id}_samples_{task}.jsonl``
+  beside ``{date_id}_results.json``. The model name comes from ``--model_args`` by the
+  tracker's prefix order (``pretrained=`` …) and is sanitized as ``sanitize_model_name``
+  does (the last two ``/`` parts joined by ``__``); with no such key it is empty and the
+  files go straight into ``output_path``. ``date_id`` is ``get_datetime_str()``
+  (``%Y%m%d_%H%M%S``). One record per doc: ``doc_id``, ``target`` as ``str()``,
+  ``resps`` only where it differs from ``filtered_resps`` (reasoning tags stripped),
+  ``filtered_resps`` flattened to its single string, ``token_counts``, ``doc_hash``, the
+  task's metrics (a float such as ``exact_match``, or dict-valued such as MMStar's
+  ``{"question_id", "category", "score"}`` or SEED-Bench's ``{"pred", "answer",
+  "question_id"}``), ``input`` (the prompt); no ``doc`` and no ``arguments``;
+* **lmms-eval** of earlier generations (:func:`harness_files`): v0.4 (the same path, no
+  ``resps``, no ``token_counts``), v0.3 (the whole ``doc``, nested ``resps``, no ``input``)
+  and v0.2's one JSON document per task in ``{datetime}_{suffix}_{model}_model_args_{hash}/``;
+* **VLMEvalKit** (``run.py``, ``vlmeval/smp/file.py``, ``vlmeval/smp/status_report.py``,
+  ``vlmeval/dataset/image_mcq.py``, ``vlmeval/dataset/utils/multiple_choice.py``):
+  :func:`vlmevalkit_run` — ``{work_dir}/{model}/{eval_id}/`` with the prediction file
+  ``{model}_{dataset}.{xlsx|tsv|json}`` (``PRED_FORMAT``: the dataset's table less its
+  image, plus ``prediction``; xlsx through xlsxwriter with ``strings_to_formulas`` off,
+  tsv with every field quoted, json an indented array with ``NaN``), the judge's
+  ``{model}_{dataset}_{judge}_result.{fmt}`` (its columns lower-cased but the option
+  letters, sorted by index, ``hit`` and ``log`` added) and its ``.pkl`` cache, the accuracy
+  table ``{model}_{dataset}_acc.{csv|json}`` (``EVAL_FORMAT``), ``status.json`` (naming
+  each dataset's prediction file and judge), the log ``{work_dir}/logs/{eval_id}_{time}.log``,
+  and in the model folder a symbolic link to every file of the latest run. ``eval_id`` is
+  ``T{YYYYMMDD-HHMMSS}`` (``build_eval_id``); the ``legacy`` runs before it were
+  ``T{YYYYMMDD}_G{commit}``, with no ``status.json`` and absolute links; the oldest wrote
+  the prediction file straight into the model folder.
 
 The multiple-choice letter a harness would extract (for ``exact_match`` and ``hit``) is the
 first ``A)``–``D)`` marker of the answer.
@@ -39,11 +45,13 @@ import csv
 import glob
 import hashlib
 import json
+import pickle
 import re
 from pathlib import Path
 
 __all__ = ["vlm4bio_records", "options_of", "harness_files", "HARNESS_KINDS", "vlm4bio_species_tree",
-           "native_files", "LMMS_MODEL", "VLMEVALKIT_MODEL"]
+           "native_files", "LMMS_MODEL", "VLMEVALKIT_MODEL", "lmms_eval_run", "vlmevalkit_run", "dataset_names",
+           "sanitize_model_name", "write_native_subset", "expected_names"]
 
 #: lmms-eval's sanitized model folder and VLMEvalKit's model name (with underscores, as its configs name models).
 LMMS_MODEL = "liuhaotian__llava-v1.5-7b"
@@ -63,6 +71,17 @@ def vlm4bio_records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def write_native_subset(native: Path, rows: int, out: Path) -> Path:
+    """The first ``rows`` records of ``native`` written to ``out`` under the same
+    ``results/…`` path (what a run stopped after ``rows`` docs answered)."""
+    rel = native.parts[native.parts.index("results"):]
+    path = out.joinpath(*rel)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [ln for ln in native.read_text(encoding="utf-8").splitlines() if ln.strip()][:rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def options_of(question: str) -> dict[str, str]:
     """The ``A) …, B) …`` options of a VLM4Bio question (this generator's own reading)."""
     part = question.split("Options:", 1)[-1]
@@ -78,12 +97,16 @@ def _bare_question(question: str) -> str:
     return question.split("Options:", 1)[0].strip()
 
 
-def _names(native: Path) -> tuple[str, str]:
-    """(dataset, task) of a native file: ``fish-prompting/cot`` → ``vlm4bio_fish_prompting_cot``."""
+def dataset_names(native: Path) -> tuple[str, str]:
+    """(VLMEvalKit dataset, lmms-eval task) of a native file: ``fish-prompting/cot`` →
+    ``VLM4Bio_fish_prompting_cot``, ``vlm4bio_fish_prompting_cot``."""
     parts = native.parts
     rest = parts[parts.index("results") + 1: parts.index("classification")] if "results" in parts else (native.stem,)
     dataset = "VLM4Bio_" + "_".join(re.sub(r"\W", "_", p) for p in rest)
     return dataset, dataset.lower()
+
+
+_names = dataset_names
 
 
 def _hash(text: str) -> str:
@@ -98,6 +121,96 @@ def _jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+# ---------------------------------------------------------------------------- lmms-eval 0.7.x
+_MODEL_ARG_PREFIXES = ("peft=", "delta=", "pretrained=", "model=", "model_version=", "model_name=", "model_id=",
+                       "path=", "engine=")
+
+
+def _model_name(model_args: str) -> str:
+    """``GeneralConfigTracker._get_model_name``: the value after the first prefix present."""
+    for prefix in _MODEL_ARG_PREFIXES:
+        if prefix in model_args:
+            return model_args.split(prefix)[1].split(",")[0]
+    return ""
+
+
+def sanitize_model_name(model_name: str) -> str:
+    """lmms-eval's ``utils.sanitize_model_name`` (the folder the samples go into)."""
+    parts = model_name.split("/")
+    last_two = "/".join(parts[-2:]) if len(parts) > 1 else parts[-1]
+    return re.sub(r"[\"<>:/\|\\?\*\[\]]+", "__", last_two)
+
+
+def _lmms_metrics(r: dict, i: int, metric: str, task: str) -> dict:
+    got, gt = _letter(r["output"]), r.get("option-gt")
+    if metric == "exact_match":
+        return {"exact_match": float(got == gt)}
+    if metric == "dict-score":  # MMStar's shape: {"average": {"question_id", "category", "l2_category", "score"}}
+        return {"average": {"question_id": i, "category": task, "l2_category": task, "score": float(got == gt)}}
+    if metric == "dict-pred":  # SEED-Bench's shape: the extracted letter and the answer, no verdict field
+        return {f"{task}_all": {"pred": got or (r["output"] or "")[:1], "answer": gt, "question_id": str(i)}}
+    raise ValueError(metric)
+
+
+def lmms_eval_run(natives, output_path: Path, *, model_args: str = "pretrained=liuhaotian/llava-v1.5-7b",
+                  model: str = "llava", date_id: str = "20250301_101500", metric: str = "exact_match",
+                  reasoning: bool = False, limit: int | None = None) -> dict[str, Path]:
+    """One ``lmms-eval --log_samples`` run of the tasks ``natives`` (module docstring).
+
+    Returns task → samples file; ``"results"`` → the aggregated results file. ``metric``:
+    ``exact_match``, ``dict-score`` or ``dict-pred``; ``reasoning``: the answer is written
+    after the native file's ``reasoning`` in ``<think>`` tags and the task strips them
+    (``resps`` keeps the raw text); ``limit``: ``--limit`` (the first docs of each task).
+    """
+    name = _model_name(model_args)
+    folder = output_path / sanitize_model_name(name) if name else output_path
+    folder.mkdir(parents=True, exist_ok=True)
+    out, results, configs, n_samples, hashes = {}, {}, {}, {}, {}
+    for native in natives:
+        recs = vlm4bio_records(native)[:limit]
+        task = dataset_names(native)[1]
+        rows, hits = [], []
+        for i, r in enumerate(recs):
+            filtered = r["output"]
+            raw = f"<think>{r.get('reasoning') or _bare_question(r['question'])}</think>\n{filtered}" if reasoning \
+                else filtered
+            doc = {k: v for k, v in r.items() if k != "image-path"}
+            sample = {"doc_id": i, "target": str(r.get("option-gt")), "resps": raw, "filtered_resps": filtered,
+                      "token_counts": [{"input_tokens": 600 + len(r["question"]) // 4,
+                                        "output_tokens": len(raw) // 4}],
+                      "doc_hash": _hash(json.dumps(doc, indent=2, ensure_ascii=False)),
+                      **_lmms_metrics(r, i, metric, task), "input": r["question"]}
+            if sample["resps"] == sample["filtered_resps"]:
+                sample.pop("resps")
+            rows.append(sample)
+            hits.append(float(_letter(r["output"]) == r.get("option-gt")))
+        out[task] = _jsonl(folder / f"{date_id}_samples_{task}.jsonl", rows)
+        key = "exact_match" if metric == "exact_match" else ("average" if metric == "dict-score" else f"{task}_all")
+        results[task] = {"alias": task, f"{key},none": sum(hits) / len(hits), f"{key}_stderr,none": "N/A"}
+        configs[task] = {"task": task, "dataset_path": "local/vlm4bio", "test_split": "test",
+                         "output_type": "generate_until", "generation_kwargs": {"max_new_tokens": 64, "until": ["\n\n"]},
+                         "metric_list": [{"metric": key, "aggregation": "mean", "higher_is_better": True}],
+                         **({"reasoning_tags": [["<think>", "</think>"]]} if reasoning else {})}
+        n_samples[task] = {"original": len(recs), "effective": len(recs)}
+        hashes[task] = _hash("".join(f"sample_{i}" + s["doc_hash"] for i, s in enumerate(rows)))
+    doc = {"results": results, "group_subtasks": {t: [] for t in results}, "configs": configs,
+           "versions": {t: "Yaml" for t in results}, "n-shot": {t: 0 for t in results},
+           "higher_is_better": {t: {"exact_match": True} for t in results}, "n-samples": n_samples,
+           "config": {"model": model, "model_args": model_args, "batch_size": "1", "batch_sizes": [], "device": None,
+                      "use_cache": None, "limit": limit, "bootstrap_iters": 100000, "gen_kwargs": "",
+                      "random_seed": 0, "numpy_seed": 1234, "torch_seed": 1234, "fewshot_seed": 1234},
+           "git_hash": "75571cfe", "lmms_eval_version": "0.7.2", "date": date_id, "task_hashes": hashes,
+           "model_source": model, "model_name": name, "model_name_sanitized": sanitize_model_name(name) if name else "",
+           "system_instruction": None, "system_instruction_sha": None, "fewshot_as_multiturn": False,
+           "chat_template": None, "chat_template_sha": None, "start_time": 1021.5, "end_time": 1188.25,
+           "total_evaluation_time_seconds": "166.75"}
+    res = folder / f"{date_id}_results.json"
+    res.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    out["results"] = res
+    return out
+
+
+# ---------------------------------------------------------------------------- lmms-eval before 0.7
 def _lmms_v04(recs: list[dict], out: Path, task: str) -> Path:
     rows = []
     for i, r in enumerate(recs):
@@ -142,20 +255,28 @@ def _lmms_v02(recs: list[dict], out: Path, task: str) -> Path:
     return path
 
 
+# ---------------------------------------------------------------------------- VLMEvalKit
 _TABLE = ("index", "question", "hint", "A", "B", "C", "D", "answer", "category", "image_path", "prediction")
 
 
-def _vlmevalkit_table(recs: list[dict], dataset: str, judged: bool = False) -> tuple[list[str], list[list]]:
-    cols = list(_TABLE) + (["hit", "log"] if judged else [])
+def _vlmevalkit_table(recs: list[dict], dataset: str, judged: bool = False, blank: bool = False,
+                      letters: str = "ABCD") -> tuple[list[str], list[list]]:
+    """The prediction table (``judged``: the judge's, with ``hit`` and ``log``). ``blank``:
+    the cell of option B left empty where the answer and the model's letter are neither B
+    (pandas reads an option such as ``None`` or ``NA`` back as an empty cell); ``letters``
+    beyond D are option columns empty in every row (a table made for more options)."""
+    extra = [x for x in letters if x not in "ABCD"]
+    cols = [*_TABLE[:7], *extra, *_TABLE[7:]] + (["hit", "log"] if judged else [])
     rows = []
     for i, r in enumerate(recs):
         opts = options_of(r["question"])
-        row = [i, _bare_question(r["question"]), None, *(opts.get(k) for k in "ABCD"), r.get("option-gt"), dataset,
-               r.get("image-path"), r["output"]]
+        if blank and r.get("option-gt") in ("C", "D") and _letter(r["output"]) != "B":
+            opts = {k: v for k, v in opts.items() if k != "B"}
+        row = [i, _bare_question(r["question"]), None, *(opts.get(k) for k in "ABCD"), *(None for _ in extra),
+               r.get("option-gt"), dataset, r.get("image-path"), r["output"]]
         if judged:
             got = _letter(r["output"])
-            hit = int(got == r.get("option-gt"))
-            row += [hit, f"Match Log: {got!r}. " if got else "Failed to match, using random. "]
+            row += [int(got == r.get("option-gt")), f"Match Log: {r['output'] if got else 'Z'}. "]
         rows.append(row)
     return cols, rows
 
@@ -197,12 +318,88 @@ def _json_array(path: Path, cols: list[str], rows: list[list]) -> Path:
     return path
 
 
+_WRITE = {"xlsx": _xlsx, "tsv": _tsv, "json": _json_array}
+
+
+def _acc_table(path: Path, dataset: str, hits: list[int], fmt: str) -> Path:
+    """``report_acc``'s table (``Overall`` and one column per category), dumped as ``EVAL_FORMAT``."""
+    acc = sum(hits) / len(hits) if hits else 0.0
+    if fmt == "json":
+        return _json_array(path, ["Overall", dataset], [[acc, acc]])
+    return _tsv(path, ["Overall", dataset], [[acc, acc]], sep=",")
+
+
+def vlmevalkit_run(natives, work_dir: Path, *, model: str = VLMEVALKIT_MODEL, eval_id: str = "T20250302-141516",
+                   pred_format: str = "xlsx", eval_format: str = "csv", judge: str | None = "exact_matching",
+                   limit: int | None = None, blank: bool = False, letters: str = "ABCD", links: bool = True,
+                   run_folder: bool = True) -> dict[str, dict[str, Path]]:
+    """One ``python run.py --model MODEL --data …`` run of the datasets ``natives`` (module
+    docstring): dataset → ``{"prediction", "judge", "acc", "pkl"}`` paths. A legacy
+    ``eval_id`` (``T{date}_G{commit}``) writes no ``status.json`` and absolute links;
+    ``run_folder=False`` the oldest layout (the files straight in the model folder);
+    ``judge=None`` an ``--mode infer`` run. ``limit``: the first rows of each dataset only
+    (a run stopped early); ``blank``, ``letters``: as :func:`_vlmevalkit_table`."""
+    legacy = re.match(r"^T\d{8}_G\w+$", eval_id) is not None
+    meta = work_dir / model
+    run = meta / eval_id if run_folder else meta
+    run.mkdir(parents=True, exist_ok=True)
+    out: dict[str, dict[str, Path]] = {}
+    datasets_status = {}
+    for native in natives:
+        recs = vlm4bio_records(native)[:limit]
+        dataset = dataset_names(native)[0]
+        stem = f"{model}_{dataset}"
+        cols, rows = _vlmevalkit_table(recs, dataset, blank=blank, letters=letters)
+        files = {"prediction": _WRITE[pred_format](run / f"{stem}.{pred_format}", cols, rows)}
+        entry = {"status": "done",
+                 "prediction_file": f"outputs/{model}/{eval_id}/{stem}.{pred_format}"}
+        if judge:
+            jcols, jrows = _vlmevalkit_table(recs, dataset, judged=True, blank=blank, letters=letters)
+            jcols = [c if c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" and len(c) == 1 else c.lower() for c in jcols]
+            jrows = sorted(jrows, key=lambda row: row[0])
+            name = {"chatgpt-0125": "openai", "gpt-4-0125": "gpt4"}.get(judge, judge)
+            files["pkl"] = run / f"{stem}_{name}_result.pkl"
+            with files["pkl"].open("wb") as fh:
+                pickle.dump({row[0]: {"hit": row[-2], "log": row[-1]} for row in jrows}, fh)
+            files["judge"] = _WRITE[pred_format](run / f"{stem}_{name}_result.{pred_format}", jcols, jrows)
+            hits = [row[-2] for row in jrows]
+            files["acc"] = _acc_table(run / f"{stem}_acc.{eval_format}", dataset, hits, eval_format)
+            acc = sum(hits) / len(hits) if hits else 0.0
+            entry.update({"judge_model": judge, "reuse_aux": "infer", "primary_metric": "Overall",
+                          "metrics": {"Overall": acc, dataset: acc}})
+        else:
+            entry["skip_reason"] = "mode_infer"
+        entry["updated_at"] = "2025-03-02T14:20:03.512345+08:00"
+        datasets_status[dataset] = entry
+        out[dataset] = files
+    if not legacy and run_folder:
+        status = {"schema_version": "1.0", "eval_id": eval_id, "created_at": "2025-03-02T14:15:16.000001+08:00",
+                  "datasets": datasets_status, "model_name": model, "updated_at": "2025-03-02T14:20:03.600000+08:00",
+                  "commit": "e8e78f05", "argv": ["run.py", "--model", model, "--data", *datasets_status],
+                  "api_mode": False, "world_size": 1, "pred_format": pred_format, "eval_format": eval_format,
+                  "mode": "all" if judge else "infer", "reuse": False, "reuse_aux": "infer"}
+        (run / "status.json").write_text(json.dumps(status, indent=2, ensure_ascii=False), encoding="utf-8")
+    if run_folder:
+        logs = work_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        (logs / f"{eval_id}_{eval_id[1:9]}141516.log").write_text(f"[{eval_id}] run.py --model {model}\n")
+    if links and run_folder and judge:  # run.py links every file of the run into the model folder after eval
+        for f in sorted(run.iterdir()):
+            if not f.is_file() or f.name.endswith(("_checkpoint.pkl", "_PREV.pkl", "_structs.pkl")):
+                continue
+            link = meta / f.name
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(f.resolve() if legacy else f.relative_to(meta))
+    return out
+
+
 def harness_files(native: Path, out: Path) -> dict[str, Path]:
     """Write the harness files of one native VLM4Bio file under ``out``: kind
     (:data:`HARNESS_KINDS`) → path. The dataset is ``VLM4Bio_<folders>``, lmms-eval's task
     its lower-case form."""
     recs = vlm4bio_records(native)
-    dataset, task = _names(native)
+    dataset, task = dataset_names(native)
     work = out / "vlmevalkit"
     m = VLMEVALKIT_MODEL
     cols, rows = _vlmevalkit_table(recs, dataset)
@@ -221,7 +418,7 @@ def harness_files(native: Path, out: Path) -> dict[str, Path]:
 
 def expected_names(native: Path) -> dict[str, tuple[str, str]]:
     """The (model, dataset) each kind's path names for ``native``'s files."""
-    dataset, task = _names(native)
+    dataset, task = dataset_names(native)
     lmms = (LMMS_MODEL, task)
     return {k: (lmms if k.startswith("lmms-eval") else (VLMEVALKIT_MODEL, dataset)) for k in HARNESS_KINDS} | {
         "lmms-eval v0.2": ("liuhaotian/llava-v1.5-7b", task)}
@@ -247,3 +444,4 @@ def vlm4bio_species_tree(files, parquet_dir: Path):
     path = parquet_dir / "cut.parquet"
     cut.write_parquet(path)
     return inat_tree(path, name="inaturalist-vlm4bio-cut")
+

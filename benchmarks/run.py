@@ -50,6 +50,7 @@ BENCHMARKS = {
     "embedding_measure": "benchmarks.bench_embeddings",
     "compare": "benchmarks.bench_compare",
     "harness_files": "benchmarks.bench_harness_files",
+    "harness_layouts": "benchmarks.bench_harness_layouts",
 }
 SIZES = ("tiny", "small", "full")
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -352,6 +353,16 @@ def summary_rows(doc: dict) -> list[dict]:
                                       f"{hf['harness_files']} files: every row scored, names from the path, native accuracy",
                      "agree": hf["all_ok"], "target": "every row, names from the path, accuracy = native",
                      "met": hf["all_ok"]})
+    hl = _res(doc, "harness_layouts")
+    if hl and hl.get("status") == "ok":
+        rows.append({"benchmark": "Harness layouts of today (lmms-eval 0.7, VLMEvalKit) given as a user would",
+                     "input": f"{hl['layouts']} layouts of the real VLM4Bio answers (run folders, links, status and "
+                              "results files, judge tables, re-runs), each through `taxoforge score ARGS TREE`",
+                     "unit": "layouts", "candidate": {"wall_s": hl["seconds"]}, "baseline": None,
+                     "baseline_name": f"the native VLM4Bio files, same command: {hl['native_seconds']:.1f} s; "
+                                      f"{hl['layouts_ok']} of {hl['layouts']} layouts right",
+                     "agree": hl["all_ok"], "target": "every layout: its groups, every row once, accuracy and n = native",
+                     "met": hl["all_ok"]})
     return rows
 
 

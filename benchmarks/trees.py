@@ -31,12 +31,6 @@ def imagenet1k_tree():
 
 
 # ---------------------------------------------------------------------- iNat21-shaped tree
-# WordNet's ranks of Latin taxa (a lemma "genus_Acer") and the iNaturalist rank each is
-INAT_RANK_OF_WORDNET = {"kingdom": "kingdom", "phylum": "phylum", "division": "phylum", "class": "class",
-                        "order": "order", "family": "family", "genus": "genus"}
-_RANK_WORDS = frozenset(INAT_RANK_OF_WORDNET) | {"subkingdom", "subphylum", "subdivision", "superclass", "subclass",
-                                                 "superorder", "suborder", "infraorder", "superfamily", "subfamily",
-                                                 "tribe", "subgenus", "section", "series"}
 
 
 @lru_cache(maxsize=1)
@@ -63,77 +57,6 @@ def resolve_species(labels: list[str], tree=None, dataset: str = "names") -> pl.
                             is_partial, return_dtype=pl.Boolean)).then(pl.col("node_id")).alias("node_id"))
 
 
-def wordnet_english_names(tree) -> pl.DataFrame:
-    """English names of the taxa of an iNaturalist tree, read from WordNet 3.0 (offline):
-
-    * a synset with a Latin binomial lemma ("cheetah, chetah, Acinonyx jubatus") gives its
-      other lemmas to the tree's species of that name;
-    * a taxon synset (a lemma "genus_Acer", "family_Formicidae", "division_…"; any of its
-      Latin lemmas, e.g. *Compositae* and *Asteraceae*) whose Latin name is the label of
-      exactly one node of the same rank in the tree gives that node the lemmas of its member
-      meronyms that are not taxa themselves ("maple" for *Acer*, "ant" for *Formicidae*) — a
-      member with a binomial lemma names that species instead, and members such as
-      "dicot family" (a rank word last) name no taxon.
-
-    Columns ``node_id``, ``name``, ``kind`` (``vernacular``), ``lang`` (``en``), ``source``
-    (the synset)."""
-    from taxoforge.sources.wordnet import ensure_wordnet
-
-    wn = ensure_wordnet(allow_download=False)
-    nodes = tree.nodes.select("node_id", "label", "rank")
-    by_label_rank: dict[tuple[str, str], list[str]] = {}
-    for nid, label, rank in nodes.filter(pl.col("rank").is_in(list(set(INAT_RANK_OF_WORDNET.values())) + ["species"])).iter_rows():
-        by_label_rank.setdefault((label, rank), []).append(nid)
-
-    def binomial(lemma: str) -> str | None:
-        parts = lemma.split("_")
-        if len(parts) == 2 and parts[0][:1].isupper() and parts[0][1:].islower() and parts[1].islower():
-            return " ".join(parts)
-        return None
-
-    def unique(label: str, rank: str) -> str | None:
-        got = by_label_rank.get((label, rank), [])
-        return got[0] if len(got) == 1 else None
-
-    rows: list[tuple[str, str, str]] = []
-
-    def give(nid: str, synset) -> None:
-        for lemma in synset.lemma_names():
-            if binomial(lemma) is None and lemma.split("_")[-1].lower() not in _RANK_WORDS:
-                rows.append((nid, lemma.replace("_", " "), synset.name()))
-
-    for s in wn.all_synsets("n"):
-        lemmas = s.lemma_names()
-        species = [b for x in lemmas if (b := binomial(x))]
-        for b in species:
-            if (nid := unique(b, "species")) is not None:
-                give(nid, s)
-        ranked = [x.split("_", 1) for x in lemmas if "_" in x and x.split("_", 1)[0] in INAT_RANK_OF_WORDNET]
-        if not ranked:
-            continue
-        rank = INAT_RANK_OF_WORDNET[ranked[0][0]]
-        latin = {x[1] for x in ranked} | {x for x in lemmas if "_" not in x and x[:1].isupper()}
-        hits = {nid for x in latin if (nid := unique(x, rank)) is not None}
-        if len(hits) != 1:
-            continue
-        taxon = hits.pop()
-        for m in s.member_meronyms():
-            mlemmas = m.lemma_names()
-            if any("_" in x and x.split("_", 1)[0] in _RANK_WORDS for x in mlemmas):
-                continue  # a taxon itself
-            if any(x.split("_")[-1].lower() in _RANK_WORDS for x in mlemmas):
-                continue  # "dicot family", "animal order": names of ranks, not of a taxon
-            if any(x[:1].isupper() and "_" not in x and x[1:].islower() for x in mlemmas) and \
-                    all(x[:1].isupper() for x in mlemmas):
-                continue  # a Latin name without rank word (a genus written alone)
-            if any(binomial(x) for x in mlemmas):
-                continue  # a species: named by the binomial rule above
-            give(taxon, m)
-    out = pl.DataFrame(rows, schema={"node_id": pl.String, "name": pl.String, "source": pl.String}, orient="row")
-    return out.unique(["node_id", "name"], maintain_order=True).with_columns(
-        pl.lit("vernacular").alias("kind"), pl.lit("en").alias("lang"))
-
-
 def one_species_below(tree, taxa: list[str]) -> list[str]:
     """For each node id of ``taxa``: itself when it is a species or below, else the species
     with the smallest numeric id under it (so the taxon stays in a tree cut to species)."""
@@ -155,7 +78,10 @@ def one_species_below(tree, taxa: list[str]) -> list[str]:
 
 @lru_cache(maxsize=1)
 def inat_wordnet_names() -> pl.DataFrame:
-    """:func:`wordnet_english_names` of the whole iNaturalist tree (homonyms checked there)."""
+    """:func:`taxoforge.sources.wordnet_names.wordnet_english_names` of the whole iNaturalist tree
+    (homonyms checked there)."""
+    from taxoforge.sources.wordnet_names import wordnet_english_names
+
     return wordnet_english_names(inat_full_tree())
 
 
@@ -216,7 +142,7 @@ def inat21_shaped_tree(n_species: int = 10_000, seed: int = 0, extra_taxa: tuple
       then random species (seeded) up to ``n_species`` (iNat21 has 10,000);
     * English names (kind ``vernacular``, lang ``en``): the Rare Species common names (where the
       list gives the scientific name as the common name, none), and
-      WordNet's English names of Latin taxa (:func:`wordnet_english_names`).
+      WordNet's English names of Latin taxa (:func:`taxoforge.sources.wordnet_names.wordnet_english_names`).
 
     ``info["english_names"]`` counts the English names per source; ``info["species_sources"]``
     the species per source."""

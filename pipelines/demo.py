@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     for key, figs, path in sorted(rows):
         print(f"  {key:<{width}}  {figs}")
     data = Path(default_data_dir()).resolve()
-    print(f"\nFiles: {data / 'assets'}/<asset>/*.parquet; frozen snapshots in {data / 'snapshots'}")
+    print(f"\nFiles: {data / 'assets'}/<asset>/*.parquet; frozen snapshots in "
+          f"{defs.resources['snapshot_store'].store().url} (the default store `taxoforge score` reads)")
     import dagster as dg
 
     checks = result.get_asset_check_evaluations()

@@ -16,7 +16,7 @@ from assets.common.resources import (DataDirResource, ScoringResource, SnapshotS
 from taxoforge.scores.options import env_fraction
 from taxoforge.sources.wikidata.sparql import WDQS_ENDPOINT
 
-__all__ = ["default_resources", "default_data_dir"]
+__all__ = ["default_resources", "default_data_dir", "default_store"]
 
 
 def default_data_dir() -> str:
@@ -24,15 +24,33 @@ def default_data_dir() -> str:
     return os.environ.get("TAXOFORGE_DATA_DIR", "data")
 
 
+def default_store(data_dir: str | None = None) -> str:
+    """Where the code location publishes snapshots: ``$TAXOFORGE_STORE`` (or its former name
+    ``$TAXOFORGE_SNAPSHOT_STORE``); else ``<data_dir>/snapshots`` when a data folder is named
+    (``data_dir``, or ``$TAXOFORGE_DATA_DIR``); else the library's default store
+    (:func:`taxoforge.snapshots.store.default_store_url`, the user's data folder) — the one
+    ``taxoforge score`` reads from any folder, so ``make demo`` publishes where the README's
+    commands look."""
+    from taxoforge.snapshots.store import STORE_VARIABLES, default_store_url
+
+    named = next((os.environ[v] for v in STORE_VARIABLES if os.environ.get(v)), None)
+    if named:
+        return named
+    if data_dir is not None or os.environ.get("TAXOFORGE_DATA_DIR"):
+        return str(Path(data_dir or default_data_dir()) / "snapshots")
+    return default_store_url()
+
+
 def default_resources(data_dir: str | None = None) -> dict[str, Any]:
     """The resources of the code location, every path under ``data_dir`` (default
     :func:`default_data_dir`). Domains add theirs here, by key."""
+    store = default_store(data_dir)
     data_dir = data_dir or default_data_dir()
     return {
         "io_manager": ParquetIOManager(data_dir=data_dir),
         "data_dir": DataDirResource(path=data_dir),
         "snapshot_store": SnapshotStoreResource(
-            url=os.environ.get("TAXOFORGE_SNAPSHOT_STORE") or str(Path(data_dir) / "snapshots"),
+            url=store,
             public_url=os.environ.get("TAXOFORGE_SNAPSHOT_PUBLIC_URL", "")),
         "wikidata_sparql": WikidataSparqlResource(
             endpoint=os.environ.get("TAXOFORGE_WIKIDATA_ENDPOINT") or WDQS_ENDPOINT,

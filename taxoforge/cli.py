@@ -28,7 +28,7 @@ from pathlib import Path
 
 import click
 
-from taxoforge.cli_output import emit_json, handle_errors
+from taxoforge.cli_output import ARGV_KEY, emit_json, handle_errors
 from taxoforge.cli_output import fail as cli_fail
 
 # command name -> "module:attribute"
@@ -125,6 +125,30 @@ class LazyGroup(click.Group):
         except SystemExit as e:
             exit_now(e.code)
         exit_now(0)  # pragma: no cover - standalone mode always ends with SystemExit
+
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        """Click's context, keeping the command line's words for the records that cite it
+        (:func:`taxoforge.cli_output.command_words`).
+
+        Parameters
+        ----------
+        info_name : str
+            The program's name.
+        args : list of str
+            The arguments.
+        parent : click.Context, optional
+            The enclosing context.
+        **extra
+            The rest of :meth:`click.Command.make_context`'s parameters.
+
+        Returns
+        -------
+        click.Context
+        """
+        words = ["taxoforge", *args]
+        ctx = super().make_context(info_name, args, parent=parent, **extra)
+        ctx.meta[ARGV_KEY] = words
+        return ctx
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list of ``--help`` from :data:`SUMMARIES`, shortened as click shortens
@@ -301,8 +325,9 @@ def _check_replaceable(out: Path) -> None:
               help="Column of external ids (wnid, QID, iNaturalist id) to resolve by first.")
 @click.option("--min-linked", type=click.FloatRange(0, 1), default=0.95, show_default=True, metavar="FRACTION",
               help="Fail (exit code 10) when fewer than this share of the labels resolves.")
-@click.option("--store", "store", envvar="TAXOFORGE_SNAPSHOT_STORE", default=None, show_envvar=True, metavar="URL",
-              help="Snapshot store TREE is looked up in (default: data/snapshots).")
+@click.option("--store", "store", envvar=["TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE"], default=None, show_envvar=True, metavar="URL",
+              help="Snapshot store TREE is looked up in (default: $TAXOFORGE_STORE, else the user data folder's "
+                   "~/.local/share/taxoforge/snapshots).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @handle_errors()
 def subset_cmd(tree, labels, out, name, dataset, label_column, id_column, external_id_column, min_linked, store,

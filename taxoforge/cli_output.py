@@ -24,7 +24,25 @@ import sys
 
 import click
 
-__all__ = ["CommandFailed", "emit_json", "fail", "handle_errors", "json_safe", "error_exit", "EXIT_FILE_SYSTEM"]
+__all__ = ["CommandFailed", "emit_json", "fail", "handle_errors", "json_safe", "error_exit", "EXIT_FILE_SYSTEM",
+           "command_words"]
+
+#: Where the ``taxoforge`` group keeps the words of the command line it was given
+#: (``click.Context.meta``, shared by every command's context).
+ARGV_KEY = "taxoforge.argv"
+
+
+def command_words() -> list[str] | None:
+    """The command line the running ``taxoforge`` command was given, as words
+    (``["taxoforge", "score", …]``; what a record cites to run it again), or None outside a
+    command.
+
+    Returns
+    -------
+    list of str or None
+    """
+    ctx = click.get_current_context(silent=True)
+    return list(ctx.meta[ARGV_KEY]) if ctx is not None and ARGV_KEY in ctx.meta else None
 
 #: exit code of a command that could not write or read a local file (the message names it)
 EXIT_FILE_SYSTEM = 11

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["SHAPING_PACKAGES", "package_version", "package_versions", "taxoforge_version"]
+__all__ = ["SHAPING_PACKAGES", "package_version", "package_versions", "taxoforge_version", "invocation"]
 
 #: The distributions whose versions can change a result (numbers, mappings, trees).
 SHAPING_PACKAGES: tuple[str, ...] = (
@@ -85,3 +85,32 @@ def taxoforge_version() -> str:
         What ``taxoforge --version`` prints.
     """
     return package_version("taxoforge") or "unknown"
+
+
+def invocation(argv: list[str] | None = None) -> dict:
+    """What was run, for a record that must let someone run it again: the command line as
+    one shell-quoted string and as its words, the working folder relative paths in it are
+    relative to, and the taxoforge version.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The words (default: :data:`sys.argv`).
+
+    Returns
+    -------
+    dict
+        ``command``, ``argv``, ``working_folder``, ``taxoforge_version``.
+
+    Examples
+    --------
+    >>> invocation(["taxoforge", "score", "my answers.jsonl", "wordnet"])["command"]
+    "taxoforge score 'my answers.jsonl' wordnet"
+    """
+    import os
+    import shlex
+    import sys
+
+    words = list(sys.argv if argv is None else argv)
+    return {"command": shlex.join(words), "argv": words, "working_folder": os.getcwd(),
+            "taxoforge_version": taxoforge_version()}

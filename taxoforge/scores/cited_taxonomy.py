@@ -158,7 +158,7 @@ class CitedTaxonomy:
 def cite_taxonomy(source, *, store=None, cache=None, altered: str = "refuse", progress: bool = False) -> CitedTaxonomy:
     """The :class:`CitedTaxonomy` of ``source`` (module docstring); a :class:`CitedTaxonomy`
     is returned as it is. ``store``: a :class:`~taxoforge.snapshots.store.SnapshotStore` or
-    URL (default ``$TAXOFORGE_SNAPSHOT_STORE`` or ``data/snapshots``); ``cache``: the local
+    URL (default :func:`~taxoforge.snapshots.store.default_store_url`); ``cache``: the local
     store a remote snapshot is pulled into; ``altered``: ``"refuse"`` or ``"content"``.
 
     Parameters

@@ -46,7 +46,7 @@ import time
 
 import click
 
-from taxoforge.cli_output import emit_json, handle_errors
+from taxoforge.cli_output import command_words, emit_json, handle_errors
 from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES
 
 __all__ = ["score_cmd", "map_cmd", "compare_cmd", "EXIT_TOO_FEW_SCORED"]
@@ -150,6 +150,9 @@ read_options = _options(
                  help="The file kind (jsonl, json, csv, tsv, parquet, xlsx) or the layout (generic, vlm4bio, "
                       "lmms-eval, "
                       "vlmevalkit). Default: both told from the file's name and columns."),
+    click.option("--all-runs", is_flag=True,
+                 help="Score every run of a harness, model and dataset, each as its own model MODEL@RUN (default: "
+                      "the latest run, by the harness's run id; the others are listed in run.json)."),
     click.option("--allow-duplicate-ids", is_flag=True,
                  help="Score rows of one model, dataset and prompt that share a sample id (default: an error naming "
                       "the files and lines)."),
@@ -203,14 +206,15 @@ mapping_options = _options(
 )
 
 taxonomy_options = _options(
-    click.option("--store", "store", envvar="TAXOFORGE_SNAPSHOT_STORE", default=None, show_envvar=True,
+    click.option("--store", "store", envvar=["TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE"], default=None, show_envvar=True,
                  metavar="URL", help="Snapshot store TAXONOMY is looked up in: a folder, file://, http(s):// or any "
-                                     "fsspec URL (s3:// …). Default: data/snapshots."),
+                                     "fsspec URL (s3:// …). Default: $TAXOFORGE_STORE, else "
+                                     "~/.local/share/taxoforge/snapshots."),
     click.option("--remote", "remote", envvar="TAXOFORGE_SNAPSHOT_REMOTE", default=None, show_envvar=True,
                  metavar="URL", help="Store to pull TAXONOMY from when --store does not have it (HTTP(S), S3 …); "
                                      "it is pulled into --store (or --dest), verified, and cited with this URL."),
     click.option("--dest", default=None, metavar="DIR",
-                 help="Local store a snapshot of a remote --store is pulled into (default: data/snapshots)."),
+                 help="Local store a snapshot of a remote --store is pulled into (default: the default store)."),
     click.option("--allow-altered", is_flag=True,
                  help="Use a snapshot folder whose tables no longer match its manifest, cited by the content hash "
                       "of what it holds (default: refuse it, exit code 4)."),
@@ -253,7 +257,7 @@ def _read_options(o: dict, require: tuple[str, ...]):
     return ReadOptions(columns=_columns(o["columns"]), layout=layout, fmt=fmt, defaults=defaults,
                        header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
                        derive={c: (col, rx) for c, col, rx in o["derive"]} or None, require=require,
-                       allow_duplicate_ids=o["allow_duplicate_ids"],
+                       allow_duplicate_ids=o["allow_duplicate_ids"], all_runs=o["all_runs"],
                        ranked=[c.strip() for c in o["ranked"].split(",") if c.strip()] if o.get("ranked") else ())
 
 
@@ -275,23 +279,27 @@ _handled = handle_errors(usage_errors=_usage_errors)
 def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None):
     """Files read, taxonomy resolved and cited, one mapping index built: (rows, cited, index,
     paths); each step timed into ``timings`` (:class:`~taxoforge.scores.timings.Timings`)."""
-    from taxoforge.scores.readers.files import OutputFileError, expand_output_paths, read_files
+    from taxoforge.scores.readers.files import OutputFileError
     from taxoforge.scores.run import index_for
+    from taxoforge.scores.readers.sources import read_paths
     from taxoforge.scores.timings import Timings
 
     tm = timings if timings is not None else Timings()
     config = _mapping_config(o)
     with tm.phase("read"):
-        paths = expand_output_paths(outputs)
         try:
-            rows = read_files(paths, _read_options(o, require))
+            rows, sources = read_paths(outputs, _read_options(o, require))
         except OutputFileError as e:  # the suggested command names the taxonomy given
             if "TAXONOMY" in str(e):
                 verb = "score" if "label" in require else "map"
                 raise OutputFileError(str(e).replace("taxoforge score", f"taxoforge {verb}")
                                       .replace(" TAXONOMY", f" {taxonomy}"), e.suggestion) from None
             raise
-    _say(o["as_json"], f"read {rows.height:,} rows from {len(paths)} file{'s' if len(paths) != 1 else ''}")
+    for line in sources.notes():
+        _say(o["as_json"], line)
+    n, judged = len(sources.sources), sum(s.judge is not None for s in sources.sources)
+    _say(o["as_json"], f"read {rows.height:,} rows from {n} file{'s' if n != 1 else ''}"
+         + (f" and the verdicts of {judged} judge table{'s' if judged != 1 else ''}" if judged else ""))
     with tm.phase("taxonomy"):
         cited = _cite(taxonomy, o)
     _say(o["as_json"], f"taxonomy {cited.citation}" + (" — verified against its manifest"
@@ -305,7 +313,7 @@ def _prepare(outputs, taxonomy, o: dict, require: tuple[str, ...], timings=None)
         index = index_for(cited, config, index_dir=o["index_dir"], progress=o["progress"])
     how = "built and stored in" if index.store.built else "loaded from"
     _say(o["as_json"], f"mapping index {how} {index.store.path} ({time.perf_counter() - t:.1f} s)")
-    return rows, cited, index, paths
+    return rows, cited, index, sources
 
 
 def _cite(taxonomy: str, o: dict):
@@ -377,9 +385,11 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_r
     Every parameter of the mapping (Alg. 1) has an option; the run records them all
     (run.json, the leaderboard's footnote). Rows that cannot be scored are listed with
     their file, line and reason."""
+    from taxoforge.files.checksums import file_record
     from taxoforge.scores.statistics.confidence import BootstrapConfig
     from taxoforge.scores.run import score_frame
     from taxoforge.scores.timings import Timings
+    from taxoforge.versions import invocation
 
     timings = Timings(from_process_start=True)  # the interpreter's start and the imports are a phase too
     as_json = o["as_json"]
@@ -395,7 +405,7 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_r
         raise click.UsageError("--crosswalk needs two trees or more: --taxonomy A --taxonomy B")
     if taxonomy is None or not outputs:
         raise click.UsageError("give OUTPUTS... TAXONOMY, or OUTPUTS... --taxonomy A --taxonomy B")
-    rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output", "label"), timings)
+    rows, cited, index, sources = _prepare(outputs, taxonomy, o, ("output", "label"), timings)
     labels = None
     if label_set is not None:
         from taxoforge.files.labels import read_labels
@@ -404,6 +414,9 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_r
             labels = read_labels(label_set)["label"].to_list()
     run = score_frame(rows, cited, index=index, meteor=not no_meteor, progress=o["progress"],
                       ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), timings=timings, label_set=labels)
+    run.info.update(invocation(command_words()), **sources.record())
+    if label_set is not None:
+        run.info["inputs"].append(file_record(label_set, "label_set"))
     if out_dir:
         run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=not no_plots, timings=timings).items()}
     failure = _quality_gate(run.info["scored"], run.info["rows"], min_scored, "scored", run.info["bad_rows_by_reason"])
@@ -439,7 +452,10 @@ def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, n_res
     opts = ScoreOptions(config=config, meteor=not no_meteor, progress=o["progress"], store=o["store"],
                         altered="content" if o["allow_altered"] else "refuse", index_dir=o["index_dir"],
                         ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), plots=not no_plots)
-    res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=opts)
+    from taxoforge.versions import invocation
+
+    res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=opts,
+                       record=invocation(command_words()))
     first = res.runs[res.info["trees"][0]].info
     failure = _quality_gate(first["scored"], first["rows"], min_scored, "scored", first["bad_rows_by_reason"])
     code = EXIT_TOO_FEW_SCORED if failure else 0
@@ -481,7 +497,7 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
     as_json = o["as_json"]
     if out is not None and not any(out.lower().endswith(s) for s in MAP_FORMATS):
         raise click.BadParameter(f"{out}: use one of {', '.join(MAP_FORMATS)}", param_hint="-o/--out")
-    rows, cited, index, paths = _prepare(outputs, taxonomy, o, ("output",))
+    rows, cited, index, sources = _prepare(outputs, taxonomy, o, ("output",))
     res = map_frame(rows, cited, index=index, progress=o["progress"])
     if out is not None:
         res.info["output"] = str(res.write(out))

@@ -94,6 +94,10 @@ class ReadOptions(_Validated):
         Records (rows) one file may hold (:data:`MAX_RECORDS`).
     max_cells : int
         Fields one file's records may hold in all (:data:`MAX_CELLS`).
+    all_runs : bool
+        Read every run of a harness, model and dataset, each as its own model
+        ``{model}@{run}`` (default: the latest run, by the harness's run id;
+        :mod:`~taxoforge.scores.readers.sources`).
     """
 
     fmt: str | None = None
@@ -111,6 +115,7 @@ class ReadOptions(_Validated):
     max_table_bytes: int = MAX_TABLE_BYTES
     max_records: int = MAX_RECORDS
     max_cells: int = MAX_CELLS
+    all_runs: bool = False
 
     CONSTRAINTS = {
         "fmt": [Options(FILE_KINDS), None], "layout": [Options(LAYOUTS)], "columns": [Mapping],
@@ -118,6 +123,7 @@ class ReadOptions(_Validated):
         "derive": [Mapping, None], "require": [Sequence], "allow_duplicate_ids": [bool], "ranked": [Sequence],
         "max_record_bytes": [Interval(Integral, 1, None)], "max_table_bytes": [Interval(Integral, 1, None)],
         "max_records": [Interval(Integral, 1, None)], "max_cells": [Interval(Integral, 1, None)],
+        "all_runs": [bool],
     }
 
     def _check(self) -> None:

@@ -497,9 +497,11 @@ def with_harness_agreement(board: pl.DataFrame, samples: pl.DataFrame, by=GROUP_
 
 def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, read: ReadOptions | None = None,
                 score: ScoreOptions | None = None, timings: Timings | None = None, **kwargs) -> ScoreRun:
-    """Score several model-output files against one taxonomy in one run (one citation, one
-    mapping index, one combined leaderboard; ``info["per_file"]`` and the bad rows' ``file``
-    say what each file gave) and, with ``out_dir``, write the results there
+    """Score the model outputs ``paths`` name — files, folders, glob patterns, one source per
+    model and dataset (:mod:`~taxoforge.scores.readers.sources`) — against one taxonomy in one run (one
+    citation, one mapping index, one combined leaderboard; ``info["per_file"]`` and the bad
+    rows' ``file`` say what each file gave, ``info["inputs"]`` each file read with its sha256)
+    and, with ``out_dir``, write the results there
     (:meth:`ScoreRun.write`). Every file is read before anything is scored, so a file that
     cannot be read stops the run before any work.
 
@@ -528,11 +530,14 @@ def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, re
     -------
     ScoreRun
     """
+    from taxoforge.scores.readers.sources import read_paths
+
     read, score = split_options(kwargs, read, score)
     t = timings if timings is not None else Timings()
     with t.phase("read"):
-        rows = read_files(paths, read)
+        rows, sources = read_paths(list(paths), read)
     run = score_frame(rows, taxonomy, score, timings=t)
+    run.info.update(sources.record())
     if out_dir is not None:
         run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=score.plots, timings=t).items()}
     return run

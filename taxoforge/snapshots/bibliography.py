@@ -30,13 +30,23 @@ from typing import Any
 from taxoforge.latex import latex_escape
 from taxoforge.snapshots.catalogue import check_public_url, public_url_of
 from taxoforge.snapshots.errors import SnapshotError
-from taxoforge.snapshots.upstreams import Upstream, licence_summary, upstream_key, upstreams_of, version_text
+from taxoforge.snapshots.upstreams import (
+    Upstream,
+    licence_summary,
+    release_date,
+    spdx_licences,
+    upstream_key,
+    upstreams_of,
+    version_text,
+)
 
 __all__ = ["SnapshotReference", "reference_from_entry", "bibtex", "cff", "citation_key", "LOCAL_ONLY", "public_address",
-           "cite_snapshot"]
+           "cite_snapshot", "default_authors", "NOT_PUBLISHED"]
 
 #: what a citation says in place of a store no reader can reach
 LOCAL_ONLY = "a local snapshot store with no public URL (readers cannot pull it)"
+#: how a citation of such a snapshot begins
+NOT_PUBLISHED = "Not published"
 
 
 @dataclass(frozen=True)
@@ -203,6 +213,28 @@ def cite_snapshot(ref: str, store) -> SnapshotReference:
 
 
 # ---- BibTeX ---------------------------------------------------------------------------------
+def default_authors(ref: SnapshotReference) -> list[str]:
+    """Who a snapshot's citation names as its authors when none are given: the organisations
+    that made its data (``{iNaturalist}``, ``{Princeton University}`` …), as entities; a
+    snapshot of no known source names its taxonomy's maker as unknown.
+
+    Parameters
+    ----------
+    ref : SnapshotReference
+        The snapshot.
+
+    Returns
+    -------
+    list of str
+        Authors as :func:`bibtex` and :func:`cff` take them (``"{Entity}"``).
+    """
+    orgs = []
+    for up, _ in upstreams_of(ref.source_versions):
+        if up.organization and "{" + up.organization + "}" not in orgs:
+            orgs.append("{" + up.organization + "}")
+    return orgs or ["{Unknown: check the sources}"]
+
+
 def citation_key(ref: SnapshotReference) -> str:
     """The BibTeX key of a snapshot: ``taxoforge_<name>_<version>`` (letters, digits, ``_``).
 
@@ -255,8 +287,8 @@ def _bib_entry(kind: str, key: str, fields: list[tuple[str, str]]) -> str:
 def _release_fields(up: Upstream, versions: list[tuple[str, Any]]) -> list[tuple[str, str]]:
     """Fields naming the release used, from the recorded source versions."""
     text = "; ".join(f"{k}: {version_text(v)}" for k, v in versions if version_text(v))
-    fields = [("note", _bib_text(f"Release used: {text}. Licence: {up.licence} ({up.licence_url})."
-                                 + (f" {up.note}" if up.note else "")))]
+    fields = [("note", _bib_text(f"Release used: {text}; released {release_date(up, versions)}. "
+                                 f"Licence: {up.licence} ({up.licence_url})." + (f" {up.note}" if up.note else "")))]
     return fields
 
 
@@ -298,7 +330,8 @@ def bibtex(ref: SnapshotReference, authors: list[str] | None = None) -> str:
     ref : SnapshotReference
         The snapshot.
     authors : list of str, optional
-        Authors of the snapshot (``"Family, Given"``); default the entity ``{taxoforge}``.
+        Authors of the snapshot (``"Family, Given"`` or ``"{Entity}"``); default the
+        organisations that made its data (:func:`default_authors`).
 
     Returns
     -------
@@ -311,14 +344,17 @@ def bibtex(ref: SnapshotReference, authors: list[str] | None = None) -> str:
     note = (f"taxoforge snapshot {ref.ref}; content SHA-256 {ref.content_sha256}"
             + (f"; built from {sources}" if sources else "")
             + (f"; download and verify with: {ref.pull_command()}" if ref.store else f"; held in {LOCAL_ONLY}")
-            + f". Licences of the sources: {licence_summary(ref.source_versions)}.")
-    fields = [("author", _bib_authors(authors or ["{taxoforge}"])),
+            + f"; built with taxoforge{' ' + ref.package if ref.package else ''}"
+            + f". Sources, their releases and licences: {licence_summary(ref.source_versions)}.")
+    fields = [("author", _bib_authors(authors or default_authors(ref))),
               ("title", "{" + _bib_text(ref.title) + "}"),
               ("year", ref.year), ("version", _bib_text(ref.version))]
+    if ref.created[:10]:
+        fields.append(("date", _bib_text(ref.created[:10])))
     if ref.store:
         fields += [("howpublished", _bib_text(f"Snapshot store {ref.store}")), ("url", _bib_url(ref.url))]
     else:
-        fields.append(("howpublished", _bib_text(f"In {LOCAL_ONLY}")))
+        fields.append(("howpublished", _bib_text(f"{NOT_PUBLISHED}: held in {LOCAL_ONLY}")))
     fields.append(("note", _bib_text(note)))
     # no "@" outside an entry: BibTeX reads one anywhere as the start of an entry
     head = f"% Snapshot {ref.taxonomy}, version {ref.version}: cite it and the sources it was built from"
@@ -390,7 +426,8 @@ def _cff_work(work: dict, up: Upstream, versions: list[tuple[str, Any]], first: 
         lines.append(f"    license: {_q(work['license'])}")
     if first:
         text = "; ".join(f"{k}: {version_text(v)}" for k, v in versions if version_text(v))
-        lines.append(f"    notes: {_q(f'Release used: {text}. Licence: {up.licence} ({up.licence_url}). {up.note}'.strip())}")
+        when = release_date(up, versions)
+        lines.append(f"    notes: {_q(f'Release used: {text}; released {when}. Licence: {up.licence} ({up.licence_url}). {up.note}'.strip())}")
     return lines
 
 
@@ -404,7 +441,8 @@ def cff(ref: SnapshotReference, authors: list[str] | None = None) -> str:
     ref : SnapshotReference
         The snapshot.
     authors : list of str, optional
-        Authors of the snapshot (``"Family, Given"``); default the entity ``taxoforge``.
+        Authors of the snapshot (``"Family, Given"`` or ``"{Entity}"``); default the
+        organisations that made its data (:func:`default_authors`).
 
     Returns
     -------
@@ -421,20 +459,25 @@ def cff(ref: SnapshotReference, authors: list[str] | None = None) -> str:
     if re.match(r"\d{4}-\d{2}-\d{2}", ref.created or ""):
         lines.append(f"date-released: {_q(ref.created[:10])}")
     lines.append("authors:")
-    for a in authors or ["{taxoforge}"]:
+    for a in authors or default_authors(ref):
         lines += _cff_person(a, "  ")
     lines += ["identifiers:", "  - type: other", f"    value: {_q('sha256:' + ref.content_sha256)}",
               f"    description: {_q('SHA-256 of the snapshot tables (taxoforge verify recomputes it)')}"]
     if ref.store:
         lines += ["  - type: url", f"    value: {_q(ref.url)}", f"    description: {_q('the snapshot in its store')}",
                   f"url: {_q(ref.url)}", f"repository: {_q(ref.store)}"]
-    spdx = {u.spdx for u, _ in ups}
-    if len(ups) == 1 and None not in spdx:
-        lines.append(f"license: {_q(ups[0][0].spdx)}")
+    # the licences the sources state (SPDX), and the page of one whose data states none
+    spdx, licence_url = spdx_licences(ref.source_versions)
+    if len(spdx) == 1:
+        lines.append(f"license: {_q(spdx[0])}")
+    elif spdx:
+        lines += ["license:"] + [f"  - {_q(x)}" for x in spdx]
+    if licence_url:
+        lines.append(f"license-url: {_q(licence_url)}")
     abstract = (f"The taxonomy {ref.taxonomy} frozen by taxoforge as snapshot {ref.ref} (content SHA-256 "
                 f"{ref.content_sha256}), " + (f"published in the store {ref.store}; pull it with: {ref.pull_command()}."
-                                               if ref.store else f"held in {LOCAL_ONLY}.")
-                + f" Licences of the sources: {licence_summary(ref.source_versions)}.")
+                                               if ref.store else f"{NOT_PUBLISHED.lower()}: held in {LOCAL_ONLY}.")
+                + f" Sources, their releases and licences: {licence_summary(ref.source_versions)}.")
     lines.append(f"abstract: {_q(abstract)}")
     lines += ["keywords:", f"  - {_q('taxonomy')}", f"  - {_q('taxoforge')}", f"  - {_q(ref.taxonomy)}"]
     if ups:

@@ -3,7 +3,9 @@
 Search any name of a node (scientific, vernacular, synonym, label) or its id, and see its
 path to the root, its children with their subtree sizes, its depth, its names, its links out
 (Wikidata, iNaturalist, Catalogue of Life, GBIF, NCBI pages, from the ids it carries), the
-dataset labels linked to it, and what changed for it since the version before. The page is
+dataset labels linked to it, and what changed for it since the version before — itself, and
+how many changes lie below it, with the children that moved in or out
+(:mod:`.browser_changes`, which also writes the version's ``changes.html``). The page is
 one HTML file with the project's own script and style inlined (``browser_static/``); it
 reads the small, gzip-compressed JSON files :mod:`.browser_index` writes beside it, so any
 static host serves it (no server code, nothing fetched from elsewhere: its Content Security
@@ -184,7 +186,7 @@ def build_browser(tables: TreeTables, name: str, entry: dict, *, previous: TreeT
     BrowserData
         The files (``index.html`` among them) and the metadata.
     """
-    data = browser_data(tables, previous, previous_version=previous_version)
+    data = browser_data(tables, previous, previous_version=previous_version, taxonomy=name, version=entry["version"])
     data.meta.update({"taxonomy": name, "version": entry["version"], "ref": f"{name}@{entry['version']}",
                       "content_sha256": entry.get("content_sha256"), "created": entry.get("created"),
                       "store": store_url, "links": link_templates(entry.get("source_versions")), "id_kinds": ID_KINDS,
@@ -276,7 +278,8 @@ def write_browser(store, ref: str, tables: TreeTables | None = None) -> dict:
                          store_url=public_address(store, idx))
     (_write_local if store.is_local else _write_remote)(store, name, version, data)
     mark = {"format": FORMAT, "format_version": 1, "diff_from": prev["version"] if prev else None,
-            "files": len(data.files), "bytes": sum(len(b) for b in data.files.values())}
+            "files": len(data.files), "bytes": sum(len(b) for b in data.files.values()),
+            "changes": sum(1 for f in data.files if f.startswith("changes")) if prev else 0}
     with store.lock():
         idx = store.index()
         for e in idx["taxonomies"].get(name, {}).get("versions", []):

@@ -18,6 +18,9 @@ JSON; the page decompresses it itself, so the host needs no configuration):
 ``ids/<b>.json.gz``
     Node id → ordinal, hashed into buckets (FNV-1a, 32 bits, of the id's UTF-8 bytes); a
     node the previous version had and this one removed maps to what it was.
+``changes.html`` (with a version before it)
+    Every node added, removed, moved and renamed since that version, with its name
+    (:mod:`.browser_changes`, which also gives each node record its changes up the tree).
 ``names/index.json.gz`` and ``names/<f>.json.gz``
     Every name of every node (scientific, vernacular, synonym, label …), and every name again
     from each of its later words (*leo* finds *Panthera leo*), keyed by its normal form
@@ -262,7 +265,8 @@ def id_buckets(ids: list[str], buckets: int) -> np.ndarray:
 
 def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, previous_version: str | None = None,
                  shard_size: int = SHARD_SIZE, inline_children: int = INLINE_CHILDREN,
-                 name_bucket: int = NAME_BUCKET) -> BrowserData:
+                 name_bucket: int = NAME_BUCKET, taxonomy: str | None = None,
+                 version: str | None = None) -> BrowserData:
     """Every file of the browser of ``tables`` (module doc), with the change of each node
     from ``previous`` (the version before it) when given.
 
@@ -280,12 +284,16 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
         Children listed in a node's record (the rest in ``children/<o>.json.gz``).
     name_bucket : int, optional
         The largest name bucket before its prefix is split.
+    taxonomy, version : str, optional
+        The snapshot's taxonomy and version, named on the changes page
+        (:mod:`.browser_changes`; default the tables' name, no version).
 
     Returns
     -------
     BrowserData
         The files and the page's metadata.
     """
+    from taxoforge.snapshots.browser_changes import changes_pages, node_changes
     from taxoforge.snapshots.browser_names import name_files
     from taxoforge.snapshots.diff import diff_frames
 
@@ -313,26 +321,34 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
     parents, sizes, n_kids = parent_ord.tolist(), size.tolist(), n_children.tolist()
 
     # names: every name of the node; the one equal to its label written as 0
-    names = tables.names.select("node_id", "name", "kind", "lang").join(ord_of, on="node_id", how="inner")
+    names = tables.names.select("node_id", "name", "kind", "lang", "source").join(ord_of, on="node_id", how="inner")
     kinds = sorted(set(names["kind"].drop_nulls().unique().to_list()) | set(KIND_ORDER),
                    key=lambda k: (KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER), k))
     kind_idx = {k: i for i, k in enumerate(kinds)}
     names_by = _grouped(names.with_columns(pl.col("kind").replace_strict(kind_idx, default=-1, return_dtype=pl.Int64)
-                                           .alias("kind")), n, ["name", "kind", "lang"], zero_if=labels)
+                                           .alias("kind")), n, ["name", "kind", "lang", "source"], zero_if=labels)
     links = tables.links.filter(pl.col("status") == "linked").select("node_id", "dataset", "label_id", "label_text") \
         .join(ord_of, on="node_id", how="inner")
     links_by = _grouped(links, n, ["dataset", "label_id", "label_text"])
 
+    files: dict[str, bytes] = {}
     diff_by: list = [None] * n
     removed: dict[str, list] = {}
     diff_meta = None
     if previous is not None:
-        diff_by, removed, diff_meta = _node_diffs(diff_frames(previous, tables)[0], ord_of, n, previous_version)
+        frames = diff_frames(previous, tables)[0]
+        diff_by, removed, diff_meta = node_changes(frames, ord_of, parent_ord, size, previous.nodes, previous_version)
+        changed = pl.concat([frames[k].select("node_id") for k in ("added", "moved", "renamed")])
+        ranks_of = dict(tables.nodes.join(changed, on="node_id", how="semi").select("node_id", "rank").iter_rows()) \
+            if "rank" in tables.nodes.columns else {}
+        old_ranks = dict(previous.nodes.join(frames["removed"].select("node_id"), on="node_id", how="semi")
+                         .select("node_id", "rank").iter_rows()) if "rank" in previous.nodes.columns else {}
+        files.update(changes_pages(frames, taxonomy=taxonomy or tables.name, version=version or "",
+                                   previous=previous_version or "", ranks=ranks_of, old_ranks=old_ranks))
 
     def brief(o: int) -> list:
         return [ids[o], labels[o], rank_col[o], parents[o], depth[o], sizes[o], n_kids[o]]
 
-    files: dict[str, bytes] = {}
     for k in range(max(1, -(-n // shard_size))):
         a, b = k * shard_size, min(n, (k + 1) * shard_size)
         outside = set()
@@ -365,7 +381,9 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
         files[f"ids/{b}.json.gz"] = _gz(content)
 
     del names_by, links_by, diff_by
-    name_meta, name_blobs = name_files(names, labels, rank_col, size, kinds, name_bucket=name_bucket, pack=_gz)
+    context = _contexts(parent_ord, ranks_all, labels)
+    name_meta, name_blobs = name_files(names, labels, rank_col, size, kinds, name_bucket=name_bucket, pack=_gz,
+                                       context=context)
     files.update({f"names/{p}": blob for p, blob in name_blobs.items()})
     roots = [int(o) for o in np.flatnonzero(parent_ord < 0)]
     meta = {
@@ -377,45 +395,28 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
     return BrowserData(meta, files)
 
 
-def _node_diffs(frames: dict[str, pl.DataFrame], ord_of: pl.DataFrame, n: int,
-                previous_version: str | None) -> tuple[list, dict, dict]:
-    """Per node of the new version, what changed from the previous one (``None``: nothing);
-    the removed nodes (id → ``[label, old parent id, old parent label]``); the summary."""
-    diff_by: list = [None] * n
+#: The ranks a search hit names as its higher taxon, and the level of each on the Linnean spine
+_CONTEXT_LEVEL = {"kingdom": 0, "phylum": 1, "class": 2, "order": 3, "family": 4}
+_OWN_LEVEL = {**_CONTEXT_LEVEL, "genus": 5, "genushybrid": 5, "species": 6, "hybrid": 6}
 
-    def put(o: int, key: str, value) -> None:
-        if key in ("na", "la") and diff_by[o] is not None and diff_by[o].get("added"):
-            return  # a new node's names and labels are all new: said once, by "added"
-        change = diff_by[o] if diff_by[o] is not None else {}
-        diff_by[o] = change
-        if key in ("na", "nr", "la", "lr", "lc"):  # lists: names and links added, removed, changed
-            change.setdefault(key, []).append(value)
-        else:
-            change[key] = value
 
-    def rows(frame: str, col: str = "node_id"):
-        df = frames[frame]
-        if not df.height:
-            return
-        yield from df.join(ord_of.rename({"node_id": col}), on=col, how="inner").iter_rows(named=True)
-
-    for r in rows("added"):
-        put(r["_o"], "added", 1)
-    for r in rows("renamed"):
-        put(r["_o"], "old_label", r["old_label"])
-    for r in rows("moved"):
-        put(r["_o"], "old_parent", [r["old_parent"], r.get("old_parent_label")])
-    for r in rows("names_added"):
-        put(r["_o"], "na", [r["name"], r["kind"], r["lang"]])
-    for r in rows("names_removed"):
-        put(r["_o"], "nr", [r["name"], r["kind"], r["lang"]])
-    for r in rows("links_added"):
-        put(r["_o"], "la", [r["dataset"], r["label_id"], r["label_text"]])
-    for r in rows("links_removed"):
-        put(r["_o"], "lr", [r["dataset"], r["label_id"], r["label_text"]])
-    for r in rows("links_changed", "new_node"):
-        put(r["_o"], "lc", [r["dataset"], r["label_id"], r["label_text"], r["old_node"], r.get("old_node_label")])
-    removed = {r["node_id"]: [r["label"], r["parent_id"], r.get("parent_label")]
-               for r in frames["removed"].iter_rows(named=True)}
-    counts = {k: v.height for k, v in frames.items()}
-    return diff_by, removed, {"from": previous_version, "counts": counts}
+def _contexts(parent: np.ndarray, ranks: list, labels: list) -> np.ndarray:
+    """The ordinal of each node's *higher taxon*, shown beside a search hit so that *Netelia
+    leo* and *Panthera leo* read apart: in a ranked tree the nearest ancestor of rank family,
+    order, class, phylum or kingdom above the node's own level (a species or a genus: its
+    family; a family: its order …); in a tree without ranks, the parent. -1 for none."""
+    n = len(parent)
+    level = np.array([_CONTEXT_LEVEL.get(r, 99) if r else 99 for r in ranks], dtype=np.int64)
+    if not (level < 99).any():  # no ranks: the parent says where a node is
+        return parent.copy()
+    own = np.array([_OWN_LEVEL.get(r, 7) if r else 7 for r in ranks], dtype=np.int64)
+    cur = parent.copy()
+    out = np.full(n, -1, dtype=np.int64)
+    todo = cur >= 0
+    while todo.any():
+        idx = np.flatnonzero(todo)
+        hit = level[cur[idx]] < own[idx]
+        out[idx[hit]] = cur[idx[hit]]
+        cur[idx] = np.where(hit, -1, parent[cur[idx]])
+        todo = cur >= 0
+    return out

@@ -1,11 +1,13 @@
 """The name index of a snapshot's browser: every name of every node, cut into buckets by the
 prefix of its normal form (:func:`~taxoforge.snapshots.browser_index.name_key`).
 
-An entry is ``[key, name, kind, ordinal, label or 0, rank, from_word, size]``: the name's key,
-the name as written, its kind (index into the page's ``kinds``), the node's ordinal, the
-node's label when it is not the name, its rank (index into ``ranks``, -1 for none), 1 when
-the entry indexes the name from one of its later words (*leo* for *Panthera leo*), and the
-node's subtree size (bigger groups first among equal matches).
+An entry is ``[key, name, kind, ordinal, label or 0, rank, from_word, size, common, context]``:
+the name's key, the name as written, its kind (index into the page's ``kinds``), the node's
+ordinal, the node's label when it is not the name, its rank (index into ``ranks``, -1 for
+none), 1 when the entry indexes the name from one of its later words (*leo* for *Panthera
+leo*), the node's subtree size (bigger groups first among equal matches), how many common
+names the node has (:data:`COMMON_KINDS`, at most 15) and its higher taxon (an index into
+``contexts.json.gz``, ``[label, rank]`` each; -1 for none), shown beside the hit.
 
 Buckets (module doc of :mod:`.browser_index`): the entries whose key starts with a prefix of
 one character, split one character longer while a bucket holds more than ``name_bucket``
@@ -18,8 +20,11 @@ split, else from the bucket of the longest prefix of ``q``, keeping the entries 
 starts with ``q``.
 
 Within a bucket, entries are sorted by key, then by how good a match they are at equal key:
-the whole name before a later word, by kind (:data:`~taxoforge.snapshots.browser_index.KIND_ORDER`),
-bigger subtrees first, shorter names first.
+the whole name before a later word; then the taxa people have common names for first, the
+more names the better (a prior of how well known a taxon is: *lion* finds *Panthera leo*,
+which WordNet names three ways, before a beetle genus that only a scientific name names); then
+by kind (:data:`~taxoforge.snapshots.browser_index.KIND_ORDER`), bigger subtrees first,
+shorter names first. The page orders the hits of a query the same way, an exact key first.
 """
 
 from __future__ import annotations
@@ -27,7 +32,11 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-__all__ = ["name_files", "WHITESPACE", "name_keys"]
+__all__ = ["name_files", "WHITESPACE", "name_keys", "COMMON_KINDS"]
+
+#: name kinds that are names people use (not scientific names nor identifiers): how many of them a
+#: node has ranks equal matches
+COMMON_KINDS = ("vernacular", "alias", "lemma", "dataset_label")
 
 #: the characters that separate words in a key (after NFKD, every other Unicode space is a plain
 #: space); the page uses the same class
@@ -52,12 +61,15 @@ def name_keys(names: pl.Expr) -> pl.Expr:
             .str.replace_all(WHITESPACE, " ").str.strip_chars(" "))
 
 
-def _entries(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray, kinds: list[str]) -> pl.DataFrame:
+def _entries(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray, kinds: list[str],
+             context: np.ndarray) -> pl.DataFrame:
     """Every (node, key) once, with its best name, and a ``_score`` that orders matches of
     equal key (module doc): lower is better."""
     from taxoforge.snapshots.browser_index import KIND_ORDER
 
     n = len(labels)
+    common = names.filter(pl.col("kind").is_in(list(COMMON_KINDS))).group_by("_o").agg(
+        pl.col("name").n_unique().clip(0, 15).cast(pl.Int64).alias("_common"))
     label_rows = pl.DataFrame({"_o": np.arange(n), "name": labels, "kind": ["label"] * n},
                               schema={"_o": pl.Int64, "name": pl.String, "kind": pl.String})
     named = names.select("_o", "name", pl.col("kind").cast(pl.String))
@@ -79,15 +91,20 @@ def _entries(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray
     sizes = pl.Series("_size", size, dtype=pl.Int64)
     allrows = allrows.with_columns(pl.col("_o").map_batches(lambda s: sizes.gather(s), return_dtype=pl.Int64)
                                    .alias("_size"), pl.col("name").str.len_chars().clip(0, 511).alias("_len"))
-    # one number orders equal keys: the whole name before a later word, then kind, bigger subtree, shorter name
-    allrows = allrows.with_columns(((pl.col("from_word") * 16 + pl.col("_kr").clip(0, 15)) * (1 << 40)
+    allrows = allrows.join(common, on="_o", how="left").with_columns(pl.col("_common").fill_null(0))
+    # one number orders equal keys: the whole name before a later word, more common names, kind, bigger
+    # subtree, shorter name
+    allrows = allrows.with_columns((((pl.col("from_word") * 16 + 15 - pl.col("_common")) * 16
+                                     + pl.col("_kr").clip(0, 15)) * (1 << 40)
                                     + ((1 << 31) - pl.col("_size").clip(0, (1 << 31) - 1)) * 512 + pl.col("_len"))
                                    .alias("_score"))
     best = allrows.sort("_score", maintain_order=True).filter(pl.struct("_o", "key").is_first_distinct())
     lab = pl.Series("_label", labels, dtype=pl.String)
     rk = pl.Series("_rank", rank_col, dtype=pl.Int64)
+    ctx = pl.Series("_ctx", context, dtype=pl.Int64)
     return best.with_columns(pl.col("_o").map_batches(lambda s: lab.gather(s), return_dtype=pl.String).alias("_label"),
                              pl.col("_o").map_batches(lambda s: rk.gather(s), return_dtype=pl.Int64).alias("rank"),
+                             pl.col("_o").map_batches(lambda s: ctx.gather(s), return_dtype=pl.Int64).alias("_ctx"),
                              pl.col("key").str.len_chars().alias("_kl")).sort("key", "_score", "_o")
 
 
@@ -95,19 +112,19 @@ def _files(df: pl.DataFrame, file_col: str, pack) -> dict[int, bytes]:
     """The entries of ``df`` packed (``pack``: rows → bytes), one file per run of equal
     ``file_col`` (``df`` holds each file's entries together, sorted by key); each file is
     converted to Python rows and packed in turn, so only one file's rows are ever held."""
-    df = df.select(file_col, "key", "name", "kind", "_o", "_label", "rank", "from_word", "_size")
+    df = df.select(file_col, "key", "name", "kind", "_o", "_label", "rank", "from_word", "_size", "_common", "_cid")
     runs = df.select(pl.col(file_col).rle()).unnest(file_col)
     out, start = {}, 0
     for k, f in runs.select("len", "value").iter_rows():
         part = df.slice(start, k)
-        out[f] = pack([[key, nm, kd, o, 0 if lab == nm else lab, rk, fw, sz]
-                       for _f, key, nm, kd, o, lab, rk, fw, sz in part.iter_rows()])
+        out[f] = pack([[key, nm, kd, o, 0 if lab == nm else lab, rk, fw, sz, cm, ci]
+                       for _f, key, nm, kd, o, lab, rk, fw, sz, cm, ci in part.iter_rows()])
         start += k
     return out
 
 
 def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray, kinds: list[str],
-               *, name_bucket: int, pack) -> tuple[dict, dict[str, bytes]]:
+               *, name_bucket: int, pack, context: np.ndarray | None = None) -> tuple[dict, dict[str, bytes]]:
     """The name index's files: ``index.json.gz`` (prefix → bucket file, split prefix → top
     file) and the buckets (module doc).
 
@@ -127,6 +144,8 @@ def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarr
         The largest bucket before its prefix is split.
     pack : callable
         A JSON value → the bytes of its file.
+    context : numpy.ndarray, optional
+        The ordinal of each node's higher taxon (-1 for none), shown beside its hits.
 
     Returns
     -------
@@ -135,7 +154,12 @@ def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarr
     """
     from taxoforge.snapshots.browser_index import MAX_PREFIX, TOP_NAMES
 
-    entries = _entries(names, labels, rank_col, size, kinds).with_row_index("_e")  # sorted by key
+    context = np.full(len(labels), -1, dtype=np.int64) if context is None else context
+    entries = _entries(names, labels, rank_col, size, kinds, context).with_row_index("_e")  # sorted by key
+    # the higher taxa the entries name, once each: contexts.json.gz holds [label, rank] of each
+    used = entries.select(pl.col("_ctx").filter(pl.col("_ctx") >= 0).unique().sort())["_ctx"].to_list()
+    cid = {o: i for i, o in enumerate(used)}
+    entries = entries.with_columns(pl.col("_ctx").replace_strict(cid, default=-1, return_dtype=pl.Int64).alias("_cid"))
     assigned, tops = [], []
     pending = entries.select("_e", "key", "_kl", "_score")
     for length in range(1, MAX_PREFIX + 1):
@@ -168,6 +192,7 @@ def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarr
         chosen = chosen.with_columns(pl.col("_p").replace_strict(top_ids, return_dtype=pl.Int64).alias("_t"))
         blobs.update({f"t{t}.json.gz": blob for t, blob in _files(chosen, "_t", pack).items()})
     blobs["index.json.gz"] = pack({"leaves": leaves, "tops": top_ids})
+    blobs["contexts.json.gz"] = pack([[labels[o], rank_col[o]] for o in used])
     meta = {"entries": entries.height, "max_prefix": MAX_PREFIX, "top": TOP_NAMES, "bucket": name_bucket,
             "whitespace": WHITESPACE}
     return meta, blobs

@@ -15,8 +15,11 @@ a :class:`Citation`. The rules:
   4) — never cited as the version it no longer is — or, with ``altered="content"``,
   cited by the content hash of the tables it actually holds.
 * A **tree folder** or **tables in memory** are cited by their content hash: as
-  ``NAME@VERSION`` of the store when the store has a version with exactly that content,
-  else as ``sha256:<hex>`` (``published`` false) — a reference any store resolves once
+  ``NAME@VERSION`` when the store named, or else the default store
+  (:func:`~taxoforge.snapshots.store.default_store_url`, the same from every working
+  folder), has a version with exactly that content — so one tree is cited the same
+  whichever store path or working folder it is scored from —, else as ``sha256:<hex>``
+  (``published`` false) — a reference any store resolves once
   that content is published (:func:`~taxoforge.snapshots.catalogue.resolve_entry`),
   never a made-up ``NAME@<hash>`` no store knows.
 * A name that is neither a folder nor in the store raises :class:`TaxonomyNotFound`
@@ -157,6 +160,22 @@ def _find_content(st: SnapshotStore | None, content_sha256: str, name: str | Non
     return (*sorted(found, key=rank)[0], idx)
 
 
+def _published(store, content_sha256: str, name: str | None) -> tuple[SnapshotStore, str, dict, dict] | None:
+    """``(store, taxonomy, entry, index)`` of this content in ``store``, else in the default
+    store: content published in either is cited by its name, whatever store (and whatever
+    spelling of its path) was named and whatever the working folder."""
+    given = _as_store(store) if store is not None else None
+    default = _default_store_if_any()
+    stores = [given] if given is not None else []
+    if default is not None and (given is None or default.display_url != given.display_url):
+        stores.append(default)
+    for st in stores:
+        hit = _find_content(st, content_sha256, name)
+        if hit:
+            return (st, *hit)
+    return None
+
+
 def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", verified: str = "computed",
                 name: str | None = None, content_sha256: str | None = None) -> Citation:
     """The citation of ``tables`` by their content hash (computed here, unless
@@ -186,10 +205,9 @@ def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", ver
         content, else ``sha256:<hex>``.
     """
     full = content_sha256 or content_id(tables)[1]
-    st = _as_store(store) if store is not None else _default_store_if_any()
-    hit = _find_content(st, full, name or tables.name)
+    hit = _published(store, full, name or tables.name)
     if hit:
-        n, e, idx = hit
+        st, n, e, idx = hit
         return Citation(f"{n}@{e['version']}", n, full, e["version"], published=True, source=source, verified=verified,
                         **_published_in(st, idx))
     return Citation(content_ref(full), name or tables.name, full, None, None, False, source, verified)
@@ -198,7 +216,7 @@ def cite_tables(tables: TreeTables, *, store=None, source: str = "<tables>", ver
 def _default_store_if_any() -> SnapshotStore | None:
     try:
         return SnapshotStore()
-    except Exception:  # noqa: BLE001 - a bad $TAXOFORGE_SNAPSHOT_STORE: nothing to look in
+    except Exception:  # noqa: BLE001 - a bad $TAXOFORGE_STORE: nothing to look in
         return None
 
 
@@ -275,10 +293,9 @@ def _resolve_snapshot_folder(folder: Path, *, store, altered: str) -> tuple[Tree
         st, _ = enclosing
         return _mark(tables, Citation(claimed, m["taxonomy"], m["content_sha256"], m["version"], published=True,
                                       source=source, verified=verified, **_published_in(st)))
-    st = _as_store(store) if store is not None else _default_store_if_any()
-    hit = _find_content(st, m["content_sha256"], m["taxonomy"])
+    hit = _published(store, m["content_sha256"], m["taxonomy"])
     if hit:
-        n, e, idx = hit
+        st, n, e, idx = hit
         return _mark(tables, Citation(f"{n}@{e['version']}", n, m["content_sha256"], e["version"], published=True,
                                       source=source, verified=verified, **_published_in(st, idx)))
     return _mark(tables, Citation(content_ref(m["content_sha256"]), m["taxonomy"], m["content_sha256"], None, None,
@@ -307,8 +324,8 @@ def resolve_taxonomy(source, *, store=None, cache=None, altered: str = "refuse",
     """The tables ``source`` names and the :class:`Citation` a result must carry (see the
     module doc). ``source``: a :class:`TreeTables`, a snapshot or tree folder, or a
     reference ``NAME``, ``NAME@VERSION``, ``sha256:HEX`` in ``store`` (a
-    :class:`SnapshotStore` or URL; default ``$TAXOFORGE_SNAPSHOT_STORE`` or
-    ``data/snapshots``). ``cache``: the local store a remote snapshot is pulled into.
+    :class:`SnapshotStore` or URL; default
+    :func:`~taxoforge.snapshots.store.default_store_url`). ``cache``: the local store a remote snapshot is pulled into.
     ``altered``: ``"refuse"`` (default) or ``"content"`` for a snapshot folder whose tables
     no longer match its manifest.
 

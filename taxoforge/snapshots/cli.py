@@ -36,14 +36,14 @@ from taxoforge.snapshots.manifest import MANIFEST_NAME
 EXIT_CODES = __doc__.split("Exit codes:", 1)[1]
 
 STORE_HELP = ("Snapshot store: a folder, file://, http(s):// (read only) or any fsspec URL. "
-              "Default: $TAXOFORGE_SNAPSHOT_STORE or data/snapshots.")
+              "Default: $TAXOFORGE_STORE, else ~/.local/share/taxoforge/snapshots.")
 _EPILOG = ("Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 verification failed, 5 conflict, "
            "6 read-only store, 7 tree checks failed, 8 download interrupted, 9 lock timeout, "
            "11 a local file could not be written (no space left, a file where a folder goes …).")
 
 
 def _store_option(f):
-    return click.option("--store", "store", envvar="TAXOFORGE_SNAPSHOT_STORE", default=None, show_envvar=True,
+    return click.option("--store", "store", envvar=["TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE"], default=None, show_envvar=True,
                         metavar="URL", help=STORE_HELP)(f)
 
 
@@ -137,8 +137,8 @@ def list_cmd(name: str | None, store: str | None, as_json: bool) -> None:
 @click.argument("ref", metavar="NAME[@VERSION]")
 @click.option("--store", "store", envvar="TAXOFORGE_SNAPSHOT_REMOTE", default=None, show_envvar=True, metavar="URL",
               help="Store to pull from (default: $TAXOFORGE_SNAPSHOT_REMOTE, else the local store).")
-@click.option("--dest", envvar="TAXOFORGE_SNAPSHOT_STORE", default=None, show_envvar=True, metavar="DIR",
-              help="Local store to pull into (default: $TAXOFORGE_SNAPSHOT_STORE or data/snapshots).")
+@click.option("--dest", envvar=["TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE"], default=None, show_envvar=True, metavar="DIR",
+              help="Local store to pull into (default: $TAXOFORGE_STORE, else ~/.local/share/taxoforge/snapshots).")
 @click.option("--retries", type=click.IntRange(0, 100), default=3, show_default=True,
               help="Resume a dropped connection this many times before giving up.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
@@ -202,7 +202,7 @@ def verify_cmd(target: str, store: str | None, fast: bool, as_json: bool) -> Non
 @click.argument("target", metavar="FOLDER|NAME[@VERSION]")
 @_store_option
 @click.option("--dest", default=None, metavar="DIR",
-              help="Local store that snapshots of a remote --store are pulled into (default: data/snapshots).")
+              help="Local store that snapshots of a remote --store are pulled into (default: $TAXOFORGE_STORE, else ~/.local/share/taxoforge/snapshots).")
 @_json_option
 @_handle_errors
 def show_cmd(target: str, store: str | None, dest: str | None, as_json: bool) -> None:
@@ -249,7 +249,7 @@ def show_cmd(target: str, store: str | None, dest: str | None, as_json: bool) ->
 @click.argument("b", metavar="B")
 @_store_option
 @click.option("--dest", default=None, metavar="DIR",
-              help="Local store that snapshots of a remote --store are pulled into (default: data/snapshots).")
+              help="Local store that snapshots of a remote --store are pulled into (default: $TAXOFORGE_STORE, else ~/.local/share/taxoforge/snapshots).")
 @click.option("--limit", type=click.IntRange(0), default=20, show_default=True,
               help="Rows shown per kind of change (text output; --json lists all).")
 @click.option("--exit-code", "exit_code", is_flag=True, help="Exit with 1 when A and B differ (like git diff).")
@@ -406,7 +406,7 @@ def browse_cmd(ref: str | None, store: str | None, rebuild: bool, as_json: bool)
 @click.option("--format", "fmt", type=click.Choice(["both", "bibtex", "cff"]), default="both", show_default=True,
               help="BibTeX, CITATION.cff (Citation File Format 1.2.0), or both one after the other.")
 @click.option("--author", "authors", multiple=True, metavar="'FAMILY, GIVEN'",
-              help="An author of the snapshot (repeatable); default the entity taxoforge.")
+              help="An author of the snapshot (repeatable); default the organisations that made its data.")
 @_json_option
 @_handle_errors
 def cite_cmd(ref: str, store: str | None, fmt: str, authors: tuple[str, ...], as_json: bool) -> None:

@@ -45,8 +45,8 @@ def load_taxonomy(ref: str, store: str | os.PathLike | SnapshotStore | None = No
                   cache: str | os.PathLike | None = None, verify: bool = True,
                   progress: bool = False) -> TreeTables:
     """The :class:`TreeTables` of snapshot ``ref`` (``"NAME@VERSION"``, or ``"NAME"`` for
-    the latest) in ``store`` (default: ``$TAXOFORGE_SNAPSHOT_STORE`` or
-    ``data/snapshots``).
+    the latest) in ``store`` (default:
+    :func:`~taxoforge.snapshots.store.default_store_url`).
 
     A local store is read in place (its files checked against the manifest when
     ``verify``); a remote store is first pulled into the local store ``cache`` (default:
@@ -74,8 +74,8 @@ def load_taxonomy(ref: str, store: str | os.PathLike | SnapshotStore | None = No
     -------
     TreeTables
         The :class:`TreeTables` of snapshot ``ref`` (``"NAME@VERSION"``, or ``"NAME"``
-        for the latest) in ``store`` (default: ``$TAXOFORGE_SNAPSHOT_STORE`` or
-        ``data/snapshots``).
+        for the latest) in ``store`` (default:
+        :func:`~taxoforge.snapshots.store.default_store_url`).
     """
     st = store if isinstance(store, SnapshotStore) else SnapshotStore(store)
     if st.is_local:

@@ -16,7 +16,9 @@ Version id
     2. Each canonical table is hashed (SHA-256) as newline-delimited JSON, chunk by
        chunk, after a header naming the table, the schema version and the columns. JSON
        and not the Parquet bytes, so a new pyarrow that writes the same content with
-       other bytes does not give a new version.
+       other bytes does not give a new version. A column added to a table's schema later
+       (:data:`~taxoforge.trees.tables.ADDED_COLUMNS`: the names' ``source``) that is null
+       in every row is left out, so a table without it keeps the hash it had before.
     3. The version id is the first 12 hex digits of the SHA-256 over the four table
        hashes (the full hash is kept as ``content_sha256``).
 
@@ -55,8 +57,9 @@ from typing import Any
 import polars as pl
 
 from taxoforge.files import file_sha256, write_bytes_atomic
+from taxoforge.files.paths import without_local_paths
 from taxoforge.snapshots.errors import SnapshotError
-from taxoforge.trees.tables import SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform, provenance
+from taxoforge.trees.tables import ADDED_COLUMNS, SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform, provenance
 from taxoforge.versions import package_versions
 
 __all__ = [
@@ -187,6 +190,10 @@ def table_content_hash(df: pl.DataFrame, table: str, *, canonical: bool = False)
     """
     if not canonical:
         df = canonical_table(df, table)
+    # a column added to the schema later, null throughout: hashed as before it existed (old ids stay)
+    unused = [c for c in ADDED_COLUMNS.get(table, ()) if c in df.columns and df[c].null_count() == df.height]
+    if unused:
+        df = df.drop(unused)
     h = hashlib.sha256()
     h.update(f"taxoforge-table\n{table}\nschema={SCHEMA_VERSION}\ncolumns={','.join(df.columns)}\n".encode())
     for chunk in df.iter_slices(n_rows=_CHUNK_ROWS):
@@ -319,8 +326,9 @@ def build_snapshot(
     replaced) and return its manifest.
 
     The tree's provenance, ``tables.info`` (less where it was loaded from:
-    :func:`~taxoforge.trees.tables.provenance`), is copied into the manifest under
-    ``"info"``; its ``seed``, ``cycle_policy`` and ``source_versions`` also stand at the
+    :func:`~taxoforge.trees.tables.provenance`, and with every local file path cut to the
+    file's name: :func:`taxoforge.files.paths.without_local_paths`), is copied into the
+    manifest under ``"info"``; its ``seed``, ``cycle_policy`` and ``source_versions`` also stand at the
     top level. ``seed`` and ``source_versions`` given here override the info's;
     ``extra`` is stored under ``"extra"``. ``version`` replaces the content-derived id by
     a label (e.g. ``"2024-06"``); ``content_sha256`` still identifies the content.
@@ -356,13 +364,13 @@ def build_snapshot(
     cid, full, per_table = content_id(canon, canonical=True)
     version = validate_name(version, "version") if version else cid
     paths = canon.write(folder, info=False)  # the info goes into the manifest
-    info = provenance(tables.info)
+    info = without_local_paths(provenance(tables.info))  # a publisher's file paths are nobody else's
     if seed is None:
         seed = info.get("seed")
     if source_versions is None:
         source_versions = info.get("source_versions") or {}
     seed = None if seed is None else int(seed)
-    source_versions = _json_safe(source_versions or {})
+    source_versions = without_local_paths(_json_safe(source_versions or {}))
     info.update(seed=seed, source_versions=source_versions)
     files = {}
     table_meta = {}

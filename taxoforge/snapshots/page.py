@@ -3,10 +3,11 @@
 One static page, rendered from ``index.json`` alone by every publish (and ``set_latest``,
 ``reindex``) and written beside it atomically (local stores: temporary file + rename;
 object stores: one PUT). For each taxonomy: a description (what it was built from, how
-big it is) and the licences of its sources; then every version, oldest first, with its
+big it is) and the licences of its sources; then every version, newest first, with its
 creation time, node/name/link counts, size, seed and source versions (a long one folded
 in a ``<details>``, so the pull column stays in view), a summary of what changed from
-the version before it, a *latest* badge, the ``taxoforge pull`` command to copy, a link
+the version before it (a link to the version's changes page, :mod:`.browser_changes`, where
+its browser has one), a *latest* badge, the ``taxoforge pull`` command to copy, a link
 to the version's browser (:mod:`.browser`) when it has one, and a *Cite* block (BibTeX of
 :mod:`.bibliography` and the ``taxoforge cite`` command).
 
@@ -14,7 +15,8 @@ Everything that came from a store or a manifest is escaped (Jinja2 with autoesca
 and no value is ever placed inside the page's script. The script only adds copy buttons
 and, when the page is served over HTTP(S) and no public URL was given, writes the page's
 own folder URL into the pull commands (the store *is* that folder); without JavaScript
-the commands name the URL given at render time.
+the commands name the URL given at render time. A local store without a public URL is named
+nowhere in the page: it says "not published", with how to publish it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ _TEMPLATE = """<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="taxoforge {{ package }}">
-<title>taxoforge snapshots: {{ store_url }}</title>
+<title>taxoforge snapshots: {{ store_url or "not published" }}</title>
 <style>
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 78rem; padding: 0 1rem; color: #1d232a; }
 h1 { font-size: 1.5rem; margin-bottom: .2rem; } h2 { margin-top: 2.2rem; font-size: 1.25rem; }
@@ -53,7 +55,8 @@ button.copy { font-size: 12px; cursor: pointer; }
 </head>
 <body>
 <h1>taxoforge snapshots</h1>
-<p class="muted">Store <code id="store-url" data-store-url="{{ store_url }}" data-public="{{ 'yes' if public else 'no' }}">{{ store_url }}</code>
+{% if not store_url %}<p class="warn" id="not-published"><strong>Not published.</strong> This store has no public URL, so the commands below name it <code>URL</code>: publish with <code>taxoforge publish --public-url URL</code> (the address the store is served at) to give readers one.</p>{% endif %}
+<p class="muted">Store <code id="store-url" data-store-url="{{ store_url or 'URL' }}" data-public="{{ 'yes' if public else 'no' }}">{{ store_url or "not published" }}</code>
 · {{ taxonomies|length }} taxonom{{ 'y' if taxonomies|length == 1 else 'ies' }}, {{ n_versions }} version{{ '' if n_versions == 1 else 's' }}
 · updated {{ updated }}</p>
 <p class="muted">Install with <code>pip install taxoforge</code>; <code>taxoforge pull NAME@VERSION --store URL</code> downloads a snapshot and checks every file's SHA-256;
@@ -63,7 +66,7 @@ button.copy { font-size: 12px; cursor: pointer; }
 <section class="taxonomy" id="taxonomy-{{ tax.name }}" data-taxonomy="{{ tax.name }}">
 <h2>{{ tax.name }}</h2>
 <p class="about">{{ tax.description }}</p>
-<p class="licence"><strong>Licence.</strong> {% for src in tax.licences %}{{ src.name }}: <a href="{{ src.url }}" rel="noopener noreferrer">{{ src.licence }}</a>{% if not loop.last %}; {% endif %}{% else %}<span class="muted">no upstream source recorded: see the sources the tree was built from</span>{% endfor %}</p>
+<p class="licence"><strong>Licence.</strong> {% for src in tax.licences %}{{ src.name }} (released {{ src.released }}): <a href="{{ src.url }}" rel="noopener noreferrer">{{ src.licence }}</a>{% if not loop.last %}; {% endif %}{% else %}<span class="muted">no upstream source recorded: see the sources the tree was built from</span>{% endfor %}</p>
 <p class="muted">{{ tax.versions|length }} version{{ '' if tax.versions|length == 1 else 's' }}{% if tax.latest %}; <code>{{ tax.name }}</code> means <code>{{ tax.name }}@{{ tax.latest }}</code>{% endif %}</p>
 <table>
 <thead><tr><th>version</th><th>created</th><th>nodes</th><th>names</th><th>links</th><th>size</th><th>seed</th><th>source versions</th><th title="what changed from the version before">changes</th><th>pull</th></tr></thead>
@@ -76,11 +79,11 @@ button.copy { font-size: 12px; cursor: pointer; }
 <td class="num size" data-bytes="{{ v.bytes }}">{{ v.size }}</td>
 <td>{{ v.seed }}</td>
 <td class="sources">{% for k, short, full in v.sources %}<div>{% if full %}<details><summary><code>{{ k }}</code> {{ short }}</summary><pre>{{ full }}</pre></details>{% else %}<code>{{ k }}</code> {{ short }}{% endif %}</div>{% endfor %}</td>
-<td class="diff">{% if v.diff %}<span title="compared with {{ v.diff_from }}">{{ v.diff }}</span>{% else %}<span class="muted">{{ v.diff_none }}</span>{% endif %}</td>
+<td class="diff">{% if v.diff %}{% if v.changes %}<a class="changes" href="{{ v.changes }}" title="every change since {{ v.diff_from }}">{{ v.diff }}</a>{% else %}<span title="compared with {{ v.diff_from }}">{{ v.diff }}</span>{% endif %}{% else %}<span class="muted">{{ v.diff_none }}</span>{% endif %}</td>
 <td><div class="pull"><code class="pull-command" data-ref="{{ v.ref }}">{{ v.pull }}</code><button class="copy" type="button">copy</button></div></td>
 </tr>
 <tr class="cite" id="cite-{{ tax.name }}-{{ v.version }}"><td colspan="10"><details><summary>Cite {{ v.ref }}</summary>
-{% if v.local_only %}<p class="warn">This store has no public URL: readers cannot pull this snapshot. Publish with <code>--public-url URL</code> (the address the store is served at) to cite it by that address.</p>{% endif %}
+{% if v.local_only %}<p class="warn">Not published: this store has no public URL, so readers cannot pull this snapshot. Publish with <code>--public-url URL</code> (the address the store is served at) to cite it by that address.</p>{% endif %}
 <p><code>{{ v.cite_command }}</code> prints this BibTeX and a CITATION.cff.</p>
 <pre class="bibtex">{{ v.bibtex }}</pre></details></td></tr>
 {% endfor %}
@@ -94,6 +97,9 @@ button.copy { font-size: 12px; cursor: pointer; }
   var store = el.getAttribute("data-store-url");
   if (el.getAttribute("data-public") !== "yes" && /^https?:$/.test(location.protocol)) {
     store = location.href.split("#")[0].split("?")[0].replace(/\\/[^\\/]*$/, "");
+    el.textContent = store;
+  } else if (el.getAttribute("data-public") !== "yes" && location.protocol === "file:") {
+    store = decodeURIComponent(location.pathname).replace(/\\/[^\\/]*$/, "");  // the reader's own folder
     el.textContent = store;
   }
   var quote = function (s) { return /^[A-Za-z0-9_.:\\/@%+=,-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\\\''") + "'"; };
@@ -170,8 +176,11 @@ def _source_items(sv: Any) -> list[tuple[str, str, str | None]]:
 
     from taxoforge.snapshots.upstreams import version_text
 
+    from taxoforge.files.paths import without_local_paths
+
     if not isinstance(sv, dict):
         sv = {"": sv} if sv else {}
+    sv = without_local_paths(sv)
     out = []
     for k in sorted(sv, key=str):
         v = sv[k]
@@ -204,6 +213,15 @@ def _browser_href(name: str, entry: dict) -> str | None:
         return None
 
 
+def _changes_href(name: str, entry: dict) -> str | None:
+    """The relative link to a version's changes page, when its browser has one (written with a
+    version before it to compare with)."""
+    href = _browser_href(name, entry)
+    if not href or not (entry.get("browser") or {}).get("changes"):
+        return None
+    return href.rsplit("/", 1)[0] + "/changes.html"
+
+
 def _description(name: str, entry: dict, ups: list) -> str:
     """One sentence on a taxonomy: what it was built from and how big its latest version is."""
     counts = entry.get("row_counts") or {}
@@ -218,7 +236,7 @@ def _description(name: str, entry: dict, ups: list) -> str:
             "Every version is frozen: its id is a hash of its tables.")
 
 
-def render_page(idx: dict, store_url: str, *, public: bool = False) -> str:
+def render_page(idx: dict, store_url: str | None, *, public: bool = False) -> str:
     """The HTML of the catalogue of the index ``idx`` of the store at ``store_url``
     (``public``: that URL is where users reach the store, so the page keeps it).
 
@@ -226,8 +244,10 @@ def render_page(idx: dict, store_url: str, *, public: bool = False) -> str:
     ----------
     idx : dict
         The store's parsed ``index.json``.
-    store_url : str
-        The store's URL.
+    store_url : str or None
+        The store's URL; None for a local folder without a public URL, which the page names
+        nowhere: it says "not published", and its commands name the store ``URL`` (filled in
+        by the page's script when it is served over HTTP).
     public : bool, optional
         That URL is where users reach the store, so the page keeps it.
 
@@ -242,10 +262,10 @@ def render_page(idx: dict, store_url: str, *, public: bool = False) -> str:
     from taxoforge.snapshots.manifest import package_version
 
     from taxoforge.snapshots.bibliography import bibtex, reference_from_entry
-    from taxoforge.snapshots.upstreams import upstreams_of
+    from taxoforge.snapshots.upstreams import release_date, upstreams_of
 
     # a citation names the public URL, or a remote store's own URL; a local folder's path never
-    cite_store = store_url if public or "://" in store_url else None
+    cite_store = store_url if store_url and (public or "://" in store_url) else None
     taxonomies = []
     n_versions = 0
     for name, tax in sorted(idx.get("taxonomies", {}).items()):
@@ -268,17 +288,20 @@ def render_page(idx: dict, store_url: str, *, public: bool = False) -> str:
                 "sources": _source_items(e.get("source_versions")),
                 "diff": summary_text(d) if current else None, "diff_from": prev,
                 "diff_none": "first version" if i == 0 else "not computed",
-                "pull": pull_command(ref, store_url),
+                "pull": pull_command(ref, store_url or "URL"),
                 "browser": _browser_href(name, e),
+                "changes": _changes_href(name, e) if current else None,
                 "bibtex": bibtex(reference_from_entry(name, e, store=cite_store, local_only=cite_store is None)),
                 "local_only": cite_store is None,
-                "cite_command": f"taxoforge cite {_shell_quote(ref)} --store {_shell_quote(store_url)}",
+                "cite_command": f"taxoforge cite {_shell_quote(ref)} --store {_shell_quote(store_url or 'URL')}",
             })
+        rows.reverse()  # newest first: what a reader comes for
         n_versions += len(rows)
         ups = upstreams_of(newest.get("source_versions"))
         taxonomies.append({"name": name, "latest": latest, "versions": rows,
                            "description": _description(name, newest, [u for u, _ in ups]),
-                           "licences": [{"name": u.name, "licence": u.licence, "url": u.licence_url} for u, _ in ups]})
+                           "licences": [{"name": u.name, "licence": u.licence, "url": u.licence_url,
+                                         "released": release_date(u, v)} for u, v in ups]})
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     return env.from_string(_TEMPLATE).render(
         store_url=store_url, public=public, taxonomies=taxonomies, n_versions=n_versions,

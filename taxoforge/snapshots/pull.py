@@ -131,7 +131,7 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
          progress: bool = True, retries: int = 3, backoff: float = 0.2,
          allow_other_hosts: bool = False) -> PullResult:
     """Download ``ref`` (``NAME`` or ``NAME@VERSION``) from ``store`` into the local store
-    ``dest`` (default ``$TAXOFORGE_SNAPSHOT_STORE`` or ``data/snapshots``). See the
+    ``dest`` (default :func:`~taxoforge.snapshots.store.default_store_url`). See the
     module doc. ``allow_other_hosts``: follow the store's redirects to other hosts. Raises
     :class:`SnapshotNotFound`, :class:`ChecksumMismatch`, :class:`DownloadError`,
     :class:`~taxoforge.files.LocalFileError` (no space left …).
@@ -143,7 +143,7 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
     store : str or os.PathLike or SnapshotStore
         The snapshot store.
     dest : str or os.PathLike or SnapshotStore, optional
-        The local store (default ``$TAXOFORGE_SNAPSHOT_STORE`` or ``data/snapshots``).
+        The local store (default :func:`~taxoforge.snapshots.store.default_store_url`).
     progress : bool, optional
         Whether to show a progress bar.
     retries : int, optional

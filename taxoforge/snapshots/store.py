@@ -13,7 +13,8 @@ Layout::
 
 Where a store lives
     Every store is reached through :mod:`fsspec`: a local folder (the default,
-    ``data/snapshots`` or ``$TAXOFORGE_SNAPSHOT_STORE``; ``file://`` URLs too), ``http://``
+    ``$TAXOFORGE_STORE`` or ``~/.local/share/taxoforge/snapshots``: :func:`default_store_url`;
+    ``file://`` URLs too), ``http://``
     / ``https://`` (read only: ``index.json`` tells what is there), or any other fsspec URL
     (``s3://``, ``gs://``, ``memory://`` …, when its backend is installed). Snapshot files
     are fetched by :func:`taxoforge.files.download` (Range resume, checksums), see
@@ -96,7 +97,7 @@ from taxoforge.snapshots.verify import VerifyReport, check_content, read_snapsho
 from taxoforge.trees.tables import TreeTables
 
 __all__ = [
-    "DEFAULT_STORE",
+    "STORE_VARIABLES",
     "INDEX_NAME",
     "SnapshotStore",
     "SnapshotNotFound",
@@ -110,7 +111,8 @@ __all__ = [
     "parse_ref",
 ]
 
-DEFAULT_STORE = "data/snapshots"
+#: The variables that name the default store, the first set wins (``TAXOFORGE_SNAPSHOT_STORE``: its former name).
+STORE_VARIABLES = ("TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE")
 _READ_ONLY_PROTOCOLS = ("http", "https")
 
 
@@ -119,14 +121,22 @@ def _as_tuple(protocol) -> tuple:
 
 
 def default_store_url() -> str:
-    """``$TAXOFORGE_SNAPSHOT_STORE`` or ``data/snapshots``.
+    """The store used when none is named: ``$TAXOFORGE_STORE``, else the user's data folder's
+    ``snapshots/`` (``$XDG_DATA_HOME/taxoforge/snapshots``, else
+    ``~/.local/share/taxoforge/snapshots``: :func:`taxoforge.files.user_data_dir`) — the same
+    from every working folder, so a name resolves, and a tree is cited, the same way
+    everywhere. ``$TAXOFORGE_SNAPSHOT_STORE`` is the variable's former name, still read.
 
     Returns
     -------
     str
-        ``$TAXOFORGE_SNAPSHOT_STORE`` or ``data/snapshots``.
     """
-    return os.environ.get("TAXOFORGE_SNAPSHOT_STORE") or DEFAULT_STORE
+    from taxoforge.files.paths import user_data_dir
+
+    for name in STORE_VARIABLES:
+        if os.environ.get(name):
+            return os.environ[name]
+    return str(user_data_dir() / "snapshots")
 
 
 class SnapshotStore(StorePublishing):
@@ -150,7 +160,7 @@ class SnapshotStore(StorePublishing):
     ----------
     url : str or os.PathLike, optional
         A local path, ``file://``, ``http(s)://`` or any fsspec URL (default
-        ``$TAXOFORGE_SNAPSHOT_STORE`` or ``data/snapshots``).
+        :func:`default_store_url`).
     storage_options : dict, optional
         Passed to fsspec (credentials, endpoints: for an S3-compatible server
         ``{"client_kwargs": {"endpoint_url": …}}``).
@@ -471,7 +481,8 @@ class SnapshotStore(StorePublishing):
         """Write ``index.json``, then ``index.html`` rendered from it, each whole or not at all."""
         public = record_public_url(idx, self.public_url)  # the store remembers where it is published
         data = index_bytes(idx)
-        page = render_page(idx, public or self.display_url, public=bool(public)).encode("utf-8")
+        # a local folder without a public URL is named nowhere in the page (it says "not published")
+        page = render_page(idx, public or (None if self.is_local else self.url), public=bool(public)).encode("utf-8")
         self._put(INDEX_NAME, data, "application/json")
         self._put(PAGE_NAME, page, "text/html; charset=utf-8")
 

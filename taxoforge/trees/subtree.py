@@ -52,8 +52,10 @@ def spanning_subtree(tree: TreeTables, keep: Iterable[str], name: str,
     nodes = with_is_leaf(tree.nodes.join(ids, on="node_id", how="semi"))
     names = tree.names.join(ids, on="node_id", how="semi")
     if extra_names is not None and extra_names.height:
-        names = pl.concat([names, extra_names.join(ids, on="node_id", how="semi").select(names.columns)
-                           .cast(names.schema)]).unique(maintain_order=True)
+        extra = extra_names.join(ids, on="node_id", how="semi")
+        extra = extra.select([pl.col(c) if c in extra.columns else pl.lit(None, dtype=t).alias(c)
+                              for c, t in names.schema.items()])  # a column it lacks (source) is null
+        names = pl.concat([names, extra.cast(names.schema)]).unique(maintain_order=True)
     report = tree.report.join(ids.rename({"node_id": "child_id"}), on="child_id", how="semi")
     inherited = {k: tree.info[k] for k in INHERITED if k in tree.info}
     if tree.info.get("snapshot"):

@@ -8,7 +8,10 @@ A taxonomy is stored as four tables, each one Parquet file:
 ``names``   every name of a node: ``node_id``, ``name``, ``kind`` (``label``,
             ``alias``, ``lemma``, ``scientific``, ``synonym``, ``vernacular``,
             ``infrageneric`` — a subgenus or section of a genus the tree does not place …),
-            ``lang`` (BCP-47 code, ``la`` for scientific names, null if unknown).
+            ``lang`` (BCP-47 code, ``la`` for scientific names, null if unknown), ``source``
+            (where a name another source gave came from: ``wordnet:mallard.n.01``,
+            ``wikidata:Q25432``, ``coldp:<dataset>``, its prefix a key of the tree's
+            ``source_versions``; null for the tree's own names).
 ``links``   dataset labels linked to nodes (see :mod:`taxoforge.links`).
 ``report``  every edge the graph→tree step removed or chose between
             (see :mod:`taxoforge.trees.build`).
@@ -37,6 +40,7 @@ from taxoforge.files import write_bytes_atomic, write_parquet_atomic
 __all__ = [
     "NODES_SCHEMA",
     "NAMES_SCHEMA",
+    "ADDED_COLUMNS",
     "LINKS_SCHEMA",
     "REPORT_SCHEMA",
     "REPORT_KINDS",
@@ -69,7 +73,12 @@ NAMES_SCHEMA = {
     "name": pl.String,
     "kind": pl.String,
     "lang": pl.String,
+    "source": pl.String,  # where a name from another source came from ("wordnet:mallard.n.01"); null: the tree's own
 }
+#: Columns added to a table's schema after its version 1: a table whose added column is null in
+#: every row hashes as it did before the column existed, so every snapshot published before keeps
+#: its version id (:func:`taxoforge.snapshots.manifest.table_content_hash`).
+ADDED_COLUMNS = {"names": ("source",)}
 LINKS_SCHEMA = {
     "dataset": pl.String,
     "label_id": pl.String,

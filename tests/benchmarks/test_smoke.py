@@ -70,6 +70,9 @@ def test_candidates_agree_with_baselines(tiny_results):
         a = q["agreement"]
         assert a["compared"] and a["same_nodes"] and a["depth_disagreements"] == 0, (q["case"], a)
         assert a["parent_disagreements"] == 0, (q["case"], a)
+    threads = tree["threads"]  # each step at 1 and 2 threads, beside the numpy reference
+    assert {r["stage"] for r in threads["stages"]} >= {"_encode", "_longest_root_paths", "total"}
+    assert all(threads["speedup_vs_numpy"][str(t)] > 0 for t in (1, 2)) and "| whole build_tree |" in threads["markdown"]
     scale = doc["benchmarks"]["hierarchical_measures_scaling"]["result"]
     assert scale["agreement"] == {"python_per_pair": True, "hiclass_means": True}
     meas = doc["benchmarks"]["hierarchical_measures"]["result"]
@@ -224,5 +227,10 @@ def test_dump_benchmark_checks_its_answers(tiny_results):
     for kind in ("gzip", "bzip2"):
         assert d["compressed"][kind]["agreement"]["agree"], d["compressed"][kind]
     assert d["memory"]["peak_rss_bytes"] > 0
+    inst = d["install"]  # the first read after a fresh install, the compiled kernels loaded from the cache
+    assert inst["install_ok"] and inst["same_tables"] and inst["first_call_ratio"] > 0
+    th = d["threads"]  # each stage at 1 and 2 threads, the same tables at every count
+    assert th["same_tables_at_every_count"] and all(th["ratio_to_grep"][str(t)] > 0 for t in (1, 2))
+    assert {r["stage"] for r in th["stages"]} >= {"scan", "node_codes", "edge_table", "name_table", "total"}
     assert d["spark"].get("status") == "skipped" or all(r["agreement"]["agree"] for r in d["spark"]["runs"]), d["spark"]
     assert "Dump → graph, dense (read_dump)" in md and "Dump → graph, mixed (read_dump)" in md

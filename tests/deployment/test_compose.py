@@ -122,6 +122,9 @@ def test_data_directory_is_a_volume_shared_by_the_runs(resolved):
     assert Path(source) == REPO / "data"  # on the host: survives restarts and `down`
     for name in ("webserver", "daemon"):
         assert data_dir in targets(svcs[name])
+    # the snapshot store the assets publish to is the one `taxoforge score` reads in the containers, on that volume
+    for name in ("taxoforge_code", "webserver", "daemon"):
+        assert svcs[name]["environment"]["TAXOFORGE_STORE"] == f"{data_dir}/snapshots", name
 
 
 def test_instance_and_workspace_files_are_the_ones_the_image_uses():

@@ -33,6 +33,7 @@ def data_dir(tmp_path_factory):
 
 def test_the_example_is_scored_against_the_asset_then_the_snapshot(data_dir, monkeypatch):
     monkeypatch.delenv("TAXOFORGE_SNAPSHOT_STORE", raising=False)
+    monkeypatch.delenv("TAXOFORGE_STORE", raising=False)
     defs = build_definitions(str(data_dir))
     instance = dg.DagsterInstance.ephemeral()
     printed = []
@@ -63,6 +64,7 @@ def test_the_example_is_scored_against_the_asset_then_the_snapshot(data_dir, mon
 
 def test_nothing_built_reports_and_returns_false(tmp_path, monkeypatch):
     monkeypatch.delenv("TAXOFORGE_SNAPSHOT_STORE", raising=False)
+    monkeypatch.delenv("TAXOFORGE_STORE", raising=False)
     printed = []
     assert not score_example(build_definitions(str(tmp_path / "empty")), dg.DagsterInstance.ephemeral(),
                              echo=printed.append)

@@ -319,7 +319,8 @@ def resolve_letter(text: str, options: dict[str, str], what: str = "answer") -> 
             if rest:
                 flags.append("mc_letter_text_conflict")
         elif cand not in options and (m.group("a") or single_letter_word or (m.group("b") and not rest)):
-            raise UnparseableAnswer(f"{what} letter {cand!r} is not among the options {sorted(options)}")
+            seen = "; ".join(f"{k}) {v if len(v) <= 40 else v[:39] + '…'}" for k, v in sorted(options.items()))
+            raise UnparseableAnswer(f"{what} letter {cand!r} is not among the row's options ({seen})")
         elif cand not in options and m.group("b"):
             flags.append("mc_letter_not_an_option")
         if letter is not None:

@@ -62,7 +62,6 @@ one model, dataset and prompt are an error naming the files and lines, unless
 from __future__ import annotations
 
 import difflib
-import glob
 import json
 import re
 from pathlib import Path
@@ -72,16 +71,14 @@ import polars as pl
 from taxoforge.files.paths import check_regular, open_regular
 from taxoforge.files.records import (RecordFileError, read_csv_records, read_json_records, read_jsonl_records,
                                     read_parquet_records, read_xlsx_records, sniff_json_kind)
-from taxoforge.scores.readers.harness_layouts import (LAYOUT_COLUMNS, column_value, detect_layout, harness_correct,
+from taxoforge.messages import FEW, few
+from taxoforge.scores.readers.harness_layouts import (LAYOUT_COLUMNS, column_value, detect_layout, harness_verdicts,
                                               may_name_a_value, path_info, row_options, suggest_columns, unwrap, vlm4bio_path_info)
 from taxoforge.scores.options import FILE_KINDS, ReadOptions, split_options
+from taxoforge.scores.readers.run_folders import OUTPUT_SUFFIXES
 
 __all__ = ["OutputFileError", "read_outputs", "read_files", "duplicate_ids", "check_duplicate_ids", "CANONICAL",
-           "detect_adapter", "vlm4bio_path_info", "OUTPUT_SUFFIXES", "expand_output_paths", "file_kind",
-           "ReadOptions"]
-
-#: The file kinds read as model outputs (a folder given to :func:`expand_output_paths` means these files in it).
-OUTPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".xlsx")
+           "detect_adapter", "vlm4bio_path_info", "OUTPUT_SUFFIXES", "file_kind", "ReadOptions"]
 
 CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label", "category")
 #: Canonical columns that name things in the reports (Markdown, CSV, LaTeX, file names): no control characters.
@@ -330,7 +327,8 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
     if missing_ranked:
         raise OutputFileError(f"{path}: --ranked names no column {missing_ranked} (columns: {sorted(present)})")
     data: dict[str, list] = {c: [] for c in CANONICAL}
-    extra_gt, notes, options, verdicts, ranked = [], [], [], [], []
+    extra_gt, notes, options, ranked = [], [], [], []
+    verdicts = harness_verdicts(rows)
     # the candidates that can name a value in some row (the others give None in every row)
     reachable = {c: tuple(p for p in candidates[c] if may_name_a_value(p, present)) for c in CANONICAL}
     stem = path.stem
@@ -353,6 +351,9 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
                 data[c].append(unwrap(v))  # kept exactly; type problems are reported per row later
                 continue
             v = _text(v)
+            if c == "label" and v == "None" and layout == "lmms-eval" and "label" not in o.columns:
+                v = None  # lmms-eval writes str(target): a doc without a target is "None"
+                note.append("label: lmms-eval wrote the target None (the doc has none)")
             if c == "id" and v is None:
                 v = f"{stem}:{n}"
             if c in fill and v is None:
@@ -366,7 +367,6 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
         notes.append("; ".join(note) or None)
         opts = row_options(r)
         options.append(json.dumps(opts, ensure_ascii=False) if opts else None)
-        verdicts.append(harness_correct(r))
         if o.ranked:
             ranked.append([_text(unwrap(column_value(r, c, None))) for c in o.ranked])
     out_type = [type(v).__name__ for v in data["output"]]
@@ -386,7 +386,10 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
 
 
 def read_files(paths, options: ReadOptions | None = None, **kwargs) -> pl.DataFrame:
-    """The canonical tables of several files, one after the other.
+    """The canonical table of the model outputs ``paths`` name — files, folders, glob
+    patterns —, one source per model and dataset however given
+    (:func:`~taxoforge.scores.readers.sources.read_paths`: judge tables joined, score files skipped,
+    the latest run of each).
 
     Parameters
     ----------
@@ -406,15 +409,13 @@ def read_files(paths, options: ReadOptions | None = None, **kwargs) -> pl.DataFr
         For a file that cannot be read, and for sample ids shared within one model, dataset
         and prompt — in one file or across files — unless ``allow_duplicate_ids``.
     """
+    from taxoforge.scores.readers.sources import read_paths
+
     o = split_options(kwargs, read=options, where="read_files")[0] if kwargs else (options or ReadOptions())
-    frames = [read_outputs(p, o) for p in paths]
-    if not frames:
+    paths = list(paths)
+    if not paths:
         raise ValueError("no model-output files given")
-    if len(frames) == 1:
-        return frames[0]
-    rows = pl.concat(frames, how="diagonal_relaxed")
-    check_duplicate_ids(rows, o.allow_duplicate_ids)
-    return rows
+    return read_paths(paths, o)[0]
 
 
 def duplicate_ids(df: pl.DataFrame) -> pl.DataFrame:
@@ -456,87 +457,11 @@ def check_duplicate_ids(df: pl.DataFrame, allow: bool = False) -> None:
     dup = duplicate_ids(df) if df.height and not allow else None
     if dup is None or not dup.height:
         return None
-    ex = "; ".join(f"{i!r} ({m} / {d}) at {', '.join(w[:4])}{' …' if len(w) > 4 else ''}"
-                   for m, d, i, w in dup.select("model", "dataset", "id", "where").head(3).iter_rows())
+    lines = [f"  {i!r} ({m} / {d}): {few(w, quote=False)}"
+             for m, d, i, w in dup.select("model", "dataset", "id", "where").head(FEW).iter_rows()]
+    more = f"\n  … and {dup.height - FEW:,} more ids" if dup.height > FEW else ""
     raise OutputFileError(
-        f"{dup.height:,} sample id(s) occur more than once within one model, dataset and prompt: {ex}"
-        f"{' …' if dup.height > 3 else ''}. Rows of one model and dataset would be pooled: tell the files apart "
-        "(--model/--dataset/--prompt, or score them in separate runs), or pass --allow-duplicate-ids "
-        "(allow_duplicate_ids=True) to score every row")
-
-
-#: Files of a harness's output folder that are summaries, not per-sample answers.
-_SUMMARY_FILE = re.compile(r"(?:^|_)(?:results|acc|acc_all|score|scores|rating|config|meta|metrics|fine|status)"
-                           r"(?:_[^/]*)?\.(?:json|csv|xlsx|tsv)$|^results\.json$", re.IGNORECASE)
-
-
-def _folder_outputs(folder: Path) -> list[Path]:
-    """The model-output files under ``folder`` (:func:`expand_output_paths`)."""
-    found = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in OUTPUT_SUFFIXES
-                   and not any(part.startswith(".") for part in f.relative_to(folder).parts)
-                   and not (_SUMMARY_FILE.search(f.name) and not f.stem.endswith("_result")))
-    judged = {f.parent / f.name[:m.start()] for f in found if (m := re.search(r"_[^_]+(?:_matching)?_result\.", f.name))}
-    return [f for f in found if f.parent / f.stem not in judged]
-
-
-def _glob_files(pattern: str) -> list[Path]:
-    """The files ``pattern`` matches, sorted; ``**`` descends into folders but never through a
-    symbolic link to one (a link loop would never end: :func:`glob.glob` follows them), and
-    hidden names are left out unless the pattern names one (a part starting with a dot)."""
-    parts = Path(pattern).parts
-    i = next(k for k, part in enumerate(parts) if glob.has_magic(part))
-    root = Path(*parts[:i]) if i else Path(".")
-    rest = parts[i:]
-    hidden_asked = any(part.startswith(".") for part in rest)
-    out = []
-    for f in root.glob("/".join(rest)):
-        if not hidden_asked and any(name.startswith(".") for name in f.relative_to(root).parts):
-            continue
-        if f.is_file():
-            out.append(f)
-    return sorted(out)
-
-
-def expand_output_paths(patterns) -> list[Path]:
-    """The model-output files ``patterns`` name, in the order given, each once: a file as
-    it is; a folder as every :data:`OUTPUT_SUFFIXES` file under it (recursively, sorted;
-    hidden files and folders, the harnesses' summaries — lmms-eval's ``*results*.json``,
-    VLMEvalKit's ``*_acc.csv``, ``*_score.*``, ``*_rating.json`` … — and a VLMEvalKit
-    prediction file whose judge file ``…_result.*`` lies beside it skipped); a glob pattern (``*``, ``?``, ``[…]``, ``**`` for
-    any depth) as its matching files, sorted — so ``'results/**/*.jsonl'`` works whether
-    or not the shell expanded it. A pattern that matches nothing, or a path that does not
-    exist, raises :class:`OutputFileError` naming it.
-
-    Parameters
-    ----------
-    patterns : iterable of str or Path
-
-    Returns
-    -------
-    list of Path
-    """
-    out: list[Path] = []
-    for pat in patterns:
-        text = str(pat)
-        p = Path(text)
-        if p.is_file() or (p.exists() and not p.is_dir()):  # a FIFO or a device: read_outputs refuses it by name
-            found = [p]
-        elif p.is_dir():
-            found = _folder_outputs(p)
-            if not found:
-                raise OutputFileError(f"{text}: a folder without model-output files ({', '.join(OUTPUT_SUFFIXES)})")
-        elif glob.escape(text) != text:
-            found = _glob_files(text)
-            if not found:
-                raise OutputFileError(f"{text}: no file matches this pattern")
-        else:
-            raise OutputFileError(f"{text}: no such file")
-        out.extend(found)
-    seen: set[Path] = set()
-    unique = []
-    for f in out:
-        key = f.resolve()
-        if key not in seen:
-            seen.add(key)
-            unique.append(f)
-    return unique
+        f"{dup.height:,} sample id{'s occur' if dup.height != 1 else ' occurs'} more than once within one model, dataset "
+        "and prompt (their rows would be pooled):\n" + "\n".join(lines) + more
+        + "\nTell the files apart (--model/--dataset/--prompt, or score them in separate runs), or pass "
+          "--allow-duplicate-ids (allow_duplicate_ids=True) to score every row")

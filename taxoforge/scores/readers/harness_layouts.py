@@ -38,13 +38,17 @@ Whatever no row and no path names falls back to the file's stem (model and datas
 ``filtered_resps[0]``, ``doc.target-class``, ``arguments[0][0]``, ``doc.choices[2]``. A
 column whose whole name is a key of the row (``image.path`` in a CSV) is that key.
 
-**Options.** A multiple-choice row's options come from columns ``A``, ``B``, … (VLMEvalKit),
+**Options.** A multiple-choice row's options come from columns ``A``–``Z`` (VLMEvalKit: every
+one whose cell is not empty — a blank cell ends nothing),
 from the ``doc``'s ``A``/``B``/… fields or its ``options``/``choices`` list (lmms-eval before
 v0.4), else from the question's text (:func:`taxoforge.scores.mapping.parse.parse_options`).
 
-**The harness's verdict.** The first of :data:`HARNESS_CORRECT_FIELDS` a row carries as a
-number in [0, 1] (or a boolean) is its ``harness_correct``; the leaderboard reports how often it
-agrees with the project's exact-match ``correct``.
+**The harness's verdict** (:func:`harness_verdicts`). The first of :data:`HARNESS_CORRECT_FIELDS`
+a row carries as a number in [0, 1] (or a boolean) is its ``harness_correct``; lmms-eval 0.7's
+dict-valued metrics give theirs too (a ``score``, ``acc`` … field in [0, 1], or the equality of
+the extracted answer and the truth, as SEED-Bench's ``{"pred", "answer"}``); a VLMEvalKit
+prediction file takes its judge table's ``hit`` (:mod:`~taxoforge.scores.readers.sources`). The
+leaderboard reports how often it agrees with the project's exact-match ``correct``.
 """
 
 from __future__ import annotations
@@ -55,7 +59,8 @@ from pathlib import Path
 
 __all__ = ["LAYOUT_COLUMNS", "HARNESS_CORRECT_FIELDS", "detect_layout", "path_info", "column_value", "may_name_a_value",
            "parse_column_path", "row_options", "harness_correct", "suggest_columns", "vlm4bio_path_info",
-           "vlmevalkit_datasets", "unwrap"]
+           "vlmevalkit_datasets", "unwrap", "split_vlmevalkit_dataset", "harness_verdicts",
+           "METRIC_VERDICT_FIELDS"]
 
 #: Candidate paths of each canonical column, per layout (first present wins).
 LAYOUT_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -329,6 +334,22 @@ def _split_dataset(rest: str, judged: bool) -> str:
     return base
 
 
+def split_vlmevalkit_dataset(rest: str) -> str:
+    """The dataset of a VLMEvalKit file name less its ``{model}_``: a dataset VLMEvalKit knows
+    that starts it, else the name less a judge's ``_{judge}_result``.
+
+    Parameters
+    ----------
+    rest : str
+        ``{dataset}``, ``{dataset}_{judge}_result`` …
+
+    Returns
+    -------
+    str
+    """
+    return _split_dataset(rest, rest.endswith("_result"))
+
+
 def _vlmevalkit_info(path: Path, judged: bool) -> dict[str, str]:
     stem = path.stem
     folder = path.parent
@@ -384,12 +405,14 @@ _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def _letter_fields(d: dict) -> dict[str, str]:
+    """Every ``A``–``Z`` field whose cell is not empty (VLMEvalKit's ``build_choices``: a
+    blank cell ends nothing), when two or more are."""
     out = {}
     for letter in _LETTERS:
         v = d.get(letter)
         if v is None or (isinstance(v, float) and v != v) or (isinstance(v, str) and not v.strip()):
-            break
-        out[letter] = str(v).strip()
+            continue
+        out[letter] = str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip()
     return out if len(out) >= 2 else {}
 
 
@@ -420,8 +443,78 @@ def row_options(row: dict) -> dict[str, str]:
     return {}
 
 
+#: Fields of a dict-valued metric (lmms-eval's ``process_results``: MME's ``{"score"}``,
+#: MMStar's ``{"score"}``, ``{"acc"}`` …) that hold the harness's verdict.
+METRIC_VERDICT_FIELDS = ("score", "hit", "correct", "is_correct", "acc", "accuracy", "exact_match", "match", "em")
+#: A dict-valued metric holding the extracted answer and the truth, no verdict (SEED-Bench's
+#: ``{"pred", "answer"}``): the verdict is their equality.
+_PRED_FIELDS = ("pred", "parsed_pred", "pred_answer", "pred_ans")
+_GOLD_FIELDS = ("answer", "gt", "gt_answer", "ground_truth", "true_answer")
+#: Fields of a harness's record that are no metric.
+_NOT_METRICS = frozenset({"doc", "arguments", "resps", "filtered_resps", "token_counts", "input_media", "input",
+                          "target", "doc_id", "doc_hash", "prompt_hash", "target_hash", "filter", "metrics"})
+
+
+def _verdict_value(v) -> float | None:
+    """A verdict as 0..1, None for what is none (a number outside [0, 1] is a rating: ``nan``)."""
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if s in ("true", "false"):
+            return float(s == "true")
+        try:
+            v = float(s)
+        except ValueError:
+            return None
+    if isinstance(v, (int, float)) and v == v:
+        return float(v) if 0.0 <= float(v) <= 1.0 else float("nan")
+    return None
+
+
+def _verdicts_of(row: dict):
+    """``(path, value)`` of each place a row may hold the harness's verdict, in order."""
+    for f in HARNESS_CORRECT_FIELDS:
+        if row.get(f) is not None:
+            yield f, _verdict_value(row[f])
+    for key, metric in row.items():
+        if not isinstance(metric, dict) or key in _NOT_METRICS:
+            continue
+        for f in METRIC_VERDICT_FIELDS:
+            if metric.get(f) is not None:
+                yield f"{key}.{f}", _verdict_value(metric[f])
+        pred = next((metric[f] for f in _PRED_FIELDS if isinstance(metric.get(f), (str, int))), None)
+        gold = next((metric[f] for f in _GOLD_FIELDS if isinstance(metric.get(f), (str, int))), None)
+        if pred is not None and gold is not None:
+            yield f"{key}.pred=answer", float(str(pred).strip().casefold() == str(gold).strip().casefold())
+
+
+def harness_verdicts(rows) -> list[float | None]:
+    """The harness's own verdict on each row of a file (module docstring): the first of
+    :data:`HARNESS_CORRECT_FIELDS` a row carries as a number in [0, 1] or a boolean, else a
+    dict-valued metric's verdict field (:data:`METRIC_VERDICT_FIELDS`), else the equality of
+    a dict-valued metric's extracted answer and truth. A field holding a number outside
+    [0, 1] in any row of the file is a rating, no verdict, in every row.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        A file's records.
+
+    Returns
+    -------
+    list of float or None
+    """
+    found = [list(_verdicts_of(r)) for r in rows]
+    ratings = {path for cands in found for path, v in cands if v is not None and v != v}
+    out = []
+    for cands in found:
+        out.append(next((v for path, v in cands if v is not None and path not in ratings), None))
+    return out
+
+
 def harness_correct(row: dict) -> float | None:
-    """The harness's own verdict on a row (module docstring).
+    """The harness's own verdict on one row (:func:`harness_verdicts` of a one-row file).
 
     Parameters
     ----------
@@ -430,25 +523,8 @@ def harness_correct(row: dict) -> float | None:
     Returns
     -------
     float or None
-        The first of :data:`HARNESS_CORRECT_FIELDS` holding a number in [0, 1] or a boolean.
     """
-    for f in HARNESS_CORRECT_FIELDS:
-        v = row.get(f)
-        if v is None:
-            continue
-        if isinstance(v, bool):
-            return float(v)
-        if isinstance(v, str):
-            s = v.strip().lower()
-            if s in ("true", "false"):
-                return float(s == "true")
-            try:
-                v = float(s)
-            except ValueError:
-                continue
-        if isinstance(v, (int, float)) and 0.0 <= float(v) <= 1.0:
-            return float(v)
-    return None
+    return harness_verdicts([row])[0]
 
 
 _OUTPUT_NAMES = ("output", "prediction", "response", "pred", "predicted", "answer_pred", "model_output",

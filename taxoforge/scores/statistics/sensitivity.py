@@ -211,13 +211,13 @@ def _mark_crosswalked(run: ScoreRun, done: pl.DataFrame) -> None:
 
 def score_across(paths, taxonomies, *, crosswalk: pl.DataFrame | str | os.PathLike | None = None,
                  out_dir: str | os.PathLike | None = None, read: ReadOptions | None = None,
-                 score: ScoreOptions | None = None) -> SensitivityRun:
+                 score: ScoreOptions | None = None, record: dict | None = None) -> SensitivityRun:
     """Score the same answer files against several trees (module docstring).
 
     Parameters
     ----------
     paths : list
-        Model-output files, folders or glob patterns (:func:`~taxoforge.scores.readers.files.expand_output_paths`).
+        Model-output files, folders or glob patterns (:func:`~taxoforge.scores.readers.sources.read_paths`).
     taxonomies : list
         Two or more taxonomies (anything :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy`
         takes); the first is the one whose ground truths the crosswalk carries to the others.
@@ -230,12 +230,14 @@ def score_across(paths, taxonomies, *, crosswalk: pl.DataFrame | str | os.PathLi
         How the files are read.
     score : ScoreOptions, optional
         How they are scored (``index`` and ``config`` are per tree: leave ``index`` unset).
+    record : dict, optional
+        More for each tree's ``run.json`` (the command line that ran it).
 
     Returns
     -------
     SensitivityRun
     """
-    from taxoforge.scores.readers.files import expand_output_paths, read_files
+    from taxoforge.scores.readers.sources import read_paths
 
     if len(taxonomies) < 2:
         raise ValueError(f"taxonomy sensitivity needs two taxonomies or more; got {len(taxonomies)}")
@@ -244,7 +246,8 @@ def score_across(paths, taxonomies, *, crosswalk: pl.DataFrame | str | os.PathLi
         raise ValueError("score_across: leave ScoreOptions.index unset (each tree has its own mapping index)")
     if crosswalk is not None:
         crosswalk = read_crosswalk(crosswalk)  # columns, types, finite confidences; a file read in counted batches
-    rows = read_files(expand_output_paths(paths), read or ReadOptions())
+    rows, sources = read_paths(paths, read or ReadOptions())
+    record = {**(record or {}), **sources.record()}
     runs: dict[str, ScoreRun] = {}
     crossed: list[pl.DataFrame] = []
     first: ScoreRun | None = None
@@ -258,6 +261,7 @@ def score_across(paths, taxonomies, *, crosswalk: pl.DataFrame | str | os.PathLi
         these, done = (rows, None) if first is None else _crosswalk_labels(rows, first, first_source, cited, source,
                                                                             crosswalk)
         run = score_frame(these, cited, score)
+        run.info.update(record)
         if done is not None and done.height:
             _mark_crosswalked(run, done)
             crossed.append(done.with_columns(pl.lit(name).alias("tree")))

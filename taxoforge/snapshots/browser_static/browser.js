@@ -12,6 +12,7 @@
   var names = null;
   var current = null;
   var searchToken = 0;
+  var SCI_KINDS = ["scientific", "synonym", "infrageneric"];
   var $ = function (id) { return document.getElementById(id); };
 
   // ---- data ---------------------------------------------------------------------------
@@ -119,7 +120,8 @@
     });
     crumbs.appendChild(el("span", { "class": "here", text: rec[F.label] || rec[F.id] }));
     box.appendChild(crumbs);
-    var head = el("h2", {}, [text(rec[F.label] || rec[F.id])]);
+    var sciLabel = rec[F.names].some(function (n) { return n[0] === 0 && isScientific(META.kinds[n[1]]); });
+    var head = el("h2", {}, [el("span", { "class": sciLabel ? "sci" : "", text: rec[F.label] || rec[F.id] })]);
     if (rec[F.rank] >= 0) { head.appendChild(el("span", { "class": "rank", text: rankName(rec[F.rank]) })); }
     box.appendChild(head);
     box.appendChild(el("p", { "class": "facts" }, [
@@ -145,14 +147,19 @@
     var s = section("Names", "names"), ul = el("ul"), byName = new Map();
     rec[F.names].forEach(function (n) {
       var name = String(n[0] === 0 ? rec[F.label] : n[0]);
-      if (!byName.has(name)) { byName.set(name, { kinds: [], langs: [] }); }
+      if (!byName.has(name)) { byName.set(name, { kinds: [], langs: [], sources: [] }); }
       var b = byName.get(name), kind = META.kinds[n[1]] || "?";
       if (b.kinds.indexOf(kind) < 0) { b.kinds.push(kind); }
       if (n[2] && b.langs.indexOf(n[2]) < 0) { b.langs.push(n[2]); }
+      if (n[3] && b.sources.indexOf(n[3]) < 0) { b.sources.push(n[3]); }
     });
-    byName.forEach(function (b, name) {
-      ul.appendChild(el("li", {}, [el("span", { "class": "name", text: name }),
-        el("span", { "class": "muted", text: " " + b.kinds.join(", ") + (b.langs.length ? " · " + b.langs.join(", ") : "") })]));
+    // the node's own names first (its label, its scientific name), then the others; a part's name last
+    var rank = function (b) { return b.kinds.indexOf("infrageneric") >= 0 ? 2 : b.sources.length ? 1 : 0; };
+    Array.from(byName.entries()).sort(function (x, y) { return rank(x[1]) - rank(y[1]); }).forEach(function (kv) {
+      var name = kv[0], b = kv[1], sci = b.kinds.some(isScientific);
+      ul.appendChild(el("li", {}, [el("span", { "class": "name" + (sci ? " sci" : ""), text: name }),
+        el("span", { "class": "muted", text: " " + b.kinds.join(", ") + (b.langs.length ? " · " + b.langs.join(", ") : "")
+          + (b.sources.length ? " · from " + b.sources.join(", ") : "") })]));
     });
     if (!byName.size) { ul.appendChild(el("li", { "class": "muted", text: "no names besides its label" })); }
     s.appendChild(ul);
@@ -172,8 +179,8 @@
     var d = META.diff, s = section(d ? "Changes since " + d.from : "Changes", "diff"), ul = el("ul"), c = rec[F.diff];
     if (!d) {
       ul.appendChild(el("li", { "class": "muted", text: "the first version of " + META.taxonomy + ": nothing to compare" }));
-    } else if (!c) {
-      ul.appendChild(el("li", { "class": "muted", text: "unchanged since " + d.from }));
+    } else if (!c || (!c.added && c.old_label === undefined && !c.old_parent && !(c.na || c.nr || c.la || c.lr || c.lc))) {
+      ul.appendChild(el("li", { "class": "muted", text: (c && c.below ? "itself unchanged since " : "unchanged since ") + d.from }));
     } else {
       if (c.added) { ul.appendChild(el("li", { "class": "added", text: "new in this version" })); }
       if (c.old_label !== undefined) {
@@ -189,6 +196,22 @@
       (c.lc || []).forEach(function (l) {
         ul.appendChild(el("li", { text: "label " + l[0] + ":" + l[1] + " " + l[2] + " moved here from " + (l[4] || l[3] || "nowhere") }));
       });
+    }
+    if (c && c.below) {
+      ul.appendChild(el("li", { "class": "below", text: fmt(c.below) + " change" + (c.below === 1 ? "" : "s") + " below" }));
+    }
+    (c && c.kin || []).forEach(function (k) {
+      ul.appendChild(el("li", { "class": "added" }, k[2] ? [text("+ child "), nodeLink(k[0], k[1]), text(" moved in from under "),
+        nodeLink(k[2], k[3] || k[2])] : [text("+ child "), nodeLink(k[0], k[1]), text(" (new)")]));
+    });
+    if (c && c.kin_n > (c.kin || []).length) { ul.appendChild(el("li", { "class": "muted", text: "… " + fmt(c.kin_n - c.kin.length) + " more children in" })); }
+    (c && c.kout || []).forEach(function (k) {
+      ul.appendChild(el("li", { "class": "removed" }, k[2] ? [text("− child "), nodeLink(k[0], k[1]), text(" moved out, now under "),
+        nodeLink(k[2], k[3] || k[2])] : [text("− child "), el("span", { text: k[1] || k[0] }), text(" (removed)")]));
+    });
+    if (c && c.kout_n > (c.kout || []).length) { ul.appendChild(el("li", { "class": "muted", text: "… " + fmt(c.kout_n - c.kout.length) + " more children out" })); }
+    if (d && d.page) {
+      ul.appendChild(el("li", {}, [el("a", { href: d.page, text: "every change of this version" })]));
     }
     s.appendChild(ul);
     return s;
@@ -272,14 +295,78 @@
 
   // ---- search ---------------------------------------------------------------------------
   function nameIndex() {
-    if (!names) { names = fetchJSON("names/index.json.gz"); }
+    if (!names) {
+      names = Promise.all([fetchJSON("names/index.json.gz"), fetchJSON("names/contexts.json.gz")]).then(function (r) {
+        r[0].contexts = r[1];
+        return r[0];
+      });
+    }
     return names;
   }
+  // equal keys: the whole name before a later word, more common names (a taxon people name), kind,
+  // bigger subtree, shorter name (browser_names.py sorts the files the same way)
   function better(q) {
     return function (a, b) {
-      return ((a[0] === q ? 0 : 1) - (b[0] === q ? 0 : 1)) || (a[6] - b[6]) || (a[2] - b[2]) || (b[7] - a[7])
-        || (a[1].length - b[1].length) || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
+      return ((a[0] === q ? 0 : 1) - (b[0] === q ? 0 : 1)) || (a[6] - b[6]) || (b[8] - a[8]) || (a[2] - b[2])
+        || (b[7] - a[7]) || (a[1].length - b[1].length) || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
     };
+  }
+  // Damerau-Levenshtein (optimal string alignment) distance of two arrays of characters, or
+  // max + 1 once it must exceed max
+  function distance(a, b, max) {
+    if (Math.abs(a.length - b.length) > max) { return max + 1; }
+    var prev2 = null, prev = [], cur, i, j;
+    for (j = 0; j <= b.length; j++) { prev.push(j); }
+    for (i = 1; i <= a.length; i++) {
+      cur = [i];
+      var low = i;
+      for (j = 1; j <= b.length; j++) {
+        var v = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+        if (prev2 && i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) { v = Math.min(v, prev2[j - 2] + 1); }
+        cur.push(v);
+        if (v < low) { low = v; }
+      }
+      if (low > max) { return max + 1; }
+      prev2 = prev; prev = cur;
+    }
+    return prev[b.length];
+  }
+  // the least distance from a (a bucket's prefix) to any prefix of b
+  function prefixDistance(a, b, max) {
+    var best = max + 1;
+    for (var L = Math.max(0, a.length - max); L <= Math.min(b.length, a.length + max); L++) {
+      best = Math.min(best, distance(a, b.slice(0, L), max));
+    }
+    return best;
+  }
+  // Nearest names of a query nothing starts with (a typo): the buckets whose prefix is within the
+  // allowed distance of a prefix of the query (most typos are not in a name's first letters, and
+  // the prefix of every bucket is in the name index, so no file is fetched blind), then every name
+  // in them by its distance to the query
+  function suggest(q, idx) {
+    var qc = chars(q), max = qc.length <= 4 ? 1 : qc.length <= 9 ? 2 : 3, leaves = [];
+    Object.keys(idx.leaves).forEach(function (p) {
+      var pc = chars(p.replace(/\u0000$/, "")), d = prefixDistance(pc, qc, Math.min(max, 1 + (pc.length >> 2)));
+      if (d <= max) { leaves.push([d, -pc.length, idx.leaves[p]]); }
+    });
+    leaves.sort(function (a, b) { return (a[0] - b[0]) || (a[1] - b[1]); });
+    var files = [];
+    leaves.forEach(function (l) { if (files.length < 6 && files.indexOf(l[2]) < 0) { files.push(l[2]); } });
+    return Promise.all(files.map(function (f) { return fetchJSON("names/" + f + ".json.gz"); })).then(function (lists) {
+      var scored = [], order = better(q);
+      lists.forEach(function (l) {
+        l.forEach(function (e) {
+          var d = distance(chars(e[0]), qc, max);
+          if (d <= max) { scored.push([d, e]); }
+        });
+      });
+      scored.sort(function (a, b) { return (a[0] - b[0]) || order(a[1], b[1]); });
+      var seen = new Set(), out = [];
+      for (var i = 0; i < scored.length && out.length < 10; i++) {
+        if (!seen.has(scored[i][1][3])) { seen.add(scored[i][1][3]); out.push(scored[i][1]); }
+      }
+      return out;
+    });
   }
   function searchNames(q) {
     return nameIndex().then(function (idx) {
@@ -302,7 +389,10 @@
         for (var i = 0; i < hits.length && out.length < 50; i++) {
           if (!seen.has(hits[i][3])) { seen.add(hits[i][3]); out.push(hits[i]); }
         }
-        return { hits: out, total: hits.length };
+        if (out.length) { return { hits: out, total: hits.length, contexts: idx.contexts }; }
+        return suggest(q, idx).then(function (near) {
+          return { hits: near, total: near.length, contexts: idx.contexts, suggested: true };
+        });
       });
     });
   }
@@ -311,8 +401,26 @@
     if (!t || /\s/.test(t)) { return Promise.resolve([]); }
     var candidates = t.indexOf(":") > 0 ? [t] : META.id_prefixes.map(function (p) { return p + ":" + t; });
     return Promise.all(candidates.map(function (id) {
-      return lookupId(id).then(function (o) { return typeof o === "number" ? [id, o] : null; });
+      return lookupId(id).then(function (o) {
+        if (typeof o !== "number") { return null; }
+        return shardOf(o).then(function (s) { return [id, o, brief(s, o)]; });
+      });
     })).then(function (r) { return r.filter(Boolean); });
+  }
+  // a scientific name (and the label of a ranked node) is set in italics
+  function isScientific(kind) { return SCI_KINDS.indexOf(kind) >= 0; }
+  function hitLink(e, contexts) {
+    var kind = META.kinds[e[2]] || "", ranked = e[5] >= 0;
+    var a = el("a", { href: "#ord-" + e[3], "class": "hit", "data-ord": String(e[3]) },
+      [el("span", { "class": "name" + (isScientific(kind) || (kind === "label" && ranked) ? " sci" : ""), text: e[1] })]);
+    a.appendChild(el("span", { "class": "muted", text: (kind ? " " + kind : "") + (e[4] !== 0 ? " of " : "") }));
+    if (e[4] !== 0) { a.appendChild(el("span", { "class": "label" + (ranked ? " sci" : ""), text: e[4] })); }
+    if (ranked) { a.appendChild(el("span", { "class": "rank", text: rankName(e[5]) })); }
+    var c = contexts && e[9] >= 0 ? contexts[e[9]] : null;
+    if (c) {
+      a.appendChild(el("span", { "class": "context" }, [text(" in "), el("span", { "class": c[1] >= 0 ? "sci" : "", text: c[0] })]));
+    }
+    return a;
   }
   function search(raw) {
     var token = ++searchToken, t0 = performance.now(), q = key(raw), list = $("results");
@@ -322,22 +430,21 @@
       var ids = r[0], found = r[1];
       list.textContent = "";
       ids.forEach(function (x) {
-        list.appendChild(el("li", {}, [el("a", { href: "#" + encodeURIComponent(x[0]), "class": "hit" }, [
-          el("span", { "class": "name", text: x[0] }), el("span", { "class": "muted", text: " node id" })])]));
-      });
-      found.hits.forEach(function (e) {
-        var a = el("a", { href: "#ord-" + e[3], "class": "hit", "data-ord": String(e[3]) }, [el("span", { "class": "name", text: e[1] })]);
-        var kind = META.kinds[e[2]] || "";
-        var about = (kind ? " " + kind : "") + (e[4] !== 0 ? " of " : "");
-        a.appendChild(el("span", { "class": "muted", text: about }));
-        if (e[4] !== 0) { a.appendChild(el("span", { "class": "label", text: e[4] })); }
-        if (e[5] >= 0) { a.appendChild(el("span", { "class": "rank", text: rankName(e[5]) })); }
+        var b = x[2], a = el("a", { href: "#" + encodeURIComponent(x[0]), "class": "hit", "data-ord": String(x[1]) }, [
+          el("span", { "class": "name" + (b[F.rank] >= 0 ? " sci" : ""), text: b[F.label] || x[0] }),
+          el("span", { "class": "muted", text: " node id " + x[0] })]);
+        if (b[F.rank] >= 0) { a.appendChild(el("span", { "class": "rank", text: rankName(b[F.rank]) })); }
         list.appendChild(el("li", {}, [a]));
       });
+      if (found.suggested && found.hits.length) {
+        list.appendChild(el("li", { "class": "suggest-head", text: "no name starts with \u201c" + raw.trim() + "\u201d; the nearest names:" }));
+      }
+      found.hits.forEach(function (e) { list.appendChild(el("li", {}, [hitLink(e, found.contexts)])); });
       var n = ids.length + found.hits.length;
-      $("search-status").textContent = n ? (found.total > found.hits.length ? "best " + found.hits.length + " of " + fmt(found.total) + " names" : n + " found")
-        : "nothing found for " + raw;
-      window.__tfSearch = { query: raw, ms: performance.now() - t0, count: n };
+      $("search-status").textContent = n ? (found.suggested ? "did you mean one of these?" : found.total > found.hits.length
+        ? "best " + found.hits.length + " of " + fmt(found.total) + " names" : n + " found") : "nothing found for " + raw;
+      window.__tfSearch = { query: raw, ms: performance.now() - t0, count: n, suggested: !!found.suggested,
+        best: ids.length ? ids[0][1] : found.hits.length ? found.hits[0][3] : null };
       document.dispatchEvent(new CustomEvent("tf-searched", { detail: window.__tfSearch }));
     });
   }
@@ -353,7 +460,13 @@
   }
   $("q").addEventListener("input", function (ev) { keepQuery(ev.target.value); search(ev.target.value); });
   var linked = new URLSearchParams(location.search).get("q");
-  if (linked) { $("q").value = linked; search(linked); }
+  if (linked) {
+    $("q").value = linked;
+    search(linked).then(function () {  // a shared search opens its best hit, unless the address names a node
+      var best = window.__tfSearch && window.__tfSearch.best;
+      if (!location.hash && typeof best === "number") { open(best); }
+    });
+  }
   $("results").addEventListener("click", function (ev) {
     var a = ev.target.closest("a[data-ord]");
     if (!a) { return; }

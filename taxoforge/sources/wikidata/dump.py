@@ -41,10 +41,12 @@ Algorithm: one pass over the file, in parallel; memory bounded by what is kept
     3. The graph (:mod:`.dump_graph`): edges out of the root (Q35120) are dropped, as the
        SPARQL route never expands it; with seeds, the closure is a breadth-first search over
        the compressed sparse graph (``scipy.sparse.csgraph``) from the seeds' classes; the
-       names are restricted to the nodes left and the seeds. The tables are built by integer
-       sorts, in :class:`WikidataGraph`'s normal form. Every edge read and not kept is in the
-       graph's ``dropped`` table with its reason (``non_item_edge``, ``root_superclass``,
-       ``repeated_statement``), counted by reason in ``info["dropped_edges"]``.
+       names are restricted to the nodes left and the seeds. The tables
+       (:mod:`.dump_tables`) are built by integer sorts and passes over ranges of rows on
+       ``workers`` threads, in :class:`WikidataGraph`'s normal form. Every edge read and not
+       kept is in the graph's ``dropped`` table with its reason (``non_item_edge``,
+       ``root_superclass``, ``repeated_statement``), counted by reason in
+       ``info["dropped_edges"]``.
 
     Turtle files are streamed through pyoxigraph's parser (:mod:`.dump_turtle`, one pass, one
     core).
@@ -75,8 +77,8 @@ import numpy as np
 import polars as pl
 
 from taxoforge.sources.wikidata.dump_blocks import compression, cpus, open_dump
-from taxoforge.sources.wikidata.dump_graph import DroppedEdges, NodeIndex, assemble, graph_from_tables, seed_numbers, \
-    select_edges
+from taxoforge.sources.wikidata.dump_graph import DroppedEdges, NodeIndex, seed_numbers, select_edges
+from taxoforge.sources.wikidata.dump_tables import assemble, graph_from_tables
 from taxoforge.sources.wikidata.dump_pass import Plan, Scan, scan_nt
 from taxoforge.sources.wikidata.dump_turtle import scan_ttl
 from taxoforge.sources.wikidata.extract import ROOT_QID
@@ -183,7 +185,10 @@ def read_dump(
     format : {"nt", "ttl"}, optional
         Guessed from the file name when not given.
     workers : int, optional
-        Threads scanning blocks and decompressing (default: every core this process may use).
+        Threads scanning blocks and decompressing, and the most threads a step of the graph
+        uses (default: every core this process may use; a step takes
+        :func:`taxoforge.trees.threads.threads_for` of its rows). The graph is the same for
+        every count.
     spill_bytes : int
         Names held in memory before the rest go to a temporary file.
     identifiers : bool
@@ -272,7 +277,8 @@ def read_dump(
             return scan.names.select(index.positions)
 
         graph = assemble(edges, seed_nums, names_of if names else None, langs,
-                         [f"wd:{q}" for q in seed_qids] if seed_qids is not None else [], info, dropped)
+                         [f"wd:{q}" for q in seed_qids] if seed_qids is not None else [], info, dropped,
+                         threads=workers)
         if scan.ids is not None:
             graph.identifiers, graph.info["identifiers"] = _identifier_claims(
                 scan, graph, id_seeds, identifier_seed_property, path)

@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from taxoforge.trees.threads import cpus
+
 __all__ = ["CHUNK", "MAX_LINE", "Block", "Blocks", "compression", "compression_of", "open_dump", "cpus",
            "stream_blocks", "line_start"]
 
@@ -51,20 +53,6 @@ _OTHER_MAGIC = {
     b"7z\xbc\xaf\x27\x1c": "7z",
     b"\x04\x22\x4d\x18": "lz4",
 }
-
-
-def cpus() -> int:
-    """The number of cores this process may run on.
-
-    Returns
-    -------
-    int
-        At least 1.
-    """
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def compression(path: Path) -> str:

@@ -118,7 +118,8 @@ def _scan_block(block: Block, plan: Plan) -> _BlockResult:
         return _BlockResult(lines=0, nbytes=0, p279=_EMPTY, p31=_EMPTY, names=None, errors=[(0, block.error)])
     (lines, e_pred, e_child, e_parent, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line,
      o_line, o_start, o_end, o_pred, i_q, i_prop, i_start, i_end, _) = scan_block(
-        buf, plan.want_p31, plan.seeds, plan.want_names, plan.lang_table, plan.lang_lens, plan.id_props)
+        buf, plan.want_p31, plan.seeds, plan.want_names, plan.lang_table, plan.lang_lens,
+        _NO_PROPS if plan.id_props is None else plan.id_props)  # one compiled signature with or without
     is_279 = e_pred == PRED_P279
     res = _BlockResult(lines=int(lines), nbytes=len(buf), p279=(e_child[is_279], e_parent[is_279]),
                        p31=(e_child[~is_279], e_parent[~is_279]), names=None, odd_lines=len(o_line))
@@ -149,6 +150,7 @@ def _scan_block(block: Block, plan: Plan) -> _BlockResult:
 
 
 _EMPTY = (np.empty(0, np.int64), np.empty(0, np.int64))
+_NO_PROPS = np.empty(0, np.int64)
 
 
 def _check_last_line(buf: np.ndarray, lines: int, res: _BlockResult) -> None:

@@ -14,7 +14,7 @@ Output (Parquet, overwritten)
     in the languages, of every node of those edges and of the seeds; ``out/dropped`` —
     ``child_id, parent_id, detail``: the edges to or from non-items; ``out/counts.json``.
     Each table is one part file per range, ``part-<range>.parquet``, in the input's order.
-    :func:`.dump_graph.graph_from_tables` turns them into the graph :func:`.dump.read_dump`
+    :func:`.dump_tables.graph_from_tables` turns them into the graph :func:`.dump.read_dump`
     gives for the same file (it drops the root's out-edges and, with seeds, takes the
     closure: a few million edges, done on one machine in seconds); the tree step runs on it
     unchanged.
@@ -204,7 +204,7 @@ def _nodes(output: str, seeds: list[int] | None) -> np.ndarray:
 
 
 def read_filter_output(output: str | os.PathLike) -> tuple:
-    """The tables of a finished job, for :func:`.dump_graph.graph_from_tables`.
+    """The tables of a finished job, for :func:`.dump_tables.graph_from_tables`.
 
     Parameters
     ----------

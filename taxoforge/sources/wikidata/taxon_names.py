@@ -64,7 +64,10 @@ INAT_PREFIX = "inat:"
 #: batch of 500 answers in well under a second (see benchmarks/bench_wikidata_names.py), far
 #: from WDQS's 60 s limit, and a full iNaturalist tree takes about 2,800 requests.
 DEFAULT_NAME_BATCH_SIZE = 500
-TAXON_NAMES_SCHEMA = {**NAMES_SCHEMA, "qid": pl.String, "property": pl.String}
+#: a row names its own provenance (the item and the property): a tree's names table gets ``source``
+#: ``wikidata:<qid>`` from it (:meth:`WikidataTaxonNames.names_table`)
+TAXON_NAMES_SCHEMA = {**{k: v for k, v in NAMES_SCHEMA.items() if k != "source"}, "qid": pl.String,
+                      "property": pl.String}
 _KIND = {"P1843": "vernacular", "P1420": "synonym", "P225": "synonym"}
 _LANG_PATTERN = r"^[a-z]{2,3}(-[a-z0-9]{1,8})*$"  # queries.LANG_RE, vectorised
 
@@ -86,14 +89,16 @@ class WikidataTaxonNames:
     info: dict = field(default_factory=dict)
 
     def names_table(self) -> pl.DataFrame:
-        """The rows as a tree's names table (``node_id``, ``name``, ``kind``, ``lang``).
+        """The rows as a tree's names table (``node_id``, ``name``, ``kind``, ``lang``, ``source``
+        ``wikidata:<qid>``: the item that gave the name).
 
         Returns
         -------
         polars.DataFrame
-            The rows as a tree's names table (``node_id``, ``name``, ``kind``, ``lang``).
+            The rows as a tree's names table.
         """
-        return self.names.select(list(NAMES_SCHEMA)).unique(maintain_order=True)
+        return (self.names.with_columns(pl.format("wikidata:{}", "qid").alias("source"))
+                .select(list(NAMES_SCHEMA)).unique(maintain_order=True))
 
 
 def inat_ids(tree: TreeTables | pl.DataFrame, *, ranks: Iterable[str] | None = None,

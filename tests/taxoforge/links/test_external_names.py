@@ -109,13 +109,15 @@ def test_merge_rules(tree):
         ("t:cb", "Baker's hawksbeard", "vernacular", None),  # no language: allowed
     ], schema=["node_id", "name", "kind", "lang"], orient="row")
     merged = merge_names(tree, incoming, source="test", source_version={"release": "x"}, name="toy_named")
-    added = merged.names.join(tree.names, on=list(tree.names.columns), how="anti")
+    added = merged.names.join(tree.names, on=["node_id", "name", "kind", "lang"], how="anti", nulls_equal=True)
+    # each added name says where it came from; the tree's own names have no source
     assert set(added.iter_rows()) == {
-        ("t:morus_bassanus", "Sula bassana", "synonym", "la"),
-        ("t:morus_bassanus", "northern gannet", "vernacular", "en"),
-        ("t:morus_bassanus", "Northern Gannet", "vernacular", "en-gb"),
-        ("t:cb", "Baker's hawksbeard", "vernacular", None),
+        ("t:morus_bassanus", "Sula bassana", "synonym", "la", "test"),
+        ("t:morus_bassanus", "northern gannet", "vernacular", "en", "test"),
+        ("t:morus_bassanus", "Northern Gannet", "vernacular", "en-gb", "test"),
+        ("t:cb", "Baker's hawksbeard", "vernacular", None, "test"),
     }
+    assert merged.names.join(added, on=["node_id", "name", "kind"], how="anti")["source"].is_null().all()
     summary = merged.info["name_sources"]["test"]
     assert summary["rows_in"] == incoming.height
     assert summary["added"] == {"synonym": 1, "vernacular": 3}

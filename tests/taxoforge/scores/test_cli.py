@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -213,14 +214,25 @@ def test_harness_files_score_with_no_flag_and_report_the_harness_agreement(vlm4b
                                                     ("llava_v1.5_7b", "VLM4Bio_bird_medium")]
     assert lb["n"].to_list() == [20, 20] and lb["harness_n"].to_list() == [20, 20]
     assert lb["harness_agreement"].to_list() == [1.0, 1.0]
-    # the same model and dataset twice (the judge file and its prediction file) is refused, naming both
+    run = json.loads((out / "run.json").read_text())
+    assert run["command"].startswith("taxoforge score ") and run["argv"][-len(FAST):] == list(FAST)
+    assert run["taxoforge_version"] and run["working_folder"]
+    assert {(i["role"], Path(i["file"]).name) for i in run["inputs"]} == {  # the judge table's prediction file too
+        ("output", files["VLMEvalKit xlsx"].name), ("judge", files["VLMEvalKit judge xlsx"].name),
+        ("output", files["lmms-eval v0.4"].name)}
+    assert all(len(i["sha256"]) == 64 and i["bytes"] > 0 for i in run["inputs"])
+    # two runs of one model and dataset (a judge table of the legacy run, the tsv of a later one): the later is read
     r = CliRunner().invoke(main, ["score", str(files["VLMEvalKit judge xlsx"]), str(files["VLMEvalKit tsv"]),
-                                  str(tree), *FAST])
-    assert r.exit_code == 2 and "occur more than once" in r.stderr and "_result.xlsx:2" in r.stderr
-    assert ".tsv:2" in r.stderr and "--allow-duplicate-ids" in r.stderr
+                                  str(tree), "-o", str(out), *FAST])
+    assert r.exit_code == 0 and "1 earlier run not read: llava_v1.5_7b / VLM4Bio_bird_medium T20250101_G1a2b3c4d " \
+                                "(latest T20250102-093000)" in r.stderr
+    run = json.loads((out / "run.json").read_text())
+    assert [(s["file"], s["judge"]) for s in run["superseded"]] == [(str(files["VLMEvalKit xlsx"]),
+                                                                     str(files["VLMEvalKit judge xlsx"]))]
     r = CliRunner().invoke(main, ["score", str(files["VLMEvalKit judge xlsx"]), str(files["VLMEvalKit tsv"]),
-                                  str(tree), "--allow-duplicate-ids", "--json", *FAST])
-    assert r.exit_code == 0 and json.loads(r.stdout)["leaderboard"][0]["n"] == 40
+                                  str(tree), "--all-runs", "--json", *FAST])
+    assert r.exit_code == 0 and sorted((x["model"], x["n"]) for x in json.loads(r.stdout)["leaderboard"]) == [
+        ("llava_v1.5_7b@T20250101_G1a2b3c4d", 20), ("llava_v1.5_7b@T20250102-093000", 20)]
     # --format names a layout or a file kind explicitly
     r = CliRunner().invoke(main, ["score", str(files["VLMEvalKit xlsx"]), str(tree), "--format", "xlsx", "--json",
                                   *FAST])

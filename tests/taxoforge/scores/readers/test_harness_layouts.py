@@ -79,21 +79,22 @@ def test_harness_files_score_like_the_native_file_with_no_flag(fish_easy, genera
         assert run.samples["gt_node"].to_list() == native.samples["gt_node"].to_list(), kind
         lb = run.leaderboard.row(0, named=True)
         assert lb["accuracy"] == native.leaderboard["accuracy"][0], kind
-        if kind.startswith("VLMEvalKit") and "judge" not in kind:
+        if kind in ("VLMEvalKit tsv", "VLMEvalKit json"):  # no judge table beside them
             assert "harness_agreement" not in run.leaderboard.columns
             assert "mc_label_letter" in run.samples["parse_flags"][0]  # the letter label went through the options
-        else:  # agreement of the harness's verdict with the project's exact match, counted by hand
+        else:  # agreement of the harness's verdict (the xlsx: its judge's, beside it) with the project's exact match
             verdict = run.samples["harness_correct"].to_list()
             agree = sum((v >= 0.5) == c for v, c in zip(verdict, run.samples["correct"].to_list())) / len(verdict)
             assert lb["harness_n"] == len(verdict) and lb["harness_agreement"] == pytest.approx(agree)
             assert lb["harness_accuracy"] == pytest.approx(sum(verdict) / len(verdict))
 
 
-def test_rows_of_two_harness_files_of_one_model_and_task_are_not_pooled_silently(generated):
+def test_rows_of_two_harness_files_of_one_model_and_task_are_never_pooled(generated):
     from taxoforge.scores.readers.files import read_files
 
-    with pytest.raises(OutputFileError, match=r"occur more than once .*/lmms-eval/.*jsonl:1, .*/lmms-eval-v0\.3/.*jsonl:1"):
-        read_files([generated["lmms-eval v0.4"], generated["lmms-eval v0.3"]])
+    # two lmms-eval runs of one model and task: the later run is read, never both
+    rows = read_files([generated["lmms-eval v0.4"], generated["lmms-eval v0.3"]])
+    assert rows.height == 20 and set(rows["file"]) == {str(generated["lmms-eval v0.4"])}
     both = read_files([generated["lmms-eval v0.4"], generated["VLMEvalKit tsv"]])  # different models: two groups
     assert both.group_by("model", "dataset").len().height == 2
 
@@ -202,13 +203,34 @@ def test_a_path_that_names_no_value_is_told_from_the_keys_alone(generated):
 
 
 def test_options_come_from_letter_columns_or_the_doc():
-    assert row_options({"A": "x", "B": "y", "C": None, "D": "z"}) == {"A": "x", "B": "y"}
+    assert row_options({"A": "x", "B": "y", "C": None, "D": "z"}) == {"A": "x", "B": "y", "D": "z"}  # a blank ends nothing
+    assert row_options({"A": "x", "B": float("nan"), "C": " ", "E": "w"}) == {"A": "x", "E": "w"}
     assert row_options({"doc": {"choices": ["p", "q", "r"]}}) == {"A": "p", "B": "q", "C": "r"}
     assert row_options({"doc": {"A": "p", "B": "q"}}) == {"A": "p", "B": "q"}
     assert row_options({"A": "only one"}) == {}
     assert harness_correct({"hit": "1"}) == 1.0 and harness_correct({"exact_match": 0.0}) == 0.0
     assert harness_correct({"acc": True}) == 1.0 and harness_correct({"exact_match": {"x": 1}}) is None
     assert harness_correct({"score": 7}) is None
+
+
+def test_the_harness_verdict_of_dict_valued_metrics(fish_easy, tmp_path):
+    """lmms-eval 0.7 writes a task's metrics as ``process_results`` returns them: MMStar's
+    ``{"score"}``, SEED-Bench's ``{"pred", "answer"}``; a field that is a rating somewhere in
+    the file is no verdict anywhere in it."""
+    from benchmarks.harness_files import lmms_eval_run
+    from taxoforge.scores.readers.harness_layouts import harness_verdicts
+
+    recs = vlm4bio_records(fish_easy)
+    hits = [float(r["output"].split(") ")[0][-1:] == r["option-gt"]) for r in recs]
+    for metric in ("exact_match", "dict-score", "dict-pred"):
+        path = next(p for k, p in lmms_eval_run([fish_easy], tmp_path / metric, metric=metric).items()
+                    if k != "results")
+        df = read_outputs(path)
+        assert df["harness_correct"].to_list() == hits, metric
+    assert harness_verdicts([{"mme": {"score": 1.0}}, {"mme": {"score": 0}}]) == [1.0, 0.0]
+    assert harness_verdicts([{"llava_wild": {"score": 1}}, {"llava_wild": {"score": 7}}]) == [None, None]
+    assert harness_verdicts([{"seed_all": {"pred": "b", "answer": "B "}}]) == [1.0]
+    assert harness_verdicts([{"doc": {"pred": "A", "answer": "B"}, "exact_match": True}]) == [1.0]
 
 
 def test_cannot_tell_the_format_suggests_a_working_command(tmp_path):
@@ -259,3 +281,13 @@ def test_lm_evaluation_harness_samples_read_like_lmms_eval_ones(fish_easy, tmp_p
     assert (df["model"][0], df["dataset"][0], df["adapter"][0]) == ("org__my-model", "vlm4bio_fish", "lmms-eval")
     assert df["question"].to_list() == [r["question"] for r in recs]
     assert df["output"].to_list() == [r["output"] for r in recs] and df["harness_correct"].to_list() == [1.0] * 3
+
+
+def test_lmms_eval_writes_a_missing_target_as_none_which_is_no_ground_truth(tmp_path):
+    p = tmp_path / "org__m" / "20250301_101500_samples_inat_species.jsonl"
+    p.parent.mkdir()
+    p.write_text("".join(json.dumps({"doc_id": i, "target": t, "filtered_resps": "Esox lucius", "doc_hash": "h",
+                                     "input": "Which fish?"}) + "\n" for i, t in enumerate(["Esox lucius", "None"])))
+    df = read_outputs(p)
+    assert df["label"].to_list() == ["Esox lucius", None] and "target None" in df["note"][1]
+    assert row_options({"A": 1.0, "B": 2.5, "C": "3"}) == {"A": "1", "B": "2.5", "C": "3"}  # xlsx numbers as written

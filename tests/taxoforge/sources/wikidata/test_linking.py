@@ -139,7 +139,7 @@ def test_ambiguous_names_are_reported(tree):
     # two made-up items sharing an alias: linking that alias is ambiguous, with both candidates
     names = pl.concat([tree.names, pl.DataFrame({"node_id": ["wd:Q990000001", "wd:Q990000101"],
                                                   "name": ["shared alias"] * 2, "kind": ["alias"] * 2,
-                                                  "lang": ["en"] * 2})])
+                                                  "lang": ["en"] * 2})], how="diagonal_relaxed")
     labels = pl.DataFrame({"dataset": ["d"], "label_id": ["0"], "label_text": ["Shared-Alias"]})
     links = link_to_wikidata(labels, names)
     r = links.row(0, named=True)
@@ -147,7 +147,7 @@ def test_ambiguous_names_are_reported(tree):
     assert link_report(links)["ambiguous"].height == 1
     # a label beats an alias of another item
     names2 = pl.concat([names, pl.DataFrame({"node_id": ["wd:Q12418"], "name": ["shared alias"],
-                                             "kind": ["label"], "lang": ["en"]})])
+                                             "kind": ["label"], "lang": ["en"]})], how="diagonal_relaxed")
     r2 = link_to_wikidata(labels, names2).row(0, named=True)
     assert r2["status"] == "linked" and r2["node_id"] == "wd:Q12418"
 

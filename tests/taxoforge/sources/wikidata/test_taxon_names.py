@@ -114,7 +114,8 @@ def test_what_the_statements_model_means(names_endpoint):
                            ("inat:962637", "Eichhornia crassipes"), ("inat:97764", "Phoxinus eos")]
     # ids no item carries give nothing
     assert not res.names.filter(pl.col("node_id").is_in(["inat:3", "inat:48460"])).height
-    assert res.names_table().columns == ["node_id", "name", "kind", "lang"]
+    assert res.names_table().columns == ["node_id", "name", "kind", "lang", "source"]
+    assert res.names_table()["source"].str.starts_with("wikidata:Q").all()  # the item that gave each name
 
 
 def test_faults_are_retried_with_the_same_result(names_endpoint):
