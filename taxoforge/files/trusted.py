@@ -181,7 +181,8 @@ class TrustedDigests:
             return None
         return rec
 
-    def remember(self, key: str, files, digest: str, stamps: list | None = None, **extra) -> bool:
+    def remember(self, key: str, files, digest: str, stamps: list | None = None, *, racy_s: float | None = None,
+                 **extra) -> bool:
         """Record ``digest`` for ``key`` with the stamps of ``files`` (``stamps``: as taken
         before the files were digested; default now). The stamps are left out when a file is
         racy (modified within :data:`RACY_S`) or changed since they were taken: the digest is
@@ -195,6 +196,8 @@ class TrustedDigests:
         digest : str
         stamps : list, optional
             The stamps taken before the files were read.
+        racy_s : float, optional
+            Files modified this recently are racy (default :data:`RACY_S`).
         **extra
             Other values to keep in the record.
 
@@ -206,7 +209,7 @@ class TrustedDigests:
         from taxoforge.files.atomic import write_text_atomic
 
         now = file_stamps(files)
-        limit = time.time_ns() - int(RACY_S * 1e9)
+        limit = time.time_ns() - int((RACY_S if racy_s is None else racy_s) * 1e9)
         if now is None or (stamps is not None and stamps != now) or any(max(s[3], s[4]) > limit for s in now):
             now = None
         if not self.usable(create=True):
