@@ -91,7 +91,7 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
         if pool.startswith("file:"):
             pool = read_labels(pool.removeprefix("file:"), label_column)["label"]
         if probe_rank is not None:
-            rank = int(probe_rank) if probe_rank.isdigit() else probe_rank
+            rank = int(probe_rank) if probe_rank.isascii() and probe_rank.isdigit() else probe_rank
             qs = mc.build_rank_probes(t, gts, rank, options=n_options, seed=seed, organism=organism, pool=pool)
         else:
             qs = mc.build_questions(t, gts, difficulty, options=n_options, seed=seed, organism=organism, pool=pool)

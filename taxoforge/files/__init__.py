@@ -20,6 +20,7 @@ snapshot pulls.
 
 from taxoforge.files.atomic import (
     atomic_directory,
+    check_can_create_in,
     check_output_folder,
     check_replaceable,
     atomic_writer,
@@ -50,7 +51,7 @@ from taxoforge.files.paths import (FileTooLarge, NotARegularFile, UnsafePath, ch
                                    path_inside, read_regular_file, user_data_dir)
 
 __all__ = [
-    "atomic_directory", "check_output_folder", "check_replaceable", "atomic_writer", "make_private_dir",
+    "atomic_directory", "check_can_create_in", "check_output_folder", "check_replaceable", "atomic_writer", "make_private_dir",
     "write_bytes_atomic", "write_parquet_atomic",
     "write_text_atomic", "file_checksum", "file_sha256", "file_record", "parse_checksum", "ChecksumError", "DownloadError",
     "Downloaded", "download", "download_file", "is_http_url", "cache_path", "retry_after_seconds", "RETRY_STATUSES",

@@ -160,7 +160,7 @@ class _Elements:
 
     def _too_long(self, open_tag: bytes) -> RecordFileError:
         r = _attrs(open_tag[:512]).get("r") if self.what == "row" else None
-        at = int(r) if r and r.isdigit() else f"{self.what} {self.count + 1}"
+        at = int(r) if r and r.isascii() and r.isdigit() else f"{self.what} {self.count + 1}"
         return self.part.tally.too_long(at, self.what if r else "string" if self.what != "row" else "row")
 
     def __iter__(self):
@@ -344,7 +344,7 @@ class _Sheet:
         return self._number(raw.strip(), style.decode("ascii", "replace") if style else None)
 
     def _number(self, raw: str, style) -> str:
-        if style is not None and style.isdigit() and int(style) in self.date_styles:
+        if style is not None and style.isascii() and style.isdigit() and int(style) in self.date_styles:
             try:
                 return (self.epoch + dt.timedelta(days=float(raw))).strftime("%Y-%m-%d %H:%M:%S")
             except (ValueError, OverflowError):
@@ -415,14 +415,14 @@ def _date_styles(part) -> set[int]:
     def start(name, attrs):
         if name == "numFmt":
             try:
-                custom[int(attrs.get("numFmtId", ""))] = attrs.get("formatCode", "")
+                custom[int(attrs.get("numFmtId", "") if attrs.get("numFmtId", "").isascii() else "")] = attrs.get("formatCode", "")
             except ValueError:
                 pass
         elif name == "cellXfs":
             state["in_xfs"] = True
         elif name == "xf" and state["in_xfs"]:
             fid = attrs.get("numFmtId", "0")
-            xfs.append(int(fid) if fid.isdigit() else 0)
+            xfs.append(int(fid) if fid.isascii() and fid.isdigit() else 0)
 
     def end(name):
         if name == "cellXfs":

@@ -269,7 +269,9 @@ def _say(as_json: bool, message: str) -> None:
 def _usage_errors():
     from taxoforge.scores.readers.files import OutputFileError
 
-    return (OutputFileError, FileNotFoundError, ValueError, ImportError)
+    # a missing input is an OutputFileError (2); an OSError (a file that cannot be written or
+    # read, a FIFO given as a file) ends with 11 and its path
+    return (OutputFileError, ValueError, ImportError)
 
 
 #: errors end with ``error: …`` on stderr (or a JSON document) and their exit code, never a traceback
@@ -497,6 +499,19 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
     as_json = o["as_json"]
     if out is not None and not any(out.lower().endswith(s) for s in MAP_FORMATS):
         raise click.BadParameter(f"{out}: use one of {', '.join(MAP_FORMATS)}", param_hint="-o/--out")
+    if out is not None:
+        from pathlib import Path
+
+        from taxoforge.files import check_can_create_in
+
+        if Path(out).is_symlink():
+            import errno
+
+            from taxoforge.files import LocalFileError
+
+            raise LocalFileError(errno.ELOOP, "is a symbolic link: nothing is written through a link; give the path it points "
+                                 "to, or a new one", out)
+        check_can_create_in(Path(out).parent, out)  # before any work (exit 11)
     rows, cited, index, sources = _prepare(outputs, taxonomy, o, ("output",))
     res = map_frame(rows, cited, index=index, progress=o["progress"])
     if out is not None:
