@@ -423,6 +423,11 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_r
         run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=not no_plots, timings=timings).items()}
     failure = _quality_gate(run.info["scored"], run.info["rows"], min_scored, "scored", run.info["bad_rows_by_reason"])
     code = EXIT_TOO_FEW_SCORED if failure else 0
+    guesses = run.info.get("genus_transfer_guesses", {})
+    if guesses.get("rows"):
+        _say(as_json, f"{guesses['rows']:,} scored row(s) rest on a genus transfer no synonym supports (a guess: "
+                      f"{', '.join(guesses['labels'][:5])}{' …' if len(guesses['labels']) > 5 else ''}); see "
+                      "run.json's genus_transfer_guesses")
     if as_json:
         bad = run.bad_rows.head(1000).to_dicts()
         emit_json({"leaderboard": run.leaderboard.to_dicts(), "info": run.info, "bad_rows": bad,
