@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 #: address space a case may reserve (imports of polars and pyarrow reserve ~0.6 GB of it)
-DEFAULT_AS_BYTES = 2_500_000_000
+DEFAULT_AS_BYTES = 4_000_000_000
 #: the most resident memory an answer file of under 10 MB may cost (docs/security.md)
 MAX_PEAK_MB = 500
 #: the most seconds of processor time a case may take (the wall-clock time of a shared 2-core
