@@ -34,6 +34,7 @@ from pathlib import Path
 
 import polars as pl
 
+from taxoforge.files.paths import check_regular
 from taxoforge.messages import few
 from taxoforge.scores.readers.run_folders import FileRole, classify, run_order
 
@@ -221,8 +222,10 @@ def expand_paths(patterns) -> list[Path]:
     for pat in patterns:
         text = os.fspath(pat)
         p = Path(text)
-        if p.is_file() or (p.is_symlink() and not p.exists()) or (p.exists() and not p.is_dir()):
-            found = [p]  # a FIFO or a device too: the reader refuses it by name, never waits on it
+        if p.exists() and not p.is_dir() and not p.is_file():  # a FIFO, a device, a socket named as a file
+            check_regular(p, "model-output file")  # refused by name (exit code 11), never waited on
+        if p.is_file() or (p.is_symlink() and not p.exists()):
+            found = [p]
         elif p.is_dir():
             found = sorted(f for f in p.rglob("*") if (f.is_file() or f.is_symlink()) and not f.is_dir()
                            and not any(part.startswith(".") for part in f.relative_to(p).parts))
