@@ -34,8 +34,10 @@ Exit codes (both commands; ``--json`` prints errors as ``{"error", "exit_code"}`
 8     download interrupted (run the same command again to resume)
 10    too few rows scored: none, or fewer than ``--min-scored`` of them (the
       results are still written, and the reasons printed)
-11    the output cannot be written: no space left on the device, a file where a folder
-      goes, ``-o`` a symbolic link or the working folder (the message names the path)
+11    a file cannot be written or read: no space left on the device, a file where a folder
+      goes, ``-o`` a symbolic link, the working folder or a place nothing can be created
+      (``/proc/self/x``), an input that is a FIFO, a device or a folder, an index folder
+      where no lock can be made (the message names the path)
 ====  =============================================================
 """
 
@@ -54,8 +56,9 @@ __all__ = ["score_cmd", "map_cmd", "compare_cmd", "EXIT_TOO_FEW_SCORED"]
 #: Exit code of a run that scored no row, or fewer than ``--min-scored`` of them.
 EXIT_TOO_FEW_SCORED = 10
 _EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 4 verification failed, "
-           "8 download interrupted, 10 too few rows scored (results still written), 11 output not writable "
-           "(no space left, a file where a folder goes, -o a symlink or the working folder).")
+           "8 download interrupted, 10 too few rows scored (results still written), 11 a file not writable or "
+           "not readable (no space left, a file where a folder goes, -o a symlink or the working folder, an input "
+           "that is a FIFO or a device).")
 
 
 class FiniteFloat(click.ParamType):
@@ -166,6 +169,10 @@ read_options = _options(
                  help="Columns of a ranked top-k, best first (e.g. top1,top2,…,top6): each is mapped to a node and "
                       "the leaderboard gets the hierarchical distance@k (hdist@k); the first is the answer unless "
                       "--column output=… names another."),
+    click.option("--max-records", type=click.IntRange(1, None), default=None, metavar="N",
+                 help="Records one file may hold (default 1,000,000; counted as read)."),
+    click.option("--max-cells", type=click.IntRange(1, None), default=None, metavar="N",
+                 help="Fields one file's records may hold in all (default 2,000,000; counted as read)."),
     click.option("--model", default=None, help="Model name for rows that have none."),
     click.option("--dataset", default=None, help="Dataset name for rows that have none."),
     click.option("--prompt", default=None, help="Prompt name for rows that have none."),
@@ -258,7 +265,8 @@ def _read_options(o: dict, require: tuple[str, ...]):
                        header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
                        derive={c: (col, rx) for c, col, rx in o["derive"]} or None, require=require,
                        allow_duplicate_ids=o["allow_duplicate_ids"], all_runs=o["all_runs"],
-                       ranked=[c.strip() for c in o["ranked"].split(",") if c.strip()] if o.get("ranked") else ())
+                       ranked=[c.strip() for c in o["ranked"].split(",") if c.strip()] if o.get("ranked") else (),
+                       **{k: o[k] for k in ("max_records", "max_cells") if o.get(k)})
 
 
 def _say(as_json: bool, message: str) -> None:

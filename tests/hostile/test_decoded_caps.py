@@ -225,3 +225,21 @@ def test_the_peak_memory_of_an_answer_file_under_10_mb_stays_under_its_target(tm
     res = _read(p, timeout=120)
     assert res.rc == 0, res.describe()
     assert res.peak_mb <= MAX_PEAK_MB, res.describe()
+
+
+def test_report_file_names_are_linear_in_the_files():
+    """20,000 one-line files took over 300 s in the function naming them for the report."""
+    res = run_bounded("""
+import time
+from taxoforge.files.paths import distinct_tails
+files = [f"results/run{i % 97}/model_{i}/answers.jsonl" for i in range(20_000)]
+files += [f"other/run{i % 97}/model_{i}/answers.jsonl" for i in range(20_000)]
+t0 = time.process_time()
+tails = distinct_tails(files)
+print("seconds", time.process_time() - t0)
+assert tails[files[0]] == "results/run0/model_0/answers.jsonl"
+assert len(set(tails.values())) == len(files)
+assert distinct_tails(["a/x.jsonl", "b/y.jsonl"]) == {"a/x.jsonl": "x.jsonl", "b/y.jsonl": "y.jsonl"}
+""", timeout=120)
+    assert res.rc == 0, res.describe()
+    assert float(res.out.split()[-1]) < 5, res.describe()
