@@ -72,7 +72,8 @@ def test_sparql_route_materialises(tmp_path, endpoint, shared_data):
     assert tree.info["seed"] == 3
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks == {"tree_one_root": True, "tree_acyclic": True, "tree_no_orphans": True,
-                      "tree_depths_consistent": True, "tree_link_coverage": True, "wikidata_seeds_are_placed": True}
+                      "tree_depths_consistent": True, "tree_link_coverage": True, "tree_top_ranks_under_root": True,
+                      "wikidata_seeds_are_placed": True}
     mat = {e.asset_key.to_user_string(): e.materialization.metadata for e in result.get_asset_materialization_events()}
     assert mat["wikidata_graph"]["p31_edges"].value == 3
     assert mat["wikidata_links"]["labels"].value == 6875 + 100

@@ -37,8 +37,9 @@ def test_all_assets_materialise_and_checks_pass(run):
     assert keys == {"wordnet_noun_graph", "wordnet_tree", "imagenet1k_labels", "imagenet1k_links", "imagenet1k_taxonomy"}
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
     assert checks == {"tree_one_root": True, "tree_acyclic": True, "tree_no_orphans": True,
-                      "tree_depths_consistent": True, "tree_link_coverage": True, "every_imagenet_class_linked": True}
-    assert len(result.get_asset_check_evaluations()) == 11  # five tree checks on each tree + the link check
+                      "tree_depths_consistent": True, "tree_link_coverage": True, "tree_top_ranks_under_root": True,
+                      "every_imagenet_class_linked": True}
+    assert len(result.get_asset_check_evaluations()) == 13  # six tree checks on each tree + the link check
 
 
 def test_metadata_a_person_needs(run):
