@@ -66,8 +66,9 @@ def _private(folder: Path) -> bool:
     uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o022:
         return False
-    others_write = parent.st_mode & 0o022 and parent.st_uid != uid
-    return not others_write or bool(parent.st_mode & stat.S_ISVTX) or parent.st_uid == 0 and not parent.st_mode & 0o022
+    if parent.st_uid not in (uid, 0):  # its parent's owner could rename it away
+        return False
+    return not parent.st_mode & 0o022 or bool(parent.st_mode & stat.S_ISVTX)  # others may write there: sticky only
 
 
 def file_stamps(paths) -> list | None:
@@ -220,15 +221,3 @@ class TrustedDigests:
         except OSError:
             return False
         return True
-
-    def forget(self, key: str) -> None:
-        """Remove the record of ``key``, if any.
-
-        Parameters
-        ----------
-        key : str
-        """
-        try:
-            self._path(key).unlink()
-        except OSError:
-            pass

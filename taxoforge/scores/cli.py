@@ -43,6 +43,7 @@ Exit codes (both commands; ``--json`` prints errors as ``{"error", "exit_code"}`
 
 from __future__ import annotations
 
+import errno
 import sys
 import time
 
@@ -518,12 +519,9 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
         from taxoforge.files import check_can_create_in
 
         if Path(out).is_symlink():
-            import errno
-
             from taxoforge.files import LocalFileError
 
-            raise LocalFileError(errno.ELOOP, "is a symbolic link: nothing is written through a link; give the path it points "
-                                 "to, or a new one", out)
+            raise LocalFileError(errno.ELOOP, "is a symbolic link: nothing is written through a link", out)
         check_can_create_in(Path(out).parent, out)  # before any work (exit 11)
     rows, cited, index, sources = _prepare(outputs, taxonomy, o, ("output",))
     res = map_frame(rows, cited, index=index, progress=o["progress"])

@@ -71,6 +71,8 @@ import polars as pl
 
 from taxoforge.files import atomic_directory, default_cache_dir, write_text_atomic
 from taxoforge.scores.mapping.config import MappingConfig
+from taxoforge.scores.mapping.index_trust import (HEADER, index_digest, index_files, load_index, read_header,
+                                                 tables_of, verified_index)
 from taxoforge.scores.mapping.name_tables import NameTables
 
 __all__ = ["INDEX_FORMAT", "INDEX_FOLDER", "IndexInfo", "default_cache_dir", "code_fingerprint", "tree_key",
@@ -78,7 +80,6 @@ __all__ = ["INDEX_FORMAT", "INDEX_FOLDER", "IndexInfo", "default_cache_dir", "co
 
 INDEX_FORMAT = 1
 INDEX_FOLDER = ".taxoforge-index"  # beside a tree: <tree folder>/.taxoforge-index/
-HEADER = "header.json"
 STAGES = ("names", "normal forms", "base forms", "postings", "n-grams", "trigrams", "writing")
 LOCK_TIMEOUT_S = 3600.0
 # the sources whose rules make the keys: any change to them invalidates stored indexes
@@ -278,111 +279,8 @@ def _expected_header(key: str, config: MappingConfig) -> dict:
             "index_id": config.index_id, "index_config": config.index_config()}
 
 
-#: The most bytes of an index's ``header.json``.
-MAX_HEADER_BYTES = 16 * 2**20
-
-
-def _read_header(path: Path) -> dict | None:
-    """The index's header, read bounded and only from a regular file (a FIFO is never waited on)."""
-    from taxoforge.files.paths import open_regular
-
-    try:
-        with open_regular(path / HEADER, "mapping index header") as fh:
-            raw = fh.read(MAX_HEADER_BYTES + 1)
-        if len(raw) > MAX_HEADER_BYTES:
-            return None
-        header = json.loads(raw.decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
-    return header if isinstance(header, dict) else None
-
-
-def _load(path: Path, key: str, config: MappingConfig) -> tuple[dict, dict] | None:
-    """(header, arrays memory-mapped) of the folder when its header and arrays have the
-    form the index must have; None otherwise. Says nothing of their content."""
-    header = _read_header(path)
-    if header is None:
-        return None
-    want = _expected_header(key, config)
-    if any(header.get(k) != v for k, v in want.items()):
-        return None
-    shapes = header.get("arrays") or {}
-    if not isinstance(shapes, dict) or set(shapes) != set(NameTables.ARRAYS) or not isinstance(header.get("meta"), dict):
-        return None
-    arrays = {}
-    for name in NameTables.ARRAYS:
-        try:
-            a = np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError):
-            return None
-        want_dtype, want_shape = (list(shapes[name]) + [None, None])[:2]
-        if str(a.dtype) != want_dtype or list(a.shape) != want_shape:
-            return None
-        arrays[name] = a
-    return header, arrays
-
-
-def index_digest(arrays: dict, meta: dict, header: dict) -> str:
-    """SHA-256 of an index's content: the header's fields that say what it was built from
-    and under which rules, its ``meta``, and every array's name, dtype, shape and bytes.
-
-    Parameters
-    ----------
-    arrays : dict
-        Name → array (in memory or memory-mapped).
-    meta : dict
-        The tables' metadata.
-    header : dict
-        The header (its ``format``, ``code``, ``tree_key``, ``index_id`` and ``index_config`` are digested).
-
-    Returns
-    -------
-    str
-    """
-    h = hashlib.sha256()
-    fixed = {k: header.get(k) for k in ("format", "code", "tree_key", "index_id", "index_config")}
-    h.update(json.dumps([fixed, meta], sort_keys=True, default=str).encode())
-    for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
-        h.update(f"\0{name}\0{a.dtype.str}\0{list(a.shape)}\0".encode())
-        view = memoryview(a).cast("B") if a.size else b""
-        for i in range(0, len(view), 1 << 24):
-            h.update(view[i:i + (1 << 24)])
-    return h.hexdigest()
-
-
-def _index_files(path: Path) -> list[Path]:
-    return [path / HEADER, *(path / f"{name}.npy" for name in NameTables.ARRAYS)]
-
-
 def _trust_key(path: Path, key: str, config: MappingConfig) -> str:
     return f"{os.path.realpath(path)}\0{key}\0{config.index_id}\0{code_fingerprint()}"
-
-
-def _tables(loaded: tuple[dict, dict]) -> NameTables | None:
-    header, arrays = loaded
-    try:
-        return NameTables.from_arrays({k: np.asarray(a) for k, a in arrays.items()}, header["meta"])
-    except (KeyError, ValueError, TypeError):
-        return None
-
-
-def _verified(trust, tkey: str, path: Path, loaded: tuple[dict, dict]) -> bool:
-    """Whether the loaded index is the one this user's runs recorded (module docstring)."""
-    from taxoforge.files.trusted import file_stamps
-
-    files = _index_files(path)
-    if trust.lookup(tkey, files) is not None:
-        return True
-    rec = trust.record(tkey)
-    if rec is None:
-        return False
-    stamps = file_stamps(files)
-    header, arrays = loaded
-    if index_digest(arrays, header["meta"], header) != rec["digest"]:
-        return False
-    trust.remember(tkey, files, rec["digest"], stamps)
-    return True
 
 
 def read_index(path: str | os.PathLike, key: str, config: MappingConfig, *, trust=None) -> NameTables | None:
@@ -409,10 +307,10 @@ def read_index(path: str | os.PathLike, key: str, config: MappingConfig, *, trus
 
     path = Path(path)
     trust = trust or TrustedDigests("mapping-index")
-    loaded = _load(path, key, config)
-    if loaded is None or not _verified(trust, _trust_key(path, key, config), path, loaded):
+    loaded = load_index(path, _expected_header(key, config))
+    if loaded is None or not verified_index(trust, _trust_key(path, key, config), path, loaded):
         return None
-    return _tables(loaded)
+    return tables_of(loaded)
 
 
 CHECKED = "checked.json"
@@ -565,13 +463,13 @@ def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLi
     def info(built: bool, verified: str) -> IndexInfo:
         return IndexInfo(path, built, time.perf_counter() - t0, key, config.index_id, place.kind, verified)
 
-    loaded = _load(path, key, config)
-    if loaded is not None and _verified(trust, tkey, path, loaded) and (tables := _tables(loaded)) is not None:
+    loaded = load_index(path, _expected_header(key, config))
+    if loaded is not None and verified_index(trust, tkey, path, loaded) and (tables := tables_of(loaded)) is not None:
         return tables, info(False, "trusted digest")
     place.root.mkdir(parents=True, exist_ok=True)
     with held_lock(str(path) + ".lock", f"the mapping index of {name} ({path.name})", LOCK_TIMEOUT_S):
-        loaded = _load(path, key, config)  # another process may have built it meanwhile
-        if loaded is not None and _verified(trust, tkey, path, loaded) and (tables := _tables(loaded)) is not None:
+        loaded = load_index(path, _expected_header(key, config))  # another process may have built it meanwhile
+        if loaded is not None and verified_index(trust, tkey, path, loaded) and (tables := tables_of(loaded)) is not None:
             return tables, info(False, "trusted digest")
         bar = _Progress(progress, name)
         try:
@@ -579,19 +477,19 @@ def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLi
             header = _expected_header(key, config)
             digest = index_digest(arrays, meta, header)
             if loaded is not None:  # a copy this user never recorded: used only when it is what the tree gives
-                stamps = file_stamps(_index_files(path))
-                tables = _tables(loaded) if index_digest(loaded[1], loaded[0]["meta"], loaded[0]) == digest else None
+                stamps = file_stamps(index_files(path))
+                tables = tables_of(loaded) if index_digest(loaded[1], loaded[0]["meta"], loaded[0]) == digest else None
                 if tables is not None:
-                    trust.remember(tkey, _index_files(path), digest, stamps)
+                    trust.remember(tkey, index_files(path), digest, stamps)
                     return tables, info(False, "rebuilt and compared")
             bar.stage("writing")
             _write_index(path, arrays, meta, header)
         finally:
             bar.close()
         del arrays
-        trust.remember(tkey, _index_files(path), digest)
-        loaded = _load(path, key, config)
-        tables = _tables(loaded) if loaded is not None else None
+        trust.remember(tkey, index_files(path), digest)
+        loaded = load_index(path, _expected_header(key, config))
+        tables = tables_of(loaded) if loaded is not None else None
         if tables is None:  # pragma: no cover - the folder was just written
             raise OSError(f"{path}: the mapping index just written cannot be read back")
     if place.own:
@@ -643,7 +541,7 @@ def open_name_embeddings(index: IndexInfo, tables: NameTables, model_id: str, em
         return index_digest({"embeddings": e}, {}, want)
 
     def read():
-        header = _read_header(path)
+        header = read_header(path)
         if header is None or any(header.get(k) != v for k, v in want.items()):
             return None
         try:
