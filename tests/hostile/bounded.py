@@ -34,7 +34,13 @@ resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
 def _peak():  # atexit: the command line ends the process through its exit handlers (taxoforge.cli.exit_now)
     sys.stdout.flush()
     u = resource.getrusage(resource.RUSAGE_SELF)
-    sys.stderr.write("\n@@peak_kb %d cpu_s %.3f\n" % (u.ru_maxrss, u.ru_utime + u.ru_stime))
+    peak = u.ru_maxrss  # inherited across fork and exec on Linux: the new address space's own high-water mark wins
+    try:
+        with open("/proc/self/status") as fh:
+            peak = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM:"))
+    except (OSError, StopIteration, ValueError):
+        pass
+    sys.stderr.write("\n@@peak_kb %d cpu_s %.3f\n" % (peak, u.ru_utime + u.ru_stime))
     sys.stderr.flush()
 
 
