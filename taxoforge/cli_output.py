@@ -13,6 +13,8 @@
   with :data:`EXIT_FILE_SYSTEM` (11) and the path — never with a traceback.
 * :func:`error_exit` — the message and exit code of one of those errors (for the command
   group, which ends the commands that do not use the decorator the same way).
+* :class:`FiniteFloat` — the option type of a number that must be finite (click's
+  ``FloatRange`` lets NaN through), within bounds.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import sys
 import click
 
 __all__ = ["CommandFailed", "emit_json", "fail", "handle_errors", "json_safe", "error_exit", "EXIT_FILE_SYSTEM",
-           "command_words"]
+           "command_words", "FiniteFloat"]
 
 #: Where the ``taxoforge`` group keeps the words of the command line it was given
 #: (``click.Context.meta``, shared by every command's context).
@@ -197,3 +199,52 @@ def handle_errors(usage_errors=()):
         return wrapper
 
     return decorate
+
+
+class FiniteFloat(click.ParamType):
+    """A float that is not NaN or infinite, optionally within [``low``, ``high``]: NaN passes
+    every comparison, so click's ``FloatRange`` lets it through.
+
+    Parameters
+    ----------
+    low : float, optional
+        The least value allowed, if any.
+    high : float, optional
+        The greatest value allowed, if any.
+    """
+
+    name = "float"
+
+    def __init__(self, low: float | None = None, high: float | None = None) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        """The value as a finite float within the bounds, or a click usage error naming it.
+
+        Parameters
+        ----------
+        value : object
+            What the user gave.
+        param : click.Parameter
+            The option.
+        ctx : click.Context
+            The click context.
+
+        Returns
+        -------
+        float
+            The value.
+        """
+        import math
+
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if (self.low is not None and x < self.low) or (self.high is not None and x > self.high):
+            lo = "-inf" if self.low is None else f"{self.low:g}"
+            hi = "inf" if self.high is None else f"{self.high:g}"
+            self.fail(f"{value!r} is not in the range [{lo}, {hi}]", param, ctx)
+        return x

@@ -49,69 +49,36 @@ import time
 
 import click
 
-from taxoforge.cli_output import command_words, emit_json, handle_errors
+from taxoforge.cli_output import FiniteFloat, command_words, emit_json, handle_errors
 from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES
 
 __all__ = ["score_cmd", "map_cmd", "compare_cmd", "EXIT_TOO_FEW_SCORED"]
 
 #: Exit code of a run that scored no row, or fewer than ``--min-scored`` of them.
 EXIT_TOO_FEW_SCORED = 10
+#: ``--min-scored`` of one run, and of a sensitivity run (each tree's coverage).
+MIN_SCORED, SENSITIVITY_MIN_SCORED = 0.95, 0.90
 _EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 4 verification failed, "
            "8 download interrupted, 10 too few rows scored (results still written), 11 a file not writable or "
            "not readable (no space left, a file where a folder goes, -o a symlink or the working folder, an input "
            "that is a FIFO or a device).")
-
-
-class FiniteFloat(click.ParamType):
-    """A float that is not NaN or infinite, optionally within [``low``, ``high``]: NaN passes
-    every comparison, so click's ``FloatRange`` lets it through.
-
-    Parameters
-    ----------
-    low : float, optional
-        The least value allowed, if any.
-    high : float, optional
-        The greatest value allowed, if any.
-    """
-
-    name = "float"
-
-    def __init__(self, low: float | None = None, high: float | None = None) -> None:
-        self.low, self.high = low, high
-
-    def convert(self, value, param, ctx):
-        """The value as a finite float within the bounds, or a click usage error naming it.
-
-        Parameters
-        ----------
-        value : object
-            What the user gave.
-        param : click.Parameter
-            The option.
-        ctx : click.Context
-            The click context.
-
-        Returns
-        -------
-        float
-            The value.
-        """
-        import math
-
-        try:
-            x = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(x):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        if (self.low is not None and x < self.low) or (self.high is not None and x > self.high):
-            lo = "-inf" if self.low is None else f"{self.low:g}"
-            hi = "inf" if self.high is None else f"{self.high:g}"
-            self.fail(f"{value!r} is not in the range [{lo}, {hi}]", param, ctx)
-        return x
-
-
 FRACTION = FiniteFloat(0.0, 1.0)
+#: ``--rank-by`` → the leaderboard's measure.
+_RANK_BY = {"hF": "hF", "accuracy": "accuracy", "severity": "mistake_severity"}
+_display_names_option = click.option(
+    "--display-names", "display_names", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+    callback=lambda _ctx, param, v: _read_display_names(v, param),
+    help="Two columns (CSV or TSV): a model's name and the name the LaTeX tables and figures show. Others lose "
+         "their harness prefix (lmms-eval's 'org__': the text after the last '__' or '/').")
+
+
+def _read_display_names(path, param):
+    from taxoforge.scores.reports.names import DisplayNamesError, read_display_names
+
+    try:
+        return read_display_names(path) if path else None
+    except DisplayNamesError as e:
+        raise click.BadParameter(str(e), param=param) from None
 
 
 def _columns(values: tuple[str, ...]) -> dict[str, str]:
@@ -371,9 +338,13 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
 @read_options
 @mapping_options
 @taxonomy_options
-@click.option("--min-scored", type=FRACTION, default=0.95, show_default=True, metavar="FRACTION",
+@click.option("--min-scored", type=FRACTION, default=None, metavar="FRACTION",
               envvar="TAXOFORGE_MIN_SCORED", show_envvar=True,
-              help="Fail (exit code 10) when fewer than this share of the rows is scored; no row scored always fails.")
+              help="Fail (exit code 10) when fewer than this share of the rows is scored (default 0.95); no row "
+                   "scored always fails. With --taxonomy: when a tree scores fewer (default 0.90), naming the "
+                   "coverage of each.")
+@click.option("--force", is_flag=True,
+              help="With --taxonomy: compare the rankings even when a tree's coverage is below --min-scored.")
 @click.option("--bootstrap", "n_resamples", type=click.IntRange(0, MAX_BOOTSTRAP_RESAMPLES), default=9999,
               show_default=True,
               help=f"Bootstrap resamples of the 95 % intervals of accuracy, hP, hR, hF (0: none; at most "
@@ -382,11 +353,19 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
 @click.option("--no-plots", is_flag=True, help="Write no figures.")
 @click.option("--no-meteor", is_flag=True, help="Skip METEOR (needs WordNet).")
 @click.option("--label-set", "label_set", type=click.Path(exists=True, dir_okay=False), default=None, metavar="FILE",
-              help="Labels whose nodes win when an answer names several nodes equally well (.txt one per line, or "
-                   "a CSV/TSV/JSONL/Parquet label column). Default: the ground truths of each dataset.")
+              help="The dataset's labels (.txt one per line, or a CSV/TSV/JSONL/Parquet label column): their nodes "
+                   "win when an answer names several nodes equally well, and they span the tree mistake severity's "
+                   "heights are measured on. Default: the ground truths of each model × dataset's own rows.")
+@click.option("--heights", type=click.Choice(["labels", "tree"]), default="labels", show_default=True,
+              help="Where mistake severity and hdist@k measure heights: labels, the tree the label set spans "
+                   "(Bertinetto et al.'s class hierarchy); tree, the whole taxonomy.")
+@click.option("--rank-by", "rank_by", type=click.Choice(["hF", "accuracy", "severity"]), default="hF",
+              show_default=True, help="The measure that ranks models within a dataset × prompt (severity: lowest "
+                                      "first); the leaderboard's caption says which.")
+@_display_names_option
 @_handled
-def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor,
-              label_set, **o):
+def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, force, n_resamples, seed, no_plots,
+              no_meteor, label_set, heights, rank_by, display_names, **o):
     """Score model OUTPUTS (JSONL, JSON, CSV/TSV, Parquet or xlsx files — lmms-eval samples,
     VLMEvalKit predictions and judge files, VLM4Bio results read as written —, folders of
     them, or glob patterns such as 'results/**/*.jsonl') against TAXONOMY (a tree or snapshot folder, or
@@ -408,23 +387,31 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_r
         from taxoforge.files import check_replaceable
 
         check_replaceable(out_dir)  # a symlink, a file or the working folder: refused before the work (exit 11)
-    if taxonomies:
-        files = (*outputs, taxonomy) if taxonomy else outputs
-        sys.exit(_score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots,
-                                    no_meteor, _read_options(o, ("output", "label")), _mapping_config(o), o))
-    if crosswalk:
-        raise click.UsageError("--crosswalk needs two trees or more: --taxonomy A --taxonomy B")
-    if taxonomy is None or not outputs:
-        raise click.UsageError("give OUTPUTS... TAXONOMY, or OUTPUTS... --taxonomy A --taxonomy B")
-    rows, cited, index, sources = _prepare(outputs, taxonomy, o, ("output", "label"), timings)
     labels = None
     if label_set is not None:
         from taxoforge.files.labels import read_labels
 
         with timings.phase("read"):
             labels = read_labels(label_set)["label"].to_list()
+    if taxonomies:
+        files = (*outputs, taxonomy) if taxonomy else outputs
+        opts = dict(no_plots=no_plots, no_meteor=no_meteor, labels=labels, heights=heights, rank_by=_RANK_BY[rank_by],
+                    display_names=display_names)
+        sys.exit(_score_across_trees(files, taxonomies, crosswalk, out_dir,
+                                     SENSITIVITY_MIN_SCORED if min_scored is None else min_scored, force,
+                                     n_resamples, seed, _read_options(o, ("output", "label")), _mapping_config(o),
+                                     o, opts))
+    if force:
+        raise click.UsageError("--force goes with --taxonomy A --taxonomy B (the coverage of several trees)")
+    min_scored = MIN_SCORED if min_scored is None else min_scored
+    if crosswalk:
+        raise click.UsageError("--crosswalk needs two trees or more: --taxonomy A --taxonomy B")
+    if taxonomy is None or not outputs:
+        raise click.UsageError("give OUTPUTS... TAXONOMY, or OUTPUTS... --taxonomy A --taxonomy B")
+    rows, cited, index, sources = _prepare(outputs, taxonomy, o, ("output", "label"), timings)
     run = score_frame(rows, cited, index=index, meteor=not no_meteor, progress=o["progress"],
-                      ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), timings=timings, label_set=labels)
+                      ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), timings=timings, label_set=labels,
+                      heights=heights, rank_by=_RANK_BY[rank_by], display_names=display_names)
     run.info.update(invocation(command_words()), **sources.record())
     if label_set is not None:
         run.info["inputs"].append(file_record(label_set, "label_set"))
@@ -452,39 +439,42 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, n_r
     sys.exit(code)
 
 
-def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, n_resamples, seed, no_plots, no_meteor,
-                       read, config, o: dict) -> int:
+def _score_across_trees(files, taxonomies, crosswalk, out_dir, min_scored, force, n_resamples, seed, read, config,
+                        o: dict, opts: dict) -> int:
     """``taxoforge score FILES --taxonomy A --taxonomy B …``: the taxonomy sensitivity run
-    (:func:`taxoforge.scores.statistics.sensitivity.score_across`); the exit code (the ``--min-scored`` gate
-    applies to the first tree: another may not hold every ground truth)."""
-    from taxoforge.scores.statistics.confidence import BootstrapConfig
+    (:func:`taxoforge.scores.statistics.sensitivity.score_across`); the exit code: 10 when a
+    tree's coverage, or the common items' share, is below ``min_scored`` and not ``force``d
+    (:func:`~taxoforge.scores.statistics.sensitivity.coverage_failure`)."""
     from taxoforge.scores.options import ScoreOptions
-    from taxoforge.scores.statistics.sensitivity import score_across
+    from taxoforge.scores.statistics.confidence import BootstrapConfig
+    from taxoforge.scores.statistics.sensitivity import coverage_failure, score_across
 
     if not files:
         raise click.UsageError("give the output files to score: OUTPUTS... --taxonomy A --taxonomy B")
     if len(taxonomies) < 2:
         raise click.UsageError("--taxonomy: give two trees or more (or OUTPUTS... TAXONOMY for one)")
-    opts = ScoreOptions(config=config, meteor=not no_meteor, progress=o["progress"], store=o["store"],
-                        altered="content" if o["allow_altered"] else "refuse", index_dir=o["index_dir"],
-                        ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), plots=not no_plots)
+    score = ScoreOptions(config=config, meteor=not opts["no_meteor"], progress=o["progress"], store=o["store"],
+                         altered="content" if o["allow_altered"] else "refuse", index_dir=o["index_dir"],
+                         ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), plots=not opts["no_plots"],
+                         label_set=opts["labels"], heights=opts["heights"], rank_by=opts["rank_by"],
+                         display_names=opts["display_names"])
     from taxoforge.versions import invocation
 
-    res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=opts,
+    res = score_across(list(files), list(taxonomies), crosswalk=crosswalk, out_dir=out_dir, read=read, score=score,
                        record=invocation(command_words()))
-    first = res.runs[res.info["trees"][0]].info
-    failure = _quality_gate(first["scored"], first["rows"], min_scored, "scored", first["bad_rows_by_reason"])
-    code = EXIT_TOO_FEW_SCORED if failure else 0
+    failure = coverage_failure(res, min_scored)
+    code = EXIT_TOO_FEW_SCORED if failure and not force else 0
     if o["as_json"]:
         emit_json({"sensitivity": res.table.to_dicts(), "agreement": res.agreement.to_dicts(),
-                   "swaps": res.swaps.to_dicts(), "crosswalked": res.crosswalked.to_dicts(), "info": res.info,
-                   "exit_code": code, **({"error": failure} if failure else {})})
+                   "swaps": res.swaps.to_dicts(), "crosswalked": res.crosswalked.to_dicts(),
+                   "coverage": res.coverage.to_dicts(), "info": res.info, "exit_code": code,
+                   **({"error": failure} if code else {"warning": failure} if failure else {})})
     else:
         click.echo(res.markdown())
         if out_dir:
             click.echo(f"Results written to {out_dir}/ (one folder per tree, sensitivity.md beside them)")
         if failure:
-            click.echo(f"error: {failure}", err=True)
+            click.echo(("error: " if code else "warning (--force): ") + failure, err=True)
     return code
 
 
@@ -573,10 +563,14 @@ def _compare_errors() -> tuple[type, ...]:
               help="Confidence level of the intervals.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="Significance level of the Holm-adjusted p-values.")
+@click.option("--reference", default=None, metavar="MODEL",
+              help="Compare every other model with this one (A = the model, B = MODEL; Holm over those pairs) "
+                   "instead of every pair: a model name, or a system's label when several runs share it.")
 @click.option("--no-plots", is_flag=True, help="Write no figure.")
+@_display_names_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @handle_errors(usage_errors=lambda: _compare_errors())
-def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, no_plots, as_json):
+def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, reference, no_plots, display_names, as_json):
     """Is A better than B? Compare the models of scoring RUNS (output folders of
     `taxoforge score`, or their scores.parquet) on the items they share, matched by sample
     id within each dataset × prompt: accuracy by the exact McNemar test, hF and mistake
@@ -588,8 +582,8 @@ def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, no_plots, as_jso
 
     if out_dir:
         check_output_folder(out_dir)  # before any work: nothing is written through a symbolic link
-    cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha)
-    written = write_comparison(cmp, out_dir, plots=not no_plots) if out_dir else {}
+    cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha, reference=reference)
+    written = write_comparison(cmp, out_dir, plots=not no_plots, names=display_names) if out_dir else {}
     if as_json:
         emit_json({"comparison": cmp.table.to_dicts(), "systems": cmp.systems, "settings": cmp.settings,
                    "notes": cmp.notes, "outputs": {k: str(v) for k, v in written.items()}})

@@ -90,7 +90,7 @@ class MappedOutputs:
 
 
 def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None, **kwargs) -> MappedOutputs:
-    """Map the answers of the canonical table ``rows`` (:func:`taxoforge.scores.readers.files.read_files`
+    """Map the answers of the canonical table ``rows`` (:func:`taxoforge.scores.readers.sources.read_files`
     with ``require=("output",)``) to nodes of ``taxonomy`` (anything
     :func:`~taxoforge.scores.cited_taxonomy.cite_taxonomy` takes, or a ``CitedTaxonomy``).
     ``options``: a :class:`~taxoforge.scores.options.ScoreOptions` (``config``, ``index``,
@@ -101,7 +101,7 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
     Parameters
     ----------
     rows : polars.DataFrame
-        The canonical table of answers (:func:`taxoforge.scores.readers.files.read_files`).
+        The canonical table of answers (:func:`taxoforge.scores.readers.sources.read_files`).
     taxonomy : object
         The taxonomy.
     options : ScoreOptions, optional
@@ -190,7 +190,7 @@ def map_files(paths, taxonomy, *, out: str | os.PathLike | None = None, read: Re
     MappedOutputs
         The mapped answers, the rows not mapped and the run's record.
     """
-    from taxoforge.scores.readers.files import read_files
+    from taxoforge.scores.readers.sources import read_files
 
     read, score = split_options(kwargs, read, score, where="map_files")
     rows = read_files(paths, replace(read, require=("output",)))

@@ -27,13 +27,18 @@ from taxoforge.params import (MAX_BOOTSTRAP_RESAMPLES, Interval, InvalidParamete
                                      validate_params)
 
 __all__ = ["Interval", "Options", "InvalidParameterError", "validate_params", "ReadOptions", "ScoreOptions",
-           "MAX_RECORD_BYTES", "MAX_TABLE_BYTES", "MAX_RECORDS", "MAX_CELLS", "MAX_BOOTSTRAP_RESAMPLES", "FILE_KINDS", "LAYOUTS",
+           "MAX_RECORD_BYTES", "MAX_TABLE_BYTES", "MAX_RECORDS", "MAX_CELLS", "MAX_BOOTSTRAP_RESAMPLES", "FILE_KINDS",
+           "LAYOUTS", "HEIGHTS", "RANK_BY",
            "split_options", "env_fraction"]
 
 #: File kinds a model-output file may be read as (``--format``; default: from the name and content).
 FILE_KINDS = ("jsonl", "json", "csv", "tsv", "parquet", "xlsx")
 #: Layouts of the rows (``--format`` or ``layout=``; default ``auto``: from the columns and the file name).
 LAYOUTS = ("auto", "generic", "vlm4bio", "lmms-eval", "vlmevalkit")
+#: Where mistake severity's heights are measured (``--heights``): the label set's tree, or the whole tree.
+HEIGHTS = ("labels", "tree")
+#: The measures a leaderboard can rank by (``--rank-by``); mistake severity ranks lowest first.
+RANK_BY = ("hF", "accuracy", "mistake_severity")
 
 
 class _Validated:
@@ -172,8 +177,20 @@ class ScoreOptions(_Validated):
     plots : bool
         Write the figures with the results.
     label_set : sequence of str or None
-        Labels (resolved as ground truths are) whose nodes win when an answer names several
-        nodes equally well; None: the ground truths of each row's dataset.
+        The dataset's labels (resolved as ground truths are): their nodes win when an answer
+        names several nodes equally well, and they span the tree mistake severity's heights
+        are measured on; None: the ground truths of each model × dataset's own rows.
+    heights : str
+        Where mistake severity's heights are measured (:data:`HEIGHTS`): ``labels``, the tree
+        the label set spans (default), or ``tree``, the whole taxonomy
+        (:mod:`taxoforge.scores.measures.heights`).
+    rank_by : str
+        The measure that ranks models within a dataset × prompt (:data:`RANK_BY`; default
+        ``hF``; mistake severity ranks lowest first).
+    display_names : mapping or None
+        Model → the name the LaTeX tables and figures show
+        (:func:`taxoforge.scores.reports.names.read_display_names`); the rest are shortened by
+        :func:`~taxoforge.scores.reports.names.short_name`. Recorded in ``run.json``.
     """
 
     config: object = None
@@ -188,11 +205,16 @@ class ScoreOptions(_Validated):
     breakdowns: bool = True
     plots: bool = True
     label_set: object = None
+    heights: str = "labels"
+    rank_by: str = "hF"
+    display_names: object = None
 
     CONSTRAINTS = {
         "config": [object], "index": [object], "index_dir": [str, os.PathLike, None], "text_measures": [bool],
         "meteor": [bool], "progress": [bool, None], "store": [object], "altered": [Options(("refuse", "content"))],
         "ci": [object], "breakdowns": [bool], "plots": [bool], "label_set": [list, tuple, None],
+        "heights": [Options((*HEIGHTS, "ground_truths"))], "rank_by": [Options(RANK_BY)],
+        "display_names": [Mapping, None],
     }
 
     def _check(self) -> None:

@@ -56,11 +56,14 @@ from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
 from taxoforge.scores.reports.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.files.tables import csv_text
-from taxoforge.scores.reports.figures import FIGURE_FORMATS, RUN_FIGURES, write_run_figures
+from taxoforge.scores.reports.figures import FIGURE_FILES, FIGURE_FORMATS, write_run_figures
+from taxoforge.scores.measures.heights import height_record
 from taxoforge.scores.measures.mistakes import map_ranked, mistake_columns
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
-from taxoforge.scores.readers.files import duplicate_ids, read_files
-from taxoforge.scores.reports.tables import leaderboard_latex, leaderboard_markdown
+from taxoforge.scores.readers.files import duplicate_ids
+from taxoforge.scores.readers.sources import read_files
+from taxoforge.scores.reports.latex_tables import leaderboard_latex
+from taxoforge.scores.reports.tables import leaderboard_markdown
 from taxoforge.scores.timings import Timings
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels,
@@ -192,15 +195,21 @@ class ScoreRun:
         """
         return leaderboard_markdown(self.leaderboard, self.info, self.bad_rows, max_rows=max_rows)
 
-    def latex(self) -> str:
-        """The run's leaderboard as a LaTeX table (:func:`~taxoforge.scores.reports.tables.leaderboard_latex`).
+    def latex(self, wide: bool = False) -> str:
+        """The run's leaderboard as a LaTeX table one column wide, or page wide
+        (:func:`~taxoforge.scores.reports.latex_tables.leaderboard_latex`).
+
+        Parameters
+        ----------
+        wide : bool, optional
+            The page-wide ``table*``.
 
         Returns
         -------
         str
             The LaTeX text.
         """
-        return leaderboard_latex(self.leaderboard, self.info)
+        return leaderboard_latex(self.leaderboard, self.info, wide=wide, names=self.info.get("display_names"))
 
     @property
     def scored_fraction(self) -> float:
@@ -215,11 +224,13 @@ class ScoreRun:
         * ``scores.parquet`` (one row per sample), ``bad_rows.parquet`` and ``bad_rows.csv``
           (every row not scored, with its file, line and reason), ``run.json`` (the info,
           with the taxonomy citation);
-        * ``leaderboard.parquet``, ``.csv``, ``.md`` and ``.tex`` (LaTeX, ``booktabs``);
+        * ``leaderboard.parquet``, ``.csv``, ``.md``, ``.tex`` (LaTeX, ``booktabs``, one column
+          wide) and ``leaderboard_wide.tex`` (page wide; :mod:`~taxoforge.scores.reports.latex_tables`);
         * ``breakdowns/<name>.parquet`` and ``.csv`` for each breakdown table (per level, per
           rank, consistency, outcomes …);
-        * the figures ``hp_vs_hr``, ``model_ranks`` and ``rank_accuracy`` in each of
-          ``formats`` (PNG at 300 dpi, PDF, SVG), when there are samples
+        * the figures ``hp_vs_hr``, ``model_ranks`` and ``rank_accuracy``, one column wide and
+          page wide (``<name>_wide``), in each of ``formats`` (PNG at 300 dpi, PDF, SVG), when
+          there are samples
           (:func:`taxoforge.scores.reports.figures.write_run_figures`; a figure with nothing to show
           is not drawn, and ``run.json``'s ``figures_not_drawn`` says why).
 
@@ -257,14 +268,15 @@ class ScoreRun:
             figures = {}
             if plots and self.samples.height:
                 with t.phase("figures"):
-                    figures, self.info["figures_not_drawn"] = write_run_figures(self.leaderboard, self.breakdowns,
-                                                                                tmp, formats)
+                    figures, self.info["figures_not_drawn"] = write_run_figures(
+                        self.leaderboard, self.breakdowns, tmp, formats, names=self.info.get("display_names"))
             w0 = time.perf_counter()
             paths = {
                 "scores": write_parquet_atomic(self.samples, tmp / "scores.parquet"),
                 "leaderboard": write_parquet_atomic(self.leaderboard, tmp / "leaderboard.parquet"),
                 "leaderboard_csv": write_text_atomic(tmp / "leaderboard.csv", _csv(self.leaderboard)),
                 "leaderboard_tex": write_text_atomic(tmp / "leaderboard.tex", self.latex()),
+                "leaderboard_wide_tex": write_text_atomic(tmp / "leaderboard_wide.tex", self.latex(wide=True)),
                 "bad_rows": write_parquet_atomic(self.bad_rows, tmp / "bad_rows.parquet"),
                 "bad_rows_csv": write_text_atomic(tmp / "bad_rows.csv", _csv(self.bad_rows)),
                 "leaderboard_md": write_text_atomic(tmp / "leaderboard.md", self.markdown(max_rows=10_000)),
@@ -282,8 +294,8 @@ class ScoreRun:
 
 
 RUN_FILES = frozenset({"scores.parquet", "leaderboard.parquet", "leaderboard.csv", "leaderboard.tex",
-                       "bad_rows.parquet", "bad_rows.csv", "leaderboard.md", "run.json", "breakdowns",
-                       *(f"{fig}.{fmt}" for fig in RUN_FIGURES for fmt in ("png", "pdf", "svg"))})
+                       "leaderboard_wide.tex", "bad_rows.parquet", "bad_rows.csv", "leaderboard.md", "run.json",
+                       "breakdowns", *FIGURE_FILES})
 
 
 def _csv(table: pl.DataFrame) -> str:
@@ -396,16 +408,18 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
     t.move("measures", t_text, "text_measures")
     with t.phase("samples"):
         samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, cited.store)
-        samples = mistake_columns(samples, tax)  # tree distance and severity per answer (milliseconds)
     if kept and "ranked_outputs" in kept[0]:  # a ranked top-k: its nodes, for hdist@k
         with t.phase("mapping"):
             ranked = map_ranked([r["ranked_outputs"] for r in kept], index, resolve, [r["dataset"] for r in kept])
         samples = samples.with_columns(pl.Series("ranked_nodes", ranked, dtype=pl.List(pl.String)))
+    with t.phase("samples"):  # tree distance, severity and granularity per answer (milliseconds)
+        samples = mistake_columns(samples, tax, heights=o.heights, label_set=label_nodes)
     with t.phase("breakdowns"):
         tree = cited.ranked_tree() if breakdowns and samples.height else None
-        tabs = _breakdown_tables(samples, tree) if tree is not None else {}
+        tabs = _breakdown_tables(samples, tree, label_nodes) if tree is not None else {}
     with t.phase("leaderboard"):
-        board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs)  # its columns reuse the tables
+        board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=tree, breakdowns=tabs,  # its columns reuse the tables
+                            rank_by=o.rank_by)
         board = with_harness_agreement(board, samples, GROUP_KEYS)
 
     info = {
@@ -429,6 +443,8 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
         "per_file": _per_file(rows, samples, bad_df),
         "confidence_intervals": (ci.as_dict() if ci is not None and ci.n_resamples > 0 else {}),
         "breakdowns": sorted(tabs), "label_set": label_info, "ties": mapped.stats.get("ties", {}),
+        "heights": height_record(samples, heights=o.heights, label_set_given=label_nodes is not None),
+        "rank_by": o.rank_by, "display_names": dict(o.display_names or {}),
         "packages": package_versions(),  # the versions that shaped the numbers (taxoforge.versions)
     }
     info["seconds"] = t.as_dict()
@@ -439,7 +455,7 @@ def _label_set_nodes(label_set, resolve) -> tuple[list[str] | None, dict]:
     """The node ids of a given label set (its labels resolved as ground truths are, under
     the dataset name ``label set``) and what ``info["label_set"]`` says of it."""
     if label_set is None:
-        return None, {"source": "ground truths of each dataset"}
+        return None, {"source": "ground truths of each model × dataset"}
     labels = [str(x).strip() for x in label_set if x is not None and str(x).strip()]
     resolve.prefetch((lab, "label set") for lab in labels)
     got = [resolve(lab, "label set") for lab in labels]
@@ -449,13 +465,14 @@ def _label_set_nodes(label_set, resolve) -> tuple[list[str] | None, dict]:
                    "unresolved_examples": missed[:10]}
 
 
-def _breakdown_tables(samples: pl.DataFrame, tree) -> dict[str, pl.DataFrame]:
+def _breakdown_tables(samples: pl.DataFrame, tree, label_set=None) -> dict[str, pl.DataFrame]:
     """The breakdown tables (:func:`taxoforge.scores.measures.breakdowns.breakdown_tables`)
-    over the rows with a full ground truth."""
+    over the rows with a full ground truth; MTA's tree cuts are drawn on the tree the label
+    set spans (given, else each model × dataset's own ground truths)."""
     from taxoforge.scores.measures.breakdowns import breakdown_tables
 
     full = samples.filter(~pl.col("gt_partial"))
-    return breakdown_tables(full, tree, GROUP_KEYS) if full.height else {}
+    return breakdown_tables(full, tree, GROUP_KEYS, label_set=label_set) if full.height else {}
 
 
 def harness_agreement(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:

@@ -293,12 +293,13 @@ def _taxon_name(text: str | None) -> str | None:
 def label_sets_of(rows: list[dict], tax, label_set=None) -> list | None:
     """Per row, the node indexes of the label set its answer is about (one array per
     distinct set, shared by the rows): ``label_set`` (node ids) for every row when given,
-    else the ground-truth nodes of the row's dataset; None when there is neither.
+    else the ground-truth nodes of the row's own model × dataset — never another model's, so
+    a model's answers map alike whatever else a call scores; None when there is neither.
 
     Parameters
     ----------
     rows : list[dict]
-        The kept rows (``gt_node``, ``dataset``).
+        The kept rows (``gt_node``, ``model``, ``dataset``).
     tax : object
         The in-memory tree.
     label_set : sequence of str, optional
@@ -312,14 +313,14 @@ def label_sets_of(rows: list[dict], tax, label_set=None) -> list | None:
         ids = [x for x in label_set if x is not None]
         shared = tax.index_of(ids) if ids else np.zeros(0, np.int64)
         return [shared] * len(rows)
-    by_dataset: dict = {}
+    by_group: dict = {}
     for r in rows:
         if r.get("gt_node") is not None:
-            by_dataset.setdefault(r.get("dataset"), set()).add(r["gt_node"])
-    if not by_dataset:
+            by_group.setdefault((r.get("model"), r.get("dataset")), set()).add(r["gt_node"])
+    if not by_group:
         return None
-    sets = {d: tax.index_of(sorted(nodes)) for d, nodes in by_dataset.items()}
-    return [sets.get(r.get("dataset")) for r in rows]
+    sets = {k: tax.index_of(sorted(nodes)) for k, nodes in by_group.items()}
+    return [sets.get((r.get("model"), r.get("dataset"))) for r in rows]
 
 
 def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None,
@@ -335,7 +336,7 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
       abstention);
     * every other answer is mapped as it is; where several nodes name it equally well the
       label set decides first — ``label_set`` (node ids) when given, else the ground truths
-      of the row's dataset (:func:`label_sets_of`) — then the question, then the mapping's
+      of the row's model × dataset (:func:`label_sets_of`) — then the question, then the mapping's
       own rule. An answer longer than the mapping's ``max_answer_chars`` is cut there
       and flagged ``truncated_to_<n>_chars`` (so the cost per answer stays bounded);
     * an answer shaped like a binomial or trinomial that no stage matched as a whole name
@@ -355,7 +356,7 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
     progress : bool or None
         Whether to show a progress bar.
     label_set : sequence of str, optional
-        Node ids whose nodes win ties (default: each dataset's ground truths).
+        Node ids whose nodes win ties (default: each model × dataset's ground truths).
 
     Returns
     -------

@@ -33,7 +33,7 @@ from taxoforge.snapshots.errors import SnapshotError
 from taxoforge.snapshots.upstreams import (
     Upstream,
     licence_summary,
-    release_date,
+    released_text,
     spdx_licences,
     upstream_key,
     upstreams_of,
@@ -287,7 +287,7 @@ def _bib_entry(kind: str, key: str, fields: list[tuple[str, str]]) -> str:
 def _release_fields(up: Upstream, versions: list[tuple[str, Any]]) -> list[tuple[str, str]]:
     """Fields naming the release used, from the recorded source versions."""
     text = "; ".join(f"{k}: {version_text(v)}" for k, v in versions if version_text(v))
-    fields = [("note", _bib_text(f"Release used: {text}; released {release_date(up, versions)}. "
+    fields = [("note", _bib_text(f"Release used: {text}; {released_text(up, versions)}. "
                                  f"Licence: {up.licence} ({up.licence_url})." + (f" {up.note}" if up.note else "")))]
     return fields
 
@@ -427,8 +427,8 @@ def _cff_work(work: dict, up: Upstream, versions: list[tuple[str, Any]], first: 
         lines.append(f"    license: {_q(work['license'])}")
     if first:
         text = "; ".join(f"{k}: {version_text(v)}" for k, v in versions if version_text(v))
-        when = release_date(up, versions)
-        lines.append(f"    notes: {_q(f'Release used: {text}; released {when}. Licence: {up.licence} ({up.licence_url}). {up.note}'.strip())}")
+        when = released_text(up, versions)
+        lines.append(f"    notes: {_q(f'Release used: {text}; {when}. Licence: {up.licence} ({up.licence_url}). {up.note}'.strip())}")
     return lines
 
 

@@ -66,7 +66,7 @@ button.copy { font-size: 12px; cursor: pointer; }
 <section class="taxonomy" id="taxonomy-{{ tax.name }}" data-taxonomy="{{ tax.name }}">
 <h2>{{ tax.name }}</h2>
 <p class="about">{{ tax.description }}</p>
-<p class="licence"><strong>Licence.</strong> {% for src in tax.licences %}{{ src.name }} (released {{ src.released }}): <a href="{{ src.url }}" rel="noopener noreferrer">{{ src.licence }}</a>{% if not loop.last %}; {% endif %}{% else %}<span class="muted">no upstream source recorded: see the sources the tree was built from</span>{% endfor %}</p>
+<p class="licence"><strong>Licence.</strong> {% for src in tax.licences %}{{ src.name }} ({{ src.released }}): <a href="{{ src.url }}" rel="noopener noreferrer">{{ src.licence }}</a>{% if not loop.last %}; {% endif %}{% else %}<span class="muted">no upstream source recorded: see the sources the tree was built from</span>{% endfor %}</p>
 <p class="muted">{{ tax.versions|length }} version{{ '' if tax.versions|length == 1 else 's' }}{% if tax.latest %}; <code>{{ tax.name }}</code> means <code>{{ tax.name }}@{{ tax.latest }}</code>{% endif %}</p>
 <table>
 <thead><tr><th>version</th><th>created</th><th>nodes</th><th>names</th><th>links</th><th>size</th><th>seed</th><th>source versions</th><th title="what changed from the version before">changes</th><th>pull</th></tr></thead>
@@ -262,7 +262,7 @@ def render_page(idx: dict, store_url: str | None, *, public: bool = False) -> st
     from taxoforge.snapshots.manifest import package_version
 
     from taxoforge.snapshots.bibliography import bibtex, reference_from_entry
-    from taxoforge.snapshots.upstreams import release_date, upstreams_of
+    from taxoforge.snapshots.upstreams import released_text, upstreams_of
 
     # a citation names the public URL, or a remote store's own URL; a local folder's path never
     cite_store = store_url if store_url and (public or "://" in store_url) else None
@@ -301,7 +301,7 @@ def render_page(idx: dict, store_url: str | None, *, public: bool = False) -> st
         taxonomies.append({"name": name, "latest": latest, "versions": rows,
                            "description": _description(name, newest, [u for u, _ in ups]),
                            "licences": [{"name": u.name, "licence": u.licence, "url": u.licence_url,
-                                         "released": release_date(u, v)} for u, v in ups]})
+                                         "released": released_text(u, v)} for u, v in ups]})
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     return env.from_string(_TEMPLATE).render(
         store_url=store_url, public=public, taxonomies=taxonomies, n_versions=n_versions,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Upstream", "UPSTREAMS", "SOURCE_KEYS", "upstreams_of", "licence_summary", "version_text",
-           "upstream_key", "release_date", "UNKNOWN", "spdx_licences"]
+           "upstream_key", "release_date", "released_text", "UNKNOWN", "spdx_licences"]
 
 #: what a citation says where the data does not say (a licence, a release date)
 UNKNOWN = "unknown: check the source"
@@ -259,7 +259,7 @@ def licence_summary(source_versions: Any) -> str:
     ups = upstreams_of(source_versions)
     if not ups:
         return "no upstream source recorded"
-    return "; ".join(f"{u.name} (released {release_date(u, v)}): {u.licence}" for u, v in ups)
+    return "; ".join(f"{u.name} ({released_text(u, v)}): {u.licence}" for u, v in ups)
 
 
 #: the recorded fields that date a release, most telling first
@@ -293,6 +293,25 @@ def release_date(up: Upstream, versions: list[tuple[str, Any]]) -> str:
         if text is not None and str(text) in up.released:
             return up.released[str(text)]
     return up.released.get("", UNKNOWN)
+
+
+def released_text(up: Upstream, versions: list[tuple[str, Any]]) -> str:
+    """``"released 2006-12"``, or ``"release date unknown: check the source"``.
+
+    Parameters
+    ----------
+    up : Upstream
+        The source.
+    versions : list of tuple
+        Its ``(source key, recorded version)`` entries.
+
+    Returns
+    -------
+    str
+        The words a citation uses.
+    """
+    when = release_date(up, versions)
+    return f"release date {UNKNOWN}" if when == UNKNOWN else f"released {when}"
 
 
 def spdx_licences(source_versions: Any) -> tuple[list[str], str | None]:

@@ -97,14 +97,13 @@ def wordnet_english_names(tree: TreeTables, wn=None) -> pl.DataFrame:
 
         wn = ensure_wordnet(allow_download=False)
     ranks = sorted(set(RANK_OF_WORDNET.values()) | {"species"})
-    nodes = tree.nodes.filter(pl.col("rank").is_in(ranks)).select("node_id", "label", "rank")
-    by_label_rank: dict[tuple[str, str], list[str]] = {}
-    for nid, label, rank in nodes.iter_rows():
-        by_label_rank.setdefault((label, rank), []).append(nid)
+    # the nodes whose (label, rank) is theirs alone: a homonym names nothing
+    single = (tree.nodes.filter(pl.col("rank").is_in(ranks)).group_by("label", "rank")
+              .agg(pl.col("node_id").first(), pl.len().alias("_n")).filter(pl.col("_n") == 1))
+    by_label_rank = {(label, rank): nid for label, rank, nid in single.select("label", "rank", "node_id").iter_rows()}
 
     def unique(label: str, rank: str) -> str | None:
-        got = by_label_rank.get((label, rank), [])
-        return got[0] if len(got) == 1 else None
+        return by_label_rank.get((label, rank))
 
     rows: list[tuple[str, str, str]] = []
     for s in wn.all_synsets("n"):

@@ -243,11 +243,13 @@ def _ranks_below_top(tree: RankedTree) -> list[str]:
     return [r for r in tree.rank_order if r != tree.rank_of([tree.taxonomy.root_idx])[0]]
 
 
-def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0) -> pl.DataFrame:
+def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0,
+                label_set=None) -> pl.DataFrame:
     """HCA and MTA per group (:mod:`taxoforge.evaluation.label_metrics` has the definitions): HCA =
-    share with ``depth_lca == depth_gt``; MTA over ``n_cuts`` seeded cuts of the tree spanned
-    by the group's ground truths (the same cuts for every model of a dataset, so models are
-    compared on the same cuts: cuts are drawn per ``dataset`` when that key is present).
+    share with ``depth_lca == depth_gt``; MTA over ``n_cuts`` seeded cuts of the tree the
+    dataset's label set spans — ``label_set`` when given, else the ground truths of the
+    group's model × dataset (its own rows only: another model's rows never change its cuts;
+    models of one dataset with the same labels get the same cuts).
 
     Parameters
     ----------
@@ -261,24 +263,25 @@ def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25,
         Tree cuts drawn for MTA.
     seed : int, optional
         The seed of the random draws.
+    label_set : sequence of str, optional
+        Node ids of the dataset's label set, when given.
 
     Returns
     -------
     polars.DataFrame
-        HCA and MTA per group (:mod:`taxoforge.evaluation.label_metrics` has the
-        definitions): HCA = share with ``depth_lca == depth_gt``; MTA over ``n_cuts``
-        seeded cuts of the tree spanned by the group's ground truths (the same cuts for
-        every model of a dataset, so models are compared on the same cuts: cuts are
-        drawn per ``dataset`` when that key is present).
+        One row per group: ``n``, ``HCA``, ``MTA`` and ``cuts`` (the distinct cuts MTA
+        averages).
     """
     tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     k = _keys(s, by)
     rows = []
-    cut_key = ["dataset"] if "dataset" in s.columns else []
+    cut_key = [c for c in ("model", "dataset") if c in s.columns]
+    given = tree.taxonomy.index_of([str(x) for x in label_set]) if label_set is not None else np.zeros(0, np.int64)
     for ckey, part in (s.group_by(cut_key, maintain_order=True) if cut_key else [((), s)]):
         g_all = tree.taxonomy.index_of(part["gt_node"])
-        uniq, inv = np.unique(g_all, return_inverse=True)
+        uniq = np.union1d(given, g_all)
+        inv = np.searchsorted(uniq, g_all)
         cuts = sample_tree_cuts(tree, uniq, n_cuts=n_cuts, seed=seed)
         part = part.with_columns(pl.Series("_gi", inv))
         for key, grp in (part.group_by(k, maintain_order=True) if k else [((), part)]):
@@ -506,7 +509,8 @@ def _reuse_rank_correctness(table: pl.DataFrame, k: list[str], ranks: list[str])
             .sort([*k, "_o"]).drop("_o").select([*k, "rank", "n", "accuracy"]))
 
 
-def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0) -> dict[str, pl.DataFrame]:
+def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25, seed: int = 0,
+                     label_set=None) -> dict[str, pl.DataFrame]:
     """Every breakdown that applies to ``samples``, by name: ``by_level``, ``by_rank``,
     ``correct_by_level``, ``correct_by_rank``, ``consistency``, ``outcomes``; when the table
     has LI and CS columns, ``open_world_groups``; when it has a ``category`` column
@@ -525,6 +529,8 @@ def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int 
         Tree cuts drawn for MTA.
     seed : int, optional
         The seed of the random draws.
+    label_set : sequence of str, optional
+        Node ids of the dataset's label set, when given (the tree MTA's cuts are drawn on).
 
     Returns
     -------
@@ -538,7 +544,7 @@ def breakdown_tables(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int 
     tree = load_ranked_tree(tree)
     s = with_depths(samples, tree)
     out = {"by_level": by_ground_truth_level(s, tree, by), "correct_by_level": correctness_by_level(s, tree, by),
-           "consistency": consistency(s, tree, by, n_cuts=n_cuts, seed=seed)}
+           "consistency": consistency(s, tree, by, n_cuts=n_cuts, seed=seed, label_set=label_set)}
     if tree.has_ranks:
         out["by_rank"] = by_ground_truth_rank(s, tree, by)
         out["correct_by_rank"] = correctness_by_rank(s, tree, by)

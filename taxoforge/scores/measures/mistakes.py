@@ -12,23 +12,37 @@ not the ground-truth node, with a full ground truth — this module reports:
 
 **Height.** The height of a node is the number of edges on the longest path from it down to
 a leaf [2]_. [1]_ measures it on the dataset's class hierarchy, whose leaves are exactly the
-dataset's classes (iNaturalist-19 and tieredImageNet-H, every class a leaf). Here the same
-tree is the one spanned by the ground truths: every ground-truth node of the dataset (all
-models and prompts of it, so every model is measured on the same heights) and its ancestors.
-Its leaves are ground truths, so ``height(v) = max over ground truths g below v of depth(g) −
-depth(v)``. When every class is a leaf at one depth — [1]_'s setting — this is
-``depth(gt) − depth(lca)``, the number of levels one climbs from the truth to meet the answer.
-On trees whose leaves lie at different depths (iNaturalist with subspecies beside species;
-WordNet), the height of the LCA counts the longest way down from the meeting point, not the
-truth's own way, exactly as the ILSVRC cost does: a mistake that meets the truth at a node
-with deep descendants among the classes is more severe. ``heights="tree"`` measures heights
-on the whole taxonomy instead (every leaf of the tree counts). A correct answer has severity
-0 (distance 0 in [1]_); an abstention has none (it is counted in the abstention rate, not as
-a mistake).
+dataset's classes (iNaturalist-19 and tieredImageNet-H, every class a leaf). Here that
+hierarchy is the tree spanned by the dataset's **label set** and its ancestors
+(``heights="labels"``, the default), and the label set is fixed by the dataset alone — never
+by what else a call scores (docs/method.md#how-bad-the-mistakes-are):
+
+* the labels given for it (``label_set``: ``taxoforge score --label-set FILE``), with any
+  ground truth of the group the file lacks;
+* else the ground truths of that **model × dataset**'s own rows (all its prompts): another
+  model's rows never enter, so scoring a model alone or beside others gives the same heights.
+
+``heights="tree"`` measures heights on the whole taxonomy instead (every leaf of the tree
+counts; fixed by the taxonomy's version alone). Every sample names the tree its heights came
+from (``height_tree``: ``tree``, or ``labels:`` and the first 12 hex digits of the SHA-256 of
+its sorted class ids), so two runs can tell whether their severities are comparable.
+
+On the spanned tree ``height(v) = max over classes g below v of depth(g) − depth(v)``. When
+every class is a leaf at one depth — [1]_'s setting — this is ``depth(gt) − depth(lca)``, the
+number of levels one climbs from the truth to meet the answer. On trees whose leaves lie at
+different depths (iNaturalist with subspecies beside species; WordNet), the height of the LCA
+counts the longest way down from the meeting point, not the truth's own way, exactly as the
+ILSVRC cost does. A correct answer has severity 0 (distance 0 in [1]_); an abstention has
+none (it is counted in the abstention rate, not as a mistake). An over-generic answer (an
+ancestor of the truth) is a mistake at the answer's own height; the granularity of the
+answers (:mod:`taxoforge.scores.measures.granularity`) counts those apart.
 
 **Hierarchical distance@k** ([1]_'s "average hierarchical distance of top-k"): for answers
 that carry a ranked top-k (a classifier's top-6), the mean over samples of the mean LCA
-height of the first k predictions (correct ones count 0).
+height of the first k predictions (correct ones count 0), on the same heights. A ranked entry
+that names no node (a refusal, an unreadable entry) is a miss at the tree's height — the
+height of the root, as an answer scored as the root would be —, never dropped; a sample with
+fewer than k entries averages those it has.
 
 **Balanced accuracy** (scikit-learn's ``balanced_accuracy_score``): the unweighted mean over
 ground-truth classes of the accuracy on that class. **Per-category accuracy**: accuracy,
@@ -63,16 +77,17 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from taxoforge.scores.measures.granularity import granularity
+from taxoforge.scores.measures.heights import (HEIGHT_KEYS, HEIGHTS, height_trees, lca_nodes, node_heights)
+
 __all__ = ["node_heights", "lca_nodes", "mistake_columns", "mistake_summary", "distance_at_k", "ranked_distances",
            "map_ranked",
            "balanced_accuracy", "category_accuracy", "MISTAKE_COLUMNS", "MISTAKE_SUMMARY_COLUMNS", "HEIGHTS",
            "GROUP_KEYS"]
 
 GROUP_KEYS = ("model", "dataset", "prompt")
-#: Where heights are measured: on the tree spanned by the ground truths (default), or the whole tree.
-HEIGHTS = ("ground_truths", "tree")
-#: The per-sample columns :func:`mistake_columns` adds.
-MISTAKE_COLUMNS = ("tree_distance", "lca_height", "mistake_severity")
+#: The per-sample columns :func:`mistake_columns` adds (``ranked_heights`` too, for ranked answers).
+MISTAKE_COLUMNS = ("tree_distance", "lca_height", "mistake_severity", "height_tree", "height_classes", "granularity")
 #: The per-group columns of :func:`mistake_summary`, in order.
 MISTAKE_SUMMARY_COLUMNS = ("mistakes", "lca_depth_mean", "lca_depth_median", "tree_distance_mean",
                            "tree_distance_median", "mistake_severity", "mistake_severity_median")
@@ -80,89 +95,6 @@ MISTAKE_SUMMARY_COLUMNS = ("mistakes", "lca_depth_mean", "lca_depth_median", "tr
 
 def _taxonomy(tree):
     return getattr(tree, "taxonomy", tree)
-
-
-def node_heights(tree, classes=None) -> np.ndarray:
-    """The height of every node: edges on the longest path down to a leaf.
-
-    Parameters
-    ----------
-    tree : taxoforge.trees.taxonomy.Taxonomy
-        The tree (or an object holding it as ``.taxonomy``).
-    classes : array_like of int, optional
-        Node indexes of the classes (ground truths): heights are measured on the tree they
-        span (them and their ancestors), whose leaves are classes. None: on the whole tree.
-
-    Returns
-    -------
-    numpy.ndarray of int64
-        One height per node; -1 for nodes off the spanned tree.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from taxoforge.trees.taxonomy import Taxonomy
-    >>> t = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1"], "parent_id": [None, "r", "r", "a"]}))
-    >>> node_heights(t).tolist()                      # ids in order a, a1, b, r
-    [1, 0, 0, 2]
-    >>> node_heights(t, t.index_of(["a", "b"])).tolist()
-    [0, -1, 0, 1]
-    """
-    tax = _taxonomy(tree)
-    parent, depth = tax.parent_idx, tax.depth_arr.astype(np.int64)
-    n = len(parent)
-    deepest = np.full(n, -1, dtype=np.int64)  # deepest class (or leaf) depth at or below each node
-    if classes is None:
-        order = np.argsort(-depth, kind="stable")
-        deepest[:] = depth
-        d_sorted = depth[order]
-        bounds = np.flatnonzero(np.diff(d_sorted)) + 1
-        for level in np.split(order, bounds):  # deepest level first: children before parents
-            p = parent[level]
-            ok = p >= 0
-            np.maximum.at(deepest, p[ok], deepest[level[ok]])
-    else:
-        cur = np.unique(np.asarray(classes, dtype=np.int64))
-        val = depth[cur]
-        while len(cur):
-            np.maximum.at(deepest, cur, val)
-            nxt = parent[cur]
-            keep = nxt >= 0
-            cur, val = nxt[keep], val[keep]
-            if len(cur) > 1:  # many classes share ancestors: carry the largest value once per node
-                order = np.lexsort((-val, cur))
-                cur, val = cur[order], val[order]
-                first = np.ones(len(cur), dtype=bool)
-                first[1:] = cur[1:] != cur[:-1]
-                cur, val = cur[first], val[first]
-    return np.where(deepest >= 0, deepest - depth, -1)
-
-
-def lca_nodes(tree, gt_idx, depth_lca) -> np.ndarray:
-    """The LCA node of each pair, given its depth: the ground truth's ancestor at that depth.
-
-    Climbs from the ground truths (steps of the pairs' size, no whole-tree index is built).
-
-    Parameters
-    ----------
-    tree : taxoforge.trees.taxonomy.Taxonomy
-    gt_idx : array_like of int
-        Ground-truth node indexes.
-    depth_lca : array_like of int
-        The depth of each pair's LCA (:func:`taxoforge.scores.measures.hierarchical.hierarchical_scores`).
-
-    Returns
-    -------
-    numpy.ndarray of int64
-    """
-    tax = _taxonomy(tree)
-    cur = np.asarray(gt_idx, dtype=np.int64).copy()
-    target = np.asarray(depth_lca, dtype=np.int64)
-    d = tax.depth_arr[cur].astype(np.int64)
-    while (m := d > target).any():
-        cur[m] = tax.parent_idx[cur[m]]
-        d[m] -= 1
-    return cur
 
 
 def _depths(samples: pl.DataFrame, tax) -> pl.DataFrame:
@@ -178,61 +110,92 @@ def _depths(samples: pl.DataFrame, tax) -> pl.DataFrame:
     return samples.with_columns(*[pl.Series(k, v) for k, v in new.items() if k not in samples.columns])
 
 
-def mistake_columns(samples: pl.DataFrame, tree, *, heights: str = "ground_truths",
-                    height_key: str = "dataset") -> pl.DataFrame:
+def mistake_columns(samples: pl.DataFrame, tree, *, heights: str = "labels", label_set=None,
+                    height_keys=HEIGHT_KEYS) -> pl.DataFrame:
     """``samples`` with the per-sample columns of :data:`MISTAKE_COLUMNS`.
 
     Parameters
     ----------
     samples : polars.DataFrame
         A samples table (``gt_node``, ``pred_node``; the depth columns and ``correct`` are
-        computed when missing; ``abstained`` and ``gt_partial`` are used when present).
+        computed when missing; ``abstained``, ``map_stage``, ``gt_partial`` and
+        ``ranked_nodes`` are used when present).
     tree : taxoforge.trees.taxonomy.Taxonomy
         The tree the nodes are on (or an object holding it as ``.taxonomy``).
-    heights : {"ground_truths", "tree"}
-        Measure heights on the tree spanned by the ground truths of each ``height_key``
-        group (module docstring) or on the whole tree.
-    height_key : str
-        The column whose groups share one spanned tree (``dataset``: every model and prompt
-        of a dataset is measured on the same heights); ignored when absent.
+    heights : {"labels", "tree"}
+        Measure heights on the tree the label set spans or on the whole tree
+        (:func:`~taxoforge.scores.measures.heights.height_trees`).
+    label_set : sequence of str, optional
+        Node ids of the dataset's label set, when given; else each ``height_keys`` group's
+        own ground truths.
+    height_keys : sequence of str
+        The columns whose groups have their own label set (default model × dataset);
+        ignored when absent.
 
     Returns
     -------
     polars.DataFrame
         With ``tree_distance`` (edges answer → LCA → truth), ``lca_height`` (height of the
-        LCA) and ``mistake_severity`` (0 for a correct answer, the LCA's height for a wrong
-        one, null for an abstention).
+        LCA), ``mistake_severity`` (0 for a correct answer, the LCA's height for a wrong
+        one, null for an abstention), ``height_tree`` and ``height_classes`` (the tree the
+        heights came from, :mod:`~taxoforge.scores.measures.heights`), ``granularity``
+        (:mod:`~taxoforge.scores.measures.granularity`) and, with ``ranked_nodes``,
+        ``ranked_heights`` (each ranked entry's LCA height: 0 when right, null where there
+        is no entry).
     """
-    if heights not in HEIGHTS:
-        raise ValueError(f"heights must be one of {HEIGHTS}, not {heights!r}")
     tax = _taxonomy(tree)
     s = _depths(samples, tax)
     n = s.height
     if not n:
         return s.with_columns(pl.lit(None, dtype=pl.Int64).alias("tree_distance"),
                               pl.lit(None, dtype=pl.Int64).alias("lca_height"),
-                              pl.lit(None, dtype=pl.Float64).alias("mistake_severity"))
+                              pl.lit(None, dtype=pl.Float64).alias("mistake_severity"),
+                              pl.lit(None, dtype=pl.String).alias("height_tree"),
+                              pl.lit(None, dtype=pl.Int64).alias("height_classes"),
+                              pl.lit(None, dtype=pl.String).alias("granularity"))
+    row_tree, trees = height_trees(s, tax, heights=heights, label_set=label_set, keys=height_keys)
     g = tax.index_of(s["gt_node"].cast(pl.String).to_list())
     d_lca = s["depth_lca"].to_numpy().astype(np.int64)
     lca = lca_nodes(tax, g, d_lca)
     height = np.full(n, -1, dtype=np.int64)
-    full = ~s["gt_partial"].to_numpy() if "gt_partial" in s.columns else np.ones(n, dtype=bool)
-    if heights == "tree":
-        height = node_heights(tax)[lca]
-    else:
-        keys = (s[height_key].cast(pl.String).fill_null("").to_numpy() if height_key in s.columns
-                else np.zeros(n, dtype=object))
-        for key in np.unique(keys.astype(str)):
-            rows = keys.astype(str) == key
-            classes = g[rows & full] if (rows & full).any() else g[rows]
-            height[rows] = node_heights(tax, classes)[lca[rows]]
+    for k, ht in enumerate(trees):
+        rows = row_tree == k
+        height[rows] = ht.heights[lca[rows]]
     dist = s["depth_pred"].to_numpy() + s["depth_gt"].to_numpy() - 2 * d_lca
     correct = s["correct"].to_numpy().astype(bool)
     abstained = s["abstained"].to_numpy().astype(bool) if "abstained" in s.columns else np.zeros(n, dtype=bool)
     sev = np.where(correct, 0.0, np.maximum(height, 0).astype(np.float64))
-    return s.with_columns(pl.Series("tree_distance", dist.astype(np.int64)),
-                          pl.Series("lca_height", height),
-                          pl.Series("mistake_severity", sev).set(pl.Series(abstained), None))
+    out = s.with_columns(pl.Series("tree_distance", dist.astype(np.int64)),
+                         pl.Series("lca_height", height),
+                         pl.Series("mistake_severity", sev).set(pl.Series(abstained), None),
+                         pl.Series("height_tree", [t.tree_id for t in trees], dtype=pl.String).gather(row_tree),
+                         pl.Series("height_classes", [t.classes for t in trees], dtype=pl.Int64).gather(row_tree))
+    out = out.with_columns(granularity(out))
+    if "ranked_nodes" in s.columns:
+        full = ~s["gt_partial"].fill_null(False).to_numpy() if "gt_partial" in s.columns else np.ones(n, bool)
+        out = out.with_columns(_ranked_heights(s["ranked_nodes"], g, tax, row_tree, trees, full))
+    return out
+
+
+def _ranked_heights(ranked_nodes: pl.Series, g: np.ndarray, tax, row_tree: np.ndarray, trees,
+                    full: np.ndarray) -> pl.Series:
+    """``ranked_heights``: :func:`distance_at_k` of each row's ranked nodes on its height tree
+    (null for a row with a partial ground truth, which has no class to measure against)."""
+    lists = ranked_nodes.to_list()
+    width = max((len(x) for x in lists if x is not None), default=0)
+    ranked = np.full((len(lists), width), -1, dtype=np.int64)
+    flat = [(i, j, v) for i, x in enumerate(lists) if x is not None for j, v in enumerate(x) if v is not None]
+    if flat:
+        ii, jj, vv = zip(*flat)
+        ranked[np.array(ii), np.array(jj)] = tax.index_of(list(vv))
+    dist = np.full(ranked.shape, np.nan)
+    for k, ht in enumerate(trees):
+        rows = row_tree == k
+        if rows.any() and width:
+            dist[rows] = distance_at_k(tax, g[rows], ranked[rows], ht.heights)
+    out = [None if x is None or not full[i] else [None if np.isnan(v) else float(v) for v in dist[i, :len(x)]]
+           for i, x in enumerate(lists)]
+    return pl.Series("ranked_heights", out, dtype=pl.List(pl.Float64))
 
 
 def _wrong(samples: pl.DataFrame) -> pl.Expr:
@@ -325,51 +288,48 @@ def distance_at_k(tree, gt_idx, ranked_idx, heights: np.ndarray | None = None) -
     return out
 
 
-def ranked_distances(samples: pl.DataFrame, tree, *, column: str = "ranked_nodes", ks=None,
-                     by=GROUP_KEYS, height_key: str = "dataset") -> pl.DataFrame:
+def ranked_distances(samples: pl.DataFrame, tree=None, *, column: str = "ranked_nodes", ks=None,
+                     by=GROUP_KEYS, heights: str = "labels", label_set=None,
+                     height_keys=HEIGHT_KEYS) -> pl.DataFrame:
     """Hierarchical distance@k per group: ``hdist@k`` for each k of ``ks`` (default 1 … the
     longest ranking), the mean over samples of the mean LCA height of their first k ranked
-    predictions (correct ones count 0; a sample with fewer than k uses those it has).
+    predictions (correct ones count 0; an entry that names no node is the root, a miss at the
+    tree's height; a sample with fewer than k entries averages those it has).
 
     Parameters
     ----------
     samples : polars.DataFrame
-        A samples table with ``gt_node`` and ``column`` (a list of node ids, best first).
-    tree : taxoforge.trees.taxonomy.Taxonomy
+        A samples table with ``gt_node`` and ``column`` (a list of node ids, best first), or
+        with ``ranked_heights`` already (:func:`mistake_columns`: then ``tree`` is not needed).
+    tree : taxoforge.trees.taxonomy.Taxonomy, optional
     column : str
         The list column of ranked predictions.
     ks : sequence of int, optional
     by : sequence of str
-    height_key : str
-        As for :func:`mistake_columns`.
+    heights, label_set, height_keys
+        As for :func:`mistake_columns` (used when ``ranked_heights`` is absent).
 
     Returns
     -------
     polars.DataFrame
         One row per group: ``n`` and the ``hdist@k`` columns.
     """
-    tax = _taxonomy(tree)
     keys = [k for k in by if k in samples.columns]
     s = samples.filter(~pl.col("gt_partial")) if "gt_partial" in samples.columns else samples
-    if column not in s.columns or not s.height:
-        return pl.DataFrame(schema={k: pl.String for k in keys})
-    lists = s[column].to_list()
+    if "ranked_heights" not in s.columns:
+        if column not in s.columns or not s.height or tree is None:
+            return pl.DataFrame(schema={k: pl.String for k in keys})
+        s = mistake_columns(s.drop("ranked_heights", strict=False), tree, heights=heights, label_set=label_set,
+                            height_keys=height_keys)
+    lists = s["ranked_heights"].to_list()
     width = max((len(x) for x in lists if x is not None), default=0)
     if not width:
         return pl.DataFrame(schema={k: pl.String for k in keys})
     ks = list(range(1, width + 1)) if ks is None else [int(k) for k in ks if 1 <= int(k) <= width]
-    ranked = np.full((s.height, width), -1, dtype=np.int64)
-    flat = [(i, j, v) for i, x in enumerate(lists) if x is not None for j, v in enumerate(x) if v is not None]
-    if flat:
-        ii, jj, vv = zip(*flat)
-        ranked[np.array(ii), np.array(jj)] = tax.index_of(list(vv))
-    g = tax.index_of(s["gt_node"].cast(pl.String).to_list())
-    dist = np.full(ranked.shape, np.nan)
-    hk = s[height_key].cast(pl.String).fill_null("").to_numpy().astype(str) if height_key in s.columns else \
-        np.zeros(s.height, dtype=str)
-    for key in np.unique(hk):
-        rows = hk == key
-        dist[rows] = distance_at_k(tax, g[rows], ranked[rows], node_heights(tax, g[rows]))
+    dist = np.full((s.height, width), np.nan)
+    for i, x in enumerate(lists):
+        if x:
+            dist[i, :len(x)] = [np.nan if v is None else v for v in x]
     cols = {f"hdist@{k}": _row_nanmean(dist[:, :k]) for k in ks}
     t = s.select(keys).with_columns(*[pl.Series(c, v) for c, v in cols.items()])
     aggs = [pl.len().alias("n"), *[pl.col(c).mean() for c in cols]]
@@ -379,7 +339,9 @@ def ranked_distances(samples: pl.DataFrame, tree, *, column: str = "ranked_nodes
 def map_ranked(lists, index, resolve, datasets) -> list[list[str | None] | None]:
     """Map every answer of ranked top-k lists to a node exactly as the run maps answers
     (:func:`taxoforge.scores.steps.map_answers`: templates stripped, refusals, the mapping
-    index, renamed species resolved like labels), in one batch; an empty entry stays None.
+    index, renamed species resolved like labels), in one batch. An empty entry stays None (no
+    prediction at that rank); an entry that names no node — a refusal, an unreadable text —
+    is the root, so hierarchical distance@k counts it as a miss at the tree's height.
 
     Parameters
     ----------
@@ -400,7 +362,9 @@ def map_ranked(lists, index, resolve, datasets) -> list[list[str | None] | None]
     from taxoforge.scores.mapping.parse import UnparseableAnswer, parse_answer
     from taxoforge.scores.steps import map_answers
 
+    root = str(index.taxonomy.root)
     rows, where = [], []
+    out: list = [None if lst is None else [None] * len(lst) for lst in lists]
     for i, (lst, ds) in enumerate(zip(lists, datasets)):
         for j, t in enumerate(lst or []):
             if t is None or not str(t).strip():
@@ -408,15 +372,15 @@ def map_ranked(lists, index, resolve, datasets) -> list[list[str | None] | None]
             try:
                 parsed = parse_answer(str(t), None)
             except UnparseableAnswer:
+                out[i][j] = root  # an entry, but no name in it: a miss at the tree's height
                 continue
             rows.append({"parsed": parsed, "answer": parsed.answer, "dataset": ds, "question": None})
             where.append((i, j))
-    out: list = [None if lst is None else [None] * len(lst) for lst in lists]
     if rows:
         mapped = map_answers(rows, index, resolve, False)
-        ids = index.taxonomy.ids[mapped.pred_idx]
-        for (i, j), nid, abst in zip(where, ids.tolist(), mapped.abstained.tolist()):
-            out[i][j] = None if abst else str(nid)
+        ids = index.taxonomy.ids[mapped.pred_idx]  # a refusal is the root, as an abstaining answer is scored
+        for (i, j), nid in zip(where, ids.tolist()):
+            out[i][j] = str(nid)
     return out
 
 

@@ -77,7 +77,7 @@ from taxoforge.scores.readers.harness_layouts import (LAYOUT_COLUMNS, column_val
 from taxoforge.scores.options import FILE_KINDS, ReadOptions, split_options
 from taxoforge.scores.readers.run_folders import OUTPUT_SUFFIXES
 
-__all__ = ["OutputFileError", "read_outputs", "read_files", "duplicate_ids", "check_duplicate_ids", "CANONICAL",
+__all__ = ["OutputFileError", "read_outputs", "duplicate_ids", "check_duplicate_ids", "CANONICAL",
            "detect_adapter", "vlm4bio_path_info", "OUTPUT_SUFFIXES", "file_kind", "ReadOptions"]
 
 CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label", "category")
@@ -383,39 +383,6 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
         df = df.with_columns(pl.Series("ranked_outputs", ranked, dtype=pl.List(pl.String)))
     check_duplicate_ids(df, o.allow_duplicate_ids)
     return df
-
-
-def read_files(paths, options: ReadOptions | None = None, **kwargs) -> pl.DataFrame:
-    """The canonical table of the model outputs ``paths`` name — files, folders, glob
-    patterns —, one source per model and dataset however given
-    (:func:`~taxoforge.scores.readers.sources.read_paths`: judge tables joined, score files skipped,
-    the latest run of each).
-
-    Parameters
-    ----------
-    paths : iterable of str or Path
-    options : ReadOptions, optional
-    **kwargs
-        Fields of :class:`~taxoforge.scores.options.ReadOptions`, as for :func:`read_outputs`.
-
-    Returns
-    -------
-    polars.DataFrame
-        :func:`read_outputs`'s tables concatenated; ``file`` says where each row came from.
-
-    Raises
-    ------
-    OutputFileError
-        For a file that cannot be read, and for sample ids shared within one model, dataset
-        and prompt — in one file or across files — unless ``allow_duplicate_ids``.
-    """
-    from taxoforge.scores.readers.sources import read_paths
-
-    o = split_options(kwargs, read=options, where="read_files")[0] if kwargs else (options or ReadOptions())
-    paths = list(paths)
-    if not paths:
-        raise ValueError("no model-output files given")
-    return read_paths(paths, o)[0]
 
 
 def duplicate_ids(df: pl.DataFrame) -> pl.DataFrame:

@@ -36,9 +36,11 @@ import polars as pl
 
 from taxoforge.files.paths import check_regular
 from taxoforge.messages import few
+from taxoforge.scores.options import ReadOptions, split_options
+from taxoforge.scores.readers.files import OutputFileError, check_duplicate_ids, read_outputs
 from taxoforge.scores.readers.run_folders import FileRole, classify, run_order
 
-__all__ = ["Source", "SourceSet", "gather_sources", "read_sources", "read_paths", "expand_paths"]
+__all__ = ["Source", "SourceSet", "gather_sources", "read_sources", "read_paths", "read_files", "expand_paths"]
 
 #: Names of score tables written by harnesses and by hand; such a file is skipped when its
 #: columns hold no answers (read first: a file of answers may bear such a name).
@@ -175,8 +177,6 @@ class SourceSet:
 
 
 def _error(message: str):
-    from taxoforge.scores.readers.files import OutputFileError
-
     return OutputFileError(message)
 
 
@@ -368,8 +368,6 @@ def _latest_runs(sources: list[Source], all_runs: bool) -> tuple[list[Source], l
 
 def _with_judge(rows: pl.DataFrame, judge: Path, options) -> pl.DataFrame:
     """The rows with the judge table's per-row verdict where they carry none of their own."""
-    from taxoforge.scores.readers.files import read_outputs
-
     verdicts = read_outputs(judge, replace(options, require=("output",), allow_duplicate_ids=True)) \
         .select("id", pl.col("harness_correct").alias("_judge")).unique("id", keep="first")
     return (rows.join(verdicts, on="id", how="left", maintain_order="left")
@@ -397,9 +395,6 @@ def read_sources(sources: SourceSet, options=None) -> pl.DataFrame:
         For a file that cannot be read, and for sample ids shared within one model, dataset
         and prompt across sources (unless ``allow_duplicate_ids``).
     """
-    from taxoforge.scores.options import ReadOptions
-    from taxoforge.scores.readers.files import OutputFileError, check_duplicate_ids, read_outputs
-
     o = options or ReadOptions()
     frames, kept = [], []
     for s in sources.sources:
@@ -442,3 +437,34 @@ def read_paths(patterns, options=None) -> tuple[pl.DataFrame, SourceSet]:
     """
     sources = gather_sources(patterns, all_runs=bool(options is not None and options.all_runs))
     return read_sources(sources, options), sources
+
+
+def read_files(paths, options: ReadOptions | None = None, **kwargs) -> pl.DataFrame:
+    """The canonical table of the model outputs ``paths`` name — files, folders, glob
+    patterns —, one source per model and dataset however given
+    (:func:`~taxoforge.scores.readers.sources.read_paths`: judge tables joined, score files skipped,
+    the latest run of each).
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+    options : ReadOptions, optional
+    **kwargs
+        Fields of :class:`~taxoforge.scores.options.ReadOptions`, as for :func:`read_outputs`.
+
+    Returns
+    -------
+    polars.DataFrame
+        :func:`read_outputs`'s tables concatenated; ``file`` says where each row came from.
+
+    Raises
+    ------
+    OutputFileError
+        For a file that cannot be read, and for sample ids shared within one model, dataset
+        and prompt — in one file or across files — unless ``allow_duplicate_ids``.
+    """
+    o = split_options(kwargs, read=options, where="read_files")[0] if kwargs else (options or ReadOptions())
+    paths = list(paths)
+    if not paths:
+        raise ValueError("no model-output files given")
+    return read_paths(paths, o)[0]

@@ -1,5 +1,7 @@
-"""Figures a paper takes as they are: sized for one column (3.3 in), one panel per dataset,
-shared axes, no empty panel, PNG (300 dpi), PDF and SVG.
+"""Figures a paper takes as they are: one column wide (≤ 3.4 in at their natural size, type of
+6 pt or more), one panel per dataset, shared axes, no empty panel, PNG (300 dpi), PDF and SVG;
+each also page wide (``*_wide``, ≤ 7 in) for a ``figure*``. Sizes, legends and files:
+:mod:`taxoforge.scores.reports.figure_layout`.
 
 =============================  ================================================================
 function                       what it draws
@@ -16,20 +18,16 @@ function                       what it draws
                                species; depth levels on a tree without ranks), one curve per
                                model, one panel per dataset
 :func:`comparison_figure`      the differences of ``taxoforge compare`` with their intervals,
-                               one panel per measure, filled where significant
+                               one panel per measure side by side, the pairs named once at the
+                               left; filled where significant, open where not (the legend says so)
 =============================  ================================================================
 
-Figures are matplotlib :class:`~matplotlib.figure.Figure` objects drawn without pyplot (no
-display, no figure manager, and pyplot's import is not paid), carry no timestamps (the same
-results give the same files) and are written atomically (:func:`save_figure`). Each figure
-is laid out once: its tight bounding box is measured in one pass that draws nothing, and
-every format is then drawn once inside that box (``savefig(bbox_inches="tight")`` would
-draw each format twice). A run with ``plots=False`` draws none.
+Models are named by their display names (:mod:`taxoforge.scores.reports.names`), wrapped to
+the room a legend or a label has. A run with ``plots=False`` draws none.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import os
 from pathlib import Path
@@ -37,20 +35,20 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from taxoforge.files import atomic_writer
+from taxoforge.scores.reports.figure_layout import (COLUMN_WIDTH, FIGURE_FORMATS, PNG_DPI, RC, WIDE_WIDTH, chars_in,
+                                                    figure_bytes, legend_line, mpl, panel_grid, place_legend,
+                                                    save_figure, wrapped)
+from taxoforge.scores.reports.names import display_names
 
 __all__ = ["hp_hr_figure", "ranks_figure", "rank_accuracy_figure", "comparison_figure", "save_figure",
            "figure_bytes", "plot_hp_hr", "plot_ranks", "write_run_figures", "FIGURE_FORMATS", "PNG_DPI",
-           "FIGURE_CAPTIONS", "RANK_MEASURES", "COLUMN_WIDTH", "RUN_FIGURES"]
+           "FIGURE_CAPTIONS", "RANK_MEASURES", "COLUMN_WIDTH", "WIDE_WIDTH", "RUN_FIGURES", "FIGURE_FILES"]
 
-#: Every figure is written in these formats; PNG at :data:`PNG_DPI`.
-FIGURE_FORMATS = ("png", "pdf", "svg")
-PNG_DPI = 300
-#: The width of one column of a two-column paper, in inches.
-COLUMN_WIDTH = 3.3
 #: The measures of the rank figure (lower is better for mistake severity).
 RANK_MEASURES = ("accuracy", "hP", "hR", "hF", "mistake_severity", "exact_match", "rouge1_recall", "meteor")
 _LOWER_IS_BETTER = {"mistake_severity"}
+_RANK_LABELS = {"mistake_severity": "severity", "exact_match": "exact match", "rouge1_recall": "ROUGE-1",
+                "meteor": "METEOR"}
 #: What each figure shows (the leaderboard's Markdown lists them).
 FIGURE_CAPTIONS = {
     "hp_vs_hr": "hP against hR, one panel per dataset, one colour per model and one marker per prompt; bars: "
@@ -63,104 +61,6 @@ FIGURE_CAPTIONS = {
 }
 _MARKERS = "osD^vP*Xh<>p"
 _LINESTYLES = ("-", "--", ":", "-.")
-_RC = {"font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7, "xtick.labelsize": 6, "ytick.labelsize": 6,
-       "legend.fontsize": 6, "legend.title_fontsize": 6, "lines.linewidth": 1.0, "lines.markersize": 4,
-       "axes.linewidth": 0.6, "svg.hashsalt": "taxoforge"}
-
-
-def _mpl():
-    """matplotlib, with stable ids inside SVG files (no pyplot: figures are drawn on their own canvas)."""
-    import matplotlib
-
-    matplotlib.rcParams["svg.hashsalt"] = "taxoforge"
-    return matplotlib
-
-
-def _line(**kwargs):
-    """A legend handle: a line (and marker) not drawn in any axes."""
-    from matplotlib.lines import Line2D
-
-    return Line2D([], [], **kwargs)
-
-
-_SAVE_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None, "Creator": None},
-                  "svg": {"Date": None, "Creator": None}}
-
-
-_PAD_INCHES = 0.02
-
-
-def _tight_box(fig, dpi: float):
-    """The figure's tight bounding box (inches, padded), measured in a pass that lays out
-    every artist on an Agg renderer and draws nothing."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    old = fig.dpi
-    fig.set_dpi(dpi)
-    try:
-        renderer = canvas.get_renderer()
-        with renderer._draw_disabled():  # what savefig(bbox_inches="tight") does before each format
-            fig.draw(renderer)
-        return fig.get_tightbbox(renderer).padded(_PAD_INCHES)
-    finally:
-        fig.set_dpi(old)
-
-
-def figure_bytes(fig, fmt: str = "png", dpi: int = PNG_DPI, *, box=None) -> bytes:
-    """``fig`` rendered as ``fmt`` (``png``, ``pdf``, ``svg``), without timestamps, cut to
-    its tight bounding box.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-    fmt : str
-    dpi : int
-    box : matplotlib.transforms.Bbox, optional
-        The tight box when already measured (:func:`save_figure` measures it once for every
-        format); else measured here.
-
-    Returns
-    -------
-    bytes
-    """
-    from matplotlib.layout_engine import PlaceHolderLayoutEngine
-
-    if box is None:
-        box = _tight_box(fig, dpi)
-    if isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):  # laid out by tight_layout() already:
-        with _mpl().rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
-            fig.set_layout_engine(None)  # else savefig lays it out again, one more pass per format
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=dpi, bbox_inches=box, metadata=_SAVE_METADATA.get(fmt))
-    return buf.getvalue()
-
-
-def save_figure(fig, path: str | os.PathLike, formats=FIGURE_FORMATS) -> dict[str, Path]:
-    """Write ``fig`` beside ``path`` (its suffix replaced) in every format, atomically, and
-    close it.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-    path : str or os.PathLike
-    formats : sequence of str
-
-    Returns
-    -------
-    dict
-        ``{format: path}``.
-    """
-    stem = Path(path)
-    stem = stem.with_suffix("") if stem.suffix.lower().lstrip(".") in FIGURE_FORMATS else stem
-    out = {}
-    box = _tight_box(fig, PNG_DPI)  # once for every format
-    for fmt in formats:
-        target = stem.with_name(f"{stem.name}.{fmt}")
-        with atomic_writer(target, "wb") as fh:
-            fh.write(figure_bytes(fig, fmt, box=box))
-        out[fmt] = target
-    return out
 
 
 def _missing(v) -> bool:
@@ -172,39 +72,12 @@ def _values(lb: pl.DataFrame, col: str) -> list[str]:
 
 
 def _colours(keys: list[str]) -> dict[str, tuple]:
-    cmap = _mpl().colormaps["tab10"].colors
+    cmap = mpl().colormaps["tab10"].colors
     return {k: cmap[i % len(cmap)] for i, k in enumerate(keys)}
 
 
-def _grid(n: int, *, width: float = COLUMN_WIDTH, panel_aspect: float = 1.0, ncols: int | None = None,
-          sharex: bool = True, sharey: bool = True, extra_height: float = 0.35):
-    """A figure of ``n`` panels in rows of ``ncols`` (default: 1 for one panel, else 2),
-    ``width`` inches wide; the unused slots of the last row are removed and returned (a
-    legend goes there), so no panel is empty."""
-    from matplotlib.figure import Figure
-
-    ncols = ncols or (1 if n == 1 else 2)
-    nrows = math.ceil(n / ncols)
-    panel_w = (width - 0.45) / ncols
-    fig = Figure(figsize=(width, nrows * panel_w * panel_aspect + extra_height))
-    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=sharex, sharey=sharey)
-    flat = list(axes.ravel())
-    spare = flat[n:]
-    for ax in spare:
-        ax.set_axis_off()
-    return fig, flat[:n], spare, ncols
-
-
-def _legend(fig, handles, spare, *, title: str | None = None, ncol_below: int = 3) -> None:
-    """The legend in the first spare slot, else above the panels (the saved figure's tight
-    bounding box takes it in)."""
-    if not handles:
-        return
-    if spare:
-        spare[0].legend(handles=handles, loc="center", frameon=False, title=title)
-    else:  # above the panels: below them it would meet the rotated tick labels
-        fig.legend(handles=handles, loc="lower center", ncol=min(ncol_below, len(handles)), frameon=False,
-                   title=title, bbox_to_anchor=(0.5, 1.0))
+def _title(ax, text: str, width: float, ncols: int) -> None:
+    ax.set_title(wrapped(text, chars_in(width / ncols - 0.1, 7)), pad=2)
 
 
 def _err(row: dict, m: str):
@@ -232,19 +105,23 @@ def _limits(lb: pl.DataFrame) -> tuple[float, float]:
 
 
 def _iso_hf(ax, lo: float, hi: float) -> None:
+    """Iso-hF curves, each labelled by its hF at its right end ("hF 0.9" on the highest)."""
     r = np.linspace(max(lo, 0.005), hi, 300)
-    for f in np.arange(0.1, 1.0, 0.1 if hi - lo <= 0.6 else 0.2):
+    step = 0.1 if hi - lo <= 0.6 else 0.2
+    drawn = []
+    for f in np.arange(0.1, 1.0, step):
         with np.errstate(divide="ignore", invalid="ignore"):
             p = f * r / (2 * r - f)
         ok = (p >= lo) & (p <= hi) & (p > 0)
-        if ok.sum() < 2:
-            continue
-        ax.plot(r[ok], p[ok], color="0.82", lw=0.6, zorder=0)
-        ax.annotate(f"hF {f:.1f}", (r[ok][-1], p[ok][-1]), textcoords="offset points", xytext=(-1.5, 1.5),
-                    fontsize=4.5, color="0.55", ha="right", va="bottom")
+        if ok.sum() >= 2:
+            ax.plot(r[ok], p[ok], color="0.82", lw=0.6, zorder=0)
+            drawn.append((f, r[ok][-1], p[ok][-1]))
+    for k, (f, x, y) in enumerate(drawn):
+        ax.annotate(f"hF {f:.1f}" if k == len(drawn) - 1 else f"{f:.1f}", (x, y), textcoords="offset points",
+                    xytext=(-1.5, 1.0), fontsize=6, color="0.5", ha="right", va="bottom")
 
 
-def hp_hr_figure(lb: pl.DataFrame, *, width: float = COLUMN_WIDTH):
+def hp_hr_figure(lb: pl.DataFrame, *, width: float = COLUMN_WIDTH, names: dict[str, str] | None = None):
     """hP against hR per dataset (module docstring).
 
     Parameters
@@ -253,23 +130,27 @@ def hp_hr_figure(lb: pl.DataFrame, *, width: float = COLUMN_WIDTH):
         A leaderboard (``model``, ``dataset``, ``prompt``, ``hP``, ``hR`` and, when present,
         their intervals).
     width : float
-        Figure width in inches (default one column).
+        Figure width in inches (default one column; :data:`WIDE_WIDTH` for the page).
+    names : dict, optional
+        Model → display name.
 
     Returns
     -------
     matplotlib.figure.Figure
     """
-    mpl = _mpl()
+    from matplotlib.patches import Patch
     from matplotlib.ticker import MultipleLocator
 
     lb = lb.filter(pl.col("hP").is_not_null() & pl.col("hR").is_not_null())
     datasets = _values(lb, "dataset")
     models, prompts = _values(lb, "model"), _values(lb, "prompt")
+    shown = display_names(models, names)
     colour = _colours(models)
     marker = {p: _MARKERS[i % len(_MARKERS)] for i, p in enumerate(prompts)}
     lo, hi = _limits(lb)
-    with mpl.rc_context(_RC):
-        fig, axes, spare, ncols = _grid(max(len(datasets), 1), width=width)
+    with mpl().rc_context(RC):
+        fig, axes, spare, ncols = panel_grid(max(len(datasets), 1), width=width,
+                                             extra_height=0.35 + 0.12 * (len(models) + len(prompts)))
         for k, (ax, ds) in enumerate(zip(axes, datasets)):
             part = lb.filter(pl.col("dataset").cast(pl.String) == ds) if "dataset" in lb.columns else lb
             _iso_hf(ax, lo, hi)
@@ -285,19 +166,16 @@ def hp_hr_figure(lb: pl.DataFrame, *, width: float = COLUMN_WIDTH):
             ax.yaxis.set_major_locator(MultipleLocator(step))
             ax.set_aspect("equal", adjustable="box")
             ax.grid(alpha=0.25, lw=0.4)
-            ax.set_title(ds, pad=2)
+            _title(ax, ds, fig.get_figwidth(), ncols)
             if k % ncols == 0:
                 ax.set_ylabel("hP")
             if k >= len(axes) - ncols:
                 ax.set_xlabel("hR")
                 ax.xaxis.set_tick_params(labelbottom=True)
-        from matplotlib.patches import Patch
-
-        handles = [Patch(color=colour[m], label=m) for m in models]
+        handles = [Patch(color=colour[m], label=shown[m]) for m in models]
         if len(prompts) > 1:
-            handles += [_line(ls="", marker=marker[p], color="0.3", label=p) for p in prompts]
-        _legend(fig, handles, spare)
-        fig.tight_layout(pad=0.3, w_pad=0.4, h_pad=0.6)
+            handles += [legend_line(ls="", marker=marker[p], color="0.3", label=p) for p in prompts]
+        place_legend(fig, handles, spare, width=fig.get_figwidth())
     return fig
 
 
@@ -327,7 +205,8 @@ def _rank_groups(lb: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
     return sorted(out, key=lambda t: t[0])
 
 
-def ranks_figure(lb: pl.DataFrame, measures=RANK_MEASURES, *, width: float = COLUMN_WIDTH):
+def ranks_figure(lb: pl.DataFrame, measures=RANK_MEASURES, *, width: float = COLUMN_WIDTH,
+                 names: dict[str, str] | None = None):
     """The rank of each model under each measure, within each dataset × prompt (module
     docstring; Fig. 5 of the Taxonomy-Aware Evaluation of VLMs).
 
@@ -338,22 +217,25 @@ def ranks_figure(lb: pl.DataFrame, measures=RANK_MEASURES, *, width: float = COL
     measures : sequence of str
         Measures to rank by (those the leaderboard has with a value).
     width : float
+    names : dict, optional
+        Model → display name.
 
     Returns
     -------
     matplotlib.figure.Figure or None
         None when no dataset × prompt group has two models (nothing to rank).
     """
-    mpl = _mpl()
     groups = _rank_groups(lb)
     measures = [m for m in measures if m in lb.columns and lb[m].cast(pl.Float64).fill_nan(None).null_count() < lb.height]
     if not groups or not measures:
         return None
     models = _values(lb, "model")
+    shown = display_names(models, names)
     colour = _colours(models)
     n_max = max(g.height for _, g in groups)
-    with mpl.rc_context(_RC):
-        fig, axes, spare, ncols = _grid(len(groups), width=width, panel_aspect=0.55 + 0.06 * n_max, sharey=False)
+    with mpl().rc_context(RC):
+        fig, axes, spare, ncols = panel_grid(len(groups), width=width, panel_aspect=0.55 + 0.06 * n_max,
+                                             sharey=False, extra_height=0.55 + 0.12 * len(models))
         x = np.arange(len(measures))
         for k, (ax, (title, g)) in enumerate(zip(axes, groups)):
             ranks = g.select([pl.col(m).cast(pl.Float64).fill_nan(None)
@@ -362,16 +244,15 @@ def ranks_figure(lb: pl.DataFrame, measures=RANK_MEASURES, *, width: float = COL
                 off = 0.08 * (i - (g.height - 1) / 2) / max(g.height - 1, 1)
                 ax.plot(x, [np.nan if v is None else v + off for v in row], marker="o", ms=2.5, lw=0.9,
                         color=colour[str(model)])
-            ax.set_xticks(x, measures, rotation=45, ha="right")
+            ax.set_xticks(x, [_RANK_LABELS.get(m, m) for m in measures], rotation=45, ha="right")
             ax.set_yticks(range(1, g.height + 1))
             ax.set_ylim(g.height + 0.4, 0.6)
-            ax.set_title(title, pad=2)
+            _title(ax, title, fig.get_figwidth(), ncols)
             ax.grid(alpha=0.25, lw=0.4, axis="x")
             if k % ncols == 0:
                 ax.set_ylabel("rank (1 = best)")
-        handles = [_line(marker="o", ms=2.5, color=colour[m], label=m) for m in models]
-        _legend(fig, handles, spare)
-        fig.tight_layout(pad=0.3, w_pad=0.4, h_pad=0.6)
+        handles = [legend_line(marker="o", ms=2.5, color=colour[m], label=shown[m]) for m in models]
+        place_legend(fig, handles, spare, width=fig.get_figwidth())
     return fig
 
 
@@ -395,7 +276,7 @@ def plot_ranks(lb: pl.DataFrame, path: str | os.PathLike, measures=RANK_MEASURES
     return {} if fig is None else save_figure(fig, path, formats)
 
 
-def rank_accuracy_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
+def rank_accuracy_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH, names: dict[str, str] | None = None):
     """Accuracy at each rank (or level) of the ground truth's path, one curve per model.
 
     Parameters
@@ -405,13 +286,14 @@ def rank_accuracy_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
         (``level``, ``accuracy``), with ``model``, ``dataset``, ``prompt`` where present
         (:mod:`taxoforge.scores.measures.breakdowns`).
     width : float
+    names : dict, optional
+        Model → display name.
 
     Returns
     -------
     matplotlib.figure.Figure or None
         None for an empty table.
     """
-    mpl = _mpl()
     if not table.height:
         return None
     xcol = "rank" if "rank" in table.columns else "level"
@@ -419,11 +301,13 @@ def rank_accuracy_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
         [str(v) for v in sorted(set(table[xcol].to_list()))]
     datasets = _values(table, "dataset")
     models, prompts = _values(table, "model"), _values(table, "prompt")
+    shown = display_names(models, names)
     colour = _colours(models)
     style = {p: _LINESTYLES[i % len(_LINESTYLES)] for i, p in enumerate(prompts)}
     x_of = {v: i for i, v in enumerate(order)}
-    with mpl.rc_context(_RC):
-        fig, axes, spare, ncols = _grid(len(datasets), width=width, panel_aspect=0.75)
+    with mpl().rc_context(RC):
+        fig, axes, spare, ncols = panel_grid(len(datasets), width=width, panel_aspect=0.75,
+                                             extra_height=0.55 + 0.12 * (len(models) + len(prompts)))
         for k, (ax, ds) in enumerate(zip(axes, datasets)):
             part = table.filter(pl.col("dataset").cast(pl.String) == ds) if "dataset" in table.columns else table
             for key, g in part.group_by([c for c in ("model", "prompt") if c in part.columns], maintain_order=True):
@@ -437,89 +321,124 @@ def rank_accuracy_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
                           ha="right" if xcol == "rank" else "center")
             if k >= len(axes) - ncols:  # the lowest panel of each column names the ranks
                 ax.xaxis.set_tick_params(labelbottom=True)
-            ax.set_title(ds, pad=2)
+            _title(ax, ds, fig.get_figwidth(), ncols)
             ax.grid(alpha=0.25, lw=0.4)
             if k % ncols == 0:
                 ax.set_ylabel("accuracy (%)")
             if xcol == "level" and k >= len(axes) - ncols:
-                ax.set_xlabel("depth of the ground truth's ancestor")
-        handles = [_line(marker="o", ms=2.5, color=colour[m], label=m) for m in models]
+                ax.set_xlabel("depth on the truth's path")
+        handles = [legend_line(marker="o", ms=2.5, color=colour[m], label=shown[m]) for m in models]
         if len(prompts) > 1:
-            handles += [_line(color="0.3", ls=style[p], label=p) for p in prompts]
-        _legend(fig, handles, spare)
-        fig.tight_layout(pad=0.3, w_pad=0.4, h_pad=0.6)
+            handles += [legend_line(color="0.3", ls=style[p], label=p) for p in prompts]
+        place_legend(fig, handles, spare, width=fig.get_figwidth())
     return fig
 
 
-def comparison_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH):
+def comparison_figure(table: pl.DataFrame, *, width: float = COLUMN_WIDTH, names: dict[str, str] | None = None,
+                      reference: str | None = None):
     """The differences of a comparison (:func:`taxoforge.scores.statistics.compare.compare_systems`):
-    one panel per measure, one row per pair and dataset × prompt, the difference A − B with
-    its paired-bootstrap interval; filled where significant after Holm's adjustment, open
-    otherwise; a line at 0.
+    one panel per measure side by side sharing the rows, which are named once at the left —
+    one row per pair (the model alone against a ``reference``), its dataset × prompt groups
+    side by side within the row in their own colours; with one pair, one row per group. Each
+    point is the difference A − B with its paired-bootstrap interval, filled where significant
+    after Holm's adjustment, open otherwise (the legend says so); a line at 0.
 
     Parameters
     ----------
     table : polars.DataFrame
     width : float
+    names : dict, optional
+        Model → display name.
+    reference : str, optional
+        The reference every model was compared with (named in the figure's title).
 
     Returns
     -------
     matplotlib.figure.Figure
     """
-    mpl = _mpl()
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
     from taxoforge.scores.statistics.compare import COMPARED_MEASURES
 
     measures = [m for m in COMPARED_MEASURES if f"{m}_diff" in table.columns
                 and table[f"{m}_diff"].drop_nulls().len()]
-    pairs = table.select("a", "b").unique(maintain_order=True).height
-    groups = table.select("dataset", "prompt").unique(maintain_order=True).height
-    labels = []
-    for r in table.iter_rows(named=True):
-        parts = []
-        if groups > 1 or pairs == 1:  # one pair: its name is the title, the rows are the groups
-            parts.append(" · ".join(x for x in (r["dataset"], r["prompt"]) if x))
-        if pairs > 1:
-            parts.append(f"{r['a']} − {r['b']}")
-        labels.append(": ".join(parts) or f"{r['a']} − {r['b']}")
-    names = {"accuracy": "accuracy (pp)", "hF": "hF", "mistake_severity": "mistake severity (lower is better)"}
-    y = np.arange(table.height)[::-1]
-    with mpl.rc_context(_RC):
-        h = 0.35 + 0.16 * table.height
-        from matplotlib.figure import Figure
+    shown = display_names([*table["a"].to_list(), *table["b"].to_list()], names)
+    chars = chars_in(min(1.3, 0.38 * width))
+    pairs = list(dict.fromkeys(zip(table["a"].to_list(), table["b"].to_list())))
+    groups = list(dict.fromkeys(zip(table["dataset"].to_list(), table["prompt"].to_list())))
 
-        fig = Figure(figsize=(width, len(measures) * h + 0.3))
-        axes = fig.subplots(len(measures), 1, sharey=True, squeeze=False)
-        for ax, m in zip(axes[:, 0], measures):
+    def group_text(g):
+        return " · ".join(x for x in g if x)
+
+    def pair_text(a, b):
+        sa, sb = shown.get(a, a), shown.get(b, b)
+        return wrapped(sa, chars) if reference else f"{wrapped(sa, chars)}\n− {wrapped(sb, chars - 2)}"
+
+    by_pair = len(pairs) > 1
+    rows = pairs if by_pair else groups
+    series = groups if by_pair else [None]
+    labels = [pair_text(*r) for r in rows] if by_pair else [wrapped(group_text(g), chars) for g in rows]
+    colour = _colours([group_text(g) for g in groups]) if by_pair and len(groups) > 1 else {}
+    heights = [max(lab.count("\n") + 1, len(series) * 0.6) for lab in labels]
+    y = np.cumsum([0.0, *[h * 0.5 + 0.6 for h in heights[:-1]]])[::-1]
+    spread = 0.6 * (len(series) > 1)
+    titles = {"accuracy": "accuracy (pp)", "hF": "hF", "mistake_severity": "severity"}
+    with mpl().rc_context(RC):
+        height = 0.75 + sum(0.1 * (h + 1) for h in heights) + 0.12 * len(colour)
+        fig = Figure(figsize=(width, height), layout="constrained")
+        axes = fig.subplots(1, max(len(measures), 1), sharey=True, squeeze=False)[0]
+        for ax, m in zip(axes, measures):
             scale = 100.0 if m == "accuracy" else 1.0
-            for yi, r in zip(y, table.iter_rows(named=True)):
+            for r in table.iter_rows(named=True):
                 d = r[f"{m}_diff"]
                 if _missing(d):
                     continue
+                row = rows.index((r["a"], r["b"]) if by_pair else (r["dataset"], r["prompt"]))
+                k = groups.index((r["dataset"], r["prompt"])) if by_pair else 0
+                yi = y[row] + (spread / 2 - spread * k / max(len(series) - 1, 1) if len(series) > 1 else 0.0)
+                c = colour.get(group_text((r["dataset"], r["prompt"])), "C0")
                 lo, hi = r.get(f"{m}_ci_low"), r.get(f"{m}_ci_high")
                 if not _missing(lo) and not _missing(hi):
-                    ax.plot([scale * lo, scale * hi], [yi, yi], color="C0", lw=0.9)
+                    ax.plot([scale * lo, scale * hi], [yi, yi], color=c, lw=0.9)
                 sig = bool(r.get(f"{m}_significant"))
-                ax.plot(scale * d, yi, "o", ms=3.5, color="C0", mfc="C0" if sig else "white", mew=0.8)
+                ax.plot(scale * d, yi, "o", ms=3.5, color=c, mfc=c if sig else "white", mew=0.8)
             ax.axvline(0, color="0.4", lw=0.6)
-            ax.set_title(names.get(m, m), pad=2)
-            ax.set_yticks(y, labels)
+            ax.set_title(titles.get(m, m), pad=2)
             ax.grid(alpha=0.25, lw=0.4, axis="x")
-            ax.set_ylim(-0.7, table.height - 0.3)
-        if pairs == 1:
-            axes[0, 0].set_title(f"{table['a'][0]} − {table['b'][0]}\n{names.get(measures[0], measures[0])}", pad=2)
-        fig.tight_layout(pad=0.3, h_pad=0.5)
+            ax.set_ylim(y.min() - 0.8, y.max() + 0.8)
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=2 if width <= COLUMN_WIDTH + 0.1 else 4))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}".replace("-", "−")))
+            if m == "mistake_severity":
+                ax.set_xlabel("lower is better", fontsize=6)
+        axes[0].set_yticks(y, labels)
+        for ax in axes[1:]:
+            ax.tick_params(labelleft=False)
+        title = (f"each model − {shown.get(reference, reference)}" if reference else
+                 "" if by_pair else f"{shown.get(pairs[0][0], pairs[0][0])} − {shown.get(pairs[0][1], pairs[0][1])}")
+        if title:
+            fig.suptitle(wrapped(title, chars_in(width, 7)), fontsize=7)
+        handles = [legend_line(ls="", marker="o", ms=3.5, color="0.3", label="significant (Holm)"),
+                   legend_line(ls="", marker="o", ms=3.5, color="0.3", mfc="white", mew=0.8, label="not significant"),
+                   legend_line(color="0.3", lw=0.9, label="95 % interval")]
+        handles += [legend_line(ls="-", marker="o", ms=3, lw=0.9, color=c, label=g) for g, c in colour.items()]
+        place_legend(fig, handles, [], width=width)
     return fig
 
 
-#: The figures of a scoring run, by file stem.
+#: The figures of a scoring run, by file stem (each also as ``<stem>_wide``).
 RUN_FIGURES = ("hp_vs_hr", "model_ranks", "rank_accuracy")
+#: Every figure file a run may write.
+FIGURE_FILES = tuple(f"{fig}{w}.{fmt}" for fig in RUN_FIGURES for w in ("", "_wide") for fmt in FIGURE_FORMATS)
 
 
 def write_run_figures(lb: pl.DataFrame, breakdowns: dict[str, pl.DataFrame], folder: str | os.PathLike,
-                      formats=FIGURE_FORMATS) -> tuple[dict[str, Path], dict[str, str]]:
-    """The figures of a scoring run, written into ``folder``: ``hp_vs_hr``, ``model_ranks``
-    (when a dataset × prompt group has two models) and ``rank_accuracy`` (from the
-    ``correct_by_rank`` breakdown, else ``correct_by_level``).
+                      formats=FIGURE_FORMATS, *, names: dict[str, str] | None = None
+                      ) -> tuple[dict[str, Path], dict[str, str]]:
+    """The figures of a scoring run, written into ``folder`` one column wide and page wide
+    (``<name>_wide``): ``hp_vs_hr``, ``model_ranks`` (when a dataset × prompt group has two
+    models) and ``rank_accuracy`` (from the ``correct_by_rank`` breakdown, else
+    ``correct_by_level``).
 
     Parameters
     ----------
@@ -529,28 +448,32 @@ def write_run_figures(lb: pl.DataFrame, breakdowns: dict[str, pl.DataFrame], fol
         The run's breakdown tables.
     folder : str or os.PathLike
     formats : sequence of str
+    names : dict, optional
+        Model → display name.
 
     Returns
     -------
     (dict, dict)
-        ``{key: path}`` (the PNG as ``<name>``, the others as ``<name>_<format>``), and
-        ``{name: why}`` for each figure not drawn.
+        ``{key: path}`` (the PNG as ``<name>``, the others as ``<name>_<format>``; the wide
+        ones as ``<name>_wide``, ``<name>_wide_<format>``), and ``{name: why}`` for each
+        figure not drawn.
     """
     folder = Path(folder)
     paths, not_drawn = {}, {}
     acc = breakdowns.get("correct_by_rank")
     if acc is None or not acc.height:
         acc = breakdowns.get("correct_by_level")
-    makers = {"hp_vs_hr": lambda: hp_hr_figure(lb) if lb.height else None,
-              "model_ranks": lambda: ranks_figure(lb),
-              "rank_accuracy": lambda: rank_accuracy_figure(acc) if acc is not None else None}
+    makers = {"hp_vs_hr": lambda w: hp_hr_figure(lb, width=w, names=names) if lb.height else None,
+              "model_ranks": lambda w: ranks_figure(lb, width=w, names=names),
+              "rank_accuracy": lambda w: rank_accuracy_figure(acc, width=w, names=names) if acc is not None else None}
     why = {"hp_vs_hr": "no leaderboard rows", "model_ranks": "no dataset × prompt group has two models to rank",
            "rank_accuracy": "no per-rank breakdown (run with breakdowns)"}
     for name in RUN_FIGURES:
-        fig = makers[name]()
-        if fig is None:
-            not_drawn[name] = why[name]
-            continue
-        for fmt, p in save_figure(fig, folder / name, formats).items():
-            paths[name if fmt == "png" else f"{name}_{fmt}"] = p
+        for stem, width in ((name, COLUMN_WIDTH), (f"{name}_wide", WIDE_WIDTH)):
+            fig = makers[name](width)
+            if fig is None:
+                not_drawn[name] = why[name]
+                break
+            for fmt, p in save_figure(fig, folder / stem, formats).items():
+                paths[stem if fmt == "png" else f"{stem}_{fmt}"] = p
     return paths, not_drawn

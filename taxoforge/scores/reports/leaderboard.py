@@ -8,7 +8,8 @@ are plain means.
 ``samples`` average; hiclass's macro). ``hF`` is the harmonic mean of mean hP and mean hR —
 eq. 3 of the Taxonomy-Aware Evaluation of VLMs, ``f_average="of_means"`` — and ``hF_pairs``
 the mean of the per-answer hF (hiclass's macro F, ``f_average="of_pairs"``). An abstention is
-scored as the root (hP = 1, hR = 1/(depth + 1)), the paper's convention, so refusing raises
+scored as the root (hP = 1, hR = 1/(depth + 1)) — this project's choice, as the paper defines no
+rule for abstentions (docs/method.md#mapping-an-answer-to-a-node says why) —, so refusing raises
 mean hP: ``hP_answered``, ``hR_answered`` and ``hF_answered`` are the same measures over the
 answered rows only, beside ``abstained_pct`` (the abstention rate, %).
 
@@ -32,12 +33,20 @@ bootstrap intervals (``<measure>_ci_low``, ``<measure>_ci_high``;
 hR) pairs and taking the harmonic mean of their means; mistake severity's over the wrong
 answers).
 
-**Ranks within a group.** Models are ranked by hF only within one dataset × prompt
-(``rank``, 1 = best): a hard dataset's numbers are never ranked against an easy one's. Each
-model is tested against its group's best on the items they share (paired permutation test
-of the hF difference, Holm-adjusted within the group: ``vs_best_p``); ``tied_with_best`` is
-true for the best and for every model not significantly below it at the 5 % level
+**Ranks within a group.** Models are ranked only within one dataset × prompt (``rank``, 1 =
+best): a hard dataset's numbers are never ranked against an easy one's. They are ranked by
+``rank_by`` — hF by default, or accuracy, or mistake severity (lowest first) — and each
+model is tested against its group's best on the items they share (the paired test of that
+measure: exact McNemar for accuracy, paired permutation for hF and severity, Holm-adjusted
+within the group: ``vs_best_p``); ``tied_with_best`` is true for the best and for every model
+not significantly below it at the 5 % level
 (:func:`taxoforge.scores.statistics.compare.against_the_best`).
+
+**Granularity of the answers** (:mod:`taxoforge.scores.measures.granularity`), when the
+samples carry ``granularity``: ``granularity_exact``, ``_too_generic``, ``_too_specific``,
+``_near_miss``, ``_other_branch``, ``_abstained``, ``_unmapped`` — counts that add up to
+``n``. ``answered`` is ``n`` less the abstentions: the rows the ``*_answered`` measures are
+over.
 
 **Breakdowns** (:func:`taxoforge.scores.measures.breakdowns.leaderboard_columns`), when the tree is
 given: ``HCA`` (share of samples right at every level of the ground truth's path), ``MTA``
@@ -58,7 +67,7 @@ from taxoforge.scores.measures.text import TEXT_MEASURES
 
 __all__ = ["leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "BREAKDOWN_RANKS", "method_counts",
            "breakdown_columns", "ANSWERED_MEASURES", "MISTAKE_MEASURES", "RANK_COLUMNS", "COMPACT_COLUMNS",
-           "SEVERITY_CI"]
+           "SEVERITY_CI", "RANK_BY", "LOWER_IS_BETTER"]
 
 GROUP_KEYS = ("model", "dataset", "prompt")
 LEADERBOARD_MEASURES = ("accuracy", "hP", "hR", "hF", "hF_pairs") + TEXT_MEASURES
@@ -75,6 +84,9 @@ RANK_COLUMNS = ("rank", "vs_best_p", "tied_with_best")
 #: The compact leaderboard a paper prints (the full table stays in CSV/Parquet).
 COMPACT_COLUMNS = ("model", "dataset", "prompt", "n", "accuracy", "hP", "hR", "hF", "mistake_severity",
                    "abstained_pct")
+#: The measures a leaderboard can rank by, and those where lower is better.
+RANK_BY = ("hF", "accuracy", "mistake_severity")
+LOWER_IS_BETTER = frozenset({"mistake_severity"})
 #: Ranks whose accuracy the leaderboard reports (where the tree has them).
 BREAKDOWN_RANKS = ("genus", "family", "order")
 _DEFAULT_CI = BootstrapConfig()
@@ -139,7 +151,8 @@ def breakdown_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, tables: dict[s
 
 def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
                 ci: BootstrapConfig | None = _DEFAULT_CI, tree=None,
-                breakdowns: dict[str, pl.DataFrame] | None = None, ranks: bool = True) -> pl.DataFrame:
+                breakdowns: dict[str, pl.DataFrame] | None = None, ranks: bool = True,
+                rank_by: str = "hF") -> pl.DataFrame:
     """Aggregate per-sample scores by ``by`` (module docstring).
 
     Parameters
@@ -160,16 +173,21 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
         The breakdown tables of the full-ground-truth rows by ``by``, to reuse.
     ranks : bool
         Add :data:`RANK_COLUMNS` (when ``by`` has ``model``).
+    rank_by : {"hF", "accuracy", "mistake_severity"}
+        The measure that ranks the models within a group (mistake severity: lowest first).
 
     Returns
     -------
     polars.DataFrame
         ``by``, ``n`` (rows with a full ground truth), ``abstained``, ``abstained_pct``, the
-        measures, their intervals, the answered-only and mistake measures, the breakdown
-        columns, the rank columns, then ``partial_gt``, ``partial_within``, ``gt_methods``,
-        the taxonomy reference, its store and the mapping configuration id. Sorted by the
-        group (dataset, prompt) and then by rank: best hF first within each group.
+        measures, their intervals, ``answered`` and the answered-only measures, the mistake
+        measures, the granularity counts, the breakdown columns, the rank columns, then
+        ``partial_gt``, ``partial_within``, ``gt_methods``, the taxonomy reference, its store
+        and the mapping configuration id. Sorted by the group (dataset, prompt) and then by
+        rank: the best by ``rank_by`` first within each group.
     """
+    if rank_by not in RANK_BY:
+        raise ValueError(f"rank_by must be one of {RANK_BY}; got {rank_by!r}")
     by = tuple(by)
     tail = {"partial_gt": pl.Int64, "partial_within": pl.Float64, "gt_methods": pl.String,
             "taxonomy_version": pl.String, "taxonomy_store": pl.String, "mapping_config_id": pl.String}
@@ -178,7 +196,8 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
     if samples.height == 0:
         return pl.DataFrame(schema={**{b: pl.String for b in by}, "n": pl.UInt32, "abstained": pl.Int64,
                                     "abstained_pct": pl.Float64, **{m: pl.Float64 for m in LEADERBOARD_MEASURES},
-                                    **{c: pl.Float64 for c in cis}, **{m: pl.Float64 for m in ANSWERED_MEASURES},
+                                    **{c: pl.Float64 for c in cis}, "answered": pl.Int64,
+                                    **{m: pl.Float64 for m in ANSWERED_MEASURES},
                                     **tail})
     if "gt_partial" not in samples.columns:
         samples = samples.with_columns(pl.lit(False).alias("gt_partial"))
@@ -196,6 +215,7 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
     g = samples.group_by(list(by), maintain_order=True).agg(
         full.sum().cast(pl.UInt32).alias("n"),
         pl.col("abstained").filter(full).sum().cast(pl.Int64).alias("abstained"),
+        answered.sum().cast(pl.Int64).alias("answered"),
         (100 * pl.col("abstained").filter(full).cast(pl.Float64).mean()).alias("abstained_pct"),
         pl.col("correct").filter(full).mean().alias("accuracy"),
         *[pl.col(m).filter(full).mean() for m in TEXT_MEASURES],
@@ -228,15 +248,16 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
         if extra:
             g = g.join(bd, on=list(by), how="left", nulls_equal=True)
     rank_cols = []
-    if ranks and "model" in by:
+    if ranks and "model" in by and rank_by in g.columns:
         from taxoforge.scores.statistics.compare import against_the_best
 
-        rk = against_the_best(samples.filter(full), g, n_resamples=min(ci.n_resamples, 9999) if with_ci else 0,
+        rk = against_the_best(samples.filter(full), g, measure=rank_by,
+                              n_resamples=min(ci.n_resamples, 9999) if with_ci else 0,
                               seed=ci.seed if with_ci else 0, keys=by)
         g = g.join(rk, on=list(by), how="left", nulls_equal=True)
         rank_cols = list(RANK_COLUMNS)
-    cols = [*by, "n", "abstained", "abstained_pct", *LEADERBOARD_MEASURES, *cis, *ANSWERED_MEASURES, *extra_m,
-            *extra, *rank_cols, *tail]
+    cols = [*by, "n", "abstained", "abstained_pct", *LEADERBOARD_MEASURES, *cis, "answered", *ANSWERED_MEASURES,
+            *extra_m, *extra, *rank_cols, *tail]
     group = [k for k in by if k != "model"]
     order = [*group, "rank", "model"] if rank_cols else ["hF", *by]
     desc = [False] * len(group) + [False, False] if rank_cols else [True] + [False] * len(by)
@@ -244,8 +265,9 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
 
 
 def _mistake_columns(samples: pl.DataFrame, by, ci: BootstrapConfig | None, tree=None) -> pl.DataFrame:
-    """Balanced accuracy, the mistake summary, ``hdist@k`` and the interval of the mean
-    mistake severity, per group (only those the samples allow)."""
+    """Balanced accuracy, the mistake summary, ``hdist@k``, the interval of the mean mistake
+    severity and the granularity counts, per group (only those the samples allow)."""
+    from taxoforge.scores.measures.granularity import granularity_counts
     from taxoforge.scores.measures.mistakes import balanced_accuracy, mistake_summary, ranked_distances
 
     keys = list(by)
@@ -264,9 +286,13 @@ def _mistake_columns(samples: pl.DataFrame, by, ci: BootstrapConfig | None, tree
             schema = {**{k: full.schema[k] for k in keys}, SEVERITY_CI[0]: pl.Float64, SEVERITY_CI[1]: pl.Float64}
             ms = ms.join(pl.DataFrame(rows, schema=schema), on=keys, how="left", nulls_equal=True)
         out = ms if out is None else out.join(ms, on=keys, how="left", nulls_equal=True)
-    if tree is not None and "ranked_nodes" in full.columns and "gt_node" in full.columns:
+    if "ranked_heights" in full.columns or (tree is not None and "ranked_nodes" in full.columns
+                                            and "gt_node" in full.columns):
         rd = ranked_distances(full, tree, by=keys)
         if rd.height:
             rd = rd.drop("n")
             out = rd if out is None else out.join(rd, on=keys, how="left", nulls_equal=True)
+    if "granularity" in full.columns:
+        gr = granularity_counts(full, keys)
+        out = gr if out is None else out.join(gr, on=keys, how="left", nulls_equal=True)
     return out if out is not None else pl.DataFrame(schema={k: samples.schema[k] for k in keys})

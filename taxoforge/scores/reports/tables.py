@@ -6,11 +6,11 @@ Markdown, LaTeX and CSV (figures: :mod:`taxoforge.scores.reports.figures`).
   intervals, abstained %), then the answered-only measures and how bad the mistakes are, the
   taxonomy it cites, the mapping configuration, what the averages are, the rows per file and
   the bad rows. Every column of the full leaderboard is in ``leaderboard.csv`` / ``.parquet``.
-* :func:`leaderboard_latex` — the compact leaderboard as a ``booktabs`` table a paper
-  takes as it is: one block per dataset (× prompt), best hF and every model not
-  significantly below it in bold, intervals in brackets, the short citation of the taxonomy
-  (``name@version``) in the caption and its full digest in a footnote.
-* :func:`comparison_markdown`, :func:`comparison_latex` — ``taxoforge compare``'s table.
+* :func:`~taxoforge.scores.reports.latex_tables.leaderboard_latex` — the leaderboard as
+  ``booktabs`` tables that fit the page as written, one column wide and page wide
+  (:mod:`taxoforge.scores.reports.latex_tables`).
+* :func:`comparison_markdown`, :func:`~taxoforge.scores.reports.latex_tables.comparison_latex`
+  — ``taxoforge compare``'s table.
 * :func:`leaderboard_csv` — the full leaderboard as CSV, cells safe in spreadsheets
   (:func:`taxoforge.files.tables.csv_text`).
 
@@ -28,11 +28,12 @@ import numpy as np
 import polars as pl
 
 from taxoforge.files.tables import csv_text
-from taxoforge.latex import latex_escape, latex_table
 from taxoforge.markdown import markdown_escape, markdown_table
+from taxoforge.scores.reports.latex_tables import comparison_latex, leaderboard_latex, short_citation
 from taxoforge.scores.reports.leaderboard import GROUP_KEYS, leaderboard
 
 __all__ = ["leaderboard_markdown", "leaderboard_latex", "leaderboard_csv", "model_summary", "comparison_markdown",
+           "granularity_markdown",
            "comparison_latex", "write_comparison", "short_citation", "COMPACT_MEASURES", "INTERVAL_MEASURES",
            "COMPARISON_FILES"]
 
@@ -86,36 +87,6 @@ def _cell(row: dict, c: str, interval: str = "({lo}–{hi})") -> str:
     return cell
 
 
-def short_citation(info: dict) -> tuple[str, str | None]:
-    """``(short, digest)``: the taxonomy as ``name@version`` (a published snapshot) or
-    ``name@sha256:<12 hex>`` (cited by content hash), and the full digest to give in a
-    footnote (None when the short form is already exact).
-
-    Parameters
-    ----------
-    info : dict
-        A run's info (``run.json``).
-
-    Returns
-    -------
-    tuple
-
-    Examples
-    --------
-    >>> short_citation({"taxonomy": "inaturalist", "citation": {"ref": "sha256:" + "ab" * 32}})
-    ('inaturalist@sha256:abababababab', 'sha256:abababababababababababababababababababababababababababababababab')
-    >>> short_citation({"taxonomy": "wordnet", "citation": {"ref": "wordnet@4fb31161dc61", "content_sha256": "cd" * 32}})
-    ('wordnet@4fb31161dc61', 'sha256:cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd')
-    """
-    cit = info.get("citation") or {}
-    name = info.get("taxonomy") or cit.get("taxonomy") or "taxonomy"
-    ref = str(cit.get("ref") or info.get("taxonomy_version") or "")
-    digest = cit.get("content_sha256")
-    if ref.startswith("sha256:"):
-        return f"{name}@sha256:{ref[7:19]}", ref
-    return (ref or name), (f"sha256:{digest}" if digest else None)
-
-
 def _citation_text(info: dict) -> str:
     cit = info.get("citation") or {}
     ref = cit.get("ref") or info.get("taxonomy_version")
@@ -127,17 +98,6 @@ def _citation_text(info: dict) -> str:
     if cit:
         return f"`{short}` (its content hash `{digest}`: not published in a store)"
     return f"`{ref}`"
-
-
-def _footnote_store(cit: dict) -> str:
-    """``", store URL"`` (its public URL), ``", in a local store …"``, or nothing: how a
-    caption's footnote names the store, never by a local path."""
-    store = _public_store(cit)
-    if store:
-        return f", store {latex_escape(store)}"
-    if cit.get("published"):
-        return ", in a local snapshot store with no public URL"
-    return ""
 
 
 def _public_store(cit: dict) -> str | None:
@@ -162,15 +122,51 @@ def _vs_best(row: dict) -> str:
     return f"p={p:.3g}" + (" (n.s.)" if p >= 0.05 else "")
 
 
-def _compact_rows(lb: pl.DataFrame, keys: list[str], measures: list[str]) -> tuple[list[str], list[list[str]]]:
+def _compact_rows(lb: pl.DataFrame, keys: list[str], measures: list[str], n: str = "n"
+                  ) -> tuple[list[str], list[list[str]]]:
     header = [*keys, *(["rank"] if "rank" in lb.columns else []), "n",
               *[_HEADERS.get(m, m) for m in measures], *(["vs best"] if "vs_best_p" in lb.columns else [])]
     rows = []
     for r in lb.iter_rows(named=True):
         rows.append([markdown_escape(str(r[k])) for k in keys] + ([_cell(r, "rank")] if "rank" in lb.columns else [])
-                    + [_cell(r, "n")] + [_cell(r, m) for m in measures]
+                    + [_cell(r, n)] + [_cell(r, m) for m in measures]
                     + ([_vs_best(r)] if "vs_best_p" in lb.columns else []))
     return header, rows
+
+
+#: The granularity classes of the compact view, with their Markdown headers.
+_GRANULARITY = (("exact", "exact"), ("too_generic", "too generic"), ("too_specific", "too specific"),
+                ("near_miss", "near miss"), ("other_branch", "other branch"), ("abstained", "abstained"),
+                ("unmapped", "unmapped"))
+
+
+def granularity_markdown(lb: pl.DataFrame, max_rows: int = 50) -> str:
+    """The compact view of the answers' granularity: per model × dataset × prompt, the share (%)
+    of its ``n`` answers in each class (:mod:`taxoforge.scores.measures.granularity`); empty
+    when the leaderboard has no granularity columns.
+
+    Parameters
+    ----------
+    lb : polars.DataFrame
+        The leaderboard.
+    max_rows : int
+        Rows shown.
+
+    Returns
+    -------
+    str
+    """
+    if "granularity_exact" not in lb.columns:
+        return ""
+    keys = [k for k in GROUP_KEYS if k in lb.columns]
+    header = [*keys, "n", *[f"{h} (%)" for _g, h in _GRANULARITY]]
+    rows = []
+    for r in lb.iter_rows(named=True):
+        n = r.get("n") or 0
+        rows.append([markdown_escape(str(r[k])) for k in keys] + [f"{n:,}"]
+                    + [("–" if not n else f"{100 * (r.get(f'granularity_{g}') or 0) / n:.1f}") for g, _h in _GRANULARITY])
+    return markdown_table(rows[:max_rows], columns=header, format_cell=lambda _c, v: v,
+                          right_align=[h for h in header if h not in keys])
 
 
 def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: pl.DataFrame | None = None,
@@ -220,22 +216,33 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
     if len(rows) > max_rows:
         lines.append(f"\n… {len(rows) - max_rows} more rows")
     ci = info.get("confidence_intervals") or {}
-    lines += ["", "Models are ranked by hF within one dataset × prompt only. hF is the harmonic mean of mean hP and "
+    rank_by = {"mistake_severity": "mistake severity (lowest first)"}.get(info.get("rank_by"), info.get("rank_by") or "hF")
+    lines += ["", f"Models are ranked by {rank_by} within one dataset × prompt only. hF is the harmonic mean of mean hP and "
               "mean hR (the Taxonomy-Aware Evaluation of VLMs, eq. 3); the mean of the per-answer hF is "
               "`hF_pairs` in leaderboard.csv. An abstention is scored as the root (hP = 1, hR = 1/(depth+1)). "
               "Severity: mean height of the lowest common ancestor of a wrong answer and the truth (Bertinetto et "
               "al., Making Better Mistakes, CVPR 2020), over wrong answers; lower is better."
               + (f" In brackets: bootstrap {100 * ci.get('level', 0.95):.0f} % interval ({ci.get('method')}, "
                  f"{ci.get('n_resamples')} resamples, seed {ci.get('seed')}). `vs best`: Holm-adjusted paired "
-                 "permutation test of the hF difference to the group's best on their shared items; n.s. = not "
+                 f"test of the {rank_by} difference to the group's best on their shared items; n.s. = not "
                  "significant at 5 %." if ci.get("n_resamples") else "")
               + f" All {len(lb.columns)} columns: leaderboard.csv / leaderboard.parquet."]
     if "hF_answered" in lb.columns and "abstained" in lb.columns and (lb["abstained"].fill_null(0) > 0).any():
         ans = [m for m in ("hP_answered", "hR_answered", "hF_answered", "abstained_pct") if m in lb.columns]
-        h2, r2 = _compact_rows(lb.drop("rank", "vs_best_p", strict=False), keys, ans)
+        h2, r2 = _compact_rows(lb.drop("rank", "vs_best_p", strict=False), keys, ans,
+                               n="answered" if "answered" in lb.columns else "n")
         lines += ["", "### Over answered rows only (abstentions left out)", "",
                   markdown_table(r2[:max_rows], columns=h2, format_cell=lambda _c, v: v,
-                                 right_align=[h for h in h2 if h not in keys])]
+                                 right_align=[h for h in h2 if h not in keys]),
+                  "", "n: the answered rows (the leaderboard's n less its abstentions); abst. (%): of the "
+                  "leaderboard's n."]
+    gran = granularity_markdown(lb, max_rows)
+    if gran:
+        lines += ["", "### Granularity of the answers", "", gran, "",
+                  "Of each group's n answers: exact (the ground-truth node), too generic (an ancestor of it: right "
+                  "but less specific), too specific (a descendant), near miss (below the truth's parent: a "
+                  "sibling), other branch (meeting the truth higher up), abstained, unmapped (naming no node). "
+                  "Counts: the `granularity_*` columns of leaderboard.csv."]
     mist = [m for m in ("mistakes", "lca_depth_mean", "lca_depth_median", "tree_distance_mean",
                         "tree_distance_median", "mistake_severity", "mistake_severity_median", "balanced_accuracy")
             if m in lb.columns] + [c for c in lb.columns if c.startswith("hdist@")]
@@ -247,7 +254,8 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
                                  right_align=[h for h in h3 if h not in keys]),
                   "", "LCA depth: how far down the wrong answer and the truth agree (root = 0); distance: edges "
                   "from the answer through their LCA to the truth; severity: height of the LCA in the tree the "
-                  "ground truths span. `hdist@k`: mean LCA height of the first k ranked answers (correct = 0)."]
+                  "dataset's label set spans (run.json: `heights`). `hdist@k`: mean LCA height of the first k ranked "
+                  "answers (correct = 0; an entry naming no node counts the tree's height)."]
     stages = info.get("stage_counts") or {}
     if stages:
         order = [s for s in STAGE_ORDER if s in stages] + sorted(s for s in stages if s not in STAGE_ORDER)
@@ -299,94 +307,6 @@ def leaderboard_csv(lb: pl.DataFrame) -> str:
     str
     """
     return csv_text(lb)
-
-
-#: The LaTeX columns after the keys: ``(column, header)``.
-LATEX_COLUMNS = (("n", "$n$"), ("accuracy", r"Acc.\ (\%)"), ("hP", "hP"), ("hR", "hR"), ("hF", "hF"),
-                 ("mistake_severity", "Severity"), ("abstained_pct", r"Abst.\ (\%)"))
-
-
-def leaderboard_latex(lb: pl.DataFrame, info: dict | None = None, *, label: str = "tab:leaderboard") -> str:
-    """The compact leaderboard as a LaTeX ``table`` (``booktabs``; module docstring).
-
-    Parameters
-    ----------
-    lb : polars.DataFrame
-    info : dict, optional
-        The run's info (citation, bootstrap).
-    label : str
-        The ``\\label`` of the table.
-
-    Returns
-    -------
-    str
-        A ``table`` environment, then the ``\\footnotetext`` with the taxonomy's digest.
-    """
-    info = info or {}
-    group_keys = [k for k in ("dataset", "prompt") if k in lb.columns and lb[k].n_unique() > 1] or \
-        [k for k in ("dataset",) if k in lb.columns]
-    keys = (["model"] if "model" in lb.columns else []) + group_keys
-    measures = [(c, h) for c, h in LATEX_COLUMNS if c in lb.columns and lb[c].null_count() < lb.height]
-    rows, previous = [], None
-    sort = [k for k in ("dataset", "prompt") if k in lb.columns] + (["rank"] if "rank" in lb.columns else [])
-    block_keys = [k for k in ("dataset", "prompt") if k in lb.columns]
-    sizes = ({tuple(r[:-1]): r[-1] for r in lb.group_by(block_keys).len().rows()} if block_keys else {(): lb.height})
-    for row in (lb.sort(sort, nulls_last=True) if sort else lb).iter_rows(named=True):
-        group = tuple(row.get(k) for k in group_keys)
-        if previous is not None and group != previous:
-            rows.append(None)  # a \midrule between dataset blocks
-        previous = group
-        # bold marks the best of a block of models and those not significantly below it
-        bold = bool(row.get("tied_with_best")) and sizes.get(tuple(row[k] for k in block_keys), 1) > 1
-        cells = [latex_escape(row[k]) for k in keys]
-        for c, _h in measures:
-            v = row[c]
-            if _missing(v):
-                cells.append("--")
-                continue
-            if c == "n":
-                cells.append(f"{v:,}".replace(",", "{,}"))
-                continue
-            cell = _num(c, v)
-            if c == "hF" and bold:
-                cell = f"\\textbf{{{cell}}}"
-            lo, hi = row.get(f"{c}_ci_low"), row.get(f"{c}_ci_high")
-            if c in INTERVAL_MEASURES and not _missing(lo) and not _missing(hi):
-                cell += f" {{\\scriptsize [{_num(c, lo)}, {_num(c, hi)}]}}"
-            cells.append(cell)
-        rows.append(cells)
-    header = [latex_escape(k.capitalize()) for k in keys] + [h for _c, h in measures]
-    body = latex_table(header, [r for r in rows if r is not None], align="l" * len(keys) + "r" * len(measures),
-                       escape_header=False)
-    if None in rows:  # put the block separators back
-        lines = body.splitlines()
-        start = lines.index("\\midrule") + 1
-        out, k = lines[:start], start
-        for r in rows:
-            if r is None:
-                out.append("\\midrule")
-            else:
-                out.append(lines[k])
-                k += 1
-        body = "\n".join(out + lines[k:]) + "\n"
-    short, digest = short_citation(info)
-    ci = info.get("confidence_intervals") or {}
-    bold_note = (" Bold hF: the best of its block and every model not significantly below it (paired permutation "
-                 "test, Holm-adjusted, 5\\%)." if "tied_with_best" in lb.columns and "model" in lb.columns
-                 and lb.group_by(group_keys).len()["len"].max() > 1 else "")
-    caption = (f"Scores against the taxonomy \\texttt{{{latex_escape(short)}}}"
-               + ("\\protect\\footnotemark" if digest else "") + f", mapping configuration "
-               f"\\texttt{{{latex_escape(info.get('mapping_config_id', ''))}}}. hF is the harmonic mean of mean hP "
-               "and mean hR; severity is the mean height of the lowest common ancestor over wrong answers (lower "
-               "is better); abstentions are scored as the root."
-               + (f" Brackets: bootstrap {100 * ci.get('level', 0.95):.0f}\\% intervals ({ci.get('n_resamples')} "
-                  f"resamples, seed {ci.get('seed')})." if ci.get("n_resamples") else "") + bold_note)
-    foot = (f"\\footnotetext{{Taxonomy {latex_escape(short)}: content digest \\texttt{{{latex_escape(digest)}}}"
-            + _footnote_store(info.get("citation") or {})
-            + ".}\n" if digest else "")
-    return ("% requires \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n\\small\n"
-            "\\setlength{\\tabcolsep}{3pt}\n" + body
-            + f"\\caption{{{caption}}}\n\\label{{{latex_escape(label)}}}\n\\end{{table}}\n" + foot)
 
 
 def model_summary(samples: pl.DataFrame) -> pl.DataFrame:
@@ -470,61 +390,26 @@ def comparison_markdown(cmp) -> str:
     return "\n".join(lines) + "\n"
 
 
-def comparison_latex(cmp, *, label: str = "tab:comparison") -> str:
-    """``taxoforge compare``'s table as a ``booktabs`` LaTeX table: differences A − B with
-    their intervals, significant ones (Holm) in bold.
-
-    Parameters
-    ----------
-    cmp : taxoforge.scores.statistics.compare.Comparison
-    label : str
-
-    Returns
-    -------
-    str
-    """
-    t, st = cmp.table, cmp.settings
-    measures = [m for m in _CMP if f"{m}_diff" in t.columns and t[f"{m}_diff"].drop_nulls().len()]
-    heads = {"accuracy": r"$\Delta$ Acc.\ (pp)", "hF": r"$\Delta$ hF", "mistake_severity": r"$\Delta$ Severity"}
-    header = ["Dataset", "Prompt", "A", "B", "$n$"] + [heads[m] for m in measures]
-    rows = []
-    for r in t.iter_rows(named=True):
-        cells = [latex_escape(r[k]) for k in ("dataset", "prompt", "a", "b")] + [f"{r['n']:,}".replace(",", "{,}")]
-        for m in measures:
-            c = _diff_cell(r, m).replace("−", "-")
-            if c != "–" and " [" in c:
-                v, ci = c.split(" [", 1)
-                c = (f"\\textbf{{{v}}}" if r.get(f"{m}_significant") else v) + f" {{\\scriptsize [{ci}}}"
-            elif c == "–":
-                c = "--"
-            cells.append(c)
-        rows.append(cells)
-    body = latex_table(header, rows, align="llll" + "r" * (1 + len(measures)), escape_header=False)
-    caption = (f"Paired comparison on shared items: differences A $-$ B with paired-bootstrap "
-               f"{100 * st['level']:.0f}\\% intervals ({st['n_resamples']} resamples, seed {st['seed']}). Bold: "
-               f"significant after Holm's adjustment (accuracy: exact McNemar test; hF and severity: paired "
-               f"permutation test; $\\alpha = {st['alpha']}$).")
-    return ("% requires \\usepackage{booktabs}\n\\begin{table}[t]\n\\centering\n\\small\n"
-            "\\setlength{\\tabcolsep}{3pt}\n" + body
-            + f"\\caption{{{caption}}}\n\\label{{{latex_escape(label)}}}\n\\end{{table}}\n")
-
-
 #: The files :func:`write_comparison` writes (and only those may be replaced in its folder).
-COMPARISON_FILES = ("comparison.md", "comparison.csv", "comparison.tex", "comparison.parquet",
-                    *(f"comparison.{fmt}" for fmt in ("png", "pdf", "svg")))
+COMPARISON_FILES = ("comparison.md", "comparison.csv", "comparison.tex", "comparison_wide.tex", "comparison.parquet",
+                    *(f"comparison{w}.{fmt}" for w in ("", "_wide") for fmt in ("png", "pdf", "svg")))
 
 
-def write_comparison(cmp, out_dir, *, plots: bool = True) -> dict[str, Path]:
+def write_comparison(cmp, out_dir, *, plots: bool = True, names: dict[str, str] | None = None) -> dict[str, Path]:
     """Write a comparison into ``out_dir``: ``comparison.md``, ``.csv`` (cells safe in
-    spreadsheets), ``.tex``, ``.parquet`` and, with ``plots``, the figure
-    (:func:`taxoforge.scores.reports.figures.comparison_figure`) as PNG, PDF and SVG; each file
-    written atomically.
+    spreadsheets), ``.tex`` (one column wide) and ``comparison_wide.tex`` (page wide:
+    :mod:`~taxoforge.scores.reports.latex_tables`), ``.parquet`` and, with ``plots``, the
+    figure (:func:`taxoforge.scores.reports.figures.comparison_figure`) one column wide and
+    page wide (``comparison_wide``) as PNG, PDF and SVG; each file written atomically.
 
     Parameters
     ----------
     cmp : taxoforge.scores.statistics.compare.Comparison
     out_dir : str or os.PathLike
     plots : bool
+    names : dict, optional
+        Model → display name for the LaTeX tables and the figures
+        (:func:`taxoforge.scores.reports.names.read_display_names`).
 
     Returns
     -------
@@ -537,13 +422,17 @@ def write_comparison(cmp, out_dir, *, plots: bool = True) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = {"md": write_text_atomic(out / "comparison.md", comparison_markdown(cmp)),
              "csv": write_text_atomic(out / "comparison.csv", csv_text(cmp.table)),
-             "tex": write_text_atomic(out / "comparison.tex", comparison_latex(cmp)),
+             "tex": write_text_atomic(out / "comparison.tex", comparison_latex(cmp, names=names)),
+             "tex_wide": write_text_atomic(out / "comparison_wide.tex", comparison_latex(cmp, wide=True, names=names)),
              "parquet": write_parquet_atomic(cmp.table, out / "comparison.parquet")}
     if plots and cmp.table.height:
-        from taxoforge.scores.reports.figures import comparison_figure, save_figure
+        from taxoforge.scores.reports.figures import WIDE_WIDTH, comparison_figure, save_figure
 
-        for fmt, p in save_figure(comparison_figure(cmp.table), out / "comparison").items():
-            paths[f"figure_{fmt}"] = p
+        for stem, width in (("comparison", None), ("comparison_wide", WIDE_WIDTH)):
+            fig = comparison_figure(cmp.table, names=names, reference=cmp.settings.get("reference"),
+                                    **({"width": width} if width else {}))
+            for fmt, p in save_figure(fig, out / stem).items():
+                paths[f"figure{stem[len('comparison'):]}_{fmt}"] = p
     return paths
 
 

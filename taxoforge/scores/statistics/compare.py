@@ -41,6 +41,7 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -51,15 +52,17 @@ import numpy as np
 import polars as pl
 
 from taxoforge.files.record_limits import RecordLimits
+from taxoforge.messages import few
 from taxoforge.scores.statistics.paired import (hf_of_sums, holm, mcnemar_exact, paired_differences, severity_of_sums)
 
 __all__ = ["compare_runs", "compare_systems", "against_the_best", "load_scores", "Comparison", "COMPARED_MEASURES",
-           "GROUP", "ComparisonError", "check_scores", "COMPARE_COLUMNS", "SCORES_LIMITS"]
+           "GROUP", "ComparisonError", "pair_stream", "check_scores", "COMPARE_COLUMNS", "SCORES_LIMITS"]
 
 #: The keys that make a group: systems are compared within one dataset × prompt.
 GROUP = ("dataset", "prompt")
 #: Measures compared, and whether higher is better.
 COMPARED_MEASURES = {"accuracy": True, "hF": True, "mistake_severity": False}
+_LOWER_IS_BETTER = frozenset(m for m, higher in COMPARED_MEASURES.items() if not higher)
 
 
 class ComparisonError(ValueError):
@@ -76,7 +79,7 @@ def _accuracy_of_sums(sums, n):
 
 #: The columns of a scores table a comparison reads (the others are never decoded).
 COMPARE_COLUMNS = ("id", "model", "dataset", "prompt", "correct", "hP", "hR", "abstained", "gt_partial",
-                   "mistake_severity", "taxonomy", "taxonomy_version")
+                   "mistake_severity", "height_tree", "taxonomy", "taxonomy_version")
 #: What each measure read from a run may hold: (least, greatest); every value finite.
 _RANGES = {"hP": (0.0, 1.0), "hR": (0.0, 1.0), "mistake_severity": (0.0, None)}
 
@@ -151,6 +154,8 @@ def _item_table(samples: pl.DataFrame, where: str) -> pl.DataFrame:
         ((pl.col("mistake_severity").cast(pl.Float64).fill_null(0.0) if has_sev else pl.lit(0.0)) * mistake)
         .alias("severity_of_mistake"),
         (mistake if has_sev else pl.lit(float("nan"))).alias("mistake"),
+        (pl.col("height_tree").cast(pl.String) if "height_tree" in s.columns else pl.lit(None, dtype=pl.String))
+        .alias("height_tree"),
     ).with_columns(*[pl.lit("").alias(k) for k in GROUP if k not in s.columns])
 
 
@@ -164,22 +169,29 @@ def _check_unique(items: pl.DataFrame, where: str) -> None:
 
 
 def compare_systems(systems: dict[str, pl.DataFrame], *, n_resamples: int = 9999, level: float = 0.95,
-                    seed: int = 0, alpha: float = 0.05) -> pl.DataFrame:
-    """Every pair of ``systems`` compared within each dataset × prompt on their shared items.
+                    seed: int = 0, alpha: float = 0.05, reference: str | None = None) -> pl.DataFrame:
+    """Every pair of ``systems`` (or each against ``reference``) compared within each dataset ×
+    prompt on their shared items.
 
     Parameters
     ----------
     systems : dict of polars.DataFrame
         Label → that system's samples (``id``, ``correct``, ``hP``, ``hR``; ``dataset``,
-        ``prompt``, ``abstained``, ``gt_partial`` and ``mistake_severity`` when present).
+        ``prompt``, ``abstained``, ``gt_partial``, ``mistake_severity`` and ``height_tree``
+        when present).
     n_resamples : int
         Bootstrap resamples and permutations per test (0: differences and McNemar only).
     level : float
         Confidence level of the intervals.
     seed : int
-        Seed of every draw (each pair and group draws from its own stream).
+        Seed of every draw. Each pair and group draws from its own stream, fixed by the seed,
+        the two labels and the group alone (:func:`pair_stream`): a pair's numbers do not
+        depend on the other systems or on the order the systems are given in.
     alpha : float
         Level below which a Holm-adjusted p-value is called significant.
+    reference : str, optional
+        A label of ``systems``: compare every other system with it (A = the system, B = the
+        reference) instead of every pair; Holm's adjustment is then over those pairs.
 
     Returns
     -------
@@ -188,19 +200,34 @@ def compare_systems(systems: dict[str, pl.DataFrame], *, n_resamples: int = 9999
         items), ``only_a``, ``only_b`` (items one of them lacks), for each of
         :data:`COMPARED_MEASURES` ``<m>_a``, ``<m>_b``, ``<m>_diff``, ``<m>_ci_low``,
         ``<m>_ci_high``, ``<m>_p``, ``<m>_p_holm`` and ``<m>_significant``; the McNemar
-        counts ``only_a_right`` and ``only_b_right``.
+        counts ``only_a_right`` and ``only_b_right``; ``height_trees`` (``same``,
+        ``different`` — mistake severity is then not compared —, or null when a side does
+        not say).
+
+    Raises
+    ------
+    ComparisonError
+        Ids repeated within a group, an unknown ``reference``, or no pair sharing an item
+        (the message names each side's datasets and a few of its ids).
     """
     items = {}
     for label, s in systems.items():
         t = _item_table(s, label)
         _check_unique(t, label)
         items[label] = t
-    rows = []
     labels = list(items)
-    for k, (la, lb) in enumerate(itertools.combinations(labels, 2)):
+    if reference is not None:
+        if reference not in items:
+            raise ComparisonError(f"--reference {reference!r} is none of the systems compared "
+                                  f"({', '.join(map(repr, labels[:8]))}{' …' if len(labels) > 8 else ''})")
+        pairs = [(la, reference) for la in labels if la != reference]
+    else:
+        pairs = list(itertools.combinations(labels, 2))
+    rows = []
+    for la, lb in pairs:
         a_all, b_all = items[la], items[lb]
         groups = sorted(set(a_all.select(GROUP).unique().rows()) | set(b_all.select(GROUP).unique().rows()))
-        for g_i, grp in enumerate(groups):
+        for grp in groups:
             fa = a_all.filter((pl.col("dataset") == grp[0]) & (pl.col("prompt") == grp[1]))
             fb = b_all.filter((pl.col("dataset") == grp[0]) & (pl.col("prompt") == grp[1]))
             j = fa.join(fb, on=[*GROUP, "id"], how="inner", suffix="_b").sort("id")
@@ -208,16 +235,18 @@ def compare_systems(systems: dict[str, pl.DataFrame], *, n_resamples: int = 9999
                    "only_a": fa.height - j.height, "only_b": fb.height - j.height}
             if not j.height:
                 continue
+            trees = _height_trees(fa, fb)
+            row["height_trees"] = trees
             mc = mcnemar_exact(j["correct"].to_numpy() > 0.5, j["correct_b"].to_numpy() > 0.5)
             row.update(only_a_right=mc["b"], only_b_right=mc["c"])
             cols = ["correct", "hP", "hR", "severity_of_mistake", "mistake"]
             av = j.select(cols).to_numpy()
             bv = j.select([f"{c}_b" for c in cols]).to_numpy()
             stats = {"accuracy": ([0], _accuracy_of_sums), "hF": ([1, 2], hf_of_sums)}
-            if np.isfinite(av[:, 4]).all() and np.isfinite(bv[:, 4]).all():
+            if np.isfinite(av[:, 4]).all() and np.isfinite(bv[:, 4]).all() and trees != "different":
                 stats["mistake_severity"] = ([3, 4], severity_of_sums)
             res = paired_differences(av, bv, stats, n_resamples=n_resamples, level=level,
-                                     seed=_stream(seed, k, g_i))
+                                     seed=pair_stream(seed, la, lb, grp))
             for m in COMPARED_MEASURES:
                 r = res.get(m)
                 row.update({f"{m}_a": r.a if r else None, f"{m}_b": r.b if r else None,
@@ -226,8 +255,7 @@ def compare_systems(systems: dict[str, pl.DataFrame], *, n_resamples: int = 9999
                             f"{m}_p": (mc["p_value"] if m == "accuracy" else (r.p_value if r else None))})
             rows.append(row)
     if not rows:
-        raise ComparisonError("no two systems share an item (a sample id within one dataset × prompt): "
-                              "nothing to compare")
+        raise ComparisonError(_nothing_shared(items, pairs))
     table = pl.DataFrame(rows, infer_schema_length=None)
     for m in COMPARED_MEASURES:
         p = table[f"{m}_p"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
@@ -239,12 +267,61 @@ def compare_systems(systems: dict[str, pl.DataFrame], *, n_resamples: int = 9999
     order = ["dataset", "prompt", "a", "b", "n", "only_a", "only_b", "only_a_right", "only_b_right"]
     order += [f"{m}_{x}" for m in COMPARED_MEASURES for x in ("a", "b", "diff", "ci_low", "ci_high", "p", "p_holm",
                                                                "significant")]
+    order += ["height_trees"]
     return table.select([c for c in order if c in table.columns])
 
 
-def _stream(seed: int, pair: int, group: int) -> np.random.SeedSequence:
-    """The seed of one pair × group's draws: independent of every other, fixed by ``seed``."""
-    return np.random.SeedSequence([int(seed), pair, group])
+def _height_trees(fa: pl.DataFrame, fb: pl.DataFrame) -> str | None:
+    """``same`` when both sides measured severity on one height tree, ``different`` when not,
+    None when a side's scores do not say (an older run)."""
+    ta = set(fa["height_tree"].drop_nulls().to_list())
+    tb = set(fb["height_tree"].drop_nulls().to_list())
+    if not ta or not tb:
+        return None
+    return "same" if ta == tb and len(ta) == 1 else "different"
+
+
+def _nothing_shared(items: dict[str, pl.DataFrame], pairs) -> str:
+    """The error of a comparison with no shared item: each side's datasets × prompts and a
+    few of its ids, so the mismatch shows (other datasets, other id schemes)."""
+    lines = ["no two systems share an item (a sample id within one dataset × prompt): nothing to compare"]
+    for label in dict.fromkeys(x for p in pairs for x in p):
+        t = items[label]
+        parts = []
+        for (d, pr), g in t.group_by("dataset", "prompt", maintain_order=True):
+            parts.append(f"{d or '(no dataset)'} · {pr or '(no prompt)'}: {g.height:,} items, ids {few(g['id'].sort(), 5)}")
+        lines.append(f"  {label}: " + ("; ".join(parts) if parts else "no items with a full ground truth"))
+    return "\n".join(lines)
+
+
+def pair_stream(seed: int, a: str, b: str, group: tuple = ()) -> np.random.SeedSequence:
+    """The seed of one pair × group's draws: fixed by ``seed``, the two labels (in either
+    order) and the group alone — never by the pair's position among the others.
+
+    Parameters
+    ----------
+    seed : int
+        The comparison's seed.
+    a, b : str
+        The two systems' labels.
+    group : tuple
+        The dataset × prompt.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+
+    Examples
+    --------
+    >>> x = pair_stream(0, "m1", "m2", ("d", "p")).generate_state(2).tolist()
+    >>> x == pair_stream(0, "m2", "m1", ("d", "p")).generate_state(2).tolist()
+    True
+    >>> x == pair_stream(0, "m1", "m3", ("d", "p")).generate_state(2).tolist()
+    False
+    """
+    key = json.dumps([sorted([str(a), str(b)]), [str(g) for g in group]], ensure_ascii=False)
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return np.random.SeedSequence([int(seed), *np.frombuffer(digest[:16], dtype="<u4").tolist()])
 
 
 def against_the_best(samples: pl.DataFrame, board: pl.DataFrame, *, measure: str = "hF", n_resamples: int = 9999,
@@ -258,8 +335,9 @@ def against_the_best(samples: pl.DataFrame, board: pl.DataFrame, *, measure: str
         The leaderboard's samples (``id`` needed for the tests).
     board : polars.DataFrame
         The leaderboard (one row per model × dataset × prompt, with ``measure``).
-    measure : {"hF", "accuracy"}
-        What ranks the models.
+    measure : {"hF", "accuracy", "mistake_severity"}
+        What ranks the models (mistake severity: lowest first) and which paired test
+        compares them with the best.
     n_resamples, seed, alpha
         As for :func:`compare_systems` (0 resamples: ranks only).
     keys : sequence of str
@@ -277,7 +355,7 @@ def against_the_best(samples: pl.DataFrame, board: pl.DataFrame, *, measure: str
     out = []
     for _, g in (board.group_by(group, maintain_order=True) if group else [((), board)]):
         vals = g[measure].cast(pl.Float64).fill_nan(None)
-        rank = vals.rank(method="min", descending=True)
+        rank = vals.rank(method="min", descending=measure not in _LOWER_IS_BETTER)
         g = g.select(keys).with_columns(rank.cast(pl.Int64).alias("rank"))
         best = g.filter(pl.col("rank") == 1)
         p = {m: None for m in g["model"].to_list()} if "model" in keys else {}
@@ -288,14 +366,13 @@ def against_the_best(samples: pl.DataFrame, board: pl.DataFrame, *, measure: str
             others = [m for m in g["model"].to_list() if m != b_model]
             try:
                 t = compare_systems({m: part.filter(pl.col("model") == m) for m in [b_model, *others]},
-                                    n_resamples=n_resamples, seed=seed, alpha=alpha)
+                                    n_resamples=n_resamples, seed=seed, alpha=alpha, reference=b_model)
             except ComparisonError:
                 t = None
             if t is not None:
-                t = t.filter(pl.col("a") == b_model)
-                col = "hF_p" if measure == "hF" else "accuracy_p"
+                col = f"{measure}_p"
                 adj = holm(t[col].cast(pl.Float64).fill_null(float("nan")).to_numpy())
-                p.update(dict(zip(t["b"].to_list(), adj.tolist())))
+                p.update(dict(zip(t["a"].to_list(), adj.tolist())))
         pv = [p.get(m) if "model" in keys else None for m in g["model"].to_list()] if "model" in keys else \
             [None] * g.height
         pv = [None if v is None or v != v else v for v in pv]
@@ -417,7 +494,7 @@ def _run_names(paths: list[Path]) -> dict[Path, str]:
 
 
 def compare_runs(runs, *, n_resamples: int = 9999, level: float = 0.95, seed: int = 0,
-                 alpha: float = 0.05) -> Comparison:
+                 alpha: float = 0.05, reference: str | None = None) -> Comparison:
     """Compare the systems of several scoring runs (module docstring).
 
     Parameters
@@ -427,6 +504,9 @@ def compare_runs(runs, *, n_resamples: int = 9999, level: float = 0.95, seed: in
         models gives several systems.
     n_resamples, level, seed, alpha
         As for :func:`compare_systems`.
+    reference : str, optional
+        The system every other one is compared with: its label, or the model name of exactly
+        one system.
 
     Returns
     -------
@@ -436,7 +516,7 @@ def compare_runs(runs, *, n_resamples: int = 9999, level: float = 0.95, seed: in
     ------
     ComparisonError
         A run that cannot be read, fewer than two systems, ids repeated within a group, no
-        shared items.
+        shared items, a reference that names no system or several.
     """
     paths = [Path(r) for r in runs]
     if not paths:
@@ -451,10 +531,10 @@ def compare_runs(runs, *, n_resamples: int = 9999, level: float = 0.95, seed: in
         for m in (s["model"].unique(maintain_order=True).to_list() if "model" in s.columns else [""]):
             label = str(m) if models.count(str(m)) == 1 and m else f"{names[p]}:{m}" if m else names[p]
             systems[label] = s.filter(pl.col("model") == m) if "model" in s.columns else s
-            sys_rows = systems[label]
             meta[label] = {"run": str(p), "model": m,
-                           "taxonomy_version": _table_citation(sys_rows, info, label, p, notes),
-                           "mapping_config_id": info.get("mapping_config_id")}
+                           "taxonomy_version": _table_citation(systems[label], info, label, p, notes),
+                           "mapping_config_id": info.get("mapping_config_id"),
+                           "heights": (info.get("heights") or {}).get("rule")}
             if "mistake_severity" not in s.columns:
                 notes.append(f"{label}: its scores have no mistake_severity (scored by an older taxoforge): "
                              "mistake severity is not compared")
@@ -465,10 +545,30 @@ def compare_runs(runs, *, n_resamples: int = 9999, level: float = 0.95, seed: in
     if len(versions) > 1:
         notes.append(f"the runs cite different taxonomies ({', '.join(sorted(versions))}): hP, hR and severities "
                      "are measured on different trees")
-    table = compare_systems(systems, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha)
+    ref = _reference_label(reference, meta) if reference is not None else None
+    table = compare_systems(systems, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha, reference=ref)
     left = table.filter((pl.col("only_a") > 0) | (pl.col("only_b") > 0))
     for r in left.iter_rows(named=True):
         notes.append(f"{r['dataset']} · {r['prompt']}: {r['only_a']} items of {r['a']} and {r['only_b']} of "
                      f"{r['b']} have no counterpart and are left out")
-    return Comparison(table, meta, {"n_resamples": n_resamples, "level": level, "seed": seed, "alpha": alpha},
+    if "height_trees" in table.columns:
+        for r in table.filter(pl.col("height_trees") == "different").iter_rows(named=True):
+            notes.append(f"{r['dataset']} · {r['prompt']}: mistake severity of {r['a']} and {r['b']} is not compared: "
+                         "their heights were measured on different trees (different label sets, or --heights "
+                         "labels against tree); score both with the same --label-set FILE, or with --heights tree")
+    return Comparison(table, meta, {"n_resamples": n_resamples, "level": level, "seed": seed, "alpha": alpha,
+                                    "reference": ref},
                       sorted(set(notes)))
+
+
+def _reference_label(reference: str, meta: dict[str, dict]) -> str:
+    """The label of the system ``reference`` names: a label, else the model of exactly one system."""
+    if reference in meta:
+        return reference
+    hits = [label for label, m in meta.items() if str(m["model"]) == reference]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise ComparisonError(f"--reference {reference!r}: several systems are that model ({few(hits)}); "
+                              "name one by its label")
+    raise ComparisonError(f"--reference {reference!r} names no system; the systems are {few(list(meta), 8)}")

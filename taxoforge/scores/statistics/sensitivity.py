@@ -12,12 +12,21 @@ Algorithm (:func:`score_across`)
        confident) is scored against that node: the row's label is replaced by the node id, and
        ``gt_via`` says ``crosswalk`` with the path in ``gt_detail``. Answers are mapped to each
        tree on their own.
-    3. The sensitivity table has one row per model × dataset × prompt and, per tree, ``n``,
-       hP, hR, hF and the rank by hF within the dataset × prompt (as the leaderboard ranks).
-       Between every two trees, Kendall's τ-b of the models' hF within each dataset × prompt
-       (``scipy.stats.kendalltau``; undefined with fewer than two models), and over every row
-       of the table (the order of all model × dataset × prompt rows), on the rows both trees
-       scored; and the pairs of models that swap places.
+    3. **Coverage.** Each tree's coverage is the share of the rows read that it scores with
+       a full ground truth (a label it resolves only to a genus counts apart, as the
+       leaderboard counts it); the **common items** are the rows every tree scores so.
+       Rankings are compared on the common items only — each tree's leaderboard is made
+       again over them — so a difference between trees is the trees', never the rows'. A
+       tree's full results, every row it scored, stay in its own run. The command line
+       fails (exit 10) when a tree's coverage, or the common items' share, is below
+       ``--min-scored`` (90 %), naming each, unless ``--force``.
+    4. The sensitivity table has one row per model × dataset × prompt and, per tree, ``n``
+       (common items), hP, hR, hF and the rank by hF within the dataset × prompt (as the
+       leaderboard ranks). Between every two trees, Kendall's τ-b of the models' hF within
+       each dataset × prompt (``scipy.stats.kendalltau``; undefined with fewer than two
+       models), and over every row of the table (the order of all model × dataset × prompt
+       rows); and the pairs of models that swap places. Tables print their numbers rounded
+       to four decimals (:data:`DECIMALS`); the Parquet files keep them whole.
 
 References
 ----------
@@ -39,13 +48,18 @@ from taxoforge.links.crosswalk import NODE_PREFIXES, read_crosswalk, translate
 from taxoforge.links.resolve import resolve_labels
 from taxoforge.markdown import markdown_table
 from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
-from taxoforge.scores.reports.leaderboard import GROUP_KEYS
+from taxoforge.scores.reports.leaderboard import GROUP_KEYS, leaderboard
 from taxoforge.scores.options import ReadOptions, ScoreOptions
 from taxoforge.scores.run import ScoreRun, score_frame
 
-__all__ = ["SensitivityRun", "score_across", "sensitivity_table", "ranking_agreement", "tree_source"]
+__all__ = ["SensitivityRun", "score_across", "sensitivity_table", "ranking_agreement", "tree_source",
+           "common_items", "coverage_table", "coverage_failure", "DECIMALS", "ITEM_KEYS"]
 
 _MEASURES = ("n", "hP", "hR", "hF", "rank")
+#: Decimals the Markdown and CSV tables round to (``0.9999999999999998`` prints as ``1.0``).
+DECIMALS = 4
+#: The columns that name one row of the files read: the same row under every tree.
+ITEM_KEYS = ("file", "line", "id", "model", "dataset", "prompt")
 
 
 def tree_source(cited: CitedTaxonomy) -> str | None:
@@ -89,7 +103,10 @@ class SensitivityRun:
         The ground truths scored through the crosswalk: tree, dataset, label, the first
         tree's node, this tree's node, method, confidence.
     info : dict
-        Trees, their citations, rows scored under each, crosswalk counts.
+        Trees, their citations, rows scored under each, coverage, crosswalk counts.
+    coverage : polars.DataFrame
+        Per tree (and ``common items``): rows read, rows scored with a full ground truth,
+        their share (:func:`coverage_table`).
     """
 
     runs: dict
@@ -98,6 +115,7 @@ class SensitivityRun:
     swaps: pl.DataFrame
     crosswalked: pl.DataFrame
     info: dict = field(default_factory=dict)
+    coverage: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     def markdown(self) -> str:
         """The sensitivity table, the agreement between rankings and the swaps, as Markdown.
@@ -107,13 +125,22 @@ class SensitivityRun:
         str
             Three tables with headings.
         """
-        shown = self.table.with_columns([pl.col(c).round(4) for c, t in self.table.schema.items() if t.is_float()])
-        parts = ["## Taxonomy sensitivity", "", markdown_table(shown), "", "## Agreement of the rankings", "",
-                 markdown_table(self.agreement) if self.agreement.height else "(no two trees to compare)", "",
+        common = self.info.get("common_items", {})
+        cov = self.coverage.with_columns((100 * pl.col("coverage")).round(1).alias("coverage (%)")).drop("coverage") \
+            if self.coverage.height else self.coverage
+        parts = ["## Coverage of each tree", "",
+                 markdown_table(cov) if cov.height else "(no rows)", "",
+                 f"Rankings are compared on the {common.get('rows', 0):,} rows every tree scores with a full ground "
+                 f"truth ({_pct(common.get('fraction'))} of the {self.info.get('rows', 0):,} rows read); each tree's "
+                 "own results, every row it scored, are in its folder.", "",
+                 "## Taxonomy sensitivity", "", markdown_table(_rounded(self.table)), "",
+                 "## Agreement of the rankings", "",
+                 markdown_table(_rounded(self.agreement)) if self.agreement.height else "(no two trees to compare)", "",
                  "## Models that swap places", "",
-                 markdown_table(self.swaps) if self.swaps.height else "(none)", ""]
+                 markdown_table(_rounded(self.swaps)) if self.swaps.height else "(none)", ""]
         if self.crosswalked.height:
-            parts += ["## Ground truths scored through the crosswalk", "", markdown_table(self.crosswalked), ""]
+            parts += ["## Ground truths scored through the crosswalk", "", markdown_table(_rounded(self.crosswalked)),
+                      ""]
         return "\n".join(parts)
 
     def write(self, out_dir: str | os.PathLike, plots: bool = True) -> dict[str, Path]:
@@ -138,14 +165,24 @@ class SensitivityRun:
             run.write(out / _slug(name), plots=plots)
             written[f"run_{name}"] = out / _slug(name)
         for stem, df in (("sensitivity", self.table), ("sensitivity_agreement", self.agreement),
-                         ("sensitivity_swaps", self.swaps), ("sensitivity_crosswalked", self.crosswalked)):
+                         ("sensitivity_swaps", self.swaps), ("sensitivity_crosswalked", self.crosswalked),
+                         ("sensitivity_coverage", self.coverage)):
             write_parquet_atomic(df, out / f"{stem}.parquet")
-            write_text_atomic(out / f"{stem}.csv", df.write_csv())
+            write_text_atomic(out / f"{stem}.csv", _rounded(df).write_csv())
             written[stem] = out / f"{stem}.parquet"
         write_text_atomic(out / "sensitivity.md", self.markdown())
         write_text_atomic(out / "sensitivity.json", json.dumps(self.info, indent=2, default=str) + "\n")
         written["markdown"], written["info"] = out / "sensitivity.md", out / "sensitivity.json"
         return written
+
+
+def _rounded(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with its float columns rounded to :data:`DECIMALS` (for the tables people read)."""
+    return df.with_columns([pl.col(c).round(DECIMALS) for c, t in df.schema.items() if t.is_float()])
+
+
+def _pct(x) -> str:
+    return "–" if x is None else f"{100 * x:.1f} %"
 
 
 def _slug(name: str) -> str:
@@ -268,8 +305,10 @@ def score_across(paths, taxonomies, *, crosswalk: pl.DataFrame | str | os.PathLi
         runs[name] = run
         if first is None:
             first, first_source = run, source
-    table = sensitivity_table(runs)
+    common = common_items(runs)
+    table = sensitivity_table({name: _on_items(run, common, score) for name, run in runs.items()})
     agreement, swaps = ranking_agreement(table, list(runs))
+    coverage = coverage_table(runs, rows.height, common.height)
     cw = (pl.concat(crossed).select("tree", "dataset", "label", "from_node", "node_id", "method", "confidence", "via")
           if crossed else pl.DataFrame(schema={"tree": pl.String, "dataset": pl.String, "label": pl.String,
                                                "from_node": pl.String, "node_id": pl.String, "method": pl.String,
@@ -278,11 +317,105 @@ def score_across(paths, taxonomies, *, crosswalk: pl.DataFrame | str | os.PathLi
             "rows": rows.height, "scored": {n: r.info["scored"] for n, r in runs.items()},
             "bad_rows_by_reason": {n: r.info["bad_rows_by_reason"] for n, r in runs.items()},
             "crosswalked_labels": {n: int(cw.filter(pl.col("tree") == n).height) for n in runs},
+            "coverage": {r["tree"]: r["coverage"] for r in coverage.iter_rows(named=True) if r["tree"] in runs},
+            "common_items": {"rows": common.height, "fraction": common.height / rows.height if rows.height else None},
             "kendall_tau": agreement.to_dicts(), "swaps": swaps.height}
-    result = SensitivityRun(runs, table, agreement, swaps, cw, info)
+    result = SensitivityRun(runs, table, agreement, swaps, cw, info, coverage)
     if out_dir is not None:
         info["outputs"] = {k: str(v) for k, v in result.write(out_dir, plots=score.plots).items()}
     return result
+
+
+def _full_items(run: ScoreRun) -> pl.DataFrame:
+    """The rows a run scored with a full ground truth, by :data:`ITEM_KEYS`."""
+    s = run.samples
+    if not s.height:
+        return pl.DataFrame(schema={k: pl.String for k in ITEM_KEYS})
+    return s.filter(~pl.col("gt_partial")).select([pl.col(k).cast(pl.String) for k in ITEM_KEYS]).unique()
+
+
+def common_items(runs: dict) -> pl.DataFrame:
+    """The rows every tree's run scored with a full ground truth (:data:`ITEM_KEYS`).
+
+    Parameters
+    ----------
+    runs : dict
+        Tree name → :class:`~taxoforge.scores.run.ScoreRun` of the same rows.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per common item.
+    """
+    out = None
+    for run in runs.values():
+        items = _full_items(run)
+        out = items if out is None else out.join(items, on=list(ITEM_KEYS), how="semi", nulls_equal=True)
+    return out if out is not None else pl.DataFrame(schema={k: pl.String for k in ITEM_KEYS})
+
+
+def _on_items(run: ScoreRun, items: pl.DataFrame, score: ScoreOptions) -> pl.DataFrame:
+    """The run's leaderboard made again over ``items`` only (no intervals: the table compares
+    rankings, and each run keeps its intervals)."""
+    s = run.samples
+    if not s.height:
+        return run.leaderboard
+    keyed = s.with_columns([pl.col(k).cast(pl.String).alias(f"_{k}") for k in ITEM_KEYS])
+    mine = keyed.join(items.rename({k: f"_{k}" for k in ITEM_KEYS}), on=[f"_{k}" for k in ITEM_KEYS], how="semi",
+                      nulls_equal=True).drop([f"_{k}" for k in ITEM_KEYS])
+    return leaderboard(mine.filter(~pl.col("gt_partial")), GROUP_KEYS, ci=None, rank_by=score.rank_by)
+
+
+def coverage_table(runs: dict, rows: int, common: int) -> pl.DataFrame:
+    """Per tree: the rows read, the rows it scored with a full ground truth and their share
+    (``coverage``), then the same for the common items.
+
+    Parameters
+    ----------
+    runs : dict
+        Tree name → its run.
+    rows : int
+        Rows read.
+    common : int
+        Rows every tree scored.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``tree``, ``rows``, ``scored``, ``coverage`` (a share in [0, 1]; null without rows).
+    """
+    out = [{"tree": name, "rows": rows, "scored": _full_items(run).height} for name, run in runs.items()]
+    out.append({"tree": "common items", "rows": rows, "scored": common})
+    for r in out:
+        r["coverage"] = r["scored"] / rows if rows else None
+    return pl.DataFrame(out, schema={"tree": pl.String, "rows": pl.Int64, "scored": pl.Int64,
+                                     "coverage": pl.Float64})
+
+
+def coverage_failure(result: "SensitivityRun", min_scored: float) -> str | None:
+    """Why a sensitivity run fails the ``--min-scored`` gate — a tree's coverage or the common
+    items' share below it —, naming the coverage of each tree; None when it passes.
+
+    Parameters
+    ----------
+    result : SensitivityRun
+        The run.
+    min_scored : float
+        The least share, in [0, 1].
+
+    Returns
+    -------
+    str or None
+    """
+    cov = result.coverage
+    low = cov.filter(pl.col("coverage").is_null() | (pl.col("coverage") < min_scored))
+    if not low.height:
+        return None
+    each = "; ".join(f"{r['tree']} {_pct(r['coverage'])} ({r['scored']:,} of {r['rows']:,} rows)"
+                     for r in cov.iter_rows(named=True))
+    return (f"coverage below --min-scored {100 * min_scored:g} %: {each}. Rankings across trees are compared on the "
+            "rows every tree scores; a tree that scores few of them compares little. Check each tree's bad_rows.csv "
+            "(a --crosswalk may carry ground truths to a tree that lacks them), or pass --force to accept")
 
 
 def sensitivity_table(runs: dict) -> pl.DataFrame:

@@ -299,14 +299,11 @@
 
   // ---- search ---------------------------------------------------------------------------
   function nameIndex() {
-    if (!names) {
-      names = Promise.all([fetchJSON("names/index.json.gz"), fetchJSON("names/contexts.json.gz")]).then(function (r) {
-        r[0].contexts = r[1];
-        return r[0];
-      });
-    }
+    if (!names) { names = fetchJSON("names/index.json.gz"); }
     return names;
   }
+  // the higher taxa hits name: fetched with the first search's files, not at load
+  function contexts() { return fetchJSON("names/contexts.json.gz"); }
   // equal keys: the whole name before a later word, more common names (a taxon people name), kind,
   // bigger subtree, shorter name (browser_names.py sorts the files the same way)
   function better(q) {
@@ -315,52 +312,64 @@
         || (b[7] - a[7]) || (a[1].length - b[1].length) || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
     };
   }
-  // Damerau-Levenshtein (optimal string alignment) distance of two arrays of characters, or
-  // max + 1 once it must exceed max
-  function distance(a, b, max) {
-    if (Math.abs(a.length - b.length) > max) { return max + 1; }
-    var prev2 = null, prev = [], cur, i, j;
-    for (j = 0; j <= b.length; j++) { prev.push(j); }
+  // Damerau-Levenshtein (optimal string alignment) distances from string a to every prefix of string b
+  // (by UTF-16 code units, on typed arrays: no allocation per cell): row[j] = distance(a, b[0:j]); null
+  // once every distance must exceed max
+  var ROWS = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
+  function distances(a, b, max) {
+    var n = b.length, i, j;
+    if (ROWS[0].length < n + 1) { ROWS = [new Int32Array(n + 1), new Int32Array(n + 1), new Int32Array(n + 1)]; }
+    var prev2 = ROWS[0], prev = ROWS[1], cur = ROWS[2];
+    for (j = 0; j <= n; j++) { prev[j] = j; }
     for (i = 1; i <= a.length; i++) {
-      cur = [i];
-      var low = i;
-      for (j = 1; j <= b.length; j++) {
-        var v = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-        if (prev2 && i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) { v = Math.min(v, prev2[j - 2] + 1); }
-        cur.push(v);
+      cur[0] = i;
+      var low = i, ai = a.charCodeAt(i - 1);
+      for (j = 1; j <= n; j++) {
+        var bj = b.charCodeAt(j - 1);
+        var v = prev[j - 1] + (ai === bj ? 0 : 1), w = prev[j] + 1;
+        if (w < v) { v = w; }
+        w = cur[j - 1] + 1;
+        if (w < v) { v = w; }
+        if (i > 1 && j > 1 && ai === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === bj && prev2[j - 2] + 1 < v) { v = prev2[j - 2] + 1; }
+        cur[j] = v;
         if (v < low) { low = v; }
       }
-      if (low > max) { return max + 1; }
-      prev2 = prev; prev = cur;
+      if (low > max) { return null; }
+      var t = prev2; prev2 = prev; prev = cur; cur = t;
     }
-    return prev[b.length];
+    return prev;
   }
-  // the least distance from a (a bucket's prefix) to any prefix of b
+  function distance(a, b, max) {
+    if (Math.abs(a.length - b.length) > max) { return max + 1; }
+    var row = distances(a, b, max);
+    return row ? row[b.length] : max + 1;
+  }
+  // the least distance from a (a bucket's prefix) to any prefix of b: one table, its last row
   function prefixDistance(a, b, max) {
+    var row = distances(a, b.slice(0, a.length + max), max);
+    if (!row) { return max + 1; }
     var best = max + 1;
-    for (var L = Math.max(0, a.length - max); L <= Math.min(b.length, a.length + max); L++) {
-      best = Math.min(best, distance(a, b.slice(0, L), max));
-    }
+    for (var L = Math.max(0, a.length - max); L <= Math.min(b.length, a.length + max); L++) { best = Math.min(best, row[L]); }
     return best;
   }
   // Nearest names of a query nothing starts with (a typo): the buckets whose prefix is within the
   // allowed distance of a prefix of the query (most typos are not in a name's first letters, and
-  // the prefix of every bucket is in the name index, so no file is fetched blind), then every name
-  // in them by its distance to the query
+  // the prefix of every bucket is in the name index, so no file is fetched blind; the 3 nearest),
+  // then every name in them by its distance to the query
   function suggest(q, idx) {
-    var qc = chars(q), max = qc.length <= 4 ? 1 : qc.length <= 9 ? 2 : 3, leaves = [];
+    var max = q.length <= 4 ? 1 : q.length <= 9 ? 2 : 3, leaves = [];
     Object.keys(idx.leaves).forEach(function (p) {
-      var pc = chars(p.replace(/\u0000$/, "")), d = prefixDistance(pc, qc, Math.min(max, 1 + (pc.length >> 2)));
+      var pc = p.replace(/\u0000$/, ""), d = prefixDistance(pc, q, Math.min(max, 1 + (pc.length >> 2)));
       if (d <= max) { leaves.push([d, -pc.length, idx.leaves[p]]); }
     });
     leaves.sort(function (a, b) { return (a[0] - b[0]) || (a[1] - b[1]); });
     var files = [];
-    leaves.forEach(function (l) { if (files.length < 6 && files.indexOf(l[2]) < 0) { files.push(l[2]); } });
+    leaves.forEach(function (l) { if (files.length < 3 && files.indexOf(l[2]) < 0) { files.push(l[2]); } });
     return Promise.all(files.map(function (f) { return fetchJSON("names/" + f + ".json.gz"); })).then(function (lists) {
       var scored = [], order = better(q);
       lists.forEach(function (l) {
         l.forEach(function (e) {
-          var d = distance(chars(e[0]), qc, max);
+          var d = distance(e[0], q, max);
           if (d <= max) { scored.push([d, e]); }
         });
       });
@@ -385,8 +394,9 @@
           if (Object.prototype.hasOwnProperty.call(idx.leaves, p)) { files.push("names/" + idx.leaves[p] + ".json.gz"); break; }
         }
       }
-      return Promise.all(files.map(fetchJSON)).then(function (lists) {
-        var hits = [];
+      return Promise.all([Promise.all(files.map(fetchJSON)), contexts()]).then(function (got) {
+        var lists = got[0], hits = [];
+        idx.contexts = got[1];
         lists.forEach(function (l) { l.forEach(function (e) { if (e[0].startsWith(q)) { hits.push(e); } }); });
         hits.sort(better(q));
         var seen = new Set(), out = [];
@@ -405,10 +415,7 @@
     if (!t || /\s/.test(t)) { return Promise.resolve([]); }
     var candidates = t.indexOf(":") > 0 ? [t] : META.id_prefixes.map(function (p) { return p + ":" + t; });
     return Promise.all(candidates.map(function (id) {
-      return lookupId(id).then(function (o) {
-        if (typeof o !== "number") { return null; }
-        return shardOf(o).then(function (s) { return [id, o, brief(s, o)]; });
-      });
+      return lookupId(id).then(function (o) { return typeof o === "number" ? [id, o] : null; });
     })).then(function (r) { return r.filter(Boolean); });
   }
   // a scientific name (and the label of a ranked node) is set in italics
@@ -434,11 +441,17 @@
       var ids = r[0], found = r[1];
       list.textContent = "";
       ids.forEach(function (x) {
-        var b = x[2], a = el("a", { href: "#" + encodeURIComponent(x[0]), "class": "hit", "data-ord": String(x[1]) }, [
-          el("span", { "class": "name" + (b[F.rank] >= 0 ? " sci" : ""), text: b[F.label] || x[0] }),
-          el("span", { "class": "muted", text: " node id " + x[0] })]);
-        if (b[F.rank] >= 0) { a.appendChild(el("span", { "class": "rank", text: rankName(b[F.rank]) })); }
+        var name = el("span", { "class": "name", text: x[0] }), what = el("span", { "class": "muted", text: " node id" });
+        var a = el("a", { href: "#" + encodeURIComponent(x[0]), "class": "hit", "data-ord": String(x[1]) }, [name, what]);
         list.appendChild(el("li", {}, [a]));
+        shardOf(x[1]).then(function (s) {  // the taxon's name and rank, from its node file, once it is here
+          var b = brief(s, x[1]);
+          if (!b || !b[F.label]) { return; }
+          name.textContent = b[F.label];
+          if (b[F.rank] >= 0) { name.className = "name sci"; }
+          what.textContent = " node id " + x[0];
+          if (b[F.rank] >= 0) { a.appendChild(el("span", { "class": "rank", text: rankName(b[F.rank]) })); }
+        });
       });
       if (found.suggested && found.hits.length) {
         list.appendChild(el("li", { "class": "suggest-head", text: "no name starts with \u201c" + raw.trim() + "\u201d; the nearest names:" }));

@@ -308,7 +308,7 @@ def test_label_set_decides_ties_and_run_json_counts_them(tmp_path):
     assert got["pred_node"].to_list() == ["display", "screen"] and got["map_tied"].to_list() == [2, 1]
     info = json.loads((tmp_path / "o1" / "run.json").read_text())
     assert info["ties"] == {"answers": 1, "decided_by_label_set": 1, "decided_by_context": 0}
-    assert info["label_set"]["source"] == "ground truths of each dataset"
+    assert info["label_set"]["source"] == "ground truths of each model × dataset"
     (tmp_path / "set.txt").write_text("Komodo dragon\nno such animal\n")
     r = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "o2"), "--label-set", str(tmp_path / "set.txt")])
     assert r.exit_code == 0, r.output

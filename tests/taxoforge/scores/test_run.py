@@ -10,6 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from taxoforge.cli import main
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
@@ -468,3 +470,94 @@ def test_an_answer_naming_a_renamed_species_means_what_its_label_means():
     assert (s["genus"]["pred_node"], s["genus"]["map_stage"]) == ("notropis", "exact")
     assert s["unknown"]["pred_node"] == "notropis" and s["unknown"]["map_stage"] != "linked_name"
     assert run.info["stage_counts"]["linked_name"] == 3
+
+
+# ---------------------------------------------------------------------------- another model's rows
+# The inat_like slice with a subspecies (a label deeper than the species beside it) and a second
+# genus named "Iris" (the mantis genus): a tie that a label set decides.
+_INDEPENDENT_TREE = [*__import__("tests.taxoforge.scores.conftest", fromlist=["INAT_LIKE"]).INAT_LIKE,
+                     ("r_toco_albo", "r_toco", "Ramphastos toco albogularis"),
+                     ("mantodea", "insecta", "Mantodea"), ("iris_mantis", "mantodea", "Iris"),
+                     ("iris_oratoria", "iris_mantis", "Iris oratoria")]
+_LABELS = ["aloe_vera", "aloe_ferox", "iris_sibirica", "iris_versicolor", "r_toco", "r_ambiguus", "r_sulfuratus",
+           "r_toco_albo", "iris_oratoria", "camponotus"]
+_ANSWERS = ["Aloe vera", "Aloe ferox", "Iris sibirica", "Iris versicolor", "Toco Toucan", "Black-mandibled Toucan",
+            "Keel-billed Toucan", "Ramphastos toco albogularis", "Iris oratoria", "carpenter ants", "Iris", "a bird",
+            "Aloes", "plant", "sorry, I cannot tell", "an ant", "TOUCANS", "zzzz", "Ramphastos"]
+_RANKING = ("rank", "vs_best_p", "tied_with_best")  # relative to the other models of the group by definition
+
+
+@pytest.fixture(scope="module")
+def independent_index():
+    from tests.taxoforge.scores.conftest import INAT_LIKE_NAMES, tree_tables
+
+    tables = tree_tables(_INDEPENDENT_TREE, INAT_LIKE_NAMES, name="inat_like_plus")
+    return tables, TaxonomyIndex(tables.taxonomy())
+
+
+def _rows_of(model: str, pairs, first_line: int = 1) -> pl.DataFrame:
+    return pl.DataFrame({"file": f"{model}.jsonl", "line": list(range(first_line, first_line + len(pairs))),
+                         "id": [f"q{i}" for i in range(len(pairs))], "model": model, "dataset": "birds-and-plants",
+                         "prompt": "p", "output": [a for _l, a in pairs], "output_type": "str",
+                         "label": [lab for lab, _a in pairs]})
+
+
+def _equal_frames(a: pl.DataFrame, b: pl.DataFrame) -> None:
+    assert a.columns == b.columns
+    for c in a.columns:
+        x, y = a[c].to_list(), b[c].to_list()
+        assert all(u == v or (isinstance(u, float) and isinstance(v, float) and u != u and v != v)
+                   for u, v in zip(x, y)) and len(x) == len(y), (c, x, y)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(_LABELS), st.sampled_from(_ANSWERS)), min_size=2, max_size=14),
+       st.lists(st.tuples(st.sampled_from(_LABELS), st.sampled_from(_ANSWERS)), min_size=1, max_size=14),
+       st.sampled_from(["labels", "tree"]))
+def test_a_models_numbers_do_not_move_when_another_models_rows_join_the_call(independent_index, a_pairs, b_pairs,
+                                                                              heights):
+    """Every number of model A — hF, intervals, severity, granularity, hdist, MTA … — is the
+    same scored alone or beside model B on the same dataset (B may bring labels A never saw:
+    a subspecies that deepens the tree, the other "Iris"). Only the columns that rank A against
+    the other models of its group may change."""
+    from taxoforge.scores.statistics.confidence import BootstrapConfig
+
+    tables, index = independent_index
+    a_rows = _rows_of("org__model-a", a_pairs)
+    b_rows = _rows_of("org__model-b", b_pairs, first_line=100)
+    opts = dict(index=index, meteor=False, ci=BootstrapConfig(n_resamples=99, seed=3), heights=heights)
+    alone = score_frame(a_rows, tables, **opts)
+    both = score_frame(pl.concat([b_rows, a_rows]), tables, **opts)  # B first: A's rows are not the first either
+    lb_alone = alone.leaderboard.drop(*_RANKING)
+    lb_both = both.leaderboard.filter(pl.col("model") == "org__model-a").drop(*_RANKING)
+    _equal_frames(lb_alone, lb_both)
+    _equal_frames(alone.samples, both.samples.filter(pl.col("model") == "org__model-a"))
+    for name, table in alone.breakdowns.items():
+        _equal_frames(table, both.breakdowns[name].filter(pl.col("model") == "org__model-a"))
+
+
+def test_the_subspecies_of_another_model_no_longer_moves_severity(independent_index):
+    """The case that was wrong: one row of another model whose label is a subspecies deepened
+    the tree heights were measured on, and moved every mistake's severity of the first model."""
+    tables, index = independent_index
+    a = _rows_of("org__model-a", [("r_toco", "Keel-billed Toucan"), ("r_ambiguus", "Toco Toucan"),
+                                  ("aloe_vera", "Toco Toucan"), ("r_sulfuratus", "Aloes")])
+    b = _rows_of("org__model-b", [("r_toco_albo", "Toco Toucan")], first_line=50)
+    alone = score_frame(a, tables, index=index, meteor=False, ci=None)
+    both = score_frame(pl.concat([a, b]), tables, index=index, meteor=False, ci=None)
+    sev = alone.samples["mistake_severity"].to_list()
+    assert sev == [1.0, 1.0, 6.0, 6.0]            # the genus, then the root: 6 levels over the toucans
+    assert both.samples.filter(pl.col("model") == "org__model-a")["mistake_severity"].to_list() == sev
+    # B's own tree has the subspecies: its LCA (the species) is one above the class
+    assert both.samples.filter(pl.col("model") == "org__model-b")["mistake_severity"].to_list() == [1.0]
+    trees = {t["model"]: t for t in both.info["heights"]["trees"]}
+    assert trees["org__model-a"]["height_tree"] != trees["org__model-b"]["height_tree"]
+    assert both.info["heights"]["rule"] == "labels" and "own rows" in both.info["heights"]["classes_from"]
+    # a label set given fixes one tree for both
+    given = score_frame(pl.concat([a, b]), tables, index=index, meteor=False, ci=None,
+                        label_set=["Ramphastos toco", "Ramphastos ambiguus", "Ramphastos sulfuratus", "Aloe vera",
+                                   "Ramphastos toco albogularis"])
+    assert given.samples["height_tree"].n_unique() == 1
+    # the set holds the subspecies: the genus and the root are one level higher for both models
+    assert given.samples.filter(pl.col("model") == "org__model-a")["mistake_severity"].to_list() == [2.0, 2.0, 7.0,
+                                                                                                      7.0]

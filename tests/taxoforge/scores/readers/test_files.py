@@ -108,7 +108,8 @@ def test_deeply_nested_json_and_repeated_csv_columns_are_errors_with_lines(tmp_p
 
 
 def test_duplicate_ids_are_an_error_naming_files_and_lines_unless_allowed(tmp_path):
-    from taxoforge.scores.readers.files import duplicate_ids, read_files
+    from taxoforge.scores.readers.files import duplicate_ids
+    from taxoforge.scores.readers.sources import read_files
 
     p = tmp_path / "dup.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in [

@@ -90,7 +90,7 @@ def test_harness_files_score_like_the_native_file_with_no_flag(fish_easy, genera
 
 
 def test_rows_of_two_harness_files_of_one_model_and_task_are_never_pooled(generated):
-    from taxoforge.scores.readers.files import read_files
+    from taxoforge.scores.readers.sources import read_files
 
     # two lmms-eval runs of one model and task: the later run is read, never both
     rows = read_files([generated["lmms-eval v0.4"], generated["lmms-eval v0.3"]])

@@ -1,6 +1,7 @@
-"""The paper-ready tables: the compact Markdown and LaTeX leaderboards with their intervals,
-ranks within a group, the short citation and the digest in a footnote, names escaped in
-LaTeX, Markdown (and the HTML it renders to) and CSV; the comparison's tables."""
+"""The tables people read: the compact Markdown leaderboard with its intervals, ranks within a
+group, the answered-only table over the answered rows, the granularity of the answers, names
+escaped in Markdown (and the HTML it renders to), LaTeX and CSV (the LaTeX tables' layout:
+test_latex_tables.py)."""
 
 from __future__ import annotations
 
@@ -30,37 +31,6 @@ def _samples(models=("m1", "m2", "m3"), datasets=("birds", "fish"), prompts=("op
                     "correct": rng.random(n) < hr, "hP": hp, "hR": hr, "hF": 2 * hp * hr / (hp + hr),
                     **{t: rng.random(n) for t in TEXT_MEASURES}}))
     return pl.concat(rows)
-
-
-def test_latex_table_escapes_names_and_parses():
-    s = _samples(models=("gpt-4o_mini & co",), datasets=("50%_birds",), prompts=("p#1",))
-    lb = leaderboard(s, ci=BootstrapConfig(n_resamples=200))
-    info = {"taxonomy": "inat_2024", "citation": {"ref": "inat_2024@abc", "store": "s3://bucket/x_y", "published": True},
-            "mapping_config_id": "c1", "confidence_intervals": {"level": 0.95, "n_resamples": 200, "seed": 0}}
-    info["citation"]["content_sha256"] = "ab" * 32
-    tex = leaderboard_latex(lb, info)
-    assert r"gpt-4o\_mini \& co & 50\%\_birds & " in tex
-    # the short citation in the caption, the digest in a footnote after the table
-    assert r"\texttt{inat\_2024@abc}\protect\footnotemark" in tex
-    assert r"\footnotetext{Taxonomy inat\_2024@abc: content digest \texttt{sha256:" + "ab" * 32 + "}" in tex
-    assert "sha256:" + "ab" * 32 not in tex[:tex.index(r"\end{table}")]
-    assert r", store s3://bucket/x\_y.}" in tex  # the store by its public URL
-    local = leaderboard_latex(lb, {**info, "citation": {**info["citation"], "store": None, "local_only": True}})
-    assert "in a local snapshot store with no public URL.}" in local
-    assert r"{\scriptsize [" in tex and tex.count(r"\\") >= 2
-    body = tex[tex.index(r"\begin{table}"):]
-    LatexWalker(body, tolerant_parsing=False).get_latex_nodes()  # well formed: every group closed
-
-
-def test_latex_blocks_per_dataset_and_bold_for_ties_with_the_best():
-    lb = leaderboard(_samples(prompts=("p",)), ci=BootstrapConfig(n_resamples=300))
-    tex = leaderboard_latex(lb, {"taxonomy": "t", "citation": {"ref": "t@v1"}})
-    head, body = tex.split(r"\midrule", 1)
-    assert "Model & Dataset &" in head and "Prompt" not in head  # one prompt: not a column
-    assert body.count(r"\midrule") == 1  # birds | fish
-    birds = body.split(r"\midrule")[0]
-    assert birds.count(r"\textbf{") == lb.filter((pl.col("dataset") == "birds") & pl.col("tied_with_best")).height >= 1
-    assert "Bold hF: the best of its block" in tex
 
 
 def test_markdown_shows_intervals_and_the_citation():
@@ -112,3 +82,23 @@ def test_files_sharing_a_name_are_told_apart_in_the_per_file_table():
     assert shown[files[0]] == "fish-easy/classification/selection/c_20.jsonl"
     assert len(set(shown.values())) == len(files)
     assert all(f.endswith(s) for f, s in shown.items())
+
+
+def test_the_answered_only_table_counts_the_answered_rows_and_granularity_is_shown():
+    s = _samples(models=("m",), datasets=("d",), prompts=("p",), n=40)
+    s = s.with_columns(pl.Series("granularity", (["exact", "too_generic", "near_miss", "other_branch"] * 10)[:40]))
+    s = s.with_columns(pl.when(pl.col("abstained")).then(pl.lit("abstained")).otherwise(pl.col("granularity"))
+                       .alias("granularity"), pl.lit(0.0).alias("mistake_severity"), pl.lit(1).alias("depth_lca"),
+                       pl.lit(2).alias("tree_distance"), pl.lit("n1").alias("gt_node"))
+    lb = leaderboard(s, ci=None)
+    row = lb.row(0, named=True)
+    assert row["answered"] == 40 - row["abstained"] > 0 and row["abstained"] > 0
+    md = leaderboard_markdown(lb, {"taxonomy": "t", "rank_by": "accuracy"})
+    answered = md.split("### Over answered rows only")[1].split("###")[0]
+    first = next(line for line in answered.splitlines() if line.startswith("| m |"))
+    assert first.split(" | ")[3] == str(row["answered"])  # model, dataset, prompt, then n: the answered rows
+    gran = md.split("### Granularity of the answers")[1]
+    assert "too generic (%)" in gran and "| m | d | p | 40 |" in gran
+    assert sum(row[f"granularity_{g}"] for g in ("exact", "too_generic", "too_specific", "near_miss",
+                                                 "other_branch", "abstained", "unmapped")) == row["n"]
+    assert "Models are ranked by accuracy within one dataset" in md

@@ -121,3 +121,68 @@ def test_what_cannot_be_compared_says_why(tmp_path):
         compare_runs([one])
     res = CliRunner().invoke(main, ["compare", str(one), str(tmp_path / "missing")])
     assert res.exit_code == 2 and "no scores.parquet" in res.output
+
+
+def test_a_pairs_numbers_depend_on_the_pair_alone():
+    """The draws of a pair come from a stream fixed by the seed, the pair and the group: the
+    same two systems give the same intervals and p-values whatever else is compared and in
+    whatever order they are given (swapped, the differences change sign)."""
+    rng = np.random.default_rng(1)
+    base = rng.random(80)
+    a, b, c = _system("a", base < 0.6), _system("b", base < 0.45), _system("c", rng.random(80) < 0.5)
+    cols = [f"{m}_{x}" for m in ("accuracy", "hF", "mistake_severity") for x in ("diff", "ci_low", "ci_high", "p")]
+    two = compare_systems({"a": a, "b": b}, n_resamples=999).select(cols)
+    three = compare_systems({"c": c, "a": a, "b": b}, n_resamples=999)
+    assert three.filter((pl.col("a") == "a") & (pl.col("b") == "b")).select(cols).equals(two)
+    swapped = compare_systems({"b": b, "a": a}, n_resamples=999).row(0, named=True)
+    for m in ("accuracy", "hF", "mistake_severity"):
+        assert swapped[f"{m}_diff"] == pytest.approx(-two[f"{m}_diff"][0])
+        assert (swapped[f"{m}_ci_low"], swapped[f"{m}_ci_high"]) == pytest.approx(
+            (-two[f"{m}_ci_high"][0], -two[f"{m}_ci_low"][0]))
+        assert swapped[f"{m}_p"] == two[f"{m}_p"][0]
+
+
+def test_each_model_against_a_reference_with_holm_over_those_pairs(tmp_path):
+    rng = np.random.default_rng(2)
+    base = rng.random(100)
+    systems = {m: _system(m, base < q) for m, q in (("base", 0.5), ("m1", 0.7), ("m2", 0.52), ("m3", 0.3))}
+    t = compare_systems(systems, n_resamples=999, reference="base")
+    assert t.select("a", "b").rows() == [("m1", "base"), ("m2", "base"), ("m3", "base")]
+    p = t["accuracy_p"].to_numpy()
+    order = np.argsort(p)
+    assert t["accuracy_p_holm"].to_numpy()[order] == pytest.approx(
+        np.maximum.accumulate(np.minimum(1, (3 - np.arange(3)) * p[order])))
+    assert t.row(0, named=True)["accuracy_diff"] == pytest.approx(0.2, abs=0.05)  # model − reference
+    with pytest.raises(ComparisonError, match="--reference 'nobody' is none of the systems"):
+        compare_systems(systems, reference="nobody")
+    for m, s in systems.items():
+        (tmp_path / m).mkdir()
+        s.write_parquet(tmp_path / m / "scores.parquet")
+    res = CliRunner().invoke(main, ["compare", *[str(tmp_path / m) for m in systems], "--reference", "base",
+                                    "--bootstrap", "200", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert [(r["a"], r["b"]) for r in doc["comparison"]] == [("m1", "base"), ("m2", "base"), ("m3", "base")]
+    assert doc["settings"]["reference"] == "base"
+    res = CliRunner().invoke(main, ["compare", *[str(tmp_path / m) for m in systems], "--reference", "m9"])
+    assert res.exit_code == 2 and "names no system" in res.output
+
+
+def test_no_shared_item_names_each_sides_datasets_and_a_few_ids():
+    a = _system("a", [True] * 12, ids=[f"img-{i:03d}" for i in range(12)], dataset="fish-easy")
+    b = _system("b", [True] * 3, ids=["1", "2", "3"], dataset="fish_easy")
+    with pytest.raises(ComparisonError) as e:
+        compare_systems({"a": a, "b": b})
+    msg = str(e.value)
+    assert "a: fish-easy · p: 12 items, ids 'img-000', 'img-001', 'img-002', 'img-003', 'img-004' and 7 more" in msg
+    assert "b: fish_easy · p: 3 items, ids '1', '2', '3'" in msg
+
+
+def test_severities_measured_on_different_height_trees_are_not_compared():
+    a = _system("a", [True, False, False, True]).with_columns(pl.lit("labels:aaaaaaaaaaaa").alias("height_tree"))
+    b = _system("b", [False, False, True, True]).with_columns(pl.lit("labels:bbbbbbbbbbbb").alias("height_tree"))
+    r = compare_systems({"a": a, "b": b}, n_resamples=99).row(0, named=True)
+    assert r["height_trees"] == "different" and r["mistake_severity_diff"] is None and r["hF_diff"] is not None
+    same = compare_systems({"a": a, "b": b.with_columns(pl.lit("labels:aaaaaaaaaaaa").alias("height_tree"))},
+                           n_resamples=99).row(0, named=True)
+    assert same["height_trees"] == "same" and same["mistake_severity_diff"] is not None

@@ -5,6 +5,7 @@ crosswalk read through the loopback SPARQL engine; Kendall's τ and swaps on kno
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -113,18 +114,33 @@ def test_ground_truths_cross_to_a_tree_that_lacks_them(trees, crosswalk, answers
     assert (out / "inaturalist" / "leaderboard.md").exists() and (out / "coldp" / "scores.parquet").exists()
     assert pl.read_parquet(out / "sensitivity.parquet").equals(res.table)
     assert "## Agreement of the rankings" in (out / "sensitivity.md").read_text()
+    # the tables people read round (no 0.9999999999999998); the Parquet keeps every digit
+    for name in ("sensitivity.csv", "sensitivity_agreement.csv", "sensitivity_coverage.csv", "sensitivity.md"):
+        assert not re.search(r"\d\.\d{5,}", (out / name).read_text()), name
+    assert "| coldp | 10 | 8 | 80.0 |" in (out / "sensitivity.md").read_text()
 
 
 def test_the_command_line(trees, crosswalk, answers, tmp_path):
     from taxoforge.cli import main
 
     inat, col = trees
-    r = CliRunner().invoke(main, ["score", str(answers), "--taxonomy", str(inat), "--taxonomy", str(col),
-                                  "--crosswalk", str(crosswalk), "--bootstrap", "0", "--no-meteor", "--no-plots",
-                                  "-o", str(tmp_path / "o"), "--json"])
-    assert r.exit_code == 0, r.output
+    args = ["score", str(answers), "--taxonomy", str(inat), "--taxonomy", str(col), "--crosswalk", str(crosswalk),
+            "--bootstrap", "0", "--no-meteor", "--no-plots", "-o", str(tmp_path / "o"), "--json"]
+    r = CliRunner().invoke(main, args)
+    # the CoL tree scores 8 of the 10 rows: below the default 90 %, named with every tree's coverage
+    assert r.exit_code == 10, r.output
     doc = json.loads(r.stdout)
     assert doc["info"]["scored"] == {"inaturalist": 10, "coldp": 8} and len(doc["sensitivity"]) == 2
+    assert "inaturalist 100.0 % (10 of 10 rows); coldp 80.0 % (8 of 10 rows)" in doc["error"]
+    assert doc["info"]["coverage"] == {"inaturalist": 1.0, "coldp": 0.8}
+    # compared on the 8 rows both trees score, not on 10 against 8
+    assert set(doc["sensitivity"][0][k] for k in ("n [inaturalist]", "n [coldp]")) == {4}
+    for extra in (["--force"], ["--min-scored", "0.8"]):
+        r = CliRunner().invoke(main, [*args, *extra])
+        assert r.exit_code == 0, r.output
+    assert "warning" not in json.loads(r.stdout)
+    r = CliRunner().invoke(main, [*args[:-1], "--force"])
+    assert r.exit_code == 0 and "warning (--force): coverage below --min-scored 90 %" in r.output
     r = CliRunner().invoke(main, ["score", str(answers), "--taxonomy", str(inat)])
     assert r.exit_code == 2 and "two trees or more" in r.output
     r = CliRunner().invoke(main, ["score", str(answers), str(inat), "--crosswalk", str(crosswalk)])
