@@ -40,11 +40,10 @@ def test_a_drop_folder_scan_skips_what_it_cannot_take_and_lists_the_rest(tmp_pat
 
 def test_the_sensor_scores_the_good_files_beside_one_it_cannot_name(tmp_path):
     dg = pytest.importorskip("dagster")
-    try:
-        from assets.scoring.sensors import model_outputs_sensor
-    except ImportError:
-        from pipelines.sensors import model_outputs_sensor
     from assets.common.resources import ScoringResource
+    from pipelines.definitions import build_definitions
+
+    model_outputs_sensor = build_definitions().resolve_sensor_def("model_outputs_sensor")
 
     outputs = tmp_path / "model_outputs"
     _write(outputs / "batch1" / "run_a.jsonl")
