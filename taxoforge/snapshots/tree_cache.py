@@ -50,11 +50,11 @@ from functools import lru_cache, partial
 from importlib import resources
 from pathlib import Path
 
-import filelock
 import numpy as np
 import polars as pl
 
 from taxoforge.files import atomic_directory, default_cache_dir, write_parquet_atomic, write_text_atomic
+from taxoforge.files.locks import held_lock
 from taxoforge.snapshots.catalogue import INDEX_NAME
 from taxoforge.snapshots.manifest import MANIFEST_NAME
 from taxoforge.trees.taxonomy import Taxonomy
@@ -393,7 +393,7 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
         return got
     try:
         place.root.mkdir(parents=True, exist_ok=True)
-        with filelock.FileLock(str(path) + ".lock", timeout=3600):
+        with held_lock(str(path) + ".lock", f"the stored tree {path.name}", 3600):
             got = _read(path, content_sha256, tables)
             if got is not None:
                 return got

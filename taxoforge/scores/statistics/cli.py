@@ -2,8 +2,8 @@
 (:mod:`taxoforge.scores.statistics.compare`), written as tables and a figure
 (:mod:`taxoforge.scores.reports.tables`).
 
-Exit codes: 0 ok; 2 a run that cannot be read or compared, or an output folder that cannot
-be written.
+Exit codes: 0 ok; 2 a run that cannot be read or compared; 11 a file that cannot be read or
+written (a FIFO or a device as a run, ``-o`` a symbolic link, no space left).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from taxoforge.cli_output import emit_json, handle_errors
+from taxoforge.files import check_output_folder
 from taxoforge.scores.reports.names import DisplayNamesError, read_display_names
 from taxoforge.scores.reports.tables import comparison_markdown, write_comparison
 from taxoforge.scores.statistics.compare import ComparisonError, compare_runs
@@ -34,12 +35,13 @@ display_names_option = click.option(
 
 
 def _compare_errors() -> tuple[type, ...]:
-    """The errors ``compare`` ends with exit code 2: runs that cannot be compared, an output
-    folder that cannot be written."""
-    return (ComparisonError, OSError)
+    """The errors ``compare`` ends with exit code 2: runs that cannot be read or compared (an
+    output folder that cannot be written, a FIFO or a device given as a run, end with 11)."""
+    return (ComparisonError,)
 
 
-@click.command("compare", epilog="Exit codes: 0 ok, 2 a run that cannot be read or compared.")
+@click.command("compare", epilog="Exit codes: 0 ok, 2 a run that cannot be read or compared, 11 a file that cannot be "
+                                 "read or written (a FIFO or a device as a run, -o a symbolic link, no space left).")
 @click.argument("runs", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN_C ...]")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Write comparison.md/.csv/.tex/.parquet and the figure (PNG 300 dpi, PDF, SVG) here.")
@@ -63,6 +65,8 @@ def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, reference, no_pl
     id within each dataset × prompt: accuracy by the exact McNemar test, hF and mistake
     severity by paired bootstrap intervals of the difference and a paired permutation test,
     p-values Holm-adjusted over all comparisons. A run of several models gives several."""
+    if out_dir:
+        check_output_folder(out_dir)  # before any work: nothing is written through a symbolic link
     cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha, reference=reference)
     written = write_comparison(cmp, out_dir, plots=not no_plots, names=display_names) if out_dir else {}
     if as_json:

@@ -19,6 +19,7 @@ from taxoforge.snapshots import (
     content_id,
 )
 import taxoforge.snapshots.open as opening
+from taxoforge.files.trusted import trusted_dir
 from taxoforge.snapshots.manifest import manifest_bytes, read_manifest
 from taxoforge.trees.tables import TreeTables
 from tests.taxoforge.snapshots.helpers import resolved, make_tree, random_edges
@@ -241,7 +242,7 @@ def test_racy_files_and_files_changed_after_the_stamp_are_not_remembered(tmp_pat
 def test_a_damaged_record_is_ignored(tmp_path, cache):
     folder = _tree(tmp_path / "tree")
     _, first = resolved(folder)
-    for rec in (cache / "content-hash").iterdir():
+    for rec in trusted_dir().glob("content-hash-*.json"):
         rec.write_text("{not json")
     assert opening.cached_content_sha256(opening.folder_stamp(folder)) is None
     _, again = resolved(folder)
