@@ -24,6 +24,7 @@ TEST_STAMP = $(VENV)/.installed-test
 FIND_LINKS ?= $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
 UV_SYNC = $(UV) pip sync --python $(PY) --require-hashes $(foreach d,$(FIND_LINKS),--find-links $(d))
 UV_SELF = $(UV) pip install --python $(PY) --no-deps --no-build-isolation -e .
+DEV_PORT ?= 3000
 STEP    = @printf '[make %s] %s\n' "$$(date +%T)"
 
 .PHONY: demo test dev bench lock system-deps clean
@@ -72,11 +73,17 @@ demo: $(DEMO_STAMP)
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q
 
-## Open the lineage in the Dagster UI (http://127.0.0.1:3000). No -m: the code location is
-## pyproject.toml's [tool.dagster], so the UI names it `taxoforge`, as the deployment does.
+## Open the lineage in the Dagster UI (http://127.0.0.1:3000; another port: DEV_PORT=…). No -m:
+## the code location is pyproject.toml's [tool.dagster], so the UI names it `taxoforge`, as the
+## deployment does.
+## Declarative automation runs (TAXOFORGE_AUTOMATION=running unless set otherwise): sources are
+## observed daily and what follows them is rebuilt. `exec`: make's child is `dagster dev` itself,
+## so a SIGTERM to make (which make passes on to its child) reaches it, and it stops the
+## webserver, the daemon and the code server it started, as Ctrl-C does.
 dev: $(DEMO_STAMP)
 	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/.dagster_home} ; mkdir -p $$DAGSTER_HOME ; \
-	DAGSTER_HOME=$$DAGSTER_HOME $(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000
+	DAGSTER_HOME=$$DAGSTER_HOME TAXOFORGE_AUTOMATION=$${TAXOFORGE_AUTOMATION:-running} \
+		exec $(VENV)/bin/dagster dev -h 127.0.0.1 -p $(DEV_PORT)
 
 ## Run the benchmarks (BENCH_SIZE=small|full).
 bench: $(TEST_STAMP)

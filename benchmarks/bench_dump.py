@@ -30,7 +30,7 @@ Measurements, in the same run (files in the page cache; fresh process per measur
 * each stage of the dense read (:data:`STAGES`: the scan, the edges' selection, node codes,
   node ids, the edge and the name tables) at 1 and 2 threads (and every core on a larger
   machine), each count in a fresh process with every thread pool capped at it
-  (:mod:`benchmarks.thread_scaling`), the counts alternating over two rounds: the Amdahl
+  (:mod:`benchmarks.thread_scaling`), the counts alternating over two rounds (one at ``tiny``): the Amdahl
   table of which stages run serially, and the read against ``grep -c`` at each count
   (target: ≤ 8× grep's time at 2 threads), with identical tables at every count;
 * the Spark job (:mod:`taxoforge.sources.wikidata.dump_spark`) in ``local[1]`` and
@@ -73,9 +73,11 @@ __all__ = ["run", "SIZES", "PARTS", "bench_file", "data_folder", "summary_rows"]
 
 SIZES = {
     "tiny": {"dense": 0.002, "mixed": 0.0002, "repeat": 1, "timeout": 600, "spark": True, "spark_cores": [2],
-             "spark_layouts": 1},
-    "small": {"dense": 0.1, "mixed": 0.01, "repeat": 2, "timeout": 1200, "spark": True, "spark_cores": [1, 2]},
-    "full": {"dense": 1.0, "mixed": 0.1, "repeat": 3, "timeout": 3600, "spark": True, "spark_cores": [1, 2]},
+             "spark_layouts": 1, "rounds": 1, "install": False},
+    "small": {"dense": 0.1, "mixed": 0.01, "repeat": 2, "timeout": 1200, "spark": True, "spark_cores": [1, 2],
+              "rounds": 2, "install": True},
+    "full": {"dense": 1.0, "mixed": 0.1, "repeat": 3, "timeout": 3600, "spark": True, "spark_cores": [1, 2],
+             "rounds": 2, "install": True},
 }
 TARGET_GREP_RATIO = {"dense": 3.0, "mixed": 2.0}  # reader time / grep time at most
 TARGET_FIRST_CALL = 1.2  # first call in a fresh process / warm call at most
@@ -87,8 +89,7 @@ SEED = 0
 #: The parts beside the dense file's reads (``--only`` picks some).
 PARTS = ("mixed", "compressed", "threads", "install", "spark")
 TARGET_GREP_RATIO_2_THREADS = 8.0  # the dense read at 2 threads / grep's time at most
-#: Rounds of the thread-count part: every count measured once a round.
-ROUNDS = 2
+
 
 
 def data_folder() -> Path:
@@ -172,7 +173,7 @@ def _reader_setup_cold(path: str) -> str:
 STAGES = {"scan": ("taxoforge.sources.wikidata.dump", "scan_nt", "read, scan and spill (blocks on every thread)"),
           "select": ("taxoforge.sources.wikidata.dump", "select_edges", "root's superclasses, seeds' closure"),
           "node_codes": ("taxoforge.sources.wikidata.dump_tables", "node_codes", "edge ends → node ranks (sort)"),
-          "node_ids": ("taxoforge.sources.wikidata.dump_tables", "node_ids", "node ids written (polars)"),
+          "node_ids": ("taxoforge.sources.wikidata.dump_tables", "node_ids", "node ids written (Arrow strings)"),
           "edge_table": ("taxoforge.sources.wikidata.dump_tables", "edge_table", "edge table (sort, gathers)"),
           "name_table": ("taxoforge.sources.wikidata.dump_tables", "name_table", "name table (select, sort, gathers)"),
           "dropped": ("taxoforge.sources.wikidata.dump_graph", "DroppedEdges.table", "dropped-edge table")}
@@ -208,12 +209,16 @@ def _reader_steps(state) -> dict:
                 t[1] += time.process_time() - c0
         saved.append((owner, attr, fn))
         setattr(owner, attr, timed)
+    w0, c0 = time.perf_counter(), time.process_time()
     try:
         g = read_dump(path, workers=threads)
     finally:
         for owner, attr, fn in saved:
             setattr(owner, attr, fn)
+    total = {"wall_s": time.perf_counter() - w0, "cpu_s": time.process_time() - c0}
     steps = {k: {"what": STAGES[k][2], "wall_s": round(w, 4), "cpu_s": round(c, 4)} for k, (w, c) in times.items()}
+    steps["other"] = {k: round(total[k] - sum(v[k] for v in steps.values()), 4) for k in ("wall_s", "cpu_s")}
+    steps["total"] = {k: round(v, 4) for k, v in total.items()}
     return {"summary": {"steps": steps, "threads": threads, "edges": g.edges.height, "names": g.names.height},
             "check": lambda: _digest(g)}
 
@@ -387,7 +392,8 @@ def run(size: str = "small", only: list[str] | None = None) -> dict:
     if "threads" in parts:
         out["threads"] = _thread_scaling(plain, dense, warm, cfg)
     if "install" in parts:
-        out["install"] = _fresh_install(plain, warm, cfg)
+        out["install"] = _fresh_install(plain, warm, cfg) if cfg["install"] else {
+            "status": "skipped", "reason": "not run at this size: it compiles every kernel into an empty cache"}
 
     why_not = (_spark_available() if cfg["spark"] else "not run at this size") if "spark" in parts else "not asked for"
     if why_not:
@@ -437,19 +443,17 @@ def run(size: str = "small", only: list[str] | None = None) -> dict:
 def _thread_scaling(plain: Path, dense: dict, warm: dict, cfg: dict) -> dict:
     """Each stage of the dense read at every thread count (:mod:`benchmarks.thread_scaling`), each
     count in a fresh process with every thread pool capped at it, the counts alternating over
-    :data:`ROUNDS` rounds (the fastest of each kept), against ``grep -c`` in the same run."""
+    the size's ``rounds`` (the fastest of each kept), against ``grep -c`` in the same run."""
     load_before = os.getloadavg()
     grep = _shell(f"grep -c P279 {plain}", cfg["repeat"] + 1)
     runs, recs, checks = {}, {}, {}
-    for _ in range(ROUNDS):
+    for _ in range(cfg["rounds"]):  # every count once a round
         for t in thread_counts():
             with thread_env(t):
                 rec = measure(_steps_setup, _reader_steps, str(plain), t, timeout=cfg["timeout"], repeat=cfg["repeat"])
             checks.setdefault(t, rec.get("check"))
             if rec.get("status") == "ok" and (t not in runs or rec["wall_s"] < runs[t]["total"]["wall_s"]):
-                steps = rec["summary"]["steps"]
-                other = {k: rec[k] - sum(v[k] for v in steps.values()) for k in ("wall_s", "cpu_s")}
-                runs[t] = {**steps, "other": other, "total": {"wall_s": rec["wall_s"], "cpu_s": rec["cpu_s"]}}
+                runs[t] = rec["summary"]["steps"]  # the stages and the whole call of the fastest run
                 recs[t] = _public(rec, dense["input"]["bytes"])
             recs.setdefault(t, _public(rec, dense["input"]["bytes"]))
     grep = min(grep, _shell(f"grep -c P279 {plain}", cfg["repeat"]), key=lambda r: r["wall_s"])

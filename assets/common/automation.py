@@ -16,8 +16,18 @@ downstream follows them.
   files are the sensor's (``model_outputs_sensor``: a folder is no asset). When a snapshot
   changes, every scored file is scored again (:data:`RESCORE_ON_NEW_SNAPSHOT`).
 
+* **A source that stops being observed turns red.** Each observed source carries the check
+  ``observed_recently`` (:func:`observed_recently`): it fails, with severity ERROR, once the
+  last observation is older than :data:`OBSERVATION_MAX_AGE` (a day and two hours' slack), and
+  is evaluated hourly by the same automation. Dagster's ``FreshnessPolicy`` cannot do this: its
+  evaluator (1.13) judges an asset by its last *materialisation* only, and a source is never
+  materialised, so a policy on it would stay "unknown" for ever.
+
 Dagster's default automation sensor (``default_automation_condition_sensor``) evaluates these
-conditions; turn it on in the UI's *Automation* tab (or ``TAXOFORGE_AUTOMATION=running``).
+conditions. Whether it starts running is :func:`automation_status`: ``$TAXOFORGE_AUTOMATION``
+(``running`` or ``stopped``; ``make dev`` sets ``running``), else it follows the schedules
+(``$TAXOFORGE_SCHEDULES``, ``running`` in the docker-compose deployment). Stopped, it can be
+turned on under *Automation* in the UI; its description says which.
 
 References
 ----------
@@ -26,14 +36,18 @@ References
 
 from __future__ import annotations
 
+import os
+import time
 import warnings
-from collections.abc import Callable
-from datetime import datetime, timezone
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta, timezone
 
 import dagster as dg
 
+from assets.common.schedules import schedules_status
+
 __all__ = ["OBSERVE_CRON", "OBSERVE_DAILY", "FOLLOW_INPUTS", "PUBLISH_WHEN_CHECKED", "RESCORE_ON_NEW_SNAPSHOT",
-           "package_source"]
+           "OBSERVATION_MAX_AGE", "CHECK_HOURLY", "package_source", "observed_recently", "automation_status"]
 
 #: When the sources are looked at (UTC): daily, before the working day.
 OBSERVE_CRON = "0 5 * * *"
@@ -44,6 +58,10 @@ FOLLOW_INPUTS = dg.AutomationCondition.eager()
 #: As :data:`FOLLOW_INPUTS`, and only once every blocking check of the inputs has passed.
 PUBLISH_WHEN_CHECKED = (dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed()
                         ).with_label("eager, once the tree's blocking checks passed")
+#: How old a daily observation may get before the source's ``observed_recently`` check fails.
+OBSERVATION_MAX_AGE = timedelta(hours=26)
+#: Evaluate a check every hour.
+CHECK_HOURLY = dg.AutomationCondition.cron_tick_passed("0 * * * *").with_label("hourly")
 #: Score every file again when its snapshot is updated (new files are the sensor's).
 RESCORE_ON_NEW_SNAPSHOT = (
     dg.AutomationCondition.in_latest_time_window()
@@ -97,3 +115,66 @@ def package_source(name: str, *, group_name: str, description: str,
     with warnings.catch_warnings():  # observable source assets are marked beta; they are Dagster's way to observe
         warnings.simplefilter("ignore", dg.BetaWarning)
         return dg.multi_observable_source_asset(specs=[spec], name=f"observe_{name}")(_observe)
+
+
+def observed_recently(source: dg.AssetsDefinition,
+                      max_age: timedelta = OBSERVATION_MAX_AGE) -> dg.AssetChecksDefinition:
+    """The check ``observed_recently`` of an observed ``source``: its last observation is at
+    most ``max_age`` old (severity ERROR, not blocking), evaluated hourly (:data:`CHECK_HOURLY`)
+    and in every run that observes the source.
+
+    Parameters
+    ----------
+    source : dagster.AssetsDefinition
+        An observable source (:func:`package_source`).
+    max_age : datetime.timedelta
+        How old the last observation may be.
+
+    Returns
+    -------
+    dagster.AssetChecksDefinition
+        The check; its metadata says when the source was last observed and how long ago.
+    """
+    key = source.key
+    hours = max_age.total_seconds() / 3600
+
+    @dg.asset_check(asset=key, name="observed_recently", blocking=False, automation_condition=CHECK_HOURLY,
+                    description=f"Observed within the last {hours:g} h (it is observed daily, {OBSERVE_CRON} UTC, "
+                                "by the automation sensor). Fails once observation stops: is "
+                                "default_automation_condition_sensor running?")
+    def _check(context) -> dg.AssetCheckResult:  # context: AssetCheckExecutionContext (annotations are strings here)
+        records = context.instance.fetch_observations(key, limit=1).records
+        if not records:
+            return dg.AssetCheckResult(passed=False, severity=dg.AssetCheckSeverity.ERROR,
+                                       description=f"{key.to_user_string()} has never been observed")
+        last = records[0].timestamp
+        age_h = (time.time() - last) / 3600
+        return dg.AssetCheckResult(
+            passed=age_h <= hours, severity=dg.AssetCheckSeverity.ERROR,
+            description=None if age_h <= hours else f"last observed {age_h:.1f} h ago, more than {hours:g} h",
+            metadata={"last_observed": dg.MetadataValue.timestamp(last), "age_hours": round(age_h, 2),
+                      "max_age_hours": hours})
+
+    return _check
+
+
+def automation_status(environ: Mapping[str, str] | None = None) -> dg.DefaultSensorStatus:
+    """Whether the automation sensor starts running: ``$TAXOFORGE_AUTOMATION`` (``running`` or
+    ``stopped``) when set, else as the schedules (:func:`assets.common.schedules.schedules_status`).
+
+    Parameters
+    ----------
+    environ : Mapping, optional
+        The environment (default ``os.environ``).
+
+    Returns
+    -------
+    dagster.DefaultSensorStatus
+        The default status; ``ValueError`` naming the variable for any other value.
+    """
+    env = os.environ if environ is None else environ
+    value = env.get("TAXOFORGE_AUTOMATION", "").strip().lower()
+    if value and value not in {"running", "stopped"}:
+        raise ValueError(f"$TAXOFORGE_AUTOMATION={value!r}: expected 'running' or 'stopped'")
+    running = value == "running" if value else schedules_status(env) == dg.DefaultScheduleStatus.RUNNING
+    return dg.DefaultSensorStatus.RUNNING if running else dg.DefaultSensorStatus.STOPPED

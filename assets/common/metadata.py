@@ -25,8 +25,10 @@ def _column_type(dtype: pl.DataType) -> str:
 
 def table_metadata(df: pl.DataFrame, *, max_rows: int = 200, descriptions: dict[str, str] | None = None
                    ) -> dg.TableMetadataValue:
-    """``df`` as a table the Dagster UI shows sortable, with a schema (column names, types and
-    descriptions); numbers stay numbers, other values become text; the first ``max_rows`` rows."""
+    """``df`` as a table with a schema (column names, types and descriptions, under *Show
+    schema* in the UI); numbers stay numbers, other values become text; the first ``max_rows``
+    rows. Dagster 1.13's UI shows the rows in the order given: its tables cannot be sorted
+    there, so sort ``df`` as a reader wants it."""
     descriptions = descriptions or {}
     schema = dg.TableSchema(columns=[dg.TableColumn(c, _column_type(t), description=descriptions.get(c))
                                      for c, t in df.schema.items()])

@@ -84,10 +84,10 @@ class WikidataSparqlResource(dg.ConfigurableResource):
 
 class ScoringResource(dg.ConfigurableResource):
     """Where the scoring sensor looks for new model-output files, what they are scored
-    against, and where results go (``assets/scoring.py``).
+    against, and where results go (:mod:`assets.scoring.assets`).
 
     ``taxonomy``: the taxonomy of files whose folder names none (no ``taxonomy.txt`` above
-    them, no first-level folder named after a taxonomy; :mod:`taxoforge.scores.folders`):
+    them, no first-level folder named after a taxonomy; :mod:`assets.scoring.folders`):
     ``NAME[@VERSION]`` in the snapshot store, ``sha256:HEX`` or a tree or snapshot folder
     (empty: such files are not scored). ``min_scored_fraction``: the threshold of the
     scoring assets' ``scored_fraction`` check. ``index_dir``: where the mapping indexes

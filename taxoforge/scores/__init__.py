@@ -30,9 +30,10 @@ reading and scoring options, checked by :mod:`taxoforge.params`), :mod:`.cited_t
 (the taxonomy resolved and cited once, :func:`cite_taxonomy`) with :mod:`.tree_store` (its
 working set stored once and memory-mapped), :mod:`.steps` (the named steps of a run),
 :mod:`.run` (one scoring run over one or many files, :func:`score_files`), :mod:`.timings`
-(where a run's time went), :mod:`.map_outputs` (answers → nodes without ground truths),
-:mod:`.folders` (which taxonomy a file in a watched folder is scored against) and
-:mod:`.cli` (``taxoforge score``, ``taxoforge map`` and ``taxoforge compare``).
+(where a run's time went), :mod:`.map_outputs` (answers → nodes without ground truths) and
+:mod:`.cli` (``taxoforge score``, ``taxoforge map`` and ``taxoforge compare``). Which taxonomy
+a file dropped into a watched folder is scored against is the Dagster sensor's routing
+(``assets/scoring/folders.py``).
 """
 
 import importlib

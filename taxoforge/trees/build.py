@@ -70,6 +70,7 @@ from taxoforge.trees.frontiers import cycle_candidates
 from taxoforge.trees.id_codes import encode_ids
 from taxoforge.trees.longest_paths import LongestPaths, index_ranges, longest_paths
 from taxoforge.trees.tables import REPORT_SCHEMA
+from taxoforge.trees.tie_draws import tie_draws
 
 __all__ = ["TreeBuild", "build_tree", "CYCLE_POLICIES", "tie_draw"]
 
@@ -398,7 +399,7 @@ def _add_root(graph: _Graph, synthetic_root: str, decisions: _Decisions) -> int:
         if len(_codes_of(graph.ids, {synthetic_root})):
             raise ValueError(f"node id {synthetic_root!r} is reserved for the synthetic root")
         root = graph.n_nodes
-        graph.ids = pl.concat([graph.ids, pl.Series("id", [synthetic_root], dtype=pl.String)])
+        graph.ids = pl.concat([graph.ids, pl.Series("id", [synthetic_root], dtype=pl.String)], rechunk=True)  # gathers from one chunk
         graph.alive = np.append(graph.alive, True)
         # the root's code is the largest, its children ascend: (parent, child) order holds
         graph.child = np.concatenate([graph.child, roots])
@@ -451,7 +452,7 @@ def _draw_ties(graph: _Graph, paths: LongestPaths, tie_seed: int, decisions: _De
     within = csum - group_base[gid]
     totals = within[ends - 1]
     tie_ids = _gather(graph.ids, tie_nodes)
-    u = tie_draw(tie_seed, tie_ids.to_list())
+    u = tie_draws(tie_seed, tie_ids, graph.threads)  # seeded.tie_draw's numbers, compiled
     # chosen: first candidate whose cumulative share exceeds u (the last one if rounding says none)
     hit = np.flatnonzero(within > (u * totals)[gid])
     first = ends - 1

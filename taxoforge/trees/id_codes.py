@@ -27,7 +27,7 @@ from taxoforge.trees.graph_kernels import compiled, radix_argsort, run_codes
 from taxoforge.trees.parallel_sort import sort_codes
 from taxoforge.trees.threads import run, split, threads_for
 
-__all__ = ["encode_ids"]
+__all__ = ["encode_ids", "string_buffers"]
 
 #: Longest number read on the integer route (the keys stay below 2**63).
 _MAX_DIGITS = 17
@@ -61,7 +61,7 @@ def encode_ids(columns: list[pl.Series], threads: int | None = None) -> tuple[pl
     ends = pl.concat([c.cast(pl.String).rename("id") for c in columns], rechunk=True)
     if len(ends) == 0:
         return pl.Series("id", [], dtype=pl.String), [np.empty(0, np.int64) for _ in columns]
-    offsets, data = _buffers(ends)
+    offsets, data = string_buffers(ends)
     keys = _prefixed_number_keys(offsets, data, threads)
     if keys is not None:
         codes, first = sort_codes(keys, threads)
@@ -72,8 +72,21 @@ def encode_ids(columns: list[pl.Series], threads: int | None = None) -> tuple[pl
     return ids.rename("id"), [codes[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _buffers(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Offsets (``int64``) and bytes of a one-chunk string Series, without copying the bytes."""
+def string_buffers(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets and bytes of a one-chunk string Series, without copying the bytes.
+
+    Parameters
+    ----------
+    s : polars.Series
+        Strings without nulls, in one chunk.
+
+    Returns
+    -------
+    offsets : numpy.ndarray
+        ``int64``: string ``i`` is ``data[offsets[i]:offsets[i + 1]]``.
+    data : numpy.ndarray
+        ``uint8``, the strings' bytes end to end.
+    """
     arr = s.to_arrow()
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()

@@ -2,9 +2,11 @@
 (ids → codes, unique edges) and of the Wikidata dump reader (nodes, edges, names).
 
 Algorithm (:func:`sort_inplace`)
-    On one thread: numpy's in-place sort (``ndarray.sort``, which on x86-64 with AVX2 or
-    AVX-512 is a vectorised quicksort, about four times faster than a radix sort compiled by
-    numba on the same keys, and allocates nothing). On ``t`` threads: one
+    On one or two threads: numpy's in-place sort (``ndarray.sort``, which on x86-64 with AVX2
+    or AVX-512 is a vectorised quicksort, about four times faster than a radix sort compiled by
+    numba on the same keys, and allocates nothing). On ``t`` threads, three or more (the split
+    below costs about 60 % of the sort itself, so two threads would gain little and lose under
+    load): one
     most-significant-digit pass splits the keys into ``t`` parts of about equal size by their
     top bits — each thread counts the top digits of its range of the input, the counts give
     every (part, range) pair its place, each thread copies its range there — and each thread
@@ -34,6 +36,10 @@ from taxoforge.trees.threads import run, split, threads_for
 __all__ = ["sort_inplace", "stable_argsort", "sort_codes", "sorted_unique_edges", "run_starts", "bit_length"]
 
 _TOP_BITS = 10  # the parts are cut between top digits: 1,024 of them
+#: The split costs three passes over the keys (count, scatter, copy back), about 60 % of numpy's
+#: own sort of them: with two threads it would save a fifth of the time at best, and lose on a
+#: busy machine; from three threads on it pays.
+_MIN_THREADS = 3
 
 
 # ------------------------------------------------------------------ kernels
@@ -188,7 +194,7 @@ def sort_inplace(keys: np.ndarray, threads: int | None = None, bits: int | None 
     """
     n = len(keys)
     t = threads_for(n, threads)
-    if t == 1:
+    if t < _MIN_THREADS:
         keys.sort()
         return keys
     if bits is None:

@@ -20,7 +20,8 @@ The thread count of a step (:func:`threads_for`)
     step (a small graph, a small frontier) runs on the calling thread alone.
 
 The pool
-    One pool of :func:`cpus` threads for the process, started on first use. The calling thread
+    One pool of :func:`cpus` threads for the process, started on first use (and again in a
+    child made by ``fork``, which has none of its parent's threads). The calling thread
     runs the first range itself and waits for the others; a call made from inside a pool
     thread runs its ranges one after the other on that thread (so nested parallel steps never
     wait on each other for a thread).
@@ -150,6 +151,17 @@ def _get_pool() -> ThreadPoolExecutor:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=cpus(), thread_name_prefix=_PREFIX)
         return _pool
+
+
+def _forget_pool() -> None:
+    """In a child made by ``fork``: the parent's pool threads do not exist here, and a pool that
+    believes it has them never runs a call; the child starts its own on first use."""
+    global _pool, _lock
+    _pool, _lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def run(fn: Callable, calls: Sequence[tuple]) -> list:

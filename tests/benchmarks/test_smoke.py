@@ -18,6 +18,10 @@ from benchmarks import run as bench_run
 from benchmarks.generate import WIKIDATA_SHAPE, wikidata_like_edges
 from benchmarks.harness import loglog_slope, measure
 
+# the module's fixture runs every benchmark at its tiny size, which takes 10 to 15 minutes on
+# the shared 2-core machine under load: more than the suite's 900 s a test
+pytestmark = pytest.mark.timeout(2400)
+
 
 @pytest.fixture(scope="module")
 def tiny_results(tmp_path_factory):
@@ -227,8 +231,7 @@ def test_dump_benchmark_checks_its_answers(tiny_results):
     for kind in ("gzip", "bzip2"):
         assert d["compressed"][kind]["agreement"]["agree"], d["compressed"][kind]
     assert d["memory"]["peak_rss_bytes"] > 0
-    inst = d["install"]  # the first read after a fresh install, the compiled kernels loaded from the cache
-    assert inst["install_ok"] and inst["same_tables"] and inst["first_call_ratio"] > 0
+    assert d["install"]["status"] == "skipped"  # at tiny size: it compiles every kernel from scratch
     th = d["threads"]  # each stage at 1 and 2 threads, the same tables at every count
     assert th["same_tables_at_every_count"] and all(th["ratio_to_grep"][str(t)] > 0 for t in (1, 2))
     assert {r["stage"] for r in th["stages"]} >= {"scan", "node_codes", "edge_table", "name_table", "total"}

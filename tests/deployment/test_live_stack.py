@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -313,3 +314,48 @@ def test_failed_run_is_logged_by_the_sensor_and_not_retried(dagster_stack, faile
         assert cur.fetchall() == [("false",)]  # a step failure is not retried by default
         cur.execute("SELECT count(*) FROM run_tags WHERE key = 'dagster/parent_run_id' AND value = %s", (failed_run,))
         assert cur.fetchone()[0] == 0
+
+
+def test_a_scored_file_shows_its_leaderboard_first_in_the_ui(dagster_stack):
+    """A model-output file dropped into the watched folder is picked up by the running sensor,
+    scored by a run the daemon launches, stored in PostgreSQL, and its asset page shows the
+    leaderboard — rank, intervals, significance — first, in headless Chromium. PNG kept in
+    tests/artifacts/."""
+    from tests.assets.scoring.test_assets import RECORDS, mini_tree
+    from tests.chromium import DevTools
+    from taxoforge.snapshots import SnapshotStore
+
+    exe = find_chromium()
+    if exe is None:
+        pytest.skip("chromium not installed (scripts/install-system-deps.sh installs it)")
+    s = dagster_stack
+    SnapshotStore(s.data_dir / "snapshots").publish(mini_tree(), name="imagenet1k", check=False)
+    outputs = s.data_dir / "model_outputs" / "imagenet1k"
+    outputs.mkdir(parents=True, exist_ok=True)
+    path = outputs / "live.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS if r["label"]))
+    old = time.time() - 60  # older than the sensor's two seconds of a file still being written
+    os.utime(path, (old, old))
+
+    def materialised():
+        found = s.graphql(ASSET, {"path": ["imagenet1k_scores"]})["assetOrError"]
+        return found.get("assetMaterializations")
+
+    s.wait("the sensor's scoring run of live.jsonl", materialised, timeout=300, interval=5)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    png = ARTIFACTS / "scores-asset.png"
+    with DevTools(exe, window="1920,1200", timeout=120) as page:
+        page.navigate(f"{s.url}/assets/imagenet1k_scores")
+        text = ""
+        for _ in range(90):
+            text = page.evaluate("document.body ? document.body.innerText : ''") or ""
+            if "vs best" in text and "best_model" in text:
+                break
+            time.sleep(1)
+        page.screenshot(png)
+    assert "vs best" in text and "best_model" in text, text[-2000:]
+    # the leaderboard comes before every other metadata entry, with intervals and the rank
+    assert text.index("vs best") < text.index("best_model") < text.index("taxonomy_ref")
+    m1 = next(line for line in text.splitlines() if line.startswith("m1\t"))
+    assert re.search(r"\t1\t\d\.\d{3} \(\d\.\d{3}–\d\.\d{3}\)\tbest\t", m1), m1  # rank, hF (interval), vs best
+    _assert_not_blank(png)

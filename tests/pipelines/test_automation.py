@@ -27,6 +27,10 @@ def _requested(result) -> set[dg.AssetKey]:
     return keys
 
 
+def _requested_checks(result) -> set[dg.AssetCheckKey]:
+    return {r.key for r in result.results if isinstance(r.key, dg.AssetCheckKey) and not r.true_subset.is_empty}
+
+
 def test_sources_are_observed_on_cron_and_what_follows_them_is_eager():
     defs = build_definitions(environ={})
     graph = defs.resolve_asset_graph()
@@ -41,7 +45,16 @@ def test_sources_are_observed_on_cron_and_what_follows_them_is_eager():
     # the network sources have freshness policies; the configured ones no automation (their schedules give config)
     for key in ("wikidata_graph", "coldp_tree"):
         assert graph.get(dg.AssetKey(key)).freshness_policy is not None and conditions[key] is None
-    assert {s.name for s in defs.get_repository_def().sensor_defs} >= {"default_automation_condition_sensor"}
+    # every observed source turns red when observation stops: its check, evaluated hourly
+    for source in SOURCES:
+        (check,) = [c for c in graph.get(dg.AssetKey(source)).check_keys if c.name == "observed_recently"]
+        assert graph.get_check_spec(check).automation_condition.get_label() == "hourly"
+    # the automation sensor starts as the environment says, and says so where the UI shows it
+    sensor = defs.get_repository_def().get_sensor_def("default_automation_condition_sensor")
+    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED and "TAXOFORGE_AUTOMATION=running" in sensor.description
+    assert "OFF" in defs.metadata["automation"].value
+    on = build_definitions(environ={"TAXOFORGE_AUTOMATION": "running"}).get_repository_def()
+    assert on.get_sensor_def("default_automation_condition_sensor").default_status == dg.DefaultSensorStatus.RUNNING
 
 
 def test_every_group_is_described_and_unconfigured_taxonomies_have_no_snapshot_or_scores():
@@ -49,6 +62,9 @@ def test_every_group_is_described_and_unconfigured_taxonomies_have_no_snapshot_o
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
     groups = {spec.group_name for spec in defs.resolve_all_asset_specs()}
     assert groups <= set(GROUPS)
+    # Dagster shows no group description: each asset's page carries its group's, under its own
+    for spec in defs.resolve_all_asset_specs():
+        assert spec.description.endswith(GROUPS[spec.group_name]), spec.key
     assert {"coldp_snapshot", "wikidata_snapshot", "inat21_scores", "inaturalist_named_snapshot"}.isdisjoint(keys)
     assert {"coldp_tree", "wikidata_graph", "wordnet_snapshot", "inaturalist_scores"} <= keys
     configured = build_definitions(environ={"TAXOFORGE_COLDP_SOURCE": "/releases/col", "TAXOFORGE_TAXONOMIES": "inat21"})
@@ -63,11 +79,12 @@ def test_every_group_is_described_and_unconfigured_taxonomies_have_no_snapshot_o
 def test_every_automation_request_launches_with_valid_config(tmp_path, monkeypatch):
     monkeypatch.setenv("TAXOFORGE_SNAPSHOT_STORE", str(tmp_path / "store"))
     defs = build_definitions(str(tmp_path / "data"), environ={})
-    from pipelines.definitions import _all_assets_and_sources
+    from pipelines.definitions import all_assets_and_sources
 
-    selection = _all_assets_and_sources()
+    selection = all_assets_and_sources()
     global_job = defs.resolve_implicit_global_asset_job_def()
     launched: list[set[str]] = []
+    evaluated: set[tuple[str, str, bool]] = set()
     now = datetime.datetime.now(datetime.timezone.utc)
     with dg.instance_for_test() as instance:
         cursor = None
@@ -75,15 +92,17 @@ def test_every_automation_request_launches_with_valid_config(tmp_path, monkeypat
             result = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=selection,
                                                        cursor=cursor, evaluation_time=now + datetime.timedelta(days=tick))
             cursor = result.cursor
-            keys = _requested(result)
+            keys, checks = _requested(result), _requested_checks(result)
             if tick > 1 and not keys:
                 break
-            if keys:  # observations and materialisations alike: the daemon launches them as runs of these assets
+            if keys or checks:  # observations, materialisations, checks: the daemon launches them as runs
                 # automation runs carry no run config: {} must satisfy every requested asset's schema
-                job = global_job.get_subset(asset_selection=keys)
+                job = global_job.get_subset(asset_selection=keys, asset_check_selection=checks)
                 dg.validate_run_config(job, {})
                 res = job.execute_in_process(instance=instance, raise_on_error=False)
                 assert res.success, [e.message for e in res.all_events if e.is_failure]
+                evaluated |= {(c.asset_key.to_user_string(), c.check_name, c.passed)
+                              for c in res.get_asset_check_evaluations() if c.check_name == "observed_recently"}
             launched.append({k.to_user_string() for k in keys})
         else:
             pytest.fail(f"automation still requesting after 8 ticks: {launched[-1]}")
@@ -93,6 +112,8 @@ def test_every_automation_request_launches_with_valid_config(tmp_path, monkeypat
             "inaturalist_snapshot"} <= done
     # a new observed version (here: the same, observed again) does not rebuild anything
     assert not any(k in done for k in ("wikidata_graph", "coldp_tree"))
+    # each observed source's freshness check ran, and passed (observed moments before)
+    assert {(source, "observed_recently", True) for source in SOURCES} <= evaluated
 
 
 def _dg(*args: str, cwd: Path) -> subprocess.CompletedProcess:

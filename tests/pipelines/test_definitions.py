@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 from importlib import import_module
+from pathlib import Path
 
 import dagster as dg
 import pytest
 from syrupy.extensions.json import JSONSnapshotExtension
 
 import assets
+from assets.common.deployment import built_for
 from pipelines.definitions import build_definitions
 
 
@@ -36,6 +39,41 @@ def test_definitions_load_and_jobs_resolve():
         for c in dg.load_asset_checks_from_modules([mod]):
             assert set(c.check_keys) <= checks, f"{mod.__name__}: {c.check_keys} not loaded"
     assert {m.__name__ for m in asset_modules()} >= {"assets.wordnet", "assets.imagenet"}
+
+
+def test_each_domain_keeps_its_jobs_schedules_and_sensors():
+    """Each domain package under ``assets/`` holds its own jobs, schedules and sensors (the code
+    location adds only what spans the domains: the embedded default's job and the automation
+    sensor); ``common`` holds no Dagster object at module scope; ``definitions.py`` imports no
+    private name."""
+    env = {"TAXOFORGE_TAXONOMIES": "coldp,wikidata"}
+    tree = dg.ComponentTree.from_module(defs_module=assets, project_root=Path(assets.__file__).parents[1])
+    by_domain = {}
+    with built_for(env):
+        for domain in ("wikidata", "biology", "operations", "scoring", "common"):
+            d = tree.build_defs_at_path(Path(domain))
+            by_domain[domain] = ({s.name for s in d.schedules or []}, {s.name for s in d.sensors or []},
+                                 {j.name for j in d.jobs or []})
+    assert by_domain["wikidata"] == ({"wikidata_sparql_rebuild_schedule", "wikidata_dump_rebuild_schedule"}, set(),
+                                     {"wikidata_sparql_rebuild", "wikidata_dump_rebuild"})
+    assert by_domain["biology"] == ({"catalogue_of_life_rebuild_schedule"}, set(), {"catalogue_of_life_rebuild"})
+    assert by_domain["operations"] == ({"ops_heartbeat"}, {"run_failure_log"}, {"ops_smoke_job"})
+    assert by_domain["scoring"] == (set(), {"model_outputs_sensor"}, {
+        "score_model_outputs", *(f"score_{n}_outputs" for n in ("wordnet", "imagenet1k", "inaturalist", "coldp",
+                                                                  "wikidata"))})
+    assert by_domain["common"] == (set(), set(), set())
+    common = [import_module(m.name) for m in pkgutil.walk_packages(import_module("assets.common").__path__,
+                                                                   prefix="assets.common.")]
+    for mod in common:
+        found = dg.load_definitions_from_module(mod)
+        assert not (found.assets or found.asset_checks or found.jobs or found.schedules or found.sensors), mod.__name__
+    everything = build_definitions(environ=env).get_repository_def()
+    spanning = {s.name for s in everything.sensor_defs} - set().union(*(v[1] for v in by_domain.values()))
+    assert spanning == {"default_automation_condition_sensor"}
+    tree_ast = ast.parse(Path(import_module("pipelines.definitions").__file__).read_text(encoding="utf-8"))
+    private = [f"{node.module}.{a.name}" for node in ast.walk(tree_ast) if isinstance(node, ast.ImportFrom)
+               for a in node.names if a.name.startswith("_")]
+    assert not private, f"pipelines/definitions.py imports private names: {private}"
 
 
 def test_every_schedule_and_job_resolves_in_the_code_location():

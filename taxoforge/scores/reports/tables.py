@@ -32,10 +32,9 @@ from taxoforge.markdown import markdown_escape, markdown_table
 from taxoforge.scores.reports.latex_tables import comparison_latex, leaderboard_latex, short_citation
 from taxoforge.scores.reports.leaderboard import GROUP_KEYS, leaderboard
 
-__all__ = ["leaderboard_markdown", "leaderboard_latex", "leaderboard_csv", "model_summary", "comparison_markdown",
-           "granularity_markdown",
-           "comparison_latex", "write_comparison", "short_citation", "COMPACT_MEASURES", "INTERVAL_MEASURES",
-           "COMPARISON_FILES"]
+__all__ = ["compact_leaderboard", "column_header", "leaderboard_markdown", "leaderboard_latex", "leaderboard_csv",
+           "model_summary", "comparison_markdown", "granularity_markdown", "comparison_latex", "write_comparison",
+           "short_citation", "COMPACT_MEASURES", "INTERVAL_MEASURES", "COMPARISON_FILES"]
 
 STAGE_ORDER = ("exact", "linked_name", "contains", "ngram4", "ngram3", "ngram2", "vote", "top1", "empty", "abstention",
                "none_of_the_above")
@@ -122,16 +121,57 @@ def _vs_best(row: dict) -> str:
     return f"p={p:.3g}" + (" (n.s.)" if p >= 0.05 else "")
 
 
-def _compact_rows(lb: pl.DataFrame, keys: list[str], measures: list[str], n: str = "n"
-                  ) -> tuple[list[str], list[list[str]]]:
+def _compact_rows(lb: pl.DataFrame, keys: list[str], measures: list[str], n: str = "n",
+                  escape=markdown_escape) -> tuple[list[str], list[list[str]]]:
     header = [*keys, *(["rank"] if "rank" in lb.columns else []), "n",
               *[_HEADERS.get(m, m) for m in measures], *(["vs best"] if "vs_best_p" in lb.columns else [])]
     rows = []
     for r in lb.iter_rows(named=True):
-        rows.append([markdown_escape(str(r[k])) for k in keys] + ([_cell(r, "rank")] if "rank" in lb.columns else [])
+        rows.append([escape(str(r[k])) for k in keys] + ([_cell(r, "rank")] if "rank" in lb.columns else [])
                     + [_cell(r, n)] + [_cell(r, m) for m in measures]
                     + ([_vs_best(r)] if "vs_best_p" in lb.columns else []))
     return header, rows
+
+
+def column_header(measure: str) -> str:
+    """The header of ``measure`` in the compact leaderboard (``accuracy`` → ``acc. (%)``).
+
+    Parameters
+    ----------
+    measure : str
+        A leaderboard column.
+
+    Returns
+    -------
+    str
+        Its header.
+    """
+    return _HEADERS.get(measure, measure)
+
+
+def compact_leaderboard(lb: pl.DataFrame, *, markdown: bool = False) -> tuple[list[str], list[list[str]]]:
+    """The compact leaderboard, as ``leaderboard.md`` shows it: the group keys, rank, n, each
+    measure of :data:`COMPACT_MEASURES` with its bootstrap interval in brackets, and ``vs best``
+    (``best``, or the Holm-adjusted p-value of the difference in the ranking measure — hF
+    unless the run ranks by another — to the group's best, ``n.s.`` when not significant at 5 %).
+
+    Parameters
+    ----------
+    lb : polars.DataFrame
+        The leaderboard (:func:`taxoforge.scores.reports.leaderboard.leaderboard`).
+    markdown : bool
+        Escape the group keys (model, dataset, prompt) for Markdown.
+
+    Returns
+    -------
+    tuple of (list of str, list of list of str)
+        The column headers and the rows, every cell as text.
+    """
+    keys = [k for k in GROUP_KEYS if k in lb.columns]
+    measures = [m for m in COMPACT_MEASURES if m in lb.columns]
+    if "harness_agreement" in lb.columns and lb["harness_agreement"].null_count() < lb.height:
+        measures.append("harness_agreement")  # the file carried the harness's own verdict
+    return _compact_rows(lb, keys, measures, escape=markdown_escape if markdown else str)
 
 
 #: The granularity classes of the compact view, with their Markdown headers.
@@ -207,10 +247,7 @@ def leaderboard_markdown(lb: pl.DataFrame, info: dict | None = None, bad_rows: p
                       + (f"{partial} rows have a partial ground truth ({' or '.join(info.get('partial_methods', []))} "
                          "only): counted apart in `partial_gt`, not in n or the measures; `partial_within` is the "
                          "share of them predicted at or under it." if partial else "No partial ground truths."), ""]
-    measures = [m for m in COMPACT_MEASURES if m in lb.columns]
-    if "harness_agreement" in lb.columns and lb["harness_agreement"].null_count() < lb.height:
-        measures.append("harness_agreement")  # the file carried the harness's own verdict
-    header, rows = _compact_rows(lb, keys, measures)
+    header, rows = compact_leaderboard(lb, markdown=True)
     lines.append(markdown_table(rows[:max_rows], columns=header, format_cell=lambda _c, v: v,
                                 right_align=[h for h in header if h not in keys]))
     if len(rows) > max_rows:

@@ -189,38 +189,42 @@ def _odd_lines(buf, plan: Plan, o_line, o_start, o_end, o_pred, res: _BlockResul
 
 def _names_of_block(buf, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line, extra: list,
                     res: _BlockResult) -> pl.DataFrame:
-    from taxoforge.sources.wikidata.dump_scan import gather_spans
+    from taxoforge.sources.wikidata.dump_text import gather_spans
 
-    offsets, data = gather_spans(buf, n_start, n_end)
+    offsets, data, bad_escape = gather_spans(buf, n_start, n_end, n_esc)  # escapes decoded
     raw = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(n_q), [None, pa.py_buffer(offsets),
                                                                           pa.py_buffer(data)])
     bad = np.zeros(len(n_q), dtype=bool)
+
+    def kind(k) -> str:
+        return "rdfs:label" if n_kind[k] == 0 else "skos:altLabel"
+
     try:
         text = raw.cast(pa.large_string())
     except pa.ArrowInvalid:  # invalid UTF-8 somewhere in the block: find it (rare)
         values = []
         for k in range(len(n_q)):
             try:
+                bytes(buf[n_start[k]:n_end[k]]).decode("utf-8")  # the text as written is checked
                 values.append(bytes(data[offsets[k]:offsets[k + 1]]).decode("utf-8"))
             except UnicodeDecodeError as e:
                 values.append(None)
                 bad[k] = True
-                kind = "rdfs:label" if n_kind[k] == 0 else "skos:altLabel"
-                res.deferred.append((int(n_q[k]), int(n_line[k]), f"the {kind} is not UTF-8 text ({e})"))
+                res.deferred.append((int(n_q[k]), int(n_line[k]), f"the {kind(k)} is not UTF-8 text ({e})"))
         text = pa.array(values, type=pa.large_string())
     names = pl.from_arrow(text)
-    escaped = np.flatnonzero(n_esc & ~bad)
-    if len(escaped):  # N-Triples escapes are rare in Wikidata: decoded one by one
+    flagged = np.flatnonzero(bad_escape & ~bad)
+    if len(flagged):  # an unknown escape, or one that is no character: Python words the message
         fixed = []
-        for k in escaped:
+        for k in flagged:
+            written = bytes(buf[n_start[k]:n_end[k]]).decode("utf-8")
             try:
-                fixed.append(unescape(names[int(k)]))
+                fixed.append(unescape(written))
             except ValueError as e:
                 fixed.append(None)
                 bad[k] = True
-                kind = "rdfs:label" if n_kind[k] == 0 else "skos:altLabel"
-                res.deferred.append((int(n_q[k]), int(n_line[k]), f"{e}, in the {kind} \"{names[int(k)][:200]}\""))
-        names = names.scatter(escaped, fixed)
+                res.deferred.append((int(n_q[k]), int(n_line[k]), f"{e}, in the {kind(k)} \"{written[:200]}\""))
+        names = names.scatter(flagged, fixed)
     df = pl.DataFrame({"q": n_q, "kind": n_kind, "lang": n_lang, "name": names})
     if bad.any():
         df = df.filter(pl.Series(~bad))
@@ -232,9 +236,9 @@ def _names_of_block(buf, n_q, n_kind, n_lang, n_start, n_end, n_esc, n_line, ext
 def _ids_of_block(buf, i_q, i_prop, i_start, i_end, extra: list) -> pl.DataFrame:
     """The identifier values of a block: gathered like the names; a value that is not UTF-8 is
     kept with replacement characters, so the property's format check drops and counts it."""
-    from taxoforge.sources.wikidata.dump_scan import gather_spans
+    from taxoforge.sources.wikidata.dump_text import gather_spans
 
-    offsets, data = gather_spans(buf, i_start, i_end)
+    offsets, data, _ = gather_spans(buf, i_start, i_end, np.zeros(len(i_q), dtype=np.bool_))
     raw = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(i_q), [None, pa.py_buffer(offsets),
                                                                           pa.py_buffer(data)])
     try:

@@ -8,7 +8,7 @@ in parallel threads), and returns what the reader keeps:
   pairs of QID numbers;
 * labels (``rdfs:label``) and aliases (``skos:altLabel``) of items in the wanted
   languages, as (QID number, kind, language index, byte span of the text, has-escape flag,
-  line index) — the texts are gathered by :func:`gather_spans`;
+  line index) — the texts are gathered by :func:`.dump_text.gather_spans`;
 * when asked, the values of identifier properties (``wdt:P3151 "55387"``: external ids
   are plain literals) of items, as (QID number, property index, byte span of the value, line
   index);
@@ -47,7 +47,7 @@ from numba.extending import intrinsic
 from taxoforge.sources.wikidata.ntriples import MAX_QID_DIGITS, PRED_ALIAS, PRED_ID, PRED_LABEL, PRED_P31, PRED_P279
 from taxoforge.trees.graph_kernels import compiled
 
-__all__ = ["scan_block", "gather_spans", "encode_langs", "first_nul"]
+__all__ = ["scan_block", "encode_langs", "first_nul"]
 
 _ENT = np.frombuffer(b"<http://www.wikidata.org/entity/Q", dtype=np.uint8)
 _P279 = np.frombuffer(b"<http://www.wikidata.org/prop/direct/P279>", dtype=np.uint8)
@@ -115,22 +115,6 @@ def _memcmp(typingctx, a, b, size):
         fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), [i8p, i8p, ir.IntType(64)]),
                                             "memcmp")
         return builder.call(fn, [builder.inttoptr(x, i8p), builder.inttoptr(y, i8p), size_])
-
-    return sig, codegen
-
-
-@intrinsic
-def _memcpy(typingctx, dst, src, size):
-    """libc's ``memcpy`` between two addresses."""
-    sig = types.void(types.uint64, types.uint64, types.uint64)
-
-    def codegen(context, builder, signature, args):
-        d, s_, size_ = args
-        i8p = ir.IntType(8).as_pointer()
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i8p, [i8p, i8p, ir.IntType(64)]),
-                                            "memcpy")
-        builder.call(fn, [builder.inttoptr(d, i8p), builder.inttoptr(s_, i8p), size_])
-        return context.get_dummy_value()
 
     return sig, codegen
 
@@ -527,21 +511,3 @@ def scan_block(buf, want_p31, seeds, want_names, lang_table, lang_lens, id_props
     return (line, e_pred[:ne], e_child[:ne], e_parent[:ne], n_q[:nn], n_kind[:nn], n_lang[:nn], n_start[:nn],
             n_end[:nn], n_esc[:nn], n_line[:nn], o_line[:no], o_start[:no], o_end[:no], o_pred[:no], i_q[:ni],
             i_prop[:ni], i_start[:ni], i_end[:ni], i_line[:ni])
-
-
-@compiled
-def gather_spans(buf, start, end):
-    """The byte spans ``buf[start[k]:end[k]]`` laid end to end: (offsets, data) of an Arrow
-    string array."""
-    m = start.shape[0]
-    offsets = np.empty(m + 1, dtype=np.int64)
-    offsets[0] = 0
-    for k in range(m):
-        offsets[k + 1] = offsets[k] + (end[k] - start[k])
-    data = np.empty(max(1, offsets[m]), dtype=np.uint8)
-    src = np.uint64(buf.ctypes.data)
-    dst = np.uint64(data.ctypes.data)
-    for k in range(m):
-        _memcpy(dst + np.uint64(offsets[k]), src + np.uint64(start[k]), np.uint64(end[k] - start[k]))
-    return offsets, data[: offsets[m]]
-

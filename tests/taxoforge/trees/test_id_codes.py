@@ -61,6 +61,6 @@ def test_a_hash_collision_falls_back_to_the_exact_route(monkeypatch):
 
 def test_keys_order_numbers_as_their_strings():
     s = pl.Series(["p1", "p10", "p2", "p100", "p19", "p9", "p1"])
-    off, data = id_codes._buffers(s)
+    off, data = id_codes.string_buffers(s)
     keys = id_codes._prefixed_number_keys(off, data)
     assert [s[int(i)] for i in np.argsort(keys, kind="stable")] == sorted(s.to_list())

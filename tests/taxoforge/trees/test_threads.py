@@ -66,3 +66,20 @@ def test_run_waits_for_every_call_before_an_error_goes_up():
     with pytest.raises(RuntimeError, match="first call fails"):
         threads.run(work, [(k,) for k in range(4)])
     assert done[1:].all()
+
+
+def test_a_forked_child_runs_its_calls():
+    import os
+
+    threads.run(lambda k: k, [(1,), (2,)])  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's pool threads are gone; a new pool must run the calls
+        import signal
+
+        signal.alarm(60)  # a child waiting on threads that do not exist dies instead of hanging
+        try:
+            ok = threads.run(lambda k: k * 2, [(1,), (2,), (3,)]) == [2, 4, 6]
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
