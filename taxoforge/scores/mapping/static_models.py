@@ -2,7 +2,7 @@
 
 A sentence model such as all-MiniLM-L6-v2 runs a transformer over every name (about 600
 names/s on 2 CPU cores). A *static* model looks each token up in a table and averages: the
-idea of Model2Vec (Tulkens & van Dongen 2024 [15]), distilled here from the packaged model
+idea of Model2Vec (*Tulkens & van Dongen 2024 [31]*), distilled here from the packaged model
 with the library's own pieces, nothing downloaded:
 
 1. **vocabulary** — every token of the source model's tokenizer except its special tokens and
@@ -14,7 +14,7 @@ with the library's own pieces, nothing downloaded:
    each axis's sign fixed by its largest score, so the result is deterministic);
 4. **Zipf weighting** — with no corpus at hand, token ``r``-th in vocabulary order is taken to
    have frequency ``∝ 1/r`` (Zipf's law), and its vector is scaled by the smooth inverse
-   frequency ``a / (a + p_r)`` (``a = sif``; Arora et al.'s SIF weighting), which damps
+   frequency ``a / (a + p_r)`` (``a = sif``; the SIF weighting of *Arora et al. 2017 [32]*), which damps
    frequent sub-words.
 
 A text's embedding is the mean of its tokens' vectors (tokenised without special tokens;
