@@ -117,17 +117,19 @@ def length_batches(lengths: np.ndarray, batch_size: int, max_tokens: int | None 
     --------
     >>> [b.tolist() for b in length_batches(np.array([5, 1, 9, 1]), batch_size=2)]
     [[1, 3], [0, 2]]
-    >>> [b.tolist() for b in length_batches(np.array([5, 1, 9, 1]), batch_size=4, max_tokens=10)]
+    >>> [b.tolist() for b in length_batches(np.array([5, 1, 9, 1]), batch_size=4, max_tokens=15)]
     [[1, 3, 0], [2]]
     """
     order = np.argsort(lengths, kind="stable")
+    sorted_lengths = np.asarray(lengths)[order].astype(np.int64)
     out, i, n = [], 0, len(order)
     while i < n:
         j = min(n, i + batch_size)
         if max_tokens is not None:
-            # the batch's padded size is (texts) × (its last, longest text's count)
-            while j - i > 1 and (j - i) * int(lengths[order[j - 1]]) > max_tokens:
-                j = i + max(1, min(j - i - 1, max_tokens // max(1, int(lengths[order[j - 1]]))))
+            # a batch of the next c texts pads to c × (its c-th text's count), which grows with
+            # c: the most texts within the budget, found by a binary search (at least one)
+            padded = np.arange(1, j - i + 1) * sorted_lengths[i:j]
+            j = i + max(1, int(np.searchsorted(padded, max_tokens, side="right")))
         out.append(order[i:j])
         i = j
     return out
