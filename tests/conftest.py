@@ -15,6 +15,8 @@ os.environ.setdefault("TAXOFORGE_OFFLINE", "1")
 # the default snapshot store (the user data folder's) to one of this session, never the user's store.
 if "TAXOFORGE_CACHE_DIR" not in os.environ:
     os.environ["TAXOFORGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="taxoforge-test-cache-")
+if "TAXOFORGE_TRUST_DIR" not in os.environ:  # the trusted digests of caches (taxoforge.files.trusted), private
+    os.environ["TAXOFORGE_TRUST_DIR"] = tempfile.mkdtemp(prefix="taxoforge-test-trust-")
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="taxoforge-test-data-")
 for _variable in ("TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE"):
     os.environ.pop(_variable, None)
