@@ -121,3 +121,36 @@ def test_the_sentence_model_record_names_its_precision():
     assert rec["precision"] == "fp32" and rec["model_id"] == minilm.model_id and rec["dimensions"] == 384
     with pytest.raises(ValueError, match="precision must be one of"):
         sentence_transformer_similarity("minilm", precision="fp8")
+
+
+def test_a_run_records_the_static_model(static, inat_like, tmp_path):
+    from taxoforge.scores.map_outputs import map_frame
+    from taxoforge.scores.readers.files import read_outputs
+
+    f = tmp_path / "answers.csv"
+    f.write_text("qid,pred\n1,Toco Toucan\n2,a toucan on a branch\n")
+    rows = read_outputs(f, columns={"id": "qid", "output": "pred"}, require=("output",))
+    index = TaxonomyIndex(inat_like.taxonomy(), MappingConfig(similarity=MINILM_STATIC), similarity=static)
+    res = map_frame(rows, inat_like, index=index, config=index.config)
+    assert res.info["similarity"] == MINILM_STATIC
+    assert res.info["similarity_model"] == similarity_record(static)
+    assert res.table["node_id"].to_list()[0] == "r_toco"
+
+
+def test_the_static_measure_needs_no_torch_to_load_and_encode(static):
+    """A table look-up: loading the cached model and embedding names imports no torch (seconds
+    of import on a machine without a GPU driver)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if Path("/dev/nvidiactl").exists():
+        pytest.skip("an NVIDIA driver is present: 'auto' asks torch for the GPU")
+    code = ("import sys; from taxoforge.scores.mapping.embedding_measures import similarity_from_spec; "
+            "s = similarity_from_spec('minilm-static'); e = s.embed_names(['holm oak', 'Quercus ilex']); "
+            "print(s.device, e.shape, 'torch' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "TAXOFORGE_DEVICE"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "False" and out.stdout.startswith("cpu")
