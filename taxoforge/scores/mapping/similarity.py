@@ -33,6 +33,7 @@ from rapidfuzz import fuzz, process
 
 from taxoforge.scores.mapping.embedding_search import DeviceEmbeddings, exact_scores, top_names_cpu, top_names_torch
 from taxoforge.scores.mapping.sentence_models import NAME_EMBEDDINGS, names_digest
+from taxoforge.scores.mapping.strings import take_strings
 
 __all__ = [
     "Similarity",
@@ -166,10 +167,10 @@ class StringSimilarity(Similarity):
         return self._list
 
     def _choices(self, name_ids: np.ndarray) -> list[str]:
-        if self._list is None:  # not materialised: decode the subset
+        if self._arrow is not None:  # from the buffers: faster than gathering from a list of every name
             if len(name_ids) <= 8:
                 return [self._arrow[int(j)].as_py() for j in name_ids]
-            return self._arrow.take(np.asarray(name_ids, np.int64)).to_pylist()
+            return take_strings(self._arrow, name_ids)
         if self._names_arr is None:
             self._names_arr = np.asarray(self._list, dtype=object)  # fast gathering of subsets
         return self._names_arr[name_ids].tolist()
