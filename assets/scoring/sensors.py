@@ -11,7 +11,9 @@ of that taxonomy (``<name>_scores``, downstream of ``<name>_snapshot``; others:
 ``model_output_scores``), keyed by its path relative to the folder, and one run of that
 asset's job is requested for it (:mod:`assets.scoring.assets`). A sidecar that cannot be read
 is logged and its files wait until it is fixed. Files modified in the last two seconds
-wait for the next tick (write, then rename).
+wait for the next tick (write, then rename). One file that cannot be taken — a name that is
+not UTF-8, a FIFO, a folder that cannot be read — is logged and skipped; the others are
+scored in the same tick.
 """
 
 
@@ -27,6 +29,8 @@ from assets.common.resources import ScoringResource
 from assets.scoring.assets import SUFFIXES, model_output_files, partitions_for, taxonomy_rule
 from assets.scoring.folders import taxonomy_name
 from assets.scoring.jobs import score_model_outputs
+from taxoforge.files.drop_folder import scan_drop_folder
+from taxoforge.scores.readers.run_folders import classify
 
 __all__ = ["model_outputs_sensor_for"]
 
@@ -34,17 +38,38 @@ __all__ = ["model_outputs_sensor_for"]
 MIN_AGE_S = 2.0
 
 
-def _scan(folder: Path, now: float) -> dict[str, str]:
-    """``{path relative to folder: "<mtime ns>-<size>"}`` of the model-output files old enough to score."""
-    found = {}
-    for p in sorted(folder.rglob("*")):
-        if not p.is_file() or p.suffix.lower() not in SUFFIXES or any(part.startswith(".") for part in p.relative_to(folder).parts):
-            continue
-        st = p.stat()
-        if now - st.st_mtime < MIN_AGE_S:
-            continue
-        found[p.relative_to(folder).as_posix()] = f"{st.st_mtime_ns}-{st.st_size}"
-    return found
+def _scan(folder: Path, now: float, log=None) -> dict[str, str]:
+    """``{path relative to folder: "<mtime ns>-<size>"}`` of the model-output files old enough to
+    score. A file that cannot be taken (a name that is not UTF-8, a FIFO, a folder that cannot be
+    read: :func:`taxoforge.files.drop_folder.scan_drop_folder`) is logged and skipped, and the
+    others are scored. So is a file that holds no answers as ``taxoforge score`` reads run
+    folders (:func:`taxoforge.scores.readers.run_folders.classify`): a harness's score or status
+    table, or a VLMEvalKit judge table whose prediction file lies beside it (the judge's verdicts
+    join that file's rows when it is scored), and a link to a file the scan reaches by its own
+    name (VLMEvalKit links each model's latest run files into the model's folder)."""
+    scan = scan_drop_folder(folder, SUFFIXES, min_age_s=MIN_AGE_S, now=now)
+    skipped = list(scan.skipped)
+    files = {}
+    root = folder.resolve()
+    for rel, sig in scan.files.items():
+        path = folder / rel
+        if path.is_symlink():
+            target = path.resolve()
+            inside = target.is_relative_to(root) and target.relative_to(root).as_posix()
+            if inside in scan.files:
+                skipped.append((rel, f"a link to {inside}, scored under that name"))
+                continue
+        role = classify(path)
+        if role.role == "skip":
+            skipped.append((rel, role.reason))
+        elif role.role == "judge" and role.of is not None and role.of.is_file():
+            skipped.append((rel, f"a judge table: its verdicts join {role.of.name} when that file is scored"))
+        else:
+            files[rel] = sig
+    for what, why in skipped:
+        if log is not None:
+            log.warning(f"{what}: not scored: {why}")
+    return files
 
 
 def model_outputs_sensor_for(jobs: Mapping[str, Any]) -> dg.SensorDefinition:
@@ -71,7 +96,7 @@ def _score_new_files(context: dg.SensorEvaluationContext, scoring: ScoringResour
         return dg.SkipReason(f"{folder} does not exist yet: drop model-output files there")
     seen = json.loads(context.cursor) if context.cursor else {}
     found, routes = {}, {}
-    for k, sig in _scan(folder, time.time()).items():
+    for k, sig in _scan(folder, time.time(), context.log).items():
         try:
             rule = taxonomy_rule(scoring, k)
         except (OSError, ValueError) as e:  # an unreadable sidecar: say so, retry on the next tick

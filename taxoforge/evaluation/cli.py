@@ -91,7 +91,7 @@ def mc_build_cmd(tree, labels, difficulty, probe_rank, n_options, seed, variant,
         if pool.startswith("file:"):
             pool = read_labels(pool.removeprefix("file:"), label_column)["label"]
         if probe_rank is not None:
-            rank = int(probe_rank) if probe_rank.isdigit() else probe_rank
+            rank = int(probe_rank) if probe_rank.isascii() and probe_rank.isdigit() else probe_rank
             qs = mc.build_rank_probes(t, gts, rank, options=n_options, seed=seed, organism=organism, pool=pool)
         else:
             qs = mc.build_questions(t, gts, difficulty, options=n_options, seed=seed, organism=organism, pool=pool)
@@ -208,15 +208,17 @@ def mc_score_cmd(outputs, as_json):
 
 
 def _read_jsonl(path) -> list[dict]:
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    _fail(f"{path}:{n}: not valid JSON ({e.msg})")
-    return rows
+    """The records of a JSON-lines file (:func:`taxoforge.files.records.read_jsonl_records`:
+    strict, counted, a bad line named; a FIFO refused by name)."""
+    from taxoforge.files.paths import NotARegularFile
+    from taxoforge.files.records import RecordFileError, read_jsonl_records
+
+    try:
+        return read_jsonl_records(path)[0]
+    except NotARegularFile as e:
+        _fail(str(e), 11)
+    except RecordFileError as e:
+        _fail(str(e))
 
 
 # ============================================================================ evaluate
@@ -227,19 +229,32 @@ def evaluate_group() -> None:
 
 
 def _read_table(path: str):
+    """A per-sample table handed to an evaluation, read through the counted readers of
+    :mod:`taxoforge.files` (a FIFO or a device refused by name, exit code 11; what a file
+    decodes to counted, a bad line named)."""
     import polars as pl
+
+    from taxoforge.files.paths import NotARegularFile, check_regular
+    from taxoforge.files.record_limits import RecordFileError, RecordLimits
 
     p = Path(path)
     if not p.exists():
         _fail(f"{path}: no such file")
     suf = p.suffix.lower()
     try:
+        check_regular(p, "table")
         if suf == ".parquet":
-            return pl.read_parquet(p)
+            from taxoforge.files.parquet_records import read_parquet_table
+
+            return read_parquet_table(p, limits=RecordLimits(max_records=20_000_000, max_cells=10**9), what="table")
         if suf in (".jsonl", ".ndjson"):
             return pl.DataFrame(_read_jsonl(p), infer_schema_length=None)
         if suf in (".csv", ".tsv"):
             return pl.read_csv(p, separator="\t" if suf == ".tsv" else ",")
+    except NotARegularFile as e:
+        _fail(str(e), 11)
+    except RecordFileError as e:
+        _fail(str(e))
     except Exception as e:  # noqa: BLE001 - reported with the file name
         _fail(f"{path}: cannot read ({e})")
     _fail(f"{path}: unknown table format {suf!r}; expected .parquet, .jsonl, .csv or .tsv")

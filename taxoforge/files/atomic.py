@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = [
+__all__ = ["check_output_folder", "check_can_create_in", 
     "atomic_writer",
     "write_bytes_atomic",
     "write_text_atomic",
@@ -242,6 +242,71 @@ def _link_refused(path: Path, what: str) -> OSError:
                           "not written through: give the path it points to, or a new one", str(path))
 
 
+def check_can_create_in(folder: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Refuse, before any work, an output ``target`` whose ``folder`` cannot take a new entry
+    (``-o /proc/self/x``, a read-only mount, a folder of another user): the folder is made
+    when missing and a temporary folder is created in it and removed again — the only test
+    every file system and privilege answers truly.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        Where the output (and its temporary files) will be created.
+    target : str or os.PathLike
+        The output named by the user (``-o``), for the message.
+
+    Raises
+    ------
+    LocalFileError
+        Naming ``target`` and why (exit code 11).
+    """
+    import tempfile
+
+    from taxoforge.files.errors import LocalFileError
+
+    folder = Path(folder) if str(folder) else Path(".")
+    try:
+        _mkdir_parents(folder / "x")
+        os.rmdir(tempfile.mkdtemp(prefix=".taxoforge-probe-", dir=folder))
+    except LocalFileError:
+        raise
+    except OSError as e:
+        raise LocalFileError(e.errno or errno.EIO, f"cannot be written: nothing can be created in {folder} "
+                             f"({e.strerror or e})", str(target)) from None
+
+
+def check_output_folder(path: str | os.PathLike) -> Path:
+    """Refuse an output folder that files would be written *into* through a symbolic link
+    (``compare -o LINK``: the files would land wherever the link points), or that is a file;
+    before any work is done.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The folder a command writes its files into (``-o``).
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    LocalFileError
+        Naming ``path`` and why (exit code 11).
+    """
+    from taxoforge.files.errors import LocalFileError
+
+    path = Path(path)
+    if path.is_symlink():
+        raise LocalFileError(errno.ELOOP, f"is a symbolic link (to {os.readlink(path)}); nothing is written through "
+                             "a link: give the folder it points to, or a new one", str(path))
+    if path.exists() and not path.is_dir():
+        raise LocalFileError(errno.ENOTDIR, "is a file, not a folder", str(path))
+    check_can_create_in(path if path.is_dir() else path.parent, path)
+    return path
+
+
 def check_replaceable(path: str | os.PathLike) -> None:
     """Refuse a ``path`` that :func:`atomic_directory` must not replace whole, before any
     work is done: a symbolic link (the link would be replaced, not the folder it points
@@ -272,6 +337,7 @@ def check_replaceable(path: str | os.PathLike) -> None:
     if real == cwd or real in cwd.parents:
         raise LocalFileError(errno.EBUSY, "is the working folder (or holds it): it would be replaced whole; "
                              "write into a new folder instead, e.g. results/", str(path))
+    check_can_create_in(path.parent, path)
 
 
 @contextlib.contextmanager

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
+from taxoforge.files.parquet_records import read_parquet_table
+from taxoforge.files.paths import check_regular
 from taxoforge.files.records import (
     RecordFileError,
     read_csv_records,
@@ -98,8 +100,9 @@ def read_labels(path: str | os.PathLike, label_column: str | None = None) -> pl.
     [('Esox lucius', 2), ('Notropis hudsonius', 4)]
     """
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise LabelFileError(f"{p}: no such file")
+    check_regular(p, "label file")  # a FIFO, a device or a folder: refused by name (exit code 11), never waited on
     suf = p.suffix.lower()
     if suf in (".txt", ".lst", ""):
         vals, lines = read_text_lines(p, error=LabelFileError)
@@ -114,10 +117,7 @@ def read_labels(path: str | os.PathLike, label_column: str | None = None) -> pl.
         rows, lines = read_jsonl_records(p, error=LabelFileError)
         df = pl.DataFrame([{k: _scalar(v) for k, v in r.items()} for r in rows], infer_schema_length=None)
     elif suf == ".parquet":
-        try:
-            df = pl.read_parquet(p)
-        except Exception as e:  # noqa: BLE001 - pyarrow/polars raise many kinds
-            raise LabelFileError(f"{p}: not a readable Parquet file: {e}") from None
+        df = read_parquet_table(p, what="label file", error=LabelFileError)  # counted as decoded
         lines = list(range(1, df.height + 1))
     else:
         raise LabelFileError(f"{p}: unknown label file type {suf!r}; expected one of {', '.join(LABEL_SUFFIXES)}")

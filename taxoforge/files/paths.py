@@ -2,9 +2,13 @@
 :func:`path_inside` refuses any that would land outside the folder it is meant for, or —
 with ``symlinks=False`` — that passes through a symbolic link below it;
 :func:`read_regular_file` reads such a file without following a link and without reading
-more than a limit; and :func:`default_cache_dir`, the folder of taxoforge's caches
-(derived data, rebuilt when lost); :func:`without_local_paths`, provenance with the paths
-of one machine's files cut to their names (what a published manifest may say)."""
+more than a limit; :func:`open_regular` opens a file named by a user only when it is a
+regular file — a FIFO, a device, a socket or a folder is refused by name
+(:class:`NotARegularFile`, exit code 11), and opening never waits on one;
+:func:`default_cache_dir`, the folder of taxoforge's caches (derived data, rebuilt when
+lost); :func:`without_local_paths`, provenance with the paths of one machine's files cut to
+their names (what a published manifest may say); :func:`distinct_tails`, the shortest tails
+that tell paths apart."""
 
 from __future__ import annotations
 
@@ -15,8 +19,11 @@ import stat
 from pathlib import Path
 from typing import Any
 
-__all__ = ["UnsafePath", "FileTooLarge", "path_inside", "read_regular_file", "default_cache_dir",
-           "user_data_dir", "without_local_paths", "is_local_path"]
+from taxoforge.files.errors import LocalFileError
+
+__all__ = ["UnsafePath", "FileTooLarge", "NotARegularFile", "path_inside", "read_regular_file", "open_regular",
+           "check_regular", "default_cache_dir", "user_data_dir", "without_local_paths", "is_local_path",
+           "distinct_tails"]
 
 #: a path of one machine's file system: POSIX absolute (two parts at least), home-relative,
 #: a Windows drive path, or a ``file:`` URL
@@ -206,11 +213,12 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file
     """
     path = Path(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise UnsafePath(f"{path} is a symbolic link: refused") from None
         raise
+    _blocking(fd)
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
@@ -221,3 +229,122 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file
     if len(data) > max_bytes:
         raise FileTooLarge(f"{path}: more than the {max_bytes:,} bytes a {what} may have")
     return data
+
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO for reading waits for a writer unless non-blocking
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+class NotARegularFile(LocalFileError):
+    """A path a reader was given is not a regular file (a FIFO, a device, a socket, a folder):
+    refused by name, never read, never waited on; exit code 11 (:data:`~taxoforge.files.errors.EXIT_FILE_SYSTEM`)."""
+
+
+def _blocking(fd: int) -> None:
+    """Clear ``O_NONBLOCK`` on ``fd`` (a regular file reads the same either way; this keeps it plain)."""
+    if _NONBLOCK:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~_NONBLOCK)
+
+
+def _kind(mode: int) -> str:
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: str | os.PathLike, what: str = "file"):
+    """Open ``path`` for reading in binary mode when it is a regular file (a symbolic link to
+    one is followed). A FIFO, a device (``/dev/zero``), a socket or a folder is refused with
+    :class:`NotARegularFile` naming it — checked on the opened file itself (``fstat``), and
+    the open never waits for a FIFO's writer.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    what : str, optional
+        What the file is, for the message (``answer file``, ``crosswalk`` …).
+
+    Returns
+    -------
+    io.BufferedReader
+        The open file; the caller closes it.
+
+    Raises
+    ------
+    NotARegularFile
+        ``path`` is not a regular file.
+    FileNotFoundError
+        It does not exist.
+    """
+    path = os.fspath(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    except IsADirectoryError:
+        raise NotARegularFile(errno.EISDIR, f"a folder, not a regular file: a {what} must be a file", path) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(errno.EINVAL, f"{_kind(mode)}, not a regular file: a {what} must be a file "
+                                  "(it is never read from a pipe or a device)", path)
+        _blocking(fd)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def check_regular(path: str | os.PathLike, what: str = "file") -> Path:
+    """``path`` when it is a regular file (:func:`open_regular`'s checks, for a reader that
+    takes a path: Parquet, SQLite); :class:`NotARegularFile` or :class:`FileNotFoundError`
+    otherwise.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    what : str, optional
+        What the file is, for the message.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
+    with open_regular(path, what):
+        pass
+    return Path(path)
+
+
+def distinct_tails(paths) -> dict:
+    """Each path as the shortest tail of its parts that no other path ends with
+    (``fish-easy/…/a.jsonl`` where several files are named ``a.jsonl``): the file name when
+    names differ. Linear in the number of paths (one count of tails per depth, never a
+    comparison of every pair: 20,000 files take milliseconds).
+
+    Parameters
+    ----------
+    paths : iterable of str or os.PathLike or tuple of str
+        The paths (or their parts).
+
+    Returns
+    -------
+    dict
+        Each path given → its tail, parts joined by ``/``.
+    """
+    from collections import Counter
+
+    parts = {p: (tuple(p) if isinstance(p, tuple) else Path(p).parts) for p in paths}
+    distinct = set(parts.values())
+    out = {}
+    pending = dict(parts)
+    n = 1
+    while pending:
+        counts = Counter(q[-n:] for q in distinct if len(q) >= n)
+        for p, ps in list(pending.items()):
+            if n >= len(ps) or counts[ps[-n:]] == 1:
+                out[p] = "/".join(ps[-n:])
+                del pending[p]
+        n += 1
+    return out

@@ -36,6 +36,10 @@ MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
+def _ascii_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
 def is_http_url(url: str) -> bool:
     """``url`` is ``http://`` or ``https://`` (fetched with :mod:`requests`, not fsspec).
 
@@ -90,7 +94,7 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # "²" is a digit to str.isdigit, not to float()
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
@@ -313,7 +317,7 @@ def _answer(url: str, r, offset: int, conditional: dict, chunk_size: int, deadli
         return Answer(iter(()), offset, 0, int(m.group(1)) if m else None, etag, modified, complete=True)
     if st not in (200, 206):
         raise DownloadError(f"{url}: HTTP {st} {r.reason or ''}".rstrip(), status=st)
-    length = int(r.headers["Content-Length"]) if r.headers.get("Content-Length", "").isdigit() else None
+    length = int(r.headers["Content-Length"]) if _ascii_digits(r.headers.get("Content-Length", "")) else None
     end = None
     if st == 206:
         cr = _content_range(r.headers.get("Content-Range"))

@@ -54,7 +54,10 @@ from collections.abc import Iterable, Mapping
 
 import polars as pl
 
+from taxoforge.files.record_limits import RecordLimits
+
 __all__ = ["CROSSWALK_SCHEMA", "CONFLICTS_SCHEMA", "NODE_PREFIXES", "CLAIM_CONFIDENCE", "empty_crosswalk",
+           "CrosswalkError", "read_crosswalk", "CROSSWALK_LIMITS",
            "identifier_links", "claim_conflicts", "conflict_shares", "combine", "translate", "node_ids",
            "coverage", "Crosswalk", "build_crosswalk", "crosswalk_version", "COUNTS_SCHEMA"]
 
@@ -71,6 +74,71 @@ NODE_PREFIXES = {"wikidata": "wd", "inaturalist": "inat", "col": "col", "inat21"
 #: Confidence of an identifier claim: clean, preferred among several, any other in a conflict.
 CLAIM_CONFIDENCE = {"clean": 1.0, "preferred": 0.75, "conflict": 0.5}
 _LIVE = pl.col("rank") != "deprecated"
+#: Columns a crosswalk handed in must have; the others of :data:`CROSSWALK_SCHEMA` may be missing (null).
+_REQUIRED = ("source_a", "id_a", "source_b", "id_b", "confidence")
+
+
+class CrosswalkError(ValueError):
+    """A crosswalk table that cannot be used; the message names the file, column or row."""
+
+
+#: What a crosswalk file may decode to, counted as decoded: 50 million links, 1 GiB of column data.
+CROSSWALK_LIMITS = RecordLimits(max_records=50_000_000, max_cells=10**9)
+
+
+def read_crosswalk(crosswalk, *, limits=None) -> pl.DataFrame:
+    """A crosswalk table handed in (a Parquet file or a table), checked before it is used:
+    the columns of :data:`CROSSWALK_SCHEMA` (``source_a``, ``id_a``, ``source_b``, ``id_b``
+    and ``confidence`` required, the others null when missing) of their types, and every
+    confidence a finite number in (0, 1]. A file is read in counted batches
+    (:func:`taxoforge.files.parquet_records.read_parquet_table`): a FIFO or a device is refused
+    by name, a file that is not Parquet or decodes past ``limits`` is an error naming it.
+
+    Parameters
+    ----------
+    crosswalk : polars.DataFrame or str or os.PathLike
+        The table, or its Parquet file.
+    limits : RecordLimits, optional
+        What the file may decode to (default :data:`CROSSWALK_LIMITS`).
+
+    Returns
+    -------
+    polars.DataFrame
+        The table, with the columns and types of :data:`CROSSWALK_SCHEMA`.
+
+    Raises
+    ------
+    CrosswalkError
+        Naming the file and the column, row or limit.
+    """
+    if isinstance(crosswalk, pl.DataFrame):
+        df, where = crosswalk, "the crosswalk table"
+    else:
+        from taxoforge.files.parquet_records import read_parquet_table
+
+        where = str(crosswalk)
+        df = read_parquet_table(crosswalk, limits=limits or CROSSWALK_LIMITS, what="crosswalk",
+                                error=CrosswalkError)
+    missing = [c for c in _REQUIRED if c not in df.columns]
+    if missing:
+        raise CrosswalkError(f"{where}: no column {', '.join(map(repr, missing))} (a crosswalk has "
+                             f"{', '.join(CROSSWALK_SCHEMA)}; its columns are {', '.join(df.columns) or 'none'})")
+    for c, t in CROSSWALK_SCHEMA.items():
+        if c not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype=t).alias(c))
+            continue
+        have = df.schema[c]
+        ok = have.is_numeric() if t == pl.Float64 else have in (pl.String, pl.Categorical, pl.Null) or have.is_integer()
+        if not ok:
+            raise CrosswalkError(f"{where}: column {c!r} is {have}, expected {t} (text ids, numeric confidences)")
+    df = df.select([pl.col(c).cast(t) for c, t in CROSSWALK_SCHEMA.items()])
+    conf = df["confidence"]
+    bad = (conf.is_null() | ~conf.is_finite() | (conf <= 0) | (conf > 1)).fill_null(True)
+    if bad.any():
+        i = int(bad.arg_true()[0])
+        raise CrosswalkError(f"{where}: row {i + 1}: confidence {conf[i]!r} is not a number in (0, 1] "
+                             f"({int(bad.sum()):,} such rows); a link's confidence says how sure it is")
+    return df
 
 
 def empty_crosswalk() -> pl.DataFrame:

@@ -2,7 +2,8 @@
 
 * :func:`by_epithet_variants` — rule 8, same genus, epithets equal up to their Latin ending;
 * :func:`by_genus_transfer` — rule 9, the epithet found in exactly one other genus of the
-  label's family;
+  label's family; a transfer no synonym supports is linked but said to be a guess
+  (:data:`GUESS`, docs/method.md#ground-truths);
 * :func:`by_species`, :func:`by_genus` — rules 10 and 11, the partial ground truths;
 * :func:`explain_unmatched` — why every label still pending matched nothing.
 
@@ -25,11 +26,16 @@ from taxoforge.links.label_table import (
     split_name_keys,
     word_stems,
 )
-from taxoforge.links.name_index import SCIENTIFIC_KINDS, NameIndex
+from taxoforge.links.name_index import SCIENTIFIC_KINDS, SYNONYM_KIND, NameIndex
 from taxoforge.links.scientific_names import RANK_MARKERS, epithet_stem_expr, with_scientific_key
-from taxoforge.trees.ranks import INFRASPECIFIC_RANKS, SPECIES_RANKS
+from taxoforge.trees.ranks import INFRASPECIFIC_RANKS, SPECIES_RANKS, ancestor_at_rank
 
-__all__ = ["by_epithet_variants", "by_genus_transfer", "by_species", "by_genus", "label_genera", "explain_unmatched"]
+__all__ = ["by_epithet_variants", "by_genus_transfer", "by_species", "by_genus", "label_genera", "explain_unmatched",
+           "GUESS", "is_guess"]
+
+#: How the detail of a genus transfer that no synonym supports begins its caveat; scoring
+#: counts the rows whose ground truth rests on one (:func:`is_guess`).
+GUESS = "a guess"
 
 Rule = Callable[[pl.DataFrame], pl.DataFrame]
 _SPECIES_LEVEL = [*SPECIES_RANKS, *INFRASPECIFIC_RANKS]
@@ -109,7 +115,8 @@ def by_genus_transfer(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
     genera = label_genera(state, index).filter(pl.col("_family_id").is_not_null())
     if not genera.height:
         return state
-    todo = pending(state).join(genera.select("_row", "_family_id", "_family_name", "_genus_note").unique(), on="_row")
+    todo = pending(state).join(genera.select("_row", "_family_id", "_family_name", "_genus_note", "_genus_id").unique(),
+                               on="_row")
     todo = todo.with_columns(epithet_stems(pl.col("_epithets")).alias("_epithet_stems"))
     # every species-level taxon of those families, keyed
     members = index.descendants(todo["_family_id"].unique(), _SPECIES_LEVEL).rename({"root": "_family_id"})
@@ -128,11 +135,56 @@ def by_genus_transfer(state: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
     # same spelling first; the Latin-ending variants only where no genus has the same spelling
     pairs = pairs.with_columns((pl.col("_name_epithets") == pl.col("_epithets")).alias("_same_spelling"))
     pairs = pairs.filter(pl.col("_same_spelling") | ~pl.col("_same_spelling").any().over("_row"))
+    pairs = _evidence(pairs, index)
     note = pl.when(pl.col("_genus_note") != "").then(pl.format("; {}", "_genus_note")).otherwise(pl.lit(""))
     ending = pl.when(pl.col("_same_spelling")).then(pl.lit("")).otherwise(pl.lit(", up to its Latin ending"))
-    found = hits(pairs, pl.format("genus transfer: '{}' → {} (its epithet occurs in no other genus of {}{}{})",
-                                  "label_text", "name", "_family_name", ending, note))
+    found = hits(pairs, pl.format("genus transfer: '{}' → {} (its epithet occurs in no other genus of {}{}{}){}",
+                                  "label_text", "name", "_family_name", ending, note, "_evidence"))
     return settle(state, found, "genus_transfer", index.label_of)
+
+
+def _evidence(pairs: pl.DataFrame, index: NameIndex) -> pl.DataFrame:
+    """``pairs`` with ``_evidence``: what supports each transfer, or that it is :data:`GUESS`.
+
+    A transfer is supported when the tree records it: the candidate has a synonym in the
+    label's genus (*Orconectes virilis* among the names of *Faxonius virilis*), or the label's
+    genus is a synonym or subgenus of the candidate's genus. An epithet found in one other
+    genus of the family is no such record — two valid species may share it (*Omobranchus
+    longispinis* is not *Laiphognathus longispinis*) — so the link stays, said to be a guess."""
+    if not pairs.height:
+        return pairs.with_columns(pl.lit("").alias("_evidence"))
+    ids = pairs["node_id"].unique()
+    syn = index.names.filter(pl.col("node_id").is_in(ids.implode()) & (pl.col("kind") == SYNONYM_KIND))
+    syn = split_name_keys(with_scientific_key(syn, "name").filter(pl.col("_key") != "")).select(
+        "node_id", pl.col("_name_genus_word").alias("_genus_word"), pl.col("name").alias("_synonym")).unique(
+        ["node_id", "_genus_word"], keep="first", maintain_order=True)
+    genus = ancestor_at_rank(index.nodes, ids, "genus").select("node_id", pl.col("ancestor_id").alias("_cand_genus"))
+    pairs = (pairs.join(syn, on=["node_id", "_genus_word"], how="left")
+             .join(genus, on="node_id", how="left"))
+    return pairs.with_columns(
+        pl.when(pl.col("_synonym").is_not_null())
+        .then(pl.format("; supported by the synonym {} of {}", "_synonym", "name"))
+        .when((pl.col("_genus_note") != "") & (pl.col("_genus_id") == pl.col("_cand_genus")))
+        .then(pl.lit("; supported by the genus synonymy"))
+        .otherwise(pl.lit(f"; {GUESS}: no synonym or linked record supports this transfer, and two valid species "
+                          "may share an epithet (docs/method.md#ground-truths)"))
+        .alias("_evidence")).drop("_synonym", "_cand_genus")
+
+
+def is_guess(detail: pl.Expr) -> pl.Expr:
+    """Whether a link's ``detail`` says its genus transfer is :data:`GUESS`.
+
+    Parameters
+    ----------
+    detail : polars.Expr
+        A ``detail`` (or ``gt_detail``) column.
+
+    Returns
+    -------
+    polars.Expr
+        Boolean, false for null.
+    """
+    return detail.str.contains(f"; {GUESS}: ", literal=True).fill_null(False)
 
 
 def by_species(state: pl.DataFrame, index: NameIndex, rules: Sequence[Rule]) -> pl.DataFrame:

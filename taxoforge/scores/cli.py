@@ -34,13 +34,16 @@ Exit codes (both commands; ``--json`` prints errors as ``{"error", "exit_code"}`
 8     download interrupted (run the same command again to resume)
 10    too few rows scored: none, or fewer than ``--min-scored`` of them (the
       results are still written, and the reasons printed)
-11    the output cannot be written: no space left on the device, a file where a folder
-      goes, ``-o`` a symbolic link or the working folder (the message names the path)
+11    a file cannot be written or read: no space left on the device, a file where a folder
+      goes, ``-o`` a symbolic link, the working folder or a place nothing can be created
+      (``/proc/self/x``), an input that is a FIFO, a device or a folder, an index folder
+      where no lock can be made (the message names the path)
 ====  =============================================================
 """
 
 from __future__ import annotations
 
+import errno
 import sys
 import time
 
@@ -56,8 +59,9 @@ EXIT_TOO_FEW_SCORED = 10
 #: ``--min-scored`` of one run, and of a sensitivity run (each tree's coverage).
 MIN_SCORED, SENSITIVITY_MIN_SCORED = 0.95, 0.90
 _EPILOG = ("Exit codes: 0 ok, 2 usage or unreadable file, 3 taxonomy not found, 4 verification failed, "
-           "8 download interrupted, 10 too few rows scored (results still written), 11 output not writable "
-           "(no space left, a file where a folder goes, -o a symlink or the working folder).")
+           "8 download interrupted, 10 too few rows scored (results still written), 11 a file not writable or "
+           "not readable (no space left, a file where a folder goes, -o a symlink or the working folder, an input "
+           "that is a FIFO or a device).")
 FRACTION = FiniteFloat(0.0, 1.0)
 #: ``--rank-by`` → the leaderboard's measure.
 _RANK_BY = {"hF": "hF", "accuracy": "accuracy", "severity": "mistake_severity"}
@@ -133,6 +137,10 @@ read_options = _options(
                  help="Columns of a ranked top-k, best first (e.g. top1,top2,…,top6): each is mapped to a node and "
                       "the leaderboard gets the hierarchical distance@k (hdist@k); the first is the answer unless "
                       "--column output=… names another."),
+    click.option("--max-records", type=click.IntRange(1, None), default=None, metavar="N",
+                 help="Records one file may hold (default 1,000,000; counted as read)."),
+    click.option("--max-cells", type=click.IntRange(1, None), default=None, metavar="N",
+                 help="Fields one file's records may hold in all (default 2,000,000; counted as read)."),
     click.option("--model", default=None, help="Model name for rows that have none."),
     click.option("--dataset", default=None, help="Dataset name for rows that have none."),
     click.option("--prompt", default=None, help="Prompt name for rows that have none."),
@@ -225,7 +233,8 @@ def _read_options(o: dict, require: tuple[str, ...]):
                        header=not o["no_header"], column_names=[c.strip() for c in names.split(",")] if names else None,
                        derive={c: (col, rx) for c, col, rx in o["derive"]} or None, require=require,
                        allow_duplicate_ids=o["allow_duplicate_ids"], all_runs=o["all_runs"],
-                       ranked=[c.strip() for c in o["ranked"].split(",") if c.strip()] if o.get("ranked") else ())
+                       ranked=[c.strip() for c in o["ranked"].split(",") if c.strip()] if o.get("ranked") else (),
+                       **{k: o[k] for k in ("max_records", "max_cells") if o.get(k)})
 
 
 def _say(as_json: bool, message: str) -> None:
@@ -236,7 +245,9 @@ def _say(as_json: bool, message: str) -> None:
 def _usage_errors():
     from taxoforge.scores.readers.files import OutputFileError
 
-    return (OutputFileError, FileNotFoundError, ValueError, ImportError)
+    # a missing input is an OutputFileError (2); an OSError (a file that cannot be written or
+    # read, a FIFO given as a file) ends with 11 and its path
+    return (OutputFileError, ValueError, ImportError)
 
 
 #: errors end with ``error: …`` on stderr (or a JSON document) and their exit code, never a traceback
@@ -408,6 +419,11 @@ def score_cmd(outputs, taxonomy, taxonomies, crosswalk, out_dir, min_scored, for
         run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=not no_plots, timings=timings).items()}
     failure = _quality_gate(run.info["scored"], run.info["rows"], min_scored, "scored", run.info["bad_rows_by_reason"])
     code = EXIT_TOO_FEW_SCORED if failure else 0
+    guesses = run.info.get("genus_transfer_guesses", {})
+    if guesses.get("rows"):
+        _say(as_json, f"{guesses['rows']:,} scored row(s) rest on a genus transfer no synonym supports (a guess: "
+                      f"{', '.join(guesses['labels'][:5])}{' …' if len(guesses['labels']) > 5 else ''}); see "
+                      "run.json's genus_transfer_guesses")
     if as_json:
         bad = run.bad_rows.head(1000).to_dicts()
         emit_json({"leaderboard": run.leaderboard.to_dicts(), "info": run.info, "bad_rows": bad,
@@ -487,6 +503,16 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
     as_json = o["as_json"]
     if out is not None and not any(out.lower().endswith(s) for s in MAP_FORMATS):
         raise click.BadParameter(f"{out}: use one of {', '.join(MAP_FORMATS)}", param_hint="-o/--out")
+    if out is not None:
+        from pathlib import Path
+
+        from taxoforge.files import check_can_create_in
+
+        if Path(out).is_symlink():
+            from taxoforge.files import LocalFileError
+
+            raise LocalFileError(errno.ELOOP, "is a symbolic link: nothing is written through a link", out)
+        check_can_create_in(Path(out).parent, out)  # before any work (exit 11)
     rows, cited, index, sources = _prepare(outputs, taxonomy, o, ("output",))
     res = map_frame(rows, cited, index=index, progress=o["progress"])
     if out is not None:
@@ -518,14 +544,15 @@ def map_cmd(outputs, taxonomy, out, min_mapped, **o):
 
 # ---------------------------------------------------------------------------- compare
 def _compare_errors() -> tuple[type, ...]:
-    """The errors ``compare`` ends with exit code 2: runs that cannot be compared, an output
-    folder that cannot be written."""
+    """The errors ``compare`` ends with exit code 2: runs that cannot be read or compared (an
+    output folder that cannot be written, a FIFO or a device given as a run, end with 11)."""
     from taxoforge.scores.statistics.compare import ComparisonError
 
-    return (ComparisonError, OSError)
+    return (ComparisonError,)
 
 
-@click.command("compare", epilog="Exit codes: 0 ok, 2 a run that cannot be read or compared.")
+@click.command("compare", epilog="Exit codes: 0 ok, 2 a run that cannot be read or compared, 11 a file that cannot be "
+                                 "read or written (a FIFO or a device as a run, -o a symbolic link, no space left).")
 @click.argument("runs", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN_C ...]")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Write comparison.md/.csv/.tex/.parquet and the figure (PNG 300 dpi, PDF, SVG) here.")
@@ -549,9 +576,12 @@ def compare_cmd(runs, out_dir, n_resamples, seed, level, alpha, reference, no_pl
     id within each dataset × prompt: accuracy by the exact McNemar test, hF and mistake
     severity by paired bootstrap intervals of the difference and a paired permutation test,
     p-values Holm-adjusted over all comparisons. A run of several models gives several."""
+    from taxoforge.files import check_output_folder
     from taxoforge.scores.statistics.compare import compare_runs
     from taxoforge.scores.reports.tables import comparison_markdown, write_comparison
 
+    if out_dir:
+        check_output_folder(out_dir)  # before any work: nothing is written through a symbolic link
     cmp = compare_runs(runs, n_resamples=n_resamples, level=level, seed=seed, alpha=alpha, reference=reference)
     written = write_comparison(cmp, out_dir, plots=not no_plots, names=display_names) if out_dir else {}
     if as_json:

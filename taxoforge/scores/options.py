@@ -22,12 +22,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from numbers import Integral
 
-from taxoforge.files.records import MAX_RECORD_BYTES, MAX_TABLE_BYTES
+from taxoforge.files.records import MAX_CELLS, MAX_RECORD_BYTES, MAX_RECORDS, MAX_TABLE_BYTES
 from taxoforge.params import (MAX_BOOTSTRAP_RESAMPLES, Interval, InvalidParameterError, Options,
                                      validate_params)
 
 __all__ = ["Interval", "Options", "InvalidParameterError", "validate_params", "ReadOptions", "ScoreOptions",
-           "MAX_RECORD_BYTES", "MAX_TABLE_BYTES", "MAX_BOOTSTRAP_RESAMPLES", "FILE_KINDS", "LAYOUTS", "HEIGHTS", "RANK_BY",
+           "MAX_RECORD_BYTES", "MAX_TABLE_BYTES", "MAX_RECORDS", "MAX_CELLS", "MAX_BOOTSTRAP_RESAMPLES", "FILE_KINDS",
+           "LAYOUTS", "HEIGHTS", "RANK_BY",
            "split_options", "env_fraction"]
 
 #: File kinds a model-output file may be read as (``--format``; default: from the name and content).
@@ -92,7 +93,12 @@ class ReadOptions(_Validated):
     max_record_bytes : int
         Bytes one record may take before it is parsed (:data:`MAX_RECORD_BYTES`).
     max_table_bytes : int
-        Bytes a whole-table file (xlsx, Parquet, a JSON document) may unpack to (:data:`MAX_TABLE_BYTES`).
+        Bytes a file may decode to, counted as decoded: a workbook's XML, a Parquet file's
+        column data, a JSON document read whole (:data:`MAX_TABLE_BYTES`).
+    max_records : int
+        Records (rows) one file may hold (:data:`MAX_RECORDS`).
+    max_cells : int
+        Fields one file's records may hold in all (:data:`MAX_CELLS`).
     all_runs : bool
         Read every run of a harness, model and dataset, each as its own model
         ``{model}@{run}`` (default: the latest run, by the harness's run id;
@@ -112,6 +118,8 @@ class ReadOptions(_Validated):
     ranked: Sequence = ()
     max_record_bytes: int = MAX_RECORD_BYTES
     max_table_bytes: int = MAX_TABLE_BYTES
+    max_records: int = MAX_RECORDS
+    max_cells: int = MAX_CELLS
     all_runs: bool = False
 
     CONSTRAINTS = {
@@ -119,6 +127,7 @@ class ReadOptions(_Validated):
         "defaults": [Mapping], "delimiter": [str, None], "header": [bool], "column_names": [Sequence, None],
         "derive": [Mapping, None], "require": [Sequence], "allow_duplicate_ids": [bool], "ranked": [Sequence],
         "max_record_bytes": [Interval(Integral, 1, None)], "max_table_bytes": [Interval(Integral, 1, None)],
+        "max_records": [Interval(Integral, 1, None)], "max_cells": [Interval(Integral, 1, None)],
         "all_runs": [bool],
     }
 

@@ -120,6 +120,17 @@ def index_for(cited: CitedTaxonomy, config: MappingConfig | None = None,
                               index_dir=index_dir, progress=progress)
 
 
+def _guesses(samples: pl.DataFrame) -> dict:
+    """How many scored rows rest on a genus transfer no synonym supports (a guess,
+    :func:`taxoforge.links.genus_rules.is_guess`), and their labels (up to 50)."""
+    from taxoforge.links.genus_rules import is_guess
+
+    if not samples.height or "gt_detail" not in samples.columns:
+        return {"rows": 0, "labels": []}
+    g = samples.filter((pl.col("gt_via") == "genus_transfer") & is_guess(pl.col("gt_detail")))
+    return {"rows": g.height, "labels": g["label"].cast(pl.String).unique().sort().head(50).to_list()}
+
+
 def index_record(index: TaxonomyIndex) -> dict:
     """``info["mapping_index"]`` of a run: the stored index's folder, whether it was built or
     loaded and the seconds it took (:meth:`IndexInfo.as_dict`), or ``place: "memory"`` for an
@@ -426,6 +437,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
         "ground_truth_methods": {m: int(n) for m, n in samples.group_by("gt_via").len().sort("gt_via").iter_rows()}
         if samples.height else {},
         "partial_ground_truths": int(samples["gt_partial"].sum()) if samples.height else 0,
+        "genus_transfer_guesses": _guesses(samples),
         "partial_methods": list(PARTIAL_METHODS), "distinct_labels": resolve.links.height,
         "files": rows["file"].unique(maintain_order=True).to_list() if rows.height and "file" in rows.columns else [],
         "per_file": _per_file(rows, samples, bad_df),

@@ -226,8 +226,7 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
     -------
     StoredTree
     """
-    import filelock
-
+    from taxoforge.files.locks import held_lock
     from taxoforge.scores.mapping.store import index_place
 
     t0 = time.perf_counter()
@@ -238,7 +237,7 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
         return got
     try:
         place.root.mkdir(parents=True, exist_ok=True)
-        with filelock.FileLock(str(path) + ".lock", timeout=3600):
+        with held_lock(str(path) + ".lock", f"the stored tree {path.name}", 3600):
             got = _read(path, content_sha256, tables)
             if got is not None:
                 return got

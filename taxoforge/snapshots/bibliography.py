@@ -378,7 +378,8 @@ def _q(text: Any) -> str:
     for ch in str(text):
         if ch in _YAML_ESC:
             out.append(_YAML_ESC[ch])
-        elif ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or ch in "\u2028\u2029\ufeff" or 0xD800 <= ord(ch) <= 0xDFFF:
+        elif (ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or ch in "\u2028\u2029\ufeff\ufffe\uffff"
+              or 0xD800 <= ord(ch) <= 0xDFFF):  # outside YAML's printable set (1.2, §5.1): escaped
             out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
         else:
             out.append(ch)
@@ -410,7 +411,7 @@ def _cff_work(work: dict, up: Upstream, versions: list[tuple[str, Any]], first: 
         start, _, end = work["pages"].partition("--")
         lines += [f"    start: {_q(start)}"] + ([f"    end: {_q(end)}"] if end else [])
     year = (str((release or {}).get("issued") or "")[:4]) or work.get("year")
-    if year and year.isdigit():
+    if year and year.isascii() and year.isdigit():  # "²⁰²⁴" is digits to isdigit, not to int
         lines.append(f"    year: {int(year)}")
     if (release or {}).get("version"):
         lines.append(f"    version: {_q(release['version'])}")

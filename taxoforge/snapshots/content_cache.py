@@ -3,11 +3,12 @@
 Citing a *tree folder* (not a snapshot: no manifest vouches for it) needs the content hash
 of its tables (:func:`taxoforge.snapshots.manifest.content_id`): canonical order, every row
 serialised and hashed — seconds on a 1.4 M-node tree, on every ``taxoforge score`` call.
-:func:`cached_content_sha256` remembers the hash in the cache folder
-(``$TAXOFORGE_CACHE_DIR/content-hash/<hash of the folder's path>.json``) with the **stamp**
-of each table file taken *before* the tables were read — its size, inode, device,
-modification and change times in nanoseconds — and hands it back only while every stamp is
-unchanged, so:
+:func:`cached_content_sha256` remembers the hash among the user's **trusted digests**
+(:mod:`taxoforge.files.trusted`: a private folder, never the cache folder, which others may
+write — a forged record there with the files' current stamps once made ``run.json`` cite
+``ffff…``) with the **stamp** of each table file taken *before* the tables were read — its
+size, inode, device, modification and change times in nanoseconds — and hands it back only
+while every stamp is unchanged, so:
 
 * any write to a table (in place, or a new file renamed over it) changes its change time
   (``ctime``, which no user can set back) and its modification time; a file added or
@@ -16,8 +17,8 @@ unchanged, so:
   next call recomputes (the stamp is taken before the read, never after);
 * "racy" files — modified within :data:`RACY_S` seconds of the stamp, where a later write
   in the same clock tick could keep the same times — are not remembered (as git does);
-* a record that cannot be read, or names another folder or schema, is ignored; one that
-  cannot be written costs only the next call's hashing.
+* a record that cannot be read, or names another folder, schema or set of tables, is
+  ignored; one that cannot be written (no private folder) costs only the next call's hashing.
 
 Snapshot folders are not concerned: they are verified against their manifests
 (:mod:`taxoforge.snapshots.citation`).
@@ -25,13 +26,10 @@ Snapshot folders are not concerned: they are verified against their manifests
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import time
 from pathlib import Path
 
-from taxoforge.files import default_cache_dir, write_text_atomic
 from taxoforge.trees.tables import SCHEMA_VERSION, TABLE_SCHEMAS
 
 __all__ = ["folder_stamp", "cached_content_sha256", "remember_content_sha256", "RACY_S"]
@@ -67,9 +65,17 @@ def folder_stamp(folder: str | os.PathLike) -> dict:
     return {"folder": str(folder), "files": files, "taken_ns": time.time_ns()}
 
 
-def _record_path(folder: str, cache_dir: Path | None) -> Path:
-    key = hashlib.sha256(folder.encode()).hexdigest()[:32]
-    return (cache_dir or default_cache_dir()) / "content-hash" / f"{key}.json"
+def _trust(cache_dir: Path | None):
+    from taxoforge.files.trusted import TrustedDigests
+
+    return TrustedDigests("content-hash", cache_dir)
+
+
+def _key_and_files(stamp: dict) -> tuple[str, list[Path]]:
+    present = sorted(t for t, f in stamp["files"].items() if f is not None)
+    folder = Path(stamp["folder"])
+    return (f"{_FORMAT}\0{SCHEMA_VERSION}\0{stamp['folder']}\0{','.join(present)}",
+            [folder / f"{t}.parquet" for t in present])
 
 
 def cached_content_sha256(stamp: dict, *, cache_dir: Path | None = None) -> str | None:
@@ -81,7 +87,7 @@ def cached_content_sha256(stamp: dict, *, cache_dir: Path | None = None) -> str 
     stamp : dict
         The folder's stamp (:func:`folder_stamp`), taken before its tables are read.
     cache_dir : Path, optional
-        The cache folder (default: a temporary one).
+        The private folder of trusted digests (default :func:`taxoforge.files.trusted.trusted_dir`).
 
     Returns
     -------
@@ -89,14 +95,13 @@ def cached_content_sha256(stamp: dict, *, cache_dir: Path | None = None) -> str 
         The content hash remembered for the folder of ``stamp``, when every file's stamp
         is the same as when it was remembered; else None.
     """
-    try:
-        rec = json.loads(_record_path(stamp["folder"], cache_dir).read_text())
-    except (OSError, ValueError):
+    key, files = _key_and_files(stamp)
+    if not files:
         return None
-    if (not isinstance(rec, dict) or rec.get("format") != _FORMAT or rec.get("schema") != SCHEMA_VERSION
-            or rec.get("folder") != stamp["folder"] or rec.get("files") != stamp["files"]):
+    rec = _trust(cache_dir).lookup(key, files)
+    if rec is None or rec.get("stamps") != [stamp["files"][f.stem] for f in files]:
         return None
-    sha = rec.get("content_sha256")
+    sha = rec.get("digest")
     return sha if isinstance(sha, str) and len(sha) == 64 else None
 
 
@@ -111,7 +116,7 @@ def remember_content_sha256(stamp: dict, content_sha256: str, *, cache_dir: Path
     content_sha256 : str
         The content hash computed from the tables.
     cache_dir : Path, optional
-        The cache folder (default: a temporary one).
+        The private folder of trusted digests (default :func:`taxoforge.files.trusted.trusted_dir`).
 
     Returns
     -------
@@ -124,10 +129,8 @@ def remember_content_sha256(stamp: dict, content_sha256: str, *, cache_dir: Path
         return False
     if folder_stamp(stamp["folder"])["files"] != stamp["files"]:
         return False
-    rec = {"format": _FORMAT, "schema": SCHEMA_VERSION, "folder": stamp["folder"], "files": stamp["files"],
-           "content_sha256": content_sha256}
-    try:
-        write_text_atomic(_record_path(stamp["folder"], cache_dir), json.dumps(rec, indent=1))
-    except OSError:
+    key, files = _key_and_files(stamp)
+    if not files:
         return False
-    return True
+    return _trust(cache_dir).remember(key, files, content_sha256, [stamp["files"][f.stem] for f in files],
+                                      racy_s=RACY_S)

@@ -18,14 +18,22 @@ Algorithm
        manifest. A mismatch deletes the file and refuses the snapshot
        (:class:`ChecksumMismatch`) — after one clean retry when the bad file had been
        resumed from an earlier run's ``.part``.
-    5. Move the complete folder into the local store under its lock and add it to the
+    5. Recompute the content hash of the tables received and check it, the row counts and
+       the version against the manifest (:func:`~taxoforge.snapshots.verify.verify_folder`):
+       files that match their checksums prove only that the store sent what its manifest
+       lists, not that the manifest's content hash is theirs (a store listing a 35-byte
+       script as its one table, content hash ``000…``). A mismatch installs nothing
+       (:class:`ChecksumMismatch`).
+    6. Move the complete folder into the local store under its lock and add it to the
        local ``index.json`` (the catalogue's summary of what changed from the version
-       before is left to the next publish to that store: it reads the tables).
+       before is left to the next publish to that store).
 
 Memory
-    A pull never reads the tables: it holds the two documents above and one
+    While downloading, a pull holds the two documents above and one
     :data:`~taxoforge.files.download.CHUNK_SIZE` chunk at a time, whatever a store sends
-    (``docs/security.md`` gives the measured bound, :data:`MAX_PULL_MEMORY`).
+    (``docs/security.md`` gives the measured bound, :data:`MAX_PULL_MEMORY`); the check of
+    step 5 then reads the tables once, in counted batches that stop at
+    :data:`~taxoforge.snapshots.verify.MAX_DECODED_RATIO` times each table's size.
 """
 
 from __future__ import annotations
@@ -206,6 +214,15 @@ def pull(ref: str, *, store: str | os.PathLike | SnapshotStore, dest: str | os.P
             if p.name not in manifest["files"]:
                 p.unlink()
         write_bytes_atomic(work / MANIFEST_NAME, mbytes)
+        # every file matches the manifest; now the manifest's content hash is recomputed from the
+        # tables received before anything is installed or called verified (a store can list any
+        # bytes with their own checksums, and any content hash)
+        rep = verify_folder(work, deep=True, bounded=True)
+        if not rep.ok:
+            shutil.rmtree(work, ignore_errors=True)
+            raise ChecksumMismatch(f"{src.location(f'{name}/{version}')}: the files match the manifest's checksums "
+                                   f"but not what it says they hold ({'; '.join(rep.problems)}); nothing was "
+                                   "installed")
         result = dst.install(work, move=True, diffs=False)  # diffs read the tables: left to the next publish
         shutil.rmtree(work, ignore_errors=True)
     for p in (work.parent, work.parent.parent):

@@ -70,7 +70,47 @@ class VerifyReport:
                 "ref": f"{m.get('taxonomy')}@{m.get('version')}" if m else None}
 
 
-def verify_folder(folder: str | os.PathLike, *, deep: bool = True) -> VerifyReport:
+#: What a snapshot table may decode to while a pull checks it: this many times its size on
+#: disk, at least :data:`MIN_DECODED_BYTES` (a table that decompresses to gigabytes is refused).
+MAX_DECODED_RATIO = 100
+MIN_DECODED_BYTES = 256 * 2**20
+
+
+def read_snapshot_bounded(folder: str | os.PathLike, manifest: dict) -> TreeTables:
+    """:func:`read_snapshot`, each table read in counted batches that stop at
+    :data:`MAX_DECODED_RATIO` times the table's size (at least :data:`MIN_DECODED_BYTES`):
+    the tables a pull received are checked without trusting them to decode to a sane size.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The folder.
+    manifest : dict
+        Its manifest.
+
+    Returns
+    -------
+    TreeTables
+    """
+    from taxoforge.files.parquet_records import read_parquet_table
+    from taxoforge.files.record_limits import RecordLimits
+
+    folder = Path(folder)
+
+    def read(fname: str) -> pl.DataFrame | None:
+        p = folder / fname
+        if not p.exists():
+            return None
+        cap = max(MIN_DECODED_BYTES, MAX_DECODED_RATIO * p.stat().st_size)
+        return read_parquet_table(p, limits=RecordLimits(max_table_bytes=cap, max_records=10**9, max_cells=10**11),
+                                  what="snapshot table")
+
+    tables = _snapshot_tables(manifest, read, where=str(folder))
+    tables.folder = folder
+    return tables
+
+
+def verify_folder(folder: str | os.PathLike, *, deep: bool = True, bounded: bool = False) -> VerifyReport:
     """Verify the snapshot in ``folder`` (see module doc); never raises on a bad snapshot,
     the report lists every problem.
 
@@ -80,6 +120,8 @@ def verify_folder(folder: str | os.PathLike, *, deep: bool = True) -> VerifyRepo
         The folder.
     deep : bool, optional
         Whether to recompute the content hash too.
+    bounded : bool, optional
+        Read the tables for that with :func:`read_snapshot_bounded` (files just received).
 
     Returns
     -------
@@ -115,7 +157,7 @@ def verify_folder(folder: str | os.PathLike, *, deep: bool = True) -> VerifyRepo
     if extra:
         rep.problems.append(f"files not in the manifest: {', '.join(extra)}")
     if deep and not rep.problems:
-        check_content(rep, lambda: read_snapshot(folder, m))
+        check_content(rep, lambda: (read_snapshot_bounded if bounded else read_snapshot)(folder, m))
     rep.ok = not rep.problems
     return rep
 

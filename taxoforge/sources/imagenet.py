@@ -72,7 +72,7 @@ def wnid_to_node(wnid: str) -> str | None:
     str or None
         ``n01440764`` → ``wn:n01440764``; anything else → None.
     """
-    if len(wnid) == 9 and wnid[0] == "n" and wnid[1:].isdigit():
+    if len(wnid) == 9 and wnid[0] == "n" and wnid[1:].isascii() and wnid[1:].isdigit():
         return f"wn:{wnid}"
     return None
 

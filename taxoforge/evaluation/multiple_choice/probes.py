@@ -113,7 +113,7 @@ def build_rank_probes(tree, ground_truths, rank: str | int, *, options: int = 4,
         raise ValueError(f"options must be between 2 and {len(LETTERS)}, not {options}")
     tree = load_ranked_tree(tree)
     gts, skipped = read_ground_truths(tree, ground_truths, label_column, node_ref)
-    by_depth = isinstance(rank, int) or (isinstance(rank, str) and rank.isdigit())
+    by_depth = isinstance(rank, int) or (isinstance(rank, str) and rank.isascii() and rank.isdigit())
     set_name = f"probe-{rank}" if not by_depth else f"probe-depth{int(rank)}"
     if by_depth:
         higher: list = []

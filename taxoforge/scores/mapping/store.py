@@ -29,18 +29,26 @@ and the dtype and shape of every array) and one ``.npy`` file per array. Name em
 an embedding measure are stored in their own folder beside it,
 ``<tree key>-<index id>.emb-<model id>/`` (:func:`open_name_embeddings`).
 
-**Validity.** A folder is used only when its header matches in full: format version, the
+**Validity.** A folder is used only when its header matches in full — format version, the
 **code fingerprint** (:func:`code_fingerprint`: a hash of the source of the rules that make
 the keys — normalisation, base forms and their table, the vocabulary, the index builder —
 so an upgrade that changes a key is never mixed with an old index), the full tree key, the
-index configuration, and every array's dtype, shape and XXH3 checksum as stored. Anything
-else (stale, foreign, truncated, corrupted) is rebuilt, never used. The checksums are read
-on the first load and again whenever a file's stamp (size, inode, modification and change
-times, :func:`checked_before`) is no longer the one recorded after the last check — any
-write changes them — so an unchanged index is not read through on every call.
+index configuration, every array's dtype and shape — **and** its content is the one this
+user's runs derived from the tree: a digest (SHA-256 of the header's fields and of every
+array) recorded when the index was built, or when a copy another process wrote was checked
+by building it again, in the user's private folder of trusted digests
+(:mod:`taxoforge.files.trusted`), never beside the data — a checksum in ``header.json``
+proves nothing to a reader when whoever can edit ``name_node.npy`` can edit it too. While
+the files' stamps (size, inode, modification and change times) are the recorded ones the
+digest still holds; when they changed, the arrays are digested again and used only when the
+digest is the recorded one. Anything else (stale, foreign and different, truncated, forged)
+is rebuilt, never used; a rebuild that cannot be written is an error naming the folder.
+``run.json``'s ``mapping_index`` says how the index in use was verified (``verified``:
+``built``, ``trusted digest`` or ``rebuilt and compared``).
 
-**Concurrency.** The build runs under a file lock (:class:`filelock.FileLock`,
-``<folder>.lock``) and writes into a temporary folder that takes the final name whole
+**Concurrency.** The build runs under a file lock (:func:`taxoforge.files.locks.held_lock`,
+``<folder>.lock``: a folder where it cannot be made is an error at once, a wait is said and
+has a deadline) and writes into a temporary folder that takes the final name whole
 (:func:`taxoforge.files.atomic_directory`): two processes asking at once build once — the
 second waits for the lock, then finds the index and loads it. Beside a tree, indexes of
 the tree's earlier contents are removed once a new one is in place.
@@ -51,6 +59,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -63,6 +72,8 @@ import polars as pl
 
 from taxoforge.files import atomic_directory, default_cache_dir, write_text_atomic
 from taxoforge.scores.mapping.config import MappingConfig
+from taxoforge.scores.mapping.index_trust import (HEADER, index_digest, index_files, load_index, read_header,
+                                                 tables_of, verified_index)
 from taxoforge.scores.mapping.name_tables import NameTables
 
 __all__ = ["INDEX_FORMAT", "INDEX_FOLDER", "IndexInfo", "default_cache_dir", "code_fingerprint", "tree_key",
@@ -70,7 +81,6 @@ __all__ = ["INDEX_FORMAT", "INDEX_FOLDER", "IndexInfo", "default_cache_dir", "co
 
 INDEX_FORMAT = 1
 INDEX_FOLDER = ".taxoforge-index"  # beside a tree: <tree folder>/.taxoforge-index/
-HEADER = "header.json"
 STAGES = ("names", "normal forms", "base forms", "postings", "n-grams", "trigrams", "writing")
 LOCK_TIMEOUT_S = 3600.0
 # the sources whose rules make the keys: any change to them invalidates stored indexes
@@ -238,6 +248,10 @@ class IndexInfo:
         The key of the tree and the configuration.
     place : str
         Where it is stored (:class:`IndexPlace` kind).
+    verified : str
+        How its content was known to be the tree's: ``built`` (by this call), ``trusted
+        digest`` (a digest this user's runs recorded) or ``rebuilt and compared`` (a copy
+        another process wrote, built again here and found equal).
     """
 
     path: Path
@@ -246,6 +260,7 @@ class IndexInfo:
     tree_key: str
     index_id: str
     place: str = "cache"  # IndexPlace.kind: "index dir", "tree folder", "snapshot store" or "cache"
+    verified: str = "built"
 
     def as_dict(self) -> dict:
         """The record of the index as JSON values (``run.json``'s ``mapping_index``).
@@ -257,7 +272,7 @@ class IndexInfo:
         """
         return {"path": str(self.path), "built": self.built, "loaded": not self.built,
                 "seconds": round(self.seconds, 3), "place": self.place, "tree_key": self.tree_key,
-                "index_id": self.index_id}
+                "index_id": self.index_id, "verified": self.verified}
 
 
 def _expected_header(key: str, config: MappingConfig) -> dict:
@@ -265,9 +280,14 @@ def _expected_header(key: str, config: MappingConfig) -> dict:
             "index_id": config.index_id, "index_config": config.index_config()}
 
 
-def read_index(path: str | os.PathLike, key: str, config: MappingConfig) -> NameTables | None:
+def _trust_key(path: Path, key: str, config: MappingConfig) -> str:
+    return f"{os.path.realpath(path)}\0{key}\0{config.index_id}\0{code_fingerprint()}"
+
+
+def read_index(path: str | os.PathLike, key: str, config: MappingConfig, *, trust=None) -> NameTables | None:
     """The name tables stored in ``path`` (memory-mapped), or None when the folder is
-    missing or does not match in full (module docstring: never a stale or foreign index).
+    missing, does not match in full, or holds a content this user's runs never recorded
+    (module docstring: never a stale, foreign or forged index).
 
     Parameters
     ----------
@@ -277,45 +297,21 @@ def read_index(path: str | os.PathLike, key: str, config: MappingConfig) -> Name
         The key the index must have.
     config : MappingConfig
         The mapping configuration it must have been built under.
+    trust : TrustedDigests, optional
+        Where the trusted digests are (default: the user's private folder).
 
     Returns
     -------
     NameTables or None
-        The name tables stored in ``path`` (memory-mapped), or None when the folder is
-        missing or does not match in full (module docstring: never a stale or foreign
-        index).
     """
+    from taxoforge.files.trusted import TrustedDigests
+
     path = Path(path)
-    try:
-        header = json.loads((path / HEADER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    trust = trust or TrustedDigests("mapping-index")
+    loaded = load_index(path, _expected_header(key, config))
+    if loaded is None or not verified_index(trust, _trust_key(path, key, config), path, loaded):
         return None
-    want = _expected_header(key, config)
-    if not isinstance(header, dict) or any(header.get(k) != v for k, v in want.items()):
-        return None
-    shapes = header.get("arrays") or {}
-    if set(shapes) != set(NameTables.ARRAYS):
-        return None
-    arrays = {}
-    files = [f"{name}.npy" for name in NameTables.ARRAYS]
-    checked = checked_before(path, files)
-    for name in NameTables.ARRAYS:
-        try:
-            a = np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError):
-            return None
-        want_dtype, want_shape, want_hash = (list(shapes[name]) + [None])[:3]
-        if str(a.dtype) != want_dtype or list(a.shape) != want_shape:
-            return None
-        if not checked and _file_checksum(path / f"{name}.npy", getattr(a, "offset", None), a.nbytes) != want_hash:
-            return None
-        arrays[name] = np.asarray(a)  # a plain array over the same mapped pages: no np.memmap cost per slice
-    if not checked:
-        remember_checked(path, files)
-    try:
-        return NameTables.from_arrays(arrays, header["meta"])
-    except (KeyError, ValueError, TypeError):
-        return None
+    return tables_of(loaded)
 
 
 CHECKED = "checked.json"
@@ -381,40 +377,11 @@ def remember_checked(folder: Path, files, racy_s: float = 2.0) -> None:
         pass
 
 
-def _checksum(a: np.ndarray) -> str:
-    """XXH3-64 of an array's bytes (a flipped byte in a stored array is caught on load)."""
-    import xxhash
-
-    return xxhash.xxh3_64_hexdigest(memoryview(np.ascontiguousarray(a)).cast("B"))
-
-
-def _file_checksum(path: Path, offset: int | None, nbytes: int) -> str | None:
-    """:func:`_checksum` of the array stored in ``path`` from byte ``offset``, read with
-    plain reads (through the page cache, not the mapping: checking an index does not make
-    its pages part of the process's resident memory)."""
-    import xxhash
-
-    if offset is None:
-        return None
-    h = xxhash.xxh3_64()
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        left = nbytes
-        while left > 0:
-            chunk = fh.read(min(left, 1 << 24))
-            if not chunk:
-                return None
-            h.update(chunk)
-            left -= len(chunk)
-    return h.hexdigest()
-
-
 def _write_index(path: Path, tables_arrays: dict, meta: dict, header: dict) -> None:
     with atomic_directory(path) as tmp:
         for name, a in tables_arrays.items():
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
-        full = dict(header, meta=meta, arrays={k: [str(a.dtype), list(a.shape), _checksum(a)]
-                                               for k, a in tables_arrays.items()},
+        full = dict(header, meta=meta, arrays={k: [str(a.dtype), list(a.shape)] for k, a in tables_arrays.items()},
                     created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         write_text_atomic(tmp / HEADER, json.dumps(full, indent=2, sort_keys=True) + "\n")
 
@@ -484,38 +451,51 @@ def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLi
         index exists (memory-mapped), else built once under a lock and stored (module
         docstring).
     """
-    import filelock
+    from taxoforge.files.locks import held_lock
+    from taxoforge.files.trusted import TrustedDigests, file_stamps
 
     t0 = time.perf_counter()
     key = tree_key(taxonomy)
     place = index_place(folder, index_dir)
     path = place.root / f"{key[:16]}-{config.index_id}"
+    trust = TrustedDigests("mapping-index")
+    tkey = _trust_key(path, key, config)
 
-    def info(built: bool) -> IndexInfo:
-        return IndexInfo(path, built, time.perf_counter() - t0, key, config.index_id, place.kind)
+    def info(built: bool, verified: str) -> IndexInfo:
+        return IndexInfo(path, built, time.perf_counter() - t0, key, config.index_id, place.kind, verified)
 
-    tables = read_index(path, key, config)
-    if tables is not None:
-        return tables, info(False)
+    loaded = load_index(path, _expected_header(key, config))
+    if loaded is not None and verified_index(trust, tkey, path, loaded) and (tables := tables_of(loaded)) is not None:
+        return tables, info(False, "trusted digest")
     place.root.mkdir(parents=True, exist_ok=True)
-    with filelock.FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
-        tables = read_index(path, key, config)  # another process may have built it meanwhile
-        if tables is not None:
-            return tables, info(False)
+    with held_lock(str(path) + ".lock", f"the mapping index of {name} ({path.name})", LOCK_TIMEOUT_S):
+        loaded = load_index(path, _expected_header(key, config))  # another process may have built it meanwhile
+        if loaded is not None and verified_index(trust, tkey, path, loaded) and (tables := tables_of(loaded)) is not None:
+            return tables, info(False, "trusted digest")
         bar = _Progress(progress, name)
         try:
             arrays, meta = NameTables.build(taxonomy, config, progress=bar.stage)
+            header = _expected_header(key, config)
+            digest = index_digest(arrays, meta, header)
+            if loaded is not None:  # a copy this user never recorded: used only when it is what the tree gives
+                stamps = file_stamps(index_files(path))
+                tables = tables_of(loaded) if index_digest(loaded[1], loaded[0]["meta"], loaded[0]) == digest else None
+                if tables is not None:
+                    trust.remember(tkey, index_files(path), digest, stamps)
+                    return tables, info(False, "rebuilt and compared")
             bar.stage("writing")
-            _write_index(path, arrays, meta, _expected_header(key, config))
+            _write_index(path, arrays, meta, header)
         finally:
             bar.close()
         del arrays
-        tables = read_index(path, key, config)
+        trust.remember(tkey, index_files(path), digest)
+        loaded = load_index(path, _expected_header(key, config))
+        tables = tables_of(loaded) if loaded is not None else None
         if tables is None:  # pragma: no cover - the folder was just written
             raise OSError(f"{path}: the mapping index just written cannot be read back")
     if place.own:
         _remove_stale(place.root, path.name, key)
-    return tables, info(True)
+    return tables, info(True, "built")
 
 
 # ---------------------------------------------------------------------------- embeddings
@@ -524,7 +504,8 @@ def open_name_embeddings(index: IndexInfo, tables: NameTables, model_id: str, em
     """The embeddings of every name key of ``tables`` by the model ``model_id``
     (``embed(list_of_texts, progress) -> (n, d) float32``, rows unit length), stored beside
     the index as ``<index folder>.emb-<model id>/embeddings.npy`` and memory-mapped: computed
-    once per tree, model and index configuration, under the same lock discipline.
+    once per tree, model (and precision: a half-precision model's id ends in ``-fp16``) and
+    index configuration, under the same lock discipline.
 
     Parameters
     ----------
@@ -548,17 +529,26 @@ def open_name_embeddings(index: IndexInfo, tables: NameTables, model_id: str, em
         memory-mapped: computed once per tree, model and index configuration, under the
         same lock discipline.
     """
-    import filelock
+    from taxoforge.files.locks import held_lock
+    from taxoforge.files.trusted import TrustedDigests, file_stamps
 
-    path = index.path.with_name(f"{index.path.name}.emb-{model_id[:16]}")
+    if not re.fullmatch(r"[0-9a-f]{16}(-fp16)?", model_id):
+        raise ValueError(f"model id {model_id!r}: expected 16 hex digits, '-fp16' after them in half precision")
+    path = index.path.with_name(f"{index.path.name}.emb-{model_id}")
     want = {"format": INDEX_FORMAT, "code": code_fingerprint(), "tree_key": index.tree_key,
             "index_id": index.index_id, "model": model_id, "names": len(tables)}
+    trust = TrustedDigests("name-embeddings")
+    tkey = f"{os.path.realpath(path)}\0{json.dumps(want, sort_keys=True)}"
+    files = [path / HEADER, path / "embeddings.npy"]
+
+    def digest(e) -> str:
+        return index_digest({"embeddings": e}, {}, want)
 
     def read():
+        header = read_header(path)
+        if header is None or any(header.get(k) != v for k, v in want.items()):
+            return None
         try:
-            header = json.loads((path / HEADER).read_text(encoding="utf-8"))
-            if any(header.get(k) != v for k, v in want.items()):
-                return None
             e = np.load(path / "embeddings.npy", mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError):
             return None
@@ -566,18 +556,36 @@ def open_name_embeddings(index: IndexInfo, tables: NameTables, model_id: str, em
             return None
         return e
 
+    def trusted(e) -> bool:  # the digest this user's runs recorded (the stamps unchanged, or the bytes again)
+        if e is None:
+            return False
+        if trust.lookup(tkey, files) is not None:
+            return True
+        rec = trust.record(tkey)
+        stamps = file_stamps(files)
+        if rec is None or digest(e) != rec["digest"]:
+            return False
+        trust.remember(tkey, files, rec["digest"], stamps)
+        return True
+
     got = read()
-    if got is not None:
+    if trusted(got):
         return got
-    with filelock.FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
+    with held_lock(str(path) + ".lock", f"the name embeddings of {index.path.name} by {model_id[:16]}",
+                   LOCK_TIMEOUT_S):
         got = read()
-        if got is not None:
+        if trusted(got):
             return got
         e = np.ascontiguousarray(embed(tables.names, progress), np.float32)
+        d = digest(e)
+        if got is not None and digest(got) == d:  # another's copy, equal to what the model gives: used
+            trust.remember(tkey, files, d)
+            return got
         with atomic_directory(path) as tmp:
             np.save(tmp / "embeddings.npy", e, allow_pickle=False)
             write_text_atomic(tmp / HEADER, json.dumps(dict(want, shape=list(e.shape)), indent=2, sort_keys=True) + "\n")
         del e
+        trust.remember(tkey, files, d)
         got = read()
         if got is None:  # pragma: no cover
             raise OSError(f"{path}: the name embeddings just written cannot be read back")

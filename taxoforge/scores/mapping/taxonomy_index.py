@@ -21,7 +21,8 @@ from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.mapping.stages import Alg1Stages, Decision, label_set_preference
 from taxoforge.trees.stored import subtree_size
 from taxoforge.scores.mapping.store import IndexInfo, open_name_embeddings, open_name_tables, read_index
-from taxoforge.scores.mapping.similarity import Similarity, similarity_from_spec
+from taxoforge.scores.mapping.embedding_measures import similarity_from_spec
+from taxoforge.scores.mapping.similarity import Similarity
 from taxoforge.text import normalise_text
 
 __all__ = ["TaxonomyIndex", "subtree_sizes", "truncate_answer"]

@@ -20,6 +20,15 @@ so that :meth:`SynonymTable.synonyms` gives the same set as NLTK's
 (temporary file, then a rename) and opened in place by every later call: a word costs two
 indexed look-ups, and WordNet is never read again.
 
+The file is used only when it is the one this user's runs wrote: its SHA-256, recorded when
+it was written among the user's trusted digests (:mod:`taxoforge.files.trusted`, a private
+folder — never beside the file, where whoever could poison the table could also poison its
+checksum), is checked whenever the file's stamps changed. A table that is not (a valid
+SQLite file someone edited: *cat* and *dog* made synonyms) is rebuilt from WordNet; when
+WordNet is not there to rebuild it, that is an error (:class:`SynonymTableError`), never a
+METEOR computed on it. A cache folder that cannot be written (or read) costs only the speed:
+the table is built from WordNet in memory for the run, and a warning says so.
+
 :func:`meteor` is NLTK's ``single_meteor_score`` over such a table, step for step (the same
 alignment order, ties and floating-point operations), so its scores are equal to NLTK's —
 a test compares them over many pairs.
@@ -41,12 +50,18 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["SynonymTable", "synonym_table", "meteor", "TABLE_FORMAT", "POS_ORDER"]
+__all__ = ["SynonymTable", "synonym_table", "meteor", "TABLE_FORMAT", "POS_ORDER", "SynonymTableError"]
 
 #: bump when the stored table's layout or the rules deriving it change
 TABLE_FORMAT = 1
 #: the parts of speech NLTK's ``synsets(word)`` runs through, in its order
 POS_ORDER = ("n", "v", "a", "r")
+#: the most seconds to wait for another process building the table
+LOCK_TIMEOUT_S = 600.0
+
+
+class SynonymTableError(RuntimeError):
+    """METEOR's stored synonym table cannot be verified and cannot be rebuilt (no WordNet)."""
 
 
 class SynonymTable:
@@ -276,12 +291,35 @@ def table_path(cache_dir: str | os.PathLike | None = None) -> Path:
     return root / "meteor" / f"wordnet-synonyms-{TABLE_FORMAT}-nltk{_nltk_version()}.sqlite"
 
 
-def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download: bool = False) -> SynonymTable:
-    """METEOR's synonym table: opened from the cache folder, else built once from WordNet
-    (:func:`taxoforge.sources.wordnet.ensure_wordnet`) under a file lock and stored there.
+def _file_sha256(path: Path) -> str | None:
+    from taxoforge.files.checksums import file_sha256
 
-    Raises :class:`taxoforge.sources.wordnet.WordNetUnavailable` when the table is not
-    stored yet and WordNet cannot be loaded.
+    try:
+        return file_sha256(path)
+    except OSError:
+        return None
+
+
+def _trusted_table(path: Path, trust, key: str) -> "SynonymTable | None":
+    """The table at ``path`` when it is the one this user's runs wrote (module docstring)."""
+    from taxoforge.files.trusted import file_stamps
+
+    if not path.is_file():
+        return None
+    if trust.lookup(key, [path]) is None:
+        rec = trust.record(key)
+        stamps = file_stamps([path])
+        if rec is None or _file_sha256(path) != rec["digest"]:
+            return None
+        trust.remember(key, [path], rec["digest"], stamps)
+    return SynonymTable.open(path)
+
+
+def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download: bool = False) -> SynonymTable:
+    """METEOR's synonym table: opened from the cache folder when it is the one this user's
+    runs wrote, else built from WordNet (:func:`taxoforge.sources.wordnet.ensure_wordnet`)
+    under a file lock and stored there (module docstring); in memory when the cache folder
+    cannot be written.
 
     Parameters
     ----------
@@ -293,27 +331,53 @@ def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download:
     Returns
     -------
     SynonymTable
-        METEOR's synonym table: opened from the cache folder, else built once from
-        WordNet (:func:`taxoforge.sources.wordnet.ensure_wordnet`) under a file lock and
-        stored there.
+
+    Raises
+    ------
+    SynonymTableError
+        A stored table that cannot be verified, and no WordNet to rebuild it.
+    taxoforge.sources.wordnet.WordNetUnavailable
+        No table stored, and no WordNet.
     """
+    import logging
+
+    from taxoforge.files.locks import held_lock
+    from taxoforge.files.trusted import TrustedDigests
+    from taxoforge.sources.wordnet import WordNetUnavailable, ensure_wordnet
+
     path = table_path(cache_dir)
-    table = SynonymTable.open(path)
+    trust = TrustedDigests("meteor-synonyms")
+    key = f"{os.path.realpath(path)}\0{TABLE_FORMAT}\0{_nltk_version()}"
+    try:
+        table = _trusted_table(path, trust, key)
+    except OSError:
+        table = None
     if table is not None:
         return table
-    import filelock
-
-    from taxoforge.sources.wordnet import ensure_wordnet
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with filelock.FileLock(str(path) + ".lock", timeout=600):
-        table = SynonymTable.open(path)  # another process may have built it meanwhile
-        if table is None:
-            SynonymTable.from_wordnet(ensure_wordnet(allow_download=allow_download)).write(path)
-            table = SynonymTable.open(path)
-            if table is None:  # pragma: no cover - just written
-                raise OSError(f"{path}: the METEOR synonym table just written cannot be read back")
-    return table
+    try:
+        wordnet = ensure_wordnet(allow_download=allow_download)
+    except WordNetUnavailable as e:
+        if os.path.lexists(path):
+            raise SynonymTableError(f"{path}: METEOR's synonym table there was not written by this user's runs (or "
+                                    "changed since), and WordNet is not available to rebuild it "
+                                    f"({str(e).splitlines()[0] if str(e) else 'WordNet missing'}); remove the file, "
+                                    "install WordNet, or score with --no-meteor") from None
+        raise
+    built = SynonymTable.from_wordnet(wordnet)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with held_lock(str(path) + ".lock", "METEOR's synonym table", LOCK_TIMEOUT_S):
+            table = _trusted_table(path, trust, key)  # another process may have built it meanwhile
+            if table is None:
+                built.write(path)
+                trust.remember(key, [path], _file_sha256(path))
+                table = SynonymTable.open(path)
+    except OSError as e:
+        logging.getLogger("taxoforge.scores").warning(
+            "METEOR's synonym table cannot be stored in %s (%s): it is built in memory for this run", path.parent,
+            getattr(e, "strerror", None) or e)
+        return built
+    return table if table is not None else built
 
 
 # ---------------------------------------------------------------------------- the score

@@ -135,7 +135,13 @@ def meteor_available() -> tuple[bool, str]:
         table = _synonyms()
         return True, f"wordnet {table.version} (synonym table)"
     except Exception as e:  # noqa: BLE001 - any failure means METEOR is unavailable
-        return False, f"METEOR unavailable: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        why = f"METEOR unavailable: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        import logging
+
+        # said on stderr, not only in run.json: a column of NaN must never pass unnoticed
+        logging.getLogger("taxoforge.scores").warning("%s — the meteor column is left empty (NaN); pass --no-meteor "
+                                                      "to leave it out on purpose", why)
+        return False, why
 
 
 def _ngrams(words: list[str], n: int) -> Counter:

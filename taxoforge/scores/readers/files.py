@@ -68,6 +68,7 @@ from pathlib import Path
 
 import polars as pl
 
+from taxoforge.files.paths import check_regular, open_regular
 from taxoforge.files.records import (RecordFileError, read_csv_records, read_json_records, read_jsonl_records,
                                     read_parquet_records, read_xlsx_records, sniff_json_kind)
 from taxoforge.messages import FEW, few
@@ -80,6 +81,9 @@ __all__ = ["OutputFileError", "read_outputs", "duplicate_ids", "check_duplicate_
            "detect_adapter", "vlm4bio_path_info", "OUTPUT_SUFFIXES", "file_kind", "ReadOptions"]
 
 CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label", "category")
+#: Canonical columns that name things in the reports (Markdown, CSV, LaTeX, file names): no control characters.
+_NAMES = ("id", "model", "dataset", "prompt")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SUFFIX_KINDS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
                  ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
 
@@ -223,7 +227,7 @@ def _text(v) -> str | None:
 def _sniff_delimiter(path: Path, kind: str) -> str:
     """A tab or a comma: the suffix's, unless the first line holds more of the other (a TSV
     saved as ``.csv``)."""
-    with path.open("rb") as fh:
+    with open_regular(path, "model-output file") as fh:
         head = fh.readline(1 << 16)
     tabs, commas = head.count(b"\t"), head.count(b",")
     if kind == "csv":
@@ -234,19 +238,19 @@ def _sniff_delimiter(path: Path, kind: str) -> str:
 def _read_records(path: Path, kind: str, o: ReadOptions) -> tuple[list[dict], list[int], dict]:
     if kind != "csv" and kind != "tsv" and (not o.header or o.column_names is not None):
         raise OutputFileError(f"{path}: header=False and column_names apply to CSV/TSV files, not {kind}")
-    err = {"error": OutputFileError}
+    err = {"error": OutputFileError, "max_record_bytes": o.max_record_bytes, "max_table_bytes": o.max_table_bytes,
+           "max_records": o.max_records, "max_cells": o.max_cells}
     if kind == "jsonl":
-        return (*read_jsonl_records(path, max_record_bytes=o.max_record_bytes, **err), {})
+        return (*read_jsonl_records(path, **err), {})
     if kind == "json":
-        return read_json_records(path, max_record_bytes=o.max_record_bytes, max_table_bytes=o.max_table_bytes, **err)
+        return read_json_records(path, **err)
     if kind in ("csv", "tsv"):
         delim = o.delimiter or _sniff_delimiter(path, kind)
-        return (*read_csv_records(path, delim, o.header, o.column_names, max_record_bytes=o.max_record_bytes,
-                                  **err), {})
+        return (*read_csv_records(path, delim, o.header, o.column_names, **err), {})
     if kind == "parquet":
-        return (*read_parquet_records(path, max_table_bytes=o.max_table_bytes, **err), {})
+        return (*read_parquet_records(path, **err), {})
     if kind == "xlsx":
-        return (*read_xlsx_records(path, max_table_bytes=o.max_table_bytes, **err), {})
+        return (*read_xlsx_records(path, **err), {})
     raise OutputFileError(f"{path}: unknown file type {kind!r}; expected one of {', '.join(FILE_KINDS)}")
 
 
@@ -276,8 +280,9 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
     """
     o = split_options(kwargs, read=options, where="read_outputs")[0] if kwargs else (options or ReadOptions())
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise OutputFileError(f"{path}: no such file")
+    check_regular(path, "model-output file")  # a FIFO, a device or a folder: refused by name, never waited on
     kind = file_kind(path, o.fmt)
     derivations = _derivations(path, o.derive)
     rows, lines, meta = _read_records(path, kind, o)
@@ -326,7 +331,9 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
     verdicts = harness_verdicts(rows)
     # the candidates that can name a value in some row (the others give None in every row)
     reachable = {c: tuple(p for p in candidates[c] if may_name_a_value(p, present)) for c in CANONICAL}
-    for r, n in zip(rows, lines):
+    stem = path.stem
+    for i, n in enumerate(lines):
+        r, rows[i] = rows[i], None  # each record is let go once read into the columns: memory is the table's
         note = []
         for c in CANONICAL:
             if c in derivations:
@@ -348,9 +355,13 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
                 v = None  # lmms-eval writes str(target): a doc without a target is "None"
                 note.append("label: lmms-eval wrote the target None (the doc has none)")
             if c == "id" and v is None:
-                v = f"{path.stem}:{n}"
+                v = f"{stem}:{n}"
             if c in fill and v is None:
                 v = fill[c]
+            if c in _NAMES and v is not None and _CONTROL.search(v):
+                raise OutputFileError(f"{path}:{n}: the {c} {v!r} holds a control character "
+                                      f"(U+{ord(_CONTROL.search(v).group()):04X}); names go into the reports as "
+                                      "text: fix the file, or name it with --" + (c if c != "id" else "column id=…"))
             data[c].append(v)
         extra_gt.append(_text(r.get("option-gt")) if layout == "vlm4bio" else None)
         notes.append("; ".join(note) or None)

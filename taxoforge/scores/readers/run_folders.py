@@ -120,11 +120,21 @@ def run_order(run: str | None) -> tuple:
     return (digits[:8], 1, digits[8:])
 
 
+#: the most bytes of a run's JSON record read (a results or status file is kilobytes)
+MAX_RECORD_JSON_BYTES = 64 * 2**20
+
+
 @lru_cache(maxsize=512)
 def _read_json(path: Path, stamp: tuple) -> dict:
+    from taxoforge.files.paths import open_regular
+
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        with open_regular(path, "run record") as fh:  # a FIFO or a device is never waited on
+            raw = fh.read(MAX_RECORD_JSON_BYTES + 1)
+        if len(raw) > MAX_RECORD_JSON_BYTES:
+            return {}
+        doc = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return {}
     return doc if isinstance(doc, dict) else {}
 
@@ -165,8 +175,10 @@ def _lmms_model(results: dict) -> str | None:
 def _results_document(path: Path) -> bool:
     """Whether a ``results*.json`` is the harness's aggregated results (a JSON object whose
     first key is ``results``), not answers that happen to bear the name."""
+    from taxoforge.files.paths import open_regular
+
     try:
-        with path.open("rb") as fh:
+        with open_regular(path, "results file") as fh:  # a FIFO or a device is never waited on
             head = fh.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
     except OSError:
         return False

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import polars as pl
 
+from taxoforge.files.paths import check_regular
 from taxoforge.messages import few
 from taxoforge.scores.options import ReadOptions, split_options
 from taxoforge.scores.readers.files import OutputFileError, check_duplicate_ids, read_outputs
@@ -179,6 +180,25 @@ def _error(message: str):
     return OutputFileError(message)
 
 
+def _glob_files(pattern: str) -> list[Path]:
+    """What ``pattern`` matches that is no folder, sorted; ``**`` descends into folders but
+    never through a symbolic link to one (a link loop would never end: :func:`glob.glob`
+    follows them), and hidden names are left out unless the pattern names one (a part
+    starting with a dot), as :mod:`glob` does."""
+    parts = Path(pattern).parts
+    i = next(k for k, part in enumerate(parts) if glob.has_magic(part))
+    root = Path(*parts[:i]) if i else Path(".")
+    rest = parts[i:]
+    hidden_asked = any(part.startswith(".") for part in rest)
+    out = []
+    for f in root.glob("/".join(rest)):
+        if not hidden_asked and any(name.startswith(".") for name in f.relative_to(root).parts):
+            continue
+        if not f.is_dir():
+            out.append(f)
+    return sorted(out)
+
+
 def expand_paths(patterns) -> list[Path]:
     """The files ``patterns`` name, in order, each name once: a file as it is; a folder as
     every file under it (recursively, sorted; hidden files and folders left out); a glob
@@ -202,6 +222,8 @@ def expand_paths(patterns) -> list[Path]:
     for pat in patterns:
         text = os.fspath(pat)
         p = Path(text)
+        if p.exists() and not p.is_dir() and not p.is_file():  # a FIFO, a device, a socket named as a file
+            check_regular(p, "model-output file")  # refused by name (exit code 11), never waited on
         if p.is_file() or (p.is_symlink() and not p.exists()):
             found = [p]
         elif p.is_dir():
@@ -210,7 +232,7 @@ def expand_paths(patterns) -> list[Path]:
             if not found:
                 raise _error(f"{text}: a folder without files")
         elif glob.escape(text) != text:
-            found = sorted(Path(f) for f in glob.glob(text, recursive=True) if not Path(f).is_dir())
+            found = _glob_files(text)
             if not found:
                 raise _error(f"{text}: no file matches this pattern")
         else:

@@ -453,9 +453,9 @@ def write_comparison(cmp, out_dir, *, plots: bool = True, names: dict[str, str] 
     dict
         ``{kind: path}``.
     """
-    from taxoforge.files import write_parquet_atomic, write_text_atomic
+    from taxoforge.files import check_output_folder, write_parquet_atomic, write_text_atomic
 
-    out = Path(out_dir)
+    out = check_output_folder(out_dir)  # never written through a symbolic link
     out.mkdir(parents=True, exist_ok=True)
     paths = {"md": write_text_atomic(out / "comparison.md", comparison_markdown(cmp)),
              "csv": write_text_atomic(out / "comparison.csv", csv_text(cmp.table)),
@@ -475,12 +475,8 @@ def write_comparison(cmp, out_dir, *, plots: bool = True, names: dict[str, str] 
 
 def _distinct_file_names(files: list[str]) -> dict[str, str]:
     """Each file as the shortest tail of its path that tells it from the others (the file
-    name when names differ; ``fish-easy/…/a.jsonl`` style tails when several files share it)."""
-    parts = {f: Path(f).parts for f in files}
-    shown: dict[str, str] = {}
-    for f, p in parts.items():
-        n = 1
-        while n < len(p) and any(q != p and q[-n:] == p[-n:] for q in parts.values()):
-            n += 1
-        shown[f] = "/".join(p[-n:])
-    return shown
+    name when names differ; ``fish-easy/…/a.jsonl`` style tails when several files share it);
+    linear in the files (:func:`taxoforge.files.paths.distinct_tails`)."""
+    from taxoforge.files.paths import distinct_tails
+
+    return distinct_tails(files)

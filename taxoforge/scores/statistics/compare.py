@@ -51,11 +51,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from taxoforge.files.record_limits import RecordLimits
 from taxoforge.messages import few
 from taxoforge.scores.statistics.paired import (hf_of_sums, holm, mcnemar_exact, paired_differences, severity_of_sums)
 
 __all__ = ["compare_runs", "compare_systems", "against_the_best", "load_scores", "Comparison", "COMPARED_MEASURES",
-           "GROUP", "ComparisonError", "pair_stream"]
+           "GROUP", "ComparisonError", "pair_stream", "check_scores", "COMPARE_COLUMNS", "SCORES_LIMITS"]
 
 #: The keys that make a group: systems are compared within one dataset × prompt.
 GROUP = ("dataset", "prompt")
@@ -68,16 +69,80 @@ class ComparisonError(ValueError):
     """Runs that cannot be compared; the message names the run and what is wrong."""
 
 
+#: What a run's scores table may decode to, counted as decoded: 20 million rows, 1 GiB of column data.
+SCORES_LIMITS = RecordLimits(max_records=20_000_000, max_cells=10**9)
+
+
 def _accuracy_of_sums(sums, n):
     return sums[..., 0] / n
 
 
-def _item_table(samples: pl.DataFrame, where: str) -> pl.DataFrame:
-    """The per-item values a comparison needs, for rows with a full ground truth."""
+#: The columns of a scores table a comparison reads (the others are never decoded).
+COMPARE_COLUMNS = ("id", "model", "dataset", "prompt", "correct", "hP", "hR", "abstained", "gt_partial",
+                   "mistake_severity", "height_tree", "taxonomy", "taxonomy_version")
+#: What each measure read from a run may hold: (least, greatest); every value finite.
+_RANGES = {"hP": (0.0, 1.0), "hR": (0.0, 1.0), "mistake_severity": (0.0, None)}
+
+
+def _first_bad(samples: pl.DataFrame, bad: pl.Series, col: str, where: str, expected: str) -> ComparisonError:
+    i = int(bad.arg_true()[0])
+    sid = samples["id"][i] if "id" in samples.columns else None
+    return ComparisonError(f"{where}: row {i + 1}{f' (id {sid!r})' if sid is not None else ''}: {col} is "
+                           f"{samples[col][i]!r}, expected {expected} ({int(bad.sum()):,} such rows)")
+
+
+def check_scores(samples: pl.DataFrame, where: str) -> None:
+    """Refuse a scores table whose values no scoring run writes: ``correct`` that is not
+    true/false (text, numbers other than 0 and 1), ``hP``/``hR`` outside [0, 1], a negative
+    ``mistake_severity``, NaN, infinities or nulls in any of them (nulls are allowed in
+    ``mistake_severity``, which a correct answer lacks).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        A scores table (``scores.parquet``).
+    where : str
+        The file or run, for the message.
+
+    Raises
+    ------
+    ComparisonError
+        Naming ``where``, the row, its id, the column and the value.
+    """
     need = [c for c in ("id", "correct", "hP", "hR") if c not in samples.columns]
     if need:
         raise ComparisonError(f"{where}: the scores table lacks {need}; give the output folder of `taxoforge score` "
                               "or its scores.parquet")
+    c = samples.schema["correct"]
+    if c != pl.Boolean:
+        if not c.is_numeric():
+            raise _first_bad(samples, pl.Series([True] * samples.height), "correct", where,
+                             f"true or false (the column is {c})")
+        v = samples["correct"].cast(pl.Float64)
+        bad = (v.is_null() | ~v.is_in([0.0, 1.0])).fill_null(True)
+        if bad.any():
+            raise _first_bad(samples, bad, "correct", where, "true or false")
+    elif samples["correct"].null_count():
+        raise _first_bad(samples, samples["correct"].is_null(), "correct", where, "true or false")
+    for col, (lo, hi) in _RANGES.items():
+        if col not in samples.columns:
+            continue
+        if not samples.schema[col].is_numeric() and samples.schema[col] != pl.Null:
+            raise _first_bad(samples, pl.Series([True] * samples.height), col, where,
+                             f"a number (the column is {samples.schema[col]})")
+        v = samples[col].cast(pl.Float64)
+        bad = ~v.is_finite() | (v < lo)
+        if hi is not None:
+            bad = bad | (v > hi)
+        bad = bad.fill_null(col != "mistake_severity")
+        if bad.any():
+            rng = f"[{lo:g}, {hi:g}]" if hi is not None else f"a finite number ≥ {lo:g}"
+            raise _first_bad(samples, bad, col, where, f"a finite number in {rng}" if hi is not None else rng)
+
+
+def _item_table(samples: pl.DataFrame, where: str) -> pl.DataFrame:
+    """The per-item values a comparison needs, for rows with a full ground truth."""
+    check_scores(samples, where)
     s = samples.filter(~pl.col("gt_partial")) if "gt_partial" in samples.columns else samples
     abstained = pl.col("abstained") if "abstained" in s.columns else pl.lit(False)
     has_sev = "mistake_severity" in s.columns
@@ -320,8 +385,17 @@ def against_the_best(samples: pl.DataFrame, board: pl.DataFrame, *, measure: str
     return pl.concat(out, how="vertical_relaxed")
 
 
+#: The most bytes a run's ``run.json`` may take.
+MAX_RUN_JSON_BYTES = 16 * 2**20
+
+
 def load_scores(path: str | os.PathLike) -> tuple[pl.DataFrame, dict]:
-    """The samples table and ``run.json`` of a scoring run.
+    """The samples table and ``run.json`` of a scoring run, checked.
+
+    The scores table is read in counted batches, only the columns a comparison uses
+    (:data:`COMPARE_COLUMNS`; :func:`taxoforge.files.parquet_records.read_parquet_table`), and
+    its values checked (:func:`check_scores`); ``run.json``, when present, must be a JSON
+    object. A FIFO, a device or a folder in place of either is refused by name.
 
     Parameters
     ----------
@@ -336,25 +410,56 @@ def load_scores(path: str | os.PathLike) -> tuple[pl.DataFrame, dict]:
     Raises
     ------
     ComparisonError
-        No scores table there, or one that cannot be read.
+        No scores table there, one that cannot be read or holds values no run writes, a
+        ``run.json`` that is not a JSON object.
     """
+    from taxoforge.files.parquet_records import read_parquet_table
+    from taxoforge.files.paths import open_regular
+    from taxoforge.files.record_limits import RecordFileError
+
     p = Path(path)
     table = p / "scores.parquet" if p.is_dir() else p
-    if not table.is_file():
+    if not table.exists():
         raise ComparisonError(f"{path}: no scores.parquet there; give the output folder of `taxoforge score -o DIR` "
                               "or its scores.parquet")
     try:
-        samples = pl.read_parquet(table)
-    except Exception as e:  # polars raises several kinds for a file that is not Parquet
-        raise ComparisonError(f"{table}: not a readable Parquet scores table ({e})") from None
+        samples = read_parquet_table(table, keep=COMPARE_COLUMNS, limits=SCORES_LIMITS, what="scores table")
+    except RecordFileError as e:
+        raise ComparisonError(f"{e}; give the output folder of `taxoforge score -o DIR` or its scores.parquet") \
+            from None
+    check_scores(samples, str(table))
     info = {}
     run_json = table.parent / "run.json"
-    if run_json.is_file():
+    if run_json.exists():
+        with open_regular(run_json, "run record") as fh:
+            raw = fh.read(MAX_RUN_JSON_BYTES + 1)
+        if len(raw) > MAX_RUN_JSON_BYTES:
+            raise ComparisonError(f"{run_json}: more than {MAX_RUN_JSON_BYTES:,} bytes; not a scoring run's record")
         try:
-            info = json.loads(run_json.read_text(encoding="utf-8"))
-        except (ValueError, OSError):
-            info = {}
+            info = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError) as e:
+            raise ComparisonError(f"{run_json}: not readable JSON ({e}); a scoring run's record is a JSON object "
+                                  "(remove it to compare the scores table alone)") from None
+        if not isinstance(info, dict):
+            raise ComparisonError(f"{run_json}: a JSON {type(info).__name__}, not a scoring run's record (a JSON "
+                                  "object); remove it to compare the scores table alone")
     return samples, info
+
+
+def _table_citation(s: pl.DataFrame, info: dict, label: str, run: Path, notes: list[str]) -> str | None:
+    """The taxonomy a system was scored against: its scores table's own ``taxonomy_version``
+    column, which ``run.json`` may only repeat (a ``run.json`` saying otherwise is noted, not believed)."""
+    said = info.get("taxonomy_version")
+    said = said if isinstance(said, str) else None
+    if "taxonomy_version" not in s.columns:
+        return said
+    own = [v for v in s["taxonomy_version"].cast(pl.String).unique(maintain_order=True).to_list() if v]
+    if not own:
+        return said
+    if said is not None and said not in own:
+        notes.append(f"{label}: {run / 'run.json'} cites {said}, but its scores table was scored against "
+                     f"{', '.join(own)}: the table's own column is used")
+    return ", ".join(own)
 
 
 @dataclass
@@ -381,14 +486,11 @@ class Comparison:
 
 def _run_names(paths: list[Path]) -> dict[Path, str]:
     """Each run as the shortest tail of its path that tells it from the others."""
+    from taxoforge.files.paths import distinct_tails
+
     parts = {p: (p if p.is_dir() else p.parent).resolve().parts for p in paths}
-    names = {}
-    for p, ps in parts.items():
-        n = 1
-        while n < len(ps) and any(q != ps and q[-n:] == ps[-n:] for q in parts.values()):
-            n += 1
-        names[p] = "/".join(ps[-n:])
-    return names
+    tails = distinct_tails(set(parts.values()))
+    return {p: tails[ps] for p, ps in parts.items()}
 
 
 def compare_runs(runs, *, n_resamples: int = 9999, level: float = 0.95, seed: int = 0,
@@ -429,7 +531,8 @@ def compare_runs(runs, *, n_resamples: int = 9999, level: float = 0.95, seed: in
         for m in (s["model"].unique(maintain_order=True).to_list() if "model" in s.columns else [""]):
             label = str(m) if models.count(str(m)) == 1 and m else f"{names[p]}:{m}" if m else names[p]
             systems[label] = s.filter(pl.col("model") == m) if "model" in s.columns else s
-            meta[label] = {"run": str(p), "model": m, "taxonomy_version": info.get("taxonomy_version"),
+            meta[label] = {"run": str(p), "model": m,
+                           "taxonomy_version": _table_citation(systems[label], info, label, p, notes),
                            "mapping_config_id": info.get("mapping_config_id"),
                            "heights": (info.get("heights") or {}).get("rule")}
             if "mistake_severity" not in s.columns:

@@ -44,7 +44,7 @@ from pathlib import Path
 import polars as pl
 
 from taxoforge.files import write_parquet_atomic, write_text_atomic
-from taxoforge.links.crosswalk import NODE_PREFIXES, translate
+from taxoforge.links.crosswalk import NODE_PREFIXES, read_crosswalk, translate
 from taxoforge.links.resolve import resolve_labels
 from taxoforge.markdown import markdown_table
 from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
@@ -281,8 +281,8 @@ def score_across(paths, taxonomies, *, crosswalk: pl.DataFrame | str | os.PathLi
     score = score or ScoreOptions()
     if score.index is not None:
         raise ValueError("score_across: leave ScoreOptions.index unset (each tree has its own mapping index)")
-    if crosswalk is not None and not isinstance(crosswalk, pl.DataFrame):
-        crosswalk = pl.read_parquet(crosswalk)
+    if crosswalk is not None:
+        crosswalk = read_crosswalk(crosswalk)  # columns, types, finite confidences; a file read in counted batches
     rows, sources = read_paths(paths, read or ReadOptions())
     record = {**(record or {}), **sources.record()}
     runs: dict[str, ScoreRun] = {}

@@ -288,8 +288,12 @@
       }
     });
   }
+  function hashText() {  // a malformed address (#%E0%A4%A) is read as written, never thrown: the page still loads
+    var raw = location.hash.slice(1);
+    try { return decodeURIComponent(raw); } catch (e) { return raw; }
+  }
   function route() {
-    var h = decodeURIComponent(location.hash.slice(1));
+    var h = hashText();
     return h ? openId(h) : open(META.roots[0] || 0);
   }
 
@@ -488,7 +492,7 @@
     nodeAt(o).then(function (v) { location.hash = "#" + encodeURIComponent(v.rec[F.id]); });
   });
   window.addEventListener("hashchange", function () {
-    var h = decodeURIComponent(location.hash.slice(1));
+    var h = hashText();
     if (h.indexOf("ord-") === 0) { open(Number(h.slice(4))); } else { route(); }
   });
   route().then(function () {

@@ -60,7 +60,7 @@ def test_records_over_the_cap_in_every_kind_name_their_line(tmp_path):
         read_outputs(pq, ReadOptions(max_table_bytes=5_000))
 
 
-def test_a_workbook_that_unpacks_past_the_cap_is_refused_before_reading(tmp_path):
+def test_a_workbook_that_inflates_past_the_cap_is_refused_as_it_is_read(tmp_path):
     import xlsxwriter
 
     x = tmp_path / "big.xlsx"
@@ -70,7 +70,7 @@ def test_a_workbook_that_unpacks_past_the_cap_is_refused_before_reading(tmp_path
     for i in range(1, 2000):
         ws.write_row(i, 0, [f"answer {i}", "dog"])
     wb.close()
-    with pytest.raises(OutputFileError, match=r"big\.xlsx: the workbook unpacks to .* more than 10,000"):
+    with pytest.raises(OutputFileError, match=r"big\.xlsx: the file inflates to more than 10,000 bytes \(max_table_bytes, counted as read\)"):
         read_outputs(x, ReadOptions(max_table_bytes=10_000))
     df = read_outputs(x)
     assert df.height == 1999 and df["line"][0] == 2 and df["output"][0] == "answer 1"

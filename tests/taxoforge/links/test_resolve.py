@@ -145,8 +145,10 @@ def test_every_rule_by_hand():
     d = dict(out.select("label_text", "detail").iter_rows())
     assert d["Notropis hudsonius"] == "'Notropis hudsonius' is a synonym of Hudsonius hudsonius (a ColDP release)"
     assert d["Orconectes virilis"] == ("genus transfer: 'Orconectes virilis' → Faxonius virilis (its epithet occurs in "
-                                       "no other genus of Cambaridae)")
-    assert d["Notropis buccatus"].endswith("(its epithet occurs in no other genus of Leuciscidae, up to its Latin ending)")
+                                       "no other genus of Cambaridae); a guess: no synonym or linked record supports "
+                                       "this transfer, and two valid species may share an epithet "
+                                       "(docs/method.md#ground-truths)")
+    assert "(its epithet occurs in no other genus of Leuciscidae, up to its Latin ending); a guess:" in d["Notropis buccatus"]
     assert "partial ground truth: its species, found by exact" in d["Heliconius erato notabilis"]
     assert d["Faxonius imaginarius"] == ("'Faxonius imaginarius' is not in the tree and its epithet is in no other genus "
                                          "of Cambaridae; partial ground truth: the genus Faxonius")
@@ -171,10 +173,12 @@ def test_genus_transfer_unique_ambiguous_across_families_and_through_a_genus_syn
     # Eichhornia is a synonym of the genus Pontederia: its family is searched
     e = r["Eichhornia crassipes"]
     assert (e["method"], e["node_id"]) == ("genus_transfer", "t:pont_cra") and "Pontederiaceae" in e["detail"]
+    assert e["detail"].endswith("; supported by the genus synonymy")  # the tree records the genus move
     # a subgenus name finds its genus and family, but never resolves a label whole
     g = r["Gremicambarus virilis"]
     assert (g["method"], g["node_id"]) == ("genus_transfer", "t:fax_vir")
-    assert g["detail"].endswith("; Gremicambarus is a subgenus or section of Faxonius)")
+    assert g["detail"].endswith("; Gremicambarus is a subgenus or section of Faxonius); supported by the genus "
+                                "synonymy")
     assert r["Gremicambarus"]["status"] == "unmatched"
     # a genus's own name wins over the same word as another genus's subgenus
     assert (r["Tamias imaginarius"]["status"], r["Tamias imaginarius"]["node_id"]) == ("linked", "t:tam")

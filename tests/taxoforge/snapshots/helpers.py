@@ -178,7 +178,8 @@ def hostile_store(srv, tmp_path: Path, tree: TreeTables, *, version: str, name: 
     r = honest.publish(tree)
     folder = honest.local_dir(r.taxonomy, r.version)
     m = json.loads((folder / "manifest.json").read_bytes())
-    m.update(taxonomy=name, version=version)
+    m.update(taxonomy=name, version=version, version_source="label" if version != m["version"] else
+             m.get("version_source", "content"))  # a version that is not the content id is a label
     mbytes = manifest_bytes(m)
     idx = json.loads((tmp_path / "honest-store" / "index.json").read_bytes())
     entry = idx["taxonomies"][r.taxonomy]["versions"][0]

@@ -75,9 +75,11 @@ def test_racy_files_and_files_changed_after_the_stamp_are_not_remembered(tmp_pat
 
 
 def test_a_damaged_record_is_ignored(tmp_path, cache):
+    from taxoforge.files.trusted import trusted_dir
+
     folder = _tree(tmp_path / "tree")
     _, first = resolve_taxonomy(folder)
-    for rec in (cache / "content-hash").iterdir():
+    for rec in trusted_dir().glob("content-hash-*.json"):
         rec.write_text("{not json")
     assert content_cache.cached_content_sha256(content_cache.folder_stamp(folder)) is None
     _, again = resolve_taxonomy(folder)

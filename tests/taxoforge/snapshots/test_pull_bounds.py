@@ -365,8 +365,8 @@ def test_a_killed_pulls_partial_folder_is_swept_only_when_stale_and_unclaimed(tm
 
 def test_a_pull_never_reads_the_tables_the_next_publish_fills_the_diff_in(tmp_path, tree, monkeypatch):
     """The catalogue's "what changed" summary reads two versions' tables; a pull leaves it to
-    the next publish, so a pulled table (a Parquet file that decompresses to gigabytes, say)
-    is never read by the pull that fetched it."""
+    the next publish: the pull reads a pulled table only once, in counted batches, to check
+    the manifest's content hash (a Parquet file that decompresses to gigabytes is cut there)."""
     from tests.taxoforge.snapshots.helpers import make_tree, random_edges
 
     local = SnapshotStore(tmp_path / "local")
