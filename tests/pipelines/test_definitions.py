@@ -69,7 +69,7 @@ def test_each_domain_keeps_its_jobs_schedules_and_sensors():
         assert not (found.assets or found.asset_checks or found.jobs or found.schedules or found.sensors), mod.__name__
     everything = build_definitions(environ=env).get_repository_def()
     spanning = {s.name for s in everything.sensor_defs} - set().union(*(v[1] for v in by_domain.values()))
-    assert spanning == {"default_automation_condition_sensor"}
+    assert spanning == {"default_automation_condition_sensor", "observed_recently_sensor"}
     tree_ast = ast.parse(Path(import_module("pipelines.definitions").__file__).read_text(encoding="utf-8"))
     private = [f"{node.module}.{a.name}" for node in ast.walk(tree_ast) if isinstance(node, ast.ImportFrom)
                for a in node.names if a.name.startswith("_")]

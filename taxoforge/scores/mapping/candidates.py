@@ -22,8 +22,9 @@ prefilter only decides how much work finding it takes, never what it is:
    from the word-sharing candidates plus every name passing both filters.
 3. **Full scan** otherwise (weak bound, fewer than ``k`` word-sharing nodes, measures
    without a bound, ``prefilter=False``): all pending answers against all names at once,
-   at most ~16 M similarities in memory — rapidfuzz ``cdist`` in C++ on every core, or one
-   matrix product for embeddings.
+   at most ~16 M similarities in memory — rapidfuzz ``cdist`` in C++ on every core; an
+   embedding measure searches its own best names instead, in float32 blocks on the CPU or
+   on the GPU that holds its embeddings (:mod:`taxoforge.scores.mapping.embedding_search`).
 
 **Top-1 when the vote is provably off** (:meth:`CandidateRetrieval.top1_without_vote`,
 ``ratio`` with the prefilter): the vote needs ``p0 − p1 < thr_top2``, and since the
@@ -269,7 +270,8 @@ class CandidateRetrieval:
 
     def top_k_full(self, queries: list[str], batch: int = 128) -> list[tuple[np.ndarray, np.ndarray]]:
         """Exact top-k nodes (similarity desc, node index asc) of every query, scoring all
-        names in batches (rapidfuzz ``cdist`` on all cores / one matrix product).
+        names in batches (rapidfuzz ``cdist`` on all cores; an embedding measure's own
+        blocked search, :meth:`_top_k_searched`).
 
         Parameters
         ----------
@@ -281,10 +283,11 @@ class CandidateRetrieval:
         Returns
         -------
         list[tuple[numpy.ndarray, numpy.ndarray]]
-            Exact top-k nodes (similarity desc, node index asc) of every query, scoring all
-            names in batches (rapidfuzz ``cdist`` on all cores / one matrix product).
+            Exact top-k nodes (similarity desc, node index asc) of every query.
         """
         k = self.config.k
+        if callable(getattr(self.similarity, "top_names", None)):
+            return self._top_k_searched(queries)
         out = []
         # at most ~16 M similarities in memory at once
         batch = max(1, min(batch, 16_000_000 // max(1, len(self.tables))))
@@ -305,6 +308,32 @@ class CandidateRetrieval:
                 if len(nodes) < k and len(cand) < n_names:
                     nodes, sc = self.nodes_from_name_scores(np.arange(n_names, dtype=np.int64), row)
                 out.append((nodes[:k], sc[:k]))
+        return out
+
+
+    def _top_k_searched(self, queries: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`top_k_full` for a measure that searches its own best names
+        (:meth:`~taxoforge.scores.mapping.similarity.EmbeddingSimilarity.top_names`: float32
+        blocks on the CPU, or on the device holding the embeddings): the same argument —
+        the names scoring at least the ``L``-th best hold the top-k nodes once they reach
+        ``k`` distinct nodes — with ``L`` widened fourfold for the rare query whose best
+        names belong to fewer than ``k`` nodes (up to every name)."""
+        k = self.config.k
+        n_names = len(self.tables)
+        if n_names == 0:
+            return [(np.zeros(0, np.int64), np.zeros(0)) for _ in queries]
+        out: list = [None] * len(queries)
+        todo, L = list(range(len(queries))), min(n_names, 4 * k)
+        while todo:
+            found = self.similarity.top_names([queries[i] for i in todo], L)
+            short = []
+            for i, (cand, sc) in zip(todo, found):
+                nodes, s = self.nodes_from_name_scores(cand, sc)
+                if len(nodes) < k and len(cand) < n_names:
+                    short.append(i)
+                else:
+                    out[i] = (nodes[:k], s[:k])
+            todo, L = short, min(n_names, 4 * L)
         return out
 
 

@@ -37,7 +37,7 @@ from taxoforge.scores.mapping.config import MappingConfig
 from taxoforge.scores.mapping.keys import key_hashes, phrase_hashes, word_hashes
 from taxoforge.scores.mapping.postings import (csr_pointers, distinct_pairs, expand_csr, hashed_postings,
                                                occurrence_postings, postings_of, sorted_hash_table)
-from taxoforge.scores.mapping.strings import string_array, string_buffers
+from taxoforge.scores.mapping.strings import string_array, string_buffers, take_strings
 from taxoforge.scores.mapping.trigrams import TrigramIndex, trigram_postings
 from taxoforge.scores.mapping.vocabulary import non_naming_flags
 from taxoforge.text import base_forms_of, normalise_texts
@@ -322,7 +322,7 @@ class NameTables:
         """
         if len(name_ids) <= 8:
             return [self.name(int(j)) for j in name_ids]
-        return self._strings.take(np.asarray(name_ids, np.int64)).to_pylist()
+        return take_strings(self._strings, name_ids)
 
     @cached_property
     def names(self) -> list[str]:

