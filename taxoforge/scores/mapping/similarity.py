@@ -36,6 +36,7 @@ from taxoforge.scores.mapping.sentence_models import NAME_EMBEDDINGS, names_dige
 from taxoforge.scores.mapping.strings import take_strings
 
 __all__ = [
+    "name_texts",
     "Similarity",
     "StringSimilarity",
     "EmbeddingSimilarity",
@@ -286,7 +287,7 @@ class EmbeddingSimilarity(Similarity):
             ``(len(names), d)`` float32 embeddings, rows unit length (a zero row stays
             zero).
         """
-        texts = _texts(names)
+        texts = name_texts(names)
         if progress is None:
             progress = len(texts) >= 5000
         # batches of texts of similar length (little padding), in the caller's order at the end
@@ -325,7 +326,7 @@ class EmbeddingSimilarity(Similarity):
         embeddings : numpy.ndarray, optional
             Precomputed unit-length embeddings of ``names``, one row each (embedding measures only).
         """
-        names = _texts(names)
+        names = name_texts(names)
         self._on_device = None
         if embeddings is not None:
             e = embeddings
@@ -463,7 +464,17 @@ class EmbeddingSimilarity(Similarity):
         return top_names_torch(q, self._on_device, L)
 
 
-def _texts(names) -> list[str]:
-    """``names`` (a sequence of str, or an Arrow string array) as a list of str."""
+def name_texts(names) -> list[str]:
+    """``names`` (a sequence of str, or an Arrow string array) as a list of str.
+
+    Parameters
+    ----------
+    names : sequence of str or pyarrow.Array
+        The names.
+
+    Returns
+    -------
+    list of str
+    """
     to_pylist = getattr(names, "to_pylist", None)  # pyarrow Array / ChunkedArray
     return [str(t) for t in (to_pylist() if callable(to_pylist) else names)]

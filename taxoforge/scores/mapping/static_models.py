@@ -42,10 +42,10 @@ from pathlib import Path
 import numpy as np
 
 from taxoforge.files.atomic import atomic_directory, write_text_atomic
+from taxoforge.files.checksums import file_sha256
 from taxoforge.scores.mapping.sentence_encoding import text_tokenizer
-from taxoforge.scores.mapping.sentence_models import (MINILM, MODEL_STAMP, _model_files, _model_id_from_hashes,
-                                                      _sha256_file, cache_root, load_sentence_transformer,
-                                                      model_folder, model_id_of)
+from taxoforge.scores.mapping.sentence_models import (MINILM, MODEL_STAMP, cache_root, load_sentence_transformer,
+                                                      model_files, model_folder, model_id_from_hashes, model_id_of)
 
 __all__ = ["STATIC_RECIPE", "StaticModel", "static_model_folder", "distil_token_vectors"]
 
@@ -264,9 +264,9 @@ def static_model_folder(source: str | Path = MINILM, *, recipe: dict | None = No
             np.save(tmp / "vectors.npy", vectors, allow_pickle=False)
             tok.no_truncation()
             tok.save(str(tmp / "tokenizer.json"))
-            files = {rel: (p.stat().st_size, _sha256_file(p)) for rel, p in _model_files(tmp)}
+            files = {rel: (p.stat().st_size, file_sha256(p)) for rel, p in model_files(tmp)}
             stamp = {"kind": "static", "source": str(source), "source_folder": str(src), "source_model_id": source_id,
-                     "recipe": recipe, "model_id": _model_id_from_hashes({k: v[1] for k, v in files.items()}),
+                     "recipe": recipe, "model_id": model_id_from_hashes({k: v[1] for k, v in files.items()}),
                      "files": {k: list(v) for k, v in sorted(files.items())}}
             write_text_atomic(tmp / MODEL_STAMP, json.dumps(stamp, indent=2, sort_keys=True) + "\n")
     return folder
