@@ -68,3 +68,36 @@ def test_nothing_built_reports_and_returns_false(tmp_path, monkeypatch):
         assert not score_example(build_definitions(str(tmp_path / "empty"), environ={}), instance,
                                  echo=printed.append)
     assert "Scoring the example outputs failed" in printed[-1] and "imagenet1k" in printed[-1]
+
+
+
+def test_demo_concurrency_follows_the_variable_and_the_cores(monkeypatch):
+    from pipelines.demo import CONCURRENCY_VARIABLE, demo_concurrency
+
+    assert demo_concurrency({CONCURRENCY_VARIABLE: "1"}) == 1
+    assert demo_concurrency({CONCURRENCY_VARIABLE: " 3 "}) == 3
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    assert demo_concurrency({}) == 1
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    assert demo_concurrency({}) == 2
+    for bad in ("0", "two", "-1"):
+        with pytest.raises(ValueError, match=CONCURRENCY_VARIABLE):
+            demo_concurrency({CONCURRENCY_VARIABLE: bad})
+
+
+def test_the_embedded_default_splits_into_parts_sharing_no_asset(tmp_path):
+    from pipelines.demo import independent_parts
+
+    defs = build_definitions(str(tmp_path), environ={})
+    graph = defs.resolve_asset_graph()
+    (whole,) = independent_parts(defs, 1)
+    parts = independent_parts(defs, 2)
+    assert sorted(k for p in parts for k in p) == whole  # every asset once
+    assert len(parts) == 2 and any("inaturalist_tree" in p for p in parts)
+    wordnet = next(p for p in parts if "wordnet_tree" in p)
+    assert {"imagenet1k_taxonomy", "wordnet_snapshot", "imagenet1k_snapshot", "wordnet_files"} <= set(wordnet)
+    for part in parts:  # no dependency crosses from one part to another
+        others = {dg.AssetKey.from_user_string(k) for p in parts if p is not part for k in p}
+        for key in part:
+            assert not (set(graph.get(dg.AssetKey.from_user_string(key)).parent_keys) & others)
+    assert independent_parts(defs, 5) == parts  # no more lists than parts
