@@ -174,3 +174,9 @@ def test_a_stored_index_keeps_the_static_embeddings_beside_it(static, tmp_path):
     assert isinstance(second.similarity.embeddings, np.memmap) or isinstance(second.similarity.embeddings.base, np.memmap)
     texts = ["a tabby cat", "maybe an aloe plant", "Toco Toucan"]
     assert second.map(texts).node_idx.tolist() == first.map(texts).node_idx.tolist()
+
+
+def test_without_the_tokenizers_library_the_error_says_what_to_install(static, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "tokenizers", None)  # as if not installed
+    with pytest.raises(ModelPackageMissing, match="tokenizers.*taxoforge\\[embeddings\\]"):
+        StaticModel(static.folder)
