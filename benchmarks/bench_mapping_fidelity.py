@@ -466,7 +466,9 @@ def run(size: str = "small", seed: int = 0) -> dict:
         models[measure] = dict(zip(("spec", "reason"), embedding_spec(spec) if wanted else (None, None)))
         for name in trees:
             if name not in cfg[trees_key]:
-                reason = ("not run at this size (the model embeds every name of the tree: minutes on a CPU); "
+                why = ("the model embeds every name of the tree: minutes on a CPU" if measure == "embedding"
+                       else f"this size runs it on {', '.join(cfg[trees_key]) or 'no tree'}")
+                reason = (f"not run at this size ({why}); "
                           f"sizes with it: {[s for s, c in SIZES.items() if name in c[trees_key]]}")
                 cases.append({"tree": name, "measure": measure, "status": "skipped", "reason": reason})
             elif models[measure]["spec"] is None:

@@ -44,8 +44,9 @@ import numpy as np
 from taxoforge.files.atomic import atomic_directory, write_text_atomic
 from taxoforge.files.checksums import file_sha256
 from taxoforge.scores.mapping.sentence_encoding import text_tokenizer
-from taxoforge.scores.mapping.sentence_models import (MINILM, MODEL_STAMP, cache_root, load_sentence_transformer,
-                                                      model_files, model_folder, model_id_from_hashes, model_id_of)
+from taxoforge.scores.mapping.sentence_models import (EMBEDDINGS_INSTALL, MINILM, MODEL_STAMP, ModelPackageMissing,
+                                                      cache_root, load_sentence_transformer, model_files,
+                                                      model_folder, model_id_from_hashes, model_id_of)
 
 __all__ = ["STATIC_RECIPE", "StaticModel", "static_model_folder", "distil_token_vectors"]
 
@@ -144,7 +145,10 @@ class StaticModel:
     """
 
     def __init__(self, folder: str | Path) -> None:
-        from tokenizers import Tokenizer
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise ModelPackageMissing(f"the static model needs the tokenizers library: {EMBEDDINGS_INSTALL}") from None
 
         self.folder = Path(folder)
         stamp = json.loads((self.folder / MODEL_STAMP).read_text(encoding="utf-8"))

@@ -154,3 +154,29 @@ def test_the_static_measure_needs_no_torch_to_load_and_encode(static):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-1] == "False" and out.stdout.startswith("cpu")
+
+
+def test_a_stored_index_keeps_the_static_embeddings_beside_it(static, tmp_path):
+    """Cached like the sentence model's: the names embedded once per tree and stored beside the
+    index under the static model's id; a second open reads them, memory-mapped."""
+    from taxoforge.scores.mapping.sentence_models import NAME_EMBEDDINGS
+    from taxoforge.scores.mapping.store import HEADER
+    from tests.taxoforge.scores.conftest import INAT_LIKE, INAT_LIKE_NAMES, tree_tables
+    from tests.taxoforge.scores.mapping.test_store import _written
+
+    folder = _written(tree_tables(INAT_LIKE, INAT_LIKE_NAMES, name="inat_like"), tmp_path / "tree")
+    config = MappingConfig(similarity=MINILM_STATIC)
+    first = TaxonomyIndex.open(folder, config, progress=False)
+    emb_dir = first.store.path.with_name(f"{first.store.path.name}.emb-{static.model_id}")
+    assert (emb_dir / "embeddings.npy").is_file() and (emb_dir / HEADER).is_file()
+    NAME_EMBEDDINGS.clear()
+    second = TaxonomyIndex.open(folder, config, progress=False)
+    assert isinstance(second.similarity.embeddings, np.memmap) or isinstance(second.similarity.embeddings.base, np.memmap)
+    texts = ["a tabby cat", "maybe an aloe plant", "Toco Toucan"]
+    assert second.map(texts).node_idx.tolist() == first.map(texts).node_idx.tolist()
+
+
+def test_without_the_tokenizers_library_the_error_says_what_to_install(static, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "tokenizers", None)  # as if not installed
+    with pytest.raises(ModelPackageMissing, match="tokenizers.*taxoforge\\[embeddings\\]"):
+        StaticModel(static.folder)
