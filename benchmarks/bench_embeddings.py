@@ -194,7 +194,7 @@ def search_part(n_species: int, n_answers: int, seed: int = 0) -> dict:
 
     tables = inat_sample_tree(n_species, seed=seed)
     measure = similarity_from_spec(MINILM_STATIC)
-    index = TaxonomyIndex(tables.taxonomy(), MappingConfig(prefilter=False, similarity=MINILM_STATIC), measure)
+    index = TaxonomyIndex(Taxonomy.of(tables), MappingConfig(prefilter=False, similarity=MINILM_STATIC), measure)
     queries = list(dict.fromkeys(index.read(t).query for t in generated_answers(tables, n_answers, seed)))
     measure.prepare(queries)  # the queries' embeddings are not what is timed
     retrieval = index.retrieval

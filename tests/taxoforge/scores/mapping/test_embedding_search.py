@@ -22,6 +22,7 @@ from taxoforge.scores.mapping.embedding_search import (
     top_names_torch,
 )
 from taxoforge.scores.mapping.similarity import EmbeddingSimilarity
+from taxoforge.trees.taxonomy import Taxonomy
 
 
 def unit_rows(rng, n: int, d: int) -> np.ndarray:
@@ -139,7 +140,7 @@ def test_the_mapping_finds_the_top_k_nodes_the_whole_matrix_finds():
     mappings agree node for node."""
     from benchmarks.bench_mapping import inat_sample_tree
 
-    tax = inat_sample_tree(2_000, seed=0).taxonomy()
+    tax = Taxonomy.of(inat_sample_tree(2_000, seed=0))
     config = MappingConfig(prefilter=False, similarity="ratio")
     searched = TaxonomyIndex(tax, config, similarity=EmbeddingSimilarity(hashed_trigrams, name="trigrams"))
     whole = TaxonomyIndex(tax, config, similarity=WholeMatrix(hashed_trigrams, name="trigrams"))

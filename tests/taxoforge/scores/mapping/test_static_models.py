@@ -20,6 +20,7 @@ from taxoforge.scores.mapping.embedding_measures import (
 )
 from taxoforge.scores.mapping.sentence_models import MODEL_STAMP, ModelPackageMissing, model_id_of, minilm_folder
 from taxoforge.scores.mapping.static_models import STATIC_RECIPE, StaticModel, _stamp_ok, static_model_folder
+from taxoforge.trees.taxonomy import Taxonomy
 from tests.conftest import minilm_or_skip
 from tests.taxoforge.scores.conftest import mapped
 
@@ -103,7 +104,7 @@ def test_a_damaged_copy_is_rejected(static, tmp_path):
 
 
 def test_the_measure_maps_pickles_and_is_recorded(static, inat_like):
-    ix = TaxonomyIndex(inat_like.taxonomy(), MappingConfig(similarity=MINILM_STATIC), similarity=static)
+    ix = TaxonomyIndex(Taxonomy.of(inat_like), MappingConfig(similarity=MINILM_STATIC), similarity=static)
     assert ix.similarity.name == MINILM_STATIC
     assert mapped(ix, "Aloe vera")[0] == "aloe_vera"
     again = pickle.loads(pickle.dumps(static))
@@ -130,7 +131,7 @@ def test_a_run_records_the_static_model(static, inat_like, tmp_path):
     f = tmp_path / "answers.csv"
     f.write_text("qid,pred\n1,Toco Toucan\n2,a toucan on a branch\n")
     rows = read_outputs(f, columns={"id": "qid", "output": "pred"}, require=("output",))
-    index = TaxonomyIndex(inat_like.taxonomy(), MappingConfig(similarity=MINILM_STATIC), similarity=static)
+    index = TaxonomyIndex(Taxonomy.of(inat_like), MappingConfig(similarity=MINILM_STATIC), similarity=static)
     res = map_frame(rows, inat_like, index=index, config=index.config)
     assert res.info["similarity"] == MINILM_STATIC
     assert res.info["similarity_model"] == similarity_record(static)
