@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from taxoforge.trees.taxonomy import Taxonomy
 
 SIZES = {"tiny": {"tree": "inat-sample", "answers": 200, "one_by_one": 50, "search_species": 2_000,
