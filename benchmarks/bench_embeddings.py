@@ -78,9 +78,16 @@ def measure_device(tax, names: list[str], answers: list[str], device: str, strin
     sim, load_s, _ = _timed(SentenceTransformerSimilarity, "minilm", device=device)
     sim.embed_names(names[:64], progress=False)  # warm-up (first-call allocations), untimed
     emb, w, c = _timed(sim.embed_names, names, progress=False)
+    # baseline: the plain sentence-transformers loop (encode in batches of 256), same names, same model
+    plain, w0, c0 = _timed(sim._st.encode, names, batch_size=256, convert_to_numpy=True, normalize_embeddings=True,
+                           show_progress_bar=False)
     out: dict = {"device": sim.device, "model_id": sim.model_id, "model_load_s": round(load_s, 2),
                  "names_embedding": {"names": len(names), "dimensions": int(emb.shape[1]), "wall_s": round(w, 3),
-                                     "cpu_s": round(c, 3), "names_per_s": _rate(len(names), w)}}
+                                     "cpu_s": round(c, 3), "names_per_s": _rate(len(names), w)},
+                 "plain_sentence_transformers_loop": {"wall_s": round(w0, 3), "cpu_s": round(c0, 3),
+                                                      "names_per_s": _rate(len(names), w0)},
+                 "build_ratio_to_plain_loop": float(f"{w0 / w:.4g}") if w > 0 else None,
+                 "min_cosine_to_plain_loop": float(np.sum(emb * np.asarray(plain, np.float32), axis=1).min())}
     NAME_EMBEDDINGS.clear()
     cold, w_cold, _ = _timed(TaxonomyIndex, tax, config, SentenceTransformerSimilarity("minilm", device=device))
     _, w_warm, _ = _timed(TaxonomyIndex, tax, config, SentenceTransformerSimilarity("minilm", device=device))
@@ -115,6 +122,39 @@ def measure_device(tax, names: list[str], answers: list[str], device: str, strin
     if cpu_embeddings is not None:
         out["max_abs_difference_from_cpu_embeddings"] = float(np.abs(emb - cpu_embeddings).max())
     del cold
+    return out
+
+
+def measure_static(tax, answers: list[str], string_map, many_names: list[str]) -> dict:
+    """The static model distilled from all-MiniLM-L6-v2 (``minilm-static``): names/s on the
+    tree's names and on ``many_names`` (a large tree's: the rate that matters), index build,
+    answers/s mapping ``answers`` and how often it picks the string measure's node."""
+    from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+    from taxoforge.scores.mapping.embedding_measures import MINILM_STATIC, similarity_from_spec
+    from taxoforge.scores.mapping.sentence_models import NAME_EMBEDDINGS
+
+    sim, load_s, _ = _timed(similarity_from_spec, MINILM_STATIC)
+    sim.embed_names(many_names[:1000])  # warm-up, untimed
+    emb, w, c = _timed(sim.embed_names, many_names)
+    out = {"model_id": sim.model_id, "source_model_id": sim.source_model_id, "dimensions": int(emb.shape[1]),
+           "load_or_distil_s": round(load_s, 2),
+           "names_embedding": {"names": len(many_names), "wall_s": round(w, 3), "cpu_s": round(c, 3),
+                               "names_per_s": _rate(len(many_names), w)}}
+    NAME_EMBEDDINGS.clear()
+    config = MappingConfig(similarity=MINILM_STATIC)
+    index, w_index, _ = _timed(TaxonomyIndex, tax, config, sim)
+    sim.prepare([index.read(t).query for t in dict.fromkeys(answers)])  # as the run does; timed below with the map
+    fresh = TaxonomyIndex(tax, config, similarity_from_spec(MINILM_STATIC))
+
+    def prepared_map(texts):
+        fresh.similarity.prepare([fresh.read(t).query for t in dict.fromkeys(texts)])
+        return fresh.map(texts)
+
+    res, w, c = _timed(prepared_map, answers)
+    out["index_build_s"] = round(w_index, 3)
+    out["mapping"] = {"answers": len(answers), "wall_s": round(w, 3), "cpu_s": round(c, 3),
+                      "answers_per_s": _rate(len(answers), w),
+                      "same_node_as_string_measure": round(float(np.mean(res.node_idx == string_map.node_idx)), 4)}
     return out
 
 
@@ -176,7 +216,8 @@ def search_part(n_species: int, n_answers: int, seed: int = 0) -> dict:
                                 "answers_per_s": _rate(len(queries), w_new)},
             "ratio": float(f"{w_old / w_new:.4g}") if w_new > 0 else None,
             "same_top_k_nodes": same, "max_similarity_difference": diff,
-            "float32_rounding_bound": rounding_bound(int(measure.embeddings.shape[1]))}
+            "float32_rounding_bound": rounding_bound(int(measure.embeddings.shape[1])),
+            "_names": list(index.names)}
 
 
 def run(size: str = "small", seed: int = 0) -> dict:
@@ -209,6 +250,7 @@ def run(size: str = "small", seed: int = 0) -> dict:
         return out
     out["status"] = "ok"
     out["search"] = search_part(cfg["search_species"], cfg["search_answers"], seed)
+    out["static"] = measure_static(tax, answers, string_map, out["search"].pop("_names"))
     out["model"] = {"folder": str(folder), "torch": torch.__version__, "threads": torch.get_num_threads()}
     cpu = measure_device(tax, names, answers, "cpu", string_map, one_by_one=cfg["one_by_one"])
     out["cpu"] = cpu
@@ -254,10 +296,23 @@ def markdown_section(result: dict) -> str:
                      f"{ib['cold_names_embedded']:.2f} s", f"{ib['warm_same_process']:.2f} s",
                      f"{ib['bind_stored_embeddings']:.4f} s", f"{m['answers_per_s']:,.0f}",
                      f"{m['ratio_to_string_measure']:.3f}", f"{one['answers_per_s']:,.0f}"))
+        pl = d.get("plain_sentence_transformers_loop")
+        if pl:
+            notes.append(f"- {side.upper()} names embedded (tokenised once, length buckets) "
+                         f"{ne['names_per_s']:,.0f}/s vs the plain sentence-transformers loop "
+                         f"{pl['names_per_s']:,.0f}/s, ×{d['build_ratio_to_plain_loop']}; "
+                         f"cosine to its embeddings ≥ {d['min_cosine_to_plain_loop']:.6f}")
         if side == "cuda":
             notes.append(f"- CUDA ({d.get('gpu_name')}): largest |GPU − CPU| name-embedding difference "
                          f"{d['max_abs_difference_from_cpu_embeddings']:.2e}; same nodes as on the CPU "
                          f"{100 * d['same_nodes_as_cpu']:.2f} %")
+    st = result.get("static")
+    if st:
+        m = st["mapping"]
+        rows.append((f"minilm-static (distilled, {st['dimensions']} dimensions) on CPU",
+                     f"{st['names_embedding']['names_per_s']:,.0f} ({st['names_embedding']['names']:,} names)",
+                     f"{st['index_build_s']:.2f} s", "–", "–", f"{m['answers_per_s']:,.0f}",
+                     f"{m['answers_per_s'] / s['answers_per_s']:.3f}", "–"))
     table = markdown_table(rows, columns=("measure", "names embedded /s (all names)", "index build (cold)",
                                           "index build (warm, same process)", "bind stored embeddings",
                                           f"answers/s ({s['answers']:,} answers)", "× string measure",
@@ -281,6 +336,8 @@ if __name__ == "__main__":
     a = ap.parse_args()
     if a.part == "search":
         c = SIZES[a.size]
-        print(json.dumps(search_part(c["search_species"], c["search_answers"], a.seed), indent=2))
+        r = search_part(c["search_species"], c["search_answers"], a.seed)
+        r.pop("_names")
+        print(json.dumps(r, indent=2))
     else:
         print(json.dumps(run(a.size, a.seed), indent=2, default=str))

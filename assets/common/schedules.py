@@ -180,6 +180,14 @@ class Rebuild:
         return [*self.assets, *snapshot]
 
 
+#: Variables of earlier releases, each with what replaced it: set, they are refused by name
+#: (never silently ignored) by :func:`cron_for`.
+RENAMED_VARIABLES = {
+    "TAXOFORGE_CRON_WIKIDATA": "TAXOFORGE_CRON_WIKIDATA_SPARQL (the SPARQL rebuild) and "
+                               "TAXOFORGE_CRON_WIKIDATA_DUMP (the dump rebuild)",
+}
+
+
 def cron_for(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -> str | None:
     """The cron string of ``rebuild``: ``$TAXOFORGE_CRON_<NAME>`` if set, else its default.
 
@@ -194,9 +202,13 @@ def cron_for(rebuild: Rebuild, environ: Mapping[str, str] | None = None) -> str 
     -------
     str or None
         The cron string; None when the rebuild is not scheduled. Raises ``ValueError``
-        naming the variable when its value is not a valid cron string.
+        naming the variable when its value is not a valid cron string, or when a variable of
+        :data:`RENAMED_VARIABLES` is set.
     """
     env = os.environ if environ is None else environ
+    for old, new in RENAMED_VARIABLES.items():
+        if old in env:
+            raise ValueError(f"${old} is no longer read: it was renamed; set {new} instead, and unset {old}")
     raw = env.get(rebuild.env_var)
     if raw is None:
         return rebuild.default_cron

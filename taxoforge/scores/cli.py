@@ -150,7 +150,9 @@ mapping_options = _options(
     click.option("--similarity", default="ratio", show_default=True,
                  help="ratio | wratio | token_sort_ratio | token_set_ratio | partial_ratio | "
                       "sentence-transformers (all-MiniLM-L6-v2 from the 'embeddings' extra; "
-                      "= sentence-transformers:minilm) | sentence-transformers:<local model folder>. "
+                      "= sentence-transformers:minilm) | sentence-transformers:<local model folder> "
+                      "(@fp16 after it: half precision, for a GPU) | minilm-static (a static model "
+                      "distilled once on this machine from all-MiniLM-L6-v2: fast on a CPU). "
                       "Embeddings run on CUDA when present; TAXOFORGE_DEVICE=cpu|cuda forces one."),
     click.option("-k", "k", type=int, default=10, show_default=True, help="Alg. 1: top-k nodes for the vote."),
     click.option("--thr-topk", type=FiniteFloat(0.0, None), default=0.0015, show_default=True,

@@ -35,6 +35,7 @@ import polars as pl
 from taxoforge.files import atomic_writer, write_parquet_atomic
 from taxoforge.scores.cited_taxonomy import cite_taxonomy
 from taxoforge.scores.mapping import MappingConfig
+from taxoforge.scores.mapping.embedding_measures import similarity_record
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
 
 __all__ = ["MappedOutputs", "map_frame", "map_files", "MAP_FORMATS"]
@@ -154,7 +155,8 @@ def map_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None,
         "taxonomy": cited.name, "taxonomy_version": cited.ref, "taxonomy_store": cited.store,
         "citation": cited.citation.as_dict(), "taxonomy_nodes": len(tax),
         "mapping_config": config.to_dict(), "mapping_config_id": config.config_id,
-        "similarity": index.similarity.name, "temperature": config.temperature, "mapping_index": index_record(index),
+        "similarity": index.similarity.name, "similarity_model": similarity_record(index.similarity),
+        "temperature": config.temperature, "mapping_index": index_record(index),
         "rows": rows.height, "mapped": table.height, "bad_rows": bad.height,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad.group_by("reason").len().iter_rows()} if bad.height else {},
         "abstentions": int(mapped.abstained.sum()), "stage_counts": mapped.stats["stages"],

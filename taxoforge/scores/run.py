@@ -55,6 +55,7 @@ from taxoforge.links.resolve import PARTIAL_METHODS
 from taxoforge.scores.cited_taxonomy import CitedTaxonomy, cite_taxonomy
 from taxoforge.scores.reports.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
+from taxoforge.scores.mapping.embedding_measures import similarity_record
 from taxoforge.files.tables import csv_text
 from taxoforge.scores.reports.figures import FIGURE_FILES, FIGURE_FORMATS, write_run_figures
 from taxoforge.scores.measures.heights import height_record
@@ -426,7 +427,8 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
         "taxonomy": cited.name, "taxonomy_version": version, "taxonomy_store": cited.store,
         "citation": cited.citation.as_dict(), "taxonomy_nodes": len(tax),
         "mapping_config": config.to_dict(), "mapping_config_id": config.config_id,
-        "similarity": index.similarity.name, "meteor": meteor_status, "mapping_index": index_record(index),
+        "similarity": index.similarity.name, "similarity_model": similarity_record(index.similarity),
+        "meteor": meteor_status, "mapping_index": index_record(index),
         "rows": rows.height, "scored": len(kept), "bad_rows": bad_df.height,
         "scored_fraction": round(len(kept) / rows.height, 6) if rows.height else 0.0,
         "bad_rows_by_reason": {str(k): int(v) for k, v in bad_df.group_by("reason").len().iter_rows()} if bad_df.height else {},

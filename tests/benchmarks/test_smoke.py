@@ -145,6 +145,17 @@ def test_embedding_benchmark_measures_the_cpu_against_the_string_measure(tiny_re
         cpu["mapping"]["answers_per_s"] / res["string"]["answers_per_s"], rel=1e-3)
     # the names embedded once: a second index in the process, or stored embeddings, cost no embedding
     assert cpu["index_build_s"]["warm_same_process"] < cpu["index_build_s"]["cold_names_embedded"]
+    # the measure's build path against the plain sentence-transformers loop, same names, same run
+    assert cpu["plain_sentence_transformers_loop"]["names_per_s"] > 0 and cpu["min_cosine_to_plain_loop"] >= 0.9999
+    # the full scan: float32 blocks against the whole float64 matrix, the same top-k nodes
+    x = res["search"]
+    assert x["queries"] > 0 and x["whole_matrix"]["answers_per_s"] > 0 and x["blocked_float32"]["answers_per_s"] > 0
+    assert x["same_top_k_nodes"] >= 0.99 * x["queries"] and x["max_similarity_difference"] <= x["float32_rounding_bound"]
+    # the static model distilled from MiniLM: its names/s on a larger tree's names, its mapping rate
+    st = res["static"]
+    assert st["names_embedding"]["names"] > res["names"] and st["names_embedding"]["names_per_s"] > 0
+    assert st["mapping"]["answers"] == res["string"]["answers"] and st["source_model_id"] == cpu["model_id"]
+    assert "minilm-static" in md and "Full scan" in md
     gpu = res["cuda"]
     assert "mapping" in gpu or (gpu["status"] == "not measured" and "CUDA" in gpu["reason"])
     if "mapping" in gpu:

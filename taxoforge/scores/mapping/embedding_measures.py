@@ -24,6 +24,8 @@ measure: ``"ratio"``, ``"token_set_ratio"`` … (string measures), ``"sentence-t
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -195,7 +197,7 @@ class StaticEmbeddingSimilarity(EmbeddingSimilarity):
         self.source_model_id = self.static.source_model_id
         self.dimensions = self.static.dimensions
         self.requested_device = device
-        self.device = self.search_device = resolve_device(device)
+        self.device = self.search_device = _search_device(device)
         self.precision = "fp32"
         name = MINILM_STATIC if self.source == MINILM else f"{STATIC_PREFIX}:{self.source}"
         super().__init__(self.static.encode, name=name, batch_size=65_536)
@@ -223,10 +225,21 @@ class StaticEmbeddingSimilarity(EmbeddingSimilarity):
 
     def __setstate__(self, state: dict) -> None:  # the device asked for, resolved again in this process
         self.requested_device = state["requested_device"]
-        self.device = self.search_device = resolve_device(self.requested_device)
+        self.device = self.search_device = _search_device(self.requested_device)
 
     def __repr__(self) -> str:
         return f"StaticEmbeddingSimilarity({self.source!r}, device={self.device!r}, model_id={self.model_id!r})"
+
+
+def _search_device(device: str) -> str:
+    """Where a static model's full scan runs: :func:`~taxoforge.scores.mapping.sentence_models.resolve_device`,
+    except that ``"auto"`` on a machine without an NVIDIA driver (no ``/dev/nvidiactl``) is the
+    CPU at once — the model itself is a table look-up, and importing torch to learn that there
+    is no GPU costs seconds."""
+    if (device == "auto" and not os.environ.get("TAXOFORGE_DEVICE") and "torch" not in sys.modules
+            and not Path("/dev/nvidiactl").exists()):
+        return "cpu"
+    return resolve_device(device)
 
 
 def static_embedding_similarity(source: str | Path = MINILM, *, device: str = "auto") -> StaticEmbeddingSimilarity:

@@ -43,8 +43,10 @@ import numpy as np
 
 from taxoforge.files.atomic import atomic_directory, write_text_atomic
 from taxoforge.scores.mapping.sentence_models import (
+    EMBEDDINGS_INSTALL,
     MINILM,
     MODEL_STAMP,
+    ModelPackageMissing,
     _model_files,
     _model_id_from_hashes,
     _sha256_file,
@@ -151,7 +153,10 @@ class StaticModel:
     """
 
     def __init__(self, folder: str | Path) -> None:
-        from tokenizers import Tokenizer
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise ModelPackageMissing(f"the static model needs the tokenizers library: {EMBEDDINGS_INSTALL}") from None
 
         self.folder = Path(folder)
         stamp = json.loads((self.folder / MODEL_STAMP).read_text(encoding="utf-8"))

@@ -214,3 +214,8 @@ def test_every_schedule_requests_a_valid_run_that_succeeds_against_loopback_sour
     assert {"wikidata_tree", "wikidata_snapshot"} <= launched["wikidata_dump_rebuild_schedule"]
     assert launched["catalogue_of_life_rebuild_schedule"] == {"coldp_tree", "coldp_snapshot"}
     assert loopback_sources["sparql"].requests and loopback_sources["http"].log
+
+
+def test_a_renamed_cron_variable_is_refused_by_name_not_ignored():
+    with pytest.raises(ValueError, match=r"\$TAXOFORGE_CRON_WIKIDATA is no longer read.*TAXOFORGE_CRON_WIKIDATA_SPARQL"):
+        cron_for(BY_NAME["wikidata_sparql"], {"TAXOFORGE_CRON_WIKIDATA": "0 3 * * 1"})

@@ -29,6 +29,7 @@ def test_unlabelled_answers_map_with_stage_and_similarity(inat_like, tmp_path):
     assert res.bad_rows.select("line", "reason").rows() == [(4, "missing model output")]
     assert res.info["rows"] == 5 and res.info["mapped"] == 4 and res.info["taxonomy_version"].startswith("sha256:")
     assert "label" not in t.columns and t.schema["node_depth"] == pl.Int64
+    assert res.info["similarity"] == "ratio" and res.info["similarity_model"] is None  # a string measure: no model
 
 
 def test_map_files_reads_with_read_options_and_writes_the_table(inat_like, tmp_path):
