@@ -21,7 +21,8 @@ WordNet → ImageNet-1k and their snapshots; the iNaturalist tree and its snapsh
 the asset graph (:func:`independent_parts`). On a machine with two cores or more each part is
 materialised by its own run of ``embedded_default`` (the job, subset to the part's assets and
 their checks), one in this process and the others in processes of their own, at the same time;
-the summary merges them. One process per part, not one per step: Dagster's multiprocess
+the summary merges them; this process, its part done first, builds METEOR's synonym table
+for the example's scoring meanwhile (:func:`prepare_meteor_table`). One process per part, not one per step: Dagster's multiprocess
 executor starts a process for each of the job's 20 steps, each importing the code location
 again, which costs more than the overlap saves on two cores. ``TAXOFORGE_DEMO_CONCURRENCY=1``
 runs the whole job as one in-process run.
@@ -124,6 +125,27 @@ def _materialise_part(keys: list[str]) -> dict:
     return _materialise(build_definitions(), _instance(), keys)
 
 
+def prepare_meteor_table(echo=print) -> bool:
+    """Build METEOR's synonym table into the cache folder now
+    (:func:`taxoforge.scores.measures.meteor.synonym_table`: built once, under a lock, then
+    opened by every run), while another part of the embedded default is still being built:
+    the example's scoring, after the trees, then opens it instead of building it from WordNet
+    (the longest part of a first score). False, with a line saying why, when it cannot be
+    built here (the scoring then reports it)."""
+    from taxoforge.scores.measures.meteor import SynonymTableError, synonym_table
+    from taxoforge.sources.wordnet_data import WordNetUnavailable
+
+    t0 = time.perf_counter()
+    try:
+        synonym_table()
+    except (WordNetUnavailable, SynonymTableError, OSError) as e:
+        echo(f"METEOR's synonym table not prepared: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        return False
+    echo(f"METEOR's synonym table ready in the cache folder, for the example's scoring "
+         f"({time.perf_counter() - t0:.1f} s, while the other part was still building)")
+    return True
+
+
 def materialise_embedded_default(defs, instance, concurrency: int) -> dict:
     """Materialise the embedded default: its independent parts at once, ``concurrency`` at a
     time (module docstring), or the whole job in this process for 1. The merged summary."""
@@ -133,6 +155,8 @@ def materialise_embedded_default(defs, instance, concurrency: int) -> dict:
     with ProcessPoolExecutor(len(parts) - 1, mp_context=multiprocessing.get_context("spawn")) as pool:
         others = [pool.submit(_materialise_part, keys) for keys in parts[1:]]
         summaries = [_materialise(defs, instance, parts[0])]
+        if not all(f.done() for f in others):
+            prepare_meteor_table()
         for keys, future in zip(parts[1:], others):
             try:
                 summaries.append(future.result())

@@ -101,3 +101,32 @@ def test_the_embedded_default_splits_into_parts_sharing_no_asset(tmp_path):
         for key in part:
             assert not (set(graph.get(dg.AssetKey.from_user_string(key)).parent_keys) & others)
     assert independent_parts(defs, 5) == parts  # no more lists than parts
+
+
+def test_meteor_table_prepared_for_the_example_is_the_one_its_scoring_opens(tmp_path, monkeypatch):
+    from pipelines.demo import prepare_meteor_table
+    from taxoforge.scores.measures.meteor import synonym_table, table_path
+
+    try:
+        ensure_wordnet(allow_download=False)
+    except WordNetUnavailable as exc:
+        pytest.skip(str(exc))
+    monkeypatch.setenv("TAXOFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    said = []
+    assert prepare_meteor_table(echo=said.append)
+    assert table_path(None).is_file() and "METEOR's synonym table ready" in said[0]
+    stored = table_path(None).stat().st_mtime_ns
+    assert synonym_table().synonyms("dog") and table_path(None).stat().st_mtime_ns == stored  # opened, not rebuilt
+
+
+def test_meteor_table_without_wordnet_is_reported_not_raised(monkeypatch):
+    import taxoforge.scores.measures.meteor as meteor
+    from pipelines.demo import prepare_meteor_table
+
+    def missing(*args, **kwargs):
+        raise WordNetUnavailable("WordNet 3.0 is not installed")
+
+    monkeypatch.setattr(meteor, "synonym_table", missing)
+    said = []
+    assert not prepare_meteor_table(echo=said.append)
+    assert said == ["METEOR's synonym table not prepared: WordNetUnavailable: WordNet 3.0 is not installed"]
