@@ -119,7 +119,7 @@ def wordnet_english_names(tree: TreeTables, wn=None) -> pl.DataFrame:
         if len(hits) != 1:
             continue
         taxon = hits.pop()
-        for m in s.member_meronyms():
+        for m in sorted(s.member_meronyms(), key=lambda m: m.offset()):  # NLTK keeps them in a set: file order
             if not _is_taxon_or_rank_name(m.lemma_names()):
                 rows += [(taxon, name, f"wordnet:{m.name()}") for name in _names_of(m)]
     out = pl.DataFrame(rows, schema=_SCHEMA, orient="row").unique(["node_id", "name"], keep="first",

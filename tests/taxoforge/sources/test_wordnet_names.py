@@ -56,3 +56,36 @@ def test_merged_into_the_names_with_source_and_version(wn):
     v = t.info["source_versions"]["wordnet"]
     assert v["wordnet"] == "3.0" and len(v["data.noun"]) == 64 and "folder" not in v  # no local path
     assert t.info["source_versions"]["toy"] == "1"
+
+
+_TWO_MERONYMS = """
+import json, polars as pl
+from taxoforge.sources.wordnet_names import wordnet_english_names
+from taxoforge.trees.tables import TreeTables
+rows = [("t:life", None, 0, "Life", None), ("t:an", "t:life", 1, "Animalia", "kingdom"),
+        ("t:bos", "t:an", 2, "Bos", "genus"), ("t:myr", "t:an", 2, "Myrmeleon", "genus")]
+nodes = pl.DataFrame(rows, schema=["node_id", "parent_id", "depth", "label", "rank"], orient="row")
+names = nodes.select("node_id", pl.col("label").alias("name"), pl.lit("scientific").alias("kind"), pl.lit("la").alias("lang"))
+got = wordnet_english_names(TreeTables("toy", nodes, names, info={"source_versions": {"toy": "1"}}))
+print(json.dumps(got.select("node_id", "name", "source").rows()))
+"""
+
+
+def test_a_name_given_by_two_members_of_a_genus_has_the_same_source_in_every_process(wn):
+    # "ox" (ox.n.01, ox.n.02 under genus Bos) and "ant lion" (ant_lion.n.02, doodlebug.n.03 under
+    # Myrmeleon): NLTK keeps a synset's member meronyms in a set, whose order follows the
+    # process's string hashing; the first one read must not, or every build publishes another version
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    runs = [subprocess.run([sys.executable, "-c", _TWO_MERONYMS], capture_output=True, text=True, cwd=REPO, timeout=600,
+                           env={**os.environ, "PYTHONHASHSEED": seed}) for seed in ("1", "2", "3")]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-500:] for r in runs]
+    got = [json.loads(r.stdout) for r in runs]
+    assert got[0] == got[1] == got[2]
+    by = {(n, name): src for n, name, src in got[0]}
+    assert by[("t:bos", "ox")] == "wordnet:ox.n.02" and by[("t:myr", "ant lion")] == "wordnet:ant_lion.n.02"
