@@ -65,7 +65,7 @@ def _trees() -> None:
         for name in names:
             for policy in ("dfs_back_edges", "drop_abstract"):
                 if split:
-                    with every_step_split():
+                    with every_step_split(cores=4):  # four: the sorts split on three threads or more
                         build_tree(graph(name), source="k", cycle_policy=policy, exclude=[name(8)])
                 else:
                     build_tree(graph(name), source="k", cycle_policy=policy, exclude=[name(8)], threads=1)
@@ -108,7 +108,7 @@ def _dump() -> None:
         for split in (False, True):
             def read(path, **kw):
                 if split:
-                    with every_step_split():
+                    with every_step_split(cores=4):  # four: the sorts split on three threads or more
                         return read_dump(path, **kw)
                 return read_dump(path, workers=1, **kw)
 
