@@ -159,6 +159,29 @@ _CLAUSE_SPLIT = re.compile(
     r"nonetheless|except)\b)",
     re.IGNORECASE,
 )
+# Punctuation inside one scientific name is not a clause boundary: the full stop of a rank
+# connecting term ("Quercus subsect. Stellatae", "Poa annua var. annua", "Carex cf. nigra"; ICN
+# Art. 21-24 and Rec. 60C, ICZN Art. 6) and the parentheses of a subgenus written between genus
+# and species ("Melitta (Plesiomelitta)", ICZN Art. 6.1). Those marks are masked before the
+# clause split and restored in each clause, so a refusal cue decides for the whole name.
+_RANK_TERM_STOP = re.compile(
+    r"(?<![^\W\d_])((?:nothosubsp|nothovar|subsp|ssp|subvar|var|subf|f|fo|forma|subsect|sect|subser|ser|"
+    r"subgen|subg|sp|spp|cf|aff|agg|s\.\s?str|s\.\s?l|s\.\s?lat|e\.\s?g|i\.\s?e|ca|approx|st|mt)\.)(?=\s+\S)",
+    re.IGNORECASE,
+)
+_SUBGENUS = re.compile(r"(?<![^\W\d_])([A-Z][a-z]+\s*)\(([A-Z][a-z]+)\)")
+_MASKED_STOP, _MASKED_OPEN, _MASKED_CLOSE = "\uE000", "\uE001", "\uE002"
+_UNMASK = str.maketrans({_MASKED_STOP: ".", _MASKED_OPEN: "(", _MASKED_CLOSE: ")"})
+
+
+def _mask_name_punctuation(answer: str) -> str:
+    """``answer`` with the full stops of rank terms and a subgenus's parentheses masked, so
+    that :data:`_CLAUSE_SPLIT` keeps a scientific name in one clause."""
+    if "." in answer:
+        answer = _RANK_TERM_STOP.sub(lambda m: m.group(1).replace(".", _MASKED_STOP), answer)
+    if "(" in answer:
+        answer = _SUBGENUS.sub(lambda m: f"{m.group(1)}{_MASKED_OPEN}{m.group(2)}{_MASKED_CLOSE}", answer)
+    return answer
 
 
 def is_nota(text: str | None) -> bool:
@@ -196,7 +219,8 @@ def split_refusal(answer: str) -> tuple[bool, str]:
     if norm in _NON_ANSWERS or is_nota(norm):
         return True, ""
     kept, refused = [], False
-    for clause in _CLAUSE_SPLIT.split(answer):
+    for clause in _CLAUSE_SPLIT.split(_mask_name_punctuation(answer)):
+        clause = clause.translate(_UNMASK)
         c = normalise_text(clause)
         if not c:
             continue

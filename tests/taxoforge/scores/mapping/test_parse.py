@@ -85,6 +85,26 @@ def test_refused_clauses_are_cut_off(text, rest):
     assert refusal and unrefused == rest
 
 
+@pytest.mark.parametrize("text,rest", [
+    # one scientific name is one clause: a rank term's full stop and a subgenus's parentheses
+    ("The Quercus subsect. Stellatae is too blurry to identify.", ""),
+    ("The Melitta (Plesiomelitta) in this photo cannot be identified.", ""),
+    ("Passiflora sect. Decaloba; I can't tell which species.", "Passiflora sect. Decaloba"),
+    ("Sorry, I cannot tell. It might be Poa annua var. annua.", "It might be Poa annua var. annua"),
+    ("Unclear, perhaps Carex cf. nigra", "perhaps Carex cf. nigra"),
+])
+def test_a_scientific_name_stays_in_one_clause(text, rest):
+    refusal, unrefused = split_refusal(text)
+    assert refusal and unrefused == rest
+
+
+@pytest.mark.parametrize("text", ["Quercus subsect. Stellatae", "Melitta (Plesiomelitta) leporina",
+                                  "It is a robin (Erithacus rubecula)."])
+def test_names_with_rank_terms_are_no_refusal(text):
+    assert split_refusal(text) == (False, text)
+    assert not is_abstention(text)
+
+
 @pytest.mark.parametrize("text", ["A golden retriever", "I can see a heron", "It is a dog, not a wolf",
                                   "Probably a heron", "common sorrel"])
 def test_no_refusal_cue(text):
