@@ -103,7 +103,6 @@ def _first_call(code_root: Path, answers: Path, tree0: Path, scratch: Path) -> d
     env = dict(os.environ, PYTHONPATH=str(code_root), TAXOFORGE_CACHE_DIR=str(scratch / "cache"),
                TAXOFORGE_TRUST_DIR=str(trust))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as in an installed package
-    env.pop("TAXOFORGE_SHARE_DIR", None)  # what the installation built: its own place
     old, cwd = os.environ.copy(), os.getcwd()
     os.environ.clear()
     os.environ.update(env)
