@@ -29,6 +29,14 @@ class NodeIds:
         from arrays)."""
         return self._id_series.to_numpy().astype(object)
 
+    @cached_property
+    def id_series(self) -> pl.Series:
+        """Node ids in sorted order as a polars String Series: the stored Series of a tree made
+        from arrays, else made from :attr:`ids` once (the tables built from a tree join on it)."""
+        if self._id_series is not None:
+            return self._id_series
+        return pl.Series(self.ids.tolist(), dtype=pl.String)
+
     def _series_ids(self) -> pl.Series | None:
         """The ids as a Series while :attr:`ids` is not made yet, else None."""
         return self._id_series if "ids" not in self.__dict__ else None

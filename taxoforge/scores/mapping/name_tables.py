@@ -57,7 +57,7 @@ def _encode(values) -> tuple[np.ndarray, pa.Array]:
 
 def _node_indexes(taxonomy, node_ids: pl.Series) -> np.ndarray:
     """Index of each node id in ``taxonomy.ids`` (sorted), -1 for ids not in the tree."""
-    ids = pl.Series(taxonomy.ids.tolist(), dtype=pl.String)
+    ids = taxonomy.id_series
     node_ids = node_ids.cast(pl.String)
     if not len(node_ids) or not len(ids):
         return np.full(len(node_ids), -1, np.int64)

@@ -82,3 +82,15 @@ def test_a_tree_of_arrays_alone_makes_its_nodes_table(pair):
     table = stored.nodes_table
     assert table["node_id"].to_list() == tax.ids.tolist() and table["label"].to_list() == tax.labels.tolist()
     assert table.schema["parent_id"] == pl.String and table["rank"].null_count() == len(tax)
+
+
+def test_id_series_is_the_sorted_ids_as_strings_for_either_kind_of_tree():
+    import polars as pl
+
+    from taxoforge.trees.taxonomy import Taxonomy
+
+    made = Taxonomy(pl.DataFrame({"node_id": ["r", "b", "a"], "parent_id": [None, "r", "r"]}))
+    stored = Taxonomy.from_arrays(pl.Series(made.ids.tolist()), made.parent_idx, made.depth_arr)
+    for t in (made, stored):
+        assert t.id_series.dtype == pl.String and t.id_series.to_list() == made.ids.tolist() == ["a", "b", "r"]
+    assert "ids" not in stored.__dict__  # the stored Series itself: no object array made for it
