@@ -58,6 +58,18 @@ def test_synonyms_equal_nltk_synsets_lemma_names(wordnet, stored):
         assert stored.synonyms(w) == want, w
 
 
+def test_the_table_read_from_wordnets_files_equals_the_one_from_nltks_reader(wordnet):
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    from taxoforge.scores.measures.meteor import MORPHOLOGICAL_SUBSTITUTIONS, POS_ORDER
+
+    assert {p: tuple(MORPHOLOGICAL_SUBSTITUTIONS[p]) for p in POS_ORDER} == {
+        p: tuple(WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS[p]) for p in POS_ORDER}
+    from_files, from_nltk = SynonymTable.from_wordnet_files(str(wordnet.root)), SynonymTable.from_wordnet(wordnet)
+    for field in ("lemmas", "exceptions", "substitutions", "version"):
+        assert getattr(from_files, field) == getattr(from_nltk, field), field
+
+
 def test_meteor_equals_nltk_meteor_score_over_many_pairs(wordnet, stored, shared_data):
     """Random sentences from WordNet words, each reference built from its hypothesis by
     swapping in synonyms, inflecting, dropping and reordering words, plus the real VLM4Bio
