@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+import taxoforge
 from taxoforge.cli_output import emit_json, handle_errors
 from taxoforge.scores.reports.run_figures import (FIGURES_LOG, RunFolderError, RunReplaced, draw_folder_figures,
                                                   read_run_record)
@@ -46,7 +47,8 @@ def draw_in_background(folder: str | os.PathLike, run_id: str) -> int:
     or hang-up does not reach it), reading nothing, its output and errors appended to
     ``FOLDER/figures.log`` — so nothing of it holds the caller's standard output or error,
     and a caller waiting for this process's output to end (a pipe, ``subprocess.run``)
-    never waits for the drawing. Nothing waits for it: when this process ends first, the
+    never waits for the drawing. It runs this process's taxoforge (its folder first on
+    ``PYTHONPATH``). Nothing waits for it: when this process ends first, the
     system takes the drawing over.
 
     Parameters
@@ -63,15 +65,18 @@ def draw_in_background(folder: str | os.PathLike, run_id: str) -> int:
     """
     cmd = background_command(folder, run_id)
     log = str(Path(folder) / FIGURES_LOG)
+    env = dict(os.environ)  # the same code as this process's: its taxoforge's folder first on the path
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(taxoforge.__file__).resolve().parents[1]),
+                                                    env.get("PYTHONPATH")) if p)
     if hasattr(os, "posix_spawn"):  # no Popen object: nothing in this process waits for the child or warns of it
         actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                    (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666),
                    (os.POSIX_SPAWN_DUP2, 1, 2)]
-        return os.posix_spawn(sys.executable, cmd, dict(os.environ), file_actions=actions, setsid=True)
+        return os.posix_spawn(sys.executable, cmd, env, file_actions=actions, setsid=True)
     with open(log, "ab") as out:  # pragma: no cover - a system without posix_spawn (Windows)
         flags = getattr(subprocess, "DETACHED_PROCESS", 0) | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
         return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                creationflags=flags, start_new_session=not flags, close_fds=True).pid
+                                env=env, creationflags=flags, start_new_session=not flags, close_fds=True).pid
 
 
 @click.command("plot", epilog="Exit codes: 0 drawn, 1 the drawing failed (run.json's figures says why), 2 not a "
