@@ -39,10 +39,13 @@ from taxoforge.files import file_sha256
 from taxoforge.sources.wordnet_data import (SYSTEM_WORDNET_DIRS, WORDNET_VERSION, WordNetUnavailable,
                                             default_nltk_data_dir, ensure_wordnet)
 
-__all__ = ["NounSynset", "WordNetNouns", "wordnet_nouns", "wordnet_folder", "wordnet_source_version", "nltk_data_path", "MalformedWordNet",
+__all__ = ["NounSynset", "WordNetNouns", "wordnet_nouns", "wordnet_folder", "wordnet_source_version",
+           "POS_FILES", "wordnet_version", "index_offsets", "synset_lemma_names", "exception_list", "nltk_data_path", "MalformedWordNet",
            "HYPERNYM", "INSTANCE_HYPERNYM", "MEMBER_MERONYM"]
 
 HYPERNYM, INSTANCE_HYPERNYM, MEMBER_MERONYM = "@", "@i", "%m"
+#: part of speech → the suffix of its files (``data.noun``, ``index.noun``, ``noun.exc``)
+POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 _VERSION = re.compile(r"Word[nN]et (\d+|\d+\.\d+) Copyright")
 # a lemma's syntactic marker, "(a)", "(p)", "(ip)", as NLTK strips it
 _SYNTACTIC_MARKER = re.compile(r"(.*?)(\([^()]*\))?$")
@@ -158,7 +161,7 @@ def wordnet_source_version(folder: str | os.PathLike | None = None) -> dict:
         No WordNet found, or ``folder`` holds none.
     """
     root = Path(folder) if folder is not None else wordnet_folder()
-    version = _version_of(root)
+    version = wordnet_version(root)
     if version is None:
         raise WordNetUnavailable(f"{root}: no WordNet data.noun with a version in its license header")
     return {"wordnet": version, **{f: file_sha256(root / f) for f in ("data.noun", "index.noun")}, "folder": str(root)}
@@ -193,8 +196,20 @@ def nltk_data_path(environ=os.environ) -> list[Path]:
     return path
 
 
-def _version_of(folder: Path) -> str | None:
-    """WordNet's version from the license header of ``folder/data.noun``; None when absent."""
+def wordnet_version(folder: str | os.PathLike) -> str | None:
+    """WordNet's version from the license header of ``folder/data.noun`` (``3.0``), as NLTK's
+    ``get_version()`` reads it; None when there is none.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        A WordNet database folder.
+
+    Returns
+    -------
+    str or None
+    """
+    folder = Path(folder)
     try:
         with (folder / "data.noun").open(encoding="utf-8", errors="replace") as fh:
             for line in fh:
@@ -208,7 +223,7 @@ def _version_of(folder: Path) -> str | None:
 
 
 def _holds_wordnet(folder: Path) -> bool:
-    return (folder / "index.noun").is_file() and _version_of(folder) == WORDNET_VERSION
+    return (folder / "index.noun").is_file() and wordnet_version(folder) == WORDNET_VERSION
 
 
 def wordnet_folder(*, allow_download: bool = False, system_dirs=SYSTEM_WORDNET_DIRS) -> Path:
@@ -239,8 +254,27 @@ def wordnet_folder(*, allow_download: bool = False, system_dirs=SYSTEM_WORDNET_D
     return Path(str(ensure_wordnet(allow_download=allow_download, system_dirs=system_dirs).root))
 
 
-def _sense_offsets(index: Path) -> dict[str, list[int]]:
-    """``index.noun``: lemma → its synsets' offsets in sense order."""
+def index_offsets(folder: str | os.PathLike, pos: str = "n") -> dict[str, list[int]]:
+    """``index.<pos>`` of a WordNet folder: lemma → the offsets of its synsets of that part of
+    speech, in sense order (NLTK's ``_lemma_pos_offset_map``).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        A WordNet database folder.
+    pos : str, optional
+        ``n``, ``v``, ``a`` or ``r``.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    MalformedWordNet
+        A line that does not follow ``wndb(5WN)``, with its file and line number.
+    """
+    index = Path(folder) / f"index.{POS_FILES[pos]}"
     out: dict[str, list[int]] = {}
     with index.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
@@ -249,10 +283,76 @@ def _sense_offsets(index: Path) -> dict[str, list[int]]:
             f = line.split()
             try:
                 n_synsets, n_pointers = int(f[2]), int(f[3])
-                out[f[0]] = [int(x) for x in f[6 + n_pointers:6 + n_pointers + n_synsets]]
+                offsets = [int(x) for x in f[6 + n_pointers:6 + n_pointers + n_synsets]]
+                if len(offsets) != n_synsets:
+                    raise IndexError(f"{n_synsets} synsets announced, {len(offsets)} found")
             except (IndexError, ValueError) as e:
                 raise MalformedWordNet(f"{index}, line {lineno}: expected 'lemma pos synset_cnt p_cnt [ptr …] "
                                        f"sense_cnt tagsense_cnt offset …' (wndb(5WN)): {e}") from None
+            out[f[0]] = offsets
+    return out
+
+
+def synset_lemma_names(folder: str | os.PathLike, pos: str) -> dict[int, tuple[str, ...]]:
+    """``data.<pos>`` of a WordNet folder: offset → the synset's lemma names in file order,
+    syntactic markers (``(a)``, ``(p)``, ``(ip)``) removed, as NLTK's ``lemma_names()``.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        A WordNet database folder.
+    pos : str
+        ``n``, ``v``, ``a`` (adjective and satellite synsets) or ``r``.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    MalformedWordNet
+        A line that does not follow ``wndb(5WN)``, with its file and line number.
+    """
+    data = Path(folder) / f"data.{POS_FILES[pos]}"
+    out: dict[int, tuple[str, ...]] = {}
+    with data.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line or line[0].isspace():
+                continue
+            f = line.split(None, 4 + 2 * 255)
+            try:
+                n = int(f[3], 16)
+                lemmas = tuple(w if "(" not in w else _SYNTACTIC_MARKER.match(w).group(1) for w in f[4:4 + 2 * n:2])
+                if len(lemmas) != n:
+                    raise IndexError(f"{n} words announced, {len(lemmas)} found")
+                out[int(f[0])] = lemmas
+            except (IndexError, ValueError) as e:
+                raise MalformedWordNet(f"{data}, line {lineno}: expected 'offset lex_filenum ss_type w_cnt word "
+                                       f"lex_id …' (wndb(5WN)): {type(e).__name__}: {e}") from None
+    return out
+
+
+def exception_list(folder: str | os.PathLike, pos: str) -> dict[str, list[str]]:
+    """``<pos>.exc`` of a WordNet folder: an inflected form → its base forms (morphy's
+    exception list, NLTK's ``_exception_map``).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        A WordNet database folder.
+    pos : str
+        ``n``, ``v``, ``a`` or ``r``.
+
+    Returns
+    -------
+    dict
+    """
+    out: dict[str, list[str]] = {}
+    with (Path(folder) / f"{POS_FILES[pos]}.exc").open(encoding="utf-8") as fh:
+        for line in fh:
+            terms = line.split()
+            if terms:
+                out[terms[0]] = terms[1:]
     return out
 
 
@@ -318,8 +418,8 @@ def _stat(path: Path) -> os.stat_result:
 @lru_cache(maxsize=2)
 def _read(folder: Path, stamps: tuple) -> WordNetNouns:
     """The nouns of ``folder`` while its files keep their ``stamps`` (a changed file is read again)."""
-    version = _version_of(folder)
+    version = wordnet_version(folder)
     if version is None:
         raise WordNetUnavailable(f"{folder}: no WordNet data.noun with a version in its license header")
-    synsets = _read_synsets(folder / "data.noun", _sense_offsets(folder / "index.noun"))
+    synsets = _read_synsets(folder / "data.noun", index_offsets(folder, "n"))
     return WordNetNouns(folder, version, synsets)

@@ -6,7 +6,8 @@ Porter stems, WordNet synonyms — and scores the alignment by a recall-weighted
 with a fragmentation penalty. Its synonym pass asks WordNet, for every unmatched hypothesis
 word, for the lemma names of all its synsets, which makes NLTK read the whole of WordNet
 (seconds) in every process that scores. :class:`SynonymTable` holds exactly what that pass
-needs, derived once from NLTK's own WordNet reader:
+needs, derived once from WordNet's database files (:meth:`SynonymTable.from_wordnet_files`,
+read without NLTK in seconds; equal to what NLTK's own reader gives, tested):
 
 * for each part of speech (noun, verb, adjective, adverb) and each lemma of WordNet's index,
   the lemma names (those without ``_``) of the lemma's synsets of that part of speech;
@@ -20,7 +21,7 @@ so that :meth:`SynonymTable.synonyms` gives the same set as NLTK's
 (temporary file, then a rename) and opened in place by every later call: a word costs two
 indexed look-ups, and WordNet is never read again.
 
-**Built at install** (reading WordNet takes about 20 s): ``python -m taxoforge.scores.measures.meteor``
+**Built at install** (reading WordNet's files takes seconds): ``python -m taxoforge.scores.measures.meteor``
 (:func:`install_synonym_table`; ``make demo``/``make test`` run it beside the kernels' compilation)
 writes it into :func:`install_dir`, named as the cache's, its SHA-256 beside it; :func:`synonym_table`
 opens that first (a fresh cache folder still finds it), trusted when this user's digests recorded it,
@@ -61,15 +62,26 @@ from taxoforge.files import default_cache_dir, write_text_atomic
 from taxoforge.files.checksums import file_sha256
 from taxoforge.files.locks import held_lock
 from taxoforge.files.trusted import TrustedDigests, file_stamps
-from taxoforge.sources.wordnet_data import WordNetUnavailable, ensure_wordnet
+from taxoforge.sources.wordnet_data import WordNetUnavailable
+from taxoforge.sources.wordnet_files import (exception_list, index_offsets, synset_lemma_names, wordnet_folder,
+                                             wordnet_version)
 
 __all__ = ["SynonymTable", "synonym_table", "install_synonym_table", "install_dir", "installed_table_path", "meteor",
-           "TABLE_FORMAT", "POS_ORDER", "SynonymTableError", "BUILDING"]
+           "TABLE_FORMAT", "POS_ORDER", "SynonymTableError", "BUILDING", "MORPHOLOGICAL_SUBSTITUTIONS"]
 
 #: bump when the stored table's layout or the rules deriving it change
 TABLE_FORMAT = 1
 #: the parts of speech NLTK's ``synsets(word)`` runs through, in its order
 POS_ORDER = ("n", "v", "a", "r")
+#: morphy's suffix rules per part of speech, in NLTK's order (``WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS``,
+#: the detachment rules of WordNet's ``morphy(7WN)``; a test checks they are NLTK's)
+MORPHOLOGICAL_SUBSTITUTIONS = {
+    "n": (("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
+          ("men", "man"), ("ies", "y")),
+    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")),
+    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "r": (),
+}
 #: the most seconds to wait for another process building the table
 LOCK_TIMEOUT_S = 600.0
 #: the progress line of a call that builds the table (it was not built at install)
@@ -83,7 +95,7 @@ class SynonymTableError(RuntimeError):
 class SynonymTable:
     """WordNet's synonyms as METEOR's synonym pass sees them (module docstring).
 
-    Made from NLTK's WordNet reader by :meth:`from_wordnet` (in memory), written by
+    Made from WordNet's files by :meth:`from_wordnet_files` (in memory), written by
     :meth:`write` and opened by :meth:`open` (an SQLite file read in place: opening costs
     nothing, and each word asked for is two indexed look-ups, remembered).
 
@@ -162,39 +174,31 @@ class SynonymTable:
 
     # ------------------------------------------------------------------ build, store, open
     @classmethod
-    def from_wordnet(cls, wn) -> "SynonymTable":
-        """The table of an NLTK WordNet corpus reader (reads every synset once).
+    def from_wordnet_files(cls, folder: str | os.PathLike) -> "SynonymTable":
+        """The table of a WordNet database folder, read without NLTK
+        (:mod:`taxoforge.sources.wordnet_files`: ``index.*``, ``data.*``, ``*.exc``); equal to
+        the table NLTK's own reader of the same files gives (tested), in a fraction of its time.
 
         Parameters
         ----------
-        wn : object
-            An NLTK WordNet corpus reader.
+        folder : str or os.PathLike
+            A WordNet 3.0 database folder.
         """
-        names_of: dict[tuple[str, int], str] = {}
-
-        def synset_names(pos: str, offset: int) -> str:
-            key = (pos, offset)
-            got = names_of.get(key)
-            if got is None:
-                ss = wn.synset_from_pos_and_offset(pos, offset)
-                got = names_of[key] = " ".join(sorted({lm.name() for lm in ss.lemmas() if "_" not in lm.name()}))
-            return got
-
-        lemmas: dict[str, dict[str, str]] = {p: {} for p in POS_ORDER}
-        for lemma, by_pos in wn._lemma_pos_offset_map.items():
-            for pos in POS_ORDER:
-                offsets = by_pos.get(pos)
-                if offsets is None:
-                    continue
+        lemmas: dict[str, dict[str, str]] = {}
+        for pos in POS_ORDER:
+            names_of = {off: " ".join(sorted({n for n in names if "_" not in n}))
+                        for off, names in synset_lemma_names(folder, pos).items()}
+            by_lemma = {}
+            for lemma, offsets in index_offsets(folder, pos).items():
                 names: set[str] = set()
                 for off in offsets:
-                    s = synset_names(pos, off)
-                    if s:
-                        names.update(s.split(" "))
-                lemmas[pos][lemma] = " ".join(sorted(names))
-        exceptions = {p: {k: list(v) for k, v in wn._exception_map[p].items()} for p in POS_ORDER}
-        subs = {p: [list(r) for r in wn.MORPHOLOGICAL_SUBSTITUTIONS[p]] for p in POS_ORDER}
-        return cls(lemmas, exceptions, subs, version=str(wn.get_version()))
+                    if got := names_of[off]:
+                        names.update(got.split(" "))
+                by_lemma[lemma] = " ".join(sorted(names))
+            lemmas[pos] = by_lemma
+        exceptions = {p: exception_list(folder, p) for p in POS_ORDER}
+        subs = {p: [list(r) for r in MORPHOLOGICAL_SUBSTITUTIONS[p]] for p in POS_ORDER}
+        return cls(lemmas, exceptions, subs, version=wordnet_version(folder) or "")
 
     def write(self, path: str | os.PathLike) -> Path:
         """Store the table as an SQLite file at ``path`` (written beside it, then renamed).
@@ -380,11 +384,11 @@ def install_synonym_table(share_dir: str | os.PathLike | None = None, echo=print
         return path
     t0 = time.perf_counter()
     try:
-        wordnet = ensure_wordnet(allow_download=False)
+        folder = wordnet_folder(allow_download=False)
     except WordNetUnavailable as e:
         echo(f"taxoforge: METEOR's synonym table not built: {str(e).splitlines()[0] if str(e) else 'no WordNet'}")
         return None
-    built = SynonymTable.from_wordnet(wordnet)
+    built = SynonymTable.from_wordnet_files(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
     with held_lock(str(path) + ".lock", "METEOR's synonym table", LOCK_TIMEOUT_S):
         built.write(path)
@@ -419,8 +423,8 @@ def _trusted_table(path: Path, trust, key: str) -> "SynonymTable | None":
 def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download: bool = False,
                   share_dir: str | os.PathLike | None = None, progress=None) -> SynonymTable:
     """METEOR's synonym table: the one built at install when it can be trusted, else opened
-    from the cache folder when it is the one this user's runs wrote, else built from WordNet
-    (:func:`taxoforge.sources.wordnet_data.ensure_wordnet`) under a file lock and stored
+    from the cache folder when it is the one this user's runs wrote, else built from WordNet's
+    files (:func:`taxoforge.sources.wordnet_files.wordnet_folder`) under a file lock and stored
     there, with a progress line saying so (module docstring); in memory when the cache folder
     cannot be written.
 
@@ -460,7 +464,7 @@ def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download:
     if table is not None:
         return table
     try:
-        wordnet = ensure_wordnet(allow_download=allow_download)
+        folder = wordnet_folder(allow_download=allow_download)
     except WordNetUnavailable as e:
         if os.path.lexists(path):
             raise SynonymTableError(f"{path}: METEOR's synonym table there was not written by this user's runs (or "
@@ -470,7 +474,7 @@ def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download:
         raise
     say = progress if progress is not None else (lambda m: print(m, file=sys.stderr, flush=True))
     say(BUILDING)
-    built = SynonymTable.from_wordnet(wordnet)
+    built = SynonymTable.from_wordnet_files(folder)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with held_lock(str(path) + ".lock", "METEOR's synonym table", LOCK_TIMEOUT_S):

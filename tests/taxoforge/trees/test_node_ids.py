@@ -94,3 +94,18 @@ def test_id_series_is_the_sorted_ids_as_strings_for_either_kind_of_tree():
     for t in (made, stored):
         assert t.id_series.dtype == pl.String and t.id_series.to_list() == made.ids.tolist() == ["a", "b", "r"]
     assert "ids" not in stored.__dict__  # the stored Series itself: no object array made for it
+
+
+def test_ids_at_names_nodes_without_making_every_id_of_a_stored_tree():
+    """``ids_at`` of a tree made from stored arrays reads its Series of ids: the object array
+    of every id (:attr:`ids`) is not made, and the answer equals ``ids[indexes]``."""
+    import numpy as np
+    import polars as pl
+
+    from taxoforge.trees.taxonomy import Taxonomy
+
+    made = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"], "parent_id": [None, "r", "r", "a", "a"]}))
+    stored = Taxonomy.from_arrays(pl.Series(made.ids.tolist()), made.parent_idx, made.depth_arr)
+    idx = np.array([4, 0, 2])
+    assert stored.ids_at(idx) == made.ids_at(idx) == made.ids[idx].tolist()
+    assert "ids" not in stored.__dict__
