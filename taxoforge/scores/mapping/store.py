@@ -62,6 +62,7 @@ import os
 import re
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -284,15 +285,19 @@ def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLi
         try:
             arrays, meta = NameTables.build(taxonomy, config, progress=bar.stage)
             header = _expected_header(key, config)
-            digest = index_digest(arrays, meta, header)
-            if loaded is not None:  # a copy this user never recorded: used only when it is what the tree gives
-                stamps = file_stamps(index_files(path))
-                tables = tables_of(loaded) if index_digest(loaded[1], loaded[0]["meta"], loaded[0]) == digest else None
-                if tables is not None:
-                    trust.remember(tkey, index_files(path), digest, stamps)
-                    return tables, info(False, "rebuilt and compared")
-            bar.stage("writing")
-            _write_index(path, arrays, meta, header)
+            with ThreadPoolExecutor(1, thread_name_prefix="taxoforge-index-digest") as background:
+                # the trusted digest of the arrays computed while they are written (both off the GIL)
+                digesting = background.submit(index_digest, arrays, meta, header)
+                if loaded is not None:  # a copy this user never recorded: used only when it is what the tree gives
+                    stamps = file_stamps(index_files(path))
+                    same = index_digest(loaded[1], loaded[0]["meta"], loaded[0]) == digesting.result()
+                    tables = tables_of(loaded) if same else None
+                    if tables is not None:
+                        trust.remember(tkey, index_files(path), digesting.result(), stamps)
+                        return tables, info(False, "rebuilt and compared")
+                bar.stage("writing")
+                _write_index(path, arrays, meta, header)
+                digest = digesting.result()
         finally:
             bar.close()
         del arrays
