@@ -31,7 +31,7 @@ breakdowns, leaderboard with intervals), write (tables and figures); then a seco
 the same file (its labels resolved by the first: the repeat loop).
 
 **Baseline**: the same two calls made by the code of ``--baseline-ref`` (default
-:data:`BASELINE_REF`, the code before the scoring loop was vectorised), checked out with
+:data:`BASELINE_REF`), checked out with
 ``git worktree``, on its own copy of the tree with its own index made beforehand, in the
 same run; reported: its wall and stages, ``baseline_over_first`` (its first call's wall over
 this code's), and whether both wrote the same ``scores.parquet``, ``leaderboard.parquet``
@@ -60,9 +60,10 @@ from benchmarks.trees import inat_tree_of
 
 __all__ = ["run", "SIZES", "generate_answers", "BASELINE_REF", "MODELS"]
 
-#: the code before the scoring loop was vectorised (parse once per distinct answer, exact-stage
-#: lookups batched, ranks stored as codes …): the same results, the time it took
-BASELINE_REF = "f09686a"
+#: the base commit of the work on the repeat call (main before distinct answers were parsed,
+#: mapped and measured across calls): the same results, the time it took. An older base is
+#: no use: the tables gained columns since, so its results cannot be compared.
+BASELINE_REF = "b706da6"
 SIZES = {"tiny": {"species": 300, "answers": 1000, "labels": 200, "english": False, "baseline": False},
          "small": {"species": 10_000, "answers": 20_000, "labels": 2000},
          "full": {"species": None, "answers": 100_000, "labels": 10_000}}
