@@ -9,7 +9,9 @@
 # installs them (`uv pip sync`: exactly the pinned distributions, every hash checked, downloads
 # and installs in parallel), then the project itself in editable mode with --no-deps and no build
 # isolation (setuptools is pinned in the locks), then compiles the numba kernels once into their
-# on-disk cache (python -m taxoforge.sources.kernels), so that no later call pays a compilation. uv itself comes from requirements/tools.lock,
+# on-disk cache (python -m taxoforge.sources.kernels), so that no later call pays a compilation, and
+# meanwhile builds METEOR's WordNet synonym table into $(VENV)/share/taxoforge (python -m
+# taxoforge.scores.measures.meteor), so that no scoring call builds it. uv itself comes from requirements/tools.lock,
 # installed by pip into .venv/tools, outside the site-packages that uv syncs.
 VENV   ?= .venv
 PYTHON ?= python3
@@ -45,8 +47,9 @@ $(DEMO_STAMP): $(LOCKS)/demo.lock pyproject.toml | $(TOOLS)/bin/uv
 	$(STEP) "pip: $(LOCKS)/demo.lock"
 	$(UV_SYNC) -q $(LOCKS)/demo.lock
 	$(UV_SELF) -q
-	$(STEP) "numba: every compiled kernel, once, into its on-disk cache (no later call compiles)"
-	$(PY) -m taxoforge.sources.kernels
+	$(STEP) "numba: every compiled kernel, once, into its on-disk cache; METEOR's synonym table into $(VENV)/share, at once (no later call compiles or builds them)"
+	$(PY) -m taxoforge.scores.measures.meteor & meteor=$$!; $(PY) -m taxoforge.sources.kernels; kernels=$$?; \
+		wait $$meteor && test $$kernels = 0
 	rm -f $(TEST_STAMP)
 	touch $(DEMO_STAMP)
 	$(STEP) "installed"

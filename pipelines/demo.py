@@ -21,8 +21,9 @@ WordNet → ImageNet-1k and their snapshots; the iNaturalist tree and its snapsh
 the asset graph (:func:`independent_parts`). On a machine with two cores or more each part is
 materialised by its own run of ``embedded_default`` (the job, subset to the part's assets and
 their checks), one in this process and the others in processes of their own, at the same time;
-the summary merges them; this process, its part done first, builds METEOR's synonym table
-for the example's scoring meanwhile (:func:`prepare_meteor_table`). One process per part, not one per step: Dagster's multiprocess
+the summary merges them; this process, its part done first, makes sure METEOR's synonym table
+is there for the example's scoring meanwhile (:func:`prepare_meteor_table`: ``make demo`` built
+it at install, and then it is only opened; run without ``make``, it is built here). One process per part, not one per step: Dagster's multiprocess
 executor starts a process for each of the job's 20 steps, each importing the code location
 again, which costs more than the overlap saves on two cores. ``TAXOFORGE_DEMO_CONCURRENCY=1``
 runs the whole job as one in-process run.
@@ -126,9 +127,9 @@ def _materialise_part(keys: list[str]) -> dict:
 
 
 def prepare_meteor_table(echo=print) -> bool:
-    """Build METEOR's synonym table into the cache folder now
-    (:func:`taxoforge.scores.measures.meteor.synonym_table`: built once, under a lock, then
-    opened by every run), while another part of the embedded default is still being built:
+    """Make sure METEOR's synonym table is there now
+    (:func:`taxoforge.scores.measures.meteor.synonym_table`: the one built at install, else
+    built once into the cache folder, under a lock, then opened by every run), while another part of the embedded default is still being built:
     the example's scoring, after the trees, then opens it instead of building it from WordNet
     (the longest part of a first score). False, with a line saying why, when it cannot be
     built here (the scoring then reports it)."""
@@ -140,7 +141,7 @@ def prepare_meteor_table(echo=print) -> bool:
     except Exception as e:  # noqa: BLE001 - no WordNet, an unverifiable table, a full disk: said, and the demo goes on
         echo(f"METEOR's synonym table not prepared: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         return False
-    echo(f"METEOR's synonym table ready in the cache folder, for the example's scoring "
+    echo(f"METEOR's synonym table ready for the example's scoring "
          f"({time.perf_counter() - t0:.1f} s, while the other part was still building)")
     return True
 

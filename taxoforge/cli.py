@@ -2,6 +2,7 @@
 
 * ``taxoforge.snapshots.cli`` — ``list``, ``pull``, ``verify``, ``show``, ``diff``, ``publish``, ``cite``, ``browse``
 * ``taxoforge.scores.cli`` — ``score`` (many files, one run), ``map`` (answers → nodes, no ground truth);
+  ``taxoforge.scores.reports.cli`` — ``plot`` (a written run's figures, drawn from its folder);
   ``taxoforge.scores.statistics.cli`` — ``compare`` (scoring runs on their shared items)
 * ``taxoforge.links.cli`` — ``subset`` (the taxonomy of a label set, cut from a tree)
 * ``taxoforge.evaluation.cli`` — ``mc`` (multiple-choice sets), ``evaluate`` (every other evaluation)
@@ -40,6 +41,7 @@ COMMANDS = {
     "browse": "taxoforge.snapshots.cli:browse_cmd",
     "score": "taxoforge.scores.cli:score_cmd",
     "map": "taxoforge.scores.cli:map_cmd",
+    "plot": "taxoforge.scores.reports.cli:plot_cmd",
     "compare": "taxoforge.scores.statistics.cli:compare_cmd",
     "subset": "taxoforge.links.cli:subset_cmd",
     "mc": "taxoforge.evaluation.cli:mc_group",
@@ -77,6 +79,9 @@ SUMMARIES = {
     "map": "Map the answers in OUTPUTS to nodes of TAXONOMY without scoring them: no ground truth needed "
            "(unlabelled answers, e.g. OVEN-style open-world predictions: --column id=data_id --column "
            "output=prediction).",
+    "plot": "Draw the figures of the scoring run written in RUN_FOLDER (by `taxoforge score -o`), in the "
+            "foreground, from its leaderboard, breakdowns and run.json: for a run made with --plots none "
+            "(--no-plots), after a drawing failed, or to draw them again.",
     "compare": "Is A better than B? Compare the models of scoring RUNS (output folders of `taxoforge score`, or "
                "their scores.parquet) on the items they share, matched by sample id within each dataset × prompt: "
                "accuracy by the exact McNemar test, hF and mistake severity by paired bootstrap intervals of the "

@@ -17,6 +17,8 @@ if "TAXOFORGE_CACHE_DIR" not in os.environ:
     os.environ["TAXOFORGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="taxoforge-test-cache-")
 if "TAXOFORGE_TRUST_DIR" not in os.environ:  # the trusted digests of caches (taxoforge.files.trusted), private
     os.environ["TAXOFORGE_TRUST_DIR"] = tempfile.mkdtemp(prefix="taxoforge-test-trust-")
+if "TAXOFORGE_SHARE_DIR" not in os.environ:  # what an install built (METEOR's table): none, unless a test installs it
+    os.environ["TAXOFORGE_SHARE_DIR"] = tempfile.mkdtemp(prefix="taxoforge-test-share-")
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="taxoforge-test-data-")
 for _variable in ("TAXOFORGE_STORE", "TAXOFORGE_SNAPSHOT_STORE"):
     os.environ.pop(_variable, None)

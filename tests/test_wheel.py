@@ -82,12 +82,11 @@ def _free_port() -> int:
 
 BUILD = """
 import sys
-from taxoforge.sources.wordnet_data import ensure_wordnet
 from taxoforge.sources.wordnet import noun_graph, wordnet_tree
 from taxoforge.sources.imagenet import imagenet1k_labels, imagenet1k_taxonomy, link_imagenet1k
 import taxoforge
 assert taxoforge.__file__.startswith(sys.argv[2]), taxoforge.__file__
-edges, names = noun_graph(ensure_wordnet(allow_download=False))
+edges, names = noun_graph()
 wn = wordnet_tree(edges, names)
 imagenet1k_taxonomy(wn, link_imagenet1k(imagenet1k_labels(), wn)).write(sys.argv[1])
 """

@@ -8,7 +8,8 @@ from assets.common.automation import FOLLOW_INPUTS, observed_recently, package_s
 from assets.common.checks import tree_checks
 from assets.common.metadata import tree_metadata
 from assets.common.tags import EMBEDDED_DEFAULT, TAXOFORGE_TEAM
-from taxoforge.sources.wordnet_data import WORDNET_VERSION, ensure_wordnet, wordnet_source_version
+from taxoforge.sources.wordnet_data import WORDNET_VERSION
+from taxoforge.sources.wordnet_files import wordnet_source_version
 from taxoforge.sources.wordnet import noun_graph
 from taxoforge.sources.wordnet import wordnet_tree as build_wordnet_tree
 from taxoforge.trees.tables import TreeTables
@@ -17,11 +18,13 @@ from taxoforge.trees.tables import TreeTables
 wordnet_asset = partial(dg.asset, group_name="wordnet", owners=[TAXOFORGE_TEAM], tags=EMBEDDED_DEFAULT, kinds={"python", "parquet"},
                         code_version="1", automation_condition=FOLLOW_INPUTS)
 
-#: The WordNet 3.0 files NLTK reads (Debian's wordnet-base, or NLTK's download), observed daily:
-#: a change of their content is a new data version, and the graph and tree follow it.
+#: The WordNet 3.0 database files the noun graph is read from (NLTK's data folder, or Debian's
+#: wordnet-base in place), observed daily: a change of their content is a new data version, and
+#: the graph and tree follow it.
 wordnet_files = package_source(
     "wordnet_files", group_name="wordnet", version=wordnet_source_version,
-    description="The WordNet 3.0 database files NLTK reads (Debian's `wordnet-base`, or NLTK's download): "
+    description="The WordNet 3.0 database files the noun graph is read from (NLTK's data folder, or Debian's "
+                "`wordnet-base` in place): "
                 "observed daily; the observed version is WordNet's version and the SHA-256 of `data.noun` and "
                 "`index.noun`. WordNet 3.0 is frozen (2006), so this changes only if the installed files do.")
 wordnet_files_observed = observed_recently(wordnet_files)
@@ -44,7 +47,7 @@ class TreeBuildConfig(dg.Config):
     ),
 )
 def wordnet_noun_graph(context: dg.AssetExecutionContext) -> dg.Output[dict]:
-    edges, names = noun_graph(ensure_wordnet())
+    edges, names = noun_graph()
     by_rel = dict(edges.group_by("relation").len().iter_rows())
     return dg.Output(
         {"edges": edges, "names": names},

@@ -65,6 +65,8 @@ from taxoforge.scores.mapping import MappingConfig
 from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES, ReadOptions, ScoreOptions
 from taxoforge.scores.readers.files import OutputFileError
 from taxoforge.scores.readers.sources import read_paths
+from taxoforge.scores.reports.cli import draw_in_background
+from taxoforge.scores.reports.run_figures import FIGURES_LOG
 from taxoforge.scores.run import index_for, score_frame
 from taxoforge.scores.statistics.cli import display_names_option
 from taxoforge.scores.statistics.confidence import BootstrapConfig
@@ -386,7 +388,12 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
               help=f"Bootstrap resamples of the 95 % intervals of accuracy, hP, hR, hF (0: none; at most "
                    f"{MAX_BOOTSTRAP_RESAMPLES:,}).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
-@click.option("--no-plots", is_flag=True, help="Write no figures.")
+@click.option("--plots", "plots", type=click.Choice(["background", "wait", "none"]), default=None,
+              help="The figures (with -o): background — drawn by a process of their own once the tables are "
+                   "written, so the command returns at once (run.json's figures says drawing, then drawn or failed; "
+                   "the default); wait — drawn before the command returns; none — none (draw them later with "
+                   "`taxoforge plot OUT`).")
+@click.option("--no-plots", is_flag=True, help="Write no figures (= --plots none).")
 @click.option("--no-meteor", is_flag=True, help="Skip METEOR (needs WordNet).")
 @click.option("--label-set", "label_set", type=click.Path(exists=True, dir_okay=False), default=None, metavar="FILE",
               help="The dataset's labels (.txt one per line, or a CSV/TSV/JSONL/Parquet label column): their nodes "
@@ -400,7 +407,7 @@ def _quality_gate(done: int, rows: int, min_fraction: float, verb: str, reasons:
                                       "first); the leaderboard's caption says which.")
 @display_names_option
 @_handled
-def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, force, n_resamples, seed, no_plots, no_meteor,
+def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, force, n_resamples, seed, plots, no_plots, no_meteor,
               label_set, heights, rank_by, display_names, **o):
     """Score model OUTPUTS (JSONL, JSON, CSV/TSV, Parquet or xlsx files — lmms-eval samples,
     VLMEvalKit predictions and judge files, VLM4Bio results read as written —, folders of
@@ -416,7 +423,10 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, force, n_resampl
     their file, line and reason."""
     timings = Timings(from_process_start=True)  # the interpreter's start and the imports are a phase too
     read, score, as_json = _options(o, ("output", "label"))
-    score = replace(score, meteor=not no_meteor, plots=not no_plots,
+    if no_plots and plots not in (None, "none"):
+        raise click.UsageError(f"--no-plots and --plots {plots}: give one of them")
+    plots = "none" if no_plots else plots or "background"
+    score = replace(score, meteor=not no_meteor, plots=plots != "none",
                     ci=BootstrapConfig(n_resamples=n_resamples, seed=seed), heights=heights,
                     rank_by=_RANK_BY[rank_by], display_names=display_names)
     if out_dir:
@@ -439,7 +449,10 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, force, n_resampl
     if label_set is not None:
         run.info["inputs"].append(file_record(label_set, "label_set"))
     if out_dir:
-        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=score.plots, timings=timings).items()}
+        mode = {"background": "later", "wait": "now"}.get(plots, "none")
+        run.info["outputs"] = {k: str(v) for k, v in run.write(out_dir, plots=mode, timings=timings).items()}
+        if run.info["figures"]["status"] == "drawing":  # the tables are written: the figures come in their own process
+            draw_in_background(out_dir, run.info["run_id"])
     failure = _quality_gate(run.info["scored"], run.info["rows"], min_scored, "scored", run.info["bad_rows_by_reason"])
     code = EXIT_TOO_FEW_SCORED if failure else 0
     guesses = run.info.get("genus_transfer_guesses", {})
@@ -456,6 +469,9 @@ def score_cmd(args, taxonomies, crosswalk, out_dir, min_scored, force, n_resampl
         click.echo(run.markdown())
         if out_dir:
             click.echo(f"Results written to {out_dir}/")
+            if run.info["figures"]["status"] == "drawing":
+                click.echo(f"Figures being drawn in the background into {out_dir}/ (run.json's figures says when they "
+                           f"are drawn; errors in {FIGURES_LOG})")
         if failure:
             click.echo(f"error: {failure}" + (f"; the leaderboard and bad rows are in {out_dir}/" if out_dir else ""),
                        err=True)

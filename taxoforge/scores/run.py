@@ -42,8 +42,8 @@ taxonomy resolution, one mapping index, one ground-truth batch, one leaderboard;
 
 from __future__ import annotations
 
-import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +51,7 @@ from pathlib import Path
 import polars as pl
 
 from taxoforge.files import atomic_directory, write_parquet_atomic, write_text_atomic
+from taxoforge.files.debris import WORK_SUFFIX
 from taxoforge.files.tables import csv_text
 from taxoforge.links.genus_rules import is_guess
 from taxoforge.links.resolve import PARTIAL_METHODS
@@ -65,7 +66,9 @@ from taxoforge.scores.readers.files import duplicate_ids
 from taxoforge.scores.readers.sources import read_files, read_paths
 from taxoforge.scores.reports.figures import FIGURE_FILES, FIGURE_FORMATS, write_run_figures
 from taxoforge.scores.reports.latex_tables import leaderboard_latex
-from taxoforge.scores.reports.leaderboard import GROUP_KEYS, LEADERBOARD_MEASURES, leaderboard
+from taxoforge.scores.reports.leaderboard import (GROUP_KEYS, LEADERBOARD_MEASURES, harness_agreement, leaderboard,
+                                                  with_harness_agreement)
+from taxoforge.scores.reports.run_figures import FIGURES_LOG, figures_entry, new_run_id, write_run_record
 from taxoforge.scores.reports.tables import leaderboard_markdown
 from taxoforge.scores.steps import (BAD_ROW_SCHEMA, GroundTruthResolver, MappedAnswers, assemble_samples,
                                     bad_rows_frame, map_answers, measure_rows, parse_rows, resolve_labels, screen_rows)
@@ -213,7 +216,7 @@ class ScoreRun:
         rows = self.info.get("rows", 0)
         return self.info.get("scored", 0) / rows if rows else 0.0
 
-    def write(self, out_dir: str | os.PathLike, plots: bool = True,
+    def write(self, out_dir: str | os.PathLike, plots: bool | str = True,
               formats: tuple[str, ...] = FIGURE_FORMATS, timings: Timings | None = None) -> dict[str, Path]:
         """Write the run as one folder ``out_dir``:
 
@@ -228,7 +231,14 @@ class ScoreRun:
           page wide (``<name>_wide``), in each of ``formats`` (PNG at 300 dpi, PDF, SVG), when
           there are samples
           (:func:`taxoforge.scores.reports.figures.write_run_figures`; a figure with nothing to show
-          is not drawn, and ``run.json``'s ``figures_not_drawn`` says why).
+          is not drawn, and ``run.json``'s ``figures_not_drawn`` says why); ``run.json``'s
+          ``figures`` entry says whether they were drawn
+          (:mod:`~taxoforge.scores.reports.run_figures`).
+
+        Each write gives the run a new ``run_id`` (``info["run_id"]``, in ``run.json``): a
+        drawing of the figures in another process
+        (:func:`~taxoforge.scores.reports.run_figures.draw_folder_figures`) writes only while
+        the folder holds the run it was started for.
 
         CSV files hold every text cell safe in spreadsheets
         (:func:`taxoforge.files.tables.csv_text`).
@@ -242,8 +252,12 @@ class ScoreRun:
         ----------
         out_dir : str or os.PathLike
             The folder to write.
-        plots : bool, optional
-            Whether figures are written.
+        plots : bool or str, optional
+            ``True`` (or ``"now"``): the figures are drawn here, before the folder takes its
+            place; ``False`` (or ``"none"``): none (``figures.status`` ``none``); ``"later"``:
+            none here, and ``figures.status`` is ``drawing`` — the caller then draws them in
+            another process (what ``taxoforge score`` does) with
+            :func:`~taxoforge.scores.reports.run_figures.draw_folder_figures`.
         formats : tuple[str, ...], optional
             The figures' formats.
         timings : Timings, optional
@@ -257,15 +271,27 @@ class ScoreRun:
             What was written, by name.
         """
 
+        mode = {True: "now", False: "none"}.get(plots, plots) if isinstance(plots, bool) else plots
+        if mode not in ("now", "none", "later"):
+            raise ValueError(f"plots={plots!r}: expected True, False, 'now', 'none' or 'later'")
         out = Path(out_dir)
         _check_replaceable(out, RUN_FILES)
         t = timings if timings is not None else Timings()
+        self.info["run_id"] = new_run_id()
         with atomic_directory(out) as tmp:
             figures = {}
-            if plots and self.samples.height:
+            if not self.samples.height:
+                self.info["figures"] = figures_entry("none", reason="no samples")
+            elif mode == "now":
+                f0 = time.perf_counter()
                 with t.phase("figures"):
                     figures, self.info["figures_not_drawn"] = write_run_figures(
                         self.leaderboard, self.breakdowns, tmp, formats, names=self.info.get("display_names"))
+                self.info["figures"] = figures_entry("drawn", files=sorted(p.name for p in figures.values()),
+                                                     not_drawn=self.info["figures_not_drawn"],
+                                                     seconds=round(time.perf_counter() - f0, 3))
+            else:
+                self.info["figures"] = figures_entry("drawing" if mode == "later" else "none")
             w0 = time.perf_counter()
             paths = {
                 "scores": write_parquet_atomic(self.samples, tmp / "scores.parquet"),
@@ -284,14 +310,13 @@ class ScoreRun:
             t.add("write", time.perf_counter() - w0)
             if timings is not None:
                 self.info["seconds"] = t.as_dict()
-            info = json.dumps(_json_safe(self.info), indent=2, sort_keys=True, default=str)
-            paths["run"] = write_text_atomic(tmp / "run.json", info)
+            paths["run"] = write_run_record(tmp, self.info)
         return {k: out / p.relative_to(tmp) for k, p in paths.items()}
 
 
 RUN_FILES = frozenset({"scores.parquet", "leaderboard.parquet", "leaderboard.csv", "leaderboard.tex",
                        "leaderboard_wide.tex", "bad_rows.parquet", "bad_rows.csv", "leaderboard.md", "run.json",
-                       "breakdowns", *FIGURE_FILES})
+                       "breakdowns", FIGURES_LOG, *FIGURE_FILES})
 
 
 def _csv(table: pl.DataFrame) -> str:
@@ -300,25 +325,21 @@ def _csv(table: pl.DataFrame) -> str:
     return csv_text(table)
 
 
-def _json_safe(obj):
-    """``obj`` with NaN and infinities as null (JSON has no NaN)."""
-    if isinstance(obj, float):
-        return None if obj != obj or obj in (float("inf"), float("-inf")) else obj
-    if isinstance(obj, dict):
-        return {k: _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    return obj
+#: a file an atomic write is still writing (:func:`taxoforge.files.atomic_writer`): ``.NAME.<hex>.tmp``
+_WRITING = re.compile(rf"\.(.+)\.{WORK_SUFFIX}\.tmp")
 
 
 def _check_replaceable(out: Path, allowed: frozenset[str]) -> None:
     """``out`` may be replaced by a new run: absent, or a folder holding only ``allowed``
-    names (an earlier run's) — a folder of other files is never replaced."""
+    names (an earlier run's, and the temporary files of a figure its drawing is writing) —
+    a folder of other files is never replaced."""
     if not out.exists():
         return
     if not out.is_dir():
         raise FileExistsError(f"{out}: exists and is not a folder")
-    foreign = sorted(p.name for p in out.iterdir() if p.name not in allowed)
+    foreign = sorted(p.name for p in out.iterdir()
+                     if p.name not in allowed and not (_WRITING.fullmatch(p.name) and
+                                                       _WRITING.fullmatch(p.name)[1] in allowed))
     if foreign:
         raise FileExistsError(f"{out}: holds files that are not a scoring run's ({', '.join(foreign[:5])}); "
                               "write the results to a new or empty folder")
@@ -468,55 +489,6 @@ def _breakdown_tables(samples: pl.DataFrame, tree, label_set=None) -> dict[str, 
     set spans (given, else each model × dataset's own ground truths)."""
     full = samples.filter(~pl.col("gt_partial"))
     return breakdown_tables(full, tree, GROUP_KEYS, label_set=label_set) if full.height else {}
-
-
-def harness_agreement(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
-    """How often a harness's own verdict agrees with taxoforge's exact match, per group.
-
-    Over the rows with a full ground truth that carry the harness's verdict
-    (``harness_correct``: VLMEvalKit's ``hit``, lmms-eval's ``exact_match`` …).
-
-    Parameters
-    ----------
-    samples : polars.DataFrame
-        A run's per-sample table.
-    by : sequence of str
-        The grouping columns.
-
-    Returns
-    -------
-    polars.DataFrame
-        ``by``, ``harness_n`` (those rows), ``harness_accuracy`` (the harness's mean verdict)
-        and ``harness_agreement`` (the share of them where the verdict — at least 0.5 counts
-        as right — equals ``correct``).
-    """
-    rows = samples.filter(pl.col("harness_correct").is_not_null() & ~pl.col("gt_partial"))
-    return rows.group_by(list(by), maintain_order=True).agg(
-        pl.len().cast(pl.Int64).alias("harness_n"), pl.col("harness_correct").mean().alias("harness_accuracy"),
-        ((pl.col("harness_correct") >= 0.5) == pl.col("correct")).mean().alias("harness_agreement"))
-
-
-def with_harness_agreement(board: pl.DataFrame, samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
-    """The leaderboard with :func:`harness_agreement`'s columns added.
-
-    Parameters
-    ----------
-    board : polars.DataFrame
-        The leaderboard.
-    samples : polars.DataFrame
-        Its per-sample table.
-    by : sequence of str
-        The grouping columns.
-
-    Returns
-    -------
-    polars.DataFrame
-        ``board`` unchanged when no scored row carries a verdict; else with the three
-        columns (null for groups without one).
-    """
-    if "harness_correct" not in samples.columns or not samples["harness_correct"].is_not_null().any():
-        return board
-    return board.join(harness_agreement(samples, by), on=list(by), how="left", nulls_equal=True)
 
 
 def score_files(paths, taxonomy, *, out_dir: str | os.PathLike | None = None, read: ReadOptions | None = None,

@@ -51,6 +51,7 @@ import json
 import os
 import re
 import subprocess
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,7 @@ import taxoforge
 from taxoforge.files import FileTooLarge, UnsafePath, file_sha256, read_regular_file, write_bytes_atomic
 from taxoforge.files.paths import without_local_paths
 from taxoforge.snapshots.errors import SnapshotError
+from taxoforge.trees.threads import run
 from taxoforge.trees.tables import (ADDED_COLUMNS, SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform,
                                     provenance)
 from taxoforge.versions import package_versions
@@ -222,7 +224,9 @@ def content_id(tables: TreeTables, *, canonical: bool = False) -> tuple[str, str
         ``(version, content_sha256, {table: table hash})`` of ``tables`` (see module
         doc).
     """
-    per_table = {t: table_content_hash(df, t, canonical=canonical) for t, df in tables.tables().items()}
+    items = list(tables.tables().items())  # hashed at once, one table a thread (polars and hashlib release the GIL)
+    hashes = run(partial(table_content_hash, canonical=canonical), [(df, t) for t, df in items])
+    per_table = dict(zip((t for t, _ in items), hashes))
     h = hashlib.sha256(f"taxoforge-snapshot\nschema={SCHEMA_VERSION}\n".encode())
     for t in TABLE_SCHEMAS:
         h.update(f"{t}={per_table[t]}\n".encode())

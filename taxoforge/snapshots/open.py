@@ -66,6 +66,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -79,7 +80,7 @@ from taxoforge.snapshots.errors import AlteredSnapshot, SnapshotError, SnapshotN
 from taxoforge.snapshots.manifest import MANIFEST_NAME, read_manifest
 from taxoforge.snapshots.pull import pull
 from taxoforge.snapshots.store import SnapshotStore
-from taxoforge.snapshots.tree_cache import open_tree
+from taxoforge.snapshots.tree_cache import open_tree, stores_no_tree
 from taxoforge.snapshots.verify import check_content, read_snapshot, verify_folder
 from taxoforge.trees.tables import SCHEMA_VERSION, TABLE_SCHEMAS, TreeTables
 from taxoforge.trees.taxonomy import Taxonomy
@@ -89,7 +90,8 @@ __all__ = ["open_taxonomy", "ALTERED_POLICIES", "folder_stamp", "cached_content_
 
 ALTERED_POLICIES = ("refuse", "content")
 
-#: Says when a reference the store lacks is pulled from the remote (stderr when logging is not configured).
+#: Says when a reference the store lacks is pulled from the remote, and when a tree folder's first use
+#: hashes its tables and stores its tree (stderr when logging is not configured).
 logger = logging.getLogger(__name__)
 
 
@@ -143,6 +145,7 @@ def open_taxonomy(ref, store=None, *, remote=None, cache=None, altered: str = "r
     if altered not in ALTERED_POLICIES:
         raise ValueError(f"altered={altered!r}: expected one of {ALTERED_POLICIES}")
     p = Path(os.fspath(ref)) if not isinstance(ref, TreeTables) else None
+    built = None  # the tree, when made while the tables were hashed
     if p is None:  # tables in memory: cited by their content hash
         tables, citation = ref, cite_tables(ref, store=store)
     elif p.is_dir() and (p / MANIFEST_NAME).exists():
@@ -154,7 +157,14 @@ def open_taxonomy(ref, store=None, *, remote=None, cache=None, altered: str = "r
             tables = TreeTables.read(p, lazy=known is not None)
         except (FileNotFoundError, ValueError) as e:
             raise TaxonomyNotFound(f"{p}: {e}", ref=os.fspath(ref)) from None
-        citation = cite_tables(tables, store=store, source=str(p), content_sha256=known)
+        if known is None and stores_no_tree(p, index_dir):  # its first use: the tree made while the tables are hashed
+            logger.warning("%s: first use — hashing its tables and storing its tree for later calls (once) …", p)
+            with ThreadPoolExecutor(1, thread_name_prefix="taxoforge-tree") as background:
+                built = background.submit(Taxonomy.of, tables)
+                citation = cite_tables(tables, store=store, source=str(p))
+                built.result()  # waited for here: an error of either is raised on this thread
+        else:
+            citation = cite_tables(tables, store=store, source=str(p), content_sha256=known)
         if known is None:
             remember_content_sha256(stamp, citation.content_sha256)
     else:
@@ -166,7 +176,8 @@ def open_taxonomy(ref, store=None, *, remote=None, cache=None, altered: str = "r
             logger.warning("%s: not in the local store; pulling it from %s …", os.fspath(ref), remote)
             return open_taxonomy(ref, remote, cache=cache if cache is not None else store, altered=altered,
                                  index_dir=index_dir, progress=progress)
-    tree = open_tree(tables, citation.content_sha256, index_dir=index_dir) if tables.folder is not None else None
+    tree = open_tree(tables, citation.content_sha256, index_dir=index_dir, built=built) \
+        if tables.folder is not None else None
     tree = tree if tree is not None else Taxonomy.of(tables)
     tree.citation, tree.tables = citation, tables
     tree.name, tree.version = citation.taxonomy or tables.name, tables.info.get("snapshot")

@@ -45,6 +45,7 @@ import json
 import os
 import shutil
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from importlib import resources
@@ -58,8 +59,9 @@ from taxoforge.files.locks import held_lock
 from taxoforge.snapshots.catalogue import INDEX_NAME
 from taxoforge.snapshots.manifest import MANIFEST_NAME
 from taxoforge.trees.taxonomy import Taxonomy
+from taxoforge.trees.threads import run
 
-__all__ = ["open_tree", "TREE_FORMAT", "INDEX_FOLDER", "IndexPlace", "index_place", "tree_key",
+__all__ = ["open_tree", "stores_no_tree", "TREE_FORMAT", "INDEX_FOLDER", "IndexPlace", "index_place", "tree_key",
            "remember_tree_key", "checked_before", "remember_checked", "ResolvedLabels", "resolver_fingerprint"]
 
 INDEX_FOLDER = ".taxoforge-index"  # beside a tree: <tree folder>/.taxoforge-index/
@@ -346,7 +348,10 @@ def _write(path: Path, content_sha256: str, tables, tax) -> None:
     arrays = {"parent_idx": np.ascontiguousarray(tax.parent_idx, np.int64),
               "depth": np.ascontiguousarray(tax.depth_arr, np.int32),
               "preorder": np.ascontiguousarray(pre, np.int64), "subtree_size": np.ascontiguousarray(size, np.int64)}
-    rank_codes = _rank_codes(tables, tax)
+    # the ranks' codes and the mapping index's key (a join and a row hash, both off the GIL) at once,
+    # the tables they read read first (a lazy table is read on first use, by one thread)
+    _ = tables.nodes, tax.names_table
+    rank_codes, key = run(lambda job: job(), [(partial(_rank_codes, tables, tax),), (partial(tree_key, tax),)])
     if rank_codes is not None:
         arrays["rank_code"] = np.ascontiguousarray(rank_codes[0], np.int16)
     with atomic_directory(path) as tmp:
@@ -359,14 +364,15 @@ def _write(path: Path, content_sha256: str, tables, tax) -> None:
         with pa.OSFile(str(tmp / "nodes.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
         header = {"format": TREE_FORMAT, "code": _code_fingerprint(), "content_sha256": content_sha256,
-                  "tree_key": tree_key(tax), "nodes": len(tax), "arrays": shapes,
+                  "tree_key": key, "nodes": len(tax), "arrays": shapes,
                   "ranks": rank_codes[1] if rank_codes is not None else None,
                   "nodes_arrow": _checksum_file(tmp / "nodes.arrow", 0, (tmp / "nodes.arrow").stat().st_size),
                   "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         write_text_atomic(tmp / HEADER, json.dumps(header, indent=2, sort_keys=True) + "\n")
 
 
-def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | None = None) -> Taxonomy:
+def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | None = None,
+              built: Future | None = None) -> Taxonomy:
     """The tree ``tables`` hold, whose content hash is ``content_sha256``, from its stored
     working set (module docstring): memory-mapped when an earlier call stored it, else built
     from the tables (checked as :class:`~taxoforge.trees.taxonomy.Taxonomy` checks a tree)
@@ -380,6 +386,9 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
         Their content hash (the citation's).
     index_dir : str or os.PathLike, optional
         Where the mapping indexes are kept, if not in the default place.
+    built : concurrent.futures.Future, optional
+        The tree being made from ``tables`` meanwhile (:func:`stores_no_tree`), used when it
+        must be stored instead of making it again.
 
     Returns
     -------
@@ -397,17 +406,37 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
             got = _read(path, content_sha256, tables)
             if got is not None:
                 return got
-            _write(path, content_sha256, tables, Taxonomy.of(tables))
+            _write(path, content_sha256, tables, built.result() if built is not None else Taxonomy.of(tables))
         if place.own:  # beside a tree: the stored trees of its earlier contents go
             for old in place.root.glob("*-tree-*"):  # earlier contents, or an earlier format
                 if old.is_dir() and old.name != path.name:
                     shutil.rmtree(old, ignore_errors=True)
     except OSError:  # a folder that cannot be written: the tree in memory, stored nowhere
-        return Taxonomy.of(tables)
+        return built.result() if built is not None else Taxonomy.of(tables)
     got = _read(path, content_sha256, tables)
     if got is None:  # pragma: no cover - just written
         raise OSError(f"{path}: the stored tree just written cannot be read back")
     return got
+
+
+def stores_no_tree(folder: str | os.PathLike, index_dir: str | os.PathLike | None = None) -> bool:
+    """Whether no stored tree of any content is kept for the tree folder ``folder`` yet (its
+    first use): then the tree is surely made from the tables, and can be made while their
+    content hash is computed (:func:`open_tree`'s ``built``).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The tree folder.
+    index_dir : str or os.PathLike, optional
+        Where the mapping indexes are kept, if not in the default place.
+
+    Returns
+    -------
+    bool
+    """
+    root = index_place(folder, index_dir).root
+    return not root.is_dir() or not any(root.glob("*-tree-*"))
 
 
 def _rank_codes(tables, tax) -> tuple[np.ndarray, list[str]] | None:

@@ -1,15 +1,16 @@
-"""WordNet 3.0's noun hypernym graph and tree (the WordNet files found or set up by
-:func:`taxoforge.sources.wordnet_data.ensure_wordnet`).
+"""WordNet 3.0's noun hypernym graph and tree (WordNet's database files, read by
+:func:`taxoforge.sources.wordnet_files.wordnet_nouns`).
 
-:func:`noun_graph` walks all 82,115 noun synsets, with ``hypernyms()`` **and**
-``instance_hypernyms()`` edges; node ids are ``wn:n<offset>`` (the ImageNet wnid form).
+:func:`noun_graph` walks all 82,115 noun synsets, with hypernym (``@``) **and** instance
+hypernym (``@i``) edges; node ids are ``wn:n<offset>`` (the ImageNet wnid form).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from taxoforge.sources.wordnet_data import WORDNET_VERSION, ensure_wordnet
+from taxoforge.sources.wordnet_data import WORDNET_VERSION
+from taxoforge.sources.wordnet_files import HYPERNYM, INSTANCE_HYPERNYM, WordNetNouns, wordnet_nouns
 from taxoforge.trees.build import build_tree
 from taxoforge.trees.tables import TreeTables
 
@@ -34,39 +35,35 @@ def wnid(offset: int, pos: str = "n") -> str:
     return f"wn:{pos}{offset:08d}"
 
 
-def noun_graph(wn=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def noun_graph(nouns: WordNetNouns | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The WordNet noun graph: ``(edges, names)``.
 
-    ``edges``: ``child``, ``parent``, ``relation`` (``hypernym`` | ``instance_hypernym``).
-    ``names``: ``node_id``, ``name`` (lemma with spaces), ``kind`` (``lemma``; the first
-    lemma also as ``label``; the NLTK synset name ``dog.n.01`` as ``synset``), ``lang``.
+    ``edges``: ``child``, ``parent``, ``relation`` (``hypernym`` | ``instance_hypernym``), a
+    synset's parents in offset order. ``names``: ``node_id``, ``name`` (lemma with spaces),
+    ``kind`` (``lemma``; the first lemma also as ``label``; the NLTK synset name
+    ``dog.n.01`` as ``synset``), ``lang``.
 
     Parameters
     ----------
-    wn : optional
-        NLTK's WordNet reader (default :func:`ensure_wordnet`).
+    nouns : WordNetNouns, optional
+        WordNet's noun synsets (default :func:`~taxoforge.sources.wordnet_files.wordnet_nouns`).
 
     Returns
     -------
     tuple[polars.DataFrame, polars.DataFrame]
         The WordNet noun graph: ``(edges, names)``.
     """
-    wn = wn or ensure_wordnet()
+    nouns = nouns if nouns is not None else wordnet_nouns()
     child, parent, rel = [], [], []
     n_id, n_name, n_kind = [], [], []
-    for s in wn.all_synsets("n"):
-        sid = wnid(s.offset())
-        # NLTK keeps a synset's pointers in a set (order varies with PYTHONHASHSEED):
-        # parents in offset order, so the same WordNet gives the same bytes
-        for h in sorted(s.hypernyms(), key=lambda x: x.offset()):
-            child.append(sid)
-            parent.append(wnid(h.offset()))
-            rel.append("hypernym")
-        for h in sorted(s.instance_hypernyms(), key=lambda x: x.offset()):
-            child.append(sid)
-            parent.append(wnid(h.offset()))
-            rel.append("instance_hypernym")
-        lemmas = [l.replace("_", " ") for l in s.lemma_names()]
+    for s in nouns.synsets:
+        sid = wnid(s.offset)
+        for symbol, relation in ((HYPERNYM, "hypernym"), (INSTANCE_HYPERNYM, "instance_hypernym")):
+            for h in s.related(symbol):
+                child.append(sid)
+                parent.append(wnid(h))
+                rel.append(relation)
+        lemmas = [l.replace("_", " ") for l in s.lemma_names]
         n_id.append(sid)
         n_name.append(lemmas[0])
         n_kind.append("label")
@@ -75,7 +72,7 @@ def noun_graph(wn=None) -> tuple[pl.DataFrame, pl.DataFrame]:
             n_name.append(lem)
             n_kind.append("lemma")
         n_id.append(sid)
-        n_name.append(s.name())
+        n_name.append(s.name)
         n_kind.append("synset")
     edges = pl.DataFrame({"child": child, "parent": parent, "relation": rel})
     names = pl.DataFrame({"node_id": n_id, "name": n_name, "kind": n_kind}).with_columns(

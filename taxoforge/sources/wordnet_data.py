@@ -12,9 +12,10 @@
 3. ``nltk.download("wordnet")``;
 4. otherwise :class:`WordNetUnavailable` says how to get it.
 
-:func:`wordnet_source_version` says which WordNet files were read. The noun graph and tree
-built from them are :mod:`taxoforge.sources.wordnet`'s; this module needs no tree code, so
-what only reads WordNet (METEOR's synonyms, the open-world measures) loads none.
+:func:`taxoforge.sources.wordnet_files.wordnet_source_version` says which WordNet files were
+read. The noun graph and tree built from them are :mod:`taxoforge.sources.wordnet`'s; this
+module needs no tree code, so what only reads WordNet (METEOR's synonyms, the open-world
+measures) loads none.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ import re
 import shutil
 from pathlib import Path
 
-from taxoforge.files import atomic_directory, file_sha256
+from taxoforge.files import atomic_directory
 
 __all__ = ["WORDNET_VERSION", "SYSTEM_WORDNET_DIRS", "LEXNAMES", "HOW_TO_GET", "WordNetUnavailable", "ensure_wordnet",
-           "wordnet_source_version", "lexnames_text", "default_nltk_data_dir", "build_nltk_wordnet"]
+           "lexnames_text", "default_nltk_data_dir", "build_nltk_wordnet"]
 
 WORDNET_VERSION = "3.0"
 SYSTEM_WORDNET_DIRS = (Path("/usr/share/wordnet"), Path("/usr/local/share/wordnet"), Path("/opt/homebrew/share/wordnet"))
@@ -178,25 +179,3 @@ def ensure_wordnet(*, allow_download: bool = True, system_dirs=SYSTEM_WORDNET_DI
         except Exception:  # noqa: BLE001 - any failure means: not available this way
             pass
     raise WordNetUnavailable(HOW_TO_GET)
-
-
-def wordnet_source_version(wn=None) -> dict:
-    """What identifies the WordNet data the noun graph is read from: the version and the
-    SHA-256 of the noun data and index files NLTK reads.
-
-    Parameters
-    ----------
-    wn : nltk.corpus.reader.WordNetCorpusReader, optional
-        The reader (default: :func:`ensure_wordnet` without downloading).
-
-    Returns
-    -------
-    dict
-        ``{"wordnet": "3.0", "data.noun": sha256, "index.noun": sha256, "folder": path}``; the
-        same files give the same dict, so a change of the installed data shows as a new
-        observed version.
-    """
-    wn = wn if wn is not None else ensure_wordnet(allow_download=False)
-    root = Path(str(wn.root))
-    return {"wordnet": wn.get_version(), **{f: file_sha256(root / f) for f in ("data.noun", "index.noun")},
-            "folder": str(root)}

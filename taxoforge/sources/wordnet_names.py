@@ -8,7 +8,7 @@ platyrhynchos* in a tree that has scientific names only (the iNaturalist tree).
 
 Input
     A :class:`~taxoforge.trees.tables.TreeTables` with ``label`` (the scientific name) and
-    ``rank``; WordNet 3.0 through NLTK (:func:`taxoforge.sources.wordnet_data.ensure_wordnet`).
+    ``rank``; WordNet 3.0's noun synsets (:func:`taxoforge.sources.wordnet_files.wordnet_nouns`).
 
 Output
     :func:`wordnet_english_names`: ``node_id``, ``name``, ``kind`` (``vernacular``), ``lang``
@@ -35,7 +35,7 @@ from __future__ import annotations
 import polars as pl
 
 from taxoforge.links.external_names import merge_names
-from taxoforge.sources.wordnet_data import ensure_wordnet, wordnet_source_version
+from taxoforge.sources.wordnet_files import MEMBER_MERONYM, WordNetNouns, wordnet_nouns
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["wordnet_english_names", "with_wordnet_names", "WORDNET_NAME_SOURCE", "RANK_OF_WORDNET"]
@@ -59,9 +59,9 @@ def _binomial(lemma: str) -> str | None:
     return None
 
 
-def _names_of(synset) -> list[str]:
+def _names_of(lemmas) -> list[str]:
     """The English lemmas of a synset: not a binomial, not ending in a rank word."""
-    return [lemma.replace("_", " ") for lemma in synset.lemma_names()
+    return [lemma.replace("_", " ") for lemma in lemmas
             if _binomial(lemma) is None and lemma.split("_")[-1].lower() not in _RANK_WORDS]
 
 
@@ -77,15 +77,16 @@ def _is_taxon_or_rank_name(lemmas: list[str]) -> bool:
     return any(_binomial(x) for x in lemmas)
 
 
-def wordnet_english_names(tree: TreeTables, wn=None) -> pl.DataFrame:
+def wordnet_english_names(tree: TreeTables, nouns: WordNetNouns | None = None) -> pl.DataFrame:
     """English names WordNet gives the taxa of ``tree`` (module docstring).
 
     Parameters
     ----------
     tree : TreeTables
         A tree whose ``label`` is the scientific name and whose ``rank`` is set.
-    wn : nltk.corpus.reader.WordNetCorpusReader, optional
-        WordNet 3.0 (default: :func:`taxoforge.sources.wordnet_data.ensure_wordnet`, never downloading).
+    nouns : WordNetNouns, optional
+        WordNet 3.0's noun synsets (default: :func:`~taxoforge.sources.wordnet_files.wordnet_nouns`,
+        never downloading).
 
     Returns
     -------
@@ -93,8 +94,8 @@ def wordnet_english_names(tree: TreeTables, wn=None) -> pl.DataFrame:
         ``node_id``, ``name``, ``kind`` (``vernacular``), ``lang`` (``en``), ``source``
         (``wordnet:<synset>``); one row per node and name.
     """
-    if wn is None:
-        wn = ensure_wordnet(allow_download=False)
+    nouns = nouns if nouns is not None else wordnet_nouns()
+    by_offset = nouns.by_offset()
     ranks = sorted(set(RANK_OF_WORDNET.values()) | {"species"})
     # the nodes whose (label, rank) is theirs alone: a homonym names nothing
     single = (tree.nodes.filter(pl.col("rank").is_in(ranks)).group_by("label", "rank")
@@ -105,11 +106,11 @@ def wordnet_english_names(tree: TreeTables, wn=None) -> pl.DataFrame:
         return by_label_rank.get((label, rank))
 
     rows: list[tuple[str, str, str]] = []
-    for s in wn.all_synsets("n"):
-        lemmas = s.lemma_names()
+    for s in nouns.synsets:
+        lemmas = s.lemma_names
         for b in (b for x in lemmas if (b := _binomial(x))):
             if (nid := unique(b, "species")) is not None:
-                rows += [(nid, name, f"wordnet:{s.name()}") for name in _names_of(s)]
+                rows += [(nid, name, f"wordnet:{s.name}") for name in _names_of(lemmas)]
         ranked = [x.split("_", 1) for x in lemmas if "_" in x and x.split("_", 1)[0] in RANK_OF_WORDNET]
         if not ranked:
             continue
@@ -119,9 +120,9 @@ def wordnet_english_names(tree: TreeTables, wn=None) -> pl.DataFrame:
         if len(hits) != 1:
             continue
         taxon = hits.pop()
-        for m in sorted(s.member_meronyms(), key=lambda m: m.offset()):  # NLTK keeps them in a set: file order
-            if not _is_taxon_or_rank_name(m.lemma_names()):
-                rows += [(taxon, name, f"wordnet:{m.name()}") for name in _names_of(m)]
+        for m in (by_offset[o] for o in s.related(MEMBER_MERONYM)):  # in offset order: the file's
+            if not _is_taxon_or_rank_name(m.lemma_names):
+                rows += [(taxon, name, f"wordnet:{m.name}") for name in _names_of(m.lemma_names)]
     out = pl.DataFrame(rows, schema=_SCHEMA, orient="row").unique(["node_id", "name"], keep="first",
                                                                    maintain_order=True)
     # an English name WordNet gives to several taxa names none of them
@@ -131,7 +132,7 @@ def wordnet_english_names(tree: TreeTables, wn=None) -> pl.DataFrame:
                       "source").sort("node_id", "name")
 
 
-def with_wordnet_names(tree: TreeTables, wn=None) -> TreeTables:
+def with_wordnet_names(tree: TreeTables, nouns: WordNetNouns | None = None) -> TreeTables:
     """``tree`` with WordNet's English names of its taxa (:func:`wordnet_english_names`) in its
     names table, each with its source; ``info["source_versions"]["wordnet"]`` records the
     WordNet version and the SHA-256 of the files read.
@@ -140,14 +141,14 @@ def with_wordnet_names(tree: TreeTables, wn=None) -> TreeTables:
     ----------
     tree : TreeTables
         A tree whose ``label`` is the scientific name and whose ``rank`` is set.
-    wn : nltk.corpus.reader.WordNetCorpusReader, optional
-        WordNet 3.0 (default: the installed one, never downloaded).
+    nouns : WordNetNouns, optional
+        WordNet 3.0's noun synsets (default: the installed WordNet, never downloaded).
 
     Returns
     -------
     TreeTables
         The tree with the names added (:func:`~taxoforge.links.external_names.merge_names`).
     """
-    wn = wn if wn is not None else ensure_wordnet(allow_download=False)
-    version = {k: v for k, v in wordnet_source_version(wn).items() if k != "folder"}  # no local path
-    return merge_names(tree, wordnet_english_names(tree, wn), source=WORDNET_NAME_SOURCE, source_version=version)
+    nouns = nouns if nouns is not None else wordnet_nouns()
+    version = {k: v for k, v in nouns.source_version().items() if k != "folder"}  # no local path
+    return merge_names(tree, wordnet_english_names(tree, nouns), source=WORDNET_NAME_SOURCE, source_version=version)

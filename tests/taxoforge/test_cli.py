@@ -139,7 +139,7 @@ def test_score_run_as_the_program_writes_what_the_in_process_call_writes(inat_vl
     tree = tmp_path / "tree"
     inat_vlm4bio_tree.write(tree)
     f = next(p for p in vlm4bio_files if "fish-easy" in str(p))
-    common = ["--no-meteor", "--bootstrap", "300", "--no-progress", "--min-scored", "0"]
+    common = ["--no-meteor", "--bootstrap", "300", "--no-progress", "--min-scored", "0", "--plots", "wait"]
     done = _program("score", f, tree, "-o", tmp_path / "proc", "--json", *common)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)  # the whole document arrived

@@ -25,6 +25,7 @@ rebuild and only the pages a lookup touches are read.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 
 import numpy as np
@@ -221,16 +222,33 @@ class NameTables:
             keys = keys[1:]
             key_rank -= 1
         n_names = len(keys)
+        a: dict[str, np.ndarray] = {}
+        a["key_offsets"], a["key_utf8"] = string_buffers(keys)
+        a["name_len"] = keys.str.len_chars().to_numpy().astype(np.int64)
+        del norm, key, key_dict, raw, order
+        with ThreadPoolExecutor(1, thread_name_prefix="taxoforge-trigrams") as background:
+            # the trigram postings need the keys only: built on a thread of their own meanwhile
+            # (numpy's sorts, gathers and arithmetic release the GIL)
+            trigrams = background.submit(trigram_postings, (a["key_offsets"], a["key_utf8"]), a["name_len"])
+            max_words = NameTables._word_tables(a, keys, key_rank, key_code, raw_code, norm_code, norm_dict, row_node,
+                                                n_nodes, config, step)
+            step("trigrams")
+            a["trigram_keys"], a["trigram_ptr"], a["trigram_names"] = trigrams.result()
+        return a, {"n_nodes": n_nodes, "n_names": n_names, "max_words": max_words}
+
+    @staticmethod
+    def _word_tables(a: dict, keys: pl.Series, key_rank, key_code, raw_code, norm_code, norm_dict, row_node,
+                     n_nodes: int, config: MappingConfig, step) -> int:
+        """The tables of :meth:`build` other than the trigrams, into ``a``: name ↔ node CSR,
+        surface forms, words, exact-key hashes and n-gram postings; the longest name in words."""
+        n_names = len(keys)
         row_key = key_rank[key_code[raw_code]]
         keep = row_key >= 0
-        a: dict[str, np.ndarray] = {}
         name_of, node_of = distinct_pairs(row_key[keep], row_node[keep], n_nodes)
         a["name_ptr"], a["name_node"] = csr_pointers(name_of, n_names), node_of.astype(np.int32)
         node_of, name_of2 = distinct_pairs(node_of, name_of, n_names)
         a["node_ptr"], a["node_name"] = csr_pointers(node_of, n_nodes), name_of2.astype(np.int32)
         del name_of, node_of, name_of2
-        a["key_offsets"], a["key_utf8"] = string_buffers(keys)
-        a["name_len"] = keys.str.len_chars().to_numpy().astype(np.int64)
         # keys that base forms made shared by different normal forms ("brakes" and "brake"):
         # which nodes each normal form names, so that the form the answer uses wins
         raw_key, raw_norm = key_rank[key_code], norm_code
@@ -246,7 +264,7 @@ class NameTables:
         a["surface_offsets"], a["surface_utf8"] = string_buffers(norm_dict.gather(groups["norm"]))
         a["surface_ptr"] = np.concatenate(([0], np.cumsum(groups["idx"].list.len().to_numpy()))).astype(np.int64)
         a["surface_node_ids"] = surf["idx"].to_numpy().astype(np.int32)
-        del raw_code, row_key, row_node, keep, key_code, norm_code, surf, groups, norm, norm_dict, key, key_dict, raw
+        del raw_code, row_key, row_node, keep, key_code, norm_code, surf, groups, norm_dict
 
         step("postings")
         # every word of every key: its code, its name, its position
@@ -281,11 +299,7 @@ class NameTables:
         a["ngram_keys"], a["ngram_ptr"], a["ngram_ids"] = occurrence_postings(
             np.concatenate(g_hash) if g_hash else np.zeros(0, np.uint64),
             np.concatenate(g_name) if g_name else np.zeros(0, np.int64), n_names)
-        del g_hash, g_name, name_of, pos, nn, occ_h
-        step("trigrams")
-        a["trigram_keys"], a["trigram_ptr"], a["trigram_names"] = trigram_postings((a["key_offsets"], a["key_utf8"]),
-                                                                                           a["name_len"])
-        return a, {"n_nodes": n_nodes, "n_names": n_names, "max_words": max_words}
+        return max_words
 
     # ------------------------------------------------------------------ names
     def __len__(self) -> int:

@@ -6,7 +6,8 @@ Porter stems, WordNet synonyms — and scores the alignment by a recall-weighted
 with a fragmentation penalty. Its synonym pass asks WordNet, for every unmatched hypothesis
 word, for the lemma names of all its synsets, which makes NLTK read the whole of WordNet
 (seconds) in every process that scores. :class:`SynonymTable` holds exactly what that pass
-needs, derived once from NLTK's own WordNet reader:
+needs, derived once from WordNet's database files (:meth:`SynonymTable.from_wordnet_files`,
+read without NLTK in seconds; equal to what NLTK's own reader gives, tested):
 
 * for each part of speech (noun, verb, adjective, adverb) and each lemma of WordNet's index,
   the lemma names (those without ``_``) of the lemma's synsets of that part of speech;
@@ -20,7 +21,14 @@ so that :meth:`SynonymTable.synonyms` gives the same set as NLTK's
 (temporary file, then a rename) and opened in place by every later call: a word costs two
 indexed look-ups, and WordNet is never read again.
 
-The file is used only when it is the one this user's runs wrote: its SHA-256, recorded when
+**Built at install** (reading WordNet's files takes seconds): ``python -m taxoforge.scores.measures.meteor``
+(:func:`install_synonym_table`; ``make demo``/``make test`` run it beside the kernels' compilation)
+writes it into :func:`install_dir`, named as the cache's, its SHA-256 beside it; :func:`synonym_table`
+opens that first (a fresh cache folder still finds it), trusted when this user's digests recorded it,
+or when it, its digest file and folder are this user's or root's, written by no one else (the installed
+code's own protection), and its SHA-256 is the installed one; else the cache's, else built (a progress line).
+
+The cache's file is used only when it is the one this user's runs wrote: its SHA-256, recorded when
 it was written among the user's trusted digests (:mod:`taxoforge.files.trusted`, a private
 folder — never beside the file, where whoever could poison the table could also poison its
 checksum), is checked whenever the file's stamps changed. A table that is not (a valid
@@ -43,24 +51,41 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import sys
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from taxoforge.files import default_cache_dir
+from taxoforge.files import default_cache_dir, write_text_atomic
 from taxoforge.files.checksums import file_sha256
 from taxoforge.files.locks import held_lock
 from taxoforge.files.trusted import TrustedDigests, file_stamps
-from taxoforge.sources.wordnet_data import WordNetUnavailable, ensure_wordnet
+from taxoforge.sources.wordnet_data import WordNetUnavailable
+from taxoforge.sources.wordnet_files import (exception_list, index_offsets, synset_lemma_names, wordnet_folder,
+                                             wordnet_version)
 
-__all__ = ["SynonymTable", "synonym_table", "meteor", "TABLE_FORMAT", "POS_ORDER", "SynonymTableError"]
+__all__ = ["SynonymTable", "synonym_table", "install_synonym_table", "install_dir", "installed_table_path", "meteor",
+           "TABLE_FORMAT", "POS_ORDER", "SynonymTableError", "BUILDING", "MORPHOLOGICAL_SUBSTITUTIONS"]
 
 #: bump when the stored table's layout or the rules deriving it change
 TABLE_FORMAT = 1
 #: the parts of speech NLTK's ``synsets(word)`` runs through, in its order
 POS_ORDER = ("n", "v", "a", "r")
+#: morphy's suffix rules per part of speech, in NLTK's order (``WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS``,
+#: the detachment rules of WordNet's ``morphy(7WN)``; a test checks they are NLTK's)
+MORPHOLOGICAL_SUBSTITUTIONS = {
+    "n": (("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
+          ("men", "man"), ("ies", "y")),
+    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")),
+    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "r": (),
+}
 #: the most seconds to wait for another process building the table
 LOCK_TIMEOUT_S = 600.0
+#: the progress line of a call that builds the table (it was not built at install)
+BUILDING = "building METEOR's WordNet synonym table (once) …"
 
 
 class SynonymTableError(RuntimeError):
@@ -117,11 +142,9 @@ class SynonymTable:
             f"SELECT pos, lemma, names FROM lemma WHERE lemma IN ({q})", sorted(forms))}
 
     def synonyms(self, word: str) -> frozenset[str]:
-        """The lemma names (without ``_``) of every synset of ``word`` (lower-cased), over
-        the four parts of speech — NLTK's ``wordnet.synsets(word)`` read as METEOR reads it:
-        per part of speech, *morphy*'s base forms (the exception list's forms when the word
-        is an exception, else each suffix rule applied once; the word itself first) that
-        WordNet's index has.
+        """The lemma names (without ``_``) of every synset of ``word`` (lower-cased) — NLTK's
+        ``wordnet.synsets(word)`` as METEOR reads it: per part of speech, *morphy*'s base forms
+        (exceptions, else each suffix rule once; the word first) that WordNet's index has.
 
         Parameters
         ----------
@@ -131,11 +154,7 @@ class SynonymTable:
         Returns
         -------
         frozenset[str]
-            The lemma names (without ``_``) of every synset of ``word`` (lower-cased), over
-            the four parts of speech — NLTK's ``wordnet.synsets(word)`` read as METEOR reads
-            it: per part of speech, *morphy*'s base forms (the exception list's forms when
-            the word is an exception, else each suffix rule applied once; the word itself
-            first) that WordNet's index has.
+            The lemma names (without ``_``) of every synset of ``word``, as above.
         """
         got = self._cache.get(word)
         if got is None:
@@ -188,6 +207,33 @@ class SynonymTable:
         exceptions = {p: {k: list(v) for k, v in wn._exception_map[p].items()} for p in POS_ORDER}
         subs = {p: [list(r) for r in wn.MORPHOLOGICAL_SUBSTITUTIONS[p]] for p in POS_ORDER}
         return cls(lemmas, exceptions, subs, version=str(wn.get_version()))
+
+    @classmethod
+    def from_wordnet_files(cls, folder: str | os.PathLike) -> "SynonymTable":
+        """The table of a WordNet database folder, read without NLTK
+        (:mod:`taxoforge.sources.wordnet_files`: ``index.*``, ``data.*``, ``*.exc``); equal to
+        :meth:`from_wordnet` of NLTK's reader of the same files, in a fraction of its time.
+
+        Parameters
+        ----------
+        folder : str or os.PathLike
+            A WordNet 3.0 database folder.
+        """
+        lemmas: dict[str, dict[str, str]] = {}
+        for pos in POS_ORDER:
+            names_of = {off: " ".join(sorted({n for n in names if "_" not in n}))
+                        for off, names in synset_lemma_names(folder, pos).items()}
+            by_lemma = {}
+            for lemma, offsets in index_offsets(folder, pos).items():
+                names: set[str] = set()
+                for off in offsets:
+                    if got := names_of[off]:
+                        names.update(got.split(" "))
+                by_lemma[lemma] = " ".join(sorted(names))
+            lemmas[pos] = by_lemma
+        exceptions = {p: exception_list(folder, p) for p in POS_ORDER}
+        subs = {p: [list(r) for r in MORPHOLOGICAL_SUBSTITUTIONS[p]] for p in POS_ORDER}
+        return cls(lemmas, exceptions, subs, version=wordnet_version(folder) or "")
 
     def write(self, path: str | os.PathLike) -> Path:
         """Store the table as an SQLite file at ``path`` (written beside it, then renamed).
@@ -272,9 +318,8 @@ def _nltk_version() -> str:
 
 
 def table_path(cache_dir: str | os.PathLike | None = None) -> Path:
-    """Where :func:`synonym_table` keeps the table:
-    ``<cache>/meteor/wordnet-synonyms-<format>-nltk<version>.sqlite`` (NLTK's version is part
-    of the name: its reader derives the table).
+    """Where :func:`synonym_table` keeps the table: ``<cache>/meteor/wordnet-synonyms-<format>-nltk<version>.sqlite``
+    (NLTK's version is part of the name: its reader derives the table).
 
     Parameters
     ----------
@@ -284,12 +329,110 @@ def table_path(cache_dir: str | os.PathLike | None = None) -> Path:
     Returns
     -------
     Path
-        Where :func:`synonym_table` keeps the table:
-        ``<cache>/meteor/wordnet-synonyms-<format>-nltk<version>.sqlite`` (NLTK's
-        version is part of the name: its reader derives the table).
+        The table's file in the cache folder.
     """
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     return root / "meteor" / f"wordnet-synonyms-{TABLE_FORMAT}-nltk{_nltk_version()}.sqlite"
+
+
+def install_dir() -> Path:
+    """What the installation built at install: ``$TAXOFORGE_SHARE_DIR``, else ``<sys.prefix>/share/taxoforge``.
+
+    Returns
+    -------
+    Path
+    """
+    env = os.environ.get("TAXOFORGE_SHARE_DIR")
+    return Path(env) if env else Path(sys.prefix) / "share" / "taxoforge"
+
+
+def installed_table_path(share_dir: str | os.PathLike | None = None) -> Path:
+    """Where :func:`install_synonym_table` writes the table (its SHA-256 in ``<file>.sha256``).
+
+    Parameters
+    ----------
+    share_dir : str or os.PathLike, optional
+        The installation's folder (default :func:`install_dir`).
+
+    Returns
+    -------
+    Path
+    """
+    return table_path(share_dir if share_dir is not None else install_dir())
+
+
+def _protected(path: Path) -> bool:
+    """Whether ``path`` is a file or folder (not a link) of this user or root, written by no one else."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    mine = st.st_uid in (os.geteuid() if hasattr(os, "geteuid") else st.st_uid, 0)
+    return (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) and mine and not st.st_mode & 0o022
+
+
+def _installed_key(path: Path) -> str:
+    return f"installed\0{os.path.realpath(path)}\0{TABLE_FORMAT}\0{_nltk_version()}"
+
+
+def _installed_table(path: Path, trust) -> "SynonymTable | None":
+    """The table installed at ``path`` when it can be trusted (module docstring), else None."""
+    key = _installed_key(path)
+    if os.path.islink(path) or not path.is_file():
+        return None
+    if trust.lookup(key, [path]) is None:
+        digest_file = Path(str(path) + ".sha256")
+        if not (_protected(path) and _protected(digest_file) and _protected(path.parent)):
+            return None
+        stamps = file_stamps([path])
+        try:
+            want = digest_file.read_text(encoding="ascii").split()[0]
+        except (OSError, ValueError, IndexError):
+            return None
+        if _file_sha256(path) != want:  # damaged, or not the table installed
+            return None
+        trust.remember(key, [path], want, stamps)
+    return SynonymTable.open(path)
+
+
+def install_synonym_table(share_dir: str | os.PathLike | None = None, echo=print) -> Path | None:
+    """Build METEOR's synonym table into the installation, once (module docstring): from
+    WordNet, to :func:`installed_table_path` with its SHA-256 beside it, recorded among the
+    installing user's trusted digests. A table already installed and intact is kept.
+
+    Parameters
+    ----------
+    share_dir : str or os.PathLike, optional
+        The installation's folder (default :func:`install_dir`).
+    echo : callable, optional
+        Where the one progress line goes.
+
+    Returns
+    -------
+    Path or None
+        The installed table; None when WordNet is not available (said in a line).
+    """
+    path = installed_table_path(share_dir)
+    trust = TrustedDigests("meteor-synonyms")
+    if _installed_table(path, trust) is not None:
+        echo(f"taxoforge: METEOR's WordNet synonym table already installed ({path})")
+        return path
+    t0 = time.perf_counter()
+    try:
+        folder = wordnet_folder(allow_download=False)
+    except WordNetUnavailable as e:
+        echo(f"taxoforge: METEOR's synonym table not built: {str(e).splitlines()[0] if str(e) else 'no WordNet'}")
+        return None
+    built = SynonymTable.from_wordnet_files(folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with held_lock(str(path) + ".lock", "METEOR's synonym table", LOCK_TIMEOUT_S):
+        built.write(path)
+        digest = _file_sha256(path)
+        write_text_atomic(Path(str(path) + ".sha256"), f"{digest}  {path.name}\n")
+    trust.remember(_installed_key(path), [path], digest)
+    echo(f"taxoforge: METEOR's WordNet synonym table built into the installation once ({path}, "
+         f"{time.perf_counter() - t0:.1f} s; no scoring call builds it)")
+    return path
 
 
 def _file_sha256(path: Path) -> str | None:
@@ -312,10 +455,12 @@ def _trusted_table(path: Path, trust, key: str) -> "SynonymTable | None":
     return SynonymTable.open(path)
 
 
-def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download: bool = False) -> SynonymTable:
-    """METEOR's synonym table: opened from the cache folder when it is the one this user's
-    runs wrote, else built from WordNet (:func:`taxoforge.sources.wordnet_data.ensure_wordnet`)
-    under a file lock and stored there (module docstring); in memory when the cache folder
+def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download: bool = False,
+                  share_dir: str | os.PathLike | None = None, progress=None) -> SynonymTable:
+    """METEOR's synonym table: the one built at install when it can be trusted, else opened
+    from the cache folder when it is the one this user's runs wrote, else built from WordNet's
+    files (:func:`taxoforge.sources.wordnet_files.wordnet_folder`) under a file lock and stored
+    there, with a progress line saying so (module docstring); in memory when the cache folder
     cannot be written.
 
     Parameters
@@ -324,6 +469,10 @@ def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download:
         The cache folder (default :func:`taxoforge.files.default_cache_dir`).
     allow_download : bool, optional
         Whether WordNet may be downloaded when it is not installed.
+    share_dir : str or os.PathLike, optional
+        The installation's folder (default :func:`install_dir`).
+    progress : callable, optional
+        Called with :data:`BUILDING` before the table is built (default: a line on stderr).
 
     Returns
     -------
@@ -342,13 +491,15 @@ def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download:
     trust = TrustedDigests("meteor-synonyms")
     key = f"{os.path.realpath(path)}\0{TABLE_FORMAT}\0{_nltk_version()}"
     try:
-        table = _trusted_table(path, trust, key)
+        table = _installed_table(installed_table_path(share_dir), trust)
+        if table is None:
+            table = _trusted_table(path, trust, key)
     except OSError:
         table = None
     if table is not None:
         return table
     try:
-        wordnet = ensure_wordnet(allow_download=allow_download)
+        folder = wordnet_folder(allow_download=allow_download)
     except WordNetUnavailable as e:
         if os.path.lexists(path):
             raise SynonymTableError(f"{path}: METEOR's synonym table there was not written by this user's runs (or "
@@ -356,7 +507,9 @@ def synonym_table(cache_dir: str | os.PathLike | None = None, *, allow_download:
                                     f"({str(e).splitlines()[0] if str(e) else 'WordNet missing'}); remove the file, "
                                     "install WordNet, or score with --no-meteor") from None
         raise
-    built = SynonymTable.from_wordnet(wordnet)
+    say = progress if progress is not None else (lambda m: print(m, file=sys.stderr, flush=True))
+    say(BUILDING)
+    built = SynonymTable.from_wordnet_files(folder)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with held_lock(str(path) + ".lock", "METEOR's synonym table", LOCK_TIMEOUT_S):
@@ -453,11 +606,7 @@ def meteor(reference: Sequence[str], hypothesis: Sequence[str], synonyms: Callab
     Returns
     -------
     float
-        METEOR of one tokenised hypothesis against one tokenised reference, as NLTK's
-        ``single_meteor_score`` computes it: words lower-cased; aligned by exact words,
-        then by ``stem`` (NLTK's Porter stemmer), then by ``synonyms``
-        (:meth:`SynonymTable.synonyms`) of the stems left over; ``Fmean = P·R / (α·P +
-        (1 − α)·R)`` times ``1 − γ·(chunks / matches)^β``; 0 when nothing aligns.
+        The score, in [0, 1].
     """
     hyp = [(i, w.lower()) for i, w in enumerate(hypothesis)]
     ref = [(j, w.lower()) for j, w in enumerate(reference)]
@@ -475,3 +624,7 @@ def meteor(reference: Sequence[str], hypothesis: Sequence[str], synonyms: Callab
     except ZeroDivisionError:
         return 0.0
     return (1 - gamma * frag**beta) * fmean
+
+
+if __name__ == "__main__":  # pragma: no cover - the command line, run at install (module docstring)
+    install_synonym_table()

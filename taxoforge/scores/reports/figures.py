@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -432,8 +433,8 @@ FIGURE_FILES = tuple(f"{fig}{w}.{fmt}" for fig in RUN_FIGURES for w in ("", "_wi
 
 
 def write_run_figures(lb: pl.DataFrame, breakdowns: dict[str, pl.DataFrame], folder: str | os.PathLike,
-                      formats=FIGURE_FORMATS, *, names: dict[str, str] | None = None
-                      ) -> tuple[dict[str, Path], dict[str, str]]:
+                      formats=FIGURE_FORMATS, *, names: dict[str, str] | None = None,
+                      before_write: Callable[[], object] | None = None) -> tuple[dict[str, Path], dict[str, str]]:
     """The figures of a scoring run, written into ``folder`` one column wide and page wide
     (``<name>_wide``): ``hp_vs_hr``, ``model_ranks`` (when a dataset × prompt group has two
     models) and ``rank_accuracy`` (from the ``correct_by_rank`` breakdown, else
@@ -449,6 +450,10 @@ def write_run_figures(lb: pl.DataFrame, breakdowns: dict[str, pl.DataFrame], fol
     formats : sequence of str
     names : dict, optional
         Model → display name.
+    before_write : callable, optional
+        Called before each figure is written (one width, every format); an exception it
+        raises stops the drawing (a background drawing whose run folder was replaced,
+        :mod:`~taxoforge.scores.reports.run_figures`).
 
     Returns
     -------
@@ -473,6 +478,8 @@ def write_run_figures(lb: pl.DataFrame, breakdowns: dict[str, pl.DataFrame], fol
             if fig is None:
                 not_drawn[name] = why[name]
                 break
+            if before_write is not None:
+                before_write()
             for fmt, p in save_figure(fig, folder / stem, formats).items():
                 paths[stem if fmt == "png" else f"{stem}_{fmt}"] = p
     return paths, not_drawn

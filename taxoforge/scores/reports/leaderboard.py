@@ -71,7 +71,7 @@ from taxoforge.scores.statistics.confidence import BootstrapConfig, ci_columns, 
 
 __all__ = ["leaderboard", "GROUP_KEYS", "LEADERBOARD_MEASURES", "BREAKDOWN_RANKS", "method_counts",
            "breakdown_columns", "ANSWERED_MEASURES", "MISTAKE_MEASURES", "RANK_COLUMNS", "COMPACT_COLUMNS",
-           "SEVERITY_CI", "RANK_BY", "LOWER_IS_BETTER"]
+           "SEVERITY_CI", "RANK_BY", "LOWER_IS_BETTER", "harness_agreement", "with_harness_agreement"]
 
 GROUP_KEYS = ("model", "dataset", "prompt")
 LEADERBOARD_MEASURES = ("accuracy", "hP", "hR", "hF", "hF_pairs") + TEXT_MEASURES
@@ -293,3 +293,52 @@ def _mistake_columns(samples: pl.DataFrame, by, ci: BootstrapConfig | None, tree
         gr = granularity_counts(full, keys)
         out = gr if out is None else out.join(gr, on=keys, how="left", nulls_equal=True)
     return out if out is not None else pl.DataFrame(schema={k: samples.schema[k] for k in keys})
+
+
+def harness_agreement(samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
+    """How often a harness's own verdict agrees with taxoforge's exact match, per group.
+
+    Over the rows with a full ground truth that carry the harness's verdict
+    (``harness_correct``: VLMEvalKit's ``hit``, lmms-eval's ``exact_match`` …).
+
+    Parameters
+    ----------
+    samples : polars.DataFrame
+        A run's per-sample table.
+    by : sequence of str
+        The grouping columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``by``, ``harness_n`` (those rows), ``harness_accuracy`` (the harness's mean verdict)
+        and ``harness_agreement`` (the share of them where the verdict — at least 0.5 counts
+        as right — equals ``correct``).
+    """
+    rows = samples.filter(pl.col("harness_correct").is_not_null() & ~pl.col("gt_partial"))
+    return rows.group_by(list(by), maintain_order=True).agg(
+        pl.len().cast(pl.Int64).alias("harness_n"), pl.col("harness_correct").mean().alias("harness_accuracy"),
+        ((pl.col("harness_correct") >= 0.5) == pl.col("correct")).mean().alias("harness_agreement"))
+
+
+def with_harness_agreement(board: pl.DataFrame, samples: pl.DataFrame, by=GROUP_KEYS) -> pl.DataFrame:
+    """The leaderboard with :func:`harness_agreement`'s columns added.
+
+    Parameters
+    ----------
+    board : polars.DataFrame
+        The leaderboard.
+    samples : polars.DataFrame
+        Its per-sample table.
+    by : sequence of str
+        The grouping columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``board`` unchanged when no scored row carries a verdict; else with the three
+        columns (null for groups without one).
+    """
+    if "harness_correct" not in samples.columns or not samples["harness_correct"].is_not_null().any():
+        return board
+    return board.join(harness_agreement(samples, by), on=list(by), how="left", nulls_equal=True)

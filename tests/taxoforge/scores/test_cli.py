@@ -57,7 +57,7 @@ def test_many_files_and_a_glob_the_shell_left_alone_are_one_run_with_one_index(t
     monkeypatch.setattr(run_module, "TaxonomyIndex", CountingIndex)
     out = tmp_path / "res"
     r = CliRunner().invoke(main, ["score", str(single), str(tmp_path / "results" / "**" / "*.jsonl"), str(single),
-                                  str(tree), "-o", str(out), *FAST])
+                                  str(tree), "-o", str(out), "--plots", "wait", *FAST])
     assert r.exit_code == 0, r.output
     assert built == [1]  # one index for the three files
     assert "read 5 rows from 3 files" in r.stderr
@@ -273,7 +273,7 @@ def test_run_json_timings_add_up_to_the_wall_time(tree, tmp_path):
     f = _jsonl(tmp_path / "a.jsonl", [{"id": str(i), "model": "m", "output": out, "label": "aloe_vera"}
                                      for i, out in enumerate(["Aloe vera", "A: Aloe ferox", "an iris"])])
     cmd = [sys.executable, "-m", "taxoforge.cli", "score", str(f), str(tree), "-o", str(tmp_path / "out"),
-           "--no-meteor", "--bootstrap", "200", "--no-progress"]
+           "--no-meteor", "--bootstrap", "200", "--no-progress", "--plots", "wait"]
     for _ in range(2):  # the second call loads the stored tree and index
         t = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import time
 
 import polars as pl
 import pytest
@@ -137,6 +138,10 @@ def test_the_three_command_quickstart_runs_as_written(imagenet_tree, tmp_path, m
     assert "imagenet1k@" in res.output
     board = (tmp_path / commands[2][1]).read_text()
     assert "| example-vlm-alpha |" in board
+    end = time.monotonic() + 120  # the figures come from a process of their own: run.json says when
+    while json.loads((tmp_path / "results" / "run.json").read_text())["figures"]["status"] == "drawing":
+        assert time.monotonic() < end, "the figures were not drawn within 120 s"
+        time.sleep(0.05)
     named = re.findall(r"`results/([a-z_]+)\.\{([a-z,]+)\}`", _section("## Score your model in three commands"))
     named += [(n, "md,csv,tex,parquet") for n in ["leaderboard"]]
     for stem, exts in named:

@@ -101,3 +101,27 @@ def test_a_stored_tree_resolves_labels_as_its_tables_do(inat_like, tmp_path):
     cols = ["value", "status", "method", "node_id"]
     assert resolve_nodes(stored, labels).select(cols).equals(resolve_nodes(mem, labels).select(cols))
     assert stored.nodes_table.equals(mem.nodes_table) and stored.ranks.tolist() == mem.ranks.tolist()
+
+
+def test_a_first_use_makes_the_tree_once_while_its_tables_are_hashed(inat_like, tmp_path, monkeypatch):
+    """A tree folder opened for the first time: the tree is made (on a thread, while the
+    content hash is computed) exactly once and stored; a later open makes none and reads it."""
+    from taxoforge.snapshots import open as opening
+    from taxoforge.snapshots.tree_cache import stores_no_tree
+
+    folder = _folder(inat_like, tmp_path)
+    made = []
+    real = Taxonomy.of
+
+    def counted(tables, *a, **kw):
+        made.append(tables)
+        return real(tables, *a, **kw)
+
+    monkeypatch.setattr(opening.Taxonomy, "of", staticmethod(counted))
+    assert stores_no_tree(folder)
+    first = open_taxonomy(folder)
+    assert len(made) == 1 and first.stored_path.is_dir() and not stores_no_tree(folder)
+    assert first.ids.tolist() == real(TreeTables.read(folder)).ids.tolist()
+    again = open_taxonomy(folder)
+    assert len(made) == 1 and again.stored_path == first.stored_path
+    assert again.citation.content_sha256 == first.citation.content_sha256

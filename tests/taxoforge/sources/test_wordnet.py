@@ -22,7 +22,7 @@ def wn():
 
 @pytest.fixture(scope="module")
 def graph(wn):
-    return wnsrc.noun_graph(wn)
+    return wnsrc.noun_graph()
 
 
 def test_noun_graph_has_every_synset_and_both_edge_kinds(graph):

@@ -1,21 +1,21 @@
-"""English names of a tree's taxa from WordNet 3.0 (the installed one, never downloaded)."""
+"""English names of a tree's taxa from WordNet 3.0's noun synsets (the installed WordNet, never downloaded)."""
 
 from __future__ import annotations
 
 import polars as pl
 import pytest
 
+from taxoforge.sources.wordnet_data import WordNetUnavailable
+from taxoforge.sources.wordnet_files import wordnet_nouns
 from taxoforge.sources.wordnet_names import with_wordnet_names, wordnet_english_names
 from taxoforge.trees.tables import TreeTables
 
 
 @pytest.fixture(scope="module")
 def wn():
-    from taxoforge.sources import wordnet_data as wndata
-
     try:
-        return wndata.ensure_wordnet(allow_download=False)
-    except wndata.WordNetUnavailable as exc:
+        return wordnet_nouns()
+    except WordNetUnavailable as exc:
         pytest.skip(str(exc))
 
 

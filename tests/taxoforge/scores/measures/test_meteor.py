@@ -58,6 +58,18 @@ def test_synonyms_equal_nltk_synsets_lemma_names(wordnet, stored):
         assert stored.synonyms(w) == want, w
 
 
+def test_the_table_read_from_wordnets_files_equals_the_one_from_nltks_reader(wordnet):
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    from taxoforge.scores.measures.meteor import MORPHOLOGICAL_SUBSTITUTIONS, POS_ORDER
+
+    assert {p: tuple(MORPHOLOGICAL_SUBSTITUTIONS[p]) for p in POS_ORDER} == {
+        p: tuple(WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS[p]) for p in POS_ORDER}
+    from_files, from_nltk = SynonymTable.from_wordnet_files(str(wordnet.root)), SynonymTable.from_wordnet(wordnet)
+    for field in ("lemmas", "exceptions", "substitutions", "version"):
+        assert getattr(from_files, field) == getattr(from_nltk, field), field
+
+
 def test_meteor_equals_nltk_meteor_score_over_many_pairs(wordnet, stored, shared_data):
     """Random sentences from WordNet words, each reference built from its hypothesis by
     swapping in synonyms, inflecting, dropping and reordering words, plus the real VLM4Bio
@@ -125,3 +137,76 @@ def test_a_stored_table_of_another_format_or_damaged_is_not_used(tmp_path):
 def test_meteor_without_matches_is_zero():
     assert meteor(["this", "is", "a", "cat"], ["non", "matching", "hypothesis"], lambda w: frozenset(), str) == 0.0
     assert meteor(["cat"], [], lambda w: frozenset(), str) == 0.0
+
+
+# ---------------------------------------------------------------------------- built at install
+def _small_table() -> SynonymTable:
+    return SynonymTable({"n": {"dog": "dog domestic"}}, {"n": {}}, {"n": [["s", ""]]}, "3.0")
+
+
+@pytest.fixture
+def small_wordnet(monkeypatch):
+    """WordNet replaced by a one-lemma table, so that building is instant; the calls counted."""
+    from taxoforge.scores.measures import meteor as m
+
+    builds = []
+
+    def from_wordnet(wn):
+        builds.append(wn)
+        return _small_table()
+
+    monkeypatch.setattr(m, "ensure_wordnet", lambda **_: "wordnet")
+    monkeypatch.setattr(m.SynonymTable, "from_wordnet", staticmethod(from_wordnet))
+    return builds
+
+
+def test_a_table_built_at_install_is_found_by_a_fresh_cache_folder(tmp_path, small_wordnet, monkeypatch):
+    from taxoforge.scores.measures.meteor import BUILDING, install_synonym_table, installed_table_path
+
+    share = tmp_path / "share"
+    lines = []
+    path = install_synonym_table(share, echo=lines.append)
+    assert path == installed_table_path(share) and path.is_file() and len(small_wordnet) == 1
+    assert (path.parent / (path.name + ".sha256")).read_text().split()[0] == __import__(
+        "hashlib").sha256(path.read_bytes()).hexdigest()
+    assert "built into the installation" in lines[-1]
+    install_synonym_table(share, echo=lines.append)  # intact: kept, not built again
+    assert "already installed" in lines[-1] and len(small_wordnet) == 1
+    said = []
+    for trust in ("mine", "fresh"):  # the installing user's record, and a user with none (ownership + digest)
+        if trust == "fresh":
+            monkeypatch.setenv("TAXOFORGE_TRUST_DIR", str(tmp_path / "trust-of-another-session"))
+        cache = tmp_path / f"cache-{trust}"
+        table = synonym_table(cache, share_dir=share, progress=said.append)
+        assert table.synonyms("dogs") == {"dog", "domestic"}
+        assert not table_path(cache).exists() and said == [] and len(small_wordnet) == 1
+    assert BUILDING.startswith("building METEOR's WordNet synonym table (once)")
+
+
+@pytest.mark.parametrize("harm", ["edited", "digest file removed", "others may write it", "a link"])
+def test_a_damaged_or_foreign_installed_table_is_passed_over(tmp_path, small_wordnet, monkeypatch, harm):
+    """An installed table that cannot be trusted is never used: the table is built into the
+    cache folder, with the progress line, as when nothing was installed."""
+    import os
+    import sqlite3
+
+    from taxoforge.scores.measures.meteor import BUILDING, install_synonym_table
+
+    share = tmp_path / "share"
+    path = install_synonym_table(share, echo=lambda _: None)
+    monkeypatch.setenv("TAXOFORGE_TRUST_DIR", str(tmp_path / "trust-of-another-user"))  # no record of it
+    if harm == "edited":  # valid SQLite, its digest file left as it was
+        with sqlite3.connect(path) as con:
+            con.execute("UPDATE lemma SET names = names || ' cat' WHERE lemma = 'dog'")
+    elif harm == "digest file removed":
+        (path.parent / (path.name + ".sha256")).unlink()
+    elif harm == "others may write it":
+        os.chmod(path, 0o666)
+    else:
+        real = tmp_path / "elsewhere.sqlite"
+        path.rename(real)
+        path.symlink_to(real)
+    said = []
+    table = synonym_table(tmp_path / "cache", share_dir=share, progress=said.append)
+    assert said == [BUILDING] and len(small_wordnet) == 2
+    assert table_path(tmp_path / "cache").is_file() and table.synonyms("dog") == {"dog", "domestic"}
