@@ -185,7 +185,7 @@ def test_a_poisoned_meteor_table_without_wordnet_to_rebuild_it_is_an_error(tmp_p
     def no_wordnet(**_):
         raise wordnet_data.WordNetUnavailable("WordNet 3.0 is not installed")
 
-    monkeypatch.setattr(m, "ensure_wordnet", no_wordnet)  # the name METEOR's module calls
+    monkeypatch.setattr(m, "wordnet_folder", no_wordnet)  # the name METEOR's module calls
     with pytest.raises(m.SynonymTableError, match=r"not written by this user's runs .* remove the file"):
         m.synonym_table(tmp_path)
 

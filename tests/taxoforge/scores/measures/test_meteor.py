@@ -26,6 +26,30 @@ def stored(wordnet):
     return synonym_table()
 
 
+def _table_from_nltk(wn) -> SynonymTable:
+    """The reference: the table as NLTK's WordNet reader gives it (every synset's lemma names
+    through ``synset_from_pos_and_offset``, its lemma map, exception map and morphy rules)."""
+    from taxoforge.scores.measures.meteor import POS_ORDER
+
+    names_of: dict[tuple[str, int], str] = {}
+
+    def synset_names(pos: str, offset: int) -> str:
+        if (pos, offset) not in names_of:
+            ss = wn.synset_from_pos_and_offset(pos, offset)
+            names_of[pos, offset] = " ".join(sorted({lm.name() for lm in ss.lemmas() if "_" not in lm.name()}))
+        return names_of[pos, offset]
+
+    lemmas: dict[str, dict[str, str]] = {p: {} for p in POS_ORDER}
+    for lemma, by_pos in wn._lemma_pos_offset_map.items():
+        for pos in POS_ORDER:
+            if (offsets := by_pos.get(pos)) is not None:
+                names = {n for off in offsets if (s := synset_names(pos, off)) for n in s.split(" ")}
+                lemmas[pos][lemma] = " ".join(sorted(names))
+    exceptions = {p: {k: list(v) for k, v in wn._exception_map[p].items()} for p in POS_ORDER}
+    subs = {p: [list(r) for r in wn.MORPHOLOGICAL_SUBSTITUTIONS[p]] for p in POS_ORDER}
+    return SynonymTable(lemmas, exceptions, subs, version=str(wn.get_version()))
+
+
 def _words(wn, n: int, seed: int) -> list[str]:
     """Seeded words METEOR meets: WordNet lemmas of every part of speech, inflected by the
     suffixes morphy undoes, exception forms (irregular plurals and verbs), capitalised
@@ -50,7 +74,7 @@ def _words(wn, n: int, seed: int) -> list[str]:
 
 
 def test_synonyms_equal_nltk_synsets_lemma_names(wordnet, stored):
-    table = SynonymTable.from_wordnet(wordnet)
+    table = SynonymTable.from_wordnet_files(str(wordnet.root))
     words = _words(wordnet, 4000, seed=1) + ["geese", "dogs", "better", "ran", "mice", "Dog", "oxen", "axes"]
     for w in words:
         want = {lm.name() for s in wordnet.synsets(w) for lm in s.lemmas() if "_" not in lm.name()}
@@ -65,7 +89,7 @@ def test_the_table_read_from_wordnets_files_equals_the_one_from_nltks_reader(wor
 
     assert {p: tuple(MORPHOLOGICAL_SUBSTITUTIONS[p]) for p in POS_ORDER} == {
         p: tuple(WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS[p]) for p in POS_ORDER}
-    from_files, from_nltk = SynonymTable.from_wordnet_files(str(wordnet.root)), SynonymTable.from_wordnet(wordnet)
+    from_files, from_nltk = SynonymTable.from_wordnet_files(str(wordnet.root)), _table_from_nltk(wordnet)
     for field in ("lemmas", "exceptions", "substitutions", "version"):
         assert getattr(from_files, field) == getattr(from_nltk, field), field
 
@@ -151,12 +175,12 @@ def small_wordnet(monkeypatch):
 
     builds = []
 
-    def from_wordnet(wn):
-        builds.append(wn)
+    def from_wordnet_files(folder):
+        builds.append(folder)
         return _small_table()
 
-    monkeypatch.setattr(m, "ensure_wordnet", lambda **_: "wordnet")
-    monkeypatch.setattr(m.SynonymTable, "from_wordnet", staticmethod(from_wordnet))
+    monkeypatch.setattr(m, "wordnet_folder", lambda **_: "wordnet")
+    monkeypatch.setattr(m.SynonymTable, "from_wordnet_files", staticmethod(from_wordnet_files))
     return builds
 
 
