@@ -116,14 +116,15 @@ def parsed_from_memo(memo: ContentMemo, keys: list[tuple]) -> dict:
     if found is None:
         return {}
     out = {}
-    for r in found.filter(pl.col("_found")).iter_rows(named=True):
-        k = (r["output"], r["question"], r["options_given"])
-        if r["error"] is not None:
-            out[k] = UnparseableAnswer(r["error"])
+    found = found.filter(pl.col("_found"))
+    for output, question, given, answer, abstained, letter, flags, refusal, unrefused, nota, options, error in zip(
+            *(found[c].to_list() for c in (*_PARSE_KEYS, *_PARSED))):
+        if error is not None:
+            out[output, question, given] = UnparseableAnswer(error)
         else:
-            out[k] = ParsedAnswer(raw=r["output"], answer=r["answer"], abstained=r["abstained"],
-                                  option_letter=r["option_letter"], flags=list(r["flags"]), refusal=r["refusal"],
-                                  unrefused=r["unrefused"], nota=r["nota"], options=json.loads(r["options"]))
+            out[output, question, given] = ParsedAnswer(
+                raw=output, answer=answer, abstained=abstained, option_letter=letter, flags=flags, refusal=refusal,
+                unrefused=unrefused, nota=nota, options=json.loads(options))
     return out
 
 

@@ -245,8 +245,11 @@ class TaxonomyIndex:
             Per text: does it name a node — a whole-answer (exact) or contained match of a
             name that is not made only of non-naming words?
         """
-        out = np.zeros(len(texts), bool)
-        for i, t in enumerate(texts):
+        texts = list(texts)
+        distinct: dict = {}  # refusals repeat ("I'm not sure."): each text decided once
+        inv = np.fromiter((distinct.setdefault(t, len(distinct)) for t in texts), np.int64, count=len(texts))
+        out = np.zeros(len(distinct), bool)
+        for i, t in enumerate(distinct):
             ans = self.read(t, normalised)
             if not ans.words:
                 continue
@@ -255,7 +258,7 @@ class TaxonomyIndex:
                 out[i] = True
             else:
                 out[i] = bool(len(self.stages.contains(ans)))
-        return out
+        return out[inv]
 
     # ------------------------------------------------------------------ mapping
     def _decide_without_top_k(self, ans: Answer, context=frozenset(), prefer: np.ndarray | None = None,

@@ -579,10 +579,11 @@ def test_a_second_call_reads_what_the_first_mapped_and_measured(inat_like, tmp_p
     rows = read_outputs(src)
     first = score_frame(rows, folder, meteor=False)
     memos = sorted(p.name.split("-")[0] + "-" + p.name.split("-")[1] for p in (tmp_path / "cache" / "memo").iterdir())
-    assert memos == ["mapping-decisions", "text-measures"]
+    assert memos == ["mapping-decisions", "parsed-answers", "text-measures"]
     with monkeypatch.context() as m:  # nothing mapped or measured again
         m.setattr(TaxonomyIndex, "_map_unique", None)
         m.setattr("taxoforge.scores.measures.text._pair_scores", None)
+        m.setattr("taxoforge.scores.steps.parse_answer", None)
         again = score_frame(rows, folder, meteor=False)
     assert again.samples.equals(first.samples) and again.leaderboard.equals(first.leaderboard)
     # another tree (one name more): a memo of its own, computed
