@@ -373,7 +373,9 @@ class TaxonomyIndex:
         raw = [p or "" for p in predictions]
         truncated = np.fromiter((len(p) > cap for p in raw), bool, count=len(raw))
         raw = [truncate_answer(p, cap) if t else p for p, t in zip(raw, truncated.tolist())]
-        preds = raw if normalised else [joined_normal_form(p) for p in raw]
+        forms: dict[str, str] = {}  # answers repeat across rows and models: each text normalised once
+        preds = raw if normalised else [forms[p] if p in forms else forms.setdefault(p, joined_normal_form(p))
+                                        for p in raw]
         uniq: dict[str, int] = {}
         inv = np.fromiter((uniq.setdefault(p, len(uniq)) for p in preds), dtype=np.int64, count=len(preds))
         texts = list(uniq)
