@@ -6,7 +6,11 @@ wrapper). The tree is written and its stored index, stored tree and resolved lab
 a first call that is not measured; then, alternating, several repeats of each of:
 
 * **default** — the command with its default options (text measures with METEOR, bootstrap
-  intervals with 9,999 resamples, breakdowns, figures in PNG, PDF and SVG);
+  intervals with 9,999 resamples, breakdowns, figures in PNG, PDF and SVG drawn by a process
+  of their own once the tables are written): the command's own process is measured; the
+  benchmark then waits until ``run.json``'s ``figures.status`` leaves ``drawing`` before the
+  next call (so no drawing overlaps a measured call) and reports how long the figures took to
+  appear after the command returned (``figures_after_s``) and the drawing's own seconds;
 * **bare** — ``--no-text-measures``-equivalent bare call: ``--no-meteor --bootstrap 0
   --no-plots`` (the CLI always computes the cheap text measures);
 * **baseline** — the same default command run by the code of ``--baseline-ref`` (default:
@@ -30,7 +34,8 @@ column (the columns that differ where not).
 
 Sizes: ``tiny`` — 300 iNaturalist species and everything above them, 100 rows, no baseline; ``small`` —
 10,000 species, 1,000 rows; ``full`` — the whole iNaturalist tree (~1.4 M taxa), 1,000 rows.
-Targets (``full``): default ≤ 1.5 s, default ≤ 1.3 × bare, peak ≤ 1.2 GiB, ``--help`` ≤ 0.3 s.
+Targets (``full``, the loop issue's): default ≤ 1.2 s, default ≤ 1.3 × bare, peak ≤ 1.2 GiB,
+``--help`` ≤ 0.3 s.
 
     python -m benchmarks.bench_score_loop --size full
 """
@@ -46,6 +51,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from benchmarks.harness import REPO, checkout, measure_process, same_results, settle
@@ -58,9 +64,11 @@ SIZES = {"tiny": {"species": 300, "rows": 100, "repeats": 1, "baseline": False},
          "full": {"species": None, "rows": 1000, "repeats": 3}}
 #: the code this wave started from (the loop before the stored tree, the METEOR table, …)
 BASELINE_REF = "c077dd4"
-TARGETS = {"default_s": 1.5, "default_over_bare": 1.3, "peak_rss_bytes": int(1.2 * 2**30), "help_s": 0.3}
+TARGETS = {"default_s": 1.2, "default_over_bare": 1.3, "peak_rss_bytes": int(1.2 * 2**30), "help_s": 0.3}
 TEMPLATES = ["{}", "A: {}", "The answer is {}.", "I think this is a {}", "{} (probably)"]
 TIMEOUT = 1800
+#: the longest wait for a background drawing of the figures
+FIGURES_TIMEOUT = 300
 SEED = 0
 
 
@@ -121,6 +129,25 @@ def _board(out: Path) -> list:
     return lb.select(keep).to_dicts()
 
 
+def _wait_for_figures(out: Path) -> dict:
+    """After a call that returned while its figures are drawn in the background: poll
+    ``run.json`` until ``figures.status`` leaves ``drawing`` (a call of code that draws in
+    the foreground, or writes no such entry, is done at once)."""
+    t0 = time.perf_counter()
+    while True:
+        try:
+            entry = json.loads((out / "run.json").read_text()).get("figures") or {}
+        except (OSError, ValueError):
+            entry = {}
+        if entry.get("status") != "drawing":
+            return {"status": entry.get("status"), "after_s": round(time.perf_counter() - t0, 3),
+                    "drawing_s": entry.get("seconds"), "files": len(entry.get("files") or []),
+                    **({"error": entry["error"]} if "error" in entry else {})}
+        if time.perf_counter() - t0 > FIGURES_TIMEOUT:
+            return {"status": "timeout", "after_s": round(time.perf_counter() - t0, 3)}
+        time.sleep(0.02)
+
+
 def _summary(recs: list[dict]) -> dict:
     ok = [r for r in recs if r.get("status") == "ok"]
     if not ok:
@@ -170,12 +197,18 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
                   flush=True)
             first = {k: _call(roots[k], _cli(roots[k], answers, trees[k], d / f"first-{k}", []), caches[k])
                      for k in roots}
+            for k in roots:
+                _wait_for_figures(d / f"first-{k}")
             recs: dict[str, list] = {m: [] for m in modes}
+            figures: list[dict] = []
             for i in range(cfg["repeats"]):
                 for m, (code, extra) in modes.items():
                     print(f"[score-loop] {m} {i + 1} …", file=sys.stderr, flush=True)
                     recs[m].append(_call(roots[code], _cli(roots[code], answers, trees[code], d / f"out-{m}", extra),
                                          caches[code]))
+                    waited = _wait_for_figures(d / f"out-{m}")  # no drawing overlaps the next measured call
+                    if m == "default":
+                        figures.append(waited)
             helps = [_call(REPO, ["-m", "taxoforge.cli", "--help"], caches["current"]) for _ in range(3)]
             phases = json.loads((d / "out-default" / "run.json").read_text()).get("seconds") \
                 if (d / "out-default" / "run.json").exists() else None
@@ -189,6 +222,8 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
            "first_call_wall_s": {k: round(v["wall_s"], 2) if v.get("wall_s") else None for k, v in first.items()},
            **{m: _summary(r) for m, r in recs.items()},
            "help": {"wall_s_median": statistics.median(h["wall_s"] for h in helps if h.get("wall_s"))},
+           "default_figures": figures,
+           "figures_after_s_median": statistics.median(f["after_s"] for f in figures) if figures else None,
            "default_phases_s": phases, "baseline_ref": baseline_ref, "baseline_note": baseline_note,
            "agree_with_baseline": (boards.get("baseline") == boards["default"]) if "baseline" in boards else None,
            "same_results": same,

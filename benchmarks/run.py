@@ -47,6 +47,7 @@ BENCHMARKS = {
     "mapping_index_store": "benchmarks.bench_index_store",
     "score_loop": "benchmarks.bench_score_loop",
     "score_volume": "benchmarks.bench_score_volume",
+    "first_call": "benchmarks.bench_first_call",
     "embedding_measure": "benchmarks.bench_embeddings",
     "compare": "benchmarks.bench_compare",
     "harness_files": "benchmarks.bench_harness_files",

@@ -151,7 +151,7 @@ def by_ground_truth_rank(samples: pl.DataFrame, tree, by=GROUP_KEYS) -> pl.DataF
     tree = open_taxonomy(tree)
     s = with_depths(samples, tree)
     g = tree.index_of(s["gt_node"])
-    s = s.with_columns(pl.Series("rank", tree.ranks[g], dtype=pl.String).fill_null("(none)"))
+    s = s.with_columns(pl.Series("rank", tree.rank_of(g), dtype=pl.String).fill_null("(none)"))
     k = _keys(s, by)
     order = {r: i for i, r in enumerate(tree.rank_order)}
     out = _hierarchical_by(s, [*k, "rank"])

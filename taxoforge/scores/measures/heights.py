@@ -225,7 +225,7 @@ def height_trees(samples: pl.DataFrame, tree, *, heights: str = "labels", label_
         sig = classes.tobytes()
         if sig not in seen:
             seen[sig] = len(trees)
-            trees.append(HeightTree(height_tree_id(tax.ids[classes].tolist()), len(classes),
+            trees.append(HeightTree(height_tree_id(tax.ids_at(classes)), len(classes),
                                     node_heights(tax, classes)))
         row_tree[rows] = seen[sig]
     if not trees:

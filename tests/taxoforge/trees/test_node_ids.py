@@ -82,3 +82,18 @@ def test_a_tree_of_arrays_alone_makes_its_nodes_table(pair):
     table = stored.nodes_table
     assert table["node_id"].to_list() == tax.ids.tolist() and table["label"].to_list() == tax.labels.tolist()
     assert table.schema["parent_id"] == pl.String and table["rank"].null_count() == len(tax)
+
+
+def test_ids_at_names_nodes_without_making_every_id_of_a_stored_tree():
+    """``ids_at`` of a tree made from stored arrays reads its Series of ids: the object array
+    of every id (:attr:`ids`) is not made, and the answer equals ``ids[indexes]``."""
+    import numpy as np
+    import polars as pl
+
+    from taxoforge.trees.taxonomy import Taxonomy
+
+    made = Taxonomy(pl.DataFrame({"node_id": ["r", "a", "b", "a1", "a2"], "parent_id": [None, "r", "r", "a", "a"]}))
+    stored = Taxonomy.from_arrays(pl.Series(made.ids.tolist()), made.parent_idx, made.depth_arr)
+    idx = np.array([4, 0, 2])
+    assert stored.ids_at(idx) == made.ids_at(idx) == made.ids[idx].tolist()
+    assert "ids" not in stored.__dict__
