@@ -41,6 +41,7 @@ from taxoforge.scores.mapping.strings import string_array, string_buffers, take_
 from taxoforge.scores.mapping.trigrams import TrigramIndex, trigram_postings
 from taxoforge.scores.mapping.vocabulary import non_naming_flags
 from taxoforge.text import base_forms_of, normalise_texts
+from taxoforge.trees.threads import run
 
 __all__ = ["NameTables"]
 
@@ -58,7 +59,7 @@ def _encode(values) -> tuple[np.ndarray, pa.Array]:
 
 def _node_indexes(taxonomy, node_ids: pl.Series) -> np.ndarray:
     """Index of each node id in ``taxonomy.ids`` (sorted), -1 for ids not in the tree."""
-    ids = pl.Series(taxonomy.ids.tolist(), dtype=pl.String)
+    ids = taxonomy.id_series
     node_ids = node_ids.cast(pl.String)
     if not len(node_ids) or not len(ids):
         return np.full(len(node_ids), -1, np.int64)
@@ -212,8 +213,8 @@ class NameTables:
         norm = normalise_texts(pl.Series(raw))
         step("base forms")
         key = base_forms_of(norm) if config.base_forms else norm
-        key_code, key_dict = _encode(key)  # per distinct raw name
-        norm_code, norm_dict = _encode(norm)
+        # per distinct raw name, both at once (Arrow's hash kernel releases the GIL)
+        (key_code, key_dict), (norm_code, norm_dict) = run(_encode, [(key,), (norm,)])
         norm_dict = pl.Series(norm_dict)
         # keys in code-point order (UTF-8 byte order), the empty key left out
         key_dict = pl.Series(key_dict)
