@@ -3,12 +3,19 @@
     python -m benchmarks.bench_score_volume --size full
 
 The answers are generated, seeded, from the tree's own names for a label set of 10,000
-species (the size of iNat21's), each row's ground truth the taxon the answer was made from:
+species (the size of iNat21's): ``n / 5`` items, each answered by :data:`MODELS` (five) models,
+so that most answers repeat across models as they do in real runs. Each item's ground truth
+is the taxon its answer was made from; each model names that taxon in three answers of four
+(:data:`RIGHT`), else another one of the same kind. Families (the id's prefix):
 
 * ``exact`` — the species' scientific name in answer templates ("A: …", "The answer is …");
+* ``genus`` / ``family`` — the name of the species' genus or family (its nearest ancestor
+  of that rank in the tree) in templates ("Genus: …", "It belongs to the family …");
 * ``english`` / ``plural`` — an English name of a taxon (from WordNet 3.0, offline:
   :func:`taxoforge.sources.wordnet_names.wordnet_english_names`, merged into the tree's names), with an
   article or as a plural (``inflect``);
+* ``free`` — free-text sentences naming the taxon (scientific or English name) among other
+  words, and hedged answers (:data:`benchmarks.mapping_gold.HEDGES`);
 * ``refusal`` — refusal templates (:data:`benchmarks.mapping_gold.REFUSALS`);
 * ``letter`` — a multiple-choice question with four species options and the answer as a
   letter ("B", "(C)", "Answer: D").
@@ -24,14 +31,15 @@ breakdowns, leaderboard with intervals), write (tables and figures); then a seco
 the same file (its labels resolved by the first: the repeat loop).
 
 **Baseline**: the same two calls made by the code of ``--baseline-ref`` (default
-:data:`BASELINE_REF`, the code before the scoring loop was vectorised), checked out with
+:data:`BASELINE_REF`), checked out with
 ``git worktree``, on its own copy of the tree with its own index made beforehand, in the
 same run; reported: its wall and stages, ``baseline_over_first`` (its first call's wall over
 this code's), and whether both wrote the same ``scores.parquet``, ``leaderboard.parquet``
 and ``bad_rows.parquet`` (``same_results``, with the columns that differ if not). Skipped,
 with the reason, where git or the commit is not available (and at ``tiny``).
 
-Targets (``full``): ≤ 20 s wall and ≤ 2 GiB for the first call after the index exists.
+Targets (``full``): ≤ 20 s wall for the first call after the index exists, ≤ 6 s for the repeat
+call, ≤ 2 GiB peak for both.
 Sizes: ``tiny`` — 300 species, 1,000 answers, no English names; ``small`` — 10,000 species, 20,000 answers;
 ``full`` — the whole tree, 100,000 answers.
 """
@@ -50,34 +58,71 @@ from pathlib import Path
 from benchmarks.harness import REPO, checkout, measure_process, same_results, settle
 from benchmarks.trees import inat_tree_of
 
-__all__ = ["run", "SIZES", "generate_answers", "BASELINE_REF"]
+__all__ = ["run", "SIZES", "generate_answers", "BASELINE_REF", "MODELS"]
 
-#: the code before the scoring loop was vectorised (parse once per distinct answer, exact-stage
-#: lookups batched, ranks stored as codes …): the same results, the time it took
-BASELINE_REF = "f09686a"
+#: the base commit of the work on the repeat call (main before distinct answers were parsed,
+#: mapped and measured across calls): the same results, the time it took. An older base is
+#: no use: the tables gained columns since, so its results cannot be compared.
+BASELINE_REF = "b706da6"
 SIZES = {"tiny": {"species": 300, "answers": 1000, "labels": 200, "english": False, "baseline": False},
          "small": {"species": 10_000, "answers": 20_000, "labels": 2000},
          "full": {"species": None, "answers": 100_000, "labels": 10_000}}
-MIX = {"exact": 0.30, "english": 0.15, "plural": 0.10, "refusal": 0.15, "letter": 0.30}
+MIX = {"exact": 0.22, "english": 0.10, "plural": 0.05, "genus": 0.10, "family": 0.05, "free": 0.10, "refusal": 0.12,
+       "letter": 0.26}
+MODELS = 5
+RIGHT = 0.75  # how often a model names the item's own taxon (else another species of the label set)
 TEMPLATES = ["{}", "A: {}", "The answer is {}.", "I think this is {}.", "{} (probably)", "Species: {}"]
+GENUS_TEMPLATES = ["{}", "Genus: {}", "It is a {} species.", "Some kind of {}.", "This belongs to the genus {}."]
+FAMILY_TEMPLATES = ["{}", "Family: {}", "It belongs to the family {}.", "A member of the {}.",
+                    "This is something in the family {}, but I can't tell the species."]
+FREE_TEMPLATES = ["The image shows {a} {n} sitting on a branch in its natural habitat.",
+                  "This appears to be {a} {n}, recognisable by its shape and colouring.",
+                  "Looking at the picture, I would say it is {a} {n}; the markings are typical of it.",
+                  "Based on the visible features, this is most likely {a} {n}.",
+                  "The organism in this photo is {a} {n}, seen from the side in good light."]
 LETTER_ANSWERS = ["{}", "({})", "Answer: {}", "{}."]
-TARGETS = {"wall_s": 20.0, "peak_rss_bytes": 2 * 2**30}
+TARGETS = {"wall_s": 20.0, "repeat_wall_s": 6.0, "peak_rss_bytes": 2 * 2**30}
 SEED = 0
 TIMEOUT = 3600
 
 
-def generate_answers(tables, n: int, n_labels: int, seed: int = SEED) -> tuple[list[dict], dict]:
-    """``n`` seeded answer rows (module docstring) over ``n_labels`` species of ``tables``;
-    and how many of each family were made."""
+def _ancestors(nodes, labels: list[str], ranks=("genus", "family")) -> dict[str, dict[str, str]]:
+    """For each species label of ``labels``: the label of its nearest ancestor at each of
+    ``ranks`` (where the tree has one), found by following ``parent_id`` upwards."""
     import polars as pl
 
-    from benchmarks.mapping_gold import ORGANISM_WORDS, REFUSALS, TASK_WORDS
+    if not {"rank", "parent_id", "label"} <= set(nodes.columns):
+        return {}
+    up = nodes.select("node_id", "parent_id", "rank", "label")
+    cur = (up.filter(pl.col("label").is_in(labels) & (pl.col("rank") == "species"))
+           .unique("label", keep="first", maintain_order=True).select(pl.col("label").alias("species"), "parent_id"))
+    out: dict[str, dict[str, str]] = {}
+    for _ in range(30):
+        if cur.height == 0:
+            break
+        cur = cur.join(up, left_on="parent_id", right_on="node_id").select(
+            "species", pl.col("parent_id_right").alias("parent_id"), "rank", "label")
+        for sp, rank, label in cur.filter(pl.col("rank").is_in(list(ranks))).select("species", "rank", "label").rows():
+            out.setdefault(sp, {}).setdefault(rank, label)
+        cur = cur.filter(pl.col("parent_id").is_not_null()).select("species", "parent_id")
+    return out
+
+
+def generate_answers(tables, n: int, n_labels: int, seed: int = SEED) -> tuple[list[dict], dict]:
+    """``n`` seeded answer rows (module docstring) over ``n_labels`` species of ``tables``:
+    ``n / MODELS`` items, each answered by :data:`MODELS` models; and how many rows of each
+    family were made."""
+    import polars as pl
+
+    from benchmarks.mapping_gold import HEDGES, ORGANISM_WORDS, REFUSALS, TASK_WORDS
 
     rng = random.Random(seed)
     nodes = tables.nodes
     species = nodes.filter(pl.col("rank") == "species") if "rank" in nodes.columns else nodes
     labels = sorted(species["label"].drop_nulls().unique().to_list())
     pool = rng.sample(labels, min(n_labels, len(labels)))
+    higher = _ancestors(nodes, pool)
+    with_rank = {r: sorted(s for s in pool if r in higher.get(s, {})) for r in ("genus", "family")}
     english = (tables.names.filter(pl.col("kind") == "vernacular").join(nodes.select("node_id", "label"), on="node_id")
                .select("name", "label").unique().sort("name", "label").rows())
     try:
@@ -86,34 +131,54 @@ def generate_answers(tables, n: int, n_labels: int, seed: int = SEED) -> tuple[l
         engine = inflect.engine()
     except ImportError:  # pragma: no cover - inflect is a dev dependency
         engine = None
+
+    def article(name: str) -> str:
+        return engine.a(name).split(" ", 1)[0] if engine else "a"
+
+    free = FREE_TEMPLATES + [h for h in HEDGES if "{task}" not in h]
     rows, made = [], {k: 0 for k in MIX}
     families, weights = list(MIX), list(MIX.values())
+    fam = label = name = question = options = None
     for i in range(n):
-        fam = rng.choices(families, weights)[0]
-        if fam in ("english", "plural") and not english:
-            fam = "exact"
-        row = {"id": f"{fam}-{i}", "model": f"model-{i % 2}", "dataset": "volume", "prompt": "p"}
+        item, k = divmod(i, MODELS)
+        if k == 0:  # a new item: its family, ground truth and (multiple choice) question
+            fam = rng.choices(families, weights)[0]
+            if (fam in ("english", "plural") and not english) or (fam in with_rank and not with_rank[fam]):
+                fam = "exact"
+            question = None
+            if fam in ("english", "plural") or (fam == "free" and english and rng.random() < 0.5):
+                name, label = rng.choice(english)
+                source = english
+            else:
+                label = name = rng.choice(with_rank.get(fam) or pool)
+                source = None
+            if fam == "letter":
+                options = rng.sample(pool, 4)
+                right = rng.randrange(4)
+                label = options[right]
+                question = "Which species is in the image? " + " ".join(f"{'ABCD'[j]}) {o}" for j, o in enumerate(options))
+        row = {"id": f"{fam}-{item}", "model": f"model-{k}", "dataset": "volume", "prompt": "p", "label": label}
+        is_right = rng.random() < RIGHT
+        named = name if is_right else (rng.choice(source)[0] if source else rng.choice(with_rank.get(fam) or pool))
         if fam == "exact":
-            label = rng.choice(pool)
-            row.update(output=rng.choice(TEMPLATES).format(label), label=label)
+            output = rng.choice(TEMPLATES).format(named)
+        elif fam in ("genus", "family"):
+            output = rng.choice(GENUS_TEMPLATES if fam == "genus" else FAMILY_TEMPLATES).format(higher[named][fam])
         elif fam == "english":
-            name, label = rng.choice(english)
-            art = engine.a(name).split(" ", 1)[0] if engine else "a"
-            row.update(output=f"This is {art} {name}.", label=label)
+            output = f"This is {article(named)} {named}."
         elif fam == "plural":
-            name, label = rng.choice(english)
-            plural = engine.plural_noun(name) if engine else f"{name}s"
-            row.update(output=f"There are two {plural} in the picture.", label=label)
+            plural = engine.plural_noun(named) if engine else f"{named}s"
+            output = f"There are two {plural} in the picture."
+        elif fam == "free":
+            output = rng.choice(free).format(a=article(named), n=named)
         elif fam == "refusal":
-            label = rng.choice(pool)
-            row.update(output=rng.choice(REFUSALS).format(task=rng.choice(TASK_WORDS),
-                                                          organism=rng.choice(ORGANISM_WORDS)), label=label)
+            output = rng.choice(REFUSALS).format(task=rng.choice(TASK_WORDS), organism=rng.choice(ORGANISM_WORDS))
         else:
-            options = rng.sample(pool, 4)
-            k = rng.randrange(4)
-            letters = "ABCD"
-            question = "Which species is in the image? " + " ".join(f"{letters[j]}) {o}" for j, o in enumerate(options))
-            row.update(question=question, output=rng.choice(LETTER_ANSWERS).format(letters[k]), label=options[k])
+            pick = right if is_right else rng.choice([j for j in range(4) if j != right])
+            output = rng.choice(LETTER_ANSWERS).format("ABCD"[pick])
+        row["output"] = output
+        if question is not None:
+            row["question"] = question
         made[fam] += 1
         rows.append(row)
     return rows, made
@@ -291,9 +356,11 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
         b, f = out["baseline"]["repeat_call"]["wall_s"], out["repeat_call"]["wall_s"]
         out["baseline_over_repeat"] = round(b / f, 2) if b and f else None
         out["same_results"] = same
-    first = out["first_call"]
+    first, repeat = out["first_call"], out.get("repeat_call", {})
     out["meets_target"] = {"wall_s": (first["wall_s"] or 1e9) <= TARGETS["wall_s"],
-                           "peak_rss_bytes": (first["peak_rss_bytes"] or 1e18) <= TARGETS["peak_rss_bytes"]}
+                           "repeat_wall_s": (repeat.get("wall_s") or 1e9) <= TARGETS["repeat_wall_s"],
+                           "peak_rss_bytes": max(first["peak_rss_bytes"] or 1e18, repeat.get("peak_rss_bytes") or 0)
+                           <= TARGETS["peak_rss_bytes"]}
     return out
 
 

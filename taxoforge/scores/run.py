@@ -59,6 +59,7 @@ from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.mapping.embedding_measures import similarity_record
 from taxoforge.scores.measures.breakdowns import breakdown_tables
 from taxoforge.scores.measures.heights import height_record
+from taxoforge.scores.memos import mapping_memo, parse_memo, text_memo
 from taxoforge.scores.measures.mistakes import map_ranked, mistake_columns
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
 from taxoforge.scores.readers.files import duplicate_ids
@@ -410,7 +411,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
 
     with t.phase("parse"):
         screened, bad_screen = screen_rows(rows)
-        parsed, bad_parse = parse_rows(screened)
+        parsed, bad_parse = parse_rows(screened, memo=parse_memo())
     with t.phase("ground_truths"):
         stored = ResolvedLabels(tree.stored_path) if tree.stored_path is not None and tax is tree else None
         resolve = GroundTruthResolver(tables, tax, stored=stored)
@@ -418,9 +419,9 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
         bad_df = bad_rows_frame(bad_screen + bad_parse + bad_label)
     with t.phase("mapping"):
         label_nodes, label_info = _label_set_nodes(o.label_set, resolve)
-        mapped = map_answers(kept, index, resolve, progress, label_set=label_nodes)
-    with t.phase("measures"):
-        h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor)
+        mapped = map_answers(kept, index, resolve, progress, label_set=label_nodes, memo=mapping_memo(tree, index))
+    with t.phase("measures"):  # both memos: what an earlier call on the same answers computed (taxoforge.scores.memos)
+        h, ts, meteor_status, t_text = measure_rows(kept, tax, mapped, text_measures, meteor, memo=text_memo)
     t.move("measures", t_text, "text_measures")
     with t.phase("samples"):
         samples = assemble_samples(kept, tax, mapped, h, ts, tables, version, config, store)

@@ -29,6 +29,7 @@ from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.measures.hierarchical import hierarchical_scores
 from taxoforge.scores.mapping.parse import ParsedAnswer, UnparseableAnswer, is_nota, parse_answer, resolve_letter
 from taxoforge.scores.measures.text import TEXT_MEASURES, text_scores
+from taxoforge.scores.memos import parse_table, parsed_from_memo
 from taxoforge.trees.tables import TreeTables
 
 __all__ = ["label_sets_of", "screen_rows", "parse_rows", "GroundTruthResolver", "resolve_labels", "MappedAnswers", "map_answers",
@@ -77,7 +78,7 @@ def screen_rows(rows: pl.DataFrame, require_label: bool = True) -> tuple[list[di
     return keep, bad
 
 
-def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+def parse_rows(rows: list[dict], memo=None) -> tuple[list[dict], list[dict]]:
     """Step 2 — parse each output (:func:`~taxoforge.scores.mapping.parse.parse_answer`) against the
     row's options (its ``options`` fields, else those in its question). A ground truth given
     as an option letter (``B``, ``(B)``, ``B)``) is resolved through the same options by the
@@ -89,6 +90,9 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     ----------
     rows : list of dict
         The rows :func:`screen_rows` kept.
+    memo : ContentMemo, optional
+        Earlier calls' parses (:func:`taxoforge.scores.memos.parse_memo`): read for the
+        outputs they parsed, the others stored.
 
     Returns
     -------
@@ -97,15 +101,19 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     """
     keep, bad = [], []
     parsed: dict[tuple, ParsedAnswer | UnparseableAnswer] = {}  # identical answers to the same question: parsed once
+    if memo is not None:
+        parsed = parsed_from_memo(memo, list(dict.fromkeys((r["output"], r.get("question"), r.get("options"))
+                                                           for r in rows)))
+    new: dict = {}
     for r in rows:
         key = (r["output"], r.get("question"), r.get("options"))
         pa = parsed.get(key)
         if pa is None:
             opts = json.loads(r["options"]) if r.get("options") else None
             try:
-                pa = parsed[key] = parse_answer(r["output"], r.get("question"), options=opts)
+                pa = parsed[key] = new[key] = parse_answer(r["output"], r.get("question"), options=opts)
             except UnparseableAnswer as e:
-                pa = parsed[key] = e
+                pa = parsed[key] = new[key] = e
         if isinstance(pa, UnparseableAnswer):
             bad.append({**r["_where"], "reason": "unparseable output", "detail": str(pa)})
             continue
@@ -121,6 +129,8 @@ def parse_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
                 pa = copy.copy(pa)  # rows with the same answer share it: this row's own flags
                 pa.flags = [*pa.flags, "mc_label_letter"]
         keep.append({**r, "parsed": pa, "answer": pa.answer})
+    if memo is not None and new:
+        memo.save(parse_table(new))
     return keep, bad
 
 
@@ -323,7 +333,7 @@ def label_sets_of(rows: list[dict], tax, label_set=None) -> list | None:
 
 
 def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool | None,
-                label_set=None) -> MappedAnswers:
+                label_set=None, memo=None) -> MappedAnswers:
     """Step 4 — answers → nodes with Alg. 1 (:mod:`~taxoforge.scores.mapping`).
 
     * an answer with a refusal cue is an abstention (stage ``abstention``, the root) unless
@@ -356,6 +366,8 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
         Whether to show a progress bar.
     label_set : sequence of str, optional
         Node ids whose nodes win ties (default: each model × dataset's ground truths).
+    memo : ContentMemo, optional
+        Earlier calls' decisions (:func:`taxoforge.scores.memos.mapping_memo`).
 
     Returns
     -------
@@ -405,7 +417,7 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
     sets = label_sets_of(rows, tax, label_set)
     mres = index.map(texts, progress=bar.update if bar else None,
                      contexts=[rows[i].get("question") for i in to_map],
-                     label_sets=[sets[i] for i in to_map] if sets is not None else None)
+                     label_sets=[sets[i] for i in to_map] if sets is not None else None, memo=memo)
     t = time.perf_counter() - t
     if bar:
         bar.close()
@@ -431,7 +443,7 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
                          stats, t)
 
 
-def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bool, meteor: bool):
+def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bool, meteor: bool, memo=None):
     """Step 5 — hP, hR, hF, accuracy and the text measures (an abstention's text is empty).
     Returns (hierarchical scores, text scores, METEOR status, seconds of the text measures).
 
@@ -447,6 +459,8 @@ def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bo
         Whether the text measures are computed.
     meteor : bool
         Whether METEOR is computed.
+    memo : callable, optional
+        The text measures' memo for a METEOR status (:func:`taxoforge.scores.memos.text_memo`).
 
     Returns
     -------
@@ -460,7 +474,7 @@ def measure_rows(rows: list[dict], tax, mapped: MappedAnswers, text_measures: bo
     t = time.perf_counter()
     if text_measures and n:
         ts = text_scores(["" if ab else r["answer"] for r, ab in zip(rows, mapped.abstained.tolist())],
-                         [r["reference"] for r in rows], meteor=meteor)
+                         [r["reference"] for r in rows], meteor=meteor, memo=memo)
         meteor_status = ts.pop("meteor_status")
     else:
         ts = {m: np.full(n, np.nan) for m in TEXT_MEASURES}

@@ -69,6 +69,22 @@ def test_a_forged_index_array_with_a_forged_header_is_never_used(tmp_path):
     assert np.array_equal(np.load(folder / "name_node.npy"), a)
 
 
+def test_a_poisoned_memo_of_mapping_decisions_is_not_believed(tmp_path, monkeypatch):
+    """The memo tables a repeat call reads (taxoforge.files.memo) sit in the cache folder:
+    decisions swapped there by whoever can write it are recomputed, never used."""
+    monkeypatch.setenv("TAXOFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    tree = _tree(tmp_path / "tree")
+    _, preds = _score(tmp_path, tree, tmp_path / "idx")
+    assert preds == ["f_catus", "c_lupus"]
+    [memo] = (tmp_path / "cache" / "memo").glob("mapping-decisions-*.parquet")
+    table = pl.read_parquet(memo)
+    assert table.height == 2
+    table.with_columns(pl.col("node").reverse()).write_parquet(memo)  # a valid table, the nodes swapped
+    _, preds = _score(tmp_path, tree, tmp_path / "idx", "out2")
+    assert preds == ["f_catus", "c_lupus"]
+    assert pl.read_parquet(memo)["node"].to_list() == table["node"].to_list()  # written anew by this user's run
+
+
 def test_an_index_this_user_never_recorded_is_rebuilt_and_compared_before_use(tmp_path):
     from taxoforge.files.trusted import trusted_dir
 

@@ -31,7 +31,6 @@ from functools import cached_property
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from taxoforge.arrays import sorted_unique
 from taxoforge.scores.mapping.config import MappingConfig
@@ -49,6 +48,8 @@ __all__ = ["NameTables"]
 
 def _encode(values) -> tuple[np.ndarray, pa.Array]:
     """(code of each value, distinct values): a dictionary encoding (Arrow's hash kernel)."""
+    import pyarrow.compute as pc  # building an index only: a call that loads one never imports it (0.1 s)
+
     arr = values.to_arrow() if isinstance(values, pl.Series) else values
     enc = pc.dictionary_encode(arr.cast(pa.large_string()))
     if isinstance(enc, pa.ChunkedArray):
@@ -75,6 +76,8 @@ def _node_indexes(taxonomy, node_ids: pl.Series) -> np.ndarray:
 def _named_rows(taxonomy, config: MappingConfig) -> tuple[pa.ChunkedArray, np.ndarray, int]:
     """(name, node index) of every name of every node (kinds in ``skip_name_kinds`` left
     out) and of every node's display label."""
+    import pyarrow.compute as pc  # building an index only: a call that loads one never imports it (0.1 s)
+
     names = taxonomy.names_table
     if "kind" in names.columns and config.skip_name_kinds:
         names = names.filter(~pl.col("kind").is_in(list(config.skip_name_kinds)) | pl.col("kind").is_null())

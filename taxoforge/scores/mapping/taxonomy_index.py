@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 from taxoforge.scores.mapping.answers import Answer, joined_normal_form
 from taxoforge.scores.mapping.candidates import CandidateRetrieval
@@ -28,7 +29,11 @@ from taxoforge.text import normalise_text
 from taxoforge.trees.tables import TreeTables
 from taxoforge.trees.taxonomy import Taxonomy
 
+
 __all__ = ["TaxonomyIndex", "truncate_answer"]
+
+#: a decision's fields as a memo table stores them (:meth:`TaxonomyIndex.map`)
+_MEMO_COLUMNS = {"node": pl.Int64, "stage": pl.String, "score": pl.Float64, "tied": pl.Int64}
 
 #: ``found`` not given to :meth:`TaxonomyIndex._decide_without_top_k`: the exact stage looks the answer up itself
 _NOT_LOOKED_UP = object()
@@ -240,8 +245,11 @@ class TaxonomyIndex:
             Per text: does it name a node — a whole-answer (exact) or contained match of a
             name that is not made only of non-naming words?
         """
-        out = np.zeros(len(texts), bool)
-        for i, t in enumerate(texts):
+        texts = list(texts)
+        distinct: dict = {}  # refusals repeat ("I'm not sure."): each text decided once
+        inv = np.fromiter((distinct.setdefault(t, len(distinct)) for t in texts), np.int64, count=len(texts))
+        out = np.zeros(len(distinct), bool)
+        for i, t in enumerate(distinct):
             ans = self.read(t, normalised)
             if not ans.words:
                 continue
@@ -250,7 +258,7 @@ class TaxonomyIndex:
                 out[i] = True
             else:
                 out[i] = bool(len(self.stages.contains(ans)))
-        return out
+        return out[inv]
 
     # ------------------------------------------------------------------ mapping
     def _decide_without_top_k(self, ans: Answer, context=frozenset(), prefer: np.ndarray | None = None,
@@ -326,7 +334,7 @@ class TaxonomyIndex:
         return out
 
     def map(self, predictions, normalised: bool = False, progress=None, contexts=None,
-            label_sets=None) -> MappingResult:
+            label_sets=None, memo=None) -> MappingResult:
         """Map a sequence of answers (raw text unless ``normalised``: already in their
         normal form). An answer longer than ``max_answer_chars`` is cut there first and
         flagged in ``truncated``. Identical (joined) normal forms are mapped once.
@@ -335,7 +343,11 @@ class TaxonomyIndex:
         ``contexts`` (optional, one text per answer, e.g. the question) break ties between
         nodes naming the answer equally well (:mod:`~taxoforge.scores.mapping.stages`);
         ``stats["ties"]`` counts the tied answers and those the label set or the context
-        decided. ``progress`` is an optional callable ``progress(n_done)``.
+        decided. ``progress`` is an optional callable ``progress(n_done)``. ``memo`` (a
+        :class:`~taxoforge.files.memo.ContentMemo` keyed by this index's tree, configuration and
+        code, :func:`taxoforge.scores.memos.mapping_memo`): the decisions of normal forms an
+        earlier call mapped are read from it, those of the others stored in it; ties are
+        decided again here either way.
 
         Parameters
         ----------
@@ -349,6 +361,8 @@ class TaxonomyIndex:
             Each answer's question, for ties.
         label_sets : optional
             Each answer's label set (node indexes), for ties, before the question.
+        memo : ContentMemo, optional
+            Decisions of earlier calls, by normal form.
 
         Returns
         -------
@@ -359,12 +373,34 @@ class TaxonomyIndex:
         raw = [p or "" for p in predictions]
         truncated = np.fromiter((len(p) > cap for p in raw), bool, count=len(raw))
         raw = [truncate_answer(p, cap) if t else p for p, t in zip(raw, truncated.tolist())]
-        preds = raw if normalised else [joined_normal_form(p) for p in raw]
+        forms: dict[str, str] = {}  # answers repeat across rows and models: each text normalised once
+        preds = raw if normalised else [forms[p] if p in forms else forms.setdefault(p, joined_normal_form(p))
+                                        for p in raw]
         uniq: dict[str, int] = {}
         inv = np.fromiter((uniq.setdefault(p, len(uniq)) for p in preds), dtype=np.int64, count=len(preds))
-        answers = [Answer.read(p, self.config.base_forms) for p in uniq]
-        self.similarity.prepare([a.query for a in answers])  # an embedding measure embeds them in batches
-        decisions = self._map_unique(answers, progress=progress)
+        texts = list(uniq)
+        decisions: list = [None] * len(texts)
+        answers: list = [None] * len(texts)
+        todo = list(range(len(texts)))
+        found = memo.lookup(pl.DataFrame({"text": texts}, schema={"text": pl.String})) if memo is not None else None
+        if found is not None:
+            hit = found["_found"].to_numpy()
+            for j, dec in zip(np.flatnonzero(hit).tolist(),
+                              found.filter(pl.col("_found")).select(*_MEMO_COLUMNS).iter_rows()):
+                decisions[j] = dec
+            todo = np.flatnonzero(~hit).tolist()
+            if progress is not None and len(texts) - len(todo):
+                progress(len(texts) - len(todo))
+        for j in todo:
+            answers[j] = Answer.read(texts[j], self.config.base_forms)
+        if todo:
+            self.similarity.prepare([answers[j].query for j in todo])  # an embedding measure embeds them in batches
+            for j, dec in zip(todo, self._map_unique([answers[j] for j in todo], progress=progress)):
+                decisions[j] = dec
+        if memo is not None and todo:
+            memo.save(pl.DataFrame({"text": [texts[j] for j in todo],
+                                    **{c: [decisions[j][k] for j in todo] for k, c in enumerate(_MEMO_COLUMNS)}},
+                                   schema={"text": pl.String, **_MEMO_COLUMNS}))
         n = len(preds)
         node = np.fromiter((decisions[j][0] for j in inv.tolist()), np.int64, count=n)
         stage = np.array([decisions[j][1] for j in inv.tolist()], dtype=object)
@@ -372,6 +408,9 @@ class TaxonomyIndex:
         tied = np.fromiter((decisions[j][3] for j in inv.tolist()), np.int64, count=n)
         ties = {"answers": int((tied > 1).sum()), "decided_by_label_set": 0, "decided_by_context": 0}
         if contexts is not None or label_sets is not None:
+            for j in np.unique(inv[tied > 1]).tolist():  # answers read from the memo: read now where tied
+                if answers[j] is None:
+                    answers[j] = Answer.read(texts[j], self.config.base_forms)
             ties.update(self._redecide_ties(answers, inv, contexts, label_sets, node, stage, score, tied))
         stages, counts = np.unique(stage, return_counts=True) if n else ([], [])
         stats = dict(self.stats, unique_predictions=len(uniq), temperature=self.config.temperature, ties=ties,

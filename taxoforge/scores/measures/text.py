@@ -222,11 +222,14 @@ def _pair_scores(pred: str, ref: str, synonyms) -> tuple[float, float, float, fl
     return em, contained, float(rouge), float(bleu), float(met)
 
 
-def text_scores(predictions, references, meteor: bool = True) -> dict[str, np.ndarray]:
+def text_scores(predictions, references, meteor: bool = True, memo=None) -> dict[str, np.ndarray]:
     """Per-pair text measures (module docstring) for equal-length sequences of strings.
 
     Identical (prediction, reference) pairs are computed once. ``meteor=False`` or an
     unavailable WordNet leaves ``meteor`` as NaN; the returned ``"meteor_status"`` says which.
+    ``memo``: a callable giving, for the METEOR status, a
+    :class:`~taxoforge.files.memo.ContentMemo` (:func:`taxoforge.scores.memos.text_memo`):
+    the pairs an earlier call measured are read from it, the others stored in it.
 
     Parameters
     ----------
@@ -236,6 +239,8 @@ def text_scores(predictions, references, meteor: bool = True) -> dict[str, np.nd
         The ground truths' names, one per prediction.
     meteor : bool, optional
         Whether METEOR is computed (it needs WordNet).
+    memo : callable, optional
+        ``memo(meteor_status)`` → the memo table of earlier calls' pairs.
 
     Returns
     -------
@@ -248,14 +253,33 @@ def text_scores(predictions, references, meteor: bool = True) -> dict[str, np.nd
         raise ValueError(f"{len(preds)} predictions but {len(refs)} references")
     ok, why = meteor_available() if meteor else (False, "METEOR disabled")
     synonyms = _synonyms() if ok else None
-    cache: dict[tuple[str, str], tuple] = {}
-    out = np.empty((len(preds), 5))
-    for i, (p, r) in enumerate(zip(preds, refs)):
-        key = (p or "", r or "")
-        v = cache.get(key)
-        if v is None:
-            v = cache[key] = _pair_scores(key[0], key[1], synonyms)
-        out[i] = v
+    cache: dict[tuple[str, str], int] = {}
+    inv = np.fromiter((cache.setdefault((p or "", r or ""), len(cache)) for p, r in zip(preds, refs)), np.int64,
+                      count=len(preds))
+    pairs = list(cache)
+    values = np.empty((len(pairs), 5))
+    todo = range(len(pairs))
+    table = memo(why) if memo is not None and pairs else None
+    if table is not None:
+        import polars as pl
+
+        found = table.lookup(pl.DataFrame(pairs, schema={"prediction": pl.String, "reference": pl.String},
+                                          orient="row"))
+        if found is not None:
+            hit = found["_found"].to_numpy()
+            values[hit] = found.filter(pl.col("_found")).select(TEXT_MEASURES).to_numpy()
+            todo = np.flatnonzero(~hit).tolist()
+    for j in todo:
+        values[j] = _pair_scores(pairs[j][0], pairs[j][1], synonyms)
+    if table is not None and len(todo):
+        import polars as pl
+
+        new = pl.DataFrame({"prediction": [pairs[j][0] for j in todo], "reference": [pairs[j][1] for j in todo],
+                            **{m: values[todo, k] for k, m in enumerate(TEXT_MEASURES)}},
+                           schema={"prediction": pl.String, "reference": pl.String,
+                                   **{m: pl.Float64 for m in TEXT_MEASURES}})
+        table.save(new)
+    out = values[inv]
     res = {m: out[:, j] for j, m in enumerate(TEXT_MEASURES)}
     res["meteor_status"] = why
     return res

@@ -561,3 +561,34 @@ def test_the_subspecies_of_another_model_no_longer_moves_severity(independent_in
     # the set holds the subspecies: the genus and the root are one level higher for both models
     assert given.samples.filter(pl.col("model") == "org__model-a")["mistake_severity"].to_list() == [2.0, 2.0, 7.0,
                                                                                                       7.0]
+
+
+def test_a_second_call_reads_what_the_first_mapped_and_measured(inat_like, tmp_path, monkeypatch):
+    """The repeat loop: a call on the answers an earlier call scored against the same stored
+    index reads their mapping decisions and text measures from the memo tables in the cache
+    folder (:mod:`taxoforge.scores.memos`), with the same results; an altered tree reads none."""
+    monkeypatch.setenv("TAXOFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "tree"
+    inat_like.write(folder)
+    src = tmp_path / "o.jsonl"
+    answers = ["A: Aloe vera", "Toucans", "I cannot tell", "It might be a keel-billed toucan, I'm not sure",
+               "Iris versicolr", "two ants", "Ramphastos toco", "aloe"]
+    src.write_text("".join(json.dumps({"id": str(i), "model": f"m{i % 2}", "output": a, "label": lab}) + "\n"
+                           for i, (a, lab) in enumerate(zip(answers * 2, ["Aloe vera", "Toco Toucan", "Iris sibirica",
+                                                                          "Keel-billed Toucan"] * 4))))
+    rows = read_outputs(src)
+    first = score_frame(rows, folder, meteor=False)
+    memos = sorted(p.name.split("-")[0] + "-" + p.name.split("-")[1] for p in (tmp_path / "cache" / "memo").iterdir())
+    assert memos == ["mapping-decisions", "parsed-answers", "text-measures"]
+    with monkeypatch.context() as m:  # nothing mapped or measured again
+        m.setattr(TaxonomyIndex, "_map_unique", None)
+        m.setattr("taxoforge.scores.measures.text._pair_scores", None)
+        m.setattr("taxoforge.scores.steps.parse_answer", None)
+        again = score_frame(rows, folder, meteor=False)
+    assert again.samples.equals(first.samples) and again.leaderboard.equals(first.leaderboard)
+    # another tree (one name more): a memo of its own, computed
+    altered = tmp_path / "altered"
+    inat_like.__class__(inat_like.name, inat_like.nodes, pl.concat([inat_like.names, pl.DataFrame(
+        {"node_id": ["aloe"], "name": ["Aloe plants"], "kind": ["vernacular"]})], how="diagonal_relaxed")).write(altered)
+    score_frame(rows, altered, meteor=False)
+    assert len(list((tmp_path / "cache" / "memo").glob("mapping-decisions-*.parquet"))) == 2

@@ -47,3 +47,33 @@ def test_subtree_sizes(inat_like):
     size = tax.subtree_size()
     assert size[tax.root_idx] == len(tax)
     assert size[tax.index_of(["ramphastos"])[0]] == 4
+
+
+def test_decisions_read_from_the_memo_are_those_mapped(tmp_path):
+    """A memo of decisions (:mod:`taxoforge.files.memo`) gives every answer the node, stage,
+    similarity and ties of mapping it; ties are decided again per row (label set, question)."""
+    from taxoforge.files.memo import ContentMemo
+    from tests.taxoforge.scores.conftest import tree_tables
+
+    rows = [("r", None, "entity"), ("animal", "r", "animal"), ("reptile", "animal", "reptile"),
+            ("lizard", "reptile", "lizard"), ("varanus", "lizard", "monitor"), ("komodo", "varanus", "Komodo dragon"),
+            ("device", "r", "device"), ("display", "device", "monitor"), ("screen", "device", "screen")]
+    tax = Taxonomy.of(tree_tables(rows))
+    index = TaxonomyIndex(tax)
+    answers = ["monitor", "a monitor", "Komodo dragon", "two screens", "komodo dragn", "It is a device",
+               "nothing at all", "a reptile of some kind", "monitor"] * 2
+    sets = [tax.index_of(["display", "screen"]), tax.index_of(["komodo"]), None] * (len(answers) // 3)
+    contexts = ["Which device is shown on the desk?", None] * (len(answers) // 2)
+    plain = index.map(answers, label_sets=sets, contexts=contexts)
+    assert plain.stats["ties"]["answers"] > 0 and plain.stats["ties"]["decided_by_label_set"] > 0
+    memo = ContentMemo("mapping-decisions", {"test": 1}, ["text"], cache_dir=tmp_path)
+    first = index.map(answers, label_sets=sets, contexts=contexts, memo=memo)
+    assert memo.load().height == first.stats["unique_predictions"]
+    index._map_unique = None  # a second call maps nothing: every decision comes from the memo
+    again = index.map(answers, label_sets=sets, contexts=contexts,
+                      memo=ContentMemo("mapping-decisions", {"test": 1}, ["text"], cache_dir=tmp_path))
+    for r in (first, again):
+        assert r.node_idx.tolist() == plain.node_idx.tolist()
+        assert r.stage.tolist() == plain.stage.tolist()
+        assert r.score.tolist() == plain.score.tolist() and r.tied.tolist() == plain.tied.tolist()
+        assert r.stats["ties"] == plain.stats["ties"]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-from taxoforge.scores.measures.text import meteor_available, stem_text, text_scores
+from taxoforge.scores.measures.text import TEXT_MEASURES, meteor_available, stem_text, text_scores
 
 
 def test_stemming_removes_plural_difference():
@@ -93,3 +94,27 @@ def test_porter_stemmer_is_nltks_and_scoring_does_not_import_nltk():
             "assert [porter_stemmer().stem(w) for w in words] == [PorterStemmer().stem(w) for w in words]\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_pairs_read_from_the_memo_score_as_computed(tmp_path, monkeypatch):
+    """The text measures' memo (:func:`taxoforge.scores.memos.text_memo`): a second call reads
+    every pair an earlier one measured, with the same five numbers (NaN METEOR included)."""
+    import taxoforge.scores.measures.text as text_module
+    from taxoforge.files.memo import ContentMemo
+
+    preds = ["Toco toucans", "a golden retriever dog", "", "Iris", "Toco toucans", "the bird is a toucan"]
+    refs = ["Toco Toucan", "Golden Retriever", "Aloe vera", "Iris versicolor", "Toco Toucan", "Toucans"]
+
+    def memo(status):
+        return ContentMemo("text-measures", {"meteor": status}, ["prediction", "reference"], cache_dir=tmp_path)
+
+    for meteor_on in (False, True):
+        plain = text_scores(preds, refs, meteor=meteor_on)
+        first = text_scores(preds, refs, meteor=meteor_on, memo=memo)
+        with monkeypatch.context() as m:
+            m.setattr(text_module, "_pair_scores", None)  # nothing measured: all from the memo
+            again = text_scores(preds, refs, meteor=meteor_on, memo=memo)
+        for r in (first, again):
+            assert r["meteor_status"] == plain["meteor_status"]
+            for name in TEXT_MEASURES:
+                np.testing.assert_array_equal(r[name], plain[name])
