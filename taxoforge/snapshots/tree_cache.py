@@ -129,8 +129,8 @@ def tree_key(taxonomy) -> str:
 def _tree_key(taxonomy) -> str:
     h = hashlib.sha256(f"polars {pl.__version__}\n".encode())
     labels = getattr(taxonomy, "_labels", None)
-    nodes = pl.DataFrame({"node_id": pl.Series(taxonomy.ids.tolist(), dtype=pl.String),
-                          "label": pl.Series(labels if labels else [None] * len(taxonomy.ids), dtype=pl.String)})
+    nodes = pl.DataFrame({"node_id": taxonomy.id_series,
+                          "label": pl.Series(labels if labels else [None] * len(taxonomy), dtype=pl.String)})
     h.update(nodes.hash_rows().to_numpy().tobytes())
     names = taxonomy.names_table
     cols = [pl.col(c).cast(pl.String) if c in names.columns else pl.lit(None, pl.String).alias(c)
@@ -290,8 +290,6 @@ def _checksum_file(path: Path, offset: int, nbytes: int) -> str:
 
 def _read(path: Path, content_sha256: str, tables) -> Taxonomy | None:
     """The stored tree in ``path``, or None when it is missing or does not match in full."""
-    import pyarrow as pa
-
     try:
         header = json.loads((path / HEADER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -317,15 +315,15 @@ def _read(path: Path, content_sha256: str, tables) -> Taxonomy | None:
             return None
         if not checked:
             remember_checked(path, files)
-        with pa.memory_map(str(path / "nodes.arrow")) as src:
-            table = pa.ipc.open_file(src).read_all()
-    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
+        # polars' own reader: converting Arrow's table instead imports pyarrow.compute (0.1 s of a repeat call)
+        table = pl.read_ipc(path / "nodes.arrow")
+    except (OSError, ValueError, KeyError, TypeError, pl.exceptions.PolarsError):
         return None
     n = int(header.get("nodes", -1))
-    if table.num_rows != n or any(len(a) != n for a in arrays.values()):
+    if table.height != n or any(len(a) != n for a in arrays.values()):
         return None
-    ids = pl.from_arrow(table.column("node_id"))
-    labels = pl.from_arrow(table.column("label")) if "label" in table.column_names else None
+    ids = table["node_id"]
+    labels = table["label"] if "label" in table.columns else None
     rank_codes = (arrays["rank_code"], list(header["ranks"])) if has_ranks else None
     tax = Taxonomy.from_arrays(ids, arrays["parent_idx"], arrays["depth"], labels=labels,
                                names=partial(getattr, tables, "names"),  # the names table read when first asked for
@@ -341,7 +339,7 @@ def _write(path: Path, content_sha256: str, tables, tax) -> None:
 
 
     labels = tax._labels
-    cols = {"node_id": pl.Series(tax.ids.tolist(), dtype=pl.String),
+    cols = {"node_id": tax.id_series,
             "label": pl.Series(labels if labels is not None else [None] * len(tax), dtype=pl.String)}
     table = pl.DataFrame({k: v.alias(k) for k, v in cols.items()}).to_arrow()
     pre, size = tax._preorder
@@ -350,7 +348,7 @@ def _write(path: Path, content_sha256: str, tables, tax) -> None:
               "preorder": np.ascontiguousarray(pre, np.int64), "subtree_size": np.ascontiguousarray(size, np.int64)}
     # the ranks' codes and the mapping index's key (a join and a row hash, both off the GIL) at once,
     # the tables they read read first (a lazy table is read on first use, by one thread)
-    _ = tables.nodes, tax.names_table
+    _ = tables.nodes, tax.names_table, tax.id_series
     rank_codes, key = run(lambda job: job(), [(partial(_rank_codes, tables, tax),), (partial(tree_key, tax),)])
     if rank_codes is not None:
         arrays["rank_code"] = np.ascontiguousarray(rank_codes[0], np.int16)
@@ -445,7 +443,7 @@ def _rank_codes(tables, tax) -> tuple[np.ndarray, list[str]] | None:
     nodes = tables.nodes
     if "rank" not in nodes.columns:
         return None
-    ids = pl.DataFrame({"node_id": pl.Series(tax.ids.tolist(), dtype=pl.String)})
+    ids = pl.DataFrame({"node_id": tax.id_series})
     ranks = ids.join(nodes.select(pl.col("node_id").cast(pl.String), pl.col("rank").cast(pl.String)), on="node_id",
                      how="left", maintain_order="left")["rank"]
     names = sorted(ranks.drop_nulls().unique().to_list())

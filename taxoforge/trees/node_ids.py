@@ -29,6 +29,14 @@ class NodeIds:
         from arrays)."""
         return self._id_series.to_numpy().astype(object)
 
+    @cached_property
+    def id_series(self) -> pl.Series:
+        """Node ids in sorted order as a polars String Series: the stored Series of a tree made
+        from arrays, else made from :attr:`ids` once (the tables built from a tree join on it)."""
+        if self._id_series is not None:
+            return self._id_series
+        return pl.Series(self.ids.tolist(), dtype=pl.String)
+
     def ids_at(self, indexes) -> list[str]:
         """The ids of the nodes at ``indexes``, without making :attr:`ids` for a tree made
         from stored arrays (an object array of every id: a tenth of a second on a

@@ -31,7 +31,6 @@ from functools import cached_property
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from taxoforge.arrays import sorted_unique
 from taxoforge.scores.mapping.config import MappingConfig
@@ -42,12 +41,15 @@ from taxoforge.scores.mapping.strings import string_array, string_buffers, take_
 from taxoforge.scores.mapping.trigrams import TrigramIndex, trigram_postings
 from taxoforge.scores.mapping.vocabulary import non_naming_flags
 from taxoforge.text import base_forms_of, normalise_texts
+from taxoforge.trees.threads import run
 
 __all__ = ["NameTables"]
 
 
 def _encode(values) -> tuple[np.ndarray, pa.Array]:
     """(code of each value, distinct values): a dictionary encoding (Arrow's hash kernel)."""
+    import pyarrow.compute as pc  # building an index only: a call that loads one never imports it (0.1 s)
+
     arr = values.to_arrow() if isinstance(values, pl.Series) else values
     enc = pc.dictionary_encode(arr.cast(pa.large_string()))
     if isinstance(enc, pa.ChunkedArray):
@@ -57,7 +59,7 @@ def _encode(values) -> tuple[np.ndarray, pa.Array]:
 
 def _node_indexes(taxonomy, node_ids: pl.Series) -> np.ndarray:
     """Index of each node id in ``taxonomy.ids`` (sorted), -1 for ids not in the tree."""
-    ids = pl.Series(taxonomy.ids.tolist(), dtype=pl.String)
+    ids = taxonomy.id_series
     node_ids = node_ids.cast(pl.String)
     if not len(node_ids) or not len(ids):
         return np.full(len(node_ids), -1, np.int64)
@@ -74,6 +76,8 @@ def _node_indexes(taxonomy, node_ids: pl.Series) -> np.ndarray:
 def _named_rows(taxonomy, config: MappingConfig) -> tuple[pa.ChunkedArray, np.ndarray, int]:
     """(name, node index) of every name of every node (kinds in ``skip_name_kinds`` left
     out) and of every node's display label."""
+    import pyarrow.compute as pc  # building an index only: a call that loads one never imports it (0.1 s)
+
     names = taxonomy.names_table
     if "kind" in names.columns and config.skip_name_kinds:
         names = names.filter(~pl.col("kind").is_in(list(config.skip_name_kinds)) | pl.col("kind").is_null())
@@ -209,8 +213,8 @@ class NameTables:
         norm = normalise_texts(pl.Series(raw))
         step("base forms")
         key = base_forms_of(norm) if config.base_forms else norm
-        key_code, key_dict = _encode(key)  # per distinct raw name
-        norm_code, norm_dict = _encode(norm)
+        # per distinct raw name, both at once (Arrow's hash kernel releases the GIL)
+        (key_code, key_dict), (norm_code, norm_dict) = run(_encode, [(key,), (norm,)])
         norm_dict = pl.Series(norm_dict)
         # keys in code-point order (UTF-8 byte order), the empty key left out
         key_dict = pl.Series(key_dict)

@@ -47,8 +47,8 @@ def draw_in_background(folder: str | os.PathLike, run_id: str) -> int:
     or hang-up does not reach it), reading nothing, its output and errors appended to
     ``FOLDER/figures.log`` — so nothing of it holds the caller's standard output or error,
     and a caller waiting for this process's output to end (a pipe, ``subprocess.run``)
-    never waits for the drawing. It runs this process's taxoforge (its folder first on
-    ``PYTHONPATH``). Nothing waits for it: when this process ends first, the
+    never waits for the drawing. It runs this process's taxoforge (its folder added to
+    ``PYTHONPATH`` when it is not on the path already). Nothing waits for it: when this process ends first, the
     system takes the drawing over.
 
     Parameters
@@ -65,9 +65,10 @@ def draw_in_background(folder: str | os.PathLike, run_id: str) -> int:
     """
     cmd = background_command(folder, run_id)
     log = str(Path(folder) / FIGURES_LOG)
-    env = dict(os.environ)  # the same code as this process's: its taxoforge's folder first on the path
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(taxoforge.__file__).resolve().parents[1]),
-                                                    env.get("PYTHONPATH")) if p)
+    env = dict(os.environ)
+    root = str(Path(taxoforge.__file__).resolve().parents[1])
+    if root not in {str(Path(p).resolve()) for p in sys.path if p}:  # a taxoforge the child would not find by itself
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     if hasattr(os, "posix_spawn"):  # no Popen object: nothing in this process waits for the child or warns of it
         actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                    (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666),

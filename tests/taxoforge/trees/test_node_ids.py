@@ -84,6 +84,18 @@ def test_a_tree_of_arrays_alone_makes_its_nodes_table(pair):
     assert table.schema["parent_id"] == pl.String and table["rank"].null_count() == len(tax)
 
 
+def test_id_series_is_the_sorted_ids_as_strings_for_either_kind_of_tree():
+    import polars as pl
+
+    from taxoforge.trees.taxonomy import Taxonomy
+
+    made = Taxonomy(pl.DataFrame({"node_id": ["r", "b", "a"], "parent_id": [None, "r", "r"]}))
+    stored = Taxonomy.from_arrays(pl.Series(made.ids.tolist()), made.parent_idx, made.depth_arr)
+    for t in (made, stored):
+        assert t.id_series.dtype == pl.String and t.id_series.to_list() == made.ids.tolist() == ["a", "b", "r"]
+    assert "ids" not in stored.__dict__  # the stored Series itself: no object array made for it
+
+
 def test_ids_at_names_nodes_without_making_every_id_of_a_stored_tree():
     """``ids_at`` of a tree made from stored arrays reads its Series of ids: the object array
     of every id (:attr:`ids`) is not made, and the answer equals ``ids[indexes]``."""

@@ -96,7 +96,8 @@ def _figure_files(folder: Path) -> list[str]:
 def test_score_returns_before_its_figures_are_drawn_and_they_appear_later(tree, answers, gate, tmp_path):
     """The command's process ends (its pipes close) while the drawing is still held at the
     gate: run.json says ``drawing`` and no figure is there; once let go, the figures appear
-    and run.json says ``drawn``, naming the same files as a run that waits for them."""
+    and run.json says ``drawn``, naming the same files as a run that waits for them, each
+    file byte for byte the same."""
     gate_dir, env = gate
     out = tmp_path / "out"
     done = _score(env, answers, tree, "-o", out, *FAST)
@@ -117,6 +118,8 @@ def test_score_returns_before_its_figures_are_drawn_and_they_appear_later(tree, 
     assert read_run_record(waited)["figures"]["status"] == "drawn"
     assert _figure_files(out) == _figure_files(waited) == entry["files"] == read_run_record(waited)["figures"]["files"]
     assert len(entry["files"]) == 18 and (out / "hp_vs_hr.png").read_bytes()[:4] == b"\x89PNG"
+    # drawn from the written tables, they are the figures the run itself draws, byte for byte
+    assert [name for name in entry["files"] if (out / name).read_bytes() != (waited / name).read_bytes()] == []
     assert read_run_record(out)["figures_not_drawn"] == read_run_record(waited)["figures_not_drawn"] == {}
 
 
