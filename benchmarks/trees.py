@@ -20,11 +20,10 @@ __all__ = ["wordnet_tree", "imagenet1k_tree", "inat_tree_of"]
 
 @lru_cache(maxsize=1)
 def wordnet_tree():
-    from taxoforge.sources.wordnet_data import ensure_wordnet
     from taxoforge.sources.wordnet import noun_graph
     from taxoforge.sources.wordnet import wordnet_tree as build_wordnet_tree
 
-    return build_wordnet_tree(*noun_graph(ensure_wordnet(allow_download=False)), tie_seed=0)
+    return build_wordnet_tree(*noun_graph(), tie_seed=0)
 
 
 @lru_cache(maxsize=1)

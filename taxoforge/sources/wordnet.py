@@ -54,6 +54,9 @@ def noun_graph(nouns: WordNetNouns | None = None) -> tuple[pl.DataFrame, pl.Data
         The WordNet noun graph: ``(edges, names)``.
     """
     nouns = nouns if nouns is not None else wordnet_nouns()
+    if not isinstance(nouns, WordNetNouns):
+        raise TypeError(f"noun_graph: expected WordNet's noun synsets (taxoforge.sources.wordnet_files.wordnet_nouns()), "
+                        f"got {type(nouns).__name__}")
     child, parent, rel = [], [], []
     n_id, n_name, n_kind = [], [], []
     for s in nouns.synsets:

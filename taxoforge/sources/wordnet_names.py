@@ -95,6 +95,9 @@ def wordnet_english_names(tree: TreeTables, nouns: WordNetNouns | None = None) -
         (``wordnet:<synset>``); one row per node and name.
     """
     nouns = nouns if nouns is not None else wordnet_nouns()
+    if not isinstance(nouns, WordNetNouns):
+        raise TypeError(f"wordnet_english_names: expected WordNet's noun synsets (taxoforge.sources.wordnet_files.wordnet_nouns()), "
+                        f"got {type(nouns).__name__}")
     by_offset = nouns.by_offset()
     ranks = sorted(set(RANK_OF_WORDNET.values()) | {"species"})
     # the nodes whose (label, rank) is theirs alone: a homonym names nothing
@@ -150,5 +153,8 @@ def with_wordnet_names(tree: TreeTables, nouns: WordNetNouns | None = None) -> T
         The tree with the names added (:func:`~taxoforge.links.external_names.merge_names`).
     """
     nouns = nouns if nouns is not None else wordnet_nouns()
+    if not isinstance(nouns, WordNetNouns):
+        raise TypeError(f"with_wordnet_names: expected WordNet's noun synsets (taxoforge.sources.wordnet_files.wordnet_nouns()), "
+                        f"got {type(nouns).__name__}")
     version = {k: v for k, v in nouns.source_version().items() if k != "folder"}  # no local path
     return merge_names(tree, wordnet_english_names(tree, nouns), source=WORDNET_NAME_SOURCE, source_version=version)

@@ -89,3 +89,8 @@ def test_a_name_given_by_two_members_of_a_genus_has_the_same_source_in_every_pro
     assert got[0] == got[1] == got[2]
     by = {(n, name): src for n, name, src in got[0]}
     assert by[("t:bos", "ox")] == "wordnet:ox.n.02" and by[("t:myr", "ant lion")] == "wordnet:ant_lion.n.02"
+
+
+def test_an_nltk_reader_is_refused_with_what_is_expected():
+    with pytest.raises(TypeError, match=r"wordnet_english_names: expected WordNet's noun synsets .*got object"):
+        wordnet_english_names(_tree(), object())
