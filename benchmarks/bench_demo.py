@@ -7,7 +7,7 @@ same clone checked out at ``--baseline-ref``) into a temporary folder, and ``mak
 there with a home folder of its own — no snapshot store, no cache folder, no NLTK data, no
 numba cache, no Dagster instance from an earlier run: what a newcomer's machine has. Only
 the package caches of ``uv`` and ``pip`` (``$UV_CACHE_DIR``, ``$PIP_CACHE_DIR``, default the
-user's) are shared, so the figure is not a measure of the network. The sides run one after
+user's) and their configuration are shared, so the figure is not a measure of the network. The sides run one after
 the other on the same machine, the candidate first.
 
 Reported per side: wall seconds of the whole command and its two halves, split at the
@@ -50,11 +50,29 @@ def _seconds(hms: tuple[str, str, str]) -> int:
     return h * 3600 + m * 60 + s
 
 
+#: state a run leaves in the environment's folders: a fresh machine has none of it
+_STATE_VARIABLES = ("DAGSTER_HOME", "NLTK_DATA", "NUMBA_CACHE_DIR", "VIRTUAL_ENV", "PYTHONPATH", "XDG_CACHE_HOME",
+                    "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")
+#: configuration kept from the user's home (where pip and uv find wheels and certificates), not state
+_CONFIG_FILES = (".config/pip", ".pip", ".config/uv", ".pydistutils.cfg")
+
+
 def _env(home: Path) -> dict:
-    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TMPDIR") if k in os.environ}
-    user_cache = Path(os.path.expanduser("~")) / ".cache"
-    return {**keep, "HOME": str(home), "UV_CACHE_DIR": os.environ.get("UV_CACHE_DIR", str(user_cache / "uv")),
-            "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR", str(user_cache / "pip"))}
+    """The environment of one side: the user's, less what points at state (``TAXOFORGE_*``,
+    Dagster's home, NLTK data, numba's cache, XDG folders), with ``home`` as the home folder
+    (the user's pip and uv configuration copied into it) and the package caches shared."""
+    user_home = Path(os.path.expanduser("~"))
+    for rel in _CONFIG_FILES:
+        src = user_home / rel
+        if src.is_dir():
+            shutil.copytree(src, home / rel)
+        elif src.is_file():
+            (home / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, home / rel)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TAXOFORGE_") and k not in _STATE_VARIABLES}
+    env.update(HOME=str(home), UV_CACHE_DIR=os.environ.get("UV_CACHE_DIR", str(user_home / ".cache" / "uv")),
+               PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(user_home / ".cache" / "pip")))
+    return env
 
 
 def _side(ref: str | None, where: Path) -> dict:
