@@ -15,7 +15,8 @@ Makefile's ``[make HH:MM:SS] demo`` line (set-up: the virtualenv, the locked pac
 compiled kernels and the tables built at install; demo: the embedded default materialised
 and the example scored), the assets built and checks passed as the demo prints them, and
 the machine's load before and after. ``same_results``: whether both wrote the same scores,
-leaderboard and bad rows for the example (every column; the columns that differ if not).
+leaderboard and bad rows for the example (every column; the columns that differ if not), each
+side's folder as its demo prints it.
 Target: the candidate's whole command ≤ 75 s on a quiet two-core machine.
 """
 
@@ -103,6 +104,8 @@ def _side(ref: str | None, where: Path) -> dict:
            "checks": {"passed": int(checks.group(1)), "warnings": int(checks.group(2)),
                       "failed": int(checks.group(3))} if checks else None,
            "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()]}
+    scores = re.search(r"^Scores, leaderboard and plots: (.+?)/?$", out, re.MULTILINE)
+    rec["scores_folder"] = scores.group(1) if scores else str(clone / _EXAMPLE)
     if done.returncode:
         rec["tail"] = out[-3000:]
     return rec
@@ -132,8 +135,8 @@ def run(baseline_ref: str | None = BASELINE_REF) -> dict:
             doc["baseline"] = _side(baseline_ref, root / "baseline")
             doc["baseline_over_candidate"] = (round(doc["baseline"]["wall_s"] / doc["candidate"]["wall_s"], 2)
                                               if doc["candidate"]["wall_s"] else None)
-            doc["same_results"] = same_results(root / "candidate" / "clone" / _EXAMPLE,
-                                               root / "baseline" / "clone" / _EXAMPLE)
+            doc["same_results"] = same_results(Path(doc["candidate"]["scores_folder"]),
+                                               Path(doc["baseline"]["scores_folder"]))
         doc["meets_target"] = doc["candidate"]["rc"] == 0 and doc["candidate"]["wall_s"] <= TARGET_S
     return doc
 
