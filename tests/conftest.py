@@ -29,6 +29,14 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("TAXOFORGE_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+@pytest.fixture(autouse=True)
+def _an_installation_of_its_own(monkeypatch, tmp_path_factory):
+    """Each test sees an installation that built nothing (``$TAXOFORGE_SHARE_DIR``: METEOR's
+    table), unless it installs something itself: what one test (or a benchmark it runs)
+    installs never answers another test's look-up."""
+    monkeypatch.setenv("TAXOFORGE_SHARE_DIR", str(tmp_path_factory.mktemp("share")))
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """Path of the shared reference data; skips the test when it is absent."""
