@@ -293,6 +293,16 @@ def index_offsets(folder: str | os.PathLike, pos: str = "n") -> dict[str, list[i
     return out
 
 
+def _lemmas(fields: list[str]) -> tuple[str, ...]:
+    """The words of a ``data.*`` line split into ``fields`` (``w_cnt`` in hexadecimal, then
+    ``word lex_id`` pairs), syntactic markers removed as NLTK removes them."""
+    n = int(fields[3], 16)
+    lemmas = tuple(w if "(" not in w else _SYNTACTIC_MARKER.match(w).group(1) for w in fields[4:4 + 2 * n:2])
+    if len(lemmas) != n:
+        raise IndexError(f"{n} words announced, {len(lemmas)} found")
+    return lemmas
+
+
 def synset_lemma_names(folder: str | os.PathLike, pos: str) -> dict[int, tuple[str, ...]]:
     """``data.<pos>`` of a WordNet folder: offset → the synset's lemma names in file order,
     syntactic markers (``(a)``, ``(p)``, ``(ip)``) removed, as NLTK's ``lemma_names()``.
@@ -321,11 +331,7 @@ def synset_lemma_names(folder: str | os.PathLike, pos: str) -> dict[int, tuple[s
                 continue
             f = line.split(None, 4 + 2 * 255)
             try:
-                n = int(f[3], 16)
-                lemmas = tuple(w if "(" not in w else _SYNTACTIC_MARKER.match(w).group(1) for w in f[4:4 + 2 * n:2])
-                if len(lemmas) != n:
-                    raise IndexError(f"{n} words announced, {len(lemmas)} found")
-                out[int(f[0])] = lemmas
+                out[int(f[0])] = _lemmas(f)
             except (IndexError, ValueError) as e:
                 raise MalformedWordNet(f"{data}, line {lineno}: expected 'offset lex_filenum ss_type w_cnt word "
                                        f"lex_id …' (wndb(5WN)): {type(e).__name__}: {e}") from None
@@ -365,11 +371,8 @@ def _read_synsets(data: Path, senses: dict[str, list[int]]) -> tuple[NounSynset,
                 continue
             try:
                 f = line.split("|", 1)[0].split()
-                offset, n = int(f[0]), int(f[3], 16)
-                lemmas = tuple(w if "(" not in w else _SYNTACTIC_MARKER.match(w).group(1) for w in f[4:4 + 2 * n:2])
-                if len(lemmas) != n:
-                    raise IndexError(f"{n} words announced, {len(lemmas)} found")
-                at = 4 + 2 * n
+                offset, lemmas = int(f[0]), _lemmas(f)
+                at = 4 + 2 * len(lemmas)
                 n_pointers = int(f[at])
                 if len(f) < at + 1 + 4 * n_pointers:
                     raise IndexError(f"{n_pointers} pointers announced, fewer found")
