@@ -186,15 +186,10 @@ class SynonymTable:
         """
         lemmas: dict[str, dict[str, str]] = {}
         for pos in POS_ORDER:
-            names_of = {off: " ".join(sorted({n for n in names if "_" not in n}))
-                        for off, names in synset_lemma_names(folder, pos).items()}
+            names_of = {off: {n for n in names if "_" not in n} for off, names in synset_lemma_names(folder, pos).items()}
             by_lemma = {}
             for lemma, offsets in index_offsets(folder, pos).items():
-                names: set[str] = set()
-                for off in offsets:
-                    if got := names_of[off]:
-                        names.update(got.split(" "))
-                by_lemma[lemma] = " ".join(sorted(names))
+                by_lemma[lemma] = " ".join(sorted(set().union(*(names_of[off] for off in offsets))))
             lemmas[pos] = by_lemma
         exceptions = {p: exception_list(folder, p) for p in POS_ORDER}
         subs = {p: [list(r) for r in MORPHOLOGICAL_SUBSTITUTIONS[p]] for p in POS_ORDER}
