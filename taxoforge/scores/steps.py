@@ -367,7 +367,9 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
     label_set : sequence of str, optional
         Node ids whose nodes win ties (default: each model × dataset's ground truths).
     memo : ContentMemo, optional
-        Earlier calls' decisions (:func:`taxoforge.scores.memos.mapping_memo`).
+        Earlier calls' decisions (:func:`taxoforge.scores.memos.mapping_memo`); whether a
+        refusal's unrefused part names a node is kept beside them (its sibling
+        ``naming-decisions``).
 
     Returns
     -------
@@ -384,7 +386,8 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
     mapped_text: list = [None] * n
     flags = [[f for f in r["parsed"].flags if f not in ("abstention", "hedged_answer")] for r in rows]
     refusals = [i for i, r in enumerate(rows) if r["parsed"].refusal and not r["parsed"].nota]
-    named = index.names_anything([rows[i]["parsed"].unrefused for i in refusals])
+    named = index.names_anything([rows[i]["parsed"].unrefused for i in refusals],
+                                 memo=memo.sibling("naming-decisions", ["text"]) if memo is not None else None)
     names_something = dict(zip(refusals, named.tolist()))
     # the other options of every "none of the above" answer, resolved in one batch
     resolve.prefetch((v.strip(), r["dataset"]) for r in rows if r["parsed"].nota

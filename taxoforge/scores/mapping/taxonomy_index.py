@@ -227,7 +227,7 @@ class TaxonomyIndex:
                 nodes = np.asarray(same, np.int64)
         return nodes
 
-    def names_anything(self, texts, normalised: bool = False) -> np.ndarray:
+    def names_anything(self, texts, normalised: bool = False, memo=None) -> np.ndarray:
         """Per text: does it name a node — a whole-answer (exact) or contained match of a
         name that is not made only of non-naming words? (Refusal handling: an answer with
         a refusal cue is an abstention unless its unrefused part names something.)
@@ -238,6 +238,9 @@ class TaxonomyIndex:
             Answers.
         normalised : bool, optional
             Whether they are already in their normal form.
+        memo : ContentMemo, optional
+            Earlier calls' answers by text (``text`` → ``names``), kept as
+            :func:`taxoforge.scores.memos.mapping_memo`'s decisions are (the same key).
 
         Returns
         -------
@@ -249,7 +252,16 @@ class TaxonomyIndex:
         distinct: dict = {}  # refusals repeat ("I'm not sure."): each text decided once
         inv = np.fromiter((distinct.setdefault(t, len(distinct)) for t in texts), np.int64, count=len(texts))
         out = np.zeros(len(distinct), bool)
-        for i, t in enumerate(distinct):
+        todo = range(len(distinct))
+        keys = pl.DataFrame({"text": [f"{int(normalised)}{t}" for t in distinct]}, schema={"text": pl.String})
+        found = memo.lookup(keys) if memo is not None and len(distinct) else None
+        if found is not None:
+            hit = found["_found"].to_numpy()
+            out[hit] = found.filter(pl.col("_found"))["names"].to_numpy()
+            todo = np.flatnonzero(~hit).tolist()
+        texts = list(distinct)
+        for i in todo:
+            t = texts[i]
             ans = self.read(t, normalised)
             if not ans.words:
                 continue
@@ -258,6 +270,9 @@ class TaxonomyIndex:
                 out[i] = True
             else:
                 out[i] = bool(len(self.stages.contains(ans)))
+        if memo is not None and len(todo):
+            memo.save(pl.DataFrame({"text": keys["text"][list(todo)], "names": out[list(todo)]},
+                                   schema={"text": pl.String, "names": pl.Boolean}))
         return out[inv]
 
     # ------------------------------------------------------------------ mapping
