@@ -143,7 +143,7 @@ def parsed_from_memo(memo: ContentMemo, keys: list[tuple]) -> dict:
         else:
             out[output, question, given] = ParsedAnswer(
                 raw=output, answer=answer, abstained=abstained, option_letter=letter, flags=flags, refusal=refusal,
-                unrefused=unrefused, nota=nota, options=json.loads(options))
+                unrefused=unrefused, nota=nota, options={} if options == "{}" else json.loads(options))
     return out
 
 
