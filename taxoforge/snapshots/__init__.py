@@ -18,7 +18,7 @@ resolved, verified, cited, memory-mapped; a tree folder's content hash remembere
 files' stamps), :mod:`.bibliography` (``taxoforge cite``: BibTeX and
 CFF of a snapshot and its upstream sources; :mod:`.upstreams`: their licences), :mod:`.page`
 (the store's ``index.html``), :mod:`.browser` (each version's static browser; its data:
-:mod:`.browser_index`, :mod:`.browser_names`), :mod:`.cli`.
+:mod:`.browser_index`, :mod:`.browser_names`, written column-wise by :mod:`.browser_json`), :mod:`.cli`.
 """
 
 import importlib

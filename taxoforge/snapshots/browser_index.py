@@ -35,7 +35,6 @@ JavaScript; the tests check that both give the same answers.
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ import numpy as np
 import polars as pl
 
 from taxoforge.snapshots.browser_changes import changes_pages, node_changes
+from taxoforge.snapshots.browser_json import gz_json, gz_texts, json_array, json_value
 from taxoforge.snapshots.browser_keys import KIND_ORDER
 from taxoforge.snapshots.browser_names import name_files
 from taxoforge.snapshots.diff import diff_frames
@@ -103,12 +103,6 @@ def id_bucket(node_id: str, buckets: int) -> int:
         ``fnv1a32(utf-8 of node_id) mod buckets``.
     """
     return fnv1a32(str(node_id).encode("utf-8")) & (buckets - 1)
-
-
-def _gz(obj) -> bytes:
-    """Compact JSON, gzip-compressed with a fixed header (same content, same bytes)."""
-    raw = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), check_circular=False).encode("utf-8")
-    return gzip.compress(raw, compresslevel=3, mtime=0)  # 3: about half the time of 6 for ~10 % more bytes
 
 
 @dataclass
@@ -181,31 +175,13 @@ def _order(nodes: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
     return ordered, parent_ord, size[order]
 
 
-def _grouped(df: pl.DataFrame, n: int, cols: list[str], *, zero_if: list | None = None) -> list[list]:
-    """``df`` (with an ``_o`` ordinal column) as one list of rows per ordinal ``0 … n-1``;
-    with ``zero_if`` (one value per ordinal), a first column equal to it is written 0."""
-    if not df.height:
-        return [[] for _ in range(n)]
-    df = df.sort("_o", maintain_order=True)
-    counts = np.bincount(df["_o"].to_numpy(), minlength=n)
-    columns = [df[c].to_list() for c in cols]
-    if zero_if is not None:
-        owner = df["_o"].to_list()
-        columns[0] = [0 if v == zero_if[o] else v for v, o in zip(columns[0], owner)]
-    rows = list(zip(*columns))  # tuples: JSON arrays all the same
-    out, start = [], 0
-    for k in counts.tolist():
-        out.append(rows[start:start + k])
-        start += k
-    return out
-
-
-def id_buckets(ids: list[str], buckets: int) -> np.ndarray:
-    """:func:`id_bucket` of many ids at once (the hash over a matrix of their UTF-8 bytes).
+def id_buckets(ids: list[str] | pl.Series, buckets: int) -> np.ndarray:
+    """:func:`id_bucket` of many ids at once: the hash over their UTF-8 bytes as Arrow holds
+    them, one byte position of every id at a time.
 
     Parameters
     ----------
-    ids : list of str
+    ids : list of str or polars.Series
         Node ids.
     buckets : int
         The number of buckets (a power of two).
@@ -215,17 +191,27 @@ def id_buckets(ids: list[str], buckets: int) -> np.ndarray:
     numpy.ndarray
         The bucket of each id.
     """
-    raw = [str(i).encode("utf-8") for i in ids]
-    if not raw:
+    import pyarrow as pa
+
+    series = ids.cast(pl.String) if isinstance(ids, pl.Series) else pl.Series([str(i) for i in ids], dtype=pl.String)
+    if not len(series):
         return np.zeros(0, dtype=np.int64)
-    width = max(len(b) for b in raw)
-    lengths = np.fromiter((len(b) for b in raw), dtype=np.int64, count=len(raw))
-    flat = np.frombuffer(b"".join(b.ljust(width, b"\0") for b in raw), dtype=np.uint8).reshape(len(raw), width)
-    h = np.full(len(raw), 0x811C9DC5, dtype=np.uint32)
+    arr = series.fill_null("None").to_arrow()
+    arr = (arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr).cast(pa.large_string())
+    _, offsets_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    h = np.full(len(arr), 0x811C9DC5, dtype=np.uint32)
+    live = np.arange(len(arr))
+    j = 0
     with np.errstate(over="ignore"):
-        for j in range(width):
-            live = lengths > j
-            h = np.where(live, (h ^ flat[:, j].astype(np.uint32)) * np.uint32(0x01000193), h)
+        while True:
+            live = live[lengths[live] > j]
+            if not live.size:
+                break
+            h[live] = (h[live] ^ data[starts[live] + j].astype(np.uint32)) * np.uint32(0x01000193)
+            j += 1
     return (h & np.uint32(buckets - 1)).astype(np.int64)
 
 
@@ -265,41 +251,50 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
         nodes = nodes.with_columns(pl.lit(None, dtype=pl.String).alias("rank"))
     ordered, parent_ord, size = _order(nodes)
     n = ordered.height
-    ids = ordered["node_id"].to_list()
-    labels = ordered["label"].to_list()
-    ranks_all = ordered["rank"].to_list()
-    depth = ordered["depth"].cast(pl.Int64).to_list()
+    ids, labels = ordered["node_id"], ordered["label"]
     ord_of = pl.DataFrame({"node_id": ids, "_o": np.arange(n)}, schema={"node_id": pl.String, "_o": pl.Int64})
-    rank_names = sorted({r for r in ranks_all if r})
-    rank_idx = {r: i for i, r in enumerate(rank_names)}
-    rank_col = [rank_idx.get(r, -1) for r in ranks_all]
-
+    rank_names = sorted(r for r in ordered["rank"].drop_nulls().unique().to_list() if r)
+    rank_col = ordered["rank"].replace_strict({r: i for i, r in enumerate(rank_names)}, default=-1,
+                                              return_dtype=pl.Int64).fill_null(-1)
     n_children = np.bincount(parent_ord[parent_ord >= 0], minlength=n)
     kids_order = np.argsort(parent_ord, kind="stable")
-    kids_all = kids_order[parent_ord[kids_order] >= 0].tolist()
-    starts = np.zeros(n + 1, dtype=np.int64)
-    starts[1:] = np.cumsum(n_children)
-    starts_l = starts.tolist()
-    parents, sizes, n_kids = parent_ord.tolist(), size.tolist(), n_children.tolist()
+    kids = pl.DataFrame({"_p": parent_ord[kids_order], "_c": kids_order}).filter(pl.col("_p") >= 0)  # by parent, in order
+    # each node's fields as JSON text; ``brief``: the first seven, what a path or a child list shows
+    node = pl.DataFrame({"_o": np.arange(n), "id": ids, "label": labels, "rank": rank_col, "parent": parent_ord,
+                         "depth": ordered["depth"].cast(pl.Int64), "size": size, "n_kids": n_children},
+                        schema_overrides={"_o": pl.Int64, "parent": pl.Int64, "size": pl.Int64, "n_kids": pl.Int64})
+    text = {c: json_value(c, node.schema[c]) for c in node.columns}
+    node = node.select("_o", json_array(*(text[c] for c in ("id", "label", "rank", "parent", "depth", "size", "n_kids")))
+                       .alias("brief"), json_array(text["_o"], text["id"], text["label"], text["rank"], text["size"],
+                                                   text["n_kids"]).alias("child"))
 
     # names: every name of the node; the one equal to its label written as 0
     names = tables.names.select("node_id", "name", "kind", "lang", "source").join(ord_of, on="node_id", how="inner")
     kinds = sorted(set(names["kind"].drop_nulls().unique().to_list()) | set(KIND_ORDER),
                    key=lambda k: (KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER), k))
     kind_idx = {k: i for i, k in enumerate(kinds)}
-    names_by = _grouped(names.with_columns(pl.col("kind").replace_strict(kind_idx, default=-1, return_dtype=pl.Int64)
-                                           .alias("kind")), n, ["name", "kind", "lang", "source"], zero_if=labels)
+    coded = names.with_columns(pl.col("kind").replace_strict(kind_idx, default=-1, return_dtype=pl.Int64).alias("kind"))
+    label_of = pl.col("_o").map_batches(lambda o: labels.gather(o), return_dtype=pl.String)
+    names_text = _per_node(coded.select("_o", json_array(
+        pl.when(pl.col("name").eq_missing(label_of)).then(pl.lit("0")).otherwise(json_value("name", pl.String)),
+        *(json_value(c, coded.schema[c]) for c in ("kind", "lang", "source"))).alias("_j")))
+    del coded
     links = tables.links.filter(pl.col("status") == "linked").select("node_id", "dataset", "label_id", "label_text") \
         .join(ord_of, on="node_id", how="inner")
-    links_by = _grouped(links, n, ["dataset", "label_id", "label_text"])
+    links_text = _per_node(links.select("_o", json_array(*(json_value(c, links.schema[c])
+                                                           for c in ("dataset", "label_id", "label_text"))).alias("_j")))
 
     files: dict[str, bytes] = {}
-    diff_by: list = [None] * n
+    diff_text = pl.DataFrame(schema={"_o": pl.Int64, "_j": pl.String})
     removed: dict[str, list] = {}
     diff_meta = None
     if previous is not None:
         frames = diff_frames(previous, tables)[0]
         diff_by, removed, diff_meta = node_changes(frames, ord_of, parent_ord, size, previous.nodes, previous_version)
+        changed_o = [o for o, d in enumerate(diff_by) if d is not None]
+        diff_text = pl.DataFrame({"_o": changed_o, "_j": [_json(diff_by[o]) for o in changed_o]},
+                                 schema={"_o": pl.Int64, "_j": pl.String})
+        del diff_by
         changed = pl.concat([frames[k].select("node_id") for k in ("added", "moved", "renamed")])
         ranks_of = dict(tables.nodes.join(changed, on="node_id", how="semi").select("node_id", "rank").iter_rows()) \
             if "rank" in tables.nodes.columns else {}
@@ -308,53 +303,96 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
         files.update(changes_pages(frames, taxonomy=taxonomy or tables.name, version=version or "",
                                    previous=previous_version or "", ranks=ranks_of, old_ranks=old_ranks))
 
-    def brief(o: int) -> list:
-        return [ids[o], labels[o], rank_col[o], parents[o], depth[o], sizes[o], n_kids[o]]
-
-    for k in range(max(1, -(-n // shard_size))):
-        a, b = k * shard_size, min(n, (k + 1) * shard_size)
-        outside = set()
-        anc = parents[a] if n else -1
-        while anc >= 0:  # the ancestors outside the file: those of its first node
-            outside.add(anc)
-            anc = parents[anc]
-        records = []
-        for o in range(a, b):
-            listed = kids_all[starts_l[o]:min(starts_l[o + 1], starts_l[o] + inline_children)]
-            if listed and listed[-1] >= b:
-                outside.update(c for c in listed if c >= b)
-            records.append([ids[o], labels[o], rank_col[o], parents[o], depth[o], sizes[o], n_kids[o], listed,
-                            names_by[o], links_by[o], diff_by[o]])
-        files[f"nodes/{k}.json.gz"] = _gz({"first": a, "nodes": records,
-                                           "outside": {str(o): brief(o) for o in sorted(outside)}})
-    for o in np.flatnonzero(n_children > inline_children).tolist():
-        files[f"children/{o}.json.gz"] = _gz([[c, ids[c], labels[c], rank_col[c], sizes[c], n_kids[c]]
-                                              for c in kids_all[starts_l[o]:starts_l[o + 1]]])
+    listed = kids.filter(pl.int_range(pl.len()).over("_p") < inline_children).group_by("_p", maintain_order=True) \
+        .agg(pl.col("_c").cast(pl.String).str.join(",").alias("_j")).rename({"_p": "_o"})
+    record = pl.concat_str(pl.col("brief").str.head(-1), pl.lit(","), _listed("_listed", "[]"), pl.lit(","),
+                           _listed("_names", "[]"), pl.lit(","), _listed("_links", "[]"), pl.lit(","),
+                           _listed("_diff", "null"), pl.lit("]"))
+    node = node.join(listed.rename({"_j": "_listed"}), on="_o", how="left", maintain_order="left") \
+        .join(names_text.rename({"_j": "_names"}), on="_o", how="left", maintain_order="left") \
+        .join(links_text.rename({"_j": "_links"}), on="_o", how="left", maintain_order="left") \
+        .join(diff_text.rename({"_j": "_diff"}), on="_o", how="left", maintain_order="left")
+    shards = node.group_by((pl.col("_o") // shard_size).alias("_k"), maintain_order=True) \
+        .agg(record.str.join(",").alias("_j"))["_j"].to_list() if n else [""]
+    outside = _outside(parent_ord, n_children, kids["_c"].to_numpy(), shard_size, inline_children)
+    carried = sorted(set().union(*outside))
+    briefs = dict(zip(carried, node["brief"].gather(carried).to_list()))
+    texts = {f"nodes/{k}.json.gz": f'{{"first":{k * shard_size},"nodes":[{shard}],"outside":{{'
+             + ",".join(f'"{o}":{briefs[o]}' for o in sorted(outside[k])) + "}}"
+             for k, shard in enumerate(shards)}
+    del shards
+    big = node.select("_o", "child").join(kids, left_on="_o", right_on="_c", how="inner", maintain_order="right") \
+        .filter(pl.col("_p").is_in(pl.Series(np.flatnonzero(n_children > inline_children), dtype=pl.Int64).implode())) \
+        .group_by("_p", maintain_order=True).agg(pl.col("child").str.join(","))
+    texts.update({f"children/{o}.json.gz": f"[{t}]" for o, t in big.iter_rows()})
 
     buckets = 1
     while buckets * 1024 < n:
         buckets *= 2
-    by_bucket: list[dict] = [{} for _ in range(buckets)]
-    for o, (node_id, bk) in enumerate(zip(ids, id_buckets(ids, buckets).tolist())):
-        by_bucket[bk][node_id] = o
-    for (node_id, was), bk in zip(removed.items(), id_buckets(list(removed), buckets).tolist()):
-        by_bucket[bk][node_id] = was
-    for b, content in enumerate(by_bucket):
-        files[f"ids/{b}.json.gz"] = _gz(content)
+    gone = list(removed)
+    entries = pl.concat([
+        pl.DataFrame({"_b": id_buckets(ids, buckets), "id": ids, "_o": np.arange(n)},
+                     schema={"_b": pl.Int64, "id": pl.String, "_o": pl.Int64})
+        .select("_b", (json_value("id", pl.String) + ":" + pl.col("_o").cast(pl.String)).alias("_j")),
+        pl.DataFrame({"_b": id_buckets(gone, buckets), "_j": [f"{_json(g)}:{_json(removed[g])}" for g in gone]},
+                     schema={"_b": pl.Int64, "_j": pl.String})])
+    by_bucket = dict(entries.group_by("_b", maintain_order=True).agg(pl.col("_j").str.join(",")).iter_rows())
+    texts.update({f"ids/{b}.json.gz": "{" + by_bucket.get(b, "") + "}" for b in range(buckets)})
+    files.update(gz_texts(texts))
+    del texts, node, entries, by_bucket
 
-    del names_by, links_by, diff_by
-    context = _contexts(parent_ord, ranks_all, labels)
-    name_meta, name_blobs = name_files(names, labels, rank_col, size, kinds, name_bucket=name_bucket, pack=_gz,
+    context = _contexts(parent_ord, ordered["rank"])
+    name_meta, name_blobs = name_files(names, labels, rank_col, size, kinds, name_bucket=name_bucket,
                                        context=context)
     files.update({f"names/{p}": blob for p, blob in name_blobs.items()})
     roots = [int(o) for o in np.flatnonzero(parent_ord < 0)]
+    prefixes = ids.filter(ids.str.contains(":", literal=True)).str.splitn(":", 2).struct.field("field_0").unique()
     meta = {
         "format": FORMAT, "format_version": 1, "nodes": n, "shard_size": shard_size, "inline_children": inline_children,
         "id_buckets": buckets, "fields": list(NODE_FIELDS), "ranks": rank_names, "kinds": kinds, "roots": roots,
-        "id_prefixes": sorted({i.split(":", 1)[0] for i in ids if ":" in i}), "names": name_meta,
-        "max_depth": int(max(depth) if depth else 0), "diff": diff_meta,
+        "id_prefixes": sorted(prefixes.to_list()), "names": name_meta,
+        "max_depth": int(ordered["depth"].max()) if n else 0, "diff": diff_meta,
     }
     return BrowserData(meta, files)
+
+
+def _json(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), check_circular=False)
+
+
+def _per_node(rows: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` (``_o``, ``_j``: a JSON text) as one comma-joined text per ordinal, in the order
+    the rows have within each ordinal."""
+    return rows.sort("_o", maintain_order=True).group_by("_o", maintain_order=True).agg(pl.col("_j").str.join(","))
+
+
+def _listed(col: str, empty: str) -> pl.Expr:
+    """A node's joined texts as a JSON array (``empty`` when it has none); the diff column is
+    one JSON value already."""
+    if empty == "null":
+        return pl.col(col).fill_null("null")
+    return ("[" + pl.col(col) + "]").fill_null(empty)
+
+
+def _outside(parent: np.ndarray, n_children: np.ndarray, kids: np.ndarray, shard_size: int,
+             inline_children: int) -> list[set]:
+    """The nodes each ``nodes/`` file carries from outside it: the ancestors of its first node,
+    and the listed children of its nodes that lie past its end."""
+    n = len(parent)
+    out: list[set] = [set() for _ in range(max(1, -(-n // shard_size)))]
+    for k, found in enumerate(out):
+        anc = parent[k * shard_size] if n else -1
+        while anc >= 0:
+            found.add(int(anc))
+            anc = parent[anc]
+    starts = np.concatenate(([0], np.cumsum(n_children)))
+    has = np.flatnonzero(n_children > 0)
+    last = kids[np.minimum(starts[has + 1], starts[has] + inline_children) - 1]
+    ends = np.minimum(n, (has // shard_size + 1) * shard_size)
+    for o, end in zip(has[last >= ends].tolist(), ends[last >= ends].tolist()):
+        listed = kids[starts[o]:min(starts[o + 1], starts[o] + inline_children)]
+        out[o // shard_size].update(listed[listed >= end].tolist())
+    return out
 
 
 #: The ranks a search hit names as its higher taxon, and the level of each on the Linnean spine
@@ -362,16 +400,16 @@ _CONTEXT_LEVEL = {"kingdom": 0, "phylum": 1, "class": 2, "order": 3, "family": 4
 _OWN_LEVEL = {**_CONTEXT_LEVEL, "genus": 5, "genushybrid": 5, "species": 6, "hybrid": 6}
 
 
-def _contexts(parent: np.ndarray, ranks: list, labels: list) -> np.ndarray:
+def _contexts(parent: np.ndarray, ranks: pl.Series) -> np.ndarray:
     """The ordinal of each node's *higher taxon*, shown beside a search hit so that *Netelia
     leo* and *Panthera leo* read apart: in a ranked tree the nearest ancestor of rank family,
     order, class, phylum or kingdom above the node's own level (a species or a genus: its
     family; a family: its order …); in a tree without ranks, the parent. -1 for none."""
     n = len(parent)
-    level = np.array([_CONTEXT_LEVEL.get(r, 99) if r else 99 for r in ranks], dtype=np.int64)
+    level = ranks.replace_strict(_CONTEXT_LEVEL, default=99, return_dtype=pl.Int64).fill_null(99).to_numpy()
     if not (level < 99).any():  # no ranks: the parent says where a node is
         return parent.copy()
-    own = np.array([_OWN_LEVEL.get(r, 7) if r else 7 for r in ranks], dtype=np.int64)
+    own = ranks.replace_strict(_OWN_LEVEL, default=7, return_dtype=pl.Int64).fill_null(7).to_numpy()
     cur = parent.copy()
     out = np.full(n, -1, dtype=np.int64)
     todo = cur >= 0

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from taxoforge.snapshots.browser_json import gz_json, gz_texts, json_array, json_value
 from taxoforge.snapshots.browser_keys import KIND_ORDER, MAX_PREFIX, TOP_NAMES, WHITESPACE, name_keys
 
 __all__ = ["name_files", "COMMON_KINDS"]
@@ -40,7 +41,7 @@ __all__ = ["name_files", "COMMON_KINDS"]
 #: node has ranks equal matches
 COMMON_KINDS = ("vernacular", "alias", "lemma", "dataset_label")
 
-def _entries(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray, kinds: list[str],
+def _entries(names: pl.DataFrame, labels: pl.Series, rank_col: pl.Series, size: np.ndarray, kinds: list[str],
              context: np.ndarray) -> pl.DataFrame:
     """Every (node, key) once, with its best name, and a ``_score`` that orders matches of
     equal key (module doc): lower is better."""
@@ -85,23 +86,20 @@ def _entries(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray
                              pl.col("key").str.len_chars().alias("_kl")).sort("key", "_score", "_o")
 
 
-def _files(df: pl.DataFrame, file_col: str, pack) -> dict[int, bytes]:
-    """The entries of ``df`` packed (``pack``: rows → bytes), one file per run of equal
-    ``file_col`` (``df`` holds each file's entries together, sorted by key); each file is
-    converted to Python rows and packed in turn, so only one file's rows are ever held."""
-    df = df.select(file_col, "key", "name", "kind", "_o", "_label", "rank", "from_word", "_size", "_common", "_cid")
-    runs = df.select(pl.col(file_col).rle()).unnest(file_col)
-    out, start = {}, 0
-    for k, f in runs.select("len", "value").iter_rows():
-        part = df.slice(start, k)
-        out[f] = pack([[key, nm, kd, o, 0 if lab == nm else lab, rk, fw, sz, cm, ci]
-                       for _f, key, nm, kd, o, lab, rk, fw, sz, cm, ci in part.iter_rows()])
-        start += k
-    return out
+def _files(df: pl.DataFrame, file_col: str) -> dict[int, str]:
+    """The JSON text of each file of entries (module doc): ``df`` holds each file's entries
+    together, sorted by key, with the file in ``file_col``; every entry's text is built
+    column-wise (:mod:`.browser_json`), then joined per file."""
+    label = pl.when(pl.col("_label").eq_missing(pl.col("name"))).then(pl.lit("0")) \
+        .otherwise(json_value("_label", df.schema["_label"]))
+    entry = json_array(*(label if c == "_label" else json_value(c, df.schema[c])
+                         for c in ("key", "name", "kind", "_o", "_label", "rank", "from_word", "_size", "_common", "_cid")))
+    files = df.group_by(file_col, maintain_order=True).agg(entry.str.join(",").alias("_j"))
+    return {f: f"[{text}]" for f, text in files.iter_rows()}
 
 
-def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarray, kinds: list[str],
-               *, name_bucket: int, pack, context: np.ndarray | None = None) -> tuple[dict, dict[str, bytes]]:
+def name_files(names: pl.DataFrame, labels: pl.Series, rank_col: pl.Series, size: np.ndarray, kinds: list[str],
+               *, name_bucket: int, context: np.ndarray | None = None) -> tuple[dict, dict[str, bytes]]:
     """The name index's files: ``index.json.gz`` (prefix → bucket file, split prefix → top
     file) and the buckets (module doc).
 
@@ -109,9 +107,9 @@ def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarr
     ----------
     names : polars.DataFrame
         ``_o`` (the node's ordinal), ``name``, ``kind``, ``lang``.
-    labels : list
+    labels : polars.Series
         Node labels by ordinal (each label is indexed as a name of kind ``label`` too).
-    rank_col : list
+    rank_col : polars.Series
         Rank index by ordinal (-1 for none).
     size : numpy.ndarray
         Subtree size by ordinal.
@@ -119,8 +117,6 @@ def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarr
         The name kinds, as the page numbers them.
     name_bucket : int
         The largest bucket before its prefix is split.
-    pack : callable
-        A JSON value → the bytes of its file.
     context : numpy.ndarray, optional
         The ordinal of each node's higher taxon (-1 for none), shown beside its hits.
 
@@ -157,7 +153,7 @@ def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarr
     runs = entries.select(pl.col("_b").rle()).unnest("_b")["value"].to_list()  # each bucket is one run of keys
     leaves = {p: i for i, p in enumerate(runs)}
     entries = entries.with_columns(pl.col("_b").replace_strict(leaves, return_dtype=pl.Int64).alias("_f"))
-    blobs: dict[str, bytes] = {f"{f}.json.gz": blob for f, blob in _files(entries, "_f", pack).items()}
+    texts: dict[str, str] = {f"{f}.json.gz": text for f, text in _files(entries, "_f").items()}
     top_ids: dict[str, int] = {}
     if tops:
         top = pl.concat(tops)
@@ -165,9 +161,11 @@ def name_files(names: pl.DataFrame, labels: list, rank_col: list, size: np.ndarr
         runs = chosen.select(pl.col("_p").rle()).unnest("_p")["value"].to_list()
         top_ids = {p: i for i, p in enumerate(runs)}
         chosen = chosen.with_columns(pl.col("_p").replace_strict(top_ids, return_dtype=pl.Int64).alias("_t"))
-        blobs.update({f"t{t}.json.gz": blob for t, blob in _files(chosen, "_t", pack).items()})
-    blobs["index.json.gz"] = pack({"leaves": leaves, "tops": top_ids})
-    blobs["contexts.json.gz"] = pack([[labels[o], rank_col[o]] for o in used])
+        texts.update({f"t{t}.json.gz": text for t, text in _files(chosen, "_t").items()})
+    blobs = gz_texts(texts)
+    blobs["index.json.gz"] = gz_json({"leaves": leaves, "tops": top_ids})
+    blobs["contexts.json.gz"] = gz_json([list(pair) for pair in zip(labels.gather(used).to_list(),
+                                                                    rank_col.gather(used).to_list())])
     meta = {"entries": entries.height, "max_prefix": MAX_PREFIX, "top": TOP_NAMES, "bucket": name_bucket,
             "whitespace": WHITESPACE}
     return meta, blobs
