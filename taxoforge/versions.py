@@ -16,6 +16,7 @@ field, read with :func:`importlib.metadata.version`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 
 __all__ = ["SHAPING_PACKAGES", "package_version", "package_versions", "taxoforge_version", "invocation"]
@@ -30,8 +31,11 @@ SHAPING_PACKAGES: tuple[str, ...] = (
 )
 
 
+@lru_cache(maxsize=None)
 def package_version(name: str) -> str | None:
     """The installed version of distribution ``name``, or ``None`` when it is not installed.
+    Read once per process (each read parses the distribution's metadata file; a scoring call
+    keys several memo tables by the same versions).
 
     Parameters
     ----------

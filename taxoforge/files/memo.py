@@ -81,20 +81,40 @@ class ContentMemo:
         The cache folder (default :func:`taxoforge.files.default_cache_dir`).
     max_rows : int, optional
         Rows kept at most (default :data:`MEMO_MAX_ROWS`).
+    merge : bool, optional
+        True (default): :meth:`save` adds its rows to the stored ones. False: the table is one
+        result as a whole (a file read into a table), and :meth:`save` replaces it.
     """
 
     def __init__(self, kind: str, key: dict, key_columns, cache_dir: str | os.PathLike | None = None,
-                 max_rows: int = MEMO_MAX_ROWS) -> None:
+                 max_rows: int = MEMO_MAX_ROWS, merge: bool = True) -> None:
         self.kind = kind
+        self._fields = (dict(key), cache_dir, max_rows, merge)
         self.key_columns = list(key_columns)
         self.key = json.dumps({"format": _FORMAT, "kind": kind, "columns": self.key_columns, **key}, sort_keys=True)
         digest = hashlib.sha256(self.key.encode()).hexdigest()[:32]
         root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.path = root / "memo" / f"{kind}-{digest}.parquet"
         self.max_rows = max_rows
+        self.merge = merge
         self.max_bytes = MEMO_MAX_BYTES
         self._trust = TrustedDigests("memo")
         self._known = None
+
+    def sibling(self, kind: str, key_columns) -> ContentMemo:
+        """A memo of another computation over the same inputs: the same key, its own table.
+
+        Parameters
+        ----------
+        kind : str
+        key_columns : sequence of str
+
+        Returns
+        -------
+        ContentMemo
+        """
+        key, cache_dir, max_rows, merge = self._fields
+        return ContentMemo(kind, key, key_columns, cache_dir=cache_dir, max_rows=max_rows, merge=merge)
 
     def _trust_key(self) -> str:
         return f"{os.path.realpath(self.path)}\0{self.key}"
@@ -154,7 +174,8 @@ class ContentMemo:
 
     def save(self, new) -> bool:
         """Add the rows of ``new`` (key columns and results, no key stored yet) and write the
-        table atomically, its digest recorded among the trusted ones.
+        table atomically, its digest recorded among the trusted ones (without ``merge``, the
+        table is ``new`` alone).
 
         Parameters
         ----------
@@ -170,7 +191,7 @@ class ContentMemo:
 
         if new.height == 0:
             return False
-        known = self.load()
+        known = self.load() if self.merge else None
         table = new
         if known is not None and known.columns == new.columns and known.schema == new.schema \
                 and known.height + new.height <= self.max_rows:
@@ -185,3 +206,40 @@ class ContentMemo:
             return False
         self._known = table
         return self._trust.remember(self._trust_key(), [self.path], hashlib.sha256(data).hexdigest())
+
+    def get(self, key: str) -> str | None:
+        """The stored ``value`` of ``key`` in a memo of one key column (``key``) and one result
+        (``value``, text: a result as JSON), or None.
+
+        Parameters
+        ----------
+        key : str
+            A digest of the inputs.
+
+        Returns
+        -------
+        str or None
+        """
+        known = self.load()
+        if known is None or "key" not in known.columns or "value" not in known.columns:
+            return None
+        hit = known.filter(known["key"] == key)
+        return hit["value"][0] if hit.height else None
+
+    def put(self, key: str, value: str) -> bool:
+        """Store ``value`` under ``key`` (:meth:`get`).
+
+        Parameters
+        ----------
+        key : str
+        value : str
+
+        Returns
+        -------
+        bool
+            Whether the table was written.
+        """
+        import polars as pl
+
+        return self.save(pl.DataFrame({"key": [key], "value": [value]}, schema={"key": pl.String, "value": pl.String}))
+

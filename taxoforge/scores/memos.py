@@ -6,7 +6,9 @@ the same answers (the researcher's loop) reads instead of computing again.
   and the question (those differ per row and are decided in every call); keyed by the tree's
   content hash (its citation), the stored index's tree key and index configuration, the
   mapping configuration, the similarity model, the versions of the packages that shape the
-  numbers and the source of the mapping code;
+  numbers and the source of the mapping code; beside it (:meth:`ContentMemo.sibling
+  <taxoforge.files.memo.ContentMemo.sibling>`, the same key) whether a refusal's unrefused
+  part names a node (``naming-decisions``);
 * :func:`parse_memo` — the parse of each distinct (output, question, options) of a row
   (:func:`~taxoforge.scores.mapping.parse.parse_answer`: the answer, its letter, flags,
   refusal and options, or why it cannot be parsed); keyed by the packages' versions and the
@@ -14,6 +16,10 @@ the same answers (the researcher's loop) reads instead of computing again.
 * :func:`text_memo` — the five text measures of each distinct (answer, reference) pair; keyed
   by whether METEOR ran and over which synonym table, the packages' versions and the source
   of the measures' code.
+
+* :func:`resampling_memo` — the paired tests of two systems' per-item scores (the leaderboard's
+  tests against the best), by the SHA-256 of the values, the statistics, the resamples and the
+  seed; keyed by the packages' versions and the source of the statistics' code.
 
 A run whose index is not stored (built in memory, or given by the caller) keeps no mapping
 memo: nothing names its content.
@@ -31,7 +37,7 @@ from taxoforge.scores.mapping.embedding_measures import similarity_record
 from taxoforge.scores.mapping.parse import ParsedAnswer, UnparseableAnswer
 from taxoforge.versions import package_versions
 
-__all__ = ["mapping_memo", "text_memo", "parse_memo", "parsed_from_memo", "parse_table"]
+__all__ = ["mapping_memo", "text_memo", "parse_memo", "resampling_memo", "parsed_from_memo", "parse_table"]
 
 _SCORES = Path(__file__).resolve().parent
 _TEXT = _SCORES.parent / "text.py"
@@ -79,6 +85,19 @@ def text_memo(meteor_status: str) -> ContentMemo:
     return ContentMemo("text-measures", key, ["prediction", "reference"])
 
 
+def resampling_memo() -> ContentMemo:
+    """The memo of resampled statistics (module docstring): ``key`` (the digest of a
+    computation's inputs) → ``value`` (its result as JSON).
+
+    Returns
+    -------
+    ContentMemo
+    """
+    key = {"packages": package_versions(), "code": source_fingerprint(_SCORES / "statistics",
+                                                                     _SCORES / "measures" / "hierarchical.py")}
+    return ContentMemo("resampled-statistics", key, ["key"])
+
+
 #: the key columns of the parse memo, and its results (a parsed answer's fields; ``error``:
 #: why the output cannot be parsed, else null)
 _PARSE_KEYS = {"output": pl.String, "question": pl.String, "options_given": pl.String}
@@ -124,7 +143,7 @@ def parsed_from_memo(memo: ContentMemo, keys: list[tuple]) -> dict:
         else:
             out[output, question, given] = ParsedAnswer(
                 raw=output, answer=answer, abstained=abstained, option_letter=letter, flags=flags, refusal=refusal,
-                unrefused=unrefused, nota=nota, options=json.loads(options))
+                unrefused=unrefused, nota=nota, options={} if options == "{}" else json.loads(options))
     return out
 
 

@@ -59,7 +59,7 @@ from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.mapping.embedding_measures import similarity_record
 from taxoforge.scores.measures.breakdowns import breakdown_tables
 from taxoforge.scores.measures.heights import height_record
-from taxoforge.scores.memos import mapping_memo, parse_memo, text_memo
+from taxoforge.scores.memos import mapping_memo, parse_memo, resampling_memo, text_memo
 from taxoforge.scores.measures.mistakes import map_ranked, mistake_columns
 from taxoforge.scores.options import ReadOptions, ScoreOptions, split_options
 from taxoforge.scores.readers.files import duplicate_ids
@@ -436,7 +436,7 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
         tabs = _breakdown_tables(samples, by_rank, label_nodes) if by_rank is not None else {}
     with t.phase("leaderboard"):
         board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=by_rank, breakdowns=tabs,  # its columns reuse the tables
-                            rank_by=o.rank_by)
+                            rank_by=o.rank_by, memo=resampling_memo())
         board = with_harness_agreement(board, samples, GROUP_KEYS)
 
     info = {

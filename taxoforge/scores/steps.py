@@ -61,21 +61,31 @@ def screen_rows(rows: pl.DataFrame, require_label: bool = True) -> tuple[list[di
     """
     keep, bad = [], []
     for pos, r in enumerate(rows.iter_rows(named=True)):
-        where = {"_pos": pos, **{k: r.get(k) for k in ("file", "line", "id", "model", "dataset", "prompt")}}
         label = r.get("label")
+        r["_pos"] = pos
+        if r["output_type"] == "str" and (not require_label or (label is not None and str(label).strip())):
+            keep.append(r)  # a fresh dict per row: kept as it is
+            continue
+        where = _where(r)
         if r["output_type"] == "NoneType":
             bad.append({**where, "reason": "missing model output", "detail": "output is null or absent"})
         elif require_label and (label is None or not str(label).strip()):
             bad.append({**where, "reason": "missing ground truth",
                         "detail": r.get("note") or "label is null, absent or empty"})
-        elif r["output_type"] != "str":
+        else:  # text output, ground truth given: kept above
             bad.append({**where, "reason": "unparseable output",
                         "detail": f"output is a JSON {r['output_type']}, not text"
                                   + ("; name one element with a column path, e.g. --column output=filtered_resps[0]"
                                      if r["output_type"] == "list" else "")})
-        else:
-            keep.append({**r, "_pos": pos, "_where": where})
     return keep, bad
+
+
+_WHERE = ("file", "line", "id", "model", "dataset", "prompt")
+
+
+def _where(row: dict) -> dict:
+    """Where a row is (its position, file, line, id and group): the start of its bad row."""
+    return {"_pos": row["_pos"], **{k: row.get(k) for k in _WHERE}}
 
 
 def parse_rows(rows: list[dict], memo=None) -> tuple[list[dict], list[dict]]:
@@ -115,14 +125,14 @@ def parse_rows(rows: list[dict], memo=None) -> tuple[list[dict], list[dict]]:
             except UnparseableAnswer as e:
                 pa = parsed[key] = new[key] = e
         if isinstance(pa, UnparseableAnswer):
-            bad.append({**r["_where"], "reason": "unparseable output", "detail": str(pa)})
+            bad.append({**_where(r), "reason": "unparseable output", "detail": str(pa)})
             continue
         label = r.get("label")
         if label is not None and len(str(label).strip()) <= 12 and pa.options:
             try:
                 text, letter, flags = resolve_letter(str(label).strip(), pa.options, "label")
             except UnparseableAnswer as e:
-                bad.append({**r["_where"], "reason": "unknown label", "detail": str(e)})
+                bad.append({**_where(r), "reason": "unknown label", "detail": str(e)})
                 continue
             if letter is not None and "mc_letter_text_conflict" not in flags:
                 r = {**r, "label_text": text}
@@ -224,16 +234,22 @@ def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list
         Step 3 — ground truth → node by the label linker (:class:`GroundTruthResolver`),
         every distinct (label, dataset) in one batch.
     """
-    resolve.prefetch((str(r.get("label_text") or r["label"]), r["dataset"]) for r in rows)
+    given = [(r.get("label_text") or r["label"], r["dataset"]) for r in rows]
+    resolve.prefetch((str(lab), d) for lab, d in set(given))
     keep, bad = [], []
-    for r in rows:
-        label = str(r.get("label_text") or r["label"]).strip()
-        nid, method, detail = resolve(label, r["dataset"])
+    done: dict = {}  # labels repeat across rows and models: each (label, dataset) looked up once
+    for r, key in zip(rows, given):
+        res = done.get(key)
+        if res is None:
+            label = str(key[0]).strip()
+            nid, method, detail = resolve(label, key[1])
+            ref = ((resolve.tax.label(nid) or label) if method in _ID_METHODS else label) if nid is not None else None
+            res = done[key] = (nid, method, detail, ref, is_partial(method))
+        nid, method, detail, ref, partial = res
         if nid is None:
-            bad.append({**r["_where"], "reason": method, "detail": detail})
+            bad.append({**_where(r), "reason": method, "detail": detail})
             continue
-        ref = (resolve.tax.label(nid) or label) if method in _ID_METHODS else label
-        keep.append({**r, "gt_node": nid, "gt_via": method, "gt_detail": detail, "gt_partial": is_partial(method),
+        keep.append({**r, "gt_node": nid, "gt_via": method, "gt_detail": detail, "gt_partial": partial,
                      "reference": ref})
     return keep, bad
 
@@ -367,7 +383,9 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
     label_set : sequence of str, optional
         Node ids whose nodes win ties (default: each model × dataset's ground truths).
     memo : ContentMemo, optional
-        Earlier calls' decisions (:func:`taxoforge.scores.memos.mapping_memo`).
+        Earlier calls' decisions (:func:`taxoforge.scores.memos.mapping_memo`); whether a
+        refusal's unrefused part names a node is kept beside them (its sibling
+        ``naming-decisions``).
 
     Returns
     -------
@@ -384,7 +402,8 @@ def map_answers(rows: list[dict], index: TaxonomyIndex, resolve, progress: bool 
     mapped_text: list = [None] * n
     flags = [[f for f in r["parsed"].flags if f not in ("abstention", "hedged_answer")] for r in rows]
     refusals = [i for i, r in enumerate(rows) if r["parsed"].refusal and not r["parsed"].nota]
-    named = index.names_anything([rows[i]["parsed"].unrefused for i in refusals])
+    named = index.names_anything([rows[i]["parsed"].unrefused for i in refusals],
+                                 memo=memo.sibling("naming-decisions", ["text"]) if memo is not None else None)
     names_something = dict(zip(refusals, named.tolist()))
     # the other options of every "none of the above" answer, resolved in one batch
     resolve.prefetch((v.strip(), r["dataset"]) for r in rows if r["parsed"].nota

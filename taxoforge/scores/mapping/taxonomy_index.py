@@ -227,7 +227,7 @@ class TaxonomyIndex:
                 nodes = np.asarray(same, np.int64)
         return nodes
 
-    def names_anything(self, texts, normalised: bool = False) -> np.ndarray:
+    def names_anything(self, texts, normalised: bool = False, memo=None) -> np.ndarray:
         """Per text: does it name a node — a whole-answer (exact) or contained match of a
         name that is not made only of non-naming words? (Refusal handling: an answer with
         a refusal cue is an abstention unless its unrefused part names something.)
@@ -238,6 +238,9 @@ class TaxonomyIndex:
             Answers.
         normalised : bool, optional
             Whether they are already in their normal form.
+        memo : ContentMemo, optional
+            Earlier calls' answers by text (``text`` → ``names``), kept as
+            :func:`taxoforge.scores.memos.mapping_memo`'s decisions are (the same key).
 
         Returns
         -------
@@ -249,7 +252,16 @@ class TaxonomyIndex:
         distinct: dict = {}  # refusals repeat ("I'm not sure."): each text decided once
         inv = np.fromiter((distinct.setdefault(t, len(distinct)) for t in texts), np.int64, count=len(texts))
         out = np.zeros(len(distinct), bool)
-        for i, t in enumerate(distinct):
+        todo = range(len(distinct))
+        keys = pl.DataFrame({"text": [f"{int(normalised)}{t}" for t in distinct]}, schema={"text": pl.String})
+        found = memo.lookup(keys) if memo is not None and len(distinct) else None
+        if found is not None:
+            hit = found["_found"].to_numpy()
+            out[hit] = found.filter(pl.col("_found"))["names"].to_numpy()
+            todo = np.flatnonzero(~hit).tolist()
+        texts = list(distinct)
+        for i in todo:
+            t = texts[i]
             ans = self.read(t, normalised)
             if not ans.words:
                 continue
@@ -258,6 +270,9 @@ class TaxonomyIndex:
                 out[i] = True
             else:
                 out[i] = bool(len(self.stages.contains(ans)))
+        if memo is not None and len(todo):
+            memo.save(pl.DataFrame({"text": keys["text"][list(todo)], "names": out[list(todo)]},
+                                   schema={"text": pl.String, "names": pl.Boolean}))
         return out[inv]
 
     # ------------------------------------------------------------------ mapping
@@ -333,6 +348,24 @@ class TaxonomyIndex:
             out[i] = top
         return out
 
+    @staticmethod
+    def _normal_forms(texts: list[str], memo) -> dict[str, str]:
+        """``{text: joined normal form}`` of distinct ``texts``: read from ``memo`` (``raw`` →
+        ``form``) where an earlier call normalised them, else computed and stored."""
+        found = memo.lookup(pl.DataFrame({"raw": texts}, schema={"raw": pl.String}))
+        forms: dict[str, str] = {}
+        todo = texts
+        if found is not None:
+            hit = found.filter(pl.col("_found"))
+            forms = dict(zip(hit["raw"].to_list(), hit["form"].to_list()))
+            todo = [t for t in texts if t not in forms]
+        new = {t: joined_normal_form(t) for t in todo}
+        if new:
+            memo.save(pl.DataFrame({"raw": list(new), "form": list(new.values())},
+                                   schema={"raw": pl.String, "form": pl.String}))
+        forms.update(new)
+        return forms
+
     def map(self, predictions, normalised: bool = False, progress=None, contexts=None,
             label_sets=None, memo=None) -> MappingResult:
         """Map a sequence of answers (raw text unless ``normalised``: already in their
@@ -346,8 +379,9 @@ class TaxonomyIndex:
         decided. ``progress`` is an optional callable ``progress(n_done)``. ``memo`` (a
         :class:`~taxoforge.files.memo.ContentMemo` keyed by this index's tree, configuration and
         code, :func:`taxoforge.scores.memos.mapping_memo`): the decisions of normal forms an
-        earlier call mapped are read from it, those of the others stored in it; ties are
-        decided again here either way.
+        earlier call mapped are read from it, those of the others stored in it (and the normal
+        form of each answer beside them, its sibling ``normal-forms``); ties are decided again
+        here either way.
 
         Parameters
         ----------
@@ -374,6 +408,8 @@ class TaxonomyIndex:
         truncated = np.fromiter((len(p) > cap for p in raw), bool, count=len(raw))
         raw = [truncate_answer(p, cap) if t else p for p, t in zip(raw, truncated.tolist())]
         forms: dict[str, str] = {}  # answers repeat across rows and models: each text normalised once
+        if memo is not None and not normalised:
+            forms = self._normal_forms(list(dict.fromkeys(raw)), memo.sibling("normal-forms", ["raw"]))
         preds = raw if normalised else [forms[p] if p in forms else forms.setdefault(p, joined_normal_form(p))
                                         for p in raw]
         uniq: dict[str, int] = {}

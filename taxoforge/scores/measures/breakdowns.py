@@ -279,11 +279,14 @@ def consistency(samples: pl.DataFrame, tree, by=GROUP_KEYS, *, n_cuts: int = 25,
     rows = []
     cut_key = [c for c in ("model", "dataset") if c in s.columns]
     given = tree.index_of([str(x) for x in label_set]) if label_set is not None else np.zeros(0, np.int64)
+    drawn: dict[bytes, object] = {}  # models answering the same items have one label set: its cuts drawn once
     for ckey, part in (s.group_by(cut_key, maintain_order=True) if cut_key else [((), s)]):
         g_all = tree.index_of(part["gt_node"])
         uniq = np.union1d(given, g_all)
         inv = np.searchsorted(uniq, g_all)
-        cuts = sample_tree_cuts(tree, uniq, n_cuts=n_cuts, seed=seed)
+        cuts = drawn.get(uniq.tobytes())
+        if cuts is None:
+            cuts = drawn[uniq.tobytes()] = sample_tree_cuts(tree, uniq, n_cuts=n_cuts, seed=seed)
         part = part.with_columns(pl.Series("_gi", inv))
         for key, grp in (part.group_by(k, maintain_order=True) if k else [((), part)]):
             dl = grp["depth_lca"].to_numpy()

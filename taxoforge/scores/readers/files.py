@@ -62,12 +62,15 @@ one model, dataset and prompt are an error naming the files and lines, unless
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import re
+from dataclasses import asdict
 from pathlib import Path
 
 import polars as pl
 
+from taxoforge.files.memo import ContentMemo, source_fingerprint
 from taxoforge.files.paths import check_regular, open_regular
 from taxoforge.files.records import (RecordFileError, read_csv_records, read_json_records, read_jsonl_records,
                                      read_parquet_records, read_xlsx_records, sniff_json_kind)
@@ -77,8 +80,9 @@ from taxoforge.scores.readers.harness_layouts import (LAYOUT_COLUMNS, column_val
                                                       may_name_a_value, path_info, row_options, suggest_columns, unwrap,
                                                       vlm4bio_path_info)
 from taxoforge.scores.readers.run_folders import OUTPUT_SUFFIXES
+from taxoforge.versions import package_versions
 
-__all__ = ["OutputFileError", "read_outputs", "duplicate_ids", "check_duplicate_ids", "CANONICAL",
+__all__ = ["OutputFileError", "read_outputs", "read_memo", "READ_MEMO_MIN_BYTES", "duplicate_ids", "check_duplicate_ids", "CANONICAL",
            "detect_adapter", "vlm4bio_path_info", "OUTPUT_SUFFIXES", "file_kind", "ReadOptions"]
 
 CANONICAL = ("id", "model", "prompt", "dataset", "question", "output", "label", "category")
@@ -258,6 +262,13 @@ def _read_records(path: Path, kind: str, o: ReadOptions) -> tuple[list[dict], li
 def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs) -> pl.DataFrame:
     """Read one model-output file into the canonical table (module docstring).
 
+    A file of at least :data:`READ_MEMO_MIN_BYTES` is read once per content: its table is kept
+    as a memo (:func:`read_memo`) keyed by the file's path, the options and the code that
+    reads it, and holds the SHA-256 of the bytes it was read from; the next read of the same
+    bytes (the researcher's loop: the same file scored again against another tree, with other
+    options, beside a new model's file) loads that table instead of parsing every record.
+    What cannot be read is never kept: it raises again.
+
     Parameters
     ----------
     path : str or Path
@@ -284,6 +295,58 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
     if not path.exists():
         raise OutputFileError(f"{path}: no such file")
     check_regular(path, "model-output file")  # a FIFO, a device or a folder: refused by name, never waited on
+    if path.stat().st_size < READ_MEMO_MIN_BYTES:
+        return _read_outputs(path, o)
+    memo = read_memo(path, o)
+    digest = _file_sha256(path)
+    kept = memo.load()
+    if kept is not None and kept.height and kept[_DIGEST][0] == digest:
+        return kept.drop(_DIGEST)
+    df = _read_outputs(path, o)
+    if _file_sha256(path) == digest:  # the bytes read are the bytes hashed: the table is theirs
+        memo.save(df.with_columns(pl.lit(digest).alias(_DIGEST)))
+    return df
+
+
+#: Files this large or larger are read once per content (:func:`read_memo`); a smaller one
+#: reads faster than its memo table would.
+READ_MEMO_MIN_BYTES = 1 << 18
+_DIGEST = "_file_sha256"
+_READ_CODE = (Path(__file__).resolve().parent, Path(__file__).resolve().parents[2] / "files",
+              Path(__file__).resolve().parents[1] / "options.py", Path(__file__).resolve().parents[2] / "messages.py")
+
+
+def read_memo(path: Path, options: ReadOptions):
+    """The memo of ``path``'s canonical table (:class:`~taxoforge.files.memo.ContentMemo`, one
+    table per file path that is replaced when the file changes): keyed by the path (as given:
+    the table's ``file`` column; and resolved), the read options, the versions of the packages
+    that read the file kinds and the source of the readers.
+
+    Parameters
+    ----------
+    path : Path
+    options : ReadOptions
+
+    Returns
+    -------
+    ContentMemo
+    """
+    key = {"path": str(path), "resolved": str(path.resolve()),
+           "options": json.dumps(asdict(options), sort_keys=True, default=repr),
+           "packages": package_versions(), "code": source_fingerprint(*_READ_CODE)}
+    return ContentMemo("read-table", key, ["line"], merge=False)
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open_regular(path, "model-output file") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _read_outputs(path: Path, o: ReadOptions) -> pl.DataFrame:
+    """:func:`read_outputs` of a file checked to be a regular file, without its memo."""
     kind = file_kind(path, o.fmt)
     derivations = _derivations(path, o.derive)
     rows, lines, meta = _read_records(path, kind, o)

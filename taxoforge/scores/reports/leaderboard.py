@@ -154,7 +154,7 @@ def breakdown_columns(samples: pl.DataFrame, tree, by=GROUP_KEYS, tables: dict[s
 def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
                 ci: BootstrapConfig | None = _DEFAULT_CI, tree=None,
                 breakdowns: dict[str, pl.DataFrame] | None = None, ranks: bool = True,
-                rank_by: str = "hF") -> pl.DataFrame:
+                rank_by: str = "hF", memo=None) -> pl.DataFrame:
     """Aggregate per-sample scores by ``by`` (module docstring).
 
     Parameters
@@ -177,6 +177,10 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
         Add :data:`RANK_COLUMNS` (when ``by`` has ``model``).
     rank_by : {"hF", "accuracy", "mistake_severity"}
         The measure that ranks the models within a group (mistake severity: lowest first).
+    memo : ContentMemo, optional
+        Earlier calls' resampled statistics by the digest of their inputs
+        (:func:`taxoforge.scores.memos.resampling_memo`): the intervals and the tests against
+        the best.
 
     Returns
     -------
@@ -238,7 +242,8 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
         pl.Series("gt_methods", [method_counts(v) for v in g["_via"]], dtype=pl.String),
     ).drop("_hp", "_hr", "_hf", "_via", "_ahp", "_ahr")
     if cis:
-        g = g.join(group_intervals(samples.filter(full), by, ci), on=list(by), how="left", nulls_equal=True)
+        g = g.join(group_intervals(samples.filter(full), by, ci, memo=memo), on=list(by), how="left",
+                   nulls_equal=True)
     mistakes = _mistake_columns(samples, by, ci if with_ci else None, tree)
     extra_m = [c for c in mistakes.columns if c not in by]
     if extra_m:
@@ -253,7 +258,7 @@ def leaderboard(samples: pl.DataFrame, by: tuple[str, ...] = GROUP_KEYS, *,
     if ranks and "model" in by and rank_by in g.columns:
         rk = against_the_best(samples.filter(full), g, measure=rank_by,
                               n_resamples=min(ci.n_resamples, 9999) if with_ci else 0,
-                              seed=ci.seed if with_ci else 0, keys=by)
+                              seed=ci.seed if with_ci else 0, keys=by, memo=memo)
         g = g.join(rk, on=list(by), how="left", nulls_equal=True)
         rank_cols = list(RANK_COLUMNS)
     cols = [*by, "n", "abstained", "abstained_pct", *LEADERBOARD_MEASURES, *cis, "answered", *ANSWERED_MEASURES,

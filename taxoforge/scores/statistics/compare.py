@@ -171,7 +171,7 @@ def _check_unique(items: pl.DataFrame, where: str) -> None:
 
 
 def compare_systems(systems: dict[str, pl.DataFrame], *, n_resamples: int = 9999, level: float = 0.95,
-                    seed: int = 0, alpha: float = 0.05, reference: str | None = None) -> pl.DataFrame:
+                    seed: int = 0, alpha: float = 0.05, reference: str | None = None, memo=None) -> pl.DataFrame:
     """Every pair of ``systems`` (or each against ``reference``) compared within each dataset ×
     prompt on their shared items.
 
@@ -194,6 +194,9 @@ def compare_systems(systems: dict[str, pl.DataFrame], *, n_resamples: int = 9999
     reference : str, optional
         A label of ``systems``: compare every other system with it (A = the system, B = the
         reference) instead of every pair; Holm's adjustment is then over those pairs.
+    memo : ContentMemo, optional
+        Earlier calls' paired tests by the digest of their inputs
+        (:func:`~taxoforge.scores.statistics.paired.paired_differences`).
 
     Returns
     -------
@@ -248,7 +251,7 @@ def compare_systems(systems: dict[str, pl.DataFrame], *, n_resamples: int = 9999
             if np.isfinite(av[:, 4]).all() and np.isfinite(bv[:, 4]).all() and trees != "different":
                 stats["mistake_severity"] = ([3, 4], severity_of_sums)
             res = paired_differences(av, bv, stats, n_resamples=n_resamples, level=level,
-                                     seed=pair_stream(seed, la, lb, grp))
+                                     seed=pair_stream(seed, la, lb, grp), memo=memo)
             for m in COMPARED_MEASURES:
                 r = res.get(m)
                 row.update({f"{m}_a": r.a if r else None, f"{m}_b": r.b if r else None,
@@ -327,7 +330,8 @@ def pair_stream(seed: int, a: str, b: str, group: tuple = ()) -> np.random.SeedS
 
 
 def against_the_best(samples: pl.DataFrame, board: pl.DataFrame, *, measure: str = "hF", n_resamples: int = 9999,
-                     seed: int = 0, alpha: float = 0.05, keys=("model", "dataset", "prompt")) -> pl.DataFrame:
+                     seed: int = 0, alpha: float = 0.05, keys=("model", "dataset", "prompt"),
+                     memo=None) -> pl.DataFrame:
     """Rank the models within each dataset × prompt group by ``measure`` (1 = best; ties
     share the best rank) and test each against the group's best on their shared items.
 
@@ -344,6 +348,8 @@ def against_the_best(samples: pl.DataFrame, board: pl.DataFrame, *, measure: str
         As for :func:`compare_systems` (0 resamples: ranks only).
     keys : sequence of str
         The leaderboard's keys: model, then the group keys.
+    memo : ContentMemo, optional
+        As for :func:`compare_systems`.
 
     Returns
     -------
@@ -368,7 +374,8 @@ def against_the_best(samples: pl.DataFrame, board: pl.DataFrame, *, measure: str
             others = [m for m in g["model"].to_list() if m != b_model]
             try:
                 t = compare_systems({m: part.filter(pl.col("model") == m) for m in [b_model, *others]},
-                                    n_resamples=n_resamples, seed=seed, alpha=alpha, reference=b_model)
+                                    n_resamples=n_resamples, seed=seed, alpha=alpha, reference=b_model,
+                                    memo=memo)
             except ComparisonError:
                 t = None
             if t is not None:

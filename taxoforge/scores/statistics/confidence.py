@@ -27,6 +27,8 @@ interval).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import warnings
 from dataclasses import asdict, dataclass
 
@@ -295,7 +297,7 @@ def hf_interval(hp, hr, config: BootstrapConfig) -> tuple[float | None, float | 
     return _none_if_nan(lo), _none_if_nan(hi)
 
 
-def group_intervals(samples: pl.DataFrame, by, config: BootstrapConfig) -> pl.DataFrame:
+def group_intervals(samples: pl.DataFrame, by, config: BootstrapConfig, memo=None) -> pl.DataFrame:
     """One row per group of ``by`` with the :func:`ci_columns` of :data:`CI_MEASURES`.
     ``samples`` has ``correct``, ``hP`` and ``hR`` (the rows to count: callers filter).
 
@@ -307,6 +309,10 @@ def group_intervals(samples: pl.DataFrame, by, config: BootstrapConfig) -> pl.Da
         The columns that make a group.
     config : BootstrapConfig
         How to resample.
+    memo : ContentMemo, optional
+        Earlier calls' intervals by the SHA-256 of a group's values and ``config``
+        (:meth:`taxoforge.files.memo.ContentMemo.get`): a group whose values are those of an
+        earlier call (the same answers scored again) is not resampled again.
 
     Returns
     -------
@@ -319,7 +325,25 @@ def group_intervals(samples: pl.DataFrame, by, config: BootstrapConfig) -> pl.Da
     for key, g in samples.group_by(by, maintain_order=True):
         hp, hr = g["hP"].to_numpy(), g["hR"].to_numpy()
         row = dict(zip(by, key))
-        for m, (lo, hi) in group_bootstrap(g["correct"].cast(pl.Float64).to_numpy(), hp, hr, config).items():
+        for m, (lo, hi) in _group_bootstrap(g["correct"].cast(pl.Float64).to_numpy(), hp, hr, config, memo).items():
             row[f"{m}_ci_low"], row[f"{m}_ci_high"] = lo, hi
         rows.append(row)
     return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+
+
+def _group_bootstrap(correct: np.ndarray, hp: np.ndarray, hr: np.ndarray, config: BootstrapConfig,
+                     memo) -> dict[str, tuple[float | None, float | None]]:
+    """:func:`group_bootstrap`, read from ``memo`` when an earlier call resampled the same values."""
+    if memo is None:
+        return group_bootstrap(correct, hp, hr, config)
+    values = np.column_stack([np.asarray(x, np.float64) for x in (correct, hp, hr)])
+    h = hashlib.sha256(json.dumps(["group_bootstrap", list(values.shape), config.as_dict()]).encode())
+    h.update(np.ascontiguousarray(values).tobytes())
+    key = h.hexdigest()
+    kept = memo.get(key)
+    if kept is not None:
+        return {m: tuple(v) for m, v in json.loads(kept).items()}
+    out = group_bootstrap(correct, hp, hr, config)
+    memo.put(key, json.dumps(out))
+    return out
+

@@ -47,6 +47,9 @@ percentile intervals; paired tests of systems after Dror et al. 2018).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -297,10 +300,14 @@ def paired_difference(a, b, statistic, *, n_resamples: int = 9999, level: float 
 
 
 def paired_differences(a, b, statistics: dict, *, n_resamples: int = 9999, level: float = 0.95,
-                       seed: int = 0) -> dict[str, PairedDifference]:
+                       seed=0, memo=None) -> dict[str, PairedDifference]:
     """Several statistics of the same items, each with its own bootstrap resamples and swap
     patterns drawn over the distinct values of its own columns (fewer than of all columns
     together), one after the other from one seeded generator.
+
+    The results are a function of the values, the statistics, ``n_resamples``, ``level`` and
+    ``seed`` alone: with a ``memo`` they are kept under the SHA-256 of those, and a call on
+    the same values (the same two systems scored again) reads them instead of resampling.
 
     Parameters
     ----------
@@ -309,8 +316,13 @@ def paired_differences(a, b, statistics: dict, *, n_resamples: int = 9999, level
     statistics : dict
         ``name → (columns, statistic)``: the column positions the statistic sums, and the
         statistic as for :func:`paired_difference`.
-    n_resamples, level, seed
+    n_resamples, level
         As for :func:`paired_difference`.
+    seed : int or numpy.random.SeedSequence
+        Seed of :func:`numpy.random.default_rng`.
+    memo : ContentMemo, optional
+        A memo of results by the digest of their inputs
+        (:meth:`taxoforge.files.memo.ContentMemo.get`).
 
     Returns
     -------
@@ -321,6 +333,32 @@ def paired_differences(a, b, statistics: dict, *, n_resamples: int = 9999, level
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 2:
         raise ValueError(f"a has shape {a.shape}, b {b.shape}; they must be equal and 2-D (items, columns)")
+    if memo is None or seed is None:  # no seed: no two calls draw alike
+        return _paired_differences(a, b, statistics, n_resamples, level, seed)
+    key = _inputs_digest(a, b, statistics, n_resamples, level, seed)
+    kept = memo.get(key)
+    if kept is not None:
+        return {k: PairedDifference(**v) for k, v in json.loads(kept).items()}
+    out = _paired_differences(a, b, statistics, n_resamples, level, seed)
+    memo.put(key, json.dumps({k: dataclasses.asdict(v) for k, v in out.items()}))
+    return out
+
+
+def _inputs_digest(a: np.ndarray, b: np.ndarray, statistics: dict, n_resamples: int, level: float, seed) -> str:
+    """SHA-256 of everything :func:`paired_differences` computes from."""
+    if isinstance(seed, np.random.SeedSequence):
+        seed = [np.asarray(seed.entropy).tolist(), list(seed.spawn_key), seed.pool_size]
+    else:
+        seed = int(seed)
+    spec = {k: [list(map(int, c)), f"{f.__module__}.{f.__qualname__}"] for k, (c, f) in statistics.items()}
+    h = hashlib.sha256(json.dumps([list(a.shape), spec, int(n_resamples), float(level), seed]).encode())
+    h.update(np.ascontiguousarray(a).tobytes())
+    h.update(np.ascontiguousarray(b).tobytes())
+    return h.hexdigest()
+
+
+def _paired_differences(a: np.ndarray, b: np.ndarray, statistics: dict, n_resamples: int, level: float,
+                        seed) -> dict[str, PairedDifference]:
     n, m = a.shape
     sa, sb = a.sum(axis=0), b.sum(axis=0)
     stats = {k: (list(c), f) for k, (c, f) in statistics.items()}

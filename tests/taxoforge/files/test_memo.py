@@ -26,6 +26,14 @@ def test_what_one_call_stores_the_next_reads(tmp_path):
     assert sorted(again.load().rows()) == [("a", 0), ("b", 1), ("x", 7)]
 
 
+def test_a_table_that_is_one_result_is_replaced_not_merged(tmp_path):
+    memo = ContentMemo("whole", {"file": "f"}, ["text"], cache_dir=tmp_path, merge=False)
+    assert memo.save(_rows(["a", "b"]))
+    later = ContentMemo("whole", {"file": "f"}, ["text"], cache_dir=tmp_path, merge=False)
+    assert later.save(_rows(["c"], base=5))
+    assert ContentMemo("whole", {"file": "f"}, ["text"], cache_dir=tmp_path).load().rows() == [("c", 5)]
+
+
 def test_another_key_reads_another_table(tmp_path):
     ContentMemo("demo", {"tree": "abc"}, ["text"], cache_dir=tmp_path).save(_rows(["a"]))
     other = ContentMemo("demo", {"tree": "abd"}, ["text"], cache_dir=tmp_path)

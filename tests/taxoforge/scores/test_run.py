@@ -579,11 +579,16 @@ def test_a_second_call_reads_what_the_first_mapped_and_measured(inat_like, tmp_p
     rows = read_outputs(src)
     first = score_frame(rows, folder, meteor=False)
     memos = sorted(p.name.split("-")[0] + "-" + p.name.split("-")[1] for p in (tmp_path / "cache" / "memo").iterdir())
-    assert memos == ["mapping-decisions", "parsed-answers", "text-measures"]
-    with monkeypatch.context() as m:  # nothing mapped or measured again
+    assert memos == ["mapping-decisions", "naming-decisions", "normal-forms", "parsed-answers",
+                     "resampled-statistics", "text-measures"]
+    with monkeypatch.context() as m:  # nothing mapped, measured or resampled again
         m.setattr(TaxonomyIndex, "_map_unique", None)
+        m.setattr(TaxonomyIndex, "read", None)
+        m.setattr("taxoforge.scores.mapping.taxonomy_index.joined_normal_form", None)
         m.setattr("taxoforge.scores.measures.text._pair_scores", None)
         m.setattr("taxoforge.scores.steps.parse_answer", None)
+        m.setattr("taxoforge.scores.statistics.confidence.group_bootstrap", None)
+        m.setattr("taxoforge.scores.statistics.paired._paired_differences", None)
         again = score_frame(rows, folder, meteor=False)
     assert again.samples.equals(first.samples) and again.leaderboard.equals(first.leaderboard)
     # another tree (one name more): a memo of its own, computed

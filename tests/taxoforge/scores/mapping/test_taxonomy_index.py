@@ -77,3 +77,21 @@ def test_decisions_read_from_the_memo_are_those_mapped(tmp_path):
         assert r.stage.tolist() == plain.stage.tolist()
         assert r.score.tolist() == plain.score.tolist() and r.tied.tolist() == plain.tied.tolist()
         assert r.stats["ties"] == plain.stats["ties"]
+
+
+def test_whether_a_text_names_anything_is_kept_by_its_memo(tmp_path):
+    from taxoforge.files.memo import ContentMemo
+    from tests.taxoforge.scores.conftest import tree_tables
+
+    rows = [("r", None, "thing"), ("reptile", "r", "reptile"), ("komodo", "reptile", "Komodo dragon"),
+            ("device", "r", "device"), ("display", "device", "monitor")]
+    index = TaxonomyIndex(Taxonomy.of(tree_tables(rows)))
+    texts = ["a monitor", "nothing at all", "Komodo dragon", "a monitor", "", "some reptile"]
+    plain = index.names_anything(texts)
+    assert plain.tolist() == [True, False, True, True, False, True]
+    memo = ContentMemo("naming-decisions", {"test": 1}, ["text"], cache_dir=tmp_path)
+    assert index.names_anything(texts, memo=memo).tolist() == plain.tolist()
+    index.read = None  # a second call reads nothing: every answer comes from the memo
+    again = ContentMemo("naming-decisions", {"test": 1}, ["text"], cache_dir=tmp_path)
+    assert index.names_anything(texts, memo=again).tolist() == plain.tolist()
+    assert index.names_anything([], memo=again).tolist() == []

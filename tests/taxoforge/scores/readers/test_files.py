@@ -218,3 +218,43 @@ def test_a_ranked_top_k_is_read_as_a_list_and_its_first_is_the_answer(tmp_path):
                                             columns={"id": "image", "label": "top2"}))
     with pytest.raises(InvalidParameterError, match="'ranked' parameter"):
         ReadOptions(ranked="top1,top2")
+
+
+def _answers_file(path, n, word="oak"):
+    with path.open("w") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"id": str(i), "output": f"A: {word} {i}", "label": "Quercus", "model": "m"}) + "\n")
+    return path
+
+
+def test_a_large_file_is_read_once_per_content(tmp_path, monkeypatch):
+    import taxoforge.scores.readers.files as files
+
+    monkeypatch.setenv("TAXOFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(files, "READ_MEMO_MIN_BYTES", 1024)
+    p = _answers_file(tmp_path / "run.jsonl", 200)
+    first = read_outputs(p)
+    calls = []
+    real = files._read_outputs
+    monkeypatch.setattr(files, "_read_outputs", lambda *a: calls.append(a) or real(*a))
+    again = read_outputs(p)
+    assert calls == [] and again.equals(first) and again.schema == first.schema  # the memo's table, not a parse
+    assert read_outputs(p, defaults={"dataset": "d"})["dataset"].unique().to_list() == ["d"]  # other options: read
+    assert len(calls) == 1
+    _answers_file(p, 200, word="elm")  # the same path, other bytes: read again, never the old table
+    changed = read_outputs(p)
+    assert len(calls) == 2 and changed["output"][0] == "A: elm 0"
+    assert read_outputs(p).equals(changed) and len(calls) == 2
+
+
+def test_a_file_that_cannot_be_read_is_never_kept(tmp_path, monkeypatch):
+    import taxoforge.scores.readers.files as files
+
+    monkeypatch.setenv("TAXOFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(files, "READ_MEMO_MIN_BYTES", 1024)
+    p = _answers_file(tmp_path / "run.jsonl", 200)
+    with p.open("a") as fh:
+        fh.write("{not json\n")
+    for _ in range(2):
+        with pytest.raises(OutputFileError, match=r"run\.jsonl:201"):
+            read_outputs(p)

@@ -105,3 +105,21 @@ def test_resampling_distinct_rows_by_multinomial_draws_gives_the_same_distributi
     assert abs(by_counts.mean() - x.mean()) < 1e-3 and abs(by_rows.mean() - x.mean()) < 1e-3
     assert by_counts.std() == pytest.approx(by_rows.std(), rel=0.06)
     assert by_counts.std() == pytest.approx(x.std() / np.sqrt(len(x)), rel=0.06)
+
+
+def test_a_memo_gives_back_each_groups_intervals(tmp_path, monkeypatch):
+    from taxoforge.files.memo import ContentMemo
+    import taxoforge.scores.statistics.confidence as confidence
+
+    rng = np.random.default_rng(5)
+    samples = pl.DataFrame({"model": ["a"] * 50 + ["b"] * 40, "correct": rng.random(90) < 0.6,
+                            "hP": rng.choice([0.25, 0.5, 1.0], 90), "hR": rng.choice([0.2, 0.6, 1.0], 90)})
+    config = BootstrapConfig(n_resamples=500, seed=2)
+    plain = group_intervals(samples, ["model"], config)
+    memo = ContentMemo("resampled-statistics", {"test": 1}, ["key"], cache_dir=tmp_path)
+    assert group_intervals(samples, ["model"], config, memo=memo).equals(plain)
+    monkeypatch.setattr(confidence, "group_bootstrap", lambda *x: pytest.fail("resampled again"))
+    later = ContentMemo("resampled-statistics", {"test": 1}, ["key"], cache_dir=tmp_path)
+    assert group_intervals(samples, ["model"], config, memo=later).equals(plain)
+    with pytest.raises(pytest.fail.Exception, match="resampled again"):  # another seed: resampled
+        group_intervals(samples, ["model"], BootstrapConfig(n_resamples=500, seed=3), memo=later)

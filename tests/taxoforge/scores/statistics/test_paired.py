@@ -158,3 +158,26 @@ def test_holm_by_hand():
     assert holm([0.01, 0.04, 0.03, float("nan")]).tolist()[:3] == pytest.approx([0.03, 0.06, 0.06])
     assert np.isnan(holm([0.01, float("nan")])[1])
     assert holm([0.5, 0.9]).tolist() == [1.0, 1.0]
+
+
+def test_a_memo_gives_back_what_resampling_gave(tmp_path, monkeypatch):
+    from taxoforge.files.memo import ContentMemo
+    import taxoforge.scores.statistics.paired as paired
+
+    rng = np.random.default_rng(3)
+    a = rng.choice([0.0, 0.5, 1.0], size=(300, 2))
+    b = rng.choice([0.0, 0.5, 1.0], size=(300, 2))
+    stats = {"hF": ([0, 1], hf_of_sums)}
+    memo = ContentMemo("resampled-statistics", {"test": 1}, ["key"], cache_dir=tmp_path)
+    seed = np.random.SeedSequence([0, 7, 9])
+    plain = paired_differences(a, b, stats, n_resamples=999, seed=seed)
+    assert paired_differences(a, b, stats, n_resamples=999, seed=seed, memo=memo) == plain
+    monkeypatch.setattr(paired, "_paired_differences", lambda *x: pytest.fail("resampled again"))
+    later = ContentMemo("resampled-statistics", {"test": 1}, ["key"], cache_dir=tmp_path)  # another call
+    assert paired_differences(a, b, stats, n_resamples=999, seed=seed, memo=later) == plain
+    for changed in ({"seed": np.random.SeedSequence([0, 7, 8])}, {"n_resamples": 998}, {"level": 0.9}):
+        with pytest.raises(pytest.fail.Exception, match="resampled again"):
+            paired_differences(a, b, stats, **{"n_resamples": 999, "seed": seed, **changed}, memo=later)
+    b[0, 0] = 1.0 - b[0, 0]
+    with pytest.raises(pytest.fail.Exception, match="resampled again"):  # other values: never the old result
+        paired_differences(a, b, stats, n_resamples=999, seed=seed, memo=later)
