@@ -20,10 +20,14 @@ run key).
 WordNet → ImageNet-1k and their snapshots; the iNaturalist tree and its snapshot — found from
 the asset graph (:func:`independent_parts`). On a machine with two cores or more each part is
 materialised by its own run of ``embedded_default`` (the job, subset to the part's assets and
-their checks), one in this process and the others in processes of their own, at the same time;
-the summary merges them; this process, its part done first, makes sure METEOR's synonym table
-is there for the example's scoring meanwhile (:func:`prepare_meteor_table`: ``make demo`` built
-it at install, and then it is only opened; run without ``make``, it is built here). One process per part, not one per step: Dagster's multiprocess
+their checks), one in this process and the others in processes of their own, at the same time —
+the others started first thing, so that their imports and definitions overlap this process's
+(:func:`start_other_parts`; each finds the same parts from the same graph); the summary merges
+them. This process, its part done first, makes sure METEOR's synonym table is there
+(:func:`prepare_meteor_table`: ``make demo`` built it at install, and then it is only opened;
+run without ``make``, it is built here) and, when its part published the snapshot the example is
+scored against (:data:`EXAMPLE_SNAPSHOT`), scores the example meanwhile, its lines printed
+after the summary as when it is scored last. One process per part, not one per step: Dagster's multiprocess
 executor starts a process for each of the job's 20 steps, each importing the code location
 again, which costs more than the overlap saves on two cores. ``TAXOFORGE_DEMO_CONCURRENCY=1``
 runs the whole job as one in-process run.
@@ -117,13 +121,19 @@ def _materialise(defs, instance, keys: list[str] | None) -> dict:
     return {"success": result.success, "built": built, "checks": checks, "failures": failures}
 
 
-def _materialise_part(keys: list[str]) -> dict:
-    """In a process of its own: :func:`_materialise` of ``keys`` on the instance of
-    ``$DAGSTER_HOME``, with the code location this environment makes."""
+def _materialise_part(index: int, groups: int) -> dict:
+    """In a process of its own: :func:`_materialise` of part ``index`` of
+    :func:`independent_parts` ``(defs, groups)`` on the instance of ``$DAGSTER_HOME``, with the
+    code location this environment makes (the parts are found here as the first process finds
+    them: the same graph, the same parts). Nothing to build when there is no such part."""
     logging.getLogger("dagster").setLevel(logging.WARNING)
     from pipelines.definitions import build_definitions
 
-    return _materialise(build_definitions(), _instance(), keys)
+    defs = build_definitions()
+    parts = independent_parts(defs, groups)
+    if index >= len(parts):
+        return {"success": True, "built": [], "checks": [], "failures": []}
+    return _materialise(defs, _instance(), parts[index])
 
 
 def prepare_meteor_table(echo=print) -> bool:
@@ -146,52 +156,98 @@ def prepare_meteor_table(echo=print) -> bool:
     return True
 
 
-def materialise_embedded_default(defs, instance, concurrency: int) -> dict:
+def start_other_parts(concurrency: int) -> tuple[ProcessPoolExecutor | None, list]:
+    """Start materialising parts ``1 … concurrency-1`` of the embedded default, each in a
+    process of its own, at once — before this process has built its own definitions, so their
+    imports and definitions overlap this process's (module docstring). The pool (None for
+    ``concurrency`` 1) and one future per part."""
+    if concurrency < 2:
+        return None, []
+    pool = ProcessPoolExecutor(concurrency - 1, mp_context=multiprocessing.get_context("spawn"))
+    return pool, [pool.submit(_materialise_part, i, concurrency) for i in range(1, concurrency)]
+
+
+def materialise_embedded_default(defs, instance, concurrency: int, others: list | None = None,
+                                 meanwhile=None) -> tuple[dict, object]:
     """Materialise the embedded default: its independent parts at once, ``concurrency`` at a
-    time (module docstring), or the whole job in this process for 1. The merged summary."""
+    time (module docstring), or the whole job in this process for 1. ``others``: the futures
+    of :func:`start_other_parts` (started here when not given). ``meanwhile``: called with this
+    process's summary when its part is done while others still build (its result returned
+    beside the merged summary; None when not called)."""
     parts = independent_parts(defs, concurrency) if concurrency > 1 else []
     if len(parts) < 2:
-        return _materialise(defs, instance, None)
-    with ProcessPoolExecutor(len(parts) - 1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        others = [pool.submit(_materialise_part, keys) for keys in parts[1:]]
+        return _materialise(defs, instance, None), None
+    pool = None
+    if others is None:
+        pool, others = start_other_parts(concurrency)
+    try:
         summaries = [_materialise(defs, instance, parts[0])]
+        early = None
         if not all(f.done() for f in others):
             prepare_meteor_table()
+            early = meanwhile(summaries[0]) if meanwhile is not None else None
         for keys, future in zip(parts[1:], others):
             try:
                 summaries.append(future.result())
             except Exception as e:  # noqa: BLE001 - a part's process that died is reported as its failure
                 summaries.append({"success": False, "built": [], "checks": [],
                                   "failures": [(", ".join(keys), f"{type(e).__name__}: {e}")]})
-    return {"success": all(s["success"] for s in summaries), "built": [b for s in summaries for b in s["built"]],
-            "checks": [c for s in summaries for c in s["checks"]],
-            "failures": [f for s in summaries for f in s["failures"]]}
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return ({"success": all(s["success"] for s in summaries), "built": [b for s in summaries for b in s["built"]],
+             "checks": [c for s in summaries for c in s["checks"]],
+             "failures": [f for s in summaries for f in s["failures"]]}, early)
+
+
+def _dagster_home() -> Path:
+    """``$DAGSTER_HOME`` (set to ``.dagster_home/`` when unset, for the processes started
+    after), with its configuration: local SQLite storage, no telemetry."""
+    home = Path(os.environ.setdefault("DAGSTER_HOME", str(Path(".dagster_home").resolve())))
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        config.write_text("telemetry:\n  enabled: false\n")
+    return home
 
 
 def _instance():
     import dagster as dg
 
-    home = Path(os.environ.setdefault("DAGSTER_HOME", str(Path(".dagster_home").resolve())))
-    home.mkdir(parents=True, exist_ok=True)
-    config = home / "dagster.yaml"
-    if not config.exists():  # local SQLite storage in DAGSTER_HOME, no telemetry
-        config.write_text("telemetry:\n  enabled: false\n")
+    _dagster_home()
     return dg.DagsterInstance.get()
+
+
+#: The asset the example is scored against: once this process has built it, the example is
+#: scored while the other parts still build.
+EXAMPLE_SNAPSHOT = "imagenet1k_snapshot"
 
 
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TAXOFORGE_OFFLINE", "1")
     t0 = time.perf_counter()
-    instance = _instance()
-    logging.getLogger("dagster").setLevel(logging.WARNING)
-    from pipelines.definitions import build_definitions
-    from pipelines.resources import default_data_dir
-
-    defs = build_definitions()
+    _dagster_home()
     concurrency = demo_concurrency()
-    print("taxoforge demo: materialising the embedded default (offline"
-          + (f", its independent parts {concurrency} at a time" if concurrency > 1 else "") + ") …", flush=True)
-    result = materialise_embedded_default(defs, instance, concurrency)
+    pool, others = start_other_parts(concurrency)
+    try:
+        instance = _instance()
+        logging.getLogger("dagster").setLevel(logging.WARNING)
+        from pipelines.definitions import build_definitions
+        from pipelines.resources import default_data_dir
+
+        defs = build_definitions()
+        print("taxoforge demo: materialising the embedded default (offline"
+              + (f", its independent parts {concurrency} at a time" if concurrency > 1 else "") + ") …", flush=True)
+        scoring_lines: list[str] = []
+
+        def score_meanwhile(summary: dict) -> bool | None:  # its lines are printed after the summary, as before
+            built = {key for key, _ in summary["built"]}
+            return score_example(defs, instance, echo=scoring_lines.append) if EXAMPLE_SNAPSHOT in built else None
+
+        result, scored = materialise_embedded_default(defs, instance, concurrency, others, meanwhile=score_meanwhile)
+    finally:
+        if pool is not None:
+            pool.shutdown()
     elapsed = time.perf_counter() - t0
     rows = result["built"]
     width = max((len(r[0]) for r in rows), default=10)
@@ -207,7 +263,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Asset checks: {len(checks) - len(failed) - len(warned)} passed, {len(warned)} warnings, {len(failed)} failed"
           + "".join(f"\n  FAILED  {key}:{name}" for key, name, *_ in failed)
           + "".join(f"\n  warning {key}:{name}: {why}" for key, name, _, _, why in warned))
-    scored = score_example(defs, instance)
+    if scored is None:
+        scored = score_example(defs, instance)
+    for line in scoring_lines:
+        print(line)
     print("\nLineage in the Dagster UI: `make dev`, then open http://127.0.0.1:3000 "
           f"(runs are stored in DAGSTER_HOME={os.environ['DAGSTER_HOME']}).")
     ok = result["success"] and not failed and scored

@@ -76,14 +76,16 @@ def _entries(names: pl.DataFrame, labels: pl.Series, rank_col: pl.Series, size: 
                                      + pl.col("_kr").clip(0, 15)) * (1 << 40)
                                     + ((1 << 31) - pl.col("_size").clip(0, (1 << 31) - 1)) * 512 + pl.col("_len"))
                                    .alias("_score"))
-    best = allrows.sort("_score", maintain_order=True).filter(pl.struct("_o", "key").is_first_distinct())
+    # sorted by key, then the order of equal keys; of a node's entries with one key the first (the
+    # best score, the earliest of equal ones: a stable sort) is kept
+    best = allrows.sort("key", "_score", "_o", maintain_order=True).filter(pl.struct("_o", "key").is_first_distinct())
     lab = pl.Series("_label", labels, dtype=pl.String)
     rk = pl.Series("_rank", rank_col, dtype=pl.Int64)
     ctx = pl.Series("_ctx", context, dtype=pl.Int64)
     return best.with_columns(pl.col("_o").map_batches(lambda s: lab.gather(s), return_dtype=pl.String).alias("_label"),
                              pl.col("_o").map_batches(lambda s: rk.gather(s), return_dtype=pl.Int64).alias("rank"),
                              pl.col("_o").map_batches(lambda s: ctx.gather(s), return_dtype=pl.Int64).alias("_ctx"),
-                             pl.col("key").str.len_chars().alias("_kl")).sort("key", "_score", "_o")
+                             pl.col("key").str.len_chars().alias("_kl"))
 
 
 def _files(df: pl.DataFrame, file_col: str) -> dict[int, str]:
@@ -144,10 +146,10 @@ def name_files(names: pl.DataFrame, labels: pl.Series, rank_col: pl.Series, size
         pending = pending.filter(is_split)
         if not pending.height:
             break
-        # the best entries of each split prefix, exact key first: one numeric sort, then each prefix's first rows
+        # the best entries of each split prefix, exact key first: one number ranked within each prefix
+        # (pending is in entry order, so the ordinal rank breaks ties by entry, as a sort by both would)
         rank = (pl.col("key") != pl.col("_p")).cast(pl.Int64) * (1 << 50) + pl.col("_score")
-        tops.append(pending.with_columns(rank.alias("_r")).sort("_r", "_e").group_by("_p").head(TOP_NAMES)
-                    .select("_e", "_p"))
+        tops.append(pending.filter(rank.rank("ordinal").over("_p") <= TOP_NAMES).select("_e", "_p"))
         pending = pending.drop("_p")
     entries = entries.join(pl.concat(assigned), on="_e", how="left", maintain_order="left")
     runs = entries.select(pl.col("_b").rle()).unnest("_b")["value"].to_list()  # each bucket is one run of keys

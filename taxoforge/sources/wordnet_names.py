@@ -100,9 +100,12 @@ def wordnet_english_names(tree: TreeTables, nouns: WordNetNouns | None = None) -
                         f"got {type(nouns).__name__}")
     by_offset = nouns.by_offset()
     ranks = sorted(set(RANK_OF_WORDNET.values()) | {"species"})
-    # the nodes whose (label, rank) is theirs alone: a homonym names nothing
-    single = (tree.nodes.filter(pl.col("rank").is_in(ranks)).group_by("label", "rank")
-              .agg(pl.col("node_id").first(), pl.len().alias("_n")).filter(pl.col("_n") == 1))
+    # the nodes whose (label, rank) is theirs alone: a homonym names nothing. Only the labels a lemma
+    # can name are looked up (a binomial, a Latin name with or without its rank word), so only
+    # those are kept: of a tree of a million species, a few thousand
+    named = {b for s in nouns.synsets for x in s.lemma_names for b in (x, _binomial(x), x.split("_", 1)[-1]) if b}
+    single = (tree.nodes.filter(pl.col("rank").is_in(ranks) & pl.col("label").is_in(pl.Series(list(named)).implode()))
+              .group_by("label", "rank").agg(pl.col("node_id").first(), pl.len().alias("_n")).filter(pl.col("_n") == 1))
     by_label_rank = {(label, rank): nid for label, rank, nid in single.select("label", "rank", "node_id").iter_rows()}
 
     def unique(label: str, rank: str) -> str | None:

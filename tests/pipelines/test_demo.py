@@ -130,3 +130,12 @@ def test_meteor_table_without_wordnet_is_reported_not_raised(monkeypatch):
     said = []
     assert not prepare_meteor_table(echo=said.append)
     assert said == ["METEOR's synonym table not prepared: WordNetUnavailable: WordNet 3.0 is not installed"]
+
+
+def test_other_parts_start_only_with_concurrency_and_a_part_past_the_last_builds_nothing(monkeypatch, tmp_path):
+    from pipelines.demo import _materialise_part, start_other_parts
+
+    assert start_other_parts(1) == (None, [])
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    assert _materialise_part(5, 2) == {"success": True, "built": [], "checks": [], "failures": []}
+    assert not any(tmp_path.iterdir())  # found no part 5 of 2, so opened no instance
