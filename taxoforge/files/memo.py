@@ -100,6 +100,7 @@ class ContentMemo:
         self.max_bytes = MEMO_MAX_BYTES
         self._trust = TrustedDigests("memo")
         self._known = None
+        self._pending: dict[str, str] = {}
 
     def sibling(self, kind: str, key_columns) -> ContentMemo:
         """A memo of another computation over the same inputs: the same key, its own table.
@@ -220,19 +221,27 @@ class ContentMemo:
         -------
         str or None
         """
+        if key in self._pending:
+            return self._pending[key]
         known = self.load()
         if known is None or "key" not in known.columns or "value" not in known.columns:
             return None
         hit = known.filter(known["key"] == key)
         return hit["value"][0] if hit.height else None
 
-    def put(self, key: str, value: str) -> bool:
-        """Store ``value`` under ``key`` (:meth:`get`).
+    def put(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key`` (:meth:`get` finds it at once); :meth:`flush` writes
+        what was put, in one write of the table.
 
         Parameters
         ----------
         key : str
         value : str
+        """
+        self._pending[key] = value
+
+    def flush(self) -> bool:
+        """Write the values :meth:`put` since the last flush.
 
         Returns
         -------
@@ -241,5 +250,10 @@ class ContentMemo:
         """
         import polars as pl
 
-        return self.save(pl.DataFrame({"key": [key], "value": [value]}, schema={"key": pl.String, "value": pl.String}))
+        if not self._pending:
+            return False
+        new = pl.DataFrame({"key": list(self._pending), "value": list(self._pending.values())},
+                           schema={"key": pl.String, "value": pl.String})
+        self._pending = {}
+        return self.save(new)
 

@@ -131,7 +131,8 @@ def parsed_from_memo(memo: ContentMemo, keys: list[tuple]) -> dict:
     -------
     dict
     """
-    found = memo.lookup(pl.DataFrame(keys, schema=_PARSE_KEYS, orient="row")) if keys else None
+    columns = zip(*keys) if keys else ()
+    found = memo.lookup(pl.DataFrame(dict(zip(_PARSE_KEYS, columns)), schema=_PARSE_KEYS)) if keys else None
     if found is None:
         return {}
     out = {}

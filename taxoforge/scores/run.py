@@ -435,8 +435,10 @@ def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = Non
         by_rank = tax if breakdowns and samples.height else None  # the tree whose ranks the breakdowns read
         tabs = _breakdown_tables(samples, by_rank, label_nodes) if by_rank is not None else {}
     with t.phase("leaderboard"):
+        resampled = resampling_memo()
         board = leaderboard(samples, GROUP_KEYS, ci=ci, tree=by_rank, breakdowns=tabs,  # its columns reuse the tables
-                            rank_by=o.rank_by, memo=resampling_memo())
+                            rank_by=o.rank_by, memo=resampled)
+        resampled.flush()
         board = with_harness_agreement(board, samples, GROUP_KEYS)
 
     info = {

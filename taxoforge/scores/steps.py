@@ -111,12 +111,11 @@ def parse_rows(rows: list[dict], memo=None) -> tuple[list[dict], list[dict]]:
     """
     keep, bad = [], []
     parsed: dict[tuple, ParsedAnswer | UnparseableAnswer] = {}  # identical answers to the same question: parsed once
+    keys = [(r["output"], r.get("question"), r.get("options")) for r in rows]
     if memo is not None:
-        parsed = parsed_from_memo(memo, list(dict.fromkeys((r["output"], r.get("question"), r.get("options"))
-                                                           for r in rows)))
+        parsed = parsed_from_memo(memo, list(dict.fromkeys(keys)))
     new: dict = {}
-    for r in rows:
-        key = (r["output"], r.get("question"), r.get("options"))
+    for r, key in zip(rows, keys):
         pa = parsed.get(key)
         if pa is None:
             opts = json.loads(r["options"]) if r.get("options") else None

@@ -85,6 +85,24 @@ def test_a_poisoned_memo_of_mapping_decisions_is_not_believed(tmp_path, monkeypa
     assert pl.read_parquet(memo)["node"].to_list() == table["node"].to_list()  # written anew by this user's run
 
 
+def test_a_poisoned_memo_of_a_read_file_is_not_believed(tmp_path, monkeypatch):
+    """A large answer file is kept as its table in the cache folder: a table swapped there
+    (other labels, the digest of the file's bytes kept) is read again from the file, and a
+    trusted table of the file's older bytes is never given for its new ones."""
+    import taxoforge.scores.readers.files as files
+
+    monkeypatch.setenv("TAXOFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(files, "READ_MEMO_MIN_BYTES", 64)
+    src = _answers(tmp_path / "a.jsonl")
+    first = files.read_outputs(src)
+    [memo] = (tmp_path / "cache" / "memo").glob("read-table-*.parquet")
+    table = pl.read_parquet(memo)
+    table.with_columns(pl.col("label").reverse()).write_parquet(memo)  # valid Parquet, the labels swapped
+    assert files.read_outputs(src).equals(first)
+    src.write_text(src.read_text().replace("a wolf", "a dog"))  # the same path, other bytes
+    assert files.read_outputs(src)["output"].to_list() == ["a house cat", "a dog"]
+
+
 def test_an_index_this_user_never_recorded_is_rebuilt_and_compared_before_use(tmp_path):
     from taxoforge.files.trusted import trusted_dir
 

@@ -312,7 +312,8 @@ def group_intervals(samples: pl.DataFrame, by, config: BootstrapConfig, memo=Non
     memo : ContentMemo, optional
         Earlier calls' intervals by the SHA-256 of a group's values and ``config``
         (:meth:`taxoforge.files.memo.ContentMemo.get`): a group whose values are those of an
-        earlier call (the same answers scored again) is not resampled again.
+        earlier call (the same answers scored again) is not resampled again; what is
+        computed is put in it, and written when the caller flushes it.
 
     Returns
     -------

@@ -322,7 +322,8 @@ def paired_differences(a, b, statistics: dict, *, n_resamples: int = 9999, level
         Seed of :func:`numpy.random.default_rng`.
     memo : ContentMemo, optional
         A memo of results by the digest of their inputs
-        (:meth:`taxoforge.files.memo.ContentMemo.get`).
+        (:meth:`taxoforge.files.memo.ContentMemo.get`): what is computed is put in it, and
+        written when the caller flushes it.
 
     Returns
     -------

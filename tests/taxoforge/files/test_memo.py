@@ -34,6 +34,17 @@ def test_a_table_that_is_one_result_is_replaced_not_merged(tmp_path):
     assert ContentMemo("whole", {"file": "f"}, ["text"], cache_dir=tmp_path).load().rows() == [("c", 5)]
 
 
+def test_values_put_are_found_at_once_and_written_in_one_flush(tmp_path):
+    memo = ContentMemo("values", {"k": 1}, ["key"], cache_dir=tmp_path)
+    assert memo.get("a") is None and not memo.flush()
+    memo.put("a", "1")
+    memo.put("b", "2")
+    assert memo.get("a") == "1" and not memo.path.exists()
+    assert memo.flush() and not memo.flush()
+    later = ContentMemo("values", {"k": 1}, ["key"], cache_dir=tmp_path)
+    assert (later.get("a"), later.get("b"), later.get("c")) == ("1", "2", None)
+
+
 def test_another_key_reads_another_table(tmp_path):
     ContentMemo("demo", {"tree": "abc"}, ["text"], cache_dir=tmp_path).save(_rows(["a"]))
     other = ContentMemo("demo", {"tree": "abd"}, ["text"], cache_dir=tmp_path)

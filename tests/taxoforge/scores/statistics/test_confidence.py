@@ -118,6 +118,7 @@ def test_a_memo_gives_back_each_groups_intervals(tmp_path, monkeypatch):
     plain = group_intervals(samples, ["model"], config)
     memo = ContentMemo("resampled-statistics", {"test": 1}, ["key"], cache_dir=tmp_path)
     assert group_intervals(samples, ["model"], config, memo=memo).equals(plain)
+    assert memo.flush()
     monkeypatch.setattr(confidence, "group_bootstrap", lambda *x: pytest.fail("resampled again"))
     later = ContentMemo("resampled-statistics", {"test": 1}, ["key"], cache_dir=tmp_path)
     assert group_intervals(samples, ["model"], config, memo=later).equals(plain)

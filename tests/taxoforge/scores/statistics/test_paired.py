@@ -172,6 +172,7 @@ def test_a_memo_gives_back_what_resampling_gave(tmp_path, monkeypatch):
     seed = np.random.SeedSequence([0, 7, 9])
     plain = paired_differences(a, b, stats, n_resamples=999, seed=seed)
     assert paired_differences(a, b, stats, n_resamples=999, seed=seed, memo=memo) == plain
+    assert memo.flush()
     monkeypatch.setattr(paired, "_paired_differences", lambda *x: pytest.fail("resampled again"))
     later = ContentMemo("resampled-statistics", {"test": 1}, ["key"], cache_dir=tmp_path)  # another call
     assert paired_differences(a, b, stats, n_resamples=999, seed=seed, memo=later) == plain
