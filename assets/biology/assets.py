@@ -32,7 +32,7 @@ from taxoforge.sources.inaturalist import inat_parquet_path, inat_tree
 from taxoforge.sources.wordnet_data import WordNetUnavailable
 from taxoforge.sources.wordnet_names import with_wordnet_names
 from taxoforge.versions import package_version
-from taxoforge.sources.ranked import rank_counts, ranked_tree_facts
+from taxoforge.sources.ranked import rank_counts, species_facts
 from taxoforge.trees.tables import TreeTables
 
 GROUP = "biology"
@@ -55,8 +55,9 @@ INAT21_VAL_URL = "https://ml-inat-competition-datasets.s3.amazonaws.com/2021/val
 def biology_tree_metadata(tree: TreeTables, seconds: float | None = None) -> dict:
     """The shared tree metadata plus taxa per rank and the species/genus facts."""
     md = tree_metadata(tree)
-    ranks = pl.DataFrame({"rank": list(rank_counts(tree.nodes)), "taxa": list(rank_counts(tree.nodes).values())})
-    c = ranked_tree_facts(tree.nodes)
+    counts = rank_counts(tree.nodes)
+    ranks = pl.DataFrame({"rank": list(counts), "taxa": list(counts.values())})
+    c = species_facts(tree.nodes)  # the structure (roots, orphans) is the tree checks' to report
     md.update({
         "taxa_per_rank": table_metadata(ranks.cast({"taxa": pl.Int64}), max_rows=60),
         "species": dg.MetadataValue.int(int(c["species"])),
@@ -242,7 +243,7 @@ def species_under_genus_check(asset_key: str) -> dg.AssetChecksDefinition:
                     description=f"At most {threshold} species-rank nodes not directly under a genus-rank node "
                                 f"(severity WARN past it). {why}".strip())
     def _check(tree: TreeTables) -> dg.AssetCheckResult:
-        c = ranked_tree_facts(tree.nodes)
+        c = species_facts(tree.nodes)
         n = int(c["species_not_under_genus"])
         return dg.AssetCheckResult(
             passed=n <= threshold, severity=dg.AssetCheckSeverity.WARN,

@@ -22,7 +22,7 @@ from taxoforge.trees import integrity
 from taxoforge.trees.build import build_tree
 from taxoforge.trees.tables import REPORT_KINDS, REPORT_SCHEMA, TreeTables
 
-__all__ = ["ranked_tree_tables", "rank_counts", "report_frame", "ranked_tree_facts"]
+__all__ = ["ranked_tree_tables", "rank_counts", "report_frame", "ranked_tree_facts", "species_facts"]
 
 
 def report_frame(kind: str, child_ids: pl.Series | list, parent_ids: pl.Series | list | None = None,
@@ -122,12 +122,36 @@ def rank_counts(nodes: pl.DataFrame) -> dict[str, int]:
     return dict(zip(vc["rank"].to_list(), vc["len"].to_list()))
 
 
+def species_facts(nodes: pl.DataFrame) -> dict[str, object]:
+    """The species facts of a ranked tree: ``species`` (species-rank nodes),
+    ``species_not_under_genus`` (those whose parent is not at genus rank) and up to 5
+    ``species_examples`` of those, each with its parent.
+
+    Parameters
+    ----------
+    nodes : polars.DataFrame
+        The nodes table.
+
+    Returns
+    -------
+    dict[str, object]
+        The three facts.
+    """
+    par = nodes.select(pl.col("node_id").alias("parent_id"), pl.col("rank").alias("parent_rank"))
+    sp = nodes.filter(pl.col("rank") == "species").join(par, on="parent_id", how="left")
+    bad_sp = sp.filter(pl.col("parent_rank").fill_null("") != "genus")
+    return {"species": sp.height, "species_not_under_genus": bad_sp.height,
+            "species_examples": integrity.named_examples(nodes, bad_sp.sort("node_id")["node_id"], limit=5,
+                                                         with_parent=True)}
+
+
 def ranked_tree_facts(nodes: pl.DataFrame) -> dict[str, object]:
     """The structural facts the biology asset checks assert.
 
     Returns ``roots`` (count), ``orphans`` (nodes whose parent is not a node),
     ``species_not_under_genus`` (species-rank nodes whose parent is not at genus rank),
-    ``leaves``, ``max_depth`` and up to 5 examples of each failure.
+    ``leaves``, ``max_depth`` and up to 5 examples of each failure (:func:`species_facts`
+    for the species).
 
     Parameters
     ----------
@@ -140,17 +164,14 @@ def ranked_tree_facts(nodes: pl.DataFrame) -> dict[str, object]:
         The structural facts the biology asset checks assert.
     """
     structure = integrity.tree_integrity(nodes)  # roots and orphans: the shared tree checks
-    par = nodes.select(pl.col("node_id").alias("parent_id"), pl.col("rank").alias("parent_rank"))
-    sp = nodes.filter(pl.col("rank") == "species").join(par, on="parent_id", how="left")
-    bad_sp = sp.filter(pl.col("parent_rank").fill_null("") != "genus")
+    species = species_facts(nodes)
     return {
         "roots": structure.n_roots,
         "orphans": structure.n_orphans,
-        "species": sp.height,
-        "species_not_under_genus": bad_sp.height,
+        "species": species["species"],
+        "species_not_under_genus": species["species_not_under_genus"],
         "leaves": int(nodes["is_leaf"].sum()) if "is_leaf" in nodes.columns else None,
         "max_depth": int(nodes["depth"].max()) if nodes.height else 0,
         "orphan_examples": structure.orphans[:5],
-        "species_examples": integrity.named_examples(nodes, bad_sp.sort("node_id")["node_id"], limit=5,
-                                                     with_parent=True),
+        "species_examples": species["species_examples"],
     }

@@ -1,10 +1,10 @@
-"""ranked_tree_tables (the shared last step of the biology sources) and ranked_tree_facts."""
+"""ranked_tree_tables (the shared last step of the biology sources), ranked_tree_facts and species_facts."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from taxoforge.sources.ranked import rank_counts, ranked_tree_facts, ranked_tree_tables, report_frame
+from taxoforge.sources.ranked import rank_counts, ranked_tree_facts, ranked_tree_tables, report_frame, species_facts
 
 TAXA = pl.DataFrame({
     "node_id": ["k", "g", "s1", "s2", "s3", "loose"],
@@ -44,6 +44,8 @@ def test_ranked_tree_facts():
                                          "Esox stray (s3, species) under Animalia (kingdom)"]
     assert facts["leaves"] == 4 and facts["max_depth"] == 3
     assert rank_counts(t.nodes) == {"species": 4, "(none)": 1, "genus": 1, "kingdom": 1}
+    # the species facts alone (what the biology assets report), without the structure's
+    assert species_facts(t.nodes) == {k: facts[k] for k in ("species", "species_not_under_genus", "species_examples")}
 
 
 def test_report_rows_of_a_kind_outside_the_one_list_are_refused():
