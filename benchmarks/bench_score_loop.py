@@ -54,7 +54,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import REPO, checkout, measure_process, same_results, settle
+from benchmarks.harness import REPO, checkout, measure_process, same_results, settle, wait_for_figures
 from benchmarks.trees import inat_tree_of
 
 __all__ = ["run", "SIZES", "BASELINE_REF"]
@@ -68,7 +68,6 @@ TARGETS = {"default_s": 1.2, "default_over_bare": 1.3, "peak_rss_bytes": int(1.2
 TEMPLATES = ["{}", "A: {}", "The answer is {}.", "I think this is a {}", "{} (probably)"]
 TIMEOUT = 1800
 #: the longest wait for a background drawing of the figures
-FIGURES_TIMEOUT = 300
 SEED = 0
 
 
@@ -129,25 +128,6 @@ def _board(out: Path) -> list:
     return lb.select(keep).to_dicts()
 
 
-def _wait_for_figures(out: Path) -> dict:
-    """After a call that returned while its figures are drawn in the background: poll
-    ``run.json`` until ``figures.status`` leaves ``drawing`` (a call of code that draws in
-    the foreground, or writes no such entry, is done at once)."""
-    t0 = time.perf_counter()
-    while True:
-        try:
-            entry = json.loads((out / "run.json").read_text()).get("figures") or {}
-        except (OSError, ValueError):
-            entry = {}
-        if entry.get("status") != "drawing":
-            return {"status": entry.get("status"), "after_s": round(time.perf_counter() - t0, 3),
-                    "drawing_s": entry.get("seconds"), "files": len(entry.get("files") or []),
-                    **({"error": entry["error"]} if "error" in entry else {})}
-        if time.perf_counter() - t0 > FIGURES_TIMEOUT:
-            return {"status": "timeout", "after_s": round(time.perf_counter() - t0, 3)}
-        time.sleep(0.02)
-
-
 def _summary(recs: list[dict]) -> dict:
     ok = [r for r in recs if r.get("status") == "ok"]
     if not ok:
@@ -198,7 +178,7 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
             first = {k: _call(roots[k], _cli(roots[k], answers, trees[k], d / f"first-{k}", []), caches[k])
                      for k in roots}
             for k in roots:
-                _wait_for_figures(d / f"first-{k}")
+                wait_for_figures(d / f"first-{k}")
             recs: dict[str, list] = {m: [] for m in modes}
             figures: list[dict] = []
             for i in range(cfg["repeats"]):
@@ -206,7 +186,7 @@ def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:
                     print(f"[score-loop] {m} {i + 1} …", file=sys.stderr, flush=True)
                     recs[m].append(_call(roots[code], _cli(roots[code], answers, trees[code], d / f"out-{m}", extra),
                                          caches[code]))
-                    waited = _wait_for_figures(d / f"out-{m}")  # no drawing overlaps the next measured call
+                    waited = wait_for_figures(d / f"out-{m}")  # no drawing overlaps the next measured call
                     if m == "default":
                         figures.append(waited)
             helps = [_call(REPO, ["-m", "taxoforge.cli", "--help"], caches["current"]) for _ in range(3)]

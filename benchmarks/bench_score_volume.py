@@ -24,7 +24,9 @@ A preparing process writes the tree and the answers, and makes the tree's mappin
 stored tree) with one small ``taxoforge score`` call, so the measured call starts with the
 index in place. The measured call is ``python -m taxoforge.cli score ANSWERS TREE -o OUT``
 with default options, timed from outside with its own peak RSS (``VmHWM``); its
-``run.json`` gives the seconds of each stage. Reported: wall, CPU (user + system) seconds,
+``run.json`` gives the seconds of each stage. The figures a call draws in a process of its own
+are waited for before the next call (:func:`benchmarks.harness.wait_for_figures`), so no
+drawing overlaps a measured call; when they appeared is reported (``figures``). Reported: wall, CPU (user + system) seconds,
 peak, and answers/s per stage —
 parse, resolve (ground truths), map, measure (hierarchical and text measures, samples,
 breakdowns, leaderboard with intervals), write (tables and figures); then a second call on
@@ -55,7 +57,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.harness import REPO, checkout, measure_process, same_results, settle
+from benchmarks.harness import REPO, checkout, measure_process, same_results, settle, wait_for_figures
 from benchmarks.trees import inat_tree_of
 
 __all__ = ["run", "SIZES", "generate_answers", "BASELINE_REF", "MODELS"]
@@ -279,7 +281,11 @@ def _calls(code_root: Path, d: Path, tree: Path, out: Path, cache: Path, n: int 
     os.environ.update(_env(code_root, cache))
     os.chdir(code_root)
     try:  # _measure runs in this environment: the code under code_root, its own cache folder
-        return [measure_process(cmd, timeout=TIMEOUT) for _ in range(n)]
+        calls = []
+        for _ in range(n):
+            calls.append(measure_process(cmd, timeout=TIMEOUT))
+            calls[-1]["figures"] = wait_for_figures(out)  # no drawing overlaps the next measured call
+        return calls
     finally:
         os.chdir(cwd)
         os.environ.clear()
@@ -293,7 +299,7 @@ def _record(c: dict, n: int) -> dict:
             "answers_per_s": round(n / c["wall_s"]) if c.get("wall_s") else None,
             "scored": info.get("scored"), "bad_rows": info.get("bad_rows"),
             "stage_counts": info.get("stage_counts"), "seconds": info.get("seconds"),
-            "stages": _stages(info.get("seconds"), n), "error": c.get("error")}
+            "stages": _stages(info.get("seconds"), n), "figures": c.get("figures"), "error": c.get("error")}
 
 
 def run(size: str = "small", baseline_ref: str | None = BASELINE_REF) -> dict:

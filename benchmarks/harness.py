@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["REPO", "measure", "measure_process", "ratio", "loglog_slope", "machine_info", "checkout", "settle",
-           "same_results"]
+           "same_results", "wait_for_figures"]
 
 #: The repository's root (the benchmarks' own checkout).
 REPO = Path(__file__).resolve().parents[1]
@@ -319,3 +319,23 @@ def same_results(a: Path, b: Path) -> dict:
         diff = [c for c in x.columns if not x[c].equals(y[c], check_names=True, null_equal=True)]
         out[name] = True if not diff else {"columns_differ": diff}
     return out
+
+
+def wait_for_figures(out: Path, timeout: float = 300) -> dict:
+    """After a call that returned while its figures are drawn in the background: poll
+    ``run.json`` until ``figures.status`` leaves ``drawing`` (a call of code that draws in
+    the foreground, or writes no such entry, is done at once), so no drawing overlaps the next
+    measured call; at most ``timeout`` seconds."""
+    t0 = time.perf_counter()
+    while True:
+        try:
+            entry = json.loads((out / "run.json").read_text()).get("figures") or {}
+        except (OSError, ValueError):
+            entry = {}
+        if entry.get("status") != "drawing":
+            return {"status": entry.get("status"), "after_s": round(time.perf_counter() - t0, 3),
+                    "drawing_s": entry.get("seconds"), "files": len(entry.get("files") or []),
+                    **({"error": entry["error"]} if "error" in entry else {})}
+        if time.perf_counter() - t0 > timeout:
+            return {"status": "timeout", "after_s": round(time.perf_counter() - t0, 3)}
+        time.sleep(0.02)
