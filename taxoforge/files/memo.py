@@ -34,7 +34,7 @@ from taxoforge.files.atomic import write_bytes_atomic
 from taxoforge.files.paths import NotARegularFile, default_cache_dir, open_regular
 from taxoforge.files.trusted import TrustedDigests
 
-__all__ = ["ContentMemo", "source_fingerprint", "MEMO_MAX_ROWS", "MEMO_MAX_BYTES"]
+__all__ = ["ContentMemo", "source_fingerprint", "inputs_digest", "MEMO_MAX_ROWS", "MEMO_MAX_BYTES"]
 
 #: rows a memo table keeps at most (a few hundred MB of answers at most, read in a second)
 MEMO_MAX_ROWS = 2_000_000
@@ -63,6 +63,30 @@ def source_fingerprint(*paths: str | os.PathLike) -> str:
         files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix != ".pyc") if p.is_dir() else [p]
         for f in files:
             h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def inputs_digest(header, *arrays) -> str:
+    """SHA-256 of a computation's inputs: ``header`` (JSON: what is computed, its parameters)
+    and ``arrays`` (their dtypes, shapes and bytes) — the key of its result in a memo of
+    values (:meth:`ContentMemo.json_value`).
+
+    Parameters
+    ----------
+    header : object
+        JSON-able.
+    *arrays : numpy.ndarray
+        The values computed from.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
+    h = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
+    for a in arrays:
+        h.update(f"\0{a.dtype.str}{a.shape}\0".encode())
+        h.update(a.tobytes(order="C"))
     return h.hexdigest()
 
 
@@ -228,6 +252,27 @@ class ContentMemo:
             return None
         hit = known.filter(known["key"] == key)
         return hit["value"][0] if hit.height else None
+
+    def json_value(self, key: str, compute):
+        """The value kept under ``key`` (JSON, decoded), else ``compute()``, put under it.
+
+        Parameters
+        ----------
+        key : str
+            A digest of the inputs (:func:`inputs_digest`).
+        compute : callable
+            ``compute()`` → a JSON-able value.
+
+        Returns
+        -------
+        object
+        """
+        kept = self.get(key)
+        if kept is not None:
+            return json.loads(kept)
+        value = compute()
+        self.put(key, json.dumps(value))
+        return value
 
     def put(self, key: str, value: str) -> None:
         """Keep ``value`` under ``key`` (:meth:`get` finds it at once); :meth:`flush` writes

@@ -62,7 +62,6 @@ one model, dataset and prompt are an error naming the files and lines, unless
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import re
 from dataclasses import asdict
@@ -70,6 +69,7 @@ from pathlib import Path
 
 import polars as pl
 
+from taxoforge.files.checksums import file_sha256
 from taxoforge.files.memo import ContentMemo, source_fingerprint
 from taxoforge.files.paths import check_regular, open_regular
 from taxoforge.files.records import (RecordFileError, read_csv_records, read_json_records, read_jsonl_records,
@@ -298,12 +298,12 @@ def read_outputs(path: str | Path, options: ReadOptions | None = None, **kwargs)
     if path.stat().st_size < READ_MEMO_MIN_BYTES:
         return _read_outputs(path, o)
     memo = read_memo(path, o)
-    digest = _file_sha256(path)
+    digest = file_sha256(path)
     kept = memo.load()
     if kept is not None and kept.height and kept[_DIGEST][0] == digest:
         return kept.drop(_DIGEST)
     df = _read_outputs(path, o)
-    if _file_sha256(path) == digest:  # the bytes read are the bytes hashed: the table is theirs
+    if file_sha256(path) == digest:  # the bytes read are the bytes hashed: the table is theirs
         memo.save(df.with_columns(pl.lit(digest).alias(_DIGEST)))
     return df
 
@@ -335,14 +335,6 @@ def read_memo(path: Path, options: ReadOptions):
            "options": json.dumps(asdict(options), sort_keys=True, default=repr),
            "packages": package_versions(), "code": source_fingerprint(*_READ_CODE)}
     return ContentMemo("read-table", key, ["line"], merge=False)
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open_regular(path, "model-output file") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _read_outputs(path: Path, o: ReadOptions) -> pl.DataFrame:

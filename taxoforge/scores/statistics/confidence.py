@@ -27,14 +27,13 @@ interval).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import polars as pl
 
+from taxoforge.files.memo import inputs_digest
 from taxoforge.params import MAX_BOOTSTRAP_RESAMPLES, Interval, Options, validate_params
 from taxoforge.scores.measures.hierarchical import f_beta
 
@@ -338,13 +337,6 @@ def _group_bootstrap(correct: np.ndarray, hp: np.ndarray, hr: np.ndarray, config
     if memo is None:
         return group_bootstrap(correct, hp, hr, config)
     values = np.column_stack([np.asarray(x, np.float64) for x in (correct, hp, hr)])
-    h = hashlib.sha256(json.dumps(["group_bootstrap", list(values.shape), config.as_dict()]).encode())
-    h.update(np.ascontiguousarray(values).tobytes())
-    key = h.hexdigest()
-    kept = memo.get(key)
-    if kept is not None:
-        return {m: tuple(v) for m, v in json.loads(kept).items()}
-    out = group_bootstrap(correct, hp, hr, config)
-    memo.put(key, json.dumps(out))
-    return out
-
+    key = inputs_digest(["group_bootstrap", config.as_dict()], values)
+    found = memo.json_value(key, lambda: group_bootstrap(correct, hp, hr, config))
+    return {m: tuple(v) for m, v in found.items()}

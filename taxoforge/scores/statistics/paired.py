@@ -48,11 +48,11 @@ percentile intervals; paired tests of systems after Dror et al. 2018).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from dataclasses import dataclass
 
 import numpy as np
+
+from taxoforge.files.memo import inputs_digest
 
 from taxoforge.scores.measures.hierarchical import f_beta
 
@@ -336,26 +336,15 @@ def paired_differences(a, b, statistics: dict, *, n_resamples: int = 9999, level
         raise ValueError(f"a has shape {a.shape}, b {b.shape}; they must be equal and 2-D (items, columns)")
     if memo is None or seed is None:  # no seed: no two calls draw alike
         return _paired_differences(a, b, statistics, n_resamples, level, seed)
-    key = _inputs_digest(a, b, statistics, n_resamples, level, seed)
-    kept = memo.get(key)
-    if kept is not None:
-        return {k: PairedDifference(**v) for k, v in json.loads(kept).items()}
-    out = _paired_differences(a, b, statistics, n_resamples, level, seed)
-    memo.put(key, json.dumps({k: dataclasses.asdict(v) for k, v in out.items()}))
-    return out
-
-
-def _inputs_digest(a: np.ndarray, b: np.ndarray, statistics: dict, n_resamples: int, level: float, seed) -> str:
-    """SHA-256 of everything :func:`paired_differences` computes from."""
     if isinstance(seed, np.random.SeedSequence):
-        seed = [np.asarray(seed.entropy).tolist(), list(seed.spawn_key), seed.pool_size]
+        seed_record = [np.asarray(seed.entropy).tolist(), list(seed.spawn_key), seed.pool_size]
     else:
-        seed = int(seed)
+        seed_record = int(seed)
     spec = {k: [list(map(int, c)), f"{f.__module__}.{f.__qualname__}"] for k, (c, f) in statistics.items()}
-    h = hashlib.sha256(json.dumps([list(a.shape), spec, int(n_resamples), float(level), seed]).encode())
-    h.update(np.ascontiguousarray(a).tobytes())
-    h.update(np.ascontiguousarray(b).tobytes())
-    return h.hexdigest()
+    key = inputs_digest(["paired_differences", spec, int(n_resamples), float(level), seed_record], a, b)
+    found = memo.json_value(key, lambda: {k: dataclasses.asdict(v) for k, v in
+                                          _paired_differences(a, b, statistics, n_resamples, level, seed).items()})
+    return {k: PairedDifference(**v) for k, v in found.items()}
 
 
 def _paired_differences(a: np.ndarray, b: np.ndarray, statistics: dict, n_resamples: int, level: float,

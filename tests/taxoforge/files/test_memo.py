@@ -100,3 +100,21 @@ def test_a_fifo_in_place_of_the_table_is_refused_not_waited_on(tmp_path):
     memo.path.unlink()
     os.mkfifo(memo.path)
     assert ContentMemo("demo", {}, ["text"], cache_dir=tmp_path).load() is None
+
+
+def test_a_value_is_computed_once_per_digest_of_its_inputs(tmp_path):
+    import numpy as np
+
+    from taxoforge.files.memo import inputs_digest
+
+    a = np.arange(6, dtype=np.float64)
+    key = inputs_digest(["sum", {"p": 1}], a)
+    assert key == inputs_digest(["sum", {"p": 1}], a.copy())
+    assert key != inputs_digest(["sum", {"p": 2}], a) != inputs_digest(["sum", {"p": 1}], a.reshape(2, 3))
+    assert key != inputs_digest(["sum", {"p": 1}], a.astype(np.float32))
+    calls = []
+    memo = ContentMemo("values", {"k": 1}, ["key"], cache_dir=tmp_path)
+    assert memo.json_value(key, lambda: calls.append(1) or {"s": 15.0}) == {"s": 15.0}
+    memo.flush()
+    later = ContentMemo("values", {"k": 1}, ["key"], cache_dir=tmp_path)
+    assert later.json_value(key, lambda: calls.append(1) or {"s": -1.0}) == {"s": 15.0} and calls == [1]
