@@ -8,11 +8,16 @@
 # The locks are hashed requirements files written by `uv pip compile --generate-hashes`; uv
 # installs them (`uv pip sync`: exactly the pinned distributions, every hash checked, downloads
 # and installs in parallel), then the project itself in editable mode with --no-deps and no build
-# isolation (setuptools is pinned in the locks), then compiles the numba kernels once into their
+# isolation (setuptools is pinned in the locks). Then it compiles the numba kernels once into their
 # on-disk cache (python -m taxoforge.sources.kernels), so that no later call pays a compilation, and
 # meanwhile builds METEOR's WordNet synonym table into $(VENV)/share/taxoforge (python -m
-# taxoforge.scores.measures.meteor), so that no scoring call builds it. uv itself comes from requirements/tools.lock,
-# installed by pip into .venv/tools, outside the site-packages that uv syncs.
+# taxoforge.scores.measures.meteor), so that no scoring call builds it: before `make test` and
+# `make dev`; beside the demo for `make demo` (the demo's processes wait for the tree builder's
+# kernels, under their lock, before they build a tree; the dump reader's, which the demo does not
+# call, compile at the lowest priority, on what the demo leaves idle), `make` waiting for both.
+# uv itself comes from requirements/tools.lock, installed by pip (the base Python's when it has
+# one, else one put into .venv by ensurepip) into .venv/tools, outside the site-packages that uv
+# syncs; .venv itself has no pip.
 VENV   ?= .venv
 PYTHON ?= python3
 PY      = $(VENV)/bin/python
@@ -21,6 +26,7 @@ UV      = $(TOOLS)/bin/uv
 LOCKS   = requirements
 DEMO_STAMP = $(VENV)/.installed-demo
 TEST_STAMP = $(VENV)/.installed-test
+BUILT_STAMP = $(VENV)/.built-kernels-meteor
 # uv reads no pip configuration: hand it pip's find-links (where a machine keeps wheels such as
 # the CPU build of PyTorch that test.lock pins) when pip has some.
 FIND_LINKS ?= $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
@@ -33,12 +39,13 @@ STEP    = @printf '[make %s] %s\n' "$$(date +%T)"
 
 $(VENV)/bin/python:
 	$(STEP) "venv: $(VENV)"
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv --without-pip $(VENV)
 
 $(TOOLS)/bin/uv: $(LOCKS)/tools.lock | $(VENV)/bin/python
 	$(STEP) "uv: $(LOCKS)/tools.lock into $(TOOLS)"
-	$(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip -q
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps --require-hashes --upgrade --target $(TOOLS) \
+	if $(PYTHON) -m pip --version >/dev/null 2>&1; then pip=$(PYTHON); \
+		else $(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip -q; pip=$(PY); fi; \
+	$$pip -m pip install -q --disable-pip-version-check --no-deps --require-hashes --upgrade --target $(TOOLS) \
 		-r $(LOCKS)/tools.lock
 
 $(DEMO_STAMP): $(LOCKS)/demo.lock pyproject.toml | $(TOOLS)/bin/uv
@@ -47,12 +54,15 @@ $(DEMO_STAMP): $(LOCKS)/demo.lock pyproject.toml | $(TOOLS)/bin/uv
 	$(STEP) "pip: $(LOCKS)/demo.lock"
 	$(UV_SYNC) -q $(LOCKS)/demo.lock
 	$(UV_SELF) -q
+	rm -f $(TEST_STAMP) $(BUILT_STAMP)
+	touch $(DEMO_STAMP)
+	$(STEP) "installed"
+
+$(BUILT_STAMP): $(DEMO_STAMP)
 	$(STEP) "numba: every compiled kernel, once, into its on-disk cache; METEOR's synonym table into $(VENV)/share, at once (no later call compiles or builds them)"
 	$(PY) -m taxoforge.scores.measures.meteor & meteor=$$!; $(PY) -m taxoforge.sources.kernels; kernels=$$?; \
 		wait $$meteor && test $$kernels = 0
-	rm -f $(TEST_STAMP)
-	touch $(DEMO_STAMP)
-	$(STEP) "installed"
+	touch $(BUILT_STAMP)
 
 $(TEST_STAMP): $(LOCKS)/test.lock pyproject.toml $(DEMO_STAMP)
 	$(STEP) "apt: the test-only Debian packages when missing"
@@ -67,13 +77,23 @@ system-deps:
 	bash scripts/install-system-deps.sh test
 
 ## Materialise the embedded default (WordNet, ImageNet, iNaturalist, example scores) offline.
+## Without $(BUILT_STAMP): the kernels and METEOR's table are built beside the demo (top of
+## this file), their lines printed after the demo's.
+BESIDE_DEMO = $(PY) -m taxoforge.scores.measures.meteor & meteor=$$!; \
+	nice -n 19 $(PY) -m taxoforge.sources.kernels dump & dump=$$!; \
+	$(PY) -m taxoforge.sources.kernels trees; trees=$$?; \
+	wait $$meteor && wait $$dump && test $$trees = 0
 demo: $(DEMO_STAMP)
 	$(STEP) "demo"
-	$(PY) -m pipelines.demo
+	if test -e $(BUILT_STAMP); then $(PY) -m pipelines.demo; else \
+		( $(BESIDE_DEMO) ) >$(VENV)/.built-beside-demo.log 2>&1 & built=$$!; \
+		$(PY) -m pipelines.demo; demo=$$?; \
+		wait $$built && touch $(BUILT_STAMP); built=$$?; cat $(VENV)/.built-beside-demo.log; \
+		test $$demo = 0 && test $$built = 0; fi
 	$(STEP) "done"
 
 ## Run the test suite.
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) $(BUILT_STAMP)
 	$(PY) -m pytest -q
 
 ## Open the lineage in the Dagster UI (http://127.0.0.1:3000; another port: DEV_PORT=…). No -m:
@@ -83,13 +103,13 @@ test: $(TEST_STAMP)
 ## observed daily and what follows them is rebuilt. `exec`: make's child is `dagster dev` itself,
 ## so a SIGTERM to make (which make passes on to its child) reaches it, and it stops the
 ## webserver, the daemon and the code server it started, as Ctrl-C does.
-dev: $(DEMO_STAMP)
+dev: $(DEMO_STAMP) $(BUILT_STAMP)
 	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/.dagster_home} ; mkdir -p $$DAGSTER_HOME ; \
 	DAGSTER_HOME=$$DAGSTER_HOME TAXOFORGE_AUTOMATION=$${TAXOFORGE_AUTOMATION:-running} \
 		exec $(VENV)/bin/dagster dev -h 127.0.0.1 -p $(DEV_PORT)
 
 ## Run the benchmarks (BENCH_SIZE=small|full).
-bench: $(TEST_STAMP)
+bench: $(TEST_STAMP) $(BUILT_STAMP)
 	$(PY) -m benchmarks.run --size $${BENCH_SIZE:-full}
 
 ## Re-resolve the lock files from pyproject.toml (after changing a requirement there): uv's

@@ -27,7 +27,11 @@ them. This process, its part done first, makes sure METEOR's synonym table is th
 (:func:`prepare_meteor_table`: ``make demo`` built it at install, and then it is only opened;
 run without ``make``, it is built here) and, when its part published the snapshot the example is
 scored against (:data:`EXAMPLE_SNAPSHOT`), scores the example meanwhile, its lines printed
-after the summary as when it is scored last. One process per part, not one per step: Dagster's multiprocess
+after the summary as when it is scored last. Each part, before it builds a tree, has the tree
+builder's numba kernels (:func:`taxoforge.sources.kernels.compile_kernels`, under their lock):
+``make demo`` compiles them beside the demo, and a part that asks meanwhile waits for them, then
+loads them; run without ``make``, the first part to ask compiles them and the others wait. One
+process per part, not one per step: Dagster's multiprocess
 executor starts a process for each of the job's 20 steps, each importing the code location
 again, which costs more than the overlap saves on two cores. ``TAXOFORGE_DEMO_CONCURRENCY=1``
 runs the whole job as one in-process run.
@@ -99,9 +103,14 @@ def independent_parts(defs, groups: int) -> list[list[str]]:
 
 def _materialise(defs, instance, keys: list[str] | None) -> dict:
     """One run of ``embedded_default`` (subset to ``keys`` when given) on ``instance``, as a
-    picklable summary: the assets it built, its checks, its step failures."""
+    picklable summary: the assets it built, its checks, its step failures. The tree builder's
+    kernels first (:func:`taxoforge.sources.kernels.compile_kernels`): loaded from numba's
+    cache, or compiled by the one process that holds their lock while the others wait."""
     import dagster as dg
 
+    from taxoforge.sources.kernels import compile_kernels
+
+    compile_kernels(("trees",))
     job = defs.resolve_job_def("embedded_default")
     selection = None if keys is None else [dg.AssetKey.from_user_string(k) for k in keys]
     result = job.execute_in_process(instance=instance, raise_on_error=False, asset_selection=selection,

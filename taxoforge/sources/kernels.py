@@ -23,9 +23,15 @@ library's entry points on tiny inputs:
 
 The two groups compile different kernels (apart from the few sorts both call), so
 ``python -m taxoforge.sources.kernels`` runs them in two processes at once and prints one line
-saying what it does and how long it took. ``make demo`` and ``make test`` run it once, right
-after installing; a kernel whose module changes afterwards is compiled again on its first call
-(numba keys its cache on the module file's time stamp and size).
+saying what it does and how long it took (``… kernels trees``: that group alone, in this
+process). ``make test`` and ``make dev`` run it once, right after installing; ``make demo`` runs
+it beside the demo, the tree builder's first and the dump reader's at the lowest priority, and
+the demo's processes call :func:`compile_kernels` for the tree builder's group before they build
+a tree. Each group is compiled under a file lock of its own (in the cache folder,
+:func:`taxoforge.files.paths.default_cache_dir`), so processes that start at once compile a
+kernel once: the first compiles, the others wait for it and then load its machine code. A
+kernel whose module changes afterwards is compiled again on its first call (numba keys its cache
+on the module file's time stamp and size).
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from taxoforge.files.locks import held_lock
+from taxoforge.files.paths import default_cache_dir
 from taxoforge.sources.wikidata.dump import read_dump
 from taxoforge.sources.wikidata.dump_tables import graph_from_tables
 from taxoforge.trees.build import build_tree
@@ -46,6 +54,10 @@ from taxoforge.trees.threads import every_step_split
 __all__ = ["GROUPS", "compile_kernels", "main"]
 
 GROUPS = ("trees", "dump")
+#: the most seconds a process waits for another one compiling the same group
+LOCK_TIMEOUT_S = 1800.0
+#: the groups this process has compiled or loaded (each only once per process)
+_READY: set[str] = set()
 
 _WD = "http://www.wikidata.org/entity/Q"
 _DIRECT = "http://www.wikidata.org/prop/direct/"
@@ -125,7 +137,8 @@ def _dump() -> None:
 
 
 def compile_kernels(groups: tuple[str, ...] = GROUPS) -> dict[str, float]:
-    """Compile (or load from numba's cache) every kernel of ``groups`` in this process (module docstring).
+    """Compile (or load from numba's cache) every kernel of ``groups`` in this process, each
+    group under its file lock and once per process (module docstring).
 
     Parameters
     ----------
@@ -148,18 +161,24 @@ def compile_kernels(groups: tuple[str, ...] = GROUPS) -> dict[str, float]:
     took = {}
     for group in groups:
         t0 = time.perf_counter()
-        {"trees": _trees, "dump": _dump}[group]()
+        if group not in _READY:
+            folder = default_cache_dir() / "kernels"
+            folder.mkdir(parents=True, exist_ok=True)
+            with held_lock(folder / f"{group}.lock", f"the {group} kernels being compiled", LOCK_TIMEOUT_S):
+                {"trees": _trees, "dump": _dump}[group]()
+            _READY.add(group)
         took[group] = round(time.perf_counter() - t0, 2)
     return took
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m taxoforge.sources.kernels [GROUP …]``: every group in its own process, at once.
+    """``python -m taxoforge.sources.kernels [GROUP …]``: every group in its own process, at once
+    (one group: in this process).
 
     Parameters
     ----------
     argv : list of str, optional
-        Group names (default all); ``--in-process`` compiles them in this process instead.
+        Group names (default all); ``--in-process`` compiles them in this process, without a line.
 
     Returns
     -------
@@ -175,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"taxoforge: compiling the numba kernels once into their on-disk cache ({', '.join(groups)}; "
           "later calls load them) …", flush=True)
     t0 = time.perf_counter()
+    if len(groups) == 1:
+        compile_kernels(groups)
+        print(f"taxoforge: {groups[0]} kernels compiled in {time.perf_counter() - t0:.1f} s", flush=True)
+        return 0
     procs = {g: subprocess.Popen([sys.executable, "-m", "taxoforge.sources.kernels", "--in-process", g])
              for g in groups}
     codes = {g: p.wait() for g, p in procs.items()}

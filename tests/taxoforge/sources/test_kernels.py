@@ -1,4 +1,4 @@
-"""After ``compile_kernels`` (what ``make demo`` runs at install), no call of the library compiles."""
+"""After ``compile_kernels`` (what ``make`` runs at install, and beside the demo), no call of the library compiles."""
 
 from __future__ import annotations
 
@@ -75,3 +75,28 @@ def test_no_call_compiles_after_the_kernels_are_compiled(tmp_path):
 def test_unknown_groups_are_refused():
     with pytest.raises(ValueError, match="unknown kernel groups"):
         kernels.compile_kernels(("trees", "gpu"))
+
+
+#: a process that takes a lock file without waiting: exit code 0 when it got it
+TAKE_LOCK = "import filelock, sys; filelock.FileLock(sys.argv[1]).acquire(timeout=0)"
+
+
+def test_a_group_compiles_under_its_lock_once_per_process(tmp_path, monkeypatch):
+    """Processes started at once (the demo's parts, ``make demo``'s compile beside them) compile a
+    group once: while one compiles it, another process cannot take its lock (it waits, then loads)."""
+    monkeypatch.setenv("TAXOFORGE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(kernels, "_READY", set())
+    lock = tmp_path / "kernels" / "trees.lock"
+    held = []
+
+    def warm_up():
+        other = subprocess.run([sys.executable, "-c", TAKE_LOCK, str(lock)], capture_output=True, text=True,
+                               timeout=60)
+        held.append(other.returncode != 0 and "Timeout" in other.stderr)
+
+    monkeypatch.setattr(kernels, "_trees", warm_up)
+    kernels.compile_kernels(("trees",))
+    kernels.compile_kernels(("trees",))
+    assert held == [True]  # run once, the lock held meanwhile
+    free = subprocess.run([sys.executable, "-c", TAKE_LOCK, str(lock)], timeout=60)
+    assert free.returncode == 0  # released after
