@@ -60,6 +60,7 @@ from taxoforge.files import LocalFileError, check_can_create_in, check_replaceab
 from taxoforge.files.checksums import file_record
 from taxoforge.files.labels import read_labels
 from taxoforge.markdown import markdown_table
+from taxoforge.memory import cycle_collection_paused
 from taxoforge.scores.map_outputs import MAP_FORMATS, map_frame
 from taxoforge.scores.mapping import MappingConfig
 from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES, ReadOptions, ScoreOptions
@@ -288,6 +289,7 @@ def _usage_errors():
 _handled = handle_errors(usage_errors=_usage_errors)
 
 
+@cycle_collection_paused()  # the rows, the tree and the index: many containers, no cycles that matter
 def _prepare(args: tuple[str, ...], read, score, timings=None):
     """The positional arguments split (the last one is TAXONOMY, never a file), the files read
     (``read``), the taxonomy opened (resolved, verified, cited, memory-mapped) and one mapping

@@ -135,7 +135,7 @@ def parsed_from_memo(memo: ContentMemo, keys: list[tuple]) -> dict:
     found = memo.lookup(pl.DataFrame(dict(zip(_PARSE_KEYS, columns)), schema=_PARSE_KEYS)) if keys else None
     if found is None:
         return {}
-    out = {}
+    out, option_maps = {}, {}  # rows share their options' text: each read once
     found = found.filter(pl.col("_found"))
     for output, question, given, answer, abstained, letter, flags, refusal, unrefused, nota, options, error in zip(
             *(found[c].to_list() for c in (*_PARSE_KEYS, *_PARSED))):
@@ -144,8 +144,16 @@ def parsed_from_memo(memo: ContentMemo, keys: list[tuple]) -> dict:
         else:
             out[output, question, given] = ParsedAnswer(
                 raw=output, answer=answer, abstained=abstained, option_letter=letter, flags=flags, refusal=refusal,
-                unrefused=unrefused, nota=nota, options={} if options == "{}" else json.loads(options))
+                unrefused=unrefused, nota=nota, options=_option_map(options, option_maps))
     return out
+
+
+def _option_map(text: str, seen: dict) -> dict:
+    """The options ``text`` (JSON) as a new dict, parsed once per distinct text (``seen``)."""
+    parsed = seen.get(text)
+    if parsed is None:
+        parsed = seen[text] = json.loads(text) if text != "{}" else {}
+    return dict(parsed)
 
 
 def parse_table(parsed: dict) -> pl.DataFrame:

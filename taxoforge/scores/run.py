@@ -55,6 +55,7 @@ from taxoforge.files.debris import WORK_SUFFIX
 from taxoforge.files.tables import csv_text
 from taxoforge.links.genus_rules import is_guess
 from taxoforge.links.resolve import PARTIAL_METHODS
+from taxoforge.memory import cycle_collection_paused
 from taxoforge.scores.mapping import MappingConfig, TaxonomyIndex
 from taxoforge.scores.mapping.embedding_measures import similarity_record
 from taxoforge.scores.measures.breakdowns import breakdown_tables
@@ -360,6 +361,7 @@ def _per_file(rows: pl.DataFrame, samples: pl.DataFrame, bad: pl.DataFrame) -> l
             for f in files]
 
 
+@cycle_collection_paused()
 def score_frame(rows: pl.DataFrame, taxonomy, options: ScoreOptions | None = None, *,
                 timings: Timings | None = None, **kwargs) -> ScoreRun:
     """Score the canonical table of :func:`~taxoforge.scores.readers.files.read_outputs` (one

@@ -107,7 +107,7 @@ def parse_rows(rows: list[dict], memo=None) -> tuple[list[dict], list[dict]]:
     Returns
     -------
     (list of dict, list of dict)
-        The rows parsed (with ``parsed`` and ``answer``) and the bad rows.
+        The rows parsed (the same dicts, ``parsed`` and ``answer`` added) and the bad rows.
     """
     keep, bad = [], []
     parsed: dict[tuple, ParsedAnswer | UnparseableAnswer] = {}  # identical answers to the same question: parsed once
@@ -134,10 +134,11 @@ def parse_rows(rows: list[dict], memo=None) -> tuple[list[dict], list[dict]]:
                 bad.append({**_where(r), "reason": "unknown label", "detail": str(e)})
                 continue
             if letter is not None and "mc_letter_text_conflict" not in flags:
-                r = {**r, "label_text": text}
+                r["label_text"] = text
                 pa = copy.copy(pa)  # rows with the same answer share it: this row's own flags
                 pa.flags = [*pa.flags, "mc_label_letter"]
-        keep.append({**r, "parsed": pa, "answer": pa.answer})
+        r["parsed"], r["answer"] = pa, pa.answer
+        keep.append(r)
     if memo is not None and new:
         memo.save(parse_table(new))
     return keep, bad
@@ -248,8 +249,8 @@ def resolve_labels(rows: list[dict], resolve: GroundTruthResolver) -> tuple[list
         if nid is None:
             bad.append({**_where(r), "reason": method, "detail": detail})
             continue
-        keep.append({**r, "gt_node": nid, "gt_via": method, "gt_detail": detail, "gt_partial": partial,
-                     "reference": ref})
+        r["gt_node"], r["gt_via"], r["gt_detail"], r["gt_partial"], r["reference"] = nid, method, detail, partial, ref
+        keep.append(r)  # the row's own dict, its ground truth added
     return keep, bad
 
 

@@ -110,7 +110,7 @@ def test_every_taxoforge_module_imports_without_the_dagster_extra():
 #: below it, never one above. The command-line modules (``taxoforge/cli.py``,
 #: ``taxoforge/cli_output.py`` and every ``taxoforge/<package>/cli.py``) sit on top of all.
 LAYERS = (
-    ("files", "text", "markdown", "latex", "seeded", "arrays", "versions", "params", "messages"),
+    ("files", "text", "markdown", "latex", "seeded", "arrays", "versions", "params", "messages", "memory"),
     ("trees",),
     ("links",),
     ("sources",),

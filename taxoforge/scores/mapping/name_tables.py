@@ -41,7 +41,7 @@ from taxoforge.scores.mapping.strings import string_array, string_buffers, take_
 from taxoforge.scores.mapping.trigrams import TrigramIndex, trigram_postings
 from taxoforge.scores.mapping.vocabulary import non_naming_flags
 from taxoforge.text import base_forms_of, normalise_texts
-from taxoforge.trees.threads import run
+from taxoforge.trees.threads import cpus, run
 
 __all__ = ["NameTables"]
 
@@ -55,6 +55,20 @@ def _encode(values) -> tuple[np.ndarray, pa.Array]:
     if isinstance(enc, pa.ChunkedArray):
         enc = enc.unify_dictionaries().combine_chunks() if enc.num_chunks > 1 else enc.chunk(0)
     return np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64), enc.dictionary
+
+
+def _by_parts(per_text: Callable[[pl.Series], pl.Series], texts: pl.Series) -> pl.Series:
+    """``per_text(texts)`` for a function of each text alone, computed on one slice of the
+    texts per core at once (polars' string kernels release the GIL) and put back together in
+    order: the same Series."""
+    part = -(-len(texts) // cpus())
+    if len(texts) < 2 * _MIN_PART or part < _MIN_PART:
+        return per_text(texts)
+    return pl.concat(run(per_text, [(texts.slice(i, part),) for i in range(0, len(texts), part)]), rechunk=True)
+
+
+#: the fewest texts worth a thread of their own
+_MIN_PART = 50_000
 
 
 def _node_indexes(taxonomy, node_ids: pl.Series) -> np.ndarray:
@@ -86,9 +100,12 @@ def _named_rows(taxonomy, config: MappingConfig) -> tuple[pa.ChunkedArray, np.nd
     idx = _node_indexes(taxonomy, names["node_id"])
     keep = idx >= 0
     parts, where = [names["name"].filter(pl.Series(keep)).to_arrow()], [idx[keep]]
-    labels = getattr(taxonomy, "_labels", None)
-    if labels:  # every node's display label is a name too (where it is not one already)
-        lab = pl.Series(labels, dtype=pl.String)
+    lab = getattr(taxonomy, "_label_series", None) if "_labels" not in vars(taxonomy) else None  # a stored tree's
+    if lab is None:
+        labels = getattr(taxonomy, "_labels", None)
+        lab = pl.Series(labels, dtype=pl.String) if labels else None
+    if lab is not None and len(lab):  # every node's display label is a name too (where it is not one already)
+        lab = lab.cast(pl.String)
         has = lab.is_not_null().to_numpy()
         if len(where[0]):
             same = pc.fill_null(pc.equal(parts[0].cast(pa.large_string()),
@@ -210,9 +227,9 @@ class NameTables:
         raw_code, raw = _encode(text)
         del text
         step("normal forms")
-        norm = normalise_texts(pl.Series(raw))
+        norm = _by_parts(normalise_texts, pl.Series(raw))
         step("base forms")
-        key = base_forms_of(norm) if config.base_forms else norm
+        key = _by_parts(base_forms_of, norm) if config.base_forms else norm
         # per distinct raw name, both at once (Arrow's hash kernel releases the GIL)
         (key_code, key_dict), (norm_code, norm_dict) = run(_encode, [(key,), (norm,)])
         norm_dict = pl.Series(norm_dict)
