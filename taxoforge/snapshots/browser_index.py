@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import polars as pl
@@ -49,6 +51,7 @@ from taxoforge.snapshots.browser_names import name_files
 from taxoforge.snapshots.diff import diff_frames
 from taxoforge.trees.lca import preorder
 from taxoforge.trees.tables import TreeTables
+from taxoforge.trees.threads import cpus
 
 __all__ = ["SHARD_SIZE", "INLINE_CHILDREN", "NAME_BUCKET", "FORMAT", "id_bucket", "id_buckets", "fnv1a32",
            "BrowserData", "browser_data", "NODE_FIELDS"]
@@ -273,77 +276,84 @@ def browser_data(tables: TreeTables, previous: TreeTables | None = None, *, prev
     kinds = sorted(set(names["kind"].drop_nulls().unique().to_list()) | set(KIND_ORDER),
                    key=lambda k: (KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER), k))
     kind_idx = {k: i for i, k in enumerate(kinds)}
-    coded = names.with_columns(pl.col("kind").replace_strict(kind_idx, default=-1, return_dtype=pl.Int64).alias("kind"))
-    label_of = pl.col("_o").map_batches(lambda o: labels.gather(o), return_dtype=pl.String)
-    names_text = _per_node(coded.select("_o", json_array(
-        pl.when(pl.col("name").eq_missing(label_of)).then(pl.lit("0")).otherwise(json_value("name", pl.String)),
-        *(json_value(c, coded.schema[c]) for c in ("kind", "lang", "source"))).alias("_j")))
-    del coded
-    links = tables.links.filter(pl.col("status") == "linked").select("node_id", "dataset", "label_id", "label_text") \
-        .join(ord_of, on="node_id", how="inner")
-    links_text = _per_node(links.select("_o", json_array(*(json_value(c, links.schema[c])
-                                                           for c in ("dataset", "label_id", "label_text"))).alias("_j")))
+    # the name index (about half the work) on a thread of its own, beside the node, id and change
+    # files: both are mostly polars and zlib, which release the GIL, so on two cores they overlap
+    name_index = partial(name_files, names, labels, rank_col, size, kinds, name_bucket=name_bucket,
+                         context=_contexts(parent_ord, ordered["rank"]))
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="taxoforge-browser-names") if cpus() > 1 else None
+    try:
+        named = pool.submit(name_index) if pool is not None else None
+        coded = names.with_columns(pl.col("kind").replace_strict(kind_idx, default=-1, return_dtype=pl.Int64).alias("kind"))
+        label_of = pl.col("_o").map_batches(lambda o: labels.gather(o), return_dtype=pl.String)
+        names_text = _per_node(coded.select("_o", json_array(
+            pl.when(pl.col("name").eq_missing(label_of)).then(pl.lit("0")).otherwise(json_value("name", pl.String)),
+            *(json_value(c, coded.schema[c]) for c in ("kind", "lang", "source"))).alias("_j")))
+        del coded
+        links = tables.links.filter(pl.col("status") == "linked").select("node_id", "dataset", "label_id", "label_text") \
+            .join(ord_of, on="node_id", how="inner")
+        links_text = _per_node(links.select("_o", json_array(*(json_value(c, links.schema[c])
+                                                               for c in ("dataset", "label_id", "label_text"))).alias("_j")))
 
-    files: dict[str, bytes] = {}
-    diff_text = pl.DataFrame(schema={"_o": pl.Int64, "_j": pl.String})
-    removed: dict[str, list] = {}
-    diff_meta = None
-    if previous is not None:
-        frames = diff_frames(previous, tables)[0]
-        diff_by, removed, diff_meta = node_changes(frames, ord_of, parent_ord, size, previous.nodes, previous_version)
-        changed_o = [o for o, d in enumerate(diff_by) if d is not None]
-        diff_text = pl.DataFrame({"_o": changed_o, "_j": [_json(diff_by[o]) for o in changed_o]},
-                                 schema={"_o": pl.Int64, "_j": pl.String})
-        del diff_by
-        changed = pl.concat([frames[k].select("node_id") for k in ("added", "moved", "renamed")])
-        ranks_of = dict(tables.nodes.join(changed, on="node_id", how="semi").select("node_id", "rank").iter_rows()) \
-            if "rank" in tables.nodes.columns else {}
-        old_ranks = dict(previous.nodes.join(frames["removed"].select("node_id"), on="node_id", how="semi")
-                         .select("node_id", "rank").iter_rows()) if "rank" in previous.nodes.columns else {}
-        files.update(changes_pages(frames, taxonomy=taxonomy or tables.name, version=version or "",
-                                   previous=previous_version or "", ranks=ranks_of, old_ranks=old_ranks))
+        files: dict[str, bytes] = {}
+        diff_text = pl.DataFrame(schema={"_o": pl.Int64, "_j": pl.String})
+        removed: dict[str, list] = {}
+        diff_meta = None
+        if previous is not None:
+            frames = diff_frames(previous, tables)[0]
+            diff_by, removed, diff_meta = node_changes(frames, ord_of, parent_ord, size, previous.nodes, previous_version)
+            changed_o = [o for o, d in enumerate(diff_by) if d is not None]
+            diff_text = pl.DataFrame({"_o": changed_o, "_j": [_json(diff_by[o]) for o in changed_o]},
+                                     schema={"_o": pl.Int64, "_j": pl.String})
+            del diff_by
+            changed = pl.concat([frames[k].select("node_id") for k in ("added", "moved", "renamed")])
+            ranks_of = dict(tables.nodes.join(changed, on="node_id", how="semi").select("node_id", "rank").iter_rows()) \
+                if "rank" in tables.nodes.columns else {}
+            old_ranks = dict(previous.nodes.join(frames["removed"].select("node_id"), on="node_id", how="semi")
+                             .select("node_id", "rank").iter_rows()) if "rank" in previous.nodes.columns else {}
+            files.update(changes_pages(frames, taxonomy=taxonomy or tables.name, version=version or "",
+                                       previous=previous_version or "", ranks=ranks_of, old_ranks=old_ranks))
 
-    listed = kids.filter(pl.int_range(pl.len()).over("_p") < inline_children).group_by("_p", maintain_order=True) \
-        .agg(pl.col("_c").cast(pl.String).str.join(",").alias("_j")).rename({"_p": "_o"})
-    record = pl.concat_str(pl.col("brief").str.head(-1), pl.lit(","), _listed("_listed", "[]"), pl.lit(","),
-                           _listed("_names", "[]"), pl.lit(","), _listed("_links", "[]"), pl.lit(","),
-                           _listed("_diff", "null"), pl.lit("]"))
-    node = node.join(listed.rename({"_j": "_listed"}), on="_o", how="left", maintain_order="left") \
-        .join(names_text.rename({"_j": "_names"}), on="_o", how="left", maintain_order="left") \
-        .join(links_text.rename({"_j": "_links"}), on="_o", how="left", maintain_order="left") \
-        .join(diff_text.rename({"_j": "_diff"}), on="_o", how="left", maintain_order="left")
-    shards = node.group_by((pl.col("_o") // shard_size).alias("_k"), maintain_order=True) \
-        .agg(record.str.join(",").alias("_j"))["_j"].to_list() if n else [""]
-    outside = _outside(parent_ord, n_children, kids["_c"].to_numpy(), shard_size, inline_children)
-    carried = sorted(set().union(*outside))
-    briefs = dict(zip(carried, node["brief"].gather(carried).to_list()))
-    texts = {f"nodes/{k}.json.gz": f'{{"first":{k * shard_size},"nodes":[{shard}],"outside":{{'
-             + ",".join(f'"{o}":{briefs[o]}' for o in sorted(outside[k])) + "}}"
-             for k, shard in enumerate(shards)}
-    del shards
-    big = node.select("_o", "child").join(kids, left_on="_o", right_on="_c", how="inner", maintain_order="right") \
-        .filter(pl.col("_p").is_in(pl.Series(np.flatnonzero(n_children > inline_children), dtype=pl.Int64).implode())) \
-        .group_by("_p", maintain_order=True).agg(pl.col("child").str.join(","))
-    texts.update({f"children/{o}.json.gz": f"[{t}]" for o, t in big.iter_rows()})
+        listed = kids.filter(pl.int_range(pl.len()).over("_p") < inline_children).group_by("_p", maintain_order=True) \
+            .agg(pl.col("_c").cast(pl.String).str.join(",").alias("_j")).rename({"_p": "_o"})
+        record = pl.concat_str(pl.col("brief").str.head(-1), pl.lit(","), _listed("_listed", "[]"), pl.lit(","),
+                               _listed("_names", "[]"), pl.lit(","), _listed("_links", "[]"), pl.lit(","),
+                               _listed("_diff", "null"), pl.lit("]"))
+        node = node.join(listed.rename({"_j": "_listed"}), on="_o", how="left", maintain_order="left") \
+            .join(names_text.rename({"_j": "_names"}), on="_o", how="left", maintain_order="left") \
+            .join(links_text.rename({"_j": "_links"}), on="_o", how="left", maintain_order="left") \
+            .join(diff_text.rename({"_j": "_diff"}), on="_o", how="left", maintain_order="left")
+        shards = node.group_by((pl.col("_o") // shard_size).alias("_k"), maintain_order=True) \
+            .agg(record.str.join(",").alias("_j"))["_j"].to_list() if n else [""]
+        outside = _outside(parent_ord, n_children, kids["_c"].to_numpy(), shard_size, inline_children)
+        carried = sorted(set().union(*outside))
+        briefs = dict(zip(carried, node["brief"].gather(carried).to_list()))
+        texts = {f"nodes/{k}.json.gz": f'{{"first":{k * shard_size},"nodes":[{shard}],"outside":{{'
+                 + ",".join(f'"{o}":{briefs[o]}' for o in sorted(outside[k])) + "}}"
+                 for k, shard in enumerate(shards)}
+        del shards
+        big = node.select("_o", "child").join(kids, left_on="_o", right_on="_c", how="inner", maintain_order="right") \
+            .filter(pl.col("_p").is_in(pl.Series(np.flatnonzero(n_children > inline_children), dtype=pl.Int64).implode())) \
+            .group_by("_p", maintain_order=True).agg(pl.col("child").str.join(","))
+        texts.update({f"children/{o}.json.gz": f"[{t}]" for o, t in big.iter_rows()})
 
-    buckets = 1
-    while buckets * 1024 < n:
-        buckets *= 2
-    gone = list(removed)
-    entries = pl.concat([
-        pl.DataFrame({"_b": id_buckets(ids, buckets), "id": ids, "_o": np.arange(n)},
-                     schema={"_b": pl.Int64, "id": pl.String, "_o": pl.Int64})
-        .select("_b", (json_value("id", pl.String) + ":" + pl.col("_o").cast(pl.String)).alias("_j")),
-        pl.DataFrame({"_b": id_buckets(gone, buckets), "_j": [f"{_json(g)}:{_json(removed[g])}" for g in gone]},
-                     schema={"_b": pl.Int64, "_j": pl.String})])
-    by_bucket = dict(entries.group_by("_b", maintain_order=True).agg(pl.col("_j").str.join(",")).iter_rows())
-    texts.update({f"ids/{b}.json.gz": "{" + by_bucket.get(b, "") + "}" for b in range(buckets)})
-    files.update(gz_texts(texts))
-    del texts, node, entries, by_bucket
-
-    context = _contexts(parent_ord, ordered["rank"])
-    name_meta, name_blobs = name_files(names, labels, rank_col, size, kinds, name_bucket=name_bucket,
-                                       context=context)
+        buckets = 1
+        while buckets * 1024 < n:
+            buckets *= 2
+        gone = list(removed)
+        entries = pl.concat([
+            pl.DataFrame({"_b": id_buckets(ids, buckets), "id": ids, "_o": np.arange(n)},
+                         schema={"_b": pl.Int64, "id": pl.String, "_o": pl.Int64})
+            .select("_b", (json_value("id", pl.String) + ":" + pl.col("_o").cast(pl.String)).alias("_j")),
+            pl.DataFrame({"_b": id_buckets(gone, buckets), "_j": [f"{_json(g)}:{_json(removed[g])}" for g in gone]},
+                         schema={"_b": pl.Int64, "_j": pl.String})])
+        by_bucket = dict(entries.group_by("_b", maintain_order=True).agg(pl.col("_j").str.join(",")).iter_rows())
+        texts.update({f"ids/{b}.json.gz": "{" + by_bucket.get(b, "") + "}" for b in range(buckets)})
+        files.update(gz_texts(texts))
+        del texts, node, entries, by_bucket
+        name_meta, name_blobs = named.result() if named is not None else name_index()
+    finally:
+        if pool is not None:
+            pool.shutdown()
     files.update({f"names/{p}": blob for p, blob in name_blobs.items()})
     roots = [int(o) for o in np.flatnonzero(parent_ord < 0)]
     prefixes = ids.filter(ids.str.contains(":", literal=True)).str.splitn(":", 2).struct.field("field_0").unique()

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
+import taxoforge.snapshots.browser_index as browser_index
 from taxoforge.snapshots import SnapshotStore
 from taxoforge.snapshots.browser import browser_page, build_browser, link_templates
 from taxoforge.snapshots.browser_index import browser_data, id_bucket
@@ -171,6 +172,18 @@ def test_what_changed_per_node_and_the_removed_nodes():
     assert data.meta["diff"]["page"] == "changes.html"
     bucket = _json(data.files[f"ids/{id_bucket('inat:99999', data.meta['id_buckets'])}.json.gz"])
     assert bucket["inat:99999"] == ["Felis silvestris", "inat:41939", "Felis (renamed)"]
+
+
+def test_the_name_index_on_its_own_thread_gives_the_files_of_one_thread(monkeypatch):
+    """On several cores the name index is built on a thread beside the node files; on one, after
+    them: the same files, byte for byte, in the same order, and the same page metadata."""
+    old, new = taxa(), taxa(renamed=True)
+    monkeypatch.setattr(browser_index, "cpus", lambda: 2)
+    both = browser_data(new, old, previous_version="v1", name_bucket=3)
+    monkeypatch.setattr(browser_index, "cpus", lambda: 1)
+    one = browser_data(new, old, previous_version="v1", name_bucket=3)
+    assert list(both.files) == list(one.files) and both.files == one.files and both.meta == one.meta
+    assert any(name.startswith("names/t") for name in both.files)  # top files: split prefixes
 
 
 def test_the_page_escapes_what_it_embeds_and_allows_only_its_own_script():
