@@ -443,9 +443,11 @@ def _rank_codes(tables, tax) -> tuple[np.ndarray, list[str]] | None:
     nodes = tables.nodes
     if "rank" not in nodes.columns:
         return None
-    ids = pl.DataFrame({"node_id": tax.id_series})
-    ranks = ids.join(nodes.select(pl.col("node_id").cast(pl.String), pl.col("rank").cast(pl.String)), on="node_id",
-                     how="left", maintain_order="left")["rank"]
+    ids, table = tax.id_series, nodes.select(pl.col("node_id").cast(pl.String), pl.col("rank").cast(pl.String))
+    if table["node_id"].equals(ids):  # the table in id order (as written): its ranks as they stand
+        ranks = table["rank"]
+    else:
+        ranks = pl.DataFrame({"node_id": ids}).join(table, on="node_id", how="left", maintain_order="left")["rank"]
     names = sorted(ranks.drop_nulls().unique().to_list())
     codes = ranks.replace_strict({r: i for i, r in enumerate(names)}, default=-1, return_dtype=pl.Int16).to_numpy()
     return codes, names

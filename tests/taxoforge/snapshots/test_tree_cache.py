@@ -125,3 +125,19 @@ def test_a_first_use_makes_the_tree_once_while_its_tables_are_hashed(inat_like, 
     again = open_taxonomy(folder)
     assert len(made) == 1 and again.stored_path == first.stored_path
     assert again.citation.content_sha256 == first.citation.content_sha256
+
+
+def test_stored_ranks_are_the_same_from_a_table_in_id_order_or_in_any_other(inat_like):
+    """A nodes table in id order (as tables hold it) gives its ranks as they stand; one in any
+    other order is joined to the ids: every node's rank code is the same."""
+    from types import SimpleNamespace
+
+    from taxoforge.snapshots.tree_cache import _rank_codes
+
+    tax = Taxonomy.of(inat_like)
+    shuffled = SimpleNamespace(nodes=inat_like.nodes.sample(fraction=1.0, shuffle=True, seed=3))
+    assert not shuffled.nodes["node_id"].equals(tax.id_series)
+    (codes, names), (codes2, names2) = _rank_codes(inat_like, tax), _rank_codes(shuffled, tax)
+    assert names == names2 and codes.tolist() == codes2.tolist()
+    want = inat_like.nodes.sort("node_id")["rank"].to_list()
+    assert [names[c] if c >= 0 else None for c in codes.tolist()] == want

@@ -109,3 +109,19 @@ def test_ids_at_names_nodes_without_making_every_id_of_a_stored_tree():
     idx = np.array([4, 0, 2])
     assert stored.ids_at(idx) == made.ids_at(idx) == made.ids[idx].tolist()
     assert "ids" not in stored.__dict__
+
+
+def test_many_repeated_ids_searched_once_each_give_what_one_search_each_gives(pair):
+    """A long list of ids that repeat (every model's rows name the same ground truths) is
+    searched one distinct id at a time and joined back: the same positions, in order, with
+    unknown ids, nulls and non-strings found nowhere."""
+    tax, stored = pair
+    rng = np.random.default_rng(2)
+    ids = [str(x) for x in rng.choice(tax.ids, 40)]
+    many = [ids[i] for i in rng.integers(0, len(ids), 20_000)]
+    one_each = {x: int(stored.index_of([x])[0]) for x in ids}  # short lists: one binary search per id
+    assert stored.index_of(many).tolist() == [one_each[x] for x in many] == tax.index_of(many).tolist()
+    mixed = many[:10_000] + ["nope", None, 3] * 10
+    assert stored.has(mixed).tolist() == [True] * 10_000 + [False] * 30
+    with pytest.raises(KeyError, match=r"unknown node id 'nope' \(10 unknown\)"):
+        stored.index_of(many[:10_000] + ["nope"] * 10)
