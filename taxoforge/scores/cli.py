@@ -63,6 +63,7 @@ from taxoforge.markdown import markdown_table
 from taxoforge.memory import cycle_collection_paused
 from taxoforge.scores.map_outputs import MAP_FORMATS, map_frame
 from taxoforge.scores.mapping import MappingConfig
+from taxoforge.scores.mapping.store import TablesBuiltAhead
 from taxoforge.scores.options import FILE_KINDS, LAYOUTS, MAX_BOOTSTRAP_RESAMPLES, ReadOptions, ScoreOptions
 from taxoforge.scores.readers.files import OutputFileError
 from taxoforge.scores.readers.sources import read_paths
@@ -317,15 +318,18 @@ def _prepare(args: tuple[str, ...], read, score, timings=None):
     n, judged = len(sources.sources), sum(s.judge is not None for s in sources.sources)
     _say(f"read {rows.height:,} rows from {n} file{'s' if n != 1 else ''}"
          + (f" and the verdicts of {judged} judge table{'s' if judged != 1 else ''}" if judged else ""))
+    # on a tree's first use its mapping index is built from the moment its tables are read, while
+    # they are hashed and the tree is made and stored
+    ahead = TablesBuiltAhead(score.config or MappingConfig(), score.index_dir)
     with tm.phase("taxonomy"):
         tree = open_taxonomy(taxonomy, score.store, remote=score.remote, cache=score.cache, altered=score.altered,
-                             index_dir=score.index_dir, progress=score.progress is not False)
+                             index_dir=score.index_dir, progress=score.progress is not False, when_read=ahead)
     _say(f"taxonomy {tree.citation}" + (" — verified against its manifest"
                                          if tree.citation.verified in ("store", "content") else ""))
     t = time.perf_counter()
     _say(f"mapping index of {len(tree):,} nodes …")
     with tm.phase("index"):
-        index = index_for(tree, score.config, index_dir=score.index_dir, progress=score.progress)
+        index = index_for(tree, score.config, index_dir=score.index_dir, progress=score.progress, ahead=ahead)
     how = "built and stored in" if index.store.built else "loaded from"
     _say(f"mapping index {how} {index.store.path} ({time.perf_counter() - t:.1f} s)")
     return rows, tree, index, sources

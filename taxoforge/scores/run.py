@@ -89,7 +89,7 @@ __all__ = ["ScoreRun", "GroundTruthResolver", "score_file", "score_files", "scor
 # ---------------------------------------------------------------------------- taxonomy
 def index_for(tree: Taxonomy, config: MappingConfig | None = None,
               index: TaxonomyIndex | None = None, *, index_dir: str | os.PathLike | None = None,
-              progress: bool | None = None) -> TaxonomyIndex:
+              progress: bool | None = None, ahead=None) -> TaxonomyIndex:
     """The mapping index of a run: ``index`` when given (built for a tree of as many nodes as
     ``tree``), else the stored index of ``tree`` under ``config`` (:meth:`TaxonomyIndex.open`):
     memory-mapped when an earlier call, process or Dagster run built it, else built once (with
@@ -109,6 +109,10 @@ def index_for(tree: Taxonomy, config: MappingConfig | None = None,
         A folder the user named for indexes, if any.
     progress : bool, optional
         Whether to show a progress bar.
+    ahead : TablesBuiltAhead, optional
+        The index's name tables, built since the tree's tables were read
+        (:class:`~taxoforge.scores.mapping.store.TablesBuiltAhead`, given to
+        :func:`~taxoforge.snapshots.open.open_taxonomy` as ``when_read``).
 
     Returns
     -------
@@ -119,7 +123,7 @@ def index_for(tree: Taxonomy, config: MappingConfig | None = None,
             raise ValueError(f"the mapping index was built for a tree of {len(index.taxonomy)} nodes, not for "
                              f"{tree.ref} ({len(tree)} nodes)")
         return index
-    return TaxonomyIndex.open(tree, config or MappingConfig(), index_dir=index_dir, progress=progress)
+    return TaxonomyIndex.open(tree, config or MappingConfig(), index_dir=index_dir, progress=progress, ahead=ahead)
 
 
 def _guesses(samples: pl.DataFrame) -> dict:

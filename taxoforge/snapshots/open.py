@@ -65,7 +65,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -96,7 +96,7 @@ logger = logging.getLogger(__name__)
 
 
 def open_taxonomy(ref, store=None, *, remote=None, cache=None, altered: str = "refuse", index_dir=None,
-                  progress: bool = False) -> Taxonomy:
+                  progress: bool = False, when_read: Callable[[TreeTables], None] | None = None) -> Taxonomy:
     """The taxonomy ``ref`` names, resolved, verified, cited and memory-mapped (module docstring).
 
     Parameters
@@ -122,6 +122,12 @@ def open_taxonomy(ref, store=None, *, remote=None, cache=None, altered: str = "r
         default place (:func:`~taxoforge.snapshots.tree_cache.index_place`).
     progress : bool, optional
         Whether a pull shows a progress bar.
+    when_read : callable, optional
+        Called with the tables as soon as they are read, where this call will make the tree
+        from them (its first use: before the tables are hashed and the tree is made and
+        stored), to start work that needs the tables alone meanwhile, such as a mapping
+        index. Not called where the tree is read back from its stored working set, nor for
+        tables in memory.
 
     Returns
     -------
@@ -159,6 +165,8 @@ def open_taxonomy(ref, store=None, *, remote=None, cache=None, altered: str = "r
             raise TaxonomyNotFound(f"{p}: {e}", ref=os.fspath(ref)) from None
         if known is None and stores_no_tree(p, index_dir):  # its first use: the tree made while the tables are hashed
             logger.warning("%s: first use — hashing its tables and storing its tree for later calls (once) …", p)
+            if when_read is not None:
+                when_read(tables)
             with ThreadPoolExecutor(1, thread_name_prefix="taxoforge-tree") as background:
                 built = background.submit(Taxonomy.of, tables)
                 citation = cite_tables(tables, store=store, source=str(p))
@@ -175,8 +183,8 @@ def open_taxonomy(ref, store=None, *, remote=None, cache=None, altered: str = "r
                 raise
             logger.warning("%s: not in the local store; pulling it from %s …", os.fspath(ref), remote)
             return open_taxonomy(ref, remote, cache=cache if cache is not None else store, altered=altered,
-                                 index_dir=index_dir, progress=progress)
-    tree = open_tree(tables, citation.content_sha256, index_dir=index_dir, built=built) \
+                                 index_dir=index_dir, progress=progress, when_read=when_read)
+    tree = open_tree(tables, citation.content_sha256, index_dir=index_dir, built=built, when_read=when_read) \
         if tables.folder is not None else None
     tree = tree if tree is not None else Taxonomy.of(tables)
     tree.citation, tree.tables = citation, tables

@@ -45,6 +45,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -370,7 +371,7 @@ def _write(path: Path, content_sha256: str, tables, tax) -> None:
 
 
 def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | None = None,
-              built: Future | None = None) -> Taxonomy:
+              built: Future | None = None, when_read: Callable[[object], None] | None = None) -> Taxonomy:
     """The tree ``tables`` hold, whose content hash is ``content_sha256``, from its stored
     working set (module docstring): memory-mapped when an earlier call stored it, else built
     from the tables (checked as :class:`~taxoforge.trees.taxonomy.Taxonomy` checks a tree)
@@ -387,6 +388,10 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
     built : concurrent.futures.Future, optional
         The tree being made from ``tables`` meanwhile (:func:`stores_no_tree`), used when it
         must be stored instead of making it again.
+    when_read : callable, optional
+        Called with ``tables`` when this call is about to make the tree from them (and store
+        it), to start work that needs the tables alone meanwhile; not called where ``built``
+        makes it, nor for a tree read back.
 
     Returns
     -------
@@ -404,6 +409,8 @@ def open_tree(tables, content_sha256: str, *, index_dir: str | os.PathLike | Non
             got = _read(path, content_sha256, tables)
             if got is not None:
                 return got
+            if built is None and when_read is not None:
+                when_read(tables)
             _write(path, content_sha256, tables, built.result() if built is not None else Taxonomy.of(tables))
         if place.own:  # beside a tree: the stored trees of its earlier contents go
             for old in place.root.glob("*-tree-*"):  # earlier contents, or an earlier format

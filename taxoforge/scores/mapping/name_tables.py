@@ -96,7 +96,7 @@ def _named_rows(taxonomy, config: MappingConfig) -> tuple[pa.ChunkedArray, np.nd
     if "kind" in names.columns and config.skip_name_kinds:
         names = names.filter(~pl.col("kind").is_in(list(config.skip_name_kinds)) | pl.col("kind").is_null())
     names = names.select(pl.col("node_id").cast(pl.String), pl.col("name").cast(pl.String)).drop_nulls()
-    n_nodes = len(taxonomy.ids)
+    n_nodes = len(taxonomy)
     idx = _node_indexes(taxonomy, names["node_id"])
     keep = idx >= 0
     parts, where = [names["name"].filter(pl.Series(keep)).to_arrow()], [idx[keep]]

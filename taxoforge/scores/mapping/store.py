@@ -69,6 +69,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 from taxoforge.files import atomic_directory, write_text_atomic
 from taxoforge.files.locks import held_lock
@@ -79,7 +80,7 @@ from taxoforge.scores.mapping.index_trust import (HEADER, index_digest, index_fi
 from taxoforge.scores.mapping.name_tables import NameTables
 from taxoforge.snapshots.tree_cache import index_place, tree_key
 
-__all__ = ["INDEX_FORMAT", "IndexInfo", "code_fingerprint", "open_name_tables", "open_name_embeddings", "read_index",
+__all__ = ["INDEX_FORMAT", "IndexInfo", "TablesBuiltAhead", "TreeOfTables", "code_fingerprint", "open_name_tables", "open_name_embeddings", "read_index",
            "STAGES"]
 
 INDEX_FORMAT = 1
@@ -232,9 +233,111 @@ def _remove_stale(root: Path, keep: str, key: str) -> None:
         shutil.rmtree(p, ignore_errors=True)
 
 
+class TablesBuiltAhead:
+    """The name tables of a tree's mapping index, built on a thread of their own from the
+    moment the tree's tables are read: pass it as
+    :func:`~taxoforge.snapshots.open.open_taxonomy`'s ``when_read``, then to
+    :func:`open_name_tables` (``ahead``), which takes its tables where it has to build them.
+    On a tree's first use the index is then built while the tables are hashed and the tree is
+    made, checked and stored, not after them (the hash, the writes and polars' and numpy's
+    kernels mostly run off the GIL).
+
+    The tables are read as the tree reads them (:class:`TreeOfTables`: ids in order, labels,
+    names); they are taken only for a tree with the same ids, labels and names, so what is
+    stored is what a build from the tree gives. Nothing is started where an index of
+    ``config`` is stored in the tree's place already (it will be read, not built).
+
+    Parameters
+    ----------
+    config : MappingConfig
+        The mapping configuration the index will be opened with.
+    index_dir : str or os.PathLike, optional
+        A folder the user named for indexes, if any.
+    """
+
+    def __init__(self, config: MappingConfig, index_dir: str | os.PathLike | None = None) -> None:
+        self.config, self.index_dir = config, index_dir
+        self._building = None
+        self._started = False
+        self._tree = None
+
+    def __call__(self, tables) -> None:
+        root = index_place(tables.folder, self.index_dir).root
+        if self._started or (root.is_dir() and any(root.glob(f"*-{self.config.index_id}"))):
+            return
+        self._started = True
+        self._tree = TreeOfTables(tables)  # the tables read here, on the caller's thread (a lazy read is not shared)
+        pool = ThreadPoolExecutor(1, thread_name_prefix="taxoforge-index-ahead")
+        self._building = pool.submit(NameTables.build, self._tree, self.config)
+        pool.shutdown(wait=False)
+
+    def tables_for(self, taxonomy, config: MappingConfig):
+        """``(arrays, meta)`` as :meth:`NameTables.build` gives them for ``taxonomy`` under
+        ``config``, when this built them for a tree of the same ids, labels and names (an
+        error of the build is raised here); None otherwise.
+
+        Parameters
+        ----------
+        taxonomy : Taxonomy
+            The tree the index is opened for.
+        config : MappingConfig
+            The configuration it is opened with.
+
+        Returns
+        -------
+        tuple or None
+        """
+        building, tree, self._building, self._tree = self._building, self._tree, None, None  # given once
+        if building is None or config.index_id != self.config.index_id or not tree.same_names_as(taxonomy):
+            return None
+        return building.result()
+
+
+class TreeOfTables:
+    """What :meth:`NameTables.build` reads of a tree — its ids in order, its labels and its
+    names table — straight from the tree's tables (whose nodes are in id order,
+    :class:`~taxoforge.trees.tables.TreeTables`), before the tree is made and checked.
+
+    Parameters
+    ----------
+    tables : TreeTables
+        The tree's tables.
+    """
+
+    def __init__(self, tables) -> None:
+        nodes = tables.nodes
+        self.id_series = nodes["node_id"].cast(pl.String)
+        self._label_series = nodes["label"].cast(pl.String) if "label" in nodes.columns else None
+        self.names_table = tables.names
+
+    def __len__(self) -> int:
+        return len(self.id_series)
+
+    def same_names_as(self, taxonomy) -> bool:
+        """Whether ``taxonomy`` has these ids, labels and names table, in this order.
+
+        Parameters
+        ----------
+        taxonomy : Taxonomy
+            A tree.
+
+        Returns
+        -------
+        bool
+        """
+        if len(taxonomy) != len(self) or not taxonomy.id_series.equals(self.id_series):
+            return False
+        theirs = getattr(taxonomy, "_label_series", None) if "_labels" not in vars(taxonomy) else None
+        if theirs is None:
+            theirs = pl.Series(getattr(taxonomy, "_labels", None) or [None] * len(taxonomy), dtype=pl.String)
+        mine = self._label_series if self._label_series is not None else pl.Series([None] * len(self), dtype=pl.String)
+        return (theirs.cast(pl.String).equals(mine, check_names=False)
+                and taxonomy.names_table.equals(self.names_table))
+
+
 def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLike | None = None,
                      index_dir: str | os.PathLike | None = None, progress: bool | None = None,
-                     name: str = "tree") -> tuple[NameTables, IndexInfo]:
+                     name: str = "tree", ahead: TablesBuiltAhead | None = None) -> tuple[NameTables, IndexInfo]:
     """The name tables of ``taxonomy`` under ``config``: loaded when a valid stored index
     exists (memory-mapped), else built once under a lock and stored (module docstring).
     ``folder``: the folder the tree was read from; ``index_dir``: where to store indexes
@@ -255,6 +358,8 @@ def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLi
         Whether to show a progress bar.
     name : str, optional
         The name.
+    ahead : TablesBuiltAhead, optional
+        Tables built meanwhile for this tree (its first use): taken instead of building them.
 
     Returns
     -------
@@ -283,7 +388,9 @@ def open_name_tables(taxonomy, config: MappingConfig, *, folder: str | os.PathLi
             return tables, info(False, "trusted digest")
         bar = _Progress(progress, name)
         try:
-            arrays, meta = NameTables.build(taxonomy, config, progress=bar.stage)
+            built = ahead.tables_for(taxonomy, config) if ahead is not None else None
+            arrays, meta = built if built is not None else NameTables.build(taxonomy, config, progress=bar.stage)
+            del built
             header = _expected_header(key, config)
             with ThreadPoolExecutor(1, thread_name_prefix="taxoforge-index-digest") as background:
                 # the trusted digest of the arrays computed while they are written (both off the GIL)

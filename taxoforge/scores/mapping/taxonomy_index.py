@@ -115,7 +115,7 @@ class TaxonomyIndex:
 
     @classmethod
     def open(cls, tree, config: MappingConfig | None = None, *, similarity: Similarity | None = None,
-             index_dir=None, progress: bool | None = None) -> "TaxonomyIndex":
+             index_dir=None, progress: bool | None = None, ahead=None) -> "TaxonomyIndex":
         """The index of ``tree`` (a :class:`~taxoforge.trees.taxonomy.Taxonomy`, its
         :class:`~taxoforge.trees.tables.TreeTables` or a tree folder) from its stored name
         tables — built and stored on first use, then memory-mapped by every later call: under
@@ -136,6 +136,10 @@ class TaxonomyIndex:
             A folder the user named for indexes, if any.
         progress : bool, optional
             Whether to show a progress bar.
+        ahead : TablesBuiltAhead, optional
+            Name tables being built for this tree since its tables were read
+            (:class:`~taxoforge.scores.mapping.store.TablesBuiltAhead`): taken where the
+            index must be built.
 
         Returns
         -------
@@ -148,7 +152,7 @@ class TaxonomyIndex:
         config = config or MappingConfig()
         names, info = open_name_tables(taxonomy, config, folder=tables.folder if tables is not None else None,
                                        index_dir=index_dir, progress=progress,
-                                       name=tables.name if tables is not None else taxonomy.name)
+                                       name=tables.name if tables is not None else taxonomy.name, ahead=ahead)
         return cls(taxonomy, config, similarity, tables=names, store=info, progress=progress)
 
     # the name tables, as the reference implementation and the benchmarks read them

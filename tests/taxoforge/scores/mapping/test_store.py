@@ -399,3 +399,55 @@ def test_name_embeddings_are_computed_once_per_tree_and_model_and_stored_beside_
     texts = ["a tabby cat", "maybe an aloe plant", "Aloe vera", "this is a rose", "I am not sure"]
     _same_mapping(first, second, texts)
     assert all(n <= len(texts) for n in calls)  # only answers were embedded, never the names again
+
+
+def test_an_index_built_ahead_from_the_tables_is_the_index_built_from_the_tree(real_tree, tmp_path, monkeypatch):
+    """On a tree folder's first use the mapping index is built from the moment its tables are
+    read (open_taxonomy's ``when_read``), while they are hashed and the tree is stored: the
+    stored index is byte for byte the one built from the tree after, and it is built once."""
+    from taxoforge.scores.mapping.store import TablesBuiltAhead
+    from taxoforge.snapshots.open import open_taxonomy
+
+    monkeypatch.setenv("TAXOFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TAXOFORGE_TRUST_DIR", str(tmp_path / "trust"))
+    after, ahead_folder = _written(real_tree, tmp_path / "after"), _written(real_tree, tmp_path / "ahead")
+    plain = TaxonomyIndex.open(open_taxonomy(after), MappingConfig())
+    builds = []
+    real_build = NameTables.build
+    monkeypatch.setattr(NameTables, "build", staticmethod(lambda *a, **k: builds.append(1) or real_build(*a, **k)))
+    ahead = TablesBuiltAhead(MappingConfig())
+    tree = open_taxonomy(ahead_folder, when_read=ahead)
+    assert builds == [1]  # started before the tree was opened
+    early = TaxonomyIndex.open(tree, MappingConfig(), ahead=ahead)
+    assert builds == [1] and early.store.built  # taken, not built again
+    files = lambda p: {f.name: f.read_bytes() for f in sorted(p.iterdir()) if f.name != HEADER}  # noqa: E731
+    assert files(early.store.path) == files(plain.store.path)
+    labels = real_tree.nodes["label"].drop_nulls().to_list()
+    _same_mapping(plain, early, labels[:40] + [f"a photo of {x.lower()}s" for x in labels[40:80]])
+    # a second call reads the stored tree and index: nothing is started
+    again = TablesBuiltAhead(MappingConfig())
+    TaxonomyIndex.open(open_taxonomy(ahead_folder, when_read=again), MappingConfig(), ahead=again)
+    assert builds == [1] and again.tables_for(tree, MappingConfig()) is None
+
+
+def test_tables_built_ahead_are_taken_only_for_the_same_names_and_configuration(real_tree):
+    """What was built ahead is given for a tree with the same ids, labels and names under the
+    same index configuration, once; for another tree or configuration, nothing."""
+    from taxoforge.scores.mapping.store import TablesBuiltAhead, TreeOfTables
+
+    tree = Taxonomy.of(real_tree)
+    assert TreeOfTables(real_tree).same_names_as(tree)
+    renamed = real_tree.nodes.with_columns(label=real_tree.nodes["label"].str.to_uppercase())
+    other = Taxonomy.of(TreeTables(name=real_tree.name, nodes=renamed, names=real_tree.names))
+    assert not TreeOfTables(real_tree).same_names_as(other)
+    for taxonomy, config, given in [(tree, MappingConfig(), True), (other, MappingConfig(), False),
+                                    (tree, MappingConfig(base_forms=False), False)]:
+        ahead = TablesBuiltAhead(MappingConfig())
+        ahead(real_tree)
+        got = ahead.tables_for(taxonomy, config)
+        assert (got is not None) == given
+        if given:
+            arrays, meta = got
+            want, want_meta = NameTables.build(tree, MappingConfig())
+            assert meta == want_meta and all(np.array_equal(arrays[k], want[k]) for k in want)
+            assert ahead.tables_for(taxonomy, config) is None  # given once
