@@ -78,8 +78,10 @@ system-deps:
 
 ## Materialise the embedded default (WordNet, ImageNet, iNaturalist, example scores) offline.
 ## Without $(BUILT_STAMP): the kernels and METEOR's table are built beside the demo (top of
-## this file), their lines printed after the demo's.
-BESIDE_DEMO = $(PY) -m taxoforge.scores.measures.meteor & meteor=$$!; \
+## this file), their lines printed after the demo's. Priorities: the tree builder's kernels, which
+## the demo's processes wait for, first; METEOR's table (nice 10), which only the example's scoring
+## opens, some 20 s later; the dump reader's (nice 19) last.
+BESIDE_DEMO = nice -n 10 $(PY) -m taxoforge.scores.measures.meteor & meteor=$$!; \
 	nice -n 19 $(PY) -m taxoforge.sources.kernels dump & dump=$$!; \
 	$(PY) -m taxoforge.sources.kernels trees; trees=$$?; \
 	wait $$meteor && wait $$dump && test $$trees = 0
