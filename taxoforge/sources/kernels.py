@@ -10,16 +10,17 @@ kernel with exactly the argument types the library's own calls give it, by runni
 library's entry points on tiny inputs:
 
 * ``"trees"``: :func:`~taxoforge.trees.build.build_tree` on small graphs — ids of the integer
-  route (``wd:Q…``) and of the string route, 17-digit numbers (the sorts' fallback where key
-  and index do not fit 62 bits), cycles under both policies, ties, several roots — on one
-  thread and with every step split over threads
+  route (prefixed numbers: ``wd:Q…``, ``inat:…``) and of the string route, cycles under both
+  policies, ties, several roots — on one thread and with every step split over threads
   (:func:`taxoforge.trees.threads.every_step_split`: the kernels that only several threads
-  call, which a tiny input would not reach).
+  call, which a tiny input would not reach): what the trees of the embedded default call.
 * ``"dump"``: :func:`~taxoforge.sources.wikidata.dump.read_dump` of a small N-Triples file
   (P279 edges, the seeds' P31 edges, labels and aliases in two languages, an escape, a blank
   node, identifier claims) plain, gzip and bzip2, with and without seeds, names and identifiers,
   one with an 18-digit QID, its Turtle form, and
-  :func:`~taxoforge.sources.wikidata.dump_tables.graph_from_tables` (the Spark job's route).
+  :func:`~taxoforge.sources.wikidata.dump_tables.graph_from_tables` (the Spark job's route);
+  then ``build_tree`` as above on 17-digit numbers (the sorts' fallback where key and index do
+  not fit 62 bits, which ids that long, such as some of a dump's, take).
 
 The two groups compile different kernels (apart from the few sorts both call), so
 ``python -m taxoforge.sources.kernels`` runs them in two processes at once and prints one line
@@ -65,14 +66,14 @@ _LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"
 _ALIAS = "<http://www.w3.org/2004/02/skos/core#altLabel>"
 
 
-def _trees() -> None:
+def _trees(names=(lambda v: f"wd:Q{v}", lambda v: f"n{v:04d}")) -> None:
+    """``build_tree`` on small graphs whose ids ``names`` makes of numbers (module docstring)."""
     import polars as pl
 
     def graph(name) -> pl.DataFrame:
         pairs = [(2, 1), (3, 1), (4, 2), (4, 3), (5, 4), (6, 5), (5, 6), (7, 8), (9, 9), (10, 4), (10, 3)]
         return pl.DataFrame({"child": [name(c) for c, _ in pairs], "parent": [name(p) for _, p in pairs]})
 
-    names = [lambda v: f"wd:Q{v}", lambda v: f"n{v:04d}", lambda v: f"x:{10**16 + v}"]
     for split in (False, True):
         for name in names:
             for policy in ("dfs_back_edges", "drop_abstract"):
@@ -134,6 +135,7 @@ def _dump() -> None:
             graph_from_tables(g.edges, g.names, seed_qids=["Q3"],
                               non_items=pl.DataFrame({"child_id": ["wd:Q6"], "parent_id": ["_:b0"],
                                                       "detail": ["blank node"]}))
+    _trees(names=(lambda v: f"x:{10**16 + v}",))
 
 
 def compile_kernels(groups: tuple[str, ...] = GROUPS) -> dict[str, float]:

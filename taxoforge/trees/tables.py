@@ -28,6 +28,7 @@ the same content gives the same bytes.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import dataclass, field
@@ -361,6 +362,30 @@ class TreeTables:
         if info:
             write_bytes_atomic(folder / INFO_NAME, info_json_bytes(self.info))
         return paths
+
+    def as_read(self, folder: str | os.PathLike, name: str | None = None) -> "TreeTables":
+        """What :meth:`read` gives for ``folder`` when it holds these very tables (written by
+        :meth:`write`, unchanged since: the caller's to know), without reading and sorting them
+        again: the four tables shared (polars frames are immutable, and these are conformed),
+        ``info.json`` read.
+
+        Parameters
+        ----------
+        folder : str or os.PathLike
+            The folder the tables were written to.
+        name : str, optional
+            The name (default the folder's).
+
+        Returns
+        -------
+        TreeTables
+        """
+        folder = Path(folder)
+        if self.__dict__.get("_unread"):
+            return type(self).read(folder, name)
+        same = copy.copy(self)  # no __post_init__: the tables are conformed already
+        same.name, same.info, same.folder = name or folder.name, read_info(folder), folder
+        return same
 
     @classmethod
     def read(cls, folder: str | os.PathLike, name: str | None = None, *, lazy: bool = False) -> "TreeTables":
