@@ -322,8 +322,13 @@ def _prepare(args: tuple[str, ...], read, score, timings=None):
     # they are hashed and the tree is made and stored
     ahead = TablesBuiltAhead(score.config or MappingConfig(), score.index_dir)
     with tm.phase("taxonomy"):
-        tree = open_taxonomy(taxonomy, score.store, remote=score.remote, cache=score.cache, altered=score.altered,
-                             index_dir=score.index_dir, progress=score.progress is not False, when_read=ahead)
+        try:
+            tree = open_taxonomy(taxonomy, score.store, remote=score.remote, cache=score.cache,
+                                 altered=score.altered, index_dir=score.index_dir,
+                                 progress=score.progress is not False, when_read=ahead)
+        except BaseException:
+            ahead.cancel()  # the error is said now, not once an index nobody needs is built
+            raise
     _say(f"taxonomy {tree.citation}" + (" — verified against its manifest"
                                          if tree.citation.verified in ("store", "content") else ""))
     t = time.perf_counter()

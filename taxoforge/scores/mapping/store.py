@@ -259,6 +259,7 @@ class TablesBuiltAhead:
         self.config, self.index_dir = config, index_dir
         self._building = None
         self._started = False
+        self._cancelled = False
         self._tree = None
 
     def __call__(self, tables) -> None:
@@ -268,8 +269,18 @@ class TablesBuiltAhead:
         self._started = True
         self._tree = TreeOfTables(tables)  # the tables read here, on the caller's thread (a lazy read is not shared)
         pool = ThreadPoolExecutor(1, thread_name_prefix="taxoforge-index-ahead")
-        self._building = pool.submit(NameTables.build, self._tree, self.config)
+        self._building = pool.submit(NameTables.build, self._tree, self.config, progress=self._stage)
         pool.shutdown(wait=False)
+
+    def _stage(self, _name: str) -> None:
+        """Between two stages of the build: stop there when the call no longer needs it."""
+        if self._cancelled:
+            raise _BuildCancelled
+
+    def cancel(self) -> None:
+        """Stop the build at its next stage (the call failed before it needed the index), so
+        that the process does not wait for it to end."""
+        self._cancelled = True
 
     def tables_for(self, taxonomy, config: MappingConfig):
         """``(arrays, meta)`` as :meth:`NameTables.build` gives them for ``taxonomy`` under
@@ -291,6 +302,10 @@ class TablesBuiltAhead:
         if building is None or config.index_id != self.config.index_id or not tree.same_names_as(taxonomy):
             return None
         return building.result()
+
+
+class _BuildCancelled(Exception):
+    """A build ahead stopped because the call it was for failed first."""
 
 
 class TreeOfTables:

@@ -451,3 +451,15 @@ def test_tables_built_ahead_are_taken_only_for_the_same_names_and_configuration(
             want, want_meta = NameTables.build(tree, MappingConfig())
             assert meta == want_meta and all(np.array_equal(arrays[k], want[k]) for k in want)
             assert ahead.tables_for(taxonomy, config) is None  # given once
+
+
+def test_a_build_ahead_cancelled_stops_at_its_next_stage(real_tree):
+    """A call that fails before it needs the index (a tree that cannot be opened) cancels the
+    build ahead, which stops at its next stage instead of keeping the process alive."""
+    from taxoforge.scores.mapping.store import TablesBuiltAhead, _BuildCancelled
+
+    ahead = TablesBuiltAhead(MappingConfig())
+    ahead.cancel()
+    ahead(real_tree)
+    with pytest.raises(_BuildCancelled):
+        ahead._building.result(timeout=60)
