@@ -63,7 +63,7 @@ from taxoforge.files.paths import without_local_paths
 from taxoforge.snapshots.errors import SnapshotError
 from taxoforge.trees.threads import run
 from taxoforge.trees.tables import (ADDED_COLUMNS, SCHEMA_VERSION, SORT_KEYS, TABLE_SCHEMAS, TreeTables, conform,
-                                    provenance)
+                                    in_sorted_order, provenance)
 from taxoforge.versions import package_versions
 
 __all__ = [
@@ -74,7 +74,6 @@ __all__ = [
     "TABLE_FILES",
     "VERSION_LENGTH",
     "canonical_table",
-    "in_sorted_order",
     "canonical_tables",
     "table_content_hash",
     "content_id",
@@ -152,56 +151,6 @@ def canonical_table(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
     if df.height <= 1 or in_sorted_order(df, sort_exprs):  # a table written canonical: nothing to sort
         return df
     return df.sort(sort_exprs, nulls_last=True, maintain_order=True)
-
-
-def in_sorted_order(df: pl.DataFrame, by: list) -> bool:
-    """Whether ``df.sort(by, nulls_last=True, maintain_order=True)`` would give ``df`` as it is:
-    every row compares less than or equal to the next, key by key (nulls last), in one pass
-    over the rows instead of a sort.
-
-    A key whose values do not compare (where polars cannot order them) answers False, and the
-    caller sorts; so does NaN in a float key, which compares unequal to itself.
-
-    Parameters
-    ----------
-    df : polars.DataFrame
-        The table.
-    by : list of polars.Expr or str
-        The sort keys, most significant first.
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> in_sorted_order(pl.DataFrame({"a": [1, 1, 2], "b": ["x", "y", None]}), ["a", "b"])
-    True
-    >>> in_sorted_order(pl.DataFrame({"a": [1, 1, 2], "b": [None, "y", "x"]}), ["a", "b"])
-    False
-    """
-    if df.height <= 1:
-        return True
-    keys = df.select(pl.col(e) if isinstance(e, str) else e for e in by)
-    tied = None  # pairs of neighbouring rows equal on every key so far: the next key orders them
-    try:
-        for column in keys.get_columns():
-            a, b = column.slice(0, df.height - 1), column.slice(1)
-            less = (a < b).fill_null(False) | (a.is_not_null() & b.is_null())  # nulls last
-            same = a.eq_missing(b)
-            if tied is None:
-                if not (less | same).all():
-                    return False
-                tied = same
-            else:
-                if (tied & ~(less | same)).any():
-                    return False
-                tied = tied & same
-            if not tied.any():  # every pair told apart: the later keys cannot reorder them
-                return True
-    except (pl.exceptions.PolarsError, TypeError):  # keys that do not compare: sort, as ever
-        return False
-    return True
 
 
 def canonical_tables(tables: TreeTables) -> TreeTables:

@@ -39,6 +39,7 @@ import polars as pl
 from taxoforge.files import write_bytes_atomic, write_parquet_atomic
 
 __all__ = [
+    "in_sorted_order",
     "NODES_SCHEMA",
     "NAMES_SCHEMA",
     "ADDED_COLUMNS",
@@ -246,17 +247,59 @@ def conform(df: pl.DataFrame | None, table: str) -> pl.DataFrame:
         else:
             cols.append(pl.lit(None, dtype=dtype).alias(name))
     out = df.select(cols)
-    if _strictly_increasing(out[SORT_KEYS[table][0]]):  # read back from a tree folder: in order already
+    if in_sorted_order(out, SORT_KEYS[table]):  # read back from a tree folder: in order already
         return out
     return out.sort(SORT_KEYS[table], nulls_last=True, maintain_order=True)
 
 
-def _strictly_increasing(s: pl.Series) -> bool:
-    """No nulls and every value greater than the one before: sorting by ``s`` first changes
-    nothing, whatever the other keys."""
-    if s.len() < 2:
-        return s.null_count() == 0
-    return s.null_count() == 0 and bool((s.slice(1) > s.slice(0, s.len() - 1)).all())
+def in_sorted_order(df: pl.DataFrame, by: list) -> bool:
+    """Whether ``df.sort(by, nulls_last=True, maintain_order=True)`` would give ``df`` as it is:
+    every row compares less than or equal to the next, key by key (nulls last), in one pass
+    over the rows instead of a sort.
+
+    A key whose values do not compare (where polars cannot order them) answers False, and the
+    caller sorts; so does NaN in a float key, which compares unequal to itself.
+
+    Parameters
+    ----------
+    df : polars.DataFrame
+        The table.
+    by : list of polars.Expr or str
+        The sort keys, most significant first.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> in_sorted_order(pl.DataFrame({"a": [1, 1, 2], "b": ["x", "y", None]}), ["a", "b"])
+    True
+    >>> in_sorted_order(pl.DataFrame({"a": [1, 1, 2], "b": [None, "y", "x"]}), ["a", "b"])
+    False
+    """
+    if df.height <= 1:
+        return True
+    keys = df.select(pl.col(e) if isinstance(e, str) else e for e in by)
+    tied = None  # pairs of neighbouring rows equal on every key so far: the next key orders them
+    try:
+        for column in keys.get_columns():
+            a, b = column.slice(0, df.height - 1), column.slice(1)
+            less = (a < b).fill_null(False) | (a.is_not_null() & b.is_null())  # nulls last
+            same = a.eq_missing(b)
+            if tied is None:
+                if not (less | same).all():
+                    return False
+                tied = same
+            else:
+                if (tied & ~(less | same)).any():
+                    return False
+                tied = tied & same
+            if not tied.any():  # every pair told apart: the later keys cannot reorder them
+                return True
+    except (pl.exceptions.PolarsError, TypeError):  # keys that do not compare: sort, as ever
+        return False
+    return True
 
 
 def with_is_leaf(nodes: pl.DataFrame) -> pl.DataFrame:
