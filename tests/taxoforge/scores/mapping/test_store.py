@@ -430,7 +430,7 @@ def test_an_index_built_ahead_from_the_tables_is_the_index_built_from_the_tree(r
     assert builds == [1] and again.tables_for(tree, MappingConfig()) is None
 
 
-def test_tables_built_ahead_are_taken_only_for_the_same_names_and_configuration(real_tree):
+def test_tables_built_ahead_are_taken_only_for_the_same_names_and_configuration(real_tree, tmp_path):
     """What was built ahead is given for a tree with the same ids, labels and names under the
     same index configuration, once; for another tree or configuration, nothing."""
     from taxoforge.scores.mapping.store import TablesBuiltAhead, TreeOfTables
@@ -442,7 +442,7 @@ def test_tables_built_ahead_are_taken_only_for_the_same_names_and_configuration(
     assert not TreeOfTables(real_tree).same_names_as(other)
     for taxonomy, config, given in [(tree, MappingConfig(), True), (other, MappingConfig(), False),
                                     (tree, MappingConfig(base_forms=False), False)]:
-        ahead = TablesBuiltAhead(MappingConfig())
+        ahead = TablesBuiltAhead(MappingConfig(), index_dir=tmp_path / "indexes")  # no index stored there
         ahead(real_tree)
         got = ahead.tables_for(taxonomy, config)
         assert (got is not None) == given
@@ -453,13 +453,24 @@ def test_tables_built_ahead_are_taken_only_for_the_same_names_and_configuration(
             assert ahead.tables_for(taxonomy, config) is None  # given once
 
 
-def test_a_build_ahead_cancelled_stops_at_its_next_stage(real_tree):
+def test_a_build_ahead_cancelled_stops_at_its_next_stage(real_tree, tmp_path):
     """A call that fails before it needs the index (a tree that cannot be opened) cancels the
     build ahead, which stops at its next stage instead of keeping the process alive."""
     from taxoforge.scores.mapping.store import TablesBuiltAhead, _BuildCancelled
 
-    ahead = TablesBuiltAhead(MappingConfig())
+    ahead = TablesBuiltAhead(MappingConfig(), index_dir=tmp_path / "indexes")
     ahead.cancel()
     ahead(real_tree)
     with pytest.raises(_BuildCancelled):
         ahead._building.result(timeout=60)
+
+
+def test_nothing_is_built_ahead_where_an_index_of_the_configuration_is_stored(real_tree, tmp_path):
+    """Where the tree's place holds an index of the configuration, it will be read, not built:
+    nothing is started, and nothing is given."""
+    from taxoforge.scores.mapping.store import TablesBuiltAhead
+
+    TaxonomyIndex.open(real_tree, MappingConfig(), index_dir=tmp_path / "indexes")
+    ahead = TablesBuiltAhead(MappingConfig(), index_dir=tmp_path / "indexes")
+    ahead(real_tree)
+    assert ahead._building is None and ahead.tables_for(Taxonomy.of(real_tree), MappingConfig()) is None
