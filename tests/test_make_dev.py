@@ -40,6 +40,16 @@ def _processes_of(home: Path) -> list[tuple[int, str]]:
     return found
 
 
+def _as_from_a_terminal() -> None:
+    """In the child, before ``make`` starts: SIGINT and SIGTERM as a user's shell leaves them.
+    Ignored dispositions are inherited across exec, and this test process may have inherited or
+    set some (a suite run in the background ignores SIGINT; Dagster code run in-process maps
+    SIGTERM to SIGINT's handler): ``make`` keeps an ignored SIGTERM ignored, and would then
+    never pass it on."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("how", ["SIGTERM to make", "Ctrl-C"])
 def test_make_dev_leaves_no_process_behind(tmp_path, how):
     if shutil.which("make") is None or not Path("/proc/self/environ").exists():
@@ -54,7 +64,7 @@ def test_make_dev_leaves_no_process_behind(tmp_path, how):
             "dev", f"VENV={venv}", f"DEV_PORT={port}"]
     log = open(tmp_path / "make-dev.log", "wb")
     make = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=_as_from_a_terminal)
     try:
         deadline = time.monotonic() + 400
         while True:
