@@ -43,7 +43,7 @@ from taxoforge.scores.mapping.vocabulary import non_naming_flags
 from taxoforge.text import base_forms_of, normalise_texts
 from taxoforge.trees.threads import cpus, run
 
-__all__ = ["NameTables"]
+__all__ = ["NameTables", "label_series"]
 
 
 def _encode(values) -> tuple[np.ndarray, pa.Array]:
@@ -87,6 +87,26 @@ def _node_indexes(taxonomy, node_ids: pl.Series) -> np.ndarray:
     return np.where(found, pos, -1)
 
 
+def label_series(taxonomy) -> pl.Series | None:
+    """A tree's display labels in id order as a String Series — a stored tree's own Series, a
+    tree made from tables its list — or None for a tree without labels.
+
+    Parameters
+    ----------
+    taxonomy : Taxonomy or TreeOfTables
+        The tree.
+
+    Returns
+    -------
+    polars.Series or None
+    """
+    lab = getattr(taxonomy, "_label_series", None) if "_labels" not in vars(taxonomy) else None
+    if lab is None:
+        labels = getattr(taxonomy, "_labels", None)
+        lab = pl.Series(labels, dtype=pl.String) if labels else None
+    return lab.cast(pl.String) if lab is not None else None
+
+
 def _named_rows(taxonomy, config: MappingConfig) -> tuple[pa.ChunkedArray, np.ndarray, int]:
     """(name, node index) of every name of every node (kinds in ``skip_name_kinds`` left
     out) and of every node's display label."""
@@ -100,12 +120,8 @@ def _named_rows(taxonomy, config: MappingConfig) -> tuple[pa.ChunkedArray, np.nd
     idx = _node_indexes(taxonomy, names["node_id"])
     keep = idx >= 0
     parts, where = [names["name"].filter(pl.Series(keep)).to_arrow()], [idx[keep]]
-    lab = getattr(taxonomy, "_label_series", None) if "_labels" not in vars(taxonomy) else None  # a stored tree's
-    if lab is None:
-        labels = getattr(taxonomy, "_labels", None)
-        lab = pl.Series(labels, dtype=pl.String) if labels else None
+    lab = label_series(taxonomy)
     if lab is not None and len(lab):  # every node's display label is a name too (where it is not one already)
-        lab = lab.cast(pl.String)
         has = lab.is_not_null().to_numpy()
         if len(where[0]):
             same = pc.fill_null(pc.equal(parts[0].cast(pa.large_string()),

@@ -77,7 +77,7 @@ from taxoforge.files.trusted import TrustedDigests, file_stamps
 from taxoforge.scores.mapping.config import MappingConfig
 from taxoforge.scores.mapping.index_trust import (HEADER, index_digest, index_files, load_index, read_header,
                                                   tables_of, verified_index)
-from taxoforge.scores.mapping.name_tables import NameTables
+from taxoforge.scores.mapping.name_tables import NameTables, label_series
 from taxoforge.snapshots.tree_cache import index_place, tree_key
 
 __all__ = ["INDEX_FORMAT", "IndexInfo", "TablesBuiltAhead", "TreeOfTables", "code_fingerprint", "open_name_tables", "open_name_embeddings", "read_index",
@@ -342,11 +342,9 @@ class TreeOfTables:
         """
         if len(taxonomy) != len(self) or not taxonomy.id_series.equals(self.id_series):
             return False
-        theirs = getattr(taxonomy, "_label_series", None) if "_labels" not in vars(taxonomy) else None
-        if theirs is None:
-            theirs = pl.Series(getattr(taxonomy, "_labels", None) or [None] * len(taxonomy), dtype=pl.String)
-        mine = self._label_series if self._label_series is not None else pl.Series([None] * len(self), dtype=pl.String)
-        return (theirs.cast(pl.String).equals(mine, check_names=False)
+        none = pl.Series([None] * len(self), dtype=pl.String)
+        theirs, mine = label_series(taxonomy), label_series(self)
+        return ((none if theirs is None else theirs).equals(none if mine is None else mine, check_names=False)
                 and taxonomy.names_table.equals(self.names_table))
 
 
